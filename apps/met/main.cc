@@ -1,0 +1,78 @@
+// The `met` binary: parses the command line with CLI11 and runs a subcommand.
+// The only place met reads environment variables (MET_ISA, MET_LOG_LEVEL).
+// Threading: main thread. Tested by tests/cli/*_command_test.cc.
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "cli/version.h"
+#include "core/cpu_features.h"
+#include "core/log.h"
+
+namespace {
+
+// Applies --isa / MET_ISA before any kernel is chosen. Returns false (after
+// printing why) on an unknown tier name.
+bool apply_isa_cap(const std::string& flag) {
+  std::string name = flag;
+  if (name.empty()) {
+    if (const char* env = std::getenv("MET_ISA"); env != nullptr) name = env;
+  }
+  if (name.empty()) return true;
+  std::optional<met::Isa> isa = met::parse_isa(name);
+  if (!isa) {
+    std::fprintf(stderr, "met: --isa/MET_ISA '%s' is not scalar, avx2, avx512 or amx\n", name.c_str());
+    return false;
+  }
+  met::set_isa_cap(*isa);
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (met::best_isa(met::detect_cpu_features()) == met::Isa::kScalar) {
+    std::fprintf(stderr, "met: this CPU lacks AVX2/FMA/F16C, which met requires\n");
+    return 1;
+  }
+  CLI::App app{"met: an LLM inference server for GGUF models"};
+  app.require_subcommand(0, 1);
+  std::string isa_flag;
+  std::string log_level;
+  app.add_option("--isa", isa_flag, "Cap the kernel tier: avx2, avx512 or amx (env MET_ISA)");
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off (env MET_LOG_LEVEL)");
+  bool show_version = false;
+  app.add_flag("--version", show_version, "Print the version and the kernel tier, then exit");
+  met::add_info_command(app);
+  met::add_make_model_command(app);
+  met::add_quantize_command(app);
+  app.parse_complete_callback([&] {
+    if (!apply_isa_cap(isa_flag)) throw CLI::RuntimeError(2);
+    if (log_level.empty()) {
+      const char* env = std::getenv("MET_LOG_LEVEL");
+      log_level = env != nullptr ? env : "info";
+    }
+    if (!met::init_logging(log_level)) {
+      std::fprintf(stderr, "met: --log-level '%s' is not a level\n", log_level.c_str());
+      throw CLI::RuntimeError(2);
+    }
+  });
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (show_version) {  // after --isa took effect, so the line names the tier that runs
+    std::cout << met::version_line() << "\n";
+    return 0;
+  }
+  if (app.get_subcommands().empty()) {
+    std::fprintf(stderr, "met: a subcommand is required\n%s", app.help().c_str());
+    return 2;
+  }
+  return 0;
+}

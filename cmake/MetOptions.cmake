@@ -1,0 +1,22 @@
+# Compiler flags shared by every met target: warnings, -Werror, sanitizers.
+# The shipped binary never uses -march=native: ISA-specific code lives in its own
+# translation units (see met_isa_sources in MetTargets.cmake).
+add_library(met_flags INTERFACE)
+target_compile_options(met_flags INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wshadow -Wnon-virtual-dtor -Wimplicit-fallthrough>)
+target_compile_options(met_flags INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-march=x86-64-v3>)
+if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+  target_compile_options(met_flags INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Wthread-safety>)
+endif()
+if(MET_WERROR)
+  target_compile_options(met_flags INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
+endif()
+if(MET_SANITIZE)
+  string(REPLACE "," ";" _met_sanitizers "${MET_SANITIZE}")
+  foreach(_san IN LISTS _met_sanitizers)
+    target_compile_options(met_flags INTERFACE -fsanitize=${_san})
+    target_link_options(met_flags INTERFACE -fsanitize=${_san})
+  endforeach()
+  target_compile_options(met_flags INTERFACE -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  target_link_options(met_flags INTERFACE -fno-sanitize-recover=all)
+endif()

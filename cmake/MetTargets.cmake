@@ -1,0 +1,51 @@
+# Helpers that keep every module built the same way.
+#
+# met_library(NAME core SOURCES a.cc b.cc DEPS met_gguf PUBLIC_LIBS fmt::fmt)
+#   Builds the static library met_<NAME> from src/<NAME>. DEPS are other met
+#   libraries; tests/layering_test.cc checks they follow DESIGN.md's table.
+# met_isa_sources(TARGET met_tensor ISA avx512 SOURCES x_avx512.cc)
+#   Compiles those files with that ISA's flags only; the code is chosen at run
+#   time from cpuid (src/core/cpu_features.h), never at build time.
+# met_test(MODULE gguf SOURCES a_test.cc LABEL unit DEPS met_gguf)
+#   One gtest binary per module and label; every TEST is its own CTest entry.
+
+function(met_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PUBLIC_LIBS;PRIVATE_LIBS" ${ARGN})
+  add_library(met_${name} STATIC ${ARG_SOURCES})
+  target_include_directories(met_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(met_${name} PUBLIC met_flags ${ARG_DEPS} ${ARG_PUBLIC_LIBS}
+                        PRIVATE ${ARG_PRIVATE_LIBS})
+endfunction()
+
+set(MET_ISA_FLAGS_avx2 "-march=x86-64-v3")
+set(MET_ISA_FLAGS_avx512 "-march=x86-64-v4;-mavx512vnni;-mavx512bf16")
+set(MET_ISA_FLAGS_amx "-march=x86-64-v4;-mavx512vnni;-mavx512bf16;-mamx-tile;-mamx-int8;-mamx-bf16")
+
+function(met_isa_sources)
+  cmake_parse_arguments(ARG "" "TARGET;ISA" "SOURCES" ${ARGN})
+  target_sources(${ARG_TARGET} PRIVATE ${ARG_SOURCES})
+  set_source_files_properties(${ARG_SOURCES} TARGET_DIRECTORY ${ARG_TARGET}
+    PROPERTIES COMPILE_OPTIONS "${MET_ISA_FLAGS_${ARG_ISA}}")
+endfunction()
+
+function(met_test)
+  cmake_parse_arguments(ARG "" "MODULE;LABEL;NAME" "SOURCES;DEPS" ${ARGN})
+  if(NOT ARG_LABEL)
+    set(ARG_LABEL unit)
+  endif()
+  if(NOT ARG_NAME)
+    set(ARG_NAME met_${ARG_MODULE}_test)
+    if(NOT ARG_LABEL STREQUAL "unit")
+      set(ARG_NAME met_${ARG_MODULE}_${ARG_LABEL}_test)
+    endif()
+  endif()
+  add_executable(${ARG_NAME} ${ARG_SOURCES})
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} met_testing GTest::gtest GTest::gmock
+                        GTest::gtest_main)
+  target_compile_definitions(${ARG_NAME} PRIVATE
+    MET_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+    MET_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  gtest_discover_tests(${ARG_NAME}
+    PROPERTIES LABELS ${ARG_LABEL}
+    DISCOVERY_TIMEOUT 60)
+endfunction()

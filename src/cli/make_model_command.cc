@@ -1,0 +1,114 @@
+// `met make-model`: a random-weight model for tests, benchmarks and the
+// README's first command. Tested by tests/cli/make_model_command_test.cc.
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "cli/progress_bar.h"
+#include "core/parallel_for.h"
+#include "model/random_model.h"
+
+namespace met {
+namespace {
+
+struct MakeModelOptions {
+  std::string out_path;
+  std::string preset = "tiny";
+  std::string arch = "llama";
+  std::optional<uint32_t> layers, embd, heads, kv_heads, ff, vocab, ctx;
+  std::string dtype = "f32";
+  uint64_t seed = 0;
+  std::string tokenizer;  // "" = the arch's default
+  std::string chat_template = "chatml";
+  bool tie_embeddings = false;
+  int threads = 0;
+};
+
+Result<RandomModelSpec> build_spec(const MakeModelOptions& o) {
+  std::optional<RandomModelSpec> preset = random_model_preset(o.preset);
+  if (!preset) return invalid_argument("--preset '{}' is not tiny, small or medium", o.preset);
+  RandomModelSpec spec = *preset;
+  std::optional<Arch> arch = parse_arch(o.arch);
+  if (!arch) return invalid_argument("--arch '{}' is not llama, mistral, qwen2 or qwen3", o.arch);
+  spec.arch = *arch;
+  spec.num_layers = o.layers.value_or(spec.num_layers);
+  spec.embedding_length = o.embd.value_or(spec.embedding_length);
+  spec.num_heads = o.heads.value_or(spec.num_heads);
+  spec.num_kv_heads = o.kv_heads.value_or(o.heads ? spec.num_heads : spec.num_kv_heads);
+  spec.feed_forward_length = o.ff.value_or(spec.feed_forward_length);
+  spec.vocab_size = o.vocab.value_or(spec.vocab_size);
+  spec.context_length = o.ctx.value_or(spec.context_length);
+  std::optional<GgmlType> dtype = parse_ggml_type(o.dtype);
+  if (!dtype) return invalid_argument("--dtype '{}' is not a known type", o.dtype);
+  spec.dtype = *dtype;
+  spec.seed = o.seed;
+  if (o.tokenizer == "spm") {
+    spec.tokenizer = VocabKind::kSpm;
+  } else if (o.tokenizer == "bpe") {
+    spec.tokenizer = VocabKind::kBpe;
+  } else if (!o.tokenizer.empty()) {
+    return invalid_argument("--tokenizer '{}' is not spm or bpe", o.tokenizer);
+  }
+  if (o.chat_template != "chatml") {
+    std::ifstream in(o.chat_template, std::ios::binary);
+    if (!in) return io_error("--chat-template: cannot read '{}'", o.chat_template);
+    std::ostringstream text;
+    text << in.rdbuf();
+    spec.chat_template = text.str();
+  }
+  spec.tied_output = o.tie_embeddings;
+  spec.num_threads = o.threads > 0 ? o.threads : default_num_threads();
+  MET_RETURN_IF_ERROR(validate_spec(spec));
+  return spec;
+}
+
+Status run_make_model(const MakeModelOptions& o) {
+  MET_ASSIGN_OR_RETURN(RandomModelSpec spec, build_spec(o));
+  RandomModelSummary summary;
+  {
+    ProgressBar bar("making model");
+    MET_ASSIGN_OR_RETURN(summary, make_random_model(spec, o.out_path, [&bar](size_t d, size_t t) {
+                           bar.update(d, t);
+                         }));
+  }
+  for (const auto& f : summary.fallbacks) std::cerr << "met make-model: note: " << f << "\n";
+  std::cout << fmt::format("wrote {}: {} {} with {} parameters, {} bytes (random weights)\n",
+                           o.out_path, arch_name(spec.arch), ggml_type_name(spec.dtype),
+                           summary.num_params, summary.file_bytes);
+  return ok_status();
+}
+
+}  // namespace
+
+void add_make_model_command(CLI::App& app) {
+  auto o = std::make_shared<MakeModelOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "make-model", "Write a random-weight model with a working tokenizer and chat template");
+  cmd->add_option("-o,--output", o->out_path, "Output GGUF file")->required();
+  cmd->add_option("--preset", o->preset, "tiny (~15M), small (~110M) or medium (~500M)")
+      ->capture_default_str();
+  cmd->add_option("--arch", o->arch, "llama, mistral, qwen2 or qwen3")->capture_default_str();
+  cmd->add_option("--layers", o->layers, "Transformer blocks");
+  cmd->add_option("--embd", o->embd, "Embedding length");
+  cmd->add_option("--heads", o->heads, "Attention heads");
+  cmd->add_option("--kv-heads", o->kv_heads, "Key/value heads (default: --heads if given)");
+  cmd->add_option("--ff", o->ff, "Feed-forward length");
+  cmd->add_option("--vocab", o->vocab, "Vocabulary size (>= 512)");
+  cmd->add_option("--ctx", o->ctx, "Training context length");
+  cmd->add_option("--dtype", o->dtype, "f32, f16, bf16, q8_0, q4_0, q4_k or q6_k")
+      ->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Random seed")->capture_default_str();
+  cmd->add_option("--tokenizer", o->tokenizer, "spm or bpe (default: spm for llama/mistral)");
+  cmd->add_option("--chat-template", o->chat_template, "chatml or a Jinja file")
+      ->capture_default_str();
+  cmd->add_flag("--tie-embeddings", o->tie_embeddings, "Omit output.weight (reuse the embedding)");
+  cmd->add_option("--threads", o->threads, "Threads (default: all cores)");
+  cmd->callback([o] { exit_on_error("make-model", run_make_model(*o)); });
+}
+
+}  // namespace met

@@ -1,0 +1,186 @@
+// `met info` gathering and rendering. Tested by tests/cli/model_info_test.cc.
+#include "cli/model_info.h"
+
+#include <fmt/format.h>
+
+#include "model/file_type.h"
+
+namespace met {
+namespace {
+
+std::string human_bytes(uint64_t n) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(n);
+  int u = 0;
+  while (v >= 1024.0 && u < 4) v /= 1024.0, ++u;
+  return u == 0 ? fmt::format("{} B", n) : fmt::format("{:.1f} {}", v, units[u]);
+}
+
+std::string human_count(uint64_t n) {
+  if (n >= 1'000'000'000) return fmt::format("{:.2f}B", static_cast<double>(n) / 1e9);
+  if (n >= 1'000'000) return fmt::format("{:.1f}M", static_cast<double>(n) / 1e6);
+  if (n >= 1'000) return fmt::format("{:.1f}K", static_cast<double>(n) / 1e3);
+  return fmt::format("{}", n);
+}
+
+// Info reports what it can: a mistyped optional key reads as absent.
+template <typename T>
+T or_default(Result<T> r, T fallback) {
+  return r.ok() ? std::move(r).value() : fallback;
+}
+
+void gather_vocab(const GgufMetadata& md, ModelInfo& info) {
+  info.vocab_model = or_default(md.get_string_or("tokenizer.ggml.model", ""), std::string());
+  info.vocab_pre = or_default(md.get_string_or("tokenizer.ggml.pre", ""), std::string());
+  auto tokens = md.get_string_array("tokenizer.ggml.tokens");
+  std::vector<std::string> texts = tokens.ok() ? std::move(tokens).value() : std::vector<std::string>{};
+  info.vocab_size = texts.size();
+  if (auto merges = md.get_array("tokenizer.ggml.merges"); merges.ok()) {
+    info.num_merges = (*merges)->size();
+  }
+  static const std::pair<const char*, const char*> kRoles[] = {
+      {"bos", "bos"}, {"eos", "eos"}, {"eot", "eot"}, {"eom", "eom"}, {"unk", "unknown"},
+      {"pad", "padding"}, {"sep", "seperator"}, {"mask", "mask"}};
+  for (const auto& [role, key_part] : kRoles) {
+    auto id = md.get_u32(fmt::format("tokenizer.ggml.{}_token_id", key_part));
+    if (!id.ok() || *id >= texts.size()) continue;  // absent, or -1 meaning none
+    info.special_tokens.push_back({role, *id, texts[*id]});
+  }
+  info.has_chat_template = md.contains("tokenizer.chat_template");
+}
+
+}  // namespace
+
+std::string vocab_type_label(const std::string& model) {
+  if (model == "llama") return "SentencePiece (llama)";
+  if (model == "gpt2") return "byte-level BPE (gpt2)";
+  if (model == "bert") return "WordPiece (bert)";
+  if (model == "t5") return "Unigram (t5)";
+  if (model == "rwkv") return "RWKV (rwkv)";
+  if (model.empty()) return "none";
+  return fmt::format("unknown ({})", model);
+}
+
+Result<ModelInfo> gather_model_info(const GgufFile& file, const std::string& path) {
+  ModelInfo info;
+  const GgufMetadata& md = file.metadata();
+  info.path = path;
+  info.gguf_version = file.version();
+  info.file_bytes = file.file_size();
+  info.alignment = file.alignment();
+  info.architecture = or_default(md.architecture(), std::string());
+  info.name = or_default(md.get_string_or("general.name", ""), std::string());
+  if (md.contains("general.file_type")) {
+    if (auto ft = md.get_u32("general.file_type"); ft.ok()) info.file_type = *ft;
+  }
+  if (auto hp = read_hparams(md); hp.ok()) {
+    info.hparams = std::move(hp).value();
+  } else {
+    info.hparams_error = hp.status().message();
+  }
+  for (const GgufTensorInfo& t : file.tensors()) {
+    DtypeTotals& d = info.by_dtype[std::string(ggml_type_name(t.type))];
+    ++d.num_tensors;
+    d.num_bytes += t.num_bytes;
+    d.num_elements += t.num_elements;
+    info.num_params += t.num_elements;
+    ++info.num_tensors;
+  }
+  gather_vocab(md, info);
+  return info;
+}
+
+std::string render_model_info_text(const ModelInfo& info) {
+  std::string out;
+  auto line = [&out](std::string_view label, const std::string& value) {
+    out += fmt::format("{:<15}{}\n", label, value);
+  };
+  line("file", fmt::format("{} ({}, GGUF v{}, alignment {})", info.path, human_bytes(info.file_bytes),
+                           info.gguf_version, info.alignment));
+  line("architecture", info.architecture.empty() ? "(none)" : info.architecture);
+  if (!info.name.empty()) line("name", info.name);
+  if (info.file_type) {
+    auto name = llama_file_type_name(*info.file_type);
+    line("file type", name ? std::string(*name) : fmt::format("unknown ({})", *info.file_type));
+  }
+  if (info.hparams) {
+    const ModelHParams& hp = *info.hparams;
+    line("layers", fmt::format("{}", hp.num_layers));
+    line("embedding", fmt::format("{}", hp.embedding_length));
+    line("heads", fmt::format("{} (kv heads {}, head dim {})", hp.num_heads, hp.num_kv_heads, hp.head_dim));
+    line("feed-forward", fmt::format("{}", hp.feed_forward_length));
+    line("context", fmt::format("{}", hp.context_length));
+    line("rope", fmt::format("dims {}, freq base {}, scaling {} (factor {})", hp.rope_dims,
+                             hp.rope_freq_base, rope_scaling_name(hp.rope_scaling.kind),
+                             hp.rope_scaling.factor));
+    line("rms norm eps", fmt::format("{}", hp.rms_norm_eps));
+  } else {
+    line("hparams", "unavailable: " + info.hparams_error);
+  }
+  line("parameters", fmt::format("{} ({})", human_count(info.num_params), info.num_params));
+  std::string dtypes;
+  for (const auto& [name, d] : info.by_dtype) {
+    dtypes += fmt::format("{}{} x{} ({})", dtypes.empty() ? "" : ", ", name, d.num_tensors,
+                          human_bytes(d.num_bytes));
+  }
+  line("tensors", fmt::format("{}{}{}", info.num_tensors, dtypes.empty() ? "" : ": ", dtypes));
+  std::string vocab = fmt::format("{}, {} tokens", vocab_type_label(info.vocab_model), info.vocab_size);
+  if (!info.vocab_pre.empty()) vocab += fmt::format(", pre-tokenizer {}", info.vocab_pre);
+  if (info.num_merges > 0) vocab += fmt::format(", {} merges", info.num_merges);
+  line("vocab", vocab);
+  std::string special;
+  for (const auto& t : info.special_tokens) {
+    special += fmt::format("{}{} {} '{}'", special.empty() ? "" : ", ", t.role, t.id, t.text);
+  }
+  line("special tokens", special.empty() ? "(none)" : special);
+  line("chat template", info.has_chat_template ? "yes" : "no");
+  return out;
+}
+
+nlohmann::json model_info_json(const ModelInfo& info) {
+  nlohmann::json j;
+  j["file"] = info.path;
+  j["gguf_version"] = info.gguf_version;
+  j["file_bytes"] = info.file_bytes;
+  j["alignment"] = info.alignment;
+  j["architecture"] = info.architecture;
+  j["name"] = info.name;
+  j["file_type"] = info.file_type ? nlohmann::json(*info.file_type) : nlohmann::json(nullptr);
+  if (info.hparams) {
+    const ModelHParams& hp = *info.hparams;
+    j["hparams"] = {{"layers", hp.num_layers},
+                    {"embedding", hp.embedding_length},
+                    {"heads", hp.num_heads},
+                    {"kv_heads", hp.num_kv_heads},
+                    {"head_dim", hp.head_dim},
+                    {"feed_forward", hp.feed_forward_length},
+                    {"context", hp.context_length},
+                    {"rms_norm_eps", hp.rms_norm_eps},
+                    {"rope",
+                     {{"dims", hp.rope_dims},
+                      {"freq_base", hp.rope_freq_base},
+                      {"scaling", rope_scaling_name(hp.rope_scaling.kind)},
+                      {"factor", hp.rope_scaling.factor}}}};
+  } else {
+    j["hparams"] = nullptr;
+    j["hparams_error"] = info.hparams_error;
+  }
+  j["parameters"] = info.num_params;
+  nlohmann::json by_dtype = nlohmann::json::object();
+  for (const auto& [name, d] : info.by_dtype) {
+    by_dtype[name] = {{"tensors", d.num_tensors}, {"bytes", d.num_bytes}, {"elements", d.num_elements}};
+  }
+  j["tensors"] = {{"count", info.num_tensors}, {"by_dtype", by_dtype}};
+  j["vocab"] = {{"model", info.vocab_model},
+                {"type", vocab_type_label(info.vocab_model)},
+                {"pre", info.vocab_pre},
+                {"size", info.vocab_size},
+                {"merges", info.num_merges}};
+  nlohmann::json special = nlohmann::json::object();
+  for (const auto& t : info.special_tokens) special[t.role] = {{"id", t.id}, {"text", t.text}};
+  j["special_tokens"] = special;
+  j["chat_template"] = info.has_chat_template;
+  return j;
+}
+
+}  // namespace met

@@ -1,0 +1,61 @@
+// ModelInfo: what `met info` reports about a GGUF file, gathered once and
+// rendered as text or JSON. A file whose hyper-parameters cannot be read (a
+// vocab-only file, an unknown architecture) still reports everything else,
+// with the reason in hparams_error.
+// Threading: plain value. Tested by tests/cli/model_info_test.cc.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/status.h"
+#include "gguf/gguf_file.h"
+#include "model/hparams.h"
+
+namespace met {
+
+struct DtypeTotals {
+  uint64_t num_tensors = 0;
+  uint64_t num_bytes = 0;
+  uint64_t num_elements = 0;
+};
+
+struct SpecialToken {
+  std::string role;  // "bos", "eos", "eot", "unk", "pad", "sep", "mask", "eom"
+  uint32_t id = 0;
+  std::string text;
+};
+
+struct ModelInfo {
+  std::string path;
+  uint32_t gguf_version = 0;
+  uint64_t file_bytes = 0;
+  uint64_t alignment = 0;
+  std::string architecture;
+  std::string name;
+  std::optional<uint32_t> file_type;
+  std::optional<ModelHParams> hparams;
+  std::string hparams_error;
+  uint64_t num_params = 0;
+  uint64_t num_tensors = 0;
+  std::map<std::string, DtypeTotals> by_dtype;
+  std::string vocab_model;  // tokenizer.ggml.model, "" when absent
+  std::string vocab_pre;
+  uint64_t vocab_size = 0;
+  uint64_t num_merges = 0;
+  std::vector<SpecialToken> special_tokens;
+  bool has_chat_template = false;
+};
+
+Result<ModelInfo> gather_model_info(const GgufFile& file, const std::string& path);
+std::string render_model_info_text(const ModelInfo& info);
+nlohmann::json model_info_json(const ModelInfo& info);
+// "SentencePiece (llama)", "byte-level BPE (gpt2)", …
+std::string vocab_type_label(const std::string& model);
+
+}  // namespace met

@@ -1,0 +1,62 @@
+// Architecture tensor lists. Tested by tests/model/arch_test.cc.
+#include "model/arch.h"
+
+#include <fmt/format.h>
+
+namespace met {
+
+std::optional<Arch> parse_arch(std::string_view name) {
+  for (Arch a : {Arch::kLlama, Arch::kMistral, Arch::kQwen2, Arch::kQwen3}) {
+    if (arch_name(a) == name) return a;
+  }
+  return std::nullopt;
+}
+
+std::string_view arch_name(Arch arch) {
+  switch (arch) {
+    case Arch::kLlama: return "llama";
+    case Arch::kMistral: return "mistral";
+    case Arch::kQwen2: return "qwen2";
+    case Arch::kQwen3: return "qwen3";
+  }
+  return "unknown";
+}
+
+std::string_view gguf_arch_name(Arch arch) {
+  return arch == Arch::kMistral ? "llama" : arch_name(arch);
+}
+
+std::vector<TensorSpec> arch_tensors(Arch arch, const ModelHParams& hp, bool tied_output) {
+  const uint64_t embd = hp.embedding_length;
+  const uint64_t q_dim = hp.q_dim();
+  const uint64_t kv_dim = hp.kv_dim();
+  const uint64_t ff = hp.feed_forward_length;
+  std::vector<TensorSpec> t;
+  t.push_back({"token_embd.weight", {embd, hp.vocab_size}, TensorRole::kMatrix});
+  t.push_back({"output_norm.weight", {embd}, TensorRole::kNorm});
+  if (!tied_output) t.push_back({"output.weight", {embd, hp.vocab_size}, TensorRole::kMatrix});
+  for (uint32_t i = 0; i < hp.num_layers; ++i) {
+    auto name = [i](std::string_view what) { return fmt::format("blk.{}.{}", i, what); };
+    t.push_back({name("attn_norm.weight"), {embd}, TensorRole::kNorm});
+    t.push_back({name("attn_q.weight"), {embd, q_dim}, TensorRole::kMatrix});
+    t.push_back({name("attn_k.weight"), {embd, kv_dim}, TensorRole::kMatrix});
+    t.push_back({name("attn_v.weight"), {embd, kv_dim}, TensorRole::kMatrix});
+    if (arch == Arch::kQwen2) {
+      t.push_back({name("attn_q.bias"), {q_dim}, TensorRole::kBias});
+      t.push_back({name("attn_k.bias"), {kv_dim}, TensorRole::kBias});
+      t.push_back({name("attn_v.bias"), {kv_dim}, TensorRole::kBias});
+    }
+    if (arch == Arch::kQwen3) {
+      t.push_back({name("attn_q_norm.weight"), {hp.head_dim}, TensorRole::kNorm});
+      t.push_back({name("attn_k_norm.weight"), {hp.head_dim}, TensorRole::kNorm});
+    }
+    t.push_back({name("attn_output.weight"), {q_dim, embd}, TensorRole::kMatrix});
+    t.push_back({name("ffn_norm.weight"), {embd}, TensorRole::kNorm});
+    t.push_back({name("ffn_gate.weight"), {embd, ff}, TensorRole::kMatrix});
+    t.push_back({name("ffn_up.weight"), {embd, ff}, TensorRole::kMatrix});
+    t.push_back({name("ffn_down.weight"), {ff, embd}, TensorRole::kMatrix});
+  }
+  return t;
+}
+
+}  // namespace met

@@ -1,0 +1,42 @@
+// Arch: the model architectures met runs, and for each the tensors a GGUF file
+// of it holds (names and ggml shapes, shape[0] the input dimension). The loader
+// checks files against this list; make-model writes files from it.
+// `mistral` is stored as GGUF architecture `llama` (as llama.cpp's converter
+// writes Mistral models); qwen2 adds Q/K/V biases; qwen3 adds Q/K RMSNorm.
+// Threading: pure functions. Tested by tests/model/arch_test.cc.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/hparams.h"
+
+namespace met {
+
+enum class Arch { kLlama, kMistral, kQwen2, kQwen3 };
+
+enum class TensorRole {
+  kMatrix,  // a weight matrix: quantizable
+  kNorm,    // a norm scale vector: stays F32
+  kBias,    // a bias vector: stays F32
+};
+
+struct TensorSpec {
+  std::string name;
+  std::vector<uint64_t> shape;
+  TensorRole role;
+};
+
+std::optional<Arch> parse_arch(std::string_view name);
+std::string_view arch_name(Arch arch);
+// The `general.architecture` value files of this arch carry.
+std::string_view gguf_arch_name(Arch arch);
+
+// Every tensor of a model of `arch` with `hp`, in llama.cpp's order. Without
+// `output.weight` when `tied_output` (the embedding is reused).
+std::vector<TensorSpec> arch_tensors(Arch arch, const ModelHParams& hp, bool tied_output);
+
+}  // namespace met

@@ -1,0 +1,48 @@
+// ModelHParams: the hyper-parameters of a model, read from the GGUF metadata
+// keys under `general.architecture` ("llama.block_count", …), with defaults
+// where llama.cpp's conversion leaves a key out (rope base 10000, rope
+// dimensions = head dimension). Errors name the key.
+// Threading: plain value. Tested by tests/model/hparams_test.cc.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/status.h"
+#include "gguf/gguf_value.h"
+
+namespace met {
+
+enum class RopeScalingKind { kNone, kLinear, kYarn };
+
+struct RopeScaling {
+  RopeScalingKind kind = RopeScalingKind::kNone;
+  float factor = 1.0f;
+  uint32_t original_context_length = 0;
+};
+
+struct ModelHParams {
+  std::string arch;
+  uint32_t num_layers = 0;
+  uint32_t embedding_length = 0;
+  uint32_t feed_forward_length = 0;
+  uint32_t num_heads = 0;
+  uint32_t num_kv_heads = 0;
+  uint32_t head_dim = 0;         // key_length; embedding_length / num_heads by default
+  uint32_t rope_dims = 0;        // rope.dimension_count; head_dim by default
+  uint32_t context_length = 0;   // the training context
+  uint32_t vocab_size = 0;       // tokens in the vocab (0 if the file has none)
+  float rms_norm_eps = 1e-5f;
+  float rope_freq_base = 10000.0f;
+  RopeScaling rope_scaling;
+
+  uint32_t q_dim() const { return num_heads * head_dim; }
+  uint32_t kv_dim() const { return num_kv_heads * head_dim; }
+};
+
+// Reads and validates the hyper-parameters (heads divide evenly, counts > 0).
+Result<ModelHParams> read_hparams(const GgufMetadata& metadata);
+
+std::string_view rope_scaling_name(RopeScalingKind kind);
+
+}  // namespace met

@@ -1,0 +1,108 @@
+// GGUF-to-GGUF quantization. Tested by tests/model/quantize_model_test.cc.
+#include "model/quantize_model.h"
+
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "core/parallel_for.h"
+#include "gguf/gguf_file.h"
+#include "gguf/gguf_writer.h"
+#include "model/file_type.h"
+#include "tensor/quantize.h"
+
+namespace met {
+namespace {
+
+bool is_weight_matrix(const GgufTensorInfo& t) {
+  return t.shape.size() >= 2 && t.name.ends_with(".weight") &&
+         t.name.find("norm") == std::string::npos;
+}
+
+std::optional<GgmlType> target_type(const GgufTensorInfo& t, GgmlType wanted,
+                                    std::vector<std::string>& fallbacks) {
+  if (!is_weight_matrix(t) || !can_dequantize(t.type)) return std::nullopt;
+  for (GgmlType type : {wanted, GgmlType::kQ8_0, GgmlType::kF16}) {
+    if (!ggml_row_bytes(type, t.shape[0])) continue;
+    if (type != wanted) {
+      fallbacks.push_back(fmt::format("{}: {} needs rows of {}, used {}", t.name,
+                                      ggml_type_name(wanted), ggml_type_traits(wanted).block_size,
+                                      ggml_type_name(type)));
+    }
+    return type;
+  }
+  return std::nullopt;
+}
+
+GgufWriter::Fill requantize_fill(std::span<const uint8_t> src, const GgufTensorInfo& t,
+                                 GgmlType type, int num_threads) {
+  return [src, from = t.type, row_len = t.shape[0], type, num_threads](std::span<uint8_t> out) {
+    const uint64_t in_row = *ggml_row_bytes(from, row_len);
+    const uint64_t out_row = *ggml_row_bytes(type, row_len);
+    const int64_t num_rows = static_cast<int64_t>(out.size() / out_row);
+    std::mutex mu;
+    Status first_error;
+    parallel_for(num_rows, num_threads, [&](int64_t begin, int64_t end) {
+      std::vector<float> row(row_len);
+      for (int64_t r = begin; r < end; ++r) {
+        Status s = dequantize_row(from, src.subspan(r * in_row, in_row), row);
+        if (s.ok()) s = quantize_row(type, row, out.subspan(r * out_row, out_row));
+        if (!s.ok()) {
+          std::lock_guard<std::mutex> lock(mu);
+          if (first_error.ok()) first_error = s;
+          return;
+        }
+      }
+    });
+    return first_error;
+  };
+}
+
+}  // namespace
+
+Result<QuantizeSummary> quantize_model(const std::string& in_path, const std::string& out_path,
+                                       GgmlType type, int num_threads, const ProgressFn& progress) {
+  const std::optional<uint32_t> file_type = llama_file_type(type);
+  if (!file_type || !can_quantize(type)) {
+    return invalid_argument("cannot quantize to {}", ggml_type_name(type));
+  }
+  MET_ASSIGN_OR_RETURN(GgufFile in, GgufFile::open(in_path));
+  GgufWriter writer(in.alignment());
+  for (const auto& [key, value] : in.metadata().entries()) writer.set(key, value);
+  writer.set("general.file_type", *file_type);
+  writer.set("general.quantization_version", uint32_t{2});
+
+  QuantizeSummary summary;
+  summary.in_bytes = in.file_size();
+  const size_t total = in.tensors().size();
+  for (size_t i = 0; i < total; ++i) {
+    const GgufTensorInfo& t = in.tensors()[i];
+    const std::span<const uint8_t> src = in.tensor_data(t);
+    const std::optional<GgmlType> to = target_type(t, type, summary.fallbacks);
+    GgufWriter::Fill fill;
+    if (to && *to != t.type) {
+      fill = requantize_fill(src, t, *to, std::max(1, num_threads));
+      ++summary.num_quantized;
+    } else {
+      fill = [src](std::span<uint8_t> out) {
+        std::memcpy(out.data(), src.data(), out.size());
+        return ok_status();
+      };
+      ++summary.num_copied;
+    }
+    auto counted = [fill, i, total, &progress](std::span<uint8_t> out) -> Status {
+      MET_RETURN_IF_ERROR(fill(out));
+      if (progress) progress(i + 1, total);
+      return ok_status();
+    };
+    MET_RETURN_IF_ERROR(writer.add_tensor(t.name, t.shape, to.value_or(t.type), counted));
+  }
+  MET_RETURN_IF_ERROR(writer.write_file(out_path));
+  std::error_code ec;
+  summary.out_bytes = std::filesystem::file_size(out_path, ec);
+  return summary;
+}
+
+}  // namespace met

@@ -1,0 +1,30 @@
+// quantize_model: rewrites a GGUF model with its weight matrices in another
+// dtype (what `met quantize` does). Metadata is copied with general.file_type
+// updated; norms, biases and other 1-D tensors are copied unchanged; a matrix
+// whose rows do not fit the target block falls back to Q8_0, then F16.
+// Threading: rows of each tensor spread over num_threads; call from one thread.
+// Tested by tests/model/quantize_model_test.cc.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "gguf/ggml_type.h"
+#include "model/random_model.h"
+
+namespace met {
+
+struct QuantizeSummary {
+  size_t num_quantized = 0;
+  size_t num_copied = 0;
+  uint64_t in_bytes = 0;
+  uint64_t out_bytes = 0;
+  std::vector<std::string> fallbacks;
+};
+
+Result<QuantizeSummary> quantize_model(const std::string& in_path, const std::string& out_path,
+                                       GgmlType type, int num_threads,
+                                       const ProgressFn& progress = {});
+
+}  // namespace met

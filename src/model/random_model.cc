@@ -1,0 +1,233 @@
+// Random-weight model files. Tested by tests/model/random_model_test.cc.
+#include "model/random_model.h"
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "core/parallel_for.h"
+#include "gguf/gguf_writer.h"
+#include "model/file_type.h"
+#include "tensor/quantize.h"
+
+namespace met {
+namespace {
+
+uint64_t mix64(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  return x ^ (x >> 33);
+}
+
+// xorshift64* over a per-row seed: cheap and fully determined by (seed, row).
+class RowRng {
+ public:
+  explicit RowRng(uint64_t seed) : state_(mix64(seed) | 1) {}
+  // Uniform in [-1, 1).
+  float next_signed() {
+    state_ ^= state_ >> 12;
+    state_ ^= state_ << 25;
+    state_ ^= state_ >> 27;
+    const uint64_t r = state_ * 0x2545f4914f6cdd1dull;
+    return static_cast<float>(r >> 40) * (2.0f / 16777216.0f) - 1.0f;
+  }
+
+ private:
+  uint64_t state_;
+};
+
+GgmlType storage_type(const TensorSpec& t, GgmlType wanted, std::vector<std::string>& fallbacks) {
+  if (t.role != TensorRole::kMatrix) return GgmlType::kF32;
+  for (GgmlType type : {wanted, GgmlType::kQ8_0, GgmlType::kF16}) {
+    if (ggml_row_bytes(type, t.shape[0])) {
+      if (type != wanted) {
+        fallbacks.push_back(fmt::format("{}: {} needs rows of {}, used {}", t.name,
+                                        ggml_type_name(wanted),
+                                        ggml_type_traits(wanted).block_size, ggml_type_name(type)));
+      }
+      return type;
+    }
+  }
+  return GgmlType::kF32;
+}
+
+void fill_row(const TensorSpec& t, RowRng& rng, std::vector<float>& row) {
+  switch (t.role) {
+    case TensorRole::kNorm:
+      std::fill(row.begin(), row.end(), 1.0f);
+      return;
+    case TensorRole::kBias:
+      for (float& x : row) x = 0.02f * rng.next_signed();
+      return;
+    case TensorRole::kMatrix: {
+      // Uniform with variance 1/fan_in keeps activations O(1) through a layer.
+      const float scale = std::sqrt(3.0f / static_cast<float>(t.shape[0]));
+      for (float& x : row) x = scale * rng.next_signed();
+      return;
+    }
+  }
+}
+
+GgufWriter::Fill tensor_fill(const TensorSpec& t, GgmlType type, uint64_t tensor_seed,
+                             int num_threads) {
+  return [t, type, tensor_seed, num_threads](std::span<uint8_t> out) -> Status {
+    const uint64_t row_len = t.shape[0];
+    const uint64_t num_rows = t.shape.size() > 1 ? t.shape[1] : 1;
+    const uint64_t row_bytes = *ggml_row_bytes(type, row_len);
+    std::mutex mu;
+    Status first_error;
+    parallel_for(static_cast<int64_t>(num_rows), num_threads, [&](int64_t begin, int64_t end) {
+      std::vector<float> row(row_len);
+      for (int64_t r = begin; r < end; ++r) {
+        RowRng rng(tensor_seed ^ mix64(static_cast<uint64_t>(r) + 1));
+        fill_row(t, rng, row);
+        auto dst = out.subspan(static_cast<size_t>(r) * row_bytes, row_bytes);
+        Status s = quantize_row(type, row, dst);
+        if (!s.ok()) {
+          std::lock_guard<std::mutex> lock(mu);
+          if (first_error.ok()) first_error = s;
+          return;
+        }
+      }
+    });
+    return first_error;
+  };
+}
+
+void write_hparams(const RandomModelSpec& spec, const ModelHParams& hp, GgufMetadata& md) {
+  const std::string arch(gguf_arch_name(spec.arch));
+  auto key = [&arch](std::string_view suffix) { return fmt::format("{}.{}", arch, suffix); };
+  md.set("general.architecture", arch);
+  md.set("general.name", fmt::format("met random {}", arch_name(spec.arch)));
+  md.set("general.basename", std::string(arch_name(spec.arch)));
+  md.set(key("context_length"), hp.context_length);
+  md.set(key("embedding_length"), hp.embedding_length);
+  md.set(key("block_count"), hp.num_layers);
+  md.set(key("feed_forward_length"), hp.feed_forward_length);
+  md.set(key("attention.head_count"), hp.num_heads);
+  md.set(key("attention.head_count_kv"), hp.num_kv_heads);
+  md.set(key("rope.dimension_count"), hp.rope_dims);
+  md.set(key("rope.freq_base"), hp.rope_freq_base);
+  md.set(key("attention.layer_norm_rms_epsilon"), hp.rms_norm_eps);
+  md.set(key("vocab_size"), hp.vocab_size);
+  if (spec.arch == Arch::kQwen3) {
+    md.set(key("attention.key_length"), hp.head_dim);
+    md.set(key("attention.value_length"), hp.head_dim);
+  }
+}
+
+}  // namespace
+
+std::optional<RandomModelSpec> random_model_preset(std::string_view name) {
+  RandomModelSpec s;
+  if (name == "tiny") return s;  // ~14.7M parameters
+  if (name == "small") {         // ~113M
+    s.num_layers = 12, s.embedding_length = 768, s.num_heads = 12, s.num_kv_heads = 4;
+    s.feed_forward_length = 2048, s.vocab_size = 24576, s.context_length = 4096;
+    return s;
+  }
+  if (name == "medium") {  // ~506M
+    s.num_layers = 28, s.embedding_length = 1024, s.num_heads = 16, s.num_kv_heads = 8;
+    s.feed_forward_length = 4096, s.vocab_size = 32000, s.context_length = 4096;
+    return s;
+  }
+  return std::nullopt;
+}
+
+Status validate_spec(const RandomModelSpec& s) {
+  if (s.num_layers == 0 || s.embedding_length == 0 || s.feed_forward_length == 0 ||
+      s.context_length == 0 || s.num_heads == 0 || s.num_kv_heads == 0) {
+    return invalid_argument("--layers, --embd, --ff, --ctx, --heads and --kv-heads must be positive");
+  }
+  if (s.embedding_length % s.num_heads != 0) {
+    return invalid_argument("--embd {} is not a multiple of --heads {}", s.embedding_length, s.num_heads);
+  }
+  if ((s.embedding_length / s.num_heads) % 2 != 0) {
+    return invalid_argument("head dimension {} (--embd / --heads) must be even for RoPE",
+                            s.embedding_length / s.num_heads);
+  }
+  if (s.num_heads % s.num_kv_heads != 0) {
+    return invalid_argument("--kv-heads {} does not divide --heads {}", s.num_kv_heads, s.num_heads);
+  }
+  if (s.vocab_size < kMinSyntheticVocab) {
+    return invalid_argument("--vocab {} is below the minimum of {}", s.vocab_size, kMinSyntheticVocab);
+  }
+  if (!llama_file_type(s.dtype) || !can_quantize(s.dtype)) {
+    return invalid_argument("--dtype {} is not one make-model writes", ggml_type_name(s.dtype));
+  }
+  return ok_status();
+}
+
+ModelHParams spec_hparams(const RandomModelSpec& s) {
+  ModelHParams hp;
+  hp.arch = std::string(gguf_arch_name(s.arch));
+  hp.num_layers = s.num_layers;
+  hp.embedding_length = s.embedding_length;
+  hp.feed_forward_length = s.feed_forward_length;
+  hp.num_heads = s.num_heads;
+  hp.num_kv_heads = s.num_kv_heads;
+  hp.head_dim = s.embedding_length / s.num_heads;
+  hp.rope_dims = hp.head_dim;
+  hp.context_length = s.context_length;
+  hp.vocab_size = s.vocab_size;
+  const bool llama2_like = s.arch == Arch::kLlama;
+  hp.rope_freq_base = llama2_like ? 10000.0f : 1000000.0f;
+  hp.rms_norm_eps = (s.arch == Arch::kQwen2 || s.arch == Arch::kQwen3) ? 1e-6f : 1e-5f;
+  return hp;
+}
+
+std::string_view chatml_template() {
+  return "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
+         "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}"
+         "{{ '<|im_start|>assistant\\n' }}{% endif %}";
+}
+
+Result<RandomModelSummary> make_random_model(const RandomModelSpec& spec, const std::string& path,
+                                             const ProgressFn& progress) {
+  MET_RETURN_IF_ERROR(validate_spec(spec));
+  const ModelHParams hp = spec_hparams(spec);
+  SyntheticVocabOptions vopt;
+  const bool qwen = spec.arch == Arch::kQwen2 || spec.arch == Arch::kQwen3;
+  vopt.kind = spec.tokenizer.value_or(qwen ? VocabKind::kBpe : VocabKind::kSpm);
+  vopt.size = spec.vocab_size;
+  vopt.seed = spec.seed;
+  vopt.bpe_pre = qwen ? "qwen2" : "llama-bpe";
+  MET_ASSIGN_OR_RETURN(SyntheticVocab vocab, make_synthetic_vocab(vopt));
+
+  GgufWriter writer;
+  write_hparams(spec, hp, writer.metadata());
+  writer.set("general.file_type", *llama_file_type(spec.dtype));
+  writer.set("general.quantization_version", uint32_t{2});
+  write_vocab_metadata(vocab, writer.metadata());
+  writer.set("tokenizer.chat_template",
+             spec.chat_template.empty() ? std::string(chatml_template()) : spec.chat_template);
+
+  RandomModelSummary summary;
+  const std::vector<TensorSpec> specs = arch_tensors(spec.arch, hp, spec.tied_output);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const TensorSpec& t = specs[i];
+    const GgmlType type = storage_type(t, spec.dtype, summary.fallbacks);
+    uint64_t n = 1;
+    for (uint64_t d : t.shape) n *= d;
+    summary.num_params += n;
+    const uint64_t tensor_seed = mix64(spec.seed * 0x9e3779b97f4a7c15ull + i + 1);
+    auto fill = tensor_fill(t, type, tensor_seed, std::max(1, spec.num_threads));
+    auto counted = [fill, i, total = specs.size(), &progress](std::span<uint8_t> out) -> Status {
+      MET_RETURN_IF_ERROR(fill(out));
+      if (progress) progress(i + 1, total);
+      return ok_status();
+    };
+    MET_RETURN_IF_ERROR(writer.add_tensor(t.name, t.shape, type, counted));
+  }
+  MET_RETURN_IF_ERROR(writer.write_file(path));
+  std::error_code ec;
+  summary.file_bytes = std::filesystem::file_size(path, ec);
+  return summary;
+}
+
+}  // namespace met

@@ -1,0 +1,276 @@
+// The Q4_K and Q6_K encoders, written once as templates over a pair of level
+// kernels (the only loops worth vectorizing): reference/quantize_k_ref.cc
+// instantiates them with scalar kernels, kernels_avx2_k.cc with AVX2 ones. Both translation units
+// build with the same flags and -ffp-contract=off, so the shared code computes the same bits in
+// both, and the level kernels must match each other bit for bit (fixed 8-lane reduction order,
+// explicit FMAs, round half to even).
+//
+// Scale search (after ggml's make_qkx2_quants / make_qx_quants): for each
+// group, try a ladder of inverse scales around the obvious one; for each, snap
+// every value to a code, then solve the weighted least-squares scale (and, for
+// Q4_K, offset) for those codes and keep the candidate with the smallest
+// weighted error. Q4_K weights are rms(group) + |x|; Q6_K weights are x^2.
+// Invariants: fitted Q4_K mins are >= 0 (x ~ scale * q - min); codes always
+// lie in the format's range, whatever the input.
+// Threading: pure functions. Tested by tests/tensor/quantize_ref_test.cc and
+// isa_kernels_test.cc.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "tensor/block_types.h"
+#include "tensor/half.h"
+#include "tensor/reference/k_scales.h"
+#include "tensor/reference/reference_kernels.h"
+#include "tensor/reference/rounding.h"
+
+namespace met::ref {
+
+// Internal linkage on purpose: the two includers (quantize_k_ref.cc and
+// kernels_avx2_k.cc, same flags) each get their own copy, so the linker never
+// merges copies built with different floating-point flags (tests and other
+// code must not include this header).
+namespace {
+
+// Weighted sums over a group for one candidate set of codes l.
+struct LevelSums {
+  float w_l;   // sum w * l
+  float w_l2;  // sum w * l * l
+  float wx_l;  // sum (w * x) * l
+};
+
+// Level kernels: a struct with two static functions,
+//   LevelSums level_sums(xs, w, wx, iscale, lo, hi, n): for
+//     l_i = round_code(iscale * xs[i], lo, hi), the sums above
+//     (REQUIRES: n % 8 == 0);
+//   void quantize_levels(x, add, d, lo, hi, n, out):
+//     out[i] = round_code((x[i] + add) / d, lo, hi) - lo.
+// Every implementation gives the same bits: lane k (k < 8) accumulates the
+// terms i = k, k + 8, ... in order with fma (w * l, (w * l) * l, wx * l), and
+// the lanes combine as ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)).
+
+constexpr float kGroupMaxEps = 1e-15f;  // a group below this is all zeros
+
+// Weighted error sum w (s*l + m - x)^2 from the sums, m being the additive
+// offset (<= 0).
+double weighted_error(double s, double m, const LevelSums& l, double sum_w, double sum_wx,
+                      double sum_wx2) {
+  return s * s * l.w_l2 + m * m * sum_w + sum_wx2 + 2.0 * s * m * l.w_l - 2.0 * s * l.wx_l -
+         2.0 * m * sum_wx;
+}
+
+// A Q4_K group of 32 prepared for the search: weights, and values shifted so
+// the smallest (or 0, if all are positive) is 0.
+struct Q4KGroup {
+  static constexpr int kSize = 32;
+  float w[kSize];
+  float wx[kSize];
+  float xs[kSize];  // x - lo
+  double sum_w = 0.0;
+  double sum_wx = 0.0;
+  double sum_wx2 = 0.0;
+  float lo = 0.0f;  // min(x, 0)
+  float range = 0.0f;
+};
+
+// Returns false for a group that is constant (or NaN), whose fit is
+// {0, -lo} with lo = min(x[0], 0).
+bool prepare_q4_k_group(const float* x, Q4KGroup& g) {
+  float sum_x2 = 0.0f;
+  float lo = x[0];
+  float hi = x[0];
+  for (int i = 0; i < Q4KGroup::kSize; ++i) {
+    sum_x2 = std::fma(x[i], x[i], sum_x2);
+    lo = x[i] < lo ? x[i] : lo;
+    hi = x[i] > hi ? x[i] : hi;
+  }
+  g.lo = lo > 0.0f ? 0.0f : lo;
+  if (!(hi > g.lo)) return false;
+  g.range = hi - g.lo;
+  const float rms = std::sqrt(sum_x2 / Q4KGroup::kSize);
+  for (int i = 0; i < Q4KGroup::kSize; ++i) {
+    g.w[i] = rms + std::fabs(x[i]);
+    g.wx[i] = g.w[i] * x[i];
+    g.xs[i] = x[i] - g.lo;
+    g.sum_w += g.w[i];
+    g.sum_wx += g.wx[i];
+    g.sum_wx2 += static_cast<double>(g.wx[i]) * x[i];
+  }
+  return true;
+}
+
+// One Q4_K group of 32: x ~ scale * q - min with q in 0..15.
+template <class Kernels>
+ScaleMinFit search_q4_k_group(const float* x) {
+  constexpr float kMaxCode = 15.0f;
+  Q4KGroup g;
+  if (!prepare_q4_k_group(x, g)) return {0.0f, -g.lo};
+  float iscale = kMaxCode / g.range;
+  LevelSums sums = Kernels::level_sums(g.xs, g.w, g.wx, iscale, 0.0f, kMaxCode, Q4KGroup::kSize);
+  double best_scale = 1.0f / iscale;
+  double best_offset = g.lo;
+  double best_error = weighted_error(best_scale, best_offset, sums, g.sum_w, g.sum_wx, g.sum_wx2);
+  for (int step = 0; step <= 20; ++step) {
+    iscale = (kMaxCode - 1.0f + 0.1f * static_cast<float>(step)) / g.range;
+    sums = Kernels::level_sums(g.xs, g.w, g.wx, iscale, 0.0f, kMaxCode, Q4KGroup::kSize);
+    const double det = g.sum_w * sums.w_l2 - static_cast<double>(sums.w_l) * sums.w_l;
+    if (!(det > 0.0)) continue;
+    double scale = (g.sum_w * sums.wx_l - g.sum_wx * sums.w_l) / det;
+    double offset = (sums.w_l2 * g.sum_wx - static_cast<double>(sums.w_l) * sums.wx_l) / det;
+    if (offset > 0.0) {  // the offset must not be positive: refit the scale alone
+      offset = 0.0;
+      scale = static_cast<double>(sums.wx_l) / sums.w_l2;
+    }
+    const double error = weighted_error(scale, offset, sums, g.sum_w, g.sum_wx, g.sum_wx2);
+    if (error < best_error) {
+      best_error = error;
+      best_scale = scale;
+      best_offset = offset;
+    }
+  }
+  return {static_cast<float>(best_scale), static_cast<float>(-best_offset)};
+}
+
+// One Q6_K group of 16: x ~ scale * q with q in -32..31 (scale may be negative).
+template <class Kernels>
+float search_q6_k_group(const float* x) {
+  constexpr int n = 16;
+  float amax = 0.0f;
+  float extreme = 0.0f;
+  for (int i = 0; i < n; ++i) {
+    if (std::fabs(x[i]) > amax) {
+      amax = std::fabs(x[i]);
+      extreme = x[i];
+    }
+  }
+  if (!(amax >= kGroupMaxEps)) return 0.0f;
+  float w[n], wx[n];
+  for (int i = 0; i < n; ++i) {
+    w[i] = x[i] * x[i];
+    wx[i] = w[i] * x[i];
+  }
+  // Maximizing (sum w x l)^2 / (sum w l^2) over candidates is minimizing the
+  // weighted error at each candidate's best scale.
+  LevelSums sums = Kernels::level_sums(x, w, wx, -32.0f / extreme, -32.0f, 31.0f, n);
+  double scale = sums.w_l2 > 0.0f ? static_cast<double>(sums.wx_l) / sums.w_l2 : 0.0;
+  double best = scale * sums.wx_l;
+  for (int step = -9; step <= 9; ++step) {
+    if (step == 0) continue;
+    const float iscale = -(32.0f + 0.1f * static_cast<float>(step)) / extreme;
+    sums = Kernels::level_sums(x, w, wx, iscale, -32.0f, 31.0f, n);
+    const double xl = sums.wx_l;
+    if (sums.w_l2 > 0.0f && xl * xl > best * sums.w_l2) {
+      scale = xl / sums.w_l2;
+      best = scale * xl;
+    }
+  }
+  return static_cast<float>(scale);
+}
+
+template <class Kernels>
+void quantize_block_q4_k(const float* x, BlockQ4_K& block) {
+  ScaleMinFit fits[8];
+  float max_scale = 0.0f;
+  float max_min = 0.0f;
+  for (int g = 0; g < 8; ++g) {
+    fits[g] = search_q4_k_group<Kernels>(x + 32 * g);
+    max_scale = fits[g].scale > max_scale ? fits[g].scale : max_scale;
+    max_min = fits[g].min > max_min ? fits[g].min : max_min;
+  }
+  const float inv_scale = max_scale > 0.0f ? 63.0f / max_scale : 0.0f;
+  const float inv_min = max_min > 0.0f ? 63.0f / max_min : 0.0f;
+  uint8_t scales[8], mins[8];
+  for (int g = 0; g < 8; ++g) {
+    scales[g] = static_cast<uint8_t>(round_code(inv_scale * fits[g].scale, 0.0f, 63.0f));
+    mins[g] = static_cast<uint8_t>(round_code(inv_min * fits[g].min, 0.0f, 63.0f));
+  }
+  pack_k4_scale_mins(scales, mins, block.scales);
+  block.d = f32_to_fp16(max_scale / 63.0f);
+  block.dmin = f32_to_fp16(max_min / 63.0f);
+  const float d = fp16_to_f32(block.d);
+  const float dmin = fp16_to_f32(block.dmin);
+  uint8_t codes[kQkK];
+  for (int g = 0; g < 8; ++g) {
+    const float dg = d * static_cast<float>(scales[g]);
+    if (dg == 0.0f) {
+      std::memset(codes + 32 * g, 0, 32);
+      continue;
+    }
+    const float mg = dmin * static_cast<float>(mins[g]);
+    Kernels::quantize_levels(x + 32 * g, mg, dg, 0.0f, 15.0f, 32, codes + 32 * g);
+  }
+  for (int chunk = 0; chunk < 4; ++chunk) {
+    for (int l = 0; l < 32; ++l) {
+      block.qs[32 * chunk + l] =
+          static_cast<uint8_t>(codes[64 * chunk + l] | (codes[64 * chunk + 32 + l] << 4));
+    }
+  }
+}
+
+// Codes are stored +32 (0..63); see BlockQ6_K for the ql/qh interleaving.
+void pack_q6_k_codes(const uint8_t* codes, BlockQ6_K& block) {
+  for (int half = 0; half < 2; ++half) {
+    const uint8_t* c = codes + 128 * half;
+    for (int l = 0; l < 32; ++l) {
+      block.ql[64 * half + l] = static_cast<uint8_t>((c[l] & 0x0F) | ((c[l + 64] & 0x0F) << 4));
+      block.ql[64 * half + l + 32] =
+          static_cast<uint8_t>((c[l + 32] & 0x0F) | ((c[l + 96] & 0x0F) << 4));
+      block.qh[32 * half + l] =
+          static_cast<uint8_t>((c[l] >> 4) | ((c[l + 32] >> 4) << 2) | ((c[l + 64] >> 4) << 4) |
+                               ((c[l + 96] >> 4) << 6));
+    }
+  }
+}
+
+template <class Kernels>
+void quantize_block_q6_k(const float* x, BlockQ6_K& block) {
+  float scales[16];
+  float max_abs_scale = 0.0f;
+  float max_scale = 0.0f;
+  for (int g = 0; g < 16; ++g) {
+    scales[g] = search_q6_k_group<Kernels>(x + 16 * g);
+    if (std::fabs(scales[g]) > max_abs_scale) {
+      max_abs_scale = std::fabs(scales[g]);
+      max_scale = scales[g];
+    }
+  }
+  if (!(max_abs_scale >= kGroupMaxEps)) {
+    std::memset(&block, 0, sizeof(block));
+    return;
+  }
+  const float iscale = -128.0f / max_scale;
+  block.d = f32_to_fp16(1.0f / iscale);
+  const float d = fp16_to_f32(block.d);
+  uint8_t codes[kQkK];
+  for (int g = 0; g < 16; ++g) {
+    block.scales[g] = static_cast<int8_t>(round_code(iscale * scales[g], -128.0f, 127.0f));
+    const float dg = d * static_cast<float>(block.scales[g]);
+    if (dg == 0.0f) {
+      std::memset(codes + 16 * g, 32, 16);
+      continue;
+    }
+    Kernels::quantize_levels(x + 16 * g, 0.0f, dg, -32.0f, 31.0f, 16, codes + 16 * g);
+  }
+  pack_q6_k_codes(codes, block);
+}
+
+template <class Kernels>
+void quantize_row_q4_k_with(const float* src, uint8_t* dst, int64_t num_elements) {
+  auto* blocks = reinterpret_cast<BlockQ4_K*>(dst);
+  for (int64_t b = 0; b < num_elements / kQkK; ++b) {
+    quantize_block_q4_k<Kernels>(src + b * kQkK, blocks[b]);
+  }
+}
+
+template <class Kernels>
+void quantize_row_q6_k_with(const float* src, uint8_t* dst, int64_t num_elements) {
+  auto* blocks = reinterpret_cast<BlockQ6_K*>(dst);
+  for (int64_t b = 0; b < num_elements / kQkK; ++b) {
+    quantize_block_q6_k<Kernels>(src + b * kQkK, blocks[b]);
+  }
+}
+
+}  // namespace
+}  // namespace met::ref

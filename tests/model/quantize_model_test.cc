@@ -1,0 +1,80 @@
+// Tests for quantize_model (src/model/quantize_model.h).
+#include "model/quantize_model.h"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "gguf/gguf_file.h"
+#include "tensor/quantize.h"
+#include "testing/temp_dir.h"
+
+namespace met {
+namespace {
+
+std::vector<float> dequantize(const GgufFile& f, std::string_view name) {
+  const GgufTensorInfo* t = f.find_tensor(name);
+  EXPECT_NE(t, nullptr) << name;
+  std::vector<float> out(t->num_elements);
+  EXPECT_TRUE(dequantize_row(t->type, f.tensor_data(*t), out).ok());
+  return out;
+}
+
+class QuantizeModelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    RandomModelSpec s;
+    s.num_layers = 1;
+    s.embedding_length = 256;
+    s.num_heads = 4;
+    s.num_kv_heads = 4;
+    s.feed_forward_length = 512;
+    s.vocab_size = 600;
+    ASSERT_TRUE(make_random_model(s, dir_.file("f32.gguf")).ok());
+  }
+  testing::TempDir dir_;
+};
+
+TEST_F(QuantizeModelTest, QuantizesMatricesAndCopiesNorms) {
+  auto s = quantize_model(dir_.file("f32.gguf"), dir_.file("q8.gguf"), GgmlType::kQ8_0, 2);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  EXPECT_EQ(s->num_quantized, 1u + 1u + 7u);  // token_embd, output, 7 per layer
+  auto in = GgufFile::open(dir_.file("f32.gguf"));
+  auto out = GgufFile::open(dir_.file("q8.gguf"));
+  ASSERT_TRUE(in.ok() && out.ok());
+  EXPECT_EQ(out->find_tensor("blk.0.attn_q.weight")->type, GgmlType::kQ8_0);
+  EXPECT_EQ(out->find_tensor("blk.0.attn_norm.weight")->type, GgmlType::kF32);
+  EXPECT_EQ(*out->metadata().get_u32("general.file_type"), 7u);
+  EXPECT_EQ(dequantize(*in, "blk.0.attn_norm.weight"), dequantize(*out, "blk.0.attn_norm.weight"));
+  const auto a = dequantize(*in, "blk.0.ffn_up.weight");
+  const auto b = dequantize(*out, "blk.0.ffn_up.weight");
+  double err = 0, ref = 0;
+  for (size_t i = 0; i < a.size(); ++i) err += (a[i] - b[i]) * (a[i] - b[i]), ref += a[i] * a[i];
+  EXPECT_LT(std::sqrt(err / ref), 0.01);  // Q8_0 keeps 8 bits per weight
+  EXPECT_EQ(*out->metadata().get_string("tokenizer.ggml.model"),
+            *in->metadata().get_string("tokenizer.ggml.model"));
+}
+
+TEST_F(QuantizeModelTest, RequantizesFromAQuantizedModel) {
+  ASSERT_TRUE(quantize_model(dir_.file("f32.gguf"), dir_.file("q8.gguf"), GgmlType::kQ8_0, 1).ok());
+  auto s = quantize_model(dir_.file("q8.gguf"), dir_.file("q4k.gguf"), GgmlType::kQ4_K, 1);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  auto out = GgufFile::open(dir_.file("q4k.gguf"));
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->find_tensor("blk.0.ffn_down.weight")->type, GgmlType::kQ4_K);
+}
+
+TEST_F(QuantizeModelTest, RefusesATypeItCannotWrite) {
+  auto s = quantize_model(dir_.file("f32.gguf"), dir_.file("x.gguf"), GgmlType::kQ2_K, 1);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("q2_k"), std::string::npos);
+}
+
+TEST_F(QuantizeModelTest, MissingInputNamesThePath) {
+  auto s = quantize_model(dir_.file("nope.gguf"), dir_.file("x.gguf"), GgmlType::kQ8_0, 1);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("nope.gguf"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace met

@@ -1,0 +1,146 @@
+// Tests for make_random_model (src/model/random_model.h), read back through
+// GgufFile and the tensor dequantizers.
+#include "model/random_model.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "gguf/gguf_file.h"
+#include "tensor/quantize.h"
+#include "testing/temp_dir.h"
+
+namespace met {
+namespace {
+
+RandomModelSpec small_spec(Arch arch, GgmlType dtype) {
+  RandomModelSpec s;
+  s.arch = arch;
+  s.num_layers = 2;
+  s.embedding_length = 256;
+  s.num_heads = 4;
+  s.num_kv_heads = 2;
+  s.feed_forward_length = 512;
+  s.vocab_size = 1024;
+  s.context_length = 512;
+  s.dtype = dtype;
+  s.seed = 42;
+  return s;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<float> dequantize(const GgufFile& f, const GgufTensorInfo& t) {
+  std::vector<float> out(t.num_elements);
+  Status s = dequantize_row(t.type, f.tensor_data(t), out);
+  EXPECT_TRUE(s.ok()) << s.to_string();
+  return out;
+}
+
+TEST(RandomModel, EveryArchReadsBackWithItsTensorsAndHParams) {
+  for (Arch arch : {Arch::kLlama, Arch::kMistral, Arch::kQwen2, Arch::kQwen3}) {
+    testing::TempDir dir;
+    const RandomModelSpec spec = small_spec(arch, GgmlType::kF16);
+    auto made = make_random_model(spec, dir.file("m.gguf"));
+    ASSERT_TRUE(made.ok()) << made.status().to_string();
+    auto f = GgufFile::open(dir.file("m.gguf"));
+    ASSERT_TRUE(f.ok()) << f.status().to_string();
+    auto hp = read_hparams(f->metadata());
+    ASSERT_TRUE(hp.ok()) << hp.status().to_string();
+    EXPECT_EQ(hp->arch, gguf_arch_name(arch));
+    EXPECT_EQ(hp->num_layers, 2u);
+    EXPECT_EQ(hp->vocab_size, 1024u);
+    const auto specs = arch_tensors(arch, *hp, false);
+    ASSERT_EQ(f->tensors().size(), specs.size());
+    uint64_t params = 0;
+    for (const auto& s : specs) {
+      const GgufTensorInfo* t = f->find_tensor(s.name);
+      ASSERT_NE(t, nullptr) << s.name;
+      EXPECT_EQ(t->shape, s.shape);
+      EXPECT_EQ(t->type, s.role == TensorRole::kMatrix ? GgmlType::kF16 : GgmlType::kF32) << s.name;
+      params += t->num_elements;
+    }
+    EXPECT_EQ(made->num_params, params);
+    EXPECT_TRUE(f->metadata().contains("tokenizer.chat_template"));
+  }
+}
+
+TEST(RandomModel, SameSeedGivesTheSameBytesWhateverTheThreads) {
+  testing::TempDir dir;
+  RandomModelSpec a = small_spec(Arch::kLlama, GgmlType::kQ8_0);
+  RandomModelSpec b = a;
+  a.num_threads = 1;
+  b.num_threads = 3;
+  ASSERT_TRUE(make_random_model(a, dir.file("a.gguf")).ok());
+  ASSERT_TRUE(make_random_model(b, dir.file("b.gguf")).ok());
+  EXPECT_EQ(slurp(dir.file("a.gguf")), slurp(dir.file("b.gguf")));
+  RandomModelSpec c = a;
+  c.seed = 43;
+  ASSERT_TRUE(make_random_model(c, dir.file("c.gguf")).ok());
+  EXPECT_NE(slurp(dir.file("a.gguf")), slurp(dir.file("c.gguf")));
+}
+
+TEST(RandomModel, MatricesHaveVarianceOneOverFanInAndNormsAreOne) {
+  testing::TempDir dir;
+  ASSERT_TRUE(make_random_model(small_spec(Arch::kLlama, GgmlType::kF32), dir.file("m.gguf")).ok());
+  auto f = GgufFile::open(dir.file("m.gguf"));
+  ASSERT_TRUE(f.ok());
+  std::vector<float> w = dequantize(*f, *f->find_tensor("blk.0.ffn_down.weight"));
+  double sum = 0, sum_sq = 0;
+  for (float x : w) sum += x, sum_sq += double(x) * x;
+  const double mean = sum / w.size(), var = sum_sq / w.size() - mean * mean;
+  EXPECT_NEAR(mean, 0.0, 0.01);
+  EXPECT_NEAR(var * 512.0, 1.0, 0.05);  // fan-in of ffn_down is the feed-forward length
+  for (float x : dequantize(*f, *f->find_tensor("output_norm.weight"))) EXPECT_EQ(x, 1.0f);
+}
+
+TEST(RandomModel, RowsThatDoNotFitTheBlockFallBackAndSaySo) {
+  testing::TempDir dir;
+  RandomModelSpec s = small_spec(Arch::kLlama, GgmlType::kQ4_K);
+  s.feed_forward_length = 320;  // ffn_down rows of 320 do not fit Q4_K's 256
+  auto made = make_random_model(s, dir.file("m.gguf"));
+  ASSERT_TRUE(made.ok()) << made.status().to_string();
+  ASSERT_EQ(made->fallbacks.size(), 2u);  // one ffn_down per layer
+  EXPECT_NE(made->fallbacks[0].find("ffn_down"), std::string::npos);
+  auto f = GgufFile::open(dir.file("m.gguf"));
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->find_tensor("blk.0.ffn_down.weight")->type, GgmlType::kQ8_0);
+  EXPECT_EQ(f->find_tensor("blk.0.ffn_up.weight")->type, GgmlType::kQ4_K);
+}
+
+TEST(RandomModel, InvalidSpecsAreRefusedWithTheReason) {
+  RandomModelSpec s = small_spec(Arch::kLlama, GgmlType::kF32);
+  s.num_kv_heads = 3;
+  EXPECT_NE(validate_spec(s).message().find("--kv-heads 3"), std::string::npos);
+  s = small_spec(Arch::kLlama, GgmlType::kQ2_K);
+  EXPECT_NE(validate_spec(s).message().find("--dtype q2_k"), std::string::npos);
+  s = small_spec(Arch::kLlama, GgmlType::kF32);
+  s.embedding_length = 250;
+  EXPECT_NE(validate_spec(s).message().find("--embd 250"), std::string::npos);
+}
+
+TEST(RandomModelPreset, SizesMatchTheirNames) {
+  auto params = [](const RandomModelSpec& s) {
+    uint64_t n = 0;
+    for (const auto& t : arch_tensors(s.arch, spec_hparams(s), s.tied_output)) {
+      uint64_t e = 1;
+      for (uint64_t d : t.shape) e *= d;
+      n += e;
+    }
+    return n;
+  };
+  EXPECT_NEAR(params(*random_model_preset("tiny")) / 1e6, 15, 2);
+  EXPECT_NEAR(params(*random_model_preset("small")) / 1e6, 110, 10);
+  EXPECT_NEAR(params(*random_model_preset("medium")) / 1e6, 500, 25);
+  EXPECT_EQ(random_model_preset("huge"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace met
