@@ -34,23 +34,34 @@ Result<std::string> device_description(int index) {
                      static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0));
 }
 
+// Device memory freed on every path.
+class DeviceFloats {
+ public:
+  DeviceFloats() = default;
+  DeviceFloats(const DeviceFloats&) = delete;
+  DeviceFloats& operator=(const DeviceFloats&) = delete;
+  ~DeviceFloats() {
+    if (ptr_ != nullptr) cudaFree(ptr_);
+  }
+  Status allocate(size_t n) { return cuda_status(cudaMalloc(&ptr_, n * sizeof(float)), "cudaMalloc"); }
+  float* get() const { return ptr_; }
+
+ private:
+  float* ptr_ = nullptr;
+};
+
 Status self_test(int n) {
   std::vector<float> x(n), y(n);
   for (int i = 0; i < n; ++i) x[i] = static_cast<float>(i), y[i] = 1.0f;
-  float *dx = nullptr, *dy = nullptr;
   const size_t bytes = sizeof(float) * static_cast<size_t>(n);
-  Status s = cuda_status(cudaMalloc(&dx, bytes), "cudaMalloc");
-  if (s.ok()) s = cuda_status(cudaMalloc(&dy, bytes), "cudaMalloc");
-  if (s.ok()) s = cuda_status(cudaMemcpy(dx, x.data(), bytes, cudaMemcpyHostToDevice), "copy x");
-  if (s.ok()) s = cuda_status(cudaMemcpy(dy, y.data(), bytes, cudaMemcpyHostToDevice), "copy y");
-  if (s.ok()) {
-    saxpy_kernel<<<(n + 255) / 256, 256>>>(n, 2.0f, dx, dy);
-    s = cuda_status(cudaGetLastError(), "saxpy launch");
-  }
-  if (s.ok()) s = cuda_status(cudaMemcpy(y.data(), dy, bytes, cudaMemcpyDeviceToHost), "copy back");
-  cudaFree(dx);
-  cudaFree(dy);
-  MET_RETURN_IF_ERROR(s);
+  DeviceFloats dx, dy;
+  MET_RETURN_IF_ERROR(dx.allocate(n));
+  MET_RETURN_IF_ERROR(dy.allocate(n));
+  MET_RETURN_IF_ERROR(cuda_status(cudaMemcpy(dx.get(), x.data(), bytes, cudaMemcpyHostToDevice), "copy x"));
+  MET_RETURN_IF_ERROR(cuda_status(cudaMemcpy(dy.get(), y.data(), bytes, cudaMemcpyHostToDevice), "copy y"));
+  saxpy_kernel<<<(n + 255) / 256, 256>>>(n, 2.0f, dx.get(), dy.get());
+  MET_RETURN_IF_ERROR(cuda_status(cudaGetLastError(), "saxpy launch"));
+  MET_RETURN_IF_ERROR(cuda_status(cudaMemcpy(y.data(), dy.get(), bytes, cudaMemcpyDeviceToHost), "copy back"));
   for (int i = 0; i < n; ++i) {
     if (y[i] != 2.0f * static_cast<float>(i) + 1.0f) {
       return internal_error("self-test mismatch at {}: {} != {}", i, y[i], 2.0f * i + 1.0f);

@@ -1,0 +1,71 @@
+// Tests for src/tokenizer/spm_tokenizer.h.
+#include "tokenizer/spm_tokenizer.h"
+
+#include <gtest/gtest.h>
+
+#include "tokenizer/tokenizer_fixtures.h"
+
+namespace met {
+namespace {
+
+Vocab make_vocab(const testing::TinyVocab& v) {
+  auto vocab = Vocab::from_gguf(testing::tiny_metadata(v));
+  EXPECT_TRUE(vocab.ok()) << vocab.status().to_string();
+  return std::move(vocab).value();
+}
+
+std::vector<std::string> encode(const Vocab& vocab, std::string_view text, bool prefix = false) {
+  SpmTokenizer spm(vocab);
+  std::vector<TokenId> ids;
+  spm.encode(text, prefix, ids);
+  std::vector<std::string> texts;
+  for (TokenId id : ids) texts.push_back(vocab.token(id).text);
+  return texts;
+}
+
+using Texts = std::vector<std::string>;
+
+TEST(SpmTokenizer, MergesTheBestScoringPairFirst) {
+  EXPECT_EQ(encode(make_vocab(testing::tiny_spm({"ab", "bc", "a", "b", "c"})), "abc"), (Texts{"ab", "c"}));
+  EXPECT_EQ(encode(make_vocab(testing::tiny_spm({"bc", "ab", "a", "b", "c"})), "abc"), (Texts{"a", "bc"}));
+}
+
+TEST(SpmTokenizer, EqualScoresMergeTheLeftmostPair) {
+  EXPECT_EQ(encode(make_vocab(testing::tiny_spm({"aa", "a"})), "aaa"), (Texts{"aa", "a"}));
+}
+
+TEST(SpmTokenizer, SpacesBecomeTheMetaSymbolWithAnOptionalPrefix) {
+  const Vocab vocab = make_vocab(testing::tiny_spm({"\xE2\x96\x81" "a", "\xE2\x96\x81", "a"}));
+  EXPECT_EQ(encode(vocab, "a a", /*prefix=*/true), (Texts{"\xE2\x96\x81" "a", "\xE2\x96\x81" "a"}));
+  EXPECT_EQ(encode(vocab, "a a", /*prefix=*/false), (Texts{"a", "\xE2\x96\x81" "a"}));
+}
+
+TEST(SpmTokenizer, CharacterOutsideTheVocabFallsBackToByteTokens) {
+  EXPECT_EQ(encode(make_vocab(testing::tiny_spm({"a"})), "a\xC3\xA9"), (Texts{"a", "<0xC3>", "<0xA9>"}));
+}
+
+TEST(SpmTokenizer, WithoutByteTokensAnUnknownCharacterBecomesUnk) {
+  testing::TinyVocab v;
+  v.tokens = {"<unk>", "<s>", "</s>", "a"};
+  v.types = {2, 3, 3, 1};
+  v.scores = {0, 0, 0, -1};
+  EXPECT_EQ(encode(make_vocab(v), "a\xC3\xA9" "a"), (Texts{"a", "<unk>", "a"}));
+}
+
+TEST(SpmTokenizer, UnusedTokenIsSplitBackIntoThePiecesThatFormedIt) {
+  testing::TinyVocab v = testing::tiny_spm({"ab", "a", "b"});
+  v.types[259] = 5;  // "ab" UNUSED
+  EXPECT_EQ(encode(make_vocab(v), "ab"), (Texts{"a", "b"}));
+}
+
+TEST(SpmTokenizer, ControlTokenTextIsNeverFormedByMerges) {
+  testing::TinyVocab v = testing::tiny_spm({"<s", "<", "s", ">"});
+  EXPECT_EQ(encode(make_vocab(v), "<s>"), (Texts{"<s", ">"}));
+}
+
+TEST(SpmTokenizer, EmptyTextGivesNoTokensWithoutAPrefix) {
+  EXPECT_TRUE(encode(make_vocab(testing::tiny_spm({"a"})), "").empty());
+}
+
+}  // namespace
+}  // namespace met

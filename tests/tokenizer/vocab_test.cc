@@ -1,0 +1,162 @@
+// Tests for src/tokenizer/vocab.h.
+#include "tokenizer/vocab.h"
+
+#include <gtest/gtest.h>
+
+#include "testing/shared_data.h"
+#include "tokenizer/tokenizer_fixtures.h"
+
+namespace met {
+namespace {
+
+Result<Vocab> load(const testing::TinyVocab& v) { return Vocab::from_gguf(testing::tiny_metadata(v)); }
+
+TEST(Vocab, ReadsWhatMakeModelWritesForSentencePiece) {
+  SyntheticVocabOptions options;
+  options.kind = VocabKind::kSpm;
+  options.size = 1000;
+  auto synthetic = make_synthetic_vocab(options);
+  ASSERT_TRUE(synthetic.ok()) << synthetic.status().to_string();
+  GgufMetadata md;
+  write_vocab_metadata(*synthetic, md);
+  auto vocab = Vocab::from_gguf(md);
+  ASSERT_TRUE(vocab.ok()) << vocab.status().to_string();
+  EXPECT_EQ(vocab->model(), VocabModel::kSpm);
+  EXPECT_EQ(vocab->size(), synthetic->tokens.size());
+  EXPECT_EQ(vocab->special().bos, static_cast<TokenId>(synthetic->bos_id));
+  EXPECT_EQ(vocab->special().eos, static_cast<TokenId>(synthetic->eos_id));
+  EXPECT_EQ(vocab->special().unk, static_cast<TokenId>(synthetic->unk_id));
+  EXPECT_EQ(vocab->add_bos(), synthetic->add_bos);
+  EXPECT_TRUE(vocab->add_space_prefix());
+  EXPECT_TRUE(vocab->is_eog(static_cast<TokenId>(synthetic->eos_id)));
+  for (size_t i = 0; i < synthetic->tokens.size(); ++i) {
+    EXPECT_EQ(static_cast<int>(vocab->token(static_cast<TokenId>(i)).kind), synthetic->token_types[i]);
+    EXPECT_EQ(vocab->find(synthetic->tokens[i]), static_cast<TokenId>(i));
+  }
+}
+
+TEST(Vocab, ReadsWhatMakeModelWritesForByteLevelBpe) {
+  SyntheticVocabOptions options;
+  options.kind = VocabKind::kBpe;
+  options.size = 1000;
+  auto synthetic = make_synthetic_vocab(options);
+  ASSERT_TRUE(synthetic.ok()) << synthetic.status().to_string();
+  GgufMetadata md;
+  write_vocab_metadata(*synthetic, md);
+  auto vocab = Vocab::from_gguf(md);
+  ASSERT_TRUE(vocab.ok()) << vocab.status().to_string();
+  EXPECT_EQ(vocab->model(), VocabModel::kBpe);
+  EXPECT_EQ(vocab->pre_name(), synthetic->pre);
+  EXPECT_EQ(vocab->merges().size(), synthetic->merges.size());
+  EXPECT_FALSE(vocab->add_space_prefix());
+}
+
+TEST(Vocab, MissingIdsFollowLlamaCppDefaultsPerModel) {
+  auto spm = load(testing::tiny_spm({"a"}));
+  ASSERT_TRUE(spm.ok());
+  EXPECT_EQ(spm->special().bos, 1);
+  EXPECT_EQ(spm->special().eos, 2);
+  EXPECT_EQ(spm->special().unk, 0);
+  EXPECT_FALSE(spm->special().pad.has_value());
+  EXPECT_TRUE(spm->add_bos());
+  EXPECT_FALSE(spm->add_eos());
+  EXPECT_TRUE(spm->add_space_prefix());
+  testing::TinyVocab bpe = testing::tiny_bpe({"a b"});
+  bpe.extra.clear();  // no ids: llama.cpp's default 11 for both
+  auto b = load(bpe);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->special().bos, 11);
+  EXPECT_EQ(b->special().eos, 11);
+  EXPECT_FALSE(b->special().unk.has_value());
+  EXPECT_FALSE(b->add_bos());
+}
+
+TEST(Vocab, MinusOneMaxUint32AndPastTheEndIdsMeanNoToken) {
+  testing::TinyVocab v = testing::tiny_spm({"a"});
+  v.extra = {{"tokenizer.ggml.bos_token_id", GgufValue(int32_t{-1})},
+             {"tokenizer.ggml.eos_token_id", GgufValue(uint32_t{0xFFFFFFFF})},
+             {"tokenizer.ggml.padding_token_id", GgufValue(uint32_t{100000})},
+             {"tokenizer.ggml.add_bos_token", GgufValue(false)}};
+  auto vocab = load(v);
+  ASSERT_TRUE(vocab.ok()) << vocab.status().to_string();
+  EXPECT_FALSE(vocab->special().bos.has_value());
+  EXPECT_FALSE(vocab->special().eos.has_value());
+  EXPECT_FALSE(vocab->special().pad.has_value());
+  EXPECT_TRUE(vocab->eog_ids().empty());
+}
+
+TEST(Vocab, AddBosWithoutABosTokenIsDataLoss) {
+  testing::TinyVocab v = testing::tiny_spm({"a"});
+  v.extra = {{"tokenizer.ggml.bos_token_id", GgufValue(int32_t{-1})}};
+  auto vocab = load(v);
+  ASSERT_FALSE(vocab.ok());
+  EXPECT_EQ(vocab.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(vocab.status().message().find("add_bos_token"), std::string::npos);
+}
+
+TEST(Vocab, ModelKeyMustBePresentAndKnown) {
+  GgufMetadata empty;
+  EXPECT_EQ(Vocab::from_gguf(empty).status().code(), StatusCode::kNotFound);
+  testing::TinyVocab v = testing::tiny_spm({"a"});
+  v.model = "t5";
+  EXPECT_EQ(load(v).status().code(), StatusCode::kUnimplemented);
+}
+
+TEST(Vocab, DuplicateTokenTextIsDataLoss) {
+  auto vocab = load(testing::tiny_spm({"a", "a"}));
+  ASSERT_FALSE(vocab.ok());
+  EXPECT_EQ(vocab.status().code(), StatusCode::kDataLoss);
+}
+
+TEST(Vocab, ShortScoreOrTypeArraysAreDataLoss) {
+  testing::TinyVocab v = testing::tiny_spm({"a", "b"});
+  v.types.pop_back();
+  EXPECT_EQ(load(v).status().code(), StatusCode::kDataLoss);
+  v = testing::tiny_spm({"a", "b"});
+  v.scores.pop_back();
+  EXPECT_EQ(load(v).status().code(), StatusCode::kDataLoss);
+}
+
+TEST(Vocab, EmptyTokenTextGetsAPlaceholder) {
+  testing::TinyVocab v = testing::tiny_spm({"a", ""});
+  auto vocab = load(v);
+  ASSERT_TRUE(vocab.ok()) << vocab.status().to_string();
+  EXPECT_EQ(vocab->token(260).text, "[EMPTY_260]");
+}
+
+TEST(Vocab, MergesSplitAtTheFirstSpaceAfterTheFirstByte) {
+  testing::TinyVocab v = testing::tiny_bpe({"a b"});
+  v.merges = {"a b", "  b", "nospace"};
+  auto vocab = load(v);
+  ASSERT_TRUE(vocab.ok());
+  ASSERT_EQ(vocab->merges().size(), 3u);
+  EXPECT_EQ(vocab->merges()[0], (std::pair<std::string, std::string>{"a", "b"}));
+  EXPECT_EQ(vocab->merges()[1], (std::pair<std::string, std::string>{" ", "b"}));
+  EXPECT_EQ(vocab->merges()[2], (std::pair<std::string, std::string>{"", ""}));
+}
+
+TEST(Vocab, EndOfGenerationCoversEosEotAndChatEndTokens) {
+  MET_REQUIRE_SHARED(path, "tokenizer-vectors/ggml-vocab-qwen2.gguf");
+  auto tokenizer = testing::load_tokenizer(path);
+  ASSERT_TRUE(tokenizer.ok());
+  const Vocab& vocab = tokenizer->vocab();
+  EXPECT_TRUE(vocab.is_eog(151645));   // <|im_end|>: eos and eot
+  EXPECT_TRUE(vocab.is_eog(151643));   // <|endoftext|>, a CONTROL token named like an end
+  EXPECT_FALSE(vocab.is_eog(151644));  // <|im_start|>
+  EXPECT_FALSE(vocab.add_bos());
+}
+
+TEST(Vocab, SharedVocabsLoadWithTheirDocumentedShape) {
+  MET_REQUIRE_SHARED(path, "tokenizer-vectors/ggml-vocab-llama-bpe.gguf");
+  auto tokenizer = testing::load_tokenizer(path);
+  ASSERT_TRUE(tokenizer.ok());
+  const Vocab& vocab = tokenizer->vocab();
+  EXPECT_EQ(vocab.size(), 128256u);
+  EXPECT_EQ(vocab.special().bos, 128000);
+  EXPECT_EQ(vocab.special().eot, 128009);
+  EXPECT_TRUE(vocab.pre().ignore_merges);
+  EXPECT_TRUE(vocab.add_bos());
+}
+
+}  // namespace
+}  // namespace met
