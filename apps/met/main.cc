@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   met::add_info_command(app);
   met::add_make_model_command(app);
   met::add_quantize_command(app);
+  met::add_template_command(app);
   met::add_tokenize_command(app);
   app.parse_complete_callback([&] {
     if (!apply_isa_cap(isa_flag)) throw CLI::RuntimeError(2);

@@ -15,6 +15,7 @@ namespace met {
 void add_info_command(CLI::App& app);
 void add_make_model_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
+void add_template_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
 
 // Prints "met <command>: <message>" and throws CLI::RuntimeError(1) when `s`
