@@ -47,9 +47,11 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off (env MET_LOG_LEVEL)");
   bool show_version = false;
   app.add_flag("--version", show_version, "Print the version and the kernel tier, then exit");
+  met::add_bench_command(app);
   met::add_info_command(app);
   met::add_make_model_command(app);
   met::add_quantize_command(app);
+  met::add_run_command(app);
   met::add_template_command(app);
   met::add_tokenize_command(app);
   app.parse_complete_callback([&] {

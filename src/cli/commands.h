@@ -12,9 +12,11 @@
 
 namespace met {
 
+void add_bench_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_make_model_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
+void add_run_command(CLI::App& app);
 void add_template_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
 

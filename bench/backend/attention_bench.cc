@@ -1,0 +1,198 @@
+// Decode attention throughput: one sequence, one query row, reading its
+// whole context of K and V through a (shuffled) block table, head_dim 64,
+// 8 kv heads, 16 query heads, F16 KV; on 1 and 2 threads of a WorkerPool.
+// bytes/s counts the K and V bytes read (context * 8 heads * 64 * 2 bytes *
+// 2). Each iteration reads the next layer of a pool of ~256 MiB, so the KV
+// comes from DRAM, not cache, as it does in a real decode step.
+// Peers, the bandwidth ceilings attention should stay near at every
+// context (DESIGN.md, "Performance rules"): StreamRead sums as many
+// contiguous bytes of the pool on the same threads; KvGatherRead sums the
+// very bytes attention reads, in its order (kv head by kv head, blocks in
+// table order).
+// The *Inline variants run on the benchmark's own thread and report rates
+// per CPU second, so they stay meaningful on a loaded machine (the pooled
+// ones include the pool's wake-up and barrier costs and need idle cores).
+// Run: build-rel/bench/backend/met_attention_bench [--benchmark_filter=4096]
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "backend/cpu/kernels/attention.h"
+#include "backend/cpu/kv_cache.h"
+#include "backend/cpu/worker_pool.h"
+#include "tensor/half.h"
+
+namespace met::cpu {
+namespace {
+
+constexpr int32_t kHeads = 16, kKvHeads = 8, kHeadDim = 64;
+constexpr int64_t kPoolBytes = int64_t{256} << 20;
+
+struct DecodeSetup {
+  explicit DecodeSetup(int32_t context) {
+    const int64_t layer_bytes = int64_t{context} * kKvHeads * kHeadDim * 2 * 2;
+    const auto layers =
+        static_cast<int32_t>(std::clamp<int64_t>(kPoolBytes / layer_bytes, 2, kMaxKvLayers));
+    const int32_t blocks = context / kKvBlockTokens;
+    cache.emplace(
+        KvCache::create(KvLayout{GgmlType::kF16, layers, kKvHeads, kHeadDim, blocks}).value());
+    fill_random_f16();
+    for (int32_t b = 0; b < blocks; ++b) table.emplace_back(b);
+    std::shuffle(table.begin(), table.end(), std::mt19937(1));
+    seq = AttnSeq{.block_table = table, .num_cached = context - 1, .row_begin = 0, .num_rows = 1};
+    std::mt19937 rng(2);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    q.resize(kHeads * kHeadDim);
+    for (float& x : q) x = dist(rng);
+    out.resize(q.size());
+  }
+
+  void fill_random_f16() {
+    std::vector<uint16_t> values(4096);
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    for (uint16_t& v : values) v = f32_to_fp16(dist(rng));
+    for (int32_t b = 0; b < cache->layout().num_blocks; ++b) {
+      const std::span<uint8_t> bytes = cache->block(BlockId(b));
+      for (size_t i = 0; i < bytes.size(); i += sizeof(uint16_t) * values.size()) {
+        std::memcpy(bytes.data() + i, values.data(),
+                    std::min(bytes.size() - i, values.size() * sizeof(uint16_t)));
+      }
+    }
+  }
+
+  int64_t kv_bytes_read() const {
+    return int64_t{seq.num_cached + 1} * kKvHeads * kHeadDim * 2 * 2;
+  }
+
+  std::optional<KvCache> cache;
+  std::vector<BlockId> table;
+  AttnSeq seq;
+  std::vector<float> q, out;
+};
+
+void BM_DecodeAttention(benchmark::State& state) {
+  const auto context = static_cast<int32_t>(state.range(0));
+  const auto threads = static_cast<int>(state.range(1));
+  DecodeSetup setup(context);
+  AttentionScratch scratch(AttentionLimits{.num_heads = kHeads,
+                                           .num_kv_heads = kKvHeads,
+                                           .head_dim = kHeadDim,
+                                           .max_rows = 1,
+                                           .num_threads = threads});
+  if (!scratch.plan(std::span(&setup.seq, 1)).ok()) state.SkipWithError("plan failed");
+  WorkerPool pool(threads);
+  const int32_t layers = setup.cache->layout().num_layers;
+  int32_t layer = 0;
+  for (auto _ : state) {
+    pool.run([&](ThreadCtx& ctx) {
+      paged_attention(ctx, *setup.cache, layer, std::span(&setup.seq, 1), setup.q.data(),
+                      kHeads * kHeadDim, kHeads, 0.125f, setup.out.data(), kHeads * kHeadDim,
+                      scratch);
+    });
+    benchmark::DoNotOptimize(setup.out.data());
+    layer = (layer + 1) % layers;
+  }
+  state.SetBytesProcessed(state.iterations() * setup.kv_bytes_read());
+  state.counters["split_units"] = scratch.num_split_units();
+}
+
+// Sums as many contiguous bytes as one decode reads, from the next slice of
+// the same pool, split over the same threads.
+void BM_StreamRead(benchmark::State& state) {
+  const auto context = static_cast<int32_t>(state.range(0));
+  const auto threads = static_cast<int>(state.range(1));
+  DecodeSetup setup(context);
+  const int64_t words = setup.kv_bytes_read() / 8;
+  const int64_t slices = setup.cache->total_bytes() / 8 / words;
+  const auto* base = reinterpret_cast<const uint64_t*>(setup.cache->data());
+  std::vector<uint64_t> sums(static_cast<size_t>(threads) * 8);
+  WorkerPool pool(threads);
+  int64_t slice = 0;
+  for (auto _ : state) {
+    pool.run([&](ThreadCtx& ctx) {
+      const auto [begin, end] = ctx.split(words, 64);
+      const uint64_t* p = base + slice * words;
+      sums[static_cast<size_t>(ctx.ith()) * 8] = std::accumulate(p + begin, p + end, uint64_t{0});
+    });
+    benchmark::DoNotOptimize(sums.data());
+    slice = (slice + 1) % slices;
+  }
+  state.SetBytesProcessed(state.iterations() * words * 8);
+}
+
+// The same decode on the calling thread (a one-thread pool's context).
+void BM_DecodeAttentionInline(benchmark::State& state) {
+  const auto context = static_cast<int32_t>(state.range(0));
+  DecodeSetup setup(context);
+  AttentionScratch scratch(AttentionLimits{.num_heads = kHeads,
+                                           .num_kv_heads = kKvHeads,
+                                           .head_dim = kHeadDim,
+                                           .max_rows = 1,
+                                           .num_threads = 1});
+  WorkerPool pool(1);
+  ThreadCtx ctx(pool, 0, 1);
+  const int32_t layers = setup.cache->layout().num_layers;
+  int32_t layer = 0;
+  for (auto _ : state) {
+    paged_attention(ctx, *setup.cache, layer, std::span(&setup.seq, 1), setup.q.data(),
+                    kHeads * kHeadDim, kHeads, 0.125f, setup.out.data(), kHeads * kHeadDim,
+                    scratch);
+    benchmark::DoNotOptimize(setup.out.data());
+    layer = (layer + 1) % layers;
+  }
+  state.SetBytesProcessed(state.iterations() * setup.kv_bytes_read());
+}
+
+void BM_KvGatherReadInline(benchmark::State& state) {
+  const auto context = static_cast<int32_t>(state.range(0));
+  DecodeSetup setup(context);
+  const KvCache& cache = *setup.cache;
+  const int32_t layers = cache.layout().num_layers;
+  const int64_t words = kKvBlockTokens * cache.row_bytes() / 8;
+  int32_t layer = 0;
+  for (auto _ : state) {
+    uint64_t sum = 0;
+    for (int32_t h = 0; h < kKvHeads; ++h) {
+      for (const BlockId b : setup.table) {
+        const uint8_t* block = cache.data() + b.value() * cache.block_bytes();
+        const auto* k = reinterpret_cast<const uint64_t*>(block + cache.k_offset(layer, h));
+        const auto* v = reinterpret_cast<const uint64_t*>(block + cache.v_offset(layer, h));
+        for (int64_t i = 0; i < words; ++i) sum += k[i] ^ v[i];
+      }
+    }
+    benchmark::DoNotOptimize(sum);
+    layer = (layer + 1) % layers;
+  }
+  state.SetBytesProcessed(state.iterations() * setup.kv_bytes_read());
+}
+
+void inline_args(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"context"});
+  for (const int64_t context : {1024, 4096, 16384}) b->Args({context});
+}
+
+void decode_args(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"context", "threads"});
+  for (const int64_t context : {1024, 4096}) {
+    for (const int64_t threads : {1, 2}) b->Args({context, threads});
+  }
+  b->UseRealTime();
+}
+
+BENCHMARK(BM_DecodeAttention)->Apply(decode_args);
+BENCHMARK(BM_StreamRead)->Apply(decode_args);
+BENCHMARK(BM_DecodeAttentionInline)->Apply(inline_args);
+BENCHMARK(BM_KvGatherReadInline)->Apply(inline_args);
+
+}  // namespace
+}  // namespace met::cpu
+
+BENCHMARK_MAIN();

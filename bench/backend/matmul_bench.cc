@@ -1,0 +1,184 @@
+// Matmul throughput per weight type and ISA tier this CPU supports.
+//   decode/<type>/<tier>/<rows>x<cols>/threads:<t>: m = 1, weights streamed
+//     from DRAM: each iteration walks copies of the matrix totalling >= 256 MiB
+//     (well past L3), so bytes/s is weight bytes read per second.
+//   prefill/<type>/<tier>/m:<m>/threads:<t>: m = 64 or 512 activation rows
+//     against a 1024 x 4096 matrix; items/s counts FLOPs (2 m n k).
+// Activations are prepared once outside the timed loop. Threads are a
+// WorkerPool; one job runs every copy of an iteration, each thread its
+// share of the output columns (as the forward pass splits them).
+// On a shared machine wall time includes time the workers were not
+// scheduled; the *_per_cpu_second counters divide by the workers' own CPU
+// time instead (the kernel's cost per core; memory stalls included).
+// Run: build/bench/backend/met_matmul_bench [--benchmark_filter=q4_0]
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/kernels/matmul.h"
+#include "backend/cpu/kernels/matmul_dispatch.h"
+#include "backend/cpu/worker_pool.h"
+#include "core/cpu_features.h"
+#include "tensor/quantize.h"
+
+namespace met::cpu {
+namespace {
+
+constexpr GgmlType kTypes[] = {GgmlType::kF32,  GgmlType::kF16,  GgmlType::kBF16, GgmlType::kQ8_0,
+                               GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ6_K};
+constexpr size_t kStreamBytes = size_t{256} << 20;
+
+std::vector<float> gaussian(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> x(n);
+  for (float& v : x) v = dist(rng);
+  return x;
+}
+
+// `copies` copies of one random rows x cols matrix of `type`, back to back.
+struct WeightSet {
+  GgmlType type;
+  int64_t rows, cols;
+  size_t row_bytes, matrix_bytes;
+  int copies;
+  std::vector<uint8_t> bytes;
+  WeightMatrix matrix(int copy) const {
+    return {type, bytes.data() + static_cast<size_t>(copy) * matrix_bytes, rows, cols, row_bytes};
+  }
+};
+
+WeightSet make_weights(GgmlType type, int64_t rows, int64_t cols, size_t min_total_bytes) {
+  WeightSet w{type, rows, cols, static_cast<size_t>(*ggml_row_bytes(type, cols)), 0, 1, {}};
+  w.matrix_bytes = w.row_bytes * static_cast<size_t>(rows);
+  w.copies = static_cast<int>(std::max<size_t>(1, min_total_bytes / w.matrix_bytes));
+  w.bytes.resize(w.matrix_bytes * static_cast<size_t>(w.copies));
+  const std::vector<float> row = gaussian(static_cast<size_t>(cols), 1);
+  for (int64_t n = 0; n < rows; ++n) {
+    std::span<uint8_t> dst(w.bytes.data() + static_cast<size_t>(n) * w.row_bytes, w.row_bytes);
+    if (!quantize_row(type, row, dst).ok()) std::abort();
+  }
+  for (int c = 1; c < w.copies; ++c) {
+    std::memcpy(w.bytes.data() + static_cast<size_t>(c) * w.matrix_bytes, w.bytes.data(), w.matrix_bytes);
+  }
+  return w;
+}
+
+std::vector<uint8_t> prepared(const MatmulKernels& kernels, GgmlType type, int64_t m, int64_t cols) {
+  const std::vector<float> x = gaussian(static_cast<size_t>(m * cols), 2);
+  std::vector<uint8_t> act(static_cast<size_t>(m) * activation_row_bytes(type, cols));
+  prepare_activations_with(kernels, type, x.data(), cols, cols, 0, m, act.data());
+  return act;
+}
+
+int64_t thread_cpu_ns() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return int64_t{t.tv_sec} * 1000000000 + t.tv_nsec;
+}
+
+// Every copy of the weights against `act`, split by output columns; adds the
+// workers' CPU time to `cpu_ns`.
+void run_all(WorkerPool& pool, const MatmulKernels& kernels, const WeightSet& w,
+             const uint8_t* act, int64_t m, float* y, std::atomic<int64_t>& cpu_ns) {
+  pool.run([&](ThreadCtx& ctx) {
+    const int64_t start = thread_cpu_ns();
+    const auto [begin, end] = ctx.split(w.rows, matmul_column_tile(w.type));
+    for (int c = 0; c < w.copies; ++c) matmul_with(kernels, w.matrix(c), act, m, y, w.rows, begin, end);
+    cpu_ns.fetch_add(thread_cpu_ns() - start);
+  });
+}
+
+// total / the workers' CPU seconds.
+benchmark::Counter per_cpu_second(double total, const std::atomic<int64_t>& cpu_ns) {
+  return benchmark::Counter(total / (1e-9 * static_cast<double>(std::max<int64_t>(1, cpu_ns.load()))));
+}
+
+MatmulKernels tier_kernels(GgmlType type, Isa tier) {
+  MatmulKernels k = matmul_kernels_for_isa(type, tier);
+  if (k.prepare == nullptr) k.prepare = matmul_kernels_for_isa(type, Isa::kScalar).prepare;
+  return k;
+}
+
+void decode(benchmark::State& state, GgmlType type, Isa tier, int64_t rows, int64_t cols,
+            int threads) {
+  const MatmulKernels kernels = tier_kernels(type, tier);
+  const WeightSet w = make_weights(type, rows, cols, kStreamBytes);
+  const std::vector<uint8_t> act = prepared(kernels, type, 1, cols);
+  std::vector<float> y(static_cast<size_t>(rows));
+  WorkerPool pool(threads);
+  std::atomic<int64_t> cpu_ns{0};
+  for (auto _ : state) {
+    run_all(pool, kernels, w, act.data(), 1, y.data(), cpu_ns);
+    benchmark::DoNotOptimize(y.data());
+  }
+  const auto bytes = static_cast<double>(state.iterations()) * static_cast<double>(w.bytes.size());
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+  state.counters["bytes_per_cpu_second"] = per_cpu_second(bytes, cpu_ns);
+}
+
+void prefill(benchmark::State& state, GgmlType type, Isa tier, int64_t m, int threads) {
+  constexpr int64_t kRows = 1024, kCols = 4096;
+  const MatmulKernels kernels = tier_kernels(type, tier);
+  const WeightSet w = make_weights(type, kRows, kCols, 0);
+  const std::vector<uint8_t> act = prepared(kernels, type, m, kCols);
+  std::vector<float> y(static_cast<size_t>(m * kRows));
+  WorkerPool pool(threads);
+  std::atomic<int64_t> cpu_ns{0};
+  for (auto _ : state) {
+    run_all(pool, kernels, w, act.data(), m, y.data(), cpu_ns);
+    benchmark::DoNotOptimize(y.data());
+  }
+  const double flops = static_cast<double>(state.iterations()) * 2.0 * static_cast<double>(m * kRows * kCols);
+  state.SetItemsProcessed(static_cast<int64_t>(flops));
+  state.counters["flops_per_cpu_second"] = per_cpu_second(flops, cpu_ns);
+}
+
+void register_all() {
+  const Isa best = best_isa(detect_cpu_features());
+  for (const GgmlType type : kTypes) {
+    for (const Isa tier : {Isa::kAvx2, Isa::kAvx512}) {
+      if (tier > best || matmul_kernels_for_isa(type, tier).matmul == nullptr) continue;
+      const std::string name = fmt::format("{}/{}", ggml_type_name(type), isa_name(tier));
+      for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{1024, 4096}, {4096, 1024}}) {
+        for (const int threads : {1, 2}) {
+          benchmark::RegisterBenchmark(
+              fmt::format("decode/{}/{}x{}/threads:{}", name, rows, cols, threads).c_str(), decode,
+              type, tier, rows, cols, threads)
+              ->UseRealTime()
+              ->Unit(benchmark::kMillisecond);
+        }
+      }
+      for (const int64_t m : {64, 512}) {
+        for (const int threads : {1, 2}) {
+          benchmark::RegisterBenchmark(
+              fmt::format("prefill/{}/m:{}/threads:{}", name, m, threads).c_str(), prefill, type,
+              tier, m, threads)
+              ->UseRealTime()
+              ->Unit(benchmark::kMillisecond);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace met::cpu
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  met::cpu::register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

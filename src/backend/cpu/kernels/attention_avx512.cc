@@ -1,0 +1,312 @@
+// AVX-512 chunk kernels (attn::avx512): 16 floats per vector, K and V
+// converted on the fly (F16 with vcvtph2ps, BF16 by a shift, Q8_0 as int8 to
+// float times the block scale); a head_dim that is not a multiple of 16
+// (stories260K's 8) is covered by masked loads. Contract in
+// attention_chunk.h. Built with -march=x86-64-v4 + VNNI + BF16 only.
+// Scores: a block's 16 tokens at a time, one accumulator per token, summed
+// across lanes by one 16x16 transpose-add (no horizontal sum per token).
+// Values: register accumulators for a tile of queries x up to 8 vectors of
+// the head row. Both passes software-prefetch the next block's K and this
+// block's V: the block table scatters rows, so the hardware prefetcher
+// alone leaves decode latency-bound. Tokens past a query's limit get p = 0.
+// GCC 12's AVX-512 headers trip -W(maybe-)uninitialized (GCC bug 105593),
+// hence the pragmas around the include (as in src/tensor/kernels_avx512.cc).
+// Threading: pure functions. Tested by tests/backend/attention_test.cc.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+#include <immintrin.h>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "backend/cpu/kernels/attention_chunk.h"
+#include "tensor/block_types.h"
+
+namespace met::cpu::attn::avx512 {
+namespace {
+
+// exp(x) for x <= 0: Cephes expf's polynomial on r = x - n ln2, then scalef
+// applies 2^n (underflowing to zero, never to garbage).
+__m512 exp_ps(__m512 x) {
+  x = _mm512_max_ps(x, _mm512_set1_ps(-104.0f));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+  return _mm512_scalef_ps(p, n);
+}
+
+__mmask16 first_lanes(int32_t n) {
+  return n >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << n) - 1u);
+}
+
+// Elements [16v, 16v + 16) of a row, lanes outside `m` zero.
+struct LoadF32 {
+  static __m512 at(const uint8_t* row, int32_t v, __mmask16 m) {
+    return _mm512_maskz_loadu_ps(m, row + 64 * v);
+  }
+};
+struct LoadF16 {
+  static __m512 at(const uint8_t* row, int32_t v, __mmask16 m) {
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, row + 32 * v));
+  }
+};
+struct LoadBF16 {
+  static __m512 at(const uint8_t* row, int32_t v, __mmask16 m) {
+    const __m512i wide = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, row + 32 * v));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
+  }
+};
+struct LoadQ8_0 {  // head_dim is a multiple of 32: never a partial vector
+  static __m512 at(const uint8_t* row, int32_t v, __mmask16 /*m*/) {
+    const uint8_t* block = row + (v / 2) * static_cast<int32_t>(sizeof(BlockQ8_0));
+    uint16_t d;
+    std::memcpy(&d, block, sizeof(d));
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2 + (v % 2) * 16));
+    return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)), _mm512_set1_ps(_cvtsh_ss(d)));
+  }
+};
+
+struct Lanes {
+  int32_t nv;      // vectors per head row
+  __mmask16 tail;  // lanes of the last one
+  __mmask16 mask(int32_t v) const { return v == nv - 1 ? tail : __mmask16{0xFFFF}; }
+};
+
+// transpose_sum(r) lane t = sum of the lanes of r[kRowOf[t]].
+constexpr int32_t kRowOf[16] = {0, 2, 1, 3, 8, 10, 9, 11, 4, 6, 5, 7, 12, 14, 13, 15};
+
+[[gnu::always_inline]] inline __m512 transpose_sum(const __m512 (&r)[16]) {
+  __m512 x[8], y[4], z[2];
+  for (int i = 0; i < 8; ++i) {
+    x[i] = _mm512_add_ps(_mm512_shuffle_f32x4(r[i], r[i + 8], 0x44),
+                         _mm512_shuffle_f32x4(r[i], r[i + 8], 0xEE));
+  }
+  for (int i = 0; i < 4; ++i) {
+    y[i] = _mm512_add_ps(_mm512_shuffle_f32x4(x[i], x[i + 4], 0x88),
+                         _mm512_shuffle_f32x4(x[i], x[i + 4], 0xDD));
+  }
+  for (int i = 0; i < 2; ++i) {
+    z[i] = _mm512_add_ps(_mm512_shuffle_ps(y[i], y[i + 2], 0x44),
+                         _mm512_shuffle_ps(y[i], y[i + 2], 0xEE));
+  }
+  return _mm512_add_ps(_mm512_shuffle_ps(z[0], z[1], 0x88), _mm512_shuffle_ps(z[0], z[1], 0xDD));
+}
+
+constexpr int32_t kPrefetchBlocks = 2;  // how far ahead K is prefetched
+
+// The 16 rows of block g of the chunk (tokens 16g .. 16g + 15) at `offset`.
+const uint8_t* block_rows(const ChunkJob& job, int32_t g, int64_t offset) {
+  return job.kv_base + job.blocks[g].value() * job.block_bytes + offset;
+}
+
+void prefetch_block(const ChunkJob& job, int32_t g, int64_t offset) {
+  const uint8_t* rows = block_rows(job, g, offset);
+  for (int64_t b = 0; b < kKvBlockTokens * job.row_bytes; b += 64)
+    _mm_prefetch(rows + b, _MM_HINT_T0);
+}
+
+// Lanes of vector v of a head row of NV vectors (NV > 0: known at compile
+// time) or lanes.nv vectors (NV == 0).
+template <int NV>
+[[gnu::always_inline]] inline __mmask16 lane_mask(Lanes lanes, int32_t v) {
+  if constexpr (NV > 0) return v == NV - 1 ? lanes.tail : __mmask16{0xFFFF};
+  return lanes.mask(v);
+}
+
+// Prefetches, spread over the tokens so they overlap the arithmetic, the
+// rows of `ahead` (K of a later block) and `values` (V of this block); null:
+// none.
+struct Prefetch {
+  const uint8_t* ahead = nullptr;
+  const uint8_t* values = nullptr;
+};
+
+[[gnu::always_inline]] inline void prefetch_row(const uint8_t* row, int64_t row_bytes) {
+  for (int64_t b = 0; b < row_bytes; b += 64) _mm_prefetch(row + b, _MM_HINT_T0);
+}
+
+// Scores of the 16 tokens of block rows `k` for query q (slots past the
+// query's limit are computed too: their lanes are dropped by the caller).
+// NV > 0 keeps q in registers; NV == 0 handles any head_dim.
+template <typename Load, int NV>
+[[gnu::always_inline]] inline __m512 block_scores(const float* q, const uint8_t* k,
+                                                  int64_t row_bytes, Lanes lanes, Prefetch pf) {
+  constexpr int kQ = NV > 0 ? NV : 1;
+  __m512 qv[kQ];
+  if constexpr (NV > 0) {
+    for (int v = 0; v < NV; ++v) qv[v] = _mm512_maskz_loadu_ps(lane_mask<NV>(lanes, v), q + 16 * v);
+  }
+  const int32_t nv = NV > 0 ? NV : lanes.nv;
+  __m512 r[16];
+#pragma GCC unroll 16
+  for (int32_t t = 0; t < 16; ++t) {
+    const uint8_t* row = k + t * row_bytes;
+    if (pf.ahead != nullptr) prefetch_row(pf.ahead + t * row_bytes, row_bytes);
+    if (pf.values != nullptr) prefetch_row(pf.values + t * row_bytes, row_bytes);
+    __m512 acc = _mm512_setzero_ps();
+#pragma GCC unroll 8
+    for (int32_t v = 0; v < nv; ++v) {
+      const __mmask16 m = lane_mask<NV>(lanes, v);
+      const __m512 x = NV > 0 ? qv[v] : _mm512_maskz_loadu_ps(m, q + 16 * v);
+      acc = _mm512_fmadd_ps(x, Load::at(row, v, m), acc);
+    }
+    r[kRowOf[t]] = acc;
+  }
+  return transpose_sum(r);
+}
+
+template <typename Load, int NV>
+void scores_pass(const ChunkJob& job, Lanes lanes) {
+  const int32_t groups = (job.num_tokens + 15) / 16;
+  const __m512 scale = _mm512_set1_ps(job.scale);
+  for (int32_t g = 0; g < std::min(groups, kPrefetchBlocks); ++g)
+    prefetch_block(job, g, job.k_offset);
+  for (int32_t g = 0; g < groups; ++g) {
+    Prefetch pf{ahead_rows(job, g + kPrefetchBlocks, job.k_offset),
+                block_rows(job, g, job.v_offset)};
+    const uint8_t* k = block_rows(job, g, job.k_offset);
+    for (int32_t i = 0; i < job.num_queries; ++i) {
+      const int32_t n = job.limit[i] - 16 * g;
+      if (n <= 0) continue;
+      const __m512 s = block_scores<Load, NV>(job.q[i], k, job.row_bytes, lanes, pf);
+      pf = Prefetch{};  // the first query of the block issues them
+      _mm512_mask_storeu_ps(job.scores + i * kChunkTokens + 16 * g, first_lanes(n),
+                            _mm512_mul_ps(s, scale));
+    }
+  }
+}
+
+template <typename Load>
+void scores_any(const ChunkJob& job, Lanes lanes) {
+  switch (lanes.nv) {
+    case 1: scores_pass<Load, 1>(job, lanes); break;
+    case 2: scores_pass<Load, 2>(job, lanes); break;
+    case 3: scores_pass<Load, 3>(job, lanes); break;
+    case 4: scores_pass<Load, 4>(job, lanes); break;
+    case 5: scores_pass<Load, 5>(job, lanes); break;
+    case 6: scores_pass<Load, 6>(job, lanes); break;
+    case 7: scores_pass<Load, 7>(job, lanes); break;
+    case 8: scores_pass<Load, 8>(job, lanes); break;
+    default: scores_pass<Load, 0>(job, lanes); break;
+  }
+}
+
+// Scores of [0, limit) become exp(score - max); [limit, num_tokens) zero.
+void softmax_pass(const ChunkJob& job) {
+  for (int32_t i = 0; i < job.num_queries; ++i) {
+    float* s = job.scores + i * kChunkTokens;
+    const int32_t n = job.limit[i];
+    __m512 vmax = _mm512_set1_ps(-INFINITY);
+    for (int32_t t = 0; t < n; t += 16) {
+      const __mmask16 m = first_lanes(n - t);
+      vmax = _mm512_mask_max_ps(vmax, m, vmax, _mm512_maskz_loadu_ps(m, s + t));
+    }
+    const float mx = _mm512_reduce_max_ps(vmax);
+    __m512 sum = _mm512_setzero_ps();
+    int32_t t = 0;
+    for (; t < n; t += 16) {
+      const __mmask16 m = first_lanes(n - t);
+      const __m512 x = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, s + t), _mm512_set1_ps(mx));
+      const __m512 e = _mm512_maskz_mov_ps(m, exp_ps(x));
+      _mm512_storeu_ps(s + t, e);
+      sum = _mm512_add_ps(sum, e);
+    }
+    for (; t < job.num_tokens; t += 16) _mm512_storeu_ps(s + t, _mm512_setzero_ps());
+    job.records[i][0] = mx;
+    job.records[i][1] = _mm512_reduce_add_ps(sum);
+  }
+}
+
+// acc of queries [i0, i0 + QT) over vectors [v0, v0 + NV) of the head row,
+// in registers (every loop over q and v is unrolled).
+template <typename Load, int NV, int QT>
+void values_tile(const ChunkJob& job, int32_t i0, int32_t v0, Lanes lanes) {
+  __m512 acc[QT * NV];
+  __mmask16 m[NV];
+#pragma GCC unroll 32
+  for (int a = 0; a < QT * NV; ++a) acc[a] = _mm512_setzero_ps();
+#pragma GCC unroll 8
+  for (int v = 0; v < NV; ++v) m[v] = lanes.mask(v0 + v);
+  const float* p = job.scores + i0 * kChunkTokens;
+  for (int32_t g = 0; g * 16 < job.num_tokens; ++g) {
+    const uint8_t* vb = block_rows(job, g, job.v_offset);
+    const int32_t n = std::min(16, job.num_tokens - 16 * g);
+    for (int32_t t = 16 * g; t < 16 * g + n; ++t, vb += job.row_bytes) {
+      __m512 w[QT];
+#pragma GCC unroll 4
+      for (int q = 0; q < QT; ++q) w[q] = _mm512_set1_ps(p[q * kChunkTokens + t]);
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) {
+        const __m512 x = Load::at(vb, v0 + v, m[v]);
+#pragma GCC unroll 4
+        for (int q = 0; q < QT; ++q) acc[q * NV + v] = _mm512_fmadd_ps(w[q], x, acc[q * NV + v]);
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int q = 0; q < QT; ++q) {
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) {
+      _mm512_store_ps(job.records[i0 + q] + kRecordHeader + 16 * (v0 + v), acc[q * NV + v]);
+    }
+  }
+}
+
+template <typename Load, int NV>
+void values_cols(const ChunkJob& job, int32_t v0, Lanes lanes) {
+  int32_t i = 0;
+  if constexpr (NV <= 4) {
+    for (; i + 4 <= job.num_queries; i += 4) values_tile<Load, NV, 4>(job, i, v0, lanes);
+  }
+  for (; i + 2 <= job.num_queries; i += 2) values_tile<Load, NV, 2>(job, i, v0, lanes);
+  for (; i < job.num_queries; ++i) values_tile<Load, NV, 1>(job, i, v0, lanes);
+}
+
+template <typename Load>
+void values_pass(const ChunkJob& job, Lanes lanes) {
+  for (int32_t v0 = 0; v0 < lanes.nv; v0 += 8) {
+    switch (std::min(8, lanes.nv - v0)) {
+      case 1: values_cols<Load, 1>(job, v0, lanes); break;
+      case 2: values_cols<Load, 2>(job, v0, lanes); break;
+      case 3: values_cols<Load, 3>(job, v0, lanes); break;
+      case 4: values_cols<Load, 4>(job, v0, lanes); break;
+      case 5: values_cols<Load, 5>(job, v0, lanes); break;
+      case 6: values_cols<Load, 6>(job, v0, lanes); break;
+      case 7: values_cols<Load, 7>(job, v0, lanes); break;
+      default: values_cols<Load, 8>(job, v0, lanes); break;
+    }
+  }
+}
+
+template <typename Load>
+void chunk(const ChunkJob& job) {
+  const int32_t nv = (job.head_dim + 15) / 16;
+  const Lanes lanes{nv, first_lanes(job.head_dim - (nv - 1) * 16)};
+  scores_any<Load>(job, lanes);
+  softmax_pass(job);
+  values_pass<Load>(job, lanes);
+}
+
+}  // namespace
+
+void chunk_f32(const ChunkJob& job) { chunk<LoadF32>(job); }
+void chunk_f16(const ChunkJob& job) { chunk<LoadF16>(job); }
+void chunk_bf16(const ChunkJob& job) { chunk<LoadBF16>(job); }
+void chunk_q8_0(const ChunkJob& job) { chunk<LoadQ8_0>(job); }
+
+}  // namespace met::cpu::attn::avx512

@@ -1,0 +1,101 @@
+// The chunk kernel: the inner loop of paged attention, one per ISA tier and
+// KV dtype. It computes, for a few queries that share one kv head, the
+// softmax partial of one KV chunk (at most kAttnChunkTokens positions read
+// through the block table): m = max score, l = sum exp(score - m), acc =
+// sum exp(score - m) * v, with score = q . k * scale. attention.cc folds the
+// partials of a row's chunks in order, so a row's result depends only on its
+// own chunks, never on how work was spread over threads.
+// Declarations only (no intrinsics): a tier's functions may be called only
+// when selected_isa() is at least that tier.
+//   attn::scalar - attention_scalar.cc (baseline flags, portable C++)
+//   attn::avx2   - attention_avx2.cc (-march=x86-64-v3)
+//   attn::avx512 - attention_avx512.cc (-march=x86-64-v4 + VNNI + BF16)
+// Invariants (REQUIRES of every kernel): 1 <= limit[i] <= num_tokens <=
+// kAttnChunkTokens; records are 64-byte aligned with room for
+// kRecordHeader + round_up(head_dim, 16) floats; head_dim is a multiple of 8
+// (32 for Q8_0). A tier's result is a pure function of its inputs and of no
+// other query in the job (each query's arithmetic is done alone). Kernels
+// may read every slot of the chunk's blocks, also past num_tokens (such
+// values never reach a result), and use scores as scratch.
+// Threading: pure functions over the job's memory. Tested through
+// tests/backend/attention_test.cc.
+#pragma once
+
+#include <cstdint>
+
+#include "backend/step_plan.h"
+#include "core/cpu_features.h"
+#include "core/ids.h"
+#include "gguf/ggml_type.h"
+
+namespace met::cpu::attn {
+
+inline constexpr int32_t kChunkTokens = 128;  // = kAttnChunkTokens (attention.h)
+inline constexpr int32_t kRecordHeader = 16;  // floats before acc: m at [0], l at [1]
+static_assert(kChunkTokens % kKvBlockTokens == 0);
+
+struct ChunkJob {
+  const uint8_t* kv_base = nullptr;  // KvCache::data()
+  int64_t block_bytes = 0;
+  const BlockId* blocks = nullptr;  // the chunk's blocks: token t is in blocks[t / 16]
+  int64_t k_offset = 0;             // of this layer and kv head within a block
+  int64_t v_offset = 0;
+  int64_t row_bytes = 0;  // one slot of one head
+  int32_t head_dim = 0;
+  int32_t num_tokens = 0;  // max of limit[]
+  int32_t num_queries = 0;
+  const float* const* q = nullptr;  // num_queries rows of head_dim floats
+  const int32_t* limit = nullptr;   // query i sees tokens [0, limit[i]) of the chunk
+  float scale = 1.0f;
+  float* scores = nullptr;          // scratch: num_queries * kChunkTokens floats
+  float* const* records = nullptr;  // out: query i's m, l, acc
+  // A hint: the blocks of the chunk this thread runs next (its K is
+  // prefetched while this one ends), or none.
+  const BlockId* next_blocks = nullptr;
+  int32_t num_next_blocks = 0;
+};
+
+// Where block g of the job's chunk (g >= its block count: of the next
+// chunk) keeps its rows at `offset`, or null past both.
+inline const uint8_t* ahead_rows(const ChunkJob& job, int32_t g, int64_t offset) {
+  const int32_t blocks = (job.num_tokens + kKvBlockTokens - 1) / kKvBlockTokens;
+  if (g < blocks) return job.kv_base + job.blocks[g].value() * job.block_bytes + offset;
+  if (g - blocks < job.num_next_blocks) {
+    return job.kv_base + job.next_blocks[g - blocks].value() * job.block_bytes + offset;
+  }
+  return nullptr;
+}
+
+inline const uint8_t* kv_row(const ChunkJob& job, int64_t offset, int32_t t) {
+  return job.kv_base + job.blocks[t / kKvBlockTokens].value() * job.block_bytes + offset +
+         (t % kKvBlockTokens) * job.row_bytes;
+}
+
+using ChunkKernel = void (*)(const ChunkJob& job);
+
+// The kernel `isa` runs for `dtype` (kAmx uses AVX-512's). Null for a dtype
+// the KV cache does not store.
+ChunkKernel chunk_kernel(Isa isa, GgmlType dtype);
+
+namespace scalar {
+void chunk_f32(const ChunkJob& job);
+void chunk_f16(const ChunkJob& job);
+void chunk_bf16(const ChunkJob& job);
+void chunk_q8_0(const ChunkJob& job);
+}  // namespace scalar
+
+namespace avx2 {
+void chunk_f32(const ChunkJob& job);
+void chunk_f16(const ChunkJob& job);
+void chunk_bf16(const ChunkJob& job);
+void chunk_q8_0(const ChunkJob& job);
+}  // namespace avx2
+
+namespace avx512 {
+void chunk_f32(const ChunkJob& job);
+void chunk_f16(const ChunkJob& job);
+void chunk_bf16(const ChunkJob& job);
+void chunk_q8_0(const ChunkJob& job);
+}  // namespace avx512
+
+}  // namespace met::cpu::attn

@@ -1,0 +1,219 @@
+// matmul.h's entry points and matmul_dispatch.h's tables and driver.
+// Prepared activation rows are padded to 64 bytes (zeroed), so rows of an
+// aligned buffer stay cache-line aligned.
+// Threading: pure functions; the selected table is built once (function-local
+// static) and read-only after. Tested by tests/backend/matmul_test.cc.
+#include "backend/cpu/kernels/matmul.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <span>
+
+#include "backend/cpu/kernels/matmul_dispatch.h"
+#include "backend/cpu/kernels/reference/kernels_ref.h"
+#include "core/check.h"
+#include "tensor/block_types.h"
+#include "tensor/row_kernels.h"
+
+namespace met::cpu {
+namespace {
+
+constexpr size_t kRowAlignBytes = 64;
+// Activation bytes one kernel call should keep hot: about half a core's L2,
+// leaving the rest for the weight rows being reused across activation rows.
+constexpr size_t kActivationBlockBytes = 768 * 1024;
+
+// Activation preparation through src/tensor's selected quantizers (bit for
+// bit its references, so the same bytes as ref::prepare_*).
+void prepare_bf16_fast(const float* x, int64_t cols, uint8_t* out) {
+  selected_row_kernels(GgmlType::kBF16).quantize(x, out, cols);
+}
+
+void prepare_q8_0_fast(const float* x, int64_t cols, uint8_t* out) {
+  selected_row_kernels(GgmlType::kQ8_0).quantize(x, out, cols);
+  const int64_t num_blocks = cols / kQk;
+  const auto* blocks = reinterpret_cast<const BlockQ8_0*>(out);
+  uint8_t* sums = out + num_blocks * sizeof(BlockQ8_0);
+  for (int64_t b = 0; b < num_blocks; ++b) {
+    int16_t lane_sums[kQk / 4];
+    const int8_t* q = blocks[b].qs;
+    for (int lane = 0; lane < kQk / 4; ++lane, q += 4) {
+      lane_sums[lane] = static_cast<int16_t>(q[0] + q[1] + q[2] + q[3]);
+    }
+    std::memcpy(sums + sizeof(lane_sums) * static_cast<size_t>(b), lane_sums, sizeof(lane_sums));
+  }
+}
+
+struct Entry {
+  GgmlType type;
+  MatmulKernels kernels;
+};
+
+constexpr Entry kReference[] = {
+    {GgmlType::kF32, {ref::prepare_f32, ref::matmul_f32}},
+    {GgmlType::kF16, {ref::prepare_f32, ref::matmul_f16}},
+    {GgmlType::kBF16, {ref::prepare_bf16, ref::matmul_bf16}},
+    {GgmlType::kQ8_0, {ref::prepare_q8_0, ref::matmul_q8_0}},
+    {GgmlType::kQ4_0, {ref::prepare_q8_0, ref::matmul_q4_0}},
+    {GgmlType::kQ4_K, {ref::prepare_q8_k, ref::matmul_q4_k}},
+    {GgmlType::kQ6_K, {ref::prepare_q8_k, ref::matmul_q6_k}},
+};
+
+constexpr Entry kAvx2[] = {
+    {GgmlType::kF32, {nullptr, avx2::matmul_f32}},
+    {GgmlType::kF16, {nullptr, avx2::matmul_f16}},
+    {GgmlType::kBF16, {prepare_bf16_fast, avx2::matmul_bf16}},
+    {GgmlType::kQ8_0, {prepare_q8_0_fast, avx2::matmul_q8_0}},
+    {GgmlType::kQ4_0, {prepare_q8_0_fast, avx2::matmul_q4_0}},
+    {GgmlType::kQ4_K, {avx2::prepare_q8_k, avx2::matmul_q4_k}},
+    {GgmlType::kQ6_K, {avx2::prepare_q8_k, avx2::matmul_q6_k}},
+};
+
+constexpr Entry kAvx512[] = {
+    {GgmlType::kF32, {nullptr, avx512::matmul_f32}},
+    {GgmlType::kF16, {nullptr, avx512::matmul_f16}},
+    {GgmlType::kBF16, {prepare_bf16_fast, avx512::matmul_bf16}},
+    {GgmlType::kQ8_0, {prepare_q8_0_fast, avx512::matmul_q8_0}},
+    {GgmlType::kQ4_0, {prepare_q8_0_fast, avx512::matmul_q4_0}},
+    {GgmlType::kQ4_K, {avx512::prepare_q8_k, avx512::matmul_q4_k}},
+    {GgmlType::kQ6_K, {avx512::prepare_q8_k, avx512::matmul_q6_k}},
+};
+
+std::span<const Entry> tier_entries(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar:
+      return kReference;
+    case Isa::kAvx2:
+      return kAvx2;
+    case Isa::kAvx512:
+      return kAvx512;
+    case Isa::kAmx:
+      return {};  // no kernels of its own yet: AVX-512's serve
+  }
+  return {};
+}
+
+constexpr size_t kMaxTypeId = 64;  // above every GgmlType id
+using Table = std::array<MatmulKernels, kMaxTypeId>;
+
+Table build_selected_table(Isa selected) {
+  Table table{};
+  for (Isa tier : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAmx}) {
+    if (tier > selected) break;
+    for (const Entry& entry : tier_entries(tier)) {
+      MatmulKernels& slot = table[static_cast<size_t>(entry.type)];
+      if (entry.kernels.prepare != nullptr) slot.prepare = entry.kernels.prepare;
+      if (entry.kernels.matmul != nullptr) slot.matmul = entry.kernels.matmul;
+    }
+  }
+  return table;
+}
+
+// Content bytes of a prepared row, before padding.
+size_t activation_content_bytes(GgmlType weight_type, int64_t cols) {
+  const auto n = static_cast<size_t>(cols);
+  if (weight_type == GgmlType::kF32 || weight_type == GgmlType::kF16) return n * sizeof(float);
+  if (weight_type == GgmlType::kBF16) return n * sizeof(uint16_t);
+  if (weight_type == GgmlType::kQ8_0 || weight_type == GgmlType::kQ4_0) {
+    return n / kQk * (sizeof(BlockQ8_0) + kQk / 4 * sizeof(int16_t));
+  }
+  if (weight_type == GgmlType::kQ4_K || weight_type == GgmlType::kQ6_K) {
+    return n / kQkK * sizeof(BlockQ8_K);
+  }
+  MET_CHECK(false, "matmul: no activation format for {}", ggml_type_name(weight_type));
+  return 0;
+}
+
+}  // namespace
+
+MatmulKernels matmul_kernels_for_isa(GgmlType type, Isa isa) {
+  for (const Entry& entry : tier_entries(isa)) {
+    if (entry.type == type) return entry.kernels;
+  }
+  return {};
+}
+
+const MatmulKernels& selected_matmul_kernels(GgmlType type) {
+  static const Table table = build_selected_table(selected_isa());
+  static const MatmulKernels kNone{};
+  const auto id = static_cast<size_t>(type);
+  return id < kMaxTypeId ? table[id] : kNone;
+}
+
+bool matmul_supports(GgmlType type, int64_t cols) {
+  if (cols <= 0 || selected_matmul_kernels(type).matmul == nullptr) return false;
+  return cols % ggml_type_traits(type).block_size == 0;
+}
+
+size_t activation_row_bytes(GgmlType weight_type, int64_t cols) {
+  const size_t content = activation_content_bytes(weight_type, cols);
+  return (content + kRowAlignBytes - 1) / kRowAlignBytes * kRowAlignBytes;
+}
+
+void prepare_activations_with(const MatmulKernels& kernels, GgmlType weight_type, const float* x,
+                              int64_t x_stride, int64_t cols, int64_t row_begin, int64_t row_end,
+                              uint8_t* out) {
+  MET_DCHECK(kernels.prepare != nullptr);
+  const size_t row_bytes = activation_row_bytes(weight_type, cols);
+  const size_t content = activation_content_bytes(weight_type, cols);
+  for (int64_t i = row_begin; i < row_end; ++i) {
+    uint8_t* row = out + static_cast<size_t>(i) * row_bytes;
+    kernels.prepare(x + i * x_stride, cols, row);
+    std::memset(row + content, 0, row_bytes - content);
+  }
+}
+
+void prepare_activations(GgmlType weight_type, const float* x, int64_t x_stride, int64_t cols,
+                         int64_t row_begin, int64_t row_end, uint8_t* out) {
+  MET_DCHECK(matmul_supports(weight_type, cols));
+  prepare_activations_with(selected_matmul_kernels(weight_type), weight_type, x, x_stride, cols,
+                           row_begin, row_end, out);
+}
+
+void matmul_with(const MatmulKernels& kernels, const WeightMatrix& w, const uint8_t* act, int64_t m,
+                 float* y, int64_t y_stride, int64_t n_begin, int64_t n_end) {
+  MET_DCHECK(kernels.matmul != nullptr);
+  MET_DCHECK(0 <= n_begin && n_begin <= n_end && n_end <= w.rows);
+  if (m <= 0 || n_begin == n_end) return;
+  MatmulTask task;
+  task.weights = w.data;
+  task.weight_row_bytes = w.row_bytes;
+  task.cols = w.cols;
+  task.act_row_bytes = activation_row_bytes(w.type, w.cols);
+  task.y_stride = y_stride;
+  task.n_begin = n_begin;
+  task.n_end = n_end;
+  // Activation rows per call: as many as stay in cache, in multiples of 8
+  // (the kernels' row tiles).
+  const int64_t rows_per_block = std::max<int64_t>(
+      8, static_cast<int64_t>(kActivationBlockBytes / task.act_row_bytes) / 8 * 8);
+  for (int64_t i0 = 0; i0 < m; i0 += rows_per_block) {
+    task.act = act + static_cast<size_t>(i0) * task.act_row_bytes;
+    task.y = y + i0 * y_stride;
+    task.m = std::min(rows_per_block, m - i0);
+    kernels.matmul(task);
+  }
+}
+
+void matmul(const WeightMatrix& w, const uint8_t* act, int64_t m, float* y, int64_t y_stride,
+            int64_t n_begin, int64_t n_end) {
+  matmul_with(selected_matmul_kernels(w.type), w, act, m, y, y_stride, n_begin, n_end);
+}
+
+void for_each_tile(const MatmulTask& task, const TileTable& table) {
+  for (int64_t n0 = task.n_begin; n0 < task.n_end; n0 += table.max_cols) {
+    const int64_t cols = std::min<int64_t>(table.max_cols, task.n_end - n0);
+    for (int64_t i0 = 0; i0 < task.m; i0 += table.max_rows) {
+      const int64_t rows = std::min<int64_t>(table.max_rows, task.m - i0);
+      table.fns[(rows - 1) * table.max_cols + (cols - 1)](task, i0, n0);
+    }
+  }
+}
+
+int64_t matmul_column_tile(GgmlType type) {
+  (void)type;
+  return 16;  // every kernel's column tile divides 16; 16 floats fill a cache line of y
+}
+
+}  // namespace met::cpu

@@ -1,0 +1,52 @@
+// Weight × activation products, the bulk of a forward pass:
+//   y[i][n] = sum_k W[n][k] * x[i][k]   for activation rows i < m
+// with W a GGUF weight matrix (row n = output n, `cols` inputs, any of F32,
+// F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K) read in place from the mmap (or from a
+// repacked copy), and x float activations. Integer paths first quantize the
+// activations to 8 bits per block (Q8_0 blocks for Q8_0/Q4_0 weights, Q8_K
+// for Q4_K/Q6_K), as llama.cpp does; float paths convert them to the form the
+// kernel wants. prepare_activations does that once per step, split by rows;
+// matmul then splits the output columns n between threads, so every weight
+// row is read once per step for the whole batch (decode is memory-bound).
+// Kernels are chosen once from selected_isa() (AMX, AVX-512 VNNI/BF16, AVX2),
+// each checked against the scalar reference in kernels/reference/.
+// Threading: pure functions over disjoint ranges; any thread.
+// Tested by tests/backend/matmul_test.cc.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/status.h"
+#include "gguf/ggml_type.h"
+
+namespace met::cpu {
+
+struct WeightMatrix {
+  GgmlType type = GgmlType::kF32;
+  const uint8_t* data = nullptr;  // rows × row_bytes, row n contiguous
+  int64_t rows = 0;               // outputs (n)
+  int64_t cols = 0;               // inputs (k)
+  size_t row_bytes = 0;
+};
+
+// Whether matmul supports weights of `type` with `cols` inputs (cols must be
+// a multiple of the type's block).
+bool matmul_supports(GgmlType type, int64_t cols);
+
+// Bytes of one prepared activation row for weights of `weight_type`.
+size_t activation_row_bytes(GgmlType weight_type, int64_t cols);
+
+// Prepares activation rows [row_begin, row_end) of x (row i at x + i*x_stride,
+// `cols` floats) into `out` (row i at out + i*activation_row_bytes).
+void prepare_activations(GgmlType weight_type, const float* x, int64_t x_stride, int64_t cols,
+                         int64_t row_begin, int64_t row_end, uint8_t* out);
+
+// y[i*y_stride + n] for i < m and n in [n_begin, n_end), from prepared rows.
+void matmul(const WeightMatrix& w, const uint8_t* act, int64_t m, float* y, int64_t y_stride,
+            int64_t n_begin, int64_t n_end);
+
+// The granularity threads should split n by (a kernel's column tile).
+int64_t matmul_column_tile(GgmlType type);
+
+}  // namespace met::cpu

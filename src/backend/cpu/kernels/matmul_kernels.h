@@ -1,0 +1,99 @@
+// The matmul kernels behind matmul.h, per weight type and ISA tier, and the
+// prepared-activation formats they share with the scalar reference:
+//   F32, F16 weights   -> activations stay f32 (cols floats)
+//   BF16 weights       -> activations rounded to bf16 (as llama.cpp does)
+//   Q8_0, Q4_0 weights -> ActQ8_0 row: Q8_0 blocks, then per block 8 int16
+//                         sums of its codes 4l .. 4l+3 (l < 8): a 4-byte int8
+//                         dot lane's share, so kernels that feed offset
+//                         (unsigned) weight codes to vpdpbusd/vpmaddubsw can
+//                         take the offset back out of each lane exactly
+//   Q4_K, Q6_K weights -> Q8_K blocks (codes, float scale, sums per 16)
+// Every tier's kernel consumes the same prepared bytes, so integer paths
+// differ from the reference only in the order floats are summed.
+// Declarations only: no intrinsics and no inline code, so the per-tier
+// translation units (built with wider -march flags) may include it without
+// emitting a copy of anything baseline code also uses.
+// Threading: pure functions. Tested by tests/backend/matmul_test.cc.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace met::cpu {
+
+// One call's work: y[i * y_stride + n] for i < m and n in [n_begin, n_end).
+struct MatmulTask {
+  const uint8_t* weights = nullptr;  // row n at weights + n * weight_row_bytes
+  size_t weight_row_bytes = 0;
+  int64_t cols = 0;
+  const uint8_t* act = nullptr;  // prepared row i at act + i * act_row_bytes
+  size_t act_row_bytes = 0;
+  int64_t m = 0;
+  float* y = nullptr;
+  int64_t y_stride = 0;
+  int64_t n_begin = 0;
+  int64_t n_end = 0;
+};
+
+using MatmulKernelFn = void (*)(const MatmulTask& task);
+
+// How far ahead of the block being read a kernel prefetches each weight
+// row. A tile reads several rows side by side, which the hardware
+// prefetchers follow poorly: at m = 1 software prefetch doubles the DRAM
+// rate of the quantized kernels (Q4_K 5.4 -> 12 GB/s per core here).
+inline constexpr int kPrefetchBytes = 768;
+// Prepares one activation row of `cols` floats into `out`.
+using PrepareRowFn = void (*)(const float* x, int64_t cols, uint8_t* out);
+
+struct MatmulKernels {
+  PrepareRowFn prepare = nullptr;
+  MatmulKernelFn matmul = nullptr;
+};
+
+// A tile kernel computes y for activation rows [i0, i0 + R) and weight rows
+// [n0, n0 + C), R and C fixed per function.
+using TileFn = void (*)(const MatmulTask& task, int64_t i0, int64_t n0);
+
+// Tile kernels of every shape up to max_rows x max_cols: fns[(R - 1) *
+// max_cols + (C - 1)] computes an R x C tile.
+struct TileTable {
+  int max_rows = 0;
+  int max_cols = 0;
+  const TileFn* fns = nullptr;
+};
+
+// Covers the task with tiles, weight-column tiles outermost (each weight tile
+// is loaded once from memory and reused from cache by every row tile). Built
+// for baseline x86-64-v3 in matmul.cc; the per-tier kernels call it.
+void for_each_tile(const MatmulTask& task, const TileTable& table);
+
+// Per-tier kernels, one translation unit per family and tier.
+namespace avx2 {
+// matmul_float_avx2.cc
+void matmul_f32(const MatmulTask& task);
+void matmul_f16(const MatmulTask& task);
+void matmul_bf16(const MatmulTask& task);
+// matmul_quant_avx2.cc
+void matmul_q8_0(const MatmulTask& task);
+void matmul_q4_0(const MatmulTask& task);
+// matmul_kquant_avx2.cc
+void matmul_q4_k(const MatmulTask& task);
+void matmul_q6_k(const MatmulTask& task);
+void prepare_q8_k(const float* x, int64_t cols, uint8_t* out);
+}  // namespace avx2
+
+namespace avx512 {
+// matmul_float_avx512.cc
+void matmul_f32(const MatmulTask& task);
+void matmul_f16(const MatmulTask& task);
+void matmul_bf16(const MatmulTask& task);
+// matmul_quant_avx512.cc
+void matmul_q8_0(const MatmulTask& task);
+void matmul_q4_0(const MatmulTask& task);
+// matmul_kquant_avx512.cc
+void matmul_q4_k(const MatmulTask& task);
+void matmul_q6_k(const MatmulTask& task);
+void prepare_q8_k(const float* x, int64_t cols, uint8_t* out);
+}  // namespace avx512
+
+}  // namespace met::cpu

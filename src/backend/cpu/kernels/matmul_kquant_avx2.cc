@@ -1,0 +1,240 @@
+// AVX2 matmul kernels for Q4_K and Q6_K weights against Q8_K activations,
+// and the AVX2 Q8_K activation quantizer (bit for bit src/tensor's
+// reference: same max, same 1/d, same clamp-then-round-half-even).
+// Per super-block and (row, column) pair: vpmaddubsw of the unsigned weight
+// codes with the activation codes, vpmaddwd against the group scales, summed
+// in int32 lanes (exact); then one float step per super-block, the same
+// formula as the reference: d_a d_w * I - d_a dmin * M (Q4_K's mins, from the
+// activation's 16-element sums) or d_a d_w * (I - 32 S) (Q6_K's offset).
+// Tiles of up to 2 activation rows x 2 weight rows.
+// Built with -march=x86-64-v3: includes only intrinsics and declarations.
+// Threading: pure functions. Tested by tests/backend/matmul_test.cc.
+#include <immintrin.h>
+
+#include "backend/cpu/kernels/matmul_kernels.h"
+#include "tensor/block_types.h"
+
+namespace met::cpu::avx2 {
+namespace {
+
+float hsum(__m256 v) {
+  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(t, _mm_movehdup_ps(t)));
+}
+
+__m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+
+uint32_t load_u32(const uint8_t* p) {
+  uint32_t v;
+  __builtin_memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+// A Q4_K block's eight 6-bit scales and mins (k_scales.h), as bytes.
+struct ScalesMins {
+  uint32_t scales[2];
+  uint32_t mins[2];
+};
+
+ScalesMins unpack_q4_k_scales(const uint8_t* packed) {
+  const uint32_t u0 = load_u32(packed), u1 = load_u32(packed + 4), u2 = load_u32(packed + 8);
+  ScalesMins s;
+  s.scales[0] = u0 & 0x3F3F3F3Fu;
+  s.scales[1] = (u2 & 0x0F0F0F0Fu) | (((u0 >> 6) & 0x03030303u) << 4);
+  s.mins[0] = u1 & 0x3F3F3F3Fu;
+  s.mins[1] = ((u2 >> 4) & 0x0F0F0F0Fu) | (((u1 >> 6) & 0x03030303u) << 4);
+  return s;
+}
+
+__m128i bytes8_to_i16(const uint32_t (&words)[2]) {
+  return _mm_cvtepu8_epi16(_mm_set_epi32(0, 0, static_cast<int>(words[1]), static_cast<int>(words[0])));
+}
+
+struct Q4_KDecoded {
+  __m256i codes[8];       // sub-block j: 32 codes 0..15
+  __m256i scale16[8];     // sub-block j's scale in every int16 lane
+  __m256i mins_pairs;     // mins m0 m0 m1 m1 .. m7 m7 as int16
+  float d, dmin;
+};
+
+Q4_KDecoded decode_q4_k(const BlockQ4_K& block) {
+  Q4_KDecoded out;
+  const ScalesMins sm = unpack_q4_k_scales(block.scales);
+  alignas(16) uint8_t scales[8];
+  __builtin_memcpy(scales, sm.scales, 8);
+  const __m256i low_mask = _mm256_set1_epi8(0x0F);
+  for (int chunk = 0; chunk < 4; ++chunk) {
+    const __m256i packed = load256(block.qs + 32 * chunk);
+    out.codes[2 * chunk] = _mm256_and_si256(packed, low_mask);
+    out.codes[2 * chunk + 1] = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low_mask);
+  }
+  for (int j = 0; j < 8; ++j) out.scale16[j] = _mm256_set1_epi16(scales[j]);
+  const __m128i mins = bytes8_to_i16(sm.mins);
+  out.mins_pairs = _mm256_set_m128i(_mm_unpackhi_epi16(mins, mins), _mm_unpacklo_epi16(mins, mins));
+  out.d = _cvtsh_ss(block.d);
+  out.dmin = _cvtsh_ss(block.dmin);
+  return out;
+}
+
+// d_a * (d * sum_j sc_j dot_j) - d_a * dmin * sum_j m_j (bsums_2j + bsums_2j+1), in lanes.
+__m256 q4_k_term(const Q4_KDecoded& w, const BlockQ8_K& a) {
+  __m256i isum = _mm256_setzero_si256();
+  for (int j = 0; j < 8; ++j) {
+    const __m256i pairs = _mm256_maddubs_epi16(w.codes[j], load256(a.qs + 32 * j));
+    isum = _mm256_add_epi32(isum, _mm256_madd_epi16(pairs, w.scale16[j]));
+  }
+  const __m256i mins = _mm256_madd_epi16(load256(a.bsums), w.mins_pairs);
+  const __m256 scaled = _mm256_mul_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(a.d * w.d));
+  return _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mins), _mm256_set1_ps(a.d * w.dmin), scaled);
+}
+
+struct Q6_KDecoded {
+  __m256i codes[8];     // 32 elements each, in order: codes 0..63
+  __m256i scale16[8];   // groups 2j, 2j+1: scales as int16, 8 lanes each
+  __m256i scales_i16;   // the 16 scales as int16, for the offset term
+  float d;
+};
+
+Q6_KDecoded decode_q6_k(const BlockQ6_K& block) {
+  Q6_KDecoded out;
+  const __m256i low_mask = _mm256_set1_epi8(0x0F);
+  const __m256i high_mask = _mm256_set1_epi8(0x30);
+  for (int half = 0; half < 2; ++half) {
+    const __m256i ql0 = load256(block.ql + 64 * half);
+    const __m256i ql1 = load256(block.ql + 64 * half + 32);
+    const __m256i qh = load256(block.qh + 32 * half);
+    // Element l + 32k takes bits 2k, 2k+1 of qh[l] as bits 4, 5.
+    const __m256i h0 = _mm256_and_si256(_mm256_slli_epi16(qh, 4), high_mask);
+    const __m256i h1 = _mm256_and_si256(_mm256_slli_epi16(qh, 2), high_mask);
+    const __m256i h2 = _mm256_and_si256(qh, high_mask);
+    const __m256i h3 = _mm256_and_si256(_mm256_srli_epi16(qh, 2), high_mask);
+    __m256i* codes = out.codes + 4 * half;
+    codes[0] = _mm256_or_si256(_mm256_and_si256(ql0, low_mask), h0);
+    codes[1] = _mm256_or_si256(_mm256_and_si256(ql1, low_mask), h1);
+    codes[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low_mask), h2);
+    codes[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low_mask), h3);
+  }
+  for (int j = 0; j < 8; ++j) {
+    out.scale16[j] = _mm256_set_m128i(_mm_set1_epi16(block.scales[2 * j + 1]),
+                                      _mm_set1_epi16(block.scales[2 * j]));
+  }
+  out.scales_i16 =
+      _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block.scales)));
+  out.d = _cvtsh_ss(block.d);
+  return out;
+}
+
+// d_a * d * (sum_g sc_g dot_g - 32 sum_g sc_g bsums_g), in lanes.
+__m256 q6_k_term(const Q6_KDecoded& w, const BlockQ8_K& a) {
+  __m256i isum = _mm256_setzero_si256();
+  for (int j = 0; j < 8; ++j) {
+    const __m256i pairs = _mm256_maddubs_epi16(w.codes[j], load256(a.qs + 32 * j));
+    isum = _mm256_add_epi32(isum, _mm256_madd_epi16(pairs, w.scale16[j]));
+  }
+  const __m256i offset = _mm256_madd_epi16(load256(a.bsums), w.scales_i16);
+  isum = _mm256_sub_epi32(isum, _mm256_slli_epi32(offset, 5));
+  return _mm256_mul_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(a.d * w.d));
+}
+
+struct Q4_KWeights {
+  using Block = BlockQ4_K;
+  static Q4_KDecoded decode(const Block& b) { return decode_q4_k(b); }
+  static __m256 term(const Q4_KDecoded& w, const BlockQ8_K& a) { return q4_k_term(w, a); }
+};
+struct Q6_KWeights {
+  using Block = BlockQ6_K;
+  static Q6_KDecoded decode(const Block& b) { return decode_q6_k(b); }
+  static __m256 term(const Q6_KDecoded& w, const BlockQ8_K& a) { return q6_k_term(w, a); }
+};
+
+template <class W, int R, int C>
+void kquant_tile(const MatmulTask& t, int64_t i0, int64_t n0) {
+  using Block = typename W::Block;
+  const int64_t num_blocks = t.cols / kQkK;
+  const Block* w[C];
+  const BlockQ8_K* a[R];
+  for (int c = 0; c < C; ++c) {
+    w[c] = reinterpret_cast<const Block*>(t.weights + static_cast<size_t>(n0 + c) * t.weight_row_bytes);
+  }
+  for (int r = 0; r < R; ++r) {
+    a[r] = reinterpret_cast<const BlockQ8_K*>(t.act + static_cast<size_t>(i0 + r) * t.act_row_bytes);
+  }
+  __m256 acc[R][C];
+  for (int r = 0; r < R; ++r) {
+    for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();
+  }
+  for (int64_t b = 0; b < num_blocks; ++b) {
+    for (int c = 0; c < C; ++c) {
+      const char* ahead = reinterpret_cast<const char*>(w[c] + b) + kPrefetchBytes;
+      for (size_t off = 0; off < sizeof(Block); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
+      const auto decoded = W::decode(w[c][b]);
+      for (int r = 0; r < R; ++r) acc[r][c] = _mm256_add_ps(acc[r][c], W::term(decoded, a[r][b]));
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int c = 0; c < C; ++c) t.y[(i0 + r) * t.y_stride + n0 + c] = hsum(acc[r][c]);
+  }
+}
+
+constexpr int kRows = 2;
+constexpr int kCols = 2;
+
+#define MET_KQUANT_TILES(W)                                                            \
+  {                                                                                    \
+    kquant_tile<W, 1, 1>, kquant_tile<W, 1, 2>, kquant_tile<W, 2, 1>, kquant_tile<W, 2, 2>, \
+  }
+
+constexpr TileFn kQ4_KTiles[] = MET_KQUANT_TILES(Q4_KWeights);
+constexpr TileFn kQ6_KTiles[] = MET_KQUANT_TILES(Q6_KWeights);
+#undef MET_KQUANT_TILES
+
+}  // namespace
+
+void matmul_q4_k(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ4_KTiles}); }
+void matmul_q6_k(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ6_KTiles}); }
+
+void prepare_q8_k(const float* x, int64_t cols, uint8_t* out) {
+  auto* blocks = reinterpret_cast<BlockQ8_K*>(out);
+  const __m256 sign_mask = _mm256_set1_ps(-0.0f);
+  for (int64_t b = 0; b < cols / kQkK; ++b, x += kQkK) {
+    __m256 amax = _mm256_setzero_ps();
+    for (int j = 0; j < kQkK; j += 8) {
+      // max(|x|, acc) keeps acc where |x| is NaN, as the reference does.
+      amax = _mm256_max_ps(_mm256_andnot_ps(sign_mask, _mm256_loadu_ps(x + j)), amax);
+    }
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    const float d = _mm_cvtss_f32(m) / 127.0f;
+    const float inverse = d != 0.0f ? 1.0f / d : 0.0f;
+    BlockQ8_K& block = blocks[b];
+    block.d = d;
+    const __m256 scale = _mm256_set1_ps(inverse);
+    const __m256 low = _mm256_set1_ps(-127.0f), high = _mm256_set1_ps(127.0f);
+    for (int j = 0; j < kQkK; j += 32) {
+      __m256i q[4];
+      for (int v = 0; v < 4; ++v) {
+        const __m256 s = _mm256_mul_ps(_mm256_loadu_ps(x + j + 8 * v), scale);
+        q[v] = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(s, low), high));
+      }
+      // Pack 32 int32 -> 32 int8 in order (packs work per 128-bit lane).
+      const __m256i w01 = _mm256_packs_epi32(q[0], q[1]);
+      const __m256i w23 = _mm256_packs_epi32(q[2], q[3]);
+      const __m256i b0123 = _mm256_packs_epi16(w01, w23);
+      const __m256i codes =
+          _mm256_permutevar8x32_epi32(b0123, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(block.qs + j), codes);
+      // Sums of the two groups of 16: lanes 0-3 hold group j / 16, lanes 4-7 the next.
+      const __m256i sums4 = _mm256_madd_epi16(
+          _mm256_maddubs_epi16(_mm256_set1_epi8(1), codes), _mm256_set1_epi16(1));
+      const __m128i pairs =
+          _mm_hadd_epi32(_mm256_castsi256_si128(sums4), _mm256_extracti128_si256(sums4, 1));
+      block.bsums[j / 16] = static_cast<int16_t>(_mm_extract_epi32(pairs, 0) + _mm_extract_epi32(pairs, 1));
+      block.bsums[j / 16 + 1] =
+          static_cast<int16_t>(_mm_extract_epi32(pairs, 2) + _mm_extract_epi32(pairs, 3));
+    }
+  }
+}
+
+}  // namespace met::cpu::avx2

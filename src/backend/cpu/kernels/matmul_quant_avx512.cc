@@ -1,0 +1,152 @@
+// AVX-512 VNNI matmul kernels for Q8_0 and Q4_0 weights against ActQ8_0
+// activations (matmul_kernels.h), two 32-element blocks per 512-bit vector.
+// vpdpbusd needs an unsigned operand: Q8_0 codes are offset to w + 128
+// (xor 0x80) and Q4_0 codes are 0..15 as stored; the offsets (128 or 8 times
+// the lane's 4 activation codes, from the activation row's lane sums) start
+// the accumulator, so each int32 lane holds an exact signed partial dot and
+// float rounding stays relative to sum |w a|. Lanes are scaled by d_w * d_a
+// in float (FMA) and summed at the end.
+// Tiles of up to 4 activation rows x 4 weight rows: a weight pair is decoded
+// once per tile and used for every row.
+// GCC 12's AVX-512 headers need the -W(maybe-)uninitialized pragmas (GCC bug
+// 105593); only intrinsics and declarations are included.
+// Threading: pure functions. Tested by tests/backend/matmul_test.cc.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+
+#include "backend/cpu/kernels/matmul_kernels.h"
+#include "tensor/block_types.h"
+
+namespace met::cpu::avx512 {
+namespace {
+
+// Two floats spread over lanes 0-7 and 8-15.
+__m512 pair_splat(float first, float second) {
+  return _mm512_insertf32x8(_mm512_set1_ps(first), _mm256_set1_ps(second), 1);
+}
+__m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+
+// An activation row's view of blocks b and b + 1 (or b alone: the second is
+// zero when `single`).
+struct ActPair {
+  __m512i q;
+  __m512 scale;
+  __m512i lane_sums;  // sums of codes 4l .. 4l+3, one per int32 lane
+};
+
+template <bool kSingle>
+ActPair load_act_pair(const uint8_t* row, int64_t num_blocks, int64_t b) {
+  const auto* blocks = reinterpret_cast<const BlockQ8_0*>(row);
+  const uint8_t* sums = row + num_blocks * sizeof(BlockQ8_0) + 16 * b;
+  ActPair out;
+  const __m512i first = _mm512_castsi256_si512(load256(blocks[b].qs));
+  out.q = kSingle ? _mm512_zextsi256_si512(load256(blocks[b].qs))
+                  : _mm512_inserti64x4(first, load256(blocks[b + 1].qs), 1);
+  out.scale = pair_splat(_cvtsh_ss(blocks[b].d), kSingle ? 0.0f : _cvtsh_ss(blocks[b + 1].d));
+  out.lane_sums = _mm512_cvtepi16_epi32(kSingle ? _mm256_maskz_loadu_epi16(0x00FF, sums) : load256(sums));
+  return out;
+}
+
+struct Q8_0Weights {
+  using Block = BlockQ8_0;
+  static constexpr int kOffsetShift = 7;  // codes offset by 128
+  template <bool kSingle>
+  static __m512i decode(const Block* blocks, int64_t b) {
+    const __m512i q = kSingle ? _mm512_zextsi256_si512(load256(blocks[b].qs))
+                              : _mm512_inserti64x4(_mm512_castsi256_si512(load256(blocks[b].qs)),
+                                                   load256(blocks[b + 1].qs), 1);
+    return _mm512_xor_si512(q, _mm512_set1_epi8(static_cast<char>(0x80)));
+  }
+};
+
+struct Q4_0Weights {
+  using Block = BlockQ4_0;
+  static constexpr int kOffsetShift = 3;  // codes offset by 8
+  template <bool kSingle>
+  static __m512i decode(const Block* blocks, int64_t b) {
+    // [qs_b | qs_b | qs_b+1 | qs_b+1] in 128-bit lanes, then low nibbles in
+    // lanes 0 and 2 and high nibbles in lanes 1 and 3: each block's elements
+    // 0..15 then 16..31.
+    const __m128i first = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blocks[b].qs));
+    const __m128i second =
+        kSingle ? _mm_setzero_si128()
+                : _mm_loadu_si128(reinterpret_cast<const __m128i*>(blocks[b + 1].qs));
+    const __m512i both = _mm512_castsi256_si512(_mm256_set_m128i(second, first));
+    const __m512i spread = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 1, 0, 1, 2, 3, 2, 3), both);
+    const __m512i shifts = _mm512_setr_epi64(0, 0, 0x0004000400040004, 0x0004000400040004, 0, 0,
+                                             0x0004000400040004, 0x0004000400040004);
+    return _mm512_and_si512(_mm512_srlv_epi16(spread, shifts), _mm512_set1_epi8(0x0F));
+  }
+};
+
+template <class W, int R, int C, bool kSingle>
+void tile_step(const typename W::Block* const (&w)[C], const uint8_t* const (&a)[R],
+               int64_t num_blocks, int64_t b, __m512 (&acc)[R][C]) {
+  __m512i wq[C];
+  __m512 wscale[C];
+#pragma GCC unroll 4
+  for (int c = 0; c < C; ++c) {
+    const char* ahead = reinterpret_cast<const char*>(w[c] + b) + kPrefetchBytes;
+    _mm_prefetch(ahead, _MM_HINT_T0);
+    if (sizeof(typename W::Block) * 2 > 64) _mm_prefetch(ahead + 64, _MM_HINT_T0);
+    wq[c] = W::template decode<kSingle>(w[c], b);
+    wscale[c] = pair_splat(_cvtsh_ss(w[c][b].d), kSingle ? 0.0f : _cvtsh_ss(w[c][b + 1].d));
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+    const ActPair ap = load_act_pair<kSingle>(a[r], num_blocks, b);
+    const __m512i bias =
+        _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(ap.lane_sums, W::kOffsetShift));
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) {
+      const __m512i dot = _mm512_dpbusd_epi32(bias, wq[c], ap.q);
+      const __m512 scale = _mm512_mul_ps(wscale[c], ap.scale);
+      acc[r][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc[r][c]);
+    }
+  }
+}
+
+template <class W, int R, int C>
+void quant_tile(const MatmulTask& t, int64_t i0, int64_t n0) {
+  using Block = typename W::Block;
+  const int64_t num_blocks = t.cols / kQk;
+  const Block* w[C];
+  const uint8_t* a[R];
+  for (int c = 0; c < C; ++c) {
+    w[c] = reinterpret_cast<const Block*>(t.weights + static_cast<size_t>(n0 + c) * t.weight_row_bytes);
+  }
+  for (int r = 0; r < R; ++r) a[r] = t.act + static_cast<size_t>(i0 + r) * t.act_row_bytes;
+  __m512 acc[R][C];
+  for (int r = 0; r < R; ++r) {
+    for (int c = 0; c < C; ++c) acc[r][c] = _mm512_setzero_ps();
+  }
+  int64_t b = 0;
+  for (; b + 2 <= num_blocks; b += 2) tile_step<W, R, C, false>(w, a, num_blocks, b, acc);
+  if (b < num_blocks) tile_step<W, R, C, true>(w, a, num_blocks, b, acc);
+  for (int r = 0; r < R; ++r) {
+    for (int c = 0; c < C; ++c) t.y[(i0 + r) * t.y_stride + n0 + c] = _mm512_reduce_add_ps(acc[r][c]);
+  }
+}
+
+constexpr int kRows = 4;
+constexpr int kCols = 4;
+
+#define MET_TILE_ROW(W, R) \
+  quant_tile<W, R, 1>, quant_tile<W, R, 2>, quant_tile<W, R, 3>, quant_tile<W, R, 4>
+#define MET_QUANT_TILES(W) \
+  { MET_TILE_ROW(W, 1), MET_TILE_ROW(W, 2), MET_TILE_ROW(W, 3), MET_TILE_ROW(W, 4) }
+
+constexpr TileFn kQ8_0Tiles[] = MET_QUANT_TILES(Q8_0Weights);
+constexpr TileFn kQ4_0Tiles[] = MET_QUANT_TILES(Q4_0Weights);
+#undef MET_QUANT_TILES
+#undef MET_TILE_ROW
+
+}  // namespace
+
+void matmul_q8_0(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ8_0Tiles}); }
+void matmul_q4_0(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ4_0Tiles}); }
+
+}  // namespace met::cpu::avx512

@@ -1,0 +1,93 @@
+// ops.h's entry points: each runs the selected tier's kernel (ops_kernels.h);
+// embedding_row decodes with src/tensor's selected row kernels.
+// Threading: pure functions; the selected table is built once (function-local
+// static). Tested by tests/backend/ops_test.cc.
+#include "backend/cpu/kernels/ops.h"
+
+#include "backend/cpu/kernels/ops_kernels.h"
+#include "backend/cpu/kernels/reference/kernels_ref.h"
+#include "core/check.h"
+#include "tensor/row_kernels.h"
+
+namespace met::cpu {
+namespace {
+
+constexpr OpsKernels kReference{ref::rms_norm, ref::rope_rotate, ref::swiglu,
+                                ref::add,      ref::softmax,     ref::argmax};
+constexpr OpsKernels kAvx2{avx2::rms_norm, avx2::rope_rotate, avx2::swiglu,
+                           avx2::add,      avx2::softmax,     avx2::argmax};
+constexpr OpsKernels kAvx512{avx512::rms_norm, avx512::rope_rotate, avx512::swiglu,
+                             avx512::add,      avx512::softmax,     avx512::argmax};
+
+// Each member from the highest tier at or below `selected` that has one.
+OpsKernels build_selected(Isa selected) {
+  OpsKernels out = kReference;
+  for (Isa tier : {Isa::kAvx2, Isa::kAvx512, Isa::kAmx}) {
+    if (tier > selected) break;
+    const OpsKernels k = ops_kernels_for_isa(tier);
+    if (k.rms_norm != nullptr) out.rms_norm = k.rms_norm;
+    if (k.rope_rotate != nullptr) out.rope_rotate = k.rope_rotate;
+    if (k.swiglu != nullptr) out.swiglu = k.swiglu;
+    if (k.add != nullptr) out.add = k.add;
+    if (k.softmax != nullptr) out.softmax = k.softmax;
+    if (k.argmax != nullptr) out.argmax = k.argmax;
+  }
+  return out;
+}
+
+}  // namespace
+
+OpsKernels ops_kernels_for_isa(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar:
+      return kReference;
+    case Isa::kAvx2:
+      return kAvx2;
+    case Isa::kAvx512:
+      return kAvx512;
+    case Isa::kAmx:
+      return {};  // AVX-512's serve
+  }
+  return {};
+}
+
+const OpsKernels& selected_ops_kernels() {
+  static const OpsKernels kernels = build_selected(selected_isa());
+  return kernels;
+}
+
+void rms_norm(const float* x, const float* weight, int64_t n, float eps, float* out) {
+  selected_ops_kernels().rms_norm(x, weight, n, eps, out);
+}
+
+void rope(float* x, int32_t num_heads, int32_t pos, const RopeParams& p) {
+  MET_CHECK(p.rope_dims <= kMaxRopeDims, "rope: {} rotated dims, at most {}", p.rope_dims,
+            kMaxRopeDims);
+  alignas(64) float cos_sin[kMaxRopeDims];
+  ref::rope_cache(pos, p, cos_sin);
+  selected_ops_kernels().rope_rotate(x, num_heads, p.head_dim, p.rope_dims,
+                                     p.layout == RopeLayout::kNeox, cos_sin);
+}
+
+void swiglu(const float* gate, const float* up, int64_t n, float* out) {
+  selected_ops_kernels().swiglu(gate, up, n, out);
+}
+
+void add(const float* a, const float* b, int64_t n, float* out) {
+  selected_ops_kernels().add(a, b, n, out);
+}
+
+void softmax(float* x, int64_t n) { selected_ops_kernels().softmax(x, n); }
+
+int64_t argmax(const float* x, int64_t n) { return selected_ops_kernels().argmax(x, n); }
+
+void embedding_row(GgmlType type, const uint8_t* table, int64_t cols, TokenId id, float* out) {
+  const met::ref::DequantizeRowFn dequantize = selected_row_kernels(type).dequantize;
+  MET_CHECK(dequantize != nullptr, "embedding_row: cannot decode {}", ggml_type_name(type));
+  const auto row_bytes = ggml_row_bytes(type, static_cast<uint64_t>(cols));
+  MET_CHECK(row_bytes.has_value(), "embedding_row: {} columns of {}", cols, ggml_type_name(type));
+  MET_DCHECK(id >= 0);
+  dequantize(table + static_cast<size_t>(id) * *row_bytes, out, cols);
+}
+
+}  // namespace met::cpu

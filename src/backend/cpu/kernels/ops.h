@@ -1,0 +1,61 @@
+// The element-wise and row kernels of a llama-family forward pass: RMSNorm,
+// RoPE (normal and NeoX layouts; linear and YaRN scaling), SwiGLU, residual
+// add, softmax, argmax and embedding-row gather. Each has a scalar reference
+// in kernels/reference/ and a vectorized version chosen at run time.
+// Threading: pure functions over the rows given; any thread.
+// Tested by tests/backend/ops_test.cc.
+#pragma once
+
+#include <cstdint>
+
+#include "core/ids.h"
+#include "core/status.h"
+#include "gguf/ggml_type.h"
+
+namespace met::cpu {
+
+// out[i] = x[i] / sqrt(mean(x^2) + eps) * weight[i]. out may alias x.
+void rms_norm(const float* x, const float* weight, int64_t n, float eps, float* out);
+
+enum class RopeLayout {
+  kNormal,  // rotate adjacent pairs (x[2i], x[2i+1]): llama, mistral
+  kNeox,    // rotate halves (x[i], x[i + dims/2]): qwen2, qwen3
+};
+
+inline constexpr int32_t kMaxRopeDims = 1024;
+
+struct RopeParams {
+  int32_t head_dim = 0;
+  int32_t rope_dims = 0;          // leading dims of each head that rotate (even, <= kMaxRopeDims)
+  float freq_base = 10000.0f;
+  RopeLayout layout = RopeLayout::kNormal;
+  // Linear scaling: positions scaled by freq_scale (= 1 / factor).
+  float freq_scale = 1.0f;
+  // YaRN (llama.cpp's definition); ext_factor 0 disables it.
+  float ext_factor = 0.0f;
+  float attn_factor = 1.0f;
+  float beta_fast = 32.0f;
+  float beta_slow = 1.0f;
+  int32_t original_context = 0;
+};
+
+// Rotates each of `num_heads` heads of one row (head h at x + h*head_dim) for
+// position `pos`, in place.
+void rope(float* x, int32_t num_heads, int32_t pos, const RopeParams& p);
+
+// out[i] = silu(gate[i]) * up[i]. out may alias gate or up.
+void swiglu(const float* gate, const float* up, int64_t n, float* out);
+
+// out[i] = a[i] + b[i]. out may alias a or b.
+void add(const float* a, const float* b, int64_t n, float* out);
+
+// In place: x = exp(x - max) / sum.
+void softmax(float* x, int64_t n);
+
+// Index of the largest element (the first on ties); NaN never wins.
+int64_t argmax(const float* x, int64_t n);
+
+// out = row `id` of an embedding table stored as `type` (cols per row).
+void embedding_row(GgmlType type, const uint8_t* table, int64_t cols, TokenId id, float* out);
+
+}  // namespace met::cpu

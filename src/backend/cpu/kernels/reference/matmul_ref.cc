@@ -1,0 +1,190 @@
+// Reference matmul kernels and activation preparation (see kernels_ref.h).
+// Activations are quantized with src/tensor's reference quantizers, which its
+// fast versions match bit for bit, so the prepared bytes are one definition.
+// Threading: pure functions. Tested by tests/backend/matmul_test.cc.
+#include <cstring>
+
+#include "backend/cpu/kernels/reference/kernels_ref.h"
+#include "core/check.h"
+#include "tensor/block_types.h"
+#include "tensor/half.h"
+#include "tensor/reference/k_scales.h"
+#include "tensor/reference/reference_kernels.h"
+
+namespace met::cpu::ref {
+namespace {
+
+uint16_t load_u16(const uint8_t* p) {
+  uint16_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+// Runs `dot(weight_row, act_row)` over every output of the task.
+template <typename RowDot>
+void for_each_output(const MatmulTask& t, RowDot dot) {
+  for (int64_t i = 0; i < t.m; ++i) {
+    const uint8_t* act = t.act + static_cast<size_t>(i) * t.act_row_bytes;
+    for (int64_t n = t.n_begin; n < t.n_end; ++n) {
+      const uint8_t* w = t.weights + static_cast<size_t>(n) * t.weight_row_bytes;
+      t.y[i * t.y_stride + n] = static_cast<float>(dot(w, act, t.cols));
+    }
+  }
+}
+
+int dot_q8(const int8_t* a, const int8_t* b, int n) {
+  int sum = 0;
+  for (int j = 0; j < n; ++j) sum += a[j] * b[j];
+  return sum;
+}
+
+double dot_q8_0(const uint8_t* w, const uint8_t* act, int64_t cols) {
+  const auto* wb = reinterpret_cast<const BlockQ8_0*>(w);
+  const auto* ab = reinterpret_cast<const BlockQ8_0*>(act);
+  double sum = 0.0;
+  for (int64_t b = 0; b < cols / kQk; ++b) {
+    const int isum = dot_q8(wb[b].qs, ab[b].qs, kQk);
+    const float scale = fp16_to_f32(wb[b].d) * fp16_to_f32(ab[b].d);
+    sum += static_cast<double>(scale * static_cast<float>(isum));
+  }
+  return sum;
+}
+
+double dot_q4_0(const uint8_t* w, const uint8_t* act, int64_t cols) {
+  const auto* wb = reinterpret_cast<const BlockQ4_0*>(w);
+  const auto* ab = reinterpret_cast<const BlockQ8_0*>(act);
+  double sum = 0.0;
+  for (int64_t b = 0; b < cols / kQk; ++b) {
+    int isum = 0;
+    for (int j = 0; j < kQk / 2; ++j) {
+      isum += ((wb[b].qs[j] & 0x0F) - 8) * ab[b].qs[j];
+      isum += ((wb[b].qs[j] >> 4) - 8) * ab[b].qs[j + kQk / 2];
+    }
+    const float scale = fp16_to_f32(wb[b].d) * fp16_to_f32(ab[b].d);
+    sum += static_cast<double>(scale * static_cast<float>(isum));
+  }
+  return sum;
+}
+
+// Per super-block: d_a * (d * sum_j sc_j dot_j - dmin * sum_j m_j sum_j(a)).
+double dot_q4_k(const uint8_t* w, const uint8_t* act, int64_t cols) {
+  const auto* wb = reinterpret_cast<const BlockQ4_K*>(w);
+  const auto* ab = reinterpret_cast<const BlockQ8_K*>(act);
+  double sum = 0.0;
+  for (int64_t b = 0; b < cols / kQkK; ++b) {
+    const BlockQ4_K& wk = wb[b];
+    const BlockQ8_K& ak = ab[b];
+    int scaled = 0;
+    int mins = 0;
+    for (int sub = 0; sub < 8; ++sub) {
+      const met::ref::ScaleMin sm = met::ref::unpack_k4_scale_min(wk.scales, sub);
+      const uint8_t* qs = wk.qs + 32 * (sub / 2);
+      const int shift = 4 * (sub % 2);
+      int dot = 0;
+      for (int l = 0; l < 32; ++l) dot += ((qs[l] >> shift) & 0x0F) * ak.qs[32 * sub + l];
+      scaled += sm.scale * dot;
+      mins += sm.min * (ak.bsums[2 * sub] + ak.bsums[2 * sub + 1]);
+    }
+    const float d = ak.d * fp16_to_f32(wk.d);
+    const float dmin = ak.d * fp16_to_f32(wk.dmin);
+    sum += static_cast<double>(d * static_cast<float>(scaled) - dmin * static_cast<float>(mins));
+  }
+  return sum;
+}
+
+// The 6-bit code (0..63) of element e of a Q6_K block, as the decoder reads it.
+int q6_k_code(const BlockQ6_K& block, int e) {
+  const int half = e / 128, l = e % 32, k = (e % 128) / 32;
+  const int nibble = (block.ql[64 * half + l + 32 * (k % 2)] >> (4 * (k / 2))) & 0x0F;
+  return nibble | (((block.qh[32 * half + l] >> (2 * k)) & 3) << 4);
+}
+
+// Per super-block: d_a * d * sum_g sc_g * sum_{e in g} (q_e - 32) a_e.
+double dot_q6_k(const uint8_t* w, const uint8_t* act, int64_t cols) {
+  const auto* wb = reinterpret_cast<const BlockQ6_K*>(w);
+  const auto* ab = reinterpret_cast<const BlockQ8_K*>(act);
+  double sum = 0.0;
+  for (int64_t b = 0; b < cols / kQkK; ++b) {
+    int isum = 0;
+    for (int g = 0; g < 16; ++g) {
+      int dot = 0;
+      for (int e = 16 * g; e < 16 * g + 16; ++e) dot += (q6_k_code(wb[b], e) - 32) * ab[b].qs[e];
+      isum += wb[b].scales[g] * dot;
+    }
+    const float d = ab[b].d * fp16_to_f32(wb[b].d);
+    sum += static_cast<double>(d * static_cast<float>(isum));
+  }
+  return sum;
+}
+
+}  // namespace
+
+void prepare_f32(const float* x, int64_t cols, uint8_t* out) {
+  std::memcpy(out, x, static_cast<size_t>(cols) * sizeof(float));
+}
+
+void prepare_bf16(const float* x, int64_t cols, uint8_t* out) {
+  met::ref::quantize_row_bf16(x, out, cols);
+}
+
+void prepare_q8_0(const float* x, int64_t cols, uint8_t* out) {
+  MET_DCHECK(cols % kQk == 0);
+  met::ref::quantize_row_q8_0(x, out, cols);
+  const int64_t num_blocks = cols / kQk;
+  const auto* blocks = reinterpret_cast<const BlockQ8_0*>(out);
+  auto* sums = out + num_blocks * sizeof(BlockQ8_0);
+  for (int64_t b = 0; b < num_blocks; ++b) {
+    for (int lane = 0; lane < kQk / 4; ++lane) {
+      const int8_t* q = blocks[b].qs + 4 * lane;
+      const auto s16 = static_cast<int16_t>(q[0] + q[1] + q[2] + q[3]);
+      std::memcpy(sums + 2 * (8 * b + lane), &s16, sizeof(s16));
+    }
+  }
+}
+
+void prepare_q8_k(const float* x, int64_t cols, uint8_t* out) {
+  met::ref::quantize_row_q8_k(x, out, cols);
+}
+
+void matmul_f32(const MatmulTask& task) {
+  for_each_output(task, [](const uint8_t* w, const uint8_t* act, int64_t cols) {
+    double sum = 0.0;
+    for (int64_t k = 0; k < cols; ++k) {
+      float wk, ak;
+      std::memcpy(&wk, w + 4 * k, 4);
+      std::memcpy(&ak, act + 4 * k, 4);
+      sum += static_cast<double>(wk) * static_cast<double>(ak);
+    }
+    return sum;
+  });
+}
+
+void matmul_f16(const MatmulTask& task) {
+  for_each_output(task, [](const uint8_t* w, const uint8_t* act, int64_t cols) {
+    double sum = 0.0;
+    for (int64_t k = 0; k < cols; ++k) {
+      float ak;
+      std::memcpy(&ak, act + 4 * k, 4);
+      sum += static_cast<double>(fp16_to_f32(load_u16(w + 2 * k))) * static_cast<double>(ak);
+    }
+    return sum;
+  });
+}
+
+void matmul_bf16(const MatmulTask& task) {
+  for_each_output(task, [](const uint8_t* w, const uint8_t* act, int64_t cols) {
+    double sum = 0.0;
+    for (int64_t k = 0; k < cols; ++k) {
+      const float product = bf16_to_f32(load_u16(w + 2 * k)) * bf16_to_f32(load_u16(act + 2 * k));
+      sum += static_cast<double>(product);  // exact: 8-bit by 8-bit significands
+    }
+    return sum;
+  });
+}
+
+void matmul_q8_0(const MatmulTask& task) { for_each_output(task, dot_q8_0); }
+void matmul_q4_0(const MatmulTask& task) { for_each_output(task, dot_q4_0); }
+void matmul_q4_k(const MatmulTask& task) { for_each_output(task, dot_q4_k); }
+void matmul_q6_k(const MatmulTask& task) { for_each_output(task, dot_q6_k); }
+
+}  // namespace met::cpu::ref

@@ -1,0 +1,198 @@
+// KvCache. Tested by tests/backend/kv_cache_test.cc.
+#include "backend/cpu/kv_cache.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+
+#include "core/check.h"
+#include "tensor/block_types.h"
+#include "tensor/row_kernels.h"
+
+namespace met::cpu {
+namespace {
+
+constexpr int64_t kHugePageBytes = int64_t{2} << 20;
+
+bool is_kv_dtype(GgmlType dtype) {
+  return dtype == GgmlType::kF16 || dtype == GgmlType::kBF16 || dtype == GgmlType::kF32 ||
+         dtype == GgmlType::kQ8_0;
+}
+
+int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+double gib(int64_t bytes) { return static_cast<double>(bytes) / static_cast<double>(1 << 30); }
+
+int64_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_size <= 0) return std::numeric_limits<int64_t>::max();
+  return static_cast<int64_t>(pages) * page_size;
+}
+
+struct Mapping {
+  uint8_t* base;        // what mmap returned
+  size_t mapped_bytes;  // what to munmap
+  uint8_t* aligned;     // where the pool starts
+};
+
+// Anonymous zeroed memory for `total` bytes; from 2 MiB up, over-mapped by
+// one huge page so the pool starts 2 MiB aligned, and advised for huge pages.
+Result<Mapping> map_pool(int64_t total) {
+  const bool huge = total >= kHugePageBytes;
+  const int64_t mapped = huge ? total + kHugePageBytes : total;
+  void* base = mmap(nullptr, static_cast<size_t>(mapped), PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED) {
+    return io_error("kv cache: mapping {:.2f} GiB failed: {}", gib(total), std::strerror(errno));
+  }
+  Mapping m{static_cast<uint8_t*>(base), static_cast<size_t>(mapped), static_cast<uint8_t*>(base)};
+  if (huge) {
+    const auto addr = static_cast<int64_t>(reinterpret_cast<uintptr_t>(base));
+    m.aligned += round_up(addr, kHugePageBytes) - addr;
+    (void)madvise(m.aligned, static_cast<size_t>(total), MADV_HUGEPAGE);  // a hint: may be refused
+  }
+  return m;
+}
+
+int64_t row_bytes_of(const KvLayout& layout) {
+  return static_cast<int64_t>(
+      ggml_row_bytes(layout.dtype, static_cast<uint64_t>(layout.head_dim)).value());
+}
+
+}  // namespace
+
+Status validate_kv_shape(const KvLayout& layout) {
+  if (!is_kv_dtype(layout.dtype)) {
+    return invalid_argument("kv cache: dtype {} is not supported (use f16, bf16, f32 or q8_0)",
+                            ggml_type_name(layout.dtype));
+  }
+  if (layout.num_layers < 1 || layout.num_layers > kMaxKvLayers) {
+    return out_of_range("kv cache: {} layers (must be 1..{})", layout.num_layers, kMaxKvLayers);
+  }
+  if (layout.num_kv_heads < 1 || layout.num_kv_heads > kMaxKvHeads) {
+    return out_of_range("kv cache: {} kv heads (must be 1..{})", layout.num_kv_heads, kMaxKvHeads);
+  }
+  if (layout.head_dim < 8 || layout.head_dim > kMaxKvHeadDim || layout.head_dim % 8 != 0) {
+    return unimplemented("kv cache: head_dim {} (must be a multiple of 8 in 8..{})",
+                         layout.head_dim, kMaxKvHeadDim);
+  }
+  if (layout.dtype == GgmlType::kQ8_0 && layout.head_dim % kQk != 0) {
+    return invalid_argument("kv cache: q8_0 needs head_dim a multiple of {}, got {} (use f16)", kQk,
+                            layout.head_dim);
+  }
+  return ok_status();
+}
+
+Result<int64_t> kv_block_bytes(const KvLayout& layout) {
+  MET_RETURN_IF_ERROR(validate_kv_shape(layout));
+  // Bounded by the checks above: 1024 * 2 * 1024 * 16 * 1088 bytes < 2^46.
+  const int64_t per_layer =
+      2 * int64_t{layout.num_kv_heads} * kKvBlockTokens * row_bytes_of(layout);
+  return round_up(per_layer * layout.num_layers, kKvBlockAlign);
+}
+
+Result<int64_t> kv_cache_bytes(const KvLayout& layout) {
+  MET_ASSIGN_OR_RETURN(const int64_t block, kv_block_bytes(layout));
+  if (layout.num_blocks < 1)
+    return out_of_range("kv cache: {} blocks (need at least 1)", layout.num_blocks);
+  if (layout.num_blocks > kMaxKvCacheBytes / block) {
+    return out_of_range("kv cache: {} blocks of {} bytes is past the {:.0f} GiB limit",
+                        layout.num_blocks, block, gib(kMaxKvCacheBytes));
+  }
+  return block * layout.num_blocks;
+}
+
+Result<int32_t> kv_blocks_for_budget(const KvLayout& layout, int64_t budget_bytes) {
+  MET_ASSIGN_OR_RETURN(const int64_t block, kv_block_bytes(layout));
+  const int64_t blocks = std::min<int64_t>(std::min(budget_bytes, kMaxKvCacheBytes) / block,
+                                           std::numeric_limits<int32_t>::max());
+  if (blocks < 1) {
+    return out_of_range("kv cache: {} bytes hold no block ({} bytes each)", budget_bytes, block);
+  }
+  return static_cast<int32_t>(blocks);
+}
+
+Result<int64_t> kv_bytes_per_token(const KvLayout& layout) {
+  MET_RETURN_IF_ERROR(validate_kv_shape(layout));
+  return 2 * int64_t{layout.num_layers} * layout.num_kv_heads * row_bytes_of(layout);
+}
+
+void KvCache::Unmap::operator()(uint8_t* /*aligned*/) const {
+  if (mapped_base != nullptr) munmap(mapped_base, mapped_bytes);
+}
+
+Result<KvCache> KvCache::create(const KvLayout& layout) {
+  MET_ASSIGN_OR_RETURN(const int64_t total, kv_cache_bytes(layout));
+  const int64_t physical = physical_memory_bytes();
+  if (total > physical) {
+    return out_of_range(
+        "kv cache: {:.2f} GiB for {} blocks exceeds this machine's {:.2f} GiB of memory",
+        gib(total), layout.num_blocks, gib(physical));
+  }
+  MET_ASSIGN_OR_RETURN(const Mapping mapping, map_pool(total));
+  KvCache cache;
+  cache.layout_ = layout;
+  cache.row_bytes_ = row_bytes_of(layout);
+  cache.head_stride_ = kKvBlockTokens * cache.row_bytes_;
+  cache.kv_stride_ = layout.num_kv_heads * cache.head_stride_;
+  cache.layer_stride_ = 2 * cache.kv_stride_;
+  cache.block_bytes_ = kv_block_bytes(layout).value();
+  cache.quantize_ = selected_row_kernels(layout.dtype).quantize;
+  cache.dequantize_ = row_kernels_for_isa(layout.dtype, Isa::kScalar).dequantize;
+  MET_CHECK(cache.quantize_ != nullptr && cache.dequantize_ != nullptr, "no row kernels for {}",
+            ggml_type_name(layout.dtype));
+  cache.data_ =
+      std::unique_ptr<uint8_t, Unmap>(mapping.aligned, Unmap{mapping.mapped_bytes, mapping.base});
+  return cache;
+}
+
+int64_t KvCache::block_offset(BlockId id) const {
+  MET_CHECK(id.value() >= 0 && id.value() < layout_.num_blocks, "block {} of {}", id.value(),
+            layout_.num_blocks);
+  return id.value() * block_bytes_;
+}
+
+std::span<uint8_t> KvCache::block(BlockId id) {
+  return {data_.get() + block_offset(id), static_cast<size_t>(block_bytes_)};
+}
+
+std::span<const uint8_t> KvCache::block(BlockId id) const {
+  return {data_.get() + block_offset(id), static_cast<size_t>(block_bytes_)};
+}
+
+uint8_t* KvCache::slot(int32_t layer, std::span<const BlockId> block_table, int32_t pos,
+                       int32_t kv_head) const {
+  MET_CHECK(layer >= 0 && layer < layout_.num_layers, "layer {} of {}", layer, layout_.num_layers);
+  MET_CHECK(pos >= 0 && static_cast<size_t>(pos / kKvBlockTokens) < block_table.size(),
+            "position {} past a block table of {} blocks", pos, block_table.size());
+  const BlockId id = block_table[static_cast<size_t>(pos / kKvBlockTokens)];
+  return data_.get() + block_offset(id) + k_offset(layer, kv_head) +
+         (pos % kKvBlockTokens) * row_bytes_;
+}
+
+void KvCache::store(int32_t layer, std::span<const BlockId> block_table, int32_t pos,
+                    const float* k_row, const float* v_row) {
+  uint8_t* k = slot(layer, block_table, pos, 0);
+  const int32_t d = layout_.head_dim;
+  for (int32_t h = 0; h < layout_.num_kv_heads; ++h) {
+    quantize_(k_row + int64_t{h} * d, k + h * head_stride_, d);
+    quantize_(v_row + int64_t{h} * d, k + kv_stride_ + h * head_stride_, d);
+  }
+}
+
+void KvCache::load(int32_t layer, std::span<const BlockId> block_table, int32_t pos, float* k_row,
+                   float* v_row) const {
+  const uint8_t* k = slot(layer, block_table, pos, 0);
+  const int32_t d = layout_.head_dim;
+  for (int32_t h = 0; h < layout_.num_kv_heads; ++h) {
+    dequantize_(k + h * head_stride_, k_row + int64_t{h} * d, d);
+    dequantize_(k + kv_stride_ + h * head_stride_, v_row + int64_t{h} * d, d);
+  }
+}
+
+}  // namespace met::cpu

@@ -1,0 +1,126 @@
+// KvCache: the CPU backend's paged KV pool, one allocation sized at start-up
+// for `num_blocks` blocks of kKvBlockTokens token slots each.
+// Layout, block-major so one block (all layers, K and V) is one contiguous
+// span for spill I/O:
+//   [block][layer][K|V][kv_head][slot 0..15][head_dim elements of `dtype`]
+// A head's row of head_dim elements is stored as `dtype` (F16 by default,
+// BF16, F32, or Q8_0 blocks of 32 when head_dim is a multiple of 32); a
+// block's stride is padded to 64 bytes so every block starts cache-line
+// aligned. The pool is mmap'ed (2 MiB aligned and advised for huge pages
+// when large) and starts zeroed.
+// Invariants: the layout is validated once by create(); block ids passed in
+// are below num_blocks (MET_CHECK); store() converts with the selected
+// tensor row kernel, so the bytes match quantize_row() exactly.
+// Threading: store() writes only the slot it names, so threads may store
+// distinct positions at once; readers (attention) must not overlap writers of
+// the same slot. block() for spill only while no step is in flight.
+// Tested by tests/backend/kv_cache_test.cc.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "backend/step_plan.h"
+#include "core/ids.h"
+#include "core/status.h"
+#include "gguf/ggml_type.h"
+#include "tensor/reference/reference_kernels.h"
+
+namespace met::cpu {
+
+struct KvLayout {
+  GgmlType dtype = GgmlType::kF16;  // F16, BF16, F32 or Q8_0
+  int32_t num_layers = 0;
+  int32_t num_kv_heads = 0;
+  int32_t head_dim = 0;  // a multiple of 8 (of 32 for Q8_0), at most kMaxKvHeadDim
+  int32_t num_blocks = 0;
+};
+
+inline constexpr int32_t kMaxKvHeadDim = 1024;
+inline constexpr int32_t kMaxKvLayers = 1024;
+inline constexpr int32_t kMaxKvHeads = 1024;
+inline constexpr int64_t kMaxKvCacheBytes = int64_t{1} << 40;  // 1 TiB: past it is a typo
+inline constexpr int64_t kKvBlockAlign = 64;
+
+// Checks everything but num_blocks; the message names the field and value.
+Status validate_kv_shape(const KvLayout& layout);
+// Bytes of one block (all layers, K and V, padded to kKvBlockAlign).
+Result<int64_t> kv_block_bytes(const KvLayout& layout);
+// Bytes of the whole pool: num_blocks * kv_block_bytes (overflow-checked,
+// at most kMaxKvCacheBytes).
+Result<int64_t> kv_cache_bytes(const KvLayout& layout);
+// How many blocks fit in `budget_bytes` (`--kv-mem`); ignores
+// layout.num_blocks. kOutOfRange when not even one block fits.
+Result<int32_t> kv_blocks_for_budget(const KvLayout& layout, int64_t budget_bytes);
+// Bytes one token takes across all layers, K and V (unpadded).
+Result<int64_t> kv_bytes_per_token(const KvLayout& layout);
+
+class KvCache {
+ public:
+  // Validates the layout, refuses a pool past kMaxKvCacheBytes or the
+  // machine's physical memory, then maps it.
+  static Result<KvCache> create(const KvLayout& layout);
+
+  KvCache(KvCache&&) noexcept = default;
+  KvCache& operator=(KvCache&&) noexcept = default;
+  KvCache(const KvCache&) = delete;
+  KvCache& operator=(const KvCache&) = delete;
+  ~KvCache() = default;
+
+  const KvLayout& layout() const { return layout_; }
+  int64_t block_bytes() const { return block_bytes_; }
+  int64_t total_bytes() const { return block_bytes_ * layout_.num_blocks; }
+  // Bytes of one head's row (one slot) in the pool's dtype.
+  int64_t row_bytes() const { return row_bytes_; }
+
+  // The whole of one block, for spill save/restore. Exactly block_bytes().
+  std::span<uint8_t> block(BlockId id);
+  std::span<const uint8_t> block(BlockId id) const;
+
+  // Where kernels read: slot s of kv head h of `layer` in block b is at
+  //   data() + b * block_bytes() + k_offset(layer, h) + s * row_bytes()
+  // (v_offset for V).
+  const uint8_t* data() const { return data_.get(); }
+  int64_t k_offset(int32_t layer, int32_t kv_head) const {
+    return layer * layer_stride_ + kv_head * head_stride_;
+  }
+  int64_t v_offset(int32_t layer, int32_t kv_head) const {
+    return k_offset(layer, kv_head) + kv_stride_;
+  }
+
+  // Writes one token's K and V at position `pos` of the sequence whose
+  // blocks are `block_table`: k_row and v_row hold num_kv_heads * head_dim
+  // floats (head h at h * head_dim), converted to the pool's dtype.
+  // REQUIRES: pos / kKvBlockTokens < block_table.size().
+  void store(int32_t layer, std::span<const BlockId> block_table, int32_t pos, const float* k_row,
+             const float* v_row);
+  // The inverse, with the scalar reference dequantizers (tests, references).
+  void load(int32_t layer, std::span<const BlockId> block_table, int32_t pos, float* k_row,
+            float* v_row) const;
+
+ private:
+  // Unmaps the whole mapping (which may start before the aligned pool).
+  struct Unmap {
+    size_t mapped_bytes;
+    uint8_t* mapped_base;
+    void operator()(uint8_t* p) const;
+  };
+
+  KvCache() : data_(nullptr, Unmap{0, nullptr}) {}
+  int64_t block_offset(BlockId id) const;  // MET_CHECKs the id
+  uint8_t* slot(int32_t layer, std::span<const BlockId> block_table, int32_t pos,
+                int32_t kv_head) const;
+
+  KvLayout layout_;
+  int64_t row_bytes_ = 0;
+  int64_t head_stride_ = 0;   // kKvBlockTokens rows
+  int64_t kv_stride_ = 0;     // K to V of one layer
+  int64_t layer_stride_ = 0;  // K and V of one layer
+  int64_t block_bytes_ = 0;
+  ref::QuantizeRowFn quantize_ = nullptr;
+  ref::DequantizeRowFn dequantize_ = nullptr;
+  std::unique_ptr<uint8_t, Unmap> data_;
+};
+
+}  // namespace met::cpu

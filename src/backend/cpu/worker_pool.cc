@@ -1,0 +1,110 @@
+// WorkerPool. Tested by tests/backend/worker_pool_test.cc.
+#include "backend/cpu/worker_pool.h"
+
+#include <algorithm>
+
+#include "core/check.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define MET_CPU_RELAX() _mm_pause()
+#else
+#define MET_CPU_RELAX() ((void)0)
+#endif
+
+namespace met::cpu {
+namespace {
+// Spins before sleeping: long enough to catch the next op of a forward pass
+// (tens of microseconds), short enough that an oversubscribed machine (more
+// runnable threads than cores) does not burn a scheduler quantum per barrier.
+constexpr int kSpinIterations = 2048;
+}  // namespace
+
+WorkerPool::WorkerPool(int num_threads) {
+  MET_CHECK(num_threads >= 1, "a worker pool needs at least one thread, got {}", num_threads);
+  threads_.reserve(static_cast<size_t>(num_threads));
+  for (int i = 0; i < num_threads; ++i) threads_.emplace_back([this, i] { worker_main(i); });
+}
+
+WorkerPool::~WorkerPool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    ++generation_;
+    posted_.store(generation_, std::memory_order_release);
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+void WorkerPool::submit(Job job) {
+  MET_CHECK(running_.load(std::memory_order_acquire) == 0, "WorkerPool: a job is already in flight");
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    job_ = std::move(job);
+    running_.store(num_threads(), std::memory_order_release);
+    ++generation_;
+    posted_.store(generation_, std::memory_order_release);
+  }
+  cv_.notify_all();
+}
+
+void WorkerPool::wait() {
+  for (int i = 0; i < kSpinIterations; ++i) {
+    if (running_.load(std::memory_order_acquire) == 0) return;
+    MET_CPU_RELAX();
+  }
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return running_.load(std::memory_order_acquire) == 0; });
+}
+
+void WorkerPool::worker_main(int ith) {
+  uint64_t seen = 0;
+  for (;;) {
+    bool have = false;
+    for (int i = 0; i < kSpinIterations && !have; ++i) {
+      have = posted_.load(std::memory_order_acquire) != seen;
+      if (!have) MET_CPU_RELAX();
+    }
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return generation_ != seen; });
+      seen = generation_;
+      if (stop_) return;
+    }
+    ThreadCtx ctx(*this, ith, num_threads());
+    job_(ctx);
+    if (running_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      std::lock_guard<std::mutex> lock(mu_);
+      cv_.notify_all();
+    }
+  }
+}
+
+void WorkerPool::barrier_wait() {
+  const int n = num_threads();
+  if (n == 1) return;
+  const uint32_t sense = barrier_sense_.load(std::memory_order_acquire);
+  if (barrier_count_.fetch_add(1, std::memory_order_acq_rel) == n - 1) {
+    barrier_count_.store(0, std::memory_order_relaxed);
+    barrier_sense_.store(sense + 1, std::memory_order_release);
+    barrier_sense_.notify_all();
+    return;
+  }
+  for (int i = 0; i < kSpinIterations; ++i) {
+    if (barrier_sense_.load(std::memory_order_acquire) != sense) return;
+    MET_CPU_RELAX();
+  }
+  // Sleep on the futex until the last thread flips the sense.
+  while (barrier_sense_.load(std::memory_order_acquire) == sense) barrier_sense_.wait(sense);
+}
+
+std::pair<int64_t, int64_t> ThreadCtx::split(int64_t n, int64_t align) const {
+  const int64_t units = (n + align - 1) / align;
+  const int64_t per = units / nth_, extra = units % nth_;
+  const int64_t begin_unit = ith_ * per + std::min<int64_t>(ith_, extra);
+  const int64_t end_unit = begin_unit + per + (ith_ < extra ? 1 : 0);
+  return {std::min(n, begin_unit * align), std::min(n, end_unit * align)};
+}
+
+}  // namespace met::cpu

@@ -1,0 +1,44 @@
+// Device: the port through which the engine runs forward steps (DESIGN.md's
+// `dev`): launch returns at once with a ticket, await_result blocks until that
+// step is done. Implementations: the CPU model runner (src/model), the CUDA
+// one later, and FakeDevice in tests. Steps run in launch order; at most a few
+// are in flight (the pipelined lane keeps one ahead).
+// KV block I/O lets the spill store save and restore a sequence's blocks.
+// Threading: one caller thread (the engine); implementations may compute on
+// their own threads. Tested through each implementation.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "backend/step_plan.h"
+#include "core/ids.h"
+#include "core/status.h"
+
+namespace met {
+
+struct DeviceInfo {
+  int32_t vocab_size = 0;
+  int32_t num_kv_blocks = 0;      // the pool's size, in blocks of kKvBlockTokens
+  int32_t max_context = 0;        // positions the model accepts
+  int64_t kv_block_bytes = 0;     // bytes of one block across all layers, K and V
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+
+  virtual const DeviceInfo& info() const = 0;
+
+  // Starts the step; the plan is copied. An error here means nothing runs.
+  virtual Result<Ticket> launch(const StepPlan& plan) = 0;
+  // Waits for `ticket` (the oldest step not yet awaited) and fills `out`.
+  virtual Status await_result(Ticket ticket, StepResult& out) = 0;
+
+  // Copies one KV block (all layers, K and V) out of / into the pool. Only
+  // while no step is in flight. `bytes` holds exactly info().kv_block_bytes.
+  virtual Status read_kv_block(BlockId block, std::span<uint8_t> bytes) = 0;
+  virtual Status write_kv_block(BlockId block, std::span<const uint8_t> bytes) = 0;
+};
+
+}  // namespace met

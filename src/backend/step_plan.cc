@@ -1,0 +1,110 @@
+// StepPlan::clear and validate_plan: the invariants documented in
+// step_plan.h, checked in order (rows, seqs, positions, block tables,
+// outputs) so the message names the first fault.
+// Threading: pure functions over plain data. Tested by
+// tests/backend/step_plan_test.cc.
+#include "backend/step_plan.h"
+
+#include <vector>
+
+namespace met {
+namespace {
+
+int64_t blocks_for_tokens(int64_t num_tokens) {
+  return (num_tokens + kKvBlockTokens - 1) / kKvBlockTokens;
+}
+
+Status validate_inputs(const StepPlan& plan) {
+  if (plan.positions.size() != plan.inputs.size()) {
+    return invalid_argument("step plan: {} inputs but {} positions", plan.inputs.size(),
+                            plan.positions.size());
+  }
+  for (size_t row = 0; row < plan.inputs.size(); ++row) {
+    const auto* from = std::get_if<FeedFromRow>(&plan.inputs[row]);
+    if (from != nullptr && from->output_index < 0) {
+      return invalid_argument("step plan: row {} feeds from output {}", row, from->output_index);
+    }
+  }
+  return ok_status();
+}
+
+Status validate_seq(const StepPlan& plan, size_t index, int32_t expected_begin,
+                    int32_t max_blocks, int32_t max_context) {
+  const StepSeq& seq = plan.seqs[index];
+  if (seq.row_begin != expected_begin) {
+    return invalid_argument("step plan: seq {} starts at row {}, expected {}", index, seq.row_begin,
+                            expected_begin);
+  }
+  if (seq.num_rows <= 0 || seq.num_rows > plan.num_rows() - seq.row_begin) {
+    return invalid_argument("step plan: seq {} has {} rows from row {} of {}", index, seq.num_rows,
+                            seq.row_begin, plan.num_rows());
+  }
+  if (seq.num_cached < 0) {
+    return invalid_argument("step plan: seq {} has {} cached tokens", index, seq.num_cached);
+  }
+  const int64_t end_position = int64_t{seq.num_cached} + seq.num_rows;
+  if (end_position > max_context) {
+    return invalid_argument("step plan: seq {} reaches position {}, past the context of {}", index,
+                            end_position - 1, max_context);
+  }
+  for (int32_t i = 0; i < seq.num_rows; ++i) {
+    const int32_t row = seq.row_begin + i;
+    const int32_t position = plan.positions[static_cast<size_t>(row)];
+    if (position != seq.num_cached + i) {
+      return invalid_argument("step plan: seq {} row {} is at position {}, expected {}", index, row,
+                              position, seq.num_cached + i);
+    }
+  }
+  const int64_t blocks_needed = blocks_for_tokens(end_position);
+  if (static_cast<int64_t>(seq.block_table.size()) < blocks_needed) {
+    return invalid_argument("step plan: seq {} needs {} KV blocks for {} tokens but has {}", index,
+                            blocks_needed, end_position, seq.block_table.size());
+  }
+  for (size_t b = 0; b < seq.block_table.size(); ++b) {
+    const int32_t id = seq.block_table[b].value();
+    if (id < 0 || id >= max_blocks) {
+      return invalid_argument("step plan: seq {} block {} is id {}, outside [0, {})", index, b, id,
+                              max_blocks);
+    }
+  }
+  return ok_status();
+}
+
+Status validate_outputs(const StepPlan& plan) {
+  std::vector<bool> seen(static_cast<size_t>(plan.num_rows()), false);
+  for (size_t i = 0; i < plan.outputs.size(); ++i) {
+    const int32_t row = plan.outputs[i].row;
+    if (row < 0 || row >= plan.num_rows()) {
+      return invalid_argument("step plan: output {} names row {} of {}", i, row, plan.num_rows());
+    }
+    if (seen[static_cast<size_t>(row)]) {
+      return invalid_argument("step plan: output {} repeats row {}", i, row);
+    }
+    seen[static_cast<size_t>(row)] = true;
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+void StepPlan::clear() {
+  inputs.clear();
+  positions.clear();
+  seqs.clear();  // drops the block tables' storage too; seqs keep their capacity
+  outputs.clear();
+}
+
+Status validate_plan(const StepPlan& plan, int32_t max_blocks, int32_t max_context) {
+  MET_RETURN_IF_ERROR(validate_inputs(plan));
+  int32_t next_row = 0;
+  for (size_t i = 0; i < plan.seqs.size(); ++i) {
+    MET_RETURN_IF_ERROR(validate_seq(plan, i, next_row, max_blocks, max_context));
+    next_row = plan.seqs[i].row_begin + plan.seqs[i].num_rows;
+  }
+  if (next_row != plan.num_rows()) {
+    return invalid_argument("step plan: seqs cover rows [0, {}) of {}", next_row, plan.num_rows());
+  }
+  return validate_outputs(plan);
+}
+
+}  // namespace met

@@ -1,0 +1,76 @@
+// StepPlan and StepResult: what one forward step computes and what it gives
+// back, as plain data (the scheduler builds plans; a Device runs them).
+// A step is a flat batch of rows (tokens at positions) grouped by sequence:
+// each StepSeq owns a contiguous run of rows, the KV block table its rows
+// read and write, and how many tokens of it are already in the cache. A
+// prefill chunk is a StepSeq with many rows; a decode row is one with one.
+// Invariants (checked by validate_plan): seqs cover the rows in order without
+// gaps; positions of a seq's rows are num_cached, num_cached+1, …; its block
+// table holds every block those positions touch; output rows are distinct
+// and in range; a FeedFromRow names a row of the previous step's outputs.
+// Threading: plain data. Tested by tests/backend/step_plan_test.cc.
+#pragma once
+
+#include <cstdint>
+#include <variant>
+#include <vector>
+
+#include "core/ids.h"
+#include "core/status.h"
+
+namespace met {
+
+inline constexpr int32_t kKvBlockTokens = 16;  // token slots per KV block
+
+// A row's input token: given by the host, or taken on the device from an
+// output row of the step launched just before (the pipelined lane feeds step
+// t+1 from step t's argmax without a round trip).
+struct FeedToken {
+  TokenId id = 0;
+};
+struct FeedFromRow {
+  int32_t output_index = 0;  // index into the previous step's outputs
+};
+using RowInput = std::variant<FeedToken, FeedFromRow>;
+
+struct StepSeq {
+  int32_t row_begin = 0;
+  int32_t num_rows = 0;
+  int32_t num_cached = 0;             // tokens already in this sequence's KV
+  std::vector<BlockId> block_table;   // covers positions [0, num_cached + num_rows)
+};
+
+enum class OutputKind : uint8_t {
+  kLogits,  // the row's full logits come back to the host
+  kArgmax,  // only the row's argmax token id comes back
+};
+
+struct OutputRow {
+  int32_t row = 0;  // flat row index
+  OutputKind kind = OutputKind::kLogits;
+};
+
+struct StepPlan {
+  std::vector<RowInput> inputs;      // one per row
+  std::vector<int32_t> positions;    // one per row
+  std::vector<StepSeq> seqs;
+  std::vector<OutputRow> outputs;    // rows whose results come back, in this order
+
+  int32_t num_rows() const { return static_cast<int32_t>(inputs.size()); }
+  void clear();  // keeps capacity: the scheduler reuses one plan per lane
+};
+
+struct StepResult {
+  int32_t vocab_size = 0;
+  // For output i: logits at [i * vocab_size, (i+1) * vocab_size) when its kind
+  // is kLogits (rows of kArgmax outputs are left unspecified).
+  std::vector<float> logits;
+  // For output i: its argmax token (filled for every output).
+  std::vector<TokenId> argmax;
+};
+
+// Checks the invariants above; `max_blocks` bounds block ids, `max_context`
+// positions. The message names the first seq or row at fault.
+Status validate_plan(const StepPlan& plan, int32_t max_blocks, int32_t max_context);
+
+}  // namespace met

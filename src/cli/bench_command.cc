@@ -1,0 +1,174 @@
+// `met bench MODEL.gguf`: prefill and decode speed of the CPU device on its
+// own (no engine, no HTTP): prefill tok/s for one prompt, decode tok/s at each
+// batch size and context length, weight and KV bytes, peak RSS. Decode at
+// context C starts from C cached positions whose KV holds zeros: attention
+// reads them at the same cost as real ones, without a long prefill first.
+// Tested by tests/cli/bench_command_test.cc (shape of the output only: times
+// are reported, never asserted).
+#include <sys/resource.h>
+
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <random>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "core/parallel_for.h"
+#include "model/cpu_device.h"
+
+namespace met {
+namespace {
+
+struct BenchOptions {
+  std::string model_path;
+  int32_t prompt_tokens = 512;
+  int32_t gen_tokens = 128;
+  std::vector<int32_t> batches = {1, 4, 16, 64};
+  std::vector<int32_t> contexts = {0};
+  int threads = 0;
+  std::string kv_dtype = "f16";
+  bool json = false;
+};
+
+struct DecodeFigure {
+  int32_t batch;
+  int32_t context;
+  double tok_s;
+};
+
+using Clock = std::chrono::steady_clock;
+
+Result<double> time_steps(Device& dev, const std::vector<StepPlan>& plans) {
+  StepResult r;
+  const auto t0 = Clock::now();
+  for (const StepPlan& p : plans) {
+    MET_ASSIGN_OR_RETURN(Ticket t, dev.launch(p));
+    MET_RETURN_IF_ERROR(dev.await_result(t, r));
+  }
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Chunks of up to max_rows rows of one prompt, logits for the last row only.
+std::vector<StepPlan> prefill_plans(int32_t tokens, int32_t max_rows, int32_t vocab) {
+  std::vector<StepPlan> plans;
+  std::vector<BlockId> blocks;
+  for (int32_t b = 0; b < (tokens + kKvBlockTokens - 1) / kKvBlockTokens; ++b) blocks.emplace_back(b);
+  std::mt19937 rng(1);
+  for (int32_t begin = 0; begin < tokens; begin += max_rows) {
+    StepPlan p;
+    const int32_t n = std::min(max_rows, tokens - begin);
+    for (int32_t i = 0; i < n; ++i) {
+      p.inputs.push_back(FeedToken{static_cast<TokenId>(rng() % static_cast<uint32_t>(vocab))});
+      p.positions.push_back(begin + i);
+    }
+    p.seqs.push_back(StepSeq{0, n, begin, blocks});
+    p.outputs.push_back(OutputRow{n - 1, OutputKind::kArgmax});
+    plans.push_back(std::move(p));
+  }
+  return plans;
+}
+
+// `steps` decode steps of `batch` sequences, each `context` positions deep.
+std::vector<StepPlan> decode_plans(int32_t batch, int32_t context, int32_t steps, int32_t vocab) {
+  const int32_t blocks_per_seq = (context + steps + kKvBlockTokens - 1) / kKvBlockTokens;
+  std::vector<StepPlan> plans;
+  std::mt19937 rng(2);
+  for (int32_t s = 0; s < steps; ++s) {
+    StepPlan p;
+    for (int32_t b = 0; b < batch; ++b) {
+      std::vector<BlockId> blocks;
+      for (int32_t i = 0; i < blocks_per_seq; ++i) blocks.emplace_back(b * blocks_per_seq + i);
+      p.inputs.push_back(FeedToken{static_cast<TokenId>(rng() % static_cast<uint32_t>(vocab))});
+      p.positions.push_back(context + s);
+      p.seqs.push_back(StepSeq{b, 1, context + s, std::move(blocks)});
+      p.outputs.push_back(OutputRow{b, OutputKind::kArgmax});
+    }
+    plans.push_back(std::move(p));
+  }
+  return plans;
+}
+
+int64_t peak_rss_bytes() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<int64_t>(ru.ru_maxrss) * 1024;
+}
+
+Status run_bench(const BenchOptions& o) {
+  if (o.prompt_tokens < 1 || o.gen_tokens < 1) return invalid_argument("--prompt-tokens and --gen-tokens must be >= 1");
+  for (int32_t b : o.batches) {
+    if (b < 1) return invalid_argument("--batch {} must be >= 1", b);
+  }
+  for (int32_t c : o.contexts) {
+    if (c < 0) return invalid_argument("--context {} must be >= 0", c);
+  }
+  std::optional<GgmlType> kv_dtype = parse_ggml_type(o.kv_dtype);
+  if (!kv_dtype) return invalid_argument("--kv-dtype '{}' is not a type", o.kv_dtype);
+  MET_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::load(o.model_path));
+  const int32_t vocab = static_cast<int32_t>(model->hparams().vocab_size);
+  const int32_t max_batch = *std::max_element(o.batches.begin(), o.batches.end());
+  const int32_t max_context = *std::max_element(o.contexts.begin(), o.contexts.end());
+  const int32_t per_seq = (max_context + o.gen_tokens + kKvBlockTokens - 1) / kKvBlockTokens;
+  CpuDeviceOptions dopt;
+  dopt.num_threads = o.threads > 0 ? o.threads : default_num_threads();
+  dopt.kv_dtype = *kv_dtype;
+  dopt.num_kv_blocks = std::max(max_batch * per_seq, (o.prompt_tokens + kKvBlockTokens - 1) / kKvBlockTokens);
+  dopt.limits = ForwardLimits{.max_rows = std::max(512, max_batch), .max_outputs = max_batch, .max_seqs = max_batch};
+  MET_ASSIGN_OR_RETURN(std::unique_ptr<CpuDevice> dev, CpuDevice::create(*model, dopt));
+
+  MET_ASSIGN_OR_RETURN(double prefill_s, time_steps(*dev, prefill_plans(o.prompt_tokens, 512, vocab)));
+  const double prefill_tok_s = o.prompt_tokens / prefill_s;
+  std::vector<DecodeFigure> decode;
+  for (int32_t ctx : o.contexts) {
+    for (int32_t b : o.batches) {
+      MET_ASSIGN_OR_RETURN(double s, time_steps(*dev, decode_plans(b, ctx, o.gen_tokens, vocab)));
+      decode.push_back({b, ctx, static_cast<double>(b) * o.gen_tokens / s});
+    }
+  }
+  const int64_t kv_bytes = dev->info().kv_block_bytes * dopt.num_kv_blocks;
+  if (o.json) {
+    nlohmann::json j;
+    j["model"] = o.model_path;
+    j["threads"] = dopt.num_threads;
+    j["prompt_tokens"] = o.prompt_tokens;
+    j["gen_tokens"] = o.gen_tokens;
+    j["prefill_tok_s"] = prefill_tok_s;
+    j["decode"] = nlohmann::json::array();
+    for (const auto& d : decode) j["decode"].push_back({{"batch", d.batch}, {"context", d.context}, {"tok_s", d.tok_s}});
+    j["weight_bytes"] = model->weight_bytes();
+    j["kv_bytes"] = kv_bytes;
+    j["peak_rss_bytes"] = peak_rss_bytes();
+    std::cout << j.dump() << "\n";
+    return ok_status();
+  }
+  std::cout << fmt::format("model {}, {} threads, weights {:.1f} MiB, KV pool {:.1f} MiB ({})\n", o.model_path,
+                           dopt.num_threads, model->weight_bytes() / 1048576.0, kv_bytes / 1048576.0,
+                           o.kv_dtype);
+  std::cout << fmt::format("prefill {:>6} tokens {:>10.1f} tok/s\n", o.prompt_tokens, prefill_tok_s);
+  for (const auto& d : decode) {
+    std::cout << fmt::format("decode  batch {:>3} context {:>5} {:>10.1f} tok/s\n", d.batch, d.context, d.tok_s);
+  }
+  std::cout << fmt::format("peak RSS {:.1f} MiB\n", peak_rss_bytes() / 1048576.0);
+  return ok_status();
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto o = std::make_shared<BenchOptions>();
+  CLI::App* cmd = app.add_subcommand("bench", "Measure prefill and decode speed of a model");
+  cmd->add_option("model", o->model_path, "GGUF model")->required();
+  cmd->add_option("--prompt-tokens", o->prompt_tokens, "Prefill length")->capture_default_str();
+  cmd->add_option("--gen-tokens", o->gen_tokens, "Decode steps per measurement")->capture_default_str();
+  cmd->add_option("--batch", o->batches, "Decode batch sizes")->delimiter(',')->capture_default_str();
+  cmd->add_option("--context", o->contexts, "Decode context lengths")->delimiter(',')->capture_default_str();
+  cmd->add_option("--threads", o->threads, "Compute threads (default: all cores)");
+  cmd->add_option("--kv-dtype", o->kv_dtype, "KV cache type")->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print one JSON object");
+  cmd->callback([o] { exit_on_error("bench", run_bench(*o)); });
+}
+
+}  // namespace met

@@ -1,0 +1,38 @@
+// Ids as distinct types (STYLE.md rule 9): a BlockId cannot be passed where a
+// SeqId is meant, and no id has a -1 sentinel (use std::optional).
+// TokenId stays a plain int32 alias: tokens are data, held in large arrays
+// and exchanged with the tokenizer and the model as such.
+// Threading: plain values. Tested by tests/core/ids_test.cc.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <functional>
+
+namespace met {
+
+using TokenId = int32_t;
+
+template <typename Tag, typename Rep>
+class StrongId {
+ public:
+  using rep_type = Rep;
+  constexpr StrongId() = default;
+  constexpr explicit StrongId(Rep v) : v_(v) {}
+  constexpr Rep value() const { return v_; }
+  friend constexpr auto operator<=>(StrongId, StrongId) = default;
+
+ private:
+  Rep v_{};
+};
+
+using BlockId = StrongId<struct BlockIdTag, int32_t>;   // a KV block of the pool
+using SeqId = StrongId<struct SeqIdTag, uint64_t>;      // a sequence, unique per engine
+using Ticket = StrongId<struct TicketTag, uint64_t>;    // a launched device step
+
+}  // namespace met
+
+template <typename Tag, typename Rep>
+struct std::hash<met::StrongId<Tag, Rep>> {
+  size_t operator()(met::StrongId<Tag, Rep> id) const noexcept { return std::hash<Rep>{}(id.value()); }
+};

@@ -1,0 +1,161 @@
+// CpuDevice. Tested by tests/model/cpu_device_test.cc.
+#include "model/cpu_device.h"
+
+#include <cstring>
+
+namespace met {
+
+Result<std::unique_ptr<CpuDevice>> CpuDevice::create(const Model& model, const CpuDeviceOptions& options) {
+  if (options.num_threads < 1) return invalid_argument("--threads must be at least 1");
+  if (options.num_kv_blocks < 1) return invalid_argument("the KV pool needs at least one block");
+  const ModelHParams& hp = model.hparams();
+  cpu::KvLayout layout;
+  layout.dtype = options.kv_dtype;
+  layout.num_layers = static_cast<int32_t>(hp.num_layers);
+  layout.num_kv_heads = static_cast<int32_t>(hp.num_kv_heads);
+  layout.head_dim = static_cast<int32_t>(hp.head_dim);
+  layout.num_blocks = options.num_kv_blocks;
+  MET_ASSIGN_OR_RETURN(cpu::KvCache kv, cpu::KvCache::create(layout));
+  return std::unique_ptr<CpuDevice>(new CpuDevice(model, std::move(kv), options));
+}
+
+CpuDevice::CpuDevice(const Model& model, cpu::KvCache kv, const CpuDeviceOptions& options)
+    : model_(model),
+      kv_(std::move(kv)),
+      options_(options),
+      pool_(options.num_threads),
+      forward_(model, kv_, options.limits, options.num_threads) {
+  info_.vocab_size = static_cast<int32_t>(model.hparams().vocab_size);
+  info_.num_kv_blocks = options.num_kv_blocks;
+  info_.max_context = static_cast<int32_t>(model.hparams().context_length);
+  info_.kv_block_bytes = static_cast<int64_t>(kv_.block_bytes());
+  tokens_.reserve(static_cast<size_t>(options.limits.max_rows));
+  thread_ = std::thread([this] { device_main(); });
+}
+
+CpuDevice::~CpuDevice() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+Status CpuDevice::check_plan(const StepPlan& plan) const {
+  const ForwardLimits& lim = forward_.limits();
+  if (plan.num_rows() == 0) return invalid_argument("a step needs at least one row");
+  if (plan.num_rows() > lim.max_rows) {
+    return invalid_argument("step has {} rows, more than the device's {}", plan.num_rows(), lim.max_rows);
+  }
+  if (static_cast<int32_t>(plan.outputs.size()) > lim.max_outputs) {
+    return invalid_argument("step has {} outputs, more than the device's {}", plan.outputs.size(),
+                            lim.max_outputs);
+  }
+  if (static_cast<int32_t>(plan.seqs.size()) > lim.max_seqs) {
+    return invalid_argument("step has {} sequences, more than the device's {}", plan.seqs.size(),
+                            lim.max_seqs);
+  }
+  const int32_t max_context = info_.max_context > 0 ? info_.max_context : INT32_MAX;
+  return validate_plan(plan, info_.num_kv_blocks, max_context);
+}
+
+Result<Ticket> CpuDevice::launch(const StepPlan& plan) {
+  MET_RETURN_IF_ERROR(check_plan(plan));
+  const Ticket ticket(next_ticket_++);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_ptr<Step> step;
+    if (!free_steps_.empty()) {
+      step = std::move(free_steps_.back());
+      free_steps_.pop_back();
+    } else {
+      step = std::make_unique<Step>();
+    }
+    step->ticket = ticket;
+    step->plan = plan;
+    step->done = false;
+    steps_.push_back(std::move(step));
+  }
+  cv_.notify_all();
+  return ticket;
+}
+
+Status CpuDevice::await_result(Ticket ticket, StepResult& out) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (steps_.empty() || steps_.front()->ticket != ticket) {
+    return internal_error("await_result: ticket {} is not the oldest step in flight", ticket.value());
+  }
+  cv_.wait(lock, [this] { return steps_.front()->done; });
+  std::unique_ptr<Step> step = std::move(steps_.front());
+  steps_.pop_front();
+  std::swap(out, step->result);
+  free_steps_.push_back(std::move(step));
+  return ok_status();
+}
+
+void CpuDevice::device_main() {
+  size_t next = 0;  // index in steps_ of the next step to run
+  for (;;) {
+    Step* step = nullptr;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] {
+        if (stop_) return true;
+        next = 0;
+        while (next < steps_.size() && steps_[next]->done) ++next;
+        return next < steps_.size();
+      });
+      if (stop_) return;
+      step = steps_[next].get();  // stable: only await_result pops, and only done steps
+    }
+    run_step(*step);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      step->done = true;
+    }
+    cv_.notify_all();
+  }
+}
+
+void CpuDevice::run_step(Step& step) {
+  const StepPlan& plan = step.plan;
+  tokens_.resize(static_cast<size_t>(plan.num_rows()));
+  for (size_t r = 0; r < plan.inputs.size(); ++r) {
+    const RowInput& in = plan.inputs[r];
+    if (const auto* t = std::get_if<FeedToken>(&in)) {
+      tokens_[r] = t->id;
+    } else {
+      const auto& f = std::get<FeedFromRow>(in);
+      const size_t i = static_cast<size_t>(f.output_index);
+      tokens_[r] = i < prev_argmax_.size() ? prev_argmax_[i] : 0;
+    }
+  }
+  forward_.prepare_result(plan, step.result);
+  pool_.run([&](cpu::ThreadCtx& ctx) { forward_.run(ctx, plan, tokens_, step.result); });
+  prev_argmax_.assign(step.result.argmax.begin(), step.result.argmax.end());
+}
+
+Status CpuDevice::read_kv_block(BlockId block, std::span<uint8_t> bytes) {
+  if (block.value() < 0 || block.value() >= info_.num_kv_blocks) {
+    return invalid_argument("block {} is outside the pool of {}", block.value(), info_.num_kv_blocks);
+  }
+  if (static_cast<int64_t>(bytes.size()) != kv_.block_bytes()) {
+    return invalid_argument("block buffer is {} bytes, a block is {}", bytes.size(), kv_.block_bytes());
+  }
+  std::memcpy(bytes.data(), kv_.block(block).data(), bytes.size());
+  return ok_status();
+}
+
+Status CpuDevice::write_kv_block(BlockId block, std::span<const uint8_t> bytes) {
+  if (block.value() < 0 || block.value() >= info_.num_kv_blocks) {
+    return invalid_argument("block {} is outside the pool of {}", block.value(), info_.num_kv_blocks);
+  }
+  if (static_cast<int64_t>(bytes.size()) != kv_.block_bytes()) {
+    return invalid_argument("block buffer is {} bytes, a block is {}", bytes.size(), kv_.block_bytes());
+  }
+  std::memcpy(kv_.block(block).data(), bytes.data(), bytes.size());
+  return ok_status();
+}
+
+}  // namespace met

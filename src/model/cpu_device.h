@@ -1,0 +1,77 @@
+// CpuDevice: the Device that runs a Model's forward steps on the CPU. launch()
+// copies the plan onto a queue and returns; a device thread takes steps in
+// order, resolves FeedFromRow inputs from the previous step's argmax, and runs
+// the ForwardPass on the WorkerPool; await_result() hands back the results in
+// launch order. The KV cache lives here; read/write_kv_block copy one block
+// for the spill store while no step is in flight.
+// Invariants: steps run strictly in launch order; a ticket is awaited once;
+// every launched step is awaited before its ticket is reused.
+// Threading: launch/await/kv I/O from one owner thread (the engine); the
+// forward runs on the device thread and the pool's workers.
+// Tested by tests/model/cpu_device_test.cc.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "backend/cpu/kv_cache.h"
+#include "backend/cpu/worker_pool.h"
+#include "backend/device.h"
+#include "model/forward_pass.h"
+#include "model/model.h"
+
+namespace met {
+
+struct CpuDeviceOptions {
+  int num_threads = 1;
+  GgmlType kv_dtype = GgmlType::kF16;
+  int32_t num_kv_blocks = 256;
+  ForwardLimits limits;
+};
+
+class CpuDevice final : public Device {
+ public:
+  static Result<std::unique_ptr<CpuDevice>> create(const Model& model, const CpuDeviceOptions& options);
+  ~CpuDevice() override;
+
+  const DeviceInfo& info() const override { return info_; }
+  Result<Ticket> launch(const StepPlan& plan) override;
+  Status await_result(Ticket ticket, StepResult& out) override;
+  Status read_kv_block(BlockId block, std::span<uint8_t> bytes) override;
+  Status write_kv_block(BlockId block, std::span<const uint8_t> bytes) override;
+
+ private:
+  struct Step {
+    Ticket ticket;
+    StepPlan plan;
+    StepResult result;
+    bool done = false;
+  };
+
+  CpuDevice(const Model& model, cpu::KvCache kv, const CpuDeviceOptions& options);
+  void device_main();
+  void run_step(Step& step);
+  Status check_plan(const StepPlan& plan) const;
+
+  const Model& model_;
+  cpu::KvCache kv_;
+  CpuDeviceOptions options_;
+  DeviceInfo info_;
+  cpu::WorkerPool pool_;
+  ForwardPass forward_;
+  std::vector<TokenId> tokens_;        // device thread: resolved inputs
+  std::vector<TokenId> prev_argmax_;   // device thread: outputs of the last step run
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::unique_ptr<Step>> steps_;  // guarded by mu_: launched, not yet awaited
+  std::vector<std::unique_ptr<Step>> free_steps_;  // guarded by mu_: reused to avoid allocation
+  uint64_t next_ticket_ = 1;   // owner thread
+  bool stop_ = false;          // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace met

@@ -1,0 +1,220 @@
+// The llama-family forward step. Tested by tests/model/forward_pass_test.cc.
+#include "model/forward_pass.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace met {
+namespace {
+
+constexpr int kMaxActivationSlots = 3;  // q/k/v or gate/up may each differ in dtype
+
+}  // namespace
+
+ForwardPass::ForwardPass(const Model& model, cpu::KvCache& kv, ForwardLimits limits, int num_threads)
+    : model_(model), kv_(kv), limits_(limits), rope_(model.rope_params()) {
+  const ModelHParams& hp = model.hparams();
+  const size_t rows = static_cast<size_t>(limits.max_rows);
+  attn_scale_ = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
+  x_.resize(rows * hp.embedding_length);
+  xn_.resize(rows * std::max(hp.embedding_length, hp.q_dim()));
+  q_.resize(rows * hp.q_dim());
+  k_.resize(rows * hp.kv_dim());
+  v_.resize(rows * hp.kv_dim());
+  attn_out_.resize(rows * hp.q_dim());
+  tmp_.resize(rows * hp.embedding_length);
+  gate_.resize(rows * hp.feed_forward_length);
+  up_.resize(rows * hp.feed_forward_length);
+  out_x_.resize(static_cast<size_t>(limits.max_outputs) * hp.embedding_length);
+  size_t act_bytes = 0;
+  const uint64_t widest = std::max({hp.embedding_length, hp.q_dim(), hp.feed_forward_length});
+  for (GgmlType t : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0,
+                     GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ6_K}) {
+    const int64_t cols = static_cast<int64_t>((widest + 255) / 256 * 256);
+    act_bytes = std::max(act_bytes, cpu::activation_row_bytes(t, cols));
+  }
+  act_.assign(kMaxActivationSlots, std::vector<uint8_t>(act_bytes * rows));
+  attn_seqs_.reserve(static_cast<size_t>(limits.max_seqs));
+  cpu::AttentionLimits attn;
+  attn.num_heads = static_cast<int32_t>(hp.num_heads);
+  attn.num_kv_heads = static_cast<int32_t>(hp.num_kv_heads);
+  attn.head_dim = static_cast<int32_t>(hp.head_dim);
+  attn.max_rows = limits.max_rows;
+  attn.num_threads = num_threads;
+  attn_scratch_ = cpu::AttentionScratch(attn);
+}
+
+void ForwardPass::prepare_result(const StepPlan& plan, StepResult& result) const {
+  const size_t vocab = model_.hparams().vocab_size;
+  result.vocab_size = static_cast<int32_t>(vocab);
+  result.logits.resize(plan.outputs.size() * vocab);
+  result.argmax.resize(plan.outputs.size());
+}
+
+void ForwardPass::linear(cpu::ThreadCtx& ctx, const float* x, int64_t rows, int64_t cols,
+                         std::span<const Product> products) {
+  GgmlType slot_type[kMaxActivationSlots];
+  int slot_of[kMaxActivationSlots];
+  int num_slots = 0;
+  for (size_t j = 0; j < products.size(); ++j) {
+    const GgmlType t = products[j].w->type;
+    int s = 0;
+    while (s < num_slots && slot_type[s] != t) ++s;
+    if (s == num_slots) slot_type[num_slots++] = t;
+    slot_of[j] = s;
+  }
+  const auto [r0, r1] = ctx.split(rows);
+  for (int s = 0; s < num_slots; ++s) {
+    cpu::prepare_activations(slot_type[s], x, cols, cols, r0, r1, act_[static_cast<size_t>(s)].data());
+  }
+  ctx.barrier();
+  for (size_t j = 0; j < products.size(); ++j) {
+    const cpu::WeightMatrix& w = *products[j].w;
+    const auto [n0, n1] = ctx.split(w.rows, cpu::matmul_column_tile(w.type));
+    if (n0 < n1) {
+      cpu::matmul(w, act_[static_cast<size_t>(slot_of[j])].data(), rows, products[j].y, w.rows, n0, n1);
+    }
+  }
+  ctx.barrier();
+}
+
+void ForwardPass::embed(cpu::ThreadCtx& ctx, std::span<const TokenId> tokens, int64_t rows) {
+  const cpu::WeightMatrix& table = model_.weights().token_embd;
+  const int64_t embd = table.cols;
+  const auto [r0, r1] = ctx.split(rows);
+  for (int64_t r = r0; r < r1; ++r) {
+    cpu::embedding_row(table.type, table.data, embd, tokens[static_cast<size_t>(r)], &x_[r * embd]);
+  }
+  ctx.barrier();
+}
+
+void ForwardPass::qkv_post(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan) {
+  const ModelHParams& hp = model_.hparams();
+  const LayerWeights& l = model_.weights().layers[static_cast<size_t>(layer)];
+  const int64_t q_dim = hp.q_dim(), kv_dim = hp.kv_dim(), head_dim = hp.head_dim;
+  const auto [r0, r1] = ctx.split(plan.num_rows());
+  for (int64_t r = r0; r < r1; ++r) {
+    float* q = &q_[r * q_dim];
+    float* k = &k_[r * kv_dim];
+    float* v = &v_[r * kv_dim];
+    if (l.bq != nullptr) {
+      cpu::add(q, l.bq, q_dim, q);
+      cpu::add(k, l.bk, kv_dim, k);
+      cpu::add(v, l.bv, kv_dim, v);
+    }
+    if (l.q_norm != nullptr) {
+      for (uint32_t h = 0; h < hp.num_heads; ++h) {
+        cpu::rms_norm(q + h * head_dim, l.q_norm, head_dim, hp.rms_norm_eps, q + h * head_dim);
+      }
+      for (uint32_t h = 0; h < hp.num_kv_heads; ++h) {
+        cpu::rms_norm(k + h * head_dim, l.k_norm, head_dim, hp.rms_norm_eps, k + h * head_dim);
+      }
+    }
+    const int32_t pos = plan.positions[static_cast<size_t>(r)];
+    cpu::rope(q, static_cast<int32_t>(hp.num_heads), pos, rope_);
+    cpu::rope(k, static_cast<int32_t>(hp.num_kv_heads), pos, rope_);
+  }
+  // Store this step's K and V, each row into its own sequence's slot.
+  for (const StepSeq& s : plan.seqs) {
+    for (int32_t i = 0; i < s.num_rows; ++i) {
+      const int64_t r = s.row_begin + i;
+      if (r < r0 || r >= r1) continue;
+      kv_.store(layer, s.block_table, s.num_cached + i, &k_[r * kv_dim], &v_[r * kv_dim]);
+    }
+  }
+  ctx.barrier();
+}
+
+void ForwardPass::attention_block(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan) {
+  const ModelHParams& hp = model_.hparams();
+  const LayerWeights& l = model_.weights().layers[static_cast<size_t>(layer)];
+  const int64_t rows = plan.num_rows(), embd = hp.embedding_length;
+  {
+    const auto [r0, r1] = ctx.split(rows);
+    for (int64_t r = r0; r < r1; ++r) {
+      cpu::rms_norm(&x_[r * embd], l.attn_norm, embd, hp.rms_norm_eps, &xn_[r * embd]);
+    }
+    ctx.barrier();
+  }
+  const Product qkv[] = {{&l.wq, q_.data()}, {&l.wk, k_.data()}, {&l.wv, v_.data()}};
+  linear(ctx, xn_.data(), rows, embd, qkv);
+  qkv_post(ctx, layer, plan);
+  cpu::paged_attention(ctx, kv_, layer, attn_seqs_, q_.data(), hp.q_dim(),
+                       static_cast<int32_t>(hp.num_heads), attn_scale_, attn_out_.data(), hp.q_dim(),
+                       attn_scratch_);
+  ctx.barrier();
+  const Product o[] = {{&l.wo, tmp_.data()}};
+  linear(ctx, attn_out_.data(), rows, hp.q_dim(), o);
+  add_residual(ctx, rows);
+}
+
+void ForwardPass::add_residual(cpu::ThreadCtx& ctx, int64_t rows) {
+  const int64_t embd = model_.hparams().embedding_length;
+  const auto [r0, r1] = ctx.split(rows);
+  if (r0 < r1) cpu::add(&x_[r0 * embd], &tmp_[r0 * embd], (r1 - r0) * embd, &x_[r0 * embd]);
+  ctx.barrier();
+}
+
+void ForwardPass::ffn_block(cpu::ThreadCtx& ctx, int layer, int64_t rows) {
+  const ModelHParams& hp = model_.hparams();
+  const LayerWeights& l = model_.weights().layers[static_cast<size_t>(layer)];
+  const int64_t embd = hp.embedding_length, ff = hp.feed_forward_length;
+  {
+    const auto [r0, r1] = ctx.split(rows);
+    for (int64_t r = r0; r < r1; ++r) {
+      cpu::rms_norm(&x_[r * embd], l.ffn_norm, embd, hp.rms_norm_eps, &xn_[r * embd]);
+    }
+    ctx.barrier();
+  }
+  const Product gate_up[] = {{&l.w_gate, gate_.data()}, {&l.w_up, up_.data()}};
+  linear(ctx, xn_.data(), rows, embd, gate_up);
+  {
+    const auto [r0, r1] = ctx.split(rows);
+    if (r0 < r1) cpu::swiglu(&gate_[r0 * ff], &up_[r0 * ff], (r1 - r0) * ff, &gate_[r0 * ff]);
+    ctx.barrier();
+  }
+  const Product down[] = {{&l.w_down, tmp_.data()}};
+  linear(ctx, gate_.data(), rows, ff, down);
+  add_residual(ctx, rows);
+}
+
+void ForwardPass::output(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult& result) {
+  const ModelHParams& hp = model_.hparams();
+  const int64_t embd = hp.embedding_length, vocab = hp.vocab_size;
+  const int64_t num_out = static_cast<int64_t>(plan.outputs.size());
+  {
+    const auto [o0, o1] = ctx.split(num_out);
+    for (int64_t o = o0; o < o1; ++o) {
+      const int64_t r = plan.outputs[static_cast<size_t>(o)].row;
+      cpu::rms_norm(&x_[r * embd], model_.weights().output_norm, embd, hp.rms_norm_eps, &out_x_[o * embd]);
+    }
+    ctx.barrier();
+  }
+  const Product logits[] = {{&model_.weights().output, result.logits.data()}};
+  linear(ctx, out_x_.data(), num_out, embd, logits);
+  const auto [o0, o1] = ctx.split(num_out);
+  for (int64_t o = o0; o < o1; ++o) {
+    result.argmax[static_cast<size_t>(o)] =
+        static_cast<TokenId>(cpu::argmax(&result.logits[static_cast<size_t>(o * vocab)], vocab));
+  }
+}
+
+void ForwardPass::run(cpu::ThreadCtx& ctx, const StepPlan& plan, std::span<const TokenId> tokens,
+                      StepResult& result) {
+  const int64_t rows = plan.num_rows();
+  if (ctx.ith() == 0) {
+    attn_seqs_.clear();
+    for (const StepSeq& s : plan.seqs) {
+      attn_seqs_.push_back(cpu::AttnSeq{s.block_table, s.num_cached, s.row_begin, s.num_rows});
+    }
+  }
+  embed(ctx, tokens, rows);
+  const int num_layers = static_cast<int>(model_.hparams().num_layers);
+  for (int layer = 0; layer < num_layers; ++layer) {
+    attention_block(ctx, layer, plan);
+    ffn_block(ctx, layer, rows);
+  }
+  output(ctx, plan, result);
+}
+
+}  // namespace met

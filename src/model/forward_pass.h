@@ -1,0 +1,75 @@
+// ForwardPass: one forward step of the llama-family transformer over a
+// StepPlan, run by every thread of a WorkerPool job in lockstep: each op is
+// split by rows (norms, RoPE, element-wise) or by output columns (matrix
+// products, so each weight row is read once per step for the whole batch),
+// with a barrier between dependent ops. K and V of the step's rows are written
+// into the paged KV cache before attention reads it through the block tables.
+// Invariants: all scratch is sized at construction for `max_rows` rows and
+// `max_outputs` output rows; run() allocates nothing. A row's results depend
+// only on its own sequence (batch invariance), never on its neighbours.
+// Threading: run() is called by every thread of one job; the object is used by
+// one job at a time. Tested by tests/model/forward_pass_test.cc.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "backend/cpu/kernels/attention.h"
+#include "backend/cpu/kv_cache.h"
+#include "backend/cpu/worker_pool.h"
+#include "backend/step_plan.h"
+#include "model/model.h"
+
+namespace met {
+
+struct ForwardLimits {
+  int32_t max_rows = 512;     // rows (tokens) in one step
+  int32_t max_outputs = 256;  // output rows in one step
+  int32_t max_seqs = 256;     // sequences in one step
+};
+
+class ForwardPass {
+ public:
+  ForwardPass(const Model& model, cpu::KvCache& kv, ForwardLimits limits, int num_threads);
+
+  const ForwardLimits& limits() const { return limits_; }
+
+  // REQUIRES: validate_plan(plan) passed, plan within limits(), tokens holds
+  // one resolved input token per row, result.logits has room for
+  // outputs × vocab and result.argmax for outputs (see prepare_result).
+  void run(cpu::ThreadCtx& ctx, const StepPlan& plan, std::span<const TokenId> tokens,
+           StepResult& result);
+
+  // Sizes `result` for `plan` (called by the launching thread before run()).
+  void prepare_result(const StepPlan& plan, StepResult& result) const;
+
+ private:
+  struct Product {
+    const cpu::WeightMatrix* w;
+    float* y;
+  };
+  // y_j = x · W_j^T for every product, all sharing input x (rows × cols).
+  void linear(cpu::ThreadCtx& ctx, const float* x, int64_t rows, int64_t cols,
+              std::span<const Product> products);
+  void embed(cpu::ThreadCtx& ctx, std::span<const TokenId> tokens, int64_t rows);
+  void attention_block(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan);
+  void qkv_post(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan);
+  void ffn_block(cpu::ThreadCtx& ctx, int layer, int64_t rows);
+  void add_residual(cpu::ThreadCtx& ctx, int64_t rows);
+  void output(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult& result);
+
+  const Model& model_;
+  cpu::KvCache& kv_;
+  ForwardLimits limits_;
+  cpu::RopeParams rope_;
+  float attn_scale_;
+  // Scratch, row-major with the widths below.
+  std::vector<float> x_, xn_, q_, k_, v_, attn_out_, tmp_, gate_, up_;
+  std::vector<float> out_x_;  // normalized output rows
+  std::vector<std::vector<uint8_t>> act_;  // prepared activations, one per distinct weight type
+  std::vector<cpu::AttnSeq> attn_seqs_;
+  cpu::AttentionScratch attn_scratch_;
+};
+
+}  // namespace met

@@ -1,0 +1,153 @@
+// Model loading and weight binding. Tested by tests/model/model_test.cc.
+#include "model/model.h"
+
+#include <fmt/format.h>
+
+#include "tensor/quantize.h"
+
+namespace met {
+
+ArchTraits arch_traits(Arch arch) {
+  ArchTraits t;
+  switch (arch) {
+    case Arch::kLlama:
+    case Arch::kMistral:
+      break;
+    case Arch::kQwen2:
+      t.qkv_bias = true;
+      t.rope_layout = cpu::RopeLayout::kNeox;
+      break;
+    case Arch::kQwen3:
+      t.qk_norm = true;
+      t.rope_layout = cpu::RopeLayout::kNeox;
+      break;
+  }
+  return t;
+}
+
+Result<std::unique_ptr<Model>> Model::load(const std::string& path) {
+  MET_ASSIGN_OR_RETURN(GgufFile file, GgufFile::open(path));
+  auto model = from_file(std::move(file));
+  if (!model.ok()) return model.status().with_prefix(path);
+  return model;
+}
+
+Result<std::unique_ptr<Model>> Model::from_file(GgufFile file) {
+  std::unique_ptr<Model> m(new Model(std::move(file)));
+  MET_RETURN_IF_ERROR(m->bind());
+  return m;
+}
+
+Result<cpu::WeightMatrix> Model::bind_matrix(const std::string& name, uint64_t cols, uint64_t rows) {
+  const GgufTensorInfo* t = file_.find_tensor(name);
+  if (t == nullptr) return not_found("tensor '{}' is missing", name);
+  if (t->shape.size() != 2 || t->shape[0] != cols || t->shape[1] != rows) {
+    return invalid_argument("tensor '{}' has shape {}, expected [{}, {}]", name,
+                            fmt::join(t->shape, ", "), cols, rows);
+  }
+  if (!cpu::matmul_supports(t->type, static_cast<int64_t>(cols))) {
+    return unimplemented("tensor '{}' is {}, which met's CPU kernels do not support", name,
+                         ggml_type_name(t->type));
+  }
+  cpu::WeightMatrix w;
+  w.type = t->type;
+  w.data = file_.tensor_data(*t).data();
+  w.rows = static_cast<int64_t>(rows);
+  w.cols = static_cast<int64_t>(cols);
+  w.row_bytes = *ggml_row_bytes(t->type, cols);
+  return w;
+}
+
+Result<const float*> Model::bind_vector(const std::string& name, uint64_t n) {
+  const GgufTensorInfo* t = file_.find_tensor(name);
+  if (t == nullptr) return not_found("tensor '{}' is missing", name);
+  if (t->num_elements != n || t->shape.size() != 1) {
+    return invalid_argument("tensor '{}' has {} elements, expected {}", name, t->num_elements, n);
+  }
+  const auto bytes = file_.tensor_data(*t);
+  if (t->type == GgmlType::kF32 && reinterpret_cast<uintptr_t>(bytes.data()) % alignof(float) == 0) {
+    return reinterpret_cast<const float*>(bytes.data());
+  }
+  std::vector<float> values(n);
+  Status s = dequantize_row(t->type, bytes, values);
+  if (!s.ok()) return s.with_prefix(fmt::format("tensor '{}'", name));
+  owned_vectors_.push_back(std::move(values));
+  return owned_vectors_.back().data();
+}
+
+Status Model::bind() {
+  MET_ASSIGN_OR_RETURN(hparams_, read_hparams(file_.metadata()));
+  const std::string& gguf_arch = hparams_.arch;
+  std::optional<Arch> arch = parse_arch(gguf_arch);
+  if (!arch) {
+    return unimplemented("architecture '{}' is not supported (met runs llama, mistral, qwen2, qwen3)",
+                         gguf_arch);
+  }
+  arch_ = *arch;
+  traits_ = arch_traits(arch_);
+  if (hparams_.vocab_size == 0) return invalid_argument("the model has no tokenizer.ggml.tokens");
+  const ModelHParams& hp = hparams_;
+  const uint64_t embd = hp.embedding_length, vocab = hp.vocab_size, ff = hp.feed_forward_length;
+  MET_ASSIGN_OR_RETURN(weights_.token_embd, bind_matrix("token_embd.weight", embd, vocab));
+  MET_ASSIGN_OR_RETURN(weights_.output_norm, bind_vector("output_norm.weight", embd));
+  weights_.tied_output = file_.find_tensor("output.weight") == nullptr;
+  if (weights_.tied_output) {
+    weights_.output = weights_.token_embd;
+  } else {
+    MET_ASSIGN_OR_RETURN(weights_.output, bind_matrix("output.weight", embd, vocab));
+  }
+  weights_.layers.resize(hp.num_layers);
+  for (uint32_t i = 0; i < hp.num_layers; ++i) {
+    LayerWeights& l = weights_.layers[i];
+    auto name = [i](std::string_view what) { return fmt::format("blk.{}.{}", i, what); };
+    MET_ASSIGN_OR_RETURN(l.attn_norm, bind_vector(name("attn_norm.weight"), embd));
+    MET_ASSIGN_OR_RETURN(l.wq, bind_matrix(name("attn_q.weight"), embd, hp.q_dim()));
+    MET_ASSIGN_OR_RETURN(l.wk, bind_matrix(name("attn_k.weight"), embd, hp.kv_dim()));
+    MET_ASSIGN_OR_RETURN(l.wv, bind_matrix(name("attn_v.weight"), embd, hp.kv_dim()));
+    MET_ASSIGN_OR_RETURN(l.wo, bind_matrix(name("attn_output.weight"), hp.q_dim(), embd));
+    if (traits_.qkv_bias) {
+      MET_ASSIGN_OR_RETURN(l.bq, bind_vector(name("attn_q.bias"), hp.q_dim()));
+      MET_ASSIGN_OR_RETURN(l.bk, bind_vector(name("attn_k.bias"), hp.kv_dim()));
+      MET_ASSIGN_OR_RETURN(l.bv, bind_vector(name("attn_v.bias"), hp.kv_dim()));
+    }
+    if (traits_.qk_norm) {
+      MET_ASSIGN_OR_RETURN(l.q_norm, bind_vector(name("attn_q_norm.weight"), hp.head_dim));
+      MET_ASSIGN_OR_RETURN(l.k_norm, bind_vector(name("attn_k_norm.weight"), hp.head_dim));
+    }
+    MET_ASSIGN_OR_RETURN(l.ffn_norm, bind_vector(name("ffn_norm.weight"), embd));
+    MET_ASSIGN_OR_RETURN(l.w_gate, bind_matrix(name("ffn_gate.weight"), embd, ff));
+    MET_ASSIGN_OR_RETURN(l.w_up, bind_matrix(name("ffn_up.weight"), embd, ff));
+    MET_ASSIGN_OR_RETURN(l.w_down, bind_matrix(name("ffn_down.weight"), ff, embd));
+  }
+  return ok_status();
+}
+
+cpu::RopeParams Model::rope_params() const {
+  cpu::RopeParams p;
+  p.head_dim = static_cast<int32_t>(hparams_.head_dim);
+  p.rope_dims = static_cast<int32_t>(hparams_.rope_dims);
+  p.freq_base = hparams_.rope_freq_base;
+  p.layout = traits_.rope_layout;
+  const RopeScaling& rs = hparams_.rope_scaling;
+  switch (rs.kind) {
+    case RopeScalingKind::kNone:
+      break;
+    case RopeScalingKind::kLinear:
+      p.freq_scale = 1.0f / rs.factor;
+      break;
+    case RopeScalingKind::kYarn:
+      p.freq_scale = 1.0f / rs.factor;
+      p.ext_factor = 1.0f;
+      p.original_context = static_cast<int32_t>(rs.original_context_length);
+      break;
+  }
+  return p;
+}
+
+uint64_t Model::weight_bytes() const {
+  uint64_t n = 0;
+  for (const GgufTensorInfo& t : file_.tensors()) n += t.num_bytes;
+  return n;
+}
+
+}  // namespace met

@@ -1,0 +1,83 @@
+// Model: a loaded GGUF model of a supported architecture: its hyper-parameters,
+// its architecture traits, and its weights bound in place in the mmap (no
+// copy). Norm and bias vectors stored as F16/BF16 are converted to F32 once at
+// load (the only copies made). Every tensor the architecture needs is checked
+// for presence, shape and a dtype the CPU kernels support; the error names the
+// tensor. An unknown architecture is refused by name.
+// Invariants: weights point into file_ (which the Model owns) or into
+// owned_vectors_; both live as long as the Model.
+// Threading: immutable after load; any thread. Tested by tests/model/model_test.cc.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/kernels/matmul.h"
+#include "backend/cpu/kernels/ops.h"
+#include "core/status.h"
+#include "gguf/gguf_file.h"
+#include "model/arch.h"
+#include "model/hparams.h"
+
+namespace met {
+
+// What differs between the llama-family architectures met runs.
+struct ArchTraits {
+  bool qkv_bias = false;  // qwen2
+  bool qk_norm = false;   // qwen3: RMSNorm over each head of Q and K
+  cpu::RopeLayout rope_layout = cpu::RopeLayout::kNormal;
+};
+
+ArchTraits arch_traits(Arch arch);
+
+struct LayerWeights {
+  const float* attn_norm = nullptr;
+  cpu::WeightMatrix wq, wk, wv, wo;
+  const float* bq = nullptr;  // qkv_bias only
+  const float* bk = nullptr;
+  const float* bv = nullptr;
+  const float* q_norm = nullptr;  // qk_norm only: head_dim floats
+  const float* k_norm = nullptr;
+  const float* ffn_norm = nullptr;
+  cpu::WeightMatrix w_gate, w_up, w_down;
+};
+
+struct ModelWeights {
+  cpu::WeightMatrix token_embd;
+  const float* output_norm = nullptr;
+  cpu::WeightMatrix output;  // token_embd when the file ties them
+  bool tied_output = false;
+  std::vector<LayerWeights> layers;
+};
+
+class Model {
+ public:
+  static Result<std::unique_ptr<Model>> load(const std::string& path);
+  // Binds a file already opened (tests build models in memory).
+  static Result<std::unique_ptr<Model>> from_file(GgufFile file);
+
+  Arch arch() const { return arch_; }
+  const ArchTraits& traits() const { return traits_; }
+  const ModelHParams& hparams() const { return hparams_; }
+  const ModelWeights& weights() const { return weights_; }
+  const GgufFile& file() const { return file_; }
+  // RoPE parameters from the hyper-parameters (scaling included).
+  cpu::RopeParams rope_params() const;
+  uint64_t weight_bytes() const;
+
+ private:
+  explicit Model(GgufFile file) : file_(std::move(file)) {}
+  Status bind();
+  Result<cpu::WeightMatrix> bind_matrix(const std::string& name, uint64_t cols, uint64_t rows);
+  Result<const float*> bind_vector(const std::string& name, uint64_t n);
+
+  GgufFile file_;
+  Arch arch_ = Arch::kLlama;
+  ArchTraits traits_;
+  ModelHParams hparams_;
+  ModelWeights weights_;
+  std::vector<std::vector<float>> owned_vectors_;
+};
+
+}  // namespace met

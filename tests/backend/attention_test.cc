@@ -1,0 +1,404 @@
+// Tests for backend/cpu/kernels/attention.h against the double-precision
+// reference (kernels/reference/attention_ref.h), per ISA tier the CPU has
+// (others are skipped with a message): decode rows at contexts 1 … 4096,
+// prefill chunks with and without a cached prefix, a mixed batch of 8
+// sequences, GQA ratios 1/2/4/8, head_dim 8/24/40/64/128/256, every KV
+// dtype, one plan across layers and a replan for a new batch; and
+// the invariances: block placement, thread count, split-K on or off and
+// the rest of the batch never change a row's bits.
+//
+// Tolerance: outputs are convex combinations of V values drawn from N(0, 1)
+// (|v| < 6). The kernels compute scores, exp and sums in float (the
+// reference in double); the observed max error is 1.3e-6 over every case
+// here (contexts to 4096, head_dim to 256). kTolerance = 1e-5 is 7x that
+// and still catches any wrong position, scale or head (those move outputs
+// by ~0.1). With peaked scores (q ~ N(0, 30^2), |score| ~ 100) float
+// rounding of the score itself is ~1e-5, hence kPeakedTolerance = 1e-4
+// (observed 2.3e-5). F16/BF16/Q8_0 need no more: the reference reads the
+// same dequantized K/V.
+#include "backend/cpu/kernels/attention.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/kernels/reference/attention_ref.h"
+#include "backend/cpu/kv_cache.h"
+#include "backend/cpu/worker_pool.h"
+#include "core/cpu_features.h"
+
+namespace met::cpu {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr float kTolerance = 1e-5f;
+constexpr float kPeakedTolerance = 1e-4f;
+
+struct Shape {
+  GgmlType dtype = GgmlType::kF16;
+  int32_t num_heads = 8;
+  int32_t num_kv_heads = 2;
+  int32_t head_dim = 64;
+  int32_t num_layers = 2;
+  int32_t width() const { return num_kv_heads * head_dim; }
+  int32_t q_width() const { return num_heads * head_dim; }
+  float scale() const { return 1.0f / std::sqrt(static_cast<float>(head_dim)); }
+};
+
+// A sequence by content: its K/V at position p and its query at position p
+// depend only on (seed, p), never on where it sits in a batch or the pool.
+struct SeqSpec {
+  int32_t num_cached = 0;
+  int32_t num_rows = 1;
+  uint32_t seed = 1;
+};
+
+std::vector<float> gaussian(size_t n, uint32_t seed, float sigma = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, sigma);
+  std::vector<float> x(n);
+  for (float& v : x) v = dist(rng);
+  return x;
+}
+
+uint32_t mix(uint32_t seed, uint32_t a, uint32_t b) {
+  return seed * 2654435761u + a * 40503u + b * 97u + 11u;
+}
+
+enum class Placement { kContiguous, kShuffled };
+
+// A batch laid out in a KV pool: block tables, the cache holding every
+// position of every sequence (all layers), and the query rows.
+struct Batch {
+  Batch(const Shape& shape, const std::vector<SeqSpec>& specs, Placement placement,
+        uint32_t pool_seed = 7, float q_sigma = 1.0f)
+      : shape_(shape) {
+    int32_t blocks = 8;  // spare blocks, so shuffled tables spread out
+    for (const SeqSpec& s : specs)
+      blocks += (s.num_cached + s.num_rows + kKvBlockTokens - 1) / kKvBlockTokens;
+    cache.emplace(KvCache::create(KvLayout{shape.dtype, shape.num_layers, shape.num_kv_heads,
+                                           shape.head_dim, blocks})
+                      .value());
+    std::vector<BlockId> pool;
+    for (int32_t b = 0; b < blocks; ++b) pool.emplace_back(b);
+    if (placement == Placement::kShuffled)
+      std::shuffle(pool.begin(), pool.end(), std::mt19937(pool_seed));
+    size_t next = 0;
+    for (const SeqSpec& s : specs) {
+      const int32_t len = s.num_cached + s.num_rows;
+      tables.emplace_back(pool.begin() + static_cast<ptrdiff_t>(next),
+                          pool.begin() + static_cast<ptrdiff_t>(next) +
+                              (len + kKvBlockTokens - 1) / kKvBlockTokens);
+      next += tables.back().size();
+      fill_kv(s, tables.back());
+      seqs.push_back(AttnSeq{.block_table = {},
+                             .num_cached = s.num_cached,
+                             .row_begin = rows,
+                             .num_rows = s.num_rows});
+      for (int32_t r = 0; r < s.num_rows; ++r) {
+        const std::vector<float> row =
+            gaussian(static_cast<size_t>(shape.q_width()),
+                     mix(s.seed, 1, static_cast<uint32_t>(s.num_cached + r)), q_sigma);
+        q.insert(q.end(), row.begin(), row.end());
+      }
+      rows += s.num_rows;
+    }
+    for (size_t i = 0; i < seqs.size(); ++i) seqs[i].block_table = tables[i];
+  }
+
+  void fill_kv(const SeqSpec& s, const std::vector<BlockId>& table) {
+    for (int32_t layer = 0; layer < shape_.num_layers; ++layer) {
+      for (int32_t pos = 0; pos < s.num_cached + s.num_rows; ++pos) {
+        const std::vector<float> kv =
+            gaussian(static_cast<size_t>(2 * shape_.width()),
+                     mix(s.seed, 2 + static_cast<uint32_t>(layer), static_cast<uint32_t>(pos)));
+        cache->store(layer, table, pos, kv.data(), kv.data() + shape_.width());
+      }
+    }
+  }
+
+  Shape shape_;
+  std::optional<KvCache> cache;
+  std::vector<std::vector<BlockId>> tables;
+  std::vector<AttnSeq> seqs;
+  std::vector<float> q;
+  int32_t rows = 0;
+};
+
+struct RunOptions {
+  int num_threads = 1;
+  SplitK split = SplitK::kAuto;
+  int64_t max_split_slots = 0;
+  int32_t layer = 1;
+};
+
+std::vector<float> run_kernel(const Batch& b, Isa isa, const RunOptions& o = {}) {
+  const Shape& sh = b.shape_;
+  AttentionScratch scratch(AttentionLimits{.num_heads = sh.num_heads,
+                                           .num_kv_heads = sh.num_kv_heads,
+                                           .head_dim = sh.head_dim,
+                                           .max_rows = b.rows,
+                                           .num_threads = o.num_threads,
+                                           .max_split_slots = o.max_split_slots,
+                                           .split = o.split},
+                           isa);
+  std::vector<float> out(b.q.size(), NAN);
+  WorkerPool pool(o.num_threads);
+  pool.run([&](ThreadCtx& ctx) {
+    paged_attention(ctx, *b.cache, o.layer, b.seqs, b.q.data(), sh.q_width(), sh.num_heads,
+                    sh.scale(), out.data(), sh.q_width(), scratch);
+  });
+  return out;
+}
+
+std::vector<float> run_reference(const Batch& b, int32_t layer = 1) {
+  const Shape& sh = b.shape_;
+  std::vector<float> out(b.q.size(), NAN);
+  ref::paged_attention(*b.cache, layer, b.seqs, b.q.data(), sh.q_width(), sh.num_heads, sh.scale(),
+                       out.data(), sh.q_width());
+  return out;
+}
+
+float max_abs_error(const std::vector<float>& got, const std::vector<float>& want) {
+  float worst = 0.0f;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (!std::isfinite(got[i])) return INFINITY;
+    worst = std::max(worst, std::fabs(got[i] - want[i]));
+  }
+  return worst;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// The rows of sequence `i` of a batch.
+std::vector<float> rows_of(const Batch& b, const std::vector<float>& out, size_t i) {
+  const int64_t w = b.shape_.q_width();
+  const auto begin = out.begin() + b.seqs[i].row_begin * w;
+  return {begin, begin + b.seqs[i].num_rows * w};
+}
+
+class PagedAttentionTier : public ::testing::TestWithParam<Isa> {
+ protected:
+  void SetUp() override {
+    if (GetParam() > best_isa(detect_cpu_features())) {
+      GTEST_SKIP() << "this CPU cannot run the " << isa_name(GetParam()) << " kernels";
+    }
+  }
+  Isa isa() const { return GetParam(); }
+
+  void expect_matches_reference(const Shape& shape, const std::vector<SeqSpec>& specs,
+                                const std::string& what, RunOptions o = {}) {
+    const Batch b(shape, specs, Placement::kShuffled);
+    const float err = max_abs_error(run_kernel(b, isa(), o), run_reference(b, o.layer));
+    EXPECT_LE(err, kTolerance) << what;
+  }
+};
+
+TEST_P(PagedAttentionTier, OnePositionGivesItsValueAndTwoGiveTheirSoftmaxBlend) {
+  Shape shape{
+      .dtype = GgmlType::kF32, .num_heads = 1, .num_kv_heads = 1, .head_dim = 8, .num_layers = 2};
+  Batch b(shape, {SeqSpec{.num_cached = 1, .num_rows = 1}}, Placement::kContiguous);
+  std::vector<float> k0(8, 0.0f), v0(8), k1(8, 0.0f), v1(8);
+  for (int d = 0; d < 8; ++d) v0[d] = static_cast<float>(d), v1[d] = 10.0f;
+  k1[0] = 2.0f;
+  b.cache->store(1, b.tables[0], 0, k0.data(), v0.data());
+  b.cache->store(1, b.tables[0], 1, k1.data(), v1.data());
+  std::fill(b.q.begin(), b.q.end(), 0.0f);
+  b.q[0] = std::sqrt(8.0f);  // score of position 1: 2 * sqrt(8) / sqrt(8) = 2; of position 0: 0
+  const std::vector<float> out = run_kernel(b, isa());
+  const double w1 = std::exp(2.0) / (1.0 + std::exp(2.0));
+  for (int d = 0; d < 8; ++d) EXPECT_NEAR(out[d], (1 - w1) * d + w1 * 10.0, 1e-5) << d;
+
+  Batch one(shape, {SeqSpec{.num_cached = 0, .num_rows = 1}}, Placement::kContiguous);
+  one.cache->store(1, one.tables[0], 0, k1.data(), v0.data());
+  EXPECT_EQ(run_kernel(one, isa()), v0);  // weight exactly 1
+}
+
+TEST_P(PagedAttentionTier, DecodeRowsMatchReferenceAtEveryContext) {
+  for (const int32_t context : {1, 15, 16, 17, 100, 1000, 4096}) {
+    expect_matches_reference(Shape{},
+                             {SeqSpec{.num_cached = context - 1, .num_rows = 1, .seed = 3}},
+                             "context " + std::to_string(context));
+  }
+}
+
+TEST_P(PagedAttentionTier, PrefillChunksMatchReferenceWithAndWithoutACachedPrefix) {
+  const SeqSpec cases[] = {{0, 1, 4},    {0, 37, 5},   {0, 200, 6},
+                           {100, 50, 7}, {120, 20, 8}, {300, 129, 9}};
+  for (const SeqSpec& s : cases) {
+    expect_matches_reference(
+        Shape{}, {s},
+        "cached " + std::to_string(s.num_cached) + " rows " + std::to_string(s.num_rows));
+  }
+}
+
+std::vector<SeqSpec> mixed_batch() {
+  return {{0, 33, 11},   {4095, 1, 12}, {16, 1, 13},  {127, 1, 14},
+          {200, 64, 15}, {0, 1, 16},    {999, 1, 17}, {64, 17, 18}};
+}
+
+TEST_P(PagedAttentionTier, MixedBatchOfEightSequencesMatchesReference) {
+  expect_matches_reference(Shape{}, mixed_batch(), "mixed batch, 1 thread");
+  expect_matches_reference(Shape{}, mixed_batch(), "mixed batch, 3 threads",
+                           RunOptions{.num_threads = 3});
+}
+
+TEST_P(PagedAttentionTier, EveryGqaRatioMatchesReference) {
+  for (const int32_t ratio : {1, 2, 4, 8}) {
+    const Shape shape{.num_heads = 2 * ratio, .num_kv_heads = 2};
+    expect_matches_reference(shape, {{300, 1, 21}, {40, 24, 22}}, "ratio " + std::to_string(ratio));
+  }
+}
+
+TEST_P(PagedAttentionTier, EveryHeadDimMatchesReference) {
+  // 8: stories260K; 24, 40: masked AVX-512 tails; 256: past the unrolled
+  // widths (AVX-512's generic scores, V in column blocks).
+  for (const int32_t head_dim : {8, 24, 40, 64, 128, 256}) {
+    const Shape shape{.num_heads = 4, .num_kv_heads = 2, .head_dim = head_dim};
+    expect_matches_reference(shape, {{300, 1, 31}, {40, 24, 32}},
+                             "head_dim " + std::to_string(head_dim));
+  }
+}
+
+TEST_P(PagedAttentionTier, EveryKvDtypeMatchesReference) {
+  for (const GgmlType dtype : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0}) {
+    const Shape shape{.dtype = dtype};
+    expect_matches_reference(shape, {{1000, 1, 41}, {50, 30, 42}},
+                             std::string(ggml_type_name(dtype)));
+  }
+}
+
+TEST_P(PagedAttentionTier, PeakedScoresStayFiniteAndMatchReference) {
+  const Shape shape{};
+  const Batch b(shape, {{500, 1, 51}, {0, 40, 52}}, Placement::kShuffled, 7, /*q_sigma=*/30.0f);
+  EXPECT_LE(max_abs_error(run_kernel(b, isa()), run_reference(b)), kPeakedTolerance);
+}
+
+TEST_P(PagedAttentionTier, BlockPlacementDoesNotChangeBits) {
+  const Batch contiguous(Shape{}, mixed_batch(), Placement::kContiguous);
+  const Batch shuffled(Shape{}, mixed_batch(), Placement::kShuffled, 99);
+  EXPECT_TRUE(same_bits(run_kernel(contiguous, isa()), run_kernel(shuffled, isa())));
+}
+
+TEST_P(PagedAttentionTier, ThreadCountAndSplitKDoNotChangeBits) {
+  const Batch b(Shape{}, mixed_batch(), Placement::kShuffled);
+  const std::vector<float> base =
+      run_kernel(b, isa(), RunOptions{.num_threads = 1, .split = SplitK::kNever});
+  for (const int threads : {1, 2, 3}) {
+    for (const SplitK split : {SplitK::kAuto, SplitK::kAlways, SplitK::kNever}) {
+      const RunOptions o{.num_threads = threads, .split = split};
+      EXPECT_TRUE(same_bits(run_kernel(b, isa(), o), base))
+          << threads << " threads, split " << static_cast<int>(split);
+    }
+  }
+  // Too few slots for every unit: some split, some whole.
+  EXPECT_TRUE(same_bits(
+      run_kernel(b, isa(),
+                 RunOptions{.num_threads = 2, .split = SplitK::kAlways, .max_split_slots = 100}),
+      base));
+}
+
+TEST_P(PagedAttentionTier, TheRestOfTheBatchDoesNotChangeARowsBits) {
+  const SeqSpec decode{2000, 1, 61}, prefill{300, 45, 62};
+  const Batch alone_decode(Shape{}, {decode}, Placement::kContiguous);
+  const Batch alone_prefill(Shape{}, {prefill}, Placement::kContiguous);
+  std::vector<SeqSpec> specs = mixed_batch();
+  specs.insert(specs.begin() + 3, prefill);
+  specs.push_back(decode);
+  const Batch crowd(Shape{}, specs, Placement::kShuffled, 5);
+  for (const int threads : {1, 3}) {
+    const RunOptions o{.num_threads = threads};
+    const std::vector<float> out = run_kernel(crowd, isa(), o);
+    EXPECT_TRUE(same_bits(rows_of(crowd, out, 3), run_kernel(alone_prefill, isa(), o))) << threads;
+    EXPECT_TRUE(
+        same_bits(rows_of(crowd, out, specs.size() - 1), run_kernel(alone_decode, isa(), o)))
+        << threads;
+  }
+}
+
+TEST_P(PagedAttentionTier, OnePlanServesEveryLayerAndANewBatchGetsANewPlan) {
+  const Shape shape{};
+  const Batch first(shape, mixed_batch(), Placement::kShuffled);
+  const Batch second(shape, {{700, 1, 71}, {0, 90, 72}, {31, 2, 73}}, Placement::kShuffled);
+  AttentionScratch scratch(
+      AttentionLimits{
+          .num_heads = 8, .num_kv_heads = 2, .head_dim = 64, .max_rows = 200, .num_threads = 2},
+      isa());
+  WorkerPool pool(2);
+  for (const Batch* b : {&first, &first, &second, &first}) {
+    std::vector<float> out0(b->q.size(), NAN), out1(b->q.size(), NAN);
+    pool.run([&](ThreadCtx& ctx) {
+      paged_attention(ctx, *b->cache, 0, b->seqs, b->q.data(), 512, 8, shape.scale(), out0.data(),
+                      512, scratch);
+      paged_attention(ctx, *b->cache, 1, b->seqs, b->q.data(), 512, 8, shape.scale(), out1.data(),
+                      512, scratch);
+    });
+    EXPECT_LE(max_abs_error(out0, run_reference(*b, 0)), kTolerance);
+    EXPECT_LE(max_abs_error(out1, run_reference(*b, 1)), kTolerance);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Tiers, PagedAttentionTier,
+                         ::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512),
+                         [](const ::testing::TestParamInfo<Isa>& tier) {
+                           return std::string(isa_name(tier.param));
+                         });
+
+TEST(AttentionPlan, AutoSplitSpreadsALongDecodeOverThreadsOnly) {
+  const Batch b(Shape{}, {{4095, 1, 1}}, Placement::kContiguous);
+  const Shape sh{};
+  const auto limits = [&](int threads) {
+    return AttentionLimits{.num_heads = sh.num_heads,
+                           .num_kv_heads = sh.num_kv_heads,
+                           .head_dim = sh.head_dim,
+                           .max_rows = 1,
+                           .num_threads = threads};
+  };
+  AttentionScratch one(limits(1));
+  ASSERT_TRUE(one.plan(b.seqs).ok());
+  EXPECT_EQ(one.num_split_units(), 0);
+  EXPECT_EQ(one.num_items(), 2);  // one per kv head
+  AttentionScratch four(limits(4));
+  ASSERT_TRUE(four.plan(b.seqs).ok());
+  EXPECT_EQ(four.num_split_units(), 2);
+  EXPECT_EQ(four.num_items(), 2 * 4096 / kAttnChunkTokens);
+}
+
+TEST(AttentionPlan, RejectsBatchesOutsideItsLimitsWithAClearError) {
+  const std::vector<BlockId> table(4, BlockId(0));  // 64 positions
+  AttentionScratch scratch(
+      AttentionLimits{.num_heads = 4, .num_kv_heads = 2, .head_dim = 64, .max_rows = 16});
+  struct Bad {
+    std::vector<AttnSeq> seqs;
+    StatusCode code;
+    const char* message;
+  };
+  const Bad cases[] = {
+      {{{table, 0, 0, 17}}, StatusCode::kOutOfRange, "past the 16 rows planned for"},
+      {{{table, 0, 0, 4}, {table, 0, 3, 2}},
+       StatusCode::kInvalidArgument,
+       "before the previous seq's end 4"},
+      {{{table, 5, 0, 0}}, StatusCode::kInvalidArgument, "seq 0 has 0 rows"},
+      {{{table, 63, 0, 2}}, StatusCode::kInvalidArgument, "has 4 blocks for 65 positions"},
+  };
+  for (const Bad& c : cases) {
+    const Status s = scratch.plan(c.seqs);
+    EXPECT_EQ(s.code(), c.code) << s.to_string();
+    EXPECT_THAT(s.message(), HasSubstr(c.message));
+  }
+  EXPECT_TRUE(scratch.plan({}).ok());
+  EXPECT_EQ(scratch.num_items(), 0);
+}
+
+}  // namespace
+}  // namespace met::cpu

@@ -1,0 +1,272 @@
+// Tests for backend/cpu/kv_cache.h: layout validation and sizing errors,
+// block geometry, store/load round trips per dtype (exact for F32; for F16,
+// BF16 and Q8_0 exactly the bytes quantize_row writes, and Q8_0 within its
+// half-step error bound), stores touching only their own slot, and block()
+// spans that are exactly block_bytes, disjoint, aligned, and carry a
+// sequence's K/V when copied (spill save/restore).
+#include "backend/cpu/kv_cache.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "tensor/half.h"
+#include "tensor/reference/reference_kernels.h"
+
+namespace met::cpu {
+namespace {
+
+using ::testing::HasSubstr;
+
+KvLayout layout_of(GgmlType dtype, int32_t layers, int32_t heads, int32_t head_dim,
+                   int32_t blocks) {
+  return KvLayout{.dtype = dtype,
+                  .num_layers = layers,
+                  .num_kv_heads = heads,
+                  .head_dim = head_dim,
+                  .num_blocks = blocks};
+}
+
+std::vector<float> gaussian(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> x(n);
+  for (float& v : x) v = dist(rng);
+  return x;
+}
+
+std::vector<BlockId> shuffled_blocks(int32_t n, uint32_t seed) {
+  std::vector<BlockId> ids;
+  for (int32_t i = 0; i < n; ++i) ids.emplace_back(i);
+  std::shuffle(ids.begin(), ids.end(), std::mt19937(seed));
+  return ids;
+}
+
+struct BadLayout {
+  KvLayout layout;
+  StatusCode code;
+  const char* message;
+};
+
+TEST(KvCache, CreateRejectsLayoutsItCannotHoldWithAClearError) {
+  const BadLayout cases[] = {
+      {layout_of(GgmlType::kQ4_0, 1, 1, 64, 1), StatusCode::kInvalidArgument,
+       "dtype q4_0 is not supported"},
+      {layout_of(GgmlType::kQ8_0, 1, 1, 48, 1), StatusCode::kInvalidArgument,
+       "q8_0 needs head_dim a multiple of 32"},
+      {layout_of(GgmlType::kF16, 1, 1, 12, 1), StatusCode::kUnimplemented, "head_dim 12"},
+      {layout_of(GgmlType::kF16, 1, 1, 2048, 1), StatusCode::kUnimplemented, "head_dim 2048"},
+      {layout_of(GgmlType::kF16, 0, 1, 64, 1), StatusCode::kOutOfRange, "0 layers"},
+      {layout_of(GgmlType::kF16, 1, 0, 64, 1), StatusCode::kOutOfRange, "0 kv heads"},
+      {layout_of(GgmlType::kF16, 1, 1, 64, 0), StatusCode::kOutOfRange, "0 blocks"},
+      {layout_of(GgmlType::kF32, 1024, 1024, 1024, 1 << 30), StatusCode::kOutOfRange, "GiB limit"},
+  };
+  for (const BadLayout& c : cases) {
+    const Result<KvCache> cache = KvCache::create(c.layout);
+    ASSERT_FALSE(cache.ok()) << c.message;
+    EXPECT_EQ(cache.status().code(), c.code) << cache.status().to_string();
+    EXPECT_THAT(cache.status().message(), HasSubstr(c.message));
+  }
+}
+
+TEST(KvCache, CreateRefusesAPoolLargerThanPhysicalMemory) {
+  const int64_t physical = int64_t{sysconf(_SC_PHYS_PAGES)} * sysconf(_SC_PAGESIZE);
+  const KvLayout one = layout_of(GgmlType::kF32, 32, 8, 128, 1);
+  const int64_t block = kv_block_bytes(one).value();
+  if (physical + block > kMaxKvCacheBytes) GTEST_SKIP() << "this machine has over 1 TiB of memory";
+  KvLayout layout = one;
+  layout.num_blocks = static_cast<int32_t>(physical / block + 1);
+  const Result<KvCache> cache = KvCache::create(layout);
+  ASSERT_FALSE(cache.ok());
+  EXPECT_EQ(cache.status().code(), StatusCode::kOutOfRange);
+  EXPECT_THAT(cache.status().message(), HasSubstr("exceeds this machine's"));
+}
+
+TEST(KvCache, SizesFollowTheLayout) {
+  const KvLayout f16 = layout_of(GgmlType::kF16, 2, 4, 64, 10);
+  EXPECT_EQ(kv_block_bytes(f16).value(), 2 * 2 * 4 * 16 * 64 * 2);
+  EXPECT_EQ(kv_cache_bytes(f16).value(), 10 * kv_block_bytes(f16).value());
+  EXPECT_EQ(kv_bytes_per_token(f16).value(), 2 * 2 * 4 * 64 * 2);
+  const KvLayout q8 = layout_of(GgmlType::kQ8_0, 3, 2, 96, 1);
+  EXPECT_EQ(kv_bytes_per_token(q8).value(), 2 * 3 * 2 * 3 * 34);
+  EXPECT_EQ(kv_block_bytes(q8).value() % kKvBlockAlign, 0);
+  EXPECT_GE(kv_block_bytes(q8).value(), 16 * kv_bytes_per_token(q8).value());
+}
+
+TEST(KvCache, BlocksForBudgetRoundsDownAndRefusesLessThanOneBlock) {
+  const KvLayout layout = layout_of(GgmlType::kF16, 2, 4, 64, 0);
+  const int64_t block = kv_block_bytes(layout).value();
+  EXPECT_EQ(kv_blocks_for_budget(layout, 10 * block + block / 2).value(), 10);
+  const Result<int32_t> none = kv_blocks_for_budget(layout, block - 1);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), StatusCode::kOutOfRange);
+  EXPECT_THAT(none.status().message(), HasSubstr("hold no block"));
+}
+
+// Stores random K/V at every position of a sequence on shuffled blocks and
+// returns what load() gives back, next to what was stored.
+struct RoundTrip {
+  std::vector<float> stored, loaded;
+};
+
+RoundTrip round_trip(GgmlType dtype, int32_t head_dim) {
+  const KvLayout layout = layout_of(dtype, 3, 2, head_dim, 8);
+  KvCache cache = KvCache::create(layout).value();
+  const std::vector<BlockId> table = shuffled_blocks(8, 1);
+  const int32_t width = 2 * head_dim, positions = 8 * kKvBlockTokens;
+  RoundTrip rt;
+  rt.stored = gaussian(static_cast<size_t>(3 * positions * 2 * width), 2);
+  rt.loaded.resize(rt.stored.size());
+  for (int32_t layer = 0; layer < 3; ++layer) {
+    for (int32_t pos = 0; pos < positions; ++pos) {
+      const float* k = rt.stored.data() + ((layer * positions + pos) * 2) * width;
+      cache.store(layer, table, pos, k, k + width);
+    }
+  }
+  for (int32_t layer = 0; layer < 3; ++layer) {
+    for (int32_t pos = 0; pos < positions; ++pos) {
+      float* k = rt.loaded.data() + ((layer * positions + pos) * 2) * width;
+      cache.load(layer, table, pos, k, k + width);
+    }
+  }
+  return rt;
+}
+
+TEST(KvCache, F32RoundTripIsExact) {
+  const RoundTrip rt = round_trip(GgmlType::kF32, 64);
+  EXPECT_EQ(rt.loaded, rt.stored);
+}
+
+TEST(KvCache, F16AndBf16RoundTripsRoundEachValueToNearest) {
+  const RoundTrip f16 = round_trip(GgmlType::kF16, 8);
+  const RoundTrip bf16 = round_trip(GgmlType::kBF16, 128);
+  for (size_t i = 0; i < f16.stored.size(); ++i) {
+    ASSERT_EQ(f16.loaded[i], fp16_to_f32(f32_to_fp16(f16.stored[i]))) << i;
+  }
+  for (size_t i = 0; i < bf16.stored.size(); ++i) {
+    ASSERT_EQ(bf16.loaded[i], bf16_to_f32(f32_to_bf16(bf16.stored[i]))) << i;
+  }
+}
+
+// Q8_0 keeps each value of a 32-block within half a step (d / 2, d = max|x|
+// / 127) plus the fp16 rounding of d (at most 127 * d * 2^-11); the bytes
+// are exactly the reference quantizer's.
+TEST(KvCache, Q8_0RoundTripStaysWithinHalfAStep) {
+  const RoundTrip rt = round_trip(GgmlType::kQ8_0, 64);
+  for (size_t b = 0; b < rt.stored.size(); b += 32) {
+    float amax = 0.0f;
+    for (size_t i = b; i < b + 32; ++i) amax = std::max(amax, std::fabs(rt.stored[i]));
+    const float d = amax / 127.0f;
+    std::vector<uint8_t> bytes(34);
+    std::vector<float> expect(32);
+    ref::quantize_row_q8_0(rt.stored.data() + b, bytes.data(), 32);
+    ref::dequantize_row_q8_0(bytes.data(), expect.data(), 32);
+    for (size_t i = b; i < b + 32; ++i) {
+      ASSERT_EQ(rt.loaded[i], expect[i - b]) << i;
+      ASSERT_LE(std::fabs(rt.loaded[i] - rt.stored[i]), d / 2 + 127.0f * d / 2048.0f) << i;
+    }
+  }
+}
+
+TEST(KvCache, StoreWritesOnlyItsOwnSlot) {
+  KvCache cache = KvCache::create(layout_of(GgmlType::kF16, 2, 2, 16, 4)).value();
+  const std::vector<BlockId> table = {BlockId(2), BlockId(0)};
+  const std::vector<float> before = gaussian(64, 3);
+  for (int32_t layer = 0; layer < 2; ++layer) {
+    for (int32_t pos = 0; pos < 32; ++pos)
+      cache.store(layer, table, pos, before.data(), before.data() + 32);
+  }
+  const std::vector<float> fresh = gaussian(64, 4);
+  cache.store(1, table, 17, fresh.data(), fresh.data() + 32);
+  std::vector<float> kv(64);
+  for (int32_t layer = 0; layer < 2; ++layer) {
+    for (int32_t pos = 0; pos < 32; ++pos) {
+      cache.load(layer, table, pos, kv.data(), kv.data() + 32);
+      const std::vector<float>& want = layer == 1 && pos == 17 ? fresh : before;
+      for (size_t i = 0; i < 64; ++i)
+        ASSERT_EQ(kv[i], fp16_to_f32(f32_to_fp16(want[i]))) << layer << " " << pos;
+    }
+  }
+}
+
+TEST(KvCache, BlockSpansAreExactlyBlockBytesDisjointAndAligned) {
+  for (const int32_t blocks : {3, 600}) {  // 600 blocks of 8 KiB: past 2 MiB, so huge-page aligned
+    const KvCache cache = KvCache::create(layout_of(GgmlType::kF16, 2, 2, 32, blocks)).value();
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(cache.data()) %
+                  (cache.total_bytes() >= (2 << 20) ? (2 << 20) : 64),
+              0u);
+    for (int32_t b = 0; b < blocks; ++b) {
+      const std::span<const uint8_t> span = cache.block(BlockId(b));
+      ASSERT_EQ(static_cast<int64_t>(span.size()), cache.block_bytes());
+      ASSERT_EQ(span.data(), cache.data() + b * cache.block_bytes());  // back to back: disjoint
+      ASSERT_TRUE(std::all_of(span.begin(), span.end(),
+                              [](uint8_t x) { return x == 0; }));  // starts zeroed
+    }
+  }
+}
+
+TEST(KvCache, CopyingBlockBytesMovesASequence) {
+  for (const GgmlType dtype : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0}) {
+    KvCache cache = KvCache::create(layout_of(dtype, 2, 3, 32, 6)).value();
+    const std::vector<BlockId> from = {BlockId(4), BlockId(1)};
+    const std::vector<BlockId> to = {BlockId(0), BlockId(5)};
+    const std::vector<float> kv = gaussian(2 * 32 * 96 * 2, 5);
+    for (int32_t layer = 0; layer < 2; ++layer) {
+      for (int32_t pos = 0; pos < 32; ++pos) {
+        const float* k = kv.data() + (layer * 32 + pos) * 192;
+        cache.store(layer, from, pos, k, k + 96);
+      }
+    }
+    std::vector<uint8_t> image(
+        static_cast<size_t>(cache.block_bytes()));  // a spill save and restore
+    for (size_t i = 0; i < from.size(); ++i) {
+      std::memcpy(image.data(), cache.block(from[i]).data(), image.size());
+      std::memcpy(cache.block(to[i]).data(), image.data(), image.size());
+    }
+    std::vector<float> a(192), b(192);
+    for (int32_t layer = 0; layer < 2; ++layer) {
+      for (int32_t pos = 0; pos < 32; ++pos) {
+        cache.load(layer, from, pos, a.data(), a.data() + 96);
+        cache.load(layer, to, pos, b.data(), b.data() + 96);
+        ASSERT_EQ(a, b) << ggml_type_name(dtype) << " layer " << layer << " pos " << pos;
+      }
+    }
+  }
+}
+
+TEST(KvCache, OffsetsAddressTheSlotsLoadReads) {
+  KvCache cache = KvCache::create(layout_of(GgmlType::kF32, 2, 3, 8, 4)).value();
+  const std::vector<BlockId> table = {BlockId(3), BlockId(1)};
+  std::vector<float> k(24), v(24);
+  std::iota(k.begin(), k.end(), 0.0f);
+  std::iota(v.begin(), v.end(), 100.0f);
+  cache.store(1, table, 21, k.data(), v.data());  // block 1, slot 5
+  for (int32_t h = 0; h < 3; ++h) {
+    const uint8_t* base = cache.data() + 1 * cache.block_bytes() + 5 * cache.row_bytes();
+    float got_k[8], got_v[8];
+    std::memcpy(got_k, base + cache.k_offset(1, h), sizeof(got_k));
+    std::memcpy(got_v, base + cache.v_offset(1, h), sizeof(got_v));
+    EXPECT_EQ(got_k[0], k[static_cast<size_t>(h) * 8]);
+    EXPECT_EQ(got_v[7], v[static_cast<size_t>(h) * 8 + 7]);
+  }
+}
+
+TEST(KvCacheDeathTest, StorePastTheBlockTableIsABug) {
+  KvCache cache = KvCache::create(layout_of(GgmlType::kF16, 1, 1, 8, 2)).value();
+  const std::vector<BlockId> table = {BlockId(0)};
+  const std::vector<float> x(8, 1.0f);
+  EXPECT_DEATH(cache.store(0, table, 16, x.data(), x.data()),
+               "position 16 past a block table of 1 blocks");
+  const std::vector<BlockId> bad = {BlockId(2)};
+  EXPECT_DEATH(cache.store(0, bad, 0, x.data(), x.data()), "block 2 of 2");
+}
+
+}  // namespace
+}  // namespace met::cpu

@@ -1,0 +1,99 @@
+// Tests for step_plan.h: a well-formed plan validates, and each documented
+// invariant, broken alone, gives an invalid-argument error naming the seq,
+// row or output at fault; clear() empties a plan.
+#include "backend/step_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+namespace met {
+namespace {
+
+constexpr int32_t kMaxBlocks = 64;
+constexpr int32_t kMaxContext = 256;
+
+// Two sequences: a prefill chunk of 3 rows after 14 cached tokens (positions
+// 14..16, two blocks) and a decode row at position 40 (three blocks).
+StepPlan make_plan() {
+  StepPlan plan;
+  plan.inputs = {FeedToken{5}, FeedToken{6}, FeedToken{7}, FeedFromRow{0}};
+  plan.positions = {14, 15, 16, 40};
+  plan.seqs.push_back(StepSeq{0, 3, 14, {BlockId(3), BlockId(9)}});
+  plan.seqs.push_back(StepSeq{3, 1, 40, {BlockId(0), BlockId(1), BlockId(2)}});
+  plan.outputs = {{2, OutputKind::kLogits}, {3, OutputKind::kArgmax}};
+  return plan;
+}
+
+TEST(StepPlan, AWellFormedPlanIsValid) {
+  EXPECT_TRUE(validate_plan(make_plan(), kMaxBlocks, kMaxContext).ok());
+}
+
+TEST(StepPlan, AnEmptyPlanIsValid) {
+  EXPECT_TRUE(validate_plan(StepPlan{}, kMaxBlocks, kMaxContext).ok());
+}
+
+TEST(StepPlan, ClearEmptiesEveryList) {
+  StepPlan plan = make_plan();
+  plan.clear();
+  EXPECT_EQ(plan.num_rows(), 0);
+  EXPECT_TRUE(plan.positions.empty());
+  EXPECT_TRUE(plan.seqs.empty());
+  EXPECT_TRUE(plan.outputs.empty());
+}
+
+struct BrokenCase {
+  std::string name;
+  std::function<void(StepPlan&)> breaks;
+  std::string message_part;  // the error names this
+};
+
+TEST(StepPlan, EachBrokenInvariantIsReported) {
+  const BrokenCase cases[] = {
+      {"positions missing", [](StepPlan& p) { p.positions.pop_back(); }, "4 inputs but 3 positions"},
+      {"negative feed", [](StepPlan& p) { p.inputs[3] = FeedFromRow{-1}; }, "row 3"},
+      {"gap between seqs", [](StepPlan& p) { p.seqs[1].row_begin = 4; }, "seq 1 starts at row 4"},
+      {"seq overlaps", [](StepPlan& p) { p.seqs[0].num_rows = 4; }, "seq 0 row 3 is at position 40"},
+      {"rows uncovered", [](StepPlan& p) { p.seqs.pop_back(); }, "cover rows [0, 3) of 4"},
+      {"empty seq", [](StepPlan& p) { p.seqs[1].num_rows = 0; }, "seq 1 has 0 rows"},
+      {"seq past the rows", [](StepPlan& p) { p.seqs[1].num_rows = 2; }, "seq 1 has 2 rows"},
+      {"negative cache", [](StepPlan& p) { p.seqs[0].num_cached = -1; }, "seq 0 has -1 cached"},
+      {"position skips", [](StepPlan& p) { p.positions[1] = 16; }, "seq 0 row 1 is at position 16"},
+      {"position not after cache", [](StepPlan& p) { p.positions[3] = 41; },
+       "seq 1 row 3 is at position 41, expected 40"},
+      {"past the context", [](StepPlan& p) {
+         p.seqs[1].num_cached = kMaxContext;
+         p.positions[3] = kMaxContext;
+       }, "past the context"},
+      {"block table short", [](StepPlan& p) { p.seqs[1].block_table.pop_back(); },
+       "seq 1 needs 3 KV blocks"},
+      {"block id too large", [](StepPlan& p) { p.seqs[0].block_table[1] = BlockId(kMaxBlocks); },
+       "seq 0 block 1 is id 64"},
+      {"negative block id", [](StepPlan& p) { p.seqs[1].block_table[0] = BlockId(-2); },
+       "seq 1 block 0 is id -2"},
+      {"output out of range", [](StepPlan& p) { p.outputs[1].row = 4; }, "output 1 names row 4"},
+      {"output repeated", [](StepPlan& p) { p.outputs[1].row = 2; }, "output 1 repeats row 2"},
+  };
+  for (const BrokenCase& c : cases) {
+    StepPlan plan = make_plan();
+    c.breaks(plan);
+    const Status status = validate_plan(plan, kMaxBlocks, kMaxContext);
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << c.name;
+    EXPECT_NE(status.message().find(c.message_part), std::string::npos)
+        << c.name << ": " << status.message();
+  }
+}
+
+TEST(StepPlan, ABlockBoundaryNeedsTheNextBlock) {
+  StepPlan plan;
+  plan.inputs = {FeedToken{1}};
+  plan.positions = {kKvBlockTokens};  // the first token of the second block
+  plan.seqs.push_back(StepSeq{0, 1, kKvBlockTokens, {BlockId(0)}});
+  EXPECT_FALSE(validate_plan(plan, kMaxBlocks, kMaxContext).ok());
+  plan.seqs[0].block_table.push_back(BlockId(1));
+  EXPECT_TRUE(validate_plan(plan, kMaxBlocks, kMaxContext).ok());
+}
+
+}  // namespace
+}  // namespace met

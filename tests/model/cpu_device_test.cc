@@ -1,0 +1,354 @@
+// Tests for CpuDevice and ForwardPass (src/model/cpu_device.h,
+// src/model/forward_pass.h): real models against their expected outputs and
+// against the reference forward; batch and paging invariance.
+#include "model/cpu_device.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <numeric>
+#include <random>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "model/random_model.h"
+#include "testing/reference_forward.h"
+#include "testing/shared_data.h"
+#include "testing/temp_dir.h"
+
+namespace met {
+namespace {
+
+std::vector<BlockId> blocks_from(int32_t first, int32_t n) {
+  std::vector<BlockId> b;
+  for (int32_t i = 0; i < n; ++i) b.emplace_back(first + i);
+  return b;
+}
+
+std::unique_ptr<CpuDevice> make_device(const Model& m, int threads, int32_t blocks,
+                                       GgmlType kv = GgmlType::kF32) {
+  CpuDeviceOptions o;
+  o.num_threads = threads;
+  o.kv_dtype = kv;
+  o.num_kv_blocks = blocks;
+  o.limits = ForwardLimits{.max_rows = 64, .max_outputs = 16, .max_seqs = 16};
+  auto d = CpuDevice::create(m, o);
+  EXPECT_TRUE(d.ok()) << d.status().to_string();
+  return std::move(d).value();
+}
+
+// Runs one step and returns its result.
+StepResult step(Device& dev, const StepPlan& plan) {
+  auto t = dev.launch(plan);
+  EXPECT_TRUE(t.ok()) << t.status().to_string();
+  StepResult r;
+  EXPECT_TRUE(dev.await_result(*t, r).ok());
+  return r;
+}
+
+// One sequence: prefill `prompt` in chunks of `chunk`, then `n` greedy tokens.
+std::vector<TokenId> greedy(Device& dev, const std::vector<TokenId>& prompt, int n,
+                            const std::vector<BlockId>& blocks, int chunk = 64) {
+  StepPlan plan;
+  StepResult r;
+  for (size_t b = 0; b < prompt.size(); b += static_cast<size_t>(chunk)) {
+    const size_t e = std::min(prompt.size(), b + static_cast<size_t>(chunk));
+    plan.clear();
+    for (size_t i = b; i < e; ++i) {
+      plan.inputs.push_back(FeedToken{prompt[i]});
+      plan.positions.push_back(static_cast<int32_t>(i));
+    }
+    plan.seqs.push_back(StepSeq{0, static_cast<int32_t>(e - b), static_cast<int32_t>(b), blocks});
+    plan.outputs.push_back(OutputRow{static_cast<int32_t>(e - b - 1), OutputKind::kArgmax});
+    r = step(dev, plan);
+  }
+  std::vector<TokenId> out;
+  for (int i = 0; i < n; ++i) {
+    out.push_back(r.argmax[0]);
+    if (i + 1 == n) break;
+    const int32_t pos = static_cast<int32_t>(prompt.size()) + i;
+    plan.clear();
+    plan.inputs.push_back(FeedToken{out.back()});
+    plan.positions.push_back(pos);
+    plan.seqs.push_back(StepSeq{0, 1, pos, blocks});
+    plan.outputs.push_back(OutputRow{0, OutputKind::kArgmax});
+    r = step(dev, plan);
+  }
+  return out;
+}
+
+std::vector<int> parse_ids(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<int> ids;
+  int v;
+  while (in >> v) ids.push_back(v);
+  return ids;
+}
+
+class Stories260K : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto path = testing::shared_path("models/stories260K.gguf");
+    if (!path) GTEST_SKIP() << "../shared/models/stories260K.gguf is absent";
+    auto m = Model::load(*path);
+    ASSERT_TRUE(m.ok()) << m.status().to_string();
+    model_ = std::move(m).value();
+  }
+  std::unique_ptr<Model> model_;
+};
+
+TEST_F(Stories260K, PositionZeroLogitsMatchTheReferenceFile) {
+  MET_REQUIRE_SHARED(path, "models/stories260K.logits-pos0-bos.txt");
+  auto dev = make_device(*model_, 2, 4);
+  StepPlan plan;
+  plan.inputs.push_back(FeedToken{1});
+  plan.positions.push_back(0);
+  plan.seqs.push_back(StepSeq{0, 1, 0, blocks_from(0, 1)});
+  plan.outputs.push_back(OutputRow{0, OutputKind::kLogits});
+  StepResult r = step(*dev, plan);
+  std::ifstream in(path);
+  std::string line;
+  int checked = 0;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream ls(line);
+    int id;
+    double expected;
+    ls >> id >> expected;
+    EXPECT_NEAR(r.logits[static_cast<size_t>(id)], expected, 1e-4 * std::max(1.0, std::fabs(expected)))
+        << "token " << id;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 512);
+  EXPECT_EQ(r.argmax[0], 403);
+}
+
+TEST_F(Stories260K, GreedyFromBosMatchesTheReferenceFile) {
+  MET_REQUIRE_SHARED(path, "models/stories260K.greedy-from-bos.txt");
+  std::ifstream in(path);
+  std::string line;
+  std::vector<int> expected;
+  while (std::getline(in, line)) {
+    if (line.rfind("output_ids:", 0) == 0) expected = parse_ids(line.substr(11));
+  }
+  ASSERT_EQ(expected.size(), 64u);
+  for (GgmlType kv : {GgmlType::kF32, GgmlType::kF16}) {
+    auto dev = make_device(*model_, 2, 8, kv);
+    auto out = greedy(*dev, {1}, 64, blocks_from(0, 8));
+    EXPECT_EQ(std::vector<int>(out.begin(), out.end()), expected) << ggml_type_name(kv);
+  }
+}
+
+TEST_F(Stories260K, GreedyContinuationsMatchLlamaCpp) {
+  MET_REQUIRE_SHARED(path, "reference-outputs/stories260K-greedy.jsonl");
+  std::ifstream in(path);
+  std::string line;
+  int cases = 0;
+  auto dev = make_device(*model_, 2, 16, GgmlType::kF16);
+  while (std::getline(in, line)) {
+    const auto j = nlohmann::json::parse(line);
+    const std::vector<TokenId> prompt = j["prompt_ids"].get<std::vector<TokenId>>();
+    const std::vector<TokenId> expected = j["output_ids"].get<std::vector<TokenId>>();
+    auto out = greedy(*dev, prompt, static_cast<int>(expected.size()), blocks_from(0, 16));
+    EXPECT_EQ(out, expected) << j["prompt"];
+    ++cases;
+  }
+  EXPECT_GT(cases, 0);
+}
+
+TEST_F(Stories260K, ScatteredBlockTablesGiveTheSameTokens) {
+  auto dev = make_device(*model_, 2, 32);
+  std::vector<BlockId> scattered;
+  for (int32_t b : {17, 3, 29, 8, 21, 0, 12, 26}) scattered.emplace_back(b);
+  const std::vector<TokenId> prompt = {1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298, 315, 421, 395, 317, 426, 338, 401};
+  EXPECT_EQ(greedy(*dev, prompt, 40, blocks_from(0, 8), 5), greedy(*dev, prompt, 40, scattered, 7));
+}
+
+TEST_F(Stories260K, ASequenceDecodesTheSameAloneAndInABatchOfEight) {
+  // Eight prompts; in the batched run, sequence 0 decodes while others prefill
+  // in chunks beside it, so the batch mixes prefill chunks and decode rows.
+  std::mt19937 rng(5);
+  std::vector<std::vector<TokenId>> prompts(8);
+  for (size_t s = 0; s < 8; ++s) {
+    prompts[s].push_back(1);
+    for (size_t i = 0; i < 3 + 4 * s; ++i) prompts[s].push_back(static_cast<TokenId>(259 + rng() % 253));
+  }
+  const int n = 24;
+  std::vector<std::vector<TokenId>> alone(8);
+  {
+    auto dev = make_device(*model_, 2, 8);
+    for (size_t s = 0; s < 8; ++s) alone[s] = greedy(*dev, prompts[s], n, blocks_from(0, 8));
+  }
+  auto dev = make_device(*model_, 3, 64);
+  struct State {
+    size_t fed = 0;  // prompt tokens fed
+    std::vector<TokenId> out;
+  };
+  std::vector<State> st(8);
+  for (int round = 0; round < 200; ++round) {
+    StepPlan plan;
+    std::vector<size_t> who;
+    for (size_t s = 0; s < 8; ++s) {
+      if (static_cast<int>(st[s].out.size()) >= n) continue;
+      const bool prefilling = st[s].fed < prompts[s].size();
+      const size_t take = prefilling ? std::min<size_t>(2 + s % 3, prompts[s].size() - st[s].fed) : 1;
+      const int32_t first = static_cast<int32_t>(st[s].fed + st[s].out.size() - (prefilling ? 0 : 1));
+      const int32_t row_begin = plan.num_rows();
+      for (size_t i = 0; i < take; ++i) {
+        plan.inputs.push_back(FeedToken{prefilling ? prompts[s][st[s].fed + i] : st[s].out.back()});
+        plan.positions.push_back(first + static_cast<int32_t>(i));
+      }
+      plan.seqs.push_back(StepSeq{row_begin, static_cast<int32_t>(take), first,
+                                  blocks_from(static_cast<int32_t>(s) * 8, 8)});
+      if (prefilling) st[s].fed += take;
+      if (st[s].fed == prompts[s].size()) {
+        plan.outputs.push_back(OutputRow{plan.num_rows() - 1, OutputKind::kArgmax});
+        who.push_back(s);
+      }
+    }
+    if (plan.seqs.empty()) break;
+    StepResult r = step(*dev, plan);
+    for (size_t i = 0; i < who.size(); ++i) st[who[i]].out.push_back(r.argmax[i]);
+  }
+  for (size_t s = 0; s < 8; ++s) EXPECT_EQ(st[s].out, alone[s]) << "sequence " << s;
+}
+
+TEST_F(Stories260K, FeedFromRowContinuesFromTheDevicesArgmax) {
+  auto dev = make_device(*model_, 2, 8);
+  const auto expected = greedy(*dev, {1, 403}, 6, blocks_from(0, 8));
+  StepPlan plan;
+  plan.inputs = {FeedToken{1}, FeedToken{403}};
+  plan.positions = {0, 1};
+  plan.seqs.push_back(StepSeq{0, 2, 0, blocks_from(0, 8)});
+  plan.outputs.push_back(OutputRow{1, OutputKind::kArgmax});
+  // Launch the next five steps ahead, each fed from the step before.
+  std::vector<Ticket> tickets;
+  tickets.push_back(*dev->launch(plan));
+  for (int i = 0; i < 5; ++i) {
+    StepPlan next;
+    next.inputs = {FeedFromRow{0}};
+    next.positions = {2 + i};
+    next.seqs.push_back(StepSeq{0, 1, 2 + i, blocks_from(0, 8)});
+    next.outputs.push_back(OutputRow{0, OutputKind::kArgmax});
+    tickets.push_back(*dev->launch(next));
+  }
+  std::vector<TokenId> got;
+  for (Ticket t : tickets) {
+    StepResult r;
+    ASSERT_TRUE(dev->await_result(t, r).ok());
+    got.push_back(r.argmax[0]);
+  }
+  EXPECT_EQ(got, expected);
+}
+
+TEST(CpuDevice, RefusesAPlanPastItsLimitsWithTheReason) {
+  testing::TempDir dir;
+  RandomModelSpec s;
+  s.num_layers = 1;
+  s.vocab_size = 512;
+  ASSERT_TRUE(make_random_model(s, dir.file("m.gguf")).ok());
+  auto m = Model::load(dir.file("m.gguf"));
+  ASSERT_TRUE(m.ok());
+  auto dev = make_device(**m, 1, 2);
+  StepPlan plan;
+  plan.inputs = {FeedToken{1}};
+  plan.positions = {0};
+  plan.seqs.push_back(StepSeq{0, 1, 0, {BlockId(5)}});
+  plan.outputs.push_back(OutputRow{0, OutputKind::kArgmax});
+  auto t = dev->launch(plan);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("5"), std::string::npos) << t.status().message();
+}
+
+// Every architecture and weight dtype against the reference forward.
+struct ArchDtype {
+  Arch arch;
+  GgmlType dtype;
+  double tolerance;  // max |logit error| relative to the largest |logit|
+};
+
+class RandomModelVsReference : public ::testing::TestWithParam<ArchDtype> {};
+
+TEST_P(RandomModelVsReference, LogitsAgreeWithinTheDtypesTolerance) {
+  const ArchDtype p = GetParam();
+  testing::TempDir dir;
+  RandomModelSpec s;
+  s.arch = p.arch;
+  s.num_layers = 2;
+  s.embedding_length = 256;
+  s.num_heads = 4;
+  s.num_kv_heads = 2;
+  s.feed_forward_length = 512;
+  s.vocab_size = 600;
+  s.dtype = p.dtype;
+  s.seed = 11;
+  ASSERT_TRUE(make_random_model(s, dir.file("m.gguf")).ok());
+  auto m = Model::load(dir.file("m.gguf"));
+  ASSERT_TRUE(m.ok()) << m.status().to_string();
+  std::vector<TokenId> tokens(21);
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<TokenId>((i * 37 + 5) % 600);
+  const auto ref = testing::ReferenceForward(**m).logits(tokens);
+  auto dev = make_device(**m, 2, 4);
+  // Prefill 17 tokens in one chunk, then four single-token steps.
+  StepPlan plan;
+  for (int i = 0; i < 17; ++i) {
+    plan.inputs.push_back(FeedToken{tokens[static_cast<size_t>(i)]});
+    plan.positions.push_back(i);
+  }
+  plan.seqs.push_back(StepSeq{0, 17, 0, blocks_from(0, 2)});
+  plan.outputs = {OutputRow{0, OutputKind::kLogits}, OutputRow{16, OutputKind::kLogits}};
+  std::vector<std::pair<size_t, std::vector<float>>> got;
+  StepResult r = step(*dev, plan);
+  got.emplace_back(0, std::vector<float>(r.logits.begin(), r.logits.begin() + 600));
+  got.emplace_back(16, std::vector<float>(r.logits.begin() + 600, r.logits.begin() + 1200));
+  for (int i = 17; i < 21; ++i) {
+    plan.clear();
+    plan.inputs.push_back(FeedToken{tokens[static_cast<size_t>(i)]});
+    plan.positions.push_back(i);
+    plan.seqs.push_back(StepSeq{0, 1, i, blocks_from(0, 2)});
+    plan.outputs.push_back(OutputRow{0, OutputKind::kLogits});
+    r = step(*dev, plan);
+    got.emplace_back(static_cast<size_t>(i), r.logits);
+  }
+  for (const auto& [pos, logits] : got) {
+    double max_ref = 0, max_err = 0;
+    for (size_t v = 0; v < 600; ++v) {
+      max_ref = std::max(max_ref, std::fabs(double(ref[pos][v])));
+      max_err = std::max(max_err, std::fabs(double(ref[pos][v]) - logits[v]));
+    }
+    EXPECT_LT(max_err / max_ref, p.tolerance) << arch_name(p.arch) << " " << ggml_type_name(p.dtype)
+                                              << " position " << pos;
+  }
+}
+
+// F32 weights differ from the reference only in float summation order; F16
+// weights are exact in both, activations stay f32; BF16 kernels may round
+// activations to bf16 (8 bits of mantissa); the integer paths quantize
+// activations to 8 bits per block (~0.4% per product, compounding over two
+// layers); the k-quants use Q8_K activations, one scale per 256 values
+// instead of 32, so their error is about half again as large (3.0-3.1%
+// measured on these models).
+INSTANTIATE_TEST_SUITE_P(
+    EveryArchAndDtype, RandomModelVsReference,
+    ::testing::ValuesIn([] {
+      std::vector<ArchDtype> v;
+      for (Arch a : {Arch::kLlama, Arch::kMistral, Arch::kQwen2, Arch::kQwen3}) {
+        v.push_back({a, GgmlType::kF32, 1e-4});
+        v.push_back({a, GgmlType::kF16, 1e-4});
+        v.push_back({a, GgmlType::kBF16, 2e-2});
+        v.push_back({a, GgmlType::kQ8_0, 3e-2});
+        v.push_back({a, GgmlType::kQ4_0, 3e-2});
+        v.push_back({a, GgmlType::kQ4_K, 5e-2});
+        v.push_back({a, GgmlType::kQ6_K, 5e-2});
+      }
+      return v;
+    }()),
+    [](const auto& param_info) {
+      return std::string(arch_name(param_info.param.arch)) + "_" +
+             std::string(ggml_type_name(param_info.param.dtype));
+    });
+
+}  // namespace
+}  // namespace met
