@@ -17,6 +17,7 @@
 
 #include "cli/commands.h"
 #include "core/parallel_for.h"
+#include "backend/cpu/memory_bandwidth.h"
 #include "model/cpu_device.h"
 
 namespace met {
@@ -129,6 +130,13 @@ Status run_bench(const BenchOptions& o) {
     }
   }
   const int64_t kv_bytes = dev->info().kv_block_bytes * dopt.num_kv_blocks;
+  // Batch-1 decode reads every weight once, but of the embedding only one row.
+  const cpu::WeightMatrix& embd = model->weights().token_embd;
+  const double step_bytes = static_cast<double>(model->weight_bytes()) -
+                            static_cast<double>(embd.row_bytes) * static_cast<double>(embd.rows - 1);
+  const int64_t peak_rss = peak_rss_bytes();  // before the probe's buffer
+  const double read_bytes_s = cpu::measure_read_bandwidth(dopt.num_threads);
+  const double ceiling_tok_s = read_bytes_s / step_bytes;
   if (o.json) {
     nlohmann::json j;
     j["model"] = o.model_path;
@@ -139,8 +147,11 @@ Status run_bench(const BenchOptions& o) {
     j["decode"] = nlohmann::json::array();
     for (const auto& d : decode) j["decode"].push_back({{"batch", d.batch}, {"context", d.context}, {"tok_s", d.tok_s}});
     j["weight_bytes"] = model->weight_bytes();
+    j["decode_step_bytes"] = step_bytes;
+    j["memory_read_bytes_s"] = read_bytes_s;
+    j["decode_ceiling_tok_s"] = ceiling_tok_s;
     j["kv_bytes"] = kv_bytes;
-    j["peak_rss_bytes"] = peak_rss_bytes();
+    j["peak_rss_bytes"] = peak_rss;
     std::cout << j.dump() << "\n";
     return ok_status();
   }
@@ -151,7 +162,9 @@ Status run_bench(const BenchOptions& o) {
   for (const auto& d : decode) {
     std::cout << fmt::format("decode  batch {:>3} context {:>5} {:>10.1f} tok/s\n", d.batch, d.context, d.tok_s);
   }
-  std::cout << fmt::format("peak RSS {:.1f} MiB\n", peak_rss_bytes() / 1048576.0);
+  std::cout << fmt::format("ceiling {:.1f} tok/s at batch 1: memory read {:.1f} GB/s now / {:.1f} MB per step\n",
+                           ceiling_tok_s, read_bytes_s / 1e9, step_bytes / 1e6);
+  std::cout << fmt::format("peak RSS {:.1f} MiB\n", peak_rss / 1048576.0);
   return ok_status();
 }
 

@@ -27,6 +27,8 @@ TEST(MetBench, JsonReportsPrefillAndEachBatchAndContext) {
   EXPECT_GT(j["weight_bytes"].get<int64_t>(), 1000000);
   EXPECT_GT(j["kv_bytes"].get<int64_t>(), 0);
   EXPECT_GT(j["peak_rss_bytes"].get<int64_t>(), 0);
+  EXPECT_GT(j["decode_ceiling_tok_s"].get<double>(), 0.0);
+  EXPECT_LT(j["decode_step_bytes"].get<double>(), j["weight_bytes"].get<double>());
 }
 
 TEST(MetBench, BadBatchIsRefused) {
