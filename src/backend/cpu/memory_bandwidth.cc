@@ -19,8 +19,9 @@ struct FreeDeleter {
   void operator()(uint8_t* p) const { std::free(p); }
 };
 
-// Sums 32-byte words so the loads cannot be optimised away.
-int64_t read_range(const uint8_t* p, size_t n) {
+// Sums 32-byte words so the loads cannot be optimised away (unsigned: the
+// sum wraps by design).
+uint64_t read_range(const uint8_t* p, size_t n) {
   __m256i acc0 = _mm256_setzero_si256(), acc1 = _mm256_setzero_si256();
   for (size_t i = 0; i + 128 <= n; i += 128) {
     acc0 = _mm256_add_epi64(acc0, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i)));
@@ -29,7 +30,8 @@ int64_t read_range(const uint8_t* p, size_t n) {
     acc1 = _mm256_add_epi64(acc1, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 96)));
   }
   const __m256i acc = _mm256_add_epi64(acc0, acc1);
-  return _mm256_extract_epi64(acc, 0) + _mm256_extract_epi64(acc, 3);
+  return static_cast<uint64_t>(_mm256_extract_epi64(acc, 0)) +
+         static_cast<uint64_t>(_mm256_extract_epi64(acc, 3));
 }
 
 }  // namespace
@@ -41,7 +43,7 @@ double measure_read_bandwidth(int num_threads, size_t bytes, int repeats) {
   if (!buf) return 0.0;
   std::memset(buf.get(), 1, bytes);  // fault every page in before timing
   double best = 0.0;
-  std::vector<int64_t> sinks(static_cast<size_t>(num_threads));
+  std::vector<uint64_t> sinks(static_cast<size_t>(num_threads));
   for (int r = 0; r < repeats; ++r) {
     const size_t per = bytes / static_cast<size_t>(num_threads) / 128 * 128;
     const auto t0 = std::chrono::steady_clock::now();
@@ -53,8 +55,8 @@ double measure_read_bandwidth(int num_threads, size_t bytes, int repeats) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     best = std::max(best, static_cast<double>(per * static_cast<size_t>(num_threads)) / s);
   }
-  volatile int64_t keep = 0;
-  for (int64_t v : sinks) keep = keep + v;
+  volatile uint64_t keep = 0;
+  for (uint64_t v : sinks) keep = keep + v;
   return best;
 }
 
