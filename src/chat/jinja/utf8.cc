@@ -1,6 +1,8 @@
 // UTF-8 helpers. Tested by tests/chat/utf8_test.cc.
 #include "chat/jinja/utf8.h"
 
+#include "tokenizer/utf8.h"
+
 namespace met::jinja {
 namespace {
 
@@ -65,62 +67,20 @@ bool is_punctuation_block(char32_t c) {
          (c >= 0xD800 && c <= 0xDFFF) || c == 0xFFFD || c == 0xFEFF;
 }
 
-size_t sequence_length(unsigned char b) {
-  if (b < 0x80) return 1;
-  if ((b & 0xE0) == 0xC0) return 2;
-  if ((b & 0xF0) == 0xE0) return 3;
-  if ((b & 0xF8) == 0xF0) return 4;
-  return 0;
-}
-
 }  // namespace
 
 char32_t decode_utf8(std::string_view s, size_t& pos) {
-  const auto b0 = static_cast<unsigned char>(s[pos]);
-  const size_t n = sequence_length(b0);
-  if (n == 1) {
-    ++pos;
-    return b0;
-  }
-  if (n == 0 || pos + n > s.size()) {
+  // The tokenizer's decoder, stepping one byte past anything invalid.
+  const Utf8Char c = met::decode_utf8(s, pos);
+  if (c.status != Utf8Status::kOk) {
     ++pos;
     return kReplacement;
   }
-  char32_t cp = b0 & (0x7F >> n);
-  for (size_t i = 1; i < n; ++i) {
-    const auto b = static_cast<unsigned char>(s[pos + i]);
-    if ((b & 0xC0) != 0x80) {
-      ++pos;
-      return kReplacement;
-    }
-    cp = (cp << 6) | (b & 0x3F);
-  }
-  static constexpr char32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-    ++pos;
-    return kReplacement;
-  }
-  pos += n;
-  return cp;
+  pos += c.length;
+  return c.code_point;
 }
 
-void append_utf8(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
+void append_utf8(std::string& out, char32_t cp) { met::append_utf8(out, cp); }
 
 bool is_ascii(std::string_view s) {
   for (char c : s) {
