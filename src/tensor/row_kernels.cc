@@ -6,6 +6,7 @@
 #include <array>
 #include <span>
 
+#include "core/isa_table.h"
 #include "tensor/isa_kernels.h"
 
 namespace met {
@@ -65,16 +66,11 @@ constexpr size_t kMaxTypeId = 64;  // above every GgmlType id
 using Table = std::array<RowKernels, kMaxTypeId>;
 
 Table build_selected_table(Isa selected) {
-  Table table{};
-  for (Isa tier : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAmx}) {
-    if (tier > selected) break;
-    for (const Entry& entry : tier_entries(tier)) {
-      RowKernels& slot = table[static_cast<size_t>(entry.type)];
-      if (entry.kernels.dequantize != nullptr) slot.dequantize = entry.kernels.dequantize;
-      if (entry.kernels.quantize != nullptr) slot.quantize = entry.kernels.quantize;
-    }
-  }
-  return table;
+  return overlay_isa_tiers<RowKernels, kMaxTypeId>(selected, tier_entries,
+                                                   [](RowKernels& slot, const RowKernels& tier) {
+    if (tier.dequantize != nullptr) slot.dequantize = tier.dequantize;
+    if (tier.quantize != nullptr) slot.quantize = tier.quantize;
+  });
 }
 
 }  // namespace

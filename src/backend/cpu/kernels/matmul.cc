@@ -13,6 +13,7 @@
 #include "backend/cpu/kernels/matmul_dispatch.h"
 #include "backend/cpu/kernels/reference/kernels_ref.h"
 #include "core/check.h"
+#include "core/isa_table.h"
 #include "tensor/block_types.h"
 #include "tensor/row_kernels.h"
 
@@ -98,16 +99,11 @@ constexpr size_t kMaxTypeId = 64;  // above every GgmlType id
 using Table = std::array<MatmulKernels, kMaxTypeId>;
 
 Table build_selected_table(Isa selected) {
-  Table table{};
-  for (Isa tier : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAmx}) {
-    if (tier > selected) break;
-    for (const Entry& entry : tier_entries(tier)) {
-      MatmulKernels& slot = table[static_cast<size_t>(entry.type)];
-      if (entry.kernels.prepare != nullptr) slot.prepare = entry.kernels.prepare;
-      if (entry.kernels.matmul != nullptr) slot.matmul = entry.kernels.matmul;
-    }
-  }
-  return table;
+  return overlay_isa_tiers<MatmulKernels, kMaxTypeId>(selected, tier_entries,
+                                                      [](MatmulKernels& slot, const MatmulKernels& tier) {
+    if (tier.prepare != nullptr) slot.prepare = tier.prepare;
+    if (tier.matmul != nullptr) slot.matmul = tier.matmul;
+  });
 }
 
 // Content bytes of a prepared row, before padding.
