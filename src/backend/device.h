@@ -14,6 +14,7 @@
 #include "backend/step_plan.h"
 #include "core/ids.h"
 #include "core/status.h"
+#include "gguf/ggml_type.h"
 
 namespace met {
 
@@ -22,6 +23,14 @@ struct DeviceInfo {
   int32_t num_kv_blocks = 0;      // the pool's size, in blocks of kKvBlockTokens
   int32_t max_context = 0;        // positions the model accepts
   int64_t kv_block_bytes = 0;     // bytes of one block across all layers, K and V
+  // The KV cache's shape, so a spill image can say what it holds.
+  GgmlType kv_dtype = GgmlType::kF16;
+  int32_t num_layers = 0;
+  int32_t num_kv_heads = 0;
+  int32_t head_dim = 0;
+  int32_t max_rows = 0;           // rows one step may hold
+  int32_t max_seqs = 0;           // sequences one step may hold
+  int32_t max_outputs = 0;        // output rows one step may hold
 };
 
 class Device {

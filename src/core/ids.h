@@ -29,6 +29,8 @@ class StrongId {
 using BlockId = StrongId<struct BlockIdTag, int32_t>;   // a KV block of the pool
 using SeqId = StrongId<struct SeqIdTag, uint64_t>;      // a sequence, unique per engine
 using Ticket = StrongId<struct TicketTag, uint64_t>;    // a launched device step
+using SpillId = StrongId<struct SpillIdTag, uint64_t>;    // a spill image of a swapped-out sequence
+using RequestId = StrongId<struct RequestIdTag, uint64_t>;  // a request accepted by the engine
 
 }  // namespace met
 

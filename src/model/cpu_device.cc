@@ -29,6 +29,13 @@ CpuDevice::CpuDevice(const Model& model, cpu::KvCache kv, const CpuDeviceOptions
   info_.num_kv_blocks = options.num_kv_blocks;
   info_.max_context = static_cast<int32_t>(model.hparams().context_length);
   info_.kv_block_bytes = static_cast<int64_t>(kv_.block_bytes());
+  info_.kv_dtype = options.kv_dtype;
+  info_.num_layers = static_cast<int32_t>(model.hparams().num_layers);
+  info_.num_kv_heads = static_cast<int32_t>(model.hparams().num_kv_heads);
+  info_.head_dim = static_cast<int32_t>(model.hparams().head_dim);
+  info_.max_rows = options.limits.max_rows;
+  info_.max_seqs = options.limits.max_seqs;
+  info_.max_outputs = options.limits.max_outputs;
   tokens_.reserve(static_cast<size_t>(options.limits.max_rows));
   thread_ = std::thread([this] { device_main(); });
 }

@@ -1,0 +1,110 @@
+// Engine. Tested by tests/engine/engine_test.cc.
+#include "engine/engine.h"
+
+#include <fmt/format.h>
+
+#include "core/fault_flag.h"
+#include "core/log.h"
+
+namespace met {
+
+Result<std::unique_ptr<Engine>> Engine::create(Device& device, const Tokenizer& tokenizer, SpillIo* spill,
+                                               const Clock& clock, EngineOptions options) {
+  std::unique_ptr<Engine> e(new Engine(device, clock, std::move(options)));
+  SchedIo io{e->dev_port_, e->req_port_, e->stats_, e->clock_};
+  MET_ASSIGN_OR_RETURN(e->scheduler_, Scheduler::create(io, spill, tokenizer, e->options_.scheduler));
+  e->limits_ = e->scheduler_->limits();
+  e->thread_ = std::thread([raw = e.get()] { raw->engine_main(); });
+  return e;
+}
+
+Engine::Engine(Device& device, const Clock& clock, EngineOptions options)
+    : clock_(clock), options_(std::move(options)), dev_port_(device) {}
+
+Engine::~Engine() { stop(); }
+
+Result<RequestHandle> Engine::submit(EngineRequest request) {
+  if (is_faulted()) return internal_error("the server is faulted ({}) and accepts no requests", fault_reason());
+  MET_RETURN_IF_ERROR(validate_request(request, limits_));
+  const RequestId id(next_request_id_.fetch_add(1, std::memory_order_relaxed));
+  auto stream = std::make_shared<ResponseStream>();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!accepting_) return internal_error("the engine is shutting down and accepts no requests");
+    inbox_.push_back(Inbound{std::move(request), ResponseSink(id, stream), clock_.now()});
+  }
+  cv_.notify_all();
+  return RequestHandle(id, std::move(stream));
+}
+
+void Engine::drain() { join(/*drain=*/true); }
+void Engine::stop() { join(/*drain=*/false); }
+
+void Engine::join(bool drain) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    accepting_ = false;
+    if (!stopping_) drain_on_stop_ = drain;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Engine::engine_main() {
+  std::vector<Inbound> batch;
+  bool fault_reported = false;
+  for (;;) {
+    bool stopping = false;
+    bool drain = true;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (inbox_.empty() && !stopping_) {
+        if (scheduler_->idle()) {
+          cv_.wait(lock, [&] { return !inbox_.empty() || stopping_; });
+        }
+      }
+      batch.swap(inbox_);
+      stopping = stopping_;
+      drain = drain_on_stop_;
+    }
+    for (Inbound& in : batch) {
+      if (is_faulted()) {
+        in.sink.error(fmt::format("the server is faulted: {}", fault_reason()));
+        continue;
+      }
+      scheduler_->enqueue(std::move(in.request), std::move(in.sink), in.submitted);
+    }
+    batch.clear();
+    if (is_faulted()) {
+      scheduler_->fail_all(fmt::format("the server is faulted: {}", fault_reason()));
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        accepting_ = false;
+      }
+      if (!fault_reported && options_.on_fault) options_.on_fault();
+      fault_reported = true;
+      std::lock_guard<std::mutex> lock(mu_);
+      if (inbox_.empty()) return;
+      continue;
+    }
+    if (stopping && !drain) {
+      scheduler_->fail_all("the engine stopped before this request finished");
+      std::lock_guard<std::mutex> lock(mu_);
+      if (inbox_.empty()) return;
+      continue;
+    }
+    if (stopping && scheduler_->idle()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (inbox_.empty()) return;
+      continue;
+    }
+    if (!scheduler_->tick() && !scheduler_->idle()) {
+      // Nothing could run (waiting on a deadline or on room): wait a little.
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, std::chrono::milliseconds(1), [&] { return !inbox_.empty() || stopping_; });
+    }
+  }
+}
+
+}  // namespace met

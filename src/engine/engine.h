@@ -1,0 +1,103 @@
+// Engine: the engine thread and its inbox. Clients call submit() from any
+// thread; the request is checked at once (a bad one is refused with a Status
+// and never queued) and handed to the engine thread through the inbox; the
+// client reads its events from the returned RequestHandle. The engine thread
+// owns the Scheduler and the ports it talks through (DevPort over the Device,
+// the sinks, EngineStats, the clock, the optional spill store).
+// Invariants: every accepted request gets exactly one terminal event, also on
+// shutdown and on a device fault; after a fault nothing more is accepted and
+// the engine thread exits once every request is answered.
+// Threading: submit/stats/shutdown from any thread; all scheduling on the
+// engine thread. Tested by tests/engine/engine_test.cc.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "backend/device.h"
+#include "core/clock.h"
+#include "engine/engine_stats.h"
+#include "kv/spill_io.h"
+#include "scheduler/dev_port.h"
+#include "scheduler/engine_request.h"
+#include "scheduler/response_sink.h"
+#include "scheduler/scheduler.h"
+#include "tokenizer/tokenizer.h"
+
+namespace met {
+
+struct EngineOptions {
+  SchedulerOptions scheduler;
+  std::function<void()> on_fault;  // called once from the engine thread after a device fault
+};
+
+// The client's end of a request.
+class RequestHandle {
+ public:
+  RequestHandle(RequestId id, std::shared_ptr<ResponseStream> stream) : id_(id), stream_(std::move(stream)) {}
+  RequestId id() const { return id_; }
+  // The next event; false after the terminal one was taken.
+  bool next(StreamEvent& out) { return stream_->pop(out); }
+  bool next_for(StreamEvent& out, std::chrono::milliseconds timeout) { return stream_->pop_for(out, timeout); }
+  // The engine answers with an error frame at its next tick.
+  void cancel() { stream_->cancel(); }
+
+ private:
+  RequestId id_;
+  std::shared_ptr<ResponseStream> stream_;
+};
+
+class Engine {
+ public:
+  // Borrows device, tokenizer, spill (may be null) and clock; they outlive it.
+  static Result<std::unique_ptr<Engine>> create(Device& device, const Tokenizer& tokenizer, SpillIo* spill,
+                                                const Clock& clock, EngineOptions options);
+  ~Engine();  // stop(): requests still open get an error frame
+
+  Result<RequestHandle> submit(EngineRequest request);
+  RequestLimits limits() const { return limits_; }
+  EngineStatsSnapshot stats() const { return stats_.snapshot(); }
+  // REQUIRES: drain() or stop() returned (the engine thread owns them before).
+  int32_t kv_blocks_in_use() const { return dev_port_.num_blocks_in_use(); }
+  const PrefixCache& prefix_cache() const { return dev_port_.prefix_cache(); }
+
+  // Stops accepting, finishes every request already accepted, then stops.
+  void drain();
+  // Stops accepting and answers every open request with an error frame.
+  void stop();
+
+ private:
+  struct Inbound {
+    EngineRequest request;
+    ResponseSink sink;
+    TimePoint submitted;
+  };
+
+  Engine(Device& device, const Clock& clock, EngineOptions options);
+  void engine_main();
+  void join(bool drain);
+
+  const Clock& clock_;
+  EngineOptions options_;
+  DevPort dev_port_;
+  SinkReqPort req_port_;
+  EngineStats stats_;
+  std::unique_ptr<Scheduler> scheduler_;
+  RequestLimits limits_;
+  std::atomic<uint64_t> next_request_id_{1};
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Inbound> inbox_;   // guarded by mu_
+  bool accepting_ = true;        // guarded by mu_
+  bool stopping_ = false;        // guarded by mu_
+  bool drain_on_stop_ = true;    // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace met

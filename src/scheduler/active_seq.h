@@ -1,0 +1,76 @@
+// The scheduler's sequence records (the reference's names): SeqState is a
+// sequence's KV side (tokens, how many are cached, its block table and slot);
+// ActiveSeq a running sequence with everything its output needs (sampler,
+// detokenizer, guards, timings, sink); SwappedSeq one parked in a spill image.
+// A request not yet admitted, and a sequence preempted for recompute (the
+// reference's PreemptedSeq), wait as an ActiveSeq with no KV: it keeps its
+// sampler and output so far, and is prefilled again from seq.tokens.
+// Invariants: seq.tokens = prompt + output_tokens; seq.seq_len <= tokens.size();
+// block_table covers at least seq_len positions; a sink gets exactly one
+// terminal frame (lifecycle.h); slot_idx is the sequence's index in `active`.
+// Threading: engine thread only. Tested through tests/scheduler/*.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/ids.h"
+#include "kv/block_key.h"
+#include "sampling/sampler.h"
+#include "scheduler/response_sink.h"
+#include "tokenizer/incremental_detokenizer.h"
+
+namespace met {
+
+// A server-side guard that cut a sequence short (finish_reason.h maps it).
+enum class GuardStop : uint8_t {
+  kRequestTimeout,  // the request's deadline passed
+  kKvExhausted,     // the sequence alone needs more KV than the whole pool
+};
+const char* guard_stop_name(GuardStop g);
+
+struct SeqState {
+  SeqId id;
+  std::vector<TokenId> tokens;       // prompt, then output tokens
+  int32_t seq_len = 0;               // leading tokens whose KV is in the cache
+  std::vector<BlockId> block_table;  // references held on these blocks
+  int32_t slot_idx = 0;              // row in `active` (CompactSlot keeps it so)
+  bool owns_slot = true;             // false after DetachSlot
+  CacheSalt salt;
+};
+
+struct ActiveSeq {
+  SeqState seq;
+  int32_t prompt_len = 0;
+  std::vector<TokenId> output_tokens;
+  int32_t remaining = 0;             // output budget left (max_tokens countdown)
+  int32_t min_tokens = 0;
+  std::vector<TokenId> eos_tokens;   // the model's EOG ids plus the request's stop ids
+  Sampler sampler{SamplingParams{}};
+  std::optional<IncrementalDetokenizer> detok;
+  bool finished = false;
+  std::optional<std::string> error;
+  std::optional<GuardStop> guard_stop;
+  bool stop_string_hit = false;
+  ResponseSink sink;
+  uint64_t admit_order = 0;          // larger = admitted later (victim choice)
+  size_t preempt_immune_until_tokens = 0;
+  int32_t cached_prompt_tokens = 0;
+  int32_t num_preemptions = 0;
+  TimePoint request_start{};
+  std::optional<TimePoint> decode_start;  // set when the first output token is sampled
+  TimePoint last_token_time{};
+  std::optional<TimePoint> timeout_at;
+};
+
+struct SwappedSeq {
+  ActiveSeq a;            // its block table is empty while swapped out
+  SpillId swap_id;
+  int32_t num_blocks = 0; // blocks in the image
+  int32_t seq_len = 0;    // tokens whose KV the image holds
+};
+
+}  // namespace met

@@ -1,0 +1,102 @@
+// DevPort. Tested by tests/scheduler/dev_port_test.cc.
+#include "scheduler/dev_port.h"
+
+#include "core/check.h"
+#include "core/log.h"
+
+namespace met {
+namespace {
+
+int32_t blocks_for(int32_t num_tokens) { return (num_tokens + kKvBlockTokens - 1) / kKvBlockTokens; }
+
+template <class... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+
+}  // namespace
+
+DevPort::DevPort(Device& device)
+    : device_(device), pool_(device.info().num_kv_blocks), prefix_(pool_) {}
+
+KvShape DevPort::kv_shape() const {
+  const DeviceInfo& di = device_.info();
+  KvShape s;
+  s.dtype = di.kv_dtype;
+  s.num_layers = di.num_layers;
+  s.num_kv_heads = di.num_kv_heads;
+  s.head_dim = di.head_dim;
+  s.block_bytes = di.kv_block_bytes;
+  return s;
+}
+
+void DevPort::apply(const Effect& effect) {
+  std::visit(Overloaded{
+                 [&](const ReleaseSeq& e) {
+                   SeqState& seq = *e.seq;
+                   if (e.cache) {
+                     const int32_t n = std::min<int32_t>(seq.seq_len, static_cast<int32_t>(seq.tokens.size()));
+                     prefix_.register_blocks(seq.tokens, n, seq.block_table, seq.salt);
+                   }
+                   pool_.release_all(seq.block_table);
+                   seq.block_table.clear();
+                   seq.seq_len = 0;
+                 },
+                 [&](const CompactSlot& e) { e.seq->slot_idx = e.target; },
+                 [&](const DetachSlot& e) { e.seq->owns_slot = false; },
+             },
+             effect);
+}
+
+Admit DevPort::reserve_kv(SeqState& seq, int32_t num_tokens) {
+  const int32_t want = blocks_for(num_tokens);
+  if (want > pool_.num_blocks()) return Admit::kNever;
+  const int32_t have = static_cast<int32_t>(seq.block_table.size());
+  if (want <= have) return Admit::kNow;
+  return pool_.allocate_n(want - have, seq.block_table) ? Admit::kNow : Admit::kLater;
+}
+
+PrefixMatch DevPort::match_prefix(SeqState& seq) {
+  MET_CHECK(seq.block_table.empty(), "seq {}: prefix match over a non-empty table", seq.id.value());
+  const int32_t n = static_cast<int32_t>(seq.tokens.size());
+  const int32_t max_blocks = n > 0 ? (n - 1) / kKvBlockTokens : 0;
+  PrefixMatch m = prefix_.match(seq.tokens, seq.salt, max_blocks, seq.block_table);
+  seq.seq_len = m.num_tokens;
+  return m;
+}
+
+Status DevPort::save_blocks(const SeqState& seq, int32_t num_blocks, SpillImage& image) {
+  MET_CHECK(num_blocks <= static_cast<int32_t>(seq.block_table.size()), "seq {}: saving {} of {} blocks",
+            seq.id.value(), num_blocks, seq.block_table.size());
+  image.shape = kv_shape();
+  image.num_blocks = num_blocks;
+  const auto bb = static_cast<size_t>(image.shape.block_bytes);
+  image.bytes.resize(bb * static_cast<size_t>(num_blocks));
+  for (int32_t i = 0; i < num_blocks; ++i) {
+    MET_RETURN_IF_ERROR(device_.read_kv_block(
+        seq.block_table[static_cast<size_t>(i)],
+        std::span<uint8_t>(image.bytes.data() + bb * static_cast<size_t>(i), bb)));
+  }
+  return ok_status();
+}
+
+Status DevPort::restore_blocks(SeqState& seq, const SpillImage& image) {
+  MET_CHECK(seq.block_table.empty(), "seq {}: restore over a non-empty table", seq.id.value());
+  if (!pool_.allocate_n(image.num_blocks, seq.block_table)) {
+    return out_of_range("swap-in needs {} KV blocks, {} are free", image.num_blocks, pool_.num_free());
+  }
+  const auto bb = static_cast<size_t>(image.shape.block_bytes);
+  for (int32_t i = 0; i < image.num_blocks; ++i) {
+    Status s = device_.write_kv_block(
+        seq.block_table[static_cast<size_t>(i)],
+        std::span<const uint8_t>(image.bytes.data() + bb * static_cast<size_t>(i), bb));
+    if (!s.ok()) {
+      pool_.release_all(seq.block_table);
+      seq.block_table.clear();
+      return s;
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace met

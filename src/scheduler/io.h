@@ -1,0 +1,91 @@
+// SchedIo: the scheduler's ports (DESIGN.md). The scheduler decides; every
+// effect on the world goes through these: `dev` (KV bookkeeping effects and
+// forward steps, DevPort), `req` (a request's sink), `tel` (counters and
+// timings), `clock`. Spill images go through kv/spill_io.h's SpillIo, passed
+// beside SchedIo as in the reference. ReqPort and TelPort are interfaces so
+// tests record what the scheduler said; DevPort is concrete over a Device, so
+// tests fake the Device (FakeDevice) and keep the real block bookkeeping.
+// Threading: engine thread only. Tested through tests/scheduler/*.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "core/clock.h"
+#include "scheduler/active_seq.h"
+#include "scheduler/response_sink.h"
+
+namespace met {
+
+class DevPort;
+
+// Bookkeeping effects on device-side state, handled exhaustively by DevPort.
+struct ReleaseSeq {
+  SeqState* seq = nullptr;
+  bool cache = false;       // register the full blocks in the prefix cache first
+  const char* what = "";    // who released it, for logs
+};
+struct CompactSlot {
+  SeqState* seq = nullptr;  // a row that moved to index `target` of `active`
+  int32_t target = 0;
+};
+struct DetachSlot {
+  SeqState* seq = nullptr;  // gives up its slot so that freeing it cannot release the slot
+};
+using Effect = std::variant<ReleaseSeq, CompactSlot, DetachSlot>;
+
+// What the scheduler tells a request's client.
+class ReqPort {
+ public:
+  virtual ~ReqPort() = default;
+  virtual void delta(ResponseSink& sink, DeltaEvent event) = 0;
+  virtual void finish(ResponseSink& sink, FinishEvent event) = 0;
+  // `what` names the path for logs ("error frame", "pre-seq error frame").
+  virtual void error(ResponseSink& sink, std::string_view message, const char* what) = 0;
+};
+
+// Forwards to the sink itself (the engine's ReqPort).
+class SinkReqPort final : public ReqPort {
+ public:
+  void delta(ResponseSink& sink, DeltaEvent event) override { sink.delta(std::move(event)); }
+  void finish(ResponseSink& sink, FinishEvent event) override { sink.finish(std::move(event)); }
+  void error(ResponseSink& sink, std::string_view message, const char* what) override;
+};
+
+struct RequestTiming {
+  double ttft_ms = 0;
+  double decode_ms = 0;
+  int64_t prompt_tokens = 0;
+  int64_t output_tokens = 0;
+  int64_t cached_prompt_tokens = 0;
+};
+
+enum class PreemptKind : uint8_t { kSwap, kRecompute };
+
+class TelPort {
+ public:
+  virtual ~TelPort() = default;
+  virtual void request_finished(const RequestTiming& timing) = 0;
+  virtual void request_failed() = 0;
+  virtual void preempted(PreemptKind kind) = 0;
+  virtual void step_done(int32_t num_rows, int32_t num_blocks_in_use) = 0;
+};
+
+class NullTelPort final : public TelPort {
+ public:
+  void request_finished(const RequestTiming&) override {}
+  void request_failed() override {}
+  void preempted(PreemptKind) override {}
+  void step_done(int32_t, int32_t) override {}
+};
+
+struct SchedIo {
+  DevPort& dev;
+  ReqPort& req;
+  TelPort& tel;
+  const Clock& clock;
+};
+
+}  // namespace met

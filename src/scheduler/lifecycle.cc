@@ -1,0 +1,162 @@
+// The sequence lifecycle. Tested by tests/scheduler/lifecycle_test.cc.
+#include "scheduler/lifecycle.h"
+
+#include <fmt/format.h>
+
+#include "core/log.h"
+#include "scheduler/finish_reason.h"
+#include "scheduler/preempt.h"
+
+namespace met {
+namespace {
+
+int32_t blocks_for(int32_t num_tokens) { return (num_tokens + kKvBlockTokens - 1) / kKvBlockTokens; }
+
+}  // namespace
+
+void finish_sequence(const SchedIo& io, ActiveSeq& a, size_t max_seq_len) {
+  // A failed sequence is not a finished one: an error frame, and no caching
+  // (its blocks may hold a truncated or failed generation).
+  if (a.error.has_value()) {
+    std::string msg = std::move(*a.error);
+    a.error.reset();
+    send_error(io, a, msg);
+    return;
+  }
+  FinishInputs in;
+  in.guard_stop = a.guard_stop;
+  if (!a.output_tokens.empty()) in.last_tok = a.output_tokens.back();
+  in.eos_tokens = a.eos_tokens;
+  in.stop_string_hit = a.stop_string_hit;
+  in.remaining = static_cast<size_t>(std::max(a.remaining, 0));
+  in.seq_len = a.seq.tokens.size();
+  in.max_seq_len = max_seq_len;
+  const std::string_view reason = derive_finish_reason(in);
+
+  // Text held back (an incomplete character, a possible stop-string prefix)
+  // is final now.
+  if (a.detok.has_value() && !a.detok->stopped()) {
+    DetokenizerStep tail = a.detok->finish();
+    if (!tail.text.empty()) io.req.delta(a.sink, DeltaEvent{{}, std::move(tail.text)});
+  }
+  const TimePoint now = io.clock.now();
+  const TimePoint first = a.decode_start.value_or(now);
+  FinishEvent fe;
+  fe.finish_reason = std::string(reason);
+  if (a.guard_stop.has_value()) fe.guard_stop = guard_stop_name(*a.guard_stop);
+  fe.usage.prompt_tokens = a.prompt_len;
+  fe.usage.completion_tokens = static_cast<int32_t>(a.output_tokens.size());
+  fe.usage.cached_prompt_tokens = a.cached_prompt_tokens;
+  fe.time_to_first_token_ms = a.decode_start ? ms_between(a.request_start, first) : 0.0;
+  fe.decode_time_ms = ms_between(first, now);
+  RequestTiming timing{fe.time_to_first_token_ms, fe.decode_time_ms, a.prompt_len,
+                       static_cast<int64_t>(a.output_tokens.size()), a.cached_prompt_tokens};
+  io.req.finish(a.sink, std::move(fe));
+  io.tel.request_finished(timing);
+  // Cache prompt + output while the block ids are valid, then free them.
+  io.dev.apply(ReleaseSeq{&a.seq, /*cache=*/true, "finish_sequence"});
+}
+
+void send_error(const SchedIo& io, ActiveSeq& a, std::string_view msg) {
+  io.req.error(a.sink, msg, "error frame");
+  io.tel.request_failed();
+  io.dev.apply(ReleaseSeq{&a.seq, /*cache=*/false, "send_error"});
+}
+
+void send_error_to_sink(const SchedIo& io, ResponseSink& sink, std::string_view msg) {
+  io.req.error(sink, msg, "pre-seq error frame");
+  io.tel.request_failed();
+}
+
+void fail_sequence(ActiveSeq& a, std::string msg) {
+  a.error = std::move(msg);
+  a.finished = true;
+}
+
+ActiveSeq take_active(const SchedIo& io, std::vector<ActiveSeq>& active, size_t idx) {
+  ActiveSeq a = std::move(active[idx]);
+  if (idx + 1 != active.size()) active[idx] = std::move(active.back());
+  active.pop_back();
+  // The last row moved into `idx`: compact its slot to match.
+  if (idx < active.size() && active[idx].seq.slot_idx != static_cast<int32_t>(idx)) {
+    io.dev.apply(CompactSlot{&active[idx].seq, static_cast<int32_t>(idx)});
+    // Disown the slot the moved row now owns, so releasing `a` cannot free it.
+    io.dev.apply(DetachSlot{&a.seq});
+  }
+  return a;
+}
+
+Status spill_out_sequence(const SchedIo& io, ActiveSeq& a, SpillIo& spill, SpillId swap_id, SpillImage& scratch) {
+  const int32_t num_blocks = blocks_for(a.seq.seq_len);
+  MET_RETURN_IF_ERROR(io.dev.save_blocks(a.seq, num_blocks, scratch));
+  MET_RETURN_IF_ERROR(spill.save(swap_id, scratch));
+  return ok_status();
+}
+
+Result<SwappedSeq> swap_out_sequence(const SchedIo& io, std::vector<ActiveSeq>& active, size_t victim_idx,
+                                     SpillIo& spill, SpillId swap_id, SpillImage& scratch) {
+  // Not an early return after this: `a` is out of `active`, so every error
+  // path must answer the client and free its blocks (send_error does both).
+  ActiveSeq a = take_active(io, active, victim_idx);
+  Status s = spill_out_sequence(io, a, spill, swap_id, scratch);
+  if (!s.ok()) {
+    send_error(io, a, fmt::format("swap-out failed: {}", s.message()));
+    return s;
+  }
+  SwappedSeq out;
+  out.swap_id = swap_id;
+  out.num_blocks = blocks_for(a.seq.seq_len);
+  out.seq_len = a.seq.seq_len;
+  // The KV is valid: its full blocks stay findable by the prefix cache.
+  io.dev.apply(ReleaseSeq{&a.seq, /*cache=*/true, "swap_out_sequence"});
+  out.a = std::move(a);
+  return out;
+}
+
+namespace {
+
+// Every fallible step of a swap-in. Blocks allocated before a later step
+// fails are freed here; once the image was opened its removal is attempted
+// on every exit.
+Status restore_swapped_image(const SchedIo& io, SwappedSeq& s, SpillIo& spill, SpillImage& scratch) {
+  Status opened = spill.open(s.swap_id, io.dev.kv_shape(), scratch);
+  if (opened.ok() && scratch.num_blocks != s.num_blocks) {
+    opened = data_loss("spill image {} holds {} blocks, the sequence had {}", s.swap_id.value(),
+                       scratch.num_blocks, s.num_blocks);
+  }
+  Status restored = opened.ok() ? io.dev.restore_blocks(s.a.seq, scratch) : opened;
+  if (!restored.ok()) {
+    Status removed = spill.remove(s.swap_id);
+    if (!removed.ok()) MET_LOG_WARN("restore_swapped_image: remove after a failed restore: {}", removed.message());
+    return restored;
+  }
+  Status removed = spill.remove(s.swap_id);
+  if (!removed.ok()) {
+    io.dev.apply(ReleaseSeq{&s.a.seq, /*cache=*/false, "restore_swapped_image"});
+    return removed;
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Result<ActiveSeq> resume_swapped_seq(const SchedIo& io, SwappedSeq s, SpillIo& spill, SpillImage& scratch) {
+  const size_t immune_until = s.a.output_tokens.size() + PREEMPT_IMMUNITY_TOKENS;
+  Status st = restore_swapped_image(io, s, spill, scratch);
+  if (!st.ok()) {
+    // The caller has already taken this request off `swapped`: answer here.
+    send_error_to_sink(io, s.a.sink, fmt::format("swap-in failed: {}", st.message()));
+    return st;
+  }
+  ActiveSeq a = std::move(s.a);
+  a.seq.seq_len = s.seq_len;
+  a.seq.owns_slot = true;
+  a.finished = false;
+  a.error.reset();
+  a.guard_stop.reset();
+  a.last_token_time = io.clock.now();
+  a.preempt_immune_until_tokens = immune_until;
+  return a;
+}
+
+}  // namespace met

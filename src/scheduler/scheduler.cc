@@ -1,0 +1,423 @@
+// Scheduler. Tested by tests/scheduler/scheduler_test.cc.
+#include "scheduler/scheduler.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/check.h"
+#include "core/fault_flag.h"
+#include "core/log.h"
+#include "scheduler/finish_reason.h"
+#include "scheduler/lifecycle.h"
+#include "scheduler/settle.h"
+
+namespace met {
+namespace {
+
+int32_t blocks_for(int64_t num_tokens) {
+  return static_cast<int32_t>((num_tokens + kKvBlockTokens - 1) / kKvBlockTokens);
+}
+
+int32_t pending_tokens(const ActiveSeq& a) {
+  return static_cast<int32_t>(a.seq.tokens.size()) - a.seq.seq_len;
+}
+
+}  // namespace
+
+Status validate_request(const EngineRequest& r, const RequestLimits& limits) {
+  if (r.prompt.empty()) return invalid_argument("the prompt is empty");
+  for (size_t i = 0; i < r.prompt.size(); ++i) {
+    if (r.prompt[i] < 0 || r.prompt[i] >= limits.vocab_size) {
+      return invalid_argument("prompt token {} is {}, outside the vocabulary of {}", i, r.prompt[i],
+                              limits.vocab_size);
+    }
+  }
+  if (r.max_tokens < 0) return invalid_argument("max_tokens must be >= 0, got {}", r.max_tokens);
+  if (r.min_tokens < 0 || r.min_tokens > r.max_tokens) {
+    return invalid_argument("min_tokens must be between 0 and max_tokens ({}), got {}", r.max_tokens,
+                            r.min_tokens);
+  }
+  MET_RETURN_IF_ERROR(validate_sampling(r.sampling));
+  if (r.timeout.has_value() && r.timeout->count() <= 0) return invalid_argument("the timeout must be positive");
+  const auto n = static_cast<int64_t>(r.prompt.size());
+  if (limits.max_seq_len > 0 && n >= limits.max_seq_len) {
+    return invalid_argument("the prompt has {} tokens; the context is {} and must leave room for one output token",
+                            n, limits.max_seq_len);
+  }
+  if (blocks_for(n + 1) > limits.num_kv_blocks) {
+    return invalid_argument("the prompt needs {} KV blocks of {} tokens; the pool has {} (raise --kv-mem or --kv-blocks)",
+                            blocks_for(n + 1), kKvBlockTokens, limits.num_kv_blocks);
+  }
+  return ok_status();
+}
+
+Result<std::unique_ptr<Scheduler>> Scheduler::create(SchedIo io, SpillIo* spill, const Tokenizer& tokenizer,
+                                                     SchedulerOptions options) {
+  const DeviceInfo& di = io.dev.info();
+  if (options.max_seqs < 1) return invalid_argument("--max-seqs must be at least 1");
+  if (options.max_batch_tokens < options.max_seqs) {
+    return invalid_argument("--max-batch-tokens ({}) must be at least --max-seqs ({})", options.max_batch_tokens,
+                            options.max_seqs);
+  }
+  if (di.max_rows > 0 && options.max_batch_tokens > di.max_rows) {
+    return invalid_argument("--max-batch-tokens {} is more than the device's {} rows", options.max_batch_tokens,
+                            di.max_rows);
+  }
+  if (di.max_seqs > 0 && options.max_seqs > std::min(di.max_seqs, di.max_outputs)) {
+    return invalid_argument("--max-seqs {} is more than the device's {}", options.max_seqs,
+                            std::min(di.max_seqs, di.max_outputs));
+  }
+  if (options.preempt == PreemptMode::kSwap && spill == nullptr) {
+    return invalid_argument("--preempt swap needs a spill directory (--spill-dir)");
+  }
+  if (options.max_seq_len <= 0 || (di.max_context > 0 && options.max_seq_len > di.max_context)) {
+    options.max_seq_len = di.max_context;
+  }
+  return std::unique_ptr<Scheduler>(new Scheduler(io, spill, tokenizer, options));
+}
+
+Scheduler::Scheduler(SchedIo io, SpillIo* spill, const Tokenizer& tokenizer, SchedulerOptions options)
+    : io_(io), spill_(spill), tokenizer_(tokenizer), options_(options) {
+  max_seq_len_ = static_cast<size_t>(std::max(options_.max_seq_len, 0));
+  model_eos_ = tokenizer_.vocab().eog_ids();
+  active_.reserve(static_cast<size_t>(options_.max_seqs));
+  scheduled_.reserve(static_cast<size_t>(options_.max_seqs));
+}
+
+Scheduler::~Scheduler() {
+  if (!idle()) fail_all("the engine stopped");
+}
+
+RequestLimits Scheduler::limits() const {
+  return RequestLimits{io_.dev.info().vocab_size, options_.max_seq_len, io_.dev.num_blocks()};
+}
+
+ActiveSeq Scheduler::make_seq(EngineRequest&& r, ResponseSink&& sink, TimePoint submitted) {
+  ActiveSeq a;
+  a.seq.id = SeqId(next_seq_id_++);
+  a.prompt_len = static_cast<int32_t>(r.prompt.size());
+  a.seq.tokens = std::move(r.prompt);
+  a.seq.salt = CacheSalt{tenant_salt(r.cache_salt), r.adapter_id};
+  a.remaining = r.max_tokens;
+  a.min_tokens = r.min_tokens;
+  if (!r.ignore_eos) a.eos_tokens = model_eos_;
+  a.eos_tokens.insert(a.eos_tokens.end(), r.stop_token_ids.begin(), r.stop_token_ids.end());
+  a.sampler = Sampler(r.sampling);
+  DetokenizerOptions dopt;
+  dopt.stop_strings = std::move(r.stop_strings);
+  // A prompt of control tokens only (BOS) has no text yet: the output begins
+  // the text, so its first piece loses SentencePiece's leading space.
+  const Vocab& vocab = tokenizer_.vocab();
+  dopt.at_sequence_start = std::all_of(a.seq.tokens.begin(), a.seq.tokens.end(), [&](TokenId t) {
+    return vocab.contains(t) && vocab.token(t).kind == TokenKind::kControl;
+  });
+  a.detok.emplace(tokenizer_, std::move(dopt));
+  a.sink = std::move(sink);
+  a.request_start = submitted;
+  a.last_token_time = submitted;
+  if (r.timeout.has_value()) a.timeout_at = submitted + *r.timeout;
+  return a;
+}
+
+void Scheduler::enqueue(EngineRequest request, ResponseSink sink, TimePoint submitted) {
+  Status s = validate_request(request, limits());
+  if (!s.ok()) {
+    send_error_to_sink(io_, sink, s.message());
+    return;
+  }
+  ActiveSeq a = make_seq(std::move(request), std::move(sink), submitted);
+  if (a.remaining == 0) {  // nothing to generate: answered without a step
+    finish_sequence(io_, a, max_seq_len_);
+    return;
+  }
+  waiting_.push_back(std::move(a));
+}
+
+void Scheduler::fail_all(std::string_view message) {
+  for (ActiveSeq& a : active_) send_error(io_, a, message);
+  active_.clear();
+  for (ActiveSeq& a : waiting_) send_error(io_, a, message);
+  waiting_.clear();
+  for (SwappedSeq& s : swapped_) {
+    if (spill_ != nullptr) {
+      Status r = spill_->remove(s.swap_id);
+      if (!r.ok()) MET_LOG_WARN("fail_all: {}", r.message());
+    }
+    send_error(io_, s.a, message);
+  }
+  swapped_.clear();
+}
+
+void Scheduler::retire_cancelled_and_timed_out() {
+  const TimePoint now = io_.clock.now();
+  auto expired = [&](const ActiveSeq& a) { return a.timeout_at.has_value() && now >= *a.timeout_at; };
+  for (ActiveSeq& a : active_) {
+    if (a.finished) continue;
+    if (a.sink.cancelled()) {
+      fail_sequence(a, "cancelled by the client");
+    } else if (expired(a)) {
+      a.guard_stop = GuardStop::kRequestTimeout;
+      a.finished = true;
+    }
+  }
+  for (size_t i = 0; i < waiting_.size();) {
+    ActiveSeq& a = waiting_[i];
+    if (!a.sink.cancelled() && !expired(a)) {
+      ++i;
+      continue;
+    }
+    ActiveSeq out = std::move(a);
+    waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(i));
+    if (out.sink.cancelled()) {
+      send_error(io_, out, "cancelled by the client");
+    } else {
+      out.guard_stop = GuardStop::kRequestTimeout;
+      finish_sequence(io_, out, max_seq_len_);
+    }
+  }
+  for (size_t i = 0; i < swapped_.size();) {
+    ActiveSeq& a = swapped_[i].a;
+    if (!a.sink.cancelled() && !expired(a)) {
+      ++i;
+      continue;
+    }
+    SwappedSeq out = std::move(swapped_[i]);
+    swapped_.erase(swapped_.begin() + static_cast<std::ptrdiff_t>(i));
+    Status r = spill_->remove(out.swap_id);
+    if (!r.ok()) MET_LOG_WARN("retiring a swapped sequence: {}", r.message());
+    if (out.a.sink.cancelled()) {
+      send_error(io_, out.a, "cancelled by the client");
+    } else {
+      out.a.guard_stop = GuardStop::kRequestTimeout;
+      finish_sequence(io_, out.a, max_seq_len_);
+    }
+  }
+}
+
+void Scheduler::retire_finished() {
+  for (size_t i = 0; i < active_.size();) {
+    if (!active_[i].finished) {
+      ++i;
+      continue;
+    }
+    ActiveSeq a = take_active(io_, active_, i);
+    finish_sequence(io_, a, max_seq_len_);
+  }
+}
+
+void Scheduler::resume_swapped() {
+  while (!swapped_.empty() && active_.size() < static_cast<size_t>(options_.max_seqs)) {
+    const int32_t need = std::min(swapped_.front().num_blocks + 1, io_.dev.num_blocks());
+    if (io_.dev.num_free_blocks() < need) return;
+    SwappedSeq s = std::move(swapped_.front());
+    swapped_.pop_front();
+    Result<ActiveSeq> r = resume_swapped_seq(io_, std::move(s), *spill_, image_);
+    if (!r.ok()) {
+      MET_LOG_WARN("resume failed: {}", r.status().message());
+      continue;
+    }
+    r->seq.slot_idx = static_cast<int32_t>(active_.size());
+    active_.push_back(std::move(*r));
+  }
+}
+
+void Scheduler::admit_waiting() {
+  if (!swapped_.empty()) return;  // swapped sequences were admitted earlier: they go first
+  while (!waiting_.empty() && active_.size() < static_cast<size_t>(options_.max_seqs)) {
+    ActiveSeq& a = waiting_.front();
+    const PrefixMatch m = io_.dev.match_prefix(a.seq);
+    const int32_t chunk = std::min(pending_tokens(a), options_.max_batch_tokens);
+    const int32_t need = blocks_for(a.seq.seq_len + chunk) - static_cast<int32_t>(a.seq.block_table.size());
+    if (need > io_.dev.num_free_blocks()) {
+      io_.dev.apply(ReleaseSeq{&a.seq, /*cache=*/false, "admit_waiting: no room"});
+      return;
+    }
+    if (a.num_preemptions == 0) {
+      a.cached_prompt_tokens = std::min(m.num_tokens, a.prompt_len);
+    } else {
+      a.preempt_immune_until_tokens = a.output_tokens.size() + PREEMPT_IMMUNITY_TOKENS;
+    }
+    if (a.admit_order == 0) a.admit_order = next_admit_order_++;
+    a.seq.slot_idx = static_cast<int32_t>(active_.size());
+    a.seq.owns_slot = true;
+    active_.push_back(std::move(a));
+    waiting_.pop_front();
+  }
+}
+
+void Scheduler::requeue(ActiveSeq a) {
+  auto it = waiting_.begin();
+  while (it != waiting_.end() && it->admit_order != 0 && it->admit_order < a.admit_order) ++it;
+  waiting_.insert(it, std::move(a));
+}
+
+void Scheduler::preempt(size_t idx) {
+  ActiveSeq& v = active_[idx];
+  MET_LOG_DEBUG("preempting seq {} ({} tokens cached)", v.seq.id.value(), v.seq.seq_len);
+  if (options_.preempt == PreemptMode::kSwap && spill_ != nullptr && v.seq.seq_len > 0) {
+    Result<SwappedSeq> r = swap_out_sequence(io_, active_, idx, *spill_, SpillId(next_swap_id_++), image_);
+    if (!r.ok()) {
+      MET_LOG_WARN("swap-out failed: {}", r.status().message());
+      return;
+    }
+    ++r->a.num_preemptions;
+    swapped_.push_back(std::move(*r));
+    io_.tel.preempted(PreemptKind::kSwap);
+    return;
+  }
+  ActiveSeq a = take_active(io_, active_, idx);
+  // The KV is valid: its full blocks stay findable, so the re-prefill may hit.
+  io_.dev.apply(ReleaseSeq{&a.seq, /*cache=*/true, "preempt for recompute"});
+  ++a.num_preemptions;
+  io_.tel.preempted(PreemptKind::kRecompute);
+  requeue(std::move(a));
+}
+
+void Scheduler::collect_victim_candidates() {
+  candidates_.clear();
+  order_.clear();
+  for (size_t i = 0; i < active_.size(); ++i) {
+    const ActiveSeq& a = active_[i];
+    if (a.finished) continue;
+    candidates_.push_back(VictimCandidate{a.admit_order, a.output_tokens.size(), a.preempt_immune_until_tokens});
+    order_.push_back(i);
+  }
+}
+
+void Scheduler::make_decode_room() {
+  for (;;) {
+    int32_t need = 0;
+    for (const ActiveSeq& a : active_) {
+      if (!a.finished && pending_tokens(a) == 1 &&
+          blocks_for(a.seq.seq_len + 1) > static_cast<int32_t>(a.seq.block_table.size())) {
+        ++need;
+      }
+    }
+    if (need <= io_.dev.num_free_blocks()) return;
+    collect_victim_candidates();
+    if (candidates_.size() <= 1) {
+      // Alone and out of blocks: it needs more KV than the whole pool.
+      for (ActiveSeq& a : active_) {
+        if (!a.finished) {
+          a.guard_stop = GuardStop::kKvExhausted;
+          a.finished = true;
+        }
+      }
+      return;
+    }
+    const std::optional<size_t> v = choose_decode_victim(candidates_);
+    MET_CHECK(v.has_value(), "no victim among {} candidates", candidates_.size());
+    preempt(order_[*v]);
+  }
+}
+
+bool Scheduler::build_step() {
+  plan_.clear();
+  scheduled_.clear();
+  int32_t budget = options_.max_batch_tokens;
+  auto add = [&](size_t i, int32_t n) {
+    ActiveSeq& a = active_[i];
+    const int32_t begin = plan_.num_rows();
+    for (int32_t k = 0; k < n; ++k) {
+      plan_.inputs.push_back(FeedToken{a.seq.tokens[static_cast<size_t>(a.seq.seq_len + k)]});
+      plan_.positions.push_back(a.seq.seq_len + k);
+    }
+    plan_.seqs.push_back(StepSeq{begin, n, a.seq.seq_len, a.seq.block_table});
+    Scheduled s{i, n, std::nullopt};
+    if (a.seq.seq_len + n == static_cast<int32_t>(a.seq.tokens.size())) {
+      s.output = static_cast<int32_t>(plan_.outputs.size());
+      plan_.outputs.push_back(OutputRow{begin + n - 1, needs_logits(a) ? OutputKind::kLogits : OutputKind::kArgmax});
+    }
+    scheduled_.push_back(s);
+    budget -= n;
+  };
+  for (size_t i = 0; i < active_.size() && budget > 0; ++i) {
+    ActiveSeq& a = active_[i];
+    if (a.finished || pending_tokens(a) != 1) continue;
+    if (io_.dev.reserve_kv(a.seq, a.seq.seq_len + 1) != Admit::kNow) continue;
+    add(i, 1);
+  }
+  order_.clear();
+  for (size_t i = 0; i < active_.size(); ++i) {
+    if (!active_[i].finished && pending_tokens(active_[i]) > 1) order_.push_back(i);
+  }
+  std::sort(order_.begin(), order_.end(),
+            [&](size_t x, size_t y) { return active_[x].admit_order < active_[y].admit_order; });
+  for (size_t i : order_) {
+    if (budget <= 0) break;
+    ActiveSeq& a = active_[i];
+    const int32_t room = (static_cast<int32_t>(a.seq.block_table.size()) + io_.dev.num_free_blocks()) *
+                             kKvBlockTokens - a.seq.seq_len;
+    const int32_t n = std::min({pending_tokens(a), budget, room});
+    if (n <= 0) continue;
+    const Admit r = io_.dev.reserve_kv(a.seq, a.seq.seq_len + n);
+    MET_CHECK(r == Admit::kNow, "seq {}: reserving {} tokens failed with room for {}", a.seq.id.value(), n, room);
+    add(i, n);
+  }
+  return !scheduled_.empty();
+}
+
+void Scheduler::run_step() {
+  Result<Ticket> t = io_.dev.launch(plan_);
+  if (!t.ok()) {
+    for (const Scheduled& s : scheduled_) {
+      fail_sequence(active_[s.active_idx], fmt::format("the forward step was refused: {}", t.status().message()));
+    }
+    return;
+  }
+  Status st = io_.dev.await_result(*t, result_);
+  if (!st.ok()) {
+    // The device's state is unknown now: nothing it holds can be trusted.
+    set_fault(fmt::format("a forward step failed: {}", st.message()));
+    fail_all(fmt::format("the device failed ({}); the server is shutting down", st.message()));
+    return;
+  }
+  settle_step();
+  io_.tel.step_done(plan_.num_rows(), io_.dev.num_blocks_in_use());
+}
+
+void Scheduler::settle_step() {
+  const auto vocab = static_cast<size_t>(result_.vocab_size);
+  for (const Scheduled& s : scheduled_) {
+    ActiveSeq& a = active_[s.active_idx];
+    a.seq.seq_len += s.num_rows;
+    if (!s.output.has_value()) continue;
+    const auto i = static_cast<size_t>(*s.output);
+    TokenId token = result_.argmax[i];
+    if (plan_.outputs[i].kind == OutputKind::kLogits) {
+      std::span<float> row(result_.logits.data() + i * vocab, vocab);
+      suppress_stops(a, row);
+      token = a.sampler.sample(row);
+    }
+    accept_token(io_, a, token, max_seq_len_);
+  }
+}
+
+bool Scheduler::tick() {
+  if (idle()) return false;
+  retire_cancelled_and_timed_out();
+  retire_finished();
+  resume_swapped();
+  admit_waiting();
+  make_decode_room();
+  bool ran = false;
+  if (build_step()) {
+    run_step();
+    ran = true;
+  } else if (!active_.empty()) {
+    // Every running sequence is mid-prefill and the pool is full: the latest
+    // admitted gives way (or, alone, is cut short).
+    collect_victim_candidates();
+    if (candidates_.size() > 1) {
+      preempt(order_[*choose_decode_victim(candidates_)]);
+    } else if (candidates_.size() == 1) {
+      active_[order_[0]].guard_stop = GuardStop::kKvExhausted;
+      active_[order_[0]].finished = true;
+    }
+  }
+  retire_finished();
+  return ran;
+}
+
+}  // namespace met

@@ -1,0 +1,114 @@
+// Scheduler: continuous batching over the paged KV cache (DESIGN.md). It owns
+// the waiting, active and swapped queues and makes every decision; effects go
+// through SchedIo and SpillIo. One tick: retire cancelled and timed-out
+// requests and finished sequences; resume swapped sequences while room allows;
+// admit waiting requests first-come-first-served within max_seqs and the KV
+// pool (prefix-cache reuse first); make room for every decode row (preempting
+// the latest admitted, by swap or by recompute); build one step of decode
+// rows plus prefill chunks within max_batch_tokens; run it; settle each
+// output (sample, guards, stream); retire.
+// Invariants: DESIGN.md 1-5 (one terminal frame per request; every block
+// returned; failed never cached; finish reasons; salted prefix hits).
+// Threading: engine thread only. Tested by tests/scheduler/scheduler_test.cc.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string_view>
+#include <vector>
+
+#include "kv/spill_io.h"
+#include "scheduler/active_seq.h"
+#include "scheduler/dev_port.h"
+#include "scheduler/engine_request.h"
+#include "scheduler/io.h"
+#include "scheduler/preempt.h"
+#include "tokenizer/tokenizer.h"
+
+namespace met {
+
+struct SchedulerOptions {
+  int32_t max_seqs = 64;            // sequences running at once
+  int32_t max_batch_tokens = 512;   // rows per step (decode rows + prefill chunks)
+  PreemptMode preempt = PreemptMode::kRecompute;  // kSwap needs a SpillIo
+  int32_t max_seq_len = 0;          // served context ceiling; 0: the device's
+};
+
+// What a request is checked against before it is queued.
+struct RequestLimits {
+  int32_t vocab_size = 0;
+  int32_t max_seq_len = 0;
+  int32_t num_kv_blocks = 0;
+};
+
+// Checks a request against the limits; the message says what and by how much.
+Status validate_request(const EngineRequest& r, const RequestLimits& limits);
+
+struct SchedulerCounts {
+  size_t num_waiting = 0;
+  size_t num_active = 0;
+  size_t num_swapped = 0;
+};
+
+class Scheduler {
+ public:
+  // `spill` may be null (then preemption recomputes). Checks the options.
+  static Result<std::unique_ptr<Scheduler>> create(SchedIo io, SpillIo* spill, const Tokenizer& tokenizer,
+                                                   SchedulerOptions options);
+  ~Scheduler();
+
+  RequestLimits limits() const;
+  // Queues a request; one that can never run is answered at once.
+  void enqueue(EngineRequest request, ResponseSink sink, TimePoint submitted);
+  // One tick; false when there was nothing to do.
+  bool tick();
+  bool idle() const { return waiting_.empty() && active_.empty() && swapped_.empty(); }
+  // Answers every request with an error frame and releases everything
+  // (shutdown, or the process faulted).
+  void fail_all(std::string_view message);
+  SchedulerCounts counts() const { return {waiting_.size(), active_.size(), swapped_.size()}; }
+
+ private:
+  struct Scheduled {
+    size_t active_idx = 0;
+    int32_t num_rows = 0;
+    std::optional<int32_t> output;  // index into the step's outputs
+  };
+
+  Scheduler(SchedIo io, SpillIo* spill, const Tokenizer& tokenizer, SchedulerOptions options);
+  ActiveSeq make_seq(EngineRequest&& r, ResponseSink&& sink, TimePoint submitted);
+  void retire_cancelled_and_timed_out();
+  void retire_finished();
+  void resume_swapped();
+  void admit_waiting();
+  void make_decode_room();
+  void preempt(size_t idx);
+  void requeue(ActiveSeq a);
+  bool build_step();
+  void run_step();
+  void settle_step();
+  void collect_victim_candidates();
+
+  SchedIo io_;
+  SpillIo* spill_;
+  const Tokenizer& tokenizer_;
+  SchedulerOptions options_;
+  size_t max_seq_len_ = 0;
+  std::vector<TokenId> model_eos_;
+
+  std::deque<ActiveSeq> waiting_;   // FCFS; preempted sequences first, by admission
+  std::vector<ActiveSeq> active_;   // active_[i].seq.slot_idx == i
+  std::deque<SwappedSeq> swapped_;  // FCFS by swap-out
+
+  StepPlan plan_;
+  StepResult result_;
+  std::vector<Scheduled> scheduled_;
+  std::vector<size_t> order_;
+  std::vector<VictimCandidate> candidates_;
+  SpillImage image_;
+  uint64_t next_seq_id_ = 1;
+  uint64_t next_admit_order_ = 1;
+  uint64_t next_swap_id_ = 1;
+};
+
+}  // namespace met

@@ -1,0 +1,53 @@
+// Per-token guards. Tested by tests/scheduler/settle_test.cc.
+#include "scheduler/settle.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "scheduler/finish_reason.h"
+
+namespace met {
+
+bool suppressing_stops(const ActiveSeq& a) {
+  return static_cast<int32_t>(a.output_tokens.size()) < a.min_tokens;
+}
+
+bool needs_logits(const ActiveSeq& a) { return !a.sampler.is_greedy() || suppressing_stops(a); }
+
+void suppress_stops(const ActiveSeq& a, std::span<float> logits) {
+  if (!suppressing_stops(a)) return;
+  for (TokenId t : a.eos_tokens) {
+    if (t >= 0 && static_cast<size_t>(t) < logits.size()) {
+      logits[static_cast<size_t>(t)] = -std::numeric_limits<float>::infinity();
+    }
+  }
+}
+
+void accept_token(const SchedIo& io, ActiveSeq& a, TokenId token, size_t max_seq_len) {
+  const TimePoint now = io.clock.now();
+  if (!a.decode_start) a.decode_start = now;
+  a.last_token_time = now;
+  a.output_tokens.push_back(token);
+  a.seq.tokens.push_back(token);
+  --a.remaining;
+
+  const bool is_stop_token = std::find(a.eos_tokens.begin(), a.eos_tokens.end(), token) != a.eos_tokens.end();
+  DeltaEvent delta;
+  delta.tokens.push_back(token);
+  if (is_stop_token) {
+    a.finished = true;  // its text is not part of the output
+  } else if (a.detok.has_value()) {
+    DetokenizerStep step = a.detok->push(token);
+    delta.text = std::move(step.text);
+    if (step.stop.has_value()) {
+      a.stop_string_hit = true;
+      a.finished = true;
+    }
+  }
+  io.req.delta(a.sink, std::move(delta));
+  if (hard_ceiling_hit(static_cast<size_t>(std::max(a.remaining, 0)), a.seq.tokens.size(), max_seq_len)) {
+    a.finished = true;
+  }
+}
+
+}  // namespace met

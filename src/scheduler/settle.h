@@ -1,0 +1,30 @@
+// Settling one sampled token into its sequence: the guards that run per token
+// (EOS and stop ids, min_tokens, stop strings, max_tokens, the context
+// ceiling) and the delta streamed to the client.
+// Invariants: EOS text and stop-string text never reach the client; a token is
+// appended to output_tokens and seq.tokens together; the sequence is marked
+// finished on the token that ends it and gets no further token.
+// Threading: engine thread only. Tested by tests/scheduler/settle_test.cc.
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+#include "scheduler/active_seq.h"
+#include "scheduler/io.h"
+
+namespace met {
+
+// True while EOS and stop ids must not be sampled (output < min_tokens).
+bool suppressing_stops(const ActiveSeq& a);
+
+// Whether sampling needs the row's logits (not only its argmax).
+bool needs_logits(const ActiveSeq& a);
+
+// Sets the logits of EOS and stop ids to -inf while suppressing_stops(a).
+void suppress_stops(const ActiveSeq& a, std::span<float> logits);
+
+// Appends `token` to `a`, streams its text and decides whether `a` ends here.
+void accept_token(const SchedIo& io, ActiveSeq& a, TokenId token, size_t max_seq_len);
+
+}  // namespace met

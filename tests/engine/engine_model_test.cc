@@ -1,0 +1,237 @@
+// The engine on a real model (stories260K, greedy): preemption by swap and by
+// recompute gives exactly the tokens of an uninterrupted run, and a soak of
+// 200 requests with random lengths, stop strings, cancellations and deadlines
+// through a pool too small for all of them ends every request with the right
+// frame and leaks nothing.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "engine/engine.h"
+#include "gguf/gguf_file.h"
+#include "kv/spill_store.h"
+#include "model/cpu_device.h"
+#include "model/model.h"
+#include "testing/shared_data.h"
+#include "testing/temp_dir.h"
+
+namespace met {
+namespace {
+
+struct Outcome {
+  std::vector<TokenId> tokens;
+  std::string text;
+  std::optional<FinishEvent> finish;
+  std::optional<std::string> error;
+  int num_terminal = 0;
+};
+
+Outcome collect(RequestHandle& h, int cancel_after_deltas = -1) {
+  Outcome o;
+  StreamEvent e;
+  int deltas = 0;
+  while (h.next(e)) {
+    if (auto* d = std::get_if<DeltaEvent>(&e)) {
+      o.tokens.insert(o.tokens.end(), d->tokens.begin(), d->tokens.end());
+      o.text += d->text;
+      if (++deltas == cancel_after_deltas) h.cancel();
+    } else if (auto* f = std::get_if<FinishEvent>(&e)) {
+      o.finish = *f;
+      ++o.num_terminal;
+    } else {
+      o.error = std::get<ErrorEvent>(e).message;
+      ++o.num_terminal;
+    }
+  }
+  return o;
+}
+
+// A model, its tokenizer and an engine over a CpuDevice with `num_blocks`.
+class ModelEngine {
+ public:
+  ModelEngine(const std::string& path, int32_t num_blocks, int32_t max_seqs, std::optional<std::string> spill_dir) {
+    model_ = std::move(*Model::load(path));
+    tokenizer_ = std::make_unique<Tokenizer>(std::move(*Tokenizer::from_gguf(model_->file().metadata())));
+    CpuDeviceOptions d;
+    d.num_threads = 1;
+    d.num_kv_blocks = num_blocks;
+    d.kv_dtype = GgmlType::kF32;
+    d.limits = ForwardLimits{.max_rows = 128, .max_outputs = max_seqs, .max_seqs = max_seqs};
+    device_ = std::move(*CpuDevice::create(*model_, d));
+    EngineOptions eo;
+    eo.scheduler.max_seqs = max_seqs;
+    eo.scheduler.max_batch_tokens = 128;
+    if (spill_dir) {
+      store_ = std::move(*SpillStore::create(*spill_dir));
+      eo.scheduler.preempt = PreemptMode::kSwap;
+    }
+    Result<std::unique_ptr<Engine>> e = Engine::create(*device_, *tokenizer_, store_.get(), clock_, eo);
+    EXPECT_TRUE(e.ok()) << e.status().message();
+    engine_ = std::move(*e);
+  }
+
+  Engine& engine() { return *engine_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+
+ private:
+  RealClock clock_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<CpuDevice> device_;
+  std::unique_ptr<SpillStore> store_;
+  std::unique_ptr<Engine> engine_;
+};
+
+const char* kPrompts[16] = {
+    "Once upon a time",        "The little dog",      "Lily and Ben went to the park",
+    "One day, a big bird",     "Tom had a red ball",  "The sun was shining and",
+    "Sue liked to play with",  "There was a cat",     "Mom said",
+    "A boy named Tim",         "The tree was tall",   "In the garden, the flowers",
+    "Bob found a box",         "It was a cold day",   "The fish swam",
+    "She wanted to",
+};
+
+std::vector<Outcome> run_prompts(ModelEngine& m) {
+  std::vector<RequestHandle> handles;
+  for (const char* p : kPrompts) {
+    EngineRequest r;
+    r.prompt = m.tokenizer().encode(p, EncodeOptions{.add_special = true});
+    r.max_tokens = 48;
+    Result<RequestHandle> h = m.engine().submit(std::move(r));
+    EXPECT_TRUE(h.ok());
+    handles.push_back(std::move(*h));
+  }
+  std::vector<Outcome> out;
+  for (RequestHandle& h : handles) out.push_back(collect(h));
+  m.engine().drain();
+  EXPECT_EQ(m.engine().kv_blocks_in_use(), 0);
+  return out;
+}
+
+TEST(EngineOnStories, SixteenPromptsGiveTheSameTokensThroughABigPoolASwappingPoolAndARecomputingPool) {
+  MET_REQUIRE_SHARED(path, "models/stories260K.gguf");
+  ModelEngine big(path, 512, 16, std::nullopt);
+  const std::vector<Outcome> want = run_prompts(big);
+  EXPECT_EQ(big.engine().stats().preemptions_swap + big.engine().stats().preemptions_recompute, 0);
+
+  testing::TempDir spill;
+  ModelEngine swap(path, 14, 16, spill.path());
+  const std::vector<Outcome> swapped = run_prompts(swap);
+  EXPECT_GT(swap.engine().stats().preemptions_swap, 0);
+  EXPECT_TRUE(std::filesystem::is_empty(spill.path()));
+
+  ModelEngine recompute(path, 14, 16, std::nullopt);
+  const std::vector<Outcome> recomputed = run_prompts(recompute);
+  EXPECT_GT(recompute.engine().stats().preemptions_recompute, 0);
+
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_TRUE(want[i].finish.has_value());
+    EXPECT_FALSE(want[i].text.empty());
+    EXPECT_EQ(swapped[i].tokens, want[i].tokens) << kPrompts[i];
+    EXPECT_EQ(recomputed[i].tokens, want[i].tokens) << kPrompts[i];
+    EXPECT_EQ(swapped[i].text, want[i].text);
+    EXPECT_EQ(recomputed[i].text, want[i].text);
+  }
+}
+
+TEST(EngineOnStories, GreedyFromBosTellsTheStoryOfLily) {
+  MET_REQUIRE_SHARED(path, "models/stories260K.gguf");
+  ModelEngine m(path, 64, 4, std::nullopt);
+  EngineRequest r;
+  r.prompt = m.tokenizer().encode("", EncodeOptions{.add_special = true});
+  r.max_tokens = 30;
+  Result<RequestHandle> h = m.engine().submit(std::move(r));
+  ASSERT_TRUE(h.ok());
+  Outcome o = collect(*h);
+  EXPECT_EQ(o.text.rfind("Once upon a time, there was a little girl named Lily", 0), 0u) << o.text;
+}
+
+struct SoakCase {
+  EngineRequest request;
+  int cancel_after = -1;   // deltas before the client cancels
+  bool has_deadline = false;
+};
+
+TEST(EngineOnStories, SoakOfTwoHundredRequestsEndsEveryOneWithTheRightFrameAndLeaksNothing) {
+  MET_REQUIRE_SHARED(path, "models/stories260K.gguf");
+  std::mt19937 rng(1234);
+  const char* stops[] = {".", " the", "Lily", ","};
+  testing::TempDir spill;
+  ModelEngine m(path, 24, 16, spill.path());
+  std::vector<SoakCase> cases;
+  for (int i = 0; i < 200; ++i) {
+    SoakCase c;
+    const int len = 1 + static_cast<int>(rng() % 120);
+    c.request.prompt.push_back(1);  // BOS
+    for (int k = 1; k < len; ++k) c.request.prompt.push_back(static_cast<TokenId>(3 + rng() % 500));
+    c.request.max_tokens = 1 + static_cast<int>(rng() % 64);
+    if (rng() % 3 == 0) c.request.stop_strings.push_back(stops[rng() % 4]);
+    if (rng() % 10 == 0) c.cancel_after = 1 + static_cast<int>(rng() % 5);
+    if (rng() % 10 == 0) {
+      c.request.timeout = std::chrono::milliseconds(1 + rng() % 30);
+      c.has_deadline = true;
+    }
+    cases.push_back(std::move(c));
+  }
+  // The reference: each request alone, no cancellation, no deadline.
+  std::vector<Outcome> solo;
+  {
+    ModelEngine ref(path, 64, 1, std::nullopt);
+    for (const SoakCase& c : cases) {
+      EngineRequest r = c.request;
+      r.timeout.reset();
+      Result<RequestHandle> h = ref.engine().submit(std::move(r));
+      ASSERT_TRUE(h.ok()) << h.status().message();
+      solo.push_back(collect(*h));
+    }
+    ref.engine().drain();
+  }
+  std::vector<Outcome> got(cases.size());
+  std::vector<std::thread> clients;
+  for (int t = 0; t < 8; ++t) {
+    clients.emplace_back([&, t] {
+      for (size_t i = static_cast<size_t>(t); i < cases.size(); i += 8) {
+        Result<RequestHandle> h = m.engine().submit(cases[i].request);
+        ASSERT_TRUE(h.ok()) << h.status().message();
+        got[i] = collect(*h, cases[i].cancel_after);
+      }
+    });
+  }
+  for (std::thread& c : clients) c.join();
+  m.engine().drain();
+  EXPECT_EQ(m.engine().kv_blocks_in_use(), 0);
+  EXPECT_TRUE(std::filesystem::is_empty(spill.path()));
+  int num_full = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Outcome& o = got[i];
+    ASSERT_EQ(o.num_terminal, 1) << "request " << i;
+    if (o.error) {
+      EXPECT_GE(cases[i].cancel_after, 0) << "request " << i << " failed: " << *o.error;
+      continue;
+    }
+    const std::string& reason = o.finish->finish_reason;
+    if (reason == "timeout") {
+      EXPECT_TRUE(cases[i].has_deadline) << "request " << i;
+      EXPECT_EQ(o.tokens, std::vector<TokenId>(solo[i].tokens.begin(), solo[i].tokens.begin() +
+                                               static_cast<std::ptrdiff_t>(o.tokens.size())));
+      continue;
+    }
+    EXPECT_TRUE(reason == "stop" || reason == "length") << reason;
+    EXPECT_EQ(o.tokens, solo[i].tokens) << "request " << i;
+    EXPECT_EQ(o.text, solo[i].text) << "request " << i;
+    EXPECT_EQ(reason, solo[i].finish->finish_reason) << "request " << i;
+    EXPECT_LE(static_cast<int>(o.tokens.size()), cases[i].request.max_tokens);
+    for (const std::string& s : cases[i].request.stop_strings) EXPECT_EQ(o.text.find(s), std::string::npos);
+    ++num_full;
+  }
+  EXPECT_GT(num_full, 150);
+  const EngineStatsSnapshot s = m.engine().stats();
+  EXPECT_GT(s.preemptions_swap, 0);
+}
+
+}  // namespace
+}  // namespace met

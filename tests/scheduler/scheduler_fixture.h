@@ -1,0 +1,97 @@
+// A scheduler under test: FakeDevice, FakeClock, RecordingReq, CountingTel,
+// the real DevPort (block pool, prefix cache) and optionally a real spill
+// store wrapped in FaultySpillIo.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "kv/spill_store.h"
+#include "scheduler/dev_port.h"
+#include "scheduler/scheduler.h"
+#include "testing/fake_device.h"
+#include "testing/faulty_spill_io.h"
+#include "testing/recording_req.h"
+#include "testing/temp_dir.h"
+#include "testing/test_tokenizer.h"
+
+namespace met::testing {
+
+struct SchedFixtureOptions {
+  FakeDeviceOptions device;
+  SchedulerOptions sched;
+  bool with_spill = false;
+};
+
+class SchedFixture {
+ public:
+  explicit SchedFixture(SchedFixtureOptions o = {}) {
+    o.device.vocab_size = static_cast<int32_t>(test_tokenizer().vocab().size());
+    o.device.avoid = test_tokenizer().vocab().eog_ids();
+    device = std::make_unique<FakeDevice>(o.device);
+    dev_port = std::make_unique<DevPort>(*device);
+    if (o.with_spill) {
+      Result<std::unique_ptr<SpillStore>> s = SpillStore::create(spill_dir.path());
+      EXPECT_TRUE(s.ok()) << s.status().message();
+      store = std::move(*s);
+      spill = std::make_unique<FaultySpillIo>(*store);
+    }
+    Result<std::unique_ptr<Scheduler>> s =
+        Scheduler::create(SchedIo{*dev_port, req, tel, clock}, spill.get(), test_tokenizer(), o.sched);
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    sched = std::move(*s);
+  }
+
+  // Queues a request; returns its id.
+  uint64_t submit(EngineRequest r) {
+    const uint64_t id = next_id++;
+    sched->enqueue(std::move(r), ResponseSink(RequestId(id), nullptr), clock.now());
+    return id;
+  }
+
+  // Ticks until idle (or `max_ticks`); returns the number of ticks.
+  int run(int max_ticks = 100000) {
+    int n = 0;
+    while (!sched->idle() && n < max_ticks) {
+      sched->tick();
+      ++n;
+    }
+    return n;
+  }
+
+  bool pool_is_full() const { return dev_port->num_blocks_in_use() == 0; }
+
+  TempDir spill_dir;
+  std::unique_ptr<FakeDevice> device;
+  std::unique_ptr<DevPort> dev_port;
+  std::unique_ptr<SpillStore> store;
+  std::unique_ptr<FaultySpillIo> spill;
+  FakeClock clock;
+  RecordingReq req;
+  CountingTel tel;
+  std::unique_ptr<Scheduler> sched;
+  uint64_t next_id = 1;
+};
+
+inline EngineRequest greedy_request(std::vector<TokenId> prompt, int32_t max_tokens) {
+  EngineRequest r;
+  r.prompt = std::move(prompt);
+  r.max_tokens = max_tokens;
+  return r;
+}
+
+// A prompt of n tokens from a seed (ids 10..409, never special).
+inline std::vector<TokenId> make_prompt(int n, uint32_t seed) {
+  std::vector<TokenId> p;
+  uint32_t x = seed * 2654435761u + 12345u;
+  for (int i = 0; i < n; ++i) {
+    x = x * 1664525u + 1013904223u;
+    p.push_back(static_cast<TokenId>(10 + (x >> 8) % 400));
+  }
+  return p;
+}
+
+}  // namespace met::testing

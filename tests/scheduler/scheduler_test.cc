@@ -1,0 +1,488 @@
+// Tests for scheduler/scheduler.h with a FakeDevice and a FakeClock.
+#include "scheduler/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+
+#include "core/fault_flag.h"
+#include "scheduler/finish_reason.h"
+#include "scheduler_fixture.h"
+
+namespace met {
+namespace {
+
+using testing::greedy_request;
+using testing::make_prompt;
+using testing::SchedFixture;
+using testing::SchedFixtureOptions;
+
+// What an uninterrupted run gives: the device's next token over the context,
+// repeatedly.
+std::vector<TokenId> expected_tokens(const testing::FakeDevice& dev, std::vector<TokenId> context, int n) {
+  std::vector<TokenId> out;
+  for (int i = 0; i < n; ++i) {
+    const TokenId t = dev.default_next(context);
+    out.push_back(t);
+    context.push_back(t);
+  }
+  return out;
+}
+
+TEST(Scheduler, GreedyOutputIsTheDevicesNextTokenEachStep) {
+  SchedFixture f;
+  const std::vector<TokenId> prompt = make_prompt(20, 1);
+  const uint64_t id = f.submit(greedy_request(prompt, 12));
+  f.run();
+  const auto& r = f.req.at(id);
+  ASSERT_EQ(r.num_terminal(), 1);
+  ASSERT_EQ(r.finishes.size(), 1u);
+  EXPECT_EQ(r.tokens, expected_tokens(*f.device, prompt, 12));
+  EXPECT_EQ(r.finishes[0].finish_reason, "length");
+  EXPECT_EQ(r.finishes[0].usage.prompt_tokens, 20);
+  EXPECT_EQ(r.finishes[0].usage.completion_tokens, 12);
+  EXPECT_TRUE(f.pool_is_full());
+}
+
+TEST(Scheduler, AdmitsFirstComeFirstServedWithinMaxSeqs) {
+  SchedFixtureOptions o;
+  o.sched.max_seqs = 2;
+  o.sched.max_batch_tokens = 64;
+  SchedFixture f(o);
+  f.device->keep_plans(true);
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < 4; ++i) ids.push_back(f.submit(greedy_request(make_prompt(8, i), 3)));
+  f.run();
+  for (const StepPlan& p : f.device->plans()) EXPECT_LE(p.seqs.size(), 2u);
+  // The first two were prefilled together in the first step.
+  ASSERT_FALSE(f.device->plans().empty());
+  EXPECT_EQ(f.device->plans()[0].seqs.size(), 2u);
+  EXPECT_EQ(f.device->plans()[0].num_rows(), 16);
+  for (uint64_t id : ids) EXPECT_EQ(f.req.at(id).finishes.size(), 1u);
+  EXPECT_TRUE(f.pool_is_full());
+}
+
+TEST(Scheduler, LongPromptsAreSplitIntoChunksThatShareStepsWithDecodeRows) {
+  SchedFixtureOptions o;
+  o.sched.max_batch_tokens = 32;
+  o.sched.max_seqs = 4;
+  SchedFixture f(o);
+  f.device->keep_plans(true);
+  const std::vector<TokenId> short_prompt = make_prompt(5, 3);
+  const std::vector<TokenId> long_prompt = make_prompt(100, 4);
+  const uint64_t a = f.submit(greedy_request(short_prompt, 30));
+  f.sched->tick();  // a is prefilled and decoding
+  const uint64_t b = f.submit(greedy_request(long_prompt, 5));
+  f.run();
+  bool mixed = false;
+  for (const StepPlan& p : f.device->plans()) {
+    EXPECT_LE(p.num_rows(), 32);
+    if (p.seqs.size() == 2 && p.seqs[0].num_rows == 1 && p.seqs[1].num_rows > 1) mixed = true;
+  }
+  EXPECT_TRUE(mixed) << "no step carried a decode row beside a prefill chunk";
+  EXPECT_EQ(f.req.at(a).tokens, expected_tokens(*f.device, short_prompt, 30));
+  EXPECT_EQ(f.req.at(b).tokens, expected_tokens(*f.device, long_prompt, 5));
+}
+
+TEST(Scheduler, EosEndsWithStopAndItsTextIsNotEmitted) {
+  SchedFixture f;
+  const TokenId eos = *testing::test_tokenizer().vocab().special().eos;
+  f.device->set_next_token([&](std::span<const TokenId> ctx) { return ctx.size() >= 12 ? eos : TokenId{300}; });
+  const uint64_t id = f.submit(greedy_request(make_prompt(10, 5), 50));
+  f.run();
+  const auto& r = f.req.at(id);
+  ASSERT_EQ(r.finishes.size(), 1u);
+  EXPECT_EQ(r.finishes[0].finish_reason, "stop");
+  ASSERT_EQ(r.tokens.size(), 3u);  // 300, 300, EOS
+  EXPECT_EQ(r.tokens.back(), eos);
+  EXPECT_EQ(r.text, testing::test_tokenizer().decode(std::vector<TokenId>{300, 300}));
+}
+
+TEST(Scheduler, MinTokensSuppressesEosUntilReached) {
+  SchedFixture f;
+  const TokenId eos = *testing::test_tokenizer().vocab().special().eos;
+  f.device->set_next_token([&](std::span<const TokenId>) { return eos; });
+  EngineRequest r = greedy_request(make_prompt(10, 6), 50);
+  r.min_tokens = 4;
+  const uint64_t id = f.submit(std::move(r));
+  f.run();
+  const auto& rec = f.req.at(id);
+  ASSERT_EQ(rec.tokens.size(), 5u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_NE(rec.tokens[i], eos);
+  EXPECT_EQ(rec.tokens[4], eos);
+  EXPECT_EQ(rec.finishes.at(0).finish_reason, "stop");
+}
+
+TEST(Scheduler, AStopTokenIdEndsTheOutputLikeEos) {
+  SchedFixture f;
+  f.device->set_next_token([&](std::span<const TokenId> ctx) { return ctx.size() >= 13 ? TokenId{77} : TokenId{300}; });
+  EngineRequest r = greedy_request(make_prompt(10, 7), 50);
+  r.stop_token_ids = {77};
+  const uint64_t id = f.submit(std::move(r));
+  f.run();
+  EXPECT_EQ(f.req.at(id).tokens.size(), 4u);
+  EXPECT_EQ(f.req.at(id).finishes.at(0).finish_reason, "stop");
+}
+
+TEST(Scheduler, IgnoreEosKeepsGoingPastEos) {
+  SchedFixture f;
+  const TokenId eos = *testing::test_tokenizer().vocab().special().eos;
+  f.device->set_next_token([&](std::span<const TokenId>) { return eos; });
+  EngineRequest r = greedy_request(make_prompt(10, 8), 6);
+  r.ignore_eos = true;
+  const uint64_t id = f.submit(std::move(r));
+  f.run();
+  EXPECT_EQ(f.req.at(id).tokens.size(), 6u);
+  EXPECT_EQ(f.req.at(id).finishes.at(0).finish_reason, "length");
+}
+
+TEST(Scheduler, AStopStringEndsWithStopAndIsNotEmitted) {
+  SchedFixture f;
+  const Tokenizer& tok = testing::test_tokenizer();
+  const std::vector<TokenId> script = tok.encode("hello world and more words", EncodeOptions{});
+  f.device->set_next_token([&, n = 0](std::span<const TokenId>) mutable {
+    return script[static_cast<size_t>(n++) % script.size()];
+  });
+  EngineRequest r = greedy_request(make_prompt(10, 9), 50);
+  r.stop_strings = {"and"};
+  const uint64_t id = f.submit(std::move(r));
+  f.run();
+  const auto& rec = f.req.at(id);
+  EXPECT_EQ(rec.text, " hello world ");  // a continuation keeps the leading space
+  EXPECT_EQ(rec.finishes.at(0).finish_reason, "stop");
+}
+
+TEST(Scheduler, TheContextCeilingEndsWithLength) {
+  SchedFixtureOptions o;
+  o.sched.max_seq_len = 40;
+  SchedFixture f(o);
+  const uint64_t id = f.submit(greedy_request(make_prompt(30, 10), 100));
+  f.run();
+  EXPECT_EQ(f.req.at(id).tokens.size(), 10u);
+  EXPECT_EQ(f.req.at(id).finishes.at(0).finish_reason, "length");
+}
+
+TEST(Scheduler, ADeadlinePassedMidDecodeGivesTimeout) {
+  SchedFixture f;
+  EngineRequest r = greedy_request(make_prompt(10, 11), 1000);
+  r.timeout = std::chrono::milliseconds(100);
+  const uint64_t id = f.submit(std::move(r));
+  for (int i = 0; i < 5; ++i) f.sched->tick();
+  f.clock.advance(std::chrono::milliseconds(150));
+  f.run();
+  const auto& rec = f.req.at(id);
+  ASSERT_EQ(rec.finishes.size(), 1u);
+  EXPECT_EQ(rec.finishes[0].finish_reason, "timeout");
+  EXPECT_EQ(rec.finishes[0].guard_stop, "request_timeout");
+  EXPECT_EQ(rec.tokens.size(), 5u);
+  EXPECT_TRUE(f.pool_is_full());
+}
+
+TEST(Scheduler, ADeadlinePassedWhileWaitingGivesTimeoutWithNoOutput) {
+  SchedFixtureOptions o;
+  o.sched.max_seqs = 1;
+  o.sched.max_batch_tokens = 16;
+  SchedFixture f(o);
+  const uint64_t first = f.submit(greedy_request(make_prompt(10, 12), 50));
+  EngineRequest r = greedy_request(make_prompt(10, 13), 50);
+  r.timeout = std::chrono::milliseconds(10);
+  const uint64_t second = f.submit(std::move(r));
+  f.sched->tick();
+  f.clock.advance(std::chrono::milliseconds(20));
+  f.run();
+  EXPECT_EQ(f.req.at(first).finishes.at(0).finish_reason, "length");
+  EXPECT_EQ(f.req.at(second).finishes.at(0).finish_reason, "timeout");
+  EXPECT_TRUE(f.req.at(second).tokens.empty());
+}
+
+TEST(Scheduler, ACancelledRequestGetsAnErrorFrameAndFreesItsBlocks) {
+  SchedFixture f;
+  auto stream = std::make_shared<ResponseStream>();
+  f.sched->enqueue(greedy_request(make_prompt(40, 14), 1000), ResponseSink(RequestId(99), stream), f.clock.now());
+  const uint64_t other = f.submit(greedy_request(make_prompt(10, 15), 20));
+  for (int i = 0; i < 3; ++i) f.sched->tick();
+  stream->cancel();
+  f.run();
+  const auto& rec = f.req.at(99);
+  ASSERT_EQ(rec.errors.size(), 1u);
+  EXPECT_EQ(rec.num_terminal(), 1);
+  EXPECT_EQ(f.req.at(other).finishes.size(), 1u);
+  EXPECT_TRUE(f.pool_is_full());
+}
+
+TEST(Scheduler, RefusesBadRequestsWithAClearError) {
+  SchedFixtureOptions o;
+  o.device.num_kv_blocks = 4;  // 64 tokens
+  o.sched.max_seq_len = 1000;
+  SchedFixture f(o);
+  struct Case {
+    EngineRequest r;
+    const char* needle;
+  };
+  std::vector<Case> cases;
+  cases.push_back({greedy_request({}, 5), "empty"});
+  cases.push_back({greedy_request(make_prompt(80, 1), 5), "KV blocks"});
+  cases.push_back({greedy_request({1, 100000}, 5), "vocabulary"});
+  cases.push_back({greedy_request(make_prompt(5, 1), -1), "max_tokens"});
+  EngineRequest mt = greedy_request(make_prompt(5, 1), 3);
+  mt.min_tokens = 4;
+  cases.push_back({std::move(mt), "min_tokens"});
+  for (Case& c : cases) {
+    const uint64_t id = f.submit(std::move(c.r));
+    const auto& rec = f.req.at(id);
+    ASSERT_EQ(rec.errors.size(), 1u) << c.needle;
+    EXPECT_NE(rec.errors[0].find(c.needle), std::string::npos) << rec.errors[0];
+  }
+  EXPECT_TRUE(f.sched->idle());
+}
+
+TEST(Scheduler, APromptAsLongAsTheContextIsRefused) {
+  SchedFixtureOptions o;
+  o.sched.max_seq_len = 32;
+  SchedFixture f(o);
+  const uint64_t id = f.submit(greedy_request(make_prompt(32, 1), 5));
+  ASSERT_EQ(f.req.at(id).errors.size(), 1u);
+  EXPECT_NE(f.req.at(id).errors[0].find("context is 32"), std::string::npos);
+}
+
+TEST(Scheduler, MaxTokensZeroFinishesAtOnceWithLength) {
+  SchedFixture f;
+  const uint64_t id = f.submit(greedy_request(make_prompt(5, 1), 0));
+  EXPECT_EQ(f.req.at(id).finishes.at(0).finish_reason, "length");
+  EXPECT_EQ(f.device->num_steps(), 0);
+}
+
+TEST(Scheduler, APrefixHitReusesCachedBlocksAndCountsCachedTokens) {
+  SchedFixture f;
+  const std::vector<TokenId> prompt = make_prompt(70, 20);
+  const uint64_t a = f.submit(greedy_request(prompt, 4));
+  f.run();
+  f.device->keep_plans(true);
+  const uint64_t b = f.submit(greedy_request(prompt, 4));
+  f.run();
+  EXPECT_EQ(f.req.at(a).finishes.at(0).usage.cached_prompt_tokens, 0);
+  EXPECT_EQ(f.req.at(b).finishes.at(0).usage.cached_prompt_tokens, 64);
+  EXPECT_EQ(f.device->plans().at(0).num_rows(), 6);  // only the 6 tokens past the 4 cached blocks
+  EXPECT_EQ(f.req.at(b).tokens, f.req.at(a).tokens);
+}
+
+TEST(Scheduler, PrefixHitsNeverCrossTenantsOrAdapters) {
+  SchedFixture f;
+  const std::vector<TokenId> prompt = make_prompt(70, 21);
+  EngineRequest a = greedy_request(prompt, 2);
+  a.cache_salt = "alice";
+  f.submit(std::move(a));
+  f.run();
+  EngineRequest bob = greedy_request(prompt, 2);
+  bob.cache_salt = "bob";
+  const uint64_t b = f.submit(std::move(bob));
+  EngineRequest adapter = greedy_request(prompt, 2);
+  adapter.cache_salt = "alice";
+  adapter.adapter_id = 3;
+  const uint64_t c = f.submit(std::move(adapter));
+  EngineRequest alice2 = greedy_request(prompt, 2);
+  alice2.cache_salt = "alice";
+  const uint64_t d = f.submit(std::move(alice2));
+  f.run();
+  EXPECT_EQ(f.req.at(b).finishes.at(0).usage.cached_prompt_tokens, 0);
+  EXPECT_EQ(f.req.at(c).finishes.at(0).usage.cached_prompt_tokens, 0);
+  EXPECT_EQ(f.req.at(d).finishes.at(0).usage.cached_prompt_tokens, 64);
+}
+
+TEST(Scheduler, AFailedSequenceIsNeverCached) {
+  ScopedFaultReset reset;
+  SchedFixture f;
+  const std::vector<TokenId> prompt = make_prompt(70, 22);
+  f.device->fail_every(testing::DeviceCall::kLaunch);
+  const uint64_t a = f.submit(greedy_request(prompt, 4));
+  f.run();
+  ASSERT_EQ(f.req.at(a).errors.size(), 1u);
+  EXPECT_FALSE(is_faulted());  // a refused launch ran nothing: no fault
+  EXPECT_EQ(f.dev_port->prefix_cache().num_hit_tokens(), 0);
+  EXPECT_TRUE(f.pool_is_full());
+}
+
+TEST(Scheduler, AFailedStepFaultsTheProcessAndAnswersEveryRequest) {
+  ScopedFaultReset reset;
+  SchedFixtureOptions o;
+  o.sched.max_seqs = 2;
+  SchedFixture f(o);
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < 4; ++i) ids.push_back(f.submit(greedy_request(make_prompt(10, 30 + i), 10)));
+  f.sched->tick();
+  f.device->fail_every(testing::DeviceCall::kAwait);
+  f.run();
+  EXPECT_TRUE(is_faulted());
+  for (uint64_t id : ids) {
+    EXPECT_EQ(f.req.at(id).num_terminal(), 1);
+    EXPECT_EQ(f.req.at(id).errors.size(), 1u);
+  }
+  EXPECT_TRUE(f.pool_is_full());
+}
+
+// Runs `n` requests through a pool of `blocks` blocks; returns each one's tokens.
+std::vector<std::vector<TokenId>> run_many(SchedFixture& f, int n) {
+  std::vector<uint64_t> ids;
+  std::vector<std::vector<TokenId>> prompts;
+  for (int i = 0; i < n; ++i) ids.push_back(f.submit(greedy_request(make_prompt(20 + 7 * i, 100 + i), 40)));
+  f.run();
+  std::vector<std::vector<TokenId>> out;
+  for (uint64_t id : ids) {
+    EXPECT_EQ(f.req.at(id).num_terminal(), 1);
+    EXPECT_EQ(f.req.at(id).finishes.size(), 1u);
+    out.push_back(f.req.at(id).tokens);
+  }
+  EXPECT_TRUE(f.pool_is_full());
+  return out;
+}
+
+TEST(Scheduler, PreemptionBySwapOrRecomputeGivesTheUninterruptedTokens) {
+  SchedFixtureOptions big;
+  big.device.num_kv_blocks = 256;
+  big.sched.max_seqs = 8;
+  SchedFixture reference(big);
+  const auto want = run_many(reference, 8);
+  EXPECT_EQ(reference.tel.num_swaps + reference.tel.num_recomputes, 0);
+
+  SchedFixtureOptions small = big;
+  small.device.num_kv_blocks = 14;
+  small.sched.preempt = PreemptMode::kRecompute;
+  SchedFixture recompute(small);
+  EXPECT_EQ(run_many(recompute, 8), want);
+  EXPECT_GT(recompute.tel.num_recomputes, 0);
+
+  small.sched.preempt = PreemptMode::kSwap;
+  small.with_spill = true;
+  SchedFixture swap(small);
+  EXPECT_EQ(run_many(swap, 8), want);
+  EXPECT_GT(swap.tel.num_swaps, 0);
+  EXPECT_TRUE(std::filesystem::is_empty(swap.spill_dir.path()));
+}
+
+TEST(Scheduler, ASequenceAloneThatOutgrowsThePoolIsCutWithLength) {
+  SchedFixtureOptions o;
+  o.device.num_kv_blocks = 3;  // 48 tokens
+  SchedFixture f(o);
+  const uint64_t id = f.submit(greedy_request(make_prompt(30, 40), 100));
+  f.run();
+  const auto& rec = f.req.at(id);
+  EXPECT_EQ(rec.finishes.at(0).finish_reason, "length");
+  EXPECT_EQ(rec.finishes.at(0).guard_stop, "kv_exhausted");
+  EXPECT_EQ(rec.tokens.size(), 19u);  // positions 30..47 filled, the 19th token has no slot
+  EXPECT_TRUE(f.pool_is_full());
+}
+
+// Every device call of a run with preemption fails in turn: each request
+// still gets exactly one terminal frame and the pool is full after.
+TEST(Scheduler, AFailureAtAnyDeviceCallAnswersEveryRequestOnce) {
+  SchedFixtureOptions o;
+  o.device.num_kv_blocks = 14;
+  o.sched.max_seqs = 8;
+  o.sched.preempt = PreemptMode::kSwap;
+  o.with_spill = true;
+  int64_t total_calls = 0;
+  {
+    SchedFixture clean(o);
+    run_many(clean, 6);
+    total_calls = clean.device->num_calls();
+  }
+  ASSERT_GT(total_calls, 10);
+  for (int64_t n = 0; n < total_calls; ++n) {
+    ScopedFaultReset reset;
+    SchedFixture f(o);
+    f.device->fail_call(n);
+    std::vector<uint64_t> ids;
+    for (int i = 0; i < 6; ++i) ids.push_back(f.submit(greedy_request(make_prompt(20 + 7 * i, 100 + i), 40)));
+    f.run();
+    for (uint64_t id : ids) ASSERT_EQ(f.req.at(id).num_terminal(), 1) << "failing call " << n;
+    EXPECT_TRUE(f.pool_is_full()) << "failing call " << n;
+    EXPECT_TRUE(std::filesystem::is_empty(f.spill_dir.path())) << "failing call " << n;
+  }
+}
+
+TEST(Scheduler, AFailureAtAnySpillCallAnswersEveryRequestOnce) {
+  SchedFixtureOptions o;
+  o.device.num_kv_blocks = 14;
+  o.sched.max_seqs = 8;
+  o.sched.preempt = PreemptMode::kSwap;
+  o.with_spill = true;
+  int64_t total_calls = 0;
+  std::vector<std::vector<TokenId>> want;
+  {
+    SchedFixture clean(o);
+    want = run_many(clean, 6);
+    total_calls = clean.spill->num_calls();
+  }
+  ASSERT_GT(total_calls, 2);
+  for (int64_t n = 0; n < total_calls; ++n) {
+    SchedFixture f(o);
+    f.spill->fail_call(n);
+    std::vector<uint64_t> ids;
+    for (int i = 0; i < 6; ++i) ids.push_back(f.submit(greedy_request(make_prompt(20 + 7 * i, 100 + i), 40)));
+    f.run();
+    int num_errors = 0;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const auto& rec = f.req.at(ids[i]);
+      ASSERT_EQ(rec.num_terminal(), 1) << "failing spill call " << n;
+      if (!rec.errors.empty()) {
+        ++num_errors;
+      } else {
+        EXPECT_EQ(rec.tokens, want[i]) << "a request the failure did not touch changed, call " << n;
+      }
+    }
+    EXPECT_LE(num_errors, 1) << "one failed spill call fails at most one request";
+    EXPECT_TRUE(f.pool_is_full()) << "failing spill call " << n;
+  }
+}
+
+TEST(Scheduler, ACorruptSpillImageFailsOnlyItsOwnRequest) {
+  SchedFixtureOptions o;
+  o.device.num_kv_blocks = 14;
+  o.sched.max_seqs = 8;
+  o.sched.preempt = PreemptMode::kSwap;
+  o.with_spill = true;
+  std::vector<std::vector<TokenId>> want;
+  {
+    SchedFixture clean(o);
+    want = run_many(clean, 6);
+  }
+  SchedFixture f(o);
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < 6; ++i) ids.push_back(f.submit(greedy_request(make_prompt(20 + 7 * i, 100 + i), 40)));
+  bool corrupted = false;
+  while (!f.sched->idle()) {
+    f.sched->tick();
+    if (corrupted) continue;
+    for (const auto& e : std::filesystem::directory_iterator(f.spill_dir.path())) {
+      std::fstream file(e.path(), std::ios::in | std::ios::out | std::ios::binary);
+      file.seekg(-1, std::ios::end);
+      char c = 0;
+      file.read(&c, 1);
+      c = static_cast<char>(c ^ 0x5a);
+      file.seekp(-1, std::ios::end);
+      file.write(&c, 1);
+      corrupted = true;
+      break;
+    }
+  }
+  ASSERT_TRUE(corrupted);
+  int num_errors = 0;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const auto& rec = f.req.at(ids[i]);
+    ASSERT_EQ(rec.num_terminal(), 1);
+    if (!rec.errors.empty()) {
+      ++num_errors;
+      EXPECT_NE(rec.errors[0].find("swap-in failed"), std::string::npos) << rec.errors[0];
+    } else {
+      EXPECT_EQ(rec.tokens, want[i]);
+    }
+  }
+  EXPECT_EQ(num_errors, 1);
+  EXPECT_TRUE(f.pool_is_full());
+  EXPECT_TRUE(std::filesystem::is_empty(f.spill_dir.path()));
+}
+
+}  // namespace
+}  // namespace met

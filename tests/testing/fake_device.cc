@@ -1,0 +1,137 @@
+// FakeDevice.
+#include "testing/fake_device.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace met::testing {
+namespace {
+
+constexpr int32_t kCellInts = 2;  // token, position
+constexpr int32_t kBlockInts = kKvBlockTokens * kCellInts;
+
+const char* call_name(DeviceCall k) {
+  switch (k) {
+    case DeviceCall::kLaunch: return "launch";
+    case DeviceCall::kAwait: return "await_result";
+    case DeviceCall::kReadKv: return "read_kv_block";
+    case DeviceCall::kWriteKv: return "write_kv_block";
+  }
+  return "?";
+}
+
+}  // namespace
+
+FakeDevice::FakeDevice(FakeDeviceOptions options) : options_(std::move(options)) {
+  info_.vocab_size = options_.vocab_size;
+  info_.num_kv_blocks = options_.num_kv_blocks;
+  info_.max_context = options_.max_context;
+  info_.kv_block_bytes = kBlockInts * static_cast<int64_t>(sizeof(int32_t));
+  info_.kv_dtype = GgmlType::kF32;
+  info_.num_layers = 1;
+  info_.num_kv_heads = 1;
+  info_.head_dim = kCellInts;
+  info_.max_rows = options_.max_rows;
+  info_.max_seqs = options_.max_seqs;
+  info_.max_outputs = options_.max_seqs;
+  kv_.assign(static_cast<size_t>(options_.num_kv_blocks) * kBlockInts, -1);
+}
+
+Status FakeDevice::count(DeviceCall kind) {
+  const int64_t n = num_calls_++;
+  if ((fail_at_ && *fail_at_ == n) || (fail_kind_ && *fail_kind_ == kind)) {
+    return internal_error("injected failure of {} (call {})", call_name(kind), n);
+  }
+  return ok_status();
+}
+
+TokenId FakeDevice::default_next(std::span<const TokenId> context) const {
+  uint64_t h = 1469598103934665603ull;
+  for (TokenId t : context) h = (h ^ static_cast<uint32_t>(t)) * 1099511628211ull;
+  for (int attempt = 0;; ++attempt) {
+    const auto t = static_cast<TokenId>((h >> 17) % static_cast<uint64_t>(options_.vocab_size));
+    if (std::find(options_.avoid.begin(), options_.avoid.end(), t) == options_.avoid.end()) return t;
+    h = h * 6364136223846793005ull + 1442695040888963407ull + static_cast<uint64_t>(attempt);
+  }
+}
+
+Result<Ticket> FakeDevice::launch(const StepPlan& plan) {
+  MET_RETURN_IF_ERROR(count(DeviceCall::kLaunch));
+  MET_RETURN_IF_ERROR(validate_plan(plan, info_.num_kv_blocks, info_.max_context));
+  if (plan.num_rows() > info_.max_rows) return invalid_argument("{} rows > {}", plan.num_rows(), info_.max_rows);
+  if (pending_) return internal_error("FakeDevice keeps one step in flight");
+  pending_ = plan;
+  pending_ticket_ = Ticket(next_ticket_++);
+  if (keep_plans_) plans_.push_back(plan);
+  return pending_ticket_;
+}
+
+Status FakeDevice::await_result(Ticket ticket, StepResult& out) {
+  Status s = count(DeviceCall::kAwait);
+  if (!pending_ || ticket != pending_ticket_) return internal_error("await of a ticket not in flight");
+  StepPlan plan = std::move(*pending_);
+  pending_.reset();
+  MET_RETURN_IF_ERROR(s);
+  ++num_steps_;
+  max_rows_seen_ = std::max(max_rows_seen_, plan.num_rows());
+  // Write every row's (token, position) into its KV slot.
+  std::vector<TokenId> tokens(static_cast<size_t>(plan.num_rows()));
+  for (int32_t r = 0; r < plan.num_rows(); ++r) {
+    const RowInput& in = plan.inputs[static_cast<size_t>(r)];
+    if (const auto* f = std::get_if<FeedToken>(&in)) {
+      tokens[static_cast<size_t>(r)] = f->id;
+    } else {
+      tokens[static_cast<size_t>(r)] = prev_argmax_.at(static_cast<size_t>(std::get<FeedFromRow>(in).output_index));
+    }
+  }
+  for (const StepSeq& sq : plan.seqs) {
+    for (int32_t k = 0; k < sq.num_rows; ++k) {
+      const int32_t row = sq.row_begin + k;
+      const int32_t pos = plan.positions[static_cast<size_t>(row)];
+      const BlockId b = sq.block_table[static_cast<size_t>(pos / kKvBlockTokens)];
+      int32_t* cell = &kv_[static_cast<size_t>(b.value()) * kBlockInts + static_cast<size_t>(pos % kKvBlockTokens) * kCellInts];
+      cell[0] = tokens[static_cast<size_t>(row)];
+      cell[1] = pos;
+    }
+  }
+  out.vocab_size = info_.vocab_size;
+  out.logits.assign(plan.outputs.size() * static_cast<size_t>(info_.vocab_size), 0.0f);
+  out.argmax.assign(plan.outputs.size(), 0);
+  for (size_t o = 0; o < plan.outputs.size(); ++o) {
+    const int32_t row = plan.outputs[o].row;
+    const StepSeq* sq = nullptr;
+    for (const StepSeq& s2 : plan.seqs) {
+      if (row >= s2.row_begin && row < s2.row_begin + s2.num_rows) sq = &s2;
+    }
+    const int32_t pos = plan.positions[static_cast<size_t>(row)];
+    context_.clear();
+    for (int32_t p = 0; p <= pos; ++p) {
+      const BlockId b = sq->block_table[static_cast<size_t>(p / kKvBlockTokens)];
+      const int32_t* cell = &kv_[static_cast<size_t>(b.value()) * kBlockInts + static_cast<size_t>(p % kKvBlockTokens) * kCellInts];
+      // A cell that does not hold this position reads as a poisoned token,
+      // so a lost or misplaced block changes the output.
+      context_.push_back(cell[1] == p ? cell[0] : -1000 - p);
+    }
+    const TokenId next = next_token_ ? next_token_(context_) : default_next(context_);
+    out.argmax[o] = next;
+    out.logits[o * static_cast<size_t>(info_.vocab_size) + static_cast<size_t>(next)] = 10.0f;
+  }
+  prev_argmax_ = out.argmax;
+  return ok_status();
+}
+
+Status FakeDevice::read_kv_block(BlockId block, std::span<uint8_t> bytes) {
+  MET_RETURN_IF_ERROR(count(DeviceCall::kReadKv));
+  if (static_cast<int64_t>(bytes.size()) != info_.kv_block_bytes) return invalid_argument("bad block size");
+  std::memcpy(bytes.data(), &kv_[static_cast<size_t>(block.value()) * kBlockInts], bytes.size());
+  return ok_status();
+}
+
+Status FakeDevice::write_kv_block(BlockId block, std::span<const uint8_t> bytes) {
+  MET_RETURN_IF_ERROR(count(DeviceCall::kWriteKv));
+  if (static_cast<int64_t>(bytes.size()) != info_.kv_block_bytes) return invalid_argument("bad block size");
+  std::memcpy(&kv_[static_cast<size_t>(block.value()) * kBlockInts], bytes.data(), bytes.size());
+  return ok_status();
+}
+
+}  // namespace met::testing

@@ -1,0 +1,80 @@
+// FakeDevice: a Device for scheduler and engine tests. Each row writes its
+// (token, position) into its KV slot of the block table, and an output row's
+// next token is a function of the tokens read back from the KV blocks for
+// positions [0, pos]: a wrong block table, a lost block or a bad spill restore
+// changes the output, so tests of swap and recompute compare real outputs.
+// By default the next token is a hash of that context (never an EOG id unless
+// allowed); a test can script it. Any call can be told to fail.
+// Threading: one caller (the engine thread). Never linked into apps/.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "backend/device.h"
+
+namespace met::testing {
+
+enum class DeviceCall { kLaunch, kAwait, kReadKv, kWriteKv };
+
+struct FakeDeviceOptions {
+  int32_t vocab_size = 512;
+  int32_t num_kv_blocks = 64;
+  int32_t max_context = 4096;
+  int32_t max_rows = 512;
+  int32_t max_seqs = 64;
+  // Tokens the default next-token function never returns (EOG ids).
+  std::vector<TokenId> avoid;
+};
+
+class FakeDevice final : public Device {
+ public:
+  using NextToken = std::function<TokenId(std::span<const TokenId> context)>;
+
+  explicit FakeDevice(FakeDeviceOptions options);
+
+  const DeviceInfo& info() const override { return info_; }
+  Result<Ticket> launch(const StepPlan& plan) override;
+  Status await_result(Ticket ticket, StepResult& out) override;
+  Status read_kv_block(BlockId block, std::span<uint8_t> bytes) override;
+  Status write_kv_block(BlockId block, std::span<const uint8_t> bytes) override;
+
+  void set_next_token(NextToken fn) { next_token_ = std::move(fn); }
+  // The n-th call (0-based, counting every call of every kind) fails.
+  void fail_call(int64_t n) { fail_at_ = n; }
+  // Every call of this kind from now on fails.
+  void fail_every(DeviceCall kind) { fail_kind_ = kind; }
+  int64_t num_calls() const { return num_calls_; }
+  int64_t num_steps() const { return num_steps_; }
+  int32_t max_rows_seen() const { return max_rows_seen_; }
+  const std::vector<StepPlan>& plans() const { return plans_; }
+  void keep_plans(bool keep) { keep_plans_ = keep; }
+
+  // The default next token for a context (exposed so tests can predict it).
+  TokenId default_next(std::span<const TokenId> context) const;
+
+ private:
+  Status count(DeviceCall kind);
+
+  FakeDeviceOptions options_;
+  DeviceInfo info_;
+  std::vector<int32_t> kv_;  // per block: kKvBlockTokens x (token, position)
+  NextToken next_token_;
+  std::optional<StepPlan> pending_;
+  Ticket pending_ticket_;
+  uint64_t next_ticket_ = 1;
+  std::optional<int64_t> fail_at_;
+  std::optional<DeviceCall> fail_kind_;
+  int64_t num_calls_ = 0;
+  int64_t num_steps_ = 0;
+  int32_t max_rows_seen_ = 0;
+  bool keep_plans_ = false;
+  std::vector<StepPlan> plans_;
+  std::vector<TokenId> prev_argmax_;
+  std::vector<TokenId> context_;
+};
+
+}  // namespace met::testing

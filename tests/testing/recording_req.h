@@ -1,0 +1,66 @@
+// RecordingReq: a ReqPort that records, per request, every delta and the
+// terminal frames, then forwards to the sink (whose checks catch a second
+// terminal frame). CountingTel counts what the scheduler reported.
+// Threading: one thread. Never linked into apps/.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scheduler/io.h"
+
+namespace met::testing {
+
+struct RecordedRequest {
+  std::vector<TokenId> tokens;
+  std::string text;
+  std::vector<FinishEvent> finishes;
+  std::vector<std::string> errors;
+  int num_terminal() const { return static_cast<int>(finishes.size() + errors.size()); }
+};
+
+class RecordingReq final : public ReqPort {
+ public:
+  void delta(ResponseSink& sink, DeltaEvent event) override {
+    RecordedRequest& r = requests_[sink.id().value()];
+    r.tokens.insert(r.tokens.end(), event.tokens.begin(), event.tokens.end());
+    r.text += event.text;
+    sink.delta(std::move(event));
+  }
+  void finish(ResponseSink& sink, FinishEvent event) override {
+    requests_[sink.id().value()].finishes.push_back(event);
+    sink.finish(std::move(event));
+  }
+  void error(ResponseSink& sink, std::string_view message, const char* /*what*/) override {
+    requests_[sink.id().value()].errors.emplace_back(message);
+    sink.error(std::string(message));
+  }
+
+  const RecordedRequest& at(uint64_t id) { return requests_[id]; }
+  const std::map<uint64_t, RecordedRequest>& all() const { return requests_; }
+
+ private:
+  std::map<uint64_t, RecordedRequest> requests_;
+};
+
+class CountingTel final : public TelPort {
+ public:
+  void request_finished(const RequestTiming& t) override {
+    ++num_finished;
+    timings.push_back(t);
+  }
+  void request_failed() override { ++num_failed; }
+  void preempted(PreemptKind kind) override { ++(kind == PreemptKind::kSwap ? num_swaps : num_recomputes); }
+  void step_done(int32_t, int32_t) override { ++num_steps; }
+
+  int num_finished = 0;
+  int num_failed = 0;
+  int num_swaps = 0;
+  int num_recomputes = 0;
+  int num_steps = 0;
+  std::vector<RequestTiming> timings;
+};
+
+}  // namespace met::testing
