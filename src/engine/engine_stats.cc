@@ -28,6 +28,12 @@ void EngineStats::preempted(PreemptKind kind) {
   }
 }
 
+void EngineStats::cache_queried(int64_t query_tokens, int64_t hit_tokens) {
+  cache_queries_.fetch_add(1, std::memory_order_relaxed);
+  cache_query_tokens_.fetch_add(query_tokens, std::memory_order_relaxed);
+  cache_hit_tokens_.fetch_add(hit_tokens, std::memory_order_relaxed);
+}
+
 void EngineStats::step_done(int32_t num_rows, int32_t num_blocks_in_use) {
   steps_.fetch_add(1, std::memory_order_relaxed);
   rows_.fetch_add(num_rows, std::memory_order_relaxed);
@@ -43,6 +49,9 @@ EngineStatsSnapshot EngineStats::snapshot() const {
   s.cached_prompt_tokens = cached_prompt_tokens_.load(std::memory_order_relaxed);
   s.preemptions_swap = preemptions_swap_.load(std::memory_order_relaxed);
   s.preemptions_recompute = preemptions_recompute_.load(std::memory_order_relaxed);
+  s.cache_queries = cache_queries_.load(std::memory_order_relaxed);
+  s.cache_query_tokens = cache_query_tokens_.load(std::memory_order_relaxed);
+  s.cache_hit_tokens = cache_hit_tokens_.load(std::memory_order_relaxed);
   s.steps = steps_.load(std::memory_order_relaxed);
   s.rows = rows_.load(std::memory_order_relaxed);
   s.blocks_in_use = blocks_in_use_.load(std::memory_order_relaxed);

@@ -20,6 +20,9 @@ struct EngineStatsSnapshot {
   int64_t cached_prompt_tokens = 0;
   int64_t preemptions_swap = 0;
   int64_t preemptions_recompute = 0;
+  int64_t cache_queries = 0;
+  int64_t cache_query_tokens = 0;
+  int64_t cache_hit_tokens = 0;
   int64_t steps = 0;
   int64_t rows = 0;
   int64_t blocks_in_use = 0;
@@ -32,6 +35,7 @@ class EngineStats final : public TelPort {
   void request_finished(const RequestTiming& t) override;
   void request_failed() override { requests_failed_.fetch_add(1, std::memory_order_relaxed); }
   void preempted(PreemptKind kind) override;
+  void cache_queried(int64_t query_tokens, int64_t hit_tokens) override;
   void step_done(int32_t num_rows, int32_t num_blocks_in_use) override;
 
   EngineStatsSnapshot snapshot() const;
@@ -44,6 +48,9 @@ class EngineStats final : public TelPort {
   std::atomic<int64_t> cached_prompt_tokens_{0};
   std::atomic<int64_t> preemptions_swap_{0};
   std::atomic<int64_t> preemptions_recompute_{0};
+  std::atomic<int64_t> cache_queries_{0};
+  std::atomic<int64_t> cache_query_tokens_{0};
+  std::atomic<int64_t> cache_hit_tokens_{0};
   std::atomic<int64_t> steps_{0};
   std::atomic<int64_t> rows_{0};
   std::atomic<int64_t> blocks_in_use_{0};

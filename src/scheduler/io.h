@@ -70,6 +70,9 @@ class TelPort {
   virtual void request_finished(const RequestTiming& timing) = 0;
   virtual void request_failed() = 0;
   virtual void preempted(PreemptKind kind) = 0;
+  // A sequence was admitted: `query_tokens` looked up in the prefix cache,
+  // `hit_tokens` of them found.
+  virtual void cache_queried(int64_t query_tokens, int64_t hit_tokens) = 0;
   virtual void step_done(int32_t num_rows, int32_t num_blocks_in_use) = 0;
 };
 
@@ -78,6 +81,7 @@ class NullTelPort final : public TelPort {
   void request_finished(const RequestTiming&) override {}
   void request_failed() override {}
   void preempted(PreemptKind) override {}
+  void cache_queried(int64_t, int64_t) override {}
   void step_done(int32_t, int32_t) override {}
 };
 

@@ -95,6 +95,7 @@ TEST_F(EngineTest, RequestsFromManyThreadsAreEachAnsweredOnceAndThePoolIsFullAft
   EXPECT_EQ(engine_->kv_blocks_in_use(), 0);
   const EngineStatsSnapshot s = engine_->stats();
   EXPECT_EQ(s.requests_finished, 32);
+  EXPECT_EQ(s.cache_queries, 32);
   EXPECT_GT(s.steps, 0);
 }
 

@@ -266,6 +266,8 @@ TEST(Scheduler, APrefixHitReusesCachedBlocksAndCountsCachedTokens) {
   EXPECT_EQ(f.req.at(b).finishes.at(0).usage.cached_prompt_tokens, 64);
   EXPECT_EQ(f.device->plans().at(0).num_rows(), 6);  // only the 6 tokens past the 4 cached blocks
   EXPECT_EQ(f.req.at(b).tokens, f.req.at(a).tokens);
+  EXPECT_EQ(f.tel.num_query_tokens, 140);
+  EXPECT_EQ(f.tel.num_hit_tokens, 64);
 }
 
 TEST(Scheduler, PrefixHitsNeverCrossTenantsOrAdapters) {

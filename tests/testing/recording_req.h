@@ -53,8 +53,14 @@ class CountingTel final : public TelPort {
   }
   void request_failed() override { ++num_failed; }
   void preempted(PreemptKind kind) override { ++(kind == PreemptKind::kSwap ? num_swaps : num_recomputes); }
+  void cache_queried(int64_t query_tokens, int64_t hit_tokens) override {
+    num_query_tokens += query_tokens;
+    num_hit_tokens += hit_tokens;
+  }
   void step_done(int32_t, int32_t) override { ++num_steps; }
 
+  int64_t num_query_tokens = 0;
+  int64_t num_hit_tokens = 0;
   int num_finished = 0;
   int num_failed = 0;
   int num_swaps = 0;
