@@ -81,6 +81,12 @@ Status validate_outputs(const StepPlan& plan) {
       return invalid_argument("step plan: output {} repeats row {}", i, row);
     }
     seen[static_cast<size_t>(row)] = true;
+    const OutputRow& o = plan.outputs[i];
+    if (o.banned_begin < 0 || o.num_banned < 0 ||
+        static_cast<size_t>(o.banned_begin) + static_cast<size_t>(o.num_banned) > plan.banned.size()) {
+      return invalid_argument("step plan: output {} bans ids [{}, +{}) of {}", i, o.banned_begin, o.num_banned,
+                              plan.banned.size());
+    }
   }
   return ok_status();
 }
@@ -92,6 +98,7 @@ void StepPlan::clear() {
   positions.clear();
   seqs.clear();  // drops the block tables' storage too; seqs keep their capacity
   outputs.clear();
+  banned.clear();
 }
 
 Status validate_plan(const StepPlan& plan, int32_t max_blocks, int32_t max_context) {

@@ -48,6 +48,11 @@ enum class OutputKind : uint8_t {
 struct OutputRow {
   int32_t row = 0;  // flat row index
   OutputKind kind = OutputKind::kLogits;
+  // Token ids this output may not pick: StepPlan::banned[banned_begin, +num_banned).
+  // Their logits come back as -inf and they never win the argmax (min_tokens
+  // suppresses EOS this way without a round trip through the host).
+  int32_t banned_begin = 0;
+  int32_t num_banned = 0;
 };
 
 struct StepPlan {
@@ -55,6 +60,7 @@ struct StepPlan {
   std::vector<int32_t> positions;    // one per row
   std::vector<StepSeq> seqs;
   std::vector<OutputRow> outputs;    // rows whose results come back, in this order
+  std::vector<TokenId> banned;       // the outputs' banned ids, flat
 
   int32_t num_rows() const { return static_cast<int32_t>(inputs.size()); }
   void clear();  // keeps capacity: the scheduler reuses one plan per lane

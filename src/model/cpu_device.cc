@@ -64,6 +64,11 @@ Status CpuDevice::check_plan(const StepPlan& plan) const {
                             lim.max_seqs);
   }
   const int32_t max_context = info_.max_context > 0 ? info_.max_context : INT32_MAX;
+  for (size_t i = 0; i < plan.banned.size(); ++i) {
+    if (plan.banned[i] < 0 || plan.banned[i] >= info_.vocab_size) {
+      return invalid_argument("step bans token {}, outside the vocabulary of {}", plan.banned[i], info_.vocab_size);
+    }
+  }
   return validate_plan(plan, info_.num_kv_blocks, max_context);
 }
 

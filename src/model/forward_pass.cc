@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace met {
 namespace {
@@ -194,6 +195,11 @@ void ForwardPass::output(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult& 
   linear(ctx, out_x_.data(), num_out, embd, logits);
   const auto [o0, o1] = ctx.split(num_out);
   for (int64_t o = o0; o < o1; ++o) {
+    const OutputRow& out = plan.outputs[static_cast<size_t>(o)];
+    for (int32_t k = 0; k < out.num_banned; ++k) {
+      const TokenId t = plan.banned[static_cast<size_t>(out.banned_begin + k)];
+      result.logits[static_cast<size_t>(o * vocab + t)] = -std::numeric_limits<float>::infinity();
+    }
     result.argmax[static_cast<size_t>(o)] =
         static_cast<TokenId>(cpu::argmax(&result.logits[static_cast<size_t>(o * vocab)], vocab));
   }

@@ -328,7 +328,13 @@ bool Scheduler::build_step() {
     Scheduled s{i, n, std::nullopt};
     if (a.seq.seq_len + n == static_cast<int32_t>(a.seq.tokens.size())) {
       s.output = static_cast<int32_t>(plan_.outputs.size());
-      plan_.outputs.push_back(OutputRow{begin + n - 1, needs_logits(a) ? OutputKind::kLogits : OutputKind::kArgmax});
+      OutputRow out{begin + n - 1, needs_logits(a) ? OutputKind::kLogits : OutputKind::kArgmax};
+      if (suppressing_stops(a)) {
+        out.banned_begin = static_cast<int32_t>(plan_.banned.size());
+        out.num_banned = static_cast<int32_t>(a.eos_tokens.size());
+        plan_.banned.insert(plan_.banned.end(), a.eos_tokens.begin(), a.eos_tokens.end());
+      }
+      plan_.outputs.push_back(out);
     }
     scheduled_.push_back(s);
     budget -= n;

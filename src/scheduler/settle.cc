@@ -12,7 +12,7 @@ bool suppressing_stops(const ActiveSeq& a) {
   return static_cast<int32_t>(a.output_tokens.size()) < a.min_tokens;
 }
 
-bool needs_logits(const ActiveSeq& a) { return !a.sampler.is_greedy() || suppressing_stops(a); }
+bool needs_logits(const ActiveSeq& a) { return !a.sampler.is_greedy(); }
 
 void suppress_stops(const ActiveSeq& a, std::span<float> logits) {
   if (!suppressing_stops(a)) return;

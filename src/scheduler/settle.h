@@ -18,7 +18,8 @@ namespace met {
 // True while EOS and stop ids must not be sampled (output < min_tokens).
 bool suppressing_stops(const ActiveSeq& a);
 
-// Whether sampling needs the row's logits (not only its argmax).
+// Whether sampling needs the row's logits; a greedy row takes the device's
+// argmax, with EOS and stop ids banned on the device while suppressing_stops.
 bool needs_logits(const ActiveSeq& a);
 
 // Sets the logits of EOS and stop ids to -inf while suppressing_stops(a).

@@ -74,6 +74,11 @@ TEST(StepPlan, EachBrokenInvariantIsReported) {
        "seq 1 block 0 is id -2"},
       {"output out of range", [](StepPlan& p) { p.outputs[1].row = 4; }, "output 1 names row 4"},
       {"output repeated", [](StepPlan& p) { p.outputs[1].row = 2; }, "output 1 repeats row 2"},
+      {"banned ids past the list", [](StepPlan& p) {
+         p.banned = {5};
+         p.outputs[1].banned_begin = 0;
+         p.outputs[1].num_banned = 2;
+       }, "output 1 bans ids [0, +2) of 1"},
   };
   for (const BrokenCase& c : cases) {
     StepPlan plan = make_plan();

@@ -243,6 +243,31 @@ TEST_F(Stories260K, FeedFromRowContinuesFromTheDevicesArgmax) {
   EXPECT_EQ(got, expected);
 }
 
+TEST_F(Stories260K, ABannedTokenNeverWinsTheArgmaxAndReadsAsMinusInfinity) {
+  auto dev = make_device(*model_, 1, 4);
+  StepPlan plan;
+  plan.inputs = {FeedToken{1}};
+  plan.positions = {0};
+  plan.seqs.push_back(StepSeq{0, 1, 0, blocks_from(0, 1)});
+  plan.outputs.push_back(OutputRow{0, OutputKind::kLogits});
+  const StepResult free_pick = step(*dev, plan);
+  const TokenId best = free_pick.argmax[0];
+  plan.banned = {best, 2};
+  plan.outputs[0].num_banned = 2;
+  const StepResult banned = step(*dev, plan);
+  EXPECT_NE(banned.argmax[0], best);
+  EXPECT_NE(banned.argmax[0], 2);
+  EXPECT_TRUE(std::isinf(banned.logits[static_cast<size_t>(best)]));
+  // The runner-up of the free pick wins now.
+  std::vector<float> rest = free_pick.logits;
+  rest[static_cast<size_t>(best)] = -1e30f;
+  rest[2] = -1e30f;
+  EXPECT_EQ(banned.argmax[0], std::max_element(rest.begin(), rest.end()) - rest.begin());
+  plan.banned = {100000};
+  plan.outputs[0].num_banned = 1;
+  EXPECT_FALSE(dev->launch(plan).ok());
+}
+
 TEST(CpuDevice, RefusesAPlanPastItsLimitsWithTheReason) {
   testing::TempDir dir;
   RandomModelSpec s;

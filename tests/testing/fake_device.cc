@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 namespace met::testing {
 namespace {
@@ -113,8 +114,14 @@ Status FakeDevice::await_result(Ticket ticket, StepResult& out) {
       context_.push_back(cell[1] == p ? cell[0] : -1000 - p);
     }
     const TokenId next = next_token_ ? next_token_(context_) : default_next(context_);
-    out.argmax[o] = next;
-    out.logits[o * static_cast<size_t>(info_.vocab_size) + static_cast<size_t>(next)] = 10.0f;
+    float* logits = &out.logits[o * static_cast<size_t>(info_.vocab_size)];
+    logits[static_cast<size_t>(next)] = 10.0f;
+    const OutputRow& orow = plan.outputs[o];
+    for (int32_t k = 0; k < orow.num_banned; ++k) {
+      logits[static_cast<size_t>(plan.banned[static_cast<size_t>(orow.banned_begin + k)])] =
+          -std::numeric_limits<float>::infinity();
+    }
+    out.argmax[o] = static_cast<TokenId>(std::max_element(logits, logits + info_.vocab_size) - logits);
   }
   prev_argmax_ = out.argmax;
   return ok_status();
