@@ -18,6 +18,13 @@
 
 namespace met {
 
+// What the host may do with a row of a step launched ahead (fed from the
+// step before it on the device) that it decides to discard.
+enum class FedAheadPolicy : uint8_t {
+  kRewindable,  // the row's KV at that position is rewritten by the redo: discard and redo it
+  kRepickOnly,  // recurrent state that cannot be rewound: the forward stands, the host re-picks
+};
+
 struct DeviceInfo {
   int32_t vocab_size = 0;
   int32_t num_kv_blocks = 0;      // the pool's size, in blocks of kKvBlockTokens
@@ -31,6 +38,7 @@ struct DeviceInfo {
   int32_t max_rows = 0;           // rows one step may hold
   int32_t max_seqs = 0;           // sequences one step may hold
   int32_t max_outputs = 0;        // output rows one step may hold
+  FedAheadPolicy fed_ahead_policy = FedAheadPolicy::kRewindable;
 };
 
 class Device {

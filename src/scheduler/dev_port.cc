@@ -44,6 +44,15 @@ void DevPort::apply(const Effect& effect) {
                  },
                  [&](const CompactSlot& e) { e.seq->slot_idx = e.target; },
                  [&](const DetachSlot& e) { e.seq->owns_slot = false; },
+                 [&](const Rollback& e) {
+                   SeqState& seq = *e.seq;
+                   const auto keep = static_cast<size_t>(
+                       blocks_for(std::max<int32_t>(seq.seq_len, static_cast<int32_t>(seq.tokens.size()))));
+                   while (seq.block_table.size() > keep) {
+                     pool_.release(seq.block_table.back());
+                     seq.block_table.pop_back();
+                   }
+                 },
              },
              effect);
 }

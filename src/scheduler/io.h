@@ -34,7 +34,10 @@ struct CompactSlot {
 struct DetachSlot {
   SeqState* seq = nullptr;  // gives up its slot so that freeing it cannot release the slot
 };
-using Effect = std::variant<ReleaseSeq, CompactSlot, DetachSlot>;
+struct Rollback {
+  SeqState* seq = nullptr;  // gives back blocks reserved past what its tokens need
+};
+using Effect = std::variant<ReleaseSeq, CompactSlot, DetachSlot, Rollback>;
 
 // What the scheduler tells a request's client.
 class ReqPort {

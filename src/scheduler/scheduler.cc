@@ -78,8 +78,12 @@ Result<std::unique_ptr<Scheduler>> Scheduler::create(SchedIo io, SpillIo* spill,
 }
 
 Scheduler::Scheduler(SchedIo io, SpillIo* spill, const Tokenizer& tokenizer, SchedulerOptions options)
-    : io_(io), spill_(spill), tokenizer_(tokenizer), options_(options) {
-  max_seq_len_ = static_cast<size_t>(std::max(options_.max_seq_len, 0));
+    : io_(io),
+      spill_(spill),
+      tokenizer_(tokenizer),
+      options_(options),
+      max_seq_len_(static_cast<size_t>(std::max(options.max_seq_len, 0))),
+      lane_(io, max_seq_len_) {
   model_eos_ = tokenizer_.vocab().eog_ids();
   active_.reserve(static_cast<size_t>(options_.max_seqs));
   scheduled_.reserve(static_cast<size_t>(options_.max_seqs));
@@ -135,6 +139,7 @@ void Scheduler::enqueue(EngineRequest request, ResponseSink sink, TimePoint subm
 }
 
 void Scheduler::fail_all(std::string_view message) {
+  lane_.abandon();  // the device is quiet before any block is given back
   for (ActiveSeq& a : active_) send_error(io_, a, message);
   active_.clear();
   for (ActiveSeq& a : waiting_) send_error(io_, a, message);
@@ -385,24 +390,51 @@ void Scheduler::run_step() {
 }
 
 void Scheduler::settle_step() {
-  const auto vocab = static_cast<size_t>(result_.vocab_size);
   for (const Scheduled& s : scheduled_) {
     ActiveSeq& a = active_[s.active_idx];
     a.seq.seq_len += s.num_rows;
     if (!s.output.has_value()) continue;
     const auto i = static_cast<size_t>(*s.output);
-    TokenId token = result_.argmax[i];
-    if (plan_.outputs[i].kind == OutputKind::kLogits) {
-      std::span<float> row(result_.logits.data() + i * vocab, vocab);
-      suppress_stops(a, row);
-      token = a.sampler.sample(row);
-    }
-    accept_token(io_, a, token, max_seq_len_);
+    const TokenId token = pick_token(a, result_, i, plan_.outputs[i].kind == OutputKind::kLogits);
+    commit_output(io_, a, token, max_seq_len_);
   }
+}
+
+bool Scheduler::needs_quiet() const {
+  if (!swapped_.empty()) return true;
+  if (!waiting_.empty() && active_.size() < static_cast<size_t>(options_.max_seqs)) return true;
+  const TimePoint now = io_.clock.now();
+  for (const ActiveSeq& a : active_) {
+    if (a.finished || a.sink.cancelled() || (a.timeout_at.has_value() && now >= *a.timeout_at)) return true;
+  }
+  return false;
+}
+
+bool Scheduler::is_decode_only() const {
+  if (scheduled_.size() != active_.size()) return false;
+  for (size_t i = 0; i < scheduled_.size(); ++i) {
+    const Scheduled& s = scheduled_[i];
+    if (s.active_idx != i || s.num_rows != 1 || !s.output.has_value()) return false;
+  }
+  return true;
+}
+
+void Scheduler::after_lane() {
+  if (is_faulted()) fail_all(fmt::format("the server is faulted: {}", fault_reason()));
 }
 
 bool Scheduler::tick() {
   if (idle()) return false;
+  if (lane_.has_inflight()) {
+    if (!needs_quiet()) {
+      const LaneStep r = lane_.step(active_);
+      after_lane();
+      if (r == LaneStep::kRan) return true;
+    } else {
+      lane_.drain(active_);
+      after_lane();
+    }
+  }
   retire_cancelled_and_timed_out();
   retire_finished();
   resume_swapped();
@@ -410,7 +442,22 @@ bool Scheduler::tick() {
   make_decode_room();
   bool ran = false;
   if (build_step()) {
-    run_step();
+    if (options_.pipeline && is_decode_only() && ahead_allowed(active_)) {
+      // Keep the step in flight: the next tick launches the one after it
+      // before settling this one.
+      const TimePoint t0 = io_.clock.now();
+      Result<Ticket> t = io_.dev.launch(plan_);
+      if (t.ok()) {
+        lane_.hold(*t, t0, plan_, active_);
+      } else {
+        for (const Scheduled& s : scheduled_) {
+          fail_sequence(active_[s.active_idx],
+                        fmt::format("the forward step was refused: {}", t.status().message()));
+        }
+      }
+    } else {
+      run_step();
+    }
     ran = true;
   } else if (!active_.empty()) {
     // Every running sequence is mid-prefill and the pool is full: the latest

@@ -19,6 +19,7 @@
 
 #include "kv/spill_io.h"
 #include "scheduler/active_seq.h"
+#include "scheduler/decode_lane.h"
 #include "scheduler/dev_port.h"
 #include "scheduler/engine_request.h"
 #include "scheduler/io.h"
@@ -32,6 +33,7 @@ struct SchedulerOptions {
   int32_t max_batch_tokens = 512;   // rows per step (decode rows + prefill chunks)
   PreemptMode preempt = PreemptMode::kRecompute;  // kSwap needs a SpillIo
   int32_t max_seq_len = 0;          // served context ceiling; 0: the device's
+  bool pipeline = true;             // launch decode steps ahead (decode_lane.h)
 };
 
 // What a request is checked against before it is queued.
@@ -88,6 +90,9 @@ class Scheduler {
   void run_step();
   void settle_step();
   void collect_victim_candidates();
+  bool needs_quiet() const;
+  bool is_decode_only() const;
+  void after_lane();
 
   SchedIo io_;
   SpillIo* spill_;
@@ -96,10 +101,12 @@ class Scheduler {
   size_t max_seq_len_ = 0;
   std::vector<TokenId> model_eos_;
 
+
   std::deque<ActiveSeq> waiting_;   // FCFS; preempted sequences first, by admission
   std::vector<ActiveSeq> active_;   // active_[i].seq.slot_idx == i
   std::deque<SwappedSeq> swapped_;  // FCFS by swap-out
 
+  DecodeLane lane_;
   StepPlan plan_;
   StepResult result_;
   std::vector<Scheduled> scheduled_;

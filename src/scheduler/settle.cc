@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "scheduler/finish_reason.h"
+#include "scheduler/lifecycle.h"
 
 namespace met {
 
@@ -21,6 +22,27 @@ void suppress_stops(const ActiveSeq& a, std::span<float> logits) {
       logits[static_cast<size_t>(t)] = -std::numeric_limits<float>::infinity();
     }
   }
+}
+
+TokenId pick_token(ActiveSeq& a, StepResult& result, size_t index, bool use_logits) {
+  if (!use_logits) return result.argmax[index];
+  const auto vocab = static_cast<size_t>(result.vocab_size);
+  std::span<float> row(result.logits.data() + index * vocab, vocab);
+  suppress_stops(a, row);
+  return a.sampler.sample(row);
+}
+
+void commit_output(const SchedIo& io, ActiveSeq& a, TokenId token, size_t max_seq_len) {
+  if (a.sink.cancelled()) {
+    fail_sequence(a, "cancelled by the client");
+    return;
+  }
+  if (a.timeout_at.has_value() && io.clock.now() >= *a.timeout_at) {
+    a.guard_stop = GuardStop::kRequestTimeout;
+    a.finished = true;
+    return;
+  }
+  accept_token(io, a, token, max_seq_len);
 }
 
 void accept_token(const SchedIo& io, ActiveSeq& a, TokenId token, size_t max_seq_len) {

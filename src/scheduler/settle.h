@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <span>
 
+#include "backend/step_plan.h"
 #include "scheduler/active_seq.h"
 #include "scheduler/io.h"
 
@@ -27,5 +28,14 @@ void suppress_stops(const ActiveSeq& a, std::span<float> logits);
 
 // Appends `token` to `a`, streams its text and decides whether `a` ends here.
 void accept_token(const SchedIo& io, ActiveSeq& a, TokenId token, size_t max_seq_len);
+
+// The token a step produced for output `index`: the device's argmax, or a
+// draw from the row's logits when `use_logits` (EOS masked under min_tokens).
+TokenId pick_token(ActiveSeq& a, StepResult& result, size_t index, bool use_logits);
+
+// Commits a step's token to `a`, unless the client cancelled or the deadline
+// passed while the step ran: then the token is dropped and `a` ends as it
+// would have before the step (so the lanes agree token for token).
+void commit_output(const SchedIo& io, ActiveSeq& a, TokenId token, size_t max_seq_len);
 
 }  // namespace met

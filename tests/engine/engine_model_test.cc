@@ -53,7 +53,8 @@ Outcome collect(RequestHandle& h, int cancel_after_deltas = -1) {
 // A model, its tokenizer and an engine over a CpuDevice with `num_blocks`.
 class ModelEngine {
  public:
-  ModelEngine(const std::string& path, int32_t num_blocks, int32_t max_seqs, std::optional<std::string> spill_dir) {
+  ModelEngine(const std::string& path, int32_t num_blocks, int32_t max_seqs, std::optional<std::string> spill_dir,
+              bool pipeline = true) {
     model_ = std::move(*Model::load(path));
     tokenizer_ = std::make_unique<Tokenizer>(std::move(*Tokenizer::from_gguf(model_->file().metadata())));
     CpuDeviceOptions d;
@@ -65,6 +66,7 @@ class ModelEngine {
     EngineOptions eo;
     eo.scheduler.max_seqs = max_seqs;
     eo.scheduler.max_batch_tokens = 128;
+    eo.scheduler.pipeline = pipeline;
     if (spill_dir) {
       store_ = std::move(*SpillStore::create(*spill_dir));
       eo.scheduler.preempt = PreemptMode::kSwap;
@@ -135,6 +137,20 @@ TEST(EngineOnStories, SixteenPromptsGiveTheSameTokensThroughABigPoolASwappingPoo
     EXPECT_EQ(recomputed[i].tokens, want[i].tokens) << kPrompts[i];
     EXPECT_EQ(swapped[i].text, want[i].text);
     EXPECT_EQ(recomputed[i].text, want[i].text);
+  }
+}
+
+TEST(EngineOnStories, ThePipelinedLaneGivesTheSynchronousTokensInABigAndATightPool) {
+  MET_REQUIRE_SHARED(path, "models/stories260K.gguf");
+  for (int32_t blocks : {512, 14}) {
+    ModelEngine off(path, blocks, 16, std::nullopt, /*pipeline=*/false);
+    const std::vector<Outcome> want = run_prompts(off);
+    ModelEngine on(path, blocks, 16, std::nullopt, /*pipeline=*/true);
+    const std::vector<Outcome> got = run_prompts(on);
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(got[i].tokens, want[i].tokens) << blocks << " blocks: " << kPrompts[i];
+      EXPECT_EQ(got[i].finish->finish_reason, want[i].finish->finish_reason);
+    }
   }
 }
 

@@ -35,6 +35,7 @@ FakeDevice::FakeDevice(FakeDeviceOptions options) : options_(std::move(options))
   info_.max_rows = options_.max_rows;
   info_.max_seqs = options_.max_seqs;
   info_.max_outputs = options_.max_seqs;
+  info_.fed_ahead_policy = options_.policy;
   kv_.assign(static_cast<size_t>(options_.num_kv_blocks) * kBlockInts, -1);
 }
 
@@ -60,18 +61,20 @@ Result<Ticket> FakeDevice::launch(const StepPlan& plan) {
   MET_RETURN_IF_ERROR(count(DeviceCall::kLaunch));
   MET_RETURN_IF_ERROR(validate_plan(plan, info_.num_kv_blocks, info_.max_context));
   if (plan.num_rows() > info_.max_rows) return invalid_argument("{} rows > {}", plan.num_rows(), info_.max_rows);
-  if (pending_) return internal_error("FakeDevice keeps one step in flight");
-  pending_ = plan;
-  pending_ticket_ = Ticket(next_ticket_++);
+  if (pending_.size() >= 2) return internal_error("FakeDevice keeps at most two steps in flight");
+  const Ticket ticket(next_ticket_++);
+  pending_.emplace_back(ticket, plan);
   if (keep_plans_) plans_.push_back(plan);
-  return pending_ticket_;
+  return ticket;
 }
 
 Status FakeDevice::await_result(Ticket ticket, StepResult& out) {
   Status s = count(DeviceCall::kAwait);
-  if (!pending_ || ticket != pending_ticket_) return internal_error("await of a ticket not in flight");
-  StepPlan plan = std::move(*pending_);
-  pending_.reset();
+  if (pending_.empty() || ticket != pending_.front().first) {
+    return internal_error("await of a ticket that is not the oldest in flight");
+  }
+  StepPlan plan = std::move(pending_.front().second);
+  pending_.pop_front();
   MET_RETURN_IF_ERROR(s);
   ++num_steps_;
   max_rows_seen_ = std::max(max_rows_seen_, plan.num_rows());
@@ -122,6 +125,9 @@ Status FakeDevice::await_result(Ticket ticket, StepResult& out) {
           -std::numeric_limits<float>::infinity();
     }
     out.argmax[o] = static_cast<TokenId>(std::max_element(logits, logits + info_.vocab_size) - logits);
+  }
+  for (const Override& ov : overrides_) {
+    if (ov.step == num_steps_ - 1 && ov.output < out.argmax.size()) out.argmax[ov.output] = ov.token;
   }
   prev_argmax_ = out.argmax;
   return ok_status();

@@ -4,11 +4,13 @@
 // positions [0, pos]: a wrong block table, a lost block or a bad spill restore
 // changes the output, so tests of swap and recompute compare real outputs.
 // By default the next token is a hash of that context (never an EOG id unless
-// allowed); a test can script it. Any call can be told to fail.
+// allowed); a test can script it. Any call can be told to fail. Steps run at
+// await time, in launch order; FeedFromRow reads the step awaited before.
 // Threading: one caller (the engine thread). Never linked into apps/.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <optional>
 #include <span>
@@ -26,6 +28,7 @@ struct FakeDeviceOptions {
   int32_t max_context = 4096;
   int32_t max_rows = 512;
   int32_t max_seqs = 64;
+  FedAheadPolicy policy = FedAheadPolicy::kRewindable;
   // Tokens the default next-token function never returns (EOG ids).
   std::vector<TokenId> avoid;
 };
@@ -43,6 +46,9 @@ class FakeDevice final : public Device {
   Status write_kv_block(BlockId block, std::span<const uint8_t> bytes) override;
 
   void set_next_token(NextToken fn) { next_token_ = std::move(fn); }
+  // Step `step` (0-based, in await order) reports `token` as its argmax for
+  // output `output` while its logits say otherwise: a readback that disagrees.
+  void override_argmax(int64_t step, size_t output, TokenId token) { overrides_.push_back({step, output, token}); }
   // The n-th call (0-based, counting every call of every kind) fails.
   void fail_call(int64_t n) { fail_at_ = n; }
   // Every call of this kind from now on fails.
@@ -63,8 +69,7 @@ class FakeDevice final : public Device {
   DeviceInfo info_;
   std::vector<int32_t> kv_;  // per block: kKvBlockTokens x (token, position)
   NextToken next_token_;
-  std::optional<StepPlan> pending_;
-  Ticket pending_ticket_;
+  std::deque<std::pair<Ticket, StepPlan>> pending_;  // launched, not yet awaited
   uint64_t next_ticket_ = 1;
   std::optional<int64_t> fail_at_;
   std::optional<DeviceCall> fail_kind_;
@@ -73,6 +78,12 @@ class FakeDevice final : public Device {
   int32_t max_rows_seen_ = 0;
   bool keep_plans_ = false;
   std::vector<StepPlan> plans_;
+  struct Override {
+    int64_t step;
+    size_t output;
+    TokenId token;
+  };
+  std::vector<Override> overrides_;
   std::vector<TokenId> prev_argmax_;
   std::vector<TokenId> context_;
 };

@@ -4,6 +4,7 @@
 // Threading: one thread. Never linked into apps/.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -28,6 +29,7 @@ class RecordingReq final : public ReqPort {
     r.tokens.insert(r.tokens.end(), event.tokens.begin(), event.tokens.end());
     r.text += event.text;
     sink.delta(std::move(event));
+    if (on_delta) on_delta(sink.id().value(), r.tokens.size());
   }
   void finish(ResponseSink& sink, FinishEvent event) override {
     requests_[sink.id().value()].finishes.push_back(event);
@@ -39,6 +41,10 @@ class RecordingReq final : public ReqPort {
   }
 
   const RecordedRequest& at(uint64_t id) { return requests_[id]; }
+
+  // Called after each delta with the request's token count so far (a client
+  // that reacts to what it has received, e.g. by cancelling).
+  std::function<void(uint64_t id, size_t num_tokens)> on_delta;
   const std::map<uint64_t, RecordedRequest>& all() const { return requests_; }
 
  private:

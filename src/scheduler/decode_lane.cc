@@ -1,0 +1,213 @@
+// DecodeLane. Tested by tests/scheduler/decode_lane_test.cc.
+#include "scheduler/decode_lane.h"
+
+#include <fmt/format.h>
+
+#include "core/check.h"
+#include "core/fault_flag.h"
+#include "core/log.h"
+#include "scheduler/lifecycle.h"
+#include "scheduler/settle.h"
+
+namespace met {
+
+void DecodeLane::hold(Ticket ticket, TimePoint t0, const StepPlan& plan, const std::vector<ActiveSeq>& active) {
+  MET_CHECK(!pipe_.inflight.has_value(), "a step is already in flight");
+  MET_CHECK(plan.outputs.size() == active.size(), "a held step has one output per row");
+  Inflight inf;
+  inf.ticket = ticket;
+  inf.t0 = t0;
+  for (size_t i = 0; i < active.size(); ++i) {
+    inf.rows.push_back(LaneRow{active[i].seq.slot_idx, plan.positions[i]});
+    inf.masks.push_back(row_mask(active[i]));
+    inf.has_logits = inf.has_logits || plan.outputs[i].kind == OutputKind::kLogits;
+  }
+  inf.discard.assign(active.size(), false);
+  pipe_.inflight = std::move(inf);
+}
+
+bool DecodeLane::reserve_all(std::vector<ActiveSeq>& active) {
+  const Inflight& inf = *pipe_.inflight;
+  for (size_t i = 0; i < active.size(); ++i) {
+    // t writes position p; the step ahead writes p + 1.
+    if (io_.dev.reserve_kv(active[i].seq, inf.rows[i].position + 2) != Admit::kNow) return false;
+  }
+  return true;
+}
+
+bool DecodeLane::launch_ahead(std::vector<ActiveSeq>& active) {
+  const Inflight& inf = *pipe_.inflight;
+  const bool repick_only = io_.dev.info().fed_ahead_policy == FedAheadPolicy::kRepickOnly;
+  plan_.clear();
+  Inflight next;
+  next.t0 = io_.clock.now();
+  std::vector<RowInput> inputs;
+  inputs.reserve(active.size());
+  for (size_t i = 0; i < active.size(); ++i) {
+    const ActiveSeq& a = active[i];
+    const int32_t pos = inf.rows[i].position + 1;
+    const RowInput in = FeedFromRow{static_cast<int32_t>(i)};
+    plan_.inputs.push_back(in);
+    plan_.positions.push_back(pos);
+    plan_.seqs.push_back(StepSeq{static_cast<int32_t>(i), 1, pos, a.seq.block_table});
+    // A RepickOnly step always stands, so its logits come back in case the
+    // host has to pick again.
+    OutputRow out{static_cast<int32_t>(i), repick_only ? OutputKind::kLogits : OutputKind::kArgmax};
+    const RowMask mask = row_mask(a);
+    if (mask.suppress_stops) {
+      out.banned_begin = static_cast<int32_t>(plan_.banned.size());
+      out.num_banned = static_cast<int32_t>(a.eos_tokens.size());
+      plan_.banned.insert(plan_.banned.end(), a.eos_tokens.begin(), a.eos_tokens.end());
+    }
+    plan_.outputs.push_back(out);
+    inputs.push_back(in);
+    next.rows.push_back(LaneRow{a.seq.slot_idx, pos});
+    next.masks.push_back(mask);
+  }
+  Result<Ticket> t = io_.dev.launch(plan_);
+  if (!t.ok()) {
+    MET_LOG_WARN("ahead decode launch declined, settling first: {}", t.status().message());
+    return false;
+  }
+  next.ticket = *t;
+  next.inputs = std::move(inputs);
+  next.discard.assign(active.size(), false);
+  next.has_logits = repick_only;
+  pipe_.next = std::move(next);
+  return true;
+}
+
+LaneStep DecodeLane::step(std::vector<ActiveSeq>& active) {
+  if (pipe_.inflight.has_value()) {
+    const Inflight& inf = *pipe_.inflight;
+    const bool can_go_ahead = !inf.host_logits && !inf.discard_all && rows_match(inf, active) &&
+                              ahead_allowed(active) && reserve_all(active);
+    if (can_go_ahead && launch_ahead(active)) {
+      // t+1 is in flight; t is committed against the state it was launched
+      // from, and t+1 validated against the result.
+      settle(active);
+      return LaneStep::kRan;
+    }
+    switch (settle(active)) {
+      case Settled::kDone:
+      case Settled::kFailed:
+      case Settled::kIdle:
+        return LaneStep::kRan;
+      case Settled::kRedo:
+        break;
+    }
+  }
+  return LaneStep::kNeedsLaunch;
+}
+
+void DecodeLane::fail_rows(std::vector<ActiveSeq>& active, std::string_view msg) {
+  for (ActiveSeq& a : active) send_error(io_, a, msg);
+  active.clear();
+}
+
+Settled DecodeLane::settle(std::vector<ActiveSeq>& active) {
+  if (!pipe_.inflight.has_value()) return Settled::kIdle;
+  Inflight inf = std::move(*pipe_.inflight);
+  pipe_.inflight.reset();
+  MET_CHECK(rows_match(inf, active), "pipelined step settled against a different batch");
+  const Status st = io_.dev.await_result(inf.ticket, result_);
+  if (!st.ok()) {
+    // Every row is told, as the synchronous step does; a step launched ahead
+    // is awaited and dropped with the rows.
+    if (pipe_.next.has_value()) {
+      (void)io_.dev.await_result(pipe_.next->ticket, dropped_);
+      pipe_.next.reset();
+    }
+    set_fault(fmt::format("a forward step failed: {}", st.message()));
+    fail_rows(active, fmt::format("the device failed ({}); the server is shutting down", st.message()));
+    return Settled::kFailed;
+  }
+  // Over-runs hand their reserved block back before anything else runs.
+  if (inf.inputs.has_value()) {
+    for (size_t i = 0; i < active.size(); ++i) {
+      if (inf.discard_all || inf.discard[i]) io_.dev.apply(Rollback{&active[i].seq});
+    }
+  }
+  if (inf.discard_all) {
+    MET_CHECK(!pipe_.next.has_value(), "no step is launched ahead of a redo");
+    return Settled::kRedo;
+  }
+  MET_CHECK(inf.has_logits || !inf.host_logits, "host sampling needs the step's logits");
+  for (size_t i = 0; i < active.size(); ++i) {
+    if (inf.discard[i]) continue;
+    ActiveSeq& a = active[i];
+    a.seq.seq_len += 1;
+    const TokenId token = pick_token(a, result_, i, inf.host_logits);
+    commit_output(io_, a, token, max_seq_len_);
+  }
+  io_.tel.step_done(static_cast<int32_t>(active.size()), io_.dev.num_blocks_in_use());
+  if (pipe_.next.has_value()) {
+    Inflight next = std::move(*pipe_.next);
+    pipe_.next.reset();
+    auto [validated, poisoned] = validate_next(std::move(next), active, result_.argmax);
+    if (poisoned) {
+      // The step is awaited so the device is quiet; its rows are failed rather
+      // than served from a state that cannot be rewound.
+      (void)io_.dev.await_result(validated.ticket, dropped_);
+      MET_LOG_ERROR("{}", kPoisonedAheadMessage);
+      fail_rows(active, kPoisonedAheadMessage);
+      return Settled::kFailed;
+    }
+    pipe_.inflight = std::move(validated);
+  }
+  return Settled::kDone;
+}
+
+std::pair<Inflight, bool> DecodeLane::validate_next(Inflight next, std::vector<ActiveSeq>& active,
+                                                    std::span<const TokenId> prev_tokens) {
+  MET_CHECK(next.inputs.has_value(), "a step launched ahead is fed");
+  MET_CHECK(rows_match(next, active), "pipelined step validated against a different batch");
+  const bool repick_only = io_.dev.info().fed_ahead_policy == FedAheadPolicy::kRepickOnly;
+  bool poisoned = false;
+  const std::vector<RowInput>& inputs = *next.inputs;
+  for (size_t i = 0; i < active.size(); ++i) {
+    const ActiveSeq& a = active[i];
+    const TokenId input = std::holds_alternative<FeedFromRow>(inputs[i])
+                              ? prev_tokens[static_cast<size_t>(std::get<FeedFromRow>(inputs[i]).output_index)]
+                              : std::get<FeedToken>(inputs[i]).id;
+    const bool over_run = a.finished || a.seq.tokens.back() != input || a.seq.seq_len != next.rows[i].position;
+    next.discard[i] = over_run;
+    // Only a finished row's over-run is harmless when a step cannot be re-run.
+    poisoned = poisoned || (repick_only && over_run && !a.finished);
+  }
+  survivors_.clear();
+  for (size_t i = 0; i < active.size(); ++i) {
+    if (!next.discard[i]) survivors_.push_back(&active[i]);
+  }
+  next.host_logits = !argmax_readback_eligible(survivors_);
+  if (!next.host_logits) {
+    // The masks were fixed at launch; if a survivor's mask changed, the step
+    // is redone (or, RepickOnly, the forward stands and the host picks).
+    bool stale_mask = false;
+    for (size_t i = 0; i < active.size(); ++i) {
+      if (!next.discard[i] && row_mask(active[i]) != next.masks[i]) stale_mask = true;
+    }
+    if (repick_only) {
+      next.host_logits = stale_mask;
+    } else {
+      next.discard_all = stale_mask;
+    }
+  }
+  if (next.host_logits && !next.has_logits) next.discard_all = true;  // no logits came back: redo
+  return {std::move(next), poisoned};
+}
+
+void DecodeLane::drain(std::vector<ActiveSeq>& active) {
+  while (pipe_.has_inflight()) {
+    if (settle(active) != Settled::kDone) break;
+  }
+}
+
+void DecodeLane::abandon() {
+  if (pipe_.inflight.has_value()) (void)io_.dev.await_result(pipe_.inflight->ticket, dropped_);
+  if (pipe_.next.has_value()) (void)io_.dev.await_result(pipe_.next->ticket, dropped_);
+  pipe_.inflight.reset();
+  pipe_.next.reset();
+}
+
+}  // namespace met

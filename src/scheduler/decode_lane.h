@@ -1,0 +1,80 @@
+// DecodeLane: the pipelined decode lane (reference 001). While step t is in
+// flight and every row may go ahead, step t+1 is launched fed from t's
+// device-side argmax (FeedFromRow), then t is settled: awaited, its over-runs
+// rolled back, its tokens committed, and t+1 validated against the state that
+// commit produced. The scheduler calls it for decode-only ticks; a tick that
+// needs the device quiet (arrivals, retirements, preemption, shutdown) drains
+// it first.
+// Invariants: rows_match holds for every step settled or validated; tokens of
+// a discarded row never reach a sink; every block reserved for an over-run is
+// rolled back before anything else runs; a step launched ahead of a failed
+// one is awaited and dropped; with the lane on or off, greedy output is the
+// same token for token (DESIGN.md invariant 6).
+// Threading: engine thread only. Tested by tests/scheduler/decode_lane_test.cc.
+#pragma once
+
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+#include "scheduler/dev_port.h"
+#include "scheduler/io.h"
+#include "scheduler/pipeline.h"
+
+namespace met {
+
+// The message every row gets when a RepickOnly model ran a continuing row
+// from an input the host did not commit.
+inline constexpr const char* kPoisonedAheadMessage =
+    "a decode step launched ahead was fed an input the host did not commit; "
+    "the model's recurrent state cannot be rewound";
+
+enum class LaneStep {
+  kRan,          // a step was settled (and maybe one launched ahead)
+  kNeedsLaunch,  // nothing is in flight: launch afresh through the synchronous path
+};
+
+class DecodeLane {
+ public:
+  DecodeLane(SchedIo io, size_t max_seq_len) : io_(io), max_seq_len_(max_seq_len) {}
+
+  bool has_inflight() const { return pipe_.has_inflight(); }
+  const Pipeline& pipeline() const { return pipe_; }
+
+  // Takes a decode-only step the synchronous path just launched (host-fed,
+  // one output per active row in slot order) as the step in flight.
+  void hold(Ticket ticket, TimePoint t0, const StepPlan& plan, const std::vector<ActiveSeq>& active);
+
+  // step_decode_pipelined: go ahead if every row may, then settle.
+  LaneStep step(std::vector<ActiveSeq>& active);
+
+  Settled settle(std::vector<ActiveSeq>& active);
+
+  // Settles everything in flight.
+  void drain(std::vector<ActiveSeq>& active);
+
+  // Awaits whatever is in flight and drops it (shutdown, fault).
+  void abandon();
+
+  // Decides which rows of `next` are over-runs against the state the commit
+  // of the step before it produced (`prev_tokens`: that step's argmax); the
+  // second value is true when a RepickOnly row continues from an input the
+  // host did not commit.
+  std::pair<Inflight, bool> validate_next(Inflight next, std::vector<ActiveSeq>& active,
+                                          std::span<const TokenId> prev_tokens);
+
+ private:
+  bool reserve_all(std::vector<ActiveSeq>& active);
+  bool launch_ahead(std::vector<ActiveSeq>& active);
+  void fail_rows(std::vector<ActiveSeq>& active, std::string_view msg);
+
+  SchedIo io_;
+  size_t max_seq_len_;
+  Pipeline pipe_;
+  StepPlan plan_;
+  StepResult result_;
+  StepResult dropped_;
+  std::vector<const ActiveSeq*> survivors_;
+};
+
+}  // namespace met
