@@ -56,6 +56,11 @@ class Device {
   // while no step is in flight. `bytes` holds exactly info().kv_block_bytes.
   virtual Status read_kv_block(BlockId block, std::span<uint8_t> bytes) = 0;
   virtual Status write_kv_block(BlockId block, std::span<const uint8_t> bytes) = 0;
+
+  // Nanoseconds spent running steps since creation (0 where not measured):
+  // with wall time it gives the share of time the device sits idle waiting
+  // for the host.
+  virtual int64_t busy_ns() const { return 0; }
 };
 
 }  // namespace met

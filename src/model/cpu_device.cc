@@ -1,6 +1,7 @@
 // CpuDevice. Tested by tests/model/cpu_device_test.cc.
 #include "model/cpu_device.h"
 
+#include <chrono>
 #include <cstring>
 
 namespace met {
@@ -121,7 +122,10 @@ void CpuDevice::device_main() {
       if (stop_) return;
       step = steps_[next].get();  // stable: only await_result pops, and only done steps
     }
+    const auto t0 = std::chrono::steady_clock::now();
     run_step(*step);
+    busy_ns_.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count(),
+                       std::memory_order_relaxed);
     {
       std::lock_guard<std::mutex> lock(mu_);
       step->done = true;

@@ -11,6 +11,7 @@
 // Tested by tests/model/cpu_device_test.cc.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -42,6 +43,7 @@ class CpuDevice final : public Device {
   Status await_result(Ticket ticket, StepResult& out) override;
   Status read_kv_block(BlockId block, std::span<uint8_t> bytes) override;
   Status write_kv_block(BlockId block, std::span<const uint8_t> bytes) override;
+  int64_t busy_ns() const override { return busy_ns_.load(std::memory_order_relaxed); }
 
  private:
   struct Step {
@@ -71,6 +73,7 @@ class CpuDevice final : public Device {
   std::vector<std::unique_ptr<Step>> free_steps_;  // guarded by mu_: reused to avoid allocation
   uint64_t next_ticket_ = 1;   // owner thread
   bool stop_ = false;          // guarded by mu_
+  std::atomic<int64_t> busy_ns_{0};  // written by the device thread
   std::thread thread_;
 };
 

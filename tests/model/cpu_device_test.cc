@@ -268,6 +268,21 @@ TEST_F(Stories260K, ABannedTokenNeverWinsTheArgmaxAndReadsAsMinusInfinity) {
   EXPECT_FALSE(dev->launch(plan).ok());
 }
 
+TEST_F(Stories260K, BusyTimeGrowsWithEveryStepRun) {
+  auto dev = make_device(*model_, 1, 4);
+  EXPECT_EQ(dev->busy_ns(), 0);
+  StepPlan plan;
+  plan.inputs = {FeedToken{1}};
+  plan.positions = {0};
+  plan.seqs.push_back(StepSeq{0, 1, 0, blocks_from(0, 1)});
+  plan.outputs.push_back(OutputRow{0, OutputKind::kArgmax});
+  step(*dev, plan);
+  const int64_t after_one = dev->busy_ns();
+  EXPECT_GT(after_one, 0);
+  step(*dev, plan);
+  EXPECT_GT(dev->busy_ns(), after_one);
+}
+
 TEST(CpuDevice, RefusesAPlanPastItsLimitsWithTheReason) {
   testing::TempDir dir;
   RandomModelSpec s;
