@@ -3,6 +3,9 @@
 // batch size and context length, weight and KV bytes, peak RSS. Decode at
 // context C starts from C cached positions whose KV holds zeros: attention
 // reads them at the same cost as real ones, without a long prefill first.
+// With --concurrency, the engine is measured afterwards as clients see it
+// (serving_bench.h), on a fresh device sized by the engine flags; its figures
+// follow the device's in the table, and under "serving" in the JSON.
 // Tested by tests/cli/bench_command_test.cc (shape of the output only: times
 // are reported, never asserted).
 #include <sys/resource.h>
@@ -16,6 +19,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/engine_flags.h"
+#include "cli/serving_bench.h"
 #include "core/parallel_for.h"
 #include "backend/cpu/memory_bandwidth.h"
 #include "model/cpu_device.h"
@@ -29,8 +34,8 @@ struct BenchOptions {
   int32_t gen_tokens = 128;
   std::vector<int32_t> batches = {1, 4, 16, 64};
   std::vector<int32_t> contexts = {0};
-  int threads = 0;
-  std::string kv_dtype = "f16";
+  EngineFlags engine;  // --threads and --kv-dtype serve the device bench too
+  ServingBenchOptions serving;
   bool json = false;
 };
 
@@ -98,6 +103,28 @@ int64_t peak_rss_bytes() {
   return static_cast<int64_t>(ru.ru_maxrss) * 1024;
 }
 
+nlohmann::json serving_json(const BenchOptions& o, const ServingReport& r) {
+  nlohmann::json j = serving_report_json(r);
+  j["prompt_tokens"] = o.prompt_tokens;
+  j["gen_tokens"] = o.gen_tokens;
+  j["max_seqs"] = o.engine.max_seqs;
+  j["max_batch_tokens"] = o.engine.max_batch_tokens;
+  j["kv_blocks"] = r.limits.num_kv_blocks;
+  return j;
+}
+
+// The engine's figures: a fresh device and engine from the engine flags.
+Result<ServingReport> run_serving(const BenchOptions& o, const Model& model) {
+  MET_ASSIGN_OR_RETURN(Tokenizer tok, Tokenizer::from_gguf(model.file().metadata()));
+  MET_ASSIGN_OR_RETURN(std::unique_ptr<CpuEngine> e, build_cpu_engine(model, tok, o.engine));
+  ServingBenchOptions so = o.serving;
+  so.prompt_tokens = o.prompt_tokens;
+  so.gen_tokens = o.gen_tokens;
+  MET_ASSIGN_OR_RETURN(ServingReport r, run_serving_bench(*e->engine, tok.vocab(), e->clock, so));
+  e->engine->drain();
+  return r;
+}
+
 Status run_bench(const BenchOptions& o) {
   if (o.prompt_tokens < 1 || o.gen_tokens < 1) return invalid_argument("--prompt-tokens and --gen-tokens must be >= 1");
   for (int32_t b : o.batches) {
@@ -106,16 +133,22 @@ Status run_bench(const BenchOptions& o) {
   for (int32_t c : o.contexts) {
     if (c < 0) return invalid_argument("--context {} must be >= 0", c);
   }
-  std::optional<GgmlType> kv_dtype = parse_ggml_type(o.kv_dtype);
-  if (!kv_dtype) return invalid_argument("--kv-dtype '{}' is not a type", o.kv_dtype);
+  MET_RETURN_IF_ERROR(validate_engine_flags(o.engine));
+  MET_RETURN_IF_ERROR(validate_serving_bench(o.serving));
+  const GgmlType kv_dtype = *parse_ggml_type(o.engine.kv_dtype);
   MET_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::load(o.model_path));
+  const int64_t model_ctx = model->hparams().context_length;
+  if (!o.serving.concurrency.empty() && model_ctx > 0 && int64_t{o.prompt_tokens} + o.gen_tokens > model_ctx) {
+    return invalid_argument("--prompt-tokens {} + --gen-tokens {} exceeds the model's context of {}",
+                            o.prompt_tokens, o.gen_tokens, model_ctx);
+  }
   const int32_t vocab = static_cast<int32_t>(model->hparams().vocab_size);
   const int32_t max_batch = *std::max_element(o.batches.begin(), o.batches.end());
   const int32_t max_context = *std::max_element(o.contexts.begin(), o.contexts.end());
   const int32_t per_seq = (max_context + o.gen_tokens + kKvBlockTokens - 1) / kKvBlockTokens;
   CpuDeviceOptions dopt;
-  dopt.num_threads = o.threads > 0 ? o.threads : default_num_threads();
-  dopt.kv_dtype = *kv_dtype;
+  dopt.num_threads = o.engine.threads > 0 ? o.engine.threads : default_num_threads();
+  dopt.kv_dtype = kv_dtype;
   dopt.num_kv_blocks = std::max(max_batch * per_seq, (o.prompt_tokens + kKvBlockTokens - 1) / kKvBlockTokens);
   dopt.limits = ForwardLimits{.max_rows = std::max(512, max_batch), .max_outputs = max_batch, .max_seqs = max_batch};
   MET_ASSIGN_OR_RETURN(std::unique_ptr<CpuDevice> dev, CpuDevice::create(*model, dopt));
@@ -137,6 +170,11 @@ Status run_bench(const BenchOptions& o) {
   const int64_t peak_rss = peak_rss_bytes();  // before the probe's buffer
   const double read_bytes_s = cpu::measure_read_bandwidth(dopt.num_threads);
   const double ceiling_tok_s = read_bytes_s / step_bytes;
+  dev.reset();  // its KV pool is not the engine's
+  std::optional<ServingReport> serving;
+  if (!o.serving.concurrency.empty()) {
+    MET_ASSIGN_OR_RETURN(serving, run_serving(o, *model));
+  }
   if (o.json) {
     nlohmann::json j;
     j["model"] = o.model_path;
@@ -152,12 +190,13 @@ Status run_bench(const BenchOptions& o) {
     j["decode_ceiling_tok_s"] = ceiling_tok_s;
     j["kv_bytes"] = kv_bytes;
     j["peak_rss_bytes"] = peak_rss;
+    if (serving) j["serving"] = serving_json(o, *serving);
     std::cout << j.dump() << "\n";
     return ok_status();
   }
   std::cout << fmt::format("model {}, {} threads, weights {:.1f} MiB, KV pool {:.1f} MiB ({})\n", o.model_path,
                            dopt.num_threads, model->weight_bytes() / 1048576.0, kv_bytes / 1048576.0,
-                           o.kv_dtype);
+                           o.engine.kv_dtype);
   std::cout << fmt::format("prefill {:>6} tokens {:>10.1f} tok/s\n", o.prompt_tokens, prefill_tok_s);
   for (const auto& d : decode) {
     std::cout << fmt::format("decode  batch {:>3} context {:>5} {:>10.1f} tok/s\n", d.batch, d.context, d.tok_s);
@@ -165,6 +204,12 @@ Status run_bench(const BenchOptions& o) {
   std::cout << fmt::format("ceiling {:.1f} tok/s at batch 1: memory read {:.1f} GB/s now / {:.1f} MB per step\n",
                            ceiling_tok_s, read_bytes_s / 1e9, step_bytes / 1e6);
   std::cout << fmt::format("peak RSS {:.1f} MiB\n", peak_rss / 1048576.0);
+  if (serving) {
+    std::cout << fmt::format(
+        "serving: {} prompt + {} output tokens per request; max {} seqs, {} batch tokens, KV pool {} blocks\n",
+        o.prompt_tokens, o.gen_tokens, o.engine.max_seqs, o.engine.max_batch_tokens, serving->limits.num_kv_blocks);
+    std::cout << serving_report_table(*serving);
+  }
   return ok_status();
 }
 
@@ -178,8 +223,15 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--gen-tokens", o->gen_tokens, "Decode steps per measurement")->capture_default_str();
   cmd->add_option("--batch", o->batches, "Decode batch sizes")->delimiter(',')->capture_default_str();
   cmd->add_option("--context", o->contexts, "Decode context lengths")->delimiter(',')->capture_default_str();
-  cmd->add_option("--threads", o->threads, "Compute threads (default: all cores)");
-  cmd->add_option("--kv-dtype", o->kv_dtype, "KV cache type")->capture_default_str();
+  cmd->add_option("--concurrency", o->serving.concurrency,
+                  "Also measure the engine with this many clients at once, per level (e.g. 1,8,32,64)")
+      ->delimiter(',');
+  cmd->add_option("--requests-per-level", o->serving.requests_per_level,
+                  "Requests per concurrency level (default: twice the concurrency)");
+  cmd->add_option("--cached-prompt-tokens", o->serving.cached_prompt_tokens,
+                  "Prompt sent twice to time a prefix-cache hit; 0 skips it")
+      ->capture_default_str();
+  add_engine_flags(*cmd, o->engine);
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->callback([o] { exit_on_error("bench", run_bench(*o)); });
 }

@@ -73,8 +73,9 @@ class TelPort {
   virtual void request_finished(const RequestTiming& timing) = 0;
   virtual void request_failed() = 0;
   virtual void preempted(PreemptKind kind) = 0;
-  // A sequence was admitted: `query_tokens` looked up in the prefix cache,
-  // `hit_tokens` of them found.
+  // A request was admitted for the first time: `query_tokens` looked up in
+  // the prefix cache, `hit_tokens` of them found (re-admissions after a
+  // preemption are not counted).
   virtual void cache_queried(int64_t query_tokens, int64_t hit_tokens) = 0;
   virtual void step_done(int32_t num_rows, int32_t num_blocks_in_use) = 0;
 };

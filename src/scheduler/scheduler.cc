@@ -240,11 +240,11 @@ void Scheduler::admit_waiting() {
     }
     if (a.num_preemptions == 0) {
       a.cached_prompt_tokens = std::min(m.num_tokens, a.prompt_len);
+      io_.tel.cache_queried(static_cast<int64_t>(a.seq.tokens.size()), m.num_tokens);
     } else {
       a.preempt_immune_until_tokens = a.output_tokens.size() + PREEMPT_IMMUNITY_TOKENS;
     }
     if (a.admit_order == 0) a.admit_order = next_admit_order_++;
-    io_.tel.cache_queried(static_cast<int64_t>(a.seq.tokens.size()), m.num_tokens);
     a.seq.slot_idx = static_cast<int32_t>(active_.size());
     a.seq.owns_slot = true;
     active_.push_back(std::move(a));

@@ -4,6 +4,7 @@
 
 #include "testing/run_command.h"
 #include "testing/shared_data.h"
+#include "testing/temp_dir.h"
 
 namespace met {
 namespace {
@@ -36,6 +37,67 @@ TEST(MetBench, BadBatchIsRefused) {
   auto r = run_command(met_binary() + " bench " + shell_quote(path) + " --batch 0");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("--batch 0"), std::string::npos) << r.err;
+}
+
+// A tiny random-weight model for the engine benchmark.
+std::string make_tiny_model(const testing::TempDir& dir) {
+  const std::string model = dir.file("tiny.gguf");
+  auto r = run_command(met_binary() + " make-model -o " + shell_quote(model) +
+                       " --layers 2 --embd 128 --heads 4 --kv-heads 2 --ff 256 --vocab 600 --dtype f32");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return model;
+}
+
+const char kServingArgs[] =
+    " --batch 1 --concurrency 1,2 --requests-per-level 2 --prompt-tokens 16 --gen-tokens 4"
+    " --cached-prompt-tokens 64 --threads 2";
+
+TEST(MetBench, ConcurrencyPrintsTheServingTable) {
+  testing::TempDir dir;
+  const std::string model = make_tiny_model(dir);
+  auto r = run_command(met_binary() + " bench " + shell_quote(model) + kServingArgs);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("decode  batch   1"), std::string::npos) << r.out;  // the device bench still runs
+  EXPECT_NE(r.out.find("concurrency requests  out tok/s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("TTFT p99"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cached prompt 64 tokens"), std::string::npos) << r.out;
+}
+
+TEST(MetBench, ConcurrencyJsonHasAServingSection) {
+  testing::TempDir dir;
+  const std::string model = make_tiny_model(dir);
+  auto r = run_command(met_binary() + " bench " + shell_quote(model) + kServingArgs + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j["prefill_tok_s"].get<double>(), 0.0);  // the device bench's shape is kept
+  ASSERT_EQ(j["decode"].size(), 1u);
+  const auto& s = j["serving"];
+  ASSERT_EQ(s["levels"].size(), 2u) << s;
+  for (size_t i = 0; i < 2; ++i) {
+    const auto& level = s["levels"][i];
+    EXPECT_EQ(level["concurrency"], i + 1);
+    EXPECT_EQ(level["requests"], 2);
+    EXPECT_EQ(level["output_tokens"], 8);  // ignore_eos: every request runs its 4 tokens
+    EXPECT_GT(level["output_tok_s"].get<double>(), 0.0);
+    EXPECT_LE(level["ttft_ms_p50"].get<double>(), level["ttft_ms_p99"].get<double>());
+    EXPECT_LE(level["itl_ms_p50"].get<double>(), level["itl_ms_p99"].get<double>());
+  }
+  EXPECT_EQ(s["cached_prompt"]["prompt_tokens"], 64);
+  EXPECT_GT(s["cached_prompt"]["cached_prompt_tokens"].get<int>(), 0);  // the second submission hit the cache
+  EXPECT_LT(s["cached_prompt"]["cached_prompt_tokens"].get<int>(), 64);
+  EXPECT_EQ(s["max_seqs"], 64);
+  EXPECT_GT(s["kv_blocks"].get<int>(), 0);
+}
+
+TEST(MetBench, BadConcurrencyIsRefused) {
+  testing::TempDir dir;
+  const std::string model = make_tiny_model(dir);
+  for (const std::string args : {" --concurrency 0", " --concurrency 2 --requests-per-level -1",
+                                 " --concurrency 2 --kv-mem 1G --kv-blocks 9"}) {
+    auto r = run_command(met_binary() + " bench " + shell_quote(model) + args);
+    EXPECT_NE(r.exit_code, 0) << args;
+    EXPECT_EQ(r.err.rfind("met bench: ", 0), 0u) << args << ": " << r.err;
+  }
 }
 
 }  // namespace

@@ -1,0 +1,192 @@
+// EngineFlags. Tested by tests/cli/engine_flags_test.cc.
+#include "cli/engine_flags.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "backend/cpu/kv_cache.h"
+#include "core/parallel_for.h"
+
+namespace met {
+namespace {
+
+bool equals_ignoring_case(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// The multiplier of a --kv-mem suffix, or nullopt for an unknown one.
+std::optional<int64_t> byte_suffix(std::string_view suffix) {
+  struct Unit {
+    std::string_view short_name;
+    std::string_view long_name;
+    int64_t bytes;
+  };
+  static constexpr Unit kUnits[] = {
+      {"", "B", 1},
+      {"K", "KiB", int64_t{1} << 10},
+      {"M", "MiB", int64_t{1} << 20},
+      {"G", "GiB", int64_t{1} << 30},
+      {"T", "TiB", int64_t{1} << 40},
+  };
+  for (const Unit& u : kUnits) {
+    if (equals_ignoring_case(suffix, u.short_name) || equals_ignoring_case(suffix, u.long_name)) return u.bytes;
+  }
+  return std::nullopt;
+}
+
+// The dtypes the KV pool can hold (cpu::KvLayout).
+std::optional<GgmlType> parse_kv_dtype(std::string_view name) {
+  std::optional<GgmlType> t = parse_ggml_type(name);
+  const bool is_kv_type = t == GgmlType::kF16 || t == GgmlType::kBF16 || t == GgmlType::kF32 || t == GgmlType::kQ8_0;
+  return is_kv_type ? t : std::nullopt;
+}
+
+Result<PreemptMode> preempt_mode(const EngineFlags& f) {
+  if (f.preempt.empty()) return f.spill_dir.empty() ? PreemptMode::kRecompute : PreemptMode::kSwap;
+  if (f.preempt == "recompute") return PreemptMode::kRecompute;
+  if (f.preempt == "swap") {
+    if (f.spill_dir.empty()) return invalid_argument("--preempt swap needs --spill-dir DIR to swap to");
+    return PreemptMode::kSwap;
+  }
+  return invalid_argument("--preempt '{}' is not swap or recompute", f.preempt);
+}
+
+Result<int32_t> num_kv_blocks(const EngineFlags& f, const cpu::KvLayout& layout, int64_t context_length,
+                              int64_t block_bytes) {
+  if (f.kv_blocks.has_value()) return *f.kv_blocks;
+  if (!f.kv_mem.empty()) {
+    MET_ASSIGN_OR_RETURN(int64_t budget, parse_kv_mem(f.kv_mem));
+    Result<int32_t> blocks = cpu::kv_blocks_for_budget(layout, budget);
+    if (!blocks.ok()) {
+      return invalid_argument("--kv-mem {} holds no KV block of this model ({} bytes each)", f.kv_mem, block_bytes);
+    }
+    return *blocks;
+  }
+  return default_kv_blocks(f.max_seqs, context_length, block_bytes);
+}
+
+// Which flag sized the pool, for errors about it.
+std::string pool_source(const EngineFlags& f, int32_t num_blocks) {
+  if (f.kv_blocks.has_value()) return fmt::format("--kv-blocks {}", *f.kv_blocks);
+  if (!f.kv_mem.empty()) return fmt::format("--kv-mem {}", f.kv_mem);
+  return fmt::format("the default KV pool ({} blocks; size it with --kv-mem or --kv-blocks)", num_blocks);
+}
+
+}  // namespace
+
+void add_engine_flags(CLI::App& cmd, EngineFlags& flags) {
+  cmd.add_option("--threads", flags.threads, "Compute threads (default: all cores)");
+  cmd.add_option("--kv-dtype", flags.kv_dtype, "KV cache type: f16, bf16, f32 or q8_0")->capture_default_str();
+  cmd.add_option("--kv-mem", flags.kv_mem, "KV pool bytes, e.g. 512M or 4GiB (K, M, G are binary)");
+  cmd.add_option_function<int32_t>(
+      "--kv-blocks", [&flags](const int32_t& n) { flags.kv_blocks = n; },
+      "KV pool size in blocks of 16 tokens (instead of --kv-mem)");
+  cmd.add_option("--max-seqs", flags.max_seqs, "Sequences running at once")->capture_default_str();
+  cmd.add_option("--max-batch-tokens", flags.max_batch_tokens, "Tokens (rows) per forward step")
+      ->capture_default_str();
+  cmd.add_option("--spill-dir", flags.spill_dir, "Directory for swapped-out KV (enables --preempt swap)");
+  cmd.add_option("--preempt", flags.preempt,
+                 "When the KV pool runs dry: swap (needs --spill-dir; the default with it) or recompute");
+  cmd.add_option("--pipeline", flags.pipeline,
+                 "on: launch decode step t+1 before step t is settled; off: one step at a time")
+      ->capture_default_str();
+}
+
+Result<int64_t> parse_kv_mem(std::string_view text) {
+  size_t end = 0;
+  while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) != 0 || text[end] == '.')) ++end;
+  const std::string number(text.substr(0, end));
+  const std::optional<int64_t> unit = byte_suffix(text.substr(end));
+  char* parsed_end = nullptr;
+  const double value = number.empty() ? 0.0 : std::strtod(number.c_str(), &parsed_end);
+  if (number.empty() || parsed_end != number.c_str() + number.size() || !unit.has_value()) {
+    return invalid_argument("--kv-mem '{}' is not a size (bytes, or a number with K, M, G, KiB, MiB or GiB)", text);
+  }
+  const double bytes = std::floor(value * static_cast<double>(*unit));
+  if (!(bytes >= 1.0) || bytes > static_cast<double>(cpu::kMaxKvCacheBytes)) {
+    return invalid_argument("--kv-mem {} must be between 1 byte and 1 TiB", text);
+  }
+  return static_cast<int64_t>(bytes);
+}
+
+int32_t default_kv_blocks(int32_t max_seqs, int64_t context_length, int64_t block_bytes) {
+  const int64_t tokens_per_seq =
+      context_length > 0 ? std::min(context_length, kDefaultKvTokensPerSeq) : kDefaultKvTokensPerSeq;
+  const int64_t blocks_per_seq = (tokens_per_seq + kKvBlockTokens - 1) / kKvBlockTokens;
+  int64_t blocks = std::max<int64_t>(max_seqs, 1) * blocks_per_seq;
+  if (block_bytes > 0) blocks = std::min(blocks, kDefaultKvMaxBytes / block_bytes);
+  blocks = std::clamp<int64_t>(blocks, 1, std::numeric_limits<int32_t>::max());
+  return static_cast<int32_t>(blocks);
+}
+
+Status validate_engine_flags(const EngineFlags& f) {
+  if (f.threads < 0) return invalid_argument("--threads {} must be at least 1 (leave it out for all cores)", f.threads);
+  if (!parse_kv_dtype(f.kv_dtype)) return invalid_argument("--kv-dtype '{}' is not f16, bf16, f32 or q8_0", f.kv_dtype);
+  if (f.kv_blocks.has_value() && !f.kv_mem.empty()) {
+    return invalid_argument("--kv-mem {} and --kv-blocks {} both size the KV pool; give one", f.kv_mem, *f.kv_blocks);
+  }
+  if (f.kv_blocks.has_value() && *f.kv_blocks < 1) {
+    return invalid_argument("--kv-blocks {} must be at least 1", *f.kv_blocks);
+  }
+  if (!f.kv_mem.empty()) MET_RETURN_IF_ERROR(parse_kv_mem(f.kv_mem).status());
+  if (f.max_seqs < 1 || f.max_seqs > kMaxSeqsFlag) {
+    return invalid_argument("--max-seqs {} must be between 1 and {}", f.max_seqs, kMaxSeqsFlag);
+  }
+  if (f.max_batch_tokens > kMaxBatchTokensFlag) {
+    return invalid_argument("--max-batch-tokens {} must be at most {}", f.max_batch_tokens, kMaxBatchTokensFlag);
+  }
+  if (f.max_batch_tokens < f.max_seqs) {
+    return invalid_argument("--max-batch-tokens {} must be at least --max-seqs ({})", f.max_batch_tokens,
+                            f.max_seqs);
+  }
+  if (f.pipeline != "on" && f.pipeline != "off") return invalid_argument("--pipeline '{}' is not on or off", f.pipeline);
+  return preempt_mode(f).status();
+}
+
+Result<std::unique_ptr<CpuEngine>> build_cpu_engine(const Model& model, const Tokenizer& tokenizer,
+                                                    const EngineFlags& flags) {
+  MET_RETURN_IF_ERROR(validate_engine_flags(flags));
+  const ModelHParams& hp = model.hparams();
+  cpu::KvLayout layout;
+  layout.dtype = *parse_kv_dtype(flags.kv_dtype);
+  layout.num_layers = static_cast<int32_t>(hp.num_layers);
+  layout.num_kv_heads = static_cast<int32_t>(hp.num_kv_heads);
+  layout.head_dim = static_cast<int32_t>(hp.head_dim);
+  layout.num_blocks = 1;
+  Result<int64_t> block_bytes = cpu::kv_block_bytes(layout);
+  if (!block_bytes.ok()) return block_bytes.status().with_prefix(fmt::format("--kv-dtype {}", flags.kv_dtype));
+  MET_ASSIGN_OR_RETURN(int32_t num_blocks, num_kv_blocks(flags, layout, hp.context_length, *block_bytes));
+
+  auto e = std::make_unique<CpuEngine>();
+  MET_ASSIGN_OR_RETURN(e->preempt, preempt_mode(flags));
+  CpuDeviceOptions dopt;
+  dopt.num_threads = flags.threads > 0 ? flags.threads : default_num_threads();
+  dopt.kv_dtype = layout.dtype;
+  dopt.num_kv_blocks = num_blocks;
+  dopt.limits = ForwardLimits{.max_rows = flags.max_batch_tokens, .max_outputs = flags.max_seqs,
+                              .max_seqs = flags.max_seqs};
+  Result<std::unique_ptr<CpuDevice>> device = CpuDevice::create(model, dopt);
+  if (!device.ok()) return device.status().with_prefix(pool_source(flags, num_blocks));
+  e->device = std::move(*device);
+  if (!flags.spill_dir.empty()) {
+    Result<std::unique_ptr<SpillStore>> spill = SpillStore::create(flags.spill_dir);
+    if (!spill.ok()) return spill.status().with_prefix(fmt::format("--spill-dir {}", flags.spill_dir));
+    e->spill = std::move(*spill);
+  }
+  EngineOptions eopt;
+  eopt.scheduler.max_seqs = flags.max_seqs;
+  eopt.scheduler.max_batch_tokens = flags.max_batch_tokens;
+  eopt.scheduler.preempt = e->preempt;
+  eopt.scheduler.pipeline = flags.pipeline == "on";
+  MET_ASSIGN_OR_RETURN(e->engine, Engine::create(*e->device, tokenizer, e->spill.get(), e->clock, std::move(eopt)));
+  return e;
+}
+
+}  // namespace met

@@ -1,0 +1,76 @@
+// Tests for the engine flags' pure parts: --kv-mem sizes and the default pool.
+// (The flags through a command are tested by run_command_test.cc.)
+#include "cli/engine_flags.h"
+
+#include <gtest/gtest.h>
+
+namespace met {
+namespace {
+
+TEST(ParseKvMem, AcceptsBytesAndBinarySuffixes) {
+  const std::vector<std::pair<std::string, int64_t>> cases = {
+      {"4096", 4096},
+      {"64K", 64 << 10},
+      {"64k", 64 << 10},
+      {"64KiB", 64 << 10},
+      {"512M", int64_t{512} << 20},
+      {"512MiB", int64_t{512} << 20},
+      {"2G", int64_t{2} << 30},
+      {"2GiB", int64_t{2} << 30},
+      {"1.5G", int64_t{3} << 29},
+      {"100B", 100},
+  };
+  for (const auto& [text, bytes] : cases) {
+    Result<int64_t> r = parse_kv_mem(text);
+    ASSERT_TRUE(r.ok()) << text << ": " << r.status().message();
+    EXPECT_EQ(*r, bytes) << text;
+  }
+}
+
+TEST(ParseKvMem, RefusesWhatIsNotASizeNamingTheFlagAndText) {
+  for (const std::string text : {"", "G", "12Q", "1..5G", "-1G", "1 G", "0", "0.1", "2TiB", "1e9"}) {
+    Result<int64_t> r = parse_kv_mem(text);
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_NE(r.status().message().find("--kv-mem"), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find(text), std::string::npos) << r.status().message();
+  }
+}
+
+TEST(DefaultKvBlocks, FitsMaxSeqsSequencesOfTheContextUpTo4096Tokens) {
+  EXPECT_EQ(default_kv_blocks(4, 2048, 1024), 4 * 2048 / 16);
+  EXPECT_EQ(default_kv_blocks(4, 100000, 1024), 4 * 4096 / 16);
+  EXPECT_EQ(default_kv_blocks(4, 0, 1024), 4 * 4096 / 16);   // unknown context
+  EXPECT_EQ(default_kv_blocks(1, 20, 1024), 2);              // a partial block rounds up
+}
+
+TEST(DefaultKvBlocks, IsCappedAtTwoGiB) {
+  const int64_t block_bytes = int64_t{1} << 20;  // 1 MiB blocks: 2 GiB holds 2048
+  EXPECT_EQ(default_kv_blocks(64, 4096, block_bytes), 2048);
+  EXPECT_EQ(default_kv_blocks(1, 16, int64_t{4} << 30), 1);  // never below one block
+}
+
+TEST(ValidateEngineFlags, RefusesConflictsNamingBothFlags) {
+  EngineFlags both;
+  both.kv_mem = "1G";
+  both.kv_blocks = 10;
+  EXPECT_NE(validate_engine_flags(both).message().find("--kv-mem 1G and --kv-blocks 10"), std::string::npos);
+
+  EngineFlags swap;
+  swap.preempt = "swap";
+  EXPECT_NE(validate_engine_flags(swap).message().find("--spill-dir"), std::string::npos);
+  swap.spill_dir = "/tmp/x";
+  EXPECT_TRUE(validate_engine_flags(swap).ok());
+
+  EXPECT_TRUE(validate_engine_flags(EngineFlags{}).ok());
+}
+
+TEST(ValidateEngineFlags, PipelineIsOnOrOff) {
+  EngineFlags f;
+  f.pipeline = "off";
+  EXPECT_TRUE(validate_engine_flags(f).ok());
+  f.pipeline = "maybe";
+  EXPECT_NE(validate_engine_flags(f).message().find("--pipeline 'maybe'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace met
