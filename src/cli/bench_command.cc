@@ -120,7 +120,7 @@ Result<ServingReport> run_serving(const BenchOptions& o, const Model& model) {
   ServingBenchOptions so = o.serving;
   so.prompt_tokens = o.prompt_tokens;
   so.gen_tokens = o.gen_tokens;
-  MET_ASSIGN_OR_RETURN(ServingReport r, run_serving_bench(*e->engine, tok.vocab(), e->clock, so));
+  MET_ASSIGN_OR_RETURN(ServingReport r, run_serving_bench(*e->engine, *e->device, tok.vocab(), e->clock, so));
   e->engine->drain();
   return r;
 }
@@ -206,8 +206,10 @@ Status run_bench(const BenchOptions& o) {
   std::cout << fmt::format("peak RSS {:.1f} MiB\n", peak_rss / 1048576.0);
   if (serving) {
     std::cout << fmt::format(
-        "serving: {} prompt + {} output tokens per request; max {} seqs, {} batch tokens, KV pool {} blocks\n",
-        o.prompt_tokens, o.gen_tokens, o.engine.max_seqs, o.engine.max_batch_tokens, serving->limits.num_kv_blocks);
+        "serving: {} prompt + {} output tokens per request; max {} seqs, {} batch tokens, KV pool {} blocks, "
+        "pipeline {}\n",
+        o.prompt_tokens, o.gen_tokens, o.engine.max_seqs, o.engine.max_batch_tokens, serving->limits.num_kv_blocks,
+        o.engine.pipeline);
     std::cout << serving_report_table(*serving);
   }
   return ok_status();

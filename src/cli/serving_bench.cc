@@ -157,7 +157,7 @@ Status validate_serving_bench(const ServingBenchOptions& o) {
   return ok_status();
 }
 
-Result<ServingReport> run_serving_bench(Engine& engine, const Vocab& vocab, const Clock& clock,
+Result<ServingReport> run_serving_bench(Engine& engine, const Device& device, const Vocab& vocab, const Clock& clock,
                                         const ServingBenchOptions& o) {
   MET_RETURN_IF_ERROR(validate_serving_bench(o));
   const std::vector<TokenId> pool = plain_token_ids(vocab);
@@ -166,7 +166,10 @@ Result<ServingReport> run_serving_bench(Engine& engine, const Vocab& vocab, cons
   r.limits = engine.limits();
   uint64_t seed = o.seed;
   for (int32_t c : o.concurrency) {
+    const int64_t busy0 = device.busy_ns();
     MET_ASSIGN_OR_RETURN(LevelFigures f, run_level(engine, clock, pool, o, c, seed));
+    const double busy_s = static_cast<double>(device.busy_ns() - busy0) / 1e9;
+    f.device_idle_share = f.wall_s > 0 ? std::clamp(1.0 - busy_s / f.wall_s, 0.0, 1.0) : 0.0;
     seed += static_cast<uint64_t>(f.num_requests);
     r.levels.push_back(f);
   }
@@ -197,7 +200,8 @@ nlohmann::json serving_report_json(const ServingReport& r) {
                            {"ttft_ms_p50", f.ttft_ms_p50},
                            {"ttft_ms_p99", f.ttft_ms_p99},
                            {"itl_ms_p50", f.itl_ms_p50},
-                           {"itl_ms_p99", f.itl_ms_p99}});
+                           {"itl_ms_p99", f.itl_ms_p99},
+                           {"device_idle_share", f.device_idle_share}});
   }
   if (r.cached_prompt) {
     const CachedPromptFigures& c = *r.cached_prompt;
@@ -214,11 +218,12 @@ nlohmann::json serving_report_json(const ServingReport& r) {
 }
 
 std::string serving_report_table(const ServingReport& r) {
-  std::string s = fmt::format("{:>11} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "concurrency", "requests",
-                              "out tok/s", "TTFT p50", "TTFT p99", "ITL p50", "ITL p99");
+  std::string s = fmt::format("{:>11} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9}\n", "concurrency", "requests",
+                              "out tok/s", "TTFT p50", "TTFT p99", "ITL p50", "ITL p99", "dev idle");
   for (const LevelFigures& f : r.levels) {
-    s += fmt::format("{:>11} {:>8} {:>10.1f} {:>8.1f}ms {:>8.1f}ms {:>8.2f}ms {:>8.2f}ms\n", f.concurrency,
-                     f.num_requests, f.output_tok_s, f.ttft_ms_p50, f.ttft_ms_p99, f.itl_ms_p50, f.itl_ms_p99);
+    s += fmt::format("{:>11} {:>8} {:>10.1f} {:>8.1f}ms {:>8.1f}ms {:>8.2f}ms {:>8.2f}ms {:>8.1f}%\n", f.concurrency,
+                     f.num_requests, f.output_tok_s, f.ttft_ms_p50, f.ttft_ms_p99, f.itl_ms_p50, f.itl_ms_p99,
+                     100.0 * f.device_idle_share);
   }
   if (r.cached_prompt) {
     const CachedPromptFigures& c = *r.cached_prompt;

@@ -45,6 +45,10 @@ struct LevelFigures {
   double ttft_ms_p99 = 0;
   double itl_ms_p50 = 0;
   double itl_ms_p99 = 0;
+  // The share of the level's wall time the device ran no step: the host's
+  // time outside the forward (sampling, guards, streaming, scheduling) that
+  // the pipelined lane hides.
+  double device_idle_share = 0;
 };
 
 struct CachedPromptFigures {
@@ -64,7 +68,8 @@ struct ServingReport {
 // Checks the options alone; messages name the flag and the value.
 Status validate_serving_bench(const ServingBenchOptions& o);
 
-Result<ServingReport> run_serving_bench(Engine& engine, const Vocab& vocab, const Clock& clock,
+// `device` is the engine's, for its busy time.
+Result<ServingReport> run_serving_bench(Engine& engine, const Device& device, const Vocab& vocab, const Clock& clock,
                                         const ServingBenchOptions& o);
 
 // The p-th percentile (0..100) by nearest rank; 0 for no values.
