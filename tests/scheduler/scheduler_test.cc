@@ -365,6 +365,41 @@ TEST(Scheduler, PreemptionBySwapOrRecomputeGivesTheUninterruptedTokens) {
   EXPECT_TRUE(std::filesystem::is_empty(swap.spill_dir.path()));
 }
 
+// Three sequences in lockstep through a 5-block pool: C is swapped out
+// first, then B; C is resumed and is immune, so when A and C next need a
+// block together, A (admitted earlier, not immune) gives way, not C (the
+// latest admitted).
+TEST(Scheduler, AResumedSequenceIsNotPreemptedAgainWhileImmune) {
+  SchedFixtureOptions o;
+  o.device.num_kv_blocks = 5;
+  o.sched.max_seqs = 3;
+  o.sched.max_batch_tokens = 64;
+  o.sched.pipeline = false;
+  o.sched.preempt = PreemptMode::kSwap;
+  o.with_spill = true;
+  SchedFixture f(o);
+  const uint64_t a = f.submit(greedy_request(make_prompt(16, 1), 60));
+  f.submit(greedy_request(make_prompt(16, 2), 60));
+  const uint64_t c = f.submit(greedy_request(make_prompt(16, 3), 60));
+  bool checked = false;
+  for (int tick = 0; tick < 10000 && !f.sched->idle(); ++tick) {
+    const int swaps_before = f.tel.num_swaps;
+    const size_t a_before = f.req.at(a).tokens.size();
+    const size_t c_before = f.req.at(c).tokens.size();
+    f.sched->tick();
+    if (!checked && swaps_before == 2 && f.tel.num_swaps == 3) {
+      // The third swap-out happened in this tick: C (resumed, immune) kept
+      // decoding and A was the one swapped out.
+      EXPECT_EQ(f.req.at(a).tokens.size(), a_before);
+      EXPECT_EQ(f.req.at(c).tokens.size(), c_before + 1);
+      checked = true;
+    }
+  }
+  EXPECT_TRUE(checked) << "the scenario never reached a third swap-out";
+  for (const auto& [id, rec] : f.req.all()) EXPECT_EQ(rec.finishes.size(), 1u) << id;
+  EXPECT_TRUE(f.pool_is_full());
+}
+
 TEST(Scheduler, ASequenceAloneThatOutgrowsThePoolIsCutWithLength) {
   SchedFixtureOptions o;
   o.device.num_kv_blocks = 3;  // 48 tokens
