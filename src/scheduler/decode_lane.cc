@@ -11,10 +11,25 @@
 
 namespace met {
 
+Inflight DecodeLane::take_spare() {
+  Inflight inf = std::move(spare_);
+  inf.rows.clear();
+  inf.masks.clear();
+  if (inf.inputs.has_value()) inf.inputs->clear();
+  inf.discard.clear();
+  inf.discard_all = false;
+  inf.host_logits = false;
+  inf.has_logits = false;
+  return inf;
+}
+
+void DecodeLane::recycle(Inflight&& inf) { spare_ = std::move(inf); }
+
 void DecodeLane::hold(Ticket ticket, TimePoint t0, const StepPlan& plan, const std::vector<ActiveSeq>& active) {
   MET_CHECK(!pipe_.inflight.has_value(), "a step is already in flight");
   MET_CHECK(plan.outputs.size() == active.size(), "a held step has one output per row");
-  Inflight inf;
+  Inflight inf = take_spare();
+  inf.inputs.reset();  // host-fed
   inf.ticket = ticket;
   inf.t0 = t0;
   for (size_t i = 0; i < active.size(); ++i) {
@@ -38,39 +53,39 @@ bool DecodeLane::reserve_all(std::vector<ActiveSeq>& active) {
 bool DecodeLane::launch_ahead(std::vector<ActiveSeq>& active) {
   const Inflight& inf = *pipe_.inflight;
   const bool repick_only = io_.dev.info().fed_ahead_policy == FedAheadPolicy::kRepickOnly;
-  plan_.clear();
-  Inflight next;
+  StepPlan& plan = builder_.begin();
+  Inflight next = take_spare();
   next.t0 = io_.clock.now();
-  std::vector<RowInput> inputs;
-  inputs.reserve(active.size());
+  if (!next.inputs.has_value()) next.inputs.emplace();
+  std::vector<RowInput>& inputs = *next.inputs;
   for (size_t i = 0; i < active.size(); ++i) {
     const ActiveSeq& a = active[i];
     const int32_t pos = inf.rows[i].position + 1;
     const RowInput in = FeedFromRow{static_cast<int32_t>(i)};
-    plan_.inputs.push_back(in);
-    plan_.positions.push_back(pos);
-    plan_.seqs.push_back(StepSeq{static_cast<int32_t>(i), 1, pos, a.seq.block_table});
+    plan.inputs.push_back(in);
+    plan.positions.push_back(pos);
+    builder_.add_seq(static_cast<int32_t>(i), 1, pos, a.seq.block_table);
     // A RepickOnly step always stands, so its logits come back in case the
     // host has to pick again.
     OutputRow out{static_cast<int32_t>(i), repick_only ? OutputKind::kLogits : OutputKind::kArgmax};
     const RowMask mask = row_mask(a);
     if (mask.suppress_stops) {
-      out.banned_begin = static_cast<int32_t>(plan_.banned.size());
+      out.banned_begin = static_cast<int32_t>(plan.banned.size());
       out.num_banned = static_cast<int32_t>(a.eos_tokens.size());
-      plan_.banned.insert(plan_.banned.end(), a.eos_tokens.begin(), a.eos_tokens.end());
+      plan.banned.insert(plan.banned.end(), a.eos_tokens.begin(), a.eos_tokens.end());
     }
-    plan_.outputs.push_back(out);
+    plan.outputs.push_back(out);
     inputs.push_back(in);
     next.rows.push_back(LaneRow{a.seq.slot_idx, pos});
     next.masks.push_back(mask);
   }
-  Result<Ticket> t = io_.dev.launch(plan_);
+  Result<Ticket> t = io_.dev.launch(builder_.finish());
   if (!t.ok()) {
     MET_LOG_WARN("ahead decode launch declined, settling first: {}", t.status().message());
+    recycle(std::move(next));
     return false;
   }
   next.ticket = *t;
-  next.inputs = std::move(inputs);
   next.discard.assign(active.size(), false);
   next.has_logits = repick_only;
   pipe_.next = std::move(next);
@@ -130,6 +145,7 @@ Settled DecodeLane::settle(std::vector<ActiveSeq>& active) {
   }
   if (inf.discard_all) {
     MET_CHECK(!pipe_.next.has_value(), "no step is launched ahead of a redo");
+    recycle(std::move(inf));
     return Settled::kRedo;
   }
   MET_CHECK(inf.has_logits || !inf.host_logits, "host sampling needs the step's logits");
@@ -155,6 +171,7 @@ Settled DecodeLane::settle(std::vector<ActiveSeq>& active) {
     }
     pipe_.inflight = std::move(validated);
   }
+  recycle(std::move(inf));
   return Settled::kDone;
 }
 

@@ -20,6 +20,7 @@
 #include "scheduler/dev_port.h"
 #include "scheduler/io.h"
 #include "scheduler/pipeline.h"
+#include "scheduler/plan_builder.h"
 
 namespace met {
 
@@ -67,11 +68,15 @@ class DecodeLane {
   bool reserve_all(std::vector<ActiveSeq>& active);
   bool launch_ahead(std::vector<ActiveSeq>& active);
   void fail_rows(std::vector<ActiveSeq>& active, std::string_view msg);
+  // An Inflight with empty vectors whose storage is reused (no allocation per step).
+  Inflight take_spare();
+  void recycle(Inflight&& inf);
 
   SchedIo io_;
   size_t max_seq_len_;
   Pipeline pipe_;
-  StepPlan plan_;
+  PlanBuilder builder_;
+  Inflight spare_;
   StepResult result_;
   StepResult dropped_;
   std::vector<const ActiveSeq*> survivors_;

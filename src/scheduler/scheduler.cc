@@ -83,7 +83,9 @@ Scheduler::Scheduler(SchedIo io, SpillIo* spill, const Tokenizer& tokenizer, Sch
       tokenizer_(tokenizer),
       options_(options),
       max_seq_len_(static_cast<size_t>(std::max(options.max_seq_len, 0))),
-      lane_(io, max_seq_len_) {
+      lane_(io, max_seq_len_),
+      builder_(static_cast<size_t>(options.max_seqs)),
+      plan_(builder_.plan()) {
   model_eos_ = tokenizer_.vocab().eog_ids();
   active_.reserve(static_cast<size_t>(options_.max_seqs));
   scheduled_.reserve(static_cast<size_t>(options_.max_seqs));
@@ -319,7 +321,7 @@ void Scheduler::make_decode_room() {
 }
 
 bool Scheduler::build_step() {
-  plan_.clear();
+  builder_.begin();
   scheduled_.clear();
   int32_t budget = options_.max_batch_tokens;
   auto add = [&](size_t i, int32_t n) {
@@ -329,7 +331,7 @@ bool Scheduler::build_step() {
       plan_.inputs.push_back(FeedToken{a.seq.tokens[static_cast<size_t>(a.seq.seq_len + k)]});
       plan_.positions.push_back(a.seq.seq_len + k);
     }
-    plan_.seqs.push_back(StepSeq{begin, n, a.seq.seq_len, a.seq.block_table});
+    builder_.add_seq(begin, n, a.seq.seq_len, a.seq.block_table);
     Scheduled s{i, n, std::nullopt};
     if (a.seq.seq_len + n == static_cast<int32_t>(a.seq.tokens.size())) {
       s.output = static_cast<int32_t>(plan_.outputs.size());
@@ -367,6 +369,7 @@ bool Scheduler::build_step() {
     MET_CHECK(r == Admit::kNow, "seq {}: reserving {} tokens failed with room for {}", a.seq.id.value(), n, room);
     add(i, n);
   }
+  builder_.finish();
   return !scheduled_.empty();
 }
 

@@ -23,6 +23,7 @@
 #include "scheduler/dev_port.h"
 #include "scheduler/engine_request.h"
 #include "scheduler/io.h"
+#include "scheduler/plan_builder.h"
 #include "scheduler/preempt.h"
 #include "tokenizer/tokenizer.h"
 
@@ -107,7 +108,8 @@ class Scheduler {
   std::deque<SwappedSeq> swapped_;  // FCFS by swap-out
 
   DecodeLane lane_;
-  StepPlan plan_;
+  PlanBuilder builder_;
+  StepPlan& plan_;  // builder_.plan()
   StepResult result_;
   std::vector<Scheduled> scheduled_;
   std::vector<size_t> order_;

@@ -1,0 +1,43 @@
+// PlanBuilder. Tested by tests/scheduler/plan_builder_test.cc.
+#include "scheduler/plan_builder.h"
+
+namespace met {
+
+PlanBuilder::PlanBuilder(size_t max_seqs) {
+  plan_.seqs.reserve(max_seqs);
+  spare_.reserve(max_seqs);
+}
+
+StepPlan& PlanBuilder::begin() {
+  plan_.inputs.clear();
+  plan_.positions.clear();
+  plan_.outputs.clear();
+  plan_.banned.clear();
+  num_seqs_ = 0;
+  return plan_;
+}
+
+void PlanBuilder::add_seq(int32_t row_begin, int32_t num_rows, int32_t num_cached, std::span<const BlockId> table) {
+  if (num_seqs_ == plan_.seqs.size()) {
+    plan_.seqs.emplace_back();
+    if (!spare_.empty()) {
+      plan_.seqs.back().block_table = std::move(spare_.back());
+      spare_.pop_back();
+    }
+  }
+  StepSeq& s = plan_.seqs[num_seqs_++];
+  s.row_begin = row_begin;
+  s.num_rows = num_rows;
+  s.num_cached = num_cached;
+  s.block_table.assign(table.begin(), table.end());
+}
+
+const StepPlan& PlanBuilder::finish() {
+  while (plan_.seqs.size() > num_seqs_) {
+    spare_.push_back(std::move(plan_.seqs.back().block_table));
+    plan_.seqs.pop_back();
+  }
+  return plan_;
+}
+
+}  // namespace met
