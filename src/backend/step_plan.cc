@@ -10,10 +10,6 @@
 namespace met {
 namespace {
 
-int64_t blocks_for_tokens(int64_t num_tokens) {
-  return (num_tokens + kKvBlockTokens - 1) / kKvBlockTokens;
-}
-
 Status validate_inputs(const StepPlan& plan) {
   if (plan.positions.size() != plan.inputs.size()) {
     return invalid_argument("step plan: {} inputs but {} positions", plan.inputs.size(),

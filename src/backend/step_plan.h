@@ -22,6 +22,11 @@ namespace met {
 
 inline constexpr int32_t kKvBlockTokens = 16;  // token slots per KV block
 
+// KV blocks that hold `num_tokens` positions.
+inline constexpr int32_t blocks_for_tokens(int64_t num_tokens) {
+  return static_cast<int32_t>((num_tokens + kKvBlockTokens - 1) / kKvBlockTokens);
+}
+
 // A row's input token: given by the host, or taken on the device from an
 // output row of the step launched just before (the pipelined lane feeds step
 // t+1 from step t's argmax without a round trip).

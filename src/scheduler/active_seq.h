@@ -66,6 +66,12 @@ struct ActiveSeq {
   std::optional<TimePoint> timeout_at;
 };
 
+// Tokens of `a` whose KV is not computed yet (1 for a decoding sequence: its
+// last sampled token; more while a prompt is being prefilled).
+inline int32_t pending_tokens(const ActiveSeq& a) {
+  return static_cast<int32_t>(a.seq.tokens.size()) - a.seq.seq_len;
+}
+
 struct SwappedSeq {
   ActiveSeq a;            // its block table is empty while swapped out
   SpillId swap_id;

@@ -7,8 +7,6 @@
 namespace met {
 namespace {
 
-int32_t blocks_for(int32_t num_tokens) { return (num_tokens + kKvBlockTokens - 1) / kKvBlockTokens; }
-
 template <class... Ts>
 struct Overloaded : Ts... {
   using Ts::operator()...;
@@ -47,7 +45,7 @@ void DevPort::apply(const Effect& effect) {
                  [&](const Rollback& e) {
                    SeqState& seq = *e.seq;
                    const auto keep = static_cast<size_t>(
-                       blocks_for(std::max<int32_t>(seq.seq_len, static_cast<int32_t>(seq.tokens.size()))));
+                       blocks_for_tokens(std::max<int32_t>(seq.seq_len, static_cast<int32_t>(seq.tokens.size()))));
                    while (seq.block_table.size() > keep) {
                      pool_.release(seq.block_table.back());
                      seq.block_table.pop_back();
@@ -58,7 +56,7 @@ void DevPort::apply(const Effect& effect) {
 }
 
 Admit DevPort::reserve_kv(SeqState& seq, int32_t num_tokens) {
-  const int32_t want = blocks_for(num_tokens);
+  const int32_t want = blocks_for_tokens(num_tokens);
   if (want > pool_.num_blocks()) return Admit::kNever;
   const int32_t have = static_cast<int32_t>(seq.block_table.size());
   if (want <= have) return Admit::kNow;

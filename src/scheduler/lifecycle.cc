@@ -8,12 +8,6 @@
 #include "scheduler/preempt.h"
 
 namespace met {
-namespace {
-
-int32_t blocks_for(int32_t num_tokens) { return (num_tokens + kKvBlockTokens - 1) / kKvBlockTokens; }
-
-}  // namespace
-
 void finish_sequence(const SchedIo& io, ActiveSeq& a, size_t max_seq_len) {
   // A failed sequence is not a finished one: an error frame, and no caching
   // (its blocks may hold a truncated or failed generation).
@@ -87,7 +81,7 @@ ActiveSeq take_active(const SchedIo& io, std::vector<ActiveSeq>& active, size_t 
 }
 
 Status spill_out_sequence(const SchedIo& io, ActiveSeq& a, SpillIo& spill, SpillId swap_id, SpillImage& scratch) {
-  const int32_t num_blocks = blocks_for(a.seq.seq_len);
+  const int32_t num_blocks = blocks_for_tokens(a.seq.seq_len);
   MET_RETURN_IF_ERROR(io.dev.save_blocks(a.seq, num_blocks, scratch));
   MET_RETURN_IF_ERROR(spill.save(swap_id, scratch));
   return ok_status();
@@ -105,7 +99,7 @@ Result<SwappedSeq> swap_out_sequence(const SchedIo& io, std::vector<ActiveSeq>& 
   }
   SwappedSeq out;
   out.swap_id = swap_id;
-  out.num_blocks = blocks_for(a.seq.seq_len);
+  out.num_blocks = blocks_for_tokens(a.seq.seq_len);
   out.seq_len = a.seq.seq_len;
   // The KV is valid: its full blocks stay findable by the prefix cache.
   io.dev.apply(ReleaseSeq{&a.seq, /*cache=*/true, "swap_out_sequence"});

@@ -13,45 +13,6 @@
 #include "scheduler/settle.h"
 
 namespace met {
-namespace {
-
-int32_t blocks_for(int64_t num_tokens) {
-  return static_cast<int32_t>((num_tokens + kKvBlockTokens - 1) / kKvBlockTokens);
-}
-
-int32_t pending_tokens(const ActiveSeq& a) {
-  return static_cast<int32_t>(a.seq.tokens.size()) - a.seq.seq_len;
-}
-
-}  // namespace
-
-Status validate_request(const EngineRequest& r, const RequestLimits& limits) {
-  if (r.prompt.empty()) return invalid_argument("the prompt is empty");
-  for (size_t i = 0; i < r.prompt.size(); ++i) {
-    if (r.prompt[i] < 0 || r.prompt[i] >= limits.vocab_size) {
-      return invalid_argument("prompt token {} is {}, outside the vocabulary of {}", i, r.prompt[i],
-                              limits.vocab_size);
-    }
-  }
-  if (r.max_tokens < 0) return invalid_argument("max_tokens must be >= 0, got {}", r.max_tokens);
-  if (r.min_tokens < 0 || r.min_tokens > r.max_tokens) {
-    return invalid_argument("min_tokens must be between 0 and max_tokens ({}), got {}", r.max_tokens,
-                            r.min_tokens);
-  }
-  MET_RETURN_IF_ERROR(validate_sampling(r.sampling));
-  if (r.timeout.has_value() && r.timeout->count() <= 0) return invalid_argument("the timeout must be positive");
-  const auto n = static_cast<int64_t>(r.prompt.size());
-  if (limits.max_seq_len > 0 && n >= limits.max_seq_len) {
-    return invalid_argument("the prompt has {} tokens; the context is {} and must leave room for one output token",
-                            n, limits.max_seq_len);
-  }
-  if (blocks_for(n + 1) > limits.num_kv_blocks) {
-    return invalid_argument("the prompt needs {} KV blocks of {} tokens; the pool has {} (raise --kv-mem or --kv-blocks)",
-                            blocks_for(n + 1), kKvBlockTokens, limits.num_kv_blocks);
-  }
-  return ok_status();
-}
-
 Result<std::unique_ptr<Scheduler>> Scheduler::create(SchedIo io, SpillIo* spill, const Tokenizer& tokenizer,
                                                      SchedulerOptions options) {
   const DeviceInfo& di = io.dev.info();
@@ -84,11 +45,9 @@ Scheduler::Scheduler(SchedIo io, SpillIo* spill, const Tokenizer& tokenizer, Sch
       options_(options),
       max_seq_len_(static_cast<size_t>(std::max(options.max_seq_len, 0))),
       lane_(io, max_seq_len_),
-      builder_(static_cast<size_t>(options.max_seqs)),
-      plan_(builder_.plan()) {
+      step_(static_cast<size_t>(options.max_seqs)) {
   model_eos_ = tokenizer_.vocab().eog_ids();
   active_.reserve(static_cast<size_t>(options_.max_seqs));
-  scheduled_.reserve(static_cast<size_t>(options_.max_seqs));
 }
 
 Scheduler::~Scheduler() {
@@ -235,7 +194,7 @@ void Scheduler::admit_waiting() {
     ActiveSeq& a = waiting_.front();
     const PrefixMatch m = io_.dev.match_prefix(a.seq);
     const int32_t chunk = std::min(pending_tokens(a), options_.max_batch_tokens);
-    const int32_t need = blocks_for(a.seq.seq_len + chunk) - static_cast<int32_t>(a.seq.block_table.size());
+    const int32_t need = blocks_for_tokens(a.seq.seq_len + chunk) - static_cast<int32_t>(a.seq.block_table.size());
     if (need > io_.dev.num_free_blocks()) {
       io_.dev.apply(ReleaseSeq{&a.seq, /*cache=*/false, "admit_waiting: no room"});
       return;
@@ -298,7 +257,7 @@ void Scheduler::make_decode_room() {
     int32_t need = 0;
     for (const ActiveSeq& a : active_) {
       if (!a.finished && pending_tokens(a) == 1 &&
-          blocks_for(a.seq.seq_len + 1) > static_cast<int32_t>(a.seq.block_table.size())) {
+          blocks_for_tokens(a.seq.seq_len + 1) > static_cast<int32_t>(a.seq.block_table.size())) {
         ++need;
       }
     }
@@ -320,63 +279,10 @@ void Scheduler::make_decode_room() {
   }
 }
 
-bool Scheduler::build_step() {
-  builder_.begin();
-  scheduled_.clear();
-  int32_t budget = options_.max_batch_tokens;
-  auto add = [&](size_t i, int32_t n) {
-    ActiveSeq& a = active_[i];
-    const int32_t begin = plan_.num_rows();
-    for (int32_t k = 0; k < n; ++k) {
-      plan_.inputs.push_back(FeedToken{a.seq.tokens[static_cast<size_t>(a.seq.seq_len + k)]});
-      plan_.positions.push_back(a.seq.seq_len + k);
-    }
-    builder_.add_seq(begin, n, a.seq.seq_len, a.seq.block_table);
-    Scheduled s{i, n, std::nullopt};
-    if (a.seq.seq_len + n == static_cast<int32_t>(a.seq.tokens.size())) {
-      s.output = static_cast<int32_t>(plan_.outputs.size());
-      OutputRow out{begin + n - 1, needs_logits(a) ? OutputKind::kLogits : OutputKind::kArgmax};
-      if (suppressing_stops(a)) {
-        out.banned_begin = static_cast<int32_t>(plan_.banned.size());
-        out.num_banned = static_cast<int32_t>(a.eos_tokens.size());
-        plan_.banned.insert(plan_.banned.end(), a.eos_tokens.begin(), a.eos_tokens.end());
-      }
-      plan_.outputs.push_back(out);
-    }
-    scheduled_.push_back(s);
-    budget -= n;
-  };
-  for (size_t i = 0; i < active_.size() && budget > 0; ++i) {
-    ActiveSeq& a = active_[i];
-    if (a.finished || pending_tokens(a) != 1) continue;
-    if (io_.dev.reserve_kv(a.seq, a.seq.seq_len + 1) != Admit::kNow) continue;
-    add(i, 1);
-  }
-  order_.clear();
-  for (size_t i = 0; i < active_.size(); ++i) {
-    if (!active_[i].finished && pending_tokens(active_[i]) > 1) order_.push_back(i);
-  }
-  std::sort(order_.begin(), order_.end(),
-            [&](size_t x, size_t y) { return active_[x].admit_order < active_[y].admit_order; });
-  for (size_t i : order_) {
-    if (budget <= 0) break;
-    ActiveSeq& a = active_[i];
-    const int32_t room = (static_cast<int32_t>(a.seq.block_table.size()) + io_.dev.num_free_blocks()) *
-                             kKvBlockTokens - a.seq.seq_len;
-    const int32_t n = std::min({pending_tokens(a), budget, room});
-    if (n <= 0) continue;
-    const Admit r = io_.dev.reserve_kv(a.seq, a.seq.seq_len + n);
-    MET_CHECK(r == Admit::kNow, "seq {}: reserving {} tokens failed with room for {}", a.seq.id.value(), n, room);
-    add(i, n);
-  }
-  builder_.finish();
-  return !scheduled_.empty();
-}
-
 void Scheduler::run_step() {
-  Result<Ticket> t = io_.dev.launch(plan_);
+  Result<Ticket> t = io_.dev.launch(step_.plan());
   if (!t.ok()) {
-    for (const Scheduled& s : scheduled_) {
+    for (const Scheduled& s : step_.scheduled()) {
       fail_sequence(active_[s.active_idx], fmt::format("the forward step was refused: {}", t.status().message()));
     }
     return;
@@ -389,16 +295,16 @@ void Scheduler::run_step() {
     return;
   }
   settle_step();
-  io_.tel.step_done(plan_.num_rows(), io_.dev.num_blocks_in_use());
+  io_.tel.step_done(step_.plan().num_rows(), io_.dev.num_blocks_in_use());
 }
 
 void Scheduler::settle_step() {
-  for (const Scheduled& s : scheduled_) {
+  for (const Scheduled& s : step_.scheduled()) {
     ActiveSeq& a = active_[s.active_idx];
     a.seq.seq_len += s.num_rows;
     if (!s.output.has_value()) continue;
     const auto i = static_cast<size_t>(*s.output);
-    const TokenId token = pick_token(a, result_, i, plan_.outputs[i].kind == OutputKind::kLogits);
+    const TokenId token = pick_token(a, result_, i, step_.plan().outputs[i].kind == OutputKind::kLogits);
     commit_output(io_, a, token, max_seq_len_);
   }
 }
@@ -411,15 +317,6 @@ bool Scheduler::needs_quiet() const {
     if (a.finished || a.sink.cancelled() || (a.timeout_at.has_value() && now >= *a.timeout_at)) return true;
   }
   return false;
-}
-
-bool Scheduler::is_decode_only() const {
-  if (scheduled_.size() != active_.size()) return false;
-  for (size_t i = 0; i < scheduled_.size(); ++i) {
-    const Scheduled& s = scheduled_[i];
-    if (s.active_idx != i || s.num_rows != 1 || !s.output.has_value()) return false;
-  }
-  return true;
 }
 
 void Scheduler::after_lane() {
@@ -444,16 +341,16 @@ bool Scheduler::tick() {
   admit_waiting();
   make_decode_room();
   bool ran = false;
-  if (build_step()) {
-    if (options_.pipeline && is_decode_only() && ahead_allowed(active_)) {
+  if (step_.build(active_, io_.dev, options_.max_batch_tokens)) {
+    if (options_.pipeline && step_.is_decode_only(active_.size()) && ahead_allowed(active_)) {
       // Keep the step in flight: the next tick launches the one after it
       // before settling this one.
       const TimePoint t0 = io_.clock.now();
-      Result<Ticket> t = io_.dev.launch(plan_);
+      Result<Ticket> t = io_.dev.launch(step_.plan());
       if (t.ok()) {
-        lane_.hold(*t, t0, plan_, active_);
+        lane_.hold(*t, t0, step_.plan(), active_);
       } else {
-        for (const Scheduled& s : scheduled_) {
+        for (const Scheduled& s : step_.scheduled()) {
           fail_sequence(active_[s.active_idx],
                         fmt::format("the forward step was refused: {}", t.status().message()));
         }

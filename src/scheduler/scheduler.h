@@ -23,8 +23,9 @@
 #include "scheduler/dev_port.h"
 #include "scheduler/engine_request.h"
 #include "scheduler/io.h"
-#include "scheduler/plan_builder.h"
 #include "scheduler/preempt.h"
+#include "scheduler/request_limits.h"
+#include "scheduler/step_builder.h"
 #include "tokenizer/tokenizer.h"
 
 namespace met {
@@ -36,16 +37,6 @@ struct SchedulerOptions {
   int32_t max_seq_len = 0;          // served context ceiling; 0: the device's
   bool pipeline = true;             // launch decode steps ahead (decode_lane.h)
 };
-
-// What a request is checked against before it is queued.
-struct RequestLimits {
-  int32_t vocab_size = 0;
-  int32_t max_seq_len = 0;
-  int32_t num_kv_blocks = 0;
-};
-
-// Checks a request against the limits; the message says what and by how much.
-Status validate_request(const EngineRequest& r, const RequestLimits& limits);
 
 struct SchedulerCounts {
   size_t num_waiting = 0;
@@ -72,11 +63,6 @@ class Scheduler {
   SchedulerCounts counts() const { return {waiting_.size(), active_.size(), swapped_.size()}; }
 
  private:
-  struct Scheduled {
-    size_t active_idx = 0;
-    int32_t num_rows = 0;
-    std::optional<int32_t> output;  // index into the step's outputs
-  };
 
   Scheduler(SchedIo io, SpillIo* spill, const Tokenizer& tokenizer, SchedulerOptions options);
   ActiveSeq make_seq(EngineRequest&& r, ResponseSink&& sink, TimePoint submitted);
@@ -87,12 +73,10 @@ class Scheduler {
   void make_decode_room();
   void preempt(size_t idx);
   void requeue(ActiveSeq a);
-  bool build_step();
   void run_step();
   void settle_step();
   void collect_victim_candidates();
   bool needs_quiet() const;
-  bool is_decode_only() const;
   void after_lane();
 
   SchedIo io_;
@@ -108,10 +92,8 @@ class Scheduler {
   std::deque<SwappedSeq> swapped_;  // FCFS by swap-out
 
   DecodeLane lane_;
-  PlanBuilder builder_;
-  StepPlan& plan_;  // builder_.plan()
+  StepBuilder step_;
   StepResult result_;
-  std::vector<Scheduled> scheduled_;
   std::vector<size_t> order_;
   std::vector<VictimCandidate> candidates_;
   SpillImage image_;

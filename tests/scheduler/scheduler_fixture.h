@@ -94,4 +94,22 @@ inline std::vector<TokenId> make_prompt(int n, uint32_t seed) {
   return p;
 }
 
+// Runs n requests (prompts of 20 + 7i tokens, 40 outputs each) to the end;
+// checks each got one finish frame and the pool is full; returns the tokens.
+inline std::vector<std::vector<TokenId>> run_many(SchedFixture& f, int n) {
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < n; ++i) {
+    ids.push_back(f.submit(greedy_request(make_prompt(20 + 7 * i, 100 + static_cast<uint32_t>(i)), 40)));
+  }
+  f.run();
+  std::vector<std::vector<TokenId>> out;
+  for (uint64_t id : ids) {
+    EXPECT_EQ(f.req.at(id).num_terminal(), 1);
+    EXPECT_EQ(f.req.at(id).finishes.size(), 1u);
+    out.push_back(f.req.at(id).tokens);
+  }
+  EXPECT_TRUE(f.pool_is_full());
+  return out;
+}
+
 }  // namespace met::testing

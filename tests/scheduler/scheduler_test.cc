@@ -16,6 +16,7 @@ namespace {
 
 using testing::greedy_request;
 using testing::make_prompt;
+using testing::run_many;
 using testing::SchedFixture;
 using testing::SchedFixtureOptions;
 
@@ -326,22 +327,6 @@ TEST(Scheduler, AFailedStepFaultsTheProcessAndAnswersEveryRequest) {
   EXPECT_TRUE(f.pool_is_full());
 }
 
-// Runs `n` requests through a pool of `blocks` blocks; returns each one's tokens.
-std::vector<std::vector<TokenId>> run_many(SchedFixture& f, int n) {
-  std::vector<uint64_t> ids;
-  std::vector<std::vector<TokenId>> prompts;
-  for (int i = 0; i < n; ++i) ids.push_back(f.submit(greedy_request(make_prompt(20 + 7 * i, 100 + i), 40)));
-  f.run();
-  std::vector<std::vector<TokenId>> out;
-  for (uint64_t id : ids) {
-    EXPECT_EQ(f.req.at(id).num_terminal(), 1);
-    EXPECT_EQ(f.req.at(id).finishes.size(), 1u);
-    out.push_back(f.req.at(id).tokens);
-  }
-  EXPECT_TRUE(f.pool_is_full());
-  return out;
-}
-
 TEST(Scheduler, PreemptionBySwapOrRecomputeGivesTheUninterruptedTokens) {
   SchedFixtureOptions big;
   big.device.num_kv_blocks = 256;
@@ -411,116 +396,6 @@ TEST(Scheduler, ASequenceAloneThatOutgrowsThePoolIsCutWithLength) {
   EXPECT_EQ(rec.finishes.at(0).guard_stop, "kv_exhausted");
   EXPECT_EQ(rec.tokens.size(), 19u);  // positions 30..47 filled, the 19th token has no slot
   EXPECT_TRUE(f.pool_is_full());
-}
-
-// Every device call of a run with preemption fails in turn: each request
-// still gets exactly one terminal frame and the pool is full after.
-TEST(Scheduler, AFailureAtAnyDeviceCallAnswersEveryRequestOnce) {
-  SchedFixtureOptions o;
-  o.device.num_kv_blocks = 14;
-  o.sched.max_seqs = 8;
-  o.sched.preempt = PreemptMode::kSwap;
-  o.with_spill = true;
-  int64_t total_calls = 0;
-  {
-    SchedFixture clean(o);
-    run_many(clean, 6);
-    total_calls = clean.device->num_calls();
-  }
-  ASSERT_GT(total_calls, 10);
-  for (int64_t n = 0; n < total_calls; ++n) {
-    ScopedFaultReset reset;
-    SchedFixture f(o);
-    f.device->fail_call(n);
-    std::vector<uint64_t> ids;
-    for (int i = 0; i < 6; ++i) ids.push_back(f.submit(greedy_request(make_prompt(20 + 7 * i, 100 + i), 40)));
-    f.run();
-    for (uint64_t id : ids) ASSERT_EQ(f.req.at(id).num_terminal(), 1) << "failing call " << n;
-    EXPECT_TRUE(f.pool_is_full()) << "failing call " << n;
-    EXPECT_TRUE(std::filesystem::is_empty(f.spill_dir.path())) << "failing call " << n;
-  }
-}
-
-TEST(Scheduler, AFailureAtAnySpillCallAnswersEveryRequestOnce) {
-  SchedFixtureOptions o;
-  o.device.num_kv_blocks = 14;
-  o.sched.max_seqs = 8;
-  o.sched.preempt = PreemptMode::kSwap;
-  o.with_spill = true;
-  int64_t total_calls = 0;
-  std::vector<std::vector<TokenId>> want;
-  {
-    SchedFixture clean(o);
-    want = run_many(clean, 6);
-    total_calls = clean.spill->num_calls();
-  }
-  ASSERT_GT(total_calls, 2);
-  for (int64_t n = 0; n < total_calls; ++n) {
-    SchedFixture f(o);
-    f.spill->fail_call(n);
-    std::vector<uint64_t> ids;
-    for (int i = 0; i < 6; ++i) ids.push_back(f.submit(greedy_request(make_prompt(20 + 7 * i, 100 + i), 40)));
-    f.run();
-    int num_errors = 0;
-    for (size_t i = 0; i < ids.size(); ++i) {
-      const auto& rec = f.req.at(ids[i]);
-      ASSERT_EQ(rec.num_terminal(), 1) << "failing spill call " << n;
-      if (!rec.errors.empty()) {
-        ++num_errors;
-      } else {
-        EXPECT_EQ(rec.tokens, want[i]) << "a request the failure did not touch changed, call " << n;
-      }
-    }
-    EXPECT_LE(num_errors, 1) << "one failed spill call fails at most one request";
-    EXPECT_TRUE(f.pool_is_full()) << "failing spill call " << n;
-  }
-}
-
-TEST(Scheduler, ACorruptSpillImageFailsOnlyItsOwnRequest) {
-  SchedFixtureOptions o;
-  o.device.num_kv_blocks = 14;
-  o.sched.max_seqs = 8;
-  o.sched.preempt = PreemptMode::kSwap;
-  o.with_spill = true;
-  std::vector<std::vector<TokenId>> want;
-  {
-    SchedFixture clean(o);
-    want = run_many(clean, 6);
-  }
-  SchedFixture f(o);
-  std::vector<uint64_t> ids;
-  for (int i = 0; i < 6; ++i) ids.push_back(f.submit(greedy_request(make_prompt(20 + 7 * i, 100 + i), 40)));
-  bool corrupted = false;
-  while (!f.sched->idle()) {
-    f.sched->tick();
-    if (corrupted) continue;
-    for (const auto& e : std::filesystem::directory_iterator(f.spill_dir.path())) {
-      std::fstream file(e.path(), std::ios::in | std::ios::out | std::ios::binary);
-      file.seekg(-1, std::ios::end);
-      char c = 0;
-      file.read(&c, 1);
-      c = static_cast<char>(c ^ 0x5a);
-      file.seekp(-1, std::ios::end);
-      file.write(&c, 1);
-      corrupted = true;
-      break;
-    }
-  }
-  ASSERT_TRUE(corrupted);
-  int num_errors = 0;
-  for (size_t i = 0; i < ids.size(); ++i) {
-    const auto& rec = f.req.at(ids[i]);
-    ASSERT_EQ(rec.num_terminal(), 1);
-    if (!rec.errors.empty()) {
-      ++num_errors;
-      EXPECT_NE(rec.errors[0].find("swap-in failed"), std::string::npos) << rec.errors[0];
-    } else {
-      EXPECT_EQ(rec.tokens, want[i]);
-    }
-  }
-  EXPECT_EQ(num_errors, 1);
-  EXPECT_TRUE(f.pool_is_full());
-  EXPECT_TRUE(std::filesystem::is_empty(f.spill_dir.path()));
 }
 
 }  // namespace

@@ -1,0 +1,35 @@
+// validate_request. Tested by tests/scheduler/request_limits_test.cc.
+#include "scheduler/request_limits.h"
+
+#include "backend/step_plan.h"
+
+namespace met {
+
+Status validate_request(const EngineRequest& r, const RequestLimits& limits) {
+  if (r.prompt.empty()) return invalid_argument("the prompt is empty");
+  for (size_t i = 0; i < r.prompt.size(); ++i) {
+    if (r.prompt[i] < 0 || r.prompt[i] >= limits.vocab_size) {
+      return invalid_argument("prompt token {} is {}, outside the vocabulary of {}", i, r.prompt[i],
+                              limits.vocab_size);
+    }
+  }
+  if (r.max_tokens < 0) return invalid_argument("max_tokens must be >= 0, got {}", r.max_tokens);
+  if (r.min_tokens < 0 || r.min_tokens > r.max_tokens) {
+    return invalid_argument("min_tokens must be between 0 and max_tokens ({}), got {}", r.max_tokens,
+                            r.min_tokens);
+  }
+  MET_RETURN_IF_ERROR(validate_sampling(r.sampling));
+  if (r.timeout.has_value() && r.timeout->count() <= 0) return invalid_argument("the timeout must be positive");
+  const auto n = static_cast<int64_t>(r.prompt.size());
+  if (limits.max_seq_len > 0 && n >= limits.max_seq_len) {
+    return invalid_argument("the prompt has {} tokens; the context is {} and must leave room for one output token",
+                            n, limits.max_seq_len);
+  }
+  if (blocks_for_tokens(n + 1) > limits.num_kv_blocks) {
+    return invalid_argument("the prompt needs {} KV blocks of {} tokens; the pool has {} (raise --kv-mem or --kv-blocks)",
+                            blocks_for_tokens(n + 1), kKvBlockTokens, limits.num_kv_blocks);
+  }
+  return ok_status();
+}
+
+}  // namespace met

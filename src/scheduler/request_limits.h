@@ -1,0 +1,24 @@
+// RequestLimits and validate_request: what a request is checked against
+// before it is queued (the vocabulary, the served context, the KV pool), so
+// a request that can never run is refused at once with a message saying what
+// and by how much. Used by Engine::submit on the client's thread and again by
+// Scheduler::enqueue.
+// Threading: pure. Tested by tests/scheduler/request_limits_test.cc.
+#pragma once
+
+#include <cstdint>
+
+#include "core/status.h"
+#include "scheduler/engine_request.h"
+
+namespace met {
+
+struct RequestLimits {
+  int32_t vocab_size = 0;
+  int32_t max_seq_len = 0;
+  int32_t num_kv_blocks = 0;
+};
+
+Status validate_request(const EngineRequest& r, const RequestLimits& limits);
+
+}  // namespace met

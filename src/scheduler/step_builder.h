@@ -1,0 +1,49 @@
+// StepBuilder: builds one forward step from the running sequences: a decode
+// row for every sequence that decodes (slot order), then prefill chunks,
+// oldest admission first, within the step's token budget and the KV blocks
+// free now. The last chunk of a prompt gets an output row: its logits, or
+// only its argmax for a greedy sequence (with EOS banned on the device while
+// min_tokens holds).
+// Invariants: every scheduled sequence has the blocks its rows write
+// (reserved here); the plan's rows never exceed the budget.
+// Threading: engine thread only. Tested through tests/scheduler/scheduler_test.cc.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "scheduler/active_seq.h"
+#include "scheduler/dev_port.h"
+#include "scheduler/plan_builder.h"
+
+namespace met {
+
+struct Scheduled {
+  size_t active_idx = 0;
+  int32_t num_rows = 0;
+  std::optional<int32_t> output;  // index into the step's outputs
+};
+
+class StepBuilder {
+ public:
+  explicit StepBuilder(size_t max_seqs);
+
+  // Fills plan(); false when nothing could be scheduled.
+  bool build(std::vector<ActiveSeq>& active, DevPort& dev, int32_t max_batch_tokens);
+
+  StepPlan& plan() { return builder_.plan(); }
+  std::span<const Scheduled> scheduled() const { return scheduled_; }
+  // One decode row with an output for each of `num_active` rows, in order.
+  bool is_decode_only(size_t num_active) const;
+
+ private:
+  void add(ActiveSeq& a, size_t idx, int32_t n);
+
+  PlanBuilder builder_;
+  std::vector<Scheduled> scheduled_;
+  std::vector<size_t> order_;
+};
+
+}  // namespace met

@@ -1,0 +1,51 @@
+// Tests for scheduler/request_limits.h.
+#include "scheduler/request_limits.h"
+
+#include <gtest/gtest.h>
+
+namespace met {
+namespace {
+
+EngineRequest request(std::vector<TokenId> prompt, int32_t max_tokens = 8) {
+  EngineRequest r;
+  r.prompt = std::move(prompt);
+  r.max_tokens = max_tokens;
+  return r;
+}
+
+TEST(ValidateRequest, NamesWhatIsWrongAndByHowMuch) {
+  const RequestLimits lim{.vocab_size = 100, .max_seq_len = 40, .num_kv_blocks = 2};
+  struct Case {
+    EngineRequest r;
+    const char* needle;
+  };
+  std::vector<Case> cases;
+  cases.push_back({request({}), "the prompt is empty"});
+  cases.push_back({request({1, 100}), "prompt token 1 is 100, outside the vocabulary of 100"});
+  cases.push_back({request({1, -3}), "prompt token 1 is -3"});
+  cases.push_back({request({1}, -1), "max_tokens must be >= 0, got -1"});
+  EngineRequest mt = request({1}, 3);
+  mt.min_tokens = 5;
+  cases.push_back({std::move(mt), "min_tokens must be between 0 and max_tokens (3), got 5"});
+  cases.push_back({request(std::vector<TokenId>(40, 1)), "the prompt has 40 tokens; the context is 40"});
+  cases.push_back({request(std::vector<TokenId>(32, 1)), "needs 3 KV blocks of 16 tokens; the pool has 2"});
+  EngineRequest t = request({1});
+  t.timeout = std::chrono::milliseconds(0);
+  cases.push_back({std::move(t), "the timeout must be positive"});
+  EngineRequest s = request({1});
+  s.sampling.temperature = -1;
+  cases.push_back({std::move(s), "temperature"});
+  for (const Case& c : cases) {
+    const Status st = validate_request(c.r, lim);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << c.needle;
+    EXPECT_NE(st.message().find(c.needle), std::string::npos) << st.message();
+  }
+}
+
+TEST(ValidateRequest, AcceptsARequestThatFits) {
+  const RequestLimits lim{.vocab_size = 100, .max_seq_len = 40, .num_kv_blocks = 2};
+  EXPECT_TRUE(validate_request(request(std::vector<TokenId>(31, 5)), lim).ok());
+}
+
+}  // namespace
+}  // namespace met
