@@ -310,8 +310,18 @@ void Scheduler::settle_step() {
 }
 
 bool Scheduler::needs_quiet() const {
-  if (!swapped_.empty()) return true;
-  if (!waiting_.empty() && active_.size() < static_cast<size_t>(options_.max_seqs)) return true;
+  // A sequence could be resumed or admitted now (without counting prefix
+  // hits: those are found at admission, once the lane is drained anyway).
+  const bool has_slot = active_.size() < static_cast<size_t>(options_.max_seqs);
+  const int32_t free_blocks = io_.dev.num_free_blocks();
+  if (has_slot && !swapped_.empty() &&
+      free_blocks >= std::min(swapped_.front().num_blocks + 1, io_.dev.num_blocks())) {
+    return true;
+  }
+  if (has_slot && swapped_.empty() && !waiting_.empty()) {
+    const ActiveSeq& w = waiting_.front();
+    if (free_blocks >= blocks_for_tokens(std::min(pending_tokens(w), options_.max_batch_tokens))) return true;
+  }
   const TimePoint now = io_.clock.now();
   for (const ActiveSeq& a : active_) {
     if (a.finished || a.sink.cancelled() || (a.timeout_at.has_value() && now >= *a.timeout_at)) return true;

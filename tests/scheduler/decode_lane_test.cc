@@ -116,7 +116,9 @@ TEST_F(Validate, AStaleMaskOnAnOverRunIsIgnored) {
 }
 
 TEST_F(Validate, ARowThatNeedsHostSamplingAsksForLogitsAndRedoesWithoutThem) {
-  active_[0].sampler = Sampler(SamplingParams{.temperature = 0.7f});
+  SamplingParams sampled;
+  sampled.temperature = 0.7f;
+  active_[0].sampler = Sampler(sampled);
   auto [n, poisoned] = lane_.validate_next(next(), active_, prev_tokens_);
   EXPECT_TRUE(n.host_logits);
   EXPECT_TRUE(n.discard_all);  // an argmax-only step has no logits to sample from

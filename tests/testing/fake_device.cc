@@ -75,7 +75,10 @@ Status FakeDevice::await_result(Ticket ticket, StepResult& out) {
   }
   StepPlan plan = std::move(pending_.front().second);
   pending_.pop_front();
-  MET_RETURN_IF_ERROR(s);
+  if (!s.ok()) {
+    prev_argmax_.clear();  // a step fed from this one has no input
+    return s;
+  }
   ++num_steps_;
   max_rows_seen_ = std::max(max_rows_seen_, plan.num_rows());
   // Write every row's (token, position) into its KV slot.
@@ -85,7 +88,12 @@ Status FakeDevice::await_result(Ticket ticket, StepResult& out) {
     if (const auto* f = std::get_if<FeedToken>(&in)) {
       tokens[static_cast<size_t>(r)] = f->id;
     } else {
-      tokens[static_cast<size_t>(r)] = prev_argmax_.at(static_cast<size_t>(std::get<FeedFromRow>(in).output_index));
+      const auto from = static_cast<size_t>(std::get<FeedFromRow>(in).output_index);
+      if (from >= prev_argmax_.size()) {
+        prev_argmax_.clear();
+        return internal_error("row {} is fed from output {} of a step that gave {}", r, from, prev_argmax_.size());
+      }
+      tokens[static_cast<size_t>(r)] = prev_argmax_[from];
     }
   }
   for (const StepSeq& sq : plan.seqs) {
