@@ -29,7 +29,8 @@ TokenId pick_token(ActiveSeq& a, StepResult& result, size_t index, bool use_logi
   const auto vocab = static_cast<size_t>(result.vocab_size);
   std::span<float> row(result.logits.data() + index * vocab, vocab);
   suppress_stops(a, row);
-  return a.sampler.sample(row);
+  const std::span<const TokenId> prompt(a.seq.tokens.data(), static_cast<size_t>(a.prompt_len));
+  return a.sampler.sample(row, prompt, a.output_tokens);
 }
 
 void commit_output(const SchedIo& io, ActiveSeq& a, TokenId token, size_t max_seq_len) {

@@ -1,0 +1,73 @@
+// Candidates. Tested by tests/sampling/candidates_test.cc.
+#include "sampling/candidates.h"
+
+#include <algorithm>
+
+#include "core/check.h"
+
+namespace met {
+
+void Candidates::assign_all(std::span<const float> logits) {
+  if (items_.size() < logits.size()) items_.resize(logits.size());
+  for (size_t i = 0; i < logits.size(); ++i) items_[i] = {logits[i], static_cast<TokenId>(i)};
+  size_ = logits.size();
+  num_sorted_ = 0;
+}
+
+void Candidates::assign_top_k(std::span<const float> logits, size_t k) {
+  MET_DCHECK(k > 0);
+  const size_t n = logits.size();
+  if (k >= n || k * 8 > n) {
+    assign_all(logits);
+    sort_prefix(k);
+    size_ = std::min(k, n);
+    return;
+  }
+  // A min-heap of the k best so far (worst on top); a later equal logit
+  // never displaces an earlier one, so ties keep the lower id.
+  if (items_.size() < k) items_.resize(k);
+  auto worse_on_top = [](const Candidate& a, const Candidate& b) { return ranks_before(a, b); };
+  for (size_t i = 0; i < k; ++i) items_[i] = {logits[i], static_cast<TokenId>(i)};
+  std::make_heap(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(k), worse_on_top);
+  float floor = items_[0].logit;
+  for (size_t i = k; i < n; ++i) {
+    if (!(logits[i] > floor)) continue;
+    std::pop_heap(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(k), worse_on_top);
+    items_[k - 1] = {logits[i], static_cast<TokenId>(i)};
+    std::push_heap(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(k), worse_on_top);
+    floor = items_[0].logit;
+  }
+  std::sort_heap(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(k), worse_on_top);
+  size_ = k;
+  num_sorted_ = k;
+}
+
+void Candidates::sort_prefix(size_t m) {
+  m = std::min(m, size_);
+  if (m <= num_sorted_) return;
+  const auto first = items_.begin() + static_cast<std::ptrdiff_t>(num_sorted_);
+  const auto middle = items_.begin() + static_cast<std::ptrdiff_t>(m);
+  const auto last = items_.begin() + static_cast<std::ptrdiff_t>(size_);
+  if (middle != last) std::nth_element(first, middle - 1, last, ranks_before);
+  std::sort(first, middle, ranks_before);
+  num_sorted_ = m;
+}
+
+void Candidates::truncate(size_t m) {
+  MET_DCHECK(m > 0 && m <= num_sorted_);
+  size_ = m;
+  num_sorted_ = m;
+}
+
+float Candidates::max_logit() const {
+  if (num_sorted_ > 0) return items_[0].logit;
+  float best = items_[0].logit;
+  for (size_t i = 1; i < size_; ++i) best = std::max(best, items_[i].logit);
+  return best;
+}
+
+void Candidates::scale(float factor) {
+  for (size_t i = 0; i < size_; ++i) items_[i].logit *= factor;
+}
+
+}  // namespace met

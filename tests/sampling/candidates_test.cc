@@ -1,0 +1,62 @@
+// Tests for Candidates (src/sampling/candidates.h).
+#include "sampling/candidates.h"
+
+#include <algorithm>
+#include <random>
+
+#include <gtest/gtest.h>
+
+namespace met {
+namespace {
+
+std::vector<Candidate> reference_sorted(const std::vector<float>& logits) {
+  std::vector<Candidate> all;
+  for (size_t i = 0; i < logits.size(); ++i) all.push_back({logits[i], static_cast<TokenId>(i)});
+  std::sort(all.begin(), all.end(), ranks_before);
+  return all;
+}
+
+std::vector<float> random_logits(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> coarse(0, 50);  // many ties
+  std::vector<float> v(n);
+  for (float& x : v) x = static_cast<float>(coarse(rng)) / 4.0f;
+  return v;
+}
+
+TEST(Candidates, TopKEqualsTheFirstKOfAFullSort) {
+  for (size_t k : {1u, 5u, 40u, 300u, 1000u}) {
+    const std::vector<float> logits = random_logits(1000, static_cast<uint32_t>(k));
+    const auto expected = reference_sorted(logits);
+    Candidates c;
+    c.assign_top_k(logits, k);
+    ASSERT_EQ(c.size(), k);
+    for (size_t i = 0; i < k; ++i) {
+      EXPECT_EQ(c.items()[i].id, expected[i].id) << "k " << k << " i " << i;
+    }
+  }
+}
+
+TEST(Candidates, SortPrefixGrowsTheSortedPrefix) {
+  const std::vector<float> logits = random_logits(500, 9);
+  const auto expected = reference_sorted(logits);
+  Candidates c;
+  c.assign_all(logits);
+  c.sort_prefix(10);
+  c.sort_prefix(70);
+  ASSERT_GE(c.num_sorted(), 70u);
+  for (size_t i = 0; i < 70; ++i) EXPECT_EQ(c.items()[i].id, expected[i].id) << i;
+}
+
+TEST(Candidates, KeepIfKeepsOrderAndTheSortedPrefix) {
+  const std::vector<float> logits = random_logits(200, 11);
+  Candidates c;
+  c.assign_all(logits);
+  c.sort_prefix(20);
+  c.keep_if([](const Candidate& x, size_t) { return x.id % 2 == 0; });
+  for (size_t i = 1; i < c.num_sorted(); ++i) EXPECT_FALSE(ranks_before(c.items()[i], c.items()[i - 1]));
+  for (const Candidate& x : c.items()) EXPECT_EQ(x.id % 2, 0);
+}
+
+}  // namespace
+}  // namespace met
