@@ -60,15 +60,29 @@ void apply_typical_p(Candidates& c, float typical_p, std::vector<std::pair<float
     const double log_p = static_cast<double>(items[i].logit - max_logit) - log_total;
     scratch.emplace_back(static_cast<float>(std::abs(-log_p - entropy)), static_cast<uint32_t>(i));
   }
-  std::sort(scratch.begin(), scratch.end());
+  // The most typical tokens first, sorted only as far as the mass needs:
+  // each round selects the next batch (nth_element) and sorts just it, so
+  // the work follows the tokens kept, not the vocabulary.
   double cumulative = 0.0;
   size_t keep = scratch.size();
-  for (size_t j = 0; j < scratch.size(); ++j) {
-    cumulative += std::exp(static_cast<double>(items[scratch[j].second].logit - max_logit) - log_total);
-    if (cumulative >= typical_p) {
-      keep = j + 1;
-      break;
+  size_t sorted = 0;
+  size_t batch = std::min<size_t>(scratch.size(), 64);
+  bool reached = false;
+  while (!reached && sorted < scratch.size()) {
+    const auto first = scratch.begin() + static_cast<std::ptrdiff_t>(sorted);
+    const auto last = scratch.begin() + static_cast<std::ptrdiff_t>(batch);
+    if (batch < scratch.size()) std::nth_element(first, last, scratch.end());
+    std::sort(first, last);
+    for (size_t j = sorted; j < batch; ++j) {
+      cumulative += std::exp(static_cast<double>(items[scratch[j].second].logit - max_logit) - log_total);
+      if (cumulative >= typical_p) {
+        keep = j + 1;
+        reached = true;
+        break;
+      }
     }
+    sorted = batch;
+    batch = std::min(scratch.size(), batch * 2);
   }
   // Mark the kept indices by reusing the score slot: index order, then keep.
   std::sort(scratch.begin(), scratch.begin() + static_cast<std::ptrdiff_t>(keep),
