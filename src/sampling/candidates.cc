@@ -30,13 +30,32 @@ void Candidates::assign_top_k(std::span<const float> logits, size_t k) {
   for (size_t i = 0; i < k; ++i) items_[i] = {logits[i], static_cast<TokenId>(i)};
   std::make_heap(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(k), worse_on_top);
   float floor = items_[0].logit;
-  for (size_t i = k; i < n; ++i) {
-    if (!(logits[i] > floor)) continue;
+  auto offer = [&](size_t i) {
+    if (!(logits[i] > floor)) return;
     std::pop_heap(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(k), worse_on_top);
     items_[k - 1] = {logits[i], static_cast<TokenId>(i)};
     std::push_heap(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(k), worse_on_top);
     floor = items_[0].logit;
+  };
+  // Once the heap holds good candidates most of the row is below its floor:
+  // a chunk whose maximum (a reduction the compiler vectorizes) does not beat
+  // the floor is skipped whole.
+  constexpr size_t kChunk = 32;
+  size_t i = k;
+  for (; i + kChunk <= n; i += kChunk) {
+    // Eight independent lanes (no dependency chain; GCC turns them into one
+    // vector max per 8 logits).
+    float lanes[8];
+    for (size_t t = 0; t < 8; ++t) lanes[t] = logits[i + t];
+    for (size_t j = 8; j < kChunk; j += 8) {
+      for (size_t t = 0; t < 8; ++t) lanes[t] = lanes[t] > logits[i + j + t] ? lanes[t] : logits[i + j + t];
+    }
+    float chunk_max = lanes[0];
+    for (size_t t = 1; t < 8; ++t) chunk_max = chunk_max > lanes[t] ? chunk_max : lanes[t];
+    if (chunk_max <= floor) continue;  // a NaN in the chunk fails this: offered one by one
+    for (size_t j = 0; j < kChunk; ++j) offer(i + j);
   }
+  for (; i < n; ++i) offer(i);
   std::sort_heap(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(k), worse_on_top);
   size_ = k;
   num_sorted_ = k;

@@ -37,6 +37,17 @@ TEST(Candidates, TopKEqualsTheFirstKOfAFullSort) {
   }
 }
 
+TEST(Candidates, TopKOfAFullSizeRowSkipsChunksBelowTheFloorAndStillMatches) {
+  for (size_t k : {1u, 40u, 64u}) {
+    const std::vector<float> logits = random_logits(152064 + 7, static_cast<uint32_t>(k) + 100);
+    const auto expected = reference_sorted(logits);
+    Candidates c;
+    c.assign_top_k(logits, k);
+    ASSERT_EQ(c.size(), k);
+    for (size_t i = 0; i < k; ++i) EXPECT_EQ(c.items()[i].id, expected[i].id) << "k " << k << " i " << i;
+  }
+}
+
 TEST(Candidates, SortPrefixGrowsTheSortedPrefix) {
   const std::vector<float> logits = random_logits(500, 9);
   const auto expected = reference_sorted(logits);
