@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "engine/engine.h"
+#include "testing/collected_stream.h"
 #include "gguf/gguf_file.h"
 #include "kv/spill_store.h"
 #include "model/cpu_device.h"
@@ -22,32 +23,10 @@
 namespace met {
 namespace {
 
-struct Outcome {
-  std::vector<TokenId> tokens;
-  std::string text;
-  std::optional<FinishEvent> finish;
-  std::optional<std::string> error;
-  int num_terminal = 0;
-};
+using Outcome = testing::CollectedStream;
 
 Outcome collect(RequestHandle& h, int cancel_after_deltas = -1) {
-  Outcome o;
-  StreamEvent e;
-  int deltas = 0;
-  while (h.next(e)) {
-    if (auto* d = std::get_if<DeltaEvent>(&e)) {
-      o.tokens.insert(o.tokens.end(), d->tokens.begin(), d->tokens.end());
-      o.text += d->text;
-      if (++deltas == cancel_after_deltas) h.cancel();
-    } else if (auto* f = std::get_if<FinishEvent>(&e)) {
-      o.finish = *f;
-      ++o.num_terminal;
-    } else {
-      o.error = std::get<ErrorEvent>(e).message;
-      ++o.num_terminal;
-    }
-  }
-  return o;
+  return testing::collect_stream(h, cancel_after_deltas);
 }
 
 // A model, its tokenizer and an engine over a CpuDevice with `num_blocks`.

@@ -1,6 +1,7 @@
 // Tests for engine/engine.h with a FakeDevice: the engine thread, the inbox,
 // the handles, shutdown and the fault flag.
 #include "engine/engine.h"
+#include "testing/collected_stream.h"
 
 #include <gtest/gtest.h>
 
@@ -17,30 +18,10 @@ namespace {
 using testing::FakeDevice;
 using testing::FakeDeviceOptions;
 
-struct Outcome {
-  std::vector<TokenId> tokens;
-  std::string text;
-  std::optional<FinishEvent> finish;
-  std::optional<std::string> error;
-  int num_terminal = 0;
-};
+using Outcome = testing::CollectedStream;
 
-Outcome collect(RequestHandle& h) {
-  Outcome o;
-  StreamEvent e;
-  while (h.next(e)) {
-    if (auto* d = std::get_if<DeltaEvent>(&e)) {
-      o.tokens.insert(o.tokens.end(), d->tokens.begin(), d->tokens.end());
-      o.text += d->text;
-    } else if (auto* f = std::get_if<FinishEvent>(&e)) {
-      o.finish = *f;
-      ++o.num_terminal;
-    } else {
-      o.error = std::get<ErrorEvent>(e).message;
-      ++o.num_terminal;
-    }
-  }
-  return o;
+Outcome collect(RequestHandle& h, int cancel_after_deltas = -1) {
+  return testing::collect_stream(h, cancel_after_deltas);
 }
 
 EngineRequest request(int prompt_len, int max_tokens, uint32_t seed) {
