@@ -22,18 +22,28 @@
 
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
+#include "cli/sampling_flags.h"
 #include "sampling/sampler.h"
 #include "tokenizer/tokenizer.h"
 
 namespace met {
 namespace {
 
+// llama.cpp's defaults for `met run`.
+SamplingParams default_run_sampling() {
+  SamplingParams p;
+  p.temperature = 0.8f;
+  p.top_k = 40;
+  p.top_p = 0.95f;
+  return p;
+}
+
 struct RunOptions {
   std::string model_path;
   std::string prompt;
   std::string prompts_file;
   int32_t num_predict = 128;
-  SamplingParams sampling{.temperature = 0.8f, .top_k = 40, .top_p = 0.95f, .seed = 0};
+  SamplingParams sampling = default_run_sampling();
   std::vector<std::string> stops;
   EngineFlags engine;
 };
@@ -202,10 +212,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--prompts-file", o->prompts_file,
                   "One JSON string per line, all submitted at once; one JSON result per line to stdout");
   cmd->add_option("-n,--n-predict,--max-tokens", o->num_predict, "Tokens to generate")->capture_default_str();
-  cmd->add_option("--temp", o->sampling.temperature, "Temperature; 0 is greedy")->capture_default_str();
-  cmd->add_option("--top-k", o->sampling.top_k, "Top-k; 0 is off")->capture_default_str();
-  cmd->add_option("--top-p", o->sampling.top_p, "Top-p; 1 is off")->capture_default_str();
-  cmd->add_option("--seed", o->sampling.seed, "Sampling seed")->capture_default_str();
+  add_sampling_flags(*cmd, o->sampling);
   cmd->add_option("--stop", o->stops, "Stop string (repeatable); not included in the text")->allow_extra_args(false);
   add_engine_flags(*cmd, o->engine);
   cmd->callback([o] { exit_on_error("run", run(*o)); });
