@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   met::add_make_model_command(app);
   met::add_quantize_command(app);
   met::add_run_command(app);
+  met::add_serve_command(app);
   met::add_template_command(app);
   met::add_tokenize_command(app);
   app.parse_complete_callback([&] {

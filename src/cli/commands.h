@@ -17,6 +17,7 @@ void add_info_command(CLI::App& app);
 void add_make_model_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
 void add_run_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
 void add_template_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
 

@@ -1,0 +1,343 @@
+// OpenAiRequest parsing. Tested by tests/server/openai_request_test.cc.
+#include "server/openai_request.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <utility>
+
+#include "tokenizer/utf8.h"
+
+namespace met {
+namespace {
+
+using Json = nlohmann::ordered_json;
+using MaybeError = std::optional<ApiError>;
+
+#define MET_API_RETURN_IF_ERROR(expr)               \
+  do {                                              \
+    if (MaybeError met_e_ = (expr)) return *met_e_; \
+  } while (0)
+
+// Limits on what one request may carry.
+constexpr size_t kMaxStopStrings = 16;
+constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600.0;
+
+// The field's value, or nullptr when it is absent or null.
+const Json* field(const Json& obj, const char* name) {
+  auto it = obj.find(name);
+  if (it == obj.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+ApiError wrong_type(const char* name, const char* expected, const Json& got) {
+  return invalid_request(name, fmt::format("'{}' must be {}, got {}", name, expected, got.type_name()));
+}
+
+MaybeError read_bool(const Json& obj, const char* name, bool& out) {
+  const Json* v = field(obj, name);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_boolean()) return wrong_type(name, "a boolean", *v);
+  out = v->get<bool>();
+  return std::nullopt;
+}
+
+MaybeError read_string(const Json& obj, const char* name, std::string& out) {
+  const Json* v = field(obj, name);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_string()) return wrong_type(name, "a string", *v);
+  out = v->get<std::string>();
+  return std::nullopt;
+}
+
+MaybeError read_int(const Json& obj, const char* name, int64_t lo, int64_t hi, std::optional<int64_t>& out) {
+  const Json* v = field(obj, name);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_number_integer()) return wrong_type(name, "an integer", *v);
+  const bool too_big = v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(hi);
+  const int64_t x = too_big ? hi : v->get<int64_t>();
+  if (too_big || x < lo || x > hi) {
+    return invalid_request(name, fmt::format("'{}' must be between {} and {}, got {}", name, lo, hi, v->dump()));
+  }
+  out = x;
+  return std::nullopt;
+}
+
+// A number in [lo, hi] (or (lo, hi] when lo_open).
+MaybeError read_number(const Json& obj, const char* name, double lo, double hi, bool lo_open,
+                       std::optional<double>& out) {
+  const Json* v = field(obj, name);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_number()) return wrong_type(name, "a number", *v);
+  const double x = v->get<double>();
+  const bool below = lo_open ? !(x > lo) : !(x >= lo);
+  if (below || !(x <= hi)) {
+    return invalid_request(
+        name, fmt::format("'{}' must be in {}{}, {}], got {}", name, lo_open ? "(" : "[", lo, hi, v->dump()));
+  }
+  out = x;
+  return std::nullopt;
+}
+
+MaybeError read_stop(const Json& obj, std::vector<std::string>& out) {
+  const Json* v = field(obj, "stop");
+  if (v == nullptr) return std::nullopt;
+  if (v->is_string()) {
+    out.push_back(v->get<std::string>());
+    return std::nullopt;
+  }
+  if (!v->is_array()) return wrong_type("stop", "a string or an array of strings", *v);
+  if (v->size() > kMaxStopStrings) {
+    return invalid_request("stop", fmt::format("'stop' holds {} strings; at most {}", v->size(), kMaxStopStrings));
+  }
+  for (const Json& s : *v) {
+    if (!s.is_string()) return wrong_type("stop", "a string or an array of strings", s);
+    out.push_back(s.get<std::string>());
+  }
+  return std::nullopt;
+}
+
+// logit_bias: {"token id": bias in [-100, 100]}.
+MaybeError read_logit_bias(const Json& obj, std::vector<LogitBias>& out) {
+  const Json* v = field(obj, "logit_bias");
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_object()) return wrong_type("logit_bias", "an object of token id to bias", *v);
+  for (const auto& [key, bias] : v->items()) {
+    char* end = nullptr;
+    const long id = std::strtol(key.c_str(), &end, 10);
+    if (key.empty() || *end != '\0' || id < 0 || id > std::numeric_limits<TokenId>::max()) {
+      return invalid_request("logit_bias", fmt::format("'logit_bias' key '{}' is not a token id", key));
+    }
+    if (!bias.is_number() || !(bias.get<double>() >= -100.0 && bias.get<double>() <= 100.0)) {
+      return invalid_request("logit_bias", fmt::format("'logit_bias' of token {} must be a number in [-100, 100]", key));
+    }
+    out.push_back(LogitBias{.token = static_cast<TokenId>(id), .bias = bias.get<float>()});
+  }
+  return std::nullopt;
+}
+
+// OpenAI's presence/frequency penalties and logit_bias; vLLM's
+// repetition_penalty and min_p.
+MaybeError read_penalties(const Json& obj, SamplingParams& s) {
+  std::optional<double> presence, frequency, repetition, min_p;
+  MET_API_RETURN_IF_ERROR(read_number(obj, "presence_penalty", -2.0, 2.0, false, presence));
+  MET_API_RETURN_IF_ERROR(read_number(obj, "frequency_penalty", -2.0, 2.0, false, frequency));
+  MET_API_RETURN_IF_ERROR(read_number(obj, "repetition_penalty", 0.0, 10.0, true, repetition));
+  MET_API_RETURN_IF_ERROR(read_number(obj, "min_p", 0.0, 1.0, false, min_p));
+  if (presence) s.presence_penalty = static_cast<float>(*presence);
+  if (frequency) s.frequency_penalty = static_cast<float>(*frequency);
+  if (repetition) s.repetition_penalty = static_cast<float>(*repetition);
+  if (min_p) s.min_p = static_cast<float>(*min_p);
+  return read_logit_bias(obj, s.logit_bias);
+}
+
+// Known fields whose features met lacks yet: refused rather than ignored,
+// since ignoring them would change what the answer means.
+MaybeError refuse_unsupported(const Json& obj) {
+  auto truthy = [](const Json& v) {
+    return !(v.is_boolean() && !v.get<bool>()) && !(v.is_number() && v.get<double>() == 0.0) &&
+           !(v.is_array() && v.empty());
+  };
+  for (const char* name : {"logprobs", "top_logprobs", "echo", "suffix", "tools", "functions"}) {
+    const Json* v = field(obj, name);
+    if (v != nullptr && truthy(*v)) return invalid_request(name, fmt::format("'{}' is not supported yet", name));
+  }
+  std::optional<int64_t> best_of;
+  MET_API_RETURN_IF_ERROR(read_int(obj, "best_of", 1, 128, best_of));
+  if (best_of && *best_of != 1) return invalid_request("best_of", "best_of > 1 is not supported yet");
+  if (const Json* rf = field(obj, "response_format")) {
+    const Json* type = rf->is_object() ? field(*rf, "type") : nullptr;
+    if (type == nullptr || !type->is_string() || type->get<std::string>() != "text") {
+      return invalid_request("response_format", "only 'response_format' {\"type\": \"text\"} is supported yet");
+    }
+  }
+  return std::nullopt;
+}
+
+MaybeError read_sampling(const Json& obj, SamplingParams& s) {
+  std::optional<double> temperature, top_p;
+  std::optional<int64_t> top_k;
+  MET_API_RETURN_IF_ERROR(read_number(obj, "temperature", 0.0, 2.0, false, temperature));
+  MET_API_RETURN_IF_ERROR(read_number(obj, "top_p", 0.0, 1.0, true, top_p));
+  MET_API_RETURN_IF_ERROR(read_int(obj, "top_k", -1, std::numeric_limits<int32_t>::max(), top_k));
+  if (temperature) s.temperature = static_cast<float>(*temperature);
+  if (top_p) s.top_p = static_cast<float>(*top_p);
+  if (top_k) s.top_k = *top_k < 0 ? 0 : static_cast<int32_t>(*top_k);  // -1: off, as vLLM
+  MET_API_RETURN_IF_ERROR(read_penalties(obj, s));
+  if (const Json* seed = field(obj, "seed")) {
+    if (!seed->is_number_integer()) return wrong_type("seed", "an integer", *seed);
+    s.seed = seed->is_number_unsigned() ? seed->get<uint64_t>() : static_cast<uint64_t>(seed->get<int64_t>());
+  }
+  return std::nullopt;
+}
+
+MaybeError read_max_tokens(const Json& obj, Endpoint endpoint, std::optional<int32_t>& out) {
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  std::optional<int64_t> max_tokens, max_completion_tokens;
+  MET_API_RETURN_IF_ERROR(read_int(obj, "max_tokens", 1, kMax, max_tokens));
+  if (endpoint == Endpoint::kChatCompletions) {
+    MET_API_RETURN_IF_ERROR(read_int(obj, "max_completion_tokens", 1, kMax, max_completion_tokens));
+  }
+  if (max_completion_tokens) {
+    out = static_cast<int32_t>(*max_completion_tokens);
+  } else if (max_tokens) {
+    out = static_cast<int32_t>(*max_tokens);
+  }
+  return std::nullopt;
+}
+
+// Fields both endpoints share: sampling, limits, stops, streaming, met's own.
+MaybeError read_common(const Json& obj, OpenAiRequest& r) {
+  MET_API_RETURN_IF_ERROR(read_string(obj, "model", r.model));
+  MET_API_RETURN_IF_ERROR(refuse_unsupported(obj));
+  std::optional<int64_t> n, min_tokens;
+  MET_API_RETURN_IF_ERROR(read_int(obj, "n", 1, 128, n));
+  if (n && *n != 1) return invalid_request("n", "n > 1 is not supported yet");
+  MET_API_RETURN_IF_ERROR(read_max_tokens(obj, r.endpoint, r.max_tokens));
+  MET_API_RETURN_IF_ERROR(read_sampling(obj, r.engine.sampling));
+  MET_API_RETURN_IF_ERROR(read_stop(obj, r.engine.stop_strings));
+  MET_API_RETURN_IF_ERROR(read_bool(obj, "stream", r.stream));
+  if (const Json* so = field(obj, "stream_options")) {
+    if (!so->is_object()) return wrong_type("stream_options", "an object", *so);
+    MaybeError e = read_bool(*so, "include_usage", r.include_usage);
+    if (e) e->param = "stream_options.include_usage";
+    if (e) return e;
+  }
+  std::string user;
+  MET_API_RETURN_IF_ERROR(read_string(obj, "user", user));
+  MET_API_RETURN_IF_ERROR(read_int(obj, "min_tokens", 0, std::numeric_limits<int32_t>::max(), min_tokens));
+  if (min_tokens) r.engine.min_tokens = static_cast<int32_t>(*min_tokens);
+  const int32_t budget = r.max_tokens.value_or(std::numeric_limits<int32_t>::max());
+  if (r.engine.min_tokens > budget) {
+    return invalid_request(
+        "min_tokens", fmt::format("'min_tokens' ({}) must not exceed max_tokens ({})", r.engine.min_tokens, budget));
+  }
+  MET_API_RETURN_IF_ERROR(read_bool(obj, "ignore_eos", r.engine.ignore_eos));
+  MET_API_RETURN_IF_ERROR(read_string(obj, "cache_salt", r.engine.cache_salt));
+  std::optional<double> timeout_s;
+  MET_API_RETURN_IF_ERROR(read_number(obj, "timeout", 0.0, kMaxTimeoutSeconds, true, timeout_s));
+  if (timeout_s) {
+    r.engine.timeout = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(*timeout_s));
+  }
+  return std::nullopt;
+}
+
+ApiError bad_prompt(const char* what) {
+  return invalid_request("prompt", fmt::format("'prompt' must be a string, an array of one string, or an array of "
+                                               "token ids; {}",
+                                               what));
+}
+
+MaybeError read_token_ids(const Json& arr, std::vector<TokenId>& out) {
+  for (const Json& t : arr) {
+    if (!t.is_number_integer()) return bad_prompt("an element is neither a string nor an integer");
+    const bool huge = t.is_number_unsigned() && t.get<uint64_t>() > uint64_t{std::numeric_limits<TokenId>::max()};
+    const int64_t id = huge ? int64_t{-1} : t.get<int64_t>();
+    if (id < 0 || id > std::numeric_limits<TokenId>::max()) {
+      return invalid_request("prompt", fmt::format("prompt token {} is {}, not a token id", out.size(), t.dump()));
+    }
+    out.push_back(static_cast<TokenId>(id));
+  }
+  return std::nullopt;
+}
+
+MaybeError read_prompt(const Json& obj, OpenAiRequest& r) {
+  const Json* p = field(obj, "prompt");
+  if (p == nullptr) return invalid_request("prompt", "'prompt' is required");
+  if (p->is_string()) {
+    r.prompt_text = p->get<std::string>();
+    return std::nullopt;
+  }
+  if (!p->is_array()) return wrong_type("prompt", "a string or an array", *p);
+  if (p->empty()) return bad_prompt("got an empty array");
+  const Json& first = p->front();
+  if (first.is_string() || first.is_array()) {
+    if (p->size() > 1) return invalid_request("prompt", "batched prompts (more than one) are not supported yet");
+    if (first.is_string()) {
+      r.prompt_text = first.get<std::string>();
+      return std::nullopt;
+    }
+    r.prompt_ids.emplace();
+    return read_token_ids(first, *r.prompt_ids);
+  }
+  r.prompt_ids.emplace();
+  return read_token_ids(*p, *r.prompt_ids);
+}
+
+// A message's content as one string: a string, null, or text parts joined.
+MaybeError content_text(const Json& content, size_t index, std::string& out) {
+  const std::string param = fmt::format("messages[{}].content", index);
+  if (content.is_null()) return std::nullopt;
+  if (content.is_string()) {
+    out = content.get<std::string>();
+    return std::nullopt;
+  }
+  if (!content.is_array())
+    return invalid_request(param, fmt::format("'{}' must be a string or an array of text parts", param));
+  for (const Json& part : content) {
+    const Json* text = part.is_object() ? field(part, "text") : nullptr;
+    const Json* type = part.is_object() ? field(part, "type") : nullptr;
+    if (type == nullptr || !type->is_string() || type->get<std::string>() != "text" || text == nullptr ||
+        !text->is_string()) {
+      return invalid_request(param, fmt::format("'{}' parts must be {{\"type\": \"text\", \"text\": string}}; "
+                                                "only text parts are supported",
+                                                param));
+    }
+    if (!out.empty()) out += "\n";
+    out += text->get<std::string>();
+  }
+  return std::nullopt;
+}
+
+MaybeError read_messages(const Json& obj, OpenAiRequest& r) {
+  const Json* m = field(obj, "messages");
+  if (m == nullptr) return invalid_request("messages", "'messages' is required");
+  if (!m->is_array()) return wrong_type("messages", "an array", *m);
+  if (m->empty()) return invalid_request("messages", "'messages' must hold at least one message");
+  r.messages = Json::array();
+  for (size_t i = 0; i < m->size(); ++i) {
+    const Json& msg = (*m)[i];
+    const std::string param = fmt::format("messages[{}]", i);
+    if (!msg.is_object()) return invalid_request(param, fmt::format("'{}' must be an object", param));
+    const Json* role = field(msg, "role");
+    if (role == nullptr || !role->is_string()) {
+      return invalid_request(param + ".role", fmt::format("'{}.role' must be a string", param));
+    }
+    std::string text;
+    const auto content = msg.find("content");
+    if (content != msg.end()) MET_API_RETURN_IF_ERROR(content_text(*content, i, text));
+    Json copy = msg;
+    copy["content"] = text;
+    r.messages.push_back(std::move(copy));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+ApiResult<OpenAiRequest> parse_openai_request(Endpoint endpoint, std::string_view body) {
+  if (!is_valid_utf8(body)) return invalid_request(std::nullopt, "the request body is not valid UTF-8");
+  Json obj;
+  try {
+    obj = Json::parse(body);
+  } catch (const nlohmann::json::exception& e) {
+    return invalid_request(std::nullopt, fmt::format("the request body is not valid JSON: {}", e.what()));
+  }
+  if (!obj.is_object()) return invalid_request(std::nullopt, "the request body must be a JSON object");
+  OpenAiRequest r;
+  r.endpoint = endpoint;
+  MET_API_RETURN_IF_ERROR(read_common(obj, r));
+  if (endpoint == Endpoint::kCompletions) {
+    MET_API_RETURN_IF_ERROR(read_prompt(obj, r));
+  } else {
+    MET_API_RETURN_IF_ERROR(read_messages(obj, r));
+  }
+  return r;
+}
+
+#undef MET_API_RETURN_IF_ERROR
+
+}  // namespace met

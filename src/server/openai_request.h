@@ -1,0 +1,48 @@
+// OpenAiRequest: the body of POST /v1/completions or /v1/chat/completions,
+// parsed and checked for form: every known field has the right type and
+// range (an error names it in `param`), unknown fields are ignored, null is
+// the same as absent. Tokenizing and the chat template come after
+// (PromptBuilder); the context is checked by the engine at submit.
+// Invariants: a parsed request has exactly one prompt form: prompt_text,
+// prompt_ids (completions) or messages (chat, each content a string).
+// Threading: pure functions. Tested by tests/server/openai_request_test.cc.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "scheduler/engine_request.h"
+#include "server/api_error.h"
+
+namespace met {
+
+enum class Endpoint { kCompletions, kChatCompletions };
+
+// OpenAI's default max_tokens for /v1/completions.
+inline constexpr int32_t kDefaultCompletionMaxTokens = 16;
+
+struct OpenAiRequest {
+  Endpoint endpoint = Endpoint::kCompletions;
+  std::optional<std::string> prompt_text;          // completions
+  std::optional<std::vector<TokenId>> prompt_ids;  // completions
+  nlohmann::ordered_json messages;                 // chat: [{role, content: string, ...}]
+  std::string model;                               // as sent ("" when absent)
+  bool stream = false;
+  bool include_usage = false;         // stream_options.include_usage
+  std::optional<int32_t> max_tokens;  // nullopt: the endpoint's default
+  EngineRequest engine;               // every field but prompt and max_tokens
+};
+
+template <typename T>
+using ApiResult = std::variant<T, ApiError>;
+
+// Parses `body` for `endpoint`: 400 for invalid UTF-8, malformed JSON, a
+// non-object, or a known field of the wrong type or out of range.
+ApiResult<OpenAiRequest> parse_openai_request(Endpoint endpoint, std::string_view body);
+
+}  // namespace met

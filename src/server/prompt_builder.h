@@ -1,0 +1,45 @@
+// PromptBuilder: turns a parsed OpenAiRequest into an EngineRequest: the
+// completion prompt tokenized (BOS as the vocab says) or taken as ids, or the
+// chat messages rendered with the model's chat template
+// (add_generation_prompt, bos_token, eos_token) and tokenized with special
+// tokens parsed; max_tokens defaults to 16 for completions and to the
+// context for chat (the engine caps the output at the context).
+// Invariants: a built request's prompt is non-empty.
+// Threading: build() is const and may run on many threads at once.
+// Tested by tests/server/prompt_builder_test.cc.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "chat/chat_template.h"
+#include "scheduler/engine_request.h"
+#include "scheduler/scheduler.h"
+#include "server/openai_request.h"
+#include "tokenizer/tokenizer.h"
+
+namespace met {
+
+class PromptBuilder {
+ public:
+  // Borrows `tokenizer`; `chat_template` nullopt: chat requests get a 400
+  // that adds `no_template_reason` when given (e.g. the GGUF's template did
+  // not parse).
+  PromptBuilder(const Tokenizer& tokenizer, std::optional<ChatTemplate> chat_template, RequestLimits limits,
+                std::string no_template_reason = "");
+
+  bool has_chat_template() const { return chat_template_.has_value(); }
+  ApiResult<EngineRequest> build(OpenAiRequest request) const;
+
+ private:
+  ApiResult<std::vector<TokenId>> chat_prompt(const OpenAiRequest& request) const;
+
+  const Tokenizer& tokenizer_;
+  std::optional<ChatTemplate> chat_template_;
+  RequestLimits limits_;
+  std::string bos_text_;
+  std::string eos_text_;
+  std::string no_template_reason_;
+};
+
+}  // namespace met

@@ -1,0 +1,128 @@
+// Tests for the OpenAI response bodies and the SSE encoder.
+#include "server/openai_response.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace met {
+namespace {
+
+using Json = nlohmann::json;
+
+ResponseMeta meta(Endpoint ep) { return ResponseMeta{ep, make_response_id(ep, 7), 1700000000, "m"}; }
+
+FinishEvent finish(const char* reason) {
+  FinishEvent f;
+  f.finish_reason = reason;
+  f.usage = Usage{.prompt_tokens = 5, .completion_tokens = 3, .cached_prompt_tokens = 2};
+  return f;
+}
+
+// The JSON payloads of "data: …\n\n" events.
+std::vector<std::string> events_of(const std::string& sse) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos < sse.size()) {
+    EXPECT_EQ(sse.compare(pos, 6, "data: "), 0) << sse;
+    const size_t end = sse.find("\n\n", pos);
+    EXPECT_NE(end, std::string::npos) << sse;
+    if (end == std::string::npos) break;
+    out.push_back(sse.substr(pos + 6, end - pos - 6));
+    pos = end + 2;
+  }
+  return out;
+}
+
+TEST(OpenAiResponse, IdsNameTheEndpoint) {
+  EXPECT_EQ(make_response_id(Endpoint::kCompletions, 255), "cmpl-00000000000000ff");
+  EXPECT_EQ(make_response_id(Endpoint::kChatCompletions, 1).rfind("chatcmpl-", 0), 0u);
+}
+
+TEST(OpenAiResponse, UsageHasEveryOpenAiField) {
+  const Json u = Json::parse(usage_json(finish("stop").usage).dump());
+  EXPECT_EQ(u["prompt_tokens"], 5);
+  EXPECT_EQ(u["completion_tokens"], 3);
+  EXPECT_EQ(u["total_tokens"], 8);
+  EXPECT_EQ(u["prompt_tokens_details"]["cached_tokens"], 2);
+  EXPECT_EQ(u["completion_tokens_details"]["reasoning_tokens"], 0);
+  EXPECT_EQ(u["completion_tokens_details"]["accepted_prediction_tokens"], 0);
+}
+
+TEST(OpenAiResponse, ACompletionBodyIsATextCompletion) {
+  const Json j = Json::parse(completion_body(meta(Endpoint::kCompletions), "hello", finish("length")).dump());
+  EXPECT_EQ(j["object"], "text_completion");
+  EXPECT_EQ(j["id"], "cmpl-0000000000000007");
+  EXPECT_EQ(j["created"], 1700000000);
+  EXPECT_EQ(j["model"], "m");
+  ASSERT_EQ(j["choices"].size(), 1u);
+  EXPECT_EQ(j["choices"][0]["index"], 0);
+  EXPECT_EQ(j["choices"][0]["text"], "hello");
+  EXPECT_EQ(j["choices"][0]["finish_reason"], "length");
+  EXPECT_TRUE(j["choices"][0]["logprobs"].is_null());
+  EXPECT_EQ(j["usage"]["total_tokens"], 8);
+}
+
+TEST(OpenAiResponse, AChatBodyHasAnAssistantMessage) {
+  const Json j = Json::parse(completion_body(meta(Endpoint::kChatCompletions), "hi", finish("stop")).dump());
+  EXPECT_EQ(j["object"], "chat.completion");
+  EXPECT_EQ(j["choices"][0]["message"]["role"], "assistant");
+  EXPECT_EQ(j["choices"][0]["message"]["content"], "hi");
+  EXPECT_FALSE(j["choices"][0].contains("text"));
+}
+
+TEST(OpenAiResponse, ModelsListTheOneModel) {
+  const Json j = Json::parse(models_body("tiny", 5).dump());
+  EXPECT_EQ(j["object"], "list");
+  EXPECT_EQ(j["data"][0]["id"], "tiny");
+  EXPECT_EQ(j["data"][0]["object"], "model");
+}
+
+TEST(SseEncoder, ACompletionStreamEndsWithFinishThenDone) {
+  SseEncoder enc(meta(Endpoint::kCompletions), /*include_usage=*/false);
+  EXPECT_EQ(enc.start(), "");
+  EXPECT_EQ(enc.encode(DeltaEvent{{1}, ""}), "");  // held-back text sends nothing
+  const std::string body = enc.encode(DeltaEvent{{1, 2}, "Once"}) + enc.encode(finish("length"));
+  const std::vector<std::string> events = events_of(body);
+  ASSERT_EQ(events.size(), 3u);
+  const Json first = Json::parse(events[0]);
+  EXPECT_EQ(first["object"], "text_completion");
+  EXPECT_EQ(first["choices"][0]["text"], "Once");
+  EXPECT_TRUE(first["choices"][0]["finish_reason"].is_null());
+  EXPECT_FALSE(first.contains("usage"));
+  EXPECT_EQ(Json::parse(events[1])["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(events[2], "[DONE]");
+}
+
+TEST(SseEncoder, AChatStreamStartsWithTheRoleAndCanCarryUsage) {
+  SseEncoder enc(meta(Endpoint::kChatCompletions), /*include_usage=*/true);
+  const std::vector<std::string> events =
+      events_of(enc.start() + enc.encode(DeltaEvent{{1}, "Hi"}) + enc.encode(finish("stop")));
+  ASSERT_EQ(events.size(), 5u);
+  const Json role = Json::parse(events[0]);
+  EXPECT_EQ(role["object"], "chat.completion.chunk");
+  EXPECT_EQ(role["choices"][0]["delta"]["role"], "assistant");
+  EXPECT_TRUE(role["usage"].is_null());
+  EXPECT_EQ(Json::parse(events[1])["choices"][0]["delta"]["content"], "Hi");
+  const Json last = Json::parse(events[2]);
+  EXPECT_TRUE(last["choices"][0]["delta"].empty());
+  EXPECT_EQ(last["choices"][0]["finish_reason"], "stop");
+  const Json usage = Json::parse(events[3]);
+  EXPECT_TRUE(usage["choices"].empty());
+  EXPECT_EQ(usage["usage"]["completion_tokens"], 3);
+  EXPECT_EQ(events[4], "[DONE]");
+}
+
+TEST(SseEncoder, AnErrorEndsTheStreamWithAnErrorEventThenDone) {
+  SseEncoder enc(meta(Endpoint::kCompletions), false);
+  const std::vector<std::string> events = events_of(enc.encode(ErrorEvent{"device failed"}));
+  ASSERT_EQ(events.size(), 2u);
+  const Json err = Json::parse(events[0]);
+  EXPECT_EQ(err["error"]["message"], "device failed");
+  EXPECT_EQ(err["error"]["type"], "server_error");
+  EXPECT_EQ(events[1], "[DONE]");
+}
+
+}  // namespace
+}  // namespace met

@@ -1,0 +1,107 @@
+// Tests for PromptBuilder over the small test tokenizer.
+#include "server/prompt_builder.h"
+
+#include <gtest/gtest.h>
+
+#include "testing/test_tokenizer.h"
+
+namespace met {
+namespace {
+
+using testing::test_tokenizer;
+
+constexpr RequestLimits kLimits{.vocab_size = 512, .max_seq_len = 128, .num_kv_blocks = 64};
+
+OpenAiRequest completion(std::string prompt) {
+  OpenAiRequest r;
+  r.endpoint = Endpoint::kCompletions;
+  r.prompt_text = std::move(prompt);
+  return r;
+}
+
+OpenAiRequest chat(nlohmann::ordered_json messages) {
+  OpenAiRequest r;
+  r.endpoint = Endpoint::kChatCompletions;
+  r.messages = std::move(messages);
+  return r;
+}
+
+std::optional<ChatTemplate> tmpl(std::string_view source) {
+  Result<ChatTemplate> t = ChatTemplate::parse(source);
+  EXPECT_TRUE(t.ok()) << t.status().to_string();
+  return std::move(*t);
+}
+
+TEST(PromptBuilder, ACompletionPromptIsTokenizedWithBosAndDefaultsTo16Tokens) {
+  const Tokenizer& tok = test_tokenizer();
+  PromptBuilder b(tok, std::nullopt, kLimits);
+  ApiResult<EngineRequest> r = b.build(completion("hello world"));
+  ASSERT_TRUE(std::holds_alternative<EngineRequest>(r));
+  const EngineRequest& e = std::get<EngineRequest>(r);
+  EXPECT_EQ(e.prompt, tok.encode("hello world", EncodeOptions{.add_special = true}));
+  EXPECT_EQ(e.max_tokens, kDefaultCompletionMaxTokens);
+}
+
+TEST(PromptBuilder, TokenIdsPassThroughAndMaxTokensIsKept) {
+  PromptBuilder b(test_tokenizer(), std::nullopt, kLimits);
+  OpenAiRequest req;
+  req.prompt_ids = std::vector<TokenId>{5, 6, 7};
+  req.max_tokens = 3;
+  ApiResult<EngineRequest> r = b.build(std::move(req));
+  ASSERT_TRUE(std::holds_alternative<EngineRequest>(r));
+  EXPECT_EQ(std::get<EngineRequest>(r).prompt, (std::vector<TokenId>{5, 6, 7}));
+  EXPECT_EQ(std::get<EngineRequest>(r).max_tokens, 3);
+}
+
+TEST(PromptBuilder, AnEmptyTokenListIsRefused) {
+  PromptBuilder b(test_tokenizer(), std::nullopt, kLimits);
+  OpenAiRequest req;
+  req.prompt_ids = std::vector<TokenId>{};
+  ApiResult<EngineRequest> r = b.build(std::move(req));
+  ASSERT_TRUE(std::holds_alternative<ApiError>(r));
+  EXPECT_EQ(std::get<ApiError>(r).param, "prompt");
+}
+
+TEST(PromptBuilder, ChatWithoutATemplateIsA400OnMessages) {
+  PromptBuilder b(test_tokenizer(), std::nullopt, kLimits);
+  ApiResult<EngineRequest> r = b.build(chat({{{"role", "user"}, {"content", "hi"}}}));
+  ASSERT_TRUE(std::holds_alternative<ApiError>(r));
+  EXPECT_EQ(std::get<ApiError>(r).status, 400);
+  EXPECT_EQ(std::get<ApiError>(r).param, "messages");
+  EXPECT_NE(std::get<ApiError>(r).message.find("chat template"), std::string::npos);
+}
+
+TEST(PromptBuilder, TheChatErrorSaysWhyThereIsNoTemplate) {
+  PromptBuilder b(test_tokenizer(), std::nullopt, kLimits, "tokenizer.chat_template: unknown tag 'generation'");
+  ApiResult<EngineRequest> r = b.build(chat({{{"role", "user"}, {"content", "hi"}}}));
+  ASSERT_TRUE(std::holds_alternative<ApiError>(r));
+  EXPECT_NE(std::get<ApiError>(r).message.find("unknown tag 'generation'"), std::string::npos);
+}
+
+TEST(PromptBuilder, ChatRendersTheTemplateWithOneBosAndTheContextAsBudget) {
+  const Tokenizer& tok = test_tokenizer();
+  PromptBuilder b(tok,
+                  tmpl("{{ bos_token }}{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}"
+                       "{% if add_generation_prompt %}assistant:{% endif %}"),
+                  kLimits);
+  ApiResult<EngineRequest> r = b.build(chat({{{"role", "user"}, {"content", "hi"}}}));
+  ASSERT_TRUE(std::holds_alternative<EngineRequest>(r));
+  const EngineRequest& e = std::get<EngineRequest>(r);
+  ASSERT_FALSE(e.prompt.empty());
+  EXPECT_EQ(e.prompt[0], tok.vocab().special().bos);
+  if (e.prompt.size() > 1) {
+    EXPECT_NE(e.prompt[1], tok.vocab().special().bos);
+  }
+  EXPECT_EQ(tok.decode(e.prompt), "user: hi\nassistant:");
+  EXPECT_EQ(e.max_tokens, kLimits.max_seq_len);
+}
+
+TEST(PromptBuilder, ATemplateThatRaisesIsA400) {
+  PromptBuilder b(test_tokenizer(), tmpl("{{ raise_exception('roles must alternate') }}"), kLimits);
+  ApiResult<EngineRequest> r = b.build(chat({{{"role", "user"}, {"content", "hi"}}}));
+  ASSERT_TRUE(std::holds_alternative<ApiError>(r));
+  EXPECT_NE(std::get<ApiError>(r).message.find("roles must alternate"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace met
