@@ -1,5 +1,6 @@
 // The `met` binary: parses the command line with CLI11 and runs a subcommand.
-// The only place met reads environment variables (MET_ISA, MET_LOG_LEVEL).
+// The only place met reads environment variables (MET_ISA, MET_LOG_LEVEL, and
+// XDG_CACHE_HOME or HOME for the cache directory).
 // Threading: main thread. Tested by tests/cli/*_command_test.cc.
 #include <cstdio>
 #include <cstdlib>
@@ -32,6 +33,17 @@ bool apply_isa_cap(const std::string& flag) {
   return true;
 }
 
+// $XDG_CACHE_HOME/met, else $HOME/.cache/met, else .met-cache.
+std::string default_cache_dir() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && xdg[0] != '\0') {
+    return std::string(xdg) + "/met";
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && home[0] != '\0') {
+    return std::string(home) + "/.cache/met";
+  }
+  return ".met-cache";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -52,7 +64,7 @@ int main(int argc, char** argv) {
   met::add_make_model_command(app);
   met::add_quantize_command(app);
   met::add_run_command(app);
-  met::add_serve_command(app);
+  met::add_serve_command(app, default_cache_dir());
   met::add_template_command(app);
   met::add_tokenize_command(app);
   app.parse_complete_callback([&] {

@@ -6,6 +6,8 @@
 // built `met` binary.
 #pragma once
 
+#include <string>
+
 #include <CLI/CLI.hpp>
 
 #include "core/status.h"
@@ -17,7 +19,9 @@ void add_info_command(CLI::App& app);
 void add_make_model_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
 void add_run_command(CLI::App& app);
-void add_serve_command(CLI::App& app);
+// `default_cache_dir`: where `met serve` keeps its default model (apps/ works
+// it out from XDG_CACHE_HOME or HOME).
+void add_serve_command(CLI::App& app, const std::string& default_cache_dir);
 void add_template_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
 

@@ -1,6 +1,9 @@
-// `met serve MODEL.gguf [--host 127.0.0.1] [--port 8080] [--model-alias NAME]
-// [--chat-template FILE] [--max-concurrent N] [--max-body-bytes N]` plus the
-// engine flags: the OpenAI-compatible HTTP server (server/http_server.h).
+// `met serve [MODEL.gguf] [--host 127.0.0.1] [--port 8080] [--model-alias NAME]
+// [--chat-template FILE] [--max-concurrent N] [--max-body-bytes N]
+// [--cache-dir DIR]` plus the engine flags: the OpenAI-compatible HTTP server
+// (server/http_server.h). With no model it serves a small random-weight model
+// made once (make-model's tiny preset, q8_0) and kept in the cache directory,
+// and says so in one line.
 // When ready it prints exactly one line to stderr,
 // "met: listening on http://HOST:PORT"; on SIGINT/SIGTERM it stops accepting,
 // lets requests in flight finish, drains the engine and exits 0.
@@ -18,6 +21,7 @@
 
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
+#include "model/random_model.h"
 #include "server/http_server.h"
 #include "server/prompt_builder.h"
 
@@ -32,8 +36,32 @@ struct ServeOptions {
   std::string chat_template_path;
   int32_t max_concurrent = 256;
   int64_t max_body_bytes = int64_t{8} << 20;
+  std::string cache_dir;  // where the default model is made and kept
   EngineFlags engine;
 };
+
+constexpr const char* kDefaultModelFile = "random-tiny-q8_0.gguf";
+
+// The default model's path, made on first use.
+Result<std::string> default_model(const std::string& cache_dir) {
+  if (cache_dir.empty()) return invalid_argument("no model given and no cache directory to keep a default one in");
+  std::error_code ec;
+  std::filesystem::create_directories(cache_dir, ec);
+  if (ec) return io_error("--cache-dir {}: {}", cache_dir, ec.message());
+  const std::string path = (std::filesystem::path(cache_dir) / kDefaultModelFile).string();
+  if (!std::filesystem::exists(path)) {
+    std::optional<RandomModelSpec> spec = random_model_preset("tiny");
+    if (!spec) return internal_error("make-model has no tiny preset");
+    spec->dtype = GgmlType::kQ8_0;
+    std::fprintf(stderr, "met: making the default model (random weights) at %s\n", path.c_str());
+    MET_RETURN_IF_ERROR(make_random_model(*spec, path).status());
+  }
+  std::fprintf(stderr,
+               "met: no model given: serving %s, a small model with RANDOM weights (its text is noise); "
+               "load a real one with `met serve MODEL.gguf`\n",
+               path.c_str());
+  return path;
+}
 
 Status validate(const ServeOptions& o) {
   if (o.port < 0 || o.port > 65535) return invalid_argument("--port {} must be between 0 and 65535", o.port);
@@ -67,8 +95,12 @@ Result<LoadedTemplate> load_chat_template(const ServeOptions& o, const GgufMetad
   return LoadedTemplate{std::move(*parsed), ""};
 }
 
-Status serve(const ServeOptions& o) {
+Status serve(ServeOptions o) {
   MET_RETURN_IF_ERROR(validate(o));
+  if (o.model_path.empty()) {
+    MET_ASSIGN_OR_RETURN(o.model_path, default_model(o.cache_dir));
+    if (o.alias.empty()) o.alias = "met-random-tiny";
+  }
   MET_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::load(o.model_path));
   MET_ASSIGN_OR_RETURN(Tokenizer tok, Tokenizer::from_gguf(model->file().metadata()));
   MET_ASSIGN_OR_RETURN(LoadedTemplate chat, load_chat_template(o, model->file().metadata()));
@@ -92,10 +124,12 @@ Status serve(const ServeOptions& o) {
 
 }  // namespace
 
-void add_serve_command(CLI::App& app) {
+void add_serve_command(CLI::App& app, const std::string& default_cache_dir) {
   auto o = std::make_shared<ServeOptions>();
+  o->cache_dir = default_cache_dir;
   CLI::App* cmd = app.add_subcommand("serve", "Serve the OpenAI HTTP API (completions, chat completions)");
-  cmd->add_option("model", o->model_path, "GGUF model")->required();
+  cmd->add_option("model", o->model_path, "GGUF model (default: a random-weight model kept in --cache-dir)");
+  cmd->add_option("--cache-dir", o->cache_dir, "Where the default model is made and kept")->capture_default_str();
   cmd->add_option("--host", o->host, "Address to bind")->capture_default_str();
   cmd->add_option("--port", o->port, "Port to bind; 0 picks a free one")->capture_default_str();
   cmd->add_option("--model-alias", o->alias, "The model's name in the API (default: the file's stem)");

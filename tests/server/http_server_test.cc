@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 #include <fstream>
 #include <string>
@@ -213,6 +215,26 @@ TEST(MetServe, HealthAndModelsAnswer) {
   auto r = http_call(server.port(), "POST", "/v1/completions", kGreedy20);
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(body_json(r)["model"], "tiny-stories");
+}
+
+TEST(MetServe, WithNoModelItMakesAndServesARandomOneAndSaysSo) {
+  testing::TempDir cache;
+  for (int run = 0; run < 2; ++run) {  // the second run reuses the model made by the first
+    ServeProcess server("--port 0 --threads 1 --cache-dir " + testing::shell_quote(cache.path()));
+    ASSERT_NE(server.port(), 0) << server.error();
+    EXPECT_NE(server.stderr_text().find("RANDOM weights"), std::string::npos) << server.stderr_text();
+    EXPECT_EQ(server.stderr_text().find("making the default model") != std::string::npos, run == 0)
+        << server.stderr_text();
+    auto models = http_call(server.port(), "GET", "/v1/models");
+    ASSERT_TRUE(models.has_value());
+    EXPECT_EQ(body_json(models)["data"][0]["id"], "met-random-tiny");
+    auto chat = http_call(server.port(), "POST", "/v1/chat/completions",
+                          R"({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 4})");
+    ASSERT_TRUE(chat.has_value());
+    EXPECT_EQ(chat->status, 200) << chat->body;
+    EXPECT_EQ(body_json(chat)["object"], "chat.completion");
+  }
+  EXPECT_TRUE(std::filesystem::exists(cache.file("random-tiny-q8_0.gguf")));
 }
 
 TEST(MetServe, ChatCompletionOnAMadeModelReturnsAMessage) {
