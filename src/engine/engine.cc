@@ -76,7 +76,8 @@ void Engine::engine_main() {
       scheduler_->enqueue(std::move(in.request), std::move(in.sink), in.submitted);
     }
     batch.clear();
-    if (is_faulted()) {
+    const bool faulted = is_faulted();
+    if (faulted) {
       scheduler_->fail_all(fmt::format("the server is faulted: {}", fault_reason()));
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -84,17 +85,11 @@ void Engine::engine_main() {
       }
       if (!fault_reported && options_.on_fault) options_.on_fault();
       fault_reported = true;
-      std::lock_guard<std::mutex> lock(mu_);
-      if (inbox_.empty()) return;
-      continue;
-    }
-    if (stopping && !drain) {
+    } else if (stopping && !drain) {
       scheduler_->fail_all("the engine stopped before this request finished");
-      std::lock_guard<std::mutex> lock(mu_);
-      if (inbox_.empty()) return;
-      continue;
     }
-    if (stopping && scheduler_->idle()) {
+    if ((faulted || stopping) && scheduler_->idle()) {
+      // Done, unless a request slipped into the inbox before it closed.
       std::lock_guard<std::mutex> lock(mu_);
       if (inbox_.empty()) return;
       continue;

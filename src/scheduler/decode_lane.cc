@@ -67,17 +67,10 @@ bool DecodeLane::launch_ahead(std::vector<ActiveSeq>& active) {
     builder_.add_seq(static_cast<int32_t>(i), 1, pos, a.seq.block_table);
     // A RepickOnly step always stands, so its logits come back in case the
     // host has to pick again.
-    OutputRow out{static_cast<int32_t>(i), repick_only ? OutputKind::kLogits : OutputKind::kArgmax};
-    const RowMask mask = row_mask(a);
-    if (mask.suppress_stops) {
-      out.banned_begin = static_cast<int32_t>(plan.banned.size());
-      out.num_banned = static_cast<int32_t>(a.eos_tokens.size());
-      plan.banned.insert(plan.banned.end(), a.eos_tokens.begin(), a.eos_tokens.end());
-    }
-    plan.outputs.push_back(out);
+    add_output_row(plan, static_cast<int32_t>(i), repick_only ? OutputKind::kLogits : OutputKind::kArgmax, a);
     inputs.push_back(in);
     next.rows.push_back(LaneRow{a.seq.slot_idx, pos});
-    next.masks.push_back(mask);
+    next.masks.push_back(row_mask(a));
   }
   Result<Ticket> t = io_.dev.launch(builder_.finish());
   if (!t.ok()) {

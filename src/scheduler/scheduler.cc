@@ -117,34 +117,33 @@ void Scheduler::fail_all(std::string_view message) {
 
 void Scheduler::retire_cancelled_and_timed_out() {
   const TimePoint now = io_.clock.now();
-  auto expired = [&](const ActiveSeq& a) { return a.timeout_at.has_value() && now >= *a.timeout_at; };
-  for (ActiveSeq& a : active_) {
-    if (a.finished) continue;
+  // Marks `a` ended (failed when cancelled, "timeout" past its deadline);
+  // finish_sequence answers it either way.
+  auto ends_now = [&](ActiveSeq& a) {
     if (a.sink.cancelled()) {
       fail_sequence(a, "cancelled by the client");
-    } else if (expired(a)) {
+    } else if (a.timeout_at.has_value() && now >= *a.timeout_at) {
       a.guard_stop = GuardStop::kRequestTimeout;
       a.finished = true;
+    } else {
+      return false;
     }
+    return true;
+  };
+  for (ActiveSeq& a : active_) {
+    if (!a.finished) ends_now(a);  // retired by retire_finished
   }
   for (size_t i = 0; i < waiting_.size();) {
-    ActiveSeq& a = waiting_[i];
-    if (!a.sink.cancelled() && !expired(a)) {
+    if (!ends_now(waiting_[i])) {
       ++i;
       continue;
     }
-    ActiveSeq out = std::move(a);
+    ActiveSeq out = std::move(waiting_[i]);
     waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(i));
-    if (out.sink.cancelled()) {
-      send_error(io_, out, "cancelled by the client");
-    } else {
-      out.guard_stop = GuardStop::kRequestTimeout;
-      finish_sequence(io_, out, max_seq_len_);
-    }
+    finish_sequence(io_, out, max_seq_len_);
   }
   for (size_t i = 0; i < swapped_.size();) {
-    ActiveSeq& a = swapped_[i].a;
-    if (!a.sink.cancelled() && !expired(a)) {
+    if (!ends_now(swapped_[i].a)) {
       ++i;
       continue;
     }
@@ -152,12 +151,7 @@ void Scheduler::retire_cancelled_and_timed_out() {
     swapped_.erase(swapped_.begin() + static_cast<std::ptrdiff_t>(i));
     Status r = spill_->remove(out.swap_id);
     if (!r.ok()) MET_LOG_WARN("retiring a swapped sequence: {}", r.message());
-    if (out.a.sink.cancelled()) {
-      send_error(io_, out.a, "cancelled by the client");
-    } else {
-      out.a.guard_stop = GuardStop::kRequestTimeout;
-      finish_sequence(io_, out.a, max_seq_len_);
-    }
+    finish_sequence(io_, out.a, max_seq_len_);
   }
 }
 
@@ -262,21 +256,22 @@ void Scheduler::make_decode_room() {
       }
     }
     if (need <= io_.dev.num_free_blocks()) return;
-    collect_victim_candidates();
-    if (candidates_.size() <= 1) {
-      // Alone and out of blocks: it needs more KV than the whole pool.
-      for (ActiveSeq& a : active_) {
-        if (!a.finished) {
-          a.guard_stop = GuardStop::kKvExhausted;
-          a.finished = true;
-        }
-      }
-      return;
-    }
-    const std::optional<size_t> v = choose_decode_victim(candidates_);
-    MET_CHECK(v.has_value(), "no victim among {} candidates", candidates_.size());
-    preempt(order_[*v]);
+    if (!give_way()) return;
   }
+}
+
+bool Scheduler::give_way() {
+  collect_victim_candidates();
+  if (candidates_.empty()) return false;
+  if (candidates_.size() == 1) {
+    // Alone and out of blocks: it needs more KV than the whole pool.
+    ActiveSeq& a = active_[order_[0]];
+    a.guard_stop = GuardStop::kKvExhausted;
+    a.finished = true;
+    return false;
+  }
+  preempt(order_[*choose_decode_victim(candidates_)]);
+  return true;
 }
 
 void Scheduler::run_step() {
@@ -370,15 +365,8 @@ bool Scheduler::tick() {
     }
     ran = true;
   } else if (!active_.empty()) {
-    // Every running sequence is mid-prefill and the pool is full: the latest
-    // admitted gives way (or, alone, is cut short).
-    collect_victim_candidates();
-    if (candidates_.size() > 1) {
-      preempt(order_[*choose_decode_victim(candidates_)]);
-    } else if (candidates_.size() == 1) {
-      active_[order_[0]].guard_stop = GuardStop::kKvExhausted;
-      active_[order_[0]].finished = true;
-    }
+    // Every running sequence is mid-prefill and the pool is full.
+    give_way();
   }
   retire_finished();
   return ran;

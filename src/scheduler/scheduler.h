@@ -76,6 +76,9 @@ class Scheduler {
   void run_step();
   void settle_step();
   void collect_victim_candidates();
+  // The pool is dry: the chosen victim is preempted (true), or a sequence
+  // alone is cut short with kv_exhausted (false: nothing more to free).
+  bool give_way();
   bool needs_quiet() const;
   void after_lane();
 

@@ -15,6 +15,16 @@ bool suppressing_stops(const ActiveSeq& a) {
 
 bool needs_logits(const ActiveSeq& a) { return !a.sampler.is_greedy(); }
 
+void add_output_row(StepPlan& plan, int32_t row, OutputKind kind, const ActiveSeq& a) {
+  OutputRow out{row, kind};
+  if (suppressing_stops(a)) {
+    out.banned_begin = static_cast<int32_t>(plan.banned.size());
+    out.num_banned = static_cast<int32_t>(a.eos_tokens.size());
+    plan.banned.insert(plan.banned.end(), a.eos_tokens.begin(), a.eos_tokens.end());
+  }
+  plan.outputs.push_back(out);
+}
+
 void suppress_stops(const ActiveSeq& a, std::span<float> logits) {
   if (!suppressing_stops(a)) return;
   for (TokenId t : a.eos_tokens) {

@@ -23,6 +23,10 @@ bool suppressing_stops(const ActiveSeq& a);
 // argmax, with EOS and stop ids banned on the device while suppressing_stops.
 bool needs_logits(const ActiveSeq& a);
 
+// Appends `a`'s output row to `plan`, banning EOS and stop ids on the device
+// while suppressing_stops(a) (the step builder and the lane both use it).
+void add_output_row(StepPlan& plan, int32_t row, OutputKind kind, const ActiveSeq& a);
+
 // Sets the logits of EOS and stop ids to -inf while suppressing_stops(a).
 void suppress_stops(const ActiveSeq& a, std::span<float> logits);
 

@@ -24,13 +24,7 @@ void StepBuilder::add(ActiveSeq& a, size_t idx, int32_t n) {
   Scheduled s{idx, n, std::nullopt};
   if (a.seq.seq_len + n == static_cast<int32_t>(a.seq.tokens.size())) {
     s.output = static_cast<int32_t>(plan.outputs.size());
-    OutputRow out{begin + n - 1, needs_logits(a) ? OutputKind::kLogits : OutputKind::kArgmax};
-    if (suppressing_stops(a)) {
-      out.banned_begin = static_cast<int32_t>(plan.banned.size());
-      out.num_banned = static_cast<int32_t>(a.eos_tokens.size());
-      plan.banned.insert(plan.banned.end(), a.eos_tokens.begin(), a.eos_tokens.end());
-    }
-    plan.outputs.push_back(out);
+    add_output_row(plan, begin + n - 1, needs_logits(a) ? OutputKind::kLogits : OutputKind::kArgmax, a);
   }
   scheduled_.push_back(s);
 }

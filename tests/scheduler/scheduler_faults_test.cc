@@ -14,8 +14,6 @@
 namespace met {
 namespace {
 
-using testing::greedy_request;
-using testing::make_prompt;
 using testing::run_many;
 using testing::SchedFixture;
 using testing::SchedFixtureOptions;
@@ -23,11 +21,7 @@ using testing::SchedFixtureOptions;
 // Every device call of a run with preemption fails in turn: each request
 // still gets exactly one terminal frame and the pool is full after.
 TEST(Scheduler, AFailureAtAnyDeviceCallAnswersEveryRequestOnce) {
-  SchedFixtureOptions o;
-  o.device.num_kv_blocks = 14;
-  o.sched.max_seqs = 8;
-  o.sched.preempt = PreemptMode::kSwap;
-  o.with_spill = true;
+  const SchedFixtureOptions o = testing::tight_swap_pool();
   int64_t total_calls = 0;
   {
     SchedFixture clean(o);
@@ -39,8 +33,7 @@ TEST(Scheduler, AFailureAtAnyDeviceCallAnswersEveryRequestOnce) {
     ScopedFaultReset reset;
     SchedFixture f(o);
     f.device->fail_call(n);
-    std::vector<uint64_t> ids;
-    for (int i = 0; i < 6; ++i) ids.push_back(f.submit(greedy_request(make_prompt(20 + 7 * i, 100 + i), 40)));
+    const std::vector<uint64_t> ids = testing::submit_many(f, 6);
     f.run();
     for (uint64_t id : ids) ASSERT_EQ(f.req.at(id).num_terminal(), 1) << "failing call " << n;
     EXPECT_TRUE(f.pool_is_full()) << "failing call " << n;
@@ -49,11 +42,7 @@ TEST(Scheduler, AFailureAtAnyDeviceCallAnswersEveryRequestOnce) {
 }
 
 TEST(Scheduler, AFailureAtAnySpillCallAnswersEveryRequestOnce) {
-  SchedFixtureOptions o;
-  o.device.num_kv_blocks = 14;
-  o.sched.max_seqs = 8;
-  o.sched.preempt = PreemptMode::kSwap;
-  o.with_spill = true;
+  const SchedFixtureOptions o = testing::tight_swap_pool();
   int64_t total_calls = 0;
   std::vector<std::vector<TokenId>> want;
   {
@@ -65,8 +54,7 @@ TEST(Scheduler, AFailureAtAnySpillCallAnswersEveryRequestOnce) {
   for (int64_t n = 0; n < total_calls; ++n) {
     SchedFixture f(o);
     f.spill->fail_call(n);
-    std::vector<uint64_t> ids;
-    for (int i = 0; i < 6; ++i) ids.push_back(f.submit(greedy_request(make_prompt(20 + 7 * i, 100 + i), 40)));
+    const std::vector<uint64_t> ids = testing::submit_many(f, 6);
     f.run();
     int num_errors = 0;
     for (size_t i = 0; i < ids.size(); ++i) {
@@ -84,19 +72,14 @@ TEST(Scheduler, AFailureAtAnySpillCallAnswersEveryRequestOnce) {
 }
 
 TEST(Scheduler, ACorruptSpillImageFailsOnlyItsOwnRequest) {
-  SchedFixtureOptions o;
-  o.device.num_kv_blocks = 14;
-  o.sched.max_seqs = 8;
-  o.sched.preempt = PreemptMode::kSwap;
-  o.with_spill = true;
+  const SchedFixtureOptions o = testing::tight_swap_pool();
   std::vector<std::vector<TokenId>> want;
   {
     SchedFixture clean(o);
     want = run_many(clean, 6);
   }
   SchedFixture f(o);
-  std::vector<uint64_t> ids;
-  for (int i = 0; i < 6; ++i) ids.push_back(f.submit(greedy_request(make_prompt(20 + 7 * i, 100 + i), 40)));
+  const std::vector<uint64_t> ids = testing::submit_many(f, 6);
   bool corrupted = false;
   while (!f.sched->idle()) {
     f.sched->tick();

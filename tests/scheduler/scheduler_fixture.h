@@ -94,13 +94,30 @@ inline std::vector<TokenId> make_prompt(int n, uint32_t seed) {
   return p;
 }
 
-// Runs n requests (prompts of 20 + 7i tokens, 40 outputs each) to the end;
-// checks each got one finish frame and the pool is full; returns the tokens.
-inline std::vector<std::vector<TokenId>> run_many(SchedFixture& f, int n) {
+// Queues n greedy requests (prompts of 20 + 7i tokens, 40 outputs each).
+inline std::vector<uint64_t> submit_many(SchedFixture& f, int n) {
   std::vector<uint64_t> ids;
   for (int i = 0; i < n; ++i) {
     ids.push_back(f.submit(greedy_request(make_prompt(20 + 7 * i, 100 + static_cast<uint32_t>(i)), 40)));
   }
+  return ids;
+}
+
+// A pool of 14 blocks for up to 8 sequences that preempts by swap: too small
+// for submit_many(f, 6) at once.
+inline SchedFixtureOptions tight_swap_pool() {
+  SchedFixtureOptions o;
+  o.device.num_kv_blocks = 14;
+  o.sched.max_seqs = 8;
+  o.sched.preempt = PreemptMode::kSwap;
+  o.with_spill = true;
+  return o;
+}
+
+// Runs submit_many(f, n) to the end; checks each got one finish frame and the
+// pool is full; returns the tokens.
+inline std::vector<std::vector<TokenId>> run_many(SchedFixture& f, int n) {
+  const std::vector<uint64_t> ids = submit_many(f, n);
   f.run();
   std::vector<std::vector<TokenId>> out;
   for (uint64_t id : ids) {
