@@ -1,12 +1,14 @@
 // Sampling chain: time per row (reported as µs per iteration) for the
 // default chain and the full chain at vocab 32,000 and 152,064. Each
 // iteration copies a fresh row (the chain processes it in place) and samples
-// with a 512-token prompt and a 256-token output history.
+// with a 512-token prompt and a 256-token output history. BM_Logprobs times
+// token_logprob with 20 alternatives on the same rows.
 #include <random>
 #include <vector>
 
 #include <benchmark/benchmark.h>
 
+#include "sampling/logprobs.h"
 #include "sampling/sampler.h"
 
 namespace met {
@@ -75,10 +77,19 @@ void BM_CopyOnly(benchmark::State& state) {
   }
 }
 
+// Logprobs of the chosen token with 20 alternatives (what top_logprobs: 20
+// costs on top of the chain).
+void BM_Logprobs(benchmark::State& state) {
+  const auto vocab = static_cast<size_t>(state.range(0));
+  const std::vector<float> row = random_row(vocab);
+  for (auto _ : state) benchmark::DoNotOptimize(token_logprob(row, 3, kMaxTopLogprobs));
+}
+
 BENCHMARK(BM_CopyOnly)->Arg(32000)->Arg(152064)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DefaultChain)->Arg(32000)->Arg(152064)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_FullChain)->Arg(32000)->Arg(152064)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_FullChainTopK40)->Arg(32000)->Arg(152064)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Logprobs)->Arg(32000)->Arg(152064)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace met

@@ -12,15 +12,18 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/clock.h"
 #include "core/ids.h"
+#include "grammar/grammar_matcher.h"
 #include "kv/block_key.h"
 #include "sampling/sampler.h"
 #include "scheduler/response_sink.h"
+#include "scheduler/thinking.h"
 #include "tokenizer/incremental_detokenizer.h"
 
 namespace met {
@@ -64,7 +67,23 @@ struct ActiveSeq {
   std::optional<TimePoint> decode_start;  // set when the first output token is sampled
   TimePoint last_token_time{};
   std::optional<TimePoint> timeout_at;
+  std::optional<int32_t> logprobs;              // alternatives per token; nullopt: no logprobs
+  std::optional<TokenLogprob> picked_logprob;   // of the token pick_token chose, until accepted
+  std::optional<int32_t> prompt_logprobs;       // alternatives per prompt token; nullopt: none
+  int32_t prompt_logprobs_next = 1;             // the next prompt token whose logprob is missing
+  std::vector<TokenLogprob> prompt_logprob_entries;  // computed, not yet sent
+  std::optional<ThinkingConfig> thinking;       // nullopt: no think markers
+  ThinkingState think;
+  ThinkEndCause forced_by = ThinkEndCause::kNone;  // why pick_token forced its token
+  std::shared_ptr<const Grammar> grammar;       // kept alive for `matcher`
+  std::optional<GrammarMatcher> matcher;        // set when the request has a grammar
+  std::optional<TokenId> tool_call_end_token;
 };
+
+// Whether prompt logprobs are asked for and some are still to be computed.
+inline bool wants_prompt_logprobs(const ActiveSeq& a) {
+  return a.prompt_logprobs.has_value() && a.prompt_logprobs_next < a.prompt_len;
+}
 
 // Tokens of `a` whose KV is not computed yet (1 for a decoding sequence: its
 // last sampled token; more while a prompt is being prefilled).

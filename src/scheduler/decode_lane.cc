@@ -146,7 +146,7 @@ Settled DecodeLane::settle(std::vector<ActiveSeq>& active) {
     if (inf.discard[i]) continue;
     ActiveSeq& a = active[i];
     a.seq.seq_len += 1;
-    const TokenId token = pick_token(a, result_, i, inf.host_logits);
+    const TokenId token = pick_token(a, result_, i, inf.host_logits, pick_scratch_);
     commit_output(io_, a, token, max_seq_len_);
   }
   io_.tel.step_done(static_cast<int32_t>(active.size()), io_.dev.num_blocks_in_use());

@@ -21,6 +21,7 @@
 #include "scheduler/io.h"
 #include "scheduler/pipeline.h"
 #include "scheduler/plan_builder.h"
+#include "scheduler/settle.h"
 
 namespace met {
 
@@ -78,6 +79,7 @@ class DecodeLane {
   PlanBuilder builder_;
   Inflight spare_;
   StepResult result_;
+  PickScratch pick_scratch_;
   StepResult dropped_;
   std::vector<const ActiveSeq*> survivors_;
 };

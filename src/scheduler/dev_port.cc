@@ -28,19 +28,22 @@ KvShape DevPort::kv_shape() const {
   return s;
 }
 
+void DevPort::publish(const SeqState& seq) {
+  const int32_t n = std::min<int32_t>(seq.seq_len, static_cast<int32_t>(seq.tokens.size()));
+  prefix_.register_blocks(seq.tokens, n, seq.block_table, seq.salt);
+}
+
 void DevPort::apply(const Effect& effect) {
   std::visit(Overloaded{
                  [&](const ReleaseSeq& e) {
                    SeqState& seq = *e.seq;
-                   if (e.cache) {
-                     const int32_t n = std::min<int32_t>(seq.seq_len, static_cast<int32_t>(seq.tokens.size()));
-                     prefix_.register_blocks(seq.tokens, n, seq.block_table, seq.salt);
-                   }
+                   if (e.cache) publish(seq);
                    pool_.release_all(seq.block_table);
                    seq.block_table.clear();
                    seq.seq_len = 0;
                  },
                  [&](const CompactSlot& e) { e.seq->slot_idx = e.target; },
+                 [&](const PublishPrefix& e) { publish(*e.seq); },
                  [&](const DetachSlot& e) { e.seq->owns_slot = false; },
                  [&](const Rollback& e) {
                    SeqState& seq = *e.seq;

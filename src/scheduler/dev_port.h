@@ -55,6 +55,8 @@ class DevPort {
   Status restore_blocks(SeqState& seq, const SpillImage& image);
 
  private:
+  // Keys the full blocks among seq's computed tokens in the prefix cache.
+  void publish(const SeqState& seq);
   Device& device_;
   BlockPool pool_;
   PrefixCache prefix_;

@@ -6,12 +6,15 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/clock.h"
 #include "core/ids.h"
+#include "grammar/grammar.h"
+#include "scheduler/thinking.h"
 #include "sampling/sampler.h"
 
 namespace met {
@@ -27,6 +30,24 @@ struct EngineRequest {
   std::optional<Duration> timeout;     // from submission; "timeout" when it passes
   std::string cache_salt;              // prefix-cache hits stay within one salt
   uint64_t adapter_id = 0;             // 0: the base model
+  // Logprobs of each output token with this many alternatives (0 to
+  // kMaxTopLogprobs); nullopt: none. Defined before any sampler step
+  // (sampling/logprobs.h).
+  std::optional<int32_t> logprobs;
+  // vLLM's prompt_logprobs: the logprob of every prompt token after the first
+  // given the tokens before it, with this many alternatives; sent with the
+  // first delta. Such a request bypasses the prefix cache until they are
+  // computed (every prompt position is evaluated, none is reused).
+  std::optional<int32_t> prompt_logprobs;
+  // Reasoning models: the think markers, where the output starts, budgets.
+  std::optional<ThinkingConfig> thinking;
+  // Structured output: every token outside thinking follows this grammar
+  // (EOS only where it may end). Shared because it is immutable and the n
+  // choices of one request use the same one.
+  std::shared_ptr<const Grammar> grammar;
+  // The token that closes a turn's tool calls: sampling it ends the output
+  // with "tool_calls" (its text is kept: the parser needs it).
+  std::optional<TokenId> tool_call_end_token;
 };
 
 }  // namespace met

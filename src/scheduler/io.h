@@ -37,7 +37,10 @@ struct DetachSlot {
 struct Rollback {
   SeqState* seq = nullptr;  // gives back blocks reserved past what its tokens need
 };
-using Effect = std::variant<ReleaseSeq, CompactSlot, DetachSlot, Rollback>;
+struct PublishPrefix {
+  SeqState* seq = nullptr;  // its full computed blocks enter the prefix cache; it keeps them
+};
+using Effect = std::variant<ReleaseSeq, CompactSlot, DetachSlot, Rollback, PublishPrefix>;
 
 // What the scheduler tells a request's client.
 class ReqPort {

@@ -21,6 +21,7 @@ void finish_sequence(const SchedIo& io, ActiveSeq& a, size_t max_seq_len) {
   in.guard_stop = a.guard_stop;
   if (!a.output_tokens.empty()) in.last_tok = a.output_tokens.back();
   in.eos_tokens = a.eos_tokens;
+  in.tool_call_end_token = a.tool_call_end_token;
   in.stop_string_hit = a.stop_string_hit;
   in.remaining = static_cast<size_t>(std::max(a.remaining, 0));
   in.seq_len = a.seq.tokens.size();
@@ -41,6 +42,7 @@ void finish_sequence(const SchedIo& io, ActiveSeq& a, size_t max_seq_len) {
   fe.usage.prompt_tokens = a.prompt_len;
   fe.usage.completion_tokens = static_cast<int32_t>(a.output_tokens.size());
   fe.usage.cached_prompt_tokens = a.cached_prompt_tokens;
+  fe.usage.reasoning_tokens = a.think.reasoning_tokens;
   fe.time_to_first_token_ms = a.decode_start ? ms_between(a.request_start, first) : 0.0;
   fe.decode_time_ms = ms_between(first, now);
   RequestTiming timing{fe.time_to_first_token_ms, fe.decode_time_ms, a.prompt_len,

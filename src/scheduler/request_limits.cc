@@ -2,6 +2,7 @@
 #include "scheduler/request_limits.h"
 
 #include "backend/step_plan.h"
+#include "sampling/logprobs.h"
 
 namespace met {
 
@@ -19,6 +20,12 @@ Status validate_request(const EngineRequest& r, const RequestLimits& limits) {
                             r.min_tokens);
   }
   MET_RETURN_IF_ERROR(validate_sampling(r.sampling));
+  if (r.logprobs.has_value() && (*r.logprobs < 0 || *r.logprobs > kMaxTopLogprobs)) {
+    return invalid_argument("logprobs must be between 0 and {}, got {}", kMaxTopLogprobs, *r.logprobs);
+  }
+  if (r.prompt_logprobs.has_value() && (*r.prompt_logprobs < 0 || *r.prompt_logprobs > kMaxTopLogprobs)) {
+    return invalid_argument("prompt_logprobs must be between 0 and {}, got {}", kMaxTopLogprobs, *r.prompt_logprobs);
+  }
   if (r.timeout.has_value() && r.timeout->count() <= 0) return invalid_argument("the timeout must be positive");
   const auto n = static_cast<int64_t>(r.prompt.size());
   if (limits.max_seq_len > 0 && n >= limits.max_seq_len) {

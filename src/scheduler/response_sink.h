@@ -23,18 +23,26 @@
 #include <vector>
 
 #include "core/ids.h"
+#include "sampling/logprobs.h"
 
 namespace met {
 
 struct DeltaEvent {
   std::vector<TokenId> tokens;  // sampled ids this delta covers (EOS included)
   std::string text;             // valid UTF-8; may be empty while text is held back
+  // With EngineRequest::logprobs: one entry per token whose text is part of
+  // the output (EOS and stop ids have none), in order.
+  std::vector<TokenLogprob> logprobs = {};
+  // With EngineRequest::prompt_logprobs, on the first delta only: entries for
+  // prompt tokens 1..n-1 (token 0 has none), in order.
+  std::vector<TokenLogprob> prompt_logprobs = {};
 };
 
 struct Usage {
   int32_t prompt_tokens = 0;
   int32_t completion_tokens = 0;
   int32_t cached_prompt_tokens = 0;  // prompt tokens served from the prefix cache
+  int32_t reasoning_tokens = 0;      // output tokens inside thinking (markers excluded)
 };
 
 struct FinishEvent {

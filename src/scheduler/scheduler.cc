@@ -69,6 +69,16 @@ ActiveSeq Scheduler::make_seq(EngineRequest&& r, ResponseSink&& sink, TimePoint 
   if (!r.ignore_eos) a.eos_tokens = model_eos_;
   a.eos_tokens.insert(a.eos_tokens.end(), r.stop_token_ids.begin(), r.stop_token_ids.end());
   a.sampler = Sampler(r.sampling);
+  a.logprobs = r.logprobs;
+  a.prompt_logprobs = r.prompt_logprobs;
+  a.thinking = r.thinking;
+  if (a.thinking.has_value()) a.think = initial_thinking_state(*a.thinking);
+  a.tool_call_end_token = r.tool_call_end_token;
+  if (r.grammar != nullptr) {
+    if (trie_ == nullptr) trie_ = std::make_unique<TokenTrie>(TokenTrie::build(tokenizer_));
+    a.grammar = std::move(r.grammar);
+    a.matcher.emplace(*a.grammar, *trie_);
+  }
   DetokenizerOptions dopt;
   dopt.stop_strings = std::move(r.stop_strings);
   // A prompt of control tokens only (BOS) has no text yet: the output begins
@@ -186,7 +196,8 @@ void Scheduler::admit_waiting() {
   if (!swapped_.empty()) return;  // swapped sequences were admitted earlier: they go first
   while (!waiting_.empty() && active_.size() < static_cast<size_t>(options_.max_seqs)) {
     ActiveSeq& a = waiting_.front();
-    const PrefixMatch m = io_.dev.match_prefix(a.seq);
+    // Prompt logprobs need every prompt position evaluated: no reuse.
+    const PrefixMatch m = wants_prompt_logprobs(a) ? PrefixMatch{} : io_.dev.match_prefix(a.seq);
     const int32_t chunk = std::min(pending_tokens(a), options_.max_batch_tokens);
     const int32_t need = blocks_for_tokens(a.seq.seq_len + chunk) - static_cast<int32_t>(a.seq.block_table.size());
     if (need > io_.dev.num_free_blocks()) {
@@ -297,9 +308,14 @@ void Scheduler::settle_step() {
   for (const Scheduled& s : step_.scheduled()) {
     ActiveSeq& a = active_[s.active_idx];
     a.seq.seq_len += s.num_rows;
+    // A prefill chunk's full blocks are shareable at once (a sibling choice
+    // or another request with the same prefix hits them while `a` runs).
+    if (s.num_rows > 1) io_.dev.apply(PublishPrefix{&a.seq});
+    record_prompt_logprobs(a, s, result_);
     if (!s.output.has_value()) continue;
     const auto i = static_cast<size_t>(*s.output);
-    const TokenId token = pick_token(a, result_, i, step_.plan().outputs[i].kind == OutputKind::kLogits);
+    const bool use_logits = step_.plan().outputs[i].kind == OutputKind::kLogits;
+    const TokenId token = pick_token(a, result_, i, use_logits, pick_scratch_);
     commit_output(io_, a, token, max_seq_len_);
   }
 }

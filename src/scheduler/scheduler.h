@@ -14,9 +14,11 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string_view>
 #include <vector>
 
+#include "grammar/token_trie.h"
 #include "kv/spill_io.h"
 #include "scheduler/active_seq.h"
 #include "scheduler/decode_lane.h"
@@ -97,6 +99,8 @@ class Scheduler {
   DecodeLane lane_;
   StepBuilder step_;
   StepResult result_;
+  PickScratch pick_scratch_;
+  std::unique_ptr<TokenTrie> trie_;  // built at the first request with a grammar
   std::vector<size_t> order_;
   std::vector<VictimCandidate> candidates_;
   SpillImage image_;

@@ -2,9 +2,12 @@
 #include "scheduler/settle.h"
 
 #include <algorithm>
+
+#include <fmt/format.h>
 #include <limits>
 
 #include "scheduler/finish_reason.h"
+#include "core/check.h"
 #include "scheduler/lifecycle.h"
 
 namespace met {
@@ -13,7 +16,16 @@ bool suppressing_stops(const ActiveSeq& a) {
   return static_cast<int32_t>(a.output_tokens.size()) < a.min_tokens;
 }
 
-bool needs_logits(const ActiveSeq& a) { return !a.sampler.is_greedy(); }
+bool grammar_active(const ActiveSeq& a) { return a.matcher.has_value() && !a.think.inside; }
+
+ThinkEndCause forced_think_end(const ActiveSeq& a) {
+  return a.thinking.has_value() ? force_cause(*a.thinking, a.think, a.output_tokens) : ThinkEndCause::kNone;
+}
+
+bool needs_logits(const ActiveSeq& a) {
+  return !a.sampler.is_greedy() || a.logprobs.has_value() || grammar_active(a) ||
+         forced_think_end(a) != ThinkEndCause::kNone;
+}
 
 void add_output_row(StepPlan& plan, int32_t row, OutputKind kind, const ActiveSeq& a) {
   OutputRow out{row, kind};
@@ -34,13 +46,41 @@ void suppress_stops(const ActiveSeq& a, std::span<float> logits) {
   }
 }
 
-TokenId pick_token(ActiveSeq& a, StepResult& result, size_t index, bool use_logits) {
-  if (!use_logits) return result.argmax[index];
+namespace {
+
+// Sets every logit the grammar does not allow now to -inf.
+void apply_grammar_mask(ActiveSeq& a, std::span<float> row, std::vector<uint64_t>& bits) {
+  bits.resize((row.size() + 63) / 64);
+  a.matcher->fill_mask(bits);
+  for (size_t t = 0; t < row.size(); ++t) {
+    if (((bits[t / 64] >> (t % 64)) & 1) == 0) row[t] = -std::numeric_limits<float>::infinity();
+  }
+}
+
+}  // namespace
+
+TokenId pick_token(ActiveSeq& a, StepResult& result, size_t index, bool use_logits, PickScratch& scratch) {
+  a.picked_logprob.reset();
+  a.forced_by = forced_think_end(a);
+  if (!use_logits) {
+    MET_CHECK(a.forced_by == ThinkEndCause::kNone && !grammar_active(a), "seq {}: argmax for a controlled row",
+              a.seq.id.value());
+    return result.argmax[index];
+  }
   const auto vocab = static_cast<size_t>(result.vocab_size);
   std::span<float> row(result.logits.data() + index * vocab, vocab);
-  suppress_stops(a, row);
-  const std::span<const TokenId> prompt(a.seq.tokens.data(), static_cast<size_t>(a.prompt_len));
-  return a.sampler.sample(row, prompt, a.output_tokens);
+  if (a.logprobs.has_value()) scratch.raw_row.assign(row.begin(), row.end());
+  TokenId token = 0;
+  if (a.forced_by != ThinkEndCause::kNone) {
+    token = a.thinking->think_end;
+  } else {
+    suppress_stops(a, row);
+    if (grammar_active(a)) apply_grammar_mask(a, row, scratch.mask_bits);
+    const std::span<const TokenId> prompt(a.seq.tokens.data(), static_cast<size_t>(a.prompt_len));
+    token = a.sampler.sample(row, prompt, a.output_tokens);
+  }
+  if (a.logprobs.has_value()) a.picked_logprob = token_logprob(scratch.raw_row, token, *a.logprobs);
+  return token;
 }
 
 void commit_output(const SchedIo& io, ActiveSeq& a, TokenId token, size_t max_seq_len) {
@@ -65,8 +105,23 @@ void accept_token(const SchedIo& io, ActiveSeq& a, TokenId token, size_t max_seq
   --a.remaining;
 
   const bool is_stop_token = std::find(a.eos_tokens.begin(), a.eos_tokens.end(), token) != a.eos_tokens.end();
+  const bool under_grammar = grammar_active(a);
+  if (a.thinking.has_value()) observe_thinking_token(*a.thinking, a.think, a.output_tokens, a.forced_by);
+  a.forced_by = ThinkEndCause::kNone;
+  if (under_grammar && !a.matcher->accept_token(token)) {
+    // The mask allows only what the matcher takes: this is a bug, and the
+    // output would break its grammar, so the request fails.
+    fail_sequence(a, fmt::format("internal error: token {} breaks the request's grammar", token));
+    return;
+  }
+  if (under_grammar && (a.matcher->must_end() || a.matcher->is_terminated())) a.finished = true;
+  if (a.tool_call_end_token.has_value() && token == *a.tool_call_end_token) a.finished = true;
   DeltaEvent delta;
   delta.tokens.push_back(token);
+  if (a.picked_logprob.has_value() && !is_stop_token) delta.logprobs.push_back(std::move(*a.picked_logprob));
+  a.picked_logprob.reset();
+  if (!a.prompt_logprob_entries.empty()) delta.prompt_logprobs = std::move(a.prompt_logprob_entries);
+  a.prompt_logprob_entries.clear();
   if (is_stop_token) {
     a.finished = true;  // its text is not part of the output
   } else if (a.detok.has_value()) {

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <span>
+#include <vector>
 
 #include "backend/step_plan.h"
 #include "scheduler/active_seq.h"
@@ -19,8 +20,16 @@ namespace met {
 // True while EOS and stop ids must not be sampled (output < min_tokens).
 bool suppressing_stops(const ActiveSeq& a);
 
-// Whether sampling needs the row's logits; a greedy row takes the device's
-// argmax, with EOS and stop ids banned on the device while suppressing_stops.
+// Whether the grammar masks `a`'s next token (it has one, outside thinking).
+bool grammar_active(const ActiveSeq& a);
+
+// Why `a`'s next token is think_end, forced (kNone: it is picked).
+ThinkEndCause forced_think_end(const ActiveSeq& a);
+
+// Whether the host must see the row's logits: a sampled row, one that
+// reports logprobs, one under a grammar, one whose token is forced; a greedy
+// row takes the device's argmax, with EOS and stop ids banned on the device
+// while suppressing_stops.
 bool needs_logits(const ActiveSeq& a);
 
 // Appends `a`'s output row to `plan`, banning EOS and stop ids on the device
@@ -33,9 +42,17 @@ void suppress_stops(const ActiveSeq& a, std::span<float> logits);
 // Appends `token` to `a`, streams its text and decides whether `a` ends here.
 void accept_token(const SchedIo& io, ActiveSeq& a, TokenId token, size_t max_seq_len);
 
-// The token a step produced for output `index`: the device's argmax, or a
-// draw from the row's logits when `use_logits` (EOS masked under min_tokens).
-TokenId pick_token(ActiveSeq& a, StepResult& result, size_t index, bool use_logits);
+// Per-lane scratch for pick_token, reused across tokens.
+struct PickScratch {
+  std::vector<float> raw_row;       // the raw row, for logprobs
+  std::vector<uint64_t> mask_bits;  // the grammar's allowed tokens
+};
+
+// The token a step produced for output `index`: the forced think_end, the
+// device's argmax, or a draw from the row's logits when `use_logits` (EOS
+// masked under min_tokens, the grammar's mask applied). With logprobs asked
+// for, picked_logprob is set from the raw row.
+TokenId pick_token(ActiveSeq& a, StepResult& result, size_t index, bool use_logits, PickScratch& scratch);
 
 // Commits a step's token to `a`, unless the client cancelled or the deadline
 // passed while the step ran: then the token is dropped and `a` ends as it

@@ -3,7 +3,8 @@
 // oldest admission first, within the step's token budget and the KV blocks
 // free now. The last chunk of a prompt gets an output row: its logits, or
 // only its argmax for a greedy sequence (with EOS banned on the device while
-// min_tokens holds).
+// min_tokens holds). A sequence that wants prompt logprobs gets a logits row
+// for every prompt row, so its chunks also fit the device's max_outputs.
 // Invariants: every scheduled sequence has the blocks its rows write
 // (reserved here); the plan's rows never exceed the budget.
 // Threading: engine thread only. Tested through tests/scheduler/scheduler_test.cc.
@@ -24,7 +25,16 @@ struct Scheduled {
   size_t active_idx = 0;
   int32_t num_rows = 0;
   std::optional<int32_t> output;  // index into the step's outputs
+  // Prompt logprob rows: outputs [prompt_outputs_begin, + num_prompt_outputs)
+  // predict prompt tokens first_predicted, first_predicted + 1, ...
+  int32_t prompt_outputs_begin = 0;
+  int32_t num_prompt_outputs = 0;
+  int32_t first_predicted = 0;
 };
+
+// Appends the logprobs of the prompt tokens a step's rows predicted for `a`
+// (sampling/logprobs.h) and advances a.prompt_logprobs_next.
+void record_prompt_logprobs(ActiveSeq& a, const Scheduled& s, const StepResult& result);
 
 class StepBuilder {
  public:
@@ -40,6 +50,8 @@ class StepBuilder {
 
  private:
   void add(ActiveSeq& a, size_t idx, int32_t n);
+  void add_prompt_outputs(const ActiveSeq& a, int32_t begin, int32_t n, Scheduled& s);
+  int32_t output_room(const ActiveSeq& a, const DevPort& dev);
 
   PlanBuilder builder_;
   std::vector<Scheduled> scheduled_;

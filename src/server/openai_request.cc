@@ -9,78 +9,18 @@
 #include <limits>
 #include <utility>
 
+#include "sampling/logprobs.h"
+#include "server/sampling_fields.h"
 #include "tokenizer/utf8.h"
 
 namespace met {
 namespace {
 
-using Json = nlohmann::ordered_json;
-using MaybeError = std::optional<ApiError>;
-
-#define MET_API_RETURN_IF_ERROR(expr)               \
-  do {                                              \
-    if (MaybeError met_e_ = (expr)) return *met_e_; \
-  } while (0)
+using namespace json_fields;
 
 // Limits on what one request may carry.
 constexpr size_t kMaxStopStrings = 16;
 constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600.0;
-
-// The field's value, or nullptr when it is absent or null.
-const Json* field(const Json& obj, const char* name) {
-  auto it = obj.find(name);
-  if (it == obj.end() || it->is_null()) return nullptr;
-  return &*it;
-}
-
-ApiError wrong_type(const char* name, const char* expected, const Json& got) {
-  return invalid_request(name, fmt::format("'{}' must be {}, got {}", name, expected, got.type_name()));
-}
-
-MaybeError read_bool(const Json& obj, const char* name, bool& out) {
-  const Json* v = field(obj, name);
-  if (v == nullptr) return std::nullopt;
-  if (!v->is_boolean()) return wrong_type(name, "a boolean", *v);
-  out = v->get<bool>();
-  return std::nullopt;
-}
-
-MaybeError read_string(const Json& obj, const char* name, std::string& out) {
-  const Json* v = field(obj, name);
-  if (v == nullptr) return std::nullopt;
-  if (!v->is_string()) return wrong_type(name, "a string", *v);
-  out = v->get<std::string>();
-  return std::nullopt;
-}
-
-MaybeError read_int(const Json& obj, const char* name, int64_t lo, int64_t hi, std::optional<int64_t>& out) {
-  const Json* v = field(obj, name);
-  if (v == nullptr) return std::nullopt;
-  if (!v->is_number_integer()) return wrong_type(name, "an integer", *v);
-  const bool too_big = v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(hi);
-  const int64_t x = too_big ? hi : v->get<int64_t>();
-  if (too_big || x < lo || x > hi) {
-    return invalid_request(name, fmt::format("'{}' must be between {} and {}, got {}", name, lo, hi, v->dump()));
-  }
-  out = x;
-  return std::nullopt;
-}
-
-// A number in [lo, hi] (or (lo, hi] when lo_open).
-MaybeError read_number(const Json& obj, const char* name, double lo, double hi, bool lo_open,
-                       std::optional<double>& out) {
-  const Json* v = field(obj, name);
-  if (v == nullptr) return std::nullopt;
-  if (!v->is_number()) return wrong_type(name, "a number", *v);
-  const double x = v->get<double>();
-  const bool below = lo_open ? !(x > lo) : !(x >= lo);
-  if (below || !(x <= hi)) {
-    return invalid_request(
-        name, fmt::format("'{}' must be in {}{}, {}], got {}", name, lo_open ? "(" : "[", lo, hi, v->dump()));
-  }
-  out = x;
-  return std::nullopt;
-}
 
 MaybeError read_stop(const Json& obj, std::vector<std::string>& out) {
   const Json* v = field(obj, "stop");
@@ -100,40 +40,6 @@ MaybeError read_stop(const Json& obj, std::vector<std::string>& out) {
   return std::nullopt;
 }
 
-// logit_bias: {"token id": bias in [-100, 100]}.
-MaybeError read_logit_bias(const Json& obj, std::vector<LogitBias>& out) {
-  const Json* v = field(obj, "logit_bias");
-  if (v == nullptr) return std::nullopt;
-  if (!v->is_object()) return wrong_type("logit_bias", "an object of token id to bias", *v);
-  for (const auto& [key, bias] : v->items()) {
-    char* end = nullptr;
-    const long id = std::strtol(key.c_str(), &end, 10);
-    if (key.empty() || *end != '\0' || id < 0 || id > std::numeric_limits<TokenId>::max()) {
-      return invalid_request("logit_bias", fmt::format("'logit_bias' key '{}' is not a token id", key));
-    }
-    if (!bias.is_number() || !(bias.get<double>() >= -100.0 && bias.get<double>() <= 100.0)) {
-      return invalid_request("logit_bias", fmt::format("'logit_bias' of token {} must be a number in [-100, 100]", key));
-    }
-    out.push_back(LogitBias{.token = static_cast<TokenId>(id), .bias = bias.get<float>()});
-  }
-  return std::nullopt;
-}
-
-// OpenAI's presence/frequency penalties and logit_bias; vLLM's
-// repetition_penalty and min_p.
-MaybeError read_penalties(const Json& obj, SamplingParams& s) {
-  std::optional<double> presence, frequency, repetition, min_p;
-  MET_API_RETURN_IF_ERROR(read_number(obj, "presence_penalty", -2.0, 2.0, false, presence));
-  MET_API_RETURN_IF_ERROR(read_number(obj, "frequency_penalty", -2.0, 2.0, false, frequency));
-  MET_API_RETURN_IF_ERROR(read_number(obj, "repetition_penalty", 0.0, 10.0, true, repetition));
-  MET_API_RETURN_IF_ERROR(read_number(obj, "min_p", 0.0, 1.0, false, min_p));
-  if (presence) s.presence_penalty = static_cast<float>(*presence);
-  if (frequency) s.frequency_penalty = static_cast<float>(*frequency);
-  if (repetition) s.repetition_penalty = static_cast<float>(*repetition);
-  if (min_p) s.min_p = static_cast<float>(*min_p);
-  return read_logit_bias(obj, s.logit_bias);
-}
-
 // Known fields whose features met lacks yet: refused rather than ignored,
 // since ignoring them would change what the answer means.
 MaybeError refuse_unsupported(const Json& obj) {
@@ -141,7 +47,7 @@ MaybeError refuse_unsupported(const Json& obj) {
     return !(v.is_boolean() && !v.get<bool>()) && !(v.is_number() && v.get<double>() == 0.0) &&
            !(v.is_array() && v.empty());
   };
-  for (const char* name : {"logprobs", "top_logprobs", "echo", "suffix", "tools", "functions"}) {
+  for (const char* name : {"echo", "suffix", "tools", "functions"}) {
     const Json* v = field(obj, name);
     if (v != nullptr && truthy(*v)) return invalid_request(name, fmt::format("'{}' is not supported yet", name));
   }
@@ -157,20 +63,20 @@ MaybeError refuse_unsupported(const Json& obj) {
   return std::nullopt;
 }
 
-MaybeError read_sampling(const Json& obj, SamplingParams& s) {
-  std::optional<double> temperature, top_p;
-  std::optional<int64_t> top_k;
-  MET_API_RETURN_IF_ERROR(read_number(obj, "temperature", 0.0, 2.0, false, temperature));
-  MET_API_RETURN_IF_ERROR(read_number(obj, "top_p", 0.0, 1.0, true, top_p));
-  MET_API_RETURN_IF_ERROR(read_int(obj, "top_k", -1, std::numeric_limits<int32_t>::max(), top_k));
-  if (temperature) s.temperature = static_cast<float>(*temperature);
-  if (top_p) s.top_p = static_cast<float>(*top_p);
-  if (top_k) s.top_k = *top_k < 0 ? 0 : static_cast<int32_t>(*top_k);  // -1: off, as vLLM
-  MET_API_RETURN_IF_ERROR(read_penalties(obj, s));
-  if (const Json* seed = field(obj, "seed")) {
-    if (!seed->is_number_integer()) return wrong_type("seed", "an integer", *seed);
-    s.seed = seed->is_number_unsigned() ? seed->get<uint64_t>() : static_cast<uint64_t>(seed->get<int64_t>());
+// Logprobs: chat's `logprobs` (bool) with `top_logprobs` (0-20); the
+// completions endpoint's legacy integer `logprobs` (0-20 alternatives).
+MaybeError read_logprobs(const Json& obj, Endpoint endpoint, std::optional<int32_t>& out) {
+  std::optional<int64_t> top;
+  if (endpoint == Endpoint::kCompletions) {
+    MET_API_RETURN_IF_ERROR(read_int(obj, "logprobs", 0, kMaxTopLogprobs, top));
+    if (top) out = static_cast<int32_t>(*top);
+    return std::nullopt;
   }
+  bool wanted = false;
+  MET_API_RETURN_IF_ERROR(read_bool(obj, "logprobs", wanted));
+  MET_API_RETURN_IF_ERROR(read_int(obj, "top_logprobs", 0, kMaxTopLogprobs, top));
+  if (top && !wanted) return invalid_request("top_logprobs", "'top_logprobs' requires 'logprobs': true");
+  if (wanted) out = static_cast<int32_t>(top.value_or(0));
   return std::nullopt;
 }
 
@@ -197,7 +103,11 @@ MaybeError read_common(const Json& obj, OpenAiRequest& r) {
   MET_API_RETURN_IF_ERROR(read_int(obj, "n", 1, 128, n));
   if (n && *n != 1) return invalid_request("n", "n > 1 is not supported yet");
   MET_API_RETURN_IF_ERROR(read_max_tokens(obj, r.endpoint, r.max_tokens));
-  MET_API_RETURN_IF_ERROR(read_sampling(obj, r.engine.sampling));
+  MET_API_RETURN_IF_ERROR(read_sampling_fields(obj, r.engine.sampling, r.sampling_text));
+  MET_API_RETURN_IF_ERROR(read_logprobs(obj, r.endpoint, r.engine.logprobs));
+  std::optional<int64_t> prompt_logprobs;
+  MET_API_RETURN_IF_ERROR(read_int(obj, "prompt_logprobs", 0, kMaxTopLogprobs, prompt_logprobs));
+  if (prompt_logprobs) r.engine.prompt_logprobs = static_cast<int32_t>(*prompt_logprobs);
   MET_API_RETURN_IF_ERROR(read_stop(obj, r.engine.stop_strings));
   MET_API_RETURN_IF_ERROR(read_bool(obj, "stream", r.stream));
   if (const Json* so = field(obj, "stream_options")) {
@@ -337,7 +247,5 @@ ApiResult<OpenAiRequest> parse_openai_request(Endpoint endpoint, std::string_vie
   }
   return r;
 }
-
-#undef MET_API_RETURN_IF_ERROR
 
 }  // namespace met

@@ -18,6 +18,7 @@
 
 #include "scheduler/engine_request.h"
 #include "server/api_error.h"
+#include "server/sampling_fields.h"
 
 namespace met {
 
@@ -36,6 +37,7 @@ struct OpenAiRequest {
   bool include_usage = false;         // stream_options.include_usage
   std::optional<int32_t> max_tokens;  // nullopt: the endpoint's default
   EngineRequest engine;               // every field but prompt and max_tokens
+  SamplingText sampling_text;         // sampler fields given as text, tokenized by PromptBuilder
 };
 
 template <typename T>

@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include "core/check.h"
+#include "server/logprobs_json.h"
+
 #include <utility>
 #include <variant>
 
@@ -22,6 +25,14 @@ Json envelope(const ResponseMeta& m, const char* object) {
   return j;
 }
 
+// The choice's "logprobs": null, or the endpoint's shape over `entries`.
+Json logprobs_or_null(const ResponseMeta& m, bool wanted, std::span<const TokenLogprob> entries, size_t text_offset) {
+  if (!wanted) return nullptr;
+  MET_CHECK(m.tokenizer != nullptr, "logprobs need the response's tokenizer");
+  if (is_chat(m)) return chat_logprobs_json(entries, *m.tokenizer);
+  return completion_logprobs_json(entries, *m.tokenizer, text_offset);
+}
+
 }  // namespace
 
 std::string make_response_id(Endpoint endpoint, uint64_t unique) {
@@ -38,20 +49,57 @@ Json usage_json(const Usage& u) {
   return j;
 }
 
-Json completion_body(const ResponseMeta& meta, const std::string& text, const FinishEvent& finish) {
-  Json j = envelope(meta, is_chat(meta) ? "chat.completion" : "text_completion");
-  Json choice;
-  choice["index"] = 0;
-  if (is_chat(meta)) {
-    choice["message"] = Json{{"role", "assistant"}, {"content", text}};
-  } else {
-    choice["text"] = text;
+void ChoiceOutput::add(const DeltaEvent& d) {
+  text += d.text;
+  logprobs.insert(logprobs.end(), d.logprobs.begin(), d.logprobs.end());
+  prompt_logprobs.insert(prompt_logprobs.end(), d.prompt_logprobs.begin(), d.prompt_logprobs.end());
+}
+
+Usage total_usage(std::span<const Usage> per_choice) {
+  Usage total;
+  for (size_t i = 0; i < per_choice.size(); ++i) {
+    if (i == 0) {
+      total.prompt_tokens = per_choice[i].prompt_tokens;
+      total.cached_prompt_tokens = per_choice[i].cached_prompt_tokens;
+    }
+    total.completion_tokens += per_choice[i].completion_tokens;
   }
-  choice["finish_reason"] = finish.finish_reason;
-  choice["logprobs"] = nullptr;
-  j["choices"] = Json::array({std::move(choice)});
-  j["usage"] = usage_json(finish.usage);
+  return total;
+}
+
+Json completion_body(const ResponseMeta& meta, std::span<const ChoiceOutput> choices) {
+  Json j = envelope(meta, is_chat(meta) ? "chat.completion" : "text_completion");
+  Json list = Json::array();
+  std::vector<Usage> usages;
+  for (size_t i = 0; i < choices.size(); ++i) {
+    const ChoiceOutput& c = choices[i];
+    MET_CHECK(c.finish.has_value(), "choice {} has no finish", i);
+    Json choice;
+    choice["index"] = i;
+    if (is_chat(meta)) {
+      choice["message"] = Json{{"role", "assistant"}, {"content", c.text}};
+    } else {
+      choice["text"] = c.text;
+    }
+    choice["finish_reason"] = c.finish->finish_reason;
+    choice["logprobs"] = logprobs_or_null(meta, c.wants_logprobs, c.logprobs, 0);
+    if (c.wants_prompt_logprobs) {
+      MET_CHECK(meta.tokenizer != nullptr, "prompt logprobs need the response's tokenizer");
+      choice["prompt_logprobs"] = prompt_logprobs_json(c.prompt_logprobs, *meta.tokenizer);
+    }
+    list.push_back(std::move(choice));
+    usages.push_back(c.finish->usage);
+  }
+  j["choices"] = std::move(list);
+  j["usage"] = usage_json(total_usage(usages));
   return j;
+}
+
+Json completion_body(const ResponseMeta& meta, const std::string& text, const FinishEvent& finish) {
+  ChoiceOutput c;
+  c.text = text;
+  c.finish = finish;
+  return completion_body(meta, std::span<const ChoiceOutput>(&c, 1));
 }
 
 Json models_body(const std::string& model, int64_t created) {
@@ -70,10 +118,11 @@ std::string sse_event(const Json& j) {
   return fmt::format("data: {}\n\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
-Json SseEncoder::chunk(const std::string* text, bool role, const std::string* finish_reason) const {
+Json SseEncoder::chunk(size_t index, const std::string* text, bool role, const std::string* finish_reason,
+                       const DeltaEvent* logprobs_from) {
   Json j = envelope(meta_, is_chat(meta_) ? "chat.completion.chunk" : "text_completion");
   Json choice;
-  choice["index"] = 0;
+  choice["index"] = index;
   if (is_chat(meta_)) {
     Json delta = Json::object();
     if (role) delta["role"] = "assistant";
@@ -83,7 +132,19 @@ Json SseEncoder::chunk(const std::string* text, bool role, const std::string* fi
     choice["text"] = text != nullptr ? *text : std::string();
   }
   choice["finish_reason"] = finish_reason != nullptr ? Json(*finish_reason) : Json(nullptr);
-  choice["logprobs"] = nullptr;
+  if (logprobs_from != nullptr && logprobs_) {
+    size_t& offset = choices_[index].text_offset;
+    if (is_chat(meta_)) {
+      choice["logprobs"] = chat_logprobs_json(logprobs_from->logprobs, *meta_.tokenizer);
+    } else {
+      choice["logprobs"] = completion_logprobs_json(logprobs_from->logprobs, *meta_.tokenizer, offset);
+    }
+  } else {
+    choice["logprobs"] = nullptr;
+  }
+  if (logprobs_from != nullptr && prompt_logprobs_ && !logprobs_from->prompt_logprobs.empty()) {
+    choice["prompt_logprobs"] = prompt_logprobs_json(logprobs_from->prompt_logprobs, *meta_.tokenizer);
+  }
   j["choices"] = Json::array({std::move(choice)});
   if (include_usage_) j["usage"] = nullptr;
   return j;
@@ -92,19 +153,30 @@ Json SseEncoder::chunk(const std::string* text, bool role, const std::string* fi
 std::string SseEncoder::start() {
   if (!is_chat(meta_)) return "";
   const std::string empty;
-  return sse_event(chunk(&empty, /*role=*/true, nullptr));
+  std::string out;
+  for (size_t i = 0; i < choices_.size(); ++i) out += sse_event(chunk(i, &empty, /*role=*/true, nullptr, nullptr));
+  return out;
 }
 
-std::string SseEncoder::encode(const StreamEvent& event) {
+std::string SseEncoder::encode(size_t index, const StreamEvent& event) {
+  MET_CHECK(index < choices_.size(), "choice {} of {}", index, choices_.size());
   if (const auto* d = std::get_if<DeltaEvent>(&event)) {
-    return d->text.empty() ? std::string() : sse_event(chunk(&d->text, false, nullptr));
+    const bool has_logprobs =
+        (logprobs_ && !d->logprobs.empty()) || (prompt_logprobs_ && !d->prompt_logprobs.empty());
+    if (d->text.empty() && !has_logprobs) return "";
+    return sse_event(chunk(index, &d->text, false, nullptr, has_logprobs ? d : nullptr));
   }
   if (const auto* f = std::get_if<FinishEvent>(&event)) {
-    std::string out = sse_event(chunk(nullptr, false, &f->finish_reason));
+    MET_CHECK(!choices_[index].usage.has_value(), "choice {} finished twice", index);
+    choices_[index].usage = f->usage;
+    std::string out = sse_event(chunk(index, nullptr, false, &f->finish_reason, nullptr));
+    if (++num_finished_ < choices_.size()) return out;
     if (include_usage_) {
+      std::vector<Usage> usages;
+      for (const ChoiceState& c : choices_) usages.push_back(*c.usage);
       Json u = envelope(meta_, is_chat(meta_) ? "chat.completion.chunk" : "text_completion");
       u["choices"] = Json::array();
-      u["usage"] = usage_json(f->usage);
+      u["usage"] = usage_json(total_usage(usages));
       out += sse_event(u);
     }
     out += kSseDone;

@@ -1,9 +1,13 @@
 // OpenAI-shaped response bodies: the whole body of a non-streaming
 // completion or chat completion, the SSE chunks of a streaming one
 // (SseEncoder), and GET /v1/models.
+// A response has n choices (the request's `n`), each fed by its own
+// sequence's events; ChoiceOutput gathers one choice for a whole body.
 // Invariants: every chunk of one response carries the same id, created and
 // model; a stream ends with exactly one "data: [DONE]" event, after either a
-// chunk with finish_reason (and the usage chunk when asked) or one error event.
+// chunk with finish_reason for every choice (and the usage chunk when asked)
+// or one error event. Usage counts the prompt once and every choice's
+// completion tokens.
 // Threading: plain data and pure functions; an SseEncoder belongs to one
 // request. Tested by tests/server/openai_response_test.cc.
 #pragma once
@@ -12,11 +16,14 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <span>
 #include <string_view>
+#include <vector>
 
 #include "scheduler/response_sink.h"
 #include "server/api_error.h"
 #include "server/openai_request.h"
+#include "tokenizer/tokenizer.h"
 
 namespace met {
 
@@ -25,7 +32,23 @@ struct ResponseMeta {
   std::string id;       // "cmpl-…" or "chatcmpl-…"
   int64_t created = 0;  // Unix seconds
   std::string model;
+  const Tokenizer* tokenizer = nullptr;  // for logprobs' token text; required when logprobs are sent
 };
+
+// One choice of a non-streaming response, gathered from its events.
+struct ChoiceOutput {
+  std::string text;
+  std::vector<TokenLogprob> logprobs;
+  std::vector<TokenLogprob> prompt_logprobs;
+  bool wants_logprobs = false;         // "logprobs" is an object (else null)
+  bool wants_prompt_logprobs = false;  // the choice has vLLM's "prompt_logprobs"
+  std::optional<FinishEvent> finish;
+
+  void add(const DeltaEvent& d);
+};
+
+// Usage over all choices: the prompt once, completions summed.
+Usage total_usage(std::span<const Usage> per_choice);
 
 inline constexpr std::string_view kSseDone = "data: [DONE]\n\n";
 
@@ -33,31 +56,48 @@ inline constexpr std::string_view kSseDone = "data: [DONE]\n\n";
 std::string make_response_id(Endpoint endpoint, uint64_t unique);
 
 nlohmann::ordered_json usage_json(const Usage& u);
-// The non-streaming body for the whole text and its finish.
+// The non-streaming body. REQUIRES: every choice has its finish.
+nlohmann::ordered_json completion_body(const ResponseMeta& meta, std::span<const ChoiceOutput> choices);
+// The body of one choice with no logprobs.
 nlohmann::ordered_json completion_body(const ResponseMeta& meta, const std::string& text, const FinishEvent& finish);
 // {"object":"list","data":[{"id","object":"model","created","owned_by":"met"}]}
 nlohmann::ordered_json models_body(const std::string& model, int64_t created);
 // "data: <json>\n\n".
 std::string sse_event(const nlohmann::ordered_json& j);
 
-// Turns one request's events into SSE bytes, in order.
+// Turns one request's events (of its n choices) into SSE bytes, in order.
 class SseEncoder {
  public:
-  SseEncoder(ResponseMeta meta, bool include_usage) : meta_(std::move(meta)), include_usage_(include_usage) {}
+  SseEncoder(ResponseMeta meta, bool include_usage, size_t num_choices = 1, bool logprobs = false)
+      : meta_(std::move(meta)), include_usage_(include_usage), logprobs_(logprobs), choices_(num_choices) {}
+  // The first delta of each choice carries vLLM's "prompt_logprobs" (needs
+  // meta.tokenizer).
+  void send_prompt_logprobs() { prompt_logprobs_ = true; }
 
-  // The first bytes of the stream (chat: the chunk with delta.role).
+  // The first bytes of the stream (chat: a chunk with delta.role per choice).
   std::string start();
-  // The bytes for `event` ("" for an empty delta); after a terminal event,
-  // the stream's end ([DONE] included).
-  std::string encode(const StreamEvent& event);
+  // The bytes for choice `index`'s `event` ("" for a delta with nothing to
+  // send); after the last choice's finish, the stream's end (usage when
+  // asked, then [DONE]); an error event ends the whole stream.
+  std::string encode(size_t index, const StreamEvent& event);
+  std::string encode(const StreamEvent& event) { return encode(0, event); }
   // An error that ends the stream early (e.g. the server shuts down).
   std::string fail(const ApiError& error);
 
  private:
-  nlohmann::ordered_json chunk(const std::string* text, bool role, const std::string* finish_reason) const;
+  struct ChoiceState {
+    std::optional<Usage> usage;  // set by its finish
+    size_t text_offset = 0;      // completions' logprobs text_offset
+  };
+  nlohmann::ordered_json chunk(size_t index, const std::string* text, bool role, const std::string* finish_reason,
+                               const DeltaEvent* logprobs_from);
 
   ResponseMeta meta_;
   bool include_usage_;
+  bool logprobs_;
+  bool prompt_logprobs_ = false;
+  std::vector<ChoiceState> choices_;
+  size_t num_finished_ = 0;
 };
 
 }  // namespace met

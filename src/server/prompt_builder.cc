@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <utility>
 
 namespace met {
@@ -10,6 +11,43 @@ namespace {
 
 std::string token_text(const Vocab& vocab, std::optional<TokenId> id) {
   return id && vocab.contains(*id) ? vocab.token(*id).text : std::string();
+}
+
+// Token ids a request names (logit_bias, allowed_token_ids) must exist.
+std::optional<ApiError> check_vocab_ids(const SamplingParams& s, size_t vocab_size) {
+  for (const LogitBias& b : s.logit_bias) {
+    if (static_cast<size_t>(b.token) >= vocab_size) {
+      return invalid_request("logit_bias", fmt::format("'logit_bias' names token {}, outside the vocabulary of {}",
+                                                       b.token, vocab_size));
+    }
+  }
+  for (TokenId t : s.allowed_token_ids.value_or(std::vector<TokenId>{})) {
+    if (static_cast<size_t>(t) >= vocab_size) {
+      return invalid_request("allowed_token_ids", fmt::format("'allowed_token_ids' holds {}, outside the "
+                                                              "vocabulary of {}",
+                                                              t, vocab_size));
+    }
+  }
+  return std::nullopt;
+}
+
+// bad_words as vLLM bans them: each word's tokens as written and with a
+// leading space (the form it takes after another word); a DRY breaker acts
+// through every token its text encodes to.
+void tokenize_sampling_text(const Tokenizer& tokenizer, const SamplingText& text, SamplingParams& s) {
+  for (const std::string& word : text.bad_words) {
+    for (const std::string& form : {word, " " + word}) {
+      std::vector<TokenId> ids = tokenizer.encode(form, EncodeOptions{.add_special = false});
+      if (!ids.empty() && std::find(s.bad_words.begin(), s.bad_words.end(), ids) == s.bad_words.end()) {
+        s.bad_words.push_back(std::move(ids));
+      }
+    }
+  }
+  for (const std::string& breaker : text.dry_sequence_breakers) {
+    for (TokenId t : tokenizer.encode(breaker, EncodeOptions{.add_special = false})) {
+      s.dry_sequence_breakers.push_back(t);
+    }
+  }
 }
 
 }  // namespace
@@ -49,6 +87,8 @@ ApiResult<std::vector<TokenId>> PromptBuilder::chat_prompt(const OpenAiRequest& 
 
 ApiResult<EngineRequest> PromptBuilder::build(OpenAiRequest request) const {
   EngineRequest r = std::move(request.engine);
+  if (auto e = check_vocab_ids(r.sampling, tokenizer_.vocab().size())) return *e;
+  tokenize_sampling_text(tokenizer_, request.sampling_text, r.sampling);
   if (request.endpoint == Endpoint::kChatCompletions) {
     ApiResult<std::vector<TokenId>> ids = chat_prompt(request);
     if (auto* e = std::get_if<ApiError>(&ids)) return *e;

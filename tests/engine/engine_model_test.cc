@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "engine/engine.h"
+#include "model_engine.h"
 #include "testing/collected_stream.h"
 #include "gguf/gguf_file.h"
 #include "kv/spill_store.h"
@@ -24,48 +25,11 @@ namespace met {
 namespace {
 
 using Outcome = testing::CollectedStream;
+using testing::ModelEngine;
 
 Outcome collect(RequestHandle& h, int cancel_after_deltas = -1) {
   return testing::collect_stream(h, cancel_after_deltas);
 }
-
-// A model, its tokenizer and an engine over a CpuDevice with `num_blocks`.
-class ModelEngine {
- public:
-  ModelEngine(const std::string& path, int32_t num_blocks, int32_t max_seqs, std::optional<std::string> spill_dir,
-              bool pipeline = true) {
-    model_ = std::move(*Model::load(path));
-    tokenizer_ = std::make_unique<Tokenizer>(std::move(*Tokenizer::from_gguf(model_->file().metadata())));
-    CpuDeviceOptions d;
-    d.num_threads = 1;
-    d.num_kv_blocks = num_blocks;
-    d.kv_dtype = GgmlType::kF32;
-    d.limits = ForwardLimits{.max_rows = 128, .max_outputs = max_seqs, .max_seqs = max_seqs};
-    device_ = std::move(*CpuDevice::create(*model_, d));
-    EngineOptions eo;
-    eo.scheduler.max_seqs = max_seqs;
-    eo.scheduler.max_batch_tokens = 128;
-    eo.scheduler.pipeline = pipeline;
-    if (spill_dir) {
-      store_ = std::move(*SpillStore::create(*spill_dir));
-      eo.scheduler.preempt = PreemptMode::kSwap;
-    }
-    Result<std::unique_ptr<Engine>> e = Engine::create(*device_, *tokenizer_, store_.get(), clock_, eo);
-    EXPECT_TRUE(e.ok()) << e.status().message();
-    engine_ = std::move(*e);
-  }
-
-  Engine& engine() { return *engine_; }
-  const Tokenizer& tokenizer() const { return *tokenizer_; }
-
- private:
-  RealClock clock_;
-  std::unique_ptr<Model> model_;
-  std::unique_ptr<Tokenizer> tokenizer_;
-  std::unique_ptr<CpuDevice> device_;
-  std::unique_ptr<SpillStore> store_;
-  std::unique_ptr<Engine> engine_;
-};
 
 const char* kPrompts[16] = {
     "Once upon a time",        "The little dog",      "Lily and Ben went to the park",

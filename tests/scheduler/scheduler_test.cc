@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <algorithm>
 #include <chrono>
 #include <fstream>
@@ -114,6 +116,105 @@ TEST(Scheduler, MinTokensSuppressesEosUntilReached) {
   for (size_t i = 0; i < 4; ++i) EXPECT_NE(rec.tokens[i], eos);
   EXPECT_EQ(rec.tokens[4], eos);
   EXPECT_EQ(rec.finishes.at(0).finish_reason, "stop");
+}
+
+TEST(Scheduler, LogprobsComeFromTheRawLogitsRowForEveryTokenButEos) {
+  SchedFixture f;
+  f.device->keep_plans(true);
+  const TokenId eos = *testing::test_tokenizer().vocab().special().eos;
+  f.device->set_next_token([&](std::span<const TokenId> ctx) { return ctx.size() >= 14 ? eos : TokenId{300}; });
+  EngineRequest r = greedy_request(make_prompt(10, 6), 50);
+  r.logprobs = 2;
+  const uint64_t id = f.submit(std::move(r));
+  f.run();
+  const auto& rec = f.req.at(id);
+  ASSERT_EQ(rec.tokens.size(), 5u);
+  ASSERT_EQ(rec.logprobs.size(), 4u) << "EOS ends the output and has no entry";
+  // FakeDevice's row: 10 at the next token, 0 elsewhere.
+  const double vocab = static_cast<double>(f.device->info().vocab_size);
+  const double lse = std::log(std::exp(10.0) + (vocab - 1.0));
+  for (const TokenLogprob& lp : rec.logprobs) {
+    EXPECT_EQ(lp.token, 300);
+    EXPECT_NEAR(lp.logprob, 10.0 - lse, 1e-4);
+    ASSERT_EQ(lp.top.size(), 2u);
+    EXPECT_EQ(lp.top[0].token, 300);
+    EXPECT_EQ(lp.top[1].token, 0) << "equal logits list the smaller id first";
+    EXPECT_NEAR(lp.top[1].logprob, -lse, 1e-4);
+  }
+  for (const StepPlan& p : f.device->plans()) {
+    for (const OutputRow& o : p.outputs) EXPECT_EQ(o.kind, OutputKind::kLogits) << "logprobs need the row";
+  }
+}
+
+// The FakeDevice row for a context: 10 at its next token, 0 elsewhere.
+double fake_logprob(const testing::FakeDevice& d, std::span<const TokenId> context, TokenId token) {
+  const double vocab = static_cast<double>(d.info().vocab_size);
+  const double lse = std::log(std::exp(10.0) + (vocab - 1.0));
+  return (d.default_next(context) == token ? 10.0 : 0.0) - lse;
+}
+
+void expect_prompt_logprobs(const testing::FakeDevice& d, const std::vector<TokenId>& prompt,
+                            const std::vector<TokenLogprob>& got) {
+  ASSERT_EQ(got.size(), prompt.size() - 1) << "every prompt token but the first";
+  for (size_t k = 0; k < got.size(); ++k) {
+    const std::span<const TokenId> context(prompt.data(), k + 1);
+    EXPECT_EQ(got[k].token, prompt[k + 1]);
+    EXPECT_NEAR(got[k].logprob, fake_logprob(d, context, prompt[k + 1]), 1e-4) << "prompt token " << k + 1;
+    ASSERT_EQ(got[k].top.size(), 1u);
+    EXPECT_EQ(got[k].top[0].token, d.default_next(context));
+  }
+}
+
+TEST(Scheduler, PromptLogprobsScoreEveryPromptTokenAcrossChunksWithinTheDevicesOutputs) {
+  SchedFixtureOptions o;
+  o.sched.max_batch_tokens = 16;
+  o.sched.max_seqs = 4;
+  o.device.max_seqs = 4;  // FakeDevice: max_outputs = max_seqs
+  SchedFixture f(o);
+  f.device->keep_plans(true);
+  const std::vector<TokenId> prompt = make_prompt(40, 3);
+  EngineRequest r = greedy_request(prompt, 3);
+  r.prompt_logprobs = 1;
+  const uint64_t id = f.submit(std::move(r));
+  const uint64_t other = f.submit(greedy_request(make_prompt(30, 4), 3));
+  f.run();
+  const auto& rec = f.req.at(id);
+  expect_prompt_logprobs(*f.device, prompt, rec.prompt_logprobs);
+  EXPECT_EQ(rec.tokens, expected_tokens(*f.device, prompt, 3)) << "the output is what it would be without them";
+  EXPECT_TRUE(f.req.at(other).prompt_logprobs.empty());
+  for (const StepPlan& p : f.device->plans()) EXPECT_LE(p.outputs.size(), 4u);
+}
+
+TEST(Scheduler, PromptLogprobsBypassThePrefixCacheSoEveryPositionIsEvaluated) {
+  SchedFixture f;
+  const std::vector<TokenId> prompt = make_prompt(50, 5);
+  f.submit(greedy_request(prompt, 2));
+  f.run();
+  EngineRequest r = greedy_request(prompt, 2);
+  r.prompt_logprobs = 1;
+  const uint64_t second = f.submit(std::move(r));
+  f.run();
+  EXPECT_EQ(f.req.at(second).finishes.at(0).usage.cached_prompt_tokens, 0);
+  expect_prompt_logprobs(*f.device, prompt, f.req.at(second).prompt_logprobs);
+  const uint64_t third = f.submit(greedy_request(prompt, 2));
+  f.run();
+  EXPECT_EQ(f.req.at(third).finishes.at(0).usage.cached_prompt_tokens, 48) << "the cache still serves others";
+}
+
+TEST(Scheduler, APromptsFullBlocksAreSharedAsSoonAsItsPrefillCompletes) {
+  SchedFixture f;
+  const std::vector<TokenId> prompt = make_prompt(64, 8);
+  const uint64_t first = f.submit(greedy_request(prompt, 40));
+  for (int i = 0; i < 3; ++i) f.sched->tick();
+  ASSERT_FALSE(f.req.at(first).tokens.empty()) << "the first is decoding";
+  ASSERT_TRUE(f.req.at(first).finishes.empty()) << "and still running";
+  const uint64_t second = f.submit(greedy_request(prompt, 40));
+  f.run();
+  EXPECT_EQ(f.req.at(second).finishes.at(0).usage.cached_prompt_tokens, 48)
+      << "three full blocks came from the running sequence (the last prompt token is always computed)";
+  EXPECT_EQ(f.req.at(second).tokens, f.req.at(first).tokens);
+  EXPECT_EQ(f.req.at(first).tokens, expected_tokens(*f.device, prompt, 40));
+  EXPECT_TRUE(f.pool_is_full());
 }
 
 TEST(Scheduler, AStopTokenIdEndsTheOutputLikeEos) {

@@ -118,7 +118,8 @@ TEST(OpenAiRequest, EachBadFieldIsNamedInParam) {
       {R"({"prompt": "", "logit_bias": [1]})", "logit_bias"},
       {R"({"prompt": "", "logit_bias": {"x": 1}})", "logit_bias"},
       {R"({"prompt": "", "logit_bias": {"5": 101}})", "logit_bias"},
-      {R"({"prompt": "", "logprobs": 2})", "logprobs"},
+      {R"({"prompt": "", "logprobs": 21})", "logprobs"},
+      {R"({"prompt": "", "logprobs": true})", "logprobs"},
       {R"({"prompt": "", "echo": true})", "echo"},
       {R"({"prompt": "", "best_of": 3})", "best_of"},
       {R"({"prompt": "", "tools": [{"type": "function"}]})", "tools"},
@@ -130,6 +131,31 @@ TEST(OpenAiRequest, EachBadFieldIsNamedInParam) {
     EXPECT_EQ(e.type, "invalid_request_error") << c.body;
     EXPECT_EQ(e.param, c.param) << c.body << ": " << e.message;
   }
+}
+
+TEST(OpenAiRequest, CompletionsTakeTheLegacyIntegerLogprobs) {
+  EXPECT_EQ(parse_ok(Endpoint::kCompletions, R"({"prompt": "", "logprobs": 5})").engine.logprobs, 5);
+  EXPECT_EQ(parse_ok(Endpoint::kCompletions, R"({"prompt": "", "logprobs": 0})").engine.logprobs, 0);
+  EXPECT_EQ(parse_ok(Endpoint::kCompletions, R"({"prompt": ""})").engine.logprobs, std::nullopt);
+}
+
+TEST(OpenAiRequest, PromptLogprobsAreVllmsInteger) {
+  EXPECT_EQ(parse_ok(Endpoint::kCompletions, R"({"prompt": "", "prompt_logprobs": 3})").engine.prompt_logprobs, 3);
+  EXPECT_EQ(parse_error(Endpoint::kCompletions, R"({"prompt": "", "prompt_logprobs": 21})").param, "prompt_logprobs");
+  EXPECT_EQ(parse_error(Endpoint::kCompletions, R"({"prompt": "", "prompt_logprobs": true})").param,
+            "prompt_logprobs");
+}
+
+TEST(OpenAiRequest, ChatTakesLogprobsWithTopLogprobs) {
+  const std::string m = R"("messages": [{"role": "user", "content": "hi"}])";
+  EXPECT_EQ(parse_ok(Endpoint::kChatCompletions, "{" + m + R"(, "logprobs": true, "top_logprobs": 20})").engine.logprobs,
+            20);
+  EXPECT_EQ(parse_ok(Endpoint::kChatCompletions, "{" + m + R"(, "logprobs": true})").engine.logprobs, 0);
+  EXPECT_EQ(parse_ok(Endpoint::kChatCompletions, "{" + m + R"(, "logprobs": false})").engine.logprobs, std::nullopt);
+  EXPECT_EQ(parse_error(Endpoint::kChatCompletions, "{" + m + R"(, "top_logprobs": 3})").param, "top_logprobs");
+  EXPECT_EQ(parse_error(Endpoint::kChatCompletions, "{" + m + R"(, "logprobs": true, "top_logprobs": 21})").param,
+            "top_logprobs");
+  EXPECT_EQ(parse_error(Endpoint::kChatCompletions, "{" + m + R"(, "logprobs": 3})").param, "logprobs");
 }
 
 TEST(OpenAiRequest, NAboveOneIsNotSupportedYet) {

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "testing/test_tokenizer.h"
+
 namespace met {
 namespace {
 
@@ -122,6 +124,53 @@ TEST(SseEncoder, AnErrorEndsTheStreamWithAnErrorEventThenDone) {
   EXPECT_EQ(err["error"]["message"], "device failed");
   EXPECT_EQ(err["error"]["type"], "server_error");
   EXPECT_EQ(events[1], "[DONE]");
+}
+
+TEST(OpenAiResponse, ABodyWithSeveralChoicesIndexesThemAndCountsThePromptOnce) {
+  std::vector<ChoiceOutput> choices(2);
+  choices[0].text = "one";
+  choices[0].finish = finish("stop");
+  choices[1].text = "two";
+  choices[1].finish = finish("length");
+  const Json j = Json::parse(completion_body(meta(Endpoint::kChatCompletions), choices).dump());
+  ASSERT_EQ(j["choices"].size(), 2u);
+  EXPECT_EQ(j["choices"][1]["index"], 1);
+  EXPECT_EQ(j["choices"][1]["message"]["content"], "two");
+  EXPECT_EQ(j["choices"][1]["finish_reason"], "length");
+  EXPECT_EQ(j["usage"]["prompt_tokens"], 5);
+  EXPECT_EQ(j["usage"]["completion_tokens"], 6);
+  EXPECT_EQ(j["usage"]["total_tokens"], 11);
+}
+
+TEST(OpenAiResponse, AStreamOfSeveralChoicesEndsAfterTheLastFinishWithSummedUsage) {
+  SseEncoder enc(meta(Endpoint::kChatCompletions), /*include_usage=*/true, /*num_choices=*/2);
+  std::string sse = enc.start();
+  sse += enc.encode(1, DeltaEvent{{1}, "b"});
+  sse += enc.encode(0, DeltaEvent{{2}, "a"});
+  const std::string after_first = enc.encode(1, finish("stop"));
+  EXPECT_EQ(after_first.find("[DONE]"), std::string::npos) << "choice 0 is still running";
+  sse += after_first + enc.encode(0, finish("length"));
+  const std::vector<std::string> ev = events_of(sse);
+  ASSERT_EQ(ev.size(), 8u);  // 2 role chunks, 2 deltas, 2 finishes, usage, [DONE]
+  EXPECT_EQ(Json::parse(ev[1])["choices"][0]["index"], 1);
+  EXPECT_EQ(Json::parse(ev[2])["choices"][0]["delta"]["content"], "b");
+  EXPECT_EQ(Json::parse(ev[4])["choices"][0]["finish_reason"], "stop");
+  EXPECT_EQ(Json::parse(ev[6])["usage"]["completion_tokens"], 6);
+  EXPECT_EQ(ev[7], "[DONE]");
+}
+
+TEST(OpenAiResponse, StreamedLogprobsTravelWithTheirDelta) {
+  ResponseMeta m = meta(Endpoint::kChatCompletions);
+  m.tokenizer = &testing::test_tokenizer();
+  SseEncoder enc(m, false, 1, /*logprobs=*/true);
+  const TokenId a = *testing::test_tokenizer().vocab().find("a");
+  DeltaEvent d{{a}, "a"};
+  d.logprobs.push_back(TokenLogprob{.token = a, .logprob = -0.25f, .rank = 1, .top = {}});
+  const std::vector<std::string> ev = events_of(enc.encode(d));
+  ASSERT_EQ(ev.size(), 1u);
+  const Json c = Json::parse(ev[0])["choices"][0];
+  EXPECT_EQ(c["logprobs"]["content"][0]["token"], "a");
+  EXPECT_FLOAT_EQ(c["logprobs"]["content"][0]["logprob"].get<float>(), -0.25f);
 }
 
 }  // namespace

@@ -17,6 +17,8 @@ namespace met::testing {
 struct RecordedRequest {
   std::vector<TokenId> tokens;
   std::string text;
+  std::vector<TokenLogprob> logprobs;
+  std::vector<TokenLogprob> prompt_logprobs;
   std::vector<FinishEvent> finishes;
   std::vector<std::string> errors;
   int num_terminal() const { return static_cast<int>(finishes.size() + errors.size()); }
@@ -28,6 +30,8 @@ class RecordingReq final : public ReqPort {
     RecordedRequest& r = requests_[sink.id().value()];
     r.tokens.insert(r.tokens.end(), event.tokens.begin(), event.tokens.end());
     r.text += event.text;
+    r.logprobs.insert(r.logprobs.end(), event.logprobs.begin(), event.logprobs.end());
+    r.prompt_logprobs.insert(r.prompt_logprobs.end(), event.prompt_logprobs.begin(), event.prompt_logprobs.end());
     sink.delta(std::move(event));
     if (on_delta) on_delta(sink.id().value(), r.tokens.size());
   }

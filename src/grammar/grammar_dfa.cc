@@ -1,0 +1,127 @@
+// GrammarDfa: stack interning, expansion of rule references and the byte
+// step. Tested by tests/grammar/grammar_matcher_test.cc.
+#include "grammar/grammar_dfa.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "core/check.h"
+#include "grammar/utf8_prefix.h"
+
+namespace met {
+
+size_t GrammarDfa::KeyHash::operator()(const std::pair<uint32_t, std::vector<uint32_t>>& k) const {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ k.first;
+  for (uint32_t v : k.second) h = (h ^ v) * 0x100000001B3ull + (h >> 29);
+  return static_cast<size_t>(h);
+}
+
+GrammarDfa::GrammarDfa(const Grammar& grammar, size_t max_rows) : grammar_(grammar), max_rows_(max_rows) {
+  nodes_.push_back({0, 0});  // kEmptyStack
+  std::vector<uint32_t> stacks;
+  for (uint32_t alt : grammar_.rule(grammar_.root()).alternatives) expand(node(alt, kEmptyStack), stacks);
+  start_ = intern(std::move(stacks), 0);
+  MET_CHECK(start_ != kDead, "a checked grammar always has a start state");
+}
+
+uint32_t GrammarDfa::node(uint32_t pos, uint32_t parent) {
+  const uint64_t key = (uint64_t{pos} << 32) | parent;
+  auto [it, inserted] = node_ids_.emplace(key, static_cast<uint32_t>(nodes_.size()));
+  if (inserted) nodes_.push_back({pos, parent});
+  return it->second;
+}
+
+// Appends to `out` every stack reachable from `start_node` without consuming
+// input whose top is a char set (or the empty stack). Without left recursion
+// this terminates; the seen-set bounds the work by distinct nodes.
+void GrammarDfa::expand(uint32_t start_node, std::vector<uint32_t>& out) {
+  ++seen_epoch_;
+  scratch_todo_.assign(1, start_node);
+  while (!scratch_todo_.empty()) {
+    const uint32_t n = scratch_todo_.back();
+    scratch_todo_.pop_back();
+    if (scratch_seen_.size() <= n) scratch_seen_.resize(nodes_.size() * 2, 0);
+    if (scratch_seen_[n] == seen_epoch_) continue;
+    scratch_seen_[n] = seen_epoch_;
+    if (n == kEmptyStack) {
+      out.push_back(n);
+      continue;
+    }
+    const auto [pos, parent] = nodes_[n];
+    const GrammarElement& e = grammar_.element(pos);
+    switch (e.kind) {
+      case ElementKind::kChars:
+        out.push_back(n);
+        break;
+      case ElementKind::kEnd:
+        scratch_todo_.push_back(parent);
+        break;
+      case ElementKind::kRuleRef: {
+        const uint32_t cont = grammar_.element(pos + 1).kind == ElementKind::kEnd ? parent : node(pos + 1, parent);
+        for (uint32_t alt : grammar_.rule(e.value).alternatives) scratch_todo_.push_back(node(alt, cont));
+        break;
+      }
+    }
+  }
+}
+
+GrammarDfa::StateId GrammarDfa::intern(std::vector<uint32_t> stacks, uint32_t utf8_prefix) {
+  if (stacks.empty()) return kDead;
+  std::sort(stacks.begin(), stacks.end());
+  stacks.erase(std::unique(stacks.begin(), stacks.end()), stacks.end());
+  auto key = std::make_pair(utf8_prefix, std::move(stacks));
+  auto it = state_ids_.find(key);
+  if (it != state_ids_.end()) return it->second;
+  const auto id = static_cast<StateId>(states_.size());
+  const bool accepting = key.second.front() == kEmptyStack;
+  states_.push_back({key.second, utf8_prefix, accepting});
+  rows_.emplace_back();
+  state_ids_.emplace(std::move(key), id);
+  return id;
+}
+
+GrammarDfa::StateId GrammarDfa::compute_step(StateId s, uint8_t byte) {
+  const Utf8Step u = utf8_step(states_[s].utf8_prefix, byte);
+  std::vector<uint32_t> next;
+  switch (u.kind) {
+    case Utf8Step::Kind::kInvalid:
+      return kDead;
+    case Utf8Step::Kind::kPartial: {
+      const Utf8Completions c = utf8_completions(u.prefix);
+      for (uint32_t n : states_[s].stacks) {
+        if (n == kEmptyStack) continue;
+        const CharSet& set = grammar_.char_set(grammar_.element(nodes_[n].first).value);
+        for (int i = 0; i < c.num_ranges; ++i) {
+          if (set.intersects(c.ranges[i].lo, c.ranges[i].hi)) {
+            next.push_back(n);
+            break;
+          }
+        }
+      }
+      return intern(std::move(next), u.prefix);
+    }
+    case Utf8Step::Kind::kComplete:
+      break;
+  }
+  for (uint32_t n : states_[s].stacks) {  // expand() grows nodes_, never states_
+    if (n == kEmptyStack) continue;
+    const auto [pos, parent] = nodes_[n];
+    if (grammar_.char_set(grammar_.element(pos).value).contains(u.code_point)) expand(node(pos + 1, parent), next);
+  }
+  return intern(std::move(next), 0);
+}
+
+void GrammarDfa::allocate_row(StateId s) {
+  rows_[s] = std::make_unique<Row>();
+  rows_[s]->fill(kUnknown);
+  ++num_rows_;
+}
+
+void GrammarDfa::drop_rows_if_full() {
+  if (num_rows_ <= max_rows_) return;
+  for (auto& r : rows_) r.reset();
+  num_rows_ = 0;
+}
+
+}  // namespace met
+

@@ -1,0 +1,89 @@
+// GrammarDfa: the grammar's pushdown automaton, determinized lazily over
+// bytes. A parse stack is a node (position, parent) interned in a pool, so
+// equal stacks are equal ids and a set of stacks is a sorted id vector. A DFA
+// state is (set of stacks whose top is a char set or the empty stack, UTF-8
+// prefix of an unfinished code point), interned too; a state id therefore
+// names a matcher state exactly, and equal states share transitions and
+// cached masks. Transitions are memoized in 256-entry rows, allocated when a
+// state is first stepped from; past `max_rows` rows all rows are dropped
+// (states stay, so ids remain valid) to bound memory.
+// Cost: a memoized step is one array read; a new one expands the stacks.
+// Invariants: state ids are never reused; kDead is never interned; a state
+// with no stacks is never interned (it is kDead).
+// Threading: one thread at a time (owned by one GrammarMatcher).
+// Tested by tests/grammar/grammar_matcher_test.cc.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "grammar/grammar.h"
+
+namespace met {
+
+class GrammarDfa {
+ public:
+  using StateId = uint32_t;
+  static constexpr StateId kDead = 0xFFFFFFFF;
+  static constexpr StateId kUnknown = 0xFFFFFFFE;  // a row entry not computed yet
+  using Row = std::array<StateId, 256>;
+
+  GrammarDfa(const Grammar& grammar, size_t max_rows);
+
+  StateId start() const { return start_; }
+  // The state after `byte`, or kDead.
+  StateId step(StateId s, uint8_t byte) {
+    Row& r = row(s);
+    StateId& next = r[byte];
+    if (next == kUnknown) next = compute_step(s, byte);
+    return next;
+  }
+  // The memo row of `s` (allocated on demand): stable until drop_rows_if_full().
+  Row& row(StateId s) {
+    if (!rows_[s]) allocate_row(s);
+    return *rows_[s];
+  }
+  StateId compute_step(StateId s, uint8_t byte);
+
+  // The root is complete and no code point is half-read.
+  bool is_accepting(StateId s) const { return states_[s].accepting && states_[s].utf8_prefix == 0; }
+  // Accepting, and no byte can follow.
+  bool must_end(StateId s) const { return is_accepting(s) && states_[s].stacks.size() == 1; }
+  size_t num_states() const { return states_.size(); }
+  // Drops every memo row when more than max_rows exist. Call between walks.
+  void drop_rows_if_full();
+
+ private:
+  struct State {
+    std::vector<uint32_t> stacks;  // sorted node ids; kEmptyStack means the root is done
+    uint32_t utf8_prefix = 0;
+    bool accepting = false;
+  };
+  struct KeyHash {
+    size_t operator()(const std::pair<uint32_t, std::vector<uint32_t>>& k) const;
+  };
+  static constexpr uint32_t kEmptyStack = 0;
+
+  uint32_t node(uint32_t pos, uint32_t parent);
+  void expand(uint32_t start_node, std::vector<uint32_t>& out);
+  StateId intern(std::vector<uint32_t> stacks, uint32_t utf8_prefix);
+  void allocate_row(StateId s);
+
+  const Grammar& grammar_;
+  size_t max_rows_;
+  size_t num_rows_ = 0;
+  std::vector<std::pair<uint32_t, uint32_t>> nodes_;  // (position, parent node)
+  std::unordered_map<uint64_t, uint32_t> node_ids_;
+  std::vector<State> states_;
+  std::unordered_map<std::pair<uint32_t, std::vector<uint32_t>>, StateId, KeyHash> state_ids_;
+  std::vector<std::unique_ptr<Row>> rows_;
+  std::vector<uint32_t> scratch_todo_;
+  std::vector<uint32_t> scratch_seen_;
+  uint32_t seen_epoch_ = 0;
+  StateId start_ = kDead;
+};
+
+}  // namespace met

@@ -1,0 +1,60 @@
+// Thinking control: where a sequence stands with respect to its model's
+// think markers, and when the scheduler forces the think-end token.
+//   - A sequence is inside thinking from the start when the rendered prompt
+//     ended with the think-start marker (ThinkingConfig::starts_inside), or
+//     from the moment it samples think_start itself ("spontaneous").
+//   - Tokens sampled inside (not the markers) are reasoning tokens
+//     (usage.completion_tokens_details.reasoning_tokens).
+//   - The think-end token is forced, instead of sampling, when the current
+//     thinking has used its budget (`budget`, or `spontaneous_budget` for
+//     thinking the model opened by itself, e.g. a model asked not to think),
+//     or when the watchdog sees the thinking repeat itself
+//     (sampling/repetition_detector.h) — the seed's force_end_thinking,
+//     spontaneous_think_budget and think watchdog. The answer then continues.
+//   - Grammar masks apply only outside thinking.
+// Decisions are pure functions of the config and the state; the scheduler
+// applies them (settle.cc).
+// Threading: plain data, engine thread. Tested by tests/scheduler/thinking_test.cc.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include "core/ids.h"
+
+namespace met {
+
+struct ThinkingConfig {
+  TokenId think_start = 0;
+  TokenId think_end = 0;
+  bool starts_inside = false;
+  std::optional<int32_t> budget;              // tokens per thinking; nullopt: unlimited
+  std::optional<int32_t> spontaneous_budget;  // for thinking the model opened; nullopt: `budget`
+  bool watchdog = true;                       // close thinking that loops
+};
+
+enum class ThinkEndCause : uint8_t { kNone, kModel, kBudget, kWatchdog };
+
+struct ThinkingState {
+  bool inside = false;
+  bool spontaneous = false;     // the current thinking was opened by the model
+  int32_t episode_tokens = 0;   // reasoning tokens of the current thinking
+  int32_t reasoning_tokens = 0; // over the whole output
+  int32_t episode_start = 0;    // output index where the current thinking's tokens begin
+  ThinkEndCause last_end = ThinkEndCause::kNone;
+  int32_t watchdog_fires = 0;
+};
+
+ThinkingState initial_thinking_state(const ThinkingConfig& c);
+
+// Whether the next token must be think_end: the budget is used up, or the
+// watchdog sees the current thinking loop. `output` is the output so far.
+ThinkEndCause force_cause(const ThinkingConfig& c, const ThinkingState& s, std::span<const TokenId> output);
+
+// Advances `s` past the token just appended to `output` (its last element).
+// `forced_by` says why the token was forced (kNone: it was sampled).
+void observe_thinking_token(const ThinkingConfig& c, ThinkingState& s, std::span<const TokenId> output,
+                            ThinkEndCause forced_by);
+
+}  // namespace met

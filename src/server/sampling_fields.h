@@ -1,0 +1,27 @@
+// The sampler's request fields (issue 8's chain) read from a request body
+// into SamplingParams, each checked for type and range with a 400 naming the
+// field: OpenAI's (temperature, top_p, seed, presence/frequency_penalty,
+// logit_bias), vLLM's (top_k, min_p, repetition_penalty, allowed_token_ids,
+// bad_words), llama.cpp's (typical_p, top_n_sigma, xtc_*, dry_*) and met's
+// (repetition_penalty_window, lz_penalty, lz_window, lz_buffer,
+// adaptive_temperature). Fields given as text (bad_words,
+// dry_sequence_breakers) are kept as strings for PromptBuilder to tokenize.
+// Threading: pure functions. Tested by tests/server/sampling_fields_test.cc.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sampling/sampling_params.h"
+#include "server/json_fields.h"
+
+namespace met {
+
+struct SamplingText {
+  std::vector<std::string> bad_words;              // each banned as every tokenization PromptBuilder gives it
+  std::vector<std::string> dry_sequence_breakers;  // each breaks DRY through the tokens it encodes to
+};
+
+json_fields::MaybeError read_sampling_fields(const json_fields::Json& obj, SamplingParams& s, SamplingText& text);
+
+}  // namespace met

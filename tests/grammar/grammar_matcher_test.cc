@@ -1,0 +1,163 @@
+// Tests GrammarMatcher: strings accepted and rejected for each GBNF feature,
+// tokens that split UTF-8 characters, end-of-generation, rollback, and masks
+// on a small vocabulary.
+#include "grammar/grammar_matcher.h"
+
+#include <gtest/gtest.h>
+
+#include "grammar/grammar_testing.h"
+
+namespace met {
+namespace {
+
+using testing::gbnf;
+using testing::grammar_matches;
+
+struct FeatureCase {
+  const char* grammar;
+  std::vector<const char*> accepted;
+  std::vector<const char*> rejected;
+};
+
+TEST(GrammarMatcher, AcceptsExactlyTheLanguageOfEachFeature) {
+  const FeatureCase cases[] = {
+      {R"(root ::= "abc")", {"abc"}, {"", "ab", "abcd", "abd"}},
+      {R"(root ::= "a" | "bc" | )", {"a", "bc", ""}, {"b", "abc"}},
+      {R"(root ::= [a-c0-9_]+)", {"a", "c9_", "000"}, {"", "d", "A"}},
+      {R"(root ::= [^"\\]*)", {"", "abc", "\xC3\xA9"}, {"\"", "\\"}},
+      {R"(root ::= . .)", {"ab", "\xE2\x82\xAC!", "\xF0\x9F\x98\x80\n"}, {"a", "abc"}},
+      {R"(root ::= ("ab")* "c"?)", {"", "ab", "abab", "ababc", "c"}, {"a", "abc c", "cab"}},
+      {R"(root ::= "x"{2} "y"{1,3} "z"{2,})", {"xxyzz", "xxyyyzzzz"}, {"xyzz", "xxzz", "xxyyyyzz", "xxyz"}},
+      {R"(root ::= "a"{,2})", {"", "a", "aa"}, {"aaa"}},
+      {"root ::= \"[\" inner? \"]\"\ninner ::= root+", {"[]", "[[]]", "[[][[]]]"}, {"[", "[]]", "]["}},
+      {R"(root ::= "\u00E9" [\U0001F600-\U0001F64F])", {"\xC3\xA9\xF0\x9F\x98\x80"}, {"e\xF0\x9F\x98\x80", "\xC3\xA9"}},
+      {"root ::= \"a\" # comment\n  | \"b\"", {"a", "b"}, {"ab"}},
+  };
+  for (const FeatureCase& c : cases) {
+    const Grammar g = gbnf(c.grammar);
+    for (const char* s : c.accepted) EXPECT_TRUE(grammar_matches(g, s)) << c.grammar << " should accept '" << s << "'";
+    for (const char* s : c.rejected) EXPECT_FALSE(grammar_matches(g, s)) << c.grammar << " should reject '" << s << "'";
+  }
+}
+
+TEST(GrammarMatcher, RejectsInvalidUtf8EvenWhereAnyCharIsAllowed) {
+  const Grammar g = gbnf("root ::= .*");
+  EXPECT_TRUE(grammar_matches(g, "\xE2\x82\xAC"));
+  EXPECT_FALSE(grammar_matches(g, "\xE2\x82"));       // incomplete: not accepting
+  EXPECT_FALSE(grammar_matches(g, "\xC0\x80"));       // overlong
+  EXPECT_FALSE(grammar_matches(g, "\xED\xA0\x80"));   // surrogate
+  EXPECT_FALSE(grammar_matches(g, "\x80"));           // stray continuation byte
+}
+
+// Tokens: 0 "a", 1 "b", 2 "\xC3" (first half of é), 3 "\xA9" (second half),
+// 4 "ab", 5 "<ctl>" (control: no bytes), 6 EOG, 7 "\xC3\xA9b".
+TokenTrie small_trie() {
+  return TokenTrie::from_pieces({"a", "b", "\xC3", "\xA9", "ab", "", "</s>", "\xC3\xA9" "b"}, {6});
+}
+
+std::vector<TokenId> allowed(GrammarMatcher& m, const TokenTrie& trie) {
+  std::vector<uint64_t> mask(trie.mask_words());
+  m.fill_mask(mask);
+  std::vector<TokenId> out;
+  for (size_t t = 0; t < trie.vocab_size(); ++t) {
+    if ((mask[t / 64] >> (t % 64)) & 1) out.push_back(static_cast<TokenId>(t));
+  }
+  return out;
+}
+
+TEST(GrammarMatcher, TokensMayEndInsideACharacter) {
+  const TokenTrie trie = small_trie();
+  const Grammar g = gbnf(R"(root ::= "a" "\u00E9" "b")");
+  GrammarMatcher m(g, trie);
+  EXPECT_EQ(allowed(m, trie), (std::vector<TokenId>{0}));
+  ASSERT_TRUE(m.accept_token(0));
+  EXPECT_EQ(allowed(m, trie), (std::vector<TokenId>{2, 7}));
+  ASSERT_TRUE(m.accept_token(2));
+  EXPECT_FALSE(m.is_accepting());
+  EXPECT_EQ(allowed(m, trie), (std::vector<TokenId>{3}));
+  ASSERT_TRUE(m.accept_token(3));
+  ASSERT_TRUE(m.accept_token(1));
+  EXPECT_TRUE(m.is_accepting());
+  EXPECT_TRUE(m.must_end());
+  EXPECT_EQ(allowed(m, trie), (std::vector<TokenId>{6}));
+}
+
+TEST(GrammarMatcher, EndOfGenerationOnlyWhenAcceptingAndThenNothing) {
+  const TokenTrie trie = small_trie();
+  const Grammar g = gbnf(R"(root ::= "a"+)");
+  GrammarMatcher m(g, trie);
+  EXPECT_FALSE(m.accept_token(6));
+  ASSERT_TRUE(m.accept_token(0));
+  EXPECT_EQ(allowed(m, trie), (std::vector<TokenId>{0, 6}));
+  EXPECT_FALSE(m.must_end());
+  ASSERT_TRUE(m.accept_token(6));
+  EXPECT_TRUE(m.is_terminated());
+  EXPECT_TRUE(allowed(m, trie).empty());
+  EXPECT_FALSE(m.accept_token(0));
+  m.rollback(1);
+  EXPECT_FALSE(m.is_terminated());
+  EXPECT_TRUE(m.accept_token(0));
+}
+
+TEST(GrammarMatcher, ControlTokensAndOutOfRangeIdsAreNeverAccepted) {
+  const TokenTrie trie = small_trie();
+  const Grammar g = gbnf("root ::= .*");
+  GrammarMatcher m(g, trie);
+  EXPECT_FALSE(m.accept_token(5));
+  EXPECT_FALSE(m.accept_token(-1));
+  EXPECT_FALSE(m.accept_token(100));
+  EXPECT_EQ(m.num_steps(), 0u);
+}
+
+TEST(GrammarMatcher, RejectedTokenLeavesTheStateUnchanged) {
+  const TokenTrie trie = small_trie();
+  const Grammar g = gbnf(R"(root ::= "ab")");
+  GrammarMatcher m(g, trie);
+  EXPECT_FALSE(m.accept_token(1));
+  EXPECT_EQ(m.num_steps(), 0u);
+  EXPECT_TRUE(m.accept_token(4));
+  EXPECT_TRUE(m.is_accepting());
+}
+
+TEST(GrammarMatcher, RollbackRestoresEarlierStatesExactly) {
+  const TokenTrie trie = small_trie();
+  const Grammar g = gbnf(R"(root ::= ("a" "b")* "\u00E9"?)");
+  GrammarMatcher m(g, trie);
+  const std::vector<TokenId> at_start = allowed(m, trie);
+  ASSERT_TRUE(m.accept_token(0));
+  const std::vector<TokenId> after_a = allowed(m, trie);
+  ASSERT_TRUE(m.accept_token(1));
+  ASSERT_TRUE(m.accept_token(2));
+  EXPECT_EQ(m.num_steps(), 3u);
+  m.rollback(2);
+  EXPECT_EQ(allowed(m, trie), after_a);
+  m.rollback(1);
+  EXPECT_EQ(allowed(m, trie), at_start);
+  EXPECT_TRUE(m.is_accepting());
+}
+
+TEST(GrammarMatcher, MaskCacheGivesTheSameMasksAsComputing) {
+  const TokenTrie trie = small_trie();
+  const Grammar g = gbnf(R"(root ::= ("a" | "b" | "\u00E9")*)");
+  GrammarMatcher cached(g, trie, {.mask_cache_entries = 2});
+  GrammarMatcher uncached(g, trie, {.mask_cache_entries = 0});
+  for (TokenId t : {0, 1, 4, 2, 3, 0, 7, 1}) {
+    EXPECT_EQ(allowed(cached, trie), allowed(uncached, trie));
+    ASSERT_TRUE(cached.accept_token(t));
+    ASSERT_TRUE(uncached.accept_token(t));
+  }
+}
+
+TEST(GrammarMatcher, AcceptBytesIsOneStep) {
+  const Grammar g = gbnf(R"(root ::= "hello" " world"?)");
+  GrammarMatcher m(g, testing::byte_trie());
+  EXPECT_TRUE(m.accept_bytes("hello"));
+  EXPECT_TRUE(m.is_accepting());
+  EXPECT_FALSE(m.accept_bytes(" there"));
+  EXPECT_EQ(m.num_steps(), 1u);
+  m.rollback(1);
+  EXPECT_FALSE(m.is_accepting());
+}
+
+}  // namespace
+}  // namespace met

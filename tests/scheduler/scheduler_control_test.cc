@@ -1,0 +1,136 @@
+// The scheduler's control of what a sequence may sample, with FakeDevice and
+// FakeClock: thinking budgets force the think-end token exactly, a grammar
+// holds every token outside thinking (with the pipelined lane on or off),
+// and a tool-call close token ends the output with "tool_calls".
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "grammar/json_schema.h"
+#include "scheduler_fixture.h"
+
+namespace met {
+namespace {
+
+using testing::SchedFixture;
+using testing::SchedFixtureOptions;
+
+constexpr TokenId kThinkStart = 300, kThinkEnd = 301;
+
+SchedFixtureOptions with_pipeline(bool pipeline) {
+  SchedFixtureOptions o;
+  o.sched.pipeline = pipeline;
+  return o;
+}
+
+EngineRequest thinking_request(int32_t budget, int32_t max_tokens) {
+  EngineRequest r = testing::greedy_request(testing::make_prompt(12, 3), max_tokens);
+  ThinkingConfig t;
+  t.think_start = kThinkStart;
+  t.think_end = kThinkEnd;
+  t.starts_inside = true;
+  t.budget = budget;
+  t.watchdog = false;
+  r.thinking = t;
+  return r;
+}
+
+TEST(SchedulerControl, AThinkingBudgetForcesThinkEndExactlyAndCountsTheReasoningTokens) {
+  for (bool pipeline : {false, true}) {
+    SchedFixture f(with_pipeline(pipeline));
+    const uint64_t id = f.submit(thinking_request(6, 12));
+    f.run();
+    const auto& rec = f.req.at(id);
+    ASSERT_EQ(rec.tokens.size(), 12u) << "pipeline " << pipeline;
+    for (size_t i = 0; i < 6; ++i) EXPECT_NE(rec.tokens[i], kThinkEnd);
+    EXPECT_EQ(rec.tokens[6], kThinkEnd) << "forced after exactly 6 reasoning tokens";
+    EXPECT_EQ(std::count(rec.tokens.begin(), rec.tokens.end(), kThinkEnd), 1);
+    EXPECT_EQ(rec.finishes.at(0).usage.reasoning_tokens, 6);
+    EXPECT_EQ(rec.finishes.at(0).finish_reason, "length");
+  }
+}
+
+TEST(SchedulerControl, AModelThatEndsThinkingItselfIsLeftAlone) {
+  SchedFixture f;
+  f.device->set_next_token([](std::span<const TokenId> ctx) { return ctx.size() == 15 ? kThinkEnd : TokenId{40}; });
+  const uint64_t id = f.submit(thinking_request(100, 8));
+  f.run();
+  const auto& rec = f.req.at(id);
+  ASSERT_EQ(rec.tokens.size(), 8u);
+  EXPECT_EQ(rec.tokens[3], kThinkEnd);
+  EXPECT_EQ(rec.finishes.at(0).usage.reasoning_tokens, 3);
+}
+
+// {"a": "x" | "y", "n": integer}
+constexpr const char* kSchema = R"({"type": "object", "properties": {
+    "a": {"enum": ["x", "y"]}, "n": {"type": "integer", "minimum": 0, "maximum": 99}},
+    "required": ["a", "n"], "additionalProperties": false})";
+
+EngineRequest grammar_request(uint64_t seed, std::optional<ThinkingConfig> thinking) {
+  EngineRequest r = testing::greedy_request(testing::make_prompt(9, static_cast<uint32_t>(seed)), 120);
+  r.sampling.temperature = 1.0f;
+  r.sampling.seed = seed;
+  Result<Grammar> g = compile_json_schema(std::string_view(kSchema));
+  EXPECT_TRUE(g.ok()) << g.status().message();
+  r.grammar = std::make_shared<const Grammar>(std::move(*g));
+  r.thinking = std::move(thinking);
+  return r;
+}
+
+void expect_valid_answer(const std::string& text) {
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = nlohmann::json::parse(text)) << text;
+  ASSERT_TRUE(j.is_object()) << text;
+  EXPECT_EQ(j.size(), 2u) << text;
+  EXPECT_TRUE(j["a"] == "x" || j["a"] == "y") << text;
+  ASSERT_TRUE(j["n"].is_number_integer()) << text;
+  EXPECT_GE(j["n"].get<int>(), 0) << text;
+  EXPECT_LE(j["n"].get<int>(), 99) << text;
+}
+
+TEST(SchedulerControl, EveryOutputUnderAGrammarParsesAndValidatesWhateverTheLogits) {
+  for (bool pipeline : {false, true}) {
+    SchedFixture f(with_pipeline(pipeline));
+    std::vector<uint64_t> ids;
+    for (uint64_t seed = 1; seed <= 12; ++seed) ids.push_back(f.submit(grammar_request(seed, std::nullopt)));
+    f.run();
+    for (uint64_t id : ids) {
+      const auto& rec = f.req.at(id);
+      ASSERT_EQ(rec.finishes.size(), 1u) << (rec.errors.empty() ? "" : rec.errors[0]);
+      EXPECT_EQ(rec.finishes[0].finish_reason, "stop");
+      expect_valid_answer(rec.text);
+    }
+  }
+}
+
+TEST(SchedulerControl, TheGrammarAppliesOnlyAfterThinkingEnds) {
+  SchedFixture f;
+  ThinkingConfig t;
+  t.think_start = kThinkStart;
+  t.think_end = kThinkEnd;
+  t.starts_inside = true;
+  t.budget = 4;
+  const uint64_t id = f.submit(grammar_request(5, t));
+  f.run();
+  const auto& rec = f.req.at(id);
+  ASSERT_EQ(rec.finishes.size(), 1u);
+  ASSERT_GT(rec.tokens.size(), 5u);
+  EXPECT_EQ(rec.tokens[4], kThinkEnd);
+  const std::vector<TokenId> answer(rec.tokens.begin() + 5, rec.tokens.end());
+  expect_valid_answer(testing::test_tokenizer().decode(answer));
+}
+
+TEST(SchedulerControl, TheToolCallCloseTokenEndsTheOutputWithToolCalls) {
+  SchedFixture f;
+  f.device->set_next_token([](std::span<const TokenId> ctx) { return ctx.size() == 14 ? TokenId{77} : TokenId{40}; });
+  EngineRequest r = testing::greedy_request(testing::make_prompt(10, 2), 50);
+  r.tool_call_end_token = 77;
+  const uint64_t id = f.submit(std::move(r));
+  f.run();
+  const auto& rec = f.req.at(id);
+  ASSERT_EQ(rec.tokens.size(), 5u);
+  EXPECT_EQ(rec.tokens.back(), 77);
+  EXPECT_EQ(rec.finishes.at(0).finish_reason, "tool_calls");
+}
+
+}  // namespace
+}  // namespace met
