@@ -57,14 +57,15 @@ Result<std::tm> resolve_now(const std::optional<std::string>& now_iso8601) {
 
 }  // namespace
 
-ChatTemplate::ChatTemplate(std::unique_ptr<const jinja::Program> program) : program_(std::move(program)) {}
+ChatTemplate::ChatTemplate(std::unique_ptr<const jinja::Program> program, std::string source)
+    : program_(std::move(program)), source_(std::move(source)) {}
 ChatTemplate::ChatTemplate(ChatTemplate&&) noexcept = default;
 ChatTemplate& ChatTemplate::operator=(ChatTemplate&&) noexcept = default;
 ChatTemplate::~ChatTemplate() = default;
 
 Result<ChatTemplate> ChatTemplate::parse(std::string_view source) {
   MET_ASSIGN_OR_RETURN(std::unique_ptr<jinja::Program> program, jinja::Parser::parse(source));
-  return ChatTemplate(std::move(program));
+  return ChatTemplate(std::move(program), std::string(source));
 }
 
 Result<std::string> ChatTemplate::render(const nlohmann::ordered_json& context,

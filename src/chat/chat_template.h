@@ -53,10 +53,14 @@ class ChatTemplate {
   // `context` must be a JSON object; its keys become the template's variables.
   Result<std::string> render(const nlohmann::ordered_json& context, const TemplateOptions& options = {}) const;
 
+  // The template's text, as parsed (chat/output/format_detection.h reads it).
+  const std::string& source() const { return source_; }
+
  private:
-  explicit ChatTemplate(std::unique_ptr<const jinja::Program> program);
+  ChatTemplate(std::unique_ptr<const jinja::Program> program, std::string source);
 
   std::unique_ptr<const jinja::Program> program_;
+  std::string source_;
 };
 
 // Whether `s` is the failure the template raised itself with raise_exception().

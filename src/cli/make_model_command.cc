@@ -1,5 +1,7 @@
 // `met make-model`: a random-weight model for tests, benchmarks and the
-// README's first command. Tested by tests/cli/make_model_command_test.cc.
+// README's first command. With --chat-template FILE, the vocabulary also gets
+// the template's markers and special strings as control tokens
+// (chat_control_tokens). Tested by tests/cli/make_model_command_test.cc.
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -9,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "chat/output/chat_control_tokens.h"
 #include "cli/progress_bar.h"
 #include "core/parallel_for.h"
 #include "model/random_model.h"
@@ -60,6 +63,7 @@ Result<RandomModelSpec> build_spec(const MakeModelOptions& o) {
     std::ostringstream text;
     text << in.rdbuf();
     spec.chat_template = text.str();
+    spec.control_tokens = chat_control_tokens(spec.chat_template);
   }
   spec.tied_output = o.tie_embeddings;
   spec.num_threads = o.threads > 0 ? o.threads : default_num_threads();
@@ -104,7 +108,8 @@ void add_make_model_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--seed", o->seed, "Random seed")->capture_default_str();
   cmd->add_option("--tokenizer", o->tokenizer, "spm or bpe (default: spm for llama/mistral)");
-  cmd->add_option("--chat-template", o->chat_template, "chatml or a Jinja file")
+  cmd->add_option("--chat-template", o->chat_template,
+                  "chatml or a Jinja file (its markers become control tokens)")
       ->capture_default_str();
   cmd->add_flag("--tie-embeddings", o->tie_embeddings, "Omit output.weight (reuse the embedding)");
   cmd->add_option("--threads", o->threads, "Threads (default: all cores)");

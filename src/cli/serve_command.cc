@@ -1,14 +1,21 @@
 // `met serve [MODEL.gguf] [--host 127.0.0.1] [--port 8080] [--model-alias NAME]
 // [--chat-template FILE] [--max-concurrent N] [--max-body-bytes N]
-// [--cache-dir DIR]` plus the engine flags: the OpenAI-compatible HTTP server
-// (server/http_server.h). With no model it serves a small random-weight model
-// made once (make-model's tiny preset, q8_0) and kept in the cache directory,
-// and says so in one line.
-// When ready it prints exactly one line to stderr,
-// "met: listening on http://HOST:PORT"; on SIGINT/SIGTERM it stops accepting,
-// lets requests in flight finish, drains the engine and exits 0.
+// [--api-key KEY]... [--api-key-file F] [--request-timeout S]
+// [--drain-timeout S] [--stall-timeout S] [--cache-dir DIR]` plus the engine
+// flags: the OpenAI-compatible HTTP server (server/http_server.h). With no
+// model it serves a small random-weight model made once (make-model's tiny
+// preset, q8_0) and kept in the cache directory, and says so in one line.
+// The server binds before the model loads (/health answers 503 "loading"
+// meanwhile); loading reads the file through with a progress bar when stderr
+// is a terminal. When ready it prints exactly one line to stderr,
+// "met: listening on http://HOST:PORT"; on SIGINT/SIGTERM it stops
+// accepting, lets requests in flight finish within --drain-timeout (then
+// ends them with an error frame), and exits 0.
 // Threading: main thread (the server and the engine run their own).
-// Tested by tests/server/http_server_test.cc.
+// Tested by tests/server/http_server_test.cc and
+// tests/server/server_endpoints_test.cc.
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -16,14 +23,17 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
+#include "cli/progress_bar.h"
 #include "model/random_model.h"
 #include "server/http_server.h"
 #include "server/prompt_builder.h"
+#include "server/tokenize_api.h"
 
 namespace met {
 namespace {
@@ -37,6 +47,11 @@ struct ServeOptions {
   int32_t max_concurrent = 256;
   int64_t max_body_bytes = int64_t{8} << 20;
   std::string cache_dir;  // where the default model is made and kept
+  std::vector<std::string> api_keys;
+  std::string api_key_file;
+  double request_timeout_s = 0;  // 0: none
+  double drain_timeout_s = 30;
+  double stall_timeout_s = 60;  // 0: not checked
   EngineFlags engine;
 };
 
@@ -67,18 +82,21 @@ Status validate(const ServeOptions& o) {
   if (o.port < 0 || o.port > 65535) return invalid_argument("--port {} must be between 0 and 65535", o.port);
   if (o.max_concurrent < 1) return invalid_argument("--max-concurrent {} must be at least 1", o.max_concurrent);
   if (o.max_body_bytes < 1) return invalid_argument("--max-body-bytes {} must be at least 1", o.max_body_bytes);
+  if (!(o.request_timeout_s >= 0)) return invalid_argument("--request-timeout {} must be >= 0", o.request_timeout_s);
+  if (!(o.drain_timeout_s >= 0)) return invalid_argument("--drain-timeout {} must be >= 0", o.drain_timeout_s);
+  if (!(o.stall_timeout_s >= 0)) return invalid_argument("--stall-timeout {} must be >= 0", o.stall_timeout_s);
   return validate_engine_flags(o.engine);
 }
 
-struct LoadedTemplate {
-  std::optional<ChatTemplate> chat_template;
+// The chat template's source: from --chat-template FILE (which must parse),
+// else the GGUF's; none when the GGUF has none or met cannot parse it (chat
+// requests then get a 400 saying why, and completions still work).
+struct TemplateSource {
+  std::optional<std::string> text;
   std::string why_none;  // when the GGUF's template did not parse
 };
 
-// The chat template from --chat-template FILE (which must parse), else the
-// GGUF's; none when the GGUF has none or met cannot parse it (chat requests
-// then get a 400 saying why, and completions still work).
-Result<LoadedTemplate> load_chat_template(const ServeOptions& o, const GgufMetadata& md) {
+Result<TemplateSource> chat_template_source(const ServeOptions& o, const GgufMetadata& md) {
   if (!o.chat_template_path.empty()) {
     std::ifstream in(o.chat_template_path, std::ios::binary);
     if (!in) return io_error("--chat-template: cannot read '{}'", o.chat_template_path);
@@ -86,13 +104,57 @@ Result<LoadedTemplate> load_chat_template(const ServeOptions& o, const GgufMetad
     text << in.rdbuf();
     Result<ChatTemplate> parsed = ChatTemplate::parse(text.str());
     if (!parsed.ok()) return parsed.status().with_prefix(fmt::format("--chat-template {}", o.chat_template_path));
-    return LoadedTemplate{std::move(*parsed), ""};
+    return TemplateSource{text.str(), ""};
   }
   Result<std::string> source = md.get_string("tokenizer.chat_template");
-  if (!source.ok()) return LoadedTemplate{};
+  if (!source.ok()) return TemplateSource{};
   Result<ChatTemplate> parsed = ChatTemplate::parse(*source);
-  if (!parsed.ok()) return LoadedTemplate{std::nullopt, "tokenizer.chat_template: " + parsed.status().message()};
-  return LoadedTemplate{std::move(*parsed), ""};
+  if (!parsed.ok()) return TemplateSource{std::nullopt, "tokenizer.chat_template: " + parsed.status().message()};
+  return TemplateSource{std::move(*source), ""};
+}
+
+// A parse of a source chat_template_source() already parsed once.
+std::optional<ChatTemplate> parse_template(const TemplateSource& t) {
+  if (!t.text) return std::nullopt;
+  Result<ChatTemplate> parsed = ChatTemplate::parse(*t.text);
+  if (!parsed.ok()) return std::nullopt;
+  return std::move(*parsed);
+}
+
+// On a terminal: reads the model file through once with a progress bar, so
+// the page cache holds it when the model is mapped and its weights repacked.
+// Off a terminal it does nothing (the load itself reads what it needs).
+void read_through_with_progress(const std::string& path) {
+  ProgressBar bar("loading " + std::filesystem::path(path).filename().string());
+  std::error_code ec;
+  const uintmax_t total = std::filesystem::file_size(path, ec);
+  if (ec || total == 0 || !isatty(2)) return;
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> chunk(size_t{16} << 20);
+  size_t done = 0;
+  while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
+    done += static_cast<size_t>(in.gcount());
+    bar.update(done, static_cast<size_t>(total));
+  }
+}
+
+std::optional<Duration> seconds_or_none(double s) {
+  if (s <= 0) return std::nullopt;
+  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(s));
+}
+
+Result<ServerOptions> server_options(const ServeOptions& o) {
+  ServerOptions so;
+  so.host = o.host;
+  so.port = static_cast<uint16_t>(o.port);
+  so.max_concurrent = o.max_concurrent;
+  so.max_body_bytes = static_cast<size_t>(o.max_body_bytes);
+  so.model_name = o.alias.empty() ? std::filesystem::path(o.model_path).stem().string() : o.alias;
+  so.request_timeout = seconds_or_none(o.request_timeout_s);
+  so.drain_timeout = seconds_or_none(o.drain_timeout_s).value_or(Duration::zero());
+  so.stall_timeout = seconds_or_none(o.stall_timeout_s);
+  MET_ASSIGN_OR_RETURN(so.api_keys, ApiKeys::create(o.api_keys, o.api_key_file));
+  return so;
 }
 
 Status serve(ServeOptions o) {
@@ -101,23 +163,22 @@ Status serve(ServeOptions o) {
     MET_ASSIGN_OR_RETURN(o.model_path, default_model(o.cache_dir));
     if (o.alias.empty()) o.alias = "met-random-tiny";
   }
+  MET_ASSIGN_OR_RETURN(ServerOptions so, server_options(o));
+  const std::string host = so.host;
+  MET_ASSIGN_OR_RETURN(std::unique_ptr<HttpServer> server, HttpServer::create(std::move(so)));
+  read_through_with_progress(o.model_path);
   MET_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::load(o.model_path));
   MET_ASSIGN_OR_RETURN(Tokenizer tok, Tokenizer::from_gguf(model->file().metadata()));
-  MET_ASSIGN_OR_RETURN(LoadedTemplate chat, load_chat_template(o, model->file().metadata()));
+  MET_ASSIGN_OR_RETURN(TemplateSource chat, chat_template_source(o, model->file().metadata()));
   MET_ASSIGN_OR_RETURN(std::unique_ptr<CpuEngine> e, build_cpu_engine(*model, tok, o.engine));
-  PromptBuilder prompts(tok, std::move(chat.chat_template), e->engine->limits(), std::move(chat.why_none));
-  ServerOptions so;
-  so.host = o.host;
-  so.port = static_cast<uint16_t>(o.port);
-  so.max_concurrent = o.max_concurrent;
-  so.max_body_bytes = static_cast<size_t>(o.max_body_bytes);
-  so.model_name = o.alias.empty() ? std::filesystem::path(o.model_path).stem().string() : o.alias;
-  MET_ASSIGN_OR_RETURN(std::unique_ptr<HttpServer> server, HttpServer::create(so, *e->engine, prompts));
-  const bool v6 = o.host.find(':') != std::string::npos;
-  std::fprintf(stderr, "met: listening on http://%s%s%s:%u\n", v6 ? "[" : "", o.host.c_str(), v6 ? "]" : "",
+  PromptBuilder prompts(tok, parse_template(chat), e->engine->limits(), chat.why_none);
+  TokenizeApi tokenize(tok, parse_template(chat), e->engine->limits().max_seq_len);
+  const bool v6 = host.find(':') != std::string::npos;
+  std::fprintf(stderr, "met: listening on http://%s%s%s:%u\n", v6 ? "[" : "", host.c_str(), v6 ? "]" : "",
                static_cast<unsigned>(server->port()));
   std::fflush(stderr);
-  server->run();
+  server->serve(ServedModel{*e->engine, prompts, tokenize, e->clock});
+  server.reset();  // it borrows the engine, the prompts and the tokenizer
   e->engine->drain();
   return ok_status();
 }
@@ -137,6 +198,17 @@ void add_serve_command(CLI::App& app, const std::string& default_cache_dir) {
   cmd->add_option("--max-concurrent", o->max_concurrent, "Generation requests in flight; more get 429")
       ->capture_default_str();
   cmd->add_option("--max-body-bytes", o->max_body_bytes, "Largest request body; larger gets 413")
+      ->capture_default_str();
+  cmd->add_option("--api-key", o->api_keys, "Require 'Authorization: Bearer KEY' (repeatable)");
+  cmd->add_option("--api-key-file", o->api_key_file, "Require a bearer key from this file (one per line)");
+  cmd->add_option("--request-timeout", o->request_timeout_s,
+                  "Default deadline of every request in seconds; 0: none (a request's smaller `timeout` wins)")
+      ->capture_default_str();
+  cmd->add_option("--drain-timeout", o->drain_timeout_s,
+                  "On SIGTERM/SIGINT, seconds in-flight requests get to finish before they end with an error")
+      ->capture_default_str();
+  cmd->add_option("--stall-timeout", o->stall_timeout_s,
+                  "/health answers 503 when work makes no engine step for this many seconds; 0: never")
       ->capture_default_str();
   add_engine_flags(*cmd, o->engine);
   cmd->callback([o] { exit_on_error("serve", serve(*o)); });

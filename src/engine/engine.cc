@@ -14,12 +14,13 @@ Result<std::unique_ptr<Engine>> Engine::create(Device& device, const Tokenizer& 
   SchedIo io{e->dev_port_, e->req_port_, e->stats_, e->clock_};
   MET_ASSIGN_OR_RETURN(e->scheduler_, Scheduler::create(io, spill, tokenizer, e->options_.scheduler));
   e->limits_ = e->scheduler_->limits();
+  e->stats_.set_blocks_total(e->dev_port_.num_blocks());
   e->thread_ = std::thread([raw = e.get()] { raw->engine_main(); });
   return e;
 }
 
 Engine::Engine(Device& device, const Clock& clock, EngineOptions options)
-    : clock_(clock), options_(std::move(options)), dev_port_(device) {}
+    : clock_(clock), options_(std::move(options)), dev_port_(device), stats_(clock) {}
 
 Engine::~Engine() { stop(); }
 
@@ -51,6 +52,10 @@ void Engine::join(bool drain) {
   if (thread_.joinable()) thread_.join();
 }
 
+void Engine::publish_load() {
+  stats_.publish_load(scheduler_->counts(), !scheduler_->idle(), dev_port_.num_blocks_in_use());
+}
+
 void Engine::engine_main() {
   std::vector<Inbound> batch;
   bool fault_reported = false;
@@ -76,6 +81,7 @@ void Engine::engine_main() {
       scheduler_->enqueue(std::move(in.request), std::move(in.sink), in.submitted);
     }
     batch.clear();
+    publish_load();
     const bool faulted = is_faulted();
     if (faulted) {
       scheduler_->fail_all(fmt::format("the server is faulted: {}", fault_reason()));
@@ -94,7 +100,9 @@ void Engine::engine_main() {
       if (inbox_.empty()) return;
       continue;
     }
-    if (!scheduler_->tick() && !scheduler_->idle()) {
+    const bool ticked = scheduler_->tick();
+    publish_load();
+    if (!ticked && !scheduler_->idle()) {
       // Nothing could run (waiting on a deadline or on room): wait a little.
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait_for(lock, std::chrono::milliseconds(1), [&] { return !inbox_.empty() || stopping_; });

@@ -81,6 +81,8 @@ class Engine {
   Engine(Device& device, const Clock& clock, EngineOptions options);
   void engine_main();
   void join(bool drain);
+  // Tells stats_ what the scheduler holds (engine thread).
+  void publish_load();
 
   const Clock& clock_;
   EngineOptions options_;

@@ -1,4 +1,4 @@
-// EngineStats. Tested by tests/engine/engine_test.cc.
+// EngineStats. Tested by tests/server/health_test.cc and tests/engine/engine_test.cc.
 #include "engine/engine_stats.h"
 
 namespace met {
@@ -9,6 +9,8 @@ void add(std::atomic<double>& a, double v) {
   while (!a.compare_exchange_weak(cur, cur + v, std::memory_order_relaxed)) {
   }
 }
+
+Duration::rep ticks(TimePoint t) { return t.time_since_epoch().count(); }
 
 }  // namespace
 
@@ -38,9 +40,27 @@ void EngineStats::step_done(int32_t num_rows, int32_t num_blocks_in_use) {
   steps_.fetch_add(1, std::memory_order_relaxed);
   rows_.fetch_add(num_rows, std::memory_order_relaxed);
   blocks_in_use_.store(num_blocks_in_use, std::memory_order_relaxed);
+  last_step_at_.store(ticks(clock_.now()), std::memory_order_relaxed);
+}
+
+void EngineStats::publish_load(const SchedulerCounts& counts, bool has_work, int32_t num_blocks_in_use) {
+  num_running_.store(static_cast<int64_t>(counts.num_active), std::memory_order_relaxed);
+  num_waiting_.store(static_cast<int64_t>(counts.num_waiting), std::memory_order_relaxed);
+  num_swapped_.store(static_cast<int64_t>(counts.num_swapped), std::memory_order_relaxed);
+  blocks_in_use_.store(num_blocks_in_use, std::memory_order_relaxed);
+  // Only the engine thread writes has_work_, so this read-then-write is safe.
+  if (has_work && !has_work_.load(std::memory_order_relaxed)) {
+    busy_since_.store(ticks(clock_.now()), std::memory_order_relaxed);
+  }
+  has_work_.store(has_work, std::memory_order_relaxed);
 }
 
 EngineStatsSnapshot EngineStats::snapshot() const {
+  auto time_of = [](const std::atomic<Duration::rep>& a) -> std::optional<TimePoint> {
+    const Duration::rep v = a.load(std::memory_order_relaxed);
+    if (v == kNever) return std::nullopt;
+    return TimePoint(Duration(v));
+  };
   EngineStatsSnapshot s;
   s.requests_finished = requests_finished_.load(std::memory_order_relaxed);
   s.requests_failed = requests_failed_.load(std::memory_order_relaxed);
@@ -55,6 +75,14 @@ EngineStatsSnapshot EngineStats::snapshot() const {
   s.steps = steps_.load(std::memory_order_relaxed);
   s.rows = rows_.load(std::memory_order_relaxed);
   s.blocks_in_use = blocks_in_use_.load(std::memory_order_relaxed);
+  s.blocks_total = blocks_total_.load(std::memory_order_relaxed);
+  s.num_running = num_running_.load(std::memory_order_relaxed);
+  s.num_waiting = num_waiting_.load(std::memory_order_relaxed);
+  s.num_swapped = num_swapped_.load(std::memory_order_relaxed);
+  s.has_work = has_work_.load(std::memory_order_relaxed);
+  s.last_step_at = time_of(last_step_at_);
+  s.busy_since = time_of(busy_since_);
+  s.taken_at = clock_.now();
   s.ttft_ms_sum = ttft_ms_sum_.load(std::memory_order_relaxed);
   s.decode_ms_sum = decode_ms_sum_.load(std::memory_order_relaxed);
   return s;

@@ -1,22 +1,33 @@
-// EngineStats: the engine's telemetry (the scheduler's `tel` port): request,
-// token, preemption and step counters, and the KV blocks in use. Written by
-// the engine thread, read by anyone (bench, /metrics) as a snapshot.
+// EngineStats: the engine's telemetry (the scheduler's `tel` port) plus the
+// load the engine thread publishes after each tick: request, token,
+// preemption and step counters; requests running, waiting and swapped; KV
+// blocks in use and in the pool; whether there is work and when the last
+// step completed (for /health's stall check). Written by the engine thread,
+// read by anyone (bench, /metrics, /health) as a snapshot.
+// Invariants: step and load times come from the engine's Clock; busy_since is
+// the time has_work last went from false to true, so a stall is measured from
+// max(last step, busy_since), never from a step before an idle spell.
 // Threading: counters are relaxed atomics; a snapshot is not one instant.
-// Tested by tests/engine/engine_test.cc.
+// Tested by tests/server/health_test.cc (stall inputs, FakeClock) and
+// tests/engine/engine_test.cc.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <limits>
+#include <optional>
 
+#include "core/clock.h"
 #include "scheduler/io.h"
+#include "scheduler/scheduler.h"
 
 namespace met {
 
 struct EngineStatsSnapshot {
   int64_t requests_finished = 0;
   int64_t requests_failed = 0;
-  int64_t prompt_tokens = 0;
-  int64_t output_tokens = 0;
+  int64_t prompt_tokens = 0;  // of finished requests
+  int64_t output_tokens = 0;  // of finished requests
   int64_t cached_prompt_tokens = 0;
   int64_t preemptions_swap = 0;
   int64_t preemptions_recompute = 0;
@@ -26,21 +37,39 @@ struct EngineStatsSnapshot {
   int64_t steps = 0;
   int64_t rows = 0;
   int64_t blocks_in_use = 0;
+  int64_t blocks_total = 0;
+  int64_t num_running = 0;
+  int64_t num_waiting = 0;  // queued, preempted-for-recompute included
+  int64_t num_swapped = 0;
+  bool has_work = false;
+  std::optional<TimePoint> last_step_at;  // nullopt: no step yet
+  std::optional<TimePoint> busy_since;    // nullopt: never had work
+  TimePoint taken_at;                     // the engine clock when the snapshot was taken
   double ttft_ms_sum = 0;
   double decode_ms_sum = 0;
 };
 
 class EngineStats final : public TelPort {
  public:
+  // Borrows the engine's clock; it outlives this.
+  explicit EngineStats(const Clock& clock) : clock_(clock) {}
+
   void request_finished(const RequestTiming& t) override;
   void request_failed() override { requests_failed_.fetch_add(1, std::memory_order_relaxed); }
   void preempted(PreemptKind kind) override;
   void cache_queried(int64_t query_tokens, int64_t hit_tokens) override;
   void step_done(int32_t num_rows, int32_t num_blocks_in_use) override;
 
+  // The engine thread, after draining its inbox and after each tick.
+  void publish_load(const SchedulerCounts& counts, bool has_work, int32_t num_blocks_in_use);
+  void set_blocks_total(int32_t num_blocks) { blocks_total_.store(num_blocks, std::memory_order_relaxed); }
+
   EngineStatsSnapshot snapshot() const;
 
  private:
+  static constexpr Duration::rep kNever = std::numeric_limits<Duration::rep>::min();
+
+  const Clock& clock_;
   std::atomic<int64_t> requests_finished_{0};
   std::atomic<int64_t> requests_failed_{0};
   std::atomic<int64_t> prompt_tokens_{0};
@@ -54,6 +83,13 @@ class EngineStats final : public TelPort {
   std::atomic<int64_t> steps_{0};
   std::atomic<int64_t> rows_{0};
   std::atomic<int64_t> blocks_in_use_{0};
+  std::atomic<int64_t> blocks_total_{0};
+  std::atomic<int64_t> num_running_{0};
+  std::atomic<int64_t> num_waiting_{0};
+  std::atomic<int64_t> num_swapped_{0};
+  std::atomic<bool> has_work_{false};
+  std::atomic<Duration::rep> last_step_at_{kNever};  // time_since_epoch ticks
+  std::atomic<Duration::rep> busy_since_{kNever};
   std::atomic<double> ttft_ms_sum_{0};
   std::atomic<double> decode_ms_sum_{0};
 };

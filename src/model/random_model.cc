@@ -197,6 +197,7 @@ Result<RandomModelSummary> make_random_model(const RandomModelSpec& spec, const 
   vopt.size = spec.vocab_size;
   vopt.seed = spec.seed;
   vopt.bpe_pre = qwen ? "qwen2" : "llama-bpe";
+  vopt.control_tokens = spec.control_tokens;
   MET_ASSIGN_OR_RETURN(SyntheticVocab vocab, make_synthetic_vocab(vopt));
 
   GgufWriter writer;

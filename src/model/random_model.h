@@ -35,6 +35,7 @@ struct RandomModelSpec {
   uint64_t seed = 0;
   std::optional<VocabKind> tokenizer;  // default: kSpm for llama/mistral, kBpe for qwen
   std::string chat_template;           // empty: ChatML
+  std::vector<std::string> control_tokens;  // further control tokens for the vocab (SyntheticVocabOptions)
   bool tied_output = false;
   int num_threads = 1;
 };

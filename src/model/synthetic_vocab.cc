@@ -1,6 +1,8 @@
 // Synthetic vocabularies for make-model. Tested by tests/model/synthetic_vocab_test.cc.
 #include "model/synthetic_vocab.h"
 
+#include <algorithm>
+
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -178,6 +180,21 @@ void append(SyntheticVocab& v, std::string token, TokenType type, float score) {
   if (v.kind == VocabKind::kSpm) v.scores.push_back(score);
 }
 
+// options.control_tokens without duplicates and without the tokens every
+// synthetic vocab has.
+std::vector<std::string> extra_control_tokens(const SyntheticVocabOptions& options) {
+  const std::vector<std::string> built_in = {"<unk>", "<s>", "</s>", "<|endoftext|>", "<|im_start|>", "<|im_end|>"};
+  std::vector<std::string> extra;
+  for (const std::string& token : options.control_tokens) {
+    if (token.empty() || std::find(built_in.begin(), built_in.end(), token) != built_in.end() ||
+        std::find(extra.begin(), extra.end(), token) != extra.end()) {
+      continue;
+    }
+    extra.push_back(token);
+  }
+  return extra;
+}
+
 }  // namespace
 
 const std::vector<std::string>& byte_level_symbols() {
@@ -199,7 +216,12 @@ Result<SyntheticVocab> make_synthetic_vocab(const SyntheticVocabOptions& options
                             kMinSyntheticVocab);
   }
   const VocabKind kind = options.kind;
-  const uint32_t num_special = kind == VocabKind::kSpm ? 3 + 256 + 2 : 3;
+  const std::vector<std::string> extra = extra_control_tokens(options);
+  const size_t num_special = (kind == VocabKind::kSpm ? 3 + 256 + 2 : 3) + extra.size();
+  const size_t num_base = base_pieces(kind).size();
+  if (options.size < num_special + num_base) {
+    return invalid_argument("vocab size {} leaves no room for {} control tokens", options.size, extra.size());
+  }
   const size_t num_pieces = options.size - num_special;
   PieceBuilder pb(base_pieces(kind));
   pb.learn(corpus_words(pb, kind), num_pieces);
@@ -230,6 +252,12 @@ Result<SyntheticVocab> make_synthetic_vocab(const SyntheticVocabOptions& options
   append(v, "<|im_start|>", TokenType::kControl, 0.0f);
   v.eot_id = static_cast<uint32_t>(v.tokens.size());
   append(v, "<|im_end|>", TokenType::kControl, 0.0f);
+  for (const std::string& token : extra) {
+    if (std::find(v.tokens.begin(), v.tokens.end(), token) != v.tokens.end()) {
+      return internal_error("control token '{}' is also a learned piece", token);
+    }
+    append(v, token, TokenType::kControl, 0.0f);
+  }
   return v;
 }
 

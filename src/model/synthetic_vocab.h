@@ -6,7 +6,8 @@
 // random merges of existing pieces until the requested size; every merged
 // piece is the concatenation of two earlier pieces, so the merge list and the
 // scores are consistent and any text tokenizes. Both kinds carry the chat
-// control tokens <|im_start|> and <|im_end|>.
+// control tokens <|im_start|> and <|im_end|>, then the options' further
+// control tokens.
 // Threading: pure. Tested by tests/model/synthetic_vocab_test.cc.
 #pragma once
 
@@ -37,6 +38,10 @@ struct SyntheticVocabOptions {
   uint32_t size = 32000;
   uint64_t seed = 0;
   std::string bpe_pre = "llama-bpe";  // tokenizer.ggml.pre for kBpe
+  // Further control tokens, appended after <|im_end|> in this order (a chat
+  // template's markers: <think>, <tool_call>, [TOOL_CALLS], …); tokens the
+  // vocab already has are skipped. They count towards `size`.
+  std::vector<std::string> control_tokens;
 };
 
 struct SyntheticVocab {

@@ -4,8 +4,16 @@
 #include <algorithm>
 
 #include "core/check.h"
+#include "sampling/avx2_exp.h"
+#include "sampling/candidate_mass.h"
 
 namespace met {
+namespace {
+
+// ranks_before as a type std::sort can inline (a function pointer is not).
+constexpr auto ranked = [](const Candidate& a, const Candidate& b) { return ranks_before(a, b); };
+
+}  // namespace
 
 void Candidates::assign_all(std::span<const float> logits) {
   if (items_.size() < logits.size()) items_.resize(logits.size());
@@ -67,8 +75,8 @@ void Candidates::sort_prefix(size_t m) {
   const auto first = items_.begin() + static_cast<std::ptrdiff_t>(num_sorted_);
   const auto middle = items_.begin() + static_cast<std::ptrdiff_t>(m);
   const auto last = items_.begin() + static_cast<std::ptrdiff_t>(size_);
-  if (middle != last) std::nth_element(first, middle - 1, last, ranks_before);
-  std::sort(first, middle, ranks_before);
+  if (middle != last) std::nth_element(first, middle - 1, last, ranked);
+  std::sort(first, middle, ranked);
   num_sorted_ = m;
 }
 
@@ -78,11 +86,27 @@ void Candidates::truncate(size_t m) {
   num_sorted_ = m;
 }
 
+void Candidates::sort_prefix_at_least(float floor) {
+  // A stable compaction of the passing candidates to the front: each one is
+  // swapped with the first non-passing one, which has been scanned already.
+  size_t out = 0;
+  size_t i = 0;
+  const __m256 vfloor = _mm256_set1_ps(floor);
+  for (; i + avx2::kLanes <= size_; i += avx2::kLanes) {
+    auto pass = static_cast<unsigned>(
+        _mm256_movemask_ps(_mm256_cmp_ps(avx2::load_logits(items_.data() + i), vfloor, _CMP_GE_OQ)));
+    for (; pass != 0; pass &= pass - 1) std::swap(items_[out++], items_[i + static_cast<size_t>(__builtin_ctz(pass))]);
+  }
+  for (; i < size_; ++i) {
+    if (items_[i].logit >= floor) std::swap(items_[out++], items_[i]);
+  }
+  std::sort(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(out), ranked);
+  num_sorted_ = out;
+}
+
 float Candidates::max_logit() const {
   if (num_sorted_ > 0) return items_[0].logit;
-  float best = items_[0].logit;
-  for (size_t i = 1; i < size_; ++i) best = std::max(best, items_[i].logit);
-  return best;
+  return max_logit_of(items());
 }
 
 void Candidates::scale(float factor) {

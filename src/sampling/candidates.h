@@ -1,7 +1,9 @@
 // Candidates: the tokens still in the running after the logit processors,
 // with their (tempered) logits, kept so that truncation costs work
 // proportional to the tokens it keeps: the k largest are found by a heap
-// scan or nth_element, and only a prefix is ever sorted, grown on demand.
+// scan or nth_element, and only a prefix is ever sorted, grown on demand or
+// cut at a logit floor (a vectorized scan moves the few candidates at or
+// above it to the front).
 // Invariants: items()[0, num_sorted()) are in descending order (ties: lower
 // id first) and each is >= every later item; size() >= 1 once assigned from
 // a non-empty row. No allocation after the first call at a given vocabulary.
@@ -40,6 +42,10 @@ class Candidates {
 
   // Sorts so that num_sorted() >= min(m, size()).
   void sort_prefix(size_t m);
+  // Sorts the candidates with logit >= floor (a prefix, since ranks follow
+  // logits) to the front, so that num_sorted() >= their number; the rest
+  // keep their set but not their order.
+  void sort_prefix_at_least(float floor);
   // Keeps the first m. REQUIRES: m <= num_sorted(), 0 < m.
   void truncate(size_t m);
   // Keeps the items for which keep(item, index) holds, in their order.

@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "core/check.h"
+#include "sampling/avx2_exp.h"
 
 namespace met {
 namespace {
@@ -18,23 +19,7 @@ namespace {
 constexpr size_t kLanes = 8;  // one AVX2 register (met's baseline is x86-64-v3)
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-// exp(x) for x <= 0 on 8 lanes, relative error below 2e-7; 0 below -87.
-inline __m256 exp_nonpositive(__m256 x) {
-  x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
-  const __m256 t = _mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f));
-  const __m256 n = _mm256_floor_ps(t);
-  const __m256 f = _mm256_sub_ps(t, n);  // [0, 1)
-  // 2^f: the Taylor series of exp(f ln 2) to degree 6 plus a minimax tweak.
-  __m256 p = _mm256_set1_ps(1.535336188319500e-4f);
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.339887440266574e-3f));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(9.618437357674640e-3f));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.550332471162809e-2f));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.402264791363012e-1f));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.931472028550421e-1f));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
-  const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
-}
+using avx2::exp_nonpositive;  // within 1e-5 relative; 0 below -87
 
 float horizontal_max(__m256 v) {
   alignas(32) float lanes[kLanes];

@@ -4,11 +4,21 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sampling/candidate_mass.h"
+
 namespace met {
 namespace {
 
+// Up to this many candidates the steps run their exact scalar form (double
+// std::exp, a sorted walk); above it the vectorized passes of
+// candidate_mass.h, whose weights differ from std::exp's by under 1e-5 relative.
+constexpr size_t kScalarMax = 256;
+
+bool vectorized(const Candidates& c, float max_logit) { return c.size() > kScalarMax && std::isfinite(max_logit); }
+
 // Sum of exp(logit - max) over the candidates.
 double mass(const Candidates& c, float max_logit) {
+  if (vectorized(c, max_logit)) return exp_mass(c.items(), max_logit);
   double total = 0.0;
   for (const Candidate& x : c.items()) total += std::exp(static_cast<double>(x.logit - max_logit));
   return total;
@@ -21,7 +31,14 @@ double uniform01(std::mt19937_64& rng) { return std::uniform_real_distribution<d
 void apply_top_p(Candidates& c, float top_p) {
   if (top_p >= 1.0f || c.size() <= 1) return;
   const float max_logit = c.max_logit();
-  const double target = static_cast<double>(top_p) * mass(c, max_logit);
+  const double total = mass(c, max_logit);
+  const double target = static_cast<double>(top_p) * total;
+  // Sort only the candidates above a floor that holds the target mass; the
+  // walk below re-checks it and grows the sorted prefix if rounding fell short.
+  if (vectorized(c, max_logit) && c.num_sorted() < c.size()) {
+    const auto floor = floor_of_mass(c.items(), max_logit, total, target);
+    if (floor.has_value()) c.sort_prefix_at_least(*floor);
+  }
   double cumulative = 0.0;
   size_t i = 0;
   for (size_t chunk = 64;; chunk *= 2) {
@@ -53,7 +70,7 @@ void apply_typical_p(Candidates& c, float typical_p, std::vector<std::pair<float
   double entropy = 0.0;
   for (const Candidate& x : items) {
     const double log_p = static_cast<double>(x.logit - max_logit) - log_total;
-    entropy -= std::exp(log_p) * log_p;
+    if (std::isfinite(log_p)) entropy -= std::exp(log_p) * log_p;  // 0 log 0 = 0, not NaN
   }
   scratch.clear();
   for (size_t i = 0; i < items.size(); ++i) {
@@ -138,6 +155,7 @@ TokenId draw(const Candidates& c, std::mt19937_64& rng) {
   const float max_logit = c.max_logit();
   if (!std::isfinite(max_logit)) return items[0].id;  // every token banned
   double r = uniform01(rng) * mass(c, max_logit);
+  if (vectorized(c, max_logit)) return pick_by_mass(items, max_logit, r);
   TokenId last_possible = items[0].id;
   for (const Candidate& x : items) {
     const double weight = std::exp(static_cast<double>(x.logit - max_logit));

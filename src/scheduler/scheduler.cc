@@ -196,6 +196,10 @@ void Scheduler::admit_waiting() {
   if (!swapped_.empty()) return;  // swapped sequences were admitted earlier: they go first
   while (!waiting_.empty() && active_.size() < static_cast<size_t>(options_.max_seqs)) {
     ActiveSeq& a = waiting_.front();
+    // In-batch prefix sharing (SGLang's): a prompt whose first block another
+    // sequence is computing now waits for it, then hits the prefix cache
+    // (PublishPrefix) instead of computing it again; FCFS order holds.
+    if (prefix_in_flight(a)) return;
     // Prompt logprobs need every prompt position evaluated: no reuse.
     const PrefixMatch m = wants_prompt_logprobs(a) ? PrefixMatch{} : io_.dev.match_prefix(a.seq);
     const int32_t chunk = std::min(pending_tokens(a), options_.max_batch_tokens);
@@ -216,6 +220,17 @@ void Scheduler::admit_waiting() {
     active_.push_back(std::move(a));
     waiting_.pop_front();
   }
+}
+
+bool Scheduler::prefix_in_flight(const ActiveSeq& a) const {
+  if (wants_prompt_logprobs(a) || a.seq.tokens.size() <= static_cast<size_t>(kKvBlockTokens)) return false;
+  const auto block = static_cast<std::ptrdiff_t>(kKvBlockTokens);
+  for (const ActiveSeq& b : active_) {
+    if (b.finished || b.seq.seq_len >= kKvBlockTokens || pending_tokens(b) <= 1) continue;
+    if (b.seq.tokens.size() <= static_cast<size_t>(kKvBlockTokens) || !(b.seq.salt == a.seq.salt)) continue;
+    if (std::equal(a.seq.tokens.begin(), a.seq.tokens.begin() + block, b.seq.tokens.begin())) return true;
+  }
+  return false;
 }
 
 void Scheduler::requeue(ActiveSeq a) {

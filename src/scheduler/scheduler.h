@@ -71,6 +71,8 @@ class Scheduler {
   void retire_cancelled_and_timed_out();
   void retire_finished();
   void resume_swapped();
+  // Whether an active sequence is computing the first block of a's prompt.
+  bool prefix_in_flight(const ActiveSeq& a) const;
   void admit_waiting();
   void make_decode_room();
   void preempt(size_t idx);

@@ -1,29 +1,37 @@
-// HttpServer: the OpenAI-compatible HTTP/1.1 server over Boost.Beast: a
-// listener, one coroutine per connection (keep-alive), routing, limits
-// (--max-concurrent, --max-body-bytes), and the bridge from a request's
-// RequestHandle to JSON or SSE. Beast and Asio stay inside http_server.cc.
-// Threading: run() drives an io_context on `num_io_threads` threads; each
-// connection's coroutine runs on its own strand. Per generation request a
-// RequestWaiter thread blocks on the engine's stream and wakes the strand
-// (posting a timer cancel), so neither the engine thread nor an io thread
-// waits on a slow client or a slow engine. While it waits for events a
-// session also watches its socket: a peer that closes (or half-closes its
-// sending side) cancels the request at once.
-// SIGINT/SIGTERM: stop accepting, let requests in flight finish, return.
+// HttpServer: the OpenAI-compatible HTTP/1.1 server over Boost.Beast: the
+// listener, one coroutine per connection (keep-alive), and the server's life:
+// created (bound, io threads running, /health answering "loading" and every
+// other path 503) before the model loads; serve() publishes the loaded model
+// and serves until SIGINT/SIGTERM, then drains. Routing is router.h,
+// generation requests generation.h and request_bridge.h, metrics
+// server_metrics.h, API keys api_keys.h.
+// Drain: on SIGINT/SIGTERM stop accepting; requests in flight get up to
+// drain_timeout to finish; then the engine is stopped, which ends each one
+// left with an error frame (an error event then [DONE] on a stream, a 500 on
+// a JSON request), and serve() returns once those are written (a client that
+// reads nothing is given up on after a short grace).
 // Invariants: every request gets one response (or its connection is closed
-// because the peer left); the in-flight count equals the generation requests
-// between admission and their last byte.
-// Tested by tests/server/http_server_test.cc (the built `met serve`).
+// because the peer left); the engine and the rest of ServedModel are
+// borrowed from serve() until the server is destroyed, which must happen
+// before they are.
+// Threading: num_io_threads threads run the io_context from create() to the
+// destructor; each connection's coroutine runs on its own strand; serve()
+// blocks its caller. Tested by tests/server/http_server_test.cc and
+// tests/server/server_endpoints_test.cc (the built `met serve`).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "core/clock.h"
 #include "core/status.h"
 #include "engine/engine.h"
+#include "server/api_keys.h"
 #include "server/prompt_builder.h"
+#include "server/tokenize_api.h"
 
 namespace met {
 
@@ -33,28 +41,38 @@ struct ServerOptions {
   int32_t max_concurrent = 256;  // generation requests in flight; more get 429
   size_t max_body_bytes = size_t{8} << 20;
   int32_t num_io_threads = 4;
-  std::string model_name;  // what /v1/models and responses call the model
+  std::string model_name;  // what /v1/models, responses and metrics call the model
+  std::optional<Duration> request_timeout;  // every request's default deadline
+  Duration drain_timeout = std::chrono::seconds(30);
+  std::optional<Duration> stall_timeout;    // /health: 503 when work makes no step this long
+  ApiKeys api_keys;                         // none: every request is let in
 };
+
+// What the server serves once the model is loaded; all borrowed.
+struct ServedModel {
+  Engine& engine;
+  const PromptBuilder& prompts;
+  const TokenizeApi& tokenize;
+  const Clock& clock;  // the engine's
+};
+
+struct ServerState;
 
 class HttpServer {
  public:
-  // Binds and listens (nothing is served before run()). Borrows engine and
-  // prompts; they outlive the server.
-  static Result<std::unique_ptr<HttpServer>> create(ServerOptions options, Engine& engine,
-                                                    const PromptBuilder& prompts);
-  ~HttpServer();
+  // Binds, listens and starts the io threads: /health answers "loading".
+  static Result<std::unique_ptr<HttpServer>> create(ServerOptions options);
+  ~HttpServer();  // stops the io threads
 
   // The bound port (the chosen one for port 0).
   uint16_t port() const;
-  // Serves until SIGINT or SIGTERM, then stops accepting and returns once
-  // every request in flight has been answered.
-  void run();
-
-  struct Impl;
+  // Serves `model` until SIGINT or SIGTERM, then drains (see above) and
+  // returns. Call once.
+  void serve(ServedModel model);
 
  private:
-  explicit HttpServer(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  explicit HttpServer(std::unique_ptr<ServerState> state);
+  std::unique_ptr<ServerState> state_;
 };
 
 }  // namespace met

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "sampling/logprobs.h"
+#include "server/agent_fields.h"
 #include "server/sampling_fields.h"
 #include "tokenizer/utf8.h"
 
@@ -20,6 +21,7 @@ using namespace json_fields;
 
 // Limits on what one request may carry.
 constexpr size_t kMaxStopStrings = 16;
+constexpr int64_t kMaxChoices = 16;
 constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600.0;
 
 MaybeError read_stop(const Json& obj, std::vector<std::string>& out) {
@@ -47,19 +49,13 @@ MaybeError refuse_unsupported(const Json& obj) {
     return !(v.is_boolean() && !v.get<bool>()) && !(v.is_number() && v.get<double>() == 0.0) &&
            !(v.is_array() && v.empty());
   };
-  for (const char* name : {"echo", "suffix", "tools", "functions"}) {
+  for (const char* name : {"echo", "suffix", "functions"}) {
     const Json* v = field(obj, name);
     if (v != nullptr && truthy(*v)) return invalid_request(name, fmt::format("'{}' is not supported yet", name));
   }
   std::optional<int64_t> best_of;
   MET_API_RETURN_IF_ERROR(read_int(obj, "best_of", 1, 128, best_of));
   if (best_of && *best_of != 1) return invalid_request("best_of", "best_of > 1 is not supported yet");
-  if (const Json* rf = field(obj, "response_format")) {
-    const Json* type = rf->is_object() ? field(*rf, "type") : nullptr;
-    if (type == nullptr || !type->is_string() || type->get<std::string>() != "text") {
-      return invalid_request("response_format", "only 'response_format' {\"type\": \"text\"} is supported yet");
-    }
-  }
   return std::nullopt;
 }
 
@@ -100,14 +96,16 @@ MaybeError read_common(const Json& obj, OpenAiRequest& r) {
   MET_API_RETURN_IF_ERROR(read_string(obj, "model", r.model));
   MET_API_RETURN_IF_ERROR(refuse_unsupported(obj));
   std::optional<int64_t> n, min_tokens;
-  MET_API_RETURN_IF_ERROR(read_int(obj, "n", 1, 128, n));
-  if (n && *n != 1) return invalid_request("n", "n > 1 is not supported yet");
+  MET_API_RETURN_IF_ERROR(read_int(obj, "n", 1, kMaxChoices, n));
+  if (n) r.n = static_cast<int32_t>(*n);
+  r.has_seed = field(obj, "seed") != nullptr;
   MET_API_RETURN_IF_ERROR(read_max_tokens(obj, r.endpoint, r.max_tokens));
   MET_API_RETURN_IF_ERROR(read_sampling_fields(obj, r.engine.sampling, r.sampling_text));
   MET_API_RETURN_IF_ERROR(read_logprobs(obj, r.endpoint, r.engine.logprobs));
   std::optional<int64_t> prompt_logprobs;
   MET_API_RETURN_IF_ERROR(read_int(obj, "prompt_logprobs", 0, kMaxTopLogprobs, prompt_logprobs));
   if (prompt_logprobs) r.engine.prompt_logprobs = static_cast<int32_t>(*prompt_logprobs);
+  MET_API_RETURN_IF_ERROR(read_agent_fields(obj, r.endpoint == Endpoint::kChatCompletions, r.agent));
   MET_API_RETURN_IF_ERROR(read_stop(obj, r.engine.stop_strings));
   MET_API_RETURN_IF_ERROR(read_bool(obj, "stream", r.stream));
   if (const Json* so = field(obj, "stream_options")) {

@@ -18,6 +18,7 @@
 
 #include "scheduler/engine_request.h"
 #include "server/api_error.h"
+#include "server/agent_fields.h"
 #include "server/sampling_fields.h"
 
 namespace met {
@@ -33,11 +34,14 @@ struct OpenAiRequest {
   std::optional<std::vector<TokenId>> prompt_ids;  // completions
   nlohmann::ordered_json messages;                 // chat: [{role, content: string, ...}]
   std::string model;                               // as sent ("" when absent)
+  int32_t n = 1;                      // choices, each its own sequence
+  bool has_seed = false;              // `seed` was given (else each request draws its own)
   bool stream = false;
   bool include_usage = false;         // stream_options.include_usage
   std::optional<int32_t> max_tokens;  // nullopt: the endpoint's default
   EngineRequest engine;               // every field but prompt and max_tokens
   SamplingText sampling_text;         // sampler fields given as text, tokenized by PromptBuilder
+  AgentFields agent;                  // structured output, tools, reasoning knobs
 };
 
 template <typename T>

@@ -45,7 +45,7 @@ Json usage_json(const Usage& u) {
   j["completion_tokens"] = u.completion_tokens;
   j["total_tokens"] = u.prompt_tokens + u.completion_tokens;
   j["prompt_tokens_details"] = Json{{"cached_tokens", u.cached_prompt_tokens}};
-  j["completion_tokens_details"] = Json{{"reasoning_tokens", 0}, {"accepted_prediction_tokens", 0}};
+  j["completion_tokens_details"] = Json{{"reasoning_tokens", u.reasoning_tokens}, {"accepted_prediction_tokens", 0}};
   return j;
 }
 
@@ -63,6 +63,7 @@ Usage total_usage(std::span<const Usage> per_choice) {
       total.cached_prompt_tokens = per_choice[i].cached_prompt_tokens;
     }
     total.completion_tokens += per_choice[i].completion_tokens;
+    total.reasoning_tokens += per_choice[i].reasoning_tokens;
   }
   return total;
 }
@@ -76,12 +77,23 @@ Json completion_body(const ResponseMeta& meta, std::span<const ChoiceOutput> cho
     MET_CHECK(c.finish.has_value(), "choice {} has no finish", i);
     Json choice;
     choice["index"] = i;
-    if (is_chat(meta)) {
+    std::string reason = c.finish->finish_reason;
+    if (is_chat(meta) && meta.shape.has_value()) {
+      ChatShape shape = *meta.shape;
+      shape.id_seed += i;
+      shape.stream_tool_calls = false;
+      ChatShaper shaper(shape);
+      (void)shaper.feed(c.text);
+      std::vector<Json> unused;
+      const ParsedMessage m = shaper.finish(unused);
+      choice["message"] = message_json(m);
+      reason = shaped_finish_reason(reason, m);
+    } else if (is_chat(meta)) {
       choice["message"] = Json{{"role", "assistant"}, {"content", c.text}};
     } else {
       choice["text"] = c.text;
     }
-    choice["finish_reason"] = c.finish->finish_reason;
+    choice["finish_reason"] = reason;
     choice["logprobs"] = logprobs_or_null(meta, c.wants_logprobs, c.logprobs, 0);
     if (c.wants_prompt_logprobs) {
       MET_CHECK(meta.tokenizer != nullptr, "prompt logprobs need the response's tokenizer");
@@ -118,29 +130,27 @@ std::string sse_event(const Json& j) {
   return fmt::format("data: {}\n\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
-Json SseEncoder::chunk(size_t index, const std::string* text, bool role, const std::string* finish_reason,
-                       const DeltaEvent* logprobs_from) {
+SseEncoder::SseEncoder(ResponseMeta meta, bool include_usage, size_t num_choices, bool logprobs)
+    : meta_(std::move(meta)), include_usage_(include_usage), logprobs_(logprobs), choices_(num_choices) {
+  if (!meta_.shape.has_value()) return;
+  for (size_t i = 0; i < choices_.size(); ++i) {
+    ChatShape shape = *meta_.shape;
+    shape.id_seed += i;
+    choices_[i].shaper = std::make_unique<ChatShaper>(shape);
+  }
+}
+
+Json SseEncoder::chunk(size_t index, Json body, const std::string* finish_reason, const DeltaEvent* logprobs_from) {
   Json j = envelope(meta_, is_chat(meta_) ? "chat.completion.chunk" : "text_completion");
   Json choice;
   choice["index"] = index;
-  if (is_chat(meta_)) {
-    Json delta = Json::object();
-    if (role) delta["role"] = "assistant";
-    if (text != nullptr) delta["content"] = *text;
-    choice["delta"] = std::move(delta);
-  } else {
-    choice["text"] = text != nullptr ? *text : std::string();
-  }
+  choice[is_chat(meta_) ? "delta" : "text"] = std::move(body);
   choice["finish_reason"] = finish_reason != nullptr ? Json(*finish_reason) : Json(nullptr);
+  choice["logprobs"] = nullptr;
   if (logprobs_from != nullptr && logprobs_) {
-    size_t& offset = choices_[index].text_offset;
-    if (is_chat(meta_)) {
-      choice["logprobs"] = chat_logprobs_json(logprobs_from->logprobs, *meta_.tokenizer);
-    } else {
-      choice["logprobs"] = completion_logprobs_json(logprobs_from->logprobs, *meta_.tokenizer, offset);
-    }
-  } else {
-    choice["logprobs"] = nullptr;
+    choice["logprobs"] = is_chat(meta_) ? chat_logprobs_json(logprobs_from->logprobs, *meta_.tokenizer)
+                                        : completion_logprobs_json(logprobs_from->logprobs, *meta_.tokenizer,
+                                                                   choices_[index].text_offset);
   }
   if (logprobs_from != nullptr && prompt_logprobs_ && !logprobs_from->prompt_logprobs.empty()) {
     choice["prompt_logprobs"] = prompt_logprobs_json(logprobs_from->prompt_logprobs, *meta_.tokenizer);
@@ -152,36 +162,61 @@ Json SseEncoder::chunk(size_t index, const std::string* text, bool role, const s
 
 std::string SseEncoder::start() {
   if (!is_chat(meta_)) return "";
-  const std::string empty;
   std::string out;
-  for (size_t i = 0; i < choices_.size(); ++i) out += sse_event(chunk(i, &empty, /*role=*/true, nullptr, nullptr));
+  for (size_t i = 0; i < choices_.size(); ++i) {
+    out += sse_event(chunk(i, Json{{"role", "assistant"}, {"content", ""}}, nullptr, nullptr));
+  }
   return out;
+}
+
+// A delta's chunks: its text as one piece (or the shaper's parts), with the
+// logprobs on the first.
+std::string SseEncoder::encode_delta(size_t index, const DeltaEvent& d) {
+  const bool has_logprobs = (logprobs_ && !d.logprobs.empty()) || (prompt_logprobs_ && !d.prompt_logprobs.empty());
+  const DeltaEvent* lp = has_logprobs ? &d : nullptr;
+  if (choices_[index].shaper == nullptr) {
+    if (d.text.empty() && lp == nullptr) return "";
+    return sse_event(chunk(index, is_chat(meta_) ? Json{{"content", d.text}} : Json(d.text), nullptr, lp));
+  }
+  std::vector<Json> parts = choices_[index].shaper->feed(d.text);
+  if (parts.empty() && lp != nullptr) parts.push_back(Json::object());
+  std::string out;
+  for (Json& part : parts) {
+    out += sse_event(chunk(index, std::move(part), nullptr, lp));
+    lp = nullptr;
+  }
+  return out;
+}
+
+std::string SseEncoder::encode_finish(size_t index, const FinishEvent& f) {
+  ChoiceState& c = choices_[index];
+  MET_CHECK(!c.usage.has_value(), "choice {} finished twice", index);
+  c.usage = f.usage;
+  std::string out;
+  std::string reason = f.finish_reason;
+  if (c.shaper != nullptr) {
+    std::vector<Json> parts;
+    const ParsedMessage m = c.shaper->finish(parts);
+    for (Json& part : parts) out += sse_event(chunk(index, std::move(part), nullptr, nullptr));
+    reason = shaped_finish_reason(reason, m);
+  }
+  out += sse_event(chunk(index, is_chat(meta_) ? Json::object() : Json(""), &reason, nullptr));
+  if (++num_finished_ < choices_.size()) return out;
+  if (include_usage_) {
+    std::vector<Usage> usages;
+    for (const ChoiceState& s : choices_) usages.push_back(*s.usage);
+    Json u = envelope(meta_, is_chat(meta_) ? "chat.completion.chunk" : "text_completion");
+    u["choices"] = Json::array();
+    u["usage"] = usage_json(total_usage(usages));
+    out += sse_event(u);
+  }
+  return out + std::string(kSseDone);
 }
 
 std::string SseEncoder::encode(size_t index, const StreamEvent& event) {
   MET_CHECK(index < choices_.size(), "choice {} of {}", index, choices_.size());
-  if (const auto* d = std::get_if<DeltaEvent>(&event)) {
-    const bool has_logprobs =
-        (logprobs_ && !d->logprobs.empty()) || (prompt_logprobs_ && !d->prompt_logprobs.empty());
-    if (d->text.empty() && !has_logprobs) return "";
-    return sse_event(chunk(index, &d->text, false, nullptr, has_logprobs ? d : nullptr));
-  }
-  if (const auto* f = std::get_if<FinishEvent>(&event)) {
-    MET_CHECK(!choices_[index].usage.has_value(), "choice {} finished twice", index);
-    choices_[index].usage = f->usage;
-    std::string out = sse_event(chunk(index, nullptr, false, &f->finish_reason, nullptr));
-    if (++num_finished_ < choices_.size()) return out;
-    if (include_usage_) {
-      std::vector<Usage> usages;
-      for (const ChoiceState& c : choices_) usages.push_back(*c.usage);
-      Json u = envelope(meta_, is_chat(meta_) ? "chat.completion.chunk" : "text_completion");
-      u["choices"] = Json::array();
-      u["usage"] = usage_json(total_usage(usages));
-      out += sse_event(u);
-    }
-    out += kSseDone;
-    return out;
-  }
+  if (const auto* d = std::get_if<DeltaEvent>(&event)) return encode_delta(index, *d);
+  if (const auto* f = std::get_if<FinishEvent>(&event)) return encode_finish(index, *f);
   return fail(http_error(500, std::get<ErrorEvent>(event).message));
 }
 

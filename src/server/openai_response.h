@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -22,6 +23,7 @@
 
 #include "scheduler/response_sink.h"
 #include "server/api_error.h"
+#include "server/chat_shaper.h"
 #include "server/openai_request.h"
 #include "tokenizer/tokenizer.h"
 
@@ -33,6 +35,9 @@ struct ResponseMeta {
   int64_t created = 0;  // Unix seconds
   std::string model;
   const Tokenizer* tokenizer = nullptr;  // for logprobs' token text; required when logprobs are sent
+  // Chat: how each choice's text becomes reasoning, content and tool calls
+  // (choice i's tool-call ids seeded with id_seed + i); nullopt: all content.
+  std::optional<ChatShape> shape = std::nullopt;
 };
 
 // One choice of a non-streaming response, gathered from its events.
@@ -68,8 +73,7 @@ std::string sse_event(const nlohmann::ordered_json& j);
 // Turns one request's events (of its n choices) into SSE bytes, in order.
 class SseEncoder {
  public:
-  SseEncoder(ResponseMeta meta, bool include_usage, size_t num_choices = 1, bool logprobs = false)
-      : meta_(std::move(meta)), include_usage_(include_usage), logprobs_(logprobs), choices_(num_choices) {}
+  SseEncoder(ResponseMeta meta, bool include_usage, size_t num_choices = 1, bool logprobs = false);
   // The first delta of each choice carries vLLM's "prompt_logprobs" (needs
   // meta.tokenizer).
   void send_prompt_logprobs() { prompt_logprobs_ = true; }
@@ -88,9 +92,13 @@ class SseEncoder {
   struct ChoiceState {
     std::optional<Usage> usage;  // set by its finish
     size_t text_offset = 0;      // completions' logprobs text_offset
+    std::unique_ptr<ChatShaper> shaper;  // with meta.shape
   };
-  nlohmann::ordered_json chunk(size_t index, const std::string* text, bool role, const std::string* finish_reason,
+  // One chunk: `body` is the chat delta object or the completion text.
+  nlohmann::ordered_json chunk(size_t index, nlohmann::ordered_json body, const std::string* finish_reason,
                                const DeltaEvent* logprobs_from);
+  std::string encode_delta(size_t index, const DeltaEvent& d);
+  std::string encode_finish(size_t index, const FinishEvent& f);
 
   ResponseMeta meta_;
   bool include_usage_;

@@ -6,6 +6,10 @@
 #include <algorithm>
 #include <utility>
 
+#include "chat/output/format_detection.h"
+#include "chat/output/format_markers.h"
+#include "server/output_controls.h"
+
 namespace met {
 namespace {
 
@@ -50,6 +54,15 @@ void tokenize_sampling_text(const Tokenizer& tokenizer, const SamplingText& text
   }
 }
 
+std::vector<std::string> control_token_texts(const Vocab& vocab) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < vocab.size(); ++i) {
+    const TokenData& t = vocab.token(static_cast<TokenId>(i));
+    if (t.kind == TokenKind::kControl || t.kind == TokenKind::kUserDefined) out.push_back(t.text);
+  }
+  return out;
+}
+
 }  // namespace
 
 PromptBuilder::PromptBuilder(const Tokenizer& tokenizer, std::optional<ChatTemplate> chat_template,
@@ -59,9 +72,11 @@ PromptBuilder::PromptBuilder(const Tokenizer& tokenizer, std::optional<ChatTempl
       limits_(limits),
       bos_text_(token_text(tokenizer.vocab(), tokenizer.vocab().special().bos)),
       eos_text_(token_text(tokenizer.vocab(), tokenizer.vocab().special().eos)),
-      no_template_reason_(std::move(no_template_reason)) {}
+      no_template_reason_(std::move(no_template_reason)) {
+  if (chat_template_) chat_format_ = detect_chat_format(chat_template_->source(), control_token_texts(tokenizer.vocab()));
+}
 
-ApiResult<std::vector<TokenId>> PromptBuilder::chat_prompt(const OpenAiRequest& request) const {
+ApiResult<std::string> PromptBuilder::chat_text(const OpenAiRequest& request) const {
   if (!chat_template_) {
     std::string why = no_template_reason_.empty() ? "" : fmt::format(" ({})", no_template_reason_);
     return invalid_request("messages", fmt::format("this model has no usable chat template{}; use /v1/completions "
@@ -69,7 +84,11 @@ ApiResult<std::vector<TokenId>> PromptBuilder::chat_prompt(const OpenAiRequest& 
                                                    why));
   }
   nlohmann::ordered_json context;
+  // chat_template_kwargs first, so the request's own fields win.
+  for (const auto& [key, value] : request.agent.chat_template_kwargs.items()) context[key] = value;
   context["messages"] = request.messages;
+  if (!request.agent.tools.empty()) context["tools"] = request.agent.tools;
+  if (request.agent.reasoning_effort) context["reasoning_effort"] = *request.agent.reasoning_effort;
   context["add_generation_prompt"] = true;
   context["bos_token"] = bos_text_;
   context["eos_token"] = eos_text_;
@@ -78,7 +97,11 @@ ApiResult<std::vector<TokenId>> PromptBuilder::chat_prompt(const OpenAiRequest& 
     return invalid_request("messages",
                            fmt::format("the chat template refused the messages: {}", text.status().message()));
   }
-  std::vector<TokenId> ids = tokenizer_.encode(*text, EncodeOptions{.add_special = true, .parse_special = true});
+  return std::move(*text);
+}
+
+std::vector<TokenId> PromptBuilder::chat_ids(const std::string& text) const {
+  std::vector<TokenId> ids = tokenizer_.encode(text, EncodeOptions{.add_special = true, .parse_special = true});
   // A template that writes the BOS itself must not get a second one.
   const std::optional<TokenId> bos = tokenizer_.vocab().special().bos;
   if (bos && ids.size() >= 2 && ids[0] == *bos && ids[1] == *bos) ids.erase(ids.begin());
@@ -89,10 +112,12 @@ ApiResult<EngineRequest> PromptBuilder::build(OpenAiRequest request) const {
   EngineRequest r = std::move(request.engine);
   if (auto e = check_vocab_ids(r.sampling, tokenizer_.vocab().size())) return *e;
   tokenize_sampling_text(tokenizer_, request.sampling_text, r.sampling);
+  std::string prompt_text;
   if (request.endpoint == Endpoint::kChatCompletions) {
-    ApiResult<std::vector<TokenId>> ids = chat_prompt(request);
-    if (auto* e = std::get_if<ApiError>(&ids)) return *e;
-    r.prompt = std::move(std::get<std::vector<TokenId>>(ids));
+    ApiResult<std::string> text = chat_text(request);
+    if (auto* e = std::get_if<ApiError>(&text)) return *e;
+    prompt_text = std::move(std::get<std::string>(text));
+    r.prompt = chat_ids(prompt_text);
     r.max_tokens = request.max_tokens.value_or(std::max(limits_.max_seq_len, 1));
   } else {
     if (request.prompt_ids) {
@@ -106,7 +131,27 @@ ApiResult<EngineRequest> PromptBuilder::build(OpenAiRequest request) const {
     return invalid_request(request.endpoint == Endpoint::kChatCompletions ? "messages" : "prompt",
                            "the prompt is empty and the model adds no BOS token");
   }
+  if (auto e = add_output_controls(request, prompt_text, r)) return *e;
   return r;
+}
+
+std::optional<ApiError> PromptBuilder::add_output_controls(const OpenAiRequest& request,
+                                                           std::string_view prompt_text, EngineRequest& r) const {
+  std::variant<std::shared_ptr<const Grammar>, ApiError> grammar = build_output_grammar(request.agent);
+  if (auto* e = std::get_if<ApiError>(&grammar)) return *e;
+  r.grammar = std::move(std::get<std::shared_ptr<const Grammar>>(grammar));
+  if (request.endpoint != Endpoint::kChatCompletions) return std::nullopt;
+  r.thinking = thinking_control(chat_format_, tokenizer_, prompt_text, request.agent.thinking_budget);
+  if (request.agent.thinking_budget && !r.thinking) {
+    return invalid_request("thinking_budget", "this model has no think markers that are single tokens");
+  }
+  // tool_choice "none" with tools given: the model cannot open a call.
+  if (!request.agent.tools.empty() && request.agent.tool_choice == ToolChoice::kNone) {
+    if (std::optional<TokenId> start = marker_token(tokenizer_, format_markers(chat_format_).tool_call_start)) {
+      r.sampling.logit_bias.push_back(LogitBias{.token = *start, .bias = -100.0f});
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace met

@@ -1,9 +1,11 @@
 // PromptBuilder: turns a parsed OpenAiRequest into an EngineRequest: the
 // completion prompt tokenized (BOS as the vocab says) or taken as ids, or the
 // chat messages rendered with the model's chat template
-// (add_generation_prompt, bos_token, eos_token) and tokenized with special
-// tokens parsed; max_tokens defaults to 16 for completions and to the
-// context for chat (the engine caps the output at the context).
+// (add_generation_prompt, bos_token, eos_token, tools, reasoning_effort and
+// chat_template_kwargs' keys) and tokenized with special tokens parsed;
+// max_tokens defaults to 16 for completions and to the context for chat (the
+// engine caps the output at the context); the output controls of issue 9
+// (grammar, thinking, tool bans: output_controls.h) for the model's format.
 // Invariants: a built request's prompt is non-empty.
 // Threading: build() is const and may run on many threads at once.
 // Tested by tests/server/prompt_builder_test.cc.
@@ -13,6 +15,7 @@
 #include <string>
 
 #include "chat/chat_template.h"
+#include "chat/output/chat_format.h"
 #include "scheduler/engine_request.h"
 #include "scheduler/scheduler.h"
 #include "server/openai_request.h"
@@ -29,10 +32,19 @@ class PromptBuilder {
                 std::string no_template_reason = "");
 
   bool has_chat_template() const { return chat_template_.has_value(); }
+  const Tokenizer& tokenizer() const { return tokenizer_; }
+  // How the model writes reasoning and tool calls (from its template and
+  // vocab; generic without a template).
+  const ChatFormat& chat_format() const { return chat_format_; }
   ApiResult<EngineRequest> build(OpenAiRequest request) const;
 
  private:
-  ApiResult<std::vector<TokenId>> chat_prompt(const OpenAiRequest& request) const;
+  // The rendered chat prompt's text.
+  ApiResult<std::string> chat_text(const OpenAiRequest& request) const;
+  std::vector<TokenId> chat_ids(const std::string& text) const;
+  // Grammar, thinking control and tool bans (output_controls.h).
+  std::optional<ApiError> add_output_controls(const OpenAiRequest& request, std::string_view prompt_text,
+                                              EngineRequest& r) const;
 
   const Tokenizer& tokenizer_;
   std::optional<ChatTemplate> chat_template_;
@@ -40,6 +52,7 @@ class PromptBuilder {
   std::string bos_text_;
   std::string eos_text_;
   std::string no_template_reason_;
+  ChatFormat chat_format_;
 };
 
 }  // namespace met

@@ -5,8 +5,9 @@
 
 namespace met {
 
-RequestWaiter::RequestWaiter(RequestHandle handle, std::function<void()> wake)
-    : handle_(std::move(handle)), wake_(std::move(wake)), thread_([this] { run(); }) {}
+RequestWaiter::RequestWaiter(RequestHandle handle, std::function<void()> wake,
+                             std::function<void(const StreamEvent&)> observe)
+    : handle_(std::move(handle)), wake_(std::move(wake)), observe_(std::move(observe)), thread_([this] { run(); }) {}
 
 RequestWaiter::~RequestWaiter() {
   handle_.cancel();  // a no-op for a finished request
@@ -16,6 +17,7 @@ RequestWaiter::~RequestWaiter() {
 void RequestWaiter::run() {
   StreamEvent event;
   while (handle_.next(event)) {
+    if (observe_) observe_(event);
     {
       std::lock_guard<std::mutex> lock(mu_);
       events_.push_back(std::move(event));

@@ -7,7 +7,9 @@
 // ends right after the terminal event; the destructor cancels the request
 // and joins, so `wake` is never called after it returns.
 // Threading: the waiter thread pops and pushes; take/has_events/cancel from
-// the session (any one thread at a time). Tested by
+// the session (any one thread at a time); `observe` (optional) sees each
+// event on the waiter thread as it leaves the engine's stream, before it is
+// queued (RequestTimer stamps it there). Tested by
 // tests/server/request_waiter_test.cc.
 #pragma once
 
@@ -23,8 +25,10 @@ namespace met {
 
 class RequestWaiter {
  public:
-  // Starts the thread. `wake` runs on it; it must be cheap and not block.
-  RequestWaiter(RequestHandle handle, std::function<void()> wake);
+  // Starts the thread. `wake` and `observe` run on it; they must be cheap
+  // and not block.
+  RequestWaiter(RequestHandle handle, std::function<void()> wake,
+                std::function<void(const StreamEvent&)> observe = nullptr);
   ~RequestWaiter();
   RequestWaiter(const RequestWaiter&) = delete;
   RequestWaiter& operator=(const RequestWaiter&) = delete;
@@ -40,6 +44,7 @@ class RequestWaiter {
 
   RequestHandle handle_;
   std::function<void()> wake_;
+  std::function<void(const StreamEvent&)> observe_;
   std::mutex mu_;
   std::deque<StreamEvent> events_;  // guarded by mu_
   std::thread thread_;              // last: started once the rest exists

@@ -1,8 +1,11 @@
 // Tests for `met make-model`, run as a user would run it.
+#include <fstream>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "testing/run_command.h"
+#include "testing/shared_data.h"
 #include "testing/temp_dir.h"
 
 namespace met {
@@ -41,6 +44,60 @@ TEST(MetMakeModel, UsesAChatTemplateFile) {
   auto r = run_command(met_binary() + " make-model -o " + shell_quote(dir.file("m.gguf")) +
                        " --layers 1 --vocab 512 --chat-template " + shell_quote(tmpl));
   EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST(MetMakeModel, ChatTemplateMarkersBecomeSingleControlTokens) {
+  testing::TempDir dir;
+  const std::string tmpl = dir.file("t.jinja");
+  {
+    std::ofstream out(tmpl);
+    out << "{%- for m in messages %}{{ '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>' }}"
+           "{%- if m.tool_calls %}{{ '<tool_call>' + m.tool_calls | tojson + '</tool_call>' }}{% endif %}"
+           "{%- endfor %}{{ '<|im_start|>assistant\\n<think>\\n' }}";
+  }
+  for (const std::string arch : {"llama", "qwen3"}) {
+    const std::string model = dir.file(arch + ".gguf");
+    auto made = run_command(met_binary() + " make-model -o " + shell_quote(model) + " --arch " + arch +
+                            " --layers 1 --vocab 600 --chat-template " + shell_quote(tmpl));
+    ASSERT_EQ(made.exit_code, 0) << made.err;
+    for (const std::string marker : {"<think>", "</think>", "<tool_call>", "</tool_call>", "<|im_start|>"}) {
+      auto ids = run_command(met_binary() + " tokenize " + shell_quote(model) + " --special --json --text " +
+                             shell_quote(marker));
+      ASSERT_EQ(ids.exit_code, 0) << ids.err;
+      const auto parsed = nlohmann::json::parse(ids.out);
+      ASSERT_EQ(parsed.size(), 1u) << arch << " " << marker << ": " << ids.out;
+      const std::string id = std::to_string(parsed[0].get<int>());
+      auto shown = run_command(met_binary() + " tokenize " + shell_quote(model) + " --special --ids " + id);
+      EXPECT_EQ(shown.out, marker) << arch;
+      auto skipped = run_command(met_binary() + " tokenize " + shell_quote(model) + " --ids " + id);
+      EXPECT_EQ(skipped.out, "") << arch << " " << marker << " is not a control token";
+    }
+  }
+}
+
+TEST(MetMakeModel, SharedChatTemplatesGetTheirFamilyMarkersAsSingleTokens) {
+  const auto dir = testing::shared_path("chat-templates");
+  if (!dir) GTEST_SKIP() << "../shared/chat-templates is absent (set MET_SHARED_DIR to the shared/ folder)";
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {"Qwen-Qwen3-0.6B", {"<think>", "</think>", "<tool_call>", "</tool_call>", "<|im_end|>"}},
+      {"deepseek-ai-DeepSeek-R1-Distill-Qwen-32B", {"<｜tool▁calls▁begin｜>", "<｜tool▁sep｜>", "<｜Assistant｜>"}},
+      {"mistralai-Ministral-3-14B-Reasoning-2512", {"[THINK]", "[/THINK]", "[TOOL_CALLS]", "[ARGS]", "[INST]"}},
+      {"openai-gpt-oss-120b", {"<|channel|>", "<|message|>", "<|call|>", "<|end|>"}},
+      {"moonshotai-Kimi-K2", {"<|tool_calls_section_begin|>", "<|tool_call_argument_begin|>"}},
+  };
+  testing::TempDir tmp;
+  for (const auto& [name, markers] : cases) {
+    const std::string model = tmp.file(name + ".gguf");
+    auto made = run_command(met_binary() + " make-model -o " + shell_quote(model) + " --layers 1 --vocab 600" +
+                            " --chat-template " + shell_quote(*dir + "/" + name + ".jinja"));
+    ASSERT_EQ(made.exit_code, 0) << name << ": " << made.err;
+    for (const std::string& marker : markers) {
+      auto ids = run_command(met_binary() + " tokenize " + shell_quote(model) + " --special --json --text " +
+                             shell_quote(marker));
+      ASSERT_EQ(ids.exit_code, 0) << ids.err;
+      EXPECT_EQ(nlohmann::json::parse(ids.out).size(), 1u) << name << " " << marker << ": " << ids.out;
+    }
+  }
 }
 
 TEST(MetMakeModel, BadArgumentsExitNonZeroWithOneLine) {

@@ -27,6 +27,31 @@ TEST(SyntheticVocab, SpmHasExactSizeAndDistinctTokens) {
   EXPECT_EQ(std::set<std::string>(v.tokens.begin(), v.tokens.end()).size(), 4000u);
 }
 
+TEST(SyntheticVocab, FurtherControlTokensAreAppendedOnceAndCountTowardsTheSize) {
+  for (VocabKind kind : {VocabKind::kSpm, VocabKind::kBpe}) {
+    SyntheticVocabOptions o;
+    o.kind = kind;
+    o.size = 1000;
+    o.control_tokens = {"<think>", "</think>", "<|im_start|>", "<think>", "[TOOL_CALLS]"};
+    auto v = make_synthetic_vocab(o);
+    ASSERT_TRUE(v.ok()) << v.status().to_string();
+    ASSERT_EQ(v->tokens.size(), 1000u);
+    const std::vector<std::string> tail(v->tokens.end() - 3, v->tokens.end());
+    EXPECT_EQ(tail, (std::vector<std::string>{"<think>", "</think>", "[TOOL_CALLS]"}));
+    for (size_t i = v->tokens.size() - 3; i < v->tokens.size(); ++i) {
+      EXPECT_EQ(v->token_types[i], static_cast<int32_t>(TokenType::kControl)) << v->tokens[i];
+    }
+    EXPECT_EQ(std::set<std::string>(v->tokens.begin(), v->tokens.end()).size(), 1000u);
+  }
+}
+
+TEST(SyntheticVocab, TooManyControlTokensForTheSizeAreRefused) {
+  SyntheticVocabOptions o;
+  o.size = kMinSyntheticVocab;
+  for (int i = 0; i < 400; ++i) o.control_tokens.push_back("<|t" + std::to_string(i) + "|>");
+  EXPECT_FALSE(make_synthetic_vocab(o).ok());
+}
+
 TEST(SyntheticVocab, SpmHasSpecialsAndByteFallbackTokens) {
   SyntheticVocab v = make(VocabKind::kSpm, 1000);
   EXPECT_EQ(v.tokens[v.unk_id], "<unk>");

@@ -69,5 +69,26 @@ TEST(Candidates, KeepIfKeepsOrderAndTheSortedPrefix) {
   for (const Candidate& x : c.items()) EXPECT_EQ(x.id % 2, 0);
 }
 
+TEST(Candidates, SortPrefixAtLeastSortsExactlyTheCandidatesAtOrAboveTheFloor) {
+  for (size_t n : {1u, 7u, 8u, 9u, 500u, 4099u}) {
+    for (float floor : {-100.0f, 0.0f, 5.25f, 12.5f, 100.0f}) {
+      const std::vector<float> logits = random_logits(n, static_cast<uint32_t>(n) + 3);
+      const auto expected = reference_sorted(logits);
+      size_t num_above = 0;
+      while (num_above < n && expected[num_above].logit >= floor) ++num_above;
+      Candidates c;
+      c.assign_all(logits);
+      c.sort_prefix_at_least(floor);
+      ASSERT_EQ(c.num_sorted(), num_above) << n << " " << floor;
+      ASSERT_EQ(c.size(), n);
+      for (size_t i = 0; i < num_above; ++i) EXPECT_EQ(c.items()[i].id, expected[i].id) << n << " i " << i;
+      std::vector<TokenId> all;
+      for (const Candidate& x : c.items()) all.push_back(x.id);
+      std::sort(all.begin(), all.end());
+      for (size_t i = 0; i < n; ++i) ASSERT_EQ(all[i], static_cast<TokenId>(i));  // still the whole row
+    }
+  }
+}
+
 }  // namespace
 }  // namespace met

@@ -217,6 +217,22 @@ TEST(Scheduler, APromptsFullBlocksAreSharedAsSoonAsItsPrefillCompletes) {
   EXPECT_TRUE(f.pool_is_full());
 }
 
+TEST(Scheduler, RequestsArrivingTogetherWithOnePrefixComputeItOnce) {
+  SchedFixture f;
+  const std::vector<TokenId> prompt = make_prompt(64, 9);
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < 3; ++i) ids.push_back(f.submit(greedy_request(prompt, 6)));
+  const uint64_t other = f.submit(greedy_request(make_prompt(40, 10), 6));
+  f.run();
+  EXPECT_EQ(f.req.at(ids[0]).finishes.at(0).usage.cached_prompt_tokens, 0);
+  for (int i = 1; i < 3; ++i) {
+    EXPECT_EQ(f.req.at(ids[i]).finishes.at(0).usage.cached_prompt_tokens, 48) << "waited for the first's blocks";
+    EXPECT_EQ(f.req.at(ids[i]).tokens, f.req.at(ids[0]).tokens);
+  }
+  EXPECT_EQ(f.req.at(other).tokens.size(), 6u);
+  EXPECT_TRUE(f.pool_is_full());
+}
+
 TEST(Scheduler, AStopTokenIdEndsTheOutputLikeEos) {
   SchedFixture f;
   f.device->set_next_token([&](std::span<const TokenId> ctx) { return ctx.size() >= 13 ? TokenId{77} : TokenId{300}; });

@@ -109,7 +109,8 @@ TEST(OpenAiRequest, EachBadFieldIsNamedInParam) {
       {R"({"prompt": "", "cache_salt": 1})", "cache_salt"},
       {R"({"prompt": "", "timeout": 0})", "timeout"},
       {R"({"prompt": "", "timeout": "soon"})", "timeout"},
-      {R"({"prompt": "", "n": 2})", "n"},
+      {R"({"prompt": "", "n": 17})", "n"},
+      {R"({"prompt": "", "n": 0})", "n"},
       {R"({"prompt": "", "model": 3})", "model"},
       {R"({"prompt": "", "presence_penalty": 3})", "presence_penalty"},
       {R"({"prompt": "", "frequency_penalty": -2.5})", "frequency_penalty"},
@@ -123,7 +124,7 @@ TEST(OpenAiRequest, EachBadFieldIsNamedInParam) {
       {R"({"prompt": "", "echo": true})", "echo"},
       {R"({"prompt": "", "best_of": 3})", "best_of"},
       {R"({"prompt": "", "tools": [{"type": "function"}]})", "tools"},
-      {R"({"prompt": "", "response_format": {"type": "json_object"}})", "response_format"},
+      {R"({"prompt": "", "response_format": {"type": "yaml"}})", "response_format.type"},
   };
   for (const Case& c : cases) {
     const ApiError e = parse_error(Endpoint::kCompletions, c.body);
@@ -158,8 +159,11 @@ TEST(OpenAiRequest, ChatTakesLogprobsWithTopLogprobs) {
   EXPECT_EQ(parse_error(Endpoint::kChatCompletions, "{" + m + R"(, "logprobs": 3})").param, "logprobs");
 }
 
-TEST(OpenAiRequest, NAboveOneIsNotSupportedYet) {
-  EXPECT_EQ(parse_error(Endpoint::kCompletions, R"({"prompt": "", "n": 2})").message, "n > 1 is not supported yet");
+TEST(OpenAiRequest, NChoicesUpTo16AndWhetherASeedWasGiven) {
+  EXPECT_EQ(parse_ok(Endpoint::kCompletions, R"({"prompt": "", "n": 4})").n, 4);
+  EXPECT_EQ(parse_ok(Endpoint::kCompletions, R"({"prompt": ""})").n, 1);
+  EXPECT_FALSE(parse_ok(Endpoint::kCompletions, R"({"prompt": ""})").has_seed);
+  EXPECT_TRUE(parse_ok(Endpoint::kCompletions, R"({"prompt": "", "seed": 0})").has_seed);
 }
 
 TEST(OpenAiRequest, MalformedBodiesAreRefusedWithoutAParam) {

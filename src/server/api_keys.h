@@ -1,0 +1,41 @@
+// ApiKeys: the keys `met serve` accepts (--api-key, repeatable, and
+// --api-key-file, one key per line) and the check of a request's
+// `Authorization: Bearer <key>` header against them.
+// Invariants: no key is empty or holds whitespace; with no keys every request
+// is authorized. The check compares against every key and does not stop at
+// the first differing byte, so its time does not depend on how much of a key
+// a guess got right (constant_time_equal).
+// Threading: immutable after create(); any thread.
+// Tested by tests/server/api_keys_test.cc.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace met {
+
+class ApiKeys {
+ public:
+  ApiKeys() = default;  // open: no key required
+  // `keys` as given on the command line; `key_file` "" for none. In the file,
+  // surrounding whitespace is trimmed and blank lines and lines starting
+  // with '#' are skipped.
+  static Result<ApiKeys> create(std::vector<std::string> keys, const std::string& key_file);
+
+  bool required() const { return !keys_.empty(); }
+  size_t size() const { return keys_.size(); }
+  // Whether `authorization` (the header's value, "" when absent) is
+  // "Bearer <key>" for one of the keys; always true when none are required.
+  bool authorizes(std::string_view authorization) const;
+
+ private:
+  std::vector<std::string> keys_;
+};
+
+// a == b, in a time that depends on the lengths only.
+bool constant_time_equal(std::string_view a, std::string_view b);
+
+}  // namespace met

@@ -1,0 +1,126 @@
+// ChatShaper. Tested by tests/server/chat_shaper_test.cc.
+#include "server/chat_shaper.h"
+
+#include <utility>
+
+namespace met {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json tool_call_delta(size_t index, const std::string* id, const std::string* name, const std::string& args) {
+  Json call;
+  call["index"] = index;
+  if (id != nullptr) {
+    call["id"] = *id;
+    call["type"] = "function";
+  }
+  Json fn = Json::object();
+  if (name != nullptr) fn["name"] = *name;
+  fn["arguments"] = args;
+  call["function"] = std::move(fn);
+  return Json{{"tool_calls", Json::array({std::move(call)})}};
+}
+
+Json tool_calls_json(const std::vector<ToolCall>& calls) {
+  Json arr = Json::array();
+  for (const ToolCall& c : calls) {
+    arr.push_back(Json{{"id", c.id}, {"type", "function"},
+                       {"function", Json{{"name", c.name}, {"arguments", c.arguments}}}});
+  }
+  return arr;
+}
+
+}  // namespace
+
+ChatShaper::ChatShaper(const ChatShape& shape) : shape_(shape), ids_(shape.id_seed) {
+  if (shape_.forced != ForcedTools::kNone) return;
+  ParserOptions o;
+  o.starts_in_thinking = shape_.starts_in_thinking;
+  o.parse_tool_calls = shape_.parse_tool_calls;
+  o.id_seed = shape_.id_seed;
+  o.stream_tool_calls = shape_.stream_tool_calls;
+  parser_ = make_output_parser(shape_.format, o);
+}
+
+void ChatShaper::to_deltas(std::vector<ParseEvent>& events, std::vector<Json>& out) {
+  for (ParseEvent& e : events) {
+    if (auto* r = std::get_if<ReasoningDelta>(&e)) out.push_back(Json{{"reasoning_content", std::move(r->text)}});
+    if (auto* c = std::get_if<ContentDelta>(&e)) out.push_back(Json{{"content", std::move(c->text)}});
+    if (auto* b = std::get_if<ToolCallBegin>(&e)) out.push_back(tool_call_delta(b->index, &b->id, &b->name, ""));
+    if (auto* a = std::get_if<ToolCallArgumentsDelta>(&e)) {
+      out.push_back(tool_call_delta(a->index, nullptr, nullptr, a->text));
+    }
+  }
+  events.clear();
+}
+
+std::vector<Json> ChatShaper::feed(std::string_view text) {
+  std::vector<Json> out;
+  if (text.empty()) return out;
+  if (shape_.forced == ForcedTools::kNone) {
+    parser_->feed(text, events_);
+    to_deltas(events_, out);
+    return out;
+  }
+  forced_text_ += text;
+  if (shape_.forced == ForcedTools::kNamed) {
+    // The arguments stream as they come; the call opens with the first piece.
+    if (named_id_.empty()) {
+      named_id_ = ids_.next();
+      out.push_back(tool_call_delta(0, &named_id_, &shape_.forced_name, std::string(text)));
+    } else {
+      out.push_back(tool_call_delta(0, nullptr, nullptr, std::string(text)));
+    }
+  }
+  return out;
+}
+
+ParsedMessage ChatShaper::finish_forced(std::vector<Json>& deltas) {
+  ParsedMessage m;
+  if (shape_.forced == ForcedTools::kNamed) {
+    if (named_id_.empty()) {
+      named_id_ = ids_.next();
+      deltas.push_back(tool_call_delta(0, &named_id_, &shape_.forced_name, ""));
+    }
+    m.tool_calls.push_back(ToolCall{named_id_, shape_.forced_name, forced_text_});
+    m.ended_with_tool_call = true;
+    return m;
+  }
+  // "required": [{"name", "parameters"}, ...]; a cut-off array stays content.
+  const Json calls = Json::parse(forced_text_, nullptr, /*allow_exceptions=*/false);
+  if (!calls.is_array()) {
+    m.content = forced_text_;
+    deltas.push_back(Json{{"content", forced_text_}});
+    return m;
+  }
+  for (const Json& c : calls) {
+    ToolCall call{ids_.next(), c.value("name", std::string()), c.contains("parameters") ? c["parameters"].dump() : "{}"};
+    deltas.push_back(tool_call_delta(m.tool_calls.size(), &call.id, &call.name, call.arguments));
+    m.tool_calls.push_back(std::move(call));
+  }
+  m.ended_with_tool_call = !m.tool_calls.empty();
+  return m;
+}
+
+ParsedMessage ChatShaper::finish(std::vector<Json>& deltas) {
+  if (shape_.forced != ForcedTools::kNone) return finish_forced(deltas);
+  ParsedMessage m = parser_->finish(events_);
+  to_deltas(events_, deltas);
+  return m;
+}
+
+std::string shaped_finish_reason(const std::string& engine_reason, const ParsedMessage& m) {
+  return engine_reason == "stop" && m.ended_with_tool_call ? "tool_calls" : engine_reason;
+}
+
+Json message_json(const ParsedMessage& m) {
+  Json msg;
+  msg["role"] = "assistant";
+  msg["content"] = m.content.empty() && !m.tool_calls.empty() ? Json(nullptr) : Json(m.content);
+  if (!m.reasoning_content.empty()) msg["reasoning_content"] = m.reasoning_content;
+  if (!m.tool_calls.empty()) msg["tool_calls"] = tool_calls_json(m.tool_calls);
+  return msg;
+}
+
+}  // namespace met

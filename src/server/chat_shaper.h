@@ -1,0 +1,71 @@
+// ChatShaper: turns one chat choice's generated text, as it streams, into
+// OpenAI's message parts: delta.reasoning_content, delta.content and
+// delta.tool_calls (the model family's OutputParser, chat/output/), or, for a
+// forced tool call (tool_choice "required" or a named function, whose output
+// is JSON by grammar: output_controls.h), the tool calls made from that JSON.
+// finish() gives the whole message; a natural stop whose message ended with a
+// tool call reads "tool_calls".
+// Invariants: the concatenated deltas equal the final message's fields;
+// markup never reaches content.
+// Threading: one per choice, on the request's connection strand.
+// Tested by tests/server/chat_shaper_test.cc.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chat/output/chat_format.h"
+#include "chat/output/output_parser.h"
+#include "chat/output/parsed_message.h"
+#include "chat/output/tool_call_ids.h"
+
+namespace met {
+
+enum class ForcedTools : uint8_t { kNone, kNamed, kRequired };
+
+// How a chat request's output becomes a message.
+struct ChatShape {
+  ChatFormat format;
+  bool starts_in_thinking = false;
+  bool parse_tool_calls = false;  // tools given and tool_choice "auto"
+  ForcedTools forced = ForcedTools::kNone;
+  std::string forced_name;        // ForcedTools::kNamed
+  uint64_t id_seed = 0;           // tool call ids
+  // Stream calls' arguments as they come (SSE); a whole body keeps only
+  // complete, valid calls.
+  bool stream_tool_calls = true;
+};
+
+class ChatShaper {
+ public:
+  explicit ChatShaper(const ChatShape& shape);
+
+  // The delta objects (each {"reasoning_content"|"content"|"tool_calls": …})
+  // that `text` decides.
+  std::vector<nlohmann::ordered_json> feed(std::string_view text);
+  // Flushes what is held back (appended to `deltas`) and gives the message.
+  ParsedMessage finish(std::vector<nlohmann::ordered_json>& deltas);
+
+ private:
+  void to_deltas(std::vector<ParseEvent>& events, std::vector<nlohmann::ordered_json>& out);
+  ParsedMessage finish_forced(std::vector<nlohmann::ordered_json>& deltas);
+
+  ChatShape shape_;
+  std::unique_ptr<OutputParser> parser_;  // unless forced
+  ToolCallIds ids_;
+  std::string forced_text_;
+  std::string named_id_;  // the named call's id, once it has begun
+  std::vector<ParseEvent> events_;  // scratch
+};
+
+// finish_reason with the message's tool calls taken into account.
+std::string shaped_finish_reason(const std::string& engine_reason, const ParsedMessage& m);
+
+// The message object of a non-streaming chat choice.
+nlohmann::ordered_json message_json(const ParsedMessage& m);
+
+}  // namespace met

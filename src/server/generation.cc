@@ -1,0 +1,123 @@
+// Generation. Tested through `met serve` by tests/server/http_server_test.cc.
+#include "server/generation.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "server/request_bridge.h"
+#include "server/chat_shaper.h"
+
+namespace met {
+namespace {
+
+// One admitted generation request; released when the coroutine leaves it.
+class InFlightSlot {
+ public:
+  explicit InFlightSlot(ServerState& s)
+      : s_(s), admitted_(s.in_flight.fetch_add(1) < s.options.max_concurrent) {}
+  ~InFlightSlot() {
+    if (s_.in_flight.fetch_sub(1) == 1) s_.notify();
+  }
+  InFlightSlot(const InFlightSlot&) = delete;
+  InFlightSlot& operator=(const InFlightSlot&) = delete;
+  bool admitted() const { return admitted_; }
+
+ private:
+  ServerState& s_;
+  bool admitted_;
+};
+
+ApiError submit_error(const Status& s) {
+  const bool caller = s.code() == StatusCode::kInvalidArgument || s.code() == StatusCode::kOutOfRange;
+  return caller ? invalid_request(std::nullopt, s.message()) : http_error(503, s.message());
+}
+
+// Choice i samples with seed + i; all share the prompt (its blocks are
+// computed once: the scheduler's in-batch prefix sharing).
+Result<std::vector<RequestHandle>> submit_choices(Engine& engine, EngineRequest r, int32_t n) {
+  std::vector<RequestHandle> handles;
+  for (int32_t i = 0; i < n; ++i) {
+    EngineRequest choice = i + 1 < n ? r : std::move(r);
+    choice.sampling.seed += static_cast<uint64_t>(i);
+    Result<RequestHandle> h = engine.submit(std::move(choice));
+    if (!h.ok()) {
+      for (RequestHandle& taken : handles) taken.cancel();
+      return h.status();
+    }
+    handles.push_back(std::move(*h));
+  }
+  return handles;
+}
+
+// How a chat choice's text becomes a message; nullopt: it is all content.
+std::optional<ChatShape> chat_shape(Endpoint endpoint, const ChatFormat& format, const EngineRequest& r,
+                                    const AgentFields& agent, uint64_t unique) {
+  if (endpoint != Endpoint::kChatCompletions) return std::nullopt;
+  ChatShape shape;
+  shape.format = format;
+  shape.starts_in_thinking = r.thinking.has_value() && r.thinking->starts_inside;
+  shape.parse_tool_calls = !agent.tools.empty() && agent.tool_choice == ToolChoice::kAuto;
+  if (agent.tool_choice == ToolChoice::kNamed) shape.forced = ForcedTools::kNamed;
+  if (agent.tool_choice == ToolChoice::kRequired) shape.forced = ForcedTools::kRequired;
+  shape.forced_name = agent.tool_choice_name;
+  shape.id_seed = unique;
+  const bool plain = format.family == ChatFamily::kGeneric && format.think_start.empty() &&
+                     shape.forced == ForcedTools::kNone;
+  if (plain) return std::nullopt;
+  return shape;
+}
+
+}  // namespace
+
+std::optional<Duration> effective_timeout(std::optional<Duration> requested, std::optional<Duration> fallback) {
+  if (!requested) return fallback;
+  if (!fallback) return requested;
+  return std::min(*requested, *fallback);
+}
+
+awaitable<bool> generate(ServerState& s, beast::tcp_stream& stream, const HttpRequest& req, Endpoint endpoint) {
+  const ServedModel& m = *s.model();
+  const TimePoint arrived = m.clock.now();
+  const bool keep = req.keep_alive();
+  InFlightSlot slot(s);
+  if (s.stopping.load()) {
+    co_return co_await write_error(stream, req.version(), http_error(503, "the server is shutting down"), false);
+  }
+  if (!slot.admitted()) {
+    const std::string msg =
+        fmt::format("more than {} requests in flight (--max-concurrent); retry later", s.options.max_concurrent);
+    co_return co_await write_error(stream, req.version(), http_error(429, msg), keep);
+  }
+  ApiResult<OpenAiRequest> parsed = parse_openai_request(endpoint, req.body());
+  if (auto* e = std::get_if<ApiError>(&parsed)) co_return co_await write_error(stream, req.version(), *e, keep);
+  OpenAiRequest& r = std::get<OpenAiRequest>(parsed);
+  const uint64_t unique = (static_cast<uint64_t>(s.created) << 24) + s.next_response++;
+  const FollowOptions follow{.streaming = r.stream,
+                             .include_usage = r.include_usage,
+                             .logprobs = r.engine.logprobs.has_value(),
+                             .prompt_logprobs = r.engine.prompt_logprobs.has_value()};
+  const int32_t n = r.n;
+  const bool has_seed = r.has_seed;
+  const AgentFields agent = r.agent;
+  ApiResult<EngineRequest> built = m.prompts.build(std::move(r));
+  if (auto* e = std::get_if<ApiError>(&built)) co_return co_await write_error(stream, req.version(), *e, keep);
+  EngineRequest& er = std::get<EngineRequest>(built);
+  er.timeout = effective_timeout(er.timeout, s.options.request_timeout);
+  // Without a seed each request draws its own stream.
+  if (!has_seed) er.sampling.seed = unique * 0x9E3779B97F4A7C15ull;
+  ResponseMeta meta{.endpoint = endpoint,
+                    .id = make_response_id(endpoint, unique),
+                    .created = static_cast<int64_t>(std::time(nullptr)),
+                    .model = s.options.model_name,
+                    .tokenizer = &m.prompts.tokenizer(),
+                    .shape = chat_shape(endpoint, m.prompts.chat_format(), er, agent, unique)};
+  Result<std::vector<RequestHandle>> handles = submit_choices(m.engine, std::move(er), n);
+  if (!handles.ok()) co_return co_await write_error(stream, req.version(), submit_error(handles.status()), keep);
+  std::vector<RequestTimer> timers;
+  for (int32_t i = 0; i < n; ++i) timers.emplace_back(s.metrics, m.clock, arrived);
+  const bool more = co_await follow_request(stream, req, std::move(*handles), std::move(meta), follow, timers);
+  co_return more && !s.stopping.load();
+}
+
+}  // namespace met

@@ -1,0 +1,158 @@
+// RequestBridge. Tested through `met serve` by tests/server/http_server_test.cc.
+#include "server/request_bridge.h"
+
+#include <sys/socket.h>
+
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <cerrno>
+#include <optional>
+#include <utility>
+#include <variant>
+
+#include "server/choice_waiters.h"
+
+namespace met {
+namespace {
+
+enum class Peer { kOpen, kClosed, kSentMore };
+
+Peer peer_state(tcp::socket& socket) {
+  char c = 0;
+  const ssize_t n = ::recv(socket.native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n > 0) return Peer::kSentMore;  // a pipelined request: the peer is there
+  if (n == 0) return Peer::kClosed;
+  return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? Peer::kOpen : Peer::kClosed;
+}
+
+// What a request's coroutine waits on; `wake` is cancelled by the waiter's posts.
+struct EventWait {
+  asio::steady_timer wake;
+  bool watch_peer = true;
+  bool peer_gone = false;
+};
+
+// Returns once the waiter holds events. A peer that closes meanwhile cancels
+// the request (its terminal event still comes and ends the wait).
+awaitable<void> wait_for_events(beast::tcp_stream& stream, EventWait& w, ChoiceWaiters& waiter) {
+  using namespace asio::experimental::awaitable_operators;
+  while (!waiter.has_events()) {
+    w.wake.expires_at(asio::steady_timer::time_point::max());
+    if (!w.watch_peer) {
+      co_await w.wake.async_wait(kTuple);
+      continue;
+    }
+    auto r = co_await (w.wake.async_wait(kTuple) || stream.socket().async_wait(tcp::socket::wait_read, kTuple));
+    if (r.index() == 0) continue;
+    const Peer p = peer_state(stream.socket());
+    if (p == Peer::kOpen) continue;
+    w.watch_peer = false;
+    if (p == Peer::kClosed) {
+      w.peer_gone = true;
+      waiter.cancel();
+    }
+  }
+}
+
+bool is_terminal(const StreamEvent& e) { return !std::holds_alternative<DeltaEvent>(e); }
+
+// A non-streaming response: collects every choice, then writes one JSON
+// body (or the first error a choice met).
+awaitable<bool> collect_events(beast::tcp_stream& stream, const HttpRequest& req, EventWait& w,
+                               ChoiceWaiters& waiter, const ResponseMeta& meta, const FollowOptions& o) {
+  std::vector<ChoiceOutput> choices(waiter.size());
+  for (ChoiceOutput& c : choices) {
+    c.wants_logprobs = o.logprobs;
+    c.wants_prompt_logprobs = o.prompt_logprobs;
+  }
+  size_t num_finished = 0;
+  std::optional<std::string> error;
+  while (num_finished < choices.size() && !error) {
+    co_await wait_for_events(stream, w, waiter);
+    for (ChoiceEvent& ce : waiter.take()) {
+      ChoiceOutput& c = choices[ce.index];
+      if (auto* d = std::get_if<DeltaEvent>(&ce.event)) c.add(*d);
+      if (auto* f = std::get_if<FinishEvent>(&ce.event)) {
+        c.finish = std::move(*f);
+        ++num_finished;
+      }
+      if (auto* e = std::get_if<ErrorEvent>(&ce.event)) error = std::move(e->message);
+    }
+  }
+  if (w.peer_gone) co_return false;
+  if (error) co_return co_await write_error(stream, req.version(), http_error(500, *error), req.keep_alive());
+  co_return co_await write_body(stream, req.version(), http::status::ok, dump_json(completion_body(meta, choices)),
+                                kJson, req.keep_alive());
+}
+
+// One piece of an SSE body: a chunk under HTTP/1.1; raw bytes under HTTP/1.0,
+// whose body then ends when the connection closes.
+awaitable<bool> write_chunk(beast::tcp_stream& stream, const std::string& bytes, bool chunked) {
+  if (bytes.empty()) co_return true;
+  if (!chunked) {
+    auto [ec, n] = co_await asio::async_write(stream, asio::buffer(bytes), kTuple);
+    co_return !ec;
+  }
+  auto [ec, n] = co_await asio::async_write(stream, http::make_chunk(asio::buffer(bytes)), kTuple);
+  co_return !ec;
+}
+
+// A streaming response: SSE (one write per wake), chunked under HTTP/1.1.
+awaitable<bool> stream_events(beast::tcp_stream& stream, const HttpRequest& req, EventWait& w,
+                              ChoiceWaiters& waiter, const ResponseMeta& meta, const FollowOptions& o) {
+  const bool chunked = req.version() >= 11;
+  http::response<http::empty_body> res{http::status::ok, req.version()};
+  res.set(http::field::server, "met");
+  res.set(http::field::content_type, "text/event-stream");
+  res.set(http::field::cache_control, "no-cache");
+  res.chunked(chunked);
+  res.keep_alive(chunked && req.keep_alive());
+  http::response_serializer<http::empty_body> sr{res};
+  auto [ec, n] = co_await http::async_write_header(stream, sr, kTuple);
+  SseEncoder encoder(meta, o.include_usage, waiter.size(), o.logprobs);
+  if (o.prompt_logprobs) encoder.send_prompt_logprobs();
+  size_t num_finished = 0;
+  bool writable = !ec && co_await write_chunk(stream, encoder.start(), chunked);
+  for (bool done = false; !done;) {
+    if (!writable && w.watch_peer) {
+      w.watch_peer = false;
+      waiter.cancel();
+    }
+    co_await wait_for_events(stream, w, waiter);
+    std::string bytes;
+    for (ChoiceEvent& ce : waiter.take()) {
+      if (done) continue;  // after an error frame: the stream has ended
+      const bool error = std::holds_alternative<ErrorEvent>(ce.event);
+      num_finished += is_terminal(ce.event) ? 1 : 0;
+      done = error || num_finished == waiter.size();
+      bytes += encoder.encode(ce.index, ce.event);
+      if (error) waiter.cancel();
+    }
+    if (writable && !w.peer_gone) writable = co_await write_chunk(stream, bytes, chunked);
+  }
+  if (!writable || w.peer_gone || !chunked) co_return false;
+  auto [ec2, n2] = co_await asio::async_write(stream, http::make_chunk_last(), kTuple);
+  co_return !ec2 && req.keep_alive();
+}
+
+}  // namespace
+
+// The waiter is destroyed (joined) before the final post, which runs after
+// every wake it posted, so no wake touches `w` after this returns.
+awaitable<bool> follow_request(beast::tcp_stream& stream, const HttpRequest& req, std::vector<RequestHandle> handles,
+                               ResponseMeta meta, FollowOptions options, std::vector<RequestTimer>& timers) {
+  auto ex = co_await asio::this_coro::executor;
+  EventWait w{asio::steady_timer(ex)};
+  bool keep = false;
+  {
+    ChoiceWaiters waiter(
+        std::move(handles), [ex, &w] { asio::post(ex, [&w] { w.wake.cancel(); }); },
+        [&timers](size_t i, const StreamEvent& e) { timers[i].on_event(e); });
+    keep = options.streaming ? co_await stream_events(stream, req, w, waiter, meta, options)
+                             : co_await collect_events(stream, req, w, waiter, meta, options);
+  }
+  co_await asio::post(ex, asio::use_awaitable);
+  co_return keep;
+}
+
+}  // namespace met

@@ -1,0 +1,41 @@
+// RequestBridge: follows one submitted generation request from its
+// RequestHandle to the client's last byte, as one JSON body or as SSE
+// (chunked under HTTP/1.1). A RequestWaiter thread blocks on the engine's
+// stream and wakes the connection's strand (a timer cancel), so neither the
+// engine thread nor an io thread waits on a slow client or a slow engine.
+// While it waits for events it also watches the socket: a peer that closes
+// (or half-closes its sending side) cancels the request at once; a stream
+// write that fails cancels it too. Each event is shown to the RequestTimer on
+// the waiter thread as it leaves the engine.
+// Invariants: every request gets one response (or its connection is closed
+// because the peer left); an error after the stream started is an error
+// event, then [DONE]; no wake touches the coroutine's state after follow()
+// returns.
+// Threading: the connection's strand plus the request's waiter thread.
+// Tested through `met serve` by tests/server/http_server_test.cc and
+// tests/server/serve_load_test.cc.
+#pragma once
+
+#include <vector>
+
+#include "engine/engine.h"
+#include "server/http_io.h"
+#include "server/openai_response.h"
+#include "server/request_timer.h"
+
+namespace met {
+
+struct FollowOptions {
+  bool streaming = false;
+  bool include_usage = false;    // stream_options.include_usage
+  bool logprobs = false;         // choices carry "logprobs"
+  bool prompt_logprobs = false;  // choices carry vLLM's "prompt_logprobs"
+};
+
+// Follows the n choices of one request (handles[i] is choice i; timers[i]
+// times it) to the client's last byte. True when the connection may serve
+// another request.
+awaitable<bool> follow_request(beast::tcp_stream& stream, const HttpRequest& req, std::vector<RequestHandle> handles,
+                               ResponseMeta meta, FollowOptions options, std::vector<RequestTimer>& timers);
+
+}  // namespace met

@@ -1,0 +1,73 @@
+// ServerMetrics: GET /metrics, Prometheus text under the prefix `met:`
+// (vLLM's names), built with prometheus-cpp's core (registry, histograms,
+// text serializer; no exposer: the Beast server serves the text).
+// Two sources:
+// - the engine's counters and load (EngineStatsSnapshot), turned into
+//   counter and gauge families at scrape time (engine_metric_families), so the
+//   engine thread only bumps relaxed atomics;
+// - per-request latencies (TTFT, inter-token, end-to-end) and successes by
+//   finish reason, observed here in the server as each request's events
+//   arrive (RequestTimer). Why the server and not the engine: these are the
+//   latencies a client sees (queueing in the inbox included), every request
+//   the server admits is timed whatever way it ends, and prometheus-cpp's
+//   Histogram::Observe takes a mutex, which must stay off the engine thread's
+//   per-token path (DESIGN.md: no lock per token there). Each request's events
+//   are observed on its RequestWaiter thread, stamped when they leave the
+//   engine's stream.
+// Invariants: every family name starts with "met:"; every sample carries the
+// label model_name.
+// Threading: observe_* and render from any thread (prometheus-cpp's metrics
+// are thread-safe). Tested by tests/server/server_metrics_test.cc and
+// through `met serve` by tests/server/metrics_endpoint_test.cc.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/engine_stats.h"
+
+namespace prometheus {
+class Registry;
+class Histogram;
+class Counter;
+template <typename T>
+class Family;
+struct MetricFamily;
+}  // namespace prometheus
+
+namespace met {
+
+class ServerMetrics {
+ public:
+  explicit ServerMetrics(std::string model_name);
+  ~ServerMetrics();
+  ServerMetrics(const ServerMetrics&) = delete;
+  ServerMetrics& operator=(const ServerMetrics&) = delete;
+
+  void observe_ttft(double seconds);
+  // One inter-token gap per token of a delta: `gap_seconds` split evenly.
+  void observe_inter_token(double gap_seconds, size_t num_tokens);
+  void observe_e2e(double seconds);
+  void count_success(std::string_view finish_reason);
+
+  // The whole exposition: the engine's families, then the server's.
+  std::string render(const EngineStatsSnapshot& stats) const;
+
+ private:
+  void count_success_n(std::string_view finish_reason, double n);
+
+  std::string model_name_;
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Histogram* ttft_;
+  prometheus::Histogram* inter_token_;
+  prometheus::Histogram* e2e_;
+  prometheus::Family<prometheus::Counter>* success_;
+};
+
+// The engine's counters and gauges as Prometheus families.
+std::vector<prometheus::MetricFamily> engine_metric_families(const EngineStatsSnapshot& s,
+                                                             const std::string& model_name);
+
+}  // namespace met

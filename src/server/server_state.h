@@ -1,0 +1,56 @@
+// ServerState: what every connection of one HttpServer shares (private to
+// src/server): the options, the metrics, the served model once loaded, the
+// in-flight count, the stopping flag, and the io_context with its acceptor.
+// Invariants: `served` is published once (release) and read with acquire;
+// in_flight counts generation requests between admission and their last
+// byte; every change that can end serve()'s waits notifies `cv` under `mu`.
+// Threading: atomics from any thread; the acceptor and signals on
+// accept_strand; mu/cv between the io threads and serve()'s thread.
+// Tested through `met serve` by tests/server/http_server_test.cc.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <ctime>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "server/http_io.h"
+#include "server/http_server.h"
+#include "server/server_metrics.h"
+
+namespace met {
+
+struct ServerState {
+  explicit ServerState(ServerOptions o)
+      : options(std::move(o)), metrics(options.model_name), created(static_cast<int64_t>(std::time(nullptr))) {}
+
+  // Declared before ioc: coroutine frames destroyed with ioc still use them.
+  ServerOptions options;
+  ServerMetrics metrics;
+  int64_t created;
+  std::unique_ptr<ServedModel> served_storage;
+  std::atomic<const ServedModel*> served{nullptr};  // null while loading
+  std::atomic<int32_t> in_flight{0};
+  std::atomic<bool> stopping{false};
+  std::atomic<uint64_t> next_response{1};
+  std::mutex mu;
+  std::condition_variable cv;
+
+  asio::io_context ioc;
+  asio::executor_work_guard<asio::io_context::executor_type> work{ioc.get_executor()};
+  asio::strand<asio::io_context::executor_type> accept_strand{asio::make_strand(ioc)};
+  tcp::acceptor acceptor{accept_strand};
+  asio::signal_set signals{accept_strand};
+  std::vector<std::thread> threads;
+
+  const ServedModel* model() const { return served.load(std::memory_order_acquire); }
+  void notify() {
+    std::lock_guard<std::mutex> lock(mu);
+    cv.notify_all();
+  }
+};
+
+}  // namespace met

@@ -1,0 +1,70 @@
+// Tests for ApiKeys: the bearer check, constant-time equality, the key file.
+#include "server/api_keys.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "testing/temp_dir.h"
+
+namespace met {
+namespace {
+
+TEST(ConstantTimeEqual, IsEqualityWhateverTheLengths) {
+  EXPECT_TRUE(constant_time_equal("", ""));
+  EXPECT_TRUE(constant_time_equal("sk-abc", "sk-abc"));
+  EXPECT_FALSE(constant_time_equal("sk-abd", "sk-abc"));
+  EXPECT_FALSE(constant_time_equal("sk-ab", "sk-abc"));
+  EXPECT_FALSE(constant_time_equal("sk-abcd", "sk-abc"));
+  EXPECT_FALSE(constant_time_equal("", "sk-abc"));
+  EXPECT_FALSE(constant_time_equal(std::string_view("sk-abc\0", 7), "sk-abc"));
+}
+
+TEST(ApiKeys, WithNoKeysEveryRequestIsAuthorized) {
+  const ApiKeys keys;
+  EXPECT_FALSE(keys.required());
+  EXPECT_TRUE(keys.authorizes(""));
+  EXPECT_TRUE(keys.authorizes("Bearer anything"));
+}
+
+TEST(ApiKeys, OnlyABearerHeaderWithOneOfTheKeysIsAuthorized) {
+  Result<ApiKeys> keys = ApiKeys::create({"sk-one", "sk-two"}, "");
+  ASSERT_TRUE(keys.ok()) << keys.status().message();
+  EXPECT_TRUE(keys->required());
+  EXPECT_TRUE(keys->authorizes("Bearer sk-one"));
+  EXPECT_TRUE(keys->authorizes("Bearer sk-two"));
+  EXPECT_TRUE(keys->authorizes("bearer sk-two"));
+  EXPECT_FALSE(keys->authorizes(""));
+  EXPECT_FALSE(keys->authorizes("sk-one"));
+  EXPECT_FALSE(keys->authorizes("Basic sk-one"));
+  EXPECT_FALSE(keys->authorizes("Bearer sk-on"));
+  EXPECT_FALSE(keys->authorizes("Bearer SK-ONE"));
+  EXPECT_FALSE(keys->authorizes("Bearer "));
+}
+
+TEST(ApiKeys, AKeyFileGivesOneKeyPerLineSkippingBlanksAndComments) {
+  testing::TempDir dir;
+  const std::string path = dir.file("keys");
+  std::ofstream(path) << "# team keys\n  sk-file-1  \r\n\nsk-file-2\n";
+  Result<ApiKeys> keys = ApiKeys::create({"sk-flag"}, path);
+  ASSERT_TRUE(keys.ok()) << keys.status().message();
+  EXPECT_EQ(keys->size(), 3u);
+  EXPECT_TRUE(keys->authorizes("Bearer sk-file-1"));
+  EXPECT_TRUE(keys->authorizes("Bearer sk-file-2"));
+  EXPECT_TRUE(keys->authorizes("Bearer sk-flag"));
+}
+
+TEST(ApiKeys, AnEmptyKeyAMissingFileOrAFileWithoutKeysIsRefused) {
+  testing::TempDir dir;
+  EXPECT_FALSE(ApiKeys::create({""}, "").ok());
+  EXPECT_FALSE(ApiKeys::create({"sk one"}, "").ok());
+  EXPECT_FALSE(ApiKeys::create({}, dir.file("absent")).ok());
+  const std::string empty = dir.file("empty");
+  std::ofstream(empty) << "# nothing\n\n";
+  const Result<ApiKeys> none = ApiKeys::create({}, empty);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("holds no key"), std::string::npos) << none.status().message();
+}
+
+}  // namespace
+}  // namespace met

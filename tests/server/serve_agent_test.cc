@@ -1,0 +1,222 @@
+// `met serve` end to end for issues 8 and 9: logprobs in both shapes and
+// prompt logprobs, sampler fields, n choices, structured output (GBNF, JSON
+// Schema checked by python3-jsonschema when present) and forced tool calls,
+// over real sockets on stories260K and a random-weight chat model.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "testing/http_client.h"
+#include "testing/run_command.h"
+#include "testing/shared_data.h"
+#include "testing/temp_dir.h"
+
+namespace met {
+namespace {
+
+using Json = nlohmann::json;
+using testing::http_call;
+using testing::ServeProcess;
+using testing::sse_data;
+
+std::string serve_args(const std::string& model, const std::string& extra = "") {
+  return testing::shell_quote(model) + " --port 0 --threads 1 " + extra;
+}
+
+Json post(const ServeProcess& s, const std::string& path, const std::string& body, int want_status = 200) {
+  auto r = http_call(s.port(), "POST", path, body);
+  EXPECT_TRUE(r.has_value());
+  if (!r) return Json();
+  EXPECT_EQ(r->status, want_status) << body << " -> " << r->body;
+  return Json::parse(r->body, nullptr, /*allow_exceptions=*/false);
+}
+
+// A random-weight model with met's ChatML template.
+std::string make_chat_model(const testing::TempDir& dir) {
+  const std::string model = dir.file("chat.gguf");
+  auto r = testing::run_command(testing::met_binary() + " make-model -o " + testing::shell_quote(model) +
+                                " --layers 2 --embd 128 --heads 4 --kv-heads 2 --ff 256 --vocab 600 --dtype f32");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return model;
+}
+
+// Whether `instance` validates against `schema` by python3-jsonschema; nullopt
+// when python3 or the module is missing.
+std::optional<bool> python_validates(const Json& schema, const Json& instance, const testing::TempDir& dir) {
+  const std::string s = dir.file("schema.json"), i = dir.file("instance.json");
+  std::ofstream(s) << schema.dump();
+  std::ofstream(i) << instance.dump();
+  auto r = testing::run_command("python3 -c 'import json,sys,jsonschema; jsonschema.validate(json.load(open(sys.argv[2])),"
+                                " json.load(open(sys.argv[1])))' " + s + " " + i);
+  if (r.err.find("No module named") != std::string::npos || r.exit_code == 127) return std::nullopt;
+  return r.exit_code == 0;
+}
+
+TEST(ServeAgent, CompletionLogprobsComeInTheLegacyShapeAndPromptLogprobsInVllms) {
+  MET_REQUIRE_SHARED(model, "models/stories260K.gguf");
+  ServeProcess server(serve_args(model));
+  ASSERT_NE(server.port(), 0) << server.error();
+  const Json j = post(server, "/v1/completions",
+                      R"({"prompt": "Once upon a time", "max_tokens": 6, "temperature": 0, "logprobs": 2,
+                          "prompt_logprobs": 1})");
+  const Json& c = j["choices"][0];
+  const Json& lp = c["logprobs"];
+  ASSERT_TRUE(lp.is_object()) << j;
+  ASSERT_EQ(lp["tokens"].size(), lp["token_logprobs"].size());
+  ASSERT_EQ(lp["tokens"].size(), lp["top_logprobs"].size());
+  EXPECT_EQ(lp["tokens"].size(), j["usage"]["completion_tokens"].get<size_t>());
+  for (size_t i = 0; i < lp["tokens"].size(); ++i) {
+    EXPECT_LE(lp["token_logprobs"][i].get<double>(), 0.0);
+    const Json& top = lp["top_logprobs"][i];
+    EXPECT_GE(top.size(), 2u);
+    EXPECT_TRUE(top.contains(lp["tokens"][i].get<std::string>())) << "the sampled token is always listed";
+    if (i > 0) {
+      EXPECT_GT(lp["text_offset"][i], lp["text_offset"][i - 1]);
+    }
+  }
+  const Json& plp = c["prompt_logprobs"];
+  ASSERT_TRUE(plp.is_array()) << j;
+  EXPECT_EQ(plp.size(), j["usage"]["prompt_tokens"].get<size_t>());
+  EXPECT_TRUE(plp[0].is_null());
+  EXPECT_GE(plp[1].size(), 1u);
+}
+
+TEST(ServeAgent, SamplerFieldsAreValidatedOverHttp) {
+  MET_REQUIRE_SHARED(model, "models/stories260K.gguf");
+  ServeProcess server(serve_args(model));
+  ASSERT_NE(server.port(), 0) << server.error();
+  EXPECT_EQ(post(server, "/v1/completions", R"({"prompt": "", "dry_base": 0.5})", 400)["error"]["param"], "dry_base");
+  EXPECT_EQ(post(server, "/v1/completions", R"({"prompt": "", "logit_bias": {"100000": 1}})", 400)["error"]["param"],
+            "logit_bias");
+  const Json ok = post(server, "/v1/completions",
+                       R"({"prompt": "Once", "max_tokens": 8, "temperature": 0.9, "seed": 3, "min_p": 0.05,
+                           "typical_p": 0.9, "top_n_sigma": 2, "xtc_probability": 0.5, "dry_multiplier": 0.8,
+                           "dry_sequence_breakers": ["\n", "."], "lz_penalty": 0.2, "bad_words": ["Lily"],
+                           "repetition_penalty": 1.1})");
+  EXPECT_EQ(ok["choices"][0]["text"].get<std::string>().find("Lily"), std::string::npos);
+}
+
+TEST(ServeAgent, NChoicesAreSeparateSequencesOfOneResponse) {
+  MET_REQUIRE_SHARED(model, "models/stories260K.gguf");
+  ServeProcess server(serve_args(model));
+  ASSERT_NE(server.port(), 0) << server.error();
+  const Json j = post(server, "/v1/completions",
+                      R"({"prompt": "Once upon a time", "max_tokens": 12, "temperature": 1.0, "seed": 5, "n": 3})");
+  ASSERT_EQ(j["choices"].size(), 3u) << j;
+  std::set<std::string> texts;
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(j["choices"][i]["index"], i);
+    texts.insert(j["choices"][i]["text"].get<std::string>());
+  }
+  EXPECT_GT(texts.size(), 1u) << "choices draw differently";
+  EXPECT_LE(j["usage"]["completion_tokens"].get<int>(), 36);
+
+  auto s = http_call(server.port(), "POST", "/v1/completions",
+                     R"({"prompt": "Once", "max_tokens": 5, "n": 2, "stream": true, "temperature": 0})");
+  ASSERT_TRUE(s.has_value());
+  const std::vector<std::string> events = sse_data(s->body);
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back(), "[DONE]");
+  std::set<int> finished;
+  for (size_t i = 0; i + 1 < events.size(); ++i) {
+    const Json e = Json::parse(events[i]);
+    if (!e["choices"].empty() && !e["choices"][0]["finish_reason"].is_null()) {
+      finished.insert(e["choices"][0]["index"].get<int>());
+    }
+  }
+  EXPECT_EQ(finished, (std::set<int>{0, 1}));
+}
+
+TEST(ServeAgent, AGbnfGrammarHoldsACompletion) {
+  MET_REQUIRE_SHARED(model, "models/stories260K.gguf");
+  ServeProcess server(serve_args(model));
+  ASSERT_NE(server.port(), 0) << server.error();
+  for (int seed = 1; seed <= 4; ++seed) {
+    const Json j = post(server, "/v1/completions",
+                        R"({"prompt": "Was it", "max_tokens": 20, "temperature": 1.5, "seed": )" +
+                            std::to_string(seed) + R"(, "grammar": "root ::= (\"yes\" | \"no\") \".\""})");
+    const std::string text = j["choices"][0]["text"].get<std::string>();
+    EXPECT_TRUE(text == "yes." || text == "no.") << text;
+    EXPECT_EQ(j["choices"][0]["finish_reason"], "stop");
+  }
+  EXPECT_EQ(post(server, "/v1/completions", R"({"prompt": "", "grammar": "root ::= missing"})", 400)["error"]["param"],
+            "grammar");
+}
+
+TEST(ServeAgent, JsonSchemaOutputOfARandomChatModelAlwaysValidates) {
+  testing::TempDir dir;
+  ServeProcess server(serve_args(make_chat_model(dir)));
+  ASSERT_NE(server.port(), 0) << server.error();
+  const Json schema = Json::parse(R"({"type": "object", "properties": {
+      "name": {"type": "string", "maxLength": 12}, "age": {"type": "integer", "minimum": 0, "maximum": 150},
+      "tags": {"type": "array", "items": {"enum": ["a", "b"]}, "maxItems": 3}},
+      "required": ["name", "age"], "additionalProperties": false})");
+  for (int seed = 1; seed <= 5; ++seed) {
+    Json req = {{"messages", Json::array({Json{{"role", "user"}, {"content", "give me a person"}}})},
+                {"max_tokens", 300}, {"temperature", 1.0}, {"seed", seed},
+                {"response_format", Json{{"type", "json_schema"},
+                                         {"json_schema", Json{{"name", "person"}, {"schema", schema}}}}}};
+    const Json j = post(server, "/v1/chat/completions", req.dump());
+    const std::string content = j["choices"][0]["message"]["content"].get<std::string>();
+    const Json out = Json::parse(content, nullptr, false);
+    ASSERT_FALSE(out.is_discarded()) << "seed " << seed << ": " << content;
+    EXPECT_TRUE(out.contains("name") && out["name"].is_string()) << content;
+    EXPECT_TRUE(out.contains("age") && out["age"].is_number_integer()) << content;
+    if (std::optional<bool> v = python_validates(schema, out, dir)) {
+      EXPECT_TRUE(*v) << content;
+    }
+  }
+}
+
+TEST(ServeAgent, ANamedToolChoiceForcesACallWhoseArgumentsFollowTheSchema) {
+  testing::TempDir dir;
+  ServeProcess server(serve_args(make_chat_model(dir)));
+  ASSERT_NE(server.port(), 0) << server.error();
+  const Json tools = Json::parse(R"([{"type": "function", "function": {"name": "get_weather", "parameters":
+      {"type": "object", "properties": {"city": {"type": "string", "maxLength": 10}}, "required": ["city"]}}}])");
+  Json req = {{"messages", Json::array({Json{{"role", "user"}, {"content", "weather?"}}})},
+              {"max_tokens", 200}, {"temperature", 1.0}, {"seed", 1}, {"tools", tools},
+              {"tool_choice", Json{{"type", "function"}, {"function", Json{{"name", "get_weather"}}}}}};
+  const Json j = post(server, "/v1/chat/completions", req.dump());
+  const Json& msg = j["choices"][0]["message"];
+  ASSERT_EQ(msg["tool_calls"].size(), 1u) << j;
+  EXPECT_EQ(msg["tool_calls"][0]["function"]["name"], "get_weather");
+  EXPECT_EQ(msg["tool_calls"][0]["id"].get<std::string>().rfind("call_", 0), 0u);
+  const Json args = Json::parse(msg["tool_calls"][0]["function"]["arguments"].get<std::string>(), nullptr, false);
+  ASSERT_TRUE(args.is_object()) << msg;
+  EXPECT_TRUE(args["city"].is_string());
+  EXPECT_EQ(j["choices"][0]["finish_reason"], "tool_calls");
+}
+
+TEST(ServeAgent, ChatLogprobsStreamWithEachDelta) {
+  testing::TempDir dir;
+  ServeProcess server(serve_args(make_chat_model(dir)));
+  ASSERT_NE(server.port(), 0) << server.error();
+  auto s = http_call(server.port(), "POST", "/v1/chat/completions",
+                     R"({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 6, "temperature": 0,
+                         "logprobs": true, "top_logprobs": 3, "stream": true})");
+  ASSERT_TRUE(s.has_value());
+  ASSERT_EQ(s->status, 200) << s->body;
+  size_t entries = 0;
+  for (const std::string& e : sse_data(s->body)) {
+    if (e == "[DONE]") break;
+    const Json j = Json::parse(e);
+    if (j["choices"].empty()) continue;
+    const Json& lp = j["choices"][0]["logprobs"];
+    if (!lp.is_object()) continue;
+    for (const Json& entry : lp["content"]) {
+      ++entries;
+      EXPECT_TRUE(entry["token"].is_string());
+      EXPECT_TRUE(entry["bytes"].is_array());
+      EXPECT_LE(entry["logprob"].get<double>(), 0.0);
+      EXPECT_EQ(entry["top_logprobs"].size(), 3u);
+    }
+  }
+  EXPECT_GE(entries, 1u);
+}
+
+}  // namespace
+}  // namespace met
