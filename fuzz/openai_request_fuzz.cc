@@ -21,7 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   const met::OpenAiRequest& r = std::get<met::OpenAiRequest>(parsed);
-  const int forms = (r.prompt_text ? 1 : 0) + (r.prompt_ids ? 1 : 0) + (r.messages.is_array() ? 1 : 0);
-  MET_CHECK(forms == 1, "{} prompt forms", forms);
+  const bool completion = !r.prompts.empty() && r.prompts.size() * static_cast<size_t>(r.n) <= 32;
+  MET_CHECK(completion != r.messages.is_array(), "{} prompts and {} messages", r.prompts.size(),
+            r.messages.is_array() ? "some" : "no");
   return 0;
 }

@@ -48,6 +48,10 @@ struct EngineRequest {
   // The token that closes a turn's tool calls: sampling it ends the output
   // with "tool_calls" (its text is kept: the parser needs it).
   std::optional<TokenId> tool_call_end_token;
+  // Control tokens' text is part of the output (the chat output parsers need
+  // markers such as <|channel|> that vocabularies keep as control tokens).
+  // EOS and stop ids still end the output without text.
+  bool render_special_tokens = false;
 };
 
 }  // namespace met

@@ -80,6 +80,7 @@ ActiveSeq Scheduler::make_seq(EngineRequest&& r, ResponseSink&& sink, TimePoint 
     a.matcher.emplace(*a.grammar, *trie_);
   }
   DetokenizerOptions dopt;
+  dopt.skip_special = !r.render_special_tokens;
   dopt.stop_strings = std::move(r.stop_strings);
   // A prompt of control tokens only (BOS) has no text yet: the output begins
   // the text, so its first piece loses SentencePiece's leading space.

@@ -33,19 +33,22 @@ ApiError submit_error(const Status& s) {
   return caller ? invalid_request(std::nullopt, s.message()) : http_error(503, s.message());
 }
 
-// Choice i samples with seed + i; all share the prompt (its blocks are
-// computed once: the scheduler's in-batch prefix sharing).
-Result<std::vector<RequestHandle>> submit_choices(Engine& engine, EngineRequest r, int32_t n) {
+// Choice p * n + i is prompt p's i-th, sampled with seed + i; the n choices
+// of a prompt share it (its blocks are computed once: the scheduler's
+// in-batch prefix sharing).
+Result<std::vector<RequestHandle>> submit_choices(Engine& engine, std::vector<EngineRequest> prompts, int32_t n) {
   std::vector<RequestHandle> handles;
-  for (int32_t i = 0; i < n; ++i) {
-    EngineRequest choice = i + 1 < n ? r : std::move(r);
-    choice.sampling.seed += static_cast<uint64_t>(i);
-    Result<RequestHandle> h = engine.submit(std::move(choice));
-    if (!h.ok()) {
-      for (RequestHandle& taken : handles) taken.cancel();
-      return h.status();
+  for (EngineRequest& r : prompts) {
+    for (int32_t i = 0; i < n; ++i) {
+      EngineRequest choice = i + 1 < n ? r : std::move(r);
+      choice.sampling.seed += static_cast<uint64_t>(i);
+      Result<RequestHandle> h = engine.submit(std::move(choice));
+      if (!h.ok()) {
+        for (RequestHandle& taken : handles) taken.cancel();
+        return h.status();
+      }
+      handles.push_back(std::move(*h));
     }
-    handles.push_back(std::move(*h));
   }
   return handles;
 }
@@ -100,22 +103,27 @@ awaitable<bool> generate(ServerState& s, beast::tcp_stream& stream, const HttpRe
   const int32_t n = r.n;
   const bool has_seed = r.has_seed;
   const AgentFields agent = r.agent;
-  ApiResult<EngineRequest> built = m.prompts.build(std::move(r));
+  ApiResult<std::vector<EngineRequest>> built = m.prompts.build(std::move(r));
   if (auto* e = std::get_if<ApiError>(&built)) co_return co_await write_error(stream, req.version(), *e, keep);
-  EngineRequest& er = std::get<EngineRequest>(built);
-  er.timeout = effective_timeout(er.timeout, s.options.request_timeout);
-  // Without a seed each request draws its own stream.
-  if (!has_seed) er.sampling.seed = unique * 0x9E3779B97F4A7C15ull;
+  std::vector<EngineRequest>& prompts = std::get<std::vector<EngineRequest>>(built);
+  for (EngineRequest& er : prompts) {
+    er.timeout = effective_timeout(er.timeout, s.options.request_timeout);
+    // Without a seed each request draws its own stream.
+    if (!has_seed) er.sampling.seed = unique * 0x9E3779B97F4A7C15ull;
+  }
   ResponseMeta meta{.endpoint = endpoint,
                     .id = make_response_id(endpoint, unique),
                     .created = static_cast<int64_t>(std::time(nullptr)),
                     .model = s.options.model_name,
                     .tokenizer = &m.prompts.tokenizer(),
-                    .shape = chat_shape(endpoint, m.prompts.chat_format(), er, agent, unique)};
-  Result<std::vector<RequestHandle>> handles = submit_choices(m.engine, std::move(er), n);
+                    .shape = chat_shape(endpoint, m.prompts.chat_format(), prompts[0], agent, unique),
+                    .choices_per_prompt = static_cast<size_t>(n)};
+  // The chat output parsers see the markers even where they are control tokens.
+  for (EngineRequest& er : prompts) er.render_special_tokens = meta.shape.has_value();
+  Result<std::vector<RequestHandle>> handles = submit_choices(m.engine, std::move(prompts), n);
   if (!handles.ok()) co_return co_await write_error(stream, req.version(), submit_error(handles.status()), keep);
   std::vector<RequestTimer> timers;
-  for (int32_t i = 0; i < n; ++i) timers.emplace_back(s.metrics, m.clock, arrived);
+  for (size_t i = 0; i < handles->size(); ++i) timers.emplace_back(s.metrics, m.clock, arrived);
   const bool more = co_await follow_request(stream, req, std::move(*handles), std::move(meta), follow, timers);
   co_return more && !s.stopping.load();
 }

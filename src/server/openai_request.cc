@@ -21,7 +21,7 @@ using namespace json_fields;
 
 // Limits on what one request may carry.
 constexpr size_t kMaxStopStrings = 16;
-constexpr int64_t kMaxChoices = 16;
+constexpr int64_t kMaxChoices = 32;
 constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600.0;
 
 MaybeError read_stop(const Json& obj, std::vector<std::string>& out) {
@@ -133,13 +133,14 @@ MaybeError read_common(const Json& obj, OpenAiRequest& r) {
   return std::nullopt;
 }
 
-ApiError bad_prompt(const char* what) {
-  return invalid_request("prompt", fmt::format("'prompt' must be a string, an array of one string, or an array of "
-                                               "token ids; {}",
+ApiError bad_prompt(const std::string& what) {
+  return invalid_request("prompt", fmt::format("'prompt' must be a string, an array of strings, an array of token "
+                                               "ids, or an array of arrays of token ids; {}",
                                                what));
 }
 
 MaybeError read_token_ids(const Json& arr, std::vector<TokenId>& out) {
+  if (arr.empty()) return bad_prompt("a prompt of token ids is empty");
   for (const Json& t : arr) {
     if (!t.is_number_integer()) return bad_prompt("an element is neither a string nor an integer");
     const bool huge = t.is_number_unsigned() && t.get<uint64_t>() > uint64_t{std::numeric_limits<TokenId>::max()};
@@ -152,27 +153,34 @@ MaybeError read_token_ids(const Json& arr, std::vector<TokenId>& out) {
   return std::nullopt;
 }
 
+// One prompt of a batch: a string or an array of token ids.
+MaybeError read_one_prompt(const Json& p, std::vector<CompletionPrompt>& out) {
+  if (p.is_string()) {
+    out.emplace_back(p.get<std::string>());
+    return std::nullopt;
+  }
+  if (!p.is_array()) return bad_prompt(fmt::format("prompt {} is {}", out.size(), p.type_name()));
+  std::vector<TokenId> ids;
+  MET_API_RETURN_IF_ERROR(read_token_ids(p, ids));
+  out.emplace_back(std::move(ids));
+  return std::nullopt;
+}
+
 MaybeError read_prompt(const Json& obj, OpenAiRequest& r) {
   const Json* p = field(obj, "prompt");
   if (p == nullptr) return invalid_request("prompt", "'prompt' is required");
   if (p->is_string()) {
-    r.prompt_text = p->get<std::string>();
+    r.prompts.emplace_back(p->get<std::string>());
     return std::nullopt;
   }
   if (!p->is_array()) return wrong_type("prompt", "a string or an array", *p);
   if (p->empty()) return bad_prompt("got an empty array");
-  const Json& first = p->front();
-  if (first.is_string() || first.is_array()) {
-    if (p->size() > 1) return invalid_request("prompt", "batched prompts (more than one) are not supported yet");
-    if (first.is_string()) {
-      r.prompt_text = first.get<std::string>();
-      return std::nullopt;
-    }
-    r.prompt_ids.emplace();
-    return read_token_ids(first, *r.prompt_ids);
+  if (!p->front().is_string() && !p->front().is_array()) return read_one_prompt(*p, r.prompts);  // token ids
+  if (p->size() > static_cast<size_t>(kMaxChoices)) {
+    return invalid_request("prompt", fmt::format("'prompt' holds {} prompts; at most {}", p->size(), kMaxChoices));
   }
-  r.prompt_ids.emplace();
-  return read_token_ids(*p, *r.prompt_ids);
+  for (const Json& one : *p) MET_API_RETURN_IF_ERROR(read_one_prompt(one, r.prompts));
+  return std::nullopt;
 }
 
 // A message's content as one string: a string, null, or text parts joined.
@@ -240,6 +248,10 @@ ApiResult<OpenAiRequest> parse_openai_request(Endpoint endpoint, std::string_vie
   MET_API_RETURN_IF_ERROR(read_common(obj, r));
   if (endpoint == Endpoint::kCompletions) {
     MET_API_RETURN_IF_ERROR(read_prompt(obj, r));
+    if (r.prompts.size() * static_cast<size_t>(r.n) > static_cast<size_t>(kMaxChoices)) {
+      return invalid_request("n", fmt::format("{} prompts x n = {} choices; at most {}", r.prompts.size(),
+                                              r.prompts.size() * static_cast<size_t>(r.n), kMaxChoices));
+    }
   } else {
     MET_API_RETURN_IF_ERROR(read_messages(obj, r));
   }

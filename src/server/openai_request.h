@@ -3,8 +3,8 @@
 // range (an error names it in `param`), unknown fields are ignored, null is
 // the same as absent. Tokenizing and the chat template come after
 // (PromptBuilder); the context is checked by the engine at submit.
-// Invariants: a parsed request has exactly one prompt form: prompt_text,
-// prompt_ids (completions) or messages (chat, each content a string).
+// Invariants: a parsed completion has 1 to 32 prompts (a batch), a chat
+// request its messages (each content a string); prompts x n <= 32 choices.
 // Threading: pure functions. Tested by tests/server/openai_request_test.cc.
 #pragma once
 
@@ -28,13 +28,14 @@ enum class Endpoint { kCompletions, kChatCompletions };
 // OpenAI's default max_tokens for /v1/completions.
 inline constexpr int32_t kDefaultCompletionMaxTokens = 16;
 
+using CompletionPrompt = std::variant<std::string, std::vector<TokenId>>;
+
 struct OpenAiRequest {
   Endpoint endpoint = Endpoint::kCompletions;
-  std::optional<std::string> prompt_text;          // completions
-  std::optional<std::vector<TokenId>> prompt_ids;  // completions
+  std::vector<CompletionPrompt> prompts;           // completions: text or token ids each
   nlohmann::ordered_json messages;                 // chat: [{role, content: string, ...}]
   std::string model;                               // as sent ("" when absent)
-  int32_t n = 1;                      // choices, each its own sequence
+  int32_t n = 1;                      // choices per prompt, each its own sequence
   bool has_seed = false;              // `seed` was given (else each request draws its own)
   bool stream = false;
   bool include_usage = false;         // stream_options.include_usage

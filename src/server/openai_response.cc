@@ -6,6 +6,7 @@
 #include "core/check.h"
 #include "server/logprobs_json.h"
 
+#include <algorithm>
 #include <utility>
 #include <variant>
 
@@ -55,12 +56,12 @@ void ChoiceOutput::add(const DeltaEvent& d) {
   prompt_logprobs.insert(prompt_logprobs.end(), d.prompt_logprobs.begin(), d.prompt_logprobs.end());
 }
 
-Usage total_usage(std::span<const Usage> per_choice) {
+Usage total_usage(std::span<const Usage> per_choice, size_t choices_per_prompt) {
   Usage total;
   for (size_t i = 0; i < per_choice.size(); ++i) {
-    if (i == 0) {
-      total.prompt_tokens = per_choice[i].prompt_tokens;
-      total.cached_prompt_tokens = per_choice[i].cached_prompt_tokens;
+    if (i % std::max<size_t>(choices_per_prompt, 1) == 0) {
+      total.prompt_tokens += per_choice[i].prompt_tokens;
+      total.cached_prompt_tokens += per_choice[i].cached_prompt_tokens;
     }
     total.completion_tokens += per_choice[i].completion_tokens;
     total.reasoning_tokens += per_choice[i].reasoning_tokens;
@@ -103,7 +104,7 @@ Json completion_body(const ResponseMeta& meta, std::span<const ChoiceOutput> cho
     usages.push_back(c.finish->usage);
   }
   j["choices"] = std::move(list);
-  j["usage"] = usage_json(total_usage(usages));
+  j["usage"] = usage_json(total_usage(usages, meta.choices_per_prompt));
   return j;
 }
 
@@ -207,7 +208,7 @@ std::string SseEncoder::encode_finish(size_t index, const FinishEvent& f) {
     for (const ChoiceState& s : choices_) usages.push_back(*s.usage);
     Json u = envelope(meta_, is_chat(meta_) ? "chat.completion.chunk" : "text_completion");
     u["choices"] = Json::array();
-    u["usage"] = usage_json(total_usage(usages));
+    u["usage"] = usage_json(total_usage(usages, meta_.choices_per_prompt));
     out += sse_event(u);
   }
   return out + std::string(kSseDone);

@@ -38,6 +38,9 @@ struct ResponseMeta {
   // Chat: how each choice's text becomes reasoning, content and tool calls
   // (choice i's tool-call ids seeded with id_seed + i); nullopt: all content.
   std::optional<ChatShape> shape = std::nullopt;
+  // Choices come n per prompt (a completion may batch prompts): usage counts
+  // each prompt once.
+  size_t choices_per_prompt = 1;
 };
 
 // One choice of a non-streaming response, gathered from its events.
@@ -52,8 +55,9 @@ struct ChoiceOutput {
   void add(const DeltaEvent& d);
 };
 
-// Usage over all choices: the prompt once, completions summed.
-Usage total_usage(std::span<const Usage> per_choice);
+// Usage over all choices: each prompt once (the first of its
+// `choices_per_prompt` choices), completions summed.
+Usage total_usage(std::span<const Usage> per_choice, size_t choices_per_prompt);
 
 inline constexpr std::string_view kSseDone = "data: [DONE]\n\n";
 

@@ -108,8 +108,24 @@ std::vector<TokenId> PromptBuilder::chat_ids(const std::string& text) const {
   return ids;
 }
 
-ApiResult<EngineRequest> PromptBuilder::build(OpenAiRequest request) const {
-  EngineRequest r = std::move(request.engine);
+ApiResult<std::vector<EngineRequest>> PromptBuilder::build(OpenAiRequest request) const {
+  std::vector<EngineRequest> out;
+  if (request.endpoint == Endpoint::kChatCompletions) {
+    ApiResult<EngineRequest> r = build_one(request, nullptr);
+    if (auto* e = std::get_if<ApiError>(&r)) return *e;
+    out.push_back(std::move(std::get<EngineRequest>(r)));
+    return out;
+  }
+  for (const CompletionPrompt& p : request.prompts) {
+    ApiResult<EngineRequest> r = build_one(request, &p);
+    if (auto* e = std::get_if<ApiError>(&r)) return *e;
+    out.push_back(std::move(std::get<EngineRequest>(r)));
+  }
+  return out;
+}
+
+ApiResult<EngineRequest> PromptBuilder::build_one(const OpenAiRequest& request, const CompletionPrompt* prompt) const {
+  EngineRequest r = request.engine;
   if (auto e = check_vocab_ids(r.sampling, tokenizer_.vocab().size())) return *e;
   tokenize_sampling_text(tokenizer_, request.sampling_text, r.sampling);
   std::string prompt_text;
@@ -120,10 +136,10 @@ ApiResult<EngineRequest> PromptBuilder::build(OpenAiRequest request) const {
     r.prompt = chat_ids(prompt_text);
     r.max_tokens = request.max_tokens.value_or(std::max(limits_.max_seq_len, 1));
   } else {
-    if (request.prompt_ids) {
-      r.prompt = std::move(*request.prompt_ids);
+    if (const auto* ids = std::get_if<std::vector<TokenId>>(prompt)) {
+      r.prompt = *ids;
     } else {
-      r.prompt = tokenizer_.encode(request.prompt_text.value_or(""), EncodeOptions{.add_special = true});
+      r.prompt = tokenizer_.encode(std::get<std::string>(*prompt), EncodeOptions{.add_special = true});
     }
     r.max_tokens = request.max_tokens.value_or(kDefaultCompletionMaxTokens);
   }

@@ -36,12 +36,15 @@ class PromptBuilder {
   // How the model writes reasoning and tool calls (from its template and
   // vocab; generic without a template).
   const ChatFormat& chat_format() const { return chat_format_; }
-  ApiResult<EngineRequest> build(OpenAiRequest request) const;
+  // One EngineRequest per prompt (a completion may batch several; chat has
+  // one), in order.
+  ApiResult<std::vector<EngineRequest>> build(OpenAiRequest request) const;
 
  private:
   // The rendered chat prompt's text.
   ApiResult<std::string> chat_text(const OpenAiRequest& request) const;
   std::vector<TokenId> chat_ids(const std::string& text) const;
+  ApiResult<EngineRequest> build_one(const OpenAiRequest& request, const CompletionPrompt* prompt) const;
   // Grammar, thinking control and tool bans (output_controls.h).
   std::optional<ApiError> add_output_controls(const OpenAiRequest& request, std::string_view prompt_text,
                                               EngineRequest& r) const;

@@ -132,5 +132,19 @@ TEST(SchedulerControl, TheToolCallCloseTokenEndsTheOutputWithToolCalls) {
   EXPECT_EQ(rec.finishes.at(0).finish_reason, "tool_calls");
 }
 
+TEST(SchedulerControl, ControlTokensTextIsOutputOnlyWhenAsked) {
+  const TokenId bos = *testing::test_tokenizer().vocab().special().bos;  // a control token, not EOG
+  const std::string bos_text = testing::test_tokenizer().vocab().token(bos).text;
+  for (bool render : {false, true}) {
+    SchedFixture f;
+    f.device->set_next_token([&](std::span<const TokenId>) { return bos; });
+    EngineRequest r = testing::greedy_request(testing::make_prompt(6, 1), 2);
+    r.render_special_tokens = render;
+    const uint64_t id = f.submit(std::move(r));
+    f.run();
+    EXPECT_EQ(f.req.at(id).text, render ? bos_text + bos_text : "") << "render " << render;
+  }
+}
+
 }  // namespace
 }  // namespace met

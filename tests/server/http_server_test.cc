@@ -159,7 +159,7 @@ TEST(MetServe, BadInputGetsItsStatusAndAnOpenAiErrorBody) {
       {"POST", "/v1/completions", R"({"prompt": "", "max_tokens": "ten"})", 400, "max_tokens"},
       {"POST", "/v1/completions", R"({"prompt": "", "temperature": 9})", 400, "temperature"},
       {"POST", "/v1/completions", R"({"prompt": "", "top_p": 0})", 400, "top_p"},
-      {"POST", "/v1/completions", R"({"prompt": "", "n": 17})", 400, "n"},
+      {"POST", "/v1/completions", R"({"prompt": "", "n": 33})", 400, "n"},
       {"POST", "/v1/completions", R"({"prompt": [1, 99999]})", 400, std::nullopt},
       {"POST", "/v1/completions", "{\"prompt\": \"\xc3\x28\"}", 400, std::nullopt},
       {"POST", "/v1/completions", "{\"prompt\": \"" + long_prompt + "\"}", 400, std::nullopt},

@@ -29,7 +29,8 @@ TEST(OpenAiRequest, ACompletionTakesEveryField) {
     "user": "u", "min_tokens": 2, "ignore_eos": true, "cache_salt": "s", "timeout": 1.5, "n": 1,
     "unknown_field": {"ignored": true}})");
   EXPECT_EQ(r.model, "m");
-  EXPECT_EQ(r.prompt_text, "hi");
+  ASSERT_EQ(r.prompts.size(), 1u);
+  EXPECT_EQ(std::get<std::string>(r.prompts[0]), "hi");
   EXPECT_EQ(r.max_tokens, 7);
   EXPECT_FLOAT_EQ(r.engine.sampling.temperature, 0.5f);
   EXPECT_FLOAT_EQ(r.engine.sampling.top_p, 0.9f);
@@ -59,10 +60,15 @@ TEST(OpenAiRequest, PenaltiesAndLogitBiasReachTheSampler) {
   EXPECT_EQ(r.engine.sampling.logit_bias[1].token, 9);
 }
 
-TEST(OpenAiRequest, PromptFormsAreTextOneStringOrTokenIds) {
-  EXPECT_EQ(parse_ok(Endpoint::kCompletions, R"({"prompt": ["one"]})").prompt_text, "one");
-  EXPECT_EQ(parse_ok(Endpoint::kCompletions, R"({"prompt": [1, 2, 3]})").prompt_ids, (std::vector<TokenId>{1, 2, 3}));
-  EXPECT_EQ(parse_ok(Endpoint::kCompletions, R"({"prompt": [[4, 5]]})").prompt_ids, (std::vector<TokenId>{4, 5}));
+TEST(OpenAiRequest, PromptFormsAreTextsOrTokenIdsAndMayBeBatched) {
+  using P = std::vector<CompletionPrompt>;
+  using Ids = std::vector<TokenId>;
+  EXPECT_EQ(parse_ok(Endpoint::kCompletions, R"({"prompt": ["one"]})").prompts, (P{std::string("one")}));
+  EXPECT_EQ(parse_ok(Endpoint::kCompletions, R"({"prompt": [1, 2, 3]})").prompts, (P{Ids{1, 2, 3}}));
+  EXPECT_EQ(parse_ok(Endpoint::kCompletions, R"({"prompt": [[4, 5]]})").prompts, (P{Ids{4, 5}}));
+  EXPECT_EQ(parse_ok(Endpoint::kCompletions, R"({"prompt": ["a", "b"]})").prompts,
+            (P{std::string("a"), std::string("b")}));
+  EXPECT_EQ(parse_ok(Endpoint::kCompletions, R"({"prompt": [[1], [2, 3]]})").prompts, (P{Ids{1}, Ids{2, 3}}));
   EXPECT_EQ(parse_ok(Endpoint::kCompletions, R"({"prompt": "x", "stop": "end"})").engine.stop_strings,
             (std::vector<std::string>{"end"}));
 }
@@ -83,7 +89,9 @@ TEST(OpenAiRequest, EachBadFieldIsNamedInParam) {
       {R"({"prompt": 5})", "prompt"},
       {R"({})", "prompt"},
       {R"({"prompt": []})", "prompt"},
-      {R"({"prompt": ["a", "b"]})", "prompt"},
+      {R"({"prompt": ["a", 3]})", "prompt"},
+      {R"({"prompt": [[1], []]})", "prompt"},
+      {R"({"prompt": ["a", "b"], "n": 17})", "n"},
       {R"({"prompt": [1, -2]})", "prompt"},
       {R"({"prompt": [1, "a"]})", "prompt"},
       {R"({"prompt": "", "max_tokens": "7"})", "max_tokens"},
@@ -109,7 +117,7 @@ TEST(OpenAiRequest, EachBadFieldIsNamedInParam) {
       {R"({"prompt": "", "cache_salt": 1})", "cache_salt"},
       {R"({"prompt": "", "timeout": 0})", "timeout"},
       {R"({"prompt": "", "timeout": "soon"})", "timeout"},
-      {R"({"prompt": "", "n": 17})", "n"},
+      {R"({"prompt": "", "n": 33})", "n"},
       {R"({"prompt": "", "n": 0})", "n"},
       {R"({"prompt": "", "model": 3})", "model"},
       {R"({"prompt": "", "presence_penalty": 3})", "presence_penalty"},

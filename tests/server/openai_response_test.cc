@@ -132,7 +132,9 @@ TEST(OpenAiResponse, ABodyWithSeveralChoicesIndexesThemAndCountsThePromptOnce) {
   choices[0].finish = finish("stop");
   choices[1].text = "two";
   choices[1].finish = finish("length");
-  const Json j = Json::parse(completion_body(meta(Endpoint::kChatCompletions), choices).dump());
+  ResponseMeta m = meta(Endpoint::kChatCompletions);
+  m.choices_per_prompt = 2;  // n = 2 of one prompt
+  const Json j = Json::parse(completion_body(m, choices).dump());
   ASSERT_EQ(j["choices"].size(), 2u);
   EXPECT_EQ(j["choices"][1]["index"], 1);
   EXPECT_EQ(j["choices"][1]["message"]["content"], "two");
@@ -143,7 +145,9 @@ TEST(OpenAiResponse, ABodyWithSeveralChoicesIndexesThemAndCountsThePromptOnce) {
 }
 
 TEST(OpenAiResponse, AStreamOfSeveralChoicesEndsAfterTheLastFinishWithSummedUsage) {
-  SseEncoder enc(meta(Endpoint::kChatCompletions), /*include_usage=*/true, /*num_choices=*/2);
+  ResponseMeta m = meta(Endpoint::kChatCompletions);
+  m.choices_per_prompt = 2;
+  SseEncoder enc(m, /*include_usage=*/true, /*num_choices=*/2);
   std::string sse = enc.start();
   sse += enc.encode(1, DeltaEvent{{1}, "b"});
   sse += enc.encode(0, DeltaEvent{{2}, "a"});

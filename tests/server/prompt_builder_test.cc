@@ -15,8 +15,15 @@ constexpr RequestLimits kLimits{.vocab_size = 512, .max_seq_len = 128, .num_kv_b
 OpenAiRequest completion(std::string prompt) {
   OpenAiRequest r;
   r.endpoint = Endpoint::kCompletions;
-  r.prompt_text = std::move(prompt);
+  r.prompts.emplace_back(std::move(prompt));
   return r;
+}
+
+// The first prompt's request (completions may batch several).
+ApiResult<EngineRequest> build1(const PromptBuilder& b, OpenAiRequest r) {
+  ApiResult<std::vector<EngineRequest>> all = b.build(std::move(r));
+  if (auto* e = std::get_if<ApiError>(&all)) return *e;
+  return std::move(std::get<std::vector<EngineRequest>>(all).at(0));
 }
 
 OpenAiRequest chat(nlohmann::ordered_json messages) {
@@ -35,19 +42,33 @@ std::optional<ChatTemplate> tmpl(std::string_view source) {
 TEST(PromptBuilder, ACompletionPromptIsTokenizedWithBosAndDefaultsTo16Tokens) {
   const Tokenizer& tok = test_tokenizer();
   PromptBuilder b(tok, std::nullopt, kLimits);
-  ApiResult<EngineRequest> r = b.build(completion("hello world"));
+  ApiResult<EngineRequest> r = build1(b, completion("hello world"));
   ASSERT_TRUE(std::holds_alternative<EngineRequest>(r));
   const EngineRequest& e = std::get<EngineRequest>(r);
   EXPECT_EQ(e.prompt, tok.encode("hello world", EncodeOptions{.add_special = true}));
   EXPECT_EQ(e.max_tokens, kDefaultCompletionMaxTokens);
 }
 
+TEST(PromptBuilder, ABatchOfPromptsGivesOneRequestEach) {
+  PromptBuilder b(test_tokenizer(), std::nullopt, kLimits);
+  OpenAiRequest req = completion("hello");
+  req.prompts.emplace_back(std::vector<TokenId>{5, 6});
+  req.engine.sampling.temperature = 0.5f;
+  ApiResult<std::vector<EngineRequest>> r = b.build(std::move(req));
+  ASSERT_TRUE(std::holds_alternative<std::vector<EngineRequest>>(r));
+  const auto& all = std::get<std::vector<EngineRequest>>(r);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].prompt, test_tokenizer().encode("hello", EncodeOptions{.add_special = true}));
+  EXPECT_EQ(all[1].prompt, (std::vector<TokenId>{5, 6}));
+  EXPECT_FLOAT_EQ(all[1].sampling.temperature, 0.5f) << "every prompt gets the request's fields";
+}
+
 TEST(PromptBuilder, TokenIdsPassThroughAndMaxTokensIsKept) {
   PromptBuilder b(test_tokenizer(), std::nullopt, kLimits);
   OpenAiRequest req;
-  req.prompt_ids = std::vector<TokenId>{5, 6, 7};
+  req.prompts.emplace_back(std::vector<TokenId>{5, 6, 7});
   req.max_tokens = 3;
-  ApiResult<EngineRequest> r = b.build(std::move(req));
+  ApiResult<EngineRequest> r = build1(b, std::move(req));
   ASSERT_TRUE(std::holds_alternative<EngineRequest>(r));
   EXPECT_EQ(std::get<EngineRequest>(r).prompt, (std::vector<TokenId>{5, 6, 7}));
   EXPECT_EQ(std::get<EngineRequest>(r).max_tokens, 3);
@@ -56,15 +77,15 @@ TEST(PromptBuilder, TokenIdsPassThroughAndMaxTokensIsKept) {
 TEST(PromptBuilder, AnEmptyTokenListIsRefused) {
   PromptBuilder b(test_tokenizer(), std::nullopt, kLimits);
   OpenAiRequest req;
-  req.prompt_ids = std::vector<TokenId>{};
-  ApiResult<EngineRequest> r = b.build(std::move(req));
+  req.prompts.emplace_back(std::vector<TokenId>{});
+  ApiResult<EngineRequest> r = build1(b, std::move(req));
   ASSERT_TRUE(std::holds_alternative<ApiError>(r));
   EXPECT_EQ(std::get<ApiError>(r).param, "prompt");
 }
 
 TEST(PromptBuilder, ChatWithoutATemplateIsA400OnMessages) {
   PromptBuilder b(test_tokenizer(), std::nullopt, kLimits);
-  ApiResult<EngineRequest> r = b.build(chat({{{"role", "user"}, {"content", "hi"}}}));
+  ApiResult<EngineRequest> r = build1(b, chat({{{"role", "user"}, {"content", "hi"}}}));
   ASSERT_TRUE(std::holds_alternative<ApiError>(r));
   EXPECT_EQ(std::get<ApiError>(r).status, 400);
   EXPECT_EQ(std::get<ApiError>(r).param, "messages");
@@ -73,7 +94,7 @@ TEST(PromptBuilder, ChatWithoutATemplateIsA400OnMessages) {
 
 TEST(PromptBuilder, TheChatErrorSaysWhyThereIsNoTemplate) {
   PromptBuilder b(test_tokenizer(), std::nullopt, kLimits, "tokenizer.chat_template: unknown tag 'generation'");
-  ApiResult<EngineRequest> r = b.build(chat({{{"role", "user"}, {"content", "hi"}}}));
+  ApiResult<EngineRequest> r = build1(b, chat({{{"role", "user"}, {"content", "hi"}}}));
   ASSERT_TRUE(std::holds_alternative<ApiError>(r));
   EXPECT_NE(std::get<ApiError>(r).message.find("unknown tag 'generation'"), std::string::npos);
 }
@@ -84,7 +105,7 @@ TEST(PromptBuilder, ChatRendersTheTemplateWithOneBosAndTheContextAsBudget) {
                   tmpl("{{ bos_token }}{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}"
                        "{% if add_generation_prompt %}assistant:{% endif %}"),
                   kLimits);
-  ApiResult<EngineRequest> r = b.build(chat({{{"role", "user"}, {"content", "hi"}}}));
+  ApiResult<EngineRequest> r = build1(b, chat({{{"role", "user"}, {"content", "hi"}}}));
   ASSERT_TRUE(std::holds_alternative<EngineRequest>(r));
   const EngineRequest& e = std::get<EngineRequest>(r);
   ASSERT_FALSE(e.prompt.empty());
@@ -98,7 +119,7 @@ TEST(PromptBuilder, ChatRendersTheTemplateWithOneBosAndTheContextAsBudget) {
 
 TEST(PromptBuilder, ATemplateThatRaisesIsA400) {
   PromptBuilder b(test_tokenizer(), tmpl("{{ raise_exception('roles must alternate') }}"), kLimits);
-  ApiResult<EngineRequest> r = b.build(chat({{{"role", "user"}, {"content", "hi"}}}));
+  ApiResult<EngineRequest> r = build1(b, chat({{{"role", "user"}, {"content", "hi"}}}));
   ASSERT_TRUE(std::holds_alternative<ApiError>(r));
   EXPECT_NE(std::get<ApiError>(r).message.find("roles must alternate"), std::string::npos);
 }

@@ -130,6 +130,24 @@ TEST(ServeAgent, NChoicesAreSeparateSequencesOfOneResponse) {
   EXPECT_EQ(finished, (std::set<int>{0, 1}));
 }
 
+TEST(ServeAgent, BatchedPromptsGiveNChoicesEachInPromptOrder) {
+  MET_REQUIRE_SHARED(model, "models/stories260K.gguf");
+  ServeProcess server(serve_args(model));
+  ASSERT_NE(server.port(), 0) << server.error();
+  const Json one = post(server, "/v1/completions", R"({"prompt": "The dog", "max_tokens": 6, "temperature": 0})");
+  const Json j = post(server, "/v1/completions",
+                      R"({"prompt": ["Once upon a time", "The dog"], "max_tokens": 6, "temperature": 0, "n": 2})");
+  ASSERT_EQ(j["choices"].size(), 4u) << j;
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(j["choices"][i]["index"], i);
+  EXPECT_EQ(j["choices"][2]["text"], one["choices"][0]["text"]) << "choices 2 and 3 are the second prompt's";
+  EXPECT_EQ(j["choices"][3]["text"], one["choices"][0]["text"]);
+  EXPECT_NE(j["choices"][0]["text"], j["choices"][2]["text"]);
+  EXPECT_EQ(j["usage"]["prompt_tokens"].get<int>(),
+            post(server, "/tokenize", R"({"prompt": "Once upon a time"})")["count"].get<int>() +
+                one["usage"]["prompt_tokens"].get<int>())
+      << "each prompt counted once";
+}
+
 TEST(ServeAgent, AGbnfGrammarHoldsACompletion) {
   MET_REQUIRE_SHARED(model, "models/stories260K.gguf");
   ServeProcess server(serve_args(model));
@@ -216,6 +234,40 @@ TEST(ServeAgent, ChatLogprobsStreamWithEachDelta) {
     }
   }
   EXPECT_GE(entries, 1u);
+}
+
+TEST(ServeAgent, AThinkingBudgetEndsReasoningExactlyOnARandomReasoningModel) {
+  MET_REQUIRE_SHARED(tmpl, "chat-templates/deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja");
+  testing::TempDir dir;
+  const std::string model = dir.file("r1.gguf");
+  auto made = testing::run_command(testing::met_binary() + " make-model -o " + testing::shell_quote(model) +
+                                   " --layers 2 --embd 128 --heads 4 --kv-heads 2 --ff 256 --vocab 700 --dtype f32"
+                                   " --chat-template " + testing::shell_quote(tmpl));
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  ServeProcess server(serve_args(model));
+  ASSERT_NE(server.port(), 0) << server.error();
+  const std::string req = R"({"messages": [{"role": "user", "content": "think"}], "max_tokens": 12,
+      "temperature": 1.0, "seed": 2, "ignore_eos": true, "thinking_budget": 5,
+      "chat_template_kwargs": {"enable_thinking": true})";
+  const Json j = post(server, "/v1/chat/completions", req + "}");
+  const Json& msg = j["choices"][0]["message"];
+  EXPECT_EQ(j["usage"]["completion_tokens_details"]["reasoning_tokens"], 5) << "this template thinks only when "
+                                                                                "enable_thinking is passed: " << j;
+  ASSERT_TRUE(msg.contains("reasoning_content")) << j;
+  EXPECT_EQ(msg["reasoning_content"].get<std::string>().find("</think>"), std::string::npos);
+  EXPECT_EQ(msg["content"].get<std::string>().find("</think>"), std::string::npos) << "markup never reaches content";
+
+  auto s = http_call(server.port(), "POST", "/v1/chat/completions", req + R"(, "stream": true})");
+  ASSERT_TRUE(s.has_value());
+  std::string reasoning;
+  for (const std::string& e : sse_data(s->body)) {
+    if (e == "[DONE]") break;
+    const Json c = Json::parse(e);
+    if (c["choices"].empty()) continue;
+    const Json& d = c["choices"][0]["delta"];
+    if (d.contains("reasoning_content")) reasoning += d["reasoning_content"].get<std::string>();
+  }
+  EXPECT_EQ(reasoning, msg["reasoning_content"].get<std::string>()) << "streamed and whole agree";
 }
 
 }  // namespace
