@@ -22,6 +22,7 @@
 #include "grammar/grammar_matcher.h"
 #include "kv/block_key.h"
 #include "sampling/sampler.h"
+#include "scheduler/engine_request.h"
 #include "scheduler/response_sink.h"
 #include "scheduler/thinking.h"
 #include "tokenizer/incremental_detokenizer.h"
@@ -78,6 +79,10 @@ struct ActiveSeq {
   std::shared_ptr<const Grammar> grammar;       // kept alive for `matcher`
   std::optional<GrammarMatcher> matcher;        // set when the request has a grammar
   std::optional<TokenId> tool_call_end_token;
+  // EngineRequest::triggered_grammar; `matcher` runs it while triggered_active.
+  std::optional<EngineRequest::TriggeredGrammar> triggered;
+  bool triggered_active = false;
+  const TokenTrie* trie = nullptr;  // the scheduler's, for a grammar started later
 };
 
 // Whether prompt logprobs are asked for and some are still to be computed.

@@ -52,6 +52,14 @@ struct EngineRequest {
   // markers such as <|channel|> that vocabularies keep as control tokens).
   // EOS and stop ids still end the output without text.
   bool render_special_tokens = false;
+  // A grammar that starts when `trigger` is sampled outside thinking, holds
+  // until it is complete, then lets the text run free again (tool calls
+  // whose arguments are strict, under tool_choice "auto").
+  struct TriggeredGrammar {
+    TokenId trigger = 0;
+    std::shared_ptr<const Grammar> grammar;
+  };
+  std::optional<TriggeredGrammar> triggered_grammar;
 };
 
 }  // namespace met

@@ -74,11 +74,15 @@ ActiveSeq Scheduler::make_seq(EngineRequest&& r, ResponseSink&& sink, TimePoint 
   a.thinking = r.thinking;
   if (a.thinking.has_value()) a.think = initial_thinking_state(*a.thinking);
   a.tool_call_end_token = r.tool_call_end_token;
-  if (r.grammar != nullptr) {
+  if (r.grammar != nullptr || r.triggered_grammar.has_value()) {
     if (trie_ == nullptr) trie_ = std::make_unique<TokenTrie>(TokenTrie::build(tokenizer_));
+    a.trie = trie_.get();
+  }
+  if (r.grammar != nullptr) {
     a.grammar = std::move(r.grammar);
     a.matcher.emplace(*a.grammar, *trie_);
   }
+  a.triggered = std::move(r.triggered_grammar);
   DetokenizerOptions dopt;
   dopt.skip_special = !r.render_special_tokens;
   dopt.stop_strings = std::move(r.stop_strings);

@@ -114,7 +114,20 @@ void accept_token(const SchedIo& io, ActiveSeq& a, TokenId token, size_t max_seq
     fail_sequence(a, fmt::format("internal error: token {} breaks the request's grammar", token));
     return;
   }
-  if (under_grammar && (a.matcher->must_end() || a.matcher->is_terminated())) a.finished = true;
+  if (under_grammar && (a.matcher->must_end() || a.matcher->is_terminated())) {
+    if (a.triggered_active) {
+      a.matcher.reset();  // the triggered part is complete: free text again
+      a.triggered_active = false;
+    } else {
+      a.finished = true;
+    }
+  }
+  const bool triggers = !under_grammar && !a.think.inside && a.triggered.has_value() &&
+                        token == a.triggered->trigger && !a.matcher.has_value();
+  if (triggers) {
+    a.matcher.emplace(*a.triggered->grammar, *a.trie);
+    a.triggered_active = true;
+  }
   if (a.tool_call_end_token.has_value() && token == *a.tool_call_end_token) a.finished = true;
   DeltaEvent delta;
   delta.tokens.push_back(token);

@@ -78,6 +78,44 @@ GrammarOrError build_output_grammar(const AgentFields& agent) {
   return std::shared_ptr<const Grammar>();
 }
 
+std::variant<std::optional<EngineRequest::TriggeredGrammar>, ApiError> strict_tool_grammar(
+    const AgentFields& agent, const ChatFormat& format, const Tokenizer& tokenizer) {
+  bool any_strict = false;
+  for (const Json& t : agent.tools) any_strict = any_strict || t["function"].value("strict", false);
+  if (!any_strict || agent.tool_choice != ToolChoice::kAuto || format.family != ChatFamily::kHermes) {
+    return std::nullopt;
+  }
+  const std::optional<TokenId> trigger = marker_token(tokenizer, "<tool_call>");
+  if (!trigger) return std::nullopt;
+  Json any = Json::array();
+  for (const Json& tool : agent.tools) {
+    const Json& fn = tool["function"];
+    Json s;
+    s["type"] = "object";
+    s["properties"] = Json{{"name", Json{{"const", fn["name"]}}},
+                           {"arguments", fn.value("strict", false) && fn.contains("parameters") ? fn["parameters"]
+                                                                                               : Json{{"type", "object"}}}};
+    s["required"] = Json::array({"name", "arguments"});
+    s["additionalProperties"] = false;
+    any.push_back(std::move(s));
+  }
+  Result<std::string> call = json_schema_to_gbnf(any.size() == 1 ? any[0] : Json{{"anyOf", any}},
+                                                 JsonSchemaOptions{.strict = true});
+  if (!call.ok()) {
+    return invalid_request("tools", fmt::format("a strict tool's parameters do not compile: {}", call.status().message()));
+  }
+  // The schema's root becomes rule `tool-call` under a root of the markup.
+  // Whitespace inside a call is none or one space, the way models write calls.
+  const std::string& text = *call;
+  std::string rules = text.rfind("root ::=", 0) == 0 ? "tool-call" + text.substr(4) : text;
+  if (const size_t ws = rules.find("\nws ::="); ws != std::string::npos) {
+    rules.replace(ws + 1, rules.find('\n', ws + 1) - ws - 1, "ws ::= | \" \"");
+  }
+  Result<Grammar> g = compile_gbnf(fmt::format("root ::= \"\\n\"? tool-call \"\\n\"? \"</tool_call>\"\n{}", rules));
+  if (!g.ok()) return invalid_request("tools", fmt::format("the tool-call grammar: {}", g.status().message()));
+  return EngineRequest::TriggeredGrammar{*trigger, std::make_shared<const Grammar>(std::move(*g))};
+}
+
 std::optional<TokenId> marker_token(const Tokenizer& tokenizer, std::string_view marker) {
   if (marker.empty()) return std::nullopt;
   const std::vector<TokenId> ids =

@@ -22,6 +22,7 @@
 
 #include "chat/output/chat_format.h"
 #include "grammar/grammar.h"
+#include "scheduler/engine_request.h"
 #include "scheduler/thinking.h"
 #include "server/agent_fields.h"
 #include "server/api_error.h"
@@ -36,6 +37,14 @@ std::variant<std::shared_ptr<const Grammar>, ApiError> build_output_grammar(cons
 // the format has no think markers that are single tokens of the vocab.
 std::optional<ThinkingConfig> thinking_control(const ChatFormat& format, const Tokenizer& tokenizer,
                                                std::string_view prompt_text, std::optional<int32_t> budget);
+
+// tool_choice "auto" with a `strict` tool, for the Hermes/Qwen format: once
+// the model opens a call (<tool_call>), its body {"name", "arguments"} must
+// name a tool and, for a strict one, follow its parameters schema, up to
+// </tool_call>; then the text runs free again. nullopt when nothing is strict,
+// the format is another, or <tool_call> is not one token.
+std::variant<std::optional<EngineRequest::TriggeredGrammar>, ApiError> strict_tool_grammar(
+    const AgentFields& agent, const ChatFormat& format, const Tokenizer& tokenizer);
 
 // The single token a marker encodes to, if it is one.
 std::optional<TokenId> marker_token(const Tokenizer& tokenizer, std::string_view marker);

@@ -161,6 +161,11 @@ std::optional<ApiError> PromptBuilder::add_output_controls(const OpenAiRequest& 
   if (request.agent.thinking_budget && !r.thinking) {
     return invalid_request("thinking_budget", "this model has no think markers that are single tokens");
   }
+  if (r.grammar == nullptr) {
+    auto strict = strict_tool_grammar(request.agent, chat_format_, tokenizer_);
+    if (auto* e = std::get_if<ApiError>(&strict)) return *e;
+    r.triggered_grammar = std::move(std::get<std::optional<EngineRequest::TriggeredGrammar>>(strict));
+  }
   // tool_choice "none" with tools given: the model cannot open a call.
   if (!request.agent.tools.empty() && request.agent.tool_choice == ToolChoice::kNone) {
     if (std::optional<TokenId> start = marker_token(tokenizer_, format_markers(chat_format_).tool_call_start)) {

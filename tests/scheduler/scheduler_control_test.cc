@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "grammar/gbnf_parser.h"
 #include "grammar/json_schema.h"
 #include "scheduler_fixture.h"
 
@@ -144,6 +145,33 @@ TEST(SchedulerControl, ControlTokensTextIsOutputOnlyWhenAsked) {
     f.run();
     EXPECT_EQ(f.req.at(id).text, render ? bos_text + bos_text : "") << "render " << render;
   }
+}
+
+TEST(SchedulerControl, ATriggeredGrammarHoldsFromItsTriggerUntilCompleteThenTextRunsFree) {
+  SchedFixture f;
+  constexpr TokenId kTrigger = 300, kFree = 40;
+  // The device wants the trigger at the 3rd output token, then kFree forever.
+  f.device->set_next_token([](std::span<const TokenId> ctx) { return ctx.size() == 12 ? kTrigger : kFree; });
+  EngineRequest r = testing::greedy_request(testing::make_prompt(10, 4), 16);
+  Result<Grammar> g = compile_gbnf(R"(root ::= "[x=" [0-9] "]")");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  r.triggered_grammar = EngineRequest::TriggeredGrammar{kTrigger, std::make_shared<const Grammar>(std::move(*g))};
+  const uint64_t id = f.submit(std::move(r));
+  f.run();
+  const auto& rec = f.req.at(id);
+  ASSERT_EQ(rec.tokens.size(), 16u);
+  const auto trig = std::find(rec.tokens.begin(), rec.tokens.end(), kTrigger);
+  ASSERT_NE(trig, rec.tokens.end());
+  EXPECT_EQ(trig - rec.tokens.begin(), 2);
+  EXPECT_TRUE(std::all_of(rec.tokens.begin(), trig, [](TokenId t) { return t == kFree; })) << "free before";
+  // After the trigger: the grammar's text, then the device's own tokens again.
+  const auto free_again = std::find(trig + 1, rec.tokens.end(), kFree);
+  ASSERT_NE(free_again, rec.tokens.end()) << "the text runs free once the grammar is complete";
+  const std::string held = testing::test_tokenizer().decode(std::vector<TokenId>(trig + 1, free_again));
+  EXPECT_EQ(held.size(), 5u) << held;
+  EXPECT_EQ(held.rfind("[x=", 0), 0u) << held;
+  EXPECT_TRUE(std::all_of(free_again, rec.tokens.end(), [](TokenId t) { return t == kFree; }))
+      << ::testing::PrintToString(rec.tokens);
 }
 
 }  // namespace

@@ -92,5 +92,20 @@ TEST(OutputControls, AModelWithoutThinkMarkersHasNoThinkingControl) {
   EXPECT_EQ(marker_token(testing::test_tokenizer(), ""), std::nullopt);
 }
 
+TEST(OutputControls, AStrictToolGrammarNeedsAStrictToolTheHermesFormatAndItsCallToken) {
+  AgentFields a = with_tools(ToolChoice::kAuto);
+  const ChatFormat hermes{ChatFamily::kHermes, "", ""};
+  auto none = strict_tool_grammar(a, hermes, testing::test_tokenizer());
+  ASSERT_TRUE(std::holds_alternative<std::optional<EngineRequest::TriggeredGrammar>>(none));
+  EXPECT_FALSE(std::get<std::optional<EngineRequest::TriggeredGrammar>>(none).has_value()) << "no tool is strict";
+  a.tools[0]["function"]["strict"] = true;
+  auto no_token = strict_tool_grammar(a, hermes, testing::test_tokenizer());
+  EXPECT_FALSE(std::get<std::optional<EngineRequest::TriggeredGrammar>>(no_token).has_value())
+      << "this vocab has no <tool_call> token";
+  a.tool_choice = ToolChoice::kNone;
+  EXPECT_FALSE(std::get<std::optional<EngineRequest::TriggeredGrammar>>(strict_tool_grammar(
+                   a, hermes, testing::test_tokenizer())).has_value());
+}
+
 }  // namespace
 }  // namespace met

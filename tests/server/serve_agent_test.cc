@@ -270,5 +270,41 @@ TEST(ServeAgent, AThinkingBudgetEndsReasoningExactlyOnARandomReasoningModel) {
   EXPECT_EQ(reasoning, msg["reasoning_content"].get<std::string>()) << "streamed and whole agree";
 }
 
+TEST(ServeAgent, StrictToolArgumentsHoldUnderToolChoiceAutoOnAHermesModel) {
+  MET_REQUIRE_SHARED(tmpl, "chat-templates/Qwen-Qwen2.5-7B-Instruct.jinja");
+  testing::TempDir dir;
+  const std::string model = dir.file("qwen.gguf");
+  auto made = testing::run_command(testing::met_binary() + " make-model -o " + testing::shell_quote(model) +
+                                   " --layers 2 --embd 128 --heads 4 --kv-heads 2 --ff 256 --vocab 700 --dtype f32"
+                                   " --chat-template " + testing::shell_quote(tmpl));
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  auto id = testing::run_command(testing::met_binary() + " tokenize " + testing::shell_quote(model) +
+                                 " --special --text '<tool_call>'");
+  ASSERT_EQ(id.exit_code, 0) << id.err;
+  const std::string call_token = id.out.substr(0, id.out.find_first_of(" \n"));
+  ServeProcess server(serve_args(model));
+  ASSERT_NE(server.port(), 0) << server.error();
+  const Json tools = Json::parse(R"([{"type": "function", "function": {"name": "set_alarm", "strict": true,
+      "parameters": {"type": "object", "properties": {"hour": {"type": "integer", "minimum": 0, "maximum": 23}},
+                     "required": ["hour"], "additionalProperties": false}}}])");
+  for (int seed = 1; seed <= 3; ++seed) {
+    // The bias makes this random model open a call at once; the grammar makes the call valid.
+    Json req = {{"messages", Json::array({Json{{"role", "user"}, {"content", "wake me"}}})},
+                {"max_tokens", 150}, {"temperature", 1.0}, {"seed", seed}, {"tools", tools},
+                {"logit_bias", Json{{call_token, 100}}}};
+    const Json j = post(server, "/v1/chat/completions", req.dump());
+    const Json& msg = j["choices"][0]["message"];
+    ASSERT_TRUE(msg.contains("tool_calls")) << j;
+    ASSERT_GE(msg["tool_calls"].size(), 1u) << j;
+    const Json& call = msg["tool_calls"][0]["function"];
+    EXPECT_EQ(call["name"], "set_alarm");
+    const Json args = Json::parse(call["arguments"].get<std::string>(), nullptr, false);
+    ASSERT_TRUE(args.is_object()) << call;
+    ASSERT_TRUE(args.contains("hour") && args["hour"].is_number_integer()) << call;
+    EXPECT_LE(args["hour"].get<int>(), 23);
+    EXPECT_EQ(args.size(), 1u) << call;
+  }
+}
+
 }  // namespace
 }  // namespace met
