@@ -1,9 +1,12 @@
-// Matmul throughput per weight type and ISA tier this CPU supports.
-//   decode/<type>/<tier>/<rows>x<cols>/threads:<t>: m = 1, weights streamed
-//     from DRAM: each iteration walks copies of the matrix totalling >= 256 MiB
-//     (well past L3), so bytes/s is weight bytes read per second.
-//   prefill/<type>/<tier>/m:<m>/threads:<t>: m = 64 or 512 activation rows
-//     against a 1024 x 4096 matrix; items/s counts FLOPs (2 m n k).
+// Matmul throughput per weight type and ISA tier this CPU supports, and per
+// packed layout (q8_0x16: Q8_0 packed at load, packed_weights.h).
+//   decode/<type>/<tier>/<rows>x<cols>[/m:16]/threads:<t>: m = 1 (or a
+//     batch of 16), weights streamed from DRAM: each iteration walks copies
+//     of the matrix totalling >= 256 MiB (well past L3), so bytes/s is weight
+//     bytes read per second.
+//   prefill/<type>/<tier>/m:<m>/threads:<t>: m = 4, 16 (batched decode), 64
+//     or 512 activation rows against a 1024 x 4096 matrix; items/s counts
+//     FLOPs (2 m n k).
 // Activations are prepared once outside the timed loop. Threads are a
 // WorkerPool; one job runs every copy of an iteration, each thread its
 // share of the output columns (as the forward pass splits them).
@@ -27,6 +30,7 @@
 
 #include "backend/cpu/kernels/matmul.h"
 #include "backend/cpu/kernels/matmul_dispatch.h"
+#include "backend/cpu/kernels/packed_weights.h"
 #include "backend/cpu/worker_pool.h"
 #include "core/cpu_features.h"
 #include "tensor/quantize.h"
@@ -53,13 +57,22 @@ struct WeightSet {
   size_t row_bytes, matrix_bytes;
   int copies;
   std::vector<uint8_t> bytes;
-  WeightMatrix matrix(int copy) const {
+  std::vector<PackedMatrix> packed;  // the copies packed, when benchmarking a packed layout
+  WeightMatrix row_major(int copy) const {
     return {type, bytes.data() + static_cast<size_t>(copy) * matrix_bytes, rows, cols, row_bytes};
+  }
+  WeightMatrix matrix(int copy) const {
+    return packed.empty() ? row_major(copy) : packed[static_cast<size_t>(copy)].matrix();
+  }
+  void pack(WeightLayout layout) {
+    if (layout == WeightLayout::kRows) return;
+    for (int c = 0; c < copies; ++c) packed.push_back(PackedMatrix::pack(row_major(c), layout));
+    bytes = {};
   }
 };
 
 WeightSet make_weights(GgmlType type, int64_t rows, int64_t cols, size_t min_total_bytes) {
-  WeightSet w{type, rows, cols, static_cast<size_t>(*ggml_row_bytes(type, cols)), 0, 1, {}};
+  WeightSet w{type, rows, cols, static_cast<size_t>(*ggml_row_bytes(type, cols)), 0, 1, {}, {}};
   w.matrix_bytes = w.row_bytes * static_cast<size_t>(rows);
   w.copies = static_cast<int>(std::max<size_t>(1, min_total_bytes / w.matrix_bytes));
   w.bytes.resize(w.matrix_bytes * static_cast<size_t>(w.copies));
@@ -104,33 +117,43 @@ benchmark::Counter per_cpu_second(double total, const std::atomic<int64_t>& cpu_
   return benchmark::Counter(total / (1e-9 * static_cast<double>(std::max<int64_t>(1, cpu_ns.load()))));
 }
 
+// Weights of `type` in `layout`: `copies` of a random matrix totalling at
+// least min_total_bytes.
+WeightSet make_weights_in(WeightLayout layout, GgmlType type, int64_t rows, int64_t cols,
+                          size_t min_total_bytes) {
+  WeightSet w = make_weights(type, rows, cols, min_total_bytes);
+  w.pack(layout);
+  return w;
+}
+
 MatmulKernels tier_kernels(GgmlType type, Isa tier) {
   MatmulKernels k = matmul_kernels_for_isa(type, tier);
   if (k.prepare == nullptr) k.prepare = matmul_kernels_for_isa(type, Isa::kScalar).prepare;
   return k;
 }
 
-void decode(benchmark::State& state, GgmlType type, Isa tier, int64_t rows, int64_t cols,
-            int threads) {
+void decode(benchmark::State& state, WeightLayout layout, GgmlType type, Isa tier, int64_t rows,
+            int64_t cols, int64_t m, int threads) {
   const MatmulKernels kernels = tier_kernels(type, tier);
-  const WeightSet w = make_weights(type, rows, cols, kStreamBytes);
-  const std::vector<uint8_t> act = prepared(kernels, type, 1, cols);
-  std::vector<float> y(static_cast<size_t>(rows));
+  const WeightSet w = make_weights_in(layout, type, rows, cols, kStreamBytes);
+  const std::vector<uint8_t> act = prepared(kernels, type, m, cols);
+  std::vector<float> y(static_cast<size_t>(m * rows));
   WorkerPool pool(threads);
   std::atomic<int64_t> cpu_ns{0};
   for (auto _ : state) {
-    run_all(pool, kernels, w, act.data(), 1, y.data(), cpu_ns);
+    run_all(pool, kernels, w, act.data(), m, y.data(), cpu_ns);
     benchmark::DoNotOptimize(y.data());
   }
-  const auto bytes = static_cast<double>(state.iterations()) * static_cast<double>(w.bytes.size());
+  const auto bytes = static_cast<double>(state.iterations()) * static_cast<double>(w.matrix_bytes) * w.copies;
   state.SetBytesProcessed(static_cast<int64_t>(bytes));
   state.counters["bytes_per_cpu_second"] = per_cpu_second(bytes, cpu_ns);
 }
 
-void prefill(benchmark::State& state, GgmlType type, Isa tier, int64_t m, int threads) {
+void prefill(benchmark::State& state, WeightLayout layout, GgmlType type, Isa tier, int64_t m,
+             int threads) {
   constexpr int64_t kRows = 1024, kCols = 4096;
   const MatmulKernels kernels = tier_kernels(type, tier);
-  const WeightSet w = make_weights(type, kRows, kCols, 0);
+  const WeightSet w = make_weights_in(layout, type, kRows, kCols, 0);
   const std::vector<uint8_t> act = prepared(kernels, type, m, kCols);
   std::vector<float> y(static_cast<size_t>(m * kRows));
   WorkerPool pool(threads);
@@ -144,30 +167,43 @@ void prefill(benchmark::State& state, GgmlType type, Isa tier, int64_t m, int th
   state.counters["flops_per_cpu_second"] = per_cpu_second(flops, cpu_ns);
 }
 
+void register_one(WeightLayout layout, GgmlType type, Isa tier, const std::string& name) {
+  for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{1024, 4096}, {4096, 1024}}) {
+    for (const int threads : {1, 2}) {
+      benchmark::RegisterBenchmark(
+          fmt::format("decode/{}/{}x{}/threads:{}", name, rows, cols, threads).c_str(), decode, layout,
+          type, tier, rows, cols, int64_t{1}, threads)
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
+  for (const int threads : {1, 2}) {
+    benchmark::RegisterBenchmark(fmt::format("decode/{}/1024x4096/m:16/threads:{}", name, threads).c_str(),
+                                 decode, layout, type, tier, int64_t{1024}, int64_t{4096}, int64_t{16}, threads)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+  for (const int64_t m : {4, 16, 64, 512}) {
+    for (const int threads : {1, 2}) {
+      benchmark::RegisterBenchmark(fmt::format("prefill/{}/m:{}/threads:{}", name, m, threads).c_str(),
+                                   prefill, layout, type, tier, m, threads)
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
+}
+
 void register_all() {
   const Isa best = best_isa(detect_cpu_features());
   for (const GgmlType type : kTypes) {
     for (const Isa tier : {Isa::kAvx2, Isa::kAvx512}) {
-      if (tier > best || matmul_kernels_for_isa(type, tier).matmul == nullptr) continue;
-      const std::string name = fmt::format("{}/{}", ggml_type_name(type), isa_name(tier));
-      for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{1024, 4096}, {4096, 1024}}) {
-        for (const int threads : {1, 2}) {
-          benchmark::RegisterBenchmark(
-              fmt::format("decode/{}/{}x{}/threads:{}", name, rows, cols, threads).c_str(), decode,
-              type, tier, rows, cols, threads)
-              ->UseRealTime()
-              ->Unit(benchmark::kMillisecond);
-        }
+      if (tier > best) continue;
+      const MatmulKernels kernels = matmul_kernels_for_isa(type, tier);
+      if (kernels.matmul_packed != nullptr) {
+        register_one(WeightLayout::kQ8_0x16, type, tier, fmt::format("q8_0x16/{}", isa_name(tier)));
       }
-      for (const int64_t m : {64, 512}) {
-        for (const int threads : {1, 2}) {
-          benchmark::RegisterBenchmark(
-              fmt::format("prefill/{}/m:{}/threads:{}", name, m, threads).c_str(), prefill, type,
-              tier, m, threads)
-              ->UseRealTime()
-              ->Unit(benchmark::kMillisecond);
-        }
-      }
+      if (kernels.matmul == nullptr) continue;
+      register_one(WeightLayout::kRows, type, tier, fmt::format("{}/{}", ggml_type_name(type), isa_name(tier)));
     }
   }
 }

@@ -2,6 +2,8 @@
 #include "model/model.h"
 
 #include <fmt/format.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "tensor/quantize.h"
 
@@ -27,15 +29,27 @@ ArchTraits arch_traits(Arch arch) {
 
 Result<std::unique_ptr<Model>> Model::load(const std::string& path) {
   MET_ASSIGN_OR_RETURN(GgufFile file, GgufFile::open(path));
-  auto model = from_file(std::move(file));
-  if (!model.ok()) return model.status().with_prefix(path);
-  return model;
+  std::unique_ptr<Model> m(new Model(std::move(file)));
+  m->file_is_mapped_ = true;
+  Status s = m->bind();
+  if (!s.ok()) return s.with_prefix(path);
+  return m;
 }
 
 Result<std::unique_ptr<Model>> Model::from_file(GgufFile file) {
   std::unique_ptr<Model> m(new Model(std::move(file)));
   MET_RETURN_IF_ERROR(m->bind());
   return m;
+}
+
+void Model::release_mapped_pages(std::span<const uint8_t> bytes) const {
+  if (!file_is_mapped_ || bytes.empty()) return;
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = (reinterpret_cast<uintptr_t>(bytes.data()) + page - 1) / page * page;
+  const auto end = (reinterpret_cast<uintptr_t>(bytes.data()) + bytes.size()) / page * page;
+  // A hint: the mapping is read-only and private, so a later read (a test's
+  // reference forward) faults the file's bytes back in unchanged.
+  if (begin < end) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 Result<cpu::WeightMatrix> Model::bind_matrix(const std::string& name, uint64_t cols, uint64_t rows) {
@@ -56,6 +70,17 @@ Result<cpu::WeightMatrix> Model::bind_matrix(const std::string& name, uint64_t c
   w.cols = static_cast<int64_t>(cols);
   w.row_bytes = *ggml_row_bytes(t->type, cols);
   return w;
+}
+
+Result<cpu::WeightMatrix> Model::bind_packed(const std::string& name, uint64_t cols, uint64_t rows) {
+  MET_ASSIGN_OR_RETURN(cpu::WeightMatrix w, bind_matrix(name, cols, rows));
+  const cpu::WeightLayout layout = cpu::preferred_layout(w.type);
+  if (layout == cpu::WeightLayout::kRows) return w;
+  packed_.push_back(cpu::PackedMatrix::pack(w, layout));
+  // Nothing reads the mapped copy again: drop its pages so resident memory
+  // holds the weights once, not twice.
+  release_mapped_pages({w.data, layout_bytes(cpu::WeightLayout::kRows, w.type, w.rows, w.cols)});
+  return packed_.back().matrix();
 }
 
 Result<const float*> Model::bind_vector(const std::string& name, uint64_t n) {
@@ -94,17 +119,17 @@ Status Model::bind() {
   if (weights_.tied_output) {
     weights_.output = weights_.token_embd;
   } else {
-    MET_ASSIGN_OR_RETURN(weights_.output, bind_matrix("output.weight", embd, vocab));
+    MET_ASSIGN_OR_RETURN(weights_.output, bind_packed("output.weight", embd, vocab));
   }
   weights_.layers.resize(hp.num_layers);
   for (uint32_t i = 0; i < hp.num_layers; ++i) {
     LayerWeights& l = weights_.layers[i];
     auto name = [i](std::string_view what) { return fmt::format("blk.{}.{}", i, what); };
     MET_ASSIGN_OR_RETURN(l.attn_norm, bind_vector(name("attn_norm.weight"), embd));
-    MET_ASSIGN_OR_RETURN(l.wq, bind_matrix(name("attn_q.weight"), embd, hp.q_dim()));
-    MET_ASSIGN_OR_RETURN(l.wk, bind_matrix(name("attn_k.weight"), embd, hp.kv_dim()));
-    MET_ASSIGN_OR_RETURN(l.wv, bind_matrix(name("attn_v.weight"), embd, hp.kv_dim()));
-    MET_ASSIGN_OR_RETURN(l.wo, bind_matrix(name("attn_output.weight"), hp.q_dim(), embd));
+    MET_ASSIGN_OR_RETURN(l.wq, bind_packed(name("attn_q.weight"), embd, hp.q_dim()));
+    MET_ASSIGN_OR_RETURN(l.wk, bind_packed(name("attn_k.weight"), embd, hp.kv_dim()));
+    MET_ASSIGN_OR_RETURN(l.wv, bind_packed(name("attn_v.weight"), embd, hp.kv_dim()));
+    MET_ASSIGN_OR_RETURN(l.wo, bind_packed(name("attn_output.weight"), hp.q_dim(), embd));
     if (traits_.qkv_bias) {
       MET_ASSIGN_OR_RETURN(l.bq, bind_vector(name("attn_q.bias"), hp.q_dim()));
       MET_ASSIGN_OR_RETURN(l.bk, bind_vector(name("attn_k.bias"), hp.kv_dim()));
@@ -115,9 +140,9 @@ Status Model::bind() {
       MET_ASSIGN_OR_RETURN(l.k_norm, bind_vector(name("attn_k_norm.weight"), hp.head_dim));
     }
     MET_ASSIGN_OR_RETURN(l.ffn_norm, bind_vector(name("ffn_norm.weight"), embd));
-    MET_ASSIGN_OR_RETURN(l.w_gate, bind_matrix(name("ffn_gate.weight"), embd, ff));
-    MET_ASSIGN_OR_RETURN(l.w_up, bind_matrix(name("ffn_up.weight"), embd, ff));
-    MET_ASSIGN_OR_RETURN(l.w_down, bind_matrix(name("ffn_down.weight"), ff, embd));
+    MET_ASSIGN_OR_RETURN(l.w_gate, bind_packed(name("ffn_gate.weight"), embd, ff));
+    MET_ASSIGN_OR_RETURN(l.w_up, bind_packed(name("ffn_up.weight"), embd, ff));
+    MET_ASSIGN_OR_RETURN(l.w_down, bind_packed(name("ffn_down.weight"), ff, embd));
   }
   return ok_status();
 }

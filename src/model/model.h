@@ -1,20 +1,26 @@
 // Model: a loaded GGUF model of a supported architecture: its hyper-parameters,
 // its architecture traits, and its weights bound in place in the mmap (no
-// copy). Norm and bias vectors stored as F16/BF16 are converted to F32 once at
-// load (the only copies made). Every tensor the architecture needs is checked
+// copy), except matrices whose type has a faster packed layout on this CPU
+// (cpu::preferred_layout: Q8_0 with AVX-512), which are packed once at load
+// (and their mapped pages dropped, so resident memory holds them once);
+// the token embedding stays in the mmap (rows are gathered from it), and so
+// does a tied output. Norm and bias vectors stored as F16/BF16 are converted
+// to F32 once at load. Every tensor the architecture needs is checked
 // for presence, shape and a dtype the CPU kernels support; the error names the
 // tensor. An unknown architecture is refused by name.
-// Invariants: weights point into file_ (which the Model owns) or into
-// owned_vectors_; both live as long as the Model.
+// Invariants: weights point into file_ (which the Model owns), owned_vectors_
+// or packed_; all live as long as the Model.
 // Threading: immutable after load; any thread. Tested by tests/model/model_test.cc.
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "backend/cpu/kernels/matmul.h"
 #include "backend/cpu/kernels/ops.h"
+#include "backend/cpu/kernels/packed_weights.h"
 #include "core/status.h"
 #include "gguf/gguf_file.h"
 #include "model/arch.h"
@@ -71,6 +77,11 @@ class Model {
   Status bind();
   Result<cpu::WeightMatrix> bind_matrix(const std::string& name, uint64_t cols, uint64_t rows);
   Result<const float*> bind_vector(const std::string& name, uint64_t n);
+  // bind_matrix, then packed into the preferred layout of its type.
+  Result<cpu::WeightMatrix> bind_packed(const std::string& name, uint64_t cols, uint64_t rows);
+  // Drops the resident pages of `bytes` (whole pages inside it) when file_
+  // is a memory map (load(), not from_file()).
+  void release_mapped_pages(std::span<const uint8_t> bytes) const;
 
   GgufFile file_;
   Arch arch_ = Arch::kLlama;
@@ -78,6 +89,8 @@ class Model {
   ModelHParams hparams_;
   ModelWeights weights_;
   std::vector<std::vector<float>> owned_vectors_;
+  std::vector<cpu::PackedMatrix> packed_;
+  bool file_is_mapped_ = false;
 };
 
 }  // namespace met

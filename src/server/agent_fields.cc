@@ -155,7 +155,11 @@ MaybeError read_reasoning(const Json& obj, AgentFields& out) {
   std::optional<int64_t> budget;
   MET_API_RETURN_IF_ERROR(read_int(obj, "thinking_budget", 0, std::numeric_limits<int32_t>::max(), budget));
   if (budget) out.thinking_budget = static_cast<int32_t>(*budget);
-  return std::nullopt;
+  std::optional<int64_t> spontaneous;
+  MET_API_RETURN_IF_ERROR(
+      read_int(obj, "spontaneous_thinking_budget", 0, std::numeric_limits<int32_t>::max(), spontaneous));
+  if (spontaneous) out.spontaneous_thinking_budget = static_cast<int32_t>(*spontaneous);
+  return read_bool(obj, "think_watchdog", out.think_watchdog);
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 // llama.cpp's `grammar` GBNF and `json_schema`), tools (`tools`,
 // `tool_choice`: "none", "auto", "required" or a named function) and the
 // reasoning knobs passed to the chat template (`chat_template_kwargs`,
-// `reasoning_effort`) plus met's `thinking_budget`. Compiling a grammar and
+// `reasoning_effort`) plus met's `thinking_budget`,
+// `spontaneous_thinking_budget` and `think_watchdog`. Compiling a grammar and
 // rendering tools happen in PromptBuilder, which knows the model.
 // Invariants: at most one structured-output form; a named tool_choice names
 // a tool in `tools`.
@@ -32,6 +33,8 @@ struct AgentFields {
   json_fields::Json chat_template_kwargs = json_fields::Json::object();
   std::optional<std::string> reasoning_effort;
   std::optional<int32_t> thinking_budget;
+  std::optional<int32_t> spontaneous_thinking_budget;  // thinking the model opens itself
+  bool think_watchdog = true;                          // close thinking that loops
 };
 
 json_fields::MaybeError read_agent_fields(const json_fields::Json& obj, bool chat, AgentFields& out);

@@ -161,6 +161,10 @@ std::optional<ApiError> PromptBuilder::add_output_controls(const OpenAiRequest& 
   if (request.agent.thinking_budget && !r.thinking) {
     return invalid_request("thinking_budget", "this model has no think markers that are single tokens");
   }
+  if (r.thinking) {
+    r.thinking->spontaneous_budget = request.agent.spontaneous_thinking_budget;
+    r.thinking->watchdog = request.agent.think_watchdog;
+  }
   if (r.grammar == nullptr) {
     auto strict = strict_tool_grammar(request.agent, chat_format_, tokenizer_);
     if (auto* e = std::get_if<ApiError>(&strict)) return *e;

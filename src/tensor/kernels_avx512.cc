@@ -6,13 +6,8 @@
 // could keep this TU's AVX-512 copy for everyone), hence only intrinsics,
 // plain data (block_types.h) and declarations here.
 // Threading: pure functions. Tested by tests/tensor/isa_kernels_test.cc.
-// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on their own
-// _mm512_undefined_* placeholders (GCC bug 105593, fixed in 13); the warning
-// is located in the header, so it is silenced around the include.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
+// core/avx512_intrinsics.h includes the intrinsics (GCC 12's headers warn).
+#include "core/avx512_intrinsics.h"
 
 #include "tensor/block_types.h"
 #include "tensor/isa_kernels.h"

@@ -32,6 +32,7 @@
 #include "backend/cpu/kernels/matmul_dispatch.h"
 #include "core/cpu_features.h"
 #include "tensor/block_types.h"
+#include "tensor/half.h"
 #include "tensor/quantize.h"
 #include "tensor/reference/reference_kernels.h"
 
@@ -209,7 +210,7 @@ TEST(MatmulReference, EqualsTheProductOfDequantizedWeightsAndActivations) {
   }
 }
 
-TEST(MatmulReference, Q8_0ActivationsCarryTheirLaneSums) {
+TEST(MatmulReference, Q8_0ActivationsCarryTheirLaneSumsAndTails) {
   const int64_t cols = 96;
   const std::vector<float> x = gaussian(cols, 3);
   std::vector<uint8_t> row(activation_row_bytes(GgmlType::kQ8_0, cols), 0xAB);
@@ -224,8 +225,14 @@ TEST(MatmulReference, Q8_0ActivationsCarryTheirLaneSums) {
       std::memcpy(&stored, row.data() + 3 * sizeof(BlockQ8_0) + 2 * (8 * b + lane), 2);
       EXPECT_EQ(stored, sum) << b << " " << lane;
     }
+    int block_sum = 0;
+    for (int j = 0; j < kQk; ++j) block_sum += blocks[b].qs[j];
+    ActQ8_0Tail tail;
+    std::memcpy(&tail, row.data() + 3 * (sizeof(BlockQ8_0) + 16) + sizeof(ActQ8_0Tail) * b, sizeof(tail));
+    EXPECT_EQ(tail.offset_bias, -128 * block_sum) << b;
+    EXPECT_EQ(tail.d, fp16_to_f32(blocks[b].d)) << b;
   }
-  const size_t content = 3 * (sizeof(BlockQ8_0) + 16);
+  const size_t content = 3 * (sizeof(BlockQ8_0) + 16 + sizeof(ActQ8_0Tail));
   for (size_t i = content; i < row.size(); ++i) EXPECT_EQ(row[i], 0) << "padding byte " << i;
 }
 

@@ -56,11 +56,14 @@ TEST(AgentFields, ToolsDefaultToAutoAndToolChoiceNamesAGivenFunction) {
 
 TEST(AgentFields, ReasoningKnobsReachTheTemplate) {
   const Read r = read(R"({"chat_template_kwargs": {"enable_thinking": false}, "reasoning_effort": "high",
-      "thinking_budget": 64})");
+      "thinking_budget": 64, "spontaneous_thinking_budget": 8, "think_watchdog": false})");
   ASSERT_FALSE(r.error.has_value()) << r.error->message;
   EXPECT_EQ(r.fields.chat_template_kwargs["enable_thinking"], false);
   EXPECT_EQ(r.fields.reasoning_effort, "high");
   EXPECT_EQ(r.fields.thinking_budget, 64);
+  EXPECT_EQ(r.fields.spontaneous_thinking_budget, 8);
+  EXPECT_FALSE(r.fields.think_watchdog);
+  EXPECT_TRUE(read("{}").fields.think_watchdog) << "on by default";
 }
 
 TEST(AgentFields, AWrongFormNamesTheField) {
@@ -90,6 +93,8 @@ TEST(AgentFields, AWrongFormNamesTheField) {
       {R"({"chat_template_kwargs": [1]})", "chat_template_kwargs"},
       {R"({"reasoning_effort": "extreme"})", "reasoning_effort"},
       {R"({"thinking_budget": -1})", "thinking_budget"},
+      {R"({"spontaneous_thinking_budget": "x"})", "spontaneous_thinking_budget"},
+      {R"({"think_watchdog": 1})", "think_watchdog"},
       {R"({"tools": [{"type": "function", "function": {"name": "f"}}]})", "tools", false},
   };
   for (const Case& c : cases) {

@@ -14,10 +14,14 @@
 
 namespace met::cpu {
 namespace {
-// Spins before sleeping: long enough to catch the next op of a forward pass
-// (tens of microseconds), short enough that an oversubscribed machine (more
-// runnable threads than cores) does not burn a scheduler quantum per barrier.
-constexpr int kSpinIterations = 2048;
+// Spins before sleeping: about 10 us of pause on Zen 5 (~43 ns each), enough
+// to catch a partner that arrives with the balanced ops of a forward pass.
+// Longer spins hurt on a shared machine: when a worker and its partner share
+// a core, the spinner keeps the partner off it. Measured there (2 cores, 3+
+// other busy processes; bench/backend/worker_pool_bench.cc), a 2-thread
+// barrier cost 50 us with 2048 spins, 8 us with 256, 3 us with 64, 785 us
+// with 32768; `met bench` decode at 2 threads went from 24 to 51 tok/s.
+constexpr int kSpinIterations = 256;
 }  // namespace
 
 WorkerPool::WorkerPool(int num_threads) {

@@ -9,18 +9,9 @@
 // the head row. Both passes software-prefetch the next block's K and this
 // block's V: the block table scatters rows, so the hardware prefetcher
 // alone leaves decode latency-bound. Tokens past a query's limit get p = 0.
-// GCC 12's AVX-512 headers trip -W(maybe-)uninitialized (GCC bug 105593),
-// hence the pragmas around the include (as in src/tensor/kernels_avx512.cc).
+// core/avx512_intrinsics.h includes the intrinsics (GCC 12's headers warn).
 // Threading: pure functions. Tested by tests/backend/attention_test.cc.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
-#include <immintrin.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+#include "core/avx512_intrinsics.h"
 
 #include <algorithm>
 #include <cmath>

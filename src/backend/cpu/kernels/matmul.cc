@@ -11,10 +11,12 @@
 #include <span>
 
 #include "backend/cpu/kernels/matmul_dispatch.h"
+#include "backend/cpu/kernels/packed_weights.h"
 #include "backend/cpu/kernels/reference/kernels_ref.h"
 #include "core/check.h"
 #include "core/isa_table.h"
 #include "tensor/block_types.h"
+#include "tensor/half.h"
 #include "tensor/row_kernels.h"
 
 namespace met::cpu {
@@ -36,13 +38,18 @@ void prepare_q8_0_fast(const float* x, int64_t cols, uint8_t* out) {
   const int64_t num_blocks = cols / kQk;
   const auto* blocks = reinterpret_cast<const BlockQ8_0*>(out);
   uint8_t* sums = out + num_blocks * sizeof(BlockQ8_0);
+  uint8_t* tails = sums + num_blocks * (kQk / 4) * sizeof(int16_t);
   for (int64_t b = 0; b < num_blocks; ++b) {
     int16_t lane_sums[kQk / 4];
     const int8_t* q = blocks[b].qs;
+    int32_t block_sum = 0;
     for (int lane = 0; lane < kQk / 4; ++lane, q += 4) {
       lane_sums[lane] = static_cast<int16_t>(q[0] + q[1] + q[2] + q[3]);
+      block_sum += lane_sums[lane];
     }
     std::memcpy(sums + sizeof(lane_sums) * static_cast<size_t>(b), lane_sums, sizeof(lane_sums));
+    const ActQ8_0Tail tail{-128 * block_sum, fp16_to_f32(blocks[b].d)};
+    std::memcpy(tails + sizeof(ActQ8_0Tail) * static_cast<size_t>(b), &tail, sizeof(tail));
   }
 }
 
@@ -75,7 +82,7 @@ constexpr Entry kAvx512[] = {
     {GgmlType::kF32, {nullptr, avx512::matmul_f32}},
     {GgmlType::kF16, {nullptr, avx512::matmul_f16}},
     {GgmlType::kBF16, {prepare_bf16_fast, avx512::matmul_bf16}},
-    {GgmlType::kQ8_0, {prepare_q8_0_fast, avx512::matmul_q8_0}},
+    {GgmlType::kQ8_0, {prepare_q8_0_fast, avx512::matmul_q8_0, avx512::matmul_q8_0x16}},
     {GgmlType::kQ4_0, {prepare_q8_0_fast, avx512::matmul_q4_0}},
     {GgmlType::kQ4_K, {avx512::prepare_q8_k, avx512::matmul_q4_k}},
     {GgmlType::kQ6_K, {avx512::prepare_q8_k, avx512::matmul_q6_k}},
@@ -103,6 +110,7 @@ Table build_selected_table(Isa selected) {
                                                       [](MatmulKernels& slot, const MatmulKernels& tier) {
     if (tier.prepare != nullptr) slot.prepare = tier.prepare;
     if (tier.matmul != nullptr) slot.matmul = tier.matmul;
+    if (tier.matmul_packed != nullptr) slot.matmul_packed = tier.matmul_packed;
   });
 }
 
@@ -112,7 +120,7 @@ size_t activation_content_bytes(GgmlType weight_type, int64_t cols) {
   if (weight_type == GgmlType::kF32 || weight_type == GgmlType::kF16) return n * sizeof(float);
   if (weight_type == GgmlType::kBF16) return n * sizeof(uint16_t);
   if (weight_type == GgmlType::kQ8_0 || weight_type == GgmlType::kQ4_0) {
-    return n / kQk * (sizeof(BlockQ8_0) + kQk / 4 * sizeof(int16_t));
+    return n / kQk * (sizeof(BlockQ8_0) + kQk / 4 * sizeof(int16_t) + sizeof(ActQ8_0Tail));
   }
   if (weight_type == GgmlType::kQ4_K || weight_type == GgmlType::kQ6_K) {
     return n / kQkK * sizeof(BlockQ8_K);
@@ -169,12 +177,14 @@ void prepare_activations(GgmlType weight_type, const float* x, int64_t x_stride,
 
 void matmul_with(const MatmulKernels& kernels, const WeightMatrix& w, const uint8_t* act, int64_t m,
                  float* y, int64_t y_stride, int64_t n_begin, int64_t n_end) {
-  MET_DCHECK(kernels.matmul != nullptr);
+  const bool packed = w.layout != WeightLayout::kRows;
+  const MatmulKernelFn kernel = packed ? kernels.matmul_packed : kernels.matmul;
+  MET_DCHECK(kernel != nullptr);
   MET_DCHECK(0 <= n_begin && n_begin <= n_end && n_end <= w.rows);
   if (m <= 0 || n_begin == n_end) return;
   MatmulTask task;
   task.weights = w.data;
-  task.weight_row_bytes = w.row_bytes;
+  task.weight_row_bytes = layout_group_stride(w);
   task.cols = w.cols;
   task.act_row_bytes = activation_row_bytes(w.type, w.cols);
   task.y_stride = y_stride;
@@ -188,7 +198,7 @@ void matmul_with(const MatmulKernels& kernels, const WeightMatrix& w, const uint
     task.act = act + static_cast<size_t>(i0) * task.act_row_bytes;
     task.y = y + i0 * y_stride;
     task.m = std::min(rows_per_block, m - i0);
-    kernels.matmul(task);
+    kernel(task);
   }
 }
 

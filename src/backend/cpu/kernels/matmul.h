@@ -1,11 +1,11 @@
 // Weight × activation products, the bulk of a forward pass:
 //   y[i][n] = sum_k W[n][k] * x[i][k]   for activation rows i < m
 // with W a GGUF weight matrix (row n = output n, `cols` inputs, any of F32,
-// F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K) read in place from the mmap (or from a
-// repacked copy), and x float activations. Integer paths first quantize the
-// activations to 8 bits per block (Q8_0 blocks for Q8_0/Q4_0 weights, Q8_K
-// for Q4_K/Q6_K), as llama.cpp does; float paths convert them to the form the
-// kernel wants. prepare_activations does that once per step, split by rows;
+// F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K) read in place from the mmap, or from a
+// copy packed once at load into a kernel's layout (packed_weights.h), and x
+// float activations. Integer paths first quantize the activations to 8 bits
+// per block (Q8_0 blocks for Q8_0/Q4_0 weights, Q8_K for Q4_K/Q6_K), as
+// llama.cpp does; float paths convert them to the form the kernel wants. prepare_activations does that once per step, split by rows;
 // matmul then splits the output columns n between threads, so every weight
 // row is read once per step for the whole batch (decode is memory-bound).
 // Kernels are chosen once from selected_isa() (AMX, AVX-512 VNNI/BF16, AVX2),
@@ -22,12 +22,19 @@
 
 namespace met::cpu {
 
+// How a weight matrix's bytes are ordered.
+enum class WeightLayout : uint8_t {
+  kRows,     // GGUF order: row n at data + n * row_bytes
+  kQ8_0x16,  // Q8_0 packed 16 rows at a time (packed_weights.h)
+};
+
 struct WeightMatrix {
   GgmlType type = GgmlType::kF32;
-  const uint8_t* data = nullptr;  // rows × row_bytes, row n contiguous
+  const uint8_t* data = nullptr;  // rows × row_bytes in `layout`
   int64_t rows = 0;               // outputs (n)
   int64_t cols = 0;               // inputs (k)
-  size_t row_bytes = 0;
+  size_t row_bytes = 0;           // of one GGUF row, whatever the layout
+  WeightLayout layout = WeightLayout::kRows;
 };
 
 // Whether matmul supports weights of `type` with `cols` inputs (cols must be

@@ -28,8 +28,8 @@ void prepare_activations_with(const MatmulKernels& kernels, GgmlType weight_type
                               int64_t x_stride, int64_t cols, int64_t row_begin, int64_t row_end,
                               uint8_t* out);
 
-// matmul with the given kernel, split into pieces whose activations fit in
-// the per-core cache.
+// matmul with the given kernels (matmul, or matmul_packed for a packed
+// w.layout), split into pieces whose activations fit in the per-core cache.
 void matmul_with(const MatmulKernels& kernels, const WeightMatrix& w, const uint8_t* act, int64_t m,
                  float* y, int64_t y_stride, int64_t n_begin, int64_t n_end);
 

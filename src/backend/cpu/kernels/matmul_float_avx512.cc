@@ -6,15 +6,9 @@
 // accumulators, each weight vector loaded once per tile. Weight tails are
 // masked loads; activation rows are zero-padded to 64 bytes (matmul.cc), so
 // their tails are read whole.
-// GCC 12's AVX-512 headers trip -W(maybe-)uninitialized (GCC bug 105593),
-// hence the pragmas around the include; only intrinsics and declarations are
-// included (see src/tensor/kernels_avx512.cc).
+// core/avx512_intrinsics.h includes the intrinsics (GCC 12's headers warn).
 // Threading: pure functions. Tested by tests/backend/matmul_test.cc.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
+#include "core/avx512_intrinsics.h"
 
 #include "backend/cpu/kernels/matmul_kernels.h"
 

@@ -6,7 +6,10 @@
 //                         sums of its codes 4l .. 4l+3 (l < 8): a 4-byte int8
 //                         dot lane's share, so kernels that feed offset
 //                         (unsigned) weight codes to vpdpbusd/vpmaddubsw can
-//                         take the offset back out of each lane exactly
+//                         take the offset back out of each lane exactly;
+//                         then per block an ActQ8_0Tail (its whole-block
+//                         offset and its scale as a float, for kernels whose
+//                         int32 lanes are output rows, not parts of a block)
 //   Q4_K, Q6_K weights -> Q8_K blocks (codes, float scale, sums per 16)
 // Every tier's kernel consumes the same prepared bytes, so integer paths
 // differ from the reference only in the order floats are summed.
@@ -23,7 +26,9 @@ namespace met::cpu {
 
 // One call's work: y[i * y_stride + n] for i < m and n in [n_begin, n_end).
 struct MatmulTask {
-  const uint8_t* weights = nullptr;  // row n at weights + n * weight_row_bytes
+  // Row n at weights + n * weight_row_bytes; for a packed layout, group g
+  // at weights + g * weight_row_bytes.
+  const uint8_t* weights = nullptr;
   size_t weight_row_bytes = 0;
   int64_t cols = 0;
   const uint8_t* act = nullptr;  // prepared row i at act + i * act_row_bytes
@@ -37,6 +42,15 @@ struct MatmulTask {
 
 using MatmulKernelFn = void (*)(const MatmulTask& task);
 
+// The third section of an ActQ8_0 row, one per block, at byte 50 * blocks
+// (only 2-byte aligned for odd block counts: read it with memcpy).
+struct ActQ8_0Tail {
+  // -128 * (sum of the block's 32 codes): starts a vpdpbusd accumulator over
+  // weight codes stored offset by +128 so that it ends at the signed dot.
+  int32_t offset_bias;
+  float d;  // the block's fp16 scale, widened
+};
+
 // How far ahead of the block being read a kernel prefetches each weight
 // row. A tile reads several rows side by side, which the hardware
 // prefetchers follow poorly: at m = 1 software prefetch doubles the DRAM
@@ -47,7 +61,8 @@ using PrepareRowFn = void (*)(const float* x, int64_t cols, uint8_t* out);
 
 struct MatmulKernels {
   PrepareRowFn prepare = nullptr;
-  MatmulKernelFn matmul = nullptr;
+  MatmulKernelFn matmul = nullptr;         // weights in WeightLayout::kRows
+  MatmulKernelFn matmul_packed = nullptr;  // in the type's packed layout, if it has one
 };
 
 // A tile kernel computes y for activation rows [i0, i0 + R) and weight rows
@@ -90,6 +105,9 @@ void matmul_bf16(const MatmulTask& task);
 // matmul_quant_avx512.cc
 void matmul_q8_0(const MatmulTask& task);
 void matmul_q4_0(const MatmulTask& task);
+// matmul_q8_0x16_avx512.cc: weights in WeightLayout::kQ8_0x16 (task.weights
+// is the packed matrix; weight_row_bytes is unused)
+void matmul_q8_0x16(const MatmulTask& task);
 // matmul_kquant_avx512.cc
 void matmul_q4_k(const MatmulTask& task);
 void matmul_q6_k(const MatmulTask& task);

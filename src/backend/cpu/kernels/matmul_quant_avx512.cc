@@ -8,14 +8,9 @@
 // in float (FMA) and summed at the end.
 // Tiles of up to 4 activation rows x 4 weight rows: a weight pair is decoded
 // once per tile and used for every row.
-// GCC 12's AVX-512 headers need the -W(maybe-)uninitialized pragmas (GCC bug
-// 105593); only intrinsics and declarations are included.
+// core/avx512_intrinsics.h includes the intrinsics (GCC 12's headers warn).
 // Threading: pure functions. Tested by tests/backend/matmul_test.cc.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
+#include "core/avx512_intrinsics.h"
 
 #include "backend/cpu/kernels/matmul_kernels.h"
 #include "tensor/block_types.h"

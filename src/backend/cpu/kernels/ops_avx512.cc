@@ -4,14 +4,9 @@
 // softmax sum in float lanes; swiglu and softmax use exp_ps below (Cephes'
 // expf polynomial, within a few ulp of std::exp). ops_test.cc states the
 // tolerances.
-// GCC 12's AVX-512 headers need the -W(maybe-)uninitialized pragmas (GCC bug
-// 105593); only intrinsics and declarations are included.
+// core/avx512_intrinsics.h includes the intrinsics (GCC 12's headers warn).
 // Threading: pure functions. Tested by tests/backend/ops_test.cc.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
+#include "core/avx512_intrinsics.h"
 
 #include "backend/cpu/kernels/ops_kernels.h"
 

@@ -133,12 +133,17 @@ void prepare_q8_0(const float* x, int64_t cols, uint8_t* out) {
   const int64_t num_blocks = cols / kQk;
   const auto* blocks = reinterpret_cast<const BlockQ8_0*>(out);
   auto* sums = out + num_blocks * sizeof(BlockQ8_0);
+  uint8_t* tails = sums + num_blocks * (kQk / 4) * sizeof(int16_t);
   for (int64_t b = 0; b < num_blocks; ++b) {
+    int32_t block_sum = 0;
     for (int lane = 0; lane < kQk / 4; ++lane) {
       const int8_t* q = blocks[b].qs + 4 * lane;
       const auto s16 = static_cast<int16_t>(q[0] + q[1] + q[2] + q[3]);
       std::memcpy(sums + 2 * (8 * b + lane), &s16, sizeof(s16));
+      block_sum += s16;
     }
+    const ActQ8_0Tail tail{-128 * block_sum, fp16_to_f32(blocks[b].d)};
+    std::memcpy(tails + sizeof(ActQ8_0Tail) * static_cast<size_t>(b), &tail, sizeof(tail));
   }
 }
 

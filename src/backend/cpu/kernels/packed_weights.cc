@@ -1,0 +1,148 @@
+// Packed weight layouts (see packed_weights.h): plain scalar copies, run once
+// per matrix at load. Tested by tests/backend/packed_weights_test.cc.
+#include "backend/cpu/kernels/packed_weights.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "backend/cpu/kernels/matmul_dispatch.h"
+#include "core/check.h"
+#include "tensor/block_types.h"
+
+namespace met::cpu {
+namespace {
+
+constexpr size_t kQuadBytes = 4;
+constexpr size_t kBlockCodeBytes = kQ8_0x16Rows * kQk;           // 512
+constexpr size_t kPairBytes = 2 * kBlockCodeBytes + 64;          // codes of 2 blocks, 32 scales
+constexpr size_t kSingleBytes = kBlockCodeBytes + 64;            // codes, 16 scales, padding
+constexpr size_t kScaleBytes = kQ8_0x16Rows * sizeof(uint16_t);  // 32
+constexpr uint8_t kCodeOffset = 0x80;
+
+// Where block b of a group starts, and where its 16 scales are.
+size_t block_offset(int64_t b) { return static_cast<size_t>(b / 2) * kPairBytes + (b % 2) * kBlockCodeBytes; }
+size_t scales_offset(int64_t b, int64_t num_blocks) {
+  const size_t unit = static_cast<size_t>(b / 2) * kPairBytes;
+  const bool single = b + 1 == num_blocks && num_blocks % 2 == 1;
+  return unit + (single ? kBlockCodeBytes : 2 * kBlockCodeBytes + (b % 2) * kScaleBytes);
+}
+
+// Packs group g of row-major Q8_0 `w` into `group` (zeroed beforehand).
+void pack_q8_0x16_group(const WeightMatrix& w, int64_t g, uint8_t* group) {
+  const int64_t num_blocks = w.cols / kQk;
+  for (int r = 0; r < kQ8_0x16Rows; ++r) {
+    const int64_t n = g * kQ8_0x16Rows + r;
+    const bool padding = n >= w.rows;
+    const auto* blocks =
+        reinterpret_cast<const BlockQ8_0*>(w.data + static_cast<size_t>(padding ? 0 : n) * w.row_bytes);
+    for (int64_t b = 0; b < num_blocks; ++b) {
+      uint8_t* codes = group + block_offset(b) + static_cast<size_t>(r) * kQuadBytes;
+      for (int j = 0; j < kQk / 4; ++j) {  // quad j of row r: 4 codes, each offset by +128
+        uint32_t quad = 0;
+        if (!padding) std::memcpy(&quad, blocks[b].qs + 4 * j, sizeof(quad));
+        quad ^= 0x80808080u;
+        std::memcpy(codes + static_cast<size_t>(j) * 64, &quad, sizeof(quad));
+      }
+      const uint16_t d = padding ? 0 : blocks[b].d;
+      std::memcpy(group + scales_offset(b, num_blocks) + sizeof(uint16_t) * r, &d, sizeof(d));
+    }
+  }
+}
+
+}  // namespace
+
+size_t q8_0x16_group_bytes(int64_t cols) {
+  const int64_t num_blocks = cols / kQk;
+  return static_cast<size_t>(num_blocks / 2) * kPairBytes + (num_blocks % 2) * kSingleBytes;
+}
+
+WeightLayout preferred_layout(GgmlType type) {
+  if (type == GgmlType::kQ8_0 && selected_matmul_kernels(type).matmul_packed != nullptr) {
+    return WeightLayout::kQ8_0x16;
+  }
+  return WeightLayout::kRows;
+}
+
+int64_t layout_groups(WeightLayout layout, int64_t rows) {
+  switch (layout) {
+    case WeightLayout::kRows:
+      return rows;
+    case WeightLayout::kQ8_0x16:
+      return (rows + kQ8_0x16Rows - 1) / kQ8_0x16Rows;
+  }
+  return 0;
+}
+
+size_t layout_group_stride(const WeightMatrix& w) {
+  switch (w.layout) {
+    case WeightLayout::kRows:
+      return w.row_bytes;
+    case WeightLayout::kQ8_0x16:
+      return q8_0x16_group_bytes(w.cols);
+  }
+  return 0;
+}
+
+size_t layout_bytes(WeightLayout layout, GgmlType type, int64_t rows, int64_t cols) {
+  switch (layout) {
+    case WeightLayout::kRows:
+      return static_cast<size_t>(*ggml_row_bytes(type, static_cast<uint64_t>(cols))) *
+             static_cast<size_t>(rows);
+    case WeightLayout::kQ8_0x16:
+      MET_CHECK(type == GgmlType::kQ8_0, "Q8_0x16 packs Q8_0 weights, not {}", ggml_type_name(type));
+      return static_cast<size_t>(layout_groups(layout, rows)) * q8_0x16_group_bytes(cols);
+  }
+  return 0;
+}
+
+WeightMatrix pack_weights(const WeightMatrix& w, WeightLayout layout, uint8_t* dst, int64_t group_begin,
+                          int64_t group_end) {
+  MET_CHECK(w.layout == WeightLayout::kRows, "pack_weights: the source must be row-major");
+  MET_CHECK(layout == WeightLayout::kQ8_0x16 && w.type == GgmlType::kQ8_0 && w.cols % kQk == 0,
+            "pack_weights: no packed layout for {} x {}", ggml_type_name(w.type), w.cols);
+  MET_CHECK(reinterpret_cast<uintptr_t>(dst) % 64 == 0, "pack_weights: dst must be 64-byte aligned");
+  const size_t group_bytes = q8_0x16_group_bytes(w.cols);
+  for (int64_t g = group_begin; g < group_end; ++g) {
+    uint8_t* group = dst + static_cast<size_t>(g) * group_bytes;
+    std::memset(group, 0, group_bytes);
+    pack_q8_0x16_group(w, g, group);
+  }
+  WeightMatrix packed = w;
+  packed.data = dst;
+  packed.layout = layout;
+  return packed;
+}
+
+void unpack_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
+  MET_DCHECK(0 <= n && n < w.rows);
+  switch (w.layout) {
+    case WeightLayout::kRows:
+      std::memcpy(out, w.data + static_cast<size_t>(n) * w.row_bytes, w.row_bytes);
+      return;
+    case WeightLayout::kQ8_0x16:
+      break;
+  }
+  const int64_t num_blocks = w.cols / kQk;
+  const uint8_t* group = w.data + static_cast<size_t>(n / kQ8_0x16Rows) * q8_0x16_group_bytes(w.cols);
+  const auto r = static_cast<size_t>(n % kQ8_0x16Rows);
+  auto* blocks = reinterpret_cast<BlockQ8_0*>(out);
+  for (int64_t b = 0; b < num_blocks; ++b) {
+    const uint8_t* codes = group + block_offset(b);
+    for (int k = 0; k < kQk; ++k) {
+      const uint8_t code = codes[static_cast<size_t>(k / 4) * 64 + r * kQuadBytes + k % 4];
+      blocks[b].qs[k] = static_cast<int8_t>(code ^ kCodeOffset);
+    }
+    std::memcpy(&blocks[b].d, group + scales_offset(b, num_blocks) + sizeof(uint16_t) * r, sizeof(uint16_t));
+  }
+}
+
+PackedMatrix PackedMatrix::pack(const WeightMatrix& w, WeightLayout layout) {
+  PackedMatrix p;
+  const size_t bytes = std::max<size_t>(64, layout_bytes(layout, w.type, w.rows, w.cols));
+  p.bytes_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
+  MET_CHECK(p.bytes_ != nullptr, "out of memory packing a {}-byte weight matrix", bytes);
+  p.matrix_ = pack_weights(w, layout, p.bytes_.get(), 0, layout_groups(layout, w.rows));
+  return p;
+}
+
+}  // namespace met::cpu

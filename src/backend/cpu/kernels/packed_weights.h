@@ -1,0 +1,73 @@
+// Packed weight layouts: a weight matrix copied once at load into the order a
+// kernel streams it, where that beats reading GGUF rows in place.
+//   WeightLayout::kQ8_0x16: Q8_0 rows packed 16 at a time. Group g holds rows
+//   16 g .. 16 g + 15 (the last group padded with rows of zero scale) in
+//   group_bytes bytes, its blocks in pairs; a pair (1088 bytes, 17 cache
+//   lines) is
+//     codes of block b:     for quad j < 8, 16 rows x 4 bytes: row r's
+//                           codes 4j .. 4j+3 at byte 64 j + 4 r
+//     codes of block b + 1: the same
+//     scales:               16 fp16 d of block b (row order), 16 of b + 1
+//   and an odd last block is a 576-byte unit (its codes, 16 scales, 32 zero
+//   bytes). Codes are stored offset by +128 as uint8, the operand vpdpbusd
+//   takes unsigned: one aligned 64-byte load feeds one vpdpbusd whose 16
+//   int32 lanes are 16 output rows, 16 scales widen with one vcvtph2ps, and
+//   a thread's share of the matrix is one sequential stream.
+// Packing is exact: unpack_row() gives back the GGUF row bit for bit.
+// Threading: pure functions; PackedMatrix is immutable after pack().
+// Tested by tests/backend/packed_weights_test.cc.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+
+#include "backend/cpu/kernels/matmul.h"
+
+namespace met::cpu {
+
+inline constexpr int64_t kQ8_0x16Rows = 16;
+
+// Bytes of one 16-row group of Q8_0x16 with `cols` inputs (a multiple of 64).
+size_t q8_0x16_group_bytes(int64_t cols);
+
+// The layout matmul runs fastest on for weights of `type` on this CPU:
+// kRows, or a packed layout when the selected kernels have one for it.
+WeightLayout preferred_layout(GgmlType type);
+
+// Bytes of a rows x cols matrix of `type` in `layout`.
+size_t layout_bytes(WeightLayout layout, GgmlType type, int64_t rows, int64_t cols);
+
+// Packs row-major `w` into `layout` at `dst` (layout_bytes long, 64-byte
+// aligned), and returns the view of the packed copy. Groups [group_begin,
+// group_end) only, so callers may split the work; the returned view is the
+// same whatever the range.
+// REQUIRES: w.layout == kRows; `layout` is a packed layout for w.type.
+WeightMatrix pack_weights(const WeightMatrix& w, WeightLayout layout, uint8_t* dst, int64_t group_begin,
+                          int64_t group_end);
+// Groups of `layout` a rows-row matrix has (rows, for kRows).
+int64_t layout_groups(WeightLayout layout, int64_t rows);
+// Bytes from one group of `w` to the next (w.row_bytes, for kRows): the
+// MatmulTask::weight_row_bytes of its kernels.
+size_t layout_group_stride(const WeightMatrix& w);
+
+// Writes row n of `w` (any layout) as GGUF row bytes (w.row_bytes) to `out`.
+void unpack_row(const WeightMatrix& w, int64_t n, uint8_t* out);
+
+// An owned, packed copy of a weight matrix.
+class PackedMatrix {
+ public:
+  // Packs `w` (row-major) into `layout`.
+  static PackedMatrix pack(const WeightMatrix& w, WeightLayout layout);
+  const WeightMatrix& matrix() const { return matrix_; }
+
+ private:
+  struct Free {
+    void operator()(uint8_t* p) const { std::free(p); }
+  };
+  std::unique_ptr<uint8_t, Free> bytes_;
+  WeightMatrix matrix_;
+};
+
+}  // namespace met::cpu
