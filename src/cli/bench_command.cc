@@ -8,6 +8,7 @@
 // follow the device's in the table, and under "serving" in the JSON.
 // Tested by tests/cli/bench_command_test.cc (shape of the output only: times
 // are reported, never asserted).
+#include <filesystem>
 #include <sys/resource.h>
 
 #include <chrono>
@@ -18,6 +19,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/progress_bar.h"
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "cli/serving_bench.h"
@@ -136,7 +138,9 @@ Status run_bench(const BenchOptions& o) {
   MET_RETURN_IF_ERROR(validate_engine_flags(o.engine));
   MET_RETURN_IF_ERROR(validate_serving_bench(o.serving));
   const GgmlType kv_dtype = *parse_ggml_type(o.engine.kv_dtype);
-  MET_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::load(o.model_path));
+  ProgressBar load_bar("loading " + std::filesystem::path(o.model_path).filename().string());
+  MET_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
+                       Model::load(o.model_path, [&](size_t done, size_t total) { load_bar.update(done, total); }));
   const int64_t model_ctx = model->hparams().context_length;
   if (!o.serving.concurrency.empty() && model_ctx > 0 && int64_t{o.prompt_tokens} + o.gen_tokens > model_ctx) {
     return invalid_argument("--prompt-tokens {} + --gen-tokens {} exceeds the model's context of {}",

@@ -9,6 +9,7 @@
 // command exits non-zero. A malformed file fails before anything is submitted.
 // Threading: main thread (the engine runs its own). Tested by
 // tests/cli/run_command_test.cc.
+#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -20,6 +21,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/progress_bar.h"
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "cli/sampling_flags.h"
@@ -194,7 +196,9 @@ Status run(const RunOptions& o) {
   } else {
     MET_ASSIGN_OR_RETURN(prompts, read_prompts_file(o.prompts_file));
   }
-  MET_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::load(o.model_path));
+  ProgressBar load_bar("loading " + std::filesystem::path(o.model_path).filename().string());
+  MET_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
+                       Model::load(o.model_path, [&](size_t done, size_t total) { load_bar.update(done, total); }));
   MET_ASSIGN_OR_RETURN(Tokenizer tok, Tokenizer::from_gguf(model->file().metadata()));
   MET_ASSIGN_OR_RETURN(std::vector<EngineRequest> requests, make_requests(prompts, tok, *model, o));
   MET_ASSIGN_OR_RETURN(std::unique_ptr<CpuEngine> e, build_cpu_engine(*model, tok, o.engine));

@@ -121,23 +121,6 @@ std::optional<ChatTemplate> parse_template(const TemplateSource& t) {
   return std::move(*parsed);
 }
 
-// On a terminal: reads the model file through once with a progress bar, so
-// the page cache holds it when the model is mapped and its weights repacked.
-// Off a terminal it does nothing (the load itself reads what it needs).
-void read_through_with_progress(const std::string& path) {
-  ProgressBar bar("loading " + std::filesystem::path(path).filename().string());
-  std::error_code ec;
-  const uintmax_t total = std::filesystem::file_size(path, ec);
-  if (ec || total == 0 || !isatty(2)) return;
-  std::ifstream in(path, std::ios::binary);
-  std::vector<char> chunk(size_t{16} << 20);
-  size_t done = 0;
-  while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
-    done += static_cast<size_t>(in.gcount());
-    bar.update(done, static_cast<size_t>(total));
-  }
-}
-
 std::optional<Duration> seconds_or_none(double s) {
   if (s <= 0) return std::nullopt;
   return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(s));
@@ -166,8 +149,9 @@ Status serve(ServeOptions o) {
   MET_ASSIGN_OR_RETURN(ServerOptions so, server_options(o));
   const std::string host = so.host;
   MET_ASSIGN_OR_RETURN(std::unique_ptr<HttpServer> server, HttpServer::create(std::move(so)));
-  read_through_with_progress(o.model_path);
-  MET_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::load(o.model_path));
+  ProgressBar load_bar("loading " + std::filesystem::path(o.model_path).filename().string());
+  MET_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
+                       Model::load(o.model_path, [&](size_t done, size_t total) { load_bar.update(done, total); }));
   MET_ASSIGN_OR_RETURN(Tokenizer tok, Tokenizer::from_gguf(model->file().metadata()));
   MET_ASSIGN_OR_RETURN(TemplateSource chat, chat_template_source(o, model->file().metadata()));
   MET_ASSIGN_OR_RETURN(std::unique_ptr<CpuEngine> e, build_cpu_engine(*model, tok, o.engine));

@@ -27,11 +27,13 @@ ArchTraits arch_traits(Arch arch) {
   return t;
 }
 
-Result<std::unique_ptr<Model>> Model::load(const std::string& path) {
+Result<std::unique_ptr<Model>> Model::load(const std::string& path, const LoadProgress& progress) {
   MET_ASSIGN_OR_RETURN(GgufFile file, GgufFile::open(path));
   std::unique_ptr<Model> m(new Model(std::move(file)));
   m->file_is_mapped_ = true;
+  m->progress_ = progress;
   Status s = m->bind();
+  m->progress_ = nullptr;
   if (!s.ok()) return s.with_prefix(path);
   return m;
 }
@@ -75,12 +77,18 @@ Result<cpu::WeightMatrix> Model::bind_matrix(const std::string& name, uint64_t c
 Result<cpu::WeightMatrix> Model::bind_packed(const std::string& name, uint64_t cols, uint64_t rows) {
   MET_ASSIGN_OR_RETURN(cpu::WeightMatrix w, bind_matrix(name, cols, rows));
   const cpu::WeightLayout layout = cpu::preferred_layout(w.type);
-  if (layout == cpu::WeightLayout::kRows) return w;
-  packed_.push_back(cpu::PackedMatrix::pack(w, layout));
-  // Nothing reads the mapped copy again: drop its pages so resident memory
-  // holds the weights once, not twice.
-  release_mapped_pages({w.data, layout_bytes(cpu::WeightLayout::kRows, w.type, w.rows, w.cols)});
-  return packed_.back().matrix();
+  if (layout != cpu::WeightLayout::kRows) {
+    packed_.push_back(cpu::PackedMatrix::pack(w, layout));
+    // Nothing reads the mapped copy again: drop its pages so resident memory
+    // holds the weights once, not twice.
+    release_mapped_pages({w.data, layout_bytes(cpu::WeightLayout::kRows, w.type, w.rows, w.cols)});
+    w = packed_.back().matrix();
+  }
+  if (progress_) {
+    const size_t total = 7 * static_cast<size_t>(hparams_.num_layers) + (weights_.tied_output ? 0 : 1);
+    progress_(++num_matrices_bound_, total);
+  }
+  return w;
 }
 
 Result<const float*> Model::bind_vector(const std::string& name, uint64_t n) {

@@ -13,6 +13,7 @@
 // Threading: immutable after load; any thread. Tested by tests/model/model_test.cc.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -59,7 +60,10 @@ struct ModelWeights {
 
 class Model {
  public:
-  static Result<std::unique_ptr<Model>> load(const std::string& path);
+  // `progress(done, total)` is called as the weight matrices are bound and,
+  // where a kernel wants them so, repacked (the slow part of a load).
+  using LoadProgress = std::function<void(size_t done, size_t total)>;
+  static Result<std::unique_ptr<Model>> load(const std::string& path, const LoadProgress& progress = nullptr);
   // Binds a file already opened (tests build models in memory).
   static Result<std::unique_ptr<Model>> from_file(GgufFile file);
 
@@ -90,6 +94,8 @@ class Model {
   ModelWeights weights_;
   std::vector<std::vector<float>> owned_vectors_;
   std::vector<cpu::PackedMatrix> packed_;
+  LoadProgress progress_;       // during bind() only
+  size_t num_matrices_bound_ = 0;
   bool file_is_mapped_ = false;
 };
 
