@@ -19,7 +19,7 @@ bool suppressing_stops(const ActiveSeq& a) {
 bool grammar_active(const ActiveSeq& a) { return a.matcher.has_value() && !a.think.inside; }
 
 ThinkEndCause forced_think_end(const ActiveSeq& a) {
-  return a.thinking.has_value() ? force_cause(*a.thinking, a.think, a.output_tokens) : ThinkEndCause::kNone;
+  return a.thinking.has_value() ? a.think.next_forced : ThinkEndCause::kNone;
 }
 
 bool needs_logits(const ActiveSeq& a) {
@@ -48,12 +48,17 @@ void suppress_stops(const ActiveSeq& a, std::span<float> logits) {
 
 namespace {
 
-// Sets every logit the grammar does not allow now to -inf.
+// Sets every logit the grammar does not allow now to -inf, a 64-token word
+// at a time (a word the grammar allows whole is skipped).
 void apply_grammar_mask(ActiveSeq& a, std::span<float> row, std::vector<uint64_t>& bits) {
   bits.resize((row.size() + 63) / 64);
   a.matcher->fill_mask(bits);
-  for (size_t t = 0; t < row.size(); ++t) {
-    if (((bits[t / 64] >> (t % 64)) & 1) == 0) row[t] = -std::numeric_limits<float>::infinity();
+  for (size_t w = 0; w < bits.size(); ++w) {
+    if (bits[w] == ~uint64_t{0}) continue;
+    const size_t end = std::min(row.size(), (w + 1) * 64);
+    for (size_t t = w * 64; t < end; ++t) {
+      if (((bits[w] >> (t % 64)) & 1) == 0) row[t] = -std::numeric_limits<float>::infinity();
+    }
   }
 }
 

@@ -15,28 +15,8 @@ std::optional<int32_t> episode_budget(const ThinkingConfig& c, const ThinkingSta
   return c.budget;
 }
 
-}  // namespace
-
-ThinkingState initial_thinking_state(const ThinkingConfig& c) {
-  ThinkingState s;
-  s.inside = c.starts_inside;
-  return s;
-}
-
-ThinkEndCause force_cause(const ThinkingConfig& c, const ThinkingState& s, std::span<const TokenId> output) {
-  if (!s.inside) return ThinkEndCause::kNone;
-  if (const std::optional<int32_t> b = episode_budget(c, s); b.has_value() && s.episode_tokens >= *b) {
-    return ThinkEndCause::kBudget;
-  }
-  if (c.watchdog && s.episode_tokens > 0 && s.episode_tokens % kWatchdogEvery == 0) {
-    const std::span<const TokenId> episode = output.subspan(static_cast<size_t>(s.episode_start));
-    if (repeating_tail(episode).has_value()) return ThinkEndCause::kWatchdog;
-  }
-  return ThinkEndCause::kNone;
-}
-
-void observe_thinking_token(const ThinkingConfig& c, ThinkingState& s, std::span<const TokenId> output,
-                            ThinkEndCause forced_by) {
+// The state after `output`'s last token.
+void advance(const ThinkingConfig& c, ThinkingState& s, std::span<const TokenId> output, ThinkEndCause forced_by) {
   const TokenId t = output.back();
   if (s.inside) {
     if (t == c.think_end) {
@@ -55,6 +35,33 @@ void observe_thinking_token(const ThinkingConfig& c, ThinkingState& s, std::span
     s.episode_tokens = 0;
     s.episode_start = static_cast<int32_t>(output.size());
   }
+}
+
+}  // namespace
+
+ThinkingState initial_thinking_state(const ThinkingConfig& c) {
+  ThinkingState s;
+  s.inside = c.starts_inside;
+  s.next_forced = force_cause(c, s, {});
+  return s;
+}
+
+ThinkEndCause force_cause(const ThinkingConfig& c, const ThinkingState& s, std::span<const TokenId> output) {
+  if (!s.inside) return ThinkEndCause::kNone;
+  if (const std::optional<int32_t> b = episode_budget(c, s); b.has_value() && s.episode_tokens >= *b) {
+    return ThinkEndCause::kBudget;
+  }
+  if (c.watchdog && s.episode_tokens > 0 && s.episode_tokens % kWatchdogEvery == 0) {
+    const std::span<const TokenId> episode = output.subspan(static_cast<size_t>(s.episode_start));
+    if (repeating_tail(episode).has_value()) return ThinkEndCause::kWatchdog;
+  }
+  return ThinkEndCause::kNone;
+}
+
+void observe_thinking_token(const ThinkingConfig& c, ThinkingState& s, std::span<const TokenId> output,
+                            ThinkEndCause forced_by) {
+  advance(c, s, output, forced_by);
+  s.next_forced = force_cause(c, s, output);
 }
 
 }  // namespace met

@@ -44,6 +44,10 @@ struct ThinkingState {
   int32_t episode_start = 0;    // output index where the current thinking's tokens begin
   ThinkEndCause last_end = ThinkEndCause::kNone;
   int32_t watchdog_fires = 0;
+  // force_cause for the next token, decided once when the state last changed
+  // (initial_thinking_state, observe_thinking_token): the scheduler asks for
+  // it several times per token and the watchdog's check is not free.
+  ThinkEndCause next_forced = ThinkEndCause::kNone;
 };
 
 ThinkingState initial_thinking_state(const ThinkingConfig& c);
@@ -52,8 +56,9 @@ ThinkingState initial_thinking_state(const ThinkingConfig& c);
 // watchdog sees the current thinking loop. `output` is the output so far.
 ThinkEndCause force_cause(const ThinkingConfig& c, const ThinkingState& s, std::span<const TokenId> output);
 
-// Advances `s` past the token just appended to `output` (its last element).
-// `forced_by` says why the token was forced (kNone: it was sampled).
+// Advances `s` past the token just appended to `output` (its last element)
+// and decides next_forced. `forced_by` says why the token was forced (kNone:
+// it was sampled).
 void observe_thinking_token(const ThinkingConfig& c, ThinkingState& s, std::span<const TokenId> output,
                             ThinkEndCause forced_by);
 

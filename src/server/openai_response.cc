@@ -108,13 +108,6 @@ Json completion_body(const ResponseMeta& meta, std::span<const ChoiceOutput> cho
   return j;
 }
 
-Json completion_body(const ResponseMeta& meta, const std::string& text, const FinishEvent& finish) {
-  ChoiceOutput c;
-  c.text = text;
-  c.finish = finish;
-  return completion_body(meta, std::span<const ChoiceOutput>(&c, 1));
-}
-
 Json models_body(const std::string& model, int64_t created) {
   Json m;
   m["id"] = model;

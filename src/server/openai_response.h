@@ -67,8 +67,6 @@ std::string make_response_id(Endpoint endpoint, uint64_t unique);
 nlohmann::ordered_json usage_json(const Usage& u);
 // The non-streaming body. REQUIRES: every choice has its finish.
 nlohmann::ordered_json completion_body(const ResponseMeta& meta, std::span<const ChoiceOutput> choices);
-// The body of one choice with no logprobs.
-nlohmann::ordered_json completion_body(const ResponseMeta& meta, const std::string& text, const FinishEvent& finish);
 // {"object":"list","data":[{"id","object":"model","created","owned_by":"met"}]}
 nlohmann::ordered_json models_body(const std::string& model, int64_t created);
 // "data: <json>\n\n".

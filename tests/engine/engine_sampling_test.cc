@@ -81,14 +81,18 @@ std::vector<double> reference_logits(const std::string& path) {
   return logits;
 }
 
+double reference_log_sum_exp(const std::vector<double>& logits) {
+  double max = logits[0], sum = 0.0;
+  for (double x : logits) max = std::max(max, x);
+  for (double x : logits) sum += std::exp(x - max);
+  return max + std::log(sum);
+}
+
 TEST(EngineSampling, TheFirstTokensLogprobsAreTheLogSoftmaxOfTheReferenceLogits) {
   MET_REQUIRE_SHARED(path, "models/stories260K.gguf");
   MET_REQUIRE_SHARED(logits_path, "models/stories260K.logits-pos0-bos.txt");
   const std::vector<double> logits = reference_logits(logits_path);
-  double max = logits[0], sum = 0.0;
-  for (double x : logits) max = std::max(max, x);
-  for (double x : logits) sum += std::exp(x - max);
-  const double lse = max + std::log(sum);
+  const double lse = reference_log_sum_exp(logits);
 
   ModelEngine m(path, 64, 4, std::nullopt);
   EngineRequest r;
@@ -141,10 +145,7 @@ TEST(EngineSampling, PromptLogprobsOfAGreedyContinuationRankFirstAndStartAtTheRe
   MET_REQUIRE_SHARED(path, "models/stories260K.gguf");
   MET_REQUIRE_SHARED(logits_path, "models/stories260K.logits-pos0-bos.txt");
   const std::vector<double> logits = reference_logits(logits_path);
-  double max = logits[0], sum = 0.0;
-  for (double x : logits) max = std::max(max, x);
-  for (double x : logits) sum += std::exp(x - max);
-  const double lse = max + std::log(sum);
+  const double lse = reference_log_sum_exp(logits);
 
   ModelEngine m(path, 64, 4, std::nullopt);
   EngineRequest greedy;

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "serve_test_support.h"
 #include "testing/http_client.h"
 #include "testing/run_command.h"
 #include "testing/shared_data.h"
@@ -26,29 +27,12 @@ using testing::http_request;
 using testing::HttpConnection;
 using testing::HttpResponse;
 using testing::ServeProcess;
+using testing::body_json;
+using testing::serve_args;
 using testing::sse_data;
 
 constexpr char kLily[] = "Once upon a time, there was a little girl named Lily";
 constexpr char kGreedy20[] = R"({"prompt": "", "max_tokens": 20, "temperature": 0})";
-
-std::string serve_args(const std::string& model, const std::string& extra = "") {
-  return testing::shell_quote(model) + " --port 0 --threads 1 " + extra;
-}
-
-// A small random-weight model with met's ChatML template.
-std::string make_chat_model(const testing::TempDir& dir, const std::string& extra = "") {
-  const std::string model = dir.file("chat.gguf");
-  auto r =
-      testing::run_command(testing::met_binary() + " make-model -o " + testing::shell_quote(model) +
-                           " --layers 2 --embd 128 --heads 4 --kv-heads 2 --ff 256 --vocab 600 --dtype f32 " + extra);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return model;
-}
-
-Json body_json(const std::optional<HttpResponse>& r) {
-  if (!r) return Json();
-  return Json::parse(r->body, nullptr, /*allow_exceptions=*/false);
-}
 
 // The text of a streamed completion; fails unless it ends with [DONE].
 std::string streamed_text(const HttpResponse& r, Json* usage = nullptr) {
@@ -239,7 +223,7 @@ TEST(MetServe, WithNoModelItMakesAndServesARandomOneAndSaysSo) {
 
 TEST(MetServe, ChatCompletionOnAMadeModelReturnsAMessage) {
   testing::TempDir dir;
-  const std::string model = make_chat_model(dir);
+  const std::string model = testing::make_small_model(dir, "chat.gguf", 600);
   ServeProcess server(serve_args(model));
   ASSERT_NE(server.port(), 0) << server.error();
   const std::string messages = R"("messages": [{"role": "system", "content": "be brief"},
@@ -356,7 +340,7 @@ TEST(MetServe, SixteenConcurrentStreamingClientsAllFinishWithDone) {
 
 TEST(MetServe, RequestsOverMaxConcurrentGet429) {
   testing::TempDir dir;
-  const std::string model = make_chat_model(dir, "--ctx 8192");
+  const std::string model = testing::make_small_model(dir, "chat.gguf", 600, "--ctx 8192");
   ServeProcess server(serve_args(model, "--max-concurrent 1"));
   ASSERT_NE(server.port(), 0) << server.error();
   bool saw_429 = false;

@@ -22,6 +22,14 @@ FinishEvent finish(const char* reason) {
   return f;
 }
 
+// A response of one choice with `text`, no logprobs.
+std::vector<ChoiceOutput> one_choice(const std::string& text, const FinishEvent& f) {
+  std::vector<ChoiceOutput> c(1);
+  c[0].text = text;
+  c[0].finish = f;
+  return c;
+}
+
 // The JSON payloads of "data: …\n\n" events.
 std::vector<std::string> events_of(const std::string& sse) {
   std::vector<std::string> out;
@@ -53,7 +61,8 @@ TEST(OpenAiResponse, UsageHasEveryOpenAiField) {
 }
 
 TEST(OpenAiResponse, ACompletionBodyIsATextCompletion) {
-  const Json j = Json::parse(completion_body(meta(Endpoint::kCompletions), "hello", finish("length")).dump());
+  const Json j =
+      Json::parse(completion_body(meta(Endpoint::kCompletions), one_choice("hello", finish("length"))).dump());
   EXPECT_EQ(j["object"], "text_completion");
   EXPECT_EQ(j["id"], "cmpl-0000000000000007");
   EXPECT_EQ(j["created"], 1700000000);
@@ -67,7 +76,8 @@ TEST(OpenAiResponse, ACompletionBodyIsATextCompletion) {
 }
 
 TEST(OpenAiResponse, AChatBodyHasAnAssistantMessage) {
-  const Json j = Json::parse(completion_body(meta(Endpoint::kChatCompletions), "hi", finish("stop")).dump());
+  const Json j =
+      Json::parse(completion_body(meta(Endpoint::kChatCompletions), one_choice("hi", finish("stop"))).dump());
   EXPECT_EQ(j["object"], "chat.completion");
   EXPECT_EQ(j["choices"][0]["message"]["role"], "assistant");
   EXPECT_EQ(j["choices"][0]["message"]["content"], "hi");

@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 
+#include "serve_test_support.h"
 #include "testing/http_client.h"
 #include "testing/run_command.h"
 #include "testing/shared_data.h"
@@ -20,11 +21,8 @@ namespace {
 using Json = nlohmann::json;
 using testing::http_call;
 using testing::ServeProcess;
+using testing::serve_args;
 using testing::sse_data;
-
-std::string serve_args(const std::string& model, const std::string& extra = "") {
-  return testing::shell_quote(model) + " --port 0 --threads 1 " + extra;
-}
 
 Json post(const ServeProcess& s, const std::string& path, const std::string& body, int want_status = 200) {
   auto r = http_call(s.port(), "POST", path, body);
@@ -32,15 +30,6 @@ Json post(const ServeProcess& s, const std::string& path, const std::string& bod
   if (!r) return Json();
   EXPECT_EQ(r->status, want_status) << body << " -> " << r->body;
   return Json::parse(r->body, nullptr, /*allow_exceptions=*/false);
-}
-
-// A random-weight model with met's ChatML template.
-std::string make_chat_model(const testing::TempDir& dir) {
-  const std::string model = dir.file("chat.gguf");
-  auto r = testing::run_command(testing::met_binary() + " make-model -o " + testing::shell_quote(model) +
-                                " --layers 2 --embd 128 --heads 4 --kv-heads 2 --ff 256 --vocab 600 --dtype f32");
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return model;
 }
 
 // Whether `instance` validates against `schema` by python3-jsonschema; nullopt
@@ -166,7 +155,7 @@ TEST(ServeAgent, AGbnfGrammarHoldsACompletion) {
 
 TEST(ServeAgent, JsonSchemaOutputOfARandomChatModelAlwaysValidates) {
   testing::TempDir dir;
-  ServeProcess server(serve_args(make_chat_model(dir)));
+  ServeProcess server(serve_args(testing::make_small_model(dir, "chat.gguf", 600)));
   ASSERT_NE(server.port(), 0) << server.error();
   const Json schema = Json::parse(R"({"type": "object", "properties": {
       "name": {"type": "string", "maxLength": 12}, "age": {"type": "integer", "minimum": 0, "maximum": 150},
@@ -191,7 +180,7 @@ TEST(ServeAgent, JsonSchemaOutputOfARandomChatModelAlwaysValidates) {
 
 TEST(ServeAgent, ANamedToolChoiceForcesACallWhoseArgumentsFollowTheSchema) {
   testing::TempDir dir;
-  ServeProcess server(serve_args(make_chat_model(dir)));
+  ServeProcess server(serve_args(testing::make_small_model(dir, "chat.gguf", 600)));
   ASSERT_NE(server.port(), 0) << server.error();
   const Json tools = Json::parse(R"([{"type": "function", "function": {"name": "get_weather", "parameters":
       {"type": "object", "properties": {"city": {"type": "string", "maxLength": 10}}, "required": ["city"]}}}])");
@@ -211,7 +200,7 @@ TEST(ServeAgent, ANamedToolChoiceForcesACallWhoseArgumentsFollowTheSchema) {
 
 TEST(ServeAgent, ChatLogprobsStreamWithEachDelta) {
   testing::TempDir dir;
-  ServeProcess server(serve_args(make_chat_model(dir)));
+  ServeProcess server(serve_args(testing::make_small_model(dir, "chat.gguf", 600)));
   ASSERT_NE(server.port(), 0) << server.error();
   auto s = http_call(server.port(), "POST", "/v1/chat/completions",
                      R"({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 6, "temperature": 0,
@@ -239,11 +228,8 @@ TEST(ServeAgent, ChatLogprobsStreamWithEachDelta) {
 TEST(ServeAgent, AThinkingBudgetEndsReasoningExactlyOnARandomReasoningModel) {
   MET_REQUIRE_SHARED(tmpl, "chat-templates/deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja");
   testing::TempDir dir;
-  const std::string model = dir.file("r1.gguf");
-  auto made = testing::run_command(testing::met_binary() + " make-model -o " + testing::shell_quote(model) +
-                                   " --layers 2 --embd 128 --heads 4 --kv-heads 2 --ff 256 --vocab 700 --dtype f32"
-                                   " --chat-template " + testing::shell_quote(tmpl));
-  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const std::string model =
+      testing::make_small_model(dir, "r1.gguf", 700, "--chat-template " + testing::shell_quote(tmpl));
   ServeProcess server(serve_args(model));
   ASSERT_NE(server.port(), 0) << server.error();
   const std::string req = R"({"messages": [{"role": "user", "content": "think"}], "max_tokens": 12,
@@ -273,11 +259,8 @@ TEST(ServeAgent, AThinkingBudgetEndsReasoningExactlyOnARandomReasoningModel) {
 TEST(ServeAgent, StrictToolArgumentsHoldUnderToolChoiceAutoOnAHermesModel) {
   MET_REQUIRE_SHARED(tmpl, "chat-templates/Qwen-Qwen2.5-7B-Instruct.jinja");
   testing::TempDir dir;
-  const std::string model = dir.file("qwen.gguf");
-  auto made = testing::run_command(testing::met_binary() + " make-model -o " + testing::shell_quote(model) +
-                                   " --layers 2 --embd 128 --heads 4 --kv-heads 2 --ff 256 --vocab 700 --dtype f32"
-                                   " --chat-template " + testing::shell_quote(tmpl));
-  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const std::string model =
+      testing::make_small_model(dir, "qwen.gguf", 700, "--chat-template " + testing::shell_quote(tmpl));
   auto id = testing::run_command(testing::met_binary() + " tokenize " + testing::shell_quote(model) +
                                  " --special --text '<tool_call>'");
   ASSERT_EQ(id.exit_code, 0) << id.err;

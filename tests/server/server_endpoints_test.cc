@@ -10,6 +10,7 @@
 
 #include "server/generation.h"
 #include "server/prometheus_text.h"
+#include "serve_test_support.h"
 #include "testing/http_client.h"
 #include "testing/run_command.h"
 #include "testing/shared_data.h"
@@ -23,16 +24,9 @@ using testing::http_call;
 using testing::http_request;
 using testing::HttpConnection;
 using testing::HttpResponse;
+using testing::body_json;
+using testing::serve_args;
 using testing::ServeProcess;
-
-std::string serve_args(const std::string& model, const std::string& extra = "") {
-  return testing::shell_quote(model) + " --port 0 --threads 1 " + extra;
-}
-
-Json body_json(const std::optional<HttpResponse>& r) {
-  if (!r) return Json();
-  return Json::parse(r->body, nullptr, /*allow_exceptions=*/false);
-}
 
 // One request on a fresh connection with extra header lines.
 std::optional<HttpResponse> call_with(uint16_t port, const std::string& method, const std::string& path,
@@ -168,19 +162,12 @@ TEST(RequestTimeout, TheSmallerOfTheRequestsOwnAndTheDefaultWins) {
   EXPECT_EQ(effective_timeout(seconds(9), seconds(7)), Duration(seconds(7)));
 }
 
-// A made model with a long context, so a request can outlast a deadline.
-std::string make_long_model(const testing::TempDir& dir) {
-  const std::string model = dir.file("long.gguf");
-  auto r = testing::run_command(testing::met_binary() + " make-model -o " + testing::shell_quote(model) +
-                                " --layers 2 --embd 128 --heads 4 --kv-heads 2 --ff 256 --vocab 600 --dtype f32 "
-                                "--ctx 8192");
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return model;
-}
+// A context long enough that a request can outlast a deadline.
+constexpr char kLongContext[] = "--ctx 8192";
 
 TEST(MetServeTimeouts, TheDefaultRequestTimeoutEndsALongRequestWithTimeout) {
   testing::TempDir dir;
-  const std::string model = make_long_model(dir);
+  const std::string model = testing::make_small_model(dir, "long.gguf", 600, kLongContext);
   ServeProcess server(serve_args(model, "--request-timeout 0.001"));
   ASSERT_NE(server.port(), 0) << server.error();
   auto r = http_call(server.port(), "POST", "/v1/completions",
@@ -192,7 +179,7 @@ TEST(MetServeTimeouts, TheDefaultRequestTimeoutEndsALongRequestWithTimeout) {
 
 TEST(MetServeTimeouts, PastTheDrainTimeoutARunningStreamEndsWithAnErrorEventThenDoneAndTheExitIsZero) {
   testing::TempDir dir;
-  const std::string model = make_long_model(dir);
+  const std::string model = testing::make_small_model(dir, "long.gguf", 600, kLongContext);
   ServeProcess server(serve_args(model, "--drain-timeout 0.05"));
   ASSERT_NE(server.port(), 0) << server.error();
   HttpConnection c(server.port());
