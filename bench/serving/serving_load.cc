@@ -6,9 +6,11 @@
 // (request sent to the first event carrying text) and inter-token latency
 // (the gaps between consecutive text-carrying events). Per level it reports
 // request throughput, output tok/s (usage.completion_tokens over the level's
-// wall time), and TTFT and ITL p50/p90/p99.
+// wall time), and TTFT and ITL p50/p90/p99; with --server-pid, the server's
+// largest thread count and resident set seen during the level (sampled from
+// /proc/PID/status every 20 ms).
 //   met_serving_load --port 8080 --concurrency 1,4,16,64 --requests 64
-//     --prompt-tokens 128 --output-tokens 128
+//     --prompt-tokens 128 --output-tokens 128 --server-pid $(pidof met)
 // Invariants: every request is checked (200, [DONE], usage); a failed one is
 // counted and reported, never timed.
 // Threading: the main thread plus N client threads per level.
@@ -46,6 +48,7 @@ struct Options {
   int token_lo = 100;  // prompt ids are drawn from [token_lo, token_hi)
   int token_hi = 1000;
   uint64_t seed = 1;
+  int server_pid = 0;  // 0: not sampled
 };
 
 struct RequestTiming {
@@ -63,6 +66,52 @@ struct LevelReport {
   int64_t output_tokens = 0;
   std::vector<double> ttft_ms;
   std::vector<double> itl_ms;
+  int64_t server_threads_max = 0;
+  int64_t server_rss_max_kib = 0;
+};
+
+// Threads and VmRSS (KiB) of process `pid`; zeros when it cannot be read.
+std::pair<int64_t, int64_t> server_threads_and_rss(int pid) {
+  std::FILE* f = std::fopen(fmt::format("/proc/{}/status", pid).c_str(), "r");
+  if (f == nullptr) return {0, 0};
+  char line[256];
+  int64_t threads = 0;
+  int64_t rss = 0;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    long long v = 0;
+    if (std::sscanf(line, "Threads: %lld", &v) == 1) threads = v;
+    if (std::sscanf(line, "VmRSS: %lld", &v) == 1) rss = v;
+  }
+  std::fclose(f);
+  return {threads, rss};
+}
+
+// Samples the server while a level runs.
+class ServerSampler {
+ public:
+  ServerSampler(int pid, LevelReport& rep) : pid_(pid), rep_(rep) {
+    if (pid_ > 0) thread_ = std::thread([this] { run(); });
+  }
+  ~ServerSampler() {
+    done_.store(true);
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void run() {
+    for (;;) {
+      const bool last = done_.load();
+      const auto [threads, rss] = server_threads_and_rss(pid_);
+      rep_.server_threads_max = std::max(rep_.server_threads_max, threads);
+      rep_.server_rss_max_kib = std::max(rep_.server_rss_max_kib, rss);
+      if (last) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  int pid_;
+  LevelReport& rep_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
 };
 
 double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
@@ -109,6 +158,8 @@ LevelReport run_level(const Options& o, int n, int requests) {
   std::atomic<int> next{0};
   std::mutex mu;
   const Clock::time_point start = Clock::now();
+  std::optional<ServerSampler> sampler;
+  sampler.emplace(o.server_pid, rep);
   std::vector<std::thread> clients;
   for (int c = 0; c < n; ++c) {
     clients.emplace_back([&, c] {
@@ -131,21 +182,27 @@ LevelReport run_level(const Options& o, int n, int requests) {
   }
   for (std::thread& t : clients) t.join();
   rep.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  sampler.reset();
   return rep;
 }
 
 void print_header(const Options& o) {
   std::printf("met_serving_load: %s:%u, prompt %d tokens, output %d tokens (ignore_eos, greedy)\n",
               o.host.c_str(), static_cast<unsigned>(o.port), o.prompt_tokens, o.output_tokens);
-  std::printf("| conc | ok | failed | req/s | out tok/s | TTFT p50 | TTFT p90 | TTFT p99 | ITL p50 | ITL p90 | ITL p99 |\n");
-  std::printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::printf("| conc | ok | failed | req/s | out tok/s | TTFT p50 | TTFT p90 | TTFT p99 | ITL p50 | ITL p90 | ITL p99 "
+              "| srv threads | srv RSS |\n");
+  std::printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 }
 
 void print_level(const LevelReport& r) {
-  std::printf("| %d | %d | %d | %.2f | %.1f | %.1f ms | %.1f ms | %.1f ms | %.2f ms | %.2f ms | %.2f ms |\n",
+  const std::string threads = r.server_threads_max > 0 ? std::to_string(r.server_threads_max) : "-";
+  const std::string rss =
+      r.server_rss_max_kib > 0 ? fmt::format("{:.1f} MiB", static_cast<double>(r.server_rss_max_kib) / 1024) : "-";
+  std::printf("| %d | %d | %d | %.2f | %.1f | %.1f ms | %.1f ms | %.1f ms | %.2f ms | %.2f ms | %.2f ms | %s | %s |\n",
               r.concurrency, r.ok, r.failed, r.ok / r.seconds, static_cast<double>(r.output_tokens) / r.seconds,
               percentile(r.ttft_ms, 50), percentile(r.ttft_ms, 90), percentile(r.ttft_ms, 99),
-              percentile(r.itl_ms, 50), percentile(r.itl_ms, 90), percentile(r.itl_ms, 99));
+              percentile(r.itl_ms, 50), percentile(r.itl_ms, 90), percentile(r.itl_ms, 99), threads.c_str(),
+              rss.c_str());
   if (r.failed > 0) std::printf("  (level %d: first failure: %s)\n", r.concurrency, r.first_error.c_str());
   std::fflush(stdout);
 }
@@ -165,6 +222,7 @@ int main(int argc, char** argv) {
   app.add_option("--token-lo", o.token_lo, "Lowest prompt token id")->capture_default_str();
   app.add_option("--token-hi", o.token_hi, "One past the highest prompt token id")->capture_default_str();
   app.add_option("--seed", o.seed, "Prompt seed")->capture_default_str();
+  app.add_option("--server-pid", o.server_pid, "Sample this server process's threads and RSS per level");
   CLI11_PARSE(app, argc, argv);
   if (o.token_hi <= o.token_lo || o.prompt_tokens < 1 || o.output_tokens < 1) {
     std::fprintf(stderr, "met_serving_load: need --token-hi > --token-lo and positive lengths\n");

@@ -151,7 +151,7 @@ Status validate_engine_flags(const EngineFlags& f) {
 }
 
 Result<std::unique_ptr<CpuEngine>> build_cpu_engine(const Model& model, const Tokenizer& tokenizer,
-                                                    const EngineFlags& flags) {
+                                                    const EngineFlags& flags, StreamLimits streams) {
   MET_RETURN_IF_ERROR(validate_engine_flags(flags));
   const ModelHParams& hp = model.hparams();
   cpu::KvLayout layout;
@@ -185,6 +185,7 @@ Result<std::unique_ptr<CpuEngine>> build_cpu_engine(const Model& model, const To
   eopt.scheduler.max_batch_tokens = flags.max_batch_tokens;
   eopt.scheduler.preempt = e->preempt;
   eopt.scheduler.pipeline = flags.pipeline == "on";
+  eopt.streams = streams;
   MET_ASSIGN_OR_RETURN(e->engine, Engine::create(*e->device, tokenizer, e->spill.get(), e->clock, std::move(eopt)));
   return e;
 }

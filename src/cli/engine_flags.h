@@ -72,9 +72,10 @@ struct CpuEngine {
 };
 
 // Checks the flags, sizes the KV pool, and starts the engine over a
-// CpuDevice for `model`. Both `model` and `tokenizer` must outlive the result.
+// CpuDevice for `model`, each client's unsent bytes bounded by `streams`.
+// Both `model` and `tokenizer` must outlive the result.
 Result<std::unique_ptr<CpuEngine>> build_cpu_engine(const Model& model, const Tokenizer& tokenizer,
-                                                    const EngineFlags& flags);
+                                                    const EngineFlags& flags, StreamLimits streams = {});
 
 // Checks only the flags (no model needed), so a command can refuse bad ones
 // before loading anything.

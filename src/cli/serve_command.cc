@@ -14,6 +14,8 @@
 // Threading: main thread (the server and the engine run their own).
 // Tested by tests/server/http_server_test.cc and
 // tests/server/server_endpoints_test.cc.
+#include <sys/resource.h>
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -30,6 +32,7 @@
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "cli/progress_bar.h"
+#include "core/log.h"
 #include "model/random_model.h"
 #include "server/http_server.h"
 #include "server/prompt_builder.h"
@@ -52,6 +55,8 @@ struct ServeOptions {
   double request_timeout_s = 0;  // 0: none
   double drain_timeout_s = 30;
   double stall_timeout_s = 60;  // 0: not checked
+  int64_t max_pending_bytes = int64_t{1} << 20;
+  double slow_client_timeout_s = 30;
   EngineFlags engine;
 };
 
@@ -85,6 +90,10 @@ Status validate(const ServeOptions& o) {
   if (!(o.request_timeout_s >= 0)) return invalid_argument("--request-timeout {} must be >= 0", o.request_timeout_s);
   if (!(o.drain_timeout_s >= 0)) return invalid_argument("--drain-timeout {} must be >= 0", o.drain_timeout_s);
   if (!(o.stall_timeout_s >= 0)) return invalid_argument("--stall-timeout {} must be >= 0", o.stall_timeout_s);
+  if (o.max_pending_bytes < 1) return invalid_argument("--max-pending-bytes {} must be at least 1", o.max_pending_bytes);
+  if (!(o.slow_client_timeout_s > 0)) {
+    return invalid_argument("--slow-client-timeout {} must be > 0", o.slow_client_timeout_s);
+  }
   return validate_engine_flags(o.engine);
 }
 
@@ -136,12 +145,23 @@ Result<ServerOptions> server_options(const ServeOptions& o) {
   so.request_timeout = seconds_or_none(o.request_timeout_s);
   so.drain_timeout = seconds_or_none(o.drain_timeout_s).value_or(Duration::zero());
   so.stall_timeout = seconds_or_none(o.stall_timeout_s);
+  so.slow_client_timeout = *seconds_or_none(o.slow_client_timeout_s);
   MET_ASSIGN_OR_RETURN(so.api_keys, ApiKeys::create(o.api_keys, o.api_key_file));
   return so;
 }
 
+// Each connection is a file descriptor: take the hard limit (as nginx and
+// vLLM do), so thousands of clients do not fail at the usual soft 1,024.
+void raise_open_file_limit() {
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur >= r.rlim_max) return;
+  r.rlim_cur = r.rlim_max;
+  if (::setrlimit(RLIMIT_NOFILE, &r) != 0) MET_LOG_WARN("cannot raise the open-file limit to {}", r.rlim_max);
+}
+
 Status serve(ServeOptions o) {
   MET_RETURN_IF_ERROR(validate(o));
+  raise_open_file_limit();
   if (o.model_path.empty()) {
     MET_ASSIGN_OR_RETURN(o.model_path, default_model(o.cache_dir));
     if (o.alias.empty()) o.alias = "met-random-tiny";
@@ -154,7 +174,10 @@ Status serve(ServeOptions o) {
                        Model::load(o.model_path, [&](size_t done, size_t total) { load_bar.update(done, total); }));
   MET_ASSIGN_OR_RETURN(Tokenizer tok, Tokenizer::from_gguf(model->file().metadata()));
   MET_ASSIGN_OR_RETURN(TemplateSource chat, chat_template_source(o, model->file().metadata()));
-  MET_ASSIGN_OR_RETURN(std::unique_ptr<CpuEngine> e, build_cpu_engine(*model, tok, o.engine));
+  StreamLimits streams;
+  streams.max_pending_bytes = static_cast<size_t>(o.max_pending_bytes);
+  streams.slow_client_timeout = *seconds_or_none(o.slow_client_timeout_s);
+  MET_ASSIGN_OR_RETURN(std::unique_ptr<CpuEngine> e, build_cpu_engine(*model, tok, o.engine, streams));
   PromptBuilder prompts(tok, parse_template(chat), e->engine->limits(), chat.why_none);
   TokenizeApi tokenize(tok, parse_template(chat), e->engine->limits().max_seq_len);
   const bool v6 = host.find(':') != std::string::npos;
@@ -193,6 +216,13 @@ void add_serve_command(CLI::App& app, const std::string& default_cache_dir) {
       ->capture_default_str();
   cmd->add_option("--stall-timeout", o->stall_timeout_s,
                   "/health answers 503 when work makes no engine step for this many seconds; 0: never")
+      ->capture_default_str();
+  cmd->add_option("--max-pending-bytes", o->max_pending_bytes,
+                  "Bytes of a streamed response a client may leave unread before --slow-client-timeout runs")
+      ->capture_default_str();
+  cmd->add_option("--slow-client-timeout", o->slow_client_timeout_s,
+                  "Seconds a client may stay over --max-pending-bytes before its request is cancelled (a "
+                  "write it takes twice as long to accept closes its connection)")
       ->capture_default_str();
   add_engine_flags(*cmd, o->engine);
   cmd->callback([o] { exit_on_error("serve", serve(*o)); });

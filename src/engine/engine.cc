@@ -20,7 +20,11 @@ Result<std::unique_ptr<Engine>> Engine::create(Device& device, const Tokenizer& 
 }
 
 Engine::Engine(Device& device, const Clock& clock, EngineOptions options)
-    : clock_(clock), options_(std::move(options)), dev_port_(device), stats_(clock) {}
+    : clock_(clock),
+      options_(std::move(options)),
+      dev_port_(device),
+      stats_(clock),
+      publisher_(options_.streams) {}
 
 Engine::~Engine() { stop(); }
 
@@ -32,7 +36,7 @@ Result<RequestHandle> Engine::submit(EngineRequest request) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!accepting_) return internal_error("the engine is shutting down and accepts no requests");
-    inbox_.push_back(Inbound{std::move(request), ResponseSink(id, stream), clock_.now()});
+    inbox_.push_back(Inbound{std::move(request), ResponseSink(id, stream, &publisher_), clock_.now()});
   }
   cv_.notify_all();
   return RequestHandle(id, std::move(stream));
@@ -54,6 +58,11 @@ void Engine::join(bool drain) {
 
 void Engine::publish_load() {
   stats_.publish_load(scheduler_->counts(), !scheduler_->idle(), dev_port_.num_blocks_in_use());
+}
+
+void Engine::publish_events() {
+  const int32_t num_cut = publisher_.publish(clock_.now());
+  if (num_cut > 0) stats_.slow_clients_cut(num_cut);
 }
 
 void Engine::engine_main() {
@@ -81,6 +90,7 @@ void Engine::engine_main() {
       scheduler_->enqueue(std::move(in.request), std::move(in.sink), in.submitted);
     }
     batch.clear();
+    publish_events();
     publish_load();
     const bool faulted = is_faulted();
     if (faulted) {
@@ -94,6 +104,7 @@ void Engine::engine_main() {
     } else if (stopping && !drain) {
       scheduler_->fail_all("the engine stopped before this request finished");
     }
+    publish_events();
     if ((faulted || stopping) && scheduler_->idle()) {
       // Done, unless a request slipped into the inbox before it closed.
       std::lock_guard<std::mutex> lock(mu_);
@@ -101,6 +112,7 @@ void Engine::engine_main() {
       continue;
     }
     const bool ticked = scheduler_->tick();
+    publish_events();
     publish_load();
     if (!ticked && !scheduler_->idle()) {
       // Nothing could run (waiting on a deadline or on room): wait a little.

@@ -8,7 +8,10 @@
 // shutdown and on a device fault; after a fault nothing more is accepted and
 // the engine thread exits once every request is answered.
 // Threading: submit/stats/shutdown from any thread; all scheduling on the
-// engine thread. Tested by tests/engine/engine_test.cc.
+// engine thread. Events reach clients through a StreamPublisher: staged
+// during a tick, each touched request published once after it (no thread and
+// no lock per token; a client's unsent bytes bounded by options.streams).
+// Tested by tests/engine/engine_test.cc.
 #pragma once
 
 #include <atomic>
@@ -26,6 +29,7 @@
 #include "scheduler/dev_port.h"
 #include "scheduler/engine_request.h"
 #include "scheduler/response_sink.h"
+#include "scheduler/stream_publisher.h"
 #include "scheduler/scheduler.h"
 #include "tokenizer/tokenizer.h"
 
@@ -33,6 +37,7 @@ namespace met {
 
 struct EngineOptions {
   SchedulerOptions scheduler;
+  StreamLimits streams;            // each client's unsent-bytes bound
   std::function<void()> on_fault;  // called once from the engine thread after a device fault
 };
 
@@ -44,6 +49,15 @@ class RequestHandle {
   // The next event; false after the terminal one was taken.
   bool next(StreamEvent& out) { return stream_->pop(out); }
   bool next_for(StreamEvent& out, std::chrono::milliseconds timeout) { return stream_->pop_for(out, timeout); }
+  // Every event published so far, appended to `out` in order (none after the
+  // terminal one); never blocks.
+  void take(std::vector<StreamEvent>& out) { stream_->take(out); }
+  bool has_events() { return stream_->has_events(); }
+  // `waker` runs on the engine thread once per tick that publishes events
+  // for this request (and at once if some wait): cheap, non-blocking, never
+  // calling back into the handle. Once clear_waker() returns it never runs.
+  void set_waker(std::function<void()> waker) { stream_->set_waker(std::move(waker)); }
+  void clear_waker() { stream_->clear_waker(); }
   // The engine answers with an error frame at its next tick.
   void cancel() { stream_->cancel(); }
 
@@ -83,12 +97,15 @@ class Engine {
   void join(bool drain);
   // Tells stats_ what the scheduler holds (engine thread).
   void publish_load();
+  // Hands every event staged since the last call to its client.
+  void publish_events();
 
   const Clock& clock_;
   EngineOptions options_;
   DevPort dev_port_;
   SinkReqPort req_port_;
   EngineStats stats_;
+  StreamPublisher publisher_;  // before scheduler_: its sinks enlist here
   std::unique_ptr<Scheduler> scheduler_;
   RequestLimits limits_;
   std::atomic<uint64_t> next_request_id_{1};

@@ -64,6 +64,7 @@ EngineStatsSnapshot EngineStats::snapshot() const {
   EngineStatsSnapshot s;
   s.requests_finished = requests_finished_.load(std::memory_order_relaxed);
   s.requests_failed = requests_failed_.load(std::memory_order_relaxed);
+  s.slow_clients_cut = slow_clients_cut_.load(std::memory_order_relaxed);
   s.prompt_tokens = prompt_tokens_.load(std::memory_order_relaxed);
   s.output_tokens = output_tokens_.load(std::memory_order_relaxed);
   s.cached_prompt_tokens = cached_prompt_tokens_.load(std::memory_order_relaxed);

@@ -36,6 +36,7 @@ struct EngineStatsSnapshot {
   int64_t cache_hit_tokens = 0;
   int64_t steps = 0;
   int64_t rows = 0;
+  int64_t slow_clients_cut = 0;  // streams cancelled for holding too many unsent bytes too long
   int64_t blocks_in_use = 0;
   int64_t blocks_total = 0;
   int64_t num_running = 0;
@@ -62,6 +63,7 @@ class EngineStats final : public TelPort {
 
   // The engine thread, after draining its inbox and after each tick.
   void publish_load(const SchedulerCounts& counts, bool has_work, int32_t num_blocks_in_use);
+  void slow_clients_cut(int32_t n) { slow_clients_cut_.fetch_add(n, std::memory_order_relaxed); }
   void set_blocks_total(int32_t num_blocks) { blocks_total_.store(num_blocks, std::memory_order_relaxed); }
 
   EngineStatsSnapshot snapshot() const;
@@ -82,6 +84,7 @@ class EngineStats final : public TelPort {
   std::atomic<int64_t> cache_hit_tokens_{0};
   std::atomic<int64_t> steps_{0};
   std::atomic<int64_t> rows_{0};
+  std::atomic<int64_t> slow_clients_cut_{0};
   std::atomic<int64_t> blocks_in_use_{0};
   std::atomic<int64_t> blocks_total_{0};
   std::atomic<int64_t> num_running_{0};

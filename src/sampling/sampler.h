@@ -1,5 +1,5 @@
-// Sampler: picks the next token from a row of logits through the chain of
-// issue 8, in this order, each step skipped when inactive:
+// Sampler: picks the next token from a row of logits through this chain,
+// in this order, each step skipped when inactive:
 //   1. logit_bias, allowed_token_ids, bad_words (token_bans.h);
 //   2. repetition penalty over the last repetition_penalty_window tokens of
 //      prompt+output; presence and frequency penalties over the output

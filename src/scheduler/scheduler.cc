@@ -81,7 +81,7 @@ void Scheduler::retire_cancelled_and_timed_out() {
   // finish_sequence answers it either way.
   auto ends_now = [&](ActiveSeq& a) {
     if (a.sink.cancelled()) {
-      fail_sequence(a, "cancelled by the client");
+      fail_sequence(a, a.sink.cancel_reason());
     } else if (a.timeout_at.has_value() && now >= *a.timeout_at) {
       a.guard_stop = GuardStop::kRequestTimeout;
       a.finished = true;

@@ -90,7 +90,7 @@ TokenId pick_token(ActiveSeq& a, StepResult& result, size_t index, bool use_logi
 
 void commit_output(const SchedIo& io, ActiveSeq& a, TokenId token, size_t max_seq_len) {
   if (a.sink.cancelled()) {
-    fail_sequence(a, "cancelled by the client");
+    fail_sequence(a, a.sink.cancel_reason());
     return;
   }
   if (a.timeout_at.has_value() && io.clock.now() >= *a.timeout_at) {

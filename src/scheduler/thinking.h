@@ -9,7 +9,7 @@
 //     thinking has used its budget (`budget`, or `spontaneous_budget` for
 //     thinking the model opened by itself, e.g. a model asked not to think),
 //     or when the watchdog sees the thinking repeat itself
-//     (sampling/repetition_detector.h) — the seed's force_end_thinking,
+//     (sampling/repetition_detector.h): the reference's force_end_thinking,
 //     spontaneous_think_budget and think watchdog. The answer then continues.
 //   - Grammar masks apply only outside thinking.
 // Decisions are pure functions of the config and the state; the scheduler

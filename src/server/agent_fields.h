@@ -1,5 +1,5 @@
-// The request fields of issue 9, read and checked for form (a 400 names the
-// field): structured output (`response_format` json_object / json_schema,
+// The request fields for tools, reasoning and structured output, read and
+// checked for form (a 400 names the field): structured output (`response_format` json_object / json_schema,
 // llama.cpp's `grammar` GBNF and `json_schema`), tools (`tools`,
 // `tool_choice`: "none", "auto", "required" or a named function) and the
 // reasoning knobs passed to the chat template (`chat_template_kwargs`,

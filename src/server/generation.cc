@@ -99,7 +99,8 @@ awaitable<bool> generate(ServerState& s, beast::tcp_stream& stream, const HttpRe
   const FollowOptions follow{.streaming = r.stream,
                              .include_usage = r.include_usage,
                              .logprobs = r.engine.logprobs.has_value(),
-                             .prompt_logprobs = r.engine.prompt_logprobs.has_value()};
+                             .prompt_logprobs = r.engine.prompt_logprobs.has_value(),
+                             .write_timeout = 2 * s.options.slow_client_timeout};
   const int32_t n = r.n;
   const bool has_seed = r.has_seed;
   const AgentFields agent = r.agent;

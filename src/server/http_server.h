@@ -45,6 +45,10 @@ struct ServerOptions {
   std::optional<Duration> request_timeout;  // every request's default deadline
   Duration drain_timeout = std::chrono::seconds(30);
   std::optional<Duration> stall_timeout;    // /health: 503 when work makes no step this long
+  // A stream write the client does not take within twice this closes its
+  // connection (the engine cuts off its request after this long over the
+  // unsent-bytes bound; the write timeout then frees the socket).
+  Duration slow_client_timeout = std::chrono::seconds(30);
   ApiKeys api_keys;                         // none: every request is let in
 };
 

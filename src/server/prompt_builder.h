@@ -4,7 +4,7 @@
 // (add_generation_prompt, bos_token, eos_token, tools, reasoning_effort and
 // chat_template_kwargs' keys) and tokenized with special tokens parsed;
 // max_tokens defaults to 16 for completions and to the context for chat (the
-// engine caps the output at the context); the output controls of issue 9
+// engine caps the output at the context); the output controls
 // (grammar, thinking, tool bans: output_controls.h) for the model's format.
 // Invariants: a built request's prompt is non-empty.
 // Threading: build() is const and may run on many threads at once.

@@ -10,7 +10,7 @@
 #include <utility>
 #include <variant>
 
-#include "server/choice_waiters.h"
+#include "server/choice_streams.h"
 
 namespace met {
 namespace {
@@ -34,7 +34,7 @@ struct EventWait {
 
 // Returns once the waiter holds events. A peer that closes meanwhile cancels
 // the request (its terminal event still comes and ends the wait).
-awaitable<void> wait_for_events(beast::tcp_stream& stream, EventWait& w, ChoiceWaiters& waiter) {
+awaitable<void> wait_for_events(beast::tcp_stream& stream, EventWait& w, ChoiceStreams& waiter) {
   using namespace asio::experimental::awaitable_operators;
   while (!waiter.has_events()) {
     w.wake.expires_at(asio::steady_timer::time_point::max());
@@ -54,12 +54,10 @@ awaitable<void> wait_for_events(beast::tcp_stream& stream, EventWait& w, ChoiceW
   }
 }
 
-bool is_terminal(const StreamEvent& e) { return !std::holds_alternative<DeltaEvent>(e); }
-
 // A non-streaming response: collects every choice, then writes one JSON
 // body (or the first error a choice met).
 awaitable<bool> collect_events(beast::tcp_stream& stream, const HttpRequest& req, EventWait& w,
-                               ChoiceWaiters& waiter, const ResponseMeta& meta, const FollowOptions& o) {
+                               ChoiceStreams& waiter, const ResponseMeta& meta, const FollowOptions& o) {
   std::vector<ChoiceOutput> choices(waiter.size());
   for (ChoiceOutput& c : choices) {
     c.wants_logprobs = o.logprobs;
@@ -86,20 +84,24 @@ awaitable<bool> collect_events(beast::tcp_stream& stream, const HttpRequest& req
 }
 
 // One piece of an SSE body: a chunk under HTTP/1.1; raw bytes under HTTP/1.0,
-// whose body then ends when the connection closes.
-awaitable<bool> write_chunk(beast::tcp_stream& stream, const std::string& bytes, bool chunked) {
+// whose body then ends when the connection closes. A write the client does
+// not take within `timeout` fails (and closes the socket).
+awaitable<bool> write_chunk(beast::tcp_stream& stream, const std::string& bytes, bool chunked, Duration timeout) {
   if (bytes.empty()) co_return true;
+  stream.expires_after(timeout);
+  beast::error_code ec;
   if (!chunked) {
-    auto [ec, n] = co_await asio::async_write(stream, asio::buffer(bytes), kTuple);
-    co_return !ec;
+    std::tie(ec, std::ignore) = co_await asio::async_write(stream, asio::buffer(bytes), kTuple);
+  } else {
+    std::tie(ec, std::ignore) = co_await asio::async_write(stream, http::make_chunk(asio::buffer(bytes)), kTuple);
   }
-  auto [ec, n] = co_await asio::async_write(stream, http::make_chunk(asio::buffer(bytes)), kTuple);
+  stream.expires_never();
   co_return !ec;
 }
 
 // A streaming response: SSE (one write per wake), chunked under HTTP/1.1.
 awaitable<bool> stream_events(beast::tcp_stream& stream, const HttpRequest& req, EventWait& w,
-                              ChoiceWaiters& waiter, const ResponseMeta& meta, const FollowOptions& o) {
+                              ChoiceStreams& waiter, const ResponseMeta& meta, const FollowOptions& o) {
   const bool chunked = req.version() >= 11;
   http::response<http::empty_body> res{http::status::ok, req.version()};
   res.set(http::field::server, "met");
@@ -112,7 +114,7 @@ awaitable<bool> stream_events(beast::tcp_stream& stream, const HttpRequest& req,
   SseEncoder encoder(meta, o.include_usage, waiter.size(), o.logprobs);
   if (o.prompt_logprobs) encoder.send_prompt_logprobs();
   size_t num_finished = 0;
-  bool writable = !ec && co_await write_chunk(stream, encoder.start(), chunked);
+  bool writable = !ec && co_await write_chunk(stream, encoder.start(), chunked, o.write_timeout);
   for (bool done = false; !done;) {
     if (!writable && w.watch_peer) {
       w.watch_peer = false;
@@ -128,7 +130,7 @@ awaitable<bool> stream_events(beast::tcp_stream& stream, const HttpRequest& req,
       bytes += encoder.encode(ce.index, ce.event);
       if (error) waiter.cancel();
     }
-    if (writable && !w.peer_gone) writable = co_await write_chunk(stream, bytes, chunked);
+    if (writable && !w.peer_gone) writable = co_await write_chunk(stream, bytes, chunked, o.write_timeout);
   }
   if (!writable || w.peer_gone || !chunked) co_return false;
   auto [ec2, n2] = co_await asio::async_write(stream, http::make_chunk_last(), kTuple);
@@ -137,15 +139,16 @@ awaitable<bool> stream_events(beast::tcp_stream& stream, const HttpRequest& req,
 
 }  // namespace
 
-// The waiter is destroyed (joined) before the final post, which runs after
-// every wake it posted, so no wake touches `w` after this returns.
+// The streams are destroyed (their wakers cleared) before the final post,
+// which runs after every wake they posted, so no wake touches `w` after this
+// returns.
 awaitable<bool> follow_request(beast::tcp_stream& stream, const HttpRequest& req, std::vector<RequestHandle> handles,
                                ResponseMeta meta, FollowOptions options, std::vector<RequestTimer>& timers) {
   auto ex = co_await asio::this_coro::executor;
   EventWait w{asio::steady_timer(ex)};
   bool keep = false;
   {
-    ChoiceWaiters waiter(
+    ChoiceStreams waiter(
         std::move(handles), [ex, &w] { asio::post(ex, [&w] { w.wake.cancel(); }); },
         [&timers](size_t i, const StreamEvent& e) { timers[i].on_event(e); });
     keep = options.streaming ? co_await stream_events(stream, req, w, waiter, meta, options)

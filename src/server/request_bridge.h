@@ -1,17 +1,19 @@
 // RequestBridge: follows one submitted generation request from its
 // RequestHandle to the client's last byte, as one JSON body or as SSE
-// (chunked under HTTP/1.1). A RequestWaiter thread blocks on the engine's
-// stream and wakes the connection's strand (a timer cancel), so neither the
-// engine thread nor an io thread waits on a slow client or a slow engine.
+// (chunked under HTTP/1.1). No thread waits for it: the engine publishes a
+// request's events once per tick and its waker posts a wake (a timer cancel)
+// to the connection's strand, so neither the engine thread nor an io thread
+// waits on a slow client or a slow engine.
 // While it waits for events it also watches the socket: a peer that closes
 // (or half-closes its sending side) cancels the request at once; a stream
-// write that fails cancels it too. Each event is shown to the RequestTimer on
-// the waiter thread as it leaves the engine.
+// write that fails, or that the client does not take within
+// FollowOptions::write_timeout, cancels it too. Each event is shown to the
+// RequestTimer as the strand takes it.
 // Invariants: every request gets one response (or its connection is closed
 // because the peer left); an error after the stream started is an error
 // event, then [DONE]; no wake touches the coroutine's state after follow()
 // returns.
-// Threading: the connection's strand plus the request's waiter thread.
+// Threading: the connection's strand; wakes come from the engine thread.
 // Tested through `met serve` by tests/server/http_server_test.cc and
 // tests/server/serve_load_test.cc.
 #pragma once
@@ -30,6 +32,7 @@ struct FollowOptions {
   bool include_usage = false;    // stream_options.include_usage
   bool logprobs = false;         // choices carry "logprobs"
   bool prompt_logprobs = false;  // choices carry vLLM's "prompt_logprobs"
+  Duration write_timeout = std::chrono::seconds(30);  // one SSE write the client must take within
 };
 
 // Follows the n choices of one request (handles[i] is choice i; timers[i]

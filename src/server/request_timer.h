@@ -5,7 +5,7 @@
 // counted by the engine, not here).
 // Invariants: each request observes TTFT at most once and e2e exactly once
 // (at its terminal event).
-// Threading: on_event runs on the request's RequestWaiter thread only.
+// Threading: on_event runs on the request's connection strand only.
 // Tested by tests/server/request_timer_test.cc.
 #pragma once
 

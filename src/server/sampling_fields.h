@@ -1,4 +1,4 @@
-// The sampler's request fields (issue 8's chain) read from a request body
+// The sampler's request fields (sampling/sampler.h's chain) read from a request body
 // into SamplingParams, each checked for type and range with a 400 naming the
 // field: OpenAI's (temperature, top_p, seed, presence/frequency_penalty,
 // logit_bias), vLLM's (top_k, min_p, repetition_penalty, allowed_token_ids,

@@ -76,6 +76,10 @@ std::vector<MetricFamily> engine_metric_families(const EngineStatsSnapshot& s, c
       family("met:request_failure_total", "Requests ended by an error frame (cancelled, failed, shut down).",
              kCounter, d(s.requests_failed), model_name),
       family("met:engine_steps_total", "Forward steps the engine completed.", kCounter, d(s.steps), model_name),
+      family("met:slow_clients_cut_total",
+             "Requests cancelled because their client left more than --max-pending-bytes unread for "
+             "--slow-client-timeout.",
+             kCounter, d(s.slow_clients_cut), model_name),
   };
 }
 

@@ -12,8 +12,8 @@
 //   the server admits is timed whatever way it ends, and prometheus-cpp's
 //   Histogram::Observe takes a mutex, which must stay off the engine thread's
 //   per-token path (DESIGN.md: no lock per token there). Each request's events
-//   are observed on its RequestWaiter thread, stamped when they leave the
-//   engine's stream.
+//   are observed on its connection's strand, stamped when the strand takes
+//   them from the engine's stream.
 // Invariants: every family name starts with "met:"; every sample carries the
 // label model_name.
 // Threading: observe_* and render from any thread (prometheus-cpp's metrics

@@ -21,9 +21,12 @@
 
 namespace met::testing {
 
-HttpConnection::HttpConnection(uint16_t port) {
+HttpConnection::HttpConnection(uint16_t port, int receive_buffer_bytes) {
   fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
   if (fd_ < 0) return;
+  if (receive_buffer_bytes > 0) {
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer_bytes, sizeof(receive_buffer_bytes));
+  }
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
@@ -34,6 +37,14 @@ HttpConnection::HttpConnection(uint16_t port) {
 }
 
 HttpConnection::~HttpConnection() { close(); }
+
+void HttpConnection::set_receive_timeout(std::chrono::milliseconds timeout) {
+  if (fd_ < 0) return;
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(timeout.count() / 1000);
+  tv.tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000);
+  ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
 
 void HttpConnection::close() {
   if (fd_ >= 0) ::close(fd_);

@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -24,7 +25,9 @@ struct HttpResponse {
 
 class HttpConnection {
  public:
-  explicit HttpConnection(uint16_t port);  // connects to 127.0.0.1:port
+  // Connects to 127.0.0.1:port; a receive buffer of `receive_buffer_bytes`
+  // when non-zero (set before connecting, so the window stays that small).
+  explicit HttpConnection(uint16_t port, int receive_buffer_bytes = 0);
   ~HttpConnection();
   HttpConnection(const HttpConnection&) = delete;
   HttpConnection& operator=(const HttpConnection&) = delete;
@@ -36,6 +39,8 @@ class HttpConnection {
   // Reads until `needle` is among the bytes read so far (raw); false at EOF.
   bool read_until(const std::string& needle);
   const std::string& raw() const { return buf_; }
+  // Reads that wait longer than this fail (as at EOF).
+  void set_receive_timeout(std::chrono::milliseconds timeout);
   void close();
 
  private:
@@ -68,6 +73,7 @@ class ServeProcess {
   ServeProcess& operator=(const ServeProcess&) = delete;
 
   uint16_t port() const { return port_; }
+  pid_t pid() const { return pid_; }
   const std::string& error() const { return error_; }
   std::string stderr_text() const;
   // SIGTERM, then the exit code (-1 when it did not exit normally).
