@@ -1,6 +1,9 @@
 // Checks DESIGN.md's module table: a file under src/<module>/ includes only
 // headers of its own module or of modules above it in the table
-// (`scheduler/` never includes `server/`; `backend/` never includes `scheduler/`).
+// (`scheduler/` never includes `server/`; `backend/` never includes
+// `scheduler/`); request/ (the engine's request API) sits between grammar/
+// and scheduler/. server/ never includes scheduler/, kv/, model/ or
+// backend/, nor does cli/ but in its model and device tools.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -14,7 +17,16 @@ namespace {
 
 const std::vector<std::string> kModuleOrder = {
     "core", "gguf", "tensor", "backend", "model", "kv", "tokenizer", "chat",
-    "sampling", "grammar", "spec", "scheduler", "engine", "server", "cli"};
+    "sampling", "grammar", "request", "spec", "scheduler", "engine", "server", "cli"};
+
+// server/ and cli/ reach the engine through engine/ and request/ alone: they
+// never include the modules the engine is built from.
+const std::vector<std::string> kEngineInternals = {"scheduler", "kv", "model", "backend"};
+// cli/ files that are model and device tools rather than engine clients: the
+// device benchmark, make-model, quantize, info, and the CPU engine's flags.
+const std::vector<std::string> kCliModelTools = {
+    "bench_command.cc", "make_model_command.cc", "quantize_command.cc", "model_info.h", "model_info.cc",
+    "engine_flags.h",   "engine_flags.cc",       "serve_command.cc"};
 
 // The first path component of `#include "module/..."`, if the line is one.
 std::optional<std::string> included_module(const std::string& line) {
@@ -64,6 +76,33 @@ TEST(Layering, ModulesIncludeOnlyModulesAboveThem) {
                           << "/, which is below " << module << "/ in DESIGN.md's table";
     }
     ++files_checked;
+  }
+  EXPECT_GT(files_checked, 0);
+}
+
+TEST(Layering, TheServerAndTheCliReachTheEngineOnlyThroughItsApi) {
+  int files_checked = 0;
+  for (const char* module : {"server", "cli"}) {
+    for (const auto& entry : std::filesystem::directory_iterator(std::string(MET_SOURCE_DIR "/src/") + module)) {
+      if (!entry.is_regular_file()) continue;
+      const std::string name = entry.path().filename().string();
+      const bool tool = std::string(module) == "cli" &&
+                        std::find(kCliModelTools.begin(), kCliModelTools.end(), name) != kCliModelTools.end();
+      if (tool) continue;
+      std::ifstream in(entry.path());
+      std::string line;
+      int line_no = 0;
+      while (std::getline(in, line)) {
+        ++line_no;
+        const std::optional<std::string> included = included_module(line);
+        if (!included) continue;
+        const bool internal =
+            std::find(kEngineInternals.begin(), kEngineInternals.end(), *included) != kEngineInternals.end();
+        EXPECT_FALSE(internal) << module << "/" << name << ":" << line_no << " includes " << *included
+                               << "/: go through engine/ or request/";
+      }
+      ++files_checked;
+    }
   }
   EXPECT_GT(files_checked, 0);
 }

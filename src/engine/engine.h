@@ -27,9 +27,9 @@
 #include "engine/engine_stats.h"
 #include "kv/spill_io.h"
 #include "scheduler/dev_port.h"
-#include "scheduler/engine_request.h"
-#include "scheduler/response_sink.h"
-#include "scheduler/stream_publisher.h"
+#include "request/engine_request.h"
+#include "request/response_sink.h"
+#include "request/stream_publisher.h"
 #include "scheduler/scheduler.h"
 #include "tokenizer/tokenizer.h"
 

@@ -22,8 +22,8 @@
 #include "grammar/grammar_matcher.h"
 #include "kv/block_key.h"
 #include "sampling/sampler.h"
-#include "scheduler/engine_request.h"
-#include "scheduler/response_sink.h"
+#include "request/engine_request.h"
+#include "request/response_sink.h"
 #include "scheduler/thinking.h"
 #include "tokenizer/incremental_detokenizer.h"
 

@@ -15,7 +15,7 @@
 
 #include "core/clock.h"
 #include "scheduler/active_seq.h"
-#include "scheduler/response_sink.h"
+#include "request/response_sink.h"
 
 namespace met {
 

@@ -23,10 +23,10 @@
 #include "scheduler/active_seq.h"
 #include "scheduler/decode_lane.h"
 #include "scheduler/dev_port.h"
-#include "scheduler/engine_request.h"
+#include "request/engine_request.h"
 #include "scheduler/io.h"
 #include "scheduler/preempt.h"
-#include "scheduler/request_limits.h"
+#include "request/request_limits.h"
 #include "scheduler/step_builder.h"
 #include "tokenizer/tokenizer.h"
 
@@ -54,7 +54,8 @@ class Scheduler {
   ~Scheduler();
 
   RequestLimits limits() const;
-  // Queues a request; one that can never run is answered at once.
+  // Queues a request. REQUIRES: it passed validate_request against limits()
+  // (Engine::submit checks it once; max_tokens 0 is answered at once).
   void enqueue(EngineRequest request, ResponseSink sink, TimePoint submitted);
   // One tick; false when there was nothing to do.
   bool tick();

@@ -8,9 +8,10 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/check.h"
 #include "core/log.h"
 #include "scheduler/lifecycle.h"
-#include "scheduler/request_limits.h"
+#include "request/request_limits.h"
 
 namespace met {
 
@@ -57,11 +58,8 @@ ActiveSeq Scheduler::make_seq(EngineRequest&& r, ResponseSink&& sink, TimePoint 
 }
 
 void Scheduler::enqueue(EngineRequest request, ResponseSink sink, TimePoint submitted) {
-  Status s = validate_request(request, limits());
-  if (!s.ok()) {
-    send_error_to_sink(io_, sink, s.message());
-    return;
-  }
+  MET_DCHECK(validate_request(request, limits()).ok(), "request {}: enqueued without Engine::submit's checks",
+             sink.id().value());
   ActiveSeq a = make_seq(std::move(request), std::move(sink), submitted);
   if (a.remaining == 0) {  // nothing to generate: answered without a step
     finish_sequence(io_, a, max_seq_len_);

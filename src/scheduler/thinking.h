@@ -22,17 +22,9 @@
 #include <span>
 
 #include "core/ids.h"
+#include "request/thinking_config.h"
 
 namespace met {
-
-struct ThinkingConfig {
-  TokenId think_start = 0;
-  TokenId think_end = 0;
-  bool starts_inside = false;
-  std::optional<int32_t> budget;              // tokens per thinking; nullopt: unlimited
-  std::optional<int32_t> spontaneous_budget;  // for thinking the model opened; nullopt: `budget`
-  bool watchdog = true;                       // close thinking that loops
-};
 
 enum class ThinkEndCause : uint8_t { kNone, kModel, kBudget, kWatchdog };
 

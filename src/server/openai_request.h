@@ -16,7 +16,7 @@
 #include <variant>
 #include <vector>
 
-#include "scheduler/engine_request.h"
+#include "request/engine_request.h"
 #include "server/api_error.h"
 #include "server/agent_fields.h"
 #include "server/sampling_fields.h"

@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "scheduler/response_sink.h"
+#include "request/response_sink.h"
 #include "server/api_error.h"
 #include "server/chat_shaper.h"
 #include "server/openai_request.h"

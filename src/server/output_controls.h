@@ -22,8 +22,8 @@
 
 #include "chat/output/chat_format.h"
 #include "grammar/grammar.h"
-#include "scheduler/engine_request.h"
-#include "scheduler/thinking.h"
+#include "request/engine_request.h"
+#include "request/thinking_config.h"
 #include "server/agent_fields.h"
 #include "server/api_error.h"
 #include "tokenizer/tokenizer.h"

@@ -16,8 +16,8 @@
 
 #include "chat/chat_template.h"
 #include "chat/output/chat_format.h"
-#include "scheduler/engine_request.h"
-#include "scheduler/scheduler.h"
+#include "request/engine_request.h"
+#include "request/request_limits.h"
 #include "server/openai_request.h"
 #include "tokenizer/tokenizer.h"
 

@@ -12,7 +12,7 @@
 #include <optional>
 
 #include "core/clock.h"
-#include "scheduler/response_sink.h"
+#include "request/response_sink.h"
 #include "server/server_metrics.h"
 
 namespace met {

@@ -87,6 +87,43 @@ TEST_F(EngineTest, SubmitRefusesABadRequestAtOnce) {
   EXPECT_NE(h.status().message().find("empty"), std::string::npos);
 }
 
+// Requests are validated once, at submit: one that can never run is refused
+// there with a message saying what, and never reaches the scheduler.
+TEST_F(EngineTest, RefusesBadRequestsWithAClearError) {
+  EngineOptions options;
+  options.scheduler.max_seq_len = 1000;
+  start(/*num_blocks=*/4, options);  // 64 tokens
+  struct Case {
+    EngineRequest r;
+    const char* needle;
+  };
+  std::vector<Case> cases;
+  cases.push_back({request(0, 5, 1), "empty"});
+  cases.push_back({request(80, 5, 1), "KV blocks"});
+  EngineRequest oov = request(2, 5, 1);
+  oov.prompt[1] = 100000;
+  cases.push_back({std::move(oov), "vocabulary"});
+  cases.push_back({request(5, -1, 1), "max_tokens"});
+  EngineRequest mt = request(5, 3, 1);
+  mt.min_tokens = 4;
+  cases.push_back({std::move(mt), "min_tokens"});
+  for (Case& c : cases) {
+    Result<RequestHandle> h = engine_->submit(std::move(c.r));
+    ASSERT_FALSE(h.ok()) << c.needle;
+    EXPECT_NE(h.status().message().find(c.needle), std::string::npos) << h.status().message();
+  }
+  EXPECT_EQ(engine_->stats().requests_failed, 0);  // refused, not failed: nothing was queued
+}
+
+TEST_F(EngineTest, APromptAsLongAsTheContextIsRefused) {
+  EngineOptions options;
+  options.scheduler.max_seq_len = 32;
+  start(64, options);
+  Result<RequestHandle> h = engine_->submit(request(32, 5, 1));
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.status().message().find("context is 32"), std::string::npos) << h.status().message();
+}
+
 TEST_F(EngineTest, CancelThroughTheHandleEndsTheRequestWithAnErrorFrame) {
   start();
   Result<RequestHandle> h = engine_->submit(request(8, 100000 / 100, 2));

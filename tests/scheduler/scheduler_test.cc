@@ -332,41 +332,6 @@ TEST(Scheduler, ACancelledRequestGetsAnErrorFrameAndFreesItsBlocks) {
   EXPECT_TRUE(f.pool_is_full());
 }
 
-TEST(Scheduler, RefusesBadRequestsWithAClearError) {
-  SchedFixtureOptions o;
-  o.device.num_kv_blocks = 4;  // 64 tokens
-  o.sched.max_seq_len = 1000;
-  SchedFixture f(o);
-  struct Case {
-    EngineRequest r;
-    const char* needle;
-  };
-  std::vector<Case> cases;
-  cases.push_back({greedy_request({}, 5), "empty"});
-  cases.push_back({greedy_request(make_prompt(80, 1), 5), "KV blocks"});
-  cases.push_back({greedy_request({1, 100000}, 5), "vocabulary"});
-  cases.push_back({greedy_request(make_prompt(5, 1), -1), "max_tokens"});
-  EngineRequest mt = greedy_request(make_prompt(5, 1), 3);
-  mt.min_tokens = 4;
-  cases.push_back({std::move(mt), "min_tokens"});
-  for (Case& c : cases) {
-    const uint64_t id = f.submit(std::move(c.r));
-    const auto& rec = f.req.at(id);
-    ASSERT_EQ(rec.errors.size(), 1u) << c.needle;
-    EXPECT_NE(rec.errors[0].find(c.needle), std::string::npos) << rec.errors[0];
-  }
-  EXPECT_TRUE(f.sched->idle());
-}
-
-TEST(Scheduler, APromptAsLongAsTheContextIsRefused) {
-  SchedFixtureOptions o;
-  o.sched.max_seq_len = 32;
-  SchedFixture f(o);
-  const uint64_t id = f.submit(greedy_request(make_prompt(32, 1), 5));
-  ASSERT_EQ(f.req.at(id).errors.size(), 1u);
-  EXPECT_NE(f.req.at(id).errors[0].find("context is 32"), std::string::npos);
-}
-
 TEST(Scheduler, MaxTokensZeroFinishesAtOnceWithLength) {
   SchedFixture f;
   const uint64_t id = f.submit(greedy_request(make_prompt(5, 1), 0));

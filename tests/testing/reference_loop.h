@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "backend/device.h"
-#include "scheduler/engine_request.h"
+#include "request/engine_request.h"
 #include "tokenizer/tokenizer.h"
 
 namespace met::testing {

@@ -1,5 +1,5 @@
-// ResponseSink. Tested by tests/scheduler/response_sink_test.cc.
-#include "scheduler/response_sink.h"
+// ResponseSink. Tested by tests/request/response_sink_test.cc.
+#include "request/response_sink.h"
 
 #include "core/check.h"
 #include "core/log.h"

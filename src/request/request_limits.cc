@@ -1,5 +1,5 @@
-// validate_request. Tested by tests/scheduler/request_limits_test.cc.
-#include "scheduler/request_limits.h"
+// validate_request. Tested by tests/request/request_limits_test.cc.
+#include "request/request_limits.h"
 
 #include "backend/step_plan.h"
 #include "sampling/logprobs.h"

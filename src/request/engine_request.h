@@ -2,7 +2,7 @@
 // engine for, already validated for form and tokenized. The scheduler checks
 // what only it can (the prompt against the context and the KV pool).
 // Threading: plain data, moved from the client thread through the inbox.
-// Tested through tests/scheduler/scheduler_test.cc.
+// Tested through tests/scheduler/scheduler_test.cc and tests/engine/engine_test.cc.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +14,7 @@
 #include "core/clock.h"
 #include "core/ids.h"
 #include "grammar/grammar.h"
-#include "scheduler/thinking.h"
+#include "request/thinking_config.h"
 #include "sampling/sampler.h"
 
 namespace met {

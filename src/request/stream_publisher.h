@@ -5,14 +5,14 @@
 // which clients were cut off for reading too slowly.
 // Invariants: a stream is enlisted at most once per batch; after publish()
 // the batch is empty and every staged event has reached its client's queue.
-// Threading: engine thread only. Tested by tests/scheduler/stream_publisher_test.cc.
+// Threading: engine thread only. Tested by tests/request/stream_publisher_test.cc.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <vector>
 
-#include "scheduler/response_stream.h"
+#include "request/response_stream.h"
 
 namespace met {
 

@@ -7,16 +7,16 @@
 // without one sends an error ("the engine dropped the request") at once, so
 // a waiting client is never left hanging (that path is a bug and is logged).
 // Threading: engine thread only (the stream's client side is another
-// thread's). Tested by tests/scheduler/response_sink_test.cc.
+// thread's). Tested by tests/request/response_sink_test.cc.
 #pragma once
 
 #include <memory>
 #include <string>
 
 #include "core/ids.h"
-#include "scheduler/response_stream.h"
-#include "scheduler/stream_event.h"
-#include "scheduler/stream_publisher.h"
+#include "request/response_stream.h"
+#include "request/stream_event.h"
+#include "request/stream_publisher.h"
 
 namespace met {
 

@@ -1,5 +1,5 @@
-// ResponseStream. Tested by tests/scheduler/response_stream_test.cc.
-#include "scheduler/response_stream.h"
+// ResponseStream. Tested by tests/request/response_stream_test.cc.
+#include "request/response_stream.h"
 
 #include <utility>
 

@@ -1,5 +1,5 @@
-// StreamPublisher. Tested by tests/scheduler/stream_publisher_test.cc.
-#include "scheduler/stream_publisher.h"
+// StreamPublisher. Tested by tests/request/stream_publisher_test.cc.
+#include "request/stream_publisher.h"
 
 namespace met {
 

@@ -1,5 +1,5 @@
-// Tests for scheduler/request_limits.h.
-#include "scheduler/request_limits.h"
+// Tests for request/request_limits.h.
+#include "request/request_limits.h"
 
 #include <gtest/gtest.h>
 

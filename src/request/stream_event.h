@@ -2,7 +2,7 @@
 // (token ids and text), then exactly one terminal event (a finish frame or an
 // error frame). Plain data.
 // Threading: moved from the engine thread to the client's. Tested through
-// tests/scheduler/response_stream_test.cc.
+// tests/request/response_stream_test.cc.
 #pragma once
 
 #include <cstddef>

@@ -15,7 +15,7 @@
 // clear_waker() returns it never runs again.
 // Threading: stage/publish/has_staged on the engine thread; the client side
 // (pop, take, wakers, cancel) from one client thread at a time; the queue is
-// guarded by mu_. Tested by tests/scheduler/response_stream_test.cc.
+// guarded by mu_. Tested by tests/request/response_stream_test.cc.
 #pragma once
 
 #include <atomic>
@@ -28,7 +28,7 @@
 
 #include "core/clock.h"
 #include "core/mutex.h"
-#include "scheduler/stream_event.h"
+#include "request/stream_event.h"
 
 namespace met {
 

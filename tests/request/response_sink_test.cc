@@ -1,5 +1,5 @@
-// Tests for scheduler/response_sink.h.
-#include "scheduler/response_sink.h"
+// Tests for request/response_sink.h.
+#include "request/response_sink.h"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
-// Tests for scheduler/stream_publisher.h: sinks with a publisher hand their
+// Tests for request/stream_publisher.h: sinks with a publisher hand their
 // events over in one publish per batch, and cut-off clients are counted.
-#include "scheduler/stream_publisher.h"
+#include "request/stream_publisher.h"
 
 #include <gtest/gtest.h>
 
-#include "scheduler/response_sink.h"
+#include "request/response_sink.h"
 
 namespace met {
 namespace {

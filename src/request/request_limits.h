@@ -1,15 +1,15 @@
 // RequestLimits and validate_request: what a request is checked against
 // before it is queued (the vocabulary, the served context, the KV pool), so
 // a request that can never run is refused at once with a message saying what
-// and by how much. Used by Engine::submit on the client's thread and again by
-// Scheduler::enqueue.
-// Threading: pure. Tested by tests/scheduler/request_limits_test.cc.
+// and by how much. Checked once, by Engine::submit on the client's thread;
+// Scheduler::enqueue requires it.
+// Threading: pure. Tested by tests/request/request_limits_test.cc.
 #pragma once
 
 #include <cstdint>
 
 #include "core/status.h"
-#include "scheduler/engine_request.h"
+#include "request/engine_request.h"
 
 namespace met {
 

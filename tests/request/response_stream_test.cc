@@ -1,6 +1,6 @@
-// Tests for scheduler/response_stream.h: staging, one publish per batch,
+// Tests for request/response_stream.h: staging, one publish per batch,
 // wakers, the blocking and non-blocking reads, and the unsent-bytes bound.
-#include "scheduler/response_stream.h"
+#include "request/response_stream.h"
 
 #include <gtest/gtest.h>
 
