@@ -9,8 +9,9 @@
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <vector>
+
+#include "core/mutex.h"
 
 namespace met {
 namespace {
@@ -62,8 +63,8 @@ CpuFeatures probe() {
   return f;
 }
 
-std::mutex g_isa_mu;
-std::optional<Isa> g_isa_cap;
+Mutex g_isa_mu;
+std::optional<Isa> g_isa_cap GUARDED_BY(g_isa_mu);
 std::atomic<bool> g_isa_fixed{false};
 
 }  // namespace
@@ -85,7 +86,7 @@ Isa best_isa(const CpuFeatures& f, std::optional<Isa> cap) {
 
 Isa selected_isa() {
   static const Isa isa = [] {
-    std::lock_guard<std::mutex> lock(g_isa_mu);
+    MutexLock lock(g_isa_mu);
     g_isa_fixed = true;
     return best_isa(detect_cpu_features(), g_isa_cap);
   }();
@@ -93,7 +94,7 @@ Isa selected_isa() {
 }
 
 bool set_isa_cap(Isa cap) {
-  std::lock_guard<std::mutex> lock(g_isa_mu);
+  MutexLock lock(g_isa_mu);
   if (g_isa_fixed) return false;
   g_isa_cap = cap;
   return true;

@@ -2,19 +2,19 @@
 #include "core/fault_flag.h"
 
 #include <atomic>
-#include <mutex>
 
 #include "core/log.h"
+#include "core/mutex.h"
 
 namespace met {
 namespace {
 
 std::atomic<bool> g_faulted{false};
-std::mutex g_reason_mu;
-std::string g_reason;  // guarded by g_reason_mu
+Mutex g_reason_mu;
+std::string g_reason GUARDED_BY(g_reason_mu);
 
 void clear_fault() {
-  std::lock_guard<std::mutex> lock(g_reason_mu);
+  MutexLock lock(g_reason_mu);
   g_reason.clear();
   g_faulted.store(false, std::memory_order_release);
 }
@@ -23,7 +23,7 @@ void clear_fault() {
 
 void set_fault(const std::string& reason) {
   {
-    std::lock_guard<std::mutex> lock(g_reason_mu);
+    MutexLock lock(g_reason_mu);
     if (g_faulted.load(std::memory_order_acquire)) return;
     g_reason = reason;
     g_faulted.store(true, std::memory_order_release);
@@ -34,7 +34,7 @@ void set_fault(const std::string& reason) {
 bool is_faulted() { return g_faulted.load(std::memory_order_acquire); }
 
 std::string fault_reason() {
-  std::lock_guard<std::mutex> lock(g_reason_mu);
+  MutexLock lock(g_reason_mu);
   return g_reason;
 }
 

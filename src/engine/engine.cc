@@ -34,7 +34,7 @@ Result<RequestHandle> Engine::submit(EngineRequest request) {
   const RequestId id(next_request_id_.fetch_add(1, std::memory_order_relaxed));
   auto stream = std::make_shared<ResponseStream>();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (!accepting_) return internal_error("the engine is shutting down and accepts no requests");
     inbox_.push_back(Inbound{std::move(request), ResponseSink(id, stream, &publisher_), clock_.now()});
   }
@@ -47,7 +47,7 @@ void Engine::stop() { join(/*drain=*/false); }
 
 void Engine::join(bool drain) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     accepting_ = false;
     if (!stopping_) drain_on_stop_ = drain;
     stopping_ = true;
@@ -72,11 +72,9 @@ void Engine::engine_main() {
     bool stopping = false;
     bool drain = true;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      if (inbox_.empty() && !stopping_) {
-        if (scheduler_->idle()) {
-          cv_.wait(lock, [&] { return !inbox_.empty() || stopping_; });
-        }
+      MutexLock lock(mu_);
+      if (inbox_.empty() && !stopping_ && scheduler_->idle()) {
+        while (inbox_.empty() && !stopping_) cv_.wait(mu_);
       }
       batch.swap(inbox_);
       stopping = stopping_;
@@ -96,7 +94,7 @@ void Engine::engine_main() {
     if (faulted) {
       scheduler_->fail_all(fmt::format("the server is faulted: {}", fault_reason()));
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(mu_);
         accepting_ = false;
       }
       if (!fault_reported && options_.on_fault) options_.on_fault();
@@ -107,7 +105,7 @@ void Engine::engine_main() {
     publish_events();
     if ((faulted || stopping) && scheduler_->idle()) {
       // Done, unless a request slipped into the inbox before it closed.
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       if (inbox_.empty()) return;
       continue;
     }
@@ -116,8 +114,11 @@ void Engine::engine_main() {
     publish_load();
     if (!ticked && !scheduler_->idle()) {
       // Nothing could run (waiting on a deadline or on room): wait a little.
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_for(lock, std::chrono::milliseconds(1), [&] { return !inbox_.empty() || stopping_; });
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
+      MutexLock lock(mu_);
+      while (inbox_.empty() && !stopping_) {
+        if (!cv_.wait_until(mu_, deadline)) break;
+      }
     }
   }
 }

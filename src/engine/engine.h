@@ -15,15 +15,14 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "backend/device.h"
 #include "core/clock.h"
+#include "core/mutex.h"
 #include "engine/engine_stats.h"
 #include "kv/spill_io.h"
 #include "scheduler/dev_port.h"
@@ -110,12 +109,12 @@ class Engine {
   RequestLimits limits_;
   std::atomic<uint64_t> next_request_id_{1};
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<Inbound> inbox_;   // guarded by mu_
-  bool accepting_ = true;        // guarded by mu_
-  bool stopping_ = false;        // guarded by mu_
-  bool drain_on_stop_ = true;    // guarded by mu_
+  Mutex mu_;
+  CondVar cv_;
+  std::vector<Inbound> inbox_ GUARDED_BY(mu_);
+  bool accepting_ GUARDED_BY(mu_) = true;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  bool drain_on_stop_ GUARDED_BY(mu_) = true;
   std::thread thread_;
 };
 

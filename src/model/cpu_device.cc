@@ -43,7 +43,7 @@ CpuDevice::CpuDevice(const Model& model, cpu::KvCache kv, const CpuDeviceOptions
 
 CpuDevice::~CpuDevice() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
   cv_.notify_all();
@@ -77,7 +77,7 @@ Result<Ticket> CpuDevice::launch(const StepPlan& plan) {
   MET_RETURN_IF_ERROR(check_plan(plan));
   const Ticket ticket(next_ticket_++);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     std::unique_ptr<Step> step;
     if (!free_steps_.empty()) {
       step = std::move(free_steps_.back());
@@ -95,11 +95,11 @@ Result<Ticket> CpuDevice::launch(const StepPlan& plan) {
 }
 
 Status CpuDevice::await_result(Ticket ticket, StepResult& out) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (steps_.empty() || steps_.front()->ticket != ticket) {
     return internal_error("await_result: ticket {} is not the oldest step in flight", ticket.value());
   }
-  cv_.wait(lock, [this] { return steps_.front()->done; });
+  while (!steps_.front()->done) cv_.wait(mu_);
   std::unique_ptr<Step> step = std::move(steps_.front());
   steps_.pop_front();
   std::swap(out, step->result);
@@ -112,14 +112,14 @@ void CpuDevice::device_main() {
   for (;;) {
     Step* step = nullptr;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] {
-        if (stop_) return true;
+      MutexLock lock(mu_);
+      for (;;) {
+        if (stop_) return;
         next = 0;
         while (next < steps_.size() && steps_[next]->done) ++next;
-        return next < steps_.size();
-      });
-      if (stop_) return;
+        if (next < steps_.size()) break;
+        cv_.wait(mu_);
+      }
       step = steps_[next].get();  // stable: only await_result pops, and only done steps
     }
     const auto t0 = std::chrono::steady_clock::now();
@@ -127,7 +127,7 @@ void CpuDevice::device_main() {
     busy_ns_.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count(),
                        std::memory_order_relaxed);
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       step->done = true;
     }
     cv_.notify_all();

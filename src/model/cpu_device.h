@@ -12,12 +12,11 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <thread>
 
+#include "core/mutex.h"
 #include "backend/cpu/kv_cache.h"
 #include "backend/cpu/worker_pool.h"
 #include "backend/device.h"
@@ -67,12 +66,12 @@ class CpuDevice final : public Device {
   std::vector<TokenId> tokens_;        // device thread: resolved inputs
   std::vector<TokenId> prev_argmax_;   // device thread: outputs of the last step run
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::unique_ptr<Step>> steps_;  // guarded by mu_: launched, not yet awaited
-  std::vector<std::unique_ptr<Step>> free_steps_;  // guarded by mu_: reused to avoid allocation
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<std::unique_ptr<Step>> steps_ GUARDED_BY(mu_);  // launched, not yet awaited
+  std::vector<std::unique_ptr<Step>> free_steps_ GUARDED_BY(mu_);  // reused to avoid allocation
   uint64_t next_ticket_ = 1;   // owner thread
-  bool stop_ = false;          // guarded by mu_
+  bool stop_ GUARDED_BY(mu_) = false;
   std::atomic<int64_t> busy_ns_{0};  // written by the device thread
   std::thread thread_;
 };

@@ -1,9 +1,8 @@
 // Eight-lane AVX2 helpers for the passes over Candidates (met's baseline ISA
 // is x86-64-v3): loading eight candidates' logits and exp(x) for x <= 0.
-// Invariants: exp_nonpositive is within 1e-5 relative of exp(x) for
-// -87 <= x <= 0 (the error peaks as 2^f nears f = 1, where the polynomial
-// gives 1.999989), and exactly 0 below -87 (so a banned, -inf logit weighs
-// nothing). logprobs.cc uses it too.
+// Invariants: exp_nonpositive is core/vector_exp.h's exp_avx2 (within 2e-7
+// relative of exp(x) for -87 <= x <= 0), and exactly 0 below -87 (so a
+// banned, -inf logit weighs nothing). logprobs.cc uses it too.
 // Threading: pure functions. Tested (against std::exp) by
 // tests/sampling/candidate_mass_test.cc.
 #pragma once
@@ -11,6 +10,7 @@
 #include <cstddef>
 #include <immintrin.h>
 
+#include "core/vector_exp.h"
 #include "sampling/candidates.h"
 
 namespace met::avx2 {
@@ -27,21 +27,9 @@ inline __m256 load_logits(const Candidate* items) {
   return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(mixed), _MM_SHUFFLE(3, 1, 2, 0)));
 }
 
+// core/vector_exp.h's exp_avx2, cut to exactly 0 below -87.
 inline __m256 exp_nonpositive(__m256 x) {
-  const __m256 in_range = _mm256_cmp_ps(x, _mm256_set1_ps(-87.0f), _CMP_GE_OQ);
-  x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
-  const __m256 t = _mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f));
-  const __m256 n = _mm256_floor_ps(t);
-  const __m256 f = _mm256_sub_ps(t, n);  // [0, 1)
-  __m256 p = _mm256_set1_ps(1.535336188319500e-4f);
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.339887440266574e-3f));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(9.618437357674640e-3f));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.550332471162809e-2f));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.402264791363012e-1f));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.931472028550421e-1f));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
-  const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  return _mm256_and_ps(_mm256_mul_ps(p, _mm256_castsi256_ps(bits)), in_range);
+  return _mm256_and_ps(exp_avx2(x), _mm256_cmp_ps(x, _mm256_set1_ps(-87.0f), _CMP_GE_OQ));
 }
 
 // Sum of the eight lanes, in double.

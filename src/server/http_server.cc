@@ -117,15 +117,12 @@ void HttpServer::serve(ServedModel model) {
       s.notify();
     });
   });
-  std::unique_lock<std::mutex> lock(s.mu);
-  s.cv.wait(lock, [&] { return s.stopping.load(); });
-  if (s.cv.wait_for(lock, s.options.drain_timeout, [&] { return s.in_flight.load() == 0; })) return;
-  lock.unlock();
+  s.wait_until_stopping();
+  if (s.wait_for_idle(s.options.drain_timeout)) return;
   MET_LOG_WARN("drain: {} requests still in flight after --drain-timeout; ending them with an error",
                s.in_flight.load());
   model.engine.stop();
-  lock.lock();
-  s.cv.wait_for(lock, kErrorFrameGrace, [&] { return s.in_flight.load() == 0; });
+  (void)s.wait_for_idle(kErrorFrameGrace);
 }
 
 }  // namespace met

@@ -10,13 +10,12 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <ctime>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "core/mutex.h"
 #include "server/http_io.h"
 #include "server/http_server.h"
 #include "server/server_metrics.h"
@@ -36,8 +35,8 @@ struct ServerState {
   std::atomic<int32_t> in_flight{0};
   std::atomic<bool> stopping{false};
   std::atomic<uint64_t> next_response{1};
-  std::mutex mu;
-  std::condition_variable cv;
+  Mutex mu;
+  CondVar cv;
 
   asio::io_context ioc;
   asio::executor_work_guard<asio::io_context::executor_type> work{ioc.get_executor()};
@@ -48,8 +47,21 @@ struct ServerState {
 
   const ServedModel* model() const { return served.load(std::memory_order_acquire); }
   void notify() {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     cv.notify_all();
+  }
+  void wait_until_stopping() {
+    MutexLock lock(mu);
+    while (!stopping.load()) cv.wait(mu);
+  }
+  // True once no generation request is in flight; false when `timeout` passed first.
+  bool wait_for_idle(Duration timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    MutexLock lock(mu);
+    while (in_flight.load() != 0) {
+      if (!cv.wait_until(mu, deadline)) return in_flight.load() == 0;
+    }
+    return true;
   }
 };
 

@@ -19,7 +19,7 @@ void BpeCache::rotate_if_full(Shard& shard) {
 bool BpeCache::find(std::string_view piece, std::vector<TokenId>& out) {
   if (per_shard_ == 0) return false;
   Shard& shard = shard_for(piece);
-  std::lock_guard<std::mutex> lock(shard.mu);
+  MutexLock lock(shard.mu);
   auto it = shard.current.find(piece);
   if (it == shard.current.end()) {
     it = shard.previous.find(piece);
@@ -38,7 +38,7 @@ bool BpeCache::find(std::string_view piece, std::vector<TokenId>& out) {
 void BpeCache::insert(std::string_view piece, std::span<const TokenId> ids) {
   if (per_shard_ == 0) return;
   Shard& shard = shard_for(piece);
-  std::lock_guard<std::mutex> lock(shard.mu);
+  MutexLock lock(shard.mu);
   rotate_if_full(shard);
   shard.current.emplace(std::string(piece), std::vector<TokenId>(ids.begin(), ids.end()));
 }
@@ -46,7 +46,7 @@ void BpeCache::insert(std::string_view piece, std::span<const TokenId> ids) {
 size_t BpeCache::size() {
   size_t total = 0;
   for (Shard& shard : shards_) {
-    std::lock_guard<std::mutex> lock(shard.mu);
+    MutexLock lock(shard.mu);
     total += shard.current.size() + shard.previous.size();
   }
   return total;

@@ -11,13 +11,13 @@
 
 #include <array>
 #include <cstddef>
-#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "core/mutex.h"
 #include "tokenizer/vocab.h"
 
 namespace met {
@@ -39,13 +39,12 @@ class BpeCache {
   static constexpr size_t kShards = 16;
   using Map = std::unordered_map<std::string, std::vector<TokenId>, StringViewHash, std::equal_to<>>;
   struct Shard {
-    std::mutex mu;
-    Map current;   // guarded by mu
-    Map previous;  // guarded by mu
+    Mutex mu;
+    Map current GUARDED_BY(mu);
+    Map previous GUARDED_BY(mu);
   };
   Shard& shard_for(std::string_view piece);
-  // REQUIRES: shard.mu held.
-  void rotate_if_full(Shard& shard);
+  void rotate_if_full(Shard& shard) REQUIRES(shard.mu);
 
   size_t per_shard_;  // capacity of one generation of one shard
   std::array<Shard, kShards> shards_;

@@ -32,7 +32,7 @@ WorkerPool::WorkerPool(int num_threads) {
 
 WorkerPool::~WorkerPool() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
     ++generation_;
     posted_.store(generation_, std::memory_order_release);
@@ -44,7 +44,7 @@ WorkerPool::~WorkerPool() {
 void WorkerPool::submit(Job job) {
   MET_CHECK(running_.load(std::memory_order_acquire) == 0, "WorkerPool: a job is already in flight");
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     job_ = std::move(job);
     running_.store(num_threads(), std::memory_order_release);
     ++generation_;
@@ -58,8 +58,8 @@ void WorkerPool::wait() {
     if (running_.load(std::memory_order_acquire) == 0) return;
     MET_CPU_RELAX();
   }
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [this] { return running_.load(std::memory_order_acquire) == 0; });
+  MutexLock lock(mu_);
+  while (running_.load(std::memory_order_acquire) != 0) cv_.wait(mu_);
 }
 
 void WorkerPool::worker_main(int ith) {
@@ -71,15 +71,15 @@ void WorkerPool::worker_main(int ith) {
       if (!have) MET_CPU_RELAX();
     }
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return generation_ != seen; });
+      MutexLock lock(mu_);
+      while (generation_ == seen) cv_.wait(mu_);
       seen = generation_;
       if (stop_) return;
     }
     ThreadCtx ctx(*this, ith, num_threads());
     job_(ctx);
     if (running_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       cv_.notify_all();
     }
   }

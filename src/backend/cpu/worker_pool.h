@@ -11,12 +11,12 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "core/mutex.h"
 
 namespace met::cpu {
 
@@ -49,11 +49,11 @@ class WorkerPool {
   void barrier_wait();
 
   std::vector<std::thread> threads_;
-  Job job_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  uint64_t generation_ = 0;          // guarded by mu_: bumps when a job is posted
-  bool stop_ = false;                // guarded by mu_
+  Job job_;  // written under mu_ before generation_ bumps; read by workers after they see it
+  Mutex mu_;
+  CondVar cv_;
+  uint64_t generation_ GUARDED_BY(mu_) = 0;  // bumps when a job is posted
+  bool stop_ GUARDED_BY(mu_) = false;
   std::atomic<int> running_{0};      // threads still inside the current job
   std::atomic<uint64_t> posted_{0};  // generation visible to spinning workers
   // Sense-reversing barrier.

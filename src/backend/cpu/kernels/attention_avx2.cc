@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "backend/cpu/kernels/attention_chunk.h"
+#include "core/vector_exp.h"
 #include "tensor/block_types.h"
 
 namespace met::cpu::attn::avx2 {
@@ -48,28 +49,6 @@ float hmax(__m256 v) {
   lo = _mm_max_ps(lo, _mm_movehl_ps(lo, lo));
   lo = _mm_max_ss(lo, _mm_movehdup_ps(lo));
   return _mm_cvtss_f32(lo);
-}
-
-// exp(x) for x <= 0: Cephes expf's polynomial on r = x - n ln2, times 2^n
-// built in the exponent field; below -87.3 (2^-126) the result is zero.
-__m256 exp_ps(__m256 x) {
-  const __m256 floor_x = _mm256_set1_ps(-87.3365447504f);
-  const __m256 underflow = _mm256_cmp_ps(x, floor_x, _CMP_LT_OQ);
-  x = _mm256_max_ps(x, floor_x);
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  const __m256i biased = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127));
-  const __m256 scaled = _mm256_mul_ps(p, _mm256_castsi256_ps(_mm256_slli_epi32(biased, 23)));
-  return _mm256_andnot_ps(underflow, scaled);
 }
 
 // Lanes t + 0..7 that are below n, as an all-ones mask.
@@ -217,7 +196,7 @@ void softmax_pass(const ChunkJob& job) {
     int32_t t = 0;
     for (; t < n; t += 8) {
       const __m256 x = _mm256_sub_ps(_mm256_loadu_ps(s + t), _mm256_set1_ps(mx));
-      const __m256 e = _mm256_and_ps(exp_ps(x), lanes_below(t, n));
+      const __m256 e = _mm256_and_ps(exp_avx2(x), lanes_below(t, n));
       _mm256_storeu_ps(s + t, e);
       sum = _mm256_add_ps(sum, e);
     }

@@ -18,28 +18,11 @@
 #include <cstring>
 
 #include "backend/cpu/kernels/attention_chunk.h"
+#include "core/vector_exp.h"
 #include "tensor/block_types.h"
 
 namespace met::cpu::attn::avx512 {
 namespace {
-
-// exp(x) for x <= 0: Cephes expf's polynomial on r = x - n ln2, then scalef
-// applies 2^n (underflowing to zero, never to garbage).
-__m512 exp_ps(__m512 x) {
-  x = _mm512_max_ps(x, _mm512_set1_ps(-104.0f));
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
-  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-  return _mm512_scalef_ps(p, n);
-}
 
 __mmask16 first_lanes(int32_t n) {
   return n >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << n) - 1u);
@@ -213,7 +196,7 @@ void softmax_pass(const ChunkJob& job) {
     for (; t < n; t += 16) {
       const __mmask16 m = first_lanes(n - t);
       const __m512 x = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, s + t), _mm512_set1_ps(mx));
-      const __m512 e = _mm512_maskz_mov_ps(m, exp_ps(x));
+      const __m512 e = _mm512_maskz_mov_ps(m, exp_avx512(x));
       _mm512_storeu_ps(s + t, e);
       sum = _mm512_add_ps(sum, e);
     }

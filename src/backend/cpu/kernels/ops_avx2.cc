@@ -1,14 +1,15 @@
 // AVX2 + FMA row kernels for ops.h, 8 floats per vector; tails go through
 // vmaskmovps. add and rope_rotate are bit for bit the reference (same
 // operations, no contraction: met_backend builds with -ffp-contract=off).
-// rms_norm and softmax sum in float lanes; swiglu and softmax use exp_ps
-// below (Cephes' expf polynomial, within a few ulp of std::exp; results
-// below e^-86.5, about 2.7e-38, become 0). ops_test.cc states the tolerances.
+// rms_norm and softmax sum in float lanes; swiglu and softmax use
+// core/vector_exp.h's exp_avx2 (within 2e-7 relative of std::exp; results
+// below 2^-126 become 0). ops_test.cc states the tolerances.
 // Built with -march=x86-64-v3: includes only intrinsics and declarations.
 // Threading: pure functions. Tested by tests/backend/ops_test.cc.
 #include <immintrin.h>
 
 #include "backend/cpu/kernels/ops_kernels.h"
+#include "core/vector_exp.h"
 
 namespace met::cpu::avx2 {
 namespace {
@@ -36,30 +37,6 @@ float hmax(__m256 v) {
   const __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   const __m128 t = _mm_max_ps(s, _mm_movehl_ps(s, s));
   return _mm_cvtss_f32(_mm_max_ss(t, _mm_movehdup_ps(t)));
-}
-
-// e^x: x = n ln2 + r, e^r by Cephes' polynomial, 2^n added to the exponent
-// bits. x is clamped to [-86.5, 88.72] so that stays a normal float; below
-// gives 0, above inf, NaN stays NaN.
-__m256 exp_ps(__m256 x) {
-  const __m256 overflow = _mm256_cmp_ps(x, _mm256_set1_ps(88.72f), _CMP_GT_OQ);
-  const __m256 underflow = _mm256_cmp_ps(x, _mm256_set1_ps(-86.5f), _CMP_LT_OQ);
-  x = _mm256_max_ps(_mm256_set1_ps(-86.5f), _mm256_min_ps(_mm256_set1_ps(88.72f), x));
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  const __m256i bits =
-      _mm256_add_epi32(_mm256_castps_si256(p), _mm256_slli_epi32(_mm256_cvtps_epi32(n), 23));
-  const __m256 result = _mm256_andnot_ps(underflow, _mm256_castsi256_ps(bits));
-  return _mm256_blendv_ps(result, _mm256_set1_ps(__builtin_inff()), overflow);
 }
 
 void rotate_neox(float* head, int32_t half, const float* cos_sin) {
@@ -129,7 +106,7 @@ void swiglu(const float* gate, const float* up, int64_t n, float* out) {
   const __m256 one = _mm256_set1_ps(1.0f);
   for (int64_t i = 0; i < n; i += 8) {
     const __m256 g = load_tail(gate + i, n - i);
-    const __m256 e = exp_ps(_mm256_sub_ps(_mm256_setzero_ps(), g));
+    const __m256 e = exp_avx2(_mm256_sub_ps(_mm256_setzero_ps(), g));
     const __m256 silu = _mm256_div_ps(g, _mm256_add_ps(one, e));
     store_tail(out + i, n - i, _mm256_mul_ps(silu, load_tail(up + i, n - i)));
   }
@@ -156,7 +133,7 @@ void softmax(float* x, int64_t n) {
   __m256 sum = _mm256_setzero_ps();
   for (int64_t i = 0; i < n; i += 8) {
     const __m256 mask = _mm256_castsi256_ps(tail_mask(n - i));
-    const __m256 e = _mm256_and_ps(exp_ps(_mm256_sub_ps(load_tail(x + i, n - i), shift)), mask);
+    const __m256 e = _mm256_and_ps(exp_avx2(_mm256_sub_ps(load_tail(x + i, n - i), shift)), mask);
     store_tail(x + i, n - i, e);
     sum = _mm256_add_ps(sum, e);
   }

@@ -1,14 +1,15 @@
 // AVX-512 row kernels for ops.h, 16 floats per vector, masked tails.
 // add and rope_rotate are bit for bit the reference (same operations, no
 // contraction: met_backend builds with -ffp-contract=off). rms_norm and
-// softmax sum in float lanes; swiglu and softmax use exp_ps below (Cephes'
-// expf polynomial, within a few ulp of std::exp). ops_test.cc states the
+// softmax sum in float lanes; swiglu and softmax use core/vector_exp.h's
+// exp_avx512 (within 2e-7 relative of std::exp). ops_test.cc states the
 // tolerances.
 // core/avx512_intrinsics.h includes the intrinsics (GCC 12's headers warn).
 // Threading: pure functions. Tested by tests/backend/ops_test.cc.
 #include "core/avx512_intrinsics.h"
 
 #include "backend/cpu/kernels/ops_kernels.h"
+#include "core/vector_exp.h"
 
 namespace met::cpu::avx512 {
 namespace {
@@ -18,25 +19,6 @@ __mmask16 tail_mask(int64_t remaining) {
   if (remaining <= 0) return 0;
   return remaining >= 16 ? static_cast<__mmask16>(0xFFFF)
                          : static_cast<__mmask16>((1u << remaining) - 1);
-}
-
-// e^x: x = n ln2 + r with |r| <= ln2 / 2, e^r by Cephes' polynomial, then
-// scaled by 2^n with vscalefps (one rounding, subnormals included). x is
-// clamped to [-104, 88.8] first (constants as first operand: NaN passes).
-__m512 exp_ps(__m512 x) {
-  x = _mm512_max_ps(_mm512_set1_ps(-104.0f), _mm512_min_ps(_mm512_set1_ps(88.8f), x));
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
-  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-  return _mm512_scalef_ps(p, n);
 }
 
 }  // namespace
@@ -102,7 +84,7 @@ void swiglu(const float* gate, const float* up, int64_t n, float* out) {
     const __mmask16 mask = tail_mask(n - i);
     const __m512 g = _mm512_maskz_loadu_ps(mask, gate + i);
     const __m512 u = _mm512_maskz_loadu_ps(mask, up + i);
-    const __m512 e = exp_ps(_mm512_sub_ps(_mm512_setzero_ps(), g));
+    const __m512 e = exp_avx512(_mm512_sub_ps(_mm512_setzero_ps(), g));
     const __m512 silu = _mm512_div_ps(g, _mm512_add_ps(one, e));
     _mm512_mask_storeu_ps(out + i, mask, _mm512_mul_ps(silu, u));
   }
@@ -126,7 +108,7 @@ void softmax(float* x, int64_t n) {
   __m512 sum = _mm512_setzero_ps();
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 mask = tail_mask(n - i);
-    const __m512 e = exp_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(mask, x + i), shift));
+    const __m512 e = exp_avx512(_mm512_sub_ps(_mm512_maskz_loadu_ps(mask, x + i), shift));
     _mm512_mask_storeu_ps(x + i, mask, e);
     sum = _mm512_mask_add_ps(sum, mask, sum, e);
   }
