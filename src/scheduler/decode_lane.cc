@@ -7,7 +7,7 @@
 #include "core/fault_flag.h"
 #include "core/log.h"
 #include "scheduler/lifecycle.h"
-#include "scheduler/settle.h"
+#include "scheduler/commit_token.h"
 
 namespace met {
 
@@ -147,7 +147,7 @@ Settled DecodeLane::settle(std::vector<ActiveSeq>& active) {
     ActiveSeq& a = active[i];
     a.seq.seq_len += 1;
     const TokenId token = pick_token(a, result_, i, inf.host_logits, pick_scratch_);
-    commit_output(io_, a, token, max_seq_len_);
+    commit_token(io_, a, token, max_seq_len_);
   }
   io_.tel.step_done(static_cast<int32_t>(active.size()), io_.dev.num_blocks_in_use());
   if (pipe_.next.has_value()) {

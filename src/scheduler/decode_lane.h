@@ -21,7 +21,7 @@
 #include "scheduler/io.h"
 #include "scheduler/pipeline.h"
 #include "scheduler/plan_builder.h"
-#include "scheduler/settle.h"
+#include "scheduler/commit_token.h"
 
 namespace met {
 

@@ -1,7 +1,7 @@
 // Pipeline predicates. Tested by tests/scheduler/decode_lane_test.cc.
 #include "scheduler/pipeline.h"
 
-#include "scheduler/settle.h"
+#include "scheduler/commit_token.h"
 
 namespace met {
 

@@ -11,7 +11,7 @@
 #include "core/log.h"
 #include "scheduler/finish_reason.h"
 #include "scheduler/lifecycle.h"
-#include "scheduler/settle.h"
+#include "scheduler/commit_token.h"
 
 namespace met {
 Result<std::unique_ptr<Scheduler>> Scheduler::create(SchedIo io, SpillIo* spill, const Tokenizer& tokenizer,
@@ -218,7 +218,7 @@ void Scheduler::settle_step() {
     const auto i = static_cast<size_t>(*s.output);
     const bool use_logits = step_.plan().outputs[i].kind == OutputKind::kLogits;
     const TokenId token = pick_token(a, result_, i, use_logits, pick_scratch_);
-    commit_output(io_, a, token, max_seq_len_);
+    commit_token(io_, a, token, max_seq_len_);
   }
 }
 

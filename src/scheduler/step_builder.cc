@@ -6,7 +6,7 @@
 
 #include "core/check.h"
 #include "sampling/logprobs.h"
-#include "scheduler/settle.h"
+#include "scheduler/commit_token.h"
 
 namespace met {
 

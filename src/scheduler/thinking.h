@@ -13,7 +13,7 @@
 //     spontaneous_think_budget and think watchdog. The answer then continues.
 //   - Grammar masks apply only outside thinking.
 // Decisions are pure functions of the config and the state; the scheduler
-// applies them (settle.cc).
+// applies them (commit_token.cc).
 // Threading: plain data, engine thread. Tested by tests/scheduler/thinking_test.cc.
 #pragma once
 

@@ -1,5 +1,5 @@
-// Tests for scheduler/settle.h: the per-token guards.
-#include "scheduler/settle.h"
+// Tests for scheduler/commit_token.h: the per-token guards.
+#include "scheduler/commit_token.h"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,11 @@
-// Settling one sampled token into its sequence: the guards that run per token
-// (EOS and stop ids, min_tokens, stop strings, max_tokens, the context
-// ceiling) and the delta streamed to the client.
+// Committing one sampled token to its sequence (commit_token; `settle` is the
+// reference's name for the lane's step-level work, decode_lane.h): the guards
+// that run per token (EOS and stop ids, min_tokens, stop strings, max_tokens,
+// the context ceiling) and the delta streamed to the client.
 // Invariants: EOS text and stop-string text never reach the client; a token is
 // appended to output_tokens and seq.tokens together; the sequence is marked
 // finished on the token that ends it and gets no further token.
-// Threading: engine thread only. Tested by tests/scheduler/settle_test.cc.
+// Threading: engine thread only. Tested by tests/scheduler/commit_token_test.cc.
 #pragma once
 
 #include <cstddef>
@@ -57,6 +58,6 @@ TokenId pick_token(ActiveSeq& a, StepResult& result, size_t index, bool use_logi
 // Commits a step's token to `a`, unless the client cancelled or the deadline
 // passed while the step ran: then the token is dropped and `a` ends as it
 // would have before the step (so the lanes agree token for token).
-void commit_output(const SchedIo& io, ActiveSeq& a, TokenId token, size_t max_seq_len);
+void commit_token(const SchedIo& io, ActiveSeq& a, TokenId token, size_t max_seq_len);
 
 }  // namespace met

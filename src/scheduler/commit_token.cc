@@ -1,5 +1,5 @@
-// Per-token guards. Tested by tests/scheduler/settle_test.cc.
-#include "scheduler/settle.h"
+// commit_token and the per-token guards. Tested by tests/scheduler/commit_token_test.cc.
+#include "scheduler/commit_token.h"
 
 #include <algorithm>
 
@@ -88,7 +88,7 @@ TokenId pick_token(ActiveSeq& a, StepResult& result, size_t index, bool use_logi
   return token;
 }
 
-void commit_output(const SchedIo& io, ActiveSeq& a, TokenId token, size_t max_seq_len) {
+void commit_token(const SchedIo& io, ActiveSeq& a, TokenId token, size_t max_seq_len) {
   if (a.sink.cancelled()) {
     fail_sequence(a, a.sink.cancel_reason());
     return;
@@ -101,24 +101,24 @@ void commit_output(const SchedIo& io, ActiveSeq& a, TokenId token, size_t max_se
   accept_token(io, a, token, max_seq_len);
 }
 
-void accept_token(const SchedIo& io, ActiveSeq& a, TokenId token, size_t max_seq_len) {
+namespace {
+
+// The token joins the output and the sequence; its time is recorded.
+void record_token(const SchedIo& io, ActiveSeq& a, TokenId token) {
   const TimePoint now = io.clock.now();
   if (!a.decode_start) a.decode_start = now;
   a.last_token_time = now;
   a.output_tokens.push_back(token);
   a.seq.tokens.push_back(token);
   --a.remaining;
+}
 
-  const bool is_stop_token = std::find(a.eos_tokens.begin(), a.eos_tokens.end(), token) != a.eos_tokens.end();
-  const bool under_grammar = grammar_active(a);
-  if (a.thinking.has_value()) observe_thinking_token(*a.thinking, a.think, a.output_tokens, a.forced_by);
-  a.forced_by = ThinkEndCause::kNone;
-  if (under_grammar && !a.matcher->accept_token(token)) {
-    // The mask allows only what the matcher takes: this is a bug, and the
-    // output would break its grammar, so the request fails.
-    fail_sequence(a, fmt::format("internal error: token {} breaks the request's grammar", token));
-    return;
-  }
+// The grammar side of a token: the matcher takes it (false: it broke the
+// grammar), a complete grammar ends the output or, if it was triggered, lets
+// text run free again; a trigger token starts its grammar; the tool-call
+// close token ends the output.
+bool advance_grammar(ActiveSeq& a, TokenId token, bool under_grammar) {
+  if (under_grammar && !a.matcher->accept_token(token)) return false;
   if (under_grammar && (a.matcher->must_end() || a.matcher->is_terminated())) {
     if (a.triggered_active) {
       a.matcher.reset();  // the triggered part is complete: free text again
@@ -134,6 +134,13 @@ void accept_token(const SchedIo& io, ActiveSeq& a, TokenId token, size_t max_seq
     a.triggered_active = true;
   }
   if (a.tool_call_end_token.has_value() && token == *a.tool_call_end_token) a.finished = true;
+  return true;
+}
+
+// The token's delta to the client: its id, its logprob, the prompt logprobs
+// not yet sent, and its text (none for a stop token, which ends the output;
+// a stop string found in the text ends it too).
+void stream_token(const SchedIo& io, ActiveSeq& a, TokenId token, bool is_stop_token) {
   DeltaEvent delta;
   delta.tokens.push_back(token);
   if (a.picked_logprob.has_value() && !is_stop_token) delta.logprobs.push_back(std::move(*a.picked_logprob));
@@ -151,6 +158,23 @@ void accept_token(const SchedIo& io, ActiveSeq& a, TokenId token, size_t max_seq
     }
   }
   io.req.delta(a.sink, std::move(delta));
+}
+
+}  // namespace
+
+void accept_token(const SchedIo& io, ActiveSeq& a, TokenId token, size_t max_seq_len) {
+  record_token(io, a, token);
+  const bool is_stop_token = std::find(a.eos_tokens.begin(), a.eos_tokens.end(), token) != a.eos_tokens.end();
+  const bool under_grammar = grammar_active(a);
+  if (a.thinking.has_value()) observe_thinking_token(*a.thinking, a.think, a.output_tokens, a.forced_by);
+  a.forced_by = ThinkEndCause::kNone;
+  if (!advance_grammar(a, token, under_grammar)) {
+    // The mask allows only what the matcher takes: this is a bug, and the
+    // output would break its grammar, so the request fails.
+    fail_sequence(a, fmt::format("internal error: token {} breaks the request's grammar", token));
+    return;
+  }
+  stream_token(io, a, token, is_stop_token);
   if (hard_ceiling_hit(static_cast<size_t>(std::max(a.remaining, 0)), a.seq.tokens.size(), max_seq_len)) {
     a.finished = true;
   }
