@@ -174,7 +174,7 @@ std::vector<std::string> base_pieces(VocabKind kind) {
   return base;
 }
 
-void append(SyntheticVocab& v, std::string token, TokenType type, float score) {
+void append(SyntheticVocab& v, std::string token, TokenKind type, float score) {
   v.tokens.push_back(std::move(token));
   v.token_types.push_back(static_cast<int32_t>(type));
   if (v.kind == VocabKind::kSpm) v.scores.push_back(score);
@@ -233,30 +233,30 @@ Result<SyntheticVocab> make_synthetic_vocab(const SyntheticVocabOptions& options
   SyntheticVocab v;
   v.kind = kind;
   if (kind == VocabKind::kSpm) {
-    append(v, "<unk>", TokenType::kUnknown, 0.0f);
-    append(v, "<s>", TokenType::kControl, 0.0f);
-    append(v, "</s>", TokenType::kControl, 0.0f);
-    for (int b = 0; b < 256; ++b) append(v, fmt::format("<0x{:02X}>", b), TokenType::kByte, 0.0f);
+    append(v, "<unk>", TokenKind::kUnknown, 0.0f);
+    append(v, "<s>", TokenKind::kControl, 0.0f);
+    append(v, "</s>", TokenKind::kControl, 0.0f);
+    for (int b = 0; b < 256; ++b) append(v, fmt::format("<0x{:02X}>", b), TokenKind::kByte, 0.0f);
     for (size_t i = 0; i < pb.size(); ++i) {
-      append(v, pb.pieces()[i], TokenType::kNormal, -static_cast<float>(i));
+      append(v, pb.pieces()[i], TokenKind::kNormal, -static_cast<float>(i));
     }
     v.unk_id = 0, v.bos_id = 1, v.eos_id = 2;
     v.add_bos = true;
   } else {
     v.pre = options.bpe_pre;
-    for (const auto& p : pb.pieces()) append(v, p, TokenType::kNormal, 0.0f);
+    for (const auto& p : pb.pieces()) append(v, p, TokenKind::kNormal, 0.0f);
     for (const auto& [a, b] : pb.merges()) v.merges.push_back(pb.pieces()[a] + " " + pb.pieces()[b]);
     v.bos_id = v.eos_id = static_cast<uint32_t>(v.tokens.size());
-    append(v, "<|endoftext|>", TokenType::kControl, 0.0f);
+    append(v, "<|endoftext|>", TokenKind::kControl, 0.0f);
   }
-  append(v, "<|im_start|>", TokenType::kControl, 0.0f);
+  append(v, "<|im_start|>", TokenKind::kControl, 0.0f);
   v.eot_id = static_cast<uint32_t>(v.tokens.size());
-  append(v, "<|im_end|>", TokenType::kControl, 0.0f);
+  append(v, "<|im_end|>", TokenKind::kControl, 0.0f);
   for (const std::string& token : extra) {
     if (std::find(v.tokens.begin(), v.tokens.end(), token) != v.tokens.end()) {
       return internal_error("control token '{}' is also a learned piece", token);
     }
-    append(v, token, TokenType::kControl, 0.0f);
+    append(v, token, TokenKind::kControl, 0.0f);
   }
   return v;
 }

@@ -17,21 +17,11 @@
 
 #include "core/status.h"
 #include "gguf/gguf_value.h"
+#include "gguf/token_kind.h"
 
 namespace met {
 
 enum class VocabKind { kSpm, kBpe };
-
-// llama.cpp's token types (tokenizer.ggml.token_type).
-enum class TokenType : int32_t {
-  kUndefined = 0,
-  kNormal = 1,
-  kUnknown = 2,
-  kControl = 3,
-  kUserDefined = 4,
-  kUnused = 5,
-  kByte = 6,
-};
 
 struct SyntheticVocabOptions {
   VocabKind kind = VocabKind::kSpm;

@@ -20,6 +20,7 @@
 
 #include "core/status.h"
 #include "gguf/gguf_value.h"
+#include "gguf/token_kind.h"
 #include "tokenizer/pre_tokenizer.h"
 
 namespace met {
@@ -28,17 +29,6 @@ namespace met {
 // embedding rows and llama.cpp's llama_token. "No token" is std::nullopt,
 // never a negative id.
 using TokenId = int32_t;
-
-// llama.cpp's token types (tokenizer.ggml.token_type), as stored on disk.
-enum class TokenKind : uint8_t {
-  kUndefined = 0,
-  kNormal = 1,
-  kUnknown = 2,
-  kControl = 3,
-  kUserDefined = 4,
-  kUnused = 5,
-  kByte = 6,
-};
 
 // tokenizer.ggml.model: "llama" (SentencePiece), "gpt2" (byte-level BPE),
 // "bert" (WordPiece).

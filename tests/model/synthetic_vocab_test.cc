@@ -39,7 +39,7 @@ TEST(SyntheticVocab, FurtherControlTokensAreAppendedOnceAndCountTowardsTheSize) 
     const std::vector<std::string> tail(v->tokens.end() - 3, v->tokens.end());
     EXPECT_EQ(tail, (std::vector<std::string>{"<think>", "</think>", "[TOOL_CALLS]"}));
     for (size_t i = v->tokens.size() - 3; i < v->tokens.size(); ++i) {
-      EXPECT_EQ(v->token_types[i], static_cast<int32_t>(TokenType::kControl)) << v->tokens[i];
+      EXPECT_EQ(v->token_types[i], static_cast<int32_t>(TokenKind::kControl)) << v->tokens[i];
     }
     EXPECT_EQ(std::set<std::string>(v->tokens.begin(), v->tokens.end()).size(), 1000u);
   }
@@ -60,7 +60,7 @@ TEST(SyntheticVocab, SpmHasSpecialsAndByteFallbackTokens) {
   EXPECT_EQ(v.tokens[v.eot_id], "<|im_end|>");
   EXPECT_EQ(v.tokens[3], "<0x00>");
   EXPECT_EQ(v.tokens[3 + 0x41], "<0x41>");
-  EXPECT_EQ(v.token_types[3 + 0xFF], static_cast<int32_t>(TokenType::kByte));
+  EXPECT_EQ(v.token_types[3 + 0xFF], static_cast<int32_t>(TokenKind::kByte));
   EXPECT_TRUE(v.add_bos);
 }
 
