@@ -42,6 +42,18 @@ std::optional<std::string> included_module(const std::string& line) {
   return line.substr(open + 1, slash - open - 1);
 }
 
+// Calls fn(line_no, module) for each `#include "module/..."` line of `path`.
+template <class Fn>
+void for_each_included_module(const std::filesystem::path& path, Fn fn) {
+  std::ifstream in(path);
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (const std::optional<std::string> included = included_module(line)) fn(line_no, *included);
+  }
+}
+
 int rank_of(const std::string& module) {
   auto it = std::find(kModuleOrder.begin(), kModuleOrder.end(), module);
   return it == kModuleOrder.end() ? -1 : static_cast<int>(it - kModuleOrder.begin());
@@ -63,18 +75,12 @@ TEST(Layering, ModulesIncludeOnlyModulesAboveThem) {
     const std::string module = rel.begin()->string();
     const int own = rank_of(module);
     if (own < 0) continue;
-    std::ifstream in(entry.path());
-    std::string line;
-    int line_no = 0;
-    while (std::getline(in, line)) {
-      ++line_no;
-      const std::optional<std::string> included = included_module(line);
-      if (!included) continue;
-      const int dep = rank_of(*included);
-      if (dep < 0) continue;  // a third-party header such as "CLI/CLI.hpp" or a generated one
-      EXPECT_LE(dep, own) << rel.string() << ":" << line_no << " includes " << *included
+    for_each_included_module(entry.path(), [&](int line_no, const std::string& included) {
+      const int dep = rank_of(included);
+      if (dep < 0) return;  // a third-party header such as "CLI/CLI.hpp" or a generated one
+      EXPECT_LE(dep, own) << rel.string() << ":" << line_no << " includes " << included
                           << "/, which is below " << module << "/ in DESIGN.md's table";
-    }
+    });
     ++files_checked;
   }
   EXPECT_GT(files_checked, 0);
@@ -89,18 +95,12 @@ TEST(Layering, TheServerAndTheCliReachTheEngineOnlyThroughItsApi) {
       const bool tool = std::string(module) == "cli" &&
                         std::find(kCliModelTools.begin(), kCliModelTools.end(), name) != kCliModelTools.end();
       if (tool) continue;
-      std::ifstream in(entry.path());
-      std::string line;
-      int line_no = 0;
-      while (std::getline(in, line)) {
-        ++line_no;
-        const std::optional<std::string> included = included_module(line);
-        if (!included) continue;
+      for_each_included_module(entry.path(), [&](int line_no, const std::string& included) {
         const bool internal =
-            std::find(kEngineInternals.begin(), kEngineInternals.end(), *included) != kEngineInternals.end();
-        EXPECT_FALSE(internal) << module << "/" << name << ":" << line_no << " includes " << *included
+            std::find(kEngineInternals.begin(), kEngineInternals.end(), included) != kEngineInternals.end();
+        EXPECT_FALSE(internal) << module << "/" << name << ":" << line_no << " includes " << included
                                << "/: go through engine/ or request/";
-      }
+      });
       ++files_checked;
     }
   }
