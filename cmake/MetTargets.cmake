@@ -8,6 +8,17 @@
 #   time from cpuid (src/core/cpu_features.h), never at build time.
 # met_test(MODULE gguf SOURCES a_test.cc LABEL unit DEPS met_gguf)
 #   One gtest binary per module and label; every TEST is its own CTest entry.
+# met_unity(TARGET)
+#   Compiles TARGET's sources in unity batches when MET_UNITY is on (the root
+#   CMakeLists.txt). Sources in one batch share a translation unit, so names in
+#   a file's anonymous namespace must not repeat across the files of its
+#   target; sources with their own compile options stay single.
+
+function(met_unity target)
+  if(MET_UNITY)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${MET_UNITY_BATCH})
+  endif()
+endfunction()
 
 function(met_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PUBLIC_LIBS;PRIVATE_LIBS" ${ARGN})
@@ -15,6 +26,7 @@ function(met_library name)
   target_include_directories(met_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(met_${name} PUBLIC met_flags ${ARG_DEPS} ${ARG_PUBLIC_LIBS}
                         PRIVATE ${ARG_PRIVATE_LIBS})
+  met_unity(met_${name})
 endfunction()
 
 set(MET_ISA_FLAGS_avx2 "-march=x86-64-v3")
@@ -24,8 +36,14 @@ set(MET_ISA_FLAGS_amx "-march=x86-64-v4;-mavx512vnni;-mavx512bf16;-mamx-tile;-ma
 function(met_isa_sources)
   cmake_parse_arguments(ARG "" "TARGET;ISA" "SOURCES" ${ARGN})
   target_sources(${ARG_TARGET} PRIVATE ${ARG_SOURCES})
+  set(flags ${MET_ISA_FLAGS_${ARG_ISA}})
+  if(MET_SANITIZE MATCHES "undefined")
+    # ASan still checks every kernel's memory accesses; UBSan's checks on top of
+    # it make clang take ten minutes over one attention kernel file.
+    list(APPEND flags -fno-sanitize=undefined)
+  endif()
   set_source_files_properties(${ARG_SOURCES} TARGET_DIRECTORY ${ARG_TARGET}
-    PROPERTIES COMPILE_OPTIONS "${MET_ISA_FLAGS_${ARG_ISA}}")
+    PROPERTIES COMPILE_OPTIONS "${flags}" SKIP_UNITY_BUILD_INCLUSION ON)
 endfunction()
 
 function(met_test)
@@ -45,6 +63,7 @@ function(met_test)
   target_compile_definitions(${ARG_NAME} PRIVATE
     MET_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     MET_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  met_unity(${ARG_NAME})
   gtest_discover_tests(${ARG_NAME}
     PROPERTIES LABELS ${ARG_LABEL}
     DISCOVERY_TIMEOUT 60)

@@ -8,6 +8,7 @@
 
 #include "backend/step_plan.h"
 #include "core/check.h"
+#include "core/little_endian.h"
 
 namespace met {
 namespace {
@@ -18,14 +19,6 @@ constexpr size_t kKeyInputBytes = 16 + 4 * kKvBlockTokens + 8 + 8;
 // Stands in for the parent of a sequence's first block: the bytes
 // "met-kv-root-v1\0\0" read as two little-endian u64. A format constant.
 constexpr BlockKey kRootMarker{.lo = 0x722d766b2d74656dULL, .hi = 0x000031762d746f6fULL};
-
-void put_u64(uint8_t* p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-
-void put_u32(uint8_t* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
 
 }  // namespace
 

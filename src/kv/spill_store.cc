@@ -21,6 +21,8 @@
 
 #include <fmt/format.h>
 
+#include "core/little_endian.h"
+
 namespace met {
 namespace {
 
@@ -79,23 +81,6 @@ int read_all(int fd, uint8_t* data, size_t n, off_t offset) {
     offset += r;
   }
   return 0;
-}
-
-void put_u32(uint8_t* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-void put_u64(uint8_t* p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-uint32_t get_u32(const uint8_t* p) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(p[i]) << (8 * i);
-  return v;
-}
-uint64_t get_u64(const uint8_t* p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
-  return v;
 }
 
 uint64_t checksum(const Header& header, const std::vector<uint8_t>& payload) {

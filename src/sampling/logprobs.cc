@@ -16,13 +16,13 @@
 namespace met {
 namespace {
 
-constexpr size_t kLanes = 8;  // one AVX2 register (met's baseline is x86-64-v3)
+constexpr size_t kAvx2Lanes = 8;  // one AVX2 register (met's baseline is x86-64-v3)
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 using avx2::exp_nonpositive;  // within 2e-7 relative; 0 below -87
 
 float horizontal_max(__m256 v) {
-  alignas(32) float lanes[kLanes];
+  alignas(32) float lanes[kAvx2Lanes];
   _mm256_store_ps(lanes, v);
   float best = kNegInf;
   for (float x : lanes) best = x > best ? x : best;
@@ -32,7 +32,7 @@ float horizontal_max(__m256 v) {
 float row_max(std::span<const float> x) {
   __m256 m = _mm256_set1_ps(kNegInf);
   size_t i = 0;
-  for (; i + kLanes <= x.size(); i += kLanes) m = _mm256_max_ps(m, _mm256_loadu_ps(x.data() + i));
+  for (; i + kAvx2Lanes <= x.size(); i += kAvx2Lanes) m = _mm256_max_ps(m, _mm256_loadu_ps(x.data() + i));
   float best = horizontal_max(m);
   for (; i < x.size(); ++i) best = x[i] > best ? x[i] : best;
   return best;
@@ -42,10 +42,10 @@ float exp_sum(std::span<const float> x, float max) {
   const __m256 vmax = _mm256_set1_ps(max);
   __m256 s = _mm256_setzero_ps();
   size_t i = 0;
-  for (; i + kLanes <= x.size(); i += kLanes) {
+  for (; i + kAvx2Lanes <= x.size(); i += kAvx2Lanes) {
     s = _mm256_add_ps(s, exp_nonpositive(_mm256_sub_ps(_mm256_loadu_ps(x.data() + i), vmax)));
   }
-  alignas(32) float lanes[kLanes];
+  alignas(32) float lanes[kAvx2Lanes];
   _mm256_store_ps(lanes, s);
   double total = 0.0;
   for (float v : lanes) total += v;
@@ -59,11 +59,11 @@ int32_t count_greater(std::span<const float> x, float value) {
   const __m256 v = _mm256_set1_ps(value);
   __m256i c = _mm256_setzero_si256();
   size_t i = 0;
-  for (; i + kLanes <= x.size(); i += kLanes) {
+  for (; i + kAvx2Lanes <= x.size(); i += kAvx2Lanes) {
     // A true compare is all ones (-1): subtracting it counts.
     c = _mm256_sub_epi32(c, _mm256_castps_si256(_mm256_cmp_ps(_mm256_loadu_ps(x.data() + i), v, _CMP_GT_OQ)));
   }
-  alignas(32) int32_t lanes[kLanes];
+  alignas(32) int32_t lanes[kAvx2Lanes];
   _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), c);
   int32_t total = 0;
   for (int32_t n : lanes) total += n;
@@ -94,12 +94,12 @@ std::vector<TopLogprob> top_logits(std::span<const float> x, size_t num_top) {
   };
   size_t i = 0;
   __m256 threshold = _mm256_set1_ps(kNegInf);
-  for (; i + kLanes <= x.size(); i += kLanes) {
+  for (; i + kAvx2Lanes <= x.size(); i += kAvx2Lanes) {
     if (heap.size() == num_top) {
       const __m256 above = _mm256_cmp_ps(_mm256_loadu_ps(x.data() + i), threshold, _CMP_GE_OQ);
       if (_mm256_movemask_ps(above) == 0) continue;
     }
-    for (size_t k = 0; k < kLanes; ++k) offer(i + k);
+    for (size_t k = 0; k < kAvx2Lanes; ++k) offer(i + k);
     if (heap.size() == num_top) threshold = _mm256_set1_ps(heap.front().logprob);
   }
   for (; i < x.size(); ++i) offer(i);

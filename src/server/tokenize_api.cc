@@ -8,17 +8,17 @@
 namespace met {
 namespace {
 
-using Json = nlohmann::json;
+using RequestJson = nlohmann::json;
 
-ApiResult<Json> parse_object(std::string_view body) {
-  Json j = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+ApiResult<RequestJson> parse_object(std::string_view body) {
+  RequestJson j = RequestJson::parse(body, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return invalid_request(std::nullopt, "the body is not valid JSON (or not UTF-8)");
   if (!j.is_object()) return invalid_request(std::nullopt, "the body must be a JSON object");
   return j;
 }
 
 // A boolean field's value; `fallback` when absent or null.
-ApiResult<bool> flag(const Json& obj, const char* name, bool fallback) {
+ApiResult<bool> flag(const RequestJson& obj, const char* name, bool fallback) {
   auto it = obj.find(name);
   if (it == obj.end() || it->is_null()) return fallback;
   if (!it->is_boolean()) return invalid_request(name, fmt::format("'{}' must be a boolean", name));
@@ -34,7 +34,7 @@ std::string token_text(const Vocab& vocab, std::optional<TokenId> id) {
 TokenizeApi::TokenizeApi(const Tokenizer& tokenizer, std::optional<ChatTemplate> chat_template, int32_t max_model_len)
     : tokenizer_(tokenizer), chat_template_(std::move(chat_template)), max_model_len_(max_model_len) {}
 
-ApiResult<std::vector<TokenId>> TokenizeApi::tokenize_messages(std::string_view body, const Json& obj) const {
+ApiResult<std::vector<TokenId>> TokenizeApi::tokenize_messages(std::string_view body, const RequestJson& obj) const {
   if (!chat_template_) {
     return invalid_request("messages", "this model has no usable chat template; start met serve with --chat-template");
   }
@@ -64,9 +64,9 @@ ApiResult<std::vector<TokenId>> TokenizeApi::tokenize_messages(std::string_view 
 }
 
 ApiResult<nlohmann::ordered_json> TokenizeApi::tokenize(std::string_view body) const {
-  ApiResult<Json> parsed = parse_object(body);
+  ApiResult<RequestJson> parsed = parse_object(body);
   if (auto* e = std::get_if<ApiError>(&parsed)) return *e;
-  const Json& obj = std::get<Json>(parsed);
+  const RequestJson& obj = std::get<RequestJson>(parsed);
   const bool has_prompt = obj.contains("prompt") && !obj["prompt"].is_null();
   const bool has_messages = obj.contains("messages") && !obj["messages"].is_null();
   if (has_prompt == has_messages) {
@@ -91,16 +91,16 @@ ApiResult<nlohmann::ordered_json> TokenizeApi::tokenize(std::string_view body) c
 }
 
 ApiResult<nlohmann::ordered_json> TokenizeApi::detokenize(std::string_view body) const {
-  ApiResult<Json> parsed = parse_object(body);
+  ApiResult<RequestJson> parsed = parse_object(body);
   if (auto* e = std::get_if<ApiError>(&parsed)) return *e;
-  const Json& obj = std::get<Json>(parsed);
+  const RequestJson& obj = std::get<RequestJson>(parsed);
   auto it = obj.find("tokens");
   if (it == obj.end() || !it->is_array()) return invalid_request("tokens", "'tokens' must be an array of token ids");
   const int64_t vocab_size = static_cast<int64_t>(tokenizer_.vocab().size());
   std::vector<TokenId> ids;
   ids.reserve(it->size());
   for (size_t i = 0; i < it->size(); ++i) {
-    const Json& t = (*it)[i];
+    const RequestJson& t = (*it)[i];
     if (!t.is_number_integer()) {
       return invalid_request("tokens", fmt::format("tokens[{}] must be an integer token id", i));
     }

@@ -33,6 +33,7 @@
 #include "backend/cpu/kv_cache.h"
 #include "backend/cpu/worker_pool.h"
 #include "core/cpu_features.h"
+#include "tensor/tensor_testing.h"
 
 namespace met::cpu {
 namespace {
@@ -61,13 +62,7 @@ struct SeqSpec {
   uint32_t seed = 1;
 };
 
-std::vector<float> gaussian(size_t n, uint32_t seed, float sigma = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, sigma);
-  std::vector<float> x(n);
-  for (float& v : x) v = dist(rng);
-  return x;
-}
+using testing::gaussian;
 
 uint32_t mix(uint32_t seed, uint32_t a, uint32_t b) {
   return seed * 2654435761u + a * 40503u + b * 97u + 11u;

@@ -19,6 +19,7 @@
 
 #include "tensor/half.h"
 #include "tensor/reference/reference_kernels.h"
+#include "tensor/tensor_testing.h"
 
 namespace met::cpu {
 namespace {
@@ -34,13 +35,7 @@ KvLayout layout_of(GgmlType dtype, int32_t layers, int32_t heads, int32_t head_d
                   .num_blocks = blocks};
 }
 
-std::vector<float> gaussian(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> x(n);
-  for (float& v : x) v = dist(rng);
-  return x;
-}
+using testing::gaussian;
 
 std::vector<BlockId> shuffled_blocks(int32_t n, uint32_t seed) {
   std::vector<BlockId> ids;
@@ -166,8 +161,8 @@ TEST(KvCache, Q8_0RoundTripStaysWithinHalfAStep) {
     const float d = amax / 127.0f;
     std::vector<uint8_t> bytes(34);
     std::vector<float> expect(32);
-    ref::quantize_row_q8_0(rt.stored.data() + b, bytes.data(), 32);
-    ref::dequantize_row_q8_0(bytes.data(), expect.data(), 32);
+    ::met::ref::quantize_row_q8_0(rt.stored.data() + b, bytes.data(), 32);
+    ::met::ref::dequantize_row_q8_0(bytes.data(), expect.data(), 32);
     for (size_t i = b; i < b + 32; ++i) {
       ASSERT_EQ(rt.loaded[i], expect[i - b]) << i;
       ASSERT_LE(std::fabs(rt.loaded[i] - rt.stored[i]), d / 2 + 127.0f * d / 2048.0f) << i;

@@ -35,6 +35,7 @@
 #include "tensor/half.h"
 #include "tensor/quantize.h"
 #include "tensor/reference/reference_kernels.h"
+#include "tensor/tensor_testing.h"
 
 namespace met::cpu {
 namespace {
@@ -58,16 +59,6 @@ std::vector<int64_t> col_counts(GgmlType type) {
   return {256, 512, 768, 1280};
 }
 
-std::vector<float> gaussian(size_t n, uint32_t seed, float sigma = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, sigma);
-  std::vector<float> x(n);
-  for (float& v : x) v = dist(rng);
-  // A few outliers, as real activations have.
-  for (size_t i = seed % 97; i < n; i += 97) x[i] *= 20.0f;
-  return x;
-}
-
 struct Weights {
   GgmlType type;
   int64_t rows = 0;
@@ -84,7 +75,7 @@ Weights random_weights(GgmlType type, int64_t rows, int64_t cols, uint32_t seed)
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> log_scale(-4.0f, 1.0f);
   for (int64_t n = 0; n < rows; ++n) {
-    std::vector<float> x = gaussian(static_cast<size_t>(cols), seed * 131 + static_cast<uint32_t>(n),
+    std::vector<float> x = testing::gaussian_with_outliers(static_cast<size_t>(cols), seed * 131 + static_cast<uint32_t>(n),
                                     std::exp(log_scale(rng)));
     std::span<uint8_t> dst(w.bytes.data() + static_cast<size_t>(n) * w.row_bytes, w.row_bytes);
     EXPECT_TRUE(quantize_row(type, x, dst).ok());
@@ -123,7 +114,7 @@ struct Problem {
 
 Problem make_problem(GgmlType type, int64_t m, int64_t rows, int64_t cols, uint32_t seed) {
   Problem p{random_weights(type, rows, cols, seed), m,
-            gaussian(static_cast<size_t>(m * cols), seed + 7), {}};
+            testing::gaussian_with_outliers(static_cast<size_t>(m * cols), seed + 7), {}};
   p.act.resize(static_cast<size_t>(m) * activation_row_bytes(type, cols));
   prepare_activations_with(matmul_kernels_for_isa(type, Isa::kScalar), type, p.x.data(), cols, cols,
                            0, m, p.act.data());
@@ -212,7 +203,7 @@ TEST(MatmulReference, EqualsTheProductOfDequantizedWeightsAndActivations) {
 
 TEST(MatmulReference, Q8_0ActivationsCarryTheirLaneSumsAndTails) {
   const int64_t cols = 96;
-  const std::vector<float> x = gaussian(cols, 3);
+  const std::vector<float> x = testing::gaussian_with_outliers(cols, 3);
   std::vector<uint8_t> row(activation_row_bytes(GgmlType::kQ8_0, cols), 0xAB);
   prepare_activations_with(matmul_kernels_for_isa(GgmlType::kQ8_0, Isa::kScalar), GgmlType::kQ8_0,
                            x.data(), cols, cols, 0, 1, row.data());
@@ -290,7 +281,7 @@ TEST_P(MatmulTiers, PrepareMatchesTheReferenceBitForBit) {
     const MatmulKernels fast = matmul_kernels_for_isa(type, GetParam());
     if (fast.prepare == nullptr) continue;
     for (const int64_t cols : col_counts(type)) {
-      std::vector<float> x = gaussian(static_cast<size_t>(3 * cols), static_cast<uint32_t>(cols));
+      std::vector<float> x = testing::gaussian_with_outliers(static_cast<size_t>(3 * cols), static_cast<uint32_t>(cols));
       // Rounding ties, zeros, NaN and inf in the third row.
       for (int64_t k = 0; k < cols; ++k) x[static_cast<size_t>(cols + k)] = static_cast<float>(k % 64) - 31.5f;
       x[static_cast<size_t>(cols)] = 127.0f;

@@ -28,19 +28,14 @@
 #include "tensor/quantize.h"
 #include "tensor/reference/reference_kernels.h"
 #include "tensor/row_kernels.h"
+#include "tensor/tensor_testing.h"
 
 namespace met::cpu {
 namespace {
 
 constexpr int64_t kLengths[] = {1, 3, 7, 8, 15, 16, 17, 31, 33, 100, 1000, 4097};
 
-std::vector<float> gaussian(size_t n, uint32_t seed, float sigma = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, sigma);
-  std::vector<float> x(n);
-  for (float& v : x) v = dist(rng);
-  return x;
-}
+using testing::gaussian;
 
 std::vector<uint32_t> bits_of(const std::vector<float>& v) {
   std::vector<uint32_t> out(v.size());

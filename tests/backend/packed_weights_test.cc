@@ -23,21 +23,13 @@
 #include "tensor/block_types.h"
 #include "tensor/half.h"
 #include "tensor/quantize.h"
+#include "tensor/tensor_testing.h"
 
 namespace met::cpu {
 namespace {
 
-constexpr double kTolerance = 4e-6;
-constexpr float kCanary = -12345.0f;
-
-std::vector<float> gaussian(size_t n, uint32_t seed, float sigma) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, sigma);
-  std::vector<float> x(n);
-  for (float& v : x) v = dist(rng);
-  for (size_t i = seed % 97; i < n; i += 97) x[i] *= 20.0f;  // outliers, as real data has
-  return x;
-}
+constexpr double kPackTolerance = 4e-6;
+constexpr float kPackCanary = -12345.0f;
 
 struct RowMajor {
   std::vector<uint8_t> bytes;
@@ -53,7 +45,7 @@ RowMajor random_q8_0(int64_t rows, int64_t cols, uint32_t seed) {
   std::uniform_real_distribution<float> log_scale(-4.0f, 1.0f);
   for (int64_t n = 0; n < rows; ++n) {
     const std::vector<float> x =
-        gaussian(static_cast<size_t>(cols), seed * 131 + static_cast<uint32_t>(n), std::exp(log_scale(rng)));
+        testing::gaussian_with_outliers(static_cast<size_t>(cols), seed * 131 + static_cast<uint32_t>(n), std::exp(log_scale(rng)));
     std::span<uint8_t> dst(out.bytes.data() + static_cast<size_t>(n) * row_bytes, row_bytes);
     EXPECT_TRUE(quantize_row(GgmlType::kQ8_0, x, dst).ok());
   }
@@ -108,33 +100,33 @@ TEST(PackedWeights, PreferredLayoutHasASelectedKernel) {
   EXPECT_EQ(preferred_layout(GgmlType::kF16), WeightLayout::kRows);
 }
 
-struct Problem {
+struct PackProblem {
   RowMajor rows;
   PackedMatrix packed;
   int64_t m = 0;
   std::vector<uint8_t> act;  // prepared by the reference
 };
 
-Problem make_problem(int64_t m, int64_t rows, int64_t cols, uint32_t seed) {
-  Problem p{random_q8_0(rows, cols, seed), {}, m, {}};
+PackProblem make_problem(int64_t m, int64_t rows, int64_t cols, uint32_t seed) {
+  PackProblem p{random_q8_0(rows, cols, seed), {}, m, {}};
   p.packed = PackedMatrix::pack(p.rows.w, WeightLayout::kQ8_0x16);
-  const std::vector<float> x = gaussian(static_cast<size_t>(m * cols), seed + 7, 1.0f);
+  const std::vector<float> x = testing::gaussian_with_outliers(static_cast<size_t>(m * cols), seed + 7, 1.0f);
   p.act.resize(static_cast<size_t>(m) * activation_row_bytes(GgmlType::kQ8_0, cols));
   prepare_activations_with(matmul_kernels_for_isa(GgmlType::kQ8_0, Isa::kScalar), GgmlType::kQ8_0, x.data(),
                            cols, cols, 0, m, p.act.data());
   return p;
 }
 
-std::vector<float> run(const MatmulKernels& kernels, const WeightMatrix& w, const Problem& p, int64_t n_begin,
+std::vector<float> run(const MatmulKernels& kernels, const WeightMatrix& w, const PackProblem& p, int64_t n_begin,
                        int64_t n_end) {
-  std::vector<float> y(static_cast<size_t>(p.m * w.rows), kCanary);
+  std::vector<float> y(static_cast<size_t>(p.m * w.rows), kPackCanary);
   matmul_with(kernels, w, p.act.data(), p.m, y.data(), w.rows, n_begin, n_end);
   return y;
 }
 
 // sum_k |w_k a_k| per output (the scale errors are measured against), from
 // the codes and scales.
-std::vector<double> magnitudes(const Problem& p) {
+std::vector<double> pack_magnitudes(const PackProblem& p) {
   const int64_t cols = p.rows.w.cols, num_blocks = cols / kQk;
   const size_t act_row = activation_row_bytes(GgmlType::kQ8_0, cols);
   std::vector<double> out(static_cast<size_t>(p.m * p.rows.w.rows));
@@ -155,21 +147,21 @@ std::vector<double> magnitudes(const Problem& p) {
   return out;
 }
 
-void expect_close(const Problem& p, const std::vector<float>& actual, const std::vector<float>& expected,
+void expect_close(const PackProblem& p, const std::vector<float>& actual, const std::vector<float>& expected,
                   int64_t n_begin, int64_t n_end, const std::string& what) {
-  const std::vector<double> magnitude = magnitudes(p);
+  const std::vector<double> magnitude = pack_magnitudes(p);
   const int64_t rows = p.rows.w.rows;
   int failures = 0;
   for (int64_t i = 0; i < p.m; ++i) {
     for (int64_t n = 0; n < rows; ++n) {
       const auto idx = static_cast<size_t>(i * rows + n);
       if (n < n_begin || n >= n_end) {
-        if (actual[idx] != kCanary && ++failures < 5)
+        if (actual[idx] != kPackCanary && ++failures < 5)
           ADD_FAILURE() << what << " wrote y[" << i << "][" << n << "]";
         continue;
       }
       const double error = std::fabs(static_cast<double>(actual[idx]) - expected[idx]);
-      if (!(error <= kTolerance * magnitude[idx] + 1e-30) && ++failures < 5) {
+      if (!(error <= kPackTolerance * magnitude[idx] + 1e-30) && ++failures < 5) {
         ADD_FAILURE() << what << " y[" << i << "][" << n << "] = " << actual[idx] << ", reference "
                       << expected[idx] << ", error " << error / (magnitude[idx] + 1e-300) << " of sum|w a|";
       }
@@ -203,7 +195,7 @@ TEST_P(PackedKernels, Q8_0x16MatchesTheReferenceOnManyShapes) {
   for (const int64_t rows : {16, 37}) {
     for (const int64_t cols : {32, 64, 96, 160, 512, 1056}) {
       for (const int64_t m : {1, 2, 3, 4, 5, 7, 9, 64}) {
-        const Problem p = make_problem(m, rows, cols, static_cast<uint32_t>(m * 1000 + cols + rows));
+        const PackProblem p = make_problem(m, rows, cols, static_cast<uint32_t>(m * 1000 + cols + rows));
         const std::vector<float> expected = run(reference_, p.rows.w, p, 0, rows);
         for (const auto& [n_begin, n_end] :
              {std::pair<int64_t, int64_t>{0, rows}, {5, 22}, {13, 14}, {16, rows}}) {
@@ -218,11 +210,11 @@ TEST_P(PackedKernels, Q8_0x16MatchesTheReferenceOnManyShapes) {
 
 TEST_P(PackedKernels, Q8_0x16SplitsAgreeBitForBit) {
   constexpr int64_t kRows = 45;
-  const Problem p = make_problem(17, kRows, 96, 5);
+  const PackProblem p = make_problem(17, kRows, 96, 5);
   const WeightMatrix& w = p.packed.matrix();
   const std::vector<float> whole = run(kernels_, w, p, 0, kRows);
   for (int64_t split = 1; split < kRows; ++split) {
-    std::vector<float> pieces(whole.size(), kCanary);
+    std::vector<float> pieces(whole.size(), kPackCanary);
     matmul_with(kernels_, w, p.act.data(), p.m, pieces.data(), kRows, 0, split);
     matmul_with(kernels_, w, p.act.data(), p.m, pieces.data(), kRows, split, kRows);
     EXPECT_EQ(std::memcmp(pieces.data(), whole.data(), whole.size() * sizeof(float)), 0)
@@ -234,11 +226,11 @@ TEST_P(PackedKernels, Q8_0x16RowsAreTheSameAloneOrInABatch) {
   // Batch invariance: an activation row's outputs do not depend on which row
   // tile it lands in, nor on the other rows.
   constexpr int64_t kRows = 37, kCols = 160, kM = 11;
-  const Problem p = make_problem(kM, kRows, kCols, 21);
+  const PackProblem p = make_problem(kM, kRows, kCols, 21);
   const std::vector<float> batch = run(kernels_, p.packed.matrix(), p, 0, kRows);
   const size_t act_row = activation_row_bytes(GgmlType::kQ8_0, kCols);
   for (int64_t i = 0; i < kM; ++i) {
-    std::vector<float> alone(kRows, kCanary);
+    std::vector<float> alone(kRows, kPackCanary);
     matmul_with(kernels_, p.packed.matrix(), p.act.data() + static_cast<size_t>(i) * act_row, 1, alone.data(),
                 kRows, 0, kRows);
     EXPECT_EQ(std::memcmp(alone.data(), batch.data() + i * kRows, kRows * sizeof(float)), 0) << "row " << i;
@@ -247,7 +239,7 @@ TEST_P(PackedKernels, Q8_0x16RowsAreTheSameAloneOrInABatch) {
 
 TEST_P(PackedKernels, Q8_0x16LongRowsStayWithinTolerance) {
   for (const int64_t cols : {4096, 11008}) {
-    const Problem p = make_problem(3, 32, cols, 99);
+    const PackProblem p = make_problem(3, 32, cols, 99);
     expect_close(p, run(kernels_, p.packed.matrix(), p, 0, 32), run(reference_, p.rows.w, p, 0, 32), 0, 32,
                  describe(3, 32, cols, 0, 32));
   }
@@ -255,7 +247,7 @@ TEST_P(PackedKernels, Q8_0x16LongRowsStayWithinTolerance) {
 
 TEST_P(PackedKernels, Q8_0x16ManyActivationRowsAreSplitIntoCacheSizedCalls) {
   // 300 rows of 4096 activations exceed one cache block (matmul.cc).
-  const Problem p = make_problem(300, 16, 4096, 4);
+  const PackProblem p = make_problem(300, 16, 4096, 4);
   expect_close(p, run(kernels_, p.packed.matrix(), p, 0, 16), run(reference_, p.rows.w, p, 0, 16), 0, 16,
                "m=300");
 }
@@ -263,8 +255,8 @@ TEST_P(PackedKernels, Q8_0x16ManyActivationRowsAreSplitIntoCacheSizedCalls) {
 TEST(PackedWeights, PublicMatmulRunsThePreferredLayout) {
   const WeightLayout layout = preferred_layout(GgmlType::kQ8_0);
   if (layout == WeightLayout::kRows) GTEST_SKIP() << "no packed Q8_0 kernel selected on this CPU";
-  const Problem p = make_problem(3, 37, 160, 8);
-  std::vector<float> y(static_cast<size_t>(3 * 37), kCanary);
+  const PackProblem p = make_problem(3, 37, 160, 8);
+  std::vector<float> y(static_cast<size_t>(3 * 37), kPackCanary);
   matmul(p.packed.matrix(), p.act.data(), 3, y.data(), 37, 0, 37);
   expect_close(p, y, run(matmul_kernels_for_isa(GgmlType::kQ8_0, Isa::kScalar), p.rows.w, p, 0, 37), 0, 37,
                "selected");

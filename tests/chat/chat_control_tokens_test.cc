@@ -13,7 +13,7 @@
 namespace met {
 namespace {
 
-bool contains(const std::vector<std::string>& list, const std::string& s) {
+bool has_entry(const std::vector<std::string>& list, const std::string& s) {
   return std::find(list.begin(), list.end(), s) != list.end();
 }
 
@@ -34,26 +34,26 @@ TEST(ChatControlTokens, ChatMlWithToolsGivesMarkersAndLiterals) {
 
 TEST(ChatControlTokens, MistralBracketsAndDeepSeekFullWidthLiterals) {
   const auto mistral = chat_control_tokens("{{ '[INST]' + c + '[/INST]' }}{{ '[TOOL_CALLS]' }}{{ x[0] }}{{ y[ID] }}");
-  EXPECT_TRUE(contains(mistral, "[INST]"));
-  EXPECT_TRUE(contains(mistral, "[/INST]"));
-  EXPECT_TRUE(contains(mistral, "[TOOL_CALLS]"));
-  EXPECT_TRUE(contains(mistral, "[ARGS]"));  // from the family's markers
-  EXPECT_FALSE(contains(mistral, "[ID]"));   // too short to be a token
+  EXPECT_TRUE(has_entry(mistral, "[INST]"));
+  EXPECT_TRUE(has_entry(mistral, "[/INST]"));
+  EXPECT_TRUE(has_entry(mistral, "[TOOL_CALLS]"));
+  EXPECT_TRUE(has_entry(mistral, "[ARGS]"));  // from the family's markers
+  EXPECT_FALSE(has_entry(mistral, "[ID]"));   // too short to be a token
   const auto deepseek = chat_control_tokens("{{ '<｜User｜>' + c + '<｜Assistant｜>' }}");
-  EXPECT_TRUE(contains(deepseek, "<｜User｜>"));
-  EXPECT_TRUE(contains(deepseek, "<｜Assistant｜>"));
+  EXPECT_TRUE(has_entry(deepseek, "<｜User｜>"));
+  EXPECT_TRUE(has_entry(deepseek, "<｜Assistant｜>"));
 }
 
 TEST(ChatControlTokens, SharedTemplatesGetTheirToolAndThinkMarkers) {
   MET_REQUIRE_SHARED(qwen3, "chat-templates/Qwen-Qwen3-0.6B.jinja");
   const auto tokens = chat_control_tokens(read_shared(qwen3));
   for (const char* marker : {"<|im_start|>", "<|im_end|>", "<think>", "</think>", "<tool_call>", "</tool_call>"}) {
-    EXPECT_TRUE(contains(tokens, marker)) << marker;
+    EXPECT_TRUE(has_entry(tokens, marker)) << marker;
   }
   MET_REQUIRE_SHARED(r1, "chat-templates/deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja");
   const auto r1_tokens = chat_control_tokens(read_shared(r1));
   for (const char* marker : {"<｜tool▁calls▁begin｜>", "<｜tool▁sep｜>", "<｜Assistant｜>", "<think>"}) {
-    EXPECT_TRUE(contains(r1_tokens, marker)) << marker;
+    EXPECT_TRUE(has_entry(r1_tokens, marker)) << marker;
   }
 }
 

@@ -14,16 +14,10 @@ using testing::SplitCheck;
 
 const ChatFormat kQwen3{ChatFamily::kHermes, "<think>", "</think>"};
 
-SplitCheck in_thinking() {
-  SplitCheck check;
-  check.options.starts_in_thinking = true;
-  return check;
-}
-
 TEST(HermesFamily, ReasoningThenContentWhenThePromptOpenedThinking) {
   const auto message = parse_every_way(kQwen3,
       "Okay, the user just says hi. I should greet them back.\n</think>\n\nHello! How can I help you today? 😊",
-      in_thinking());
+      testing::starts_in_thinking());
   expect_message(message, "Okay, the user just says hi. I should greet them back.",
                  "Hello! How can I help you today? 😊", {}, false);
 }
@@ -34,12 +28,12 @@ TEST(HermesFamily, ReasoningOpenedByTheModelItself) {
 }
 
 TEST(HermesFamily, AThinkStartRepeatedAfterThePromptsIsDropped) {
-  const auto message = parse_every_way(kQwen3, "<think>\nHmm.\n</think>\n\nHi.", in_thinking());
+  const auto message = parse_every_way(kQwen3, "<think>\nHmm.\n</think>\n\nHi.", testing::starts_in_thinking());
   expect_message(message, "Hmm.", "Hi.", {}, false);
 }
 
 TEST(HermesFamily, MissingThinkEndLeavesEverythingAsReasoning) {
-  const auto message = parse_every_way(kQwen3, "The user wants a poem. Let me count syllables: five, seven", in_thinking());
+  const auto message = parse_every_way(kQwen3, "The user wants a poem. Let me count syllables: five, seven", testing::starts_in_thinking());
   expect_message(message, "The user wants a poem. Let me count syllables: five, seven", "", {}, false);
 }
 

@@ -13,12 +13,6 @@ using testing::expect_message;
 using testing::parse_every_way;
 using testing::SplitCheck;
 
-SplitCheck in_thinking() {
-  SplitCheck check;
-  check.options.starts_in_thinking = true;
-  return check;
-}
-
 SplitCheck malformed() {
   SplitCheck check;
   check.content_is_clean = false;
@@ -102,13 +96,13 @@ TEST(DeepSeekR1Family, ReasoningThenFencedJsonCalls) {
       "<｜tool▁sep｜>get_weather\n```json\n{\"location\": \"Hangzhou\"}\n```<｜tool▁call▁end｜>\n"
       "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"location\": \"Beijing\"}\n```"
       "<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
-      in_thinking());
+      testing::starts_in_thinking());
   expect_message(message, "Okay, I need the weather in two cities.", "",
                  {{"get_weather", R"({"location": "Hangzhou"})"}, {"get_weather", R"({"location": "Beijing"})"}}, true);
 }
 
 TEST(DeepSeekR1Family, ReasoningThenAnswer) {
-  expect_message(parse_every_way(kR1, "用户在问好。\n</think>\n\n你好！有什么可以帮你？", in_thinking()), "用户在问好。",
+  expect_message(parse_every_way(kR1, "用户在问好。\n</think>\n\n你好！有什么可以帮你？", testing::starts_in_thinking()), "用户在问好。",
                  "你好！有什么可以帮你？", {}, false);
 }
 

@@ -27,6 +27,13 @@ struct SplitCheck {
   bool content_is_clean = true;
 };
 
+// A check for a generation the prompt opened in thinking.
+inline SplitCheck starts_in_thinking() {
+  SplitCheck check;
+  check.options.starts_in_thinking = true;
+  return check;
+}
+
 // The message from feeding `text` whole, after checking every split agrees.
 ParsedMessage parse_every_way(const ChatFormat& format, std::string_view text, const SplitCheck& check = {});
 

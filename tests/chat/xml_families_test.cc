@@ -12,12 +12,6 @@ using testing::expect_message;
 using testing::parse_every_way;
 using testing::SplitCheck;
 
-SplitCheck in_thinking() {
-  SplitCheck check;
-  check.options.starts_in_thinking = true;
-  return check;
-}
-
 const ChatFormat kQwen3Coder{ChatFamily::kQwen3Coder, "", ""};
 const ChatFormat kQwen35{ChatFamily::kQwen3Coder, "<think>", "</think>"};
 
@@ -66,7 +60,7 @@ TEST(Qwen3CoderFamily, ThinkingModelsSplitReasoningFirst) {
   const auto message = parse_every_way(kQwen35,
       "I need the file list first.\n</think>\n\n<tool_call>\n<function=list_files>\n<parameter=dir>\n.\n"
       "</parameter>\n</function>\n</tool_call>",
-      in_thinking());
+      testing::starts_in_thinking());
   expect_message(message, "I need the file list first.", "", {{"list_files", R"({"dir": "."})"}}, true);
 }
 
@@ -102,7 +96,7 @@ TEST(GlmFamily, Glm47CompactFormWithThinkingFromThePrompt) {
   const auto message = parse_every_way(kGlm,
       "Search first.</think><tool_call>search<arg_key>query</arg_key><arg_value>met server</arg_value>"
       "<arg_key>filters</arg_key><arg_value>[\"docs\", \"code\"]</arg_value></tool_call>",
-      in_thinking());
+      testing::starts_in_thinking());
   expect_message(message, "Search first.", "", {{"search", R"({"query": "met server", "filters": ["docs", "code"]})"}},
                  true);
 }
@@ -122,7 +116,7 @@ TEST(DeepSeekV32Family, DsmlInvokesWithStringAndJsonParameters) {
       "<｜DSML｜parameter name=\"days\" string=\"false\">3</｜DSML｜parameter>\n</｜DSML｜invoke>\n"
       "<｜DSML｜invoke name=\"get_time\">\n<｜DSML｜parameter name=\"zone\" string=\"true\">42</｜DSML｜parameter>\n"
       "</｜DSML｜invoke>\n</｜DSML｜function_calls>",
-      in_thinking());
+      testing::starts_in_thinking());
   expect_message(message, "The user wants Paris weather.", "Sure.",
                  {{"get_weather", R"({"location": "Paris", "days": 3})"}, {"get_time", R"({"zone": "42"})"}}, true);
 }

@@ -27,10 +27,6 @@ namespace {
 using Outcome = testing::CollectedStream;
 using testing::ModelEngine;
 
-Outcome collect(RequestHandle& h, int cancel_after_deltas = -1) {
-  return testing::collect_stream(h, cancel_after_deltas);
-}
-
 const char* kPrompts[16] = {
     "Once upon a time",        "The little dog",      "Lily and Ben went to the park",
     "One day, a big bird",     "Tom had a red ball",  "The sun was shining and",
@@ -51,7 +47,7 @@ std::vector<Outcome> run_prompts(ModelEngine& m) {
     handles.push_back(std::move(*h));
   }
   std::vector<Outcome> out;
-  for (RequestHandle& h : handles) out.push_back(collect(h));
+  for (RequestHandle& h : handles) out.push_back(testing::collect_stream(h));
   m.engine().drain();
   EXPECT_EQ(m.engine().kv_blocks_in_use(), 0);
   return out;
@@ -105,7 +101,7 @@ TEST(EngineOnStories, GreedyFromBosTellsTheStoryOfLily) {
   r.max_tokens = 30;
   Result<RequestHandle> h = m.engine().submit(std::move(r));
   ASSERT_TRUE(h.ok());
-  Outcome o = collect(*h);
+  Outcome o = testing::collect_stream(*h);
   EXPECT_EQ(o.text.rfind("Once upon a time, there was a little girl named Lily", 0), 0u) << o.text;
 }
 
@@ -145,7 +141,7 @@ TEST(EngineOnStories, SoakOfTwoHundredRequestsEndsEveryOneWithTheRightFrameAndLe
       r.timeout.reset();
       Result<RequestHandle> h = ref.engine().submit(std::move(r));
       ASSERT_TRUE(h.ok()) << h.status().message();
-      solo.push_back(collect(*h));
+      solo.push_back(testing::collect_stream(*h));
     }
     ref.engine().drain();
   }
@@ -156,7 +152,7 @@ TEST(EngineOnStories, SoakOfTwoHundredRequestsEndsEveryOneWithTheRightFrameAndLe
       for (size_t i = static_cast<size_t>(t); i < cases.size(); i += 8) {
         Result<RequestHandle> h = m.engine().submit(cases[i].request);
         ASSERT_TRUE(h.ok()) << h.status().message();
-        got[i] = collect(*h, cases[i].cancel_after);
+        got[i] = testing::collect_stream(*h, cases[i].cancel_after);
       }
     });
   }

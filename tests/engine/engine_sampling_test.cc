@@ -19,12 +19,12 @@ namespace {
 using testing::CollectedStream;
 using testing::ModelEngine;
 
-const char* kPrompts[8] = {"Once upon a time", "The little dog", "Lily and Ben went to the park", "Tom had a red ball",
+const char* kSamplingPrompts[8] = {"Once upon a time", "The little dog", "Lily and Ben went to the park", "Tom had a red ball",
                            "There was a cat",  "Mom said",       "It was a cold day",             "She wanted to"};
 
 EngineRequest sampled_request(const ModelEngine& m, size_t i) {
   EngineRequest r;
-  r.prompt = m.tokenizer().encode(kPrompts[i], EncodeOptions{.add_special = true});
+  r.prompt = m.tokenizer().encode(kSamplingPrompts[i], EncodeOptions{.add_special = true});
   r.max_tokens = 40;
   r.sampling.temperature = 1.0f;
   r.sampling.top_p = 0.95f;
@@ -41,7 +41,7 @@ CollectedStream run_one(ModelEngine& m, const EngineRequest& r) {
 
 std::vector<CollectedStream> run_batch(ModelEngine& m) {
   std::vector<RequestHandle> handles;
-  for (size_t i = 0; i < std::size(kPrompts); ++i) handles.push_back(std::move(*m.engine().submit(sampled_request(m, i))));
+  for (size_t i = 0; i < std::size(kSamplingPrompts); ++i) handles.push_back(std::move(*m.engine().submit(sampled_request(m, i))));
   std::vector<CollectedStream> out;
   for (RequestHandle& h : handles) out.push_back(testing::collect_stream(h));
   return out;
@@ -51,12 +51,12 @@ TEST(EngineSampling, ASeededRequestGivesTheSameTokensAloneInABatchAndWithThePipe
   MET_REQUIRE_SHARED(path, "models/stories260K.gguf");
   ModelEngine alone(path, 256, 8, std::nullopt, /*pipeline=*/false);
   std::vector<CollectedStream> want;
-  for (size_t i = 0; i < std::size(kPrompts); ++i) want.push_back(run_one(alone, sampled_request(alone, i)));
+  for (size_t i = 0; i < std::size(kSamplingPrompts); ++i) want.push_back(run_one(alone, sampled_request(alone, i)));
   for (bool pipeline : {false, true}) {
     ModelEngine batch(path, 256, 8, std::nullopt, pipeline);
     const std::vector<CollectedStream> got = run_batch(batch);
     for (size_t i = 0; i < want.size(); ++i) {
-      EXPECT_EQ(got[i].tokens, want[i].tokens) << "pipeline " << pipeline << ": " << kPrompts[i];
+      EXPECT_EQ(got[i].tokens, want[i].tokens) << "pipeline " << pipeline << ": " << kSamplingPrompts[i];
     }
   }
   // A different seed gives a different continuation (the draws are real).

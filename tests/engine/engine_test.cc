@@ -20,10 +20,6 @@ using testing::FakeDeviceOptions;
 
 using Outcome = testing::CollectedStream;
 
-Outcome collect(RequestHandle& h, int cancel_after_deltas = -1) {
-  return testing::collect_stream(h, cancel_after_deltas);
-}
-
 EngineRequest request(int prompt_len, int max_tokens, uint32_t seed) {
   EngineRequest r;
   for (int i = 0; i < prompt_len; ++i) r.prompt.push_back(static_cast<TokenId>(10 + (seed * 31 + i * 7) % 400));
@@ -61,7 +57,7 @@ TEST_F(EngineTest, RequestsFromManyThreadsAreEachAnsweredOnceAndThePoolIsFullAft
       for (int i = 0; i < 8; ++i) {
         Result<RequestHandle> h = engine_->submit(request(5 + i * 3, 10 + i, static_cast<uint32_t>(t * 100 + i)));
         ASSERT_TRUE(h.ok());
-        Outcome o = collect(*h);
+        Outcome o = testing::collect_stream(*h);
         EXPECT_EQ(o.num_terminal, 1);
         ASSERT_TRUE(o.finish.has_value()) << o.error.value_or("");
         EXPECT_EQ(o.finish->finish_reason, "length");
@@ -131,7 +127,7 @@ TEST_F(EngineTest, CancelThroughTheHandleEndsTheRequestWithAnErrorFrame) {
   StreamEvent e;
   ASSERT_TRUE(h->next(e));  // the first delta
   h->cancel();
-  Outcome o = collect(*h);
+  Outcome o = testing::collect_stream(*h);
   EXPECT_EQ(o.num_terminal, 1);
   EXPECT_TRUE(o.error.has_value() || o.finish.has_value());
   engine_->drain();
@@ -144,7 +140,7 @@ TEST_F(EngineTest, StopAnswersEveryOpenRequestWithAnErrorFrame) {
   for (int i = 0; i < 6; ++i) handles.push_back(*engine_->submit(request(8, 1000, static_cast<uint32_t>(i))));
   engine_->stop();
   for (RequestHandle& h : handles) {
-    Outcome o = collect(h);
+    Outcome o = testing::collect_stream(h);
     EXPECT_EQ(o.num_terminal, 1);
   }
   EXPECT_EQ(engine_->kv_blocks_in_use(), 0);
@@ -170,7 +166,7 @@ TEST_F(EngineTest, ADeviceFaultAnswersEveryRequestAsksForShutdownAndRefusesNewRe
   }
   ASSERT_FALSE(handles.empty());
   for (RequestHandle& h : handles) {
-    Outcome o = collect(h);
+    Outcome o = testing::collect_stream(h);
     EXPECT_EQ(o.num_terminal, 1);
     ASSERT_TRUE(o.error.has_value());
   }

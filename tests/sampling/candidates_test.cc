@@ -16,7 +16,7 @@ std::vector<Candidate> reference_sorted(const std::vector<float>& logits) {
   return all;
 }
 
-std::vector<float> random_logits(size_t n, uint32_t seed) {
+std::vector<float> tied_logits(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> coarse(0, 50);  // many ties
   std::vector<float> v(n);
@@ -26,7 +26,7 @@ std::vector<float> random_logits(size_t n, uint32_t seed) {
 
 TEST(Candidates, TopKEqualsTheFirstKOfAFullSort) {
   for (size_t k : {1u, 5u, 40u, 300u, 1000u}) {
-    const std::vector<float> logits = random_logits(1000, static_cast<uint32_t>(k));
+    const std::vector<float> logits = tied_logits(1000, static_cast<uint32_t>(k));
     const auto expected = reference_sorted(logits);
     Candidates c;
     c.assign_top_k(logits, k);
@@ -39,7 +39,7 @@ TEST(Candidates, TopKEqualsTheFirstKOfAFullSort) {
 
 TEST(Candidates, TopKOfAFullSizeRowSkipsChunksBelowTheFloorAndStillMatches) {
   for (size_t k : {1u, 40u, 64u}) {
-    const std::vector<float> logits = random_logits(152064 + 7, static_cast<uint32_t>(k) + 100);
+    const std::vector<float> logits = tied_logits(152064 + 7, static_cast<uint32_t>(k) + 100);
     const auto expected = reference_sorted(logits);
     Candidates c;
     c.assign_top_k(logits, k);
@@ -49,7 +49,7 @@ TEST(Candidates, TopKOfAFullSizeRowSkipsChunksBelowTheFloorAndStillMatches) {
 }
 
 TEST(Candidates, SortPrefixGrowsTheSortedPrefix) {
-  const std::vector<float> logits = random_logits(500, 9);
+  const std::vector<float> logits = tied_logits(500, 9);
   const auto expected = reference_sorted(logits);
   Candidates c;
   c.assign_all(logits);
@@ -60,7 +60,7 @@ TEST(Candidates, SortPrefixGrowsTheSortedPrefix) {
 }
 
 TEST(Candidates, KeepIfKeepsOrderAndTheSortedPrefix) {
-  const std::vector<float> logits = random_logits(200, 11);
+  const std::vector<float> logits = tied_logits(200, 11);
   Candidates c;
   c.assign_all(logits);
   c.sort_prefix(20);
@@ -72,7 +72,7 @@ TEST(Candidates, KeepIfKeepsOrderAndTheSortedPrefix) {
 TEST(Candidates, SortPrefixAtLeastSortsExactlyTheCandidatesAtOrAboveTheFloor) {
   for (size_t n : {1u, 7u, 8u, 9u, 500u, 4099u}) {
     for (float floor : {-100.0f, 0.0f, 5.25f, 12.5f, 100.0f}) {
-      const std::vector<float> logits = random_logits(n, static_cast<uint32_t>(n) + 3);
+      const std::vector<float> logits = tied_logits(n, static_cast<uint32_t>(n) + 3);
       const auto expected = reference_sorted(logits);
       size_t num_above = 0;
       while (num_above < n && expected[num_above].logit >= floor) ++num_above;

@@ -1,5 +1,6 @@
 // Tests for the token penalties (src/sampling/penalties.h).
 #include "sampling/penalties.h"
+#include "testing/random_data.h"
 
 #include <map>
 #include <random>
@@ -8,14 +9,6 @@
 
 namespace met {
 namespace {
-
-std::vector<float> random_logits(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 3.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = normal(rng);
-  return v;
-}
 
 TEST(PresenceFrequency, FollowsOpenAiArithmetic) {
   std::vector<float> logits = {1.0f, 1.0f, 1.0f, 1.0f};
@@ -30,7 +23,7 @@ TEST(PresenceFrequency, FollowsOpenAiArithmetic) {
 
 TEST(PresenceFrequency, MatchesAStraightforwardReferenceOnRandomLogits) {
   const size_t vocab = 500;
-  std::vector<float> logits = random_logits(vocab, 1);
+  std::vector<float> logits = testing::gaussian(vocab, 1, 3.0f);
   std::vector<TokenId> output;
   std::mt19937 rng(2);
   for (int i = 0; i < 300; ++i) output.push_back(static_cast<TokenId>(rng() % 60));
@@ -55,7 +48,7 @@ TEST(RepetitionPenalty, DividesPositiveAndMultipliesNegativeLogitsOncePerToken) 
 
 TEST(RepetitionPenalty, MatchesAStraightforwardReferenceOnRandomLogits) {
   const size_t vocab = 300;
-  std::vector<float> logits = random_logits(vocab, 3);
+  std::vector<float> logits = testing::gaussian(vocab, 3, 3.0f);
   std::vector<TokenId> window;
   std::mt19937 rng(4);
   for (int i = 0; i < 256; ++i) window.push_back(static_cast<TokenId>(rng() % vocab));

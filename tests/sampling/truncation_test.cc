@@ -1,6 +1,7 @@
 // Tests for the truncation samplers (src/sampling/truncation.h), each
 // against a straightforward reference over a full sort on random logits.
 #include "sampling/truncation.h"
+#include "testing/random_data.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,14 +12,6 @@
 
 namespace met {
 namespace {
-
-std::vector<float> random_logits(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 2.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = normal(rng);
-  return v;
-}
 
 struct Ref {
   std::vector<Candidate> sorted;
@@ -43,7 +36,7 @@ std::set<TokenId> ids(const Candidates& c) {
 
 TEST(TopP, KeepsTheSmallestNucleusReachingP) {
   for (uint32_t seed = 0; seed < 10; ++seed) {
-    const auto logits = random_logits(1000, seed);
+    const auto logits = testing::gaussian(1000, seed, 2.0f);
     const Ref r = reference(logits);
     std::set<TokenId> expected;
     double cum = 0.0;
@@ -60,7 +53,7 @@ TEST(TopP, KeepsTheSmallestNucleusReachingP) {
 }
 
 TEST(MinP, KeepsTokensAboveTheScaledTopProbability) {
-  const auto logits = random_logits(1000, 21);
+  const auto logits = testing::gaussian(1000, 21, 2.0f);
   const Ref r = reference(logits);
   std::set<TokenId> expected;
   for (size_t i = 0; i < r.sorted.size(); ++i) {
@@ -73,7 +66,7 @@ TEST(MinP, KeepsTokensAboveTheScaledTopProbability) {
 }
 
 TEST(TypicalP, KeepsTheMostTypicalTokensReachingP) {
-  const auto logits = random_logits(400, 22);
+  const auto logits = testing::gaussian(400, 22, 2.0f);
   const Ref r = reference(logits);
   double entropy = 0.0;
   for (double p : r.p) entropy -= p * std::log(p);
@@ -95,7 +88,7 @@ TEST(TypicalP, KeepsTheMostTypicalTokensReachingP) {
 }
 
 TEST(TopNSigma, KeepsLogitsWithinNStandardDeviationsOfTheMax) {
-  const auto logits = random_logits(1000, 23);
+  const auto logits = testing::gaussian(1000, 23, 2.0f);
   double mean = 0.0, sq = 0.0;
   for (float l : logits) mean += l;
   mean /= static_cast<double>(logits.size());

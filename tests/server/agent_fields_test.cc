@@ -10,13 +10,13 @@ namespace {
 
 using json_fields::Json;
 
-struct Read {
+struct AgentRead {
   AgentFields fields;
   std::optional<ApiError> error;
 };
 
-Read read(const std::string& body, bool chat = true) {
-  Read r;
+AgentRead read_agent(const std::string& body, bool chat = true) {
+  AgentRead r;
   r.error = read_agent_fields(Json::parse(body), chat, r.fields);
   return r;
 }
@@ -25,7 +25,7 @@ constexpr const char* kTools = R"("tools": [{"type": "function", "function": {"n
     "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}])";
 
 TEST(AgentFields, ResponseFormatJsonSchemaKeepsTheSchemaAndStrict) {
-  const Read r = read(R"({"response_format": {"type": "json_schema", "json_schema": {"name": "x", "strict": true,
+  const AgentRead r = read_agent(R"({"response_format": {"type": "json_schema", "json_schema": {"name": "x", "strict": true,
       "schema": {"type": "object", "properties": {"b": {}, "a": {}}}}}})");
   ASSERT_FALSE(r.error.has_value()) << r.error->message;
   EXPECT_EQ(r.fields.constraint, OutputConstraint::kJsonSchema);
@@ -34,28 +34,28 @@ TEST(AgentFields, ResponseFormatJsonSchemaKeepsTheSchemaAndStrict) {
 }
 
 TEST(AgentFields, JsonObjectAndGbnfAreConstraintsToo) {
-  EXPECT_EQ(read(R"({"response_format": {"type": "json_object"}})").fields.constraint, OutputConstraint::kJsonObject);
-  EXPECT_EQ(read(R"({"response_format": {"type": "text"}})").fields.constraint, OutputConstraint::kNone);
-  const Read g = read(R"({"grammar": "root ::= \"yes\" | \"no\""})", /*chat=*/false);
+  EXPECT_EQ(read_agent(R"({"response_format": {"type": "json_object"}})").fields.constraint, OutputConstraint::kJsonObject);
+  EXPECT_EQ(read_agent(R"({"response_format": {"type": "text"}})").fields.constraint, OutputConstraint::kNone);
+  const AgentRead g = read_agent(R"({"grammar": "root ::= \"yes\" | \"no\""})", /*chat=*/false);
   EXPECT_EQ(g.fields.constraint, OutputConstraint::kGbnf);
   EXPECT_EQ(g.fields.gbnf, "root ::= \"yes\" | \"no\"");
-  EXPECT_EQ(read(R"({"json_schema": {"type": "integer"}})", false).fields.constraint, OutputConstraint::kJsonSchema);
+  EXPECT_EQ(read_agent(R"({"json_schema": {"type": "integer"}})", false).fields.constraint, OutputConstraint::kJsonSchema);
 }
 
 TEST(AgentFields, ToolsDefaultToAutoAndToolChoiceNamesAGivenFunction) {
-  EXPECT_EQ(read("{}").fields.tool_choice, ToolChoice::kNone);
-  EXPECT_EQ(read(std::string("{") + kTools + "}").fields.tool_choice, ToolChoice::kAuto);
-  const Read named = read(std::string("{") + kTools +
+  EXPECT_EQ(read_agent("{}").fields.tool_choice, ToolChoice::kNone);
+  EXPECT_EQ(read_agent(std::string("{") + kTools + "}").fields.tool_choice, ToolChoice::kAuto);
+  const AgentRead named = read_agent(std::string("{") + kTools +
                           R"(, "tool_choice": {"type": "function", "function": {"name": "get_weather"}}})");
   ASSERT_FALSE(named.error.has_value()) << named.error->message;
   EXPECT_EQ(named.fields.tool_choice, ToolChoice::kNamed);
   EXPECT_EQ(named.fields.tool_choice_name, "get_weather");
-  EXPECT_EQ(read(std::string("{") + kTools + R"(, "tool_choice": "required"})").fields.tool_choice,
+  EXPECT_EQ(read_agent(std::string("{") + kTools + R"(, "tool_choice": "required"})").fields.tool_choice,
             ToolChoice::kRequired);
 }
 
 TEST(AgentFields, ReasoningKnobsReachTheTemplate) {
-  const Read r = read(R"({"chat_template_kwargs": {"enable_thinking": false}, "reasoning_effort": "high",
+  const AgentRead r = read_agent(R"({"chat_template_kwargs": {"enable_thinking": false}, "reasoning_effort": "high",
       "thinking_budget": 64, "spontaneous_thinking_budget": 8, "think_watchdog": false})");
   ASSERT_FALSE(r.error.has_value()) << r.error->message;
   EXPECT_EQ(r.fields.chat_template_kwargs["enable_thinking"], false);
@@ -63,7 +63,7 @@ TEST(AgentFields, ReasoningKnobsReachTheTemplate) {
   EXPECT_EQ(r.fields.thinking_budget, 64);
   EXPECT_EQ(r.fields.spontaneous_thinking_budget, 8);
   EXPECT_FALSE(r.fields.think_watchdog);
-  EXPECT_TRUE(read("{}").fields.think_watchdog) << "on by default";
+  EXPECT_TRUE(read_agent("{}").fields.think_watchdog) << "on by default";
 }
 
 TEST(AgentFields, AWrongFormNamesTheField) {
@@ -98,7 +98,7 @@ TEST(AgentFields, AWrongFormNamesTheField) {
       {R"({"tools": [{"type": "function", "function": {"name": "f"}}]})", "tools", false},
   };
   for (const Case& c : cases) {
-    const Read r = read(c.body, c.chat);
+    const AgentRead r = read_agent(c.body, c.chat);
     ASSERT_TRUE(r.error.has_value()) << c.body << " was accepted";
     EXPECT_EQ(r.error->status, 400) << c.body;
     EXPECT_EQ(r.error->param, c.param) << c.body << ": " << r.error->message;

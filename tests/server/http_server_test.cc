@@ -21,7 +21,7 @@
 namespace met {
 namespace {
 
-using Json = nlohmann::json;
+using PlainJson = nlohmann::json;
 using testing::http_call;
 using testing::http_request;
 using testing::HttpConnection;
@@ -35,24 +35,24 @@ constexpr char kLily[] = "Once upon a time, there was a little girl named Lily";
 constexpr char kGreedy20[] = R"({"prompt": "", "max_tokens": 20, "temperature": 0})";
 
 // The text of a streamed completion; fails unless it ends with [DONE].
-std::string streamed_text(const HttpResponse& r, Json* usage = nullptr) {
+std::string streamed_text(const HttpResponse& r, PlainJson* usage = nullptr) {
   const std::vector<std::string> events = sse_data(r.body);
   EXPECT_FALSE(events.empty());
   if (events.empty()) return "";
   EXPECT_EQ(events.back(), "[DONE]");
   std::string text;
   for (size_t i = 0; i + 1 < events.size(); ++i) {
-    const Json j = Json::parse(events[i]);
+    const PlainJson j = PlainJson::parse(events[i]);
     if (j.contains("usage") && !j["usage"].is_null() && usage != nullptr) *usage = j["usage"];
     if (j["choices"].empty()) continue;
-    const Json& c = j["choices"][0];
+    const PlainJson& c = j["choices"][0];
     if (c.contains("text")) text += c["text"].get<std::string>();
     if (c.contains("delta") && c["delta"].contains("content")) text += c["delta"]["content"].get<std::string>();
   }
   return text;
 }
 
-void expect_usage_consistent(const Json& u) {
+void expect_usage_consistent(const PlainJson& u) {
   ASSERT_TRUE(u.is_object()) << u;
   EXPECT_GE(u["prompt_tokens"].get<int>(), 1);
   EXPECT_EQ(u["total_tokens"].get<int>(), u["prompt_tokens"].get<int>() + u["completion_tokens"].get<int>());
@@ -69,7 +69,7 @@ TEST(MetServe, GreedyCompletionOfTheEmptyPromptIsTheKnownText) {
   ASSERT_TRUE(r.has_value());
   ASSERT_EQ(r->status, 200) << r->body;
   EXPECT_EQ(r->headers["content-type"], "application/json");
-  const Json j = body_json(r);
+  const PlainJson j = body_json(r);
   EXPECT_EQ(j["object"], "text_completion");
   EXPECT_EQ(j["id"].get<std::string>().rfind("cmpl-", 0), 0u) << j;
   EXPECT_EQ(j["model"], "stories260K");
@@ -96,12 +96,12 @@ TEST(MetServe, AStreamedCompletionHasTheSameTextAndEndsWithDone) {
   EXPECT_EQ(streamed->headers["content-type"], "text/event-stream");
   EXPECT_EQ(streamed->headers["transfer-encoding"], "chunked");
   EXPECT_GT(sse_data(streamed->body).size(), 3u);  // the text came in several chunks
-  Json usage;
+  PlainJson usage;
   EXPECT_EQ(streamed_text(*streamed, &usage), body_json(whole)["choices"][0]["text"].get<std::string>());
   expect_usage_consistent(usage);
   EXPECT_EQ(usage["completion_tokens"], 20);
   const std::vector<std::string> events = sse_data(streamed->body);
-  const Json last_choice = Json::parse(events[events.size() - 3]);  // before the usage chunk and [DONE]
+  const PlainJson last_choice = PlainJson::parse(events[events.size() - 3]);  // before the usage chunk and [DONE]
   EXPECT_EQ(last_choice["choices"][0]["finish_reason"], "length");
   EXPECT_EQ(last_choice["object"], "text_completion");
 }
@@ -159,7 +159,7 @@ TEST(MetServe, BadInputGetsItsStatusAndAnOpenAiErrorBody) {
     auto r = http_call(server.port(), c.method, c.path, c.body);
     ASSERT_TRUE(r.has_value()) << what;
     EXPECT_EQ(r->status, c.status) << what << " -> " << r->body;
-    const Json j = body_json(r);
+    const PlainJson j = body_json(r);
     ASSERT_TRUE(j.is_object() && j.contains("error")) << what << " -> " << r->body;
     EXPECT_FALSE(j["error"]["message"].get<std::string>().empty()) << what;
     EXPECT_TRUE(j["error"]["type"].is_string()) << what;
@@ -193,7 +193,7 @@ TEST(MetServe, HealthAndModelsAnswer) {
   EXPECT_EQ(body_json(health)["status"], "ok");
   auto models = http_call(server.port(), "GET", "/v1/models");
   ASSERT_TRUE(models.has_value());
-  const Json j = body_json(models);
+  const PlainJson j = body_json(models);
   EXPECT_EQ(j["object"], "list");
   EXPECT_EQ(j["data"][0]["id"], "tiny-stories");
   auto r = http_call(server.port(), "POST", "/v1/completions", kGreedy20);
@@ -232,7 +232,7 @@ TEST(MetServe, ChatCompletionOnAMadeModelReturnsAMessage) {
                      "{" + messages + R"(, "max_completion_tokens": 8, "temperature": 0})");
   ASSERT_TRUE(r.has_value());
   ASSERT_EQ(r->status, 200) << r->body;
-  const Json j = body_json(r);
+  const PlainJson j = body_json(r);
   EXPECT_EQ(j["object"], "chat.completion");
   EXPECT_EQ(j["id"].get<std::string>().rfind("chatcmpl-", 0), 0u);
   EXPECT_EQ(j["choices"][0]["message"]["role"], "assistant");
@@ -247,11 +247,11 @@ TEST(MetServe, ChatCompletionOnAMadeModelReturnsAMessage) {
   ASSERT_EQ(s->status, 200) << s->body;
   const std::vector<std::string> events = sse_data(s->body);
   ASSERT_GE(events.size(), 3u);
-  const Json first = Json::parse(events[0]);
+  const PlainJson first = PlainJson::parse(events[0]);
   EXPECT_EQ(first["object"], "chat.completion.chunk");
   EXPECT_EQ(first["choices"][0]["delta"]["role"], "assistant");
   EXPECT_EQ(streamed_text(*s), j["choices"][0]["message"]["content"].get<std::string>());
-  EXPECT_TRUE(Json::parse(events[events.size() - 2])["choices"][0]["finish_reason"].is_string());
+  EXPECT_TRUE(PlainJson::parse(events[events.size() - 2])["choices"][0]["finish_reason"].is_string());
 }
 
 TEST(MetServe, ChatTemplateFlagGivesAModelWithoutOneAChatTemplate) {
@@ -332,7 +332,7 @@ TEST(MetServe, SixteenConcurrentStreamingClientsAllFinishWithDone) {
   for (int i = 0; i < kClients; ++i) {
     ASSERT_TRUE(responses[i].has_value()) << "client " << i;
     EXPECT_EQ(responses[i]->status, 200) << responses[i]->body;
-    Json usage;
+    PlainJson usage;
     streamed_text(*responses[i], &usage);  // checks [DONE]
     EXPECT_EQ(usage["completion_tokens"], 24) << "client " << i;
   }

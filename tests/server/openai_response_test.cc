@@ -11,7 +11,7 @@
 namespace met {
 namespace {
 
-using Json = nlohmann::json;
+using PlainJson = nlohmann::json;
 
 ResponseMeta meta(Endpoint ep) { return ResponseMeta{ep, make_response_id(ep, 7), 1700000000, "m"}; }
 
@@ -51,7 +51,7 @@ TEST(OpenAiResponse, IdsNameTheEndpoint) {
 }
 
 TEST(OpenAiResponse, UsageHasEveryOpenAiField) {
-  const Json u = Json::parse(usage_json(finish("stop").usage).dump());
+  const PlainJson u = PlainJson::parse(usage_json(finish("stop").usage).dump());
   EXPECT_EQ(u["prompt_tokens"], 5);
   EXPECT_EQ(u["completion_tokens"], 3);
   EXPECT_EQ(u["total_tokens"], 8);
@@ -61,8 +61,8 @@ TEST(OpenAiResponse, UsageHasEveryOpenAiField) {
 }
 
 TEST(OpenAiResponse, ACompletionBodyIsATextCompletion) {
-  const Json j =
-      Json::parse(completion_body(meta(Endpoint::kCompletions), one_choice("hello", finish("length"))).dump());
+  const PlainJson j =
+      PlainJson::parse(completion_body(meta(Endpoint::kCompletions), one_choice("hello", finish("length"))).dump());
   EXPECT_EQ(j["object"], "text_completion");
   EXPECT_EQ(j["id"], "cmpl-0000000000000007");
   EXPECT_EQ(j["created"], 1700000000);
@@ -76,8 +76,8 @@ TEST(OpenAiResponse, ACompletionBodyIsATextCompletion) {
 }
 
 TEST(OpenAiResponse, AChatBodyHasAnAssistantMessage) {
-  const Json j =
-      Json::parse(completion_body(meta(Endpoint::kChatCompletions), one_choice("hi", finish("stop"))).dump());
+  const PlainJson j =
+      PlainJson::parse(completion_body(meta(Endpoint::kChatCompletions), one_choice("hi", finish("stop"))).dump());
   EXPECT_EQ(j["object"], "chat.completion");
   EXPECT_EQ(j["choices"][0]["message"]["role"], "assistant");
   EXPECT_EQ(j["choices"][0]["message"]["content"], "hi");
@@ -85,7 +85,7 @@ TEST(OpenAiResponse, AChatBodyHasAnAssistantMessage) {
 }
 
 TEST(OpenAiResponse, ModelsListTheOneModel) {
-  const Json j = Json::parse(models_body("tiny", 5).dump());
+  const PlainJson j = PlainJson::parse(models_body("tiny", 5).dump());
   EXPECT_EQ(j["object"], "list");
   EXPECT_EQ(j["data"][0]["id"], "tiny");
   EXPECT_EQ(j["data"][0]["object"], "model");
@@ -98,12 +98,12 @@ TEST(SseEncoder, ACompletionStreamEndsWithFinishThenDone) {
   const std::string body = enc.encode(DeltaEvent{{1, 2}, "Once"}) + enc.encode(finish("length"));
   const std::vector<std::string> events = events_of(body);
   ASSERT_EQ(events.size(), 3u);
-  const Json first = Json::parse(events[0]);
+  const PlainJson first = PlainJson::parse(events[0]);
   EXPECT_EQ(first["object"], "text_completion");
   EXPECT_EQ(first["choices"][0]["text"], "Once");
   EXPECT_TRUE(first["choices"][0]["finish_reason"].is_null());
   EXPECT_FALSE(first.contains("usage"));
-  EXPECT_EQ(Json::parse(events[1])["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(PlainJson::parse(events[1])["choices"][0]["finish_reason"], "length");
   EXPECT_EQ(events[2], "[DONE]");
 }
 
@@ -112,15 +112,15 @@ TEST(SseEncoder, AChatStreamStartsWithTheRoleAndCanCarryUsage) {
   const std::vector<std::string> events =
       events_of(enc.start() + enc.encode(DeltaEvent{{1}, "Hi"}) + enc.encode(finish("stop")));
   ASSERT_EQ(events.size(), 5u);
-  const Json role = Json::parse(events[0]);
+  const PlainJson role = PlainJson::parse(events[0]);
   EXPECT_EQ(role["object"], "chat.completion.chunk");
   EXPECT_EQ(role["choices"][0]["delta"]["role"], "assistant");
   EXPECT_TRUE(role["usage"].is_null());
-  EXPECT_EQ(Json::parse(events[1])["choices"][0]["delta"]["content"], "Hi");
-  const Json last = Json::parse(events[2]);
+  EXPECT_EQ(PlainJson::parse(events[1])["choices"][0]["delta"]["content"], "Hi");
+  const PlainJson last = PlainJson::parse(events[2]);
   EXPECT_TRUE(last["choices"][0]["delta"].empty());
   EXPECT_EQ(last["choices"][0]["finish_reason"], "stop");
-  const Json usage = Json::parse(events[3]);
+  const PlainJson usage = PlainJson::parse(events[3]);
   EXPECT_TRUE(usage["choices"].empty());
   EXPECT_EQ(usage["usage"]["completion_tokens"], 3);
   EXPECT_EQ(events[4], "[DONE]");
@@ -130,7 +130,7 @@ TEST(SseEncoder, AnErrorEndsTheStreamWithAnErrorEventThenDone) {
   SseEncoder enc(meta(Endpoint::kCompletions), false);
   const std::vector<std::string> events = events_of(enc.encode(ErrorEvent{"device failed"}));
   ASSERT_EQ(events.size(), 2u);
-  const Json err = Json::parse(events[0]);
+  const PlainJson err = PlainJson::parse(events[0]);
   EXPECT_EQ(err["error"]["message"], "device failed");
   EXPECT_EQ(err["error"]["type"], "server_error");
   EXPECT_EQ(events[1], "[DONE]");
@@ -144,7 +144,7 @@ TEST(OpenAiResponse, ABodyWithSeveralChoicesIndexesThemAndCountsThePromptOnce) {
   choices[1].finish = finish("length");
   ResponseMeta m = meta(Endpoint::kChatCompletions);
   m.choices_per_prompt = 2;  // n = 2 of one prompt
-  const Json j = Json::parse(completion_body(m, choices).dump());
+  const PlainJson j = PlainJson::parse(completion_body(m, choices).dump());
   ASSERT_EQ(j["choices"].size(), 2u);
   EXPECT_EQ(j["choices"][1]["index"], 1);
   EXPECT_EQ(j["choices"][1]["message"]["content"], "two");
@@ -166,10 +166,10 @@ TEST(OpenAiResponse, AStreamOfSeveralChoicesEndsAfterTheLastFinishWithSummedUsag
   sse += after_first + enc.encode(0, finish("length"));
   const std::vector<std::string> ev = events_of(sse);
   ASSERT_EQ(ev.size(), 8u);  // 2 role chunks, 2 deltas, 2 finishes, usage, [DONE]
-  EXPECT_EQ(Json::parse(ev[1])["choices"][0]["index"], 1);
-  EXPECT_EQ(Json::parse(ev[2])["choices"][0]["delta"]["content"], "b");
-  EXPECT_EQ(Json::parse(ev[4])["choices"][0]["finish_reason"], "stop");
-  EXPECT_EQ(Json::parse(ev[6])["usage"]["completion_tokens"], 6);
+  EXPECT_EQ(PlainJson::parse(ev[1])["choices"][0]["index"], 1);
+  EXPECT_EQ(PlainJson::parse(ev[2])["choices"][0]["delta"]["content"], "b");
+  EXPECT_EQ(PlainJson::parse(ev[4])["choices"][0]["finish_reason"], "stop");
+  EXPECT_EQ(PlainJson::parse(ev[6])["usage"]["completion_tokens"], 6);
   EXPECT_EQ(ev[7], "[DONE]");
 }
 
@@ -182,7 +182,7 @@ TEST(OpenAiResponse, StreamedLogprobsTravelWithTheirDelta) {
   d.logprobs.push_back(TokenLogprob{.token = a, .logprob = -0.25f, .rank = 1, .top = {}});
   const std::vector<std::string> ev = events_of(enc.encode(d));
   ASSERT_EQ(ev.size(), 1u);
-  const Json c = Json::parse(ev[0])["choices"][0];
+  const PlainJson c = PlainJson::parse(ev[0])["choices"][0];
   EXPECT_EQ(c["logprobs"]["content"][0]["token"], "a");
   EXPECT_FLOAT_EQ(c["logprobs"]["content"][0]["logprob"].get<float>(), -0.25f);
 }

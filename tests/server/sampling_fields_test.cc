@@ -11,20 +11,20 @@ namespace {
 
 using json_fields::Json;
 
-struct Read {
+struct SamplingRead {
   SamplingParams params;
   SamplingText text;
   std::optional<ApiError> error;
 };
 
-Read read(const std::string& body) {
-  Read r;
+SamplingRead read_sampling(const std::string& body) {
+  SamplingRead r;
   r.error = read_sampling_fields(Json::parse(body), r.params, r.text);
   return r;
 }
 
 TEST(SamplingFields, EveryFieldReachesTheSamplingParams) {
-  const Read r = read(R"({
+  const SamplingRead r = read_sampling(R"({
     "temperature": 0.7, "top_p": 0.9, "top_k": 50, "seed": 9, "min_p": 0.05, "typical_p": 0.8,
     "top_n_sigma": 1.5, "xtc_probability": 0.5, "xtc_threshold": 0.2, "adaptive_temperature": true,
     "presence_penalty": 0.5, "frequency_penalty": -0.5, "repetition_penalty": 1.2,
@@ -61,7 +61,7 @@ TEST(SamplingFields, EveryFieldReachesTheSamplingParams) {
 }
 
 TEST(SamplingFields, AbsentAndNullFieldsKeepTheDefaults) {
-  const Read r = read(R"({"top_k": null, "dry_base": null})");
+  const SamplingRead r = read_sampling(R"({"top_k": null, "dry_base": null})");
   ASSERT_FALSE(r.error.has_value());
   const SamplingParams defaults;
   EXPECT_EQ(r.params.top_k, defaults.top_k);
@@ -100,7 +100,7 @@ TEST(SamplingFields, AWrongTypeOrRangeNamesTheField) {
       {R"({"top_k": 1.5})", "top_k"},
   };
   for (const Case& c : cases) {
-    const Read r = read(c.body);
+    const SamplingRead r = read_sampling(c.body);
     ASSERT_TRUE(r.error.has_value()) << c.body << " was accepted";
     EXPECT_EQ(r.error->status, 400) << c.body;
     EXPECT_EQ(r.error->param, c.param) << c.body << ": " << r.error->message;

@@ -18,23 +18,23 @@
 namespace met {
 namespace {
 
-using Json = nlohmann::json;
+using PlainJson = nlohmann::json;
 using testing::http_call;
 using testing::ServeProcess;
 using testing::serve_args;
 using testing::sse_data;
 
-Json post(const ServeProcess& s, const std::string& path, const std::string& body, int want_status = 200) {
+PlainJson post(const ServeProcess& s, const std::string& path, const std::string& body, int want_status = 200) {
   auto r = http_call(s.port(), "POST", path, body);
   EXPECT_TRUE(r.has_value());
-  if (!r) return Json();
+  if (!r) return PlainJson();
   EXPECT_EQ(r->status, want_status) << body << " -> " << r->body;
-  return Json::parse(r->body, nullptr, /*allow_exceptions=*/false);
+  return PlainJson::parse(r->body, nullptr, /*allow_exceptions=*/false);
 }
 
 // Whether `instance` validates against `schema` by python3-jsonschema; nullopt
 // when python3 or the module is missing.
-std::optional<bool> python_validates(const Json& schema, const Json& instance, const testing::TempDir& dir) {
+std::optional<bool> python_validates(const PlainJson& schema, const PlainJson& instance, const testing::TempDir& dir) {
   const std::string s = dir.file("schema.json"), i = dir.file("instance.json");
   std::ofstream(s) << schema.dump();
   std::ofstream(i) << instance.dump();
@@ -48,25 +48,25 @@ TEST(ServeAgent, CompletionLogprobsComeInTheLegacyShapeAndPromptLogprobsInVllms)
   MET_REQUIRE_SHARED(model, "models/stories260K.gguf");
   ServeProcess server(serve_args(model));
   ASSERT_NE(server.port(), 0) << server.error();
-  const Json j = post(server, "/v1/completions",
+  const PlainJson j = post(server, "/v1/completions",
                       R"({"prompt": "Once upon a time", "max_tokens": 6, "temperature": 0, "logprobs": 2,
                           "prompt_logprobs": 1})");
-  const Json& c = j["choices"][0];
-  const Json& lp = c["logprobs"];
+  const PlainJson& c = j["choices"][0];
+  const PlainJson& lp = c["logprobs"];
   ASSERT_TRUE(lp.is_object()) << j;
   ASSERT_EQ(lp["tokens"].size(), lp["token_logprobs"].size());
   ASSERT_EQ(lp["tokens"].size(), lp["top_logprobs"].size());
   EXPECT_EQ(lp["tokens"].size(), j["usage"]["completion_tokens"].get<size_t>());
   for (size_t i = 0; i < lp["tokens"].size(); ++i) {
     EXPECT_LE(lp["token_logprobs"][i].get<double>(), 0.0);
-    const Json& top = lp["top_logprobs"][i];
+    const PlainJson& top = lp["top_logprobs"][i];
     EXPECT_GE(top.size(), 2u);
     EXPECT_TRUE(top.contains(lp["tokens"][i].get<std::string>())) << "the sampled token is always listed";
     if (i > 0) {
       EXPECT_GT(lp["text_offset"][i], lp["text_offset"][i - 1]);
     }
   }
-  const Json& plp = c["prompt_logprobs"];
+  const PlainJson& plp = c["prompt_logprobs"];
   ASSERT_TRUE(plp.is_array()) << j;
   EXPECT_EQ(plp.size(), j["usage"]["prompt_tokens"].get<size_t>());
   EXPECT_TRUE(plp[0].is_null());
@@ -80,7 +80,7 @@ TEST(ServeAgent, SamplerFieldsAreValidatedOverHttp) {
   EXPECT_EQ(post(server, "/v1/completions", R"({"prompt": "", "dry_base": 0.5})", 400)["error"]["param"], "dry_base");
   EXPECT_EQ(post(server, "/v1/completions", R"({"prompt": "", "logit_bias": {"100000": 1}})", 400)["error"]["param"],
             "logit_bias");
-  const Json ok = post(server, "/v1/completions",
+  const PlainJson ok = post(server, "/v1/completions",
                        R"({"prompt": "Once", "max_tokens": 8, "temperature": 0.9, "seed": 3, "min_p": 0.05,
                            "typical_p": 0.9, "top_n_sigma": 2, "xtc_probability": 0.5, "dry_multiplier": 0.8,
                            "dry_sequence_breakers": ["\n", "."], "lz_penalty": 0.2, "bad_words": ["Lily"],
@@ -92,7 +92,7 @@ TEST(ServeAgent, NChoicesAreSeparateSequencesOfOneResponse) {
   MET_REQUIRE_SHARED(model, "models/stories260K.gguf");
   ServeProcess server(serve_args(model));
   ASSERT_NE(server.port(), 0) << server.error();
-  const Json j = post(server, "/v1/completions",
+  const PlainJson j = post(server, "/v1/completions",
                       R"({"prompt": "Once upon a time", "max_tokens": 12, "temperature": 1.0, "seed": 5, "n": 3})");
   ASSERT_EQ(j["choices"].size(), 3u) << j;
   std::set<std::string> texts;
@@ -111,7 +111,7 @@ TEST(ServeAgent, NChoicesAreSeparateSequencesOfOneResponse) {
   EXPECT_EQ(events.back(), "[DONE]");
   std::set<int> finished;
   for (size_t i = 0; i + 1 < events.size(); ++i) {
-    const Json e = Json::parse(events[i]);
+    const PlainJson e = PlainJson::parse(events[i]);
     if (!e["choices"].empty() && !e["choices"][0]["finish_reason"].is_null()) {
       finished.insert(e["choices"][0]["index"].get<int>());
     }
@@ -123,8 +123,8 @@ TEST(ServeAgent, BatchedPromptsGiveNChoicesEachInPromptOrder) {
   MET_REQUIRE_SHARED(model, "models/stories260K.gguf");
   ServeProcess server(serve_args(model));
   ASSERT_NE(server.port(), 0) << server.error();
-  const Json one = post(server, "/v1/completions", R"({"prompt": "The dog", "max_tokens": 6, "temperature": 0})");
-  const Json j = post(server, "/v1/completions",
+  const PlainJson one = post(server, "/v1/completions", R"({"prompt": "The dog", "max_tokens": 6, "temperature": 0})");
+  const PlainJson j = post(server, "/v1/completions",
                       R"({"prompt": ["Once upon a time", "The dog"], "max_tokens": 6, "temperature": 0, "n": 2})");
   ASSERT_EQ(j["choices"].size(), 4u) << j;
   for (size_t i = 0; i < 4; ++i) EXPECT_EQ(j["choices"][i]["index"], i);
@@ -142,7 +142,7 @@ TEST(ServeAgent, AGbnfGrammarHoldsACompletion) {
   ServeProcess server(serve_args(model));
   ASSERT_NE(server.port(), 0) << server.error();
   for (int seed = 1; seed <= 4; ++seed) {
-    const Json j = post(server, "/v1/completions",
+    const PlainJson j = post(server, "/v1/completions",
                         R"({"prompt": "Was it", "max_tokens": 20, "temperature": 1.5, "seed": )" +
                             std::to_string(seed) + R"(, "grammar": "root ::= (\"yes\" | \"no\") \".\""})");
     const std::string text = j["choices"][0]["text"].get<std::string>();
@@ -157,18 +157,18 @@ TEST(ServeAgent, JsonSchemaOutputOfARandomChatModelAlwaysValidates) {
   testing::TempDir dir;
   ServeProcess server(serve_args(testing::make_small_model(dir, "chat.gguf", 600)));
   ASSERT_NE(server.port(), 0) << server.error();
-  const Json schema = Json::parse(R"({"type": "object", "properties": {
+  const PlainJson schema = PlainJson::parse(R"({"type": "object", "properties": {
       "name": {"type": "string", "maxLength": 12}, "age": {"type": "integer", "minimum": 0, "maximum": 150},
       "tags": {"type": "array", "items": {"enum": ["a", "b"]}, "maxItems": 3}},
       "required": ["name", "age"], "additionalProperties": false})");
   for (int seed = 1; seed <= 5; ++seed) {
-    Json req = {{"messages", Json::array({Json{{"role", "user"}, {"content", "give me a person"}}})},
+    PlainJson req = {{"messages", PlainJson::array({PlainJson{{"role", "user"}, {"content", "give me a person"}}})},
                 {"max_tokens", 300}, {"temperature", 1.0}, {"seed", seed},
-                {"response_format", Json{{"type", "json_schema"},
-                                         {"json_schema", Json{{"name", "person"}, {"schema", schema}}}}}};
-    const Json j = post(server, "/v1/chat/completions", req.dump());
+                {"response_format", PlainJson{{"type", "json_schema"},
+                                         {"json_schema", PlainJson{{"name", "person"}, {"schema", schema}}}}}};
+    const PlainJson j = post(server, "/v1/chat/completions", req.dump());
     const std::string content = j["choices"][0]["message"]["content"].get<std::string>();
-    const Json out = Json::parse(content, nullptr, false);
+    const PlainJson out = PlainJson::parse(content, nullptr, false);
     ASSERT_FALSE(out.is_discarded()) << "seed " << seed << ": " << content;
     EXPECT_TRUE(out.contains("name") && out["name"].is_string()) << content;
     EXPECT_TRUE(out.contains("age") && out["age"].is_number_integer()) << content;
@@ -182,17 +182,17 @@ TEST(ServeAgent, ANamedToolChoiceForcesACallWhoseArgumentsFollowTheSchema) {
   testing::TempDir dir;
   ServeProcess server(serve_args(testing::make_small_model(dir, "chat.gguf", 600)));
   ASSERT_NE(server.port(), 0) << server.error();
-  const Json tools = Json::parse(R"([{"type": "function", "function": {"name": "get_weather", "parameters":
+  const PlainJson tools = PlainJson::parse(R"([{"type": "function", "function": {"name": "get_weather", "parameters":
       {"type": "object", "properties": {"city": {"type": "string", "maxLength": 10}}, "required": ["city"]}}}])");
-  Json req = {{"messages", Json::array({Json{{"role", "user"}, {"content", "weather?"}}})},
+  PlainJson req = {{"messages", PlainJson::array({PlainJson{{"role", "user"}, {"content", "weather?"}}})},
               {"max_tokens", 200}, {"temperature", 1.0}, {"seed", 1}, {"tools", tools},
-              {"tool_choice", Json{{"type", "function"}, {"function", Json{{"name", "get_weather"}}}}}};
-  const Json j = post(server, "/v1/chat/completions", req.dump());
-  const Json& msg = j["choices"][0]["message"];
+              {"tool_choice", PlainJson{{"type", "function"}, {"function", PlainJson{{"name", "get_weather"}}}}}};
+  const PlainJson j = post(server, "/v1/chat/completions", req.dump());
+  const PlainJson& msg = j["choices"][0]["message"];
   ASSERT_EQ(msg["tool_calls"].size(), 1u) << j;
   EXPECT_EQ(msg["tool_calls"][0]["function"]["name"], "get_weather");
   EXPECT_EQ(msg["tool_calls"][0]["id"].get<std::string>().rfind("call_", 0), 0u);
-  const Json args = Json::parse(msg["tool_calls"][0]["function"]["arguments"].get<std::string>(), nullptr, false);
+  const PlainJson args = PlainJson::parse(msg["tool_calls"][0]["function"]["arguments"].get<std::string>(), nullptr, false);
   ASSERT_TRUE(args.is_object()) << msg;
   EXPECT_TRUE(args["city"].is_string());
   EXPECT_EQ(j["choices"][0]["finish_reason"], "tool_calls");
@@ -210,11 +210,11 @@ TEST(ServeAgent, ChatLogprobsStreamWithEachDelta) {
   size_t entries = 0;
   for (const std::string& e : sse_data(s->body)) {
     if (e == "[DONE]") break;
-    const Json j = Json::parse(e);
+    const PlainJson j = PlainJson::parse(e);
     if (j["choices"].empty()) continue;
-    const Json& lp = j["choices"][0]["logprobs"];
+    const PlainJson& lp = j["choices"][0]["logprobs"];
     if (!lp.is_object()) continue;
-    for (const Json& entry : lp["content"]) {
+    for (const PlainJson& entry : lp["content"]) {
       ++entries;
       EXPECT_TRUE(entry["token"].is_string());
       EXPECT_TRUE(entry["bytes"].is_array());
@@ -235,8 +235,8 @@ TEST(ServeAgent, AThinkingBudgetEndsReasoningExactlyOnARandomReasoningModel) {
   const std::string req = R"({"messages": [{"role": "user", "content": "think"}], "max_tokens": 12,
       "temperature": 1.0, "seed": 2, "ignore_eos": true, "thinking_budget": 5,
       "chat_template_kwargs": {"enable_thinking": true})";
-  const Json j = post(server, "/v1/chat/completions", req + "}");
-  const Json& msg = j["choices"][0]["message"];
+  const PlainJson j = post(server, "/v1/chat/completions", req + "}");
+  const PlainJson& msg = j["choices"][0]["message"];
   EXPECT_EQ(j["usage"]["completion_tokens_details"]["reasoning_tokens"], 5) << "this template thinks only when "
                                                                                 "enable_thinking is passed: " << j;
   ASSERT_TRUE(msg.contains("reasoning_content")) << j;
@@ -248,9 +248,9 @@ TEST(ServeAgent, AThinkingBudgetEndsReasoningExactlyOnARandomReasoningModel) {
   std::string reasoning;
   for (const std::string& e : sse_data(s->body)) {
     if (e == "[DONE]") break;
-    const Json c = Json::parse(e);
+    const PlainJson c = PlainJson::parse(e);
     if (c["choices"].empty()) continue;
-    const Json& d = c["choices"][0]["delta"];
+    const PlainJson& d = c["choices"][0]["delta"];
     if (d.contains("reasoning_content")) reasoning += d["reasoning_content"].get<std::string>();
   }
   EXPECT_EQ(reasoning, msg["reasoning_content"].get<std::string>()) << "streamed and whole agree";
@@ -267,21 +267,21 @@ TEST(ServeAgent, StrictToolArgumentsHoldUnderToolChoiceAutoOnAHermesModel) {
   const std::string call_token = id.out.substr(0, id.out.find_first_of(" \n"));
   ServeProcess server(serve_args(model));
   ASSERT_NE(server.port(), 0) << server.error();
-  const Json tools = Json::parse(R"([{"type": "function", "function": {"name": "set_alarm", "strict": true,
+  const PlainJson tools = PlainJson::parse(R"([{"type": "function", "function": {"name": "set_alarm", "strict": true,
       "parameters": {"type": "object", "properties": {"hour": {"type": "integer", "minimum": 0, "maximum": 23}},
                      "required": ["hour"], "additionalProperties": false}}}])");
   for (int seed = 1; seed <= 3; ++seed) {
     // The bias makes this random model open a call at once; the grammar makes the call valid.
-    Json req = {{"messages", Json::array({Json{{"role", "user"}, {"content", "wake me"}}})},
+    PlainJson req = {{"messages", PlainJson::array({PlainJson{{"role", "user"}, {"content", "wake me"}}})},
                 {"max_tokens", 150}, {"temperature", 1.0}, {"seed", seed}, {"tools", tools},
-                {"logit_bias", Json{{call_token, 100}}}};
-    const Json j = post(server, "/v1/chat/completions", req.dump());
-    const Json& msg = j["choices"][0]["message"];
+                {"logit_bias", PlainJson{{call_token, 100}}}};
+    const PlainJson j = post(server, "/v1/chat/completions", req.dump());
+    const PlainJson& msg = j["choices"][0]["message"];
     ASSERT_TRUE(msg.contains("tool_calls")) << j;
     ASSERT_GE(msg["tool_calls"].size(), 1u) << j;
-    const Json& call = msg["tool_calls"][0]["function"];
+    const PlainJson& call = msg["tool_calls"][0]["function"];
     EXPECT_EQ(call["name"], "set_alarm");
-    const Json args = Json::parse(call["arguments"].get<std::string>(), nullptr, false);
+    const PlainJson args = PlainJson::parse(call["arguments"].get<std::string>(), nullptr, false);
     ASSERT_TRUE(args.is_object()) << call;
     ASSERT_TRUE(args.contains("hour") && args["hour"].is_number_integer()) << call;
     EXPECT_LE(args["hour"].get<int>(), 23);

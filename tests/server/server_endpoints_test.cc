@@ -19,7 +19,7 @@
 namespace met {
 namespace {
 
-using Json = nlohmann::json;
+using PlainJson = nlohmann::json;
 using testing::http_call;
 using testing::http_request;
 using testing::HttpConnection;
@@ -120,17 +120,17 @@ TEST(MetServeTokenize, TokenizeCountsWhatACompletionReportsAndDetokenizeGivesThe
   ServeProcess server(serve_args(model));
   ASSERT_NE(server.port(), 0) << server.error();
   const char* prompt = "Once upon a time, there was a little girl";
-  auto t = http_call(server.port(), "POST", "/tokenize", Json{{"prompt", prompt}}.dump());
+  auto t = http_call(server.port(), "POST", "/tokenize", PlainJson{{"prompt", prompt}}.dump());
   ASSERT_TRUE(t.has_value());
   ASSERT_EQ(t->status, 200) << t->body;
-  const Json tj = body_json(t);
+  const PlainJson tj = body_json(t);
   EXPECT_EQ(tj["count"].get<size_t>(), tj["tokens"].size());
   EXPECT_GT(tj["max_model_len"].get<int>(), 0);
-  auto c = http_call(server.port(), "POST", "/v1/completions", Json{{"prompt", prompt}, {"max_tokens", 1}}.dump());
+  auto c = http_call(server.port(), "POST", "/v1/completions", PlainJson{{"prompt", prompt}, {"max_tokens", 1}}.dump());
   EXPECT_EQ(body_json(c)["usage"]["prompt_tokens"], tj["count"]);
   auto plain = http_call(server.port(), "POST", "/tokenize",
-                         Json{{"prompt", prompt}, {"add_special_tokens", false}}.dump());
-  auto d = http_call(server.port(), "POST", "/detokenize", Json{{"tokens", body_json(plain)["tokens"]}}.dump());
+                         PlainJson{{"prompt", prompt}, {"add_special_tokens", false}}.dump());
+  auto d = http_call(server.port(), "POST", "/detokenize", PlainJson{{"tokens", body_json(plain)["tokens"]}}.dump());
   ASSERT_EQ(d->status, 200) << d->body;
   EXPECT_EQ(body_json(d)["prompt"], prompt);
   auto bad = http_call(server.port(), "POST", "/detokenize", R"({"tokens": [1, 100000]})");

@@ -19,10 +19,10 @@ namespace {
 using testing::bytes_of;
 using testing::decode;
 using testing::zero_block;
+using testing::kFp16One;
+using testing::kFp16Half;
+using testing::kFp16Quarter;
 
-constexpr uint16_t kFp16One = 0x3C00;
-constexpr uint16_t kFp16Half = 0x3800;
-constexpr uint16_t kFp16Quarter = 0x3400;
 
 // Scale/min pairs and their 12-byte packing, worked out by hand:
 // bytes 0-3 = sc[0..3] | (sc[4..7] >> 4) << 6, bytes 4-7 = m[0..3] |

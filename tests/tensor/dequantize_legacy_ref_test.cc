@@ -18,11 +18,11 @@ namespace {
 using testing::bytes_of;
 using testing::decode;
 using testing::zero_block;
+using testing::kFp16Half;
+using testing::kFp16Quarter;
+using testing::kFp16Two;
+using testing::kFp16MinusOne;
 
-constexpr uint16_t kFp16Half = 0x3800;     // 0.5
-constexpr uint16_t kFp16Quarter = 0x3400;  // 0.25
-constexpr uint16_t kFp16Two = 0x4000;      // 2.0
-constexpr uint16_t kFp16MinusOne = 0xBC00;
 
 TEST(DequantizeF32, CopiesTheFloats) {
   const std::vector<float> x = {1.5f, -0.0f, 3e38f};

@@ -10,17 +10,17 @@
 #include <vector>
 
 #include "gguf/ggml_type.h"
+#include "testing/random_data.h"
 #include "tensor/reference/reference_kernels.h"
 
 namespace met::testing {
 
-inline std::vector<float> gaussian(size_t n, uint32_t seed, float sigma = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, sigma);
-  std::vector<float> x(n);
-  for (float& v : x) v = dist(rng);
-  return x;
-}
+// FP16 bit patterns for hand-made block scales.
+inline constexpr uint16_t kFp16One = 0x3C00;
+inline constexpr uint16_t kFp16Half = 0x3800;     // 0.5
+inline constexpr uint16_t kFp16Quarter = 0x3400;  // 0.25
+inline constexpr uint16_t kFp16Two = 0x4000;      // 2.0
+inline constexpr uint16_t kFp16MinusOne = 0xBC00;
 
 inline size_t row_bytes(GgmlType type, size_t num_elements) {
   return static_cast<size_t>(ggml_row_bytes(type, num_elements).value());

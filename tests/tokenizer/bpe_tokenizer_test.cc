@@ -10,13 +10,7 @@
 namespace met {
 namespace {
 
-Vocab make_vocab(const testing::TinyVocab& v) {
-  auto vocab = Vocab::from_gguf(testing::tiny_metadata(v));
-  EXPECT_TRUE(vocab.ok()) << vocab.status().to_string();
-  return std::move(vocab).value();
-}
-
-std::vector<std::string> encode(const Vocab& vocab, std::string_view text) {
+std::vector<std::string> bpe_pieces(const Vocab& vocab, std::string_view text) {
   auto bpe = BpeTokenizer::create(vocab);
   EXPECT_TRUE(bpe.ok()) << bpe.status().to_string();
   std::vector<TokenId> ids;
@@ -29,33 +23,33 @@ std::vector<std::string> encode(const Vocab& vocab, std::string_view text) {
 using Texts = std::vector<std::string>;
 
 TEST(BpeTokenizer, MergesTheLowestRankFirst) {
-  EXPECT_EQ(encode(make_vocab(testing::tiny_bpe({"a b", "b c"})), "abc"), (Texts{"ab", "c"}));
-  EXPECT_EQ(encode(make_vocab(testing::tiny_bpe({"b c", "a b"})), "abc"), (Texts{"a", "bc"}));
+  EXPECT_EQ(bpe_pieces(testing::tiny_vocab(testing::tiny_bpe({"a b", "b c"})), "abc"), (Texts{"ab", "c"}));
+  EXPECT_EQ(bpe_pieces(testing::tiny_vocab(testing::tiny_bpe({"b c", "a b"})), "abc"), (Texts{"a", "bc"}));
 }
 
 TEST(BpeTokenizer, EqualPairsMergeLeftmostFirst) {
-  EXPECT_EQ(encode(make_vocab(testing::tiny_bpe({"a a"})), "aaa"), (Texts{"aa", "a"}));
+  EXPECT_EQ(bpe_pieces(testing::tiny_vocab(testing::tiny_bpe({"a a"})), "aaa"), (Texts{"aa", "a"}));
 }
 
 TEST(BpeTokenizer, SpacesAreByteLevelSymbolsInsideTheirPiece) {
-  const Vocab vocab = make_vocab(testing::tiny_bpe({"\xC4\xA0 w", "\xC4\xA0w o"}));
-  EXPECT_EQ(encode(vocab, "x wo"), (Texts{"x", " wo"}));
+  const Vocab vocab = testing::tiny_vocab(testing::tiny_bpe({"\xC4\xA0 w", "\xC4\xA0w o"}));
+  EXPECT_EQ(bpe_pieces(vocab, "x wo"), (Texts{"x", " wo"}));
 }
 
 TEST(BpeTokenizer, MergeResultThatIsNotATokenFallsBackToItsBytes) {
   testing::TinyVocab v = testing::tiny_bpe({"a b"});
   v.merges.push_back("ab c");  // "abc" is not a token
-  EXPECT_EQ(encode(make_vocab(v), "abc"), (Texts{"a", "b", "c"}));
+  EXPECT_EQ(bpe_pieces(testing::tiny_vocab(v), "abc"), (Texts{"a", "b", "c"}));
 }
 
 TEST(BpeTokenizer, IgnoreMergesEmitsAWholeWordTokenDirectly) {
   // "abc" is a token but no merge reaches it; llama-bpe takes it whole.
-  EXPECT_EQ(encode(make_vocab(testing::tiny_bpe({"a b"}, {"abc"}, "llama-bpe")), "abc"), (Texts{"abc"}));
-  EXPECT_EQ(encode(make_vocab(testing::tiny_bpe({"a b"}, {"abc"}, "qwen2")), "abc"), (Texts{"ab", "c"}));
+  EXPECT_EQ(bpe_pieces(testing::tiny_vocab(testing::tiny_bpe({"a b"}, {"abc"}, "llama-bpe")), "abc"), (Texts{"abc"}));
+  EXPECT_EQ(bpe_pieces(testing::tiny_vocab(testing::tiny_bpe({"a b"}, {"abc"}, "qwen2")), "abc"), (Texts{"ab", "c"}));
 }
 
 TEST(BpeTokenizer, NonAsciiTextTokenizesThroughByteSymbols) {
-  EXPECT_EQ(encode(make_vocab(testing::tiny_bpe({})), "\xC3\xA9"), (Texts{"\xC3", "\xA9"}));
+  EXPECT_EQ(bpe_pieces(testing::tiny_vocab(testing::tiny_bpe({})), "\xC3\xA9"), (Texts{"\xC3", "\xA9"}));
 }
 
 TEST(BpeTokenizer, CachedAndUncachedResultsAgreeOnEveryPiece) {

@@ -8,13 +8,7 @@
 namespace met {
 namespace {
 
-Vocab make_vocab(const testing::TinyVocab& v) {
-  auto vocab = Vocab::from_gguf(testing::tiny_metadata(v));
-  EXPECT_TRUE(vocab.ok()) << vocab.status().to_string();
-  return std::move(vocab).value();
-}
-
-std::vector<std::string> encode(const Vocab& vocab, std::string_view text, bool prefix = false) {
+std::vector<std::string> spm_pieces(const Vocab& vocab, std::string_view text, bool prefix = false) {
   SpmTokenizer spm(vocab);
   std::vector<TokenId> ids;
   spm.encode(text, prefix, ids);
@@ -26,22 +20,22 @@ std::vector<std::string> encode(const Vocab& vocab, std::string_view text, bool 
 using Texts = std::vector<std::string>;
 
 TEST(SpmTokenizer, MergesTheBestScoringPairFirst) {
-  EXPECT_EQ(encode(make_vocab(testing::tiny_spm({"ab", "bc", "a", "b", "c"})), "abc"), (Texts{"ab", "c"}));
-  EXPECT_EQ(encode(make_vocab(testing::tiny_spm({"bc", "ab", "a", "b", "c"})), "abc"), (Texts{"a", "bc"}));
+  EXPECT_EQ(spm_pieces(testing::tiny_vocab(testing::tiny_spm({"ab", "bc", "a", "b", "c"})), "abc"), (Texts{"ab", "c"}));
+  EXPECT_EQ(spm_pieces(testing::tiny_vocab(testing::tiny_spm({"bc", "ab", "a", "b", "c"})), "abc"), (Texts{"a", "bc"}));
 }
 
 TEST(SpmTokenizer, EqualScoresMergeTheLeftmostPair) {
-  EXPECT_EQ(encode(make_vocab(testing::tiny_spm({"aa", "a"})), "aaa"), (Texts{"aa", "a"}));
+  EXPECT_EQ(spm_pieces(testing::tiny_vocab(testing::tiny_spm({"aa", "a"})), "aaa"), (Texts{"aa", "a"}));
 }
 
 TEST(SpmTokenizer, SpacesBecomeTheMetaSymbolWithAnOptionalPrefix) {
-  const Vocab vocab = make_vocab(testing::tiny_spm({"\xE2\x96\x81" "a", "\xE2\x96\x81", "a"}));
-  EXPECT_EQ(encode(vocab, "a a", /*prefix=*/true), (Texts{"\xE2\x96\x81" "a", "\xE2\x96\x81" "a"}));
-  EXPECT_EQ(encode(vocab, "a a", /*prefix=*/false), (Texts{"a", "\xE2\x96\x81" "a"}));
+  const Vocab vocab = testing::tiny_vocab(testing::tiny_spm({"\xE2\x96\x81" "a", "\xE2\x96\x81", "a"}));
+  EXPECT_EQ(spm_pieces(vocab, "a a", /*prefix=*/true), (Texts{"\xE2\x96\x81" "a", "\xE2\x96\x81" "a"}));
+  EXPECT_EQ(spm_pieces(vocab, "a a", /*prefix=*/false), (Texts{"a", "\xE2\x96\x81" "a"}));
 }
 
 TEST(SpmTokenizer, CharacterOutsideTheVocabFallsBackToByteTokens) {
-  EXPECT_EQ(encode(make_vocab(testing::tiny_spm({"a"})), "a\xC3\xA9"), (Texts{"a", "<0xC3>", "<0xA9>"}));
+  EXPECT_EQ(spm_pieces(testing::tiny_vocab(testing::tiny_spm({"a"})), "a\xC3\xA9"), (Texts{"a", "<0xC3>", "<0xA9>"}));
 }
 
 TEST(SpmTokenizer, WithoutByteTokensAnUnknownCharacterBecomesUnk) {
@@ -49,22 +43,22 @@ TEST(SpmTokenizer, WithoutByteTokensAnUnknownCharacterBecomesUnk) {
   v.tokens = {"<unk>", "<s>", "</s>", "a"};
   v.types = {2, 3, 3, 1};
   v.scores = {0, 0, 0, -1};
-  EXPECT_EQ(encode(make_vocab(v), "a\xC3\xA9" "a"), (Texts{"a", "<unk>", "a"}));
+  EXPECT_EQ(spm_pieces(testing::tiny_vocab(v), "a\xC3\xA9" "a"), (Texts{"a", "<unk>", "a"}));
 }
 
 TEST(SpmTokenizer, UnusedTokenIsSplitBackIntoThePiecesThatFormedIt) {
   testing::TinyVocab v = testing::tiny_spm({"ab", "a", "b"});
   v.types[259] = 5;  // "ab" UNUSED
-  EXPECT_EQ(encode(make_vocab(v), "ab"), (Texts{"a", "b"}));
+  EXPECT_EQ(spm_pieces(testing::tiny_vocab(v), "ab"), (Texts{"a", "b"}));
 }
 
 TEST(SpmTokenizer, ControlTokenTextIsNeverFormedByMerges) {
   testing::TinyVocab v = testing::tiny_spm({"<s", "<", "s", ">"});
-  EXPECT_EQ(encode(make_vocab(v), "<s>"), (Texts{"<s", ">"}));
+  EXPECT_EQ(spm_pieces(testing::tiny_vocab(v), "<s>"), (Texts{"<s", ">"}));
 }
 
 TEST(SpmTokenizer, EmptyTextGivesNoTokensWithoutAPrefix) {
-  EXPECT_TRUE(encode(make_vocab(testing::tiny_spm({"a"})), "").empty());
+  EXPECT_TRUE(spm_pieces(testing::tiny_vocab(testing::tiny_spm({"a"})), "").empty());
 }
 
 }  // namespace

@@ -64,6 +64,12 @@ GgufMetadata tiny_metadata(const TinyVocab& vocab) {
   return md;
 }
 
+Vocab tiny_vocab(const TinyVocab& v) {
+  Result<Vocab> vocab = Vocab::from_gguf(tiny_metadata(v));
+  EXPECT_TRUE(vocab.ok()) << vocab.status().to_string();
+  return std::move(vocab).value();
+}
+
 Tokenizer tiny_tokenizer(const TinyVocab& vocab) {
   Result<Tokenizer> tokenizer = Tokenizer::from_gguf(tiny_metadata(vocab));
   EXPECT_TRUE(tokenizer.ok()) << tokenizer.status().to_string();

@@ -41,6 +41,7 @@ struct TinyVocab {
   std::vector<std::pair<std::string, GgufValue>> extra;  // other keys
 };
 GgufMetadata tiny_metadata(const TinyVocab& vocab);
+Vocab tiny_vocab(const TinyVocab& vocab);          // fails the test on error
 Tokenizer tiny_tokenizer(const TinyVocab& vocab);  // fails the test on error
 
 // A SentencePiece vocab: <unk> <s> </s>, the 256 <0xNN> byte tokens, then

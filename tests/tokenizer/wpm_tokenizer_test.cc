@@ -25,13 +25,7 @@ testing::TinyVocab bert(std::vector<std::string> pieces) {
   return v;
 }
 
-Vocab make_vocab(const testing::TinyVocab& v) {
-  auto vocab = Vocab::from_gguf(testing::tiny_metadata(v));
-  EXPECT_TRUE(vocab.ok()) << vocab.status().to_string();
-  return std::move(vocab).value();
-}
-
-std::vector<std::string> encode(const Vocab& vocab, std::string_view text) {
+std::vector<std::string> wpm_pieces(const Vocab& vocab, std::string_view text) {
   std::vector<TokenId> ids;
   WpmTokenizer(vocab).encode(text, ids);
   std::vector<std::string> texts;
@@ -43,44 +37,44 @@ using Texts = std::vector<std::string>;
 const std::string kW = "\xE2\x96\x81";  // ▁
 
 TEST(WpmTokenizer, UncasedVocabLowercasesAndStripsAccents) {
-  const Vocab vocab = make_vocab(bert({kW + "apfel", kW + "hello"}));
+  const Vocab vocab = testing::tiny_vocab(bert({kW + "apfel", kW + "hello"}));
   EXPECT_TRUE(vocab.lowercase());
   EXPECT_TRUE(vocab.strip_accents());
   EXPECT_EQ(WpmTokenizer(vocab).words("\xC3\x84pfel HeLLo"), (Texts{"apfel", "hello"}));
 }
 
 TEST(WpmTokenizer, CasedVocabKeepsCaseAndAccents) {
-  const Vocab vocab = make_vocab(bert({kW + "Hello"}));
+  const Vocab vocab = testing::tiny_vocab(bert({kW + "Hello"}));
   EXPECT_FALSE(vocab.lowercase());
   EXPECT_EQ(WpmTokenizer(vocab).words("Hello \xC3\x84pfel"), (Texts{"Hello", "\xC3\x84pfel"}));
 }
 
 TEST(WpmTokenizer, PunctuationAndCjkBecomeOneCharacterWords) {
-  const Vocab vocab = make_vocab(bert({kW + "a"}));
+  const Vocab vocab = testing::tiny_vocab(bert({kW + "a"}));
   EXPECT_EQ(WpmTokenizer(vocab).words("y'all! $5 \xE6\x88\x91\xE6\x83\xB3x"),
             (Texts{"y", "'", "all", "!", "$", "5", "\xE6\x88\x91", "\xE6\x83\xB3", "x"}));
 }
 
 TEST(WpmTokenizer, ControlCharactersAreDroppedAndWhitespaceSplits) {
-  const Vocab vocab = make_vocab(bert({kW + "a"}));
+  const Vocab vocab = testing::tiny_vocab(bert({kW + "a"}));
   EXPECT_EQ(WpmTokenizer(vocab).words("a\x01" "b\xE2\x80\x8B" "c\tD\xE3\x80\x80" "e"),
             (Texts{"abc", "d", "e"}));
 }
 
 TEST(WpmTokenizer, WordsAreCutIntoTheLongestKnownPieces) {
-  const Vocab vocab = make_vocab(bert({kW + "un", kW + "unaff", "aff", "able", "a", "ble"}));
-  EXPECT_EQ(encode(vocab, "unaffable"), (Texts{kW + "unaff", "able"}));
+  const Vocab vocab = testing::tiny_vocab(bert({kW + "un", kW + "unaff", "aff", "able", "a", "ble"}));
+  EXPECT_EQ(wpm_pieces(vocab, "unaffable"), (Texts{kW + "unaff", "able"}));
 }
 
 TEST(WpmTokenizer, AWordThatCannotBeCutIsOneUnknownToken) {
-  const Vocab vocab = make_vocab(bert({kW + "un", "able"}));
-  EXPECT_EQ(encode(vocab, "unxable un"), (Texts{"[UNK]", kW + "un"}));
+  const Vocab vocab = testing::tiny_vocab(bert({kW + "un", "able"}));
+  EXPECT_EQ(wpm_pieces(vocab, "unxable un"), (Texts{"[UNK]", kW + "un"}));
 }
 
 TEST(WpmTokenizer, AWordLongerThanAHundredCharactersIsUnknown) {
-  const Vocab vocab = make_vocab(bert({kW + "a", "a"}));
-  EXPECT_EQ(encode(vocab, std::string(100, 'a')).size(), 100u);
-  EXPECT_EQ(encode(vocab, std::string(101, 'a')), (Texts{"[UNK]"}));
+  const Vocab vocab = testing::tiny_vocab(bert({kW + "a", "a"}));
+  EXPECT_EQ(wpm_pieces(vocab, std::string(100, 'a')).size(), 100u);
+  EXPECT_EQ(wpm_pieces(vocab, std::string(101, 'a')), (Texts{"[UNK]"}));
 }
 
 }  // namespace

@@ -118,8 +118,8 @@ class KvCache {
   int64_t kv_stride_ = 0;     // K to V of one layer
   int64_t layer_stride_ = 0;  // K and V of one layer
   int64_t block_bytes_ = 0;
-  ref::QuantizeRowFn quantize_ = nullptr;
-  ref::DequantizeRowFn dequantize_ = nullptr;
+  ::met::ref::QuantizeRowFn quantize_ = nullptr;
+  ::met::ref::DequantizeRowFn dequantize_ = nullptr;
   std::unique_ptr<uint8_t, Unmap> data_;
 };
 

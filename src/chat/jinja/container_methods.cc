@@ -194,38 +194,38 @@ Result<Value> dict_copy(Runtime& rt, const Value& self, const CallArgs& args) {
   return Value::dict(d);
 }
 
-struct Entry {
+struct MethodEntry {
   std::string_view name;
   BuiltinFn fn;
   bool on_tuple;
 };
 
 constexpr std::array kListMethods = {
-    Entry{"append", list_append, false}, Entry{"extend", list_extend, false},
-    Entry{"insert", list_insert, false}, Entry{"pop", list_pop, false},
-    Entry{"remove", list_remove, false}, Entry{"index", list_index, true},
-    Entry{"count", list_count, true},    Entry{"reverse", list_reverse, false},
-    Entry{"copy", list_copy, false},     Entry{"clear", list_clear, false},
+    MethodEntry{"append", list_append, false}, MethodEntry{"extend", list_extend, false},
+    MethodEntry{"insert", list_insert, false}, MethodEntry{"pop", list_pop, false},
+    MethodEntry{"remove", list_remove, false}, MethodEntry{"index", list_index, true},
+    MethodEntry{"count", list_count, true},    MethodEntry{"reverse", list_reverse, false},
+    MethodEntry{"copy", list_copy, false},     MethodEntry{"clear", list_clear, false},
 };
 
 constexpr std::array kDictMethods = {
-    Entry{"get", dict_get, false},       Entry{"items", dict_items, false},
-    Entry{"keys", dict_keys, false},     Entry{"values", dict_values, false},
-    Entry{"update", dict_update, false}, Entry{"pop", dict_pop, false},
-    Entry{"setdefault", dict_setdefault, false}, Entry{"copy", dict_copy, false},
+    MethodEntry{"get", dict_get, false},       MethodEntry{"items", dict_items, false},
+    MethodEntry{"keys", dict_keys, false},     MethodEntry{"values", dict_values, false},
+    MethodEntry{"update", dict_update, false}, MethodEntry{"pop", dict_pop, false},
+    MethodEntry{"setdefault", dict_setdefault, false}, MethodEntry{"copy", dict_copy, false},
 };
 
 }  // namespace
 
 BuiltinFn find_list_method(std::string_view name, bool is_tuple) {
-  for (const Entry& e : kListMethods) {
+  for (const MethodEntry& e : kListMethods) {
     if (e.name == name && (e.on_tuple || !is_tuple)) return e.fn;
   }
   return nullptr;
 }
 
 BuiltinFn find_dict_method(std::string_view name) {
-  for (const Entry& e : kDictMethods) {
+  for (const MethodEntry& e : kDictMethods) {
     if (e.name == name) return e.fn;
   }
   return nullptr;

@@ -204,21 +204,21 @@ Result<Value> filter_attr(Runtime& rt, const Value& input, const CallArgs& args)
   return get_attribute(rt, input, name);
 }
 
-struct Entry {
+struct ConvertFilter {
   std::string_view name;
   FilterFn fn;
 };
 
 constexpr std::array kConvertFilters = {
-    Entry{"tojson", filter_tojson}, Entry{"int", filter_int},         Entry{"float", filter_float},
-    Entry{"abs", filter_abs},       Entry{"round", filter_round},     Entry{"default", filter_default},
-    Entry{"d", filter_default},     Entry{"attr", filter_attr},
+    ConvertFilter{"tojson", filter_tojson}, ConvertFilter{"int", filter_int},         ConvertFilter{"float", filter_float},
+    ConvertFilter{"abs", filter_abs},       ConvertFilter{"round", filter_round},     ConvertFilter{"default", filter_default},
+    ConvertFilter{"d", filter_default},     ConvertFilter{"attr", filter_attr},
 };
 
 }  // namespace
 
 FilterFn find_convert_filter(std::string_view name) {
-  for (const Entry& e : kConvertFilters) {
+  for (const ConvertFilter& e : kConvertFilters) {
     if (e.name == name) return e.fn;
   }
   return nullptr;

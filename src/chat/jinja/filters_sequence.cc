@@ -304,30 +304,30 @@ Result<Value> filter_select(Runtime& rt, const Value& input, const CallArgs& arg
   return rt.heap().list(std::move(out));
 }
 
-struct Entry {
+struct SequenceFilter {
   std::string_view name;
   FilterFn fn;
 };
 
 constexpr std::array kSequenceFilters = {
-    Entry{"length", filter_length},       Entry{"count", filter_length},
-    Entry{"first", filter_first},         Entry{"last", filter_last},
-    Entry{"join", filter_join},           Entry{"list", filter_list},
-    Entry{"reverse", filter_reverse},     Entry{"sort", filter_sort},
-    Entry{"unique", filter_unique},       Entry{"dictsort", filter_dictsort},
-    Entry{"items", filter_items},         Entry{"batch", filter_batch},
-    Entry{"sum", filter_sum},             Entry{"min", filter_min_max<false>},
-    Entry{"max", filter_min_max<true>},   Entry{"map", filter_map},
-    Entry{"select", filter_select<true, false>},
-    Entry{"reject", filter_select<false, false>},
-    Entry{"selectattr", filter_select<true, true>},
-    Entry{"rejectattr", filter_select<false, true>},
+    SequenceFilter{"length", filter_length},       SequenceFilter{"count", filter_length},
+    SequenceFilter{"first", filter_first},         SequenceFilter{"last", filter_last},
+    SequenceFilter{"join", filter_join},           SequenceFilter{"list", filter_list},
+    SequenceFilter{"reverse", filter_reverse},     SequenceFilter{"sort", filter_sort},
+    SequenceFilter{"unique", filter_unique},       SequenceFilter{"dictsort", filter_dictsort},
+    SequenceFilter{"items", filter_items},         SequenceFilter{"batch", filter_batch},
+    SequenceFilter{"sum", filter_sum},             SequenceFilter{"min", filter_min_max<false>},
+    SequenceFilter{"max", filter_min_max<true>},   SequenceFilter{"map", filter_map},
+    SequenceFilter{"select", filter_select<true, false>},
+    SequenceFilter{"reject", filter_select<false, false>},
+    SequenceFilter{"selectattr", filter_select<true, true>},
+    SequenceFilter{"rejectattr", filter_select<false, true>},
 };
 
 }  // namespace
 
 FilterFn find_sequence_filter(std::string_view name) {
-  for (const Entry& e : kSequenceFilters) {
+  for (const SequenceFilter& e : kSequenceFilters) {
     if (e.name == name) return e.fn;
   }
   return nullptr;

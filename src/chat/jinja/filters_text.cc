@@ -114,26 +114,26 @@ Result<Value> filter_string(Runtime& rt, const Value& input, const CallArgs&) {
   return to_string_value(rt, input);
 }
 
-struct Entry {
+struct TextFilter {
   std::string_view name;
   FilterFn fn;
 };
 
 constexpr std::array kTextFilters = {
-    Entry{"trim", filter_trim},
-    Entry{"lower", filter_transform<to_lower>},
-    Entry{"upper", filter_transform<to_upper>},
-    Entry{"title", filter_transform<jinja_title>},
-    Entry{"capitalize", filter_transform<py_capitalize>},
-    Entry{"replace", filter_replace},
-    Entry{"indent", filter_indent},
-    Entry{"center", filter_center},
-    Entry{"wordcount", filter_wordcount},
-    Entry{"escape", filter_escape},
-    Entry{"e", filter_escape},
-    Entry{"forceescape", filter_forceescape},
-    Entry{"safe", filter_safe},
-    Entry{"string", filter_string},
+    TextFilter{"trim", filter_trim},
+    TextFilter{"lower", filter_transform<to_lower>},
+    TextFilter{"upper", filter_transform<to_upper>},
+    TextFilter{"title", filter_transform<jinja_title>},
+    TextFilter{"capitalize", filter_transform<py_capitalize>},
+    TextFilter{"replace", filter_replace},
+    TextFilter{"indent", filter_indent},
+    TextFilter{"center", filter_center},
+    TextFilter{"wordcount", filter_wordcount},
+    TextFilter{"escape", filter_escape},
+    TextFilter{"e", filter_escape},
+    TextFilter{"forceescape", filter_forceescape},
+    TextFilter{"safe", filter_safe},
+    TextFilter{"string", filter_string},
 };
 
 }  // namespace
@@ -162,7 +162,7 @@ Result<Value> to_string_value(Runtime& rt, const Value& v) {
 }
 
 FilterFn find_text_filter(std::string_view name) {
-  for (const Entry& e : kTextFilters) {
+  for (const TextFilter& e : kTextFilters) {
     if (e.name == name) return e.fn;
   }
   return nullptr;

@@ -90,23 +90,23 @@ Result<Value> global_strftime_now(Runtime& rt, const Value&, const CallArgs& arg
   return rt.heap().string(std::move(buf));
 }
 
-struct Entry {
+struct GlobalEntry {
   std::string_view name;
   BuiltinFn fn;
 };
 
 constexpr std::array kGlobals = {
-    Entry{"range", global_range},
-    Entry{"namespace", global_namespace},
-    Entry{"dict", global_dict},
-    Entry{"raise_exception", global_raise_exception},
-    Entry{"strftime_now", global_strftime_now},
+    GlobalEntry{"range", global_range},
+    GlobalEntry{"namespace", global_namespace},
+    GlobalEntry{"dict", global_dict},
+    GlobalEntry{"raise_exception", global_raise_exception},
+    GlobalEntry{"strftime_now", global_strftime_now},
 };
 
 }  // namespace
 
 Status install_globals(Runtime& rt, Scope& scope) {
-  for (const Entry& e : kGlobals) {
+  for (const GlobalEntry& e : kGlobals) {
     FuncObj f;
     f.kind = FuncObj::Kind::kBuiltin;
     f.name = e.name;

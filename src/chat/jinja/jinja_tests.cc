@@ -94,34 +94,34 @@ Result<bool> is_test(Runtime&, const Value& v, const CallArgs&) {
   return v.is_string() && find_test(v.as_string()) != nullptr;
 }
 
-struct Entry {
+struct TestEntry {
   std::string_view name;
   TestFn fn;
 };
 
 constexpr std::array kTests = {
-    Entry{"defined", is_defined}, Entry{"undefined", is_undefined}, Entry{"none", is_none},
-    Entry{"string", is_string}, Entry{"number", is_number}, Entry{"integer", is_integer},
-    Entry{"float", is_float}, Entry{"boolean", is_boolean}, Entry{"true", is_true},
-    Entry{"false", is_false}, Entry{"mapping", is_mapping}, Entry{"iterable", is_iterable},
-    Entry{"sequence", is_sequence}, Entry{"callable", is_callable}, Entry{"escaped", is_escaped},
-    Entry{"lower", is_lower_text}, Entry{"upper", is_upper_text}, Entry{"odd", is_odd},
-    Entry{"even", is_even}, Entry{"divisibleby", is_divisibleby},
-    Entry{"eq", is_compared<CompareOp::kEq>}, Entry{"equalto", is_compared<CompareOp::kEq>},
-    Entry{"==", is_compared<CompareOp::kEq>}, Entry{"ne", is_compared<CompareOp::kNe>},
-    Entry{"!=", is_compared<CompareOp::kNe>}, Entry{"lt", is_compared<CompareOp::kLt>},
-    Entry{"lessthan", is_compared<CompareOp::kLt>}, Entry{"<", is_compared<CompareOp::kLt>},
-    Entry{"le", is_compared<CompareOp::kLe>}, Entry{"<=", is_compared<CompareOp::kLe>},
-    Entry{"gt", is_compared<CompareOp::kGt>}, Entry{"greaterthan", is_compared<CompareOp::kGt>},
-    Entry{">", is_compared<CompareOp::kGt>}, Entry{"ge", is_compared<CompareOp::kGe>},
-    Entry{">=", is_compared<CompareOp::kGe>}, Entry{"in", is_in}, Entry{"sameas", is_sameas},
-    Entry{"filter", is_filter}, Entry{"test", is_test},
+    TestEntry{"defined", is_defined}, TestEntry{"undefined", is_undefined}, TestEntry{"none", is_none},
+    TestEntry{"string", is_string}, TestEntry{"number", is_number}, TestEntry{"integer", is_integer},
+    TestEntry{"float", is_float}, TestEntry{"boolean", is_boolean}, TestEntry{"true", is_true},
+    TestEntry{"false", is_false}, TestEntry{"mapping", is_mapping}, TestEntry{"iterable", is_iterable},
+    TestEntry{"sequence", is_sequence}, TestEntry{"callable", is_callable}, TestEntry{"escaped", is_escaped},
+    TestEntry{"lower", is_lower_text}, TestEntry{"upper", is_upper_text}, TestEntry{"odd", is_odd},
+    TestEntry{"even", is_even}, TestEntry{"divisibleby", is_divisibleby},
+    TestEntry{"eq", is_compared<CompareOp::kEq>}, TestEntry{"equalto", is_compared<CompareOp::kEq>},
+    TestEntry{"==", is_compared<CompareOp::kEq>}, TestEntry{"ne", is_compared<CompareOp::kNe>},
+    TestEntry{"!=", is_compared<CompareOp::kNe>}, TestEntry{"lt", is_compared<CompareOp::kLt>},
+    TestEntry{"lessthan", is_compared<CompareOp::kLt>}, TestEntry{"<", is_compared<CompareOp::kLt>},
+    TestEntry{"le", is_compared<CompareOp::kLe>}, TestEntry{"<=", is_compared<CompareOp::kLe>},
+    TestEntry{"gt", is_compared<CompareOp::kGt>}, TestEntry{"greaterthan", is_compared<CompareOp::kGt>},
+    TestEntry{">", is_compared<CompareOp::kGt>}, TestEntry{"ge", is_compared<CompareOp::kGe>},
+    TestEntry{">=", is_compared<CompareOp::kGe>}, TestEntry{"in", is_in}, TestEntry{"sameas", is_sameas},
+    TestEntry{"filter", is_filter}, TestEntry{"test", is_test},
 };
 
 }  // namespace
 
 TestFn find_test(std::string_view name) {
-  for (const Entry& e : kTests) {
+  for (const TestEntry& e : kTests) {
     if (e.name == name) return e.fn;
   }
   return nullptr;

@@ -228,25 +228,25 @@ Result<Value> str_pad(Runtime& rt, const Value& self, const CallArgs& args) {
   return rt.heap().string(std::move(out));
 }
 
-struct Entry {
+struct StringMethod {
   std::string_view name;
   BuiltinFn fn;
 };
 
 constexpr std::array kStringMethods = {
-    Entry{"startswith", str_startswith}, Entry{"endswith", str_endswith},
-    Entry{"strip", str_strip}, Entry{"lstrip", str_lstrip}, Entry{"rstrip", str_rstrip},
-    Entry{"split", str_split}, Entry{"rsplit", str_rsplit}, Entry{"splitlines", str_splitlines},
-    Entry{"upper", str_transform<to_upper>}, Entry{"lower", str_transform<to_lower>},
-    Entry{"title", str_transform<py_title>}, Entry{"capitalize", str_transform<py_capitalize>},
-    Entry{"replace", str_replace}, Entry{"find", str_find}, Entry{"rfind", str_rfind},
-    Entry{"index", str_index}, Entry{"rindex", str_rindex}, Entry{"count", str_count},
-    Entry{"join", str_join}, Entry{"isdigit", str_is_all<is_digit>},
-    Entry{"isalpha", str_is_all<is_alpha>}, Entry{"isalnum", str_is_all<is_alnum>},
-    Entry{"isspace", str_is_all<is_space>}, Entry{"islower", str_is_case<false>},
-    Entry{"isupper", str_is_case<true>}, Entry{"partition", str_partition},
-    Entry{"rpartition", str_rpartition}, Entry{"ljust", str_pad<-1>}, Entry{"rjust", str_pad<1>},
-    Entry{"center", str_pad<0>},
+    StringMethod{"startswith", str_startswith}, StringMethod{"endswith", str_endswith},
+    StringMethod{"strip", str_strip}, StringMethod{"lstrip", str_lstrip}, StringMethod{"rstrip", str_rstrip},
+    StringMethod{"split", str_split}, StringMethod{"rsplit", str_rsplit}, StringMethod{"splitlines", str_splitlines},
+    StringMethod{"upper", str_transform<to_upper>}, StringMethod{"lower", str_transform<to_lower>},
+    StringMethod{"title", str_transform<py_title>}, StringMethod{"capitalize", str_transform<py_capitalize>},
+    StringMethod{"replace", str_replace}, StringMethod{"find", str_find}, StringMethod{"rfind", str_rfind},
+    StringMethod{"index", str_index}, StringMethod{"rindex", str_rindex}, StringMethod{"count", str_count},
+    StringMethod{"join", str_join}, StringMethod{"isdigit", str_is_all<is_digit>},
+    StringMethod{"isalpha", str_is_all<is_alpha>}, StringMethod{"isalnum", str_is_all<is_alnum>},
+    StringMethod{"isspace", str_is_all<is_space>}, StringMethod{"islower", str_is_case<false>},
+    StringMethod{"isupper", str_is_case<true>}, StringMethod{"partition", str_partition},
+    StringMethod{"rpartition", str_rpartition}, StringMethod{"ljust", str_pad<-1>}, StringMethod{"rjust", str_pad<1>},
+    StringMethod{"center", str_pad<0>},
 };
 
 }  // namespace
@@ -262,7 +262,7 @@ Result<Value> make_string_list(Runtime& rt, const std::vector<std::string_view>&
 }
 
 BuiltinFn find_string_method(std::string_view name) {
-  for (const Entry& e : kStringMethods) {
+  for (const StringMethod& e : kStringMethods) {
     if (e.name == name) return e.fn;
   }
   return nullptr;

@@ -11,10 +11,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string dump_compact(const Json& value) {
-  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
 const Json* first_key(const Json& object, const std::vector<std::string>& keys) {
   for (const std::string& key : keys) {
     auto it = object.find(key);
@@ -59,6 +55,10 @@ std::string_view strip_code_fence(std::string_view text) {
     if (text.ends_with("```")) text.remove_suffix(3);
   }
   return trim_space(text);
+}
+
+std::string dump_compact(const Json& value) {
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 Result<std::string> arguments_json(const Json* value) {

@@ -28,6 +28,9 @@ struct CallKeys {
   bool require_arguments = false;
 };
 
+// `value` as JSON text on one line, invalid UTF-8 replaced (never throws).
+std::string dump_compact(const nlohmann::ordered_json& value);
+
 // Compact JSON of an arguments value: an object as is, a string holding an
 // object parsed first, absent as "{}"; anything else is an error.
 Result<std::string> arguments_json(const nlohmann::ordered_json* value);

@@ -12,8 +12,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string dump_compact(const Json& value) { return value.dump(-1, ' ', false, Json::error_handler_t::replace); }
-
 // A parameter's value: JSON when it parses as a non-string, else the text.
 Json typed_value(std::string_view text) {
   Json value = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);

@@ -12,16 +12,16 @@
 namespace met::cpu {
 namespace {
 
-constexpr OpsKernels kReference{ref::rms_norm, ref::rope_rotate, ref::swiglu,
+constexpr OpsKernels kOpsReference{ref::rms_norm, ref::rope_rotate, ref::swiglu,
                                 ref::add,      ref::softmax,     ref::argmax};
-constexpr OpsKernels kAvx2{avx2::rms_norm, avx2::rope_rotate, avx2::swiglu,
+constexpr OpsKernels kOpsAvx2{avx2::rms_norm, avx2::rope_rotate, avx2::swiglu,
                            avx2::add,      avx2::softmax,     avx2::argmax};
-constexpr OpsKernels kAvx512{avx512::rms_norm, avx512::rope_rotate, avx512::swiglu,
+constexpr OpsKernels kOpsAvx512{avx512::rms_norm, avx512::rope_rotate, avx512::swiglu,
                              avx512::add,      avx512::softmax,     avx512::argmax};
 
 // Each member from the highest tier at or below `selected` that has one.
 OpsKernels build_selected(Isa selected) {
-  OpsKernels out = kReference;
+  OpsKernels out = kOpsReference;
   for (Isa tier : {Isa::kAvx2, Isa::kAvx512, Isa::kAmx}) {
     if (tier > selected) break;
     const OpsKernels k = ops_kernels_for_isa(tier);
@@ -40,11 +40,11 @@ OpsKernels build_selected(Isa selected) {
 OpsKernels ops_kernels_for_isa(Isa isa) {
   switch (isa) {
     case Isa::kScalar:
-      return kReference;
+      return kOpsReference;
     case Isa::kAvx2:
-      return kAvx2;
+      return kOpsAvx2;
     case Isa::kAvx512:
-      return kAvx512;
+      return kOpsAvx512;
     case Isa::kAmx:
       return {};  // AVX-512's serve
   }
