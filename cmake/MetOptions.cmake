@@ -13,6 +13,12 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_L
   # plain appends (GCC bug 105329); the warning is not about met's code.
   target_compile_options(met_flags INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Wno-restrict>)
 endif()
+if(MET_UNITY AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  # In a unity build each .cc is #included, so GCC takes it for a header and
+  # flags a coroutine frame holding a type from the file's anonymous namespace
+  # (-Wsubobject-linkage); one file's internal types are still its own.
+  target_compile_options(met_flags INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Wno-subobject-linkage>)
+endif()
 if(MET_WERROR)
   target_compile_options(met_flags INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
 endif()
