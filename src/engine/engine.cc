@@ -11,10 +11,10 @@ namespace met {
 Result<std::unique_ptr<Engine>> Engine::create(Device& device, const Tokenizer& tokenizer, SpillIo* spill,
                                                const Clock& clock, EngineOptions options) {
   std::unique_ptr<Engine> e(new Engine(device, clock, std::move(options)));
-  SchedIo io{e->dev_port_, e->req_port_, e->stats_, e->clock_};
+  SchedIo io{e->dev_port_, e->kv_, e->req_port_, e->stats_, e->clock_};
   MET_ASSIGN_OR_RETURN(e->scheduler_, Scheduler::create(io, spill, tokenizer, e->options_.scheduler));
   e->limits_ = e->scheduler_->limits();
-  e->stats_.set_blocks_total(e->dev_port_.num_blocks());
+  e->stats_.set_blocks_total(e->kv_.num_blocks());
   e->thread_ = std::thread([raw = e.get()] { raw->engine_main(); });
   return e;
 }
@@ -23,6 +23,7 @@ Engine::Engine(Device& device, const Clock& clock, EngineOptions options)
     : clock_(clock),
       options_(std::move(options)),
       dev_port_(device),
+      kv_(device),
       stats_(clock),
       publisher_(options_.streams) {}
 
@@ -57,7 +58,7 @@ void Engine::join(bool drain) {
 }
 
 void Engine::publish_load() {
-  stats_.publish_load(scheduler_->counts(), !scheduler_->idle(), dev_port_.num_blocks_in_use());
+  stats_.publish_load(scheduler_->counts(), !scheduler_->idle(), kv_.num_blocks_in_use());
 }
 
 void Engine::publish_events() {

@@ -2,8 +2,9 @@
 // thread; the request is checked at once (a bad one is refused with a Status
 // and never queued) and handed to the engine thread through the inbox; the
 // client reads its events from the returned RequestHandle. The engine thread
-// owns the Scheduler and the ports it talks through (DevPort over the Device,
-// the sinks, EngineStats, the clock, the optional spill store).
+// owns the Scheduler and the ports it talks through (DevPort and the
+// KvManager over the Device, the sinks, EngineStats, the clock, the optional
+// spill store).
 // Invariants: every accepted request gets exactly one terminal event, also on
 // shutdown and on a device fault; after a fault nothing more is accepted and
 // the engine thread exits once every request is answered.
@@ -24,11 +25,12 @@
 #include "core/clock.h"
 #include "core/mutex.h"
 #include "engine/engine_stats.h"
+#include "kv/kv_manager.h"
 #include "kv/spill_io.h"
-#include "scheduler/dev_port.h"
 #include "request/engine_request.h"
 #include "request/response_sink.h"
 #include "request/stream_publisher.h"
+#include "scheduler/dev_port.h"
 #include "scheduler/scheduler.h"
 #include "tokenizer/tokenizer.h"
 
@@ -76,8 +78,8 @@ class Engine {
   RequestLimits limits() const { return limits_; }
   EngineStatsSnapshot stats() const { return stats_.snapshot(); }
   // REQUIRES: drain() or stop() returned (the engine thread owns them before).
-  int32_t kv_blocks_in_use() const { return dev_port_.num_blocks_in_use(); }
-  const PrefixCache& prefix_cache() const { return dev_port_.prefix_cache(); }
+  int32_t kv_blocks_in_use() const { return kv_.num_blocks_in_use(); }
+  const PrefixCache& prefix_cache() const { return kv_.prefix_cache(); }
 
   // Stops accepting, finishes every request already accepted, then stops.
   void drain();
@@ -102,6 +104,7 @@ class Engine {
   const Clock& clock_;
   EngineOptions options_;
   DevPort dev_port_;
+  KvManager kv_;
   SinkReqPort req_port_;
   EngineStats stats_;
   StreamPublisher publisher_;  // before scheduler_: its sinks enlist here

@@ -1,6 +1,6 @@
-// The scheduler's sequence records (the reference's names): SeqState is a
-// sequence's KV side (tokens, how many are cached, its block table and slot);
-// ActiveSeq a running sequence with everything its output needs (sampler,
+// The scheduler's sequence records (the reference's names): SeqState
+// (kv/kv_seq.h) is a sequence's KV side (tokens, how many are cached, its
+// block table and slot); ActiveSeq a running sequence with everything its output needs (sampler,
 // detokenizer, guards, timings, sink); SwappedSeq one parked in a spill image.
 // A request not yet admitted, and a sequence preempted for recompute (the
 // reference's PreemptedSeq), wait as an ActiveSeq with no KV: it keeps its
@@ -20,7 +20,7 @@
 #include "core/clock.h"
 #include "core/ids.h"
 #include "grammar/grammar_matcher.h"
-#include "kv/block_key.h"
+#include "kv/kv_seq.h"
 #include "sampling/sampler.h"
 #include "request/engine_request.h"
 #include "request/response_sink.h"
@@ -35,16 +35,6 @@ enum class GuardStop : uint8_t {
   kKvExhausted,     // the sequence alone needs more KV than the whole pool
 };
 const char* guard_stop_name(GuardStop g);
-
-struct SeqState {
-  SeqId id;
-  std::vector<TokenId> tokens;       // prompt, then output tokens
-  int32_t seq_len = 0;               // leading tokens whose KV is in the cache
-  std::vector<BlockId> block_table;  // references held on these blocks
-  int32_t slot_idx = 0;              // row in `active` (CompactSlot keeps it so)
-  bool owns_slot = true;             // false after DetachSlot
-  CacheSalt salt;
-};
 
 struct ActiveSeq {
   SeqState seq;

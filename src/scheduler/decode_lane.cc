@@ -45,7 +45,7 @@ bool DecodeLane::reserve_all(std::vector<ActiveSeq>& active) {
   const Inflight& inf = *pipe_.inflight;
   for (size_t i = 0; i < active.size(); ++i) {
     // t writes position p; the step ahead writes p + 1.
-    if (io_.dev.reserve_kv(active[i].seq, inf.rows[i].position + 2) != Admit::kNow) return false;
+    if (io_.kv.reserve(active[i].seq, inf.rows[i].position + 2) != Admit::kNow) return false;
   }
   return true;
 }
@@ -133,7 +133,7 @@ Settled DecodeLane::settle(std::vector<ActiveSeq>& active) {
   // Over-runs hand their reserved block back before anything else runs.
   if (inf.inputs.has_value()) {
     for (size_t i = 0; i < active.size(); ++i) {
-      if (inf.discard_all || inf.discard[i]) io_.dev.apply(Rollback{&active[i].seq});
+      if (inf.discard_all || inf.discard[i]) io_.kv.apply(Rollback{&active[i].seq});
     }
   }
   if (inf.discard_all) {
@@ -149,7 +149,7 @@ Settled DecodeLane::settle(std::vector<ActiveSeq>& active) {
     const TokenId token = pick_token(a, result_, i, inf.host_logits, pick_scratch_);
     commit_token(io_, a, token, max_seq_len_);
   }
-  io_.tel.step_done(static_cast<int32_t>(active.size()), io_.dev.num_blocks_in_use());
+  io_.tel.step_done(static_cast<int32_t>(active.size()), io_.kv.num_blocks_in_use());
   if (pipe_.next.has_value()) {
     Inflight next = std::move(*pipe_.next);
     pipe_.next.reset();

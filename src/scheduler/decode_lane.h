@@ -17,11 +17,12 @@
 #include <utility>
 #include <vector>
 
+#include "kv/kv_manager.h"
+#include "scheduler/commit_token.h"
 #include "scheduler/dev_port.h"
 #include "scheduler/io.h"
 #include "scheduler/pipeline.h"
 #include "scheduler/plan_builder.h"
-#include "scheduler/commit_token.h"
 
 namespace met {
 

@@ -1,17 +1,18 @@
 // SchedIo: the scheduler's ports (DESIGN.md). The scheduler decides; every
-// effect on the world goes through these: `dev` (KV bookkeeping effects and
-// forward steps, DevPort), `req` (a request's sink), `tel` (counters and
-// timings), `clock`. Spill images go through kv/spill_io.h's SpillIo, passed
-// beside SchedIo as in the reference. ReqPort and TelPort are interfaces so
-// tests record what the scheduler said; DevPort is concrete over a Device, so
-// tests fake the Device (FakeDevice) and keep the real block bookkeeping.
+// effect on the world goes through these: `dev` (model info and forward
+// steps, DevPort), `kv` (KV bookkeeping effects, kv/kv_manager.h's
+// KvManager), `req` (a request's sink), `tel` (counters and timings),
+// `clock`. Spill images go through kv/spill_io.h's SpillIo, passed beside
+// SchedIo as in the reference. ReqPort and TelPort are interfaces so tests
+// record what the scheduler said; DevPort and KvManager are concrete over a
+// Device, so tests fake the Device (FakeDevice) and keep the real block
+// bookkeeping.
 // Threading: engine thread only. Tested through tests/scheduler/*.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <variant>
 
 #include "core/clock.h"
 #include "scheduler/active_seq.h"
@@ -20,27 +21,7 @@
 namespace met {
 
 class DevPort;
-
-// Bookkeeping effects on device-side state, handled exhaustively by DevPort.
-struct ReleaseSeq {
-  SeqState* seq = nullptr;
-  bool cache = false;       // register the full blocks in the prefix cache first
-  const char* what = "";    // who released it, for logs
-};
-struct CompactSlot {
-  SeqState* seq = nullptr;  // a row that moved to index `target` of `active`
-  int32_t target = 0;
-};
-struct DetachSlot {
-  SeqState* seq = nullptr;  // gives up its slot so that freeing it cannot release the slot
-};
-struct Rollback {
-  SeqState* seq = nullptr;  // gives back blocks reserved past what its tokens need
-};
-struct PublishPrefix {
-  SeqState* seq = nullptr;  // its full computed blocks enter the prefix cache; it keeps them
-};
-using Effect = std::variant<ReleaseSeq, CompactSlot, DetachSlot, Rollback, PublishPrefix>;
+class KvManager;
 
 // What the scheduler tells a request's client.
 class ReqPort {
@@ -94,6 +75,7 @@ class NullTelPort final : public TelPort {
 
 struct SchedIo {
   DevPort& dev;
+  KvManager& kv;
   ReqPort& req;
   TelPort& tel;
   const Clock& clock;

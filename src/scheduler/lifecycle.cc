@@ -50,13 +50,13 @@ void finish_sequence(const SchedIo& io, ActiveSeq& a, size_t max_seq_len) {
   io.req.finish(a.sink, std::move(fe));
   io.tel.request_finished(timing);
   // Cache prompt + output while the block ids are valid, then free them.
-  io.dev.apply(ReleaseSeq{&a.seq, /*cache=*/true, "finish_sequence"});
+  io.kv.apply(ReleaseSeq{&a.seq, /*cache=*/true, "finish_sequence"});
 }
 
 void send_error(const SchedIo& io, ActiveSeq& a, std::string_view msg) {
   io.req.error(a.sink, msg, "error frame");
   io.tel.request_failed();
-  io.dev.apply(ReleaseSeq{&a.seq, /*cache=*/false, "send_error"});
+  io.kv.apply(ReleaseSeq{&a.seq, /*cache=*/false, "send_error"});
 }
 
 void send_error_to_sink(const SchedIo& io, ResponseSink& sink, std::string_view msg) {
@@ -75,16 +75,16 @@ ActiveSeq take_active(const SchedIo& io, std::vector<ActiveSeq>& active, size_t 
   active.pop_back();
   // The last row moved into `idx`: compact its slot to match.
   if (idx < active.size() && active[idx].seq.slot_idx != static_cast<int32_t>(idx)) {
-    io.dev.apply(CompactSlot{&active[idx].seq, static_cast<int32_t>(idx)});
+    io.kv.apply(CompactSlot{&active[idx].seq, static_cast<int32_t>(idx)});
     // Disown the slot the moved row now owns, so releasing `a` cannot free it.
-    io.dev.apply(DetachSlot{&a.seq});
+    io.kv.apply(DetachSlot{&a.seq});
   }
   return a;
 }
 
 Status spill_out_sequence(const SchedIo& io, ActiveSeq& a, SpillIo& spill, SpillId swap_id, SpillImage& scratch) {
   const int32_t num_blocks = blocks_for_tokens(a.seq.seq_len);
-  MET_RETURN_IF_ERROR(io.dev.save_blocks(a.seq, num_blocks, scratch));
+  MET_RETURN_IF_ERROR(io.kv.save_blocks(a.seq, num_blocks, scratch));
   MET_RETURN_IF_ERROR(spill.save(swap_id, scratch));
   return ok_status();
 }
@@ -104,7 +104,7 @@ Result<SwappedSeq> swap_out_sequence(const SchedIo& io, std::vector<ActiveSeq>& 
   out.num_blocks = blocks_for_tokens(a.seq.seq_len);
   out.seq_len = a.seq.seq_len;
   // The KV is valid: its full blocks stay findable by the prefix cache.
-  io.dev.apply(ReleaseSeq{&a.seq, /*cache=*/true, "swap_out_sequence"});
+  io.kv.apply(ReleaseSeq{&a.seq, /*cache=*/true, "swap_out_sequence"});
   out.a = std::move(a);
   return out;
 }
@@ -115,12 +115,12 @@ namespace {
 // fails are freed here; once the image was opened its removal is attempted
 // on every exit.
 Status restore_swapped_image(const SchedIo& io, SwappedSeq& s, SpillIo& spill, SpillImage& scratch) {
-  Status opened = spill.open(s.swap_id, io.dev.kv_shape(), scratch);
+  Status opened = spill.open(s.swap_id, io.kv.kv_shape(), scratch);
   if (opened.ok() && scratch.num_blocks != s.num_blocks) {
     opened = data_loss("spill image {} holds {} blocks, the sequence had {}", s.swap_id.value(),
                        scratch.num_blocks, s.num_blocks);
   }
-  Status restored = opened.ok() ? io.dev.restore_blocks(s.a.seq, scratch) : opened;
+  Status restored = opened.ok() ? io.kv.restore_blocks(s.a.seq, scratch) : opened;
   if (!restored.ok()) {
     Status removed = spill.remove(s.swap_id);
     if (!removed.ok()) MET_LOG_WARN("restore_swapped_image: remove after a failed restore: {}", removed.message());
@@ -128,7 +128,7 @@ Status restore_swapped_image(const SchedIo& io, SwappedSeq& s, SpillIo& spill, S
   }
   Status removed = spill.remove(s.swap_id);
   if (!removed.ok()) {
-    io.dev.apply(ReleaseSeq{&s.a.seq, /*cache=*/false, "restore_swapped_image"});
+    io.kv.apply(ReleaseSeq{&s.a.seq, /*cache=*/false, "restore_swapped_image"});
     return removed;
   }
   return ok_status();

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kv/kv_manager.h"
 #include "kv/spill_io.h"
 #include "scheduler/active_seq.h"
 #include "scheduler/dev_port.h"

@@ -56,7 +56,7 @@ Scheduler::~Scheduler() {
 }
 
 RequestLimits Scheduler::limits() const {
-  return RequestLimits{io_.dev.info().vocab_size, options_.max_seq_len, io_.dev.num_blocks()};
+  return RequestLimits{io_.dev.info().vocab_size, options_.max_seq_len, io_.kv.num_blocks()};
 }
 
 void Scheduler::fail_all(std::string_view message) {
@@ -142,7 +142,7 @@ void Scheduler::preempt(size_t idx) {
   }
   ActiveSeq a = take_active(io_, active_, idx);
   // The KV is valid: its full blocks stay findable, so the re-prefill may hit.
-  io_.dev.apply(ReleaseSeq{&a.seq, /*cache=*/true, "preempt for recompute"});
+  io_.kv.apply(ReleaseSeq{&a.seq, /*cache=*/true, "preempt for recompute"});
   ++a.num_preemptions;
   io_.tel.preempted(PreemptKind::kRecompute);
   requeue(std::move(a));
@@ -168,7 +168,7 @@ void Scheduler::make_decode_room() {
         ++need;
       }
     }
-    if (need <= io_.dev.num_free_blocks()) return;
+    if (need <= io_.kv.num_free_blocks()) return;
     if (!give_way()) return;
   }
 }
@@ -203,7 +203,7 @@ void Scheduler::run_step() {
     return;
   }
   settle_step();
-  io_.tel.step_done(step_.plan().num_rows(), io_.dev.num_blocks_in_use());
+  io_.tel.step_done(step_.plan().num_rows(), io_.kv.num_blocks_in_use());
 }
 
 void Scheduler::settle_step() {
@@ -212,7 +212,7 @@ void Scheduler::settle_step() {
     a.seq.seq_len += s.num_rows;
     // A prefill chunk's full blocks are shareable at once (a sibling choice
     // or another request with the same prefix hits them while `a` runs).
-    if (s.num_rows > 1) io_.dev.apply(PublishPrefix{&a.seq});
+    if (s.num_rows > 1) io_.kv.apply(PublishPrefix{&a.seq});
     record_prompt_logprobs(a, s, result_);
     if (!s.output.has_value()) continue;
     const auto i = static_cast<size_t>(*s.output);
@@ -226,9 +226,9 @@ bool Scheduler::needs_quiet() const {
   // A sequence could be resumed or admitted now (without counting prefix
   // hits: those are found at admission, once the lane is drained anyway).
   const bool has_slot = active_.size() < static_cast<size_t>(options_.max_seqs);
-  const int32_t free_blocks = io_.dev.num_free_blocks();
+  const int32_t free_blocks = io_.kv.num_free_blocks();
   if (has_slot && !swapped_.empty() &&
-      free_blocks >= std::min(swapped_.front().num_blocks + 1, io_.dev.num_blocks())) {
+      free_blocks >= std::min(swapped_.front().num_blocks + 1, io_.kv.num_blocks())) {
     return true;
   }
   if (has_slot && swapped_.empty() && !waiting_.empty()) {
@@ -264,7 +264,7 @@ bool Scheduler::tick() {
   admit_waiting();
   make_decode_room();
   bool ran = false;
-  if (step_.build(active_, io_.dev, options_.max_batch_tokens)) {
+  if (step_.build(active_, io_.dev.info(), io_.kv, options_.max_batch_tokens)) {
     if (options_.pipeline && step_.is_decode_only(active_.size()) && ahead_allowed(active_)) {
       // Keep the step in flight: the next tick launches the one after it
       // before settling this one.

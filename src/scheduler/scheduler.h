@@ -19,14 +19,15 @@
 #include <vector>
 
 #include "grammar/token_trie.h"
+#include "kv/kv_manager.h"
 #include "kv/spill_io.h"
+#include "request/engine_request.h"
+#include "request/request_limits.h"
 #include "scheduler/active_seq.h"
 #include "scheduler/decode_lane.h"
 #include "scheduler/dev_port.h"
-#include "request/engine_request.h"
 #include "scheduler/io.h"
 #include "scheduler/preempt.h"
-#include "request/request_limits.h"
 #include "scheduler/step_builder.h"
 #include "tokenizer/tokenizer.h"
 

@@ -70,8 +70,8 @@ void Scheduler::enqueue(EngineRequest request, ResponseSink sink, TimePoint subm
 
 void Scheduler::resume_swapped() {
   while (!swapped_.empty() && active_.size() < static_cast<size_t>(options_.max_seqs)) {
-    const int32_t need = std::min(swapped_.front().num_blocks + 1, io_.dev.num_blocks());
-    if (io_.dev.num_free_blocks() < need) return;
+    const int32_t need = std::min(swapped_.front().num_blocks + 1, io_.kv.num_blocks());
+    if (io_.kv.num_free_blocks() < need) return;
     SwappedSeq s = std::move(swapped_.front());
     swapped_.pop_front();
     Result<ActiveSeq> r = resume_swapped_seq(io_, std::move(s), *spill_, image_);
@@ -93,11 +93,11 @@ void Scheduler::admit_waiting() {
     // (PublishPrefix) instead of computing it again; FCFS order holds.
     if (prefix_in_flight(a)) return;
     // Prompt logprobs need every prompt position evaluated: no reuse.
-    const PrefixMatch m = wants_prompt_logprobs(a) ? PrefixMatch{} : io_.dev.match_prefix(a.seq);
+    const PrefixMatch m = wants_prompt_logprobs(a) ? PrefixMatch{} : io_.kv.match_prefix(a.seq);
     const int32_t chunk = std::min(pending_tokens(a), options_.max_batch_tokens);
     const int32_t need = blocks_for_tokens(a.seq.seq_len + chunk) - static_cast<int32_t>(a.seq.block_table.size());
-    if (need > io_.dev.num_free_blocks()) {
-      io_.dev.apply(ReleaseSeq{&a.seq, /*cache=*/false, "admit_waiting: no room"});
+    if (need > io_.kv.num_free_blocks()) {
+      io_.kv.apply(ReleaseSeq{&a.seq, /*cache=*/false, "admit_waiting: no room"});
       return;
     }
     if (a.num_preemptions == 0) {

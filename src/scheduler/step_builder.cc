@@ -60,19 +60,20 @@ void StepBuilder::add_prompt_outputs(const ActiveSeq& a, int32_t begin, int32_t 
 
 // Rows of a prefill chunk for `a` that the step's outputs can take: every row
 // when prompt logprobs are wanted (one kept for the chunk's sampled token).
-int32_t StepBuilder::output_room(const ActiveSeq& a, const DevPort& dev) {
+int32_t StepBuilder::output_room(const ActiveSeq& a, const DeviceInfo& info) {
   if (!wants_prompt_logprobs(a)) return std::numeric_limits<int32_t>::max();
-  return dev.info().max_outputs - static_cast<int32_t>(builder_.plan().outputs.size()) - 1;
+  return info.max_outputs - static_cast<int32_t>(builder_.plan().outputs.size()) - 1;
 }
 
-bool StepBuilder::build(std::vector<ActiveSeq>& active, DevPort& dev, int32_t max_batch_tokens) {
+bool StepBuilder::build(std::vector<ActiveSeq>& active, const DeviceInfo& info, KvManager& kv,
+                        int32_t max_batch_tokens) {
   builder_.begin();
   scheduled_.clear();
   int32_t budget = max_batch_tokens;
   for (size_t i = 0; i < active.size() && budget > 0; ++i) {
     ActiveSeq& a = active[i];
     if (a.finished || pending_tokens(a) != 1) continue;
-    if (dev.reserve_kv(a.seq, a.seq.seq_len + 1) != Admit::kNow) continue;
+    if (kv.reserve(a.seq, a.seq.seq_len + 1) != Admit::kNow) continue;
     add(a, i, 1);
     budget -= 1;
   }
@@ -86,10 +87,10 @@ bool StepBuilder::build(std::vector<ActiveSeq>& active, DevPort& dev, int32_t ma
     if (budget <= 0) break;
     ActiveSeq& a = active[i];
     const int32_t room =
-        (static_cast<int32_t>(a.seq.block_table.size()) + dev.num_free_blocks()) * kKvBlockTokens - a.seq.seq_len;
-    const int32_t n = std::min({pending_tokens(a), budget, room, output_room(a, dev)});
+        (static_cast<int32_t>(a.seq.block_table.size()) + kv.num_free_blocks()) * kKvBlockTokens - a.seq.seq_len;
+    const int32_t n = std::min({pending_tokens(a), budget, room, output_room(a, info)});
     if (n <= 0) continue;
-    const Admit r = dev.reserve_kv(a.seq, a.seq.seq_len + n);
+    const Admit r = kv.reserve(a.seq, a.seq.seq_len + n);
     MET_CHECK(r == Admit::kNow, "seq {}: reserving {} tokens failed with room for {}", a.seq.id.value(), n, room);
     add(a, i, n);
     budget -= n;

@@ -15,8 +15,9 @@
 #include <span>
 #include <vector>
 
+#include "backend/device.h"
+#include "kv/kv_manager.h"
 #include "scheduler/active_seq.h"
-#include "scheduler/dev_port.h"
 #include "scheduler/plan_builder.h"
 
 namespace met {
@@ -40,8 +41,9 @@ class StepBuilder {
  public:
   explicit StepBuilder(size_t max_seqs);
 
-  // Fills plan(); false when nothing could be scheduled.
-  bool build(std::vector<ActiveSeq>& active, DevPort& dev, int32_t max_batch_tokens);
+  // Fills plan(), reserving each row's KV through `kv`; false when nothing
+  // could be scheduled.
+  bool build(std::vector<ActiveSeq>& active, const DeviceInfo& info, KvManager& kv, int32_t max_batch_tokens);
 
   StepPlan& plan() { return builder_.plan(); }
   std::span<const Scheduled> scheduled() const { return scheduled_; }
@@ -51,7 +53,7 @@ class StepBuilder {
  private:
   void add(ActiveSeq& a, size_t idx, int32_t n);
   void add_prompt_outputs(const ActiveSeq& a, int32_t begin, int32_t n, Scheduled& s);
-  int32_t output_room(const ActiveSeq& a, const DevPort& dev);
+  int32_t output_room(const ActiveSeq& a, const DeviceInfo& info);
 
   PlanBuilder builder_;
   std::vector<Scheduled> scheduled_;

@@ -12,7 +12,7 @@ namespace {
 
 class Settle : public ::testing::Test {
  protected:
-  Settle() : device_(testing::FakeDeviceOptions{}), dev_(device_) {}
+  Settle() : device_(testing::FakeDeviceOptions{}), dev_(device_), kv_(device_) {}
 
   ActiveSeq seq(int32_t remaining, std::vector<std::string> stops = {}) {
     ActiveSeq a;
@@ -26,10 +26,11 @@ class Settle : public ::testing::Test {
     a.sink = ResponseSink(RequestId(1), nullptr);
     return a;
   }
-  SchedIo io() { return SchedIo{dev_, req_, tel_, clock_}; }
+  SchedIo io() { return SchedIo{dev_, kv_, req_, tel_, clock_}; }
 
   testing::FakeDevice device_;
   DevPort dev_;
+  KvManager kv_;
   testing::RecordingReq req_;
   testing::CountingTel tel_;
   FakeClock clock_;

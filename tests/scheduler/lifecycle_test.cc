@@ -15,7 +15,7 @@ using testing::make_prompt;
 
 class Lifecycle : public ::testing::Test {
  protected:
-  Lifecycle() : device_(options()), dev_(device_) {
+  Lifecycle() : device_(options()), dev_(device_), kv_(device_) {
     Result<std::unique_ptr<SpillStore>> s = SpillStore::create(dir_.path());
     EXPECT_TRUE(s.ok());
     store_ = std::move(*s);
@@ -28,7 +28,7 @@ class Lifecycle : public ::testing::Test {
     return o;
   }
 
-  SchedIo io() { return SchedIo{dev_, req_, tel_, clock_}; }
+  SchedIo io() { return SchedIo{dev_, kv_, req_, tel_, clock_}; }
 
   // A sequence of `n` prompt tokens, all of them cached (as after prefill),
   // plus `out` output tokens.
@@ -43,7 +43,7 @@ class Lifecycle : public ::testing::Test {
     }
     a.remaining = 10;
     a.sink = ResponseSink(RequestId(id), nullptr);
-    EXPECT_EQ(dev_.reserve_kv(a.seq, static_cast<int32_t>(a.seq.tokens.size())), Admit::kNow);
+    EXPECT_EQ(kv_.reserve(a.seq, static_cast<int32_t>(a.seq.tokens.size())), Admit::kNow);
     a.seq.seq_len = static_cast<int32_t>(a.seq.tokens.size());
     return a;
   }
@@ -51,6 +51,7 @@ class Lifecycle : public ::testing::Test {
   testing::TempDir dir_;
   testing::FakeDevice device_;
   DevPort dev_;
+  KvManager kv_;
   testing::RecordingReq req_;
   testing::CountingTel tel_;
   FakeClock clock_;
@@ -63,15 +64,15 @@ TEST_F(Lifecycle, FinishSequenceSendsTheFinalFrameCachesTheFullBlocksThenRelease
   ActiveSeq a = make_seq(1, 40, 2);
   finish_sequence(io(), a, 0);
   EXPECT_EQ(req_.at(1).finishes.size(), 1u);
-  EXPECT_EQ(dev_.num_blocks_in_use(), 0);
+  EXPECT_EQ(kv_.num_blocks_in_use(), 0);
   EXPECT_TRUE(a.seq.block_table.empty());
   // The two full blocks of prompt + output are findable now.
   SeqState again;
   again.tokens = make_prompt(40, 1);
   again.tokens.push_back(50);
   again.tokens.push_back(51);
-  EXPECT_EQ(dev_.match_prefix(again).num_tokens, 32);
-  dev_.apply(ReleaseSeq{&again, false, "test"});
+  EXPECT_EQ(kv_.match_prefix(again).num_tokens, 32);
+  kv_.apply(ReleaseSeq{&again, false, "test"});
 }
 
 TEST_F(Lifecycle, FinishSequenceReportsUsageAndTimings) {
@@ -99,21 +100,21 @@ TEST_F(Lifecycle, AFailedSequenceGetsAnErrorFrameAndIsNotCached) {
   ASSERT_EQ(req_.at(2).errors.size(), 1u);
   EXPECT_EQ(req_.at(2).errors[0], "boom");
   EXPECT_TRUE(req_.at(2).finishes.empty());
-  EXPECT_EQ(dev_.num_blocks_in_use(), 0);
+  EXPECT_EQ(kv_.num_blocks_in_use(), 0);
   SeqState again;
   again.tokens = make_prompt(40, 2);
-  EXPECT_EQ(dev_.match_prefix(again).num_tokens, 0);
+  EXPECT_EQ(kv_.match_prefix(again).num_tokens, 0);
 }
 
 TEST_F(Lifecycle, SendErrorReleasesWithoutCaching) {
   ActiveSeq a = make_seq(3, 40);
   send_error(io(), a, "bad");
   EXPECT_EQ(req_.at(3).errors.size(), 1u);
-  EXPECT_EQ(dev_.num_blocks_in_use(), 0);
-  EXPECT_EQ(dev_.prefix_cache().num_hit_tokens(), 0);
+  EXPECT_EQ(kv_.num_blocks_in_use(), 0);
+  EXPECT_EQ(kv_.prefix_cache().num_hit_tokens(), 0);
   SeqState again;
   again.tokens = make_prompt(40, 3);
-  EXPECT_EQ(dev_.match_prefix(again).num_tokens, 0);
+  EXPECT_EQ(kv_.match_prefix(again).num_tokens, 0);
 }
 
 TEST_F(Lifecycle, SendErrorToSinkAnswersASinkWithNoSequence) {
@@ -147,7 +148,7 @@ TEST_F(Lifecycle, SwapOutMovesTheLastRowIntoTheHoleAndCompactsItsSlot) {
   EXPECT_EQ(r->seq.block_table.size(), 2u);
   EXPECT_TRUE(std::filesystem::is_empty(dir_.path()));
   send_error(io(), *r, "done");
-  EXPECT_EQ(dev_.num_blocks_in_use(), 0);
+  EXPECT_EQ(kv_.num_blocks_in_use(), 0);
 }
 
 TEST_F(Lifecycle, ASwapOutThatFailsAnswersTheVictimAndFreesItsBlocks) {
@@ -163,7 +164,7 @@ TEST_F(Lifecycle, ASwapOutThatFailsAnswersTheVictimAndFreesItsBlocks) {
   ASSERT_EQ(active.size(), 1u);
   EXPECT_EQ(active[0].seq.slot_idx, 0);
   send_error(io(), active[0], "done");
-  EXPECT_EQ(dev_.num_blocks_in_use(), 0);
+  EXPECT_EQ(kv_.num_blocks_in_use(), 0);
 }
 
 TEST_F(Lifecycle, AResumeWhoseImageCannotBeReadAnswersTheClientAndRemovesTheImage) {
@@ -176,7 +177,7 @@ TEST_F(Lifecycle, AResumeWhoseImageCannotBeReadAnswersTheClientAndRemovesTheImag
   EXPECT_FALSE(r.ok());
   ASSERT_EQ(req_.at(30).errors.size(), 1u);
   EXPECT_NE(req_.at(30).errors[0].find("swap-in failed"), std::string::npos);
-  EXPECT_EQ(dev_.num_blocks_in_use(), 0);
+  EXPECT_EQ(kv_.num_blocks_in_use(), 0);
   EXPECT_TRUE(std::filesystem::is_empty(dir_.path()));
 }
 
@@ -189,7 +190,7 @@ TEST_F(Lifecycle, AResumeWhoseImageCannotBeRemovedFreesTheRestoredBlocks) {
   Result<ActiveSeq> r = resume_swapped_seq(io(), std::move(*s), *spill_, scratch_);
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(req_.at(31).errors.size(), 1u);
-  EXPECT_EQ(dev_.num_blocks_in_use(), 0);
+  EXPECT_EQ(kv_.num_blocks_in_use(), 0);
 }
 
 TEST_F(Lifecycle, AResumeWhoseBlocksCannotBeWrittenFreesThemAndRemovesTheImage) {
@@ -201,7 +202,7 @@ TEST_F(Lifecycle, AResumeWhoseBlocksCannotBeWrittenFreesThemAndRemovesTheImage) 
   Result<ActiveSeq> r = resume_swapped_seq(io(), std::move(*s), *spill_, scratch_);
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(req_.at(32).errors.size(), 1u);
-  EXPECT_EQ(dev_.num_blocks_in_use(), 0);
+  EXPECT_EQ(kv_.num_blocks_in_use(), 0);
   EXPECT_TRUE(std::filesystem::is_empty(dir_.path()));
 }
 

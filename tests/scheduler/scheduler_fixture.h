@@ -1,5 +1,5 @@
 // A scheduler under test: FakeDevice, FakeClock, RecordingReq, CountingTel,
-// the real DevPort (block pool, prefix cache) and optionally a real spill
+// the real DevPort and KvManager (block pool, prefix cache) and optionally a real spill
 // store wrapped in FaultySpillIo.
 #pragma once
 
@@ -9,11 +9,13 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "kv/kv_manager.h"
 #include "kv/spill_store.h"
 #include "scheduler/dev_port.h"
 #include "scheduler/scheduler.h"
 #include "testing/fake_device.h"
 #include "testing/faulty_spill_io.h"
+#include "testing/random_data.h"
 #include "testing/recording_req.h"
 #include "testing/temp_dir.h"
 #include "testing/test_tokenizer.h"
@@ -33,6 +35,7 @@ class SchedFixture {
     o.device.avoid = test_tokenizer().vocab().eog_ids();
     device = std::make_unique<FakeDevice>(o.device);
     dev_port = std::make_unique<DevPort>(*device);
+    kv = std::make_unique<KvManager>(*device);
     if (o.with_spill) {
       Result<std::unique_ptr<SpillStore>> s = SpillStore::create(spill_dir.path());
       EXPECT_TRUE(s.ok()) << s.status().message();
@@ -40,7 +43,7 @@ class SchedFixture {
       spill = std::make_unique<FaultySpillIo>(*store);
     }
     Result<std::unique_ptr<Scheduler>> s =
-        Scheduler::create(SchedIo{*dev_port, req, tel, clock}, spill.get(), test_tokenizer(), o.sched);
+        Scheduler::create(SchedIo{*dev_port, *kv, req, tel, clock}, spill.get(), test_tokenizer(), o.sched);
     EXPECT_TRUE(s.ok()) << s.status().message();
     sched = std::move(*s);
   }
@@ -62,11 +65,12 @@ class SchedFixture {
     return n;
   }
 
-  bool pool_is_full() const { return dev_port->num_blocks_in_use() == 0; }
+  bool pool_is_full() const { return kv->num_blocks_in_use() == 0; }
 
   TempDir spill_dir;
   std::unique_ptr<FakeDevice> device;
   std::unique_ptr<DevPort> dev_port;
+  std::unique_ptr<KvManager> kv;
   std::unique_ptr<SpillStore> store;
   std::unique_ptr<FaultySpillIo> spill;
   FakeClock clock;
@@ -81,17 +85,6 @@ inline EngineRequest greedy_request(std::vector<TokenId> prompt, int32_t max_tok
   r.prompt = std::move(prompt);
   r.max_tokens = max_tokens;
   return r;
-}
-
-// A prompt of n tokens from a seed (ids 10..409, never special).
-inline std::vector<TokenId> make_prompt(int n, uint32_t seed) {
-  std::vector<TokenId> p;
-  uint32_t x = seed * 2654435761u + 12345u;
-  for (int i = 0; i < n; ++i) {
-    x = x * 1664525u + 1013904223u;
-    p.push_back(static_cast<TokenId>(10 + (x >> 8) % 400));
-  }
-  return p;
 }
 
 // Queues n greedy requests (prompts of 20 + 7i tokens, 40 outputs each).

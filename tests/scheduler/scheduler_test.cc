@@ -387,7 +387,7 @@ TEST(Scheduler, AFailedSequenceIsNeverCached) {
   f.run();
   ASSERT_EQ(f.req.at(a).errors.size(), 1u);
   EXPECT_FALSE(is_faulted());  // a refused launch ran nothing: no fault
-  EXPECT_EQ(f.dev_port->prefix_cache().num_hit_tokens(), 0);
+  EXPECT_EQ(f.kv->prefix_cache().num_hit_tokens(), 0);
   EXPECT_TRUE(f.pool_is_full());
 }
 

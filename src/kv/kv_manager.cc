@@ -1,8 +1,11 @@
-// DevPort. Tested by tests/scheduler/dev_port_test.cc.
-#include "scheduler/dev_port.h"
+// KvManager. Tested by tests/kv/kv_manager_test.cc.
+#include "kv/kv_manager.h"
 
+#include <algorithm>
+#include <span>
+
+#include "backend/step_plan.h"
 #include "core/check.h"
-#include "core/log.h"
 
 namespace met {
 namespace {
@@ -14,13 +17,7 @@ struct Overloaded : Ts... {
 template <class... Ts>
 Overloaded(Ts...) -> Overloaded<Ts...>;  // clang 14 deduces no aggregate templates
 
-}  // namespace
-
-DevPort::DevPort(Device& device)
-    : device_(device), pool_(device.info().num_kv_blocks), prefix_(pool_) {}
-
-KvShape DevPort::kv_shape() const {
-  const DeviceInfo& di = device_.info();
+KvShape shape_of(const DeviceInfo& di) {
   KvShape s;
   s.dtype = di.kv_dtype;
   s.num_layers = di.num_layers;
@@ -30,12 +27,17 @@ KvShape DevPort::kv_shape() const {
   return s;
 }
 
-void DevPort::publish(const SeqState& seq) {
+}  // namespace
+
+KvManager::KvManager(Device& device)
+    : device_(device), shape_(shape_of(device.info())), pool_(device.info().num_kv_blocks), prefix_(pool_) {}
+
+void KvManager::publish(const SeqState& seq) {
   const int32_t n = std::min<int32_t>(seq.seq_len, static_cast<int32_t>(seq.tokens.size()));
   prefix_.register_blocks(seq.tokens, n, seq.block_table, seq.salt);
 }
 
-void DevPort::apply(const Effect& effect) {
+void KvManager::apply(const Effect& effect) {
   std::visit(Overloaded{
                  [&](const ReleaseSeq& e) {
                    SeqState& seq = *e.seq;
@@ -60,7 +62,7 @@ void DevPort::apply(const Effect& effect) {
              effect);
 }
 
-Admit DevPort::reserve_kv(SeqState& seq, int32_t num_tokens) {
+Admit KvManager::reserve(SeqState& seq, int32_t num_tokens) {
   const int32_t want = blocks_for_tokens(num_tokens);
   if (want > pool_.num_blocks()) return Admit::kNever;
   const int32_t have = static_cast<int32_t>(seq.block_table.size());
@@ -68,7 +70,7 @@ Admit DevPort::reserve_kv(SeqState& seq, int32_t num_tokens) {
   return pool_.allocate_n(want - have, seq.block_table) ? Admit::kNow : Admit::kLater;
 }
 
-PrefixMatch DevPort::match_prefix(SeqState& seq) {
+PrefixMatch KvManager::match_prefix(SeqState& seq) {
   MET_CHECK(seq.block_table.empty(), "seq {}: prefix match over a non-empty table", seq.id.value());
   const int32_t n = static_cast<int32_t>(seq.tokens.size());
   const int32_t max_blocks = n > 0 ? (n - 1) / kKvBlockTokens : 0;
@@ -77,12 +79,12 @@ PrefixMatch DevPort::match_prefix(SeqState& seq) {
   return m;
 }
 
-Status DevPort::save_blocks(const SeqState& seq, int32_t num_blocks, SpillImage& image) {
+Status KvManager::save_blocks(const SeqState& seq, int32_t num_blocks, SpillImage& image) {
   MET_CHECK(num_blocks <= static_cast<int32_t>(seq.block_table.size()), "seq {}: saving {} of {} blocks",
             seq.id.value(), num_blocks, seq.block_table.size());
-  image.shape = kv_shape();
+  image.shape = shape_;
   image.num_blocks = num_blocks;
-  const auto bb = static_cast<size_t>(image.shape.block_bytes);
+  const auto bb = static_cast<size_t>(shape_.block_bytes);
   image.bytes.resize(bb * static_cast<size_t>(num_blocks));
   for (int32_t i = 0; i < num_blocks; ++i) {
     MET_RETURN_IF_ERROR(device_.read_kv_block(
@@ -92,7 +94,7 @@ Status DevPort::save_blocks(const SeqState& seq, int32_t num_blocks, SpillImage&
   return ok_status();
 }
 
-Status DevPort::restore_blocks(SeqState& seq, const SpillImage& image) {
+Status KvManager::restore_blocks(SeqState& seq, const SpillImage& image) {
   MET_CHECK(seq.block_table.empty(), "seq {}: restore over a non-empty table", seq.id.value());
   if (!pool_.allocate_n(image.num_blocks, seq.block_table)) {
     return out_of_range("swap-in needs {} KV blocks, {} are free", image.num_blocks, pool_.num_free());

@@ -1,0 +1,84 @@
+// KvManager: the scheduler's KV bookkeeping over the block pool and the
+// prefix cache (DESIGN.md, kv/): reserve, match, publish, rollback, release,
+// slot moves, and the block I/O of swapping. The scheduler decides; it states
+// its bookkeeping as Effects, and they are applied here and nowhere else.
+// Invariants: a block id in a SeqState's table holds one reference of this
+// pool; ReleaseSeq drops them all (after registering full blocks when asked)
+// and leaves the table empty; a match always leaves one token to compute.
+// Threading: engine thread only. Tested by tests/kv/kv_manager_test.cc.
+#pragma once
+
+#include <cstdint>
+#include <variant>
+
+#include "backend/device.h"
+#include "core/status.h"
+#include "kv/block_pool.h"
+#include "kv/kv_seq.h"
+#include "kv/prefix_cache.h"
+#include "kv/spill_io.h"
+
+namespace met {
+
+// Bookkeeping effects on a sequence's KV side, applied by KvManager::apply.
+struct ReleaseSeq {
+  SeqState* seq = nullptr;
+  bool cache = false;       // register the full blocks in the prefix cache first
+  const char* what = "";    // who released it, for logs
+};
+struct CompactSlot {
+  SeqState* seq = nullptr;  // a row that moved to index `target` of `active`
+  int32_t target = 0;
+};
+struct DetachSlot {
+  SeqState* seq = nullptr;  // gives up its slot so that freeing it cannot release the slot
+};
+struct Rollback {
+  SeqState* seq = nullptr;  // gives back blocks reserved past what its tokens need
+};
+struct PublishPrefix {
+  SeqState* seq = nullptr;  // its full computed blocks enter the prefix cache; it keeps them
+};
+using Effect = std::variant<ReleaseSeq, CompactSlot, DetachSlot, Rollback, PublishPrefix>;
+
+// kLater: too few free blocks now (nothing changed); kNever: more than the
+// whole pool.
+enum class Admit { kNow, kLater, kNever };
+
+class KvManager {
+ public:
+  // A pool of device.info().num_kv_blocks blocks; `device` holds their bytes
+  // (read and written only by save_blocks and restore_blocks).
+  explicit KvManager(Device& device);
+
+  KvShape kv_shape() const { return shape_; }
+  int32_t num_blocks() const { return pool_.num_blocks(); }
+  int32_t num_free_blocks() const { return pool_.num_free(); }
+  int32_t num_blocks_in_use() const { return pool_.num_in_use(); }
+  const PrefixCache& prefix_cache() const { return prefix_; }
+
+  void apply(const Effect& effect);
+
+  // Grows `seq`'s block table to cover `num_tokens` positions.
+  Admit reserve(SeqState& seq, int32_t num_tokens);
+  // Reuses the longest cached chain for seq.tokens, leaving at least one
+  // token to compute. REQUIRES: an empty table. Sets seq.seq_len to the hit.
+  PrefixMatch match_prefix(SeqState& seq);
+
+  // The KV of seq's first `num_blocks` blocks into `image` (its buffer reused).
+  Status save_blocks(const SeqState& seq, int32_t num_blocks, SpillImage& image);
+  // Allocates image.num_blocks blocks for `seq` (empty table) and writes the
+  // image into them; on error nothing stays allocated. Too few free blocks is
+  // an error here: the caller checks num_free_blocks() first.
+  Status restore_blocks(SeqState& seq, const SpillImage& image);
+
+ private:
+  // Keys the full blocks among seq's computed tokens in the prefix cache.
+  void publish(const SeqState& seq);
+  Device& device_;
+  KvShape shape_;
+  BlockPool pool_;
+  PrefixCache prefix_;
+};
+
+}  // namespace met

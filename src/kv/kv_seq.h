@@ -1,0 +1,28 @@
+// SeqState (the reference's name): a sequence's KV side: its tokens, how many
+// of them have KV in the cache, the blocks that hold it, and its row in the
+// scheduler's `active` list. KvManager (kv_manager.h) changes it; the
+// scheduler reads it.
+// Invariants: seq_len <= tokens.size(); block_table covers at least seq_len
+// positions and holds one pool reference per block.
+// Threading: engine thread only.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/ids.h"
+#include "kv/block_key.h"
+
+namespace met {
+
+struct SeqState {
+  SeqId id;
+  std::vector<TokenId> tokens;       // prompt, then output tokens
+  int32_t seq_len = 0;               // leading tokens whose KV is in the cache
+  std::vector<BlockId> block_table;  // references held on these blocks
+  int32_t slot_idx = 0;              // row in `active` (CompactSlot keeps it so)
+  bool owns_slot = true;             // false after DetachSlot
+  CacheSalt salt;
+};
+
+}  // namespace met

@@ -1,0 +1,114 @@
+// Tests for kv/kv_manager.h over a FakeDevice (which holds the block bytes).
+#include "kv/kv_manager.h"
+
+#include <gtest/gtest.h>
+
+#include "testing/fake_device.h"
+#include "testing/random_data.h"
+
+namespace met {
+namespace {
+
+testing::FakeDeviceOptions small_pool(int32_t blocks) {
+  testing::FakeDeviceOptions o;
+  o.num_kv_blocks = blocks;
+  return o;
+}
+
+TEST(KvManager, ReserveKvGrowsTheTableOrSaysLaterOrNever) {
+  testing::FakeDevice device(small_pool(4));
+  KvManager kv(device);
+  SeqState a;
+  EXPECT_EQ(kv.reserve(a, 17), Admit::kNow);
+  EXPECT_EQ(a.block_table.size(), 2u);
+  EXPECT_EQ(kv.reserve(a, 20), Admit::kNow);
+  EXPECT_EQ(a.block_table.size(), 2u);
+  SeqState b;
+  EXPECT_EQ(kv.reserve(b, 48), Admit::kLater);
+  EXPECT_TRUE(b.block_table.empty());  // nothing taken on kLater
+  EXPECT_EQ(kv.reserve(b, 65), Admit::kNever);
+  kv.apply(ReleaseSeq{&a, false, "test"});
+  EXPECT_EQ(kv.num_blocks_in_use(), 0);
+}
+
+TEST(KvManager, ReleaseWithCacheRegistersOnlyFullComputedBlocks) {
+  testing::FakeDevice device(small_pool(8));
+  KvManager kv(device);
+  SeqState a;
+  a.tokens = testing::make_prompt(40, 1);
+  ASSERT_EQ(kv.reserve(a, 40), Admit::kNow);
+  a.seq_len = 40;
+  kv.apply(ReleaseSeq{&a, /*cache=*/true, "test"});
+  EXPECT_TRUE(a.block_table.empty());
+  EXPECT_EQ(a.seq_len, 0);
+  EXPECT_EQ(kv.num_blocks_in_use(), 0);
+  EXPECT_EQ(kv.num_free_blocks(), 8);  // evictable counts as free
+  SeqState b;
+  b.tokens = testing::make_prompt(40, 1);
+  EXPECT_EQ(kv.match_prefix(b).num_tokens, 32);
+  EXPECT_EQ(b.seq_len, 32);
+  kv.apply(ReleaseSeq{&b, false, "test"});
+}
+
+TEST(KvManager, AMatchAlwaysLeavesOneTokenToCompute) {
+  testing::FakeDevice device(small_pool(8));
+  KvManager kv(device);
+  SeqState a;
+  a.tokens = testing::make_prompt(32, 2);
+  ASSERT_EQ(kv.reserve(a, 32), Admit::kNow);
+  a.seq_len = 32;
+  kv.apply(ReleaseSeq{&a, true, "test"});
+  SeqState b;
+  b.tokens = testing::make_prompt(32, 2);  // exactly two full blocks
+  EXPECT_EQ(kv.match_prefix(b).num_tokens, 16);
+  kv.apply(ReleaseSeq{&b, false, "test"});
+}
+
+TEST(KvManager, CompactAndDetachSlotUpdateTheSequence) {
+  testing::FakeDevice device(small_pool(2));
+  KvManager kv(device);
+  SeqState a;
+  a.slot_idx = 3;
+  kv.apply(CompactSlot{&a, 1});
+  EXPECT_EQ(a.slot_idx, 1);
+  kv.apply(DetachSlot{&a});
+  EXPECT_FALSE(a.owns_slot);
+}
+
+TEST(KvManager, SaveAndRestoreBlocksRoundTripTheKv) {
+  testing::FakeDevice device(small_pool(8));
+  KvManager kv(device);
+  SeqState a;
+  ASSERT_EQ(kv.reserve(a, 32), Admit::kNow);
+  std::vector<uint8_t> pattern(static_cast<size_t>(device.info().kv_block_bytes));
+  for (size_t i = 0; i < pattern.size(); ++i) pattern[i] = static_cast<uint8_t>(i * 7);
+  ASSERT_TRUE(device.write_kv_block(a.block_table[1], pattern).ok());
+  SpillImage image;
+  ASSERT_TRUE(kv.save_blocks(a, 2, image).ok());
+  EXPECT_EQ(image.num_blocks, 2);
+  EXPECT_EQ(image.shape, kv.kv_shape());
+  kv.apply(ReleaseSeq{&a, false, "test"});
+  SeqState b;
+  ASSERT_TRUE(kv.restore_blocks(b, image).ok());
+  std::vector<uint8_t> back(pattern.size());
+  ASSERT_TRUE(device.read_kv_block(b.block_table[1], back).ok());
+  EXPECT_EQ(back, pattern);
+  kv.apply(ReleaseSeq{&b, false, "test"});
+}
+
+TEST(KvManager, ARestoreThatCannotGetItsBlocksTakesNothing) {
+  testing::FakeDevice device(small_pool(2));
+  KvManager kv(device);
+  SpillImage image;
+  image.shape = kv.kv_shape();
+  image.num_blocks = 3;
+  image.bytes.resize(static_cast<size_t>(3 * image.shape.block_bytes));
+  SeqState a;
+  Status s = kv.restore_blocks(a, image);
+  EXPECT_FALSE(s.ok());
+  EXPECT_TRUE(a.block_table.empty());
+  EXPECT_EQ(kv.num_blocks_in_use(), 0);
+}
+
+}  // namespace
+}  // namespace met
