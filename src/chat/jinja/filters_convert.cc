@@ -14,6 +14,7 @@
 #include "chat/jinja/json_convert.h"
 #include "chat/jinja/methods.h"
 #include "chat/jinja/str_ops.h"
+#include "chat/jinja/named_table.h"
 
 namespace met::jinja {
 namespace {
@@ -204,24 +205,16 @@ Result<Value> filter_attr(Runtime& rt, const Value& input, const CallArgs& args)
   return get_attribute(rt, input, name);
 }
 
-struct ConvertFilter {
-  std::string_view name;
-  FilterFn fn;
-};
-
-constexpr std::array kConvertFilters = {
-    ConvertFilter{"tojson", filter_tojson}, ConvertFilter{"int", filter_int},         ConvertFilter{"float", filter_float},
-    ConvertFilter{"abs", filter_abs},       ConvertFilter{"round", filter_round},     ConvertFilter{"default", filter_default},
-    ConvertFilter{"d", filter_default},     ConvertFilter{"attr", filter_attr},
+constexpr NamedFn<FilterFn> kConvertFilters[] = {
+    {"tojson", filter_tojson}, {"int", filter_int},         {"float", filter_float},
+    {"abs", filter_abs},       {"round", filter_round},     {"default", filter_default},
+    {"d", filter_default},     {"attr", filter_attr},
 };
 
 }  // namespace
 
 FilterFn find_convert_filter(std::string_view name) {
-  for (const ConvertFilter& e : kConvertFilters) {
-    if (e.name == name) return e.fn;
-  }
-  return nullptr;
+  return find_named(kConvertFilters, name);
 }
 
 }  // namespace met::jinja

@@ -10,6 +10,7 @@
 #include "chat/jinja/operators.h"
 #include "chat/jinja/utf8.h"
 #include "chat/jinja/value_format.h"
+#include "chat/jinja/named_table.h"
 
 namespace met::jinja {
 namespace {
@@ -304,33 +305,25 @@ Result<Value> filter_select(Runtime& rt, const Value& input, const CallArgs& arg
   return rt.heap().list(std::move(out));
 }
 
-struct SequenceFilter {
-  std::string_view name;
-  FilterFn fn;
-};
-
-constexpr std::array kSequenceFilters = {
-    SequenceFilter{"length", filter_length},       SequenceFilter{"count", filter_length},
-    SequenceFilter{"first", filter_first},         SequenceFilter{"last", filter_last},
-    SequenceFilter{"join", filter_join},           SequenceFilter{"list", filter_list},
-    SequenceFilter{"reverse", filter_reverse},     SequenceFilter{"sort", filter_sort},
-    SequenceFilter{"unique", filter_unique},       SequenceFilter{"dictsort", filter_dictsort},
-    SequenceFilter{"items", filter_items},         SequenceFilter{"batch", filter_batch},
-    SequenceFilter{"sum", filter_sum},             SequenceFilter{"min", filter_min_max<false>},
-    SequenceFilter{"max", filter_min_max<true>},   SequenceFilter{"map", filter_map},
-    SequenceFilter{"select", filter_select<true, false>},
-    SequenceFilter{"reject", filter_select<false, false>},
-    SequenceFilter{"selectattr", filter_select<true, true>},
-    SequenceFilter{"rejectattr", filter_select<false, true>},
+constexpr NamedFn<FilterFn> kSequenceFilters[] = {
+    {"length", filter_length},       {"count", filter_length},
+    {"first", filter_first},         {"last", filter_last},
+    {"join", filter_join},           {"list", filter_list},
+    {"reverse", filter_reverse},     {"sort", filter_sort},
+    {"unique", filter_unique},       {"dictsort", filter_dictsort},
+    {"items", filter_items},         {"batch", filter_batch},
+    {"sum", filter_sum},             {"min", filter_min_max<false>},
+    {"max", filter_min_max<true>},   {"map", filter_map},
+    {"select", filter_select<true, false>},
+    {"reject", filter_select<false, false>},
+    {"selectattr", filter_select<true, true>},
+    {"rejectattr", filter_select<false, true>},
 };
 
 }  // namespace
 
 FilterFn find_sequence_filter(std::string_view name) {
-  for (const SequenceFilter& e : kSequenceFilters) {
-    if (e.name == name) return e.fn;
-  }
-  return nullptr;
+  return find_named(kSequenceFilters, name);
 }
 
 }  // namespace met::jinja

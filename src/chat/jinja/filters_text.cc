@@ -6,6 +6,7 @@
 #include "chat/jinja/str_ops.h"
 #include "chat/jinja/utf8.h"
 #include "chat/jinja/value_format.h"
+#include "chat/jinja/named_table.h"
 
 namespace met::jinja {
 namespace {
@@ -114,26 +115,21 @@ Result<Value> filter_string(Runtime& rt, const Value& input, const CallArgs&) {
   return to_string_value(rt, input);
 }
 
-struct TextFilter {
-  std::string_view name;
-  FilterFn fn;
-};
-
-constexpr std::array kTextFilters = {
-    TextFilter{"trim", filter_trim},
-    TextFilter{"lower", filter_transform<to_lower>},
-    TextFilter{"upper", filter_transform<to_upper>},
-    TextFilter{"title", filter_transform<jinja_title>},
-    TextFilter{"capitalize", filter_transform<py_capitalize>},
-    TextFilter{"replace", filter_replace},
-    TextFilter{"indent", filter_indent},
-    TextFilter{"center", filter_center},
-    TextFilter{"wordcount", filter_wordcount},
-    TextFilter{"escape", filter_escape},
-    TextFilter{"e", filter_escape},
-    TextFilter{"forceescape", filter_forceescape},
-    TextFilter{"safe", filter_safe},
-    TextFilter{"string", filter_string},
+constexpr NamedFn<FilterFn> kTextFilters[] = {
+    {"trim", filter_trim},
+    {"lower", filter_transform<to_lower>},
+    {"upper", filter_transform<to_upper>},
+    {"title", filter_transform<jinja_title>},
+    {"capitalize", filter_transform<py_capitalize>},
+    {"replace", filter_replace},
+    {"indent", filter_indent},
+    {"center", filter_center},
+    {"wordcount", filter_wordcount},
+    {"escape", filter_escape},
+    {"e", filter_escape},
+    {"forceescape", filter_forceescape},
+    {"safe", filter_safe},
+    {"string", filter_string},
 };
 
 }  // namespace
@@ -162,10 +158,7 @@ Result<Value> to_string_value(Runtime& rt, const Value& v) {
 }
 
 FilterFn find_text_filter(std::string_view name) {
-  for (const TextFilter& e : kTextFilters) {
-    if (e.name == name) return e.fn;
-  }
-  return nullptr;
+  return find_named(kTextFilters, name);
 }
 
 FilterFn find_filter(std::string_view name) {

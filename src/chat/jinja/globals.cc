@@ -7,6 +7,7 @@
 #include "chat/jinja/access.h"
 #include "chat/jinja/errors.h"
 #include "chat/jinja/filters.h"
+#include "chat/jinja/named_table.h"
 
 namespace met::jinja {
 namespace {
@@ -90,23 +91,18 @@ Result<Value> global_strftime_now(Runtime& rt, const Value&, const CallArgs& arg
   return rt.heap().string(std::move(buf));
 }
 
-struct GlobalEntry {
-  std::string_view name;
-  BuiltinFn fn;
-};
-
-constexpr std::array kGlobals = {
-    GlobalEntry{"range", global_range},
-    GlobalEntry{"namespace", global_namespace},
-    GlobalEntry{"dict", global_dict},
-    GlobalEntry{"raise_exception", global_raise_exception},
-    GlobalEntry{"strftime_now", global_strftime_now},
+constexpr NamedFn<BuiltinFn> kGlobals[] = {
+    {"range", global_range},
+    {"namespace", global_namespace},
+    {"dict", global_dict},
+    {"raise_exception", global_raise_exception},
+    {"strftime_now", global_strftime_now},
 };
 
 }  // namespace
 
 Status install_globals(Runtime& rt, Scope& scope) {
-  for (const GlobalEntry& e : kGlobals) {
+  for (const NamedFn<BuiltinFn>& e : kGlobals) {
     FuncObj f;
     f.kind = FuncObj::Kind::kBuiltin;
     f.name = e.name;

@@ -7,6 +7,7 @@
 #include "chat/jinja/filters.h"
 #include "chat/jinja/operators.h"
 #include "chat/jinja/utf8.h"
+#include "chat/jinja/named_table.h"
 
 namespace met::jinja {
 namespace {
@@ -94,37 +95,29 @@ Result<bool> is_test(Runtime&, const Value& v, const CallArgs&) {
   return v.is_string() && find_test(v.as_string()) != nullptr;
 }
 
-struct TestEntry {
-  std::string_view name;
-  TestFn fn;
-};
-
-constexpr std::array kTests = {
-    TestEntry{"defined", is_defined}, TestEntry{"undefined", is_undefined}, TestEntry{"none", is_none},
-    TestEntry{"string", is_string}, TestEntry{"number", is_number}, TestEntry{"integer", is_integer},
-    TestEntry{"float", is_float}, TestEntry{"boolean", is_boolean}, TestEntry{"true", is_true},
-    TestEntry{"false", is_false}, TestEntry{"mapping", is_mapping}, TestEntry{"iterable", is_iterable},
-    TestEntry{"sequence", is_sequence}, TestEntry{"callable", is_callable}, TestEntry{"escaped", is_escaped},
-    TestEntry{"lower", is_lower_text}, TestEntry{"upper", is_upper_text}, TestEntry{"odd", is_odd},
-    TestEntry{"even", is_even}, TestEntry{"divisibleby", is_divisibleby},
-    TestEntry{"eq", is_compared<CompareOp::kEq>}, TestEntry{"equalto", is_compared<CompareOp::kEq>},
-    TestEntry{"==", is_compared<CompareOp::kEq>}, TestEntry{"ne", is_compared<CompareOp::kNe>},
-    TestEntry{"!=", is_compared<CompareOp::kNe>}, TestEntry{"lt", is_compared<CompareOp::kLt>},
-    TestEntry{"lessthan", is_compared<CompareOp::kLt>}, TestEntry{"<", is_compared<CompareOp::kLt>},
-    TestEntry{"le", is_compared<CompareOp::kLe>}, TestEntry{"<=", is_compared<CompareOp::kLe>},
-    TestEntry{"gt", is_compared<CompareOp::kGt>}, TestEntry{"greaterthan", is_compared<CompareOp::kGt>},
-    TestEntry{">", is_compared<CompareOp::kGt>}, TestEntry{"ge", is_compared<CompareOp::kGe>},
-    TestEntry{">=", is_compared<CompareOp::kGe>}, TestEntry{"in", is_in}, TestEntry{"sameas", is_sameas},
-    TestEntry{"filter", is_filter}, TestEntry{"test", is_test},
+constexpr NamedFn<TestFn> kTests[] = {
+    {"defined", is_defined}, {"undefined", is_undefined}, {"none", is_none},
+    {"string", is_string}, {"number", is_number}, {"integer", is_integer},
+    {"float", is_float}, {"boolean", is_boolean}, {"true", is_true},
+    {"false", is_false}, {"mapping", is_mapping}, {"iterable", is_iterable},
+    {"sequence", is_sequence}, {"callable", is_callable}, {"escaped", is_escaped},
+    {"lower", is_lower_text}, {"upper", is_upper_text}, {"odd", is_odd},
+    {"even", is_even}, {"divisibleby", is_divisibleby},
+    {"eq", is_compared<CompareOp::kEq>}, {"equalto", is_compared<CompareOp::kEq>},
+    {"==", is_compared<CompareOp::kEq>}, {"ne", is_compared<CompareOp::kNe>},
+    {"!=", is_compared<CompareOp::kNe>}, {"lt", is_compared<CompareOp::kLt>},
+    {"lessthan", is_compared<CompareOp::kLt>}, {"<", is_compared<CompareOp::kLt>},
+    {"le", is_compared<CompareOp::kLe>}, {"<=", is_compared<CompareOp::kLe>},
+    {"gt", is_compared<CompareOp::kGt>}, {"greaterthan", is_compared<CompareOp::kGt>},
+    {">", is_compared<CompareOp::kGt>}, {"ge", is_compared<CompareOp::kGe>},
+    {">=", is_compared<CompareOp::kGe>}, {"in", is_in}, {"sameas", is_sameas},
+    {"filter", is_filter}, {"test", is_test},
 };
 
 }  // namespace
 
 TestFn find_test(std::string_view name) {
-  for (const TestEntry& e : kTests) {
-    if (e.name == name) return e.fn;
-  }
-  return nullptr;
+  return find_named(kTests, name);
 }
 
 }  // namespace met::jinja

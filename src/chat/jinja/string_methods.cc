@@ -9,6 +9,7 @@
 #include "chat/jinja/runtime.h"
 #include "chat/jinja/str_ops.h"
 #include "chat/jinja/utf8.h"
+#include "chat/jinja/named_table.h"
 
 namespace met::jinja {
 namespace {
@@ -228,25 +229,20 @@ Result<Value> str_pad(Runtime& rt, const Value& self, const CallArgs& args) {
   return rt.heap().string(std::move(out));
 }
 
-struct StringMethod {
-  std::string_view name;
-  BuiltinFn fn;
-};
-
-constexpr std::array kStringMethods = {
-    StringMethod{"startswith", str_startswith}, StringMethod{"endswith", str_endswith},
-    StringMethod{"strip", str_strip}, StringMethod{"lstrip", str_lstrip}, StringMethod{"rstrip", str_rstrip},
-    StringMethod{"split", str_split}, StringMethod{"rsplit", str_rsplit}, StringMethod{"splitlines", str_splitlines},
-    StringMethod{"upper", str_transform<to_upper>}, StringMethod{"lower", str_transform<to_lower>},
-    StringMethod{"title", str_transform<py_title>}, StringMethod{"capitalize", str_transform<py_capitalize>},
-    StringMethod{"replace", str_replace}, StringMethod{"find", str_find}, StringMethod{"rfind", str_rfind},
-    StringMethod{"index", str_index}, StringMethod{"rindex", str_rindex}, StringMethod{"count", str_count},
-    StringMethod{"join", str_join}, StringMethod{"isdigit", str_is_all<is_digit>},
-    StringMethod{"isalpha", str_is_all<is_alpha>}, StringMethod{"isalnum", str_is_all<is_alnum>},
-    StringMethod{"isspace", str_is_all<is_space>}, StringMethod{"islower", str_is_case<false>},
-    StringMethod{"isupper", str_is_case<true>}, StringMethod{"partition", str_partition},
-    StringMethod{"rpartition", str_rpartition}, StringMethod{"ljust", str_pad<-1>}, StringMethod{"rjust", str_pad<1>},
-    StringMethod{"center", str_pad<0>},
+constexpr NamedFn<BuiltinFn> kStringMethods[] = {
+    {"startswith", str_startswith}, {"endswith", str_endswith},
+    {"strip", str_strip}, {"lstrip", str_lstrip}, {"rstrip", str_rstrip},
+    {"split", str_split}, {"rsplit", str_rsplit}, {"splitlines", str_splitlines},
+    {"upper", str_transform<to_upper>}, {"lower", str_transform<to_lower>},
+    {"title", str_transform<py_title>}, {"capitalize", str_transform<py_capitalize>},
+    {"replace", str_replace}, {"find", str_find}, {"rfind", str_rfind},
+    {"index", str_index}, {"rindex", str_rindex}, {"count", str_count},
+    {"join", str_join}, {"isdigit", str_is_all<is_digit>},
+    {"isalpha", str_is_all<is_alpha>}, {"isalnum", str_is_all<is_alnum>},
+    {"isspace", str_is_all<is_space>}, {"islower", str_is_case<false>},
+    {"isupper", str_is_case<true>}, {"partition", str_partition},
+    {"rpartition", str_rpartition}, {"ljust", str_pad<-1>}, {"rjust", str_pad<1>},
+    {"center", str_pad<0>},
 };
 
 }  // namespace
@@ -262,10 +258,7 @@ Result<Value> make_string_list(Runtime& rt, const std::vector<std::string_view>&
 }
 
 BuiltinFn find_string_method(std::string_view name) {
-  for (const StringMethod& e : kStringMethods) {
-    if (e.name == name) return e.fn;
-  }
-  return nullptr;
+  return find_named(kStringMethods, name);
 }
 
 BuiltinFn find_method(ValueKind receiver, std::string_view name) {
