@@ -79,6 +79,25 @@ PrefixMatch KvManager::match_prefix(SeqState& seq) {
   return m;
 }
 
+PrefixMatch KvManager::find_prefix(const SeqState& seq, std::vector<BlockId>& blocks) const {
+  const int32_t n = static_cast<int32_t>(seq.tokens.size());
+  const int32_t max_blocks = n > 0 ? (n - 1) / kKvBlockTokens : 0;
+  return prefix_.lookup(seq.tokens, seq.salt, max_blocks, blocks);
+}
+
+PrefixMatch KvManager::adopt_prefix(SeqState& seq, std::span<const BlockId> blocks) {
+  MET_CHECK(seq.block_table.empty(), "seq {}: prefix adopted over a non-empty table", seq.id.value());
+  PrefixMatch m = prefix_.adopt(blocks, static_cast<int64_t>(seq.tokens.size()), seq.block_table);
+  seq.seq_len = m.num_tokens;
+  return m;
+}
+
+int32_t KvManager::num_sole_blocks(const SeqState& seq) const {
+  int32_t n = 0;
+  for (BlockId b : seq.block_table) n += pool_.ref_count(b) == 1 ? 1 : 0;
+  return n;
+}
+
 Status KvManager::save_blocks(const SeqState& seq, int32_t num_blocks, SpillImage& image) {
   MET_CHECK(num_blocks <= static_cast<int32_t>(seq.block_table.size()), "seq {}: saving {} of {} blocks",
             seq.id.value(), num_blocks, seq.block_table.size());

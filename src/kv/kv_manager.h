@@ -9,6 +9,8 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <vector>
 #include <variant>
 
 #include "backend/device.h"
@@ -55,6 +57,13 @@ class KvManager {
   int32_t num_blocks() const { return pool_.num_blocks(); }
   int32_t num_free_blocks() const { return pool_.num_free(); }
   int32_t num_blocks_in_use() const { return pool_.num_in_use(); }
+  // Free blocks that hold no cached prefix (allocation takes these before
+  // it evicts one).
+  int32_t num_unkeyed_free_blocks() const { return pool_.num_free() - pool_.num_evictable(); }
+  // Blocks of `seq`'s table that no other sequence references.
+  int32_t num_sole_blocks(const SeqState& seq) const;
+  // Whether no sequence references `block` (it is cached and evictable).
+  bool is_idle(BlockId block) const { return pool_.ref_count(block) == 0; }
   const PrefixCache& prefix_cache() const { return prefix_; }
 
   void apply(const Effect& effect);
@@ -64,6 +73,13 @@ class KvManager {
   // Reuses the longest cached chain for seq.tokens, leaving at least one
   // token to compute. REQUIRES: an empty table. Sets seq.seq_len to the hit.
   PrefixMatch match_prefix(SeqState& seq);
+  // match_prefix in two halves, so a decision can look before it takes:
+  // find_prefix appends the chain match_prefix would reuse to `blocks` and
+  // changes nothing; adopt_prefix takes it (retains the blocks, sets
+  // seq_len) and counts the query. REQUIRES for adopt: an empty table, and
+  // `blocks` found by find_prefix for seq with no allocation since.
+  PrefixMatch find_prefix(const SeqState& seq, std::vector<BlockId>& blocks) const;
+  PrefixMatch adopt_prefix(SeqState& seq, std::span<const BlockId> blocks);
 
   // The KV of seq's first `num_blocks` blocks into `image` (its buffer reused).
   Status save_blocks(const SeqState& seq, int32_t num_blocks, SpillImage& image);

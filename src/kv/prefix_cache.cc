@@ -11,8 +11,8 @@ namespace met {
 
 PrefixCache::PrefixCache(BlockPool& pool) : pool_(pool) {}
 
-PrefixMatch PrefixCache::match(std::span<const TokenId> tokens, CacheSalt salt, int32_t max_blocks,
-                               std::vector<BlockId>& table) {
+PrefixMatch PrefixCache::lookup(std::span<const TokenId> tokens, CacheSalt salt, int32_t max_blocks,
+                                std::vector<BlockId>& blocks) const {
   // Keys are hashed block by block, stopping at the first miss, so a long
   // prompt that shares little costs little.
   const size_t num_full = tokens.size() / kKvBlockTokens;
@@ -23,14 +23,35 @@ PrefixMatch PrefixCache::match(std::span<const TokenId> tokens, CacheSalt salt, 
     parent = block_key(parent, tokens.subspan(b * kKvBlockTokens, kKvBlockTokens), salt);
     const std::optional<BlockId> block = pool_.find(*parent);
     if (!block) break;
-    pool_.retain(*block);
-    table.push_back(*block);
+    blocks.push_back(*block);
     ++m.num_blocks;
   }
   m.num_tokens = m.num_blocks * kKvBlockTokens;
+  return m;
+}
+
+PrefixMatch PrefixCache::adopt(std::span<const BlockId> blocks, int64_t query_tokens, std::vector<BlockId>& table) {
+  for (BlockId b : blocks) {
+    pool_.retain(b);
+    table.push_back(b);
+  }
+  const PrefixMatch m{static_cast<int32_t>(blocks.size()), static_cast<int32_t>(blocks.size()) * kKvBlockTokens};
+  count_query(query_tokens, m);
+  return m;
+}
+
+void PrefixCache::count_query(int64_t query_tokens, const PrefixMatch& m) {
   ++num_queries_;
   num_hit_tokens_ += m.num_tokens;
-  num_query_tokens_ += static_cast<int64_t>(tokens.size());
+  num_query_tokens_ += query_tokens;
+}
+
+PrefixMatch PrefixCache::match(std::span<const TokenId> tokens, CacheSalt salt, int32_t max_blocks,
+                               std::vector<BlockId>& table) {
+  const size_t first = table.size();
+  const PrefixMatch m = lookup(tokens, salt, max_blocks, table);
+  for (size_t i = first; i < table.size(); ++i) pool_.retain(table[i]);
+  count_query(static_cast<int64_t>(tokens.size()), m);
   return m;
 }
 

@@ -37,6 +37,15 @@ class PrefixCache {
   PrefixMatch match(std::span<const TokenId> tokens, CacheSalt salt, int32_t max_blocks,
                     std::vector<BlockId>& table);
 
+  // The same chain as match finds, appended to `blocks`, with nothing
+  // retained or counted (a query: the scheduler decides before it takes).
+  PrefixMatch lookup(std::span<const TokenId> tokens, CacheSalt salt, int32_t max_blocks,
+                     std::vector<BlockId>& blocks) const;
+  // Takes a chain lookup found: retains each block, appends it to `table`,
+  // and counts one query of `query_tokens` tokens and its hit tokens.
+  // REQUIRES: `blocks` is lookup's answer, with no eviction since.
+  PrefixMatch adopt(std::span<const BlockId> blocks, int64_t query_tokens, std::vector<BlockId>& table);
+
   // Registers the full blocks among the first `num_tokens` tokens: block i of
   // `table` gets key chain_keys(tokens[0..num_tokens))[i] unless it already
   // has one; blocks whose key already names another block stay unkeyed.
@@ -52,6 +61,8 @@ class PrefixCache {
 
  private:
   BlockPool& pool_;
+  void count_query(int64_t query_tokens, const PrefixMatch& m);
+
   std::vector<BlockKey> scratch_keys_;
   int64_t num_queries_ = 0;
   int64_t num_hit_tokens_ = 0;

@@ -5,7 +5,10 @@
 // A request not yet admitted, and a sequence preempted for recompute (the
 // reference's PreemptedSeq), wait as an ActiveSeq with no KV: it keeps its
 // sampler and output so far, and is prefilled again from seq.tokens.
-// Invariants: seq.tokens = prompt + output_tokens; seq.seq_len <= tokens.size();
+// Its fields are grouped by concern: the KV side (seq), the output and its
+// text (out), its bounds (limits), sampling and logprobs, thinking, grammar
+// and tools, how it ended (status), its place in the queues, timings, sink.
+// Invariants: seq.tokens = prompt + out.tokens; seq.seq_len <= tokens.size();
 // block_table covers at least seq_len positions; a sink gets exactly one
 // terminal frame (lifecycle.h); slot_idx is the sequence's index in `active`.
 // Threading: engine thread only. Tested through tests/scheduler/*.
@@ -36,38 +39,61 @@ enum class GuardStop : uint8_t {
 };
 const char* guard_stop_name(GuardStop g);
 
-struct ActiveSeq {
-  SeqState seq;
+// The output so far and what turns it into text.
+struct OutputState {
   int32_t prompt_len = 0;
-  std::vector<TokenId> output_tokens;
-  int32_t remaining = 0;             // output budget left (max_tokens countdown)
-  int32_t min_tokens = 0;
-  std::vector<TokenId> eos_tokens;   // the model's EOG ids plus the request's stop ids
-  Sampler sampler{SamplingParams{}};
+  std::vector<TokenId> tokens;  // sampled after the prompt
   std::optional<IncrementalDetokenizer> detok;
+  int32_t cached_prompt_tokens = 0;  // prompt tokens served from the prefix cache
+};
+
+// What bounds the output: its budget, the ids that stop it, its deadline.
+struct OutputLimits {
+  int32_t remaining = 0;            // output budget left (max_tokens countdown)
+  int32_t min_tokens = 0;
+  std::vector<TokenId> eos_tokens;  // the model's EOG ids plus the request's stop ids
+  std::optional<TimePoint> timeout_at;
+};
+
+// Whether and why the sequence ended (finish_reason.h reads it).
+struct SeqStatus {
   bool finished = false;
-  std::optional<std::string> error;
+  std::optional<std::string> error;  // failed: answered with an error frame
   std::optional<GuardStop> guard_stop;
   bool stop_string_hit = false;
-  ResponseSink sink;
-  uint64_t admit_order = 0;          // larger = admitted later (victim choice)
-  size_t preempt_immune_until_tokens = 0;
-  int32_t cached_prompt_tokens = 0;
+};
+
+// Its place among the scheduler's queues (victim choice, FCFS requeue).
+struct QueueState {
+  uint64_t admit_order = 0;  // larger = admitted later; 0 = never admitted
+  size_t immune_until_tokens = 0;  // not preempted while out.tokens.size() < this
   int32_t num_preemptions = 0;
+};
+
+struct SeqTimings {
   TimePoint request_start{};
   std::optional<TimePoint> decode_start;  // set when the first output token is sampled
   TimePoint last_token_time{};
-  std::optional<TimePoint> timeout_at;
-  std::optional<int32_t> logprobs;              // alternatives per token; nullopt: no logprobs
-  std::optional<TokenLogprob> picked_logprob;   // of the token pick_token chose, until accepted
-  std::optional<int32_t> prompt_logprobs;       // alternatives per prompt token; nullopt: none
-  int32_t prompt_logprobs_next = 1;             // the next prompt token whose logprob is missing
-  std::vector<TokenLogprob> prompt_logprob_entries;  // computed, not yet sent
-  std::optional<ThinkingConfig> thinking;       // nullopt: no think markers
-  ThinkingState think;
+};
+
+struct LogprobState {
+  std::optional<int32_t> per_token;        // alternatives per token; nullopt: no logprobs
+  std::optional<TokenLogprob> picked;      // of the token pick_token chose, until accepted
+  std::optional<int32_t> prompt;           // alternatives per prompt token; nullopt: none
+  int32_t prompt_next = 1;                 // the next prompt token whose logprob is missing
+  std::vector<TokenLogprob> prompt_entries;  // computed, not yet sent
+};
+
+struct ThinkingTrack {
+  std::optional<ThinkingConfig> config;  // nullopt: no think markers
+  ThinkingState state;
   ThinkEndCause forced_by = ThinkEndCause::kNone;  // why pick_token forced its token
-  std::shared_ptr<const Grammar> grammar;       // kept alive for `matcher`
-  std::optional<GrammarMatcher> matcher;        // set when the request has a grammar
+};
+
+// Grammar-constrained output and tool calls.
+struct GrammarTrack {
+  std::shared_ptr<const Grammar> grammar;  // kept alive for `matcher`
+  std::optional<GrammarMatcher> matcher;   // set while a grammar constrains the output
   std::optional<TokenId> tool_call_end_token;
   // EngineRequest::triggered_grammar; `matcher` runs it while triggered_active.
   std::optional<EngineRequest::TriggeredGrammar> triggered;
@@ -75,9 +101,23 @@ struct ActiveSeq {
   const TokenTrie* trie = nullptr;  // the scheduler's, for a grammar started later
 };
 
+struct ActiveSeq {
+  SeqState seq;            // the KV side
+  OutputState out;
+  OutputLimits limits;
+  Sampler sampler{SamplingParams{}};
+  LogprobState logprobs;
+  ThinkingTrack think;
+  GrammarTrack gram;
+  SeqStatus status;
+  QueueState queue;
+  SeqTimings timing;
+  ResponseSink sink;
+};
+
 // Whether prompt logprobs are asked for and some are still to be computed.
 inline bool wants_prompt_logprobs(const ActiveSeq& a) {
-  return a.prompt_logprobs.has_value() && a.prompt_logprobs_next < a.prompt_len;
+  return a.logprobs.prompt.has_value() && a.logprobs.prompt_next < a.out.prompt_len;
 }
 
 // Tokens of `a` whose KV is not computed yet (1 for a decoding sequence: its

@@ -13,17 +13,17 @@
 namespace met {
 
 bool suppressing_stops(const ActiveSeq& a) {
-  return static_cast<int32_t>(a.output_tokens.size()) < a.min_tokens;
+  return static_cast<int32_t>(a.out.tokens.size()) < a.limits.min_tokens;
 }
 
-bool grammar_active(const ActiveSeq& a) { return a.matcher.has_value() && !a.think.inside; }
+bool grammar_active(const ActiveSeq& a) { return a.gram.matcher.has_value() && !a.think.state.inside; }
 
 ThinkEndCause forced_think_end(const ActiveSeq& a) {
-  return a.thinking.has_value() ? a.think.next_forced : ThinkEndCause::kNone;
+  return a.think.config.has_value() ? a.think.state.next_forced : ThinkEndCause::kNone;
 }
 
 bool needs_logits(const ActiveSeq& a) {
-  return !a.sampler.is_greedy() || a.logprobs.has_value() || grammar_active(a) ||
+  return !a.sampler.is_greedy() || a.logprobs.per_token.has_value() || grammar_active(a) ||
          forced_think_end(a) != ThinkEndCause::kNone;
 }
 
@@ -31,15 +31,15 @@ void add_output_row(StepPlan& plan, int32_t row, OutputKind kind, const ActiveSe
   OutputRow out{row, kind};
   if (suppressing_stops(a)) {
     out.banned_begin = static_cast<int32_t>(plan.banned.size());
-    out.num_banned = static_cast<int32_t>(a.eos_tokens.size());
-    plan.banned.insert(plan.banned.end(), a.eos_tokens.begin(), a.eos_tokens.end());
+    out.num_banned = static_cast<int32_t>(a.limits.eos_tokens.size());
+    plan.banned.insert(plan.banned.end(), a.limits.eos_tokens.begin(), a.limits.eos_tokens.end());
   }
   plan.outputs.push_back(out);
 }
 
 void suppress_stops(const ActiveSeq& a, std::span<float> logits) {
   if (!suppressing_stops(a)) return;
-  for (TokenId t : a.eos_tokens) {
+  for (TokenId t : a.limits.eos_tokens) {
     if (t >= 0 && static_cast<size_t>(t) < logits.size()) {
       logits[static_cast<size_t>(t)] = -std::numeric_limits<float>::infinity();
     }
@@ -52,7 +52,7 @@ namespace {
 // at a time (a word the grammar allows whole is skipped).
 void apply_grammar_mask(ActiveSeq& a, std::span<float> row, std::vector<uint64_t>& bits) {
   bits.resize((row.size() + 63) / 64);
-  a.matcher->fill_mask(bits);
+  a.gram.matcher->fill_mask(bits);
   for (size_t w = 0; w < bits.size(); ++w) {
     if (bits[w] == ~uint64_t{0}) continue;
     const size_t end = std::min(row.size(), (w + 1) * 64);
@@ -65,26 +65,26 @@ void apply_grammar_mask(ActiveSeq& a, std::span<float> row, std::vector<uint64_t
 }  // namespace
 
 TokenId pick_token(ActiveSeq& a, StepResult& result, size_t index, bool use_logits, PickScratch& scratch) {
-  a.picked_logprob.reset();
-  a.forced_by = forced_think_end(a);
+  a.logprobs.picked.reset();
+  a.think.forced_by = forced_think_end(a);
   if (!use_logits) {
-    MET_CHECK(a.forced_by == ThinkEndCause::kNone && !grammar_active(a), "seq {}: argmax for a controlled row",
+    MET_CHECK(a.think.forced_by == ThinkEndCause::kNone && !grammar_active(a), "seq {}: argmax for a controlled row",
               a.seq.id.value());
     return result.argmax[index];
   }
   const auto vocab = static_cast<size_t>(result.vocab_size);
   std::span<float> row(result.logits.data() + index * vocab, vocab);
-  if (a.logprobs.has_value()) scratch.raw_row.assign(row.begin(), row.end());
+  if (a.logprobs.per_token.has_value()) scratch.raw_row.assign(row.begin(), row.end());
   TokenId token = 0;
-  if (a.forced_by != ThinkEndCause::kNone) {
-    token = a.thinking->think_end;
+  if (a.think.forced_by != ThinkEndCause::kNone) {
+    token = a.think.config->think_end;
   } else {
     suppress_stops(a, row);
     if (grammar_active(a)) apply_grammar_mask(a, row, scratch.mask_bits);
-    const std::span<const TokenId> prompt(a.seq.tokens.data(), static_cast<size_t>(a.prompt_len));
-    token = a.sampler.sample(row, prompt, a.output_tokens);
+    const std::span<const TokenId> prompt(a.seq.tokens.data(), static_cast<size_t>(a.out.prompt_len));
+    token = a.sampler.sample(row, prompt, a.out.tokens);
   }
-  if (a.logprobs.has_value()) a.picked_logprob = token_logprob(scratch.raw_row, token, *a.logprobs);
+  if (a.logprobs.per_token.has_value()) a.logprobs.picked = token_logprob(scratch.raw_row, token, *a.logprobs.per_token);
   return token;
 }
 
@@ -93,9 +93,9 @@ void commit_token(const SchedIo& io, ActiveSeq& a, TokenId token, size_t max_seq
     fail_sequence(a, a.sink.cancel_reason());
     return;
   }
-  if (a.timeout_at.has_value() && io.clock.now() >= *a.timeout_at) {
-    a.guard_stop = GuardStop::kRequestTimeout;
-    a.finished = true;
+  if (a.limits.timeout_at.has_value() && io.clock.now() >= *a.limits.timeout_at) {
+    a.status.guard_stop = GuardStop::kRequestTimeout;
+    a.status.finished = true;
     return;
   }
   accept_token(io, a, token, max_seq_len);
@@ -106,11 +106,11 @@ namespace {
 // The token joins the output and the sequence; its time is recorded.
 void record_token(const SchedIo& io, ActiveSeq& a, TokenId token) {
   const TimePoint now = io.clock.now();
-  if (!a.decode_start) a.decode_start = now;
-  a.last_token_time = now;
-  a.output_tokens.push_back(token);
+  if (!a.timing.decode_start) a.timing.decode_start = now;
+  a.timing.last_token_time = now;
+  a.out.tokens.push_back(token);
   a.seq.tokens.push_back(token);
-  --a.remaining;
+  --a.limits.remaining;
 }
 
 // The grammar side of a token: the matcher takes it (false: it broke the
@@ -118,22 +118,22 @@ void record_token(const SchedIo& io, ActiveSeq& a, TokenId token) {
 // text run free again; a trigger token starts its grammar; the tool-call
 // close token ends the output.
 bool advance_grammar(ActiveSeq& a, TokenId token, bool under_grammar) {
-  if (under_grammar && !a.matcher->accept_token(token)) return false;
-  if (under_grammar && (a.matcher->must_end() || a.matcher->is_terminated())) {
-    if (a.triggered_active) {
-      a.matcher.reset();  // the triggered part is complete: free text again
-      a.triggered_active = false;
+  if (under_grammar && !a.gram.matcher->accept_token(token)) return false;
+  if (under_grammar && (a.gram.matcher->must_end() || a.gram.matcher->is_terminated())) {
+    if (a.gram.triggered_active) {
+      a.gram.matcher.reset();  // the triggered part is complete: free text again
+      a.gram.triggered_active = false;
     } else {
-      a.finished = true;
+      a.status.finished = true;
     }
   }
-  const bool triggers = !under_grammar && !a.think.inside && a.triggered.has_value() &&
-                        token == a.triggered->trigger && !a.matcher.has_value();
+  const bool triggers = !under_grammar && !a.think.state.inside && a.gram.triggered.has_value() &&
+                        token == a.gram.triggered->trigger && !a.gram.matcher.has_value();
   if (triggers) {
-    a.matcher.emplace(*a.triggered->grammar, *a.trie);
-    a.triggered_active = true;
+    a.gram.matcher.emplace(*a.gram.triggered->grammar, *a.gram.trie);
+    a.gram.triggered_active = true;
   }
-  if (a.tool_call_end_token.has_value() && token == *a.tool_call_end_token) a.finished = true;
+  if (a.gram.tool_call_end_token.has_value() && token == *a.gram.tool_call_end_token) a.status.finished = true;
   return true;
 }
 
@@ -143,18 +143,18 @@ bool advance_grammar(ActiveSeq& a, TokenId token, bool under_grammar) {
 void stream_token(const SchedIo& io, ActiveSeq& a, TokenId token, bool is_stop_token) {
   DeltaEvent delta;
   delta.tokens.push_back(token);
-  if (a.picked_logprob.has_value() && !is_stop_token) delta.logprobs.push_back(std::move(*a.picked_logprob));
-  a.picked_logprob.reset();
-  if (!a.prompt_logprob_entries.empty()) delta.prompt_logprobs = std::move(a.prompt_logprob_entries);
-  a.prompt_logprob_entries.clear();
+  if (a.logprobs.picked.has_value() && !is_stop_token) delta.logprobs.push_back(std::move(*a.logprobs.picked));
+  a.logprobs.picked.reset();
+  if (!a.logprobs.prompt_entries.empty()) delta.prompt_logprobs = std::move(a.logprobs.prompt_entries);
+  a.logprobs.prompt_entries.clear();
   if (is_stop_token) {
-    a.finished = true;  // its text is not part of the output
-  } else if (a.detok.has_value()) {
-    DetokenizerStep step = a.detok->push(token);
+    a.status.finished = true;  // its text is not part of the output
+  } else if (a.out.detok.has_value()) {
+    DetokenizerStep step = a.out.detok->push(token);
     delta.text = std::move(step.text);
     if (step.stop.has_value()) {
-      a.stop_string_hit = true;
-      a.finished = true;
+      a.status.stop_string_hit = true;
+      a.status.finished = true;
     }
   }
   io.req.delta(a.sink, std::move(delta));
@@ -164,10 +164,10 @@ void stream_token(const SchedIo& io, ActiveSeq& a, TokenId token, bool is_stop_t
 
 void accept_token(const SchedIo& io, ActiveSeq& a, TokenId token, size_t max_seq_len) {
   record_token(io, a, token);
-  const bool is_stop_token = std::find(a.eos_tokens.begin(), a.eos_tokens.end(), token) != a.eos_tokens.end();
+  const bool is_stop_token = std::find(a.limits.eos_tokens.begin(), a.limits.eos_tokens.end(), token) != a.limits.eos_tokens.end();
   const bool under_grammar = grammar_active(a);
-  if (a.thinking.has_value()) observe_thinking_token(*a.thinking, a.think, a.output_tokens, a.forced_by);
-  a.forced_by = ThinkEndCause::kNone;
+  if (a.think.config.has_value()) observe_thinking_token(*a.think.config, a.think.state, a.out.tokens, a.think.forced_by);
+  a.think.forced_by = ThinkEndCause::kNone;
   if (!advance_grammar(a, token, under_grammar)) {
     // The mask allows only what the matcher takes: this is a bug, and the
     // output would break its grammar, so the request fails.
@@ -175,8 +175,8 @@ void accept_token(const SchedIo& io, ActiveSeq& a, TokenId token, size_t max_seq
     return;
   }
   stream_token(io, a, token, is_stop_token);
-  if (hard_ceiling_hit(static_cast<size_t>(std::max(a.remaining, 0)), a.seq.tokens.size(), max_seq_len)) {
-    a.finished = true;
+  if (hard_ceiling_hit(static_cast<size_t>(std::max(a.limits.remaining, 0)), a.seq.tokens.size(), max_seq_len)) {
+    a.status.finished = true;
   }
 }
 

@@ -85,7 +85,18 @@ bool DecodeLane::launch_ahead(std::vector<ActiveSeq>& active) {
   return true;
 }
 
-LaneStep DecodeLane::step(std::vector<ActiveSeq>& active) {
+void DecodeLane::launch_fresh(const StepPlan& plan, std::vector<ActiveSeq>& active) {
+  MET_DCHECK(ahead_allowed(active), "a fresh pipelined launch needs every row to allow going ahead");
+  const TimePoint t0 = io_.clock.now();
+  Result<Ticket> t = io_.dev.launch(plan);
+  if (!t.ok()) {
+    for (ActiveSeq& a : active) fail_sequence(a, fmt::format("the forward step was refused: {}", t.status().message()));
+    return;
+  }
+  hold(*t, t0, plan, active);
+}
+
+LaneStep DecodeLane::step_decode_pipelined(std::vector<ActiveSeq>& active) {
   if (pipe_.inflight.has_value()) {
     const Inflight& inf = *pipe_.inflight;
     const bool can_go_ahead = !inf.host_logits && !inf.discard_all && rows_match(inf, active) &&
@@ -180,10 +191,10 @@ std::pair<Inflight, bool> DecodeLane::validate_next(Inflight next, std::vector<A
     const TokenId input = std::holds_alternative<FeedFromRow>(inputs[i])
                               ? prev_tokens[static_cast<size_t>(std::get<FeedFromRow>(inputs[i]).output_index)]
                               : std::get<FeedToken>(inputs[i]).id;
-    const bool over_run = a.finished || a.seq.tokens.back() != input || a.seq.seq_len != next.rows[i].position;
+    const bool over_run = a.status.finished || a.seq.tokens.back() != input || a.seq.seq_len != next.rows[i].position;
     next.discard[i] = over_run;
     // Only a finished row's over-run is harmless when a step cannot be re-run.
-    poisoned = poisoned || (repick_only && over_run && !a.finished);
+    poisoned = poisoned || (repick_only && over_run && !a.status.finished);
   }
   survivors_.clear();
   for (size_t i = 0; i < active.size(); ++i) {

@@ -34,7 +34,8 @@ inline constexpr const char* kPoisonedAheadMessage =
 
 enum class LaneStep {
   kRan,          // a step was settled (and maybe one launched ahead)
-  kNeedsLaunch,  // nothing is in flight: launch afresh through the synchronous path
+  kNeedsLaunch,  // nothing is in flight (or the step was discarded): the
+                 // scheduler decides the next batch, then calls launch_fresh
 };
 
 class DecodeLane {
@@ -44,12 +45,17 @@ class DecodeLane {
   bool has_inflight() const { return pipe_.has_inflight(); }
   const Pipeline& pipeline() const { return pipe_; }
 
-  // Takes a decode-only step the synchronous path just launched (host-fed,
-  // one output per active row in slot order) as the step in flight.
-  void hold(Ticket ticket, TimePoint t0, const StepPlan& plan, const std::vector<ActiveSeq>& active);
+  // step_decode_pipelined, with a step in flight: launch the next one ahead
+  // of it when every row may, then settle it. kNeedsLaunch when nothing is in
+  // flight any more without a step having run (the step was discarded).
+  LaneStep step_decode_pipelined(std::vector<ActiveSeq>& active);
 
-  // step_decode_pipelined: go ahead if every row may, then settle.
-  LaneStep step(std::vector<ActiveSeq>& active);
+  // step_decode_pipelined, with none in flight: launches `plan` (decode-only,
+  // host-fed, one output per active row in slot order, built after the
+  // scheduler's decisions) and keeps it in flight, so the next tick launches
+  // the step after it before settling it. A refused launch fails the rows.
+  // REQUIRES: nothing in flight; ahead_allowed(active).
+  void launch_fresh(const StepPlan& plan, std::vector<ActiveSeq>& active);
 
   Settled settle(std::vector<ActiveSeq>& active);
 
@@ -67,6 +73,7 @@ class DecodeLane {
                                           std::span<const TokenId> prev_tokens);
 
  private:
+  void hold(Ticket ticket, TimePoint t0, const StepPlan& plan, const std::vector<ActiveSeq>& active);
   bool reserve_all(std::vector<ActiveSeq>& active);
   bool launch_ahead(std::vector<ActiveSeq>& active);
   void fail_rows(std::vector<ActiveSeq>& active, std::string_view msg);

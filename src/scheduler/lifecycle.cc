@@ -11,42 +11,42 @@ namespace met {
 void finish_sequence(const SchedIo& io, ActiveSeq& a, size_t max_seq_len) {
   // A failed sequence is not a finished one: an error frame, and no caching
   // (its blocks may hold a truncated or failed generation).
-  if (a.error.has_value()) {
-    std::string msg = std::move(*a.error);
-    a.error.reset();
+  if (a.status.error.has_value()) {
+    std::string msg = std::move(*a.status.error);
+    a.status.error.reset();
     send_error(io, a, msg);
     return;
   }
   FinishInputs in;
-  in.guard_stop = a.guard_stop;
-  if (!a.output_tokens.empty()) in.last_tok = a.output_tokens.back();
-  in.eos_tokens = a.eos_tokens;
-  in.tool_call_end_token = a.tool_call_end_token;
-  in.stop_string_hit = a.stop_string_hit;
-  in.remaining = static_cast<size_t>(std::max(a.remaining, 0));
+  in.guard_stop = a.status.guard_stop;
+  if (!a.out.tokens.empty()) in.last_tok = a.out.tokens.back();
+  in.eos_tokens = a.limits.eos_tokens;
+  in.tool_call_end_token = a.gram.tool_call_end_token;
+  in.stop_string_hit = a.status.stop_string_hit;
+  in.remaining = static_cast<size_t>(std::max(a.limits.remaining, 0));
   in.seq_len = a.seq.tokens.size();
   in.max_seq_len = max_seq_len;
   const std::string_view reason = derive_finish_reason(in);
 
   // Text held back (an incomplete character, a possible stop-string prefix)
   // is final now.
-  if (a.detok.has_value() && !a.detok->stopped()) {
-    DetokenizerStep tail = a.detok->finish();
+  if (a.out.detok.has_value() && !a.out.detok->stopped()) {
+    DetokenizerStep tail = a.out.detok->finish();
     if (!tail.text.empty()) io.req.delta(a.sink, DeltaEvent{{}, std::move(tail.text)});
   }
   const TimePoint now = io.clock.now();
-  const TimePoint first = a.decode_start.value_or(now);
+  const TimePoint first = a.timing.decode_start.value_or(now);
   FinishEvent fe;
   fe.finish_reason = std::string(reason);
-  if (a.guard_stop.has_value()) fe.guard_stop = guard_stop_name(*a.guard_stop);
-  fe.usage.prompt_tokens = a.prompt_len;
-  fe.usage.completion_tokens = static_cast<int32_t>(a.output_tokens.size());
-  fe.usage.cached_prompt_tokens = a.cached_prompt_tokens;
-  fe.usage.reasoning_tokens = a.think.reasoning_tokens;
-  fe.time_to_first_token_ms = a.decode_start ? ms_between(a.request_start, first) : 0.0;
+  if (a.status.guard_stop.has_value()) fe.guard_stop = guard_stop_name(*a.status.guard_stop);
+  fe.usage.prompt_tokens = a.out.prompt_len;
+  fe.usage.completion_tokens = static_cast<int32_t>(a.out.tokens.size());
+  fe.usage.cached_prompt_tokens = a.out.cached_prompt_tokens;
+  fe.usage.reasoning_tokens = a.think.state.reasoning_tokens;
+  fe.time_to_first_token_ms = a.timing.decode_start ? ms_between(a.timing.request_start, first) : 0.0;
   fe.decode_time_ms = ms_between(first, now);
-  RequestTiming timing{fe.time_to_first_token_ms, fe.decode_time_ms, a.prompt_len,
-                       static_cast<int64_t>(a.output_tokens.size()), a.cached_prompt_tokens};
+  RequestTiming timing{fe.time_to_first_token_ms, fe.decode_time_ms, a.out.prompt_len,
+                       static_cast<int64_t>(a.out.tokens.size()), a.out.cached_prompt_tokens};
   io.req.finish(a.sink, std::move(fe));
   io.tel.request_finished(timing);
   // Cache prompt + output while the block ids are valid, then free them.
@@ -65,8 +65,8 @@ void send_error_to_sink(const SchedIo& io, ResponseSink& sink, std::string_view 
 }
 
 void fail_sequence(ActiveSeq& a, std::string msg) {
-  a.error = std::move(msg);
-  a.finished = true;
+  a.status.error = std::move(msg);
+  a.status.finished = true;
 }
 
 ActiveSeq take_active(const SchedIo& io, std::vector<ActiveSeq>& active, size_t idx) {
@@ -137,7 +137,7 @@ Status restore_swapped_image(const SchedIo& io, SwappedSeq& s, SpillIo& spill, S
 }  // namespace
 
 Result<ActiveSeq> resume_swapped_seq(const SchedIo& io, SwappedSeq s, SpillIo& spill, SpillImage& scratch) {
-  const size_t immune_until = s.a.output_tokens.size() + PREEMPT_IMMUNITY_TOKENS;
+  const size_t immune_until = s.a.out.tokens.size() + PREEMPT_IMMUNITY_TOKENS;
   Status st = restore_swapped_image(io, s, spill, scratch);
   if (!st.ok()) {
     // The caller has already taken this request off `swapped`: answer here.
@@ -147,11 +147,11 @@ Result<ActiveSeq> resume_swapped_seq(const SchedIo& io, SwappedSeq s, SpillIo& s
   ActiveSeq a = std::move(s.a);
   a.seq.seq_len = s.seq_len;
   a.seq.owns_slot = true;
-  a.finished = false;
-  a.error.reset();
-  a.guard_stop.reset();
-  a.last_token_time = io.clock.now();
-  a.preempt_immune_until_tokens = immune_until;
+  a.status.finished = false;
+  a.status.error.reset();
+  a.status.guard_stop.reset();
+  a.timing.last_token_time = io.clock.now();
+  a.queue.immune_until_tokens = immune_until;
   return a;
 }
 

@@ -25,7 +25,7 @@ bool argmax_readback_eligible(std::span<const ActiveSeq* const> rows) {
 bool ahead_allowed(std::span<const ActiveSeq> active) {
   if (active.empty()) return false;
   for (const ActiveSeq& a : active) {
-    if (a.finished || needs_logits(a)) return false;
+    if (a.status.finished || needs_logits(a)) return false;
     if (static_cast<int32_t>(a.seq.tokens.size()) - a.seq.seq_len != 1) return false;
   }
   return true;

@@ -82,16 +82,16 @@ void Scheduler::retire_cancelled_and_timed_out() {
   auto ends_now = [&](ActiveSeq& a) {
     if (a.sink.cancelled()) {
       fail_sequence(a, a.sink.cancel_reason());
-    } else if (a.timeout_at.has_value() && now >= *a.timeout_at) {
-      a.guard_stop = GuardStop::kRequestTimeout;
-      a.finished = true;
+    } else if (a.limits.timeout_at.has_value() && now >= *a.limits.timeout_at) {
+      a.status.guard_stop = GuardStop::kRequestTimeout;
+      a.status.finished = true;
     } else {
       return false;
     }
     return true;
   };
   for (ActiveSeq& a : active_) {
-    if (!a.finished) ends_now(a);  // retired by retire_finished
+    if (!a.status.finished) ends_now(a);  // retired by retire_finished
   }
   for (size_t i = 0; i < waiting_.size();) {
     if (!ends_now(waiting_[i])) {
@@ -117,7 +117,7 @@ void Scheduler::retire_cancelled_and_timed_out() {
 
 void Scheduler::retire_finished() {
   for (size_t i = 0; i < active_.size();) {
-    if (!active_[i].finished) {
+    if (!active_[i].status.finished) {
       ++i;
       continue;
     }
@@ -135,7 +135,7 @@ void Scheduler::preempt(size_t idx) {
       MET_LOG_WARN("swap-out failed: {}", r.status().message());
       return;
     }
-    ++r->a.num_preemptions;
+    ++r->a.queue.num_preemptions;
     swapped_.push_back(std::move(*r));
     io_.tel.preempted(PreemptKind::kSwap);
     return;
@@ -143,7 +143,7 @@ void Scheduler::preempt(size_t idx) {
   ActiveSeq a = take_active(io_, active_, idx);
   // The KV is valid: its full blocks stay findable, so the re-prefill may hit.
   io_.kv.apply(ReleaseSeq{&a.seq, /*cache=*/true, "preempt for recompute"});
-  ++a.num_preemptions;
+  ++a.queue.num_preemptions;
   io_.tel.preempted(PreemptKind::kRecompute);
   requeue(std::move(a));
 }
@@ -153,23 +153,9 @@ void Scheduler::collect_victim_candidates() {
   order_.clear();
   for (size_t i = 0; i < active_.size(); ++i) {
     const ActiveSeq& a = active_[i];
-    if (a.finished) continue;
-    candidates_.push_back(VictimCandidate{a.admit_order, a.output_tokens.size(), a.preempt_immune_until_tokens});
+    if (a.status.finished) continue;
+    candidates_.push_back(VictimCandidate{a.queue.admit_order, a.out.tokens.size(), a.queue.immune_until_tokens});
     order_.push_back(i);
-  }
-}
-
-void Scheduler::make_decode_room() {
-  for (;;) {
-    int32_t need = 0;
-    for (const ActiveSeq& a : active_) {
-      if (!a.finished && pending_tokens(a) == 1 &&
-          blocks_for_tokens(a.seq.seq_len + 1) > static_cast<int32_t>(a.seq.block_table.size())) {
-        ++need;
-      }
-    }
-    if (need <= io_.kv.num_free_blocks()) return;
-    if (!give_way()) return;
   }
 }
 
@@ -179,8 +165,8 @@ bool Scheduler::give_way() {
   if (candidates_.size() == 1) {
     // Alone and out of blocks: it needs more KV than the whole pool.
     ActiveSeq& a = active_[order_[0]];
-    a.guard_stop = GuardStop::kKvExhausted;
-    a.finished = true;
+    a.status.guard_stop = GuardStop::kKvExhausted;
+    a.status.finished = true;
     return false;
   }
   preempt(order_[*choose_decode_victim(candidates_)]);
@@ -237,7 +223,7 @@ bool Scheduler::needs_quiet() const {
   }
   const TimePoint now = io_.clock.now();
   for (const ActiveSeq& a : active_) {
-    if (a.finished || a.sink.cancelled() || (a.timeout_at.has_value() && now >= *a.timeout_at)) return true;
+    if (a.status.finished || a.sink.cancelled() || (a.limits.timeout_at.has_value() && now >= *a.limits.timeout_at)) return true;
   }
   return false;
 }
@@ -250,7 +236,7 @@ bool Scheduler::tick() {
   if (idle()) return false;
   if (lane_.has_inflight()) {
     if (!needs_quiet()) {
-      const LaneStep r = lane_.step(active_);
+      const LaneStep r = lane_.step_decode_pipelined(active_);
       after_lane();
       if (r == LaneStep::kRan) return true;
     } else {
@@ -260,24 +246,13 @@ bool Scheduler::tick() {
   }
   retire_cancelled_and_timed_out();
   retire_finished();
-  resume_swapped();
-  admit_waiting();
-  make_decode_room();
+  view_queues();
+  plan_tick(view_, plan_, plan_scratch_);
+  apply_plan();
   bool ran = false;
   if (step_.build(active_, io_.dev.info(), io_.kv, options_.max_batch_tokens)) {
     if (options_.pipeline && step_.is_decode_only(active_.size()) && ahead_allowed(active_)) {
-      // Keep the step in flight: the next tick launches the one after it
-      // before settling this one.
-      const TimePoint t0 = io_.clock.now();
-      Result<Ticket> t = io_.dev.launch(step_.plan());
-      if (t.ok()) {
-        lane_.hold(*t, t0, step_.plan(), active_);
-      } else {
-        for (const Scheduled& s : step_.scheduled()) {
-          fail_sequence(active_[s.active_idx],
-                        fmt::format("the forward step was refused: {}", t.status().message()));
-        }
-      }
+      lane_.launch_fresh(step_.plan(), active_);
     } else {
       run_step();
     }

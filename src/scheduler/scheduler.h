@@ -1,12 +1,12 @@
 // Scheduler: continuous batching over the paged KV cache (DESIGN.md). It owns
-// the waiting, active and swapped queues and makes every decision; effects go
-// through SchedIo and SpillIo. One tick: retire cancelled and timed-out
-// requests and finished sequences; resume swapped sequences while room allows;
-// admit waiting requests first-come-first-served within max_seqs and the KV
-// pool (prefix-cache reuse first); make room for every decode row (preempting
-// the latest admitted, by swap or by recompute); build one step of decode
-// rows plus prefill chunks within max_batch_tokens; run it; settle each
-// output (sample, guards, stream); retire.
+// the waiting, active and swapped queues; effects go through SchedIo and
+// SpillIo. One tick: settle the pipelined lane (or drain it when the queues
+// need the device quiet); retire cancelled and timed-out requests and
+// finished sequences; decide (plan_tick over a view of the queues: preempt
+// for the decode rows, resume, admit with prefix hits) and apply the plan;
+// choose the step's rows (choose_step_rows) and build the step; run it, or
+// hand a decode-only step to the lane; settle each output (sample, guards,
+// stream); retire.
 // Invariants: DESIGN.md 1-5 (one terminal frame per request; every block
 // returned; failed never cached; finish reasons; salted prefix hits).
 // Threading: engine thread only. Tested by tests/scheduler/scheduler_test.cc.
@@ -29,6 +29,7 @@
 #include "scheduler/io.h"
 #include "scheduler/preempt.h"
 #include "scheduler/step_builder.h"
+#include "scheduler/tick_plan.h"
 #include "tokenizer/tokenizer.h"
 
 namespace met {
@@ -72,11 +73,12 @@ class Scheduler {
   ActiveSeq make_seq(EngineRequest&& r, ResponseSink&& sink, TimePoint submitted);
   void retire_cancelled_and_timed_out();
   void retire_finished();
-  void resume_swapped();
-  // Whether an active sequence is computing the first block of a's prompt.
-  bool prefix_in_flight(const ActiveSeq& a) const;
-  void admit_waiting();
-  void make_decode_room();
+  // Fills view_ (and the admission candidates' hits) from the queues.
+  void view_queues();
+  // Applies plan_ in its order: preemptions, resumes, admissions.
+  void apply_plan();
+  void resume_front();
+  void admit_front(size_t waiting_idx);
   void preempt(size_t idx);
   void requeue(ActiveSeq a);
   void run_step();
@@ -107,6 +109,18 @@ class Scheduler {
   std::unique_ptr<TokenTrie> trie_;  // built at the first request with a grammar
   std::vector<size_t> order_;
   std::vector<VictimCandidate> candidates_;
+  // The tick's decision, and the storage its view and plan reuse.
+  TickView view_;
+  TickPlan plan_;
+  TickPlanScratch plan_scratch_;
+  std::vector<RunningView> running_views_;
+  std::vector<SwappedView> swapped_views_;
+  std::vector<WaitingView> waiting_views_;
+  std::vector<BlockId> idle_hits_;
+  // Each admission candidate's whole hit: hit_blocks_[hits_begin_[i], + its
+  // waiting_views_[i].hit_blocks).
+  std::vector<BlockId> hit_blocks_;
+  std::vector<size_t> hits_begin_;
   SpillImage image_;
   uint64_t next_seq_id_ = 1;
   uint64_t next_admit_order_ = 1;

@@ -1,7 +1,7 @@
 // Scheduler admission: turning an EngineRequest into an ActiveSeq
-// (make_seq, enqueue), resuming swapped sequences, and admitting waiting
-// ones FCFS within max_seqs and the KV pool, with prefix-cache matching and
-// in-batch prefix sharing. The rest of Scheduler is in scheduler.cc.
+// (make_seq, enqueue), the view of the queues plan_tick decides over
+// (tick_plan.h), and applying its plan: preemptions, resumes, admissions
+// with their prefix hits. The rest of Scheduler is in scheduler.cc.
 // Threading: engine thread only. Tested by tests/scheduler/scheduler_test.cc.
 #include "scheduler/scheduler.h"
 
@@ -10,6 +10,7 @@
 
 #include "core/check.h"
 #include "core/log.h"
+#include "kv/block_key.h"
 #include "scheduler/lifecycle.h"
 #include "request/request_limits.h"
 
@@ -18,28 +19,28 @@ namespace met {
 ActiveSeq Scheduler::make_seq(EngineRequest&& r, ResponseSink&& sink, TimePoint submitted) {
   ActiveSeq a;
   a.seq.id = SeqId(next_seq_id_++);
-  a.prompt_len = static_cast<int32_t>(r.prompt.size());
+  a.out.prompt_len = static_cast<int32_t>(r.prompt.size());
   a.seq.tokens = std::move(r.prompt);
   a.seq.salt = CacheSalt{tenant_salt(r.cache_salt), r.adapter_id};
-  a.remaining = r.max_tokens;
-  a.min_tokens = r.min_tokens;
-  if (!r.ignore_eos) a.eos_tokens = model_eos_;
-  a.eos_tokens.insert(a.eos_tokens.end(), r.stop_token_ids.begin(), r.stop_token_ids.end());
+  a.limits.remaining = r.max_tokens;
+  a.limits.min_tokens = r.min_tokens;
+  if (!r.ignore_eos) a.limits.eos_tokens = model_eos_;
+  a.limits.eos_tokens.insert(a.limits.eos_tokens.end(), r.stop_token_ids.begin(), r.stop_token_ids.end());
   a.sampler = Sampler(r.sampling);
-  a.logprobs = r.logprobs;
-  a.prompt_logprobs = r.prompt_logprobs;
-  a.thinking = r.thinking;
-  if (a.thinking.has_value()) a.think = initial_thinking_state(*a.thinking);
-  a.tool_call_end_token = r.tool_call_end_token;
+  a.logprobs.per_token = r.logprobs;
+  a.logprobs.prompt = r.prompt_logprobs;
+  a.think.config = r.thinking;
+  if (a.think.config.has_value()) a.think.state = initial_thinking_state(*a.think.config);
+  a.gram.tool_call_end_token = r.tool_call_end_token;
   if (r.grammar != nullptr || r.triggered_grammar.has_value()) {
     if (trie_ == nullptr) trie_ = std::make_unique<TokenTrie>(TokenTrie::build(tokenizer_));
-    a.trie = trie_.get();
+    a.gram.trie = trie_.get();
   }
   if (r.grammar != nullptr) {
-    a.grammar = std::move(r.grammar);
-    a.matcher.emplace(*a.grammar, *trie_);
+    a.gram.grammar = std::move(r.grammar);
+    a.gram.matcher.emplace(*a.gram.grammar, *trie_);
   }
-  a.triggered = std::move(r.triggered_grammar);
+  a.gram.triggered = std::move(r.triggered_grammar);
   DetokenizerOptions dopt;
   dopt.skip_special = !r.render_special_tokens;
   dopt.stop_strings = std::move(r.stop_strings);
@@ -49,11 +50,11 @@ ActiveSeq Scheduler::make_seq(EngineRequest&& r, ResponseSink&& sink, TimePoint 
   dopt.at_sequence_start = std::all_of(a.seq.tokens.begin(), a.seq.tokens.end(), [&](TokenId t) {
     return vocab.contains(t) && vocab.token(t).kind == TokenKind::kControl;
   });
-  a.detok.emplace(tokenizer_, std::move(dopt));
+  a.out.detok.emplace(tokenizer_, std::move(dopt));
   a.sink = std::move(sink);
-  a.request_start = submitted;
-  a.last_token_time = submitted;
-  if (r.timeout.has_value()) a.timeout_at = submitted + *r.timeout;
+  a.timing.request_start = submitted;
+  a.timing.last_token_time = submitted;
+  if (r.timeout.has_value()) a.limits.timeout_at = submitted + *r.timeout;
   return a;
 }
 
@@ -61,73 +62,145 @@ void Scheduler::enqueue(EngineRequest request, ResponseSink sink, TimePoint subm
   MET_DCHECK(validate_request(request, limits()).ok(), "request {}: enqueued without Engine::submit's checks",
              sink.id().value());
   ActiveSeq a = make_seq(std::move(request), std::move(sink), submitted);
-  if (a.remaining == 0) {  // nothing to generate: answered without a step
+  if (a.limits.remaining == 0) {  // nothing to generate: answered without a step
     finish_sequence(io_, a, max_seq_len_);
     return;
   }
   waiting_.push_back(std::move(a));
 }
 
-void Scheduler::resume_swapped() {
-  while (!swapped_.empty() && active_.size() < static_cast<size_t>(options_.max_seqs)) {
-    const int32_t need = std::min(swapped_.front().num_blocks + 1, io_.kv.num_blocks());
-    if (io_.kv.num_free_blocks() < need) return;
-    SwappedSeq s = std::move(swapped_.front());
-    swapped_.pop_front();
-    Result<ActiveSeq> r = resume_swapped_seq(io_, std::move(s), *spill_, image_);
-    if (!r.ok()) {
-      MET_LOG_WARN("resume failed: {}", r.status().message());
-      continue;
-    }
-    r->seq.slot_idx = static_cast<int32_t>(active_.size());
-    active_.push_back(std::move(*r));
-  }
+namespace {
+
+// The key of the first block of `seq`'s tokens, when it has more than one
+// block's worth (a shorter prompt shares nothing worth waiting for).
+std::optional<BlockKey> first_block_key(const SeqState& seq) {
+  if (seq.tokens.size() <= static_cast<size_t>(kKvBlockTokens)) return std::nullopt;
+  return block_key(std::nullopt, std::span<const TokenId>(seq.tokens).first(kKvBlockTokens), seq.salt);
 }
 
-void Scheduler::admit_waiting() {
-  if (!swapped_.empty()) return;  // swapped sequences were admitted earlier: they go first
-  while (!waiting_.empty() && active_.size() < static_cast<size_t>(options_.max_seqs)) {
-    ActiveSeq& a = waiting_.front();
-    // In-batch prefix sharing (SGLang's): a prompt whose first block another
-    // sequence is computing now waits for it, then hits the prefix cache
-    // (PublishPrefix) instead of computing it again; FCFS order holds.
-    if (prefix_in_flight(a)) return;
+bool needs_decode_block(const ActiveSeq& a) {
+  return !a.status.finished && pending_tokens(a) == 1 &&
+         blocks_for_tokens(a.seq.seq_len + 1) > static_cast<int32_t>(a.seq.block_table.size());
+}
+
+}  // namespace
+
+void Scheduler::view_queues() {
+  running_views_.clear();
+  int32_t decode_need = 0;
+  for (const ActiveSeq& a : active_) {
+    RunningView r;
+    r.id = a.seq.id;
+    r.finished = a.status.finished;
+    r.needs_block = needs_decode_block(a);
+    r.admit_order = a.queue.admit_order;
+    r.num_output_tokens = a.out.tokens.size();
+    r.immune_until_tokens = a.queue.immune_until_tokens;
+    if (!a.status.finished && a.seq.seq_len < kKvBlockTokens && pending_tokens(a) > 1) {
+      r.computing_first_block = first_block_key(a.seq);
+    }
+    decode_need += r.needs_block ? 1 : 0;
+    running_views_.push_back(r);
+  }
+  // Sole blocks matter only when a victim must be chosen.
+  if (decode_need > io_.kv.num_free_blocks()) {
+    for (size_t i = 0; i < active_.size(); ++i) running_views_[i].num_sole_blocks = io_.kv.num_sole_blocks(active_[i].seq);
+  }
+  swapped_views_.clear();
+  for (const SwappedSeq& s : swapped_) swapped_views_.push_back(SwappedView{s.num_blocks});
+  // Only the requests that could be admitted this tick are looked up.
+  waiting_views_.clear();
+  idle_hits_.clear();
+  hit_blocks_.clear();
+  hits_begin_.clear();
+  const auto slots = static_cast<ptrdiff_t>(options_.max_seqs) - static_cast<ptrdiff_t>(active_.size()) -
+                     static_cast<ptrdiff_t>(swapped_.size());
+  const size_t num_candidates = slots > 0 ? std::min(waiting_.size(), static_cast<size_t>(slots)) : 0;
+  for (size_t i = 0; i < num_candidates; ++i) {
+    const ActiveSeq& a = waiting_[i];
+    WaitingView w;
+    w.num_tokens = static_cast<int32_t>(a.seq.tokens.size());
+    w.first_block = first_block_key(a.seq);
     // Prompt logprobs need every prompt position evaluated: no reuse.
-    const PrefixMatch m = wants_prompt_logprobs(a) ? PrefixMatch{} : io_.kv.match_prefix(a.seq);
-    const int32_t chunk = std::min(pending_tokens(a), options_.max_batch_tokens);
-    const int32_t need = blocks_for_tokens(a.seq.seq_len + chunk) - static_cast<int32_t>(a.seq.block_table.size());
-    if (need > io_.kv.num_free_blocks()) {
-      io_.kv.apply(ReleaseSeq{&a.seq, /*cache=*/false, "admit_waiting: no room"});
-      return;
+    w.may_share_first_block = !wants_prompt_logprobs(a);
+    hits_begin_.push_back(hit_blocks_.size());
+    if (w.may_share_first_block) w.hit_blocks = io_.kv.find_prefix(a.seq, hit_blocks_).num_blocks;
+    w.idle_hits_begin = idle_hits_.size();
+    for (size_t k = hits_begin_.back(); k < hit_blocks_.size(); ++k) {
+      if (io_.kv.is_idle(hit_blocks_[k])) idle_hits_.push_back(hit_blocks_[k]);
     }
-    if (a.num_preemptions == 0) {
-      a.cached_prompt_tokens = std::min(m.num_tokens, a.prompt_len);
-      io_.tel.cache_queried(static_cast<int64_t>(a.seq.tokens.size()), m.num_tokens);
-    } else {
-      a.preempt_immune_until_tokens = a.output_tokens.size() + PREEMPT_IMMUNITY_TOKENS;
-    }
-    if (a.admit_order == 0) a.admit_order = next_admit_order_++;
-    a.seq.slot_idx = static_cast<int32_t>(active_.size());
-    a.seq.owns_slot = true;
-    active_.push_back(std::move(a));
-    waiting_.pop_front();
+    w.num_idle_hits = idle_hits_.size() - w.idle_hits_begin;
+    waiting_views_.push_back(w);
   }
+  view_.max_seqs = options_.max_seqs;
+  view_.max_batch_tokens = options_.max_batch_tokens;
+  view_.num_blocks = io_.kv.num_blocks();
+  view_.num_free_blocks = io_.kv.num_free_blocks();
+  view_.num_unkeyed_free_blocks = io_.kv.num_unkeyed_free_blocks();
+  view_.running = running_views_;
+  view_.swapped = swapped_views_;
+  view_.waiting = waiting_views_;
+  view_.num_waiting = waiting_.size();
+  view_.hit_block_ids = idle_hits_;
 }
 
-bool Scheduler::prefix_in_flight(const ActiveSeq& a) const {
-  if (wants_prompt_logprobs(a) || a.seq.tokens.size() <= static_cast<size_t>(kKvBlockTokens)) return false;
-  const auto block = static_cast<std::ptrdiff_t>(kKvBlockTokens);
-  for (const ActiveSeq& b : active_) {
-    if (b.finished || b.seq.seq_len >= kKvBlockTokens || pending_tokens(b) <= 1) continue;
-    if (b.seq.tokens.size() <= static_cast<size_t>(kKvBlockTokens) || !(b.seq.salt == a.seq.salt)) continue;
-    if (std::equal(a.seq.tokens.begin(), a.seq.tokens.begin() + block, b.seq.tokens.begin())) return true;
+void Scheduler::apply_plan() {
+  for (SeqId id : plan_.victims) {
+    const auto it = std::find_if(active_.begin(), active_.end(), [&](const ActiveSeq& a) { return a.seq.id == id; });
+    MET_CHECK(it != active_.end(), "seq {}: a planned victim is not running", id.value());
+    preempt(static_cast<size_t>(it - active_.begin()));
   }
-  return false;
+  if (plan_.cut_short.has_value()) {
+    // Alone and out of blocks: it needs more KV than the whole pool.
+    for (ActiveSeq& a : active_) {
+      if (a.seq.id != *plan_.cut_short) continue;
+      a.status.guard_stop = GuardStop::kKvExhausted;
+      a.status.finished = true;
+    }
+  }
+  for (int32_t i = 0; i < plan_.num_resumes; ++i) resume_front();
+  for (int32_t i = 0; i < plan_.num_admissions; ++i) admit_front(static_cast<size_t>(i));
+}
+
+void Scheduler::resume_front() {
+  SwappedSeq s = std::move(swapped_.front());
+  swapped_.pop_front();
+  Result<ActiveSeq> r = resume_swapped_seq(io_, std::move(s), *spill_, image_);
+  if (!r.ok()) {
+    MET_LOG_WARN("resume failed: {}", r.status().message());
+    return;
+  }
+  r->seq.slot_idx = static_cast<int32_t>(active_.size());
+  active_.push_back(std::move(*r));
+}
+
+// REQUIRES: waiting_views_[waiting_idx] describes waiting_.front() (the
+// admissions before it were popped).
+void Scheduler::admit_front(size_t waiting_idx) {
+  ActiveSeq& a = waiting_.front();
+  const WaitingView& w = waiting_views_[waiting_idx];
+  PrefixMatch m;
+  if (w.may_share_first_block) {
+    const auto hits = std::span<const BlockId>(hit_blocks_).subspan(hits_begin_[waiting_idx],
+                                                                    static_cast<size_t>(w.hit_blocks));
+    m = io_.kv.adopt_prefix(a.seq, hits);
+  }
+  if (a.queue.num_preemptions == 0) {
+    a.out.cached_prompt_tokens = std::min(m.num_tokens, a.out.prompt_len);
+    io_.tel.cache_queried(static_cast<int64_t>(a.seq.tokens.size()), m.num_tokens);
+  } else {
+    a.queue.immune_until_tokens = a.out.tokens.size() + PREEMPT_IMMUNITY_TOKENS;
+  }
+  if (a.queue.admit_order == 0) a.queue.admit_order = next_admit_order_++;
+  a.seq.slot_idx = static_cast<int32_t>(active_.size());
+  a.seq.owns_slot = true;
+  active_.push_back(std::move(a));
+  waiting_.pop_front();
 }
 
 void Scheduler::requeue(ActiveSeq a) {
   auto it = waiting_.begin();
-  while (it != waiting_.end() && it->admit_order != 0 && it->admit_order < a.admit_order) ++it;
+  while (it != waiting_.end() && it->queue.admit_order != 0 && it->queue.admit_order < a.queue.admit_order) ++it;
   waiting_.insert(it, std::move(a));
 }
 

@@ -2,7 +2,6 @@
 #include "scheduler/step_builder.h"
 
 #include <algorithm>
-#include <limits>
 
 #include "core/check.h"
 #include "sampling/logprobs.h"
@@ -16,13 +15,15 @@ void record_prompt_logprobs(ActiveSeq& a, const Scheduled& s, const StepResult& 
     const auto o = static_cast<size_t>(s.prompt_outputs_begin + k);
     const std::span<const float> row(result.logits.data() + o * vocab, vocab);
     const int32_t q = s.first_predicted + k;
-    a.prompt_logprob_entries.push_back(token_logprob(row, a.seq.tokens[static_cast<size_t>(q)], *a.prompt_logprobs));
-    a.prompt_logprobs_next = q + 1;
+    a.logprobs.prompt_entries.push_back(token_logprob(row, a.seq.tokens[static_cast<size_t>(q)], *a.logprobs.prompt));
+    a.logprobs.prompt_next = q + 1;
   }
 }
 
 StepBuilder::StepBuilder(size_t max_seqs) : builder_(max_seqs) {
   scheduled_.reserve(max_seqs);
+  views_.reserve(max_seqs);
+  rows_.reserve(max_seqs);
   order_.reserve(max_seqs);
 }
 
@@ -51,49 +52,30 @@ void StepBuilder::add_prompt_outputs(const ActiveSeq& a, int32_t begin, int32_t 
   s.prompt_outputs_begin = static_cast<int32_t>(plan.outputs.size());
   for (int32_t k = 0; k < n; ++k) {
     const int32_t q = a.seq.seq_len + k + 1;
-    if (q < a.prompt_logprobs_next || q >= a.prompt_len) continue;
+    if (q < a.logprobs.prompt_next || q >= a.out.prompt_len) continue;
     if (s.num_prompt_outputs == 0) s.first_predicted = q;
     plan.outputs.push_back(OutputRow{begin + k, OutputKind::kLogits});
     ++s.num_prompt_outputs;
   }
 }
 
-// Rows of a prefill chunk for `a` that the step's outputs can take: every row
-// when prompt logprobs are wanted (one kept for the chunk's sampled token).
-int32_t StepBuilder::output_room(const ActiveSeq& a, const DeviceInfo& info) {
-  if (!wants_prompt_logprobs(a)) return std::numeric_limits<int32_t>::max();
-  return info.max_outputs - static_cast<int32_t>(builder_.plan().outputs.size()) - 1;
-}
-
 bool StepBuilder::build(std::vector<ActiveSeq>& active, const DeviceInfo& info, KvManager& kv,
                         int32_t max_batch_tokens) {
   builder_.begin();
   scheduled_.clear();
-  int32_t budget = max_batch_tokens;
-  for (size_t i = 0; i < active.size() && budget > 0; ++i) {
-    ActiveSeq& a = active[i];
-    if (a.finished || pending_tokens(a) != 1) continue;
-    if (kv.reserve(a.seq, a.seq.seq_len + 1) != Admit::kNow) continue;
-    add(a, i, 1);
-    budget -= 1;
+  views_.clear();
+  for (const ActiveSeq& a : active) {
+    views_.push_back(RowView{a.status.finished, a.seq.seq_len, static_cast<int32_t>(a.seq.tokens.size()),
+                             static_cast<int32_t>(a.seq.block_table.size()), a.queue.admit_order,
+                             wants_prompt_logprobs(a), a.logprobs.prompt_next, a.out.prompt_len});
   }
-  order_.clear();
-  for (size_t i = 0; i < active.size(); ++i) {
-    if (!active[i].finished && pending_tokens(active[i]) > 1) order_.push_back(i);
-  }
-  std::sort(order_.begin(), order_.end(),
-            [&](size_t x, size_t y) { return active[x].admit_order < active[y].admit_order; });
-  for (size_t i : order_) {
-    if (budget <= 0) break;
-    ActiveSeq& a = active[i];
-    const int32_t room =
-        (static_cast<int32_t>(a.seq.block_table.size()) + kv.num_free_blocks()) * kKvBlockTokens - a.seq.seq_len;
-    const int32_t n = std::min({pending_tokens(a), budget, room, output_room(a, info)});
-    if (n <= 0) continue;
-    const Admit r = kv.reserve(a.seq, a.seq.seq_len + n);
-    MET_CHECK(r == Admit::kNow, "seq {}: reserving {} tokens failed with room for {}", a.seq.id.value(), n, room);
-    add(a, i, n);
-    budget -= n;
+  const StepLimits limits{max_batch_tokens, info.max_outputs, kv.num_blocks(), kv.num_free_blocks()};
+  choose_step_rows(views_, limits, rows_, order_);
+  for (const RowChoice& r : rows_) {
+    ActiveSeq& a = active[r.active_idx];
+    const Admit got = kv.reserve(a.seq, a.seq.seq_len + r.num_rows);
+    MET_CHECK(got == Admit::kNow, "seq {}: reserving {} rows the step chose failed", a.seq.id.value(), r.num_rows);
+    add(a, r.active_idx, r.num_rows);
   }
   builder_.finish();
   return !scheduled_.empty();

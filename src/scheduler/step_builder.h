@@ -1,8 +1,6 @@
-// StepBuilder: builds one forward step from the running sequences: a decode
-// row for every sequence that decodes (slot order), then prefill chunks,
-// oldest admission first, within the step's token budget and the KV blocks
-// free now. The last chunk of a prompt gets an output row: its logits, or
-// only its argmax for a greedy sequence (with EOS banned on the device while
+// StepBuilder: builds one forward step from the running sequences: the rows
+// choose_step_rows (step_rows.h) decides, each with its KV reserved. The
+// last chunk of a prompt gets an output row: its logits, or only its argmax for a greedy sequence (with EOS banned on the device while
 // min_tokens holds). A sequence that wants prompt logprobs gets a logits row
 // for every prompt row, so its chunks also fit the device's max_outputs.
 // Invariants: every scheduled sequence has the blocks its rows write
@@ -19,6 +17,7 @@
 #include "kv/kv_manager.h"
 #include "scheduler/active_seq.h"
 #include "scheduler/plan_builder.h"
+#include "scheduler/step_rows.h"
 
 namespace met {
 
@@ -41,8 +40,8 @@ class StepBuilder {
  public:
   explicit StepBuilder(size_t max_seqs);
 
-  // Fills plan(), reserving each row's KV through `kv`; false when nothing
-  // could be scheduled.
+  // Fills plan() with the rows choose_step_rows picks, reserving each row's
+  // KV through `kv`; false when nothing could be scheduled.
   bool build(std::vector<ActiveSeq>& active, const DeviceInfo& info, KvManager& kv, int32_t max_batch_tokens);
 
   StepPlan& plan() { return builder_.plan(); }
@@ -53,10 +52,11 @@ class StepBuilder {
  private:
   void add(ActiveSeq& a, size_t idx, int32_t n);
   void add_prompt_outputs(const ActiveSeq& a, int32_t begin, int32_t n, Scheduled& s);
-  int32_t output_room(const ActiveSeq& a, const DeviceInfo& info);
 
   PlanBuilder builder_;
   std::vector<Scheduled> scheduled_;
+  std::vector<RowView> views_;
+  std::vector<RowChoice> rows_;
   std::vector<size_t> order_;
 };
 

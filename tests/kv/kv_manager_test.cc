@@ -64,6 +64,57 @@ TEST(KvManager, AMatchAlwaysLeavesOneTokenToCompute) {
   kv.apply(ReleaseSeq{&b, false, "test"});
 }
 
+TEST(KvManager, FindingAPrefixTakesNothingAndAdoptingItTakesExactlyThatChain) {
+  testing::FakeDevice device(small_pool(8));
+  KvManager kv(device);
+  SeqState a;
+  a.tokens = testing::make_prompt(40, 3);
+  ASSERT_EQ(kv.reserve(a, 40), Admit::kNow);
+  a.seq_len = 40;
+  kv.apply(ReleaseSeq{&a, /*cache=*/true, "test"});
+  EXPECT_EQ(kv.num_unkeyed_free_blocks(), 6);  // 2 hold the cached prefix
+
+  SeqState b;
+  b.tokens = testing::make_prompt(40, 3);
+  std::vector<BlockId> hit;
+  EXPECT_EQ(kv.find_prefix(b, hit).num_tokens, 32);
+  ASSERT_EQ(hit.size(), 2u);
+  EXPECT_TRUE(kv.is_idle(hit[0]));
+  EXPECT_TRUE(b.block_table.empty());
+  EXPECT_EQ(b.seq_len, 0);
+  EXPECT_EQ(kv.num_blocks_in_use(), 0);
+  EXPECT_EQ(kv.prefix_cache().num_queries(), 0);  // a look is not a query
+
+  EXPECT_EQ(kv.adopt_prefix(b, hit).num_tokens, 32);
+  EXPECT_EQ(b.block_table, hit);
+  EXPECT_EQ(b.seq_len, 32);
+  EXPECT_EQ(kv.num_blocks_in_use(), 2);
+  EXPECT_FALSE(kv.is_idle(hit[0]));
+  EXPECT_EQ(kv.prefix_cache().num_queries(), 1);
+  EXPECT_EQ(kv.prefix_cache().num_hit_tokens(), 32);
+  kv.apply(ReleaseSeq{&b, false, "test"});
+  EXPECT_EQ(kv.num_blocks_in_use(), 0);
+}
+
+TEST(KvManager, SoleBlocksAreTheOnesNoOtherSequenceHolds) {
+  testing::FakeDevice device(small_pool(8));
+  KvManager kv(device);
+  SeqState a;
+  a.tokens = testing::make_prompt(40, 4);
+  ASSERT_EQ(kv.reserve(a, 40), Admit::kNow);
+  a.seq_len = 40;
+  kv.apply(PublishPrefix{&a});
+  EXPECT_EQ(kv.num_sole_blocks(a), 3);
+  SeqState b;
+  b.tokens = testing::make_prompt(40, 4);
+  EXPECT_EQ(kv.match_prefix(b).num_blocks, 2);
+  EXPECT_EQ(kv.num_sole_blocks(a), 1);  // the two prefix blocks are shared now
+  EXPECT_EQ(kv.num_sole_blocks(b), 0);
+  kv.apply(ReleaseSeq{&a, false, "test"});
+  EXPECT_EQ(kv.num_sole_blocks(b), 2);
+  kv.apply(ReleaseSeq{&b, false, "test"});
+}
+
 TEST(KvManager, CompactAndDetachSlotUpdateTheSequence) {
   testing::FakeDevice device(small_pool(2));
   KvManager kv(device);

@@ -24,10 +24,10 @@ class Validate : public ::testing::Test {
       a.seq.tokens = {1, 20, 21, static_cast<TokenId>(100 + i)};  // 100+i: committed by step t
       a.seq.seq_len = 3;
       a.seq.slot_idx = i;
-      a.prompt_len = 3;
-      a.output_tokens = {static_cast<TokenId>(100 + i)};
-      a.remaining = 10;
-      a.eos_tokens = {2};
+      a.out.prompt_len = 3;
+      a.out.tokens = {static_cast<TokenId>(100 + i)};
+      a.limits.remaining = 10;
+      a.limits.eos_tokens = {2};
       a.sink = ResponseSink(RequestId(static_cast<uint64_t>(i + 1)), nullptr);
       active_.push_back(std::move(a));
     }
@@ -81,7 +81,7 @@ TEST_F(Validate, RowsThatStillMatchAreKept) {
 }
 
 TEST_F(Validate, AFinishedRowIsAnOverRun) {
-  active_[0].finished = true;
+  active_[0].status.finished = true;
   auto [n, poisoned] = lane_.validate_next(next(), active_, prev_tokens_);
   EXPECT_EQ(n.discard, (std::vector<bool>{true, false}));
   EXPECT_FALSE(poisoned);
@@ -109,7 +109,7 @@ TEST_F(Validate, AStaleMaskOnASurvivorRedoesTheWholeStep) {
 }
 
 TEST_F(Validate, AStaleMaskOnAnOverRunIsIgnored) {
-  active_[1].finished = true;
+  active_[1].status.finished = true;
   Inflight launched = next();
   launched.masks[1] = RowMask{true};
   auto [n, poisoned] = lane_.validate_next(std::move(launched), active_, prev_tokens_);
@@ -141,7 +141,7 @@ TEST_F(ValidateRepickOnly, AContinuingRowFedAnUncommittedInputPoisonsTheStep) {
 }
 
 TEST_F(ValidateRepickOnly, AFinishedRowsOverRunIsHarmless) {
-  active_[0].finished = true;
+  active_[0].status.finished = true;
   prev_tokens_[0] = 555;
   auto [n, poisoned] = lane_.validate_next(next(), active_, prev_tokens_);
   EXPECT_FALSE(poisoned);

@@ -36,12 +36,12 @@ class Lifecycle : public ::testing::Test {
     ActiveSeq a;
     a.seq.id = SeqId(id);
     a.seq.tokens = make_prompt(n, static_cast<uint32_t>(id));
-    a.prompt_len = n;
+    a.out.prompt_len = n;
     for (int i = 0; i < out; ++i) {
       a.seq.tokens.push_back(50 + i);
-      a.output_tokens.push_back(50 + i);
+      a.out.tokens.push_back(50 + i);
     }
-    a.remaining = 10;
+    a.limits.remaining = 10;
     a.sink = ResponseSink(RequestId(id), nullptr);
     EXPECT_EQ(kv_.reserve(a.seq, static_cast<int32_t>(a.seq.tokens.size())), Admit::kNow);
     a.seq.seq_len = static_cast<int32_t>(a.seq.tokens.size());
@@ -77,10 +77,10 @@ TEST_F(Lifecycle, FinishSequenceSendsTheFinalFrameCachesTheFullBlocksThenRelease
 
 TEST_F(Lifecycle, FinishSequenceReportsUsageAndTimings) {
   ActiveSeq a = make_seq(1, 20, 3);
-  a.cached_prompt_tokens = 16;
-  a.request_start = clock_.now();
+  a.out.cached_prompt_tokens = 16;
+  a.timing.request_start = clock_.now();
   clock_.advance(std::chrono::milliseconds(40));
-  a.decode_start = clock_.now();
+  a.timing.decode_start = clock_.now();
   clock_.advance(std::chrono::milliseconds(60));
   finish_sequence(io(), a, 0);
   const FinishEvent& fe = req_.at(1).finishes.at(0);
@@ -95,7 +95,7 @@ TEST_F(Lifecycle, FinishSequenceReportsUsageAndTimings) {
 TEST_F(Lifecycle, AFailedSequenceGetsAnErrorFrameAndIsNotCached) {
   ActiveSeq a = make_seq(2, 40);
   fail_sequence(a, "boom");
-  EXPECT_TRUE(a.finished);
+  EXPECT_TRUE(a.status.finished);
   finish_sequence(io(), a, 0);
   ASSERT_EQ(req_.at(2).errors.size(), 1u);
   EXPECT_EQ(req_.at(2).errors[0], "boom");
@@ -209,16 +209,16 @@ TEST_F(Lifecycle, AResumeWhoseBlocksCannotBeWrittenFreesThemAndRemovesTheImage) 
 TEST_F(Lifecycle, AResumedSequenceIsImmuneForTheImmunityTokensAndStartsClean) {
   std::vector<ActiveSeq> active;
   active.push_back(make_seq(33, 20, 5));
-  active[0].guard_stop = GuardStop::kKvExhausted;
+  active[0].status.guard_stop = GuardStop::kKvExhausted;
   Result<SwappedSeq> s = swap_out_sequence(io(), active, 0, *spill_, SpillId(10), scratch_);
   ASSERT_TRUE(s.ok());
   Result<ActiveSeq> r = resume_swapped_seq(io(), std::move(*s), *spill_, scratch_);
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->preempt_immune_until_tokens, 5 + PREEMPT_IMMUNITY_TOKENS);
-  EXPECT_FALSE(r->finished);
-  EXPECT_FALSE(r->guard_stop.has_value());
-  EXPECT_FALSE(r->error.has_value());
-  EXPECT_EQ(r->output_tokens.size(), 5u);
+  EXPECT_EQ(r->queue.immune_until_tokens, 5 + PREEMPT_IMMUNITY_TOKENS);
+  EXPECT_FALSE(r->status.finished);
+  EXPECT_FALSE(r->status.guard_stop.has_value());
+  EXPECT_FALSE(r->status.error.has_value());
+  EXPECT_EQ(r->out.tokens.size(), 5u);
   send_error(io(), *r, "done");
 }
 
