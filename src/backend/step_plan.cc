@@ -5,6 +5,7 @@
 // tests/backend/step_plan_test.cc.
 #include "backend/step_plan.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace met {
@@ -66,17 +67,27 @@ Status validate_seq(const StepPlan& plan, size_t index, int32_t expected_begin,
   return ok_status();
 }
 
+// Whether the outputs name rows in increasing order (then none repeats): the
+// order the scheduler writes them in, checked without allocating.
+bool outputs_increase(const StepPlan& plan) {
+  for (size_t i = 1; i < plan.outputs.size(); ++i) {
+    if (plan.outputs[i].row <= plan.outputs[i - 1].row) return false;
+  }
+  return true;
+}
+
 Status validate_outputs(const StepPlan& plan) {
-  std::vector<bool> seen(static_cast<size_t>(plan.num_rows()), false);
+  std::vector<bool> seen;
+  if (!outputs_increase(plan)) seen.assign(static_cast<size_t>(plan.num_rows()), false);
   for (size_t i = 0; i < plan.outputs.size(); ++i) {
     const int32_t row = plan.outputs[i].row;
     if (row < 0 || row >= plan.num_rows()) {
       return invalid_argument("step plan: output {} names row {} of {}", i, row, plan.num_rows());
     }
-    if (seen[static_cast<size_t>(row)]) {
-      return invalid_argument("step plan: output {} repeats row {}", i, row);
+    if (!seen.empty()) {
+      if (seen[static_cast<size_t>(row)]) return invalid_argument("step plan: output {} repeats row {}", i, row);
+      seen[static_cast<size_t>(row)] = true;
     }
-    seen[static_cast<size_t>(row)] = true;
     const OutputRow& o = plan.outputs[i];
     if (o.banned_begin < 0 || o.num_banned < 0 ||
         static_cast<size_t>(o.banned_begin) + static_cast<size_t>(o.num_banned) > plan.banned.size()) {
@@ -88,6 +99,28 @@ Status validate_outputs(const StepPlan& plan) {
 }
 
 }  // namespace
+
+void assign_block_table(std::vector<BlockId>& to, std::span<const BlockId> table) {
+  if (to.capacity() < table.size()) to.reserve(std::max(table.size() * 2, kMinTableBlocks));
+  to.assign(table.begin(), table.end());
+}
+
+void copy_plan(const StepPlan& from, StepPlan& to) {
+  to.inputs = from.inputs;
+  to.positions = from.positions;
+  to.outputs = from.outputs;
+  to.banned = from.banned;
+  if (to.seqs.size() > from.seqs.size()) to.seqs.resize(from.seqs.size());
+  while (to.seqs.size() < from.seqs.size()) to.seqs.emplace_back();
+  for (size_t i = 0; i < from.seqs.size(); ++i) {
+    const StepSeq& f = from.seqs[i];
+    StepSeq& t = to.seqs[i];
+    t.row_begin = f.row_begin;
+    t.num_rows = f.num_rows;
+    t.num_cached = f.num_cached;
+    assign_block_table(t.block_table, f.block_table);
+  }
+}
 
 void StepPlan::clear() {
   inputs.clear();

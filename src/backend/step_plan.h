@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <variant>
 #include <vector>
 
@@ -79,6 +80,16 @@ struct StepResult {
   // For output i: its argmax token (filled for every output).
   std::vector<TokenId> argmax;
 };
+
+// Copies `table` into `to`, giving `to` room to grow first (at least
+// kMinTableBlocks, then double what it needs), so a table that gains a block
+// every kKvBlockTokens tokens is not reallocated as it grows.
+inline constexpr size_t kMinTableBlocks = 64;
+void assign_block_table(std::vector<BlockId>& to, std::span<const BlockId> table);
+
+// Copies `from` into `to`, reusing to's storage (block tables as
+// assign_block_table does): no allocation once `to` has held a plan as large.
+void copy_plan(const StepPlan& from, StepPlan& to);
 
 // Checks the invariants above; `max_blocks` bounds block ids, `max_context`
 // positions. The message names the first seq or row at fault.

@@ -1,6 +1,8 @@
 // Engine. Tested by tests/engine/engine_test.cc.
 #include "engine/engine.h"
 
+#include <pthread.h>
+
 #include <fmt/format.h>
 
 #include "core/fault_flag.h"
@@ -67,6 +69,8 @@ void Engine::publish_events() {
 }
 
 void Engine::engine_main() {
+  // Named for operators (top -H, gdb) and for the allocation test.
+  pthread_setname_np(pthread_self(), "met-engine");
   std::vector<Inbound> batch;
   bool fault_reported = false;
   for (;;) {

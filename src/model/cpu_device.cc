@@ -86,7 +86,7 @@ Result<Ticket> CpuDevice::launch(const StepPlan& plan) {
       step = std::make_unique<Step>();
     }
     step->ticket = ticket;
-    step->plan = plan;
+    copy_plan(plan, step->plan);
     step->done = false;
     steps_.push_back(std::move(step));
   }
@@ -101,7 +101,7 @@ Status CpuDevice::await_result(Ticket ticket, StepResult& out) {
   }
   while (!steps_.front()->done) cv_.wait(mu_);
   std::unique_ptr<Step> step = std::move(steps_.front());
-  steps_.pop_front();
+  steps_.erase(steps_.begin());
   std::swap(out, step->result);
   free_steps_.push_back(std::move(step));
   return ok_status();

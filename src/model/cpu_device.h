@@ -12,7 +12,6 @@
 #pragma once
 
 #include <atomic>
-#include <deque>
 #include <memory>
 #include <thread>
 
@@ -68,7 +67,9 @@ class CpuDevice final : public Device {
 
   Mutex mu_;
   CondVar cv_;
-  std::deque<std::unique_ptr<Step>> steps_ GUARDED_BY(mu_);  // launched, not yet awaited
+  // Launched, not yet awaited, oldest first (a few at most: a vector, which
+  // unlike a deque allocates nothing as steps come and go).
+  std::vector<std::unique_ptr<Step>> steps_ GUARDED_BY(mu_);
   std::vector<std::unique_ptr<Step>> free_steps_ GUARDED_BY(mu_);  // reused to avoid allocation
   uint64_t next_ticket_ = 1;   // owner thread
   bool stop_ GUARDED_BY(mu_) = false;

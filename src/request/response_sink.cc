@@ -49,9 +49,15 @@ void ResponseSink::send(StreamEvent event) {
   publisher_->enlist(stream_);
 }
 
-void ResponseSink::delta(DeltaEvent event) {
+void ResponseSink::delta(const DeltaEvent& event) {
   MET_CHECK(!terminated_, "request {}: delta after its final frame", id_.value());
-  send(std::move(event));
+  if (stream_ == nullptr) return;
+  if (publisher_ == nullptr) {
+    stream_->push(event);
+    return;
+  }
+  stream_->stage(event);
+  publisher_->enlist(stream_);
 }
 
 void ResponseSink::finish(FinishEvent event) {

@@ -39,8 +39,8 @@ class ResponseSink {
   // Why the client's end cancelled (its error frame's message).
   std::string cancel_reason() const;
 
-  // REQUIRES: !is_terminated().
-  void delta(DeltaEvent event);
+  // Stages a copy of `event` (into storage the stream reuses). REQUIRES: !is_terminated().
+  void delta(const DeltaEvent& event);
   void finish(FinishEvent event);
   void error(std::string message);
 

@@ -1,6 +1,7 @@
 // ResponseStream. Tested by tests/request/response_stream_test.cc.
 #include "request/response_stream.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace met {
@@ -18,9 +19,56 @@ size_t approx_wire_bytes(const StreamEvent& e) {
   return n;
 }
 
+namespace {
+
+// Slots hold a delta with room for a few tokens and a line of text.
+void warm(std::vector<StreamEvent>& slots, size_t n) {
+  slots.resize(n);
+  for (StreamEvent& slot : slots) {
+    DeltaEvent& d = std::get<DeltaEvent>(slot);
+    d.tokens.reserve(8);
+    d.text.reserve(64);
+  }
+}
+
+}  // namespace
+
+ResponseStream::ResponseStream() {
+  warm(staged_, 2);
+  MutexLock lock(mu_);
+  warm(events_, kWarmSlots);
+}
+
+StreamEvent& ResponseStream::next_staged_slot() {
+  if (num_staged_ == staged_.size()) staged_.emplace_back();
+  return staged_[num_staged_++];
+}
+
+void ResponseStream::stage(const DeltaEvent& delta) {
+  StreamEvent& slot = next_staged_slot();
+  slot = delta;  // into a slot that held a delta: its storage is reused
+  staged_bytes_ += approx_wire_bytes(slot);
+}
+
 void ResponseStream::stage(StreamEvent event) {
   staged_bytes_ += approx_wire_bytes(event);
-  staged_.push_back(std::move(event));
+  next_staged_slot() = std::move(event);
+}
+
+void ResponseStream::push_back_event(StreamEvent& e) {
+  if (num_events_ == events_.size()) {
+    // Full: unroll the ring so that a new slot can go at the back.
+    std::rotate(events_.begin(), events_.begin() + static_cast<std::ptrdiff_t>(head_), events_.end());
+    head_ = 0;
+    events_.emplace_back();
+  }
+  StreamEvent& slot = events_[(head_ + num_events_) % events_.size()];
+  if (std::holds_alternative<DeltaEvent>(e)) {
+    slot = std::get<DeltaEvent>(e);  // a copy: the staged slot keeps its storage too
+  } else {
+    slot = std::move(e);
+  }
+  ++num_events_;
 }
 
 void ResponseStream::check_bound(TimePoint now, const StreamLimits& limits, PublishOutcome& outcome) {
@@ -41,21 +89,17 @@ void ResponseStream::check_bound(TimePoint now, const StreamLimits& limits, Publ
 
 PublishOutcome ResponseStream::publish(TimePoint now, const StreamLimits& limits) {
   PublishOutcome outcome = PublishOutcome::kPublished;
-  if (staged_.empty()) return outcome;
+  if (num_staged_ == 0) return outcome;
   bool notify = false;
   {
     MutexLock lock(mu_);
-    if (head_ == events_.size()) {  // all taken: reuse the storage from the front
-      events_.clear();
-      head_ = 0;
-    }
-    for (StreamEvent& e : staged_) events_.push_back(std::move(e));
+    for (size_t i = 0; i < num_staged_; ++i) push_back_event(staged_[i]);
     unsent_bytes_ += staged_bytes_;
     check_bound(now, limits, outcome);
     if (waker_) waker_();
     notify = num_blocked_ > 0;
   }
-  staged_.clear();
+  num_staged_ = 0;
   staged_bytes_ = 0;
   if (notify) cv_.notify_all();
   return outcome;
@@ -69,7 +113,14 @@ void ResponseStream::push(StreamEvent event) {
 }
 
 void ResponseStream::pop_front(StreamEvent& out) {
-  out = std::move(events_[head_++]);
+  StreamEvent& slot = events_[head_];
+  if (std::holds_alternative<DeltaEvent>(slot)) {
+    out = std::get<DeltaEvent>(slot);  // copied on the client's thread; the slot keeps its storage
+  } else {
+    out = std::move(slot);
+  }
+  head_ = (head_ + 1) % events_.size();
+  --num_events_;
   const size_t n = approx_wire_bytes(out);
   unsent_bytes_ -= std::min(n, unsent_bytes_);
   if (unsent_bytes_ <= bound_bytes_) over_since_.reset();  // caught up: a later excess starts afresh

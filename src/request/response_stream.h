@@ -10,6 +10,10 @@
 // slow_client_timeout is cut off (the stream is cancelled with a reason the
 // engine sends as its error frame). The bytes can pass the bound by what the
 // request generates within that timeout, no more.
+// Storage: staged and published events live in slots that are reused (a
+// delta is copied into a slot that held one, so its vectors and string keep
+// their capacity; the client copies an event out), so a steady stream costs
+// the engine thread no allocation per token once the slots are warm.
 // Invariants: events come out in the order staged; nothing is taken after
 // the terminal event; the waker runs under the stream's lock, so once
 // clear_waker() returns it never runs again.
@@ -44,9 +48,14 @@ enum class PublishOutcome : uint8_t {
 
 class ResponseStream {
  public:
+  // Warms a few slots on the creating thread, so a client that stays within
+  // kWarmSlots events of the engine costs the engine thread no allocation.
+  ResponseStream();
+
   // --- The engine's side (engine thread only).
+  void stage(const DeltaEvent& delta);
   void stage(StreamEvent event);
-  bool has_staged() const { return !staged_.empty(); }
+  bool has_staged() const { return num_staged_ > 0; }
   // Hands the staged events to the client (one lock, one wake-up) and checks
   // the unsent-bytes bound at `now`.
   PublishOutcome publish(TimePoint now, const StreamLimits& limits);
@@ -75,17 +84,26 @@ class ResponseStream {
   size_t unsent_bytes();
 
  private:
-  bool ready() const REQUIRES(mu_) { return head_ < events_.size(); }
+  bool ready() const REQUIRES(mu_) { return num_events_ > 0; }
   void pop_front(StreamEvent& out) REQUIRES(mu_);
+  // Copies (a delta) or moves (a terminal event) `e` to the back of the ring.
+  void push_back_event(StreamEvent& e) REQUIRES(mu_);
   void check_bound(TimePoint now, const StreamLimits& limits, PublishOutcome& outcome) REQUIRES(mu_);
+  StreamEvent& next_staged_slot();
 
-  std::vector<StreamEvent> staged_;  // engine thread only
-  size_t staged_bytes_ = 0;          // engine thread only
+  static constexpr size_t kWarmSlots = 8;
+
+  // Engine thread only: slots [0, num_staged_) are staged.
+  std::vector<StreamEvent> staged_;
+  size_t num_staged_ = 0;
+  size_t staged_bytes_ = 0;
 
   Mutex mu_;
   CondVar cv_;
-  std::vector<StreamEvent> events_ GUARDED_BY(mu_);  // published; [head_, end) not yet taken
+  // Published and not yet taken: a ring of slots, num_events_ of them from head_.
+  std::vector<StreamEvent> events_ GUARDED_BY(mu_);
   size_t head_ GUARDED_BY(mu_) = 0;
+  size_t num_events_ GUARDED_BY(mu_) = 0;
   size_t unsent_bytes_ GUARDED_BY(mu_) = 0;
   std::optional<TimePoint> over_since_ GUARDED_BY(mu_);  // when unsent_bytes_ went over the bound
   size_t bound_bytes_ GUARDED_BY(mu_) = SIZE_MAX;        // the bound of the last publish

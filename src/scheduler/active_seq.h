@@ -27,6 +27,7 @@
 #include "sampling/sampler.h"
 #include "request/engine_request.h"
 #include "request/response_sink.h"
+#include "request/stream_event.h"
 #include "scheduler/thinking.h"
 #include "tokenizer/incremental_detokenizer.h"
 
@@ -45,6 +46,7 @@ struct OutputState {
   std::vector<TokenId> tokens;  // sampled after the prompt
   std::optional<IncrementalDetokenizer> detok;
   int32_t cached_prompt_tokens = 0;  // prompt tokens served from the prefix cache
+  DeltaEvent delta;  // the storage each token's delta is built in, reused
 };
 
 // What bounds the output: its budget, the ids that stop it, its deadline.

@@ -141,23 +141,24 @@ bool advance_grammar(ActiveSeq& a, TokenId token, bool under_grammar) {
 // not yet sent, and its text (none for a stop token, which ends the output;
 // a stop string found in the text ends it too).
 void stream_token(const SchedIo& io, ActiveSeq& a, TokenId token, bool is_stop_token) {
-  DeltaEvent delta;
-  delta.tokens.push_back(token);
+  DeltaEvent& delta = a.out.delta;  // reused: no allocation per token
+  delta.tokens.assign(1, token);
+  delta.text.clear();
+  delta.logprobs.clear();
+  delta.prompt_logprobs.clear();
   if (a.logprobs.picked.has_value() && !is_stop_token) delta.logprobs.push_back(std::move(*a.logprobs.picked));
   a.logprobs.picked.reset();
-  if (!a.logprobs.prompt_entries.empty()) delta.prompt_logprobs = std::move(a.logprobs.prompt_entries);
+  if (!a.logprobs.prompt_entries.empty()) delta.prompt_logprobs.swap(a.logprobs.prompt_entries);
   a.logprobs.prompt_entries.clear();
   if (is_stop_token) {
     a.status.finished = true;  // its text is not part of the output
   } else if (a.out.detok.has_value()) {
-    DetokenizerStep step = a.out.detok->push(token);
-    delta.text = std::move(step.text);
-    if (step.stop.has_value()) {
+    if (a.out.detok->push(token, delta.text).has_value()) {
       a.status.stop_string_hit = true;
       a.status.finished = true;
     }
   }
-  io.req.delta(a.sink, std::move(delta));
+  io.req.delta(a.sink, delta);
 }
 
 }  // namespace

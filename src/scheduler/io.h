@@ -27,7 +27,7 @@ class KvManager;
 class ReqPort {
  public:
   virtual ~ReqPort() = default;
-  virtual void delta(ResponseSink& sink, DeltaEvent event) = 0;
+  virtual void delta(ResponseSink& sink, const DeltaEvent& event) = 0;
   virtual void finish(ResponseSink& sink, FinishEvent event) = 0;
   // `what` names the path for logs ("error frame", "pre-seq error frame").
   virtual void error(ResponseSink& sink, std::string_view message, const char* what) = 0;
@@ -36,7 +36,7 @@ class ReqPort {
 // Forwards to the sink itself (the engine's ReqPort).
 class SinkReqPort final : public ReqPort {
  public:
-  void delta(ResponseSink& sink, DeltaEvent event) override { sink.delta(std::move(event)); }
+  void delta(ResponseSink& sink, const DeltaEvent& event) override { sink.delta(event); }
   void finish(ResponseSink& sink, FinishEvent event) override { sink.finish(std::move(event)); }
   void error(ResponseSink& sink, std::string_view message, const char* what) override;
 };

@@ -29,7 +29,7 @@ void PlanBuilder::add_seq(int32_t row_begin, int32_t num_rows, int32_t num_cache
   s.row_begin = row_begin;
   s.num_rows = num_rows;
   s.num_cached = num_cached;
-  s.block_table.assign(table.begin(), table.end());
+  assign_block_table(s.block_table, table);
 }
 
 const StepPlan& PlanBuilder::finish() {

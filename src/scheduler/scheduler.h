@@ -71,6 +71,7 @@ class Scheduler {
 
   Scheduler(SchedIo io, SpillIo* spill, const Tokenizer& tokenizer, SchedulerOptions options);
   ActiveSeq make_seq(EngineRequest&& r, ResponseSink&& sink, TimePoint submitted);
+  void reserve_for_output(ActiveSeq& a, int32_t max_tokens) const;
   void retire_cancelled_and_timed_out();
   void retire_finished();
   // Fills view_ (and the admission candidates' hits) from the queues.

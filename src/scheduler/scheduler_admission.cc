@@ -16,11 +16,32 @@
 
 namespace met {
 
+namespace {
+
+// Tokens reserved at most up front; a longer output grows its vectors
+// geometrically past it.
+constexpr size_t kMaxReservedTokens = 16384;
+
+}  // namespace
+
+// Reserves the sequence's token and block vectors for its whole output (within
+// the served context), so decoding does not grow them token by token.
+void Scheduler::reserve_for_output(ActiveSeq& a, int32_t max_tokens) const {
+  const size_t prompt = a.seq.tokens.size();
+  size_t total = prompt + static_cast<size_t>(std::max(max_tokens, 0));
+  if (max_seq_len_ > 0) total = std::min(total, max_seq_len_);
+  total = std::min(std::max(total, prompt), prompt + kMaxReservedTokens);
+  a.seq.tokens.reserve(total);
+  a.out.tokens.reserve(total - prompt);
+  a.seq.block_table.reserve(static_cast<size_t>(blocks_for_tokens(static_cast<int64_t>(total))));
+}
+
 ActiveSeq Scheduler::make_seq(EngineRequest&& r, ResponseSink&& sink, TimePoint submitted) {
   ActiveSeq a;
   a.seq.id = SeqId(next_seq_id_++);
   a.out.prompt_len = static_cast<int32_t>(r.prompt.size());
   a.seq.tokens = std::move(r.prompt);
+  reserve_for_output(a, r.max_tokens);
   a.seq.salt = CacheSalt{tenant_salt(r.cache_salt), r.adapter_id};
   a.limits.remaining = r.max_tokens;
   a.limits.min_tokens = r.min_tokens;

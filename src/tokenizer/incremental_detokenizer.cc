@@ -7,10 +7,9 @@
 namespace met {
 namespace {
 
-// Moves the complete characters of `bytes` to the result (invalid sequences as
+// Moves the complete characters of `bytes` to `out` (invalid sequences as
 // U+FFFD) and leaves an incomplete tail in `bytes`.
-std::string take_complete(std::string& bytes) {
-  std::string out;
+void append_complete(std::string& bytes, std::string& out) {
   size_t pos = 0;
   while (pos < bytes.size()) {
     const Utf8Char c = decode_utf8(bytes, pos);
@@ -23,8 +22,8 @@ std::string take_complete(std::string& bytes) {
     pos += c.length;
   }
   bytes.erase(0, pos);
-  return out;
 }
+
 
 }  // namespace
 
@@ -34,15 +33,41 @@ IncrementalDetokenizer::IncrementalDetokenizer(const Tokenizer& tokenizer, Detok
       strip_pending_(options_.at_sequence_start && tokenizer.strips_leading_space()) {}
 
 DetokenizerStep IncrementalDetokenizer::push(TokenId id) {
-  if (stopped_) return {};
+  DetokenizerStep step;
+  step.stop = push(id, step.text);
+  return step;
+}
+
+std::optional<size_t> IncrementalDetokenizer::push(TokenId id, std::string& text) {
+  if (stopped_) return std::nullopt;
   std::string_view piece = tokenizer_->token_to_piece(id, !options_.skip_special);
-  if (piece.empty()) return {};
+  if (piece.empty()) return std::nullopt;
   if (strip_pending_) {
     if (piece.front() == ' ') piece.remove_prefix(1);
     strip_pending_ = false;
   }
   bytes_.append(piece);
-  return emit(take_complete(bytes_));
+  return emit_into(text);
+}
+
+std::optional<size_t> IncrementalDetokenizer::emit_into(std::string& text) {
+  if (options_.stop_strings.empty()) {
+    append_complete(bytes_, text);
+    return std::nullopt;
+  }
+  candidate_.assign(held_);
+  append_complete(bytes_, candidate_);
+  held_.clear();
+  if (const std::optional<StopHit> hit = find_stop(candidate_, options_.stop_strings)) {
+    text.append(candidate_, 0, hit->position);
+    stopped_ = true;
+    bytes_.clear();
+    return hit->stop_index;
+  }
+  const size_t hold = stop_prefix_suffix_length(candidate_, options_.stop_strings);
+  held_.assign(candidate_, candidate_.size() - hold, hold);
+  text.append(candidate_, 0, candidate_.size() - hold);
+  return std::nullopt;
 }
 
 DetokenizerStep IncrementalDetokenizer::finish() {

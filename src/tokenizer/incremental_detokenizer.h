@@ -40,6 +40,10 @@ class IncrementalDetokenizer {
 
   // Adds one token; after a stop it returns nothing.
   DetokenizerStep push(TokenId id);
+  // As push(id), appending the text that is final now to `text` (whose
+  // capacity the caller reuses: no allocation for a steady stream); returns
+  // the stop string matched, if any.
+  std::optional<size_t> push(TokenId id, std::string& text);
   // The sequence ended: releases held text, an incomplete character as U+FFFD.
   DetokenizerStep finish();
 
@@ -47,6 +51,9 @@ class IncrementalDetokenizer {
 
  private:
   DetokenizerStep emit(std::string new_text);
+  // Appends the complete characters of bytes_ to `text` (after held_, when
+  // there are stop strings) and reports a stop.
+  std::optional<size_t> emit_into(std::string& text);
 
   const Tokenizer* tokenizer_;
   DetokenizerOptions options_;
@@ -54,6 +61,7 @@ class IncrementalDetokenizer {
   bool stopped_ = false;
   std::string bytes_;  // an incomplete UTF-8 character, 0..3 bytes
   std::string held_;   // valid text that may be the start of a stop string
+  std::string candidate_;  // scratch of emit_into
 };
 
 }  // namespace met

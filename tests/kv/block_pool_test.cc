@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "kv/allocation_counter.h"
+#include "testing/allocation_counter.h"
 
 namespace met {
 namespace {

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "backend/step_plan.h"
-#include "kv/allocation_counter.h"
+#include "testing/allocation_counter.h"
 
 namespace met {
 namespace {

@@ -4,7 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <thread>
+#include <vector>
+
+#include "testing/allocation_counter.h"
 
 namespace met {
 namespace {
@@ -32,6 +36,55 @@ TEST(ResponseStream, StagedEventsReachTheClientOnlyWhenPublished) {
   EXPECT_EQ(std::get<DeltaEvent>(out[0]).text, "a");
   EXPECT_EQ(std::get<DeltaEvent>(out[1]).text, "b");
   EXPECT_FALSE(s.has_events());
+}
+
+TEST(ResponseStream, EventsComeOutInOrderAsTheQueueWrapsAroundAndGrows) {
+  ResponseStream s;
+  std::vector<std::string> want;
+  std::vector<std::string> got;
+  std::vector<StreamEvent> out;
+  int n = 0;
+  // 5 published, 3 taken, then 20 more: the queue wraps and grows while its
+  // oldest events sit in the middle of its storage.
+  for (const int batch : {5, 20, 7}) {
+    for (int i = 0; i < batch; ++i) {
+      want.push_back(std::to_string(n));
+      s.stage(delta(std::to_string(n++)));
+    }
+    s.publish(TimePoint{}, StreamLimits{});
+    StreamEvent e;
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_TRUE(s.pop_for(e, std::chrono::milliseconds(0)));
+      got.push_back(std::get<DeltaEvent>(e).text);
+    }
+  }
+  FinishEvent fin;
+  fin.finish_reason = "stop";
+  s.stage(std::move(fin));
+  s.publish(TimePoint{}, StreamLimits{});
+  s.take(out);
+  for (const StreamEvent& e : out) {
+    if (const auto* d = std::get_if<DeltaEvent>(&e)) got.push_back(d->text);
+  }
+  EXPECT_EQ(got, want);
+  ASSERT_FALSE(out.empty());
+  EXPECT_TRUE(std::holds_alternative<FinishEvent>(out.back()));
+}
+
+TEST(ResponseStream, AClientThatKeepsUpCostsTheEngineSideNoAllocation) {
+  ResponseStream s;
+  const DeltaEvent d{{42}, "Once"};
+  StreamEvent e;
+  int64_t engine_side = 0;
+  for (int round = 0; round < 100; ++round) {
+    const int64_t before = testing::num_allocations();
+    s.stage(d);
+    s.publish(TimePoint{}, StreamLimits{});
+    engine_side += testing::num_allocations() - before;
+    ASSERT_TRUE(s.pop_for(e, std::chrono::milliseconds(0)));  // the client's copy
+  }
+  EXPECT_EQ(engine_side, 0);
+  EXPECT_EQ(std::get<DeltaEvent>(e).text, "Once");
 }
 
 TEST(ResponseStream, OnePublishWakesTheClientOnceWhateverTheNumberOfEvents) {

@@ -26,13 +26,13 @@ struct RecordedRequest {
 
 class RecordingReq final : public ReqPort {
  public:
-  void delta(ResponseSink& sink, DeltaEvent event) override {
+  void delta(ResponseSink& sink, const DeltaEvent& event) override {
     RecordedRequest& r = requests_[sink.id().value()];
     r.tokens.insert(r.tokens.end(), event.tokens.begin(), event.tokens.end());
     r.text += event.text;
     r.logprobs.insert(r.logprobs.end(), event.logprobs.begin(), event.logprobs.end());
     r.prompt_logprobs.insert(r.prompt_logprobs.end(), event.prompt_logprobs.begin(), event.prompt_logprobs.end());
-    sink.delta(std::move(event));
+    sink.delta(event);
     if (on_delta) on_delta(sink.id().value(), r.tokens.size());
   }
   void finish(ResponseSink& sink, FinishEvent event) override {

@@ -109,6 +109,23 @@ TEST(IncrementalDetokenizer, HeldTextIsReleasedAtFinish) {
   EXPECT_FALSE(last.stop.has_value());
 }
 
+TEST(IncrementalDetokenizer, PushingIntoACallersStringAppendsWhatPushReturns) {
+  const Tokenizer tokenizer = spm();
+  DetokenizerOptions o;
+  o.stop_strings = {"world!"};
+  IncrementalDetokenizer by_step(tokenizer, o);
+  IncrementalDetokenizer into(tokenizer, o);
+  std::string text = "kept:";
+  for (TokenId id : {kHel, kLo, byte_token(0xE2), byte_token(0x82), byte_token(0xAC), kWorld, kBang, kHello}) {
+    const DetokenizerStep step = by_step.push(id);
+    const size_t before = text.size();
+    EXPECT_EQ(into.push(id, text), step.stop);
+    EXPECT_EQ(text.substr(before), step.text);
+  }
+  EXPECT_EQ(text, "kept:Hello\xE2\x82\xAC ");
+  EXPECT_TRUE(into.stopped());
+}
+
 TEST(IncrementalDetokenizer, StreamedTextEqualsDecodeOfTheWholeSequence) {
   const Tokenizer tokenizer = testing::synthetic_tokenizer(VocabKind::kSpm);
   std::mt19937 rng(1);
