@@ -24,6 +24,7 @@
 #include <span>
 #include <vector>
 
+#include "backend/cpu/block_tokens.h"
 #include "backend/cpu/kernels/attention.h"
 #include "backend/cpu/kv_cache.h"
 #include "backend/cpu/worker_pool.h"
@@ -40,7 +41,7 @@ struct DecodeSetup {
     const int64_t layer_bytes = int64_t{context} * kKvHeads * kHeadDim * 2 * 2;
     const auto layers =
         static_cast<int32_t>(std::clamp<int64_t>(kPoolBytes / layer_bytes, 2, kMaxKvLayers));
-    const int32_t blocks = context / kKvBlockTokens;
+    const int32_t blocks = context / cpu::kBlockTokens;
     cache.emplace(
         KvCache::create(KvLayout{GgmlType::kF16, layers, kKvHeads, kHeadDim, blocks}).value());
     fill_random_f16();
@@ -156,7 +157,7 @@ void BM_KvGatherReadInline(benchmark::State& state) {
   DecodeSetup setup(context);
   const KvCache& cache = *setup.cache;
   const int32_t layers = cache.layout().num_layers;
-  const int64_t words = kKvBlockTokens * cache.row_bytes() / 8;
+  const int64_t words = cpu::kBlockTokens * cache.row_bytes() / 8;
   int32_t layer = 0;
   for (auto _ : state) {
     uint64_t sum = 0;

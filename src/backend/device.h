@@ -27,7 +27,8 @@ enum class FedAheadPolicy : uint8_t {
 
 struct DeviceInfo {
   int32_t vocab_size = 0;
-  int32_t num_kv_blocks = 0;      // the pool's size, in blocks of kKvBlockTokens
+  int32_t num_kv_blocks = 0;      // the pool's size, in blocks of kv_block_tokens
+  int32_t kv_block_tokens = 0;    // token slots per block of the device's KV layout
   int32_t max_context = 0;        // positions the model accepts
   int64_t kv_block_bytes = 0;     // bytes of one block across all layers, K and V
   // The KV cache's shape, so a spill image can say what it holds.

@@ -26,7 +26,7 @@ Status validate_inputs(const StepPlan& plan) {
 }
 
 Status validate_seq(const StepPlan& plan, size_t index, int32_t expected_begin,
-                    int32_t max_blocks, int32_t max_context) {
+                    int32_t max_blocks, int32_t max_context, int32_t block_tokens) {
   const StepSeq& seq = plan.seqs[index];
   if (seq.row_begin != expected_begin) {
     return invalid_argument("step plan: seq {} starts at row {}, expected {}", index, seq.row_begin,
@@ -52,7 +52,7 @@ Status validate_seq(const StepPlan& plan, size_t index, int32_t expected_begin,
                               position, seq.num_cached + i);
     }
   }
-  const int64_t blocks_needed = blocks_for_tokens(end_position);
+  const int64_t blocks_needed = (end_position + block_tokens - 1) / block_tokens;
   if (static_cast<int64_t>(seq.block_table.size()) < blocks_needed) {
     return invalid_argument("step plan: seq {} needs {} KV blocks for {} tokens but has {}", index,
                             blocks_needed, end_position, seq.block_table.size());
@@ -130,11 +130,11 @@ void StepPlan::clear() {
   banned.clear();
 }
 
-Status validate_plan(const StepPlan& plan, int32_t max_blocks, int32_t max_context) {
+Status validate_plan(const StepPlan& plan, int32_t max_blocks, int32_t max_context, int32_t block_tokens) {
   MET_RETURN_IF_ERROR(validate_inputs(plan));
   int32_t next_row = 0;
   for (size_t i = 0; i < plan.seqs.size(); ++i) {
-    MET_RETURN_IF_ERROR(validate_seq(plan, i, next_row, max_blocks, max_context));
+    MET_RETURN_IF_ERROR(validate_seq(plan, i, next_row, max_blocks, max_context, block_tokens));
     next_row = plan.seqs[i].row_begin + plan.seqs[i].num_rows;
   }
   if (next_row != plan.num_rows()) {

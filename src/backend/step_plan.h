@@ -6,7 +6,8 @@
 // prefill chunk is a StepSeq with many rows; a decode row is one with one.
 // Invariants (checked by validate_plan): seqs cover the rows in order without
 // gaps; positions of a seq's rows are num_cached, num_cached+1, …; its block
-// table holds every block those positions touch; output rows are distinct
+// table holds every block those positions touch (blocks of the device's
+// DeviceInfo::kv_block_tokens positions); output rows are distinct
 // and in range; a FeedFromRow names a row of the previous step's outputs.
 // Threading: plain data. Tested by tests/backend/step_plan_test.cc.
 #pragma once
@@ -20,13 +21,6 @@
 #include "core/status.h"
 
 namespace met {
-
-inline constexpr int32_t kKvBlockTokens = 16;  // token slots per KV block
-
-// KV blocks that hold `num_tokens` positions.
-inline constexpr int32_t blocks_for_tokens(int64_t num_tokens) {
-  return static_cast<int32_t>((num_tokens + kKvBlockTokens - 1) / kKvBlockTokens);
-}
 
 // A row's input token: given by the host, or taken on the device from an
 // output row of the step launched just before (the pipelined lane feeds step
@@ -83,7 +77,7 @@ struct StepResult {
 
 // Copies `table` into `to`, giving `to` room to grow first (at least
 // kMinTableBlocks, then double what it needs), so a table that gains a block
-// every kKvBlockTokens tokens is not reallocated as it grows.
+// block of tokens is not reallocated as it grows.
 inline constexpr size_t kMinTableBlocks = 64;
 void assign_block_table(std::vector<BlockId>& to, std::span<const BlockId> table);
 
@@ -92,7 +86,7 @@ void assign_block_table(std::vector<BlockId>& to, std::span<const BlockId> table
 void copy_plan(const StepPlan& from, StepPlan& to);
 
 // Checks the invariants above; `max_blocks` bounds block ids, `max_context`
-// positions. The message names the first seq or row at fault.
-Status validate_plan(const StepPlan& plan, int32_t max_blocks, int32_t max_context);
+// positions, `block_tokens` is the token slots of one block. The message names the first seq or row at fault.
+Status validate_plan(const StepPlan& plan, int32_t max_blocks, int32_t max_context, int32_t block_tokens);
 
 }  // namespace met

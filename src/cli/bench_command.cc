@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "backend/cpu/block_tokens.h"
 #include "cli/progress_bar.h"
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
@@ -63,7 +64,7 @@ Result<double> time_steps(Device& dev, const std::vector<StepPlan>& plans) {
 std::vector<StepPlan> prefill_plans(int32_t tokens, int32_t max_rows, int32_t vocab) {
   std::vector<StepPlan> plans;
   std::vector<BlockId> blocks;
-  for (int32_t b = 0; b < (tokens + kKvBlockTokens - 1) / kKvBlockTokens; ++b) blocks.emplace_back(b);
+  for (int32_t b = 0; b < (tokens + cpu::kBlockTokens - 1) / cpu::kBlockTokens; ++b) blocks.emplace_back(b);
   std::mt19937 rng(1);
   for (int32_t begin = 0; begin < tokens; begin += max_rows) {
     StepPlan p;
@@ -81,7 +82,7 @@ std::vector<StepPlan> prefill_plans(int32_t tokens, int32_t max_rows, int32_t vo
 
 // `steps` decode steps of `batch` sequences, each `context` positions deep.
 std::vector<StepPlan> decode_plans(int32_t batch, int32_t context, int32_t steps, int32_t vocab) {
-  const int32_t blocks_per_seq = (context + steps + kKvBlockTokens - 1) / kKvBlockTokens;
+  const int32_t blocks_per_seq = (context + steps + cpu::kBlockTokens - 1) / cpu::kBlockTokens;
   std::vector<StepPlan> plans;
   std::mt19937 rng(2);
   for (int32_t s = 0; s < steps; ++s) {
@@ -149,11 +150,11 @@ Status run_bench(const BenchOptions& o) {
   const int32_t vocab = static_cast<int32_t>(model->hparams().vocab_size);
   const int32_t max_batch = *std::max_element(o.batches.begin(), o.batches.end());
   const int32_t max_context = *std::max_element(o.contexts.begin(), o.contexts.end());
-  const int32_t per_seq = (max_context + o.gen_tokens + kKvBlockTokens - 1) / kKvBlockTokens;
+  const int32_t per_seq = (max_context + o.gen_tokens + cpu::kBlockTokens - 1) / cpu::kBlockTokens;
   CpuDeviceOptions dopt;
   dopt.num_threads = o.engine.threads > 0 ? o.engine.threads : default_num_threads();
   dopt.kv_dtype = kv_dtype;
-  dopt.num_kv_blocks = std::max(max_batch * per_seq, (o.prompt_tokens + kKvBlockTokens - 1) / kKvBlockTokens);
+  dopt.num_kv_blocks = std::max(max_batch * per_seq, (o.prompt_tokens + cpu::kBlockTokens - 1) / cpu::kBlockTokens);
   dopt.limits = ForwardLimits{.max_rows = std::max(512, max_batch), .max_outputs = max_batch, .max_seqs = max_batch};
   MET_ASSIGN_OR_RETURN(std::unique_ptr<CpuDevice> dev, CpuDevice::create(*model, dopt));
 

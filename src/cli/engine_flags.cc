@@ -11,6 +11,7 @@
 
 #include "backend/cpu/kv_cache.h"
 #include "core/parallel_for.h"
+#include "kv/kv_block.h"
 
 namespace met {
 namespace {

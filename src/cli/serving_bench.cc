@@ -125,7 +125,7 @@ Result<std::optional<CachedPromptFigures>> run_cached_prompt(Engine& engine, con
   const RequestLimits lim = engine.limits();
   int64_t n = o.cached_prompt_tokens;
   if (lim.max_seq_len > 0) n = std::min<int64_t>(n, lim.max_seq_len - 1);  // room for the output token
-  n = std::min<int64_t>(n, int64_t{lim.num_kv_blocks} * kKvBlockTokens - 1);
+  n = std::min<int64_t>(n, lim.kv_capacity_tokens() - 1);
   if (n < 1) return std::optional<CachedPromptFigures>();
   const std::vector<TokenId> prompt = random_prompt(pool, static_cast<int32_t>(n), seed);
   CachedPromptFigures f;

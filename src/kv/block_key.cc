@@ -9,6 +9,7 @@
 #include "backend/step_plan.h"
 #include "core/check.h"
 #include "core/little_endian.h"
+#include "kv/kv_block.h"
 
 namespace met {
 namespace {

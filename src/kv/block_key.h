@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/ids.h"
+#include "kv/kv_block.h"
 
 namespace met {
 

@@ -6,6 +6,7 @@
 
 #include "backend/step_plan.h"
 #include "core/check.h"
+#include "kv/kv_block.h"
 
 namespace met {
 namespace {

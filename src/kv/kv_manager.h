@@ -50,7 +50,9 @@ enum class Admit { kNow, kLater, kNever };
 class KvManager {
  public:
   // A pool of device.info().num_kv_blocks blocks; `device` holds their bytes
-  // (read and written only by save_blocks and restore_blocks).
+  // (read and written only by save_blocks and restore_blocks). Its blocks are
+  // kKvBlockTokens positions (kv/kv_block.h): Scheduler::create refuses a
+  // device whose DeviceInfo::kv_block_tokens differs.
   explicit KvManager(Device& device);
 
   KvShape kv_shape() const { return shape_; }

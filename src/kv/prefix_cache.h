@@ -19,6 +19,7 @@
 #include "core/ids.h"
 #include "kv/block_key.h"
 #include "kv/block_pool.h"
+#include "kv/kv_block.h"
 
 namespace met {
 

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "backend/cpu/block_tokens.h"
+
 namespace met {
 
 Result<std::unique_ptr<CpuDevice>> CpuDevice::create(const Model& model, const CpuDeviceOptions& options) {
@@ -28,6 +30,7 @@ CpuDevice::CpuDevice(const Model& model, cpu::KvCache kv, const CpuDeviceOptions
       forward_(model, kv_, options.limits, options.num_threads) {
   info_.vocab_size = static_cast<int32_t>(model.hparams().vocab_size);
   info_.num_kv_blocks = options.num_kv_blocks;
+  info_.kv_block_tokens = cpu::kBlockTokens;
   info_.max_context = static_cast<int32_t>(model.hparams().context_length);
   info_.kv_block_bytes = static_cast<int64_t>(kv_.block_bytes());
   info_.kv_dtype = options.kv_dtype;
@@ -70,7 +73,7 @@ Status CpuDevice::check_plan(const StepPlan& plan) const {
       return invalid_argument("step bans token {}, outside the vocabulary of {}", plan.banned[i], info_.vocab_size);
     }
   }
-  return validate_plan(plan, info_.num_kv_blocks, max_context);
+  return validate_plan(plan, info_.num_kv_blocks, max_context, cpu::kBlockTokens);
 }
 
 Result<Ticket> CpuDevice::launch(const StepPlan& plan) {

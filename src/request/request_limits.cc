@@ -1,7 +1,7 @@
 // validate_request. Tested by tests/request/request_limits_test.cc.
 #include "request/request_limits.h"
 
-#include "backend/step_plan.h"
+#include "kv/kv_block.h"
 #include "sampling/logprobs.h"
 
 namespace met {

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "core/status.h"
+#include "kv/kv_block.h"
 #include "request/engine_request.h"
 
 namespace met {
@@ -17,6 +18,9 @@ struct RequestLimits {
   int32_t vocab_size = 0;
   int32_t max_seq_len = 0;
   int32_t num_kv_blocks = 0;
+
+  // Token positions the whole KV pool holds.
+  int64_t kv_capacity_tokens() const { return int64_t{num_kv_blocks} * kKvBlockTokens; }
 };
 
 Status validate_request(const EngineRequest& r, const RequestLimits& limits);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/log.h"
+#include "kv/kv_block.h"
 #include "scheduler/finish_reason.h"
 #include "scheduler/preempt.h"
 

@@ -9,6 +9,7 @@
 #include "core/check.h"
 #include "core/fault_flag.h"
 #include "core/log.h"
+#include "kv/kv_block.h"
 #include "scheduler/finish_reason.h"
 #include "scheduler/lifecycle.h"
 #include "scheduler/commit_token.h"
@@ -17,6 +18,10 @@ namespace met {
 Result<std::unique_ptr<Scheduler>> Scheduler::create(SchedIo io, SpillIo* spill, const Tokenizer& tokenizer,
                                                      SchedulerOptions options) {
   const DeviceInfo& di = io.dev.info();
+  if (di.kv_block_tokens != kKvBlockTokens) {
+    return invalid_argument("the device's KV blocks hold {} tokens; the KV manager's hold {}", di.kv_block_tokens,
+                            kKvBlockTokens);
+  }
   if (options.max_seqs < 1) return invalid_argument("--max-seqs must be at least 1");
   if (options.max_batch_tokens < options.max_seqs) {
     return invalid_argument("--max-batch-tokens ({}) must be at least --max-seqs ({})", options.max_batch_tokens,

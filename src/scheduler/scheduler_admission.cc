@@ -3,6 +3,7 @@
 // (tick_plan.h), and applying its plan: preemptions, resumes, admissions
 // with their prefix hits. The rest of Scheduler is in scheduler.cc.
 // Threading: engine thread only. Tested by tests/scheduler/scheduler_test.cc.
+#include "kv/kv_block.h"
 #include "scheduler/scheduler.h"
 
 #include <algorithm>

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "backend/step_plan.h"
+#include "kv/kv_block.h"
 
 namespace met {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "backend/step_plan.h"
+#include "kv/kv_block.h"
 
 namespace met {
 namespace {

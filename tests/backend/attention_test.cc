@@ -16,6 +16,7 @@
 // rounding of the score itself is ~1e-5, hence kPeakedTolerance = 1e-4
 // (observed 2.3e-5). F16/BF16/Q8_0 need no more: the reference reads the
 // same dequantized K/V.
+#include "backend/cpu/block_tokens.h"
 #include "backend/cpu/kernels/attention.h"
 
 #include <gmock/gmock.h>
@@ -78,7 +79,7 @@ struct Batch {
       : shape_(shape) {
     int32_t blocks = 8;  // spare blocks, so shuffled tables spread out
     for (const SeqSpec& s : specs)
-      blocks += (s.num_cached + s.num_rows + kKvBlockTokens - 1) / kKvBlockTokens;
+      blocks += (s.num_cached + s.num_rows + cpu::kBlockTokens - 1) / cpu::kBlockTokens;
     cache.emplace(KvCache::create(KvLayout{shape.dtype, shape.num_layers, shape.num_kv_heads,
                                            shape.head_dim, blocks})
                       .value());
@@ -91,7 +92,7 @@ struct Batch {
       const int32_t len = s.num_cached + s.num_rows;
       tables.emplace_back(pool.begin() + static_cast<ptrdiff_t>(next),
                           pool.begin() + static_cast<ptrdiff_t>(next) +
-                              (len + kKvBlockTokens - 1) / kKvBlockTokens);
+                              (len + cpu::kBlockTokens - 1) / cpu::kBlockTokens);
       next += tables.back().size();
       fill_kv(s, tables.back());
       seqs.push_back(AttnSeq{.block_table = {},

@@ -4,6 +4,7 @@
 // half-step error bound), stores touching only their own slot, and block()
 // spans that are exactly block_bytes, disjoint, aligned, and carry a
 // sequence's K/V when copied (spill save/restore).
+#include "backend/cpu/block_tokens.h"
 #include "backend/cpu/kv_cache.h"
 
 #include <gmock/gmock.h>
@@ -115,7 +116,7 @@ RoundTrip round_trip(GgmlType dtype, int32_t head_dim) {
   const KvLayout layout = layout_of(dtype, 3, 2, head_dim, 8);
   KvCache cache = KvCache::create(layout).value();
   const std::vector<BlockId> table = shuffled_blocks(8, 1);
-  const int32_t width = 2 * head_dim, positions = 8 * kKvBlockTokens;
+  const int32_t width = 2 * head_dim, positions = 8 * cpu::kBlockTokens;
   RoundTrip rt;
   rt.stored = gaussian(static_cast<size_t>(3 * positions * 2 * width), 2);
   rt.loaded.resize(rt.stored.size());

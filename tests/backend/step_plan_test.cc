@@ -13,6 +13,7 @@ namespace {
 
 constexpr int32_t kMaxBlocks = 64;
 constexpr int32_t kMaxContext = 256;
+constexpr int32_t kBlockTokens = 16;  // token slots per block, as the devices have
 
 // Two sequences: a prefill chunk of 3 rows after 14 cached tokens (positions
 // 14..16, two blocks) and a decode row at position 40 (three blocks).
@@ -27,11 +28,11 @@ StepPlan make_plan() {
 }
 
 TEST(StepPlan, AWellFormedPlanIsValid) {
-  EXPECT_TRUE(validate_plan(make_plan(), kMaxBlocks, kMaxContext).ok());
+  EXPECT_TRUE(validate_plan(make_plan(), kMaxBlocks, kMaxContext, kBlockTokens).ok());
 }
 
 TEST(StepPlan, AnEmptyPlanIsValid) {
-  EXPECT_TRUE(validate_plan(StepPlan{}, kMaxBlocks, kMaxContext).ok());
+  EXPECT_TRUE(validate_plan(StepPlan{}, kMaxBlocks, kMaxContext, kBlockTokens).ok());
 }
 
 TEST(StepPlan, ClearEmptiesEveryList) {
@@ -83,7 +84,7 @@ TEST(StepPlan, EachBrokenInvariantIsReported) {
   for (const BrokenCase& c : cases) {
     StepPlan plan = make_plan();
     c.breaks(plan);
-    const Status status = validate_plan(plan, kMaxBlocks, kMaxContext);
+    const Status status = validate_plan(plan, kMaxBlocks, kMaxContext, kBlockTokens);
     EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << c.name;
     EXPECT_NE(status.message().find(c.message_part), std::string::npos)
         << c.name << ": " << status.message();
@@ -93,11 +94,11 @@ TEST(StepPlan, EachBrokenInvariantIsReported) {
 TEST(StepPlan, ABlockBoundaryNeedsTheNextBlock) {
   StepPlan plan;
   plan.inputs = {FeedToken{1}};
-  plan.positions = {kKvBlockTokens};  // the first token of the second block
-  plan.seqs.push_back(StepSeq{0, 1, kKvBlockTokens, {BlockId(0)}});
-  EXPECT_FALSE(validate_plan(plan, kMaxBlocks, kMaxContext).ok());
+  plan.positions = {kBlockTokens};  // the first token of the second block
+  plan.seqs.push_back(StepSeq{0, 1, kBlockTokens, {BlockId(0)}});
+  EXPECT_FALSE(validate_plan(plan, kMaxBlocks, kMaxContext, kBlockTokens).ok());
   plan.seqs[0].block_table.push_back(BlockId(1));
-  EXPECT_TRUE(validate_plan(plan, kMaxBlocks, kMaxContext).ok());
+  EXPECT_TRUE(validate_plan(plan, kMaxBlocks, kMaxContext, kBlockTokens).ok());
 }
 
 }  // namespace

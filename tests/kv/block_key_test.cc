@@ -10,6 +10,7 @@
 #include <xxhash.h>
 
 #include "backend/step_plan.h"
+#include "kv/kv_block.h"
 
 namespace met {
 namespace {

@@ -1,4 +1,5 @@
 // Tests for PrefixCache (src/kv/prefix_cache.h).
+#include "kv/kv_block.h"
 #include "kv/prefix_cache.h"
 
 #include <numeric>

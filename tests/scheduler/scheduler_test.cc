@@ -34,6 +34,21 @@ std::vector<TokenId> expected_tokens(const testing::FakeDevice& dev, std::vector
   return out;
 }
 
+TEST(Scheduler, ADeviceWhoseKvBlocksHoldAnotherNumberOfTokensIsRefused) {
+  testing::FakeDeviceOptions o;
+  o.kv_block_tokens = 2 * kKvBlockTokens;
+  testing::FakeDevice device(o);
+  DevPort dev(device);
+  KvManager kv(device);
+  testing::RecordingReq req;
+  NullTelPort tel;
+  FakeClock clock;
+  const Result<std::unique_ptr<Scheduler>> s =
+      Scheduler::create(SchedIo{dev, kv, req, tel, clock}, nullptr, testing::test_tokenizer(), SchedulerOptions{});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("32 tokens"), std::string::npos) << s.status().message();
+}
+
 TEST(Scheduler, GreedyOutputIsTheDevicesNextTokenEachStep) {
   SchedFixture f;
   const std::vector<TokenId> prompt = make_prompt(20, 1);

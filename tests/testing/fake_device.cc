@@ -1,5 +1,6 @@
 // FakeDevice.
 #include "testing/fake_device.h"
+#include "kv/kv_block.h"
 
 #include <algorithm>
 #include <cstring>
@@ -26,6 +27,7 @@ const char* call_name(DeviceCall k) {
 FakeDevice::FakeDevice(FakeDeviceOptions options) : options_(std::move(options)) {
   info_.vocab_size = options_.vocab_size;
   info_.num_kv_blocks = options_.num_kv_blocks;
+  info_.kv_block_tokens = options_.kv_block_tokens;
   info_.max_context = options_.max_context;
   info_.kv_block_bytes = kBlockInts * static_cast<int64_t>(sizeof(int32_t));
   info_.kv_dtype = GgmlType::kF32;
@@ -59,7 +61,7 @@ TokenId FakeDevice::default_next(std::span<const TokenId> context) const {
 
 Result<Ticket> FakeDevice::launch(const StepPlan& plan) {
   MET_RETURN_IF_ERROR(count(DeviceCall::kLaunch));
-  MET_RETURN_IF_ERROR(validate_plan(plan, info_.num_kv_blocks, info_.max_context));
+  MET_RETURN_IF_ERROR(validate_plan(plan, info_.num_kv_blocks, info_.max_context, info_.kv_block_tokens));
   if (plan.num_rows() > info_.max_rows) return invalid_argument("{} rows > {}", plan.num_rows(), info_.max_rows);
   if (pending_.size() >= 2) return internal_error("FakeDevice keeps at most two steps in flight");
   const Ticket ticket(next_ticket_++);

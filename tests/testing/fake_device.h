@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "backend/device.h"
+#include "kv/kv_block.h"
 
 namespace met::testing {
 
@@ -28,6 +29,8 @@ struct FakeDeviceOptions {
   int32_t max_context = 4096;
   int32_t max_rows = 512;
   int32_t max_seqs = 64;
+  // The block size the device reports (its own layout is always kKvBlockTokens).
+  int32_t kv_block_tokens = kKvBlockTokens;
   FedAheadPolicy policy = FedAheadPolicy::kRewindable;
   // Tokens the default next-token function never returns (EOG ids).
   std::vector<TokenId> avoid;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 
+#include "backend/cpu/block_tokens.h"
 #include "core/check.h"
 #include "tensor/block_types.h"
 #include "tensor/row_kernels.h"
@@ -92,7 +93,7 @@ Result<int64_t> kv_block_bytes(const KvLayout& layout) {
   MET_RETURN_IF_ERROR(validate_kv_shape(layout));
   // Bounded by the checks above: 1024 * 2 * 1024 * 16 * 1088 bytes < 2^46.
   const int64_t per_layer =
-      2 * int64_t{layout.num_kv_heads} * kKvBlockTokens * row_bytes_of(layout);
+      2 * int64_t{layout.num_kv_heads} * kBlockTokens * row_bytes_of(layout);
   return round_up(per_layer * layout.num_layers, kKvBlockAlign);
 }
 
@@ -138,7 +139,7 @@ Result<KvCache> KvCache::create(const KvLayout& layout) {
   KvCache cache;
   cache.layout_ = layout;
   cache.row_bytes_ = row_bytes_of(layout);
-  cache.head_stride_ = kKvBlockTokens * cache.row_bytes_;
+  cache.head_stride_ = kBlockTokens * cache.row_bytes_;
   cache.kv_stride_ = layout.num_kv_heads * cache.head_stride_;
   cache.layer_stride_ = 2 * cache.kv_stride_;
   cache.block_bytes_ = kv_block_bytes(layout).value();
@@ -168,11 +169,11 @@ std::span<const uint8_t> KvCache::block(BlockId id) const {
 uint8_t* KvCache::slot(int32_t layer, std::span<const BlockId> block_table, int32_t pos,
                        int32_t kv_head) const {
   MET_CHECK(layer >= 0 && layer < layout_.num_layers, "layer {} of {}", layer, layout_.num_layers);
-  MET_CHECK(pos >= 0 && static_cast<size_t>(pos / kKvBlockTokens) < block_table.size(),
+  MET_CHECK(pos >= 0 && static_cast<size_t>(pos / kBlockTokens) < block_table.size(),
             "position {} past a block table of {} blocks", pos, block_table.size());
-  const BlockId id = block_table[static_cast<size_t>(pos / kKvBlockTokens)];
+  const BlockId id = block_table[static_cast<size_t>(pos / kBlockTokens)];
   return data_.get() + block_offset(id) + k_offset(layer, kv_head) +
-         (pos % kKvBlockTokens) * row_bytes_;
+         (pos % kBlockTokens) * row_bytes_;
 }
 
 void KvCache::store(int32_t layer, std::span<const BlockId> block_table, int32_t pos,

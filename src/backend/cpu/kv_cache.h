@@ -1,5 +1,5 @@
 // KvCache: the CPU backend's paged KV pool, one allocation sized at start-up
-// for `num_blocks` blocks of kKvBlockTokens token slots each.
+// for `num_blocks` blocks of kBlockTokens (block_tokens.h) token slots each.
 // Layout, block-major so one block (all layers, K and V) is one contiguous
 // span for spill I/O:
 //   [block][layer][K|V][kv_head][slot 0..15][head_dim elements of `dtype`]
@@ -21,6 +21,7 @@
 #include <memory>
 #include <span>
 
+#include "backend/cpu/block_tokens.h"
 #include "backend/step_plan.h"
 #include "core/ids.h"
 #include "core/status.h"
@@ -92,7 +93,7 @@ class KvCache {
   // Writes one token's K and V at position `pos` of the sequence whose
   // blocks are `block_table`: k_row and v_row hold num_kv_heads * head_dim
   // floats (head h at h * head_dim), converted to the pool's dtype.
-  // REQUIRES: pos / kKvBlockTokens < block_table.size().
+  // REQUIRES: pos / kBlockTokens < block_table.size().
   void store(int32_t layer, std::span<const BlockId> block_table, int32_t pos, const float* k_row,
              const float* v_row);
   // The inverse, with the scalar reference dequantizers (tests, references).
@@ -114,7 +115,7 @@ class KvCache {
 
   KvLayout layout_;
   int64_t row_bytes_ = 0;
-  int64_t head_stride_ = 0;   // kKvBlockTokens rows
+  int64_t head_stride_ = 0;   // kBlockTokens rows
   int64_t kv_stride_ = 0;     // K to V of one layer
   int64_t layer_stride_ = 0;  // K and V of one layer
   int64_t block_bytes_ = 0;

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backend/cpu/block_tokens.h"
 #include "backend/cpu/kernels/attention_chunk.h"
 #include "backend/cpu/kernels/attention_state.h"
 #include "core/check.h"
@@ -70,7 +71,7 @@ void gather_queries(const Run& run, const AttnUnit& u, AttnThreadBuffers& tb) {
   }
 }
 
-constexpr int32_t kBlocksPerChunk = kAttnChunkTokens / kKvBlockTokens;
+constexpr int32_t kBlocksPerChunk = kAttnChunkTokens / kBlockTokens;
 
 // The kernel's job for chunk c of unit u and its queries [first, nq), whose
 // limits and records tb holds. `next_is_mine`: this thread runs chunk c + 1
@@ -81,12 +82,12 @@ attn::ChunkJob chunk_job(const Run& run, const AttnUnit& u, int32_t c, int32_t f
   const BlockId* blocks = run.seq(u).block_table.data() + c * kBlocksPerChunk;
   const int32_t num_tokens = tb.limit[static_cast<size_t>(nq - 1)];  // the last row reads the most
   const int32_t pool_blocks = run.cache.layout().num_blocks;
-  for (int32_t b = 0; b < (num_tokens + kKvBlockTokens - 1) / kKvBlockTokens; ++b) {
+  for (int32_t b = 0; b < (num_tokens + kBlockTokens - 1) / kBlockTokens; ++b) {
     MET_CHECK(blocks[b].value() >= 0 && blocks[b].value() < pool_blocks,
               "attention: block {} of {}", blocks[b].value(), pool_blocks);
   }
   const int32_t unit_blocks =
-      (tb.len[static_cast<size_t>(nq - 1)] + kKvBlockTokens - 1) / kKvBlockTokens;
+      (tb.len[static_cast<size_t>(nq - 1)] + kBlockTokens - 1) / kBlockTokens;
   const bool prefetch_next = next_is_mine && c + 1 < u.num_chunks;
   return attn::ChunkJob{
       .kv_base = run.cache.data(),

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "backend/cpu/block_tokens.h"
 #include "backend/cpu/kernels/attention_chunk.h"
 #include "core/vector_exp.h"
 #include "tensor/block_types.h"
@@ -145,7 +146,7 @@ void scores_pass(const ChunkJob& job, int32_t nv) {
     if (g == 0) {
       for (int32_t b = 0; b < kPrefetchBlocks; ++b) {
         const uint8_t* rows = ahead_rows(job, b, job.k_offset);
-        for (int32_t t = 0; rows != nullptr && t < kKvBlockTokens; ++t)
+        for (int32_t t = 0; rows != nullptr && t < kBlockTokens; ++t)
           prefetch_row(rows + t * rb, rb);
       }
     }

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "backend/cpu/block_tokens.h"
 #include "backend/cpu/kernels/attention_chunk.h"
 #include "core/vector_exp.h"
 #include "tensor/block_types.h"
@@ -90,7 +91,7 @@ const uint8_t* block_rows(const ChunkJob& job, int32_t g, int64_t offset) {
 
 void prefetch_block(const ChunkJob& job, int32_t g, int64_t offset) {
   const uint8_t* rows = block_rows(job, g, offset);
-  for (int64_t b = 0; b < kKvBlockTokens * job.row_bytes; b += 64)
+  for (int64_t b = 0; b < kBlockTokens * job.row_bytes; b += 64)
     _mm_prefetch(rows + b, _MM_HINT_T0);
 }
 

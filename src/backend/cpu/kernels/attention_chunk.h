@@ -23,6 +23,7 @@
 
 #include <cstdint>
 
+#include "backend/cpu/block_tokens.h"
 #include "backend/step_plan.h"
 #include "core/cpu_features.h"
 #include "core/ids.h"
@@ -32,7 +33,7 @@ namespace met::cpu::attn {
 
 inline constexpr int32_t kChunkTokens = 128;  // = kAttnChunkTokens (attention.h)
 inline constexpr int32_t kRecordHeader = 16;  // floats before acc: m at [0], l at [1]
-static_assert(kChunkTokens % kKvBlockTokens == 0);
+static_assert(kChunkTokens % kBlockTokens == 0);
 
 struct ChunkJob {
   const uint8_t* kv_base = nullptr;  // KvCache::data()
@@ -58,7 +59,7 @@ struct ChunkJob {
 // Where block g of the job's chunk (g >= its block count: of the next
 // chunk) keeps its rows at `offset`, or null past both.
 inline const uint8_t* ahead_rows(const ChunkJob& job, int32_t g, int64_t offset) {
-  const int32_t blocks = (job.num_tokens + kKvBlockTokens - 1) / kKvBlockTokens;
+  const int32_t blocks = (job.num_tokens + kBlockTokens - 1) / kBlockTokens;
   if (g < blocks) return job.kv_base + job.blocks[g].value() * job.block_bytes + offset;
   if (g - blocks < job.num_next_blocks) {
     return job.kv_base + job.next_blocks[g - blocks].value() * job.block_bytes + offset;
@@ -67,8 +68,8 @@ inline const uint8_t* ahead_rows(const ChunkJob& job, int32_t g, int64_t offset)
 }
 
 inline const uint8_t* kv_row(const ChunkJob& job, int64_t offset, int32_t t) {
-  return job.kv_base + job.blocks[t / kKvBlockTokens].value() * job.block_bytes + offset +
-         (t % kKvBlockTokens) * job.row_bytes;
+  return job.kv_base + job.blocks[t / kBlockTokens].value() * job.block_bytes + offset +
+         (t % kBlockTokens) * job.row_bytes;
 }
 
 using ChunkKernel = void (*)(const ChunkJob& job);

@@ -7,6 +7,7 @@
 // Threading: see attention.h. Tested by tests/backend/attention_test.cc.
 #include <algorithm>
 
+#include "backend/cpu/block_tokens.h"
 #include "backend/cpu/kernels/attention.h"
 #include "backend/cpu/kernels/attention_state.h"
 #include "core/check.h"
@@ -63,7 +64,7 @@ Status check_seqs(std::span<const AttnSeq> seqs, int32_t max_rows) {
                           max_rows);
     }
     const int64_t positions = int64_t{seq.num_cached} + seq.num_rows;
-    if (static_cast<int64_t>(seq.block_table.size()) * kKvBlockTokens < positions) {
+    if (static_cast<int64_t>(seq.block_table.size()) * kBlockTokens < positions) {
       return invalid_argument("attention: seq {} has {} blocks for {} positions", i,
                               seq.block_table.size(), positions);
     }
