@@ -116,15 +116,15 @@ nlohmann::json serving_json(const BenchOptions& o, const ServingReport& r) {
   return j;
 }
 
-// The engine's figures: a fresh device and engine from the engine flags.
+// The engine's figures: a fresh engine from the engine flags.
 Result<ServingReport> run_serving(const BenchOptions& o, const Model& model) {
-  MET_ASSIGN_OR_RETURN(Tokenizer tok, Tokenizer::from_gguf(model.file().metadata()));
-  MET_ASSIGN_OR_RETURN(std::unique_ptr<CpuEngine> e, build_cpu_engine(model, tok, o.engine));
+  MET_ASSIGN_OR_RETURN(const CpuEngineConfig config, engine_config(o.engine));
+  MET_ASSIGN_OR_RETURN(std::unique_ptr<CpuEngine> e, CpuEngine::create(model, config));
   ServingBenchOptions so = o.serving;
   so.prompt_tokens = o.prompt_tokens;
   so.gen_tokens = o.gen_tokens;
-  MET_ASSIGN_OR_RETURN(ServingReport r, run_serving_bench(*e->engine, *e->device, tok.vocab(), e->clock, so));
-  e->engine->drain();
+  MET_ASSIGN_OR_RETURN(ServingReport r, run_serving_bench(*e, so));
+  e->engine().drain();
   return r;
 }
 

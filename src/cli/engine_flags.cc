@@ -9,9 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "backend/cpu/kv_cache.h"
 #include "core/parallel_for.h"
-#include "kv/kv_block.h"
 
 namespace met {
 namespace {
@@ -42,7 +40,7 @@ std::optional<int64_t> byte_suffix(std::string_view suffix) {
   return std::nullopt;
 }
 
-// The dtypes the KV pool can hold (cpu::KvLayout).
+// The dtypes the KV pool can hold.
 std::optional<GgmlType> parse_kv_dtype(std::string_view name) {
   std::optional<GgmlType> t = parse_ggml_type(name);
   const bool is_kv_type = t == GgmlType::kF16 || t == GgmlType::kBF16 || t == GgmlType::kF32 || t == GgmlType::kQ8_0;
@@ -59,25 +57,11 @@ Result<PreemptMode> preempt_mode(const EngineFlags& f) {
   return invalid_argument("--preempt '{}' is not swap or recompute", f.preempt);
 }
 
-Result<int32_t> num_kv_blocks(const EngineFlags& f, const cpu::KvLayout& layout, int64_t context_length,
-                              int64_t block_bytes) {
-  if (f.kv_blocks.has_value()) return *f.kv_blocks;
-  if (!f.kv_mem.empty()) {
-    MET_ASSIGN_OR_RETURN(int64_t budget, parse_kv_mem(f.kv_mem));
-    Result<int32_t> blocks = cpu::kv_blocks_for_budget(layout, budget);
-    if (!blocks.ok()) {
-      return invalid_argument("--kv-mem {} holds no KV block of this model ({} bytes each)", f.kv_mem, block_bytes);
-    }
-    return *blocks;
-  }
-  return default_kv_blocks(f.max_seqs, context_length, block_bytes);
-}
-
 // Which flag sized the pool, for errors about it.
-std::string pool_source(const EngineFlags& f, int32_t num_blocks) {
+std::string pool_source(const EngineFlags& f) {
   if (f.kv_blocks.has_value()) return fmt::format("--kv-blocks {}", *f.kv_blocks);
   if (!f.kv_mem.empty()) return fmt::format("--kv-mem {}", f.kv_mem);
-  return fmt::format("the default KV pool ({} blocks; size it with --kv-mem or --kv-blocks)", num_blocks);
+  return "the default KV pool (size it with --kv-mem or --kv-blocks)";
 }
 
 }  // namespace
@@ -111,20 +95,10 @@ Result<int64_t> parse_kv_mem(std::string_view text) {
     return invalid_argument("--kv-mem '{}' is not a size (bytes, or a number with K, M, G, KiB, MiB or GiB)", text);
   }
   const double bytes = std::floor(value * static_cast<double>(*unit));
-  if (!(bytes >= 1.0) || bytes > static_cast<double>(cpu::kMaxKvCacheBytes)) {
+  if (!(bytes >= 1.0) || bytes > static_cast<double>(kMaxKvPoolBytes)) {
     return invalid_argument("--kv-mem {} must be between 1 byte and 1 TiB", text);
   }
   return static_cast<int64_t>(bytes);
-}
-
-int32_t default_kv_blocks(int32_t max_seqs, int64_t context_length, int64_t block_bytes) {
-  const int64_t tokens_per_seq =
-      context_length > 0 ? std::min(context_length, kDefaultKvTokensPerSeq) : kDefaultKvTokensPerSeq;
-  const int64_t blocks_per_seq = (tokens_per_seq + kKvBlockTokens - 1) / kKvBlockTokens;
-  int64_t blocks = std::max<int64_t>(max_seqs, 1) * blocks_per_seq;
-  if (block_bytes > 0) blocks = std::min(blocks, kDefaultKvMaxBytes / block_bytes);
-  blocks = std::clamp<int64_t>(blocks, 1, std::numeric_limits<int32_t>::max());
-  return static_cast<int32_t>(blocks);
 }
 
 Status validate_engine_flags(const EngineFlags& f) {
@@ -151,44 +125,23 @@ Status validate_engine_flags(const EngineFlags& f) {
   return preempt_mode(f).status();
 }
 
-Result<std::unique_ptr<CpuEngine>> build_cpu_engine(const Model& model, const Tokenizer& tokenizer,
-                                                    const EngineFlags& flags, StreamLimits streams) {
+Result<CpuEngineConfig> engine_config(const EngineFlags& flags, StreamLimits streams) {
   MET_RETURN_IF_ERROR(validate_engine_flags(flags));
-  const ModelHParams& hp = model.hparams();
-  cpu::KvLayout layout;
-  layout.dtype = *parse_kv_dtype(flags.kv_dtype);
-  layout.num_layers = static_cast<int32_t>(hp.num_layers);
-  layout.num_kv_heads = static_cast<int32_t>(hp.num_kv_heads);
-  layout.head_dim = static_cast<int32_t>(hp.head_dim);
-  layout.num_blocks = 1;
-  Result<int64_t> block_bytes = cpu::kv_block_bytes(layout);
-  if (!block_bytes.ok()) return block_bytes.status().with_prefix(fmt::format("--kv-dtype {}", flags.kv_dtype));
-  MET_ASSIGN_OR_RETURN(int32_t num_blocks, num_kv_blocks(flags, layout, hp.context_length, *block_bytes));
-
-  auto e = std::make_unique<CpuEngine>();
-  MET_ASSIGN_OR_RETURN(e->preempt, preempt_mode(flags));
-  CpuDeviceOptions dopt;
-  dopt.num_threads = flags.threads > 0 ? flags.threads : default_num_threads();
-  dopt.kv_dtype = layout.dtype;
-  dopt.num_kv_blocks = num_blocks;
-  dopt.limits = ForwardLimits{.max_rows = flags.max_batch_tokens, .max_outputs = flags.max_seqs,
-                              .max_seqs = flags.max_seqs};
-  Result<std::unique_ptr<CpuDevice>> device = CpuDevice::create(model, dopt);
-  if (!device.ok()) return device.status().with_prefix(pool_source(flags, num_blocks));
-  e->device = std::move(*device);
-  if (!flags.spill_dir.empty()) {
-    Result<std::unique_ptr<SpillStore>> spill = SpillStore::create(flags.spill_dir);
-    if (!spill.ok()) return spill.status().with_prefix(fmt::format("--spill-dir {}", flags.spill_dir));
-    e->spill = std::move(*spill);
+  CpuEngineConfig c;
+  c.num_threads = flags.threads > 0 ? flags.threads : default_num_threads();
+  c.kv_dtype = *parse_kv_dtype(flags.kv_dtype);
+  c.kv_blocks = flags.kv_blocks;
+  if (!flags.kv_mem.empty()) {
+    MET_ASSIGN_OR_RETURN(c.kv_mem_bytes, parse_kv_mem(flags.kv_mem));
   }
-  EngineOptions eopt;
-  eopt.scheduler.max_seqs = flags.max_seqs;
-  eopt.scheduler.max_batch_tokens = flags.max_batch_tokens;
-  eopt.scheduler.preempt = e->preempt;
-  eopt.scheduler.pipeline = flags.pipeline == "on";
-  eopt.streams = streams;
-  MET_ASSIGN_OR_RETURN(e->engine, Engine::create(*e->device, tokenizer, e->spill.get(), e->clock, std::move(eopt)));
-  return e;
+  c.pool_source = pool_source(flags);
+  c.max_seqs = flags.max_seqs;
+  c.max_batch_tokens = flags.max_batch_tokens;
+  c.spill_dir = flags.spill_dir;
+  MET_ASSIGN_OR_RETURN(c.preempt, preempt_mode(flags));
+  c.pipeline = flags.pipeline == "on";
+  c.streams = streams;
+  return c;
 }
 
 }  // namespace met

@@ -1,11 +1,10 @@
 // EngineFlags: the engine options shared by `met run`, `met bench` and
 // `met serve` (--threads, --kv-dtype, --kv-mem | --kv-blocks, --max-seqs,
-// --max-batch-tokens, --spill-dir, --preempt), and build_cpu_engine(), which
-// turns them into a CpuEngine: the CpuDevice, the optional SpillStore, the
-// clock and the Engine over them, owned together.
-// Invariants: a CpuEngine's engine is destroyed first (it borrows the others);
-// every bad value is refused with one line naming the flag and the value,
-// before the KV pool is allocated.
+// --max-batch-tokens, --spill-dir, --preempt, --pipeline), and
+// engine_config(), which turns them into the CpuEngineConfig the commands
+// open their engine with (engine/cpu_engine.h).
+// Invariants: every bad value is refused with one line naming the flag and
+// the value, before anything is loaded or allocated.
 // Threading: main thread. Tested by tests/cli/engine_flags_test.cc and
 // through the commands by tests/cli/run_command_test.cc.
 #pragma once
@@ -18,20 +17,10 @@
 
 #include <CLI/CLI.hpp>
 
-#include "core/clock.h"
 #include "core/status.h"
-#include "engine/engine.h"
-#include "kv/spill_store.h"
-#include "model/cpu_device.h"
-#include "model/model.h"
-#include "tokenizer/tokenizer.h"
+#include "engine/cpu_engine.h"
 
 namespace met {
-
-// The default pool holds max_seqs sequences of min(context, this) tokens...
-inline constexpr int64_t kDefaultKvTokensPerSeq = 4096;
-// ... but no more than this many bytes.
-inline constexpr int64_t kDefaultKvMaxBytes = int64_t{2} << 30;
 
 // Past these, --max-seqs and --max-batch-tokens are typos (the device sizes
 // its scratch buffers by them).
@@ -57,25 +46,9 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& flags);
 // KiB, MiB, GiB). The message names --kv-mem and the text.
 Result<int64_t> parse_kv_mem(std::string_view text);
 
-// The pool's size when neither --kv-mem nor --kv-blocks is given: max_seqs
-// sequences of min(context_length, kDefaultKvTokensPerSeq) tokens (4096 when
-// the context is unknown), capped at kDefaultKvMaxBytes, at least one block.
-int32_t default_kv_blocks(int32_t max_seqs, int64_t context_length, int64_t block_bytes);
-
-// The engine and what it borrows, destroyed engine first.
-struct CpuEngine {
-  std::unique_ptr<CpuDevice> device;
-  std::unique_ptr<SpillStore> spill;  // null without --spill-dir
-  RealClock clock;
-  PreemptMode preempt = PreemptMode::kRecompute;
-  std::unique_ptr<Engine> engine;     // last: destroyed first
-};
-
-// Checks the flags, sizes the KV pool, and starts the engine over a
-// CpuDevice for `model`, each client's unsent bytes bounded by `streams`.
-// Both `model` and `tokenizer` must outlive the result.
-Result<std::unique_ptr<CpuEngine>> build_cpu_engine(const Model& model, const Tokenizer& tokenizer,
-                                                    const EngineFlags& flags, StreamLimits streams = {});
+// The engine configuration the flags describe, for CpuEngine::open (each
+// client's unsent bytes bounded by `streams`). Checks the flags first.
+Result<CpuEngineConfig> engine_config(const EngineFlags& flags, StreamLimits streams = {});
 
 // Checks only the flags (no model needed), so a command can refuse bad ones
 // before loading anything.

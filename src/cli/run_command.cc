@@ -80,8 +80,7 @@ Result<std::vector<PromptSource>> read_prompts_file(const std::string& path) {
 
 // Tokenizes every prompt and checks each fits the context with -n outputs.
 Result<std::vector<EngineRequest>> make_requests(const std::vector<PromptSource>& prompts, const Tokenizer& tok,
-                                                 const Model& model, const RunOptions& o) {
-  const int64_t ctx = model.hparams().context_length;
+                                                 int64_t ctx, const RunOptions& o) {
   std::vector<EngineRequest> requests;
   for (const PromptSource& p : prompts) {
     EngineRequest r;
@@ -189,7 +188,7 @@ Status run(const RunOptions& o) {
   if (!o.prompt.empty() && !o.prompts_file.empty()) {
     return invalid_argument("--prompt and --prompts-file {} both given; give one", o.prompts_file);
   }
-  MET_RETURN_IF_ERROR(validate_engine_flags(o.engine));
+  MET_ASSIGN_OR_RETURN(const CpuEngineConfig config, engine_config(o.engine));
   std::vector<PromptSource> prompts;
   if (o.prompts_file.empty()) {
     prompts.push_back(PromptSource{"--prompt", o.prompt});
@@ -197,13 +196,13 @@ Status run(const RunOptions& o) {
     MET_ASSIGN_OR_RETURN(prompts, read_prompts_file(o.prompts_file));
   }
   ProgressBar load_bar("loading " + std::filesystem::path(o.model_path).filename().string());
-  MET_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
-                       Model::load(o.model_path, [&](size_t done, size_t total) { load_bar.update(done, total); }));
-  MET_ASSIGN_OR_RETURN(Tokenizer tok, Tokenizer::from_gguf(model->file().metadata()));
-  MET_ASSIGN_OR_RETURN(std::vector<EngineRequest> requests, make_requests(prompts, tok, *model, o));
-  MET_ASSIGN_OR_RETURN(std::unique_ptr<CpuEngine> e, build_cpu_engine(*model, tok, o.engine));
-  if (o.prompts_file.empty()) return stream_one(*e->engine, std::move(requests.front()));
-  return run_batch(*e->engine, e->clock, std::move(requests));
+  MET_ASSIGN_OR_RETURN(
+      std::unique_ptr<CpuEngine> e,
+      CpuEngine::open(o.model_path, config, [&](size_t done, size_t total) { load_bar.update(done, total); }));
+  MET_ASSIGN_OR_RETURN(std::vector<EngineRequest> requests,
+                       make_requests(prompts, e->tokenizer(), e->context_length(), o));
+  if (o.prompts_file.empty()) return stream_one(e->engine(), std::move(requests.front()));
+  return run_batch(e->engine(), e->clock(), std::move(requests));
 }
 
 }  // namespace

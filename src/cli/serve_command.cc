@@ -169,24 +169,25 @@ Status serve(ServeOptions o) {
   MET_ASSIGN_OR_RETURN(ServerOptions so, server_options(o));
   const std::string host = so.host;
   MET_ASSIGN_OR_RETURN(std::unique_ptr<HttpServer> server, HttpServer::create(std::move(so)));
-  ProgressBar load_bar("loading " + std::filesystem::path(o.model_path).filename().string());
-  MET_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
-                       Model::load(o.model_path, [&](size_t done, size_t total) { load_bar.update(done, total); }));
-  MET_ASSIGN_OR_RETURN(Tokenizer tok, Tokenizer::from_gguf(model->file().metadata()));
-  MET_ASSIGN_OR_RETURN(TemplateSource chat, chat_template_source(o, model->file().metadata()));
   StreamLimits streams;
   streams.max_pending_bytes = static_cast<size_t>(o.max_pending_bytes);
   streams.slow_client_timeout = *seconds_or_none(o.slow_client_timeout_s);
-  MET_ASSIGN_OR_RETURN(std::unique_ptr<CpuEngine> e, build_cpu_engine(*model, tok, o.engine, streams));
-  PromptBuilder prompts(tok, parse_template(chat), e->engine->limits(), chat.why_none);
-  TokenizeApi tokenize(tok, parse_template(chat), e->engine->limits().max_seq_len);
+  MET_ASSIGN_OR_RETURN(const CpuEngineConfig config, engine_config(o.engine, streams));
+  ProgressBar load_bar("loading " + std::filesystem::path(o.model_path).filename().string());
+  MET_ASSIGN_OR_RETURN(
+      std::unique_ptr<CpuEngine> e,
+      CpuEngine::open(o.model_path, config, [&](size_t done, size_t total) { load_bar.update(done, total); }));
+  const Tokenizer& tok = e->tokenizer();
+  MET_ASSIGN_OR_RETURN(TemplateSource chat, chat_template_source(o, e->metadata()));
+  PromptBuilder prompts(tok, parse_template(chat), e->engine().limits(), chat.why_none);
+  TokenizeApi tokenize(tok, parse_template(chat), e->engine().limits().max_seq_len);
   const bool v6 = host.find(':') != std::string::npos;
   std::fprintf(stderr, "met: listening on http://%s%s%s:%u\n", v6 ? "[" : "", host.c_str(), v6 ? "]" : "",
                static_cast<unsigned>(server->port()));
   std::fflush(stderr);
-  server->serve(ServedModel{*e->engine, prompts, tokenize, e->clock});
+  server->serve(ServedModel{e->engine(), prompts, tokenize, e->clock()});
   server.reset();  // it borrows the engine, the prompts and the tokenizer
-  e->engine->drain();
+  e->engine().drain();
   return ok_status();
 }
 

@@ -157,18 +157,19 @@ Status validate_serving_bench(const ServingBenchOptions& o) {
   return ok_status();
 }
 
-Result<ServingReport> run_serving_bench(Engine& engine, const Device& device, const Vocab& vocab, const Clock& clock,
-                                        const ServingBenchOptions& o) {
+Result<ServingReport> run_serving_bench(CpuEngine& e, const ServingBenchOptions& o) {
   MET_RETURN_IF_ERROR(validate_serving_bench(o));
-  const std::vector<TokenId> pool = plain_token_ids(vocab);
+  Engine& engine = e.engine();
+  const Clock& clock = e.clock();
+  const std::vector<TokenId> pool = plain_token_ids(e.tokenizer().vocab());
   if (pool.empty()) return invalid_argument("the vocabulary has no normal token to build prompts from");
   ServingReport r;
   r.limits = engine.limits();
   uint64_t seed = o.seed;
   for (int32_t c : o.concurrency) {
-    const int64_t busy0 = device.busy_ns();
+    const int64_t busy0 = e.device_busy_ns();
     MET_ASSIGN_OR_RETURN(LevelFigures f, run_level(engine, clock, pool, o, c, seed));
-    const double busy_s = static_cast<double>(device.busy_ns() - busy0) / 1e9;
+    const double busy_s = static_cast<double>(e.device_busy_ns() - busy0) / 1e9;
     f.device_idle_share = f.wall_s > 0 ? std::clamp(1.0 - busy_s / f.wall_s, 0.0, 1.0) : 0.0;
     seed += static_cast<uint64_t>(f.num_requests);
     r.levels.push_back(f);

@@ -21,6 +21,7 @@
 
 #include "core/clock.h"
 #include "core/status.h"
+#include "engine/cpu_engine.h"
 #include "engine/engine.h"
 #include "tokenizer/vocab.h"
 
@@ -68,9 +69,8 @@ struct ServingReport {
 // Checks the options alone; messages name the flag and the value.
 Status validate_serving_bench(const ServingBenchOptions& o);
 
-// `device` is the engine's, for its busy time.
-Result<ServingReport> run_serving_bench(Engine& engine, const Device& device, const Vocab& vocab, const Clock& clock,
-                                        const ServingBenchOptions& o);
+// Over `e`'s engine; its device's busy time gives each level's idle share.
+Result<ServingReport> run_serving_bench(CpuEngine& e, const ServingBenchOptions& o);
 
 // The p-th percentile (0..100) by nearest rank; 0 for no values.
 double percentile(std::vector<double> values, double p);

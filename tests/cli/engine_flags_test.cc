@@ -1,4 +1,5 @@
-// Tests for the engine flags' pure parts: --kv-mem sizes and the default pool.
+// Tests for the engine flags' pure parts: --kv-mem sizes, the checks, the
+// config they make.
 // (The flags through a command are tested by run_command_test.cc.)
 #include "cli/engine_flags.h"
 
@@ -36,17 +37,27 @@ TEST(ParseKvMem, RefusesWhatIsNotASizeNamingTheFlagAndText) {
   }
 }
 
-TEST(DefaultKvBlocks, FitsMaxSeqsSequencesOfTheContextUpTo4096Tokens) {
-  EXPECT_EQ(default_kv_blocks(4, 2048, 1024), 4 * 2048 / 16);
-  EXPECT_EQ(default_kv_blocks(4, 100000, 1024), 4 * 4096 / 16);
-  EXPECT_EQ(default_kv_blocks(4, 0, 1024), 4 * 4096 / 16);   // unknown context
-  EXPECT_EQ(default_kv_blocks(1, 20, 1024), 2);              // a partial block rounds up
-}
-
-TEST(DefaultKvBlocks, IsCappedAtTwoGiB) {
-  const int64_t block_bytes = int64_t{1} << 20;  // 1 MiB blocks: 2 GiB holds 2048
-  EXPECT_EQ(default_kv_blocks(64, 4096, block_bytes), 2048);
-  EXPECT_EQ(default_kv_blocks(1, 16, int64_t{4} << 30), 1);  // never below one block
+TEST(EngineConfig, CarriesTheFlagsAndNamesWhatSizedThePool) {
+  EngineFlags f;
+  f.threads = 3;
+  f.kv_dtype = "q8_0";
+  f.kv_mem = "64M";
+  f.spill_dir = "/tmp/x";
+  f.pipeline = "off";
+  Result<CpuEngineConfig> c = engine_config(f);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->num_threads, 3);
+  EXPECT_EQ(c->kv_dtype, GgmlType::kQ8_0);
+  EXPECT_EQ(c->kv_mem_bytes, int64_t{64} << 20);
+  EXPECT_FALSE(c->kv_blocks.has_value());
+  EXPECT_EQ(c->pool_source, "--kv-mem 64M");
+  EXPECT_EQ(c->preempt, PreemptMode::kSwap);  // a spill dir alone means swap
+  EXPECT_FALSE(c->pipeline);
+  f.kv_mem.clear();
+  f.kv_blocks = 9;
+  EXPECT_EQ(engine_config(f)->pool_source, "--kv-blocks 9");
+  f.max_seqs = 0;
+  EXPECT_FALSE(engine_config(f).ok());
 }
 
 TEST(ValidateEngineFlags, RefusesConflictsNamingBothFlags) {

@@ -1,0 +1,107 @@
+// CpuEngine. Tested by tests/engine/cpu_engine_test.cc.
+#include "engine/cpu_engine.h"
+
+#include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "backend/cpu/kv_cache.h"
+#include "kv/kv_block.h"
+#include "kv/spill_store.h"
+#include "model/cpu_device.h"
+#include "model/model.h"
+
+namespace met {
+namespace {
+
+static_assert(kMaxKvPoolBytes == cpu::kMaxKvCacheBytes, "the pool's bound is the CPU cache's");
+
+Result<int32_t> pool_blocks(const CpuEngineConfig& c, const cpu::KvLayout& layout, int64_t context_length,
+                            int64_t block_bytes) {
+  if (c.kv_blocks.has_value()) return *c.kv_blocks;
+  if (c.kv_mem_bytes.has_value()) {
+    Result<int32_t> blocks = cpu::kv_blocks_for_budget(layout, *c.kv_mem_bytes);
+    if (!blocks.ok()) {
+      return invalid_argument("{} holds no KV block of this model ({} bytes each)", c.pool_source, block_bytes);
+    }
+    return *blocks;
+  }
+  return default_kv_blocks(c.max_seqs, context_length, block_bytes);
+}
+
+}  // namespace
+
+int32_t default_kv_blocks(int32_t max_seqs, int64_t context_length, int64_t block_bytes) {
+  const int64_t tokens_per_seq =
+      context_length > 0 ? std::min(context_length, kDefaultKvTokensPerSeq) : kDefaultKvTokensPerSeq;
+  const int64_t blocks_per_seq = blocks_for_tokens(tokens_per_seq);
+  int64_t blocks = std::max<int64_t>(max_seqs, 1) * blocks_per_seq;
+  if (block_bytes > 0) blocks = std::min(blocks, kDefaultKvMaxBytes / block_bytes);
+  blocks = std::clamp<int64_t>(blocks, 1, std::numeric_limits<int32_t>::max());
+  return static_cast<int32_t>(blocks);
+}
+
+CpuEngine::CpuEngine() = default;
+CpuEngine::~CpuEngine() { engine_.reset(); }
+
+const GgufMetadata& CpuEngine::metadata() const { return model_->file().metadata(); }
+int64_t CpuEngine::context_length() const { return static_cast<int64_t>(model_->hparams().context_length); }
+int64_t CpuEngine::device_busy_ns() const { return device_->busy_ns(); }
+
+Result<std::unique_ptr<CpuEngine>> CpuEngine::open(const std::string& model_path, const CpuEngineConfig& config,
+                                                   const Progress& progress) {
+  MET_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::load(model_path, progress));
+  MET_ASSIGN_OR_RETURN(std::unique_ptr<CpuEngine> e, create(*model, config));
+  e->owned_model_ = std::move(model);
+  return e;
+}
+
+Result<std::unique_ptr<CpuEngine>> CpuEngine::create(const Model& model, const CpuEngineConfig& config) {
+  std::unique_ptr<CpuEngine> e(new CpuEngine());
+  e->model_ = &model;
+  MET_ASSIGN_OR_RETURN(Tokenizer tok, Tokenizer::from_gguf(model.file().metadata()));
+  e->tokenizer_ = std::make_unique<Tokenizer>(std::move(tok));
+  const ModelHParams& hp = e->model_->hparams();
+  cpu::KvLayout layout;
+  layout.dtype = config.kv_dtype;
+  layout.num_layers = static_cast<int32_t>(hp.num_layers);
+  layout.num_kv_heads = static_cast<int32_t>(hp.num_kv_heads);
+  layout.head_dim = static_cast<int32_t>(hp.head_dim);
+  layout.num_blocks = 1;
+  Result<int64_t> block_bytes = cpu::kv_block_bytes(layout);
+  if (!block_bytes.ok()) {
+    return block_bytes.status().with_prefix(fmt::format("KV dtype {}", ggml_type_name(config.kv_dtype)));
+  }
+  MET_ASSIGN_OR_RETURN(int32_t num_blocks, pool_blocks(config, layout, hp.context_length, *block_bytes));
+
+  CpuDeviceOptions dopt;
+  dopt.num_threads = config.num_threads;
+  dopt.kv_dtype = layout.dtype;
+  dopt.num_kv_blocks = num_blocks;
+  dopt.limits = ForwardLimits{.max_rows = config.max_batch_tokens, .max_outputs = config.max_seqs,
+                              .max_seqs = config.max_seqs};
+  Result<std::unique_ptr<CpuDevice>> device = CpuDevice::create(*e->model_, dopt);
+  if (!device.ok()) {
+    const bool sized = config.kv_blocks.has_value() || config.kv_mem_bytes.has_value();
+    return device.status().with_prefix(sized ? config.pool_source
+                                             : fmt::format("{} ({} blocks)", config.pool_source, num_blocks));
+  }
+  e->device_ = std::move(*device);
+  if (!config.spill_dir.empty()) {
+    Result<std::unique_ptr<SpillStore>> spill = SpillStore::create(config.spill_dir);
+    if (!spill.ok()) return spill.status().with_prefix(fmt::format("spill directory {}", config.spill_dir));
+    e->spill_ = std::move(*spill);
+  }
+  EngineOptions eopt;
+  eopt.scheduler.max_seqs = config.max_seqs;
+  eopt.scheduler.max_batch_tokens = config.max_batch_tokens;
+  eopt.scheduler.preempt = config.preempt;
+  eopt.scheduler.pipeline = config.pipeline;
+  eopt.streams = config.streams;
+  MET_ASSIGN_OR_RETURN(e->engine_, Engine::create(*e->device_, *e->tokenizer_, e->spill_.get(), e->clock_,
+                                                  std::move(eopt)));
+  return e;
+}
+
+}  // namespace met

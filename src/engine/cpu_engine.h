@@ -1,0 +1,96 @@
+// CpuEngine: a GGUF model served by an Engine over a CpuDevice: the model,
+// its tokenizer, the device, the optional spill store, the clock and the
+// engine, made from plain values (CpuEngineConfig) and owned together. It is
+// how `met run`, `met serve` and `met bench` get an engine, so the commands
+// reach the model, the device and the KV pool only through engine/.
+// Invariants: the engine is destroyed first (it borrows the rest); the KV
+// pool is sized (default_kv_blocks, or the config's blocks or bytes) before
+// anything is allocated, and every refusal names what sized it.
+// Threading: open() and the accessors on the caller's thread; the engine is
+// then used as engine.h says. Tested by tests/engine/cpu_engine_test.cc.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/clock.h"
+#include "core/status.h"
+#include "engine/engine.h"
+#include "gguf/ggml_type.h"
+#include "gguf/gguf_value.h"
+#include "tokenizer/tokenizer.h"
+
+namespace met {
+
+class CpuDevice;
+class Model;
+class SpillStore;
+
+// The default pool holds max_seqs sequences of min(context, this) tokens...
+inline constexpr int64_t kDefaultKvTokensPerSeq = 4096;
+// ... but no more than this many bytes.
+inline constexpr int64_t kDefaultKvMaxBytes = int64_t{2} << 30;
+
+// The largest KV pool one may ask for.
+inline constexpr int64_t kMaxKvPoolBytes = int64_t{1} << 40;
+
+// The pool's size when neither blocks nor bytes are given: max_seqs
+// sequences of min(context_length, kDefaultKvTokensPerSeq) tokens (4096 when
+// the context is unknown), capped at kDefaultKvMaxBytes, at least one block.
+int32_t default_kv_blocks(int32_t max_seqs, int64_t context_length, int64_t block_bytes);
+
+struct CpuEngineConfig {
+  int32_t num_threads = 1;
+  GgmlType kv_dtype = GgmlType::kF16;  // F16, BF16, F32 or Q8_0
+  // The KV pool: kv_blocks blocks, else kv_mem_bytes, else default_kv_blocks.
+  std::optional<int32_t> kv_blocks;
+  std::optional<int64_t> kv_mem_bytes;
+  // What sized the pool, as errors about it name it ("--kv-mem 512M").
+  std::string pool_source = "the default KV pool";
+  int32_t max_seqs = 64;
+  int32_t max_batch_tokens = 512;
+  std::string spill_dir;  // "": no spill store
+  PreemptMode preempt = PreemptMode::kRecompute;  // kSwap needs spill_dir
+  bool pipeline = true;
+  StreamLimits streams;  // each client's unsent-bytes bound
+};
+
+class CpuEngine {
+ public:
+  // Called while the model binds and repacks its weights: (done, total) bytes.
+  using Progress = std::function<void(size_t, size_t)>;
+
+  // Loads the model, reads its tokenizer, sizes the KV pool and starts the
+  // engine.
+  static Result<std::unique_ptr<CpuEngine>> open(const std::string& model_path, const CpuEngineConfig& config,
+                                                 const Progress& progress = {});
+  // The same over a model the caller loaded and keeps (it must outlive the
+  // result): for a tool that also measures the model itself.
+  static Result<std::unique_ptr<CpuEngine>> create(const Model& model, const CpuEngineConfig& config);
+  ~CpuEngine();
+
+  Engine& engine() { return *engine_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  const GgufMetadata& metadata() const;
+  int64_t context_length() const;
+  const Clock& clock() const { return clock_; }
+  // Nanoseconds the device has spent running steps (for idle shares).
+  int64_t device_busy_ns() const;
+
+ private:
+  CpuEngine();
+
+  std::unique_ptr<Model> owned_model_;  // null when the model is borrowed
+  const Model* model_ = nullptr;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<CpuDevice> device_;
+  std::unique_ptr<SpillStore> spill_;
+  RealClock clock_;
+  std::unique_ptr<Engine> engine_;  // last: destroyed first
+};
+
+}  // namespace met
