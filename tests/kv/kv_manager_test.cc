@@ -15,6 +15,16 @@ testing::FakeDeviceOptions small_pool(int32_t blocks) {
   return o;
 }
 
+// A sequence of `n` prompt tokens (seed `seed`) whose KV is computed: its
+// blocks reserved and seq_len at the end.
+SeqState computed(KvManager& kv, int n, uint32_t seed) {
+  SeqState s;
+  s.tokens = testing::make_prompt(n, seed);
+  EXPECT_EQ(kv.reserve(s, n), Admit::kNow);
+  s.seq_len = n;
+  return s;
+}
+
 TEST(KvManager, ReserveKvGrowsTheTableOrSaysLaterOrNever) {
   testing::FakeDevice device(small_pool(4));
   KvManager kv(device);
@@ -67,10 +77,7 @@ TEST(KvManager, AMatchAlwaysLeavesOneTokenToCompute) {
 TEST(KvManager, FindingAPrefixTakesNothingAndAdoptingItTakesExactlyThatChain) {
   testing::FakeDevice device(small_pool(8));
   KvManager kv(device);
-  SeqState a;
-  a.tokens = testing::make_prompt(40, 3);
-  ASSERT_EQ(kv.reserve(a, 40), Admit::kNow);
-  a.seq_len = 40;
+  SeqState a = computed(kv, 40, 3);
   kv.apply(ReleaseSeq{&a, /*cache=*/true, "test"});
   EXPECT_EQ(kv.num_unkeyed_free_blocks(), 6);  // 2 hold the cached prefix
 
@@ -99,10 +106,7 @@ TEST(KvManager, FindingAPrefixTakesNothingAndAdoptingItTakesExactlyThatChain) {
 TEST(KvManager, SoleBlocksAreTheOnesNoOtherSequenceHolds) {
   testing::FakeDevice device(small_pool(8));
   KvManager kv(device);
-  SeqState a;
-  a.tokens = testing::make_prompt(40, 4);
-  ASSERT_EQ(kv.reserve(a, 40), Admit::kNow);
-  a.seq_len = 40;
+  SeqState a = computed(kv, 40, 4);
   kv.apply(PublishPrefix{&a});
   EXPECT_EQ(kv.num_sole_blocks(a), 3);
   SeqState b;
