@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -32,6 +33,7 @@
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "cli/progress_bar.h"
+#include "cli/version.h"
 #include "core/log.h"
 #include "model/random_model.h"
 #include "server/http_server.h"
@@ -81,6 +83,15 @@ Result<std::string> default_model(const std::string& cache_dir) {
                "load a real one with `met serve MODEL.gguf`\n",
                path.c_str());
   return path;
+}
+
+// What OpenAI calls the backend configuration: a change of met's version,
+// the model file or the engine's settings gives another fingerprint.
+std::string system_fingerprint(const ServeOptions& o) {
+  const EngineFlags& e = o.engine;
+  const std::string config = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", met_version(), o.model_path, e.kv_dtype, e.kv_mem,
+                                         e.kv_blocks.value_or(0), e.max_seqs, e.max_batch_tokens, e.pipeline);
+  return fmt::format("fp_{:016x}", std::hash<std::string>{}(config));
 }
 
 Status validate(const ServeOptions& o) {
@@ -142,6 +153,7 @@ Result<ServerOptions> server_options(const ServeOptions& o) {
   so.max_concurrent = o.max_concurrent;
   so.max_body_bytes = static_cast<size_t>(o.max_body_bytes);
   so.model_name = o.alias.empty() ? std::filesystem::path(o.model_path).stem().string() : o.alias;
+  so.system_fingerprint = system_fingerprint(o);
   so.request_timeout = seconds_or_none(o.request_timeout_s);
   so.drain_timeout = seconds_or_none(o.drain_timeout_s).value_or(Duration::zero());
   so.stall_timeout = seconds_or_none(o.stall_timeout_s);

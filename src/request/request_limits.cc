@@ -28,6 +28,7 @@ Status validate_request(const EngineRequest& r, const RequestLimits& limits) {
   }
   if (r.timeout.has_value() && r.timeout->count() <= 0) return invalid_argument("the timeout must be positive");
   const auto n = static_cast<int64_t>(r.prompt.size());
+  if (!prompt_exceeds_context(n, limits)) return ok_status();
   if (limits.max_seq_len > 0 && n >= limits.max_seq_len) {
     return invalid_argument("the prompt has {} tokens; the context is {} and must leave room for one output token",
                             n, limits.max_seq_len);
@@ -37,6 +38,11 @@ Status validate_request(const EngineRequest& r, const RequestLimits& limits) {
                             blocks_for_tokens(n + 1), kKvBlockTokens, limits.num_kv_blocks);
   }
   return ok_status();
+}
+
+bool prompt_exceeds_context(int64_t num_tokens, const RequestLimits& limits) {
+  return (limits.max_seq_len > 0 && num_tokens >= limits.max_seq_len) ||
+         blocks_for_tokens(num_tokens + 1) > limits.num_kv_blocks;
 }
 
 }  // namespace met

@@ -25,4 +25,10 @@ struct RequestLimits {
 
 Status validate_request(const EngineRequest& r, const RequestLimits& limits);
 
+// Whether a prompt of `num_tokens` is too long to serve: it leaves no room
+// for one output token in the context, or needs more KV blocks than the
+// pool has (validate_request refuses it; clients call this the context
+// length being exceeded).
+bool prompt_exceeds_context(int64_t num_tokens, const RequestLimits& limits);
+
 }  // namespace met

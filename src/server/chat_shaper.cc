@@ -118,6 +118,7 @@ Json message_json(const ParsedMessage& m) {
   Json msg;
   msg["role"] = "assistant";
   msg["content"] = m.content.empty() && !m.tool_calls.empty() ? Json(nullptr) : Json(m.content);
+  msg["refusal"] = nullptr;  // met's models give no refusals; OpenAI's clients read the field
   if (!m.reasoning_content.empty()) msg["reasoning_content"] = m.reasoning_content;
   if (!m.tool_calls.empty()) msg["tool_calls"] = tool_calls_json(m.tool_calls);
   return msg;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "request/request_limits.h"
 #include "server/request_bridge.h"
 #include "server/chat_shaper.h"
 
@@ -27,6 +28,22 @@ class InFlightSlot {
   ServerState& s_;
   bool admitted_;
 };
+
+// A prompt too long to serve, as OpenAI answers it: 400 with code
+// "context_length_exceeded" (param "messages" for chat, none for a
+// completion's prompt).
+std::optional<ApiError> context_error(Endpoint endpoint, const std::vector<EngineRequest>& prompts,
+                                      const RequestLimits& limits) {
+  for (const EngineRequest& er : prompts) {
+    if (!prompt_exceeds_context(static_cast<int64_t>(er.prompt.size()), limits)) continue;
+    const std::optional<std::string> param =
+        endpoint == Endpoint::kChatCompletions ? std::optional<std::string>("messages") : std::nullopt;
+    ApiError e = invalid_request(param, validate_request(er, limits).message());
+    e.code = "context_length_exceeded";
+    return e;
+  }
+  return std::nullopt;
+}
 
 ApiError submit_error(const Status& s) {
   const bool caller = s.code() == StatusCode::kInvalidArgument || s.code() == StatusCode::kOutOfRange;
@@ -107,6 +124,9 @@ awaitable<bool> generate(ServerState& s, beast::tcp_stream& stream, const HttpRe
   ApiResult<std::vector<EngineRequest>> built = m.prompts.build(std::move(r));
   if (auto* e = std::get_if<ApiError>(&built)) co_return co_await write_error(stream, req.version(), *e, keep);
   std::vector<EngineRequest>& prompts = std::get<std::vector<EngineRequest>>(built);
+  if (std::optional<ApiError> e = context_error(endpoint, prompts, m.engine.limits())) {
+    co_return co_await write_error(stream, req.version(), *e, keep);
+  }
   for (EngineRequest& er : prompts) {
     er.timeout = effective_timeout(er.timeout, s.options.request_timeout);
     // Without a seed each request draws its own stream.
@@ -116,6 +136,7 @@ awaitable<bool> generate(ServerState& s, beast::tcp_stream& stream, const HttpRe
                     .id = make_response_id(endpoint, unique),
                     .created = static_cast<int64_t>(std::time(nullptr)),
                     .model = s.options.model_name,
+                    .system_fingerprint = s.options.system_fingerprint,
                     .tokenizer = &m.prompts.tokenizer(),
                     .shape = chat_shape(endpoint, m.prompts.chat_format(), prompts[0], agent, unique),
                     .choices_per_prompt = static_cast<size_t>(n)};

@@ -42,6 +42,9 @@ struct ServerOptions {
   size_t max_body_bytes = size_t{8} << 20;
   int32_t num_io_threads = 4;
   std::string model_name;  // what /v1/models, responses and metrics call the model
+  // Every response's and chunk's system_fingerprint: names the serving
+  // configuration (met's version, the model, the engine's settings).
+  std::string system_fingerprint;
   std::optional<Duration> request_timeout;  // every request's default deadline
   Duration drain_timeout = std::chrono::seconds(30);
   std::optional<Duration> stall_timeout;    // /health: 503 when work makes no step this long

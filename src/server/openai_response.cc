@@ -23,6 +23,7 @@ Json envelope(const ResponseMeta& m, const char* object) {
   j["object"] = object;
   j["created"] = m.created;
   j["model"] = m.model;
+  j["system_fingerprint"] = m.system_fingerprint;
   return j;
 }
 
@@ -90,7 +91,7 @@ Json completion_body(const ResponseMeta& meta, std::span<const ChoiceOutput> cho
       choice["message"] = message_json(m);
       reason = shaped_finish_reason(reason, m);
     } else if (is_chat(meta)) {
-      choice["message"] = Json{{"role", "assistant"}, {"content", c.text}};
+      choice["message"] = Json{{"role", "assistant"}, {"content", c.text}, {"refusal", nullptr}};
     } else {
       choice["text"] = c.text;
     }
@@ -158,7 +159,7 @@ std::string SseEncoder::start() {
   if (!is_chat(meta_)) return "";
   std::string out;
   for (size_t i = 0; i < choices_.size(); ++i) {
-    out += sse_event(chunk(i, Json{{"role", "assistant"}, {"content", ""}}, nullptr, nullptr));
+    out += sse_event(chunk(i, Json{{"role", "assistant"}, {"content", ""}, {"refusal", nullptr}}, nullptr, nullptr));
   }
   return out;
 }

@@ -34,6 +34,7 @@ struct ResponseMeta {
   std::string id;       // "cmpl-…" or "chatcmpl-…"
   int64_t created = 0;  // Unix seconds
   std::string model;
+  std::string system_fingerprint = {};  // the serving configuration's (ServerOptions)
   const Tokenizer* tokenizer = nullptr;  // for logprobs' token text; required when logprobs are sent
   // Chat: how each choice's text becomes reasoning, content and tool calls
   // (choice i's tool-call ids seeded with id_seed + i); nullopt: all content.

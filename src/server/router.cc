@@ -33,6 +33,15 @@ awaitable<bool> json_result(beast::tcp_stream& stream, const HttpRequest& req,
                                 dump_json(std::get<nlohmann::ordered_json>(r)), kJson, req.keep_alive());
 }
 
+// OpenAI-compatible servers commonly answer the API's routes without the
+// /v1 prefix too (clients configured with a bare base URL send them so).
+std::string_view with_v1_prefix(std::string_view target) {
+  for (std::string_view route : {"/v1/chat/completions", "/v1/completions", "/v1/models"}) {
+    if (target == route.substr(3)) return route;
+  }
+  return target;
+}
+
 bool open_path(std::string_view target) { return target == "/health" || target == "/metrics"; }
 
 // The verb each known path takes; nullopt for an unknown path.
@@ -68,7 +77,7 @@ awaitable<bool> dispatch(ServerState& s, beast::tcp_stream& stream, const HttpRe
 
 awaitable<bool> route(ServerState& s, beast::tcp_stream& stream, const HttpRequest& req) {
   std::string_view target(req.target().data(), req.target().size());
-  target = target.substr(0, target.find('?'));
+  target = with_v1_prefix(target.substr(0, target.find('?')));
   const bool keep = req.keep_alive();
   const std::string_view authorization(req[http::field::authorization].data(),
                                        req[http::field::authorization].size());

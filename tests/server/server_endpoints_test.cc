@@ -1,7 +1,8 @@
 // Tests for `met serve`'s operational endpoints and flags, run as a
 // subprocess on a free loopback port: /metrics, API keys, /tokenize and
-// /detokenize, /health, --request-timeout and --drain-timeout. Timing is
-// never asserted.
+// /detokenize, /health, --request-timeout and --drain-timeout, and the
+// details OpenAI clients read (routes without /v1, system_fingerprint,
+// refusal, context_length_exceeded). Timing is never asserted.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -139,6 +140,62 @@ TEST(MetServeTokenize, TokenizeCountsWhatACompletionReportsAndDetokenizeGivesThe
   EXPECT_NE(body_json(bad)["error"]["message"].get<std::string>().find("tokens[1] = 100000"), std::string::npos);
   EXPECT_EQ(http_call(server.port(), "GET", "/tokenize")->status, 405);
   EXPECT_EQ(http_call(server.port(), "POST", "/tokenize", "{")->status, 400);
+}
+
+TEST(MetServeOpenAiDetails, TheRoutesAnswerWithoutTheV1PrefixToo) {
+  MET_REQUIRE_SHARED(model, "models/stories260K.gguf");
+  ServeProcess server(serve_args(model, "--model-alias stories"));
+  ASSERT_NE(server.port(), 0) << server.error();
+  auto models = http_call(server.port(), "GET", "/models");
+  ASSERT_EQ(models->status, 200) << models->body;
+  EXPECT_EQ(body_json(models)["data"][0]["id"], "stories");
+  auto c = http_call(server.port(), "POST", "/completions", R"({"prompt": "Once", "max_tokens": 2})");
+  ASSERT_EQ(c->status, 200) << c->body;
+  EXPECT_EQ(body_json(c)["object"], "text_completion");
+  EXPECT_EQ(http_call(server.port(), "GET", "/completions")->status, 405);
+}
+
+TEST(MetServeOpenAiDetails, EveryResponseAndChunkCarriesOneSystemFingerprintAndMessagesARefusalOfNull) {
+  testing::TempDir dir;
+  const std::string model = testing::make_small_model(dir, "chat.gguf", 512);
+  ServeProcess server(serve_args(model));
+  ASSERT_NE(server.port(), 0) << server.error();
+  const std::string body = R"({"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 3)";
+  auto plain = http_call(server.port(), "POST", "/chat/completions", body + "}");
+  ASSERT_EQ(plain->status, 200) << plain->body;
+  const PlainJson pj = body_json(plain);
+  ASSERT_TRUE(pj["system_fingerprint"].is_string()) << pj.dump();
+  const std::string fingerprint = pj["system_fingerprint"];
+  EXPECT_FALSE(fingerprint.empty());
+  ASSERT_TRUE(pj["choices"][0]["message"].contains("refusal")) << pj.dump();
+  EXPECT_TRUE(pj["choices"][0]["message"]["refusal"].is_null());
+  auto streamed = http_call(server.port(), "POST", "/v1/chat/completions", body + R"(, "stream": true})");
+  ASSERT_EQ(streamed->status, 200) << streamed->body;
+  int chunks = 0;
+  for (const std::string& data : testing::sse_data(streamed->body)) {
+    if (data == "[DONE]") continue;
+    const PlainJson chunk = PlainJson::parse(data);
+    EXPECT_EQ(chunk["system_fingerprint"], fingerprint) << data;
+    ++chunks;
+  }
+  EXPECT_GE(chunks, 2);
+  auto completion = http_call(server.port(), "POST", "/v1/completions", R"({"prompt": "Hi", "max_tokens": 2})");
+  EXPECT_EQ(body_json(completion)["system_fingerprint"], fingerprint);
+}
+
+TEST(MetServeOpenAiDetails, APromptOverTheContextIsA400WithContextLengthExceeded) {
+  MET_REQUIRE_SHARED(model, "models/stories260K.gguf");
+  ServeProcess server(serve_args(model));
+  ASSERT_NE(server.port(), 0) << server.error();
+  PlainJson ids = PlainJson::array();
+  for (int i = 0; i < 2100; ++i) ids.push_back(100 + i % 50);  // stories260K's context is 2048
+  auto r = http_call(server.port(), "POST", "/v1/completions", PlainJson{{"prompt", ids}, {"max_tokens", 1}}.dump());
+  ASSERT_EQ(r->status, 400) << r->body;
+  const PlainJson e = body_json(r)["error"];
+  EXPECT_EQ(e["code"], "context_length_exceeded") << r->body;
+  EXPECT_EQ(e["type"], "invalid_request_error");
+  EXPECT_TRUE(e["param"].is_null());  // as OpenAI's completions answer; chat names "messages"
+  EXPECT_NE(e["message"].get<std::string>().find("2100 tokens"), std::string::npos) << r->body;
 }
 
 TEST(MetServeHealth, AServingEngineIsHealthyWithAStallTimeout) {
