@@ -60,7 +60,27 @@ void* operator new(std::size_t n) { return counted_alloc(n); }
 void* operator new[](std::size_t n) { return counted_alloc(n); }
 void* operator new(std::size_t n, std::align_val_t a) { return counted_aligned_alloc(n, a); }
 void* operator new[](std::size_t n, std::align_val_t a) { return counted_aligned_alloc(n, a); }
+// The nothrow forms too, so that every operator new of the binary pairs with
+// the delete below (the sanitizers check that new and delete match).
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  count_one();
+  return std::malloc(n == 0 ? 1 : n);
+}
+void* operator new[](std::size_t n, const std::nothrow_t& t) noexcept { return operator new(n, t); }
+void* operator new(std::size_t n, std::align_val_t align, const std::nothrow_t&) noexcept {
+  count_one();
+  const auto a = static_cast<std::size_t>(align);
+  const std::size_t rounded = (n + a - 1) / a * a;
+  return std::aligned_alloc(a, rounded == 0 ? a : rounded);
+}
+void* operator new[](std::size_t n, std::align_val_t align, const std::nothrow_t& t) noexcept {
+  return operator new(n, align, t);
+}
 void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
