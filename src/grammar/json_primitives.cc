@@ -17,7 +17,9 @@ constexpr std::pair<std::string_view, std::string_view> kPrimitives[] = {
      R"([^"\\\x00-\x1F] | "\\" (["\\/bfnrt] | "u" ([0-9a-cA-CefEF] hex hex hex | [dD] [0-7] hex hex)))"},
     {"string", R"("\"" char* "\"")"},
     {"integer", R"("-"? ("0" | [1-9] [0-9]{0,15}))"},
-    {"number", R"("-"? ("0" | [1-9] [0-9]{0,15}) ("." [0-9]{1,16})? ([eE] [-+]? [0-9]{1,3})?)"},
+    // A positive exponent of at most 289 keeps the largest value, 16 digits
+    // before the point, below 1e306: finite as a double (JSON.parse).
+    {"number", R"("-"? ("0" | [1-9] [0-9]{0,15}) ("." [0-9]{1,16})? ([eE] ("-" [0-9]{1,3} | "+"? ([0-9]{1,2} | "1" [0-9]{2} | "2" [0-8] [0-9])))?)"},
     {"boolean", R"("true" | "false")"},
     {"null", R"("null")"},
     {"value", R"(object | array | string | number | boolean | null)"},

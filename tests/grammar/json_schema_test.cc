@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdlib>
+
 #include "grammar/grammar_testing.h"
 
 namespace met {
@@ -42,6 +45,22 @@ TEST(JsonSchema, ScalarTypesAcceptTheirValuesOnly) {
       {R"({"type":["integer","null"]})", {"1", "null"}, {"\"1\""}},
       {R"({})", {"1", R"({"a":[null]})", R"("x")"}, {"{", ""}},
   });
+}
+
+// JSON.parse gives Infinity past 1.8e308: a number the grammar admits stays
+// finite (a 16-digit integer part and a positive exponent of at most 289;
+// a negative one only tends to zero).
+TEST(JsonSchema, NumbersStayFiniteWhenParsedAsDoubles) {
+  expect_cases({
+      {R"({"type":"number"})",
+       {"1e99", "1E+100", "9999999999999999e289", "-9999999999999999.9999999999999999e289", "1e-300", "5e07"},
+       {"1e290", "1e999", "-1e300", "1E+290", "1e0999"}},
+  });
+  const Grammar g = schema_grammar(R"({"type":"number"})");
+  for (const char* text : {"9999999999999999.9999999999999999e289", "-9999999999999999e+289"}) {
+    ASSERT_TRUE(grammar_matches(g, text)) << text;
+    EXPECT_TRUE(std::isfinite(std::strtod(text, nullptr))) << text;
+  }
 }
 
 TEST(JsonSchema, ObjectsKeepOrderRequiredAndAdditionalProperties) {
