@@ -54,6 +54,7 @@ struct ServeOptions {
   std::string cache_dir;  // where the default model is made and kept
   std::vector<std::string> api_keys;
   std::string api_key_file;
+  std::vector<std::string> cors_origins;
   double request_timeout_s = 0;  // 0: none
   double drain_timeout_s = 30;
   double stall_timeout_s = 60;  // 0: not checked
@@ -159,6 +160,7 @@ Result<ServerOptions> server_options(const ServeOptions& o) {
   so.stall_timeout = seconds_or_none(o.stall_timeout_s);
   so.slow_client_timeout = *seconds_or_none(o.slow_client_timeout_s);
   MET_ASSIGN_OR_RETURN(so.api_keys, ApiKeys::create(o.api_keys, o.api_key_file));
+  MET_ASSIGN_OR_RETURN(so.cors, CorsPolicy::create(o.cors_origins));
   return so;
 }
 
@@ -221,6 +223,9 @@ void add_serve_command(CLI::App& app, const std::string& default_cache_dir) {
       ->capture_default_str();
   cmd->add_option("--api-key", o->api_keys, "Require 'Authorization: Bearer KEY' (repeatable)");
   cmd->add_option("--api-key-file", o->api_key_file, "Require a bearer key from this file (one per line)");
+  cmd->add_option("--cors-origins", o->cors_origins,
+                  "Browser origins that may call the API (e.g. http://localhost:3000, or *); default none")
+      ->delimiter(',');
   cmd->add_option("--request-timeout", o->request_timeout_s,
                   "Default deadline of every request in seconds; 0: none (a request's smaller `timeout` wins)")
       ->capture_default_str();

@@ -14,7 +14,8 @@
 namespace met {
 
 // REQUIRES: s.model() != nullptr.
-awaitable<bool> generate(ServerState& s, beast::tcp_stream& stream, const HttpRequest& req, Endpoint endpoint);
+awaitable<bool> generate(ServerState& s, beast::tcp_stream& stream, const HttpRequest& req, Endpoint endpoint,
+                         const ExtraHeaders& headers = {});
 
 // The deadline a request runs under: the smaller of its own and the default.
 std::optional<Duration> effective_timeout(std::optional<Duration> requested, std::optional<Duration> fallback);

@@ -30,6 +30,7 @@
 #include "core/status.h"
 #include "engine/engine.h"
 #include "server/api_keys.h"
+#include "server/cors.h"
 #include "server/prompt_builder.h"
 #include "server/tokenize_api.h"
 
@@ -53,6 +54,7 @@ struct ServerOptions {
   // unsent-bytes bound; the write timeout then frees the socket).
   Duration slow_client_timeout = std::chrono::seconds(30);
   ApiKeys api_keys;                         // none: every request is let in
+  CorsPolicy cors;                          // off: no browser origin may read responses
 };
 
 // What the server serves once the model is loaded; all borrowed.

@@ -78,9 +78,11 @@ awaitable<bool> collect_events(beast::tcp_stream& stream, const HttpRequest& req
     }
   }
   if (w.peer_gone) co_return false;
-  if (error) co_return co_await write_error(stream, req.version(), http_error(500, *error), req.keep_alive());
+  if (error) {
+    co_return co_await write_error(stream, req.version(), http_error(500, *error), req.keep_alive(), o.headers);
+  }
   co_return co_await write_body(stream, req.version(), http::status::ok, dump_json(completion_body(meta, choices)),
-                                kJson, req.keep_alive());
+                                kJson, req.keep_alive(), o.headers);
 }
 
 // One piece of an SSE body: a chunk under HTTP/1.1; raw bytes under HTTP/1.0,
@@ -107,6 +109,7 @@ awaitable<bool> stream_events(beast::tcp_stream& stream, const HttpRequest& req,
   res.set(http::field::server, "met");
   res.set(http::field::content_type, "text/event-stream");
   res.set(http::field::cache_control, "no-cache");
+  for (const auto& [name, value] : o.headers) res.set(name, value);
   res.chunked(chunked);
   res.keep_alive(chunked && req.keep_alive());
   http::response_serializer<http::empty_body> sr{res};

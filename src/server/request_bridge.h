@@ -33,6 +33,7 @@ struct FollowOptions {
   bool logprobs = false;         // choices carry "logprobs"
   bool prompt_logprobs = false;  // choices carry vLLM's "prompt_logprobs"
   Duration write_timeout = std::chrono::seconds(30);  // one SSE write the client must take within
+  ExtraHeaders headers;  // added to the response (CORS)
 };
 
 // Follows the n choices of one request (handles[i] is choice i; timers[i]

@@ -14,7 +14,7 @@ namespace {
 
 constexpr std::string_view kPrometheusText = "text/plain; version=0.0.4; charset=utf-8";
 
-awaitable<bool> health(ServerState& s, beast::tcp_stream& stream, const HttpRequest& req) {
+awaitable<bool> health(ServerState& s, beast::tcp_stream& stream, const HttpRequest& req, const ExtraHeaders& cors) {
   const ServedModel* m = s.model();
   HealthInputs in;
   in.loading = m == nullptr;
@@ -23,14 +23,27 @@ awaitable<bool> health(ServerState& s, beast::tcp_stream& stream, const HttpRequ
   if (m != nullptr) in.stats = m->engine.stats();
   const HealthVerdict v = decide_health(in);
   co_return co_await write_body(stream, req.version(), static_cast<http::status>(health_http_status(v.state)),
-                                dump_json(health_body(v)), kJson, req.keep_alive());
+                                dump_json(health_body(v)), kJson, req.keep_alive(), cors);
 }
 
 awaitable<bool> json_result(beast::tcp_stream& stream, const HttpRequest& req,
-                            const ApiResult<nlohmann::ordered_json>& r) {
-  if (auto* e = std::get_if<ApiError>(&r)) co_return co_await write_error(stream, req.version(), *e, req.keep_alive());
+                            const ApiResult<nlohmann::ordered_json>& r, const ExtraHeaders& cors) {
+  if (auto* e = std::get_if<ApiError>(&r)) {
+    co_return co_await write_error(stream, req.version(), *e, req.keep_alive(), cors);
+  }
   co_return co_await write_body(stream, req.version(), http::status::ok,
-                                dump_json(std::get<nlohmann::ordered_json>(r)), kJson, req.keep_alive());
+                                dump_json(std::get<nlohmann::ordered_json>(r)), kJson, req.keep_alive(), cors);
+}
+
+// `base` and one more header.
+ExtraHeaders with_header(ExtraHeaders base, std::string name, std::string value) {
+  base.emplace_back(std::move(name), std::move(value));
+  return base;
+}
+
+std::string_view header_value(const HttpRequest& req, http::field f) {
+  const auto v = req[f];
+  return {v.data(), v.size()};
 }
 
 // OpenAI-compatible servers commonly answer the API's routes without the
@@ -56,21 +69,21 @@ std::optional<http::verb> verb_of(std::string_view target) {
 
 // The answer for a known path with the right method, the model loaded.
 awaitable<bool> dispatch(ServerState& s, beast::tcp_stream& stream, const HttpRequest& req,
-                         std::string_view target) {
+                         std::string_view target, const ExtraHeaders& cors) {
   const ServedModel& m = *s.model();
   const bool keep = req.keep_alive();
   if (target == "/metrics") {
     co_return co_await write_body(stream, req.version(), http::status::ok, s.metrics.render(m.engine.stats()),
-                                  kPrometheusText, keep);
+                                  kPrometheusText, keep, cors);
   }
   if (target == "/v1/models") {
     co_return co_await write_body(stream, req.version(), http::status::ok,
-                                  dump_json(models_body(s.options.model_name, s.created)), kJson, keep);
+                                  dump_json(models_body(s.options.model_name, s.created)), kJson, keep, cors);
   }
-  if (target == "/tokenize") co_return co_await json_result(stream, req, m.tokenize.tokenize(req.body()));
-  if (target == "/detokenize") co_return co_await json_result(stream, req, m.tokenize.detokenize(req.body()));
+  if (target == "/tokenize") co_return co_await json_result(stream, req, m.tokenize.tokenize(req.body()), cors);
+  if (target == "/detokenize") co_return co_await json_result(stream, req, m.tokenize.detokenize(req.body()), cors);
   co_return co_await generate(s, stream, req,
-                              target == "/v1/completions" ? Endpoint::kCompletions : Endpoint::kChatCompletions);
+                              target == "/v1/completions" ? Endpoint::kCompletions : Endpoint::kChatCompletions, cors);
 }
 
 }  // namespace
@@ -79,34 +92,39 @@ awaitable<bool> route(ServerState& s, beast::tcp_stream& stream, const HttpReque
   std::string_view target(req.target().data(), req.target().size());
   target = with_v1_prefix(target.substr(0, target.find('?')));
   const bool keep = req.keep_alive();
-  const std::string_view authorization(req[http::field::authorization].data(),
-                                       req[http::field::authorization].size());
+  // A browser's cross-origin request: its preflight is answered before any
+  // key is asked for, and every answer says which origin may read it.
+  const std::string_view origin = header_value(req, http::field::origin);
+  const ExtraHeaders cors = s.options.cors.response_headers(origin);
+  if (s.options.cors.is_preflight(std::string_view(req.method_string()), origin,
+                                  header_value(req, http::field::access_control_request_method))) {
+    co_return co_await write_body(stream, req.version(), http::status::no_content, "", "text/plain", keep,
+                                  s.options.cors.preflight_headers(origin));
+  }
+  const std::string_view authorization = header_value(req, http::field::authorization);
   if (!open_path(target) && !s.options.api_keys.authorizes(authorization)) {
     const ApiError e = http_error(401,
                                   "a valid API key is required: send the header "
                                   "'Authorization: Bearer <key>' with a key met serve was given",
                                   "invalid_api_key");
-    ExtraHeaders headers;
-    headers.emplace_back("WWW-Authenticate", "Bearer");
-    co_return co_await write_error(stream, req.version(), e, keep, headers);
+    co_return co_await write_error(stream, req.version(), e, keep, with_header(cors, "WWW-Authenticate", "Bearer"));
   }
   const std::optional<http::verb> verb = verb_of(target);
   if (!verb) {
     co_return co_await write_error(stream, req.version(), http_error(404, fmt::format("no route for {}", target)),
-                                   keep);
+                                   keep, cors);
   }
   if (req.method() != *verb) {
     const ApiError e =
         http_error(405, fmt::format("{} is not allowed on {}", std::string_view(req.method_string()), target));
-    ExtraHeaders headers;
-    headers.emplace_back("Allow", *verb == http::verb::get ? "GET" : "POST");
-    co_return co_await write_error(stream, req.version(), e, keep, headers);
+    co_return co_await write_error(stream, req.version(), e, keep,
+                                   with_header(cors, "Allow", *verb == http::verb::get ? "GET" : "POST"));
   }
-  if (target == "/health") co_return co_await health(s, stream, req);
+  if (target == "/health") co_return co_await health(s, stream, req, cors);
   if (s.model() == nullptr) {
-    co_return co_await write_error(stream, req.version(), http_error(503, "the model is still loading"), keep);
+    co_return co_await write_error(stream, req.version(), http_error(503, "the model is still loading"), keep, cors);
   }
-  co_return co_await dispatch(s, stream, req, target);
+  co_return co_await dispatch(s, stream, req, target, cors);
 }
 
 }  // namespace met

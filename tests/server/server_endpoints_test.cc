@@ -2,7 +2,7 @@
 // subprocess on a free loopback port: /metrics, API keys, /tokenize and
 // /detokenize, /health, --request-timeout and --drain-timeout, and the
 // details OpenAI clients read (routes without /v1, system_fingerprint,
-// refusal, context_length_exceeded). Timing is never asserted.
+// refusal, context_length_exceeded), and CORS. Timing is never asserted.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -196,6 +196,39 @@ TEST(MetServeOpenAiDetails, APromptOverTheContextIsA400WithContextLengthExceeded
   EXPECT_EQ(e["type"], "invalid_request_error");
   EXPECT_TRUE(e["param"].is_null());  // as OpenAI's completions answer; chat names "messages"
   EXPECT_NE(e["message"].get<std::string>().find("2100 tokens"), std::string::npos) << r->body;
+}
+
+TEST(MetServeCors, APreflightNeedsNoKeyAndEveryAnswerToAListedOriginSaysItMayRead) {
+  MET_REQUIRE_SHARED(model, "models/stories260K.gguf");
+  ServeProcess server(serve_args(model, "--api-key sk-cors --cors-origins http://app.example,http://other.example"));
+  ASSERT_NE(server.port(), 0) << server.error();
+  const std::string origin = "Origin: http://app.example";
+  auto pre = call_with(server.port(), "OPTIONS", "/v1/chat/completions", "",
+                       {origin, "Access-Control-Request-Method: POST",
+                        "Access-Control-Request-Headers: authorization, content-type"});
+  ASSERT_TRUE(pre.has_value());
+  EXPECT_EQ(pre->status, 204);
+  EXPECT_EQ(pre->headers["access-control-allow-origin"], "http://app.example");
+  for (const char* h : {"Authorization", "x-api-key", "Content-Type"}) {
+    EXPECT_NE(pre->headers["access-control-allow-headers"].find(h), std::string::npos) << h;
+  }
+  const std::string body = R"({"prompt": "Once", "max_tokens": 2)";
+  for (const char* stream : {"}", R"(, "stream": true})"}) {
+    auto r = call_with(server.port(), "POST", "/v1/completions", body + stream, {origin, "Authorization: Bearer sk-cors"});
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, 200) << r->body;
+    EXPECT_EQ(r->headers["access-control-allow-origin"], "http://app.example") << stream;
+  }
+  auto unauthorized = call_with(server.port(), "POST", "/v1/completions", body + "}", {origin});
+  EXPECT_EQ(unauthorized->status, 401);  // the key still guards everything but the preflight
+  EXPECT_EQ(unauthorized->headers["access-control-allow-origin"], "http://app.example");
+  auto stranger = call_with(server.port(), "POST", "/v1/completions", body + "}",
+                            {"Origin: http://evil.example", "Authorization: Bearer sk-cors"});
+  EXPECT_EQ(stranger->status, 200);
+  EXPECT_EQ(stranger->headers.count("access-control-allow-origin"), 0u);
+  auto stranger_pre = call_with(server.port(), "OPTIONS", "/v1/completions", "",
+                                {"Origin: http://evil.example", "Access-Control-Request-Method: POST"});
+  EXPECT_NE(stranger_pre->status, 204);
 }
 
 TEST(MetServeHealth, AServingEngineIsHealthyWithAStallTimeout) {
