@@ -40,6 +40,7 @@ ChatShaper::ChatShaper(const ChatShape& shape) : shape_(shape), ids_(shape.id_se
   o.parse_tool_calls = shape_.parse_tool_calls;
   o.id_seed = shape_.id_seed;
   o.stream_tool_calls = shape_.stream_tool_calls;
+  o.tool_names = shape_.tool_names;
   parser_ = make_output_parser(shape_.format, o);
 }
 

@@ -35,6 +35,7 @@ struct ChatShape {
   ForcedTools forced = ForcedTools::kNone;
   std::string forced_name;        // ForcedTools::kNamed
   uint64_t id_seed = 0;           // tool call ids
+  std::vector<std::string> tool_names;  // the request's tools: no call names another
   // Stream calls' arguments as they come (SSE); a whole body keeps only
   // complete, valid calls.
   bool stream_tool_calls = true;

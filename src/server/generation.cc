@@ -81,6 +81,12 @@ std::optional<ChatShape> chat_shape(Endpoint endpoint, const ChatFormat& format,
   if (agent.tool_choice == ToolChoice::kNamed) shape.forced = ForcedTools::kNamed;
   if (agent.tool_choice == ToolChoice::kRequired) shape.forced = ForcedTools::kRequired;
   shape.forced_name = agent.tool_choice_name;
+  for (const auto& tool : agent.tools) {
+    const auto fn = tool.find("function");
+    if (fn == tool.end() || !fn->is_object()) continue;
+    const auto name = fn->find("name");
+    if (name != fn->end() && name->is_string()) shape.tool_names.push_back(name->get<std::string>());
+  }
   shape.id_seed = unique;
   const bool plain = format.family == ChatFamily::kGeneric && format.think_start.empty() &&
                      shape.forced == ForcedTools::kNone;

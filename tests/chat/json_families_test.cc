@@ -156,6 +156,32 @@ TEST(FunctionaryV32Family, AllIsContentAndNamesAreCalls) {
                  true);
 }
 
+// The names of the calls a parser announces (ToolCallBegin) while `text`
+// streams in one character at a time.
+std::vector<std::string> announced(const ChatFormat& format, std::string_view text, const ParserOptions& o) {
+  std::unique_ptr<OutputParser> parser = make_output_parser(format, o);
+  std::vector<ParseEvent> events;
+  for (char c : text) parser->feed(std::string_view(&c, 1), events);
+  (void)parser->finish(events);
+  std::vector<std::string> names;
+  for (const ParseEvent& e : events) {
+    if (const auto* b = std::get_if<ToolCallBegin>(&e)) names.push_back(b->name);
+  }
+  return names;
+}
+
+TEST(FunctionaryV32Family, AStreamedCallIsAnnouncedOnlyOnceItNamesATool) {
+  ParserOptions o;
+  o.tool_names = {"get_weather"};
+  // A line of story text is no call: nothing is announced, streamed or not.
+  EXPECT_TRUE(announced(kFunctionaryV32, "Once upon a time\nthere was a dog.", o).empty());
+  EXPECT_TRUE(announced(kFunctionaryV32, "Once upon a time\n{\"a\": 1}", o).empty());  // not a tool's name
+  EXPECT_EQ(announced(kFunctionaryV32, "get_weather\n{\"location\": \"Madrid\"}", o),
+            std::vector<std::string>{"get_weather"});
+  o.tool_names.clear();  // no list: the arguments must have begun
+  EXPECT_TRUE(announced(kFunctionaryV32, "Once upon a time\nthere was a dog.", o).empty());
+}
+
 TEST(FunctionaryV32Family, PlainAnswer) {
   expect_message(parse_every_way(kFunctionaryV32, "all\nHello there!"), "", "Hello there!", {}, false);
 }

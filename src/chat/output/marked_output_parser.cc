@@ -2,6 +2,7 @@
 // Tested by tests/chat/output_parser_test.cc and the family tests.
 #include "chat/output/marked_output_parser.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "chat/output/json_span.h"
@@ -22,6 +23,7 @@ MarkedOutputParser::MarkedOutputParser(const ChatFormat& format, ToolSyntax synt
   if (!options.stream_tool_calls) {
     for (CallSyntax& call : syntax_.calls) call.preview = nullptr;
   }
+  tool_names_ = options.tool_names;
   content_markers_.push_back(format.think_start);
   content_markers_.insert(content_markers_.end(), syntax_.dropped.begin(), syntax_.dropped.end());
   first_call_marker_ = content_markers_.size();
@@ -173,6 +175,10 @@ void MarkedOutputParser::close_call(bool terminated, std::vector<ParseEvent>& ev
   const CallSyntax& call = syntax_.calls[call_syntax_];
   Result<std::vector<ParsedCall>> calls = call.parse(body_);
   const std::vector<ParsedCall>* parsed = calls.ok() && !calls->empty() ? &*calls : nullptr;
+  if (parsed != nullptr &&
+      !std::all_of(parsed->begin(), parsed->end(), [&](const ParsedCall& c) { return names_a_tool(c.name); })) {
+    parsed = nullptr;  // a call to no tool of the request's is text
+  }
   bool kept = parsed != nullptr;
   if (stream_.began()) {
     kept = stream_.finish(parsed, builder_, events);
@@ -190,7 +196,15 @@ void MarkedOutputParser::close_call(bool terminated, std::vector<ParseEvent>& ev
 
 void MarkedOutputParser::stream_preview(std::vector<ParseEvent>& events) {
   const CallSyntax& call = syntax_.calls[call_syntax_];
-  if (call.preview) stream_.update(call.preview(body_), builder_, events);
+  if (!call.preview) return;
+  std::optional<CallPreview> preview = call.preview(body_);
+  // Not announced until it names one of the request's tools.
+  if (preview && !stream_.began() && !names_a_tool(preview->name)) return;
+  stream_.update(std::move(preview), builder_, events);
+}
+
+bool MarkedOutputParser::names_a_tool(std::string_view name) const {
+  return tool_names_.empty() || std::find(tool_names_.begin(), tool_names_.end(), name) != tool_names_.end();
 }
 
 }  // namespace met

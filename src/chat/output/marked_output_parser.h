@@ -56,6 +56,8 @@ class MarkedOutputParser final : public OutputParser {
   void close_call(bool terminated, std::vector<ParseEvent>& events);
   // Streams what the call syntax's preview makes certain of the open call.
   void stream_preview(std::vector<ParseEvent>& events);
+  // Whether a call may name `name` (ParserOptions::tool_names).
+  bool names_a_tool(std::string_view name) const;
   // Emits pending_[0, n) as content and erases it.
   void flush_content(size_t n, std::vector<ParseEvent>& events);
 
@@ -75,6 +77,7 @@ class MarkedOutputParser final : public OutputParser {
   bool awaiting_bare_json_ = false;  // only whitespace since the start or the last call
   bool repeated_think_start_possible_ = false;
   CallStream stream_;  // the open call, once its preview began it
+  std::vector<std::string> tool_names_;  // ParserOptions::tool_names
 };
 
 }  // namespace met

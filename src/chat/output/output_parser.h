@@ -40,6 +40,10 @@ struct ParserOptions {
   bool stream_tool_calls = true;
   // Seeds the tool-call ids ("call_…"); the same seed gives the same ids.
   uint64_t id_seed = 0;
+  // The request's tool names: a call is announced (streamed or not) only
+  // once it names one of them; a call to another name is content. Empty:
+  // any name.
+  std::vector<std::string> tool_names = {};
 };
 
 class OutputParser {

@@ -180,9 +180,15 @@ ToolSyntax kimi_k2() {
 }
 
 // ">>>NAME\n{…}" calls and ">>>all\ntext" content; the prompt ends with ">>>".
+// Any line of text looks like "NAME\n", so a call streams only once its
+// arguments have begun.
 ToolSyntax functionary_v32() {
   CallSyntax call{">>>", "", [](std::string_view body) { return split_named(body, "\n"); }, json_after("\n"),
-                  split_named_preview("\n")};
+                  [named = split_named_preview("\n")](std::string_view body) -> std::optional<CallPreview> {
+                    std::optional<CallPreview> p = named(body);
+                    if (p && p->arguments_prefix.empty()) return std::nullopt;
+                    return p;
+                  }};
   return ToolSyntax{{std::move(call)}, {">>>all\n"}, std::nullopt, ">>>"};
 }
 
