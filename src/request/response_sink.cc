@@ -39,38 +39,35 @@ void ResponseSink::drop_if_open() {
   stream_.reset();
 }
 
-void ResponseSink::send(StreamEvent event) {
+// A delta is passed by const reference and copied into the stream's reused
+// slots; a terminal event is moved.
+template <class Event>
+void ResponseSink::send(Event&& event) {
   if (stream_ == nullptr) return;
   if (publisher_ == nullptr) {
-    stream_->push(std::move(event));
+    stream_->push(StreamEvent(std::forward<Event>(event)));
     return;
   }
-  stream_->stage(std::move(event));
+  stream_->stage(std::forward<Event>(event));
   publisher_->enlist(stream_);
 }
 
 void ResponseSink::delta(const DeltaEvent& event) {
   MET_CHECK(!terminated_, "request {}: delta after its final frame", id_.value());
-  if (stream_ == nullptr) return;
-  if (publisher_ == nullptr) {
-    stream_->push(event);
-    return;
-  }
-  stream_->stage(event);
-  publisher_->enlist(stream_);
+  send(event);
 }
 
 void ResponseSink::finish(FinishEvent event) {
   MET_CHECK(!terminated_, "request {}: a second final frame", id_.value());
   terminated_ = true;
-  send(std::move(event));
+  send(StreamEvent(std::move(event)));
   stream_.reset();
 }
 
 void ResponseSink::error(std::string message) {
   MET_CHECK(!terminated_, "request {}: a second final frame", id_.value());
   terminated_ = true;
-  send(ErrorEvent{std::move(message)});
+  send(StreamEvent(ErrorEvent{std::move(message)}));
   stream_.reset();
 }
 

@@ -45,7 +45,8 @@ class ResponseSink {
   void error(std::string message);
 
  private:
-  void send(StreamEvent event);
+  template <class Event>
+  void send(Event&& event);
   void drop_if_open();
 
   RequestId id_;

@@ -84,7 +84,9 @@ TokenId pick_token(ActiveSeq& a, StepResult& result, size_t index, bool use_logi
     const std::span<const TokenId> prompt(a.seq.tokens.data(), static_cast<size_t>(a.out.prompt_len));
     token = a.sampler.sample(row, prompt, a.out.tokens);
   }
-  if (a.logprobs.per_token.has_value()) a.logprobs.picked = token_logprob(scratch.raw_row, token, *a.logprobs.per_token);
+  if (a.logprobs.per_token.has_value()) {
+    a.logprobs.picked = token_logprob(scratch.raw_row, token, *a.logprobs.per_token);
+  }
   return token;
 }
 
@@ -165,9 +167,12 @@ void stream_token(const SchedIo& io, ActiveSeq& a, TokenId token, bool is_stop_t
 
 void accept_token(const SchedIo& io, ActiveSeq& a, TokenId token, size_t max_seq_len) {
   record_token(io, a, token);
-  const bool is_stop_token = std::find(a.limits.eos_tokens.begin(), a.limits.eos_tokens.end(), token) != a.limits.eos_tokens.end();
+  const std::vector<TokenId>& stops = a.limits.eos_tokens;
+  const bool is_stop_token = std::find(stops.begin(), stops.end(), token) != stops.end();
   const bool under_grammar = grammar_active(a);
-  if (a.think.config.has_value()) observe_thinking_token(*a.think.config, a.think.state, a.out.tokens, a.think.forced_by);
+  if (a.think.config.has_value()) {
+    observe_thinking_token(*a.think.config, a.think.state, a.out.tokens, a.think.forced_by);
+  }
   a.think.forced_by = ThinkEndCause::kNone;
   if (!advance_grammar(a, token, under_grammar)) {
     // The mask allows only what the matcher takes: this is a bug, and the

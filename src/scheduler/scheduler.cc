@@ -228,7 +228,8 @@ bool Scheduler::needs_quiet() const {
   }
   const TimePoint now = io_.clock.now();
   for (const ActiveSeq& a : active_) {
-    if (a.status.finished || a.sink.cancelled() || (a.limits.timeout_at.has_value() && now >= *a.limits.timeout_at)) return true;
+    const bool timed_out = a.limits.timeout_at.has_value() && now >= *a.limits.timeout_at;
+    if (a.status.finished || a.sink.cancelled() || timed_out) return true;
   }
   return false;
 }

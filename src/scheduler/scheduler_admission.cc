@@ -3,7 +3,6 @@
 // (tick_plan.h), and applying its plan: preemptions, resumes, admissions
 // with their prefix hits. The rest of Scheduler is in scheduler.cc.
 // Threading: engine thread only. Tested by tests/scheduler/scheduler_test.cc.
-#include "kv/kv_block.h"
 #include "scheduler/scheduler.h"
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include "core/check.h"
 #include "core/log.h"
 #include "kv/block_key.h"
+#include "kv/kv_block.h"
 #include "scheduler/lifecycle.h"
 #include "request/request_limits.h"
 
@@ -126,7 +126,9 @@ void Scheduler::view_queues() {
   }
   // Sole blocks matter only when a victim must be chosen.
   if (decode_need > io_.kv.num_free_blocks()) {
-    for (size_t i = 0; i < active_.size(); ++i) running_views_[i].num_sole_blocks = io_.kv.num_sole_blocks(active_[i].seq);
+    for (size_t i = 0; i < active_.size(); ++i) {
+      running_views_[i].num_sole_blocks = io_.kv.num_sole_blocks(active_[i].seq);
+    }
   }
   swapped_views_.clear();
   for (const SwappedSeq& s : swapped_) swapped_views_.push_back(SwappedView{s.num_blocks});
@@ -162,7 +164,6 @@ void Scheduler::view_queues() {
   view_.running = running_views_;
   view_.swapped = swapped_views_;
   view_.waiting = waiting_views_;
-  view_.num_waiting = waiting_.size();
   view_.hit_block_ids = idle_hits_;
 }
 

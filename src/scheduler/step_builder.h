@@ -1,11 +1,13 @@
 // StepBuilder: builds one forward step from the running sequences: the rows
 // choose_step_rows (step_rows.h) decides, each with its KV reserved. The
-// last chunk of a prompt gets an output row: its logits, or only its argmax for a greedy sequence (with EOS banned on the device while
-// min_tokens holds). A sequence that wants prompt logprobs gets a logits row
+// last chunk of a prompt gets an output row: its logits, or only its argmax
+// for a greedy sequence (with EOS banned on the device while min_tokens
+// holds). A sequence that wants prompt logprobs gets a logits row
 // for every prompt row, so its chunks also fit the device's max_outputs.
 // Invariants: every scheduled sequence has the blocks its rows write
 // (reserved here); the plan's rows never exceed the budget.
-// Threading: engine thread only. Tested through tests/scheduler/scheduler_test.cc.
+// Threading: engine thread only. Tested through tests/scheduler/scheduler_test.cc
+// (the row choice itself by tests/scheduler/step_rows_test.cc).
 #pragma once
 
 #include <cstddef>

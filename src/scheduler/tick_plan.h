@@ -77,7 +77,6 @@ struct TickView {
   std::span<const SwappedView> swapped;  // FCFS
   // The first waiting requests, FCFS: as many as could be admitted at most.
   std::span<const WaitingView> waiting;
-  size_t num_waiting = 0;  // the whole waiting queue's length
   std::span<const BlockId> hit_block_ids;
 };
 

@@ -57,6 +57,10 @@ std::optional<size_t> IncrementalDetokenizer::emit_into(std::string& text) {
   }
   candidate_.assign(held_);
   append_complete(bytes_, candidate_);
+  return settle_candidate(text);
+}
+
+std::optional<size_t> IncrementalDetokenizer::settle_candidate(std::string& text) {
   held_.clear();
   if (const std::optional<StopHit> hit = find_stop(candidate_, options_.stop_strings)) {
     text.append(candidate_, 0, hit->position);
@@ -72,38 +76,19 @@ std::optional<size_t> IncrementalDetokenizer::emit_into(std::string& text) {
 
 DetokenizerStep IncrementalDetokenizer::finish() {
   if (stopped_) return {};
-  std::string tail = sanitize_utf8(bytes_);
+  DetokenizerStep step;
+  const std::string tail = sanitize_utf8(bytes_);
   bytes_.clear();
-  DetokenizerStep step = emit(std::move(tail));
-  if (!step.stop) {
-    step.text += held_;
+  if (options_.stop_strings.empty()) {
+    step.text = tail;
+  } else {
+    candidate_.assign(held_);
+    candidate_ += tail;
+    step.stop = settle_candidate(step.text);
+    if (!step.stop) step.text += held_;  // nothing more can complete a stop string
     held_.clear();
   }
   stopped_ = true;
-  return step;
-}
-
-DetokenizerStep IncrementalDetokenizer::emit(std::string new_text) {
-  DetokenizerStep step;
-  if (options_.stop_strings.empty()) {
-    step.text = std::move(new_text);
-    return step;
-  }
-  std::string candidate = std::move(held_);
-  candidate += new_text;
-  held_.clear();
-  if (const std::optional<StopHit> hit = find_stop(candidate, options_.stop_strings)) {
-    candidate.resize(hit->position);
-    step.text = std::move(candidate);
-    step.stop = hit->stop_index;
-    stopped_ = true;
-    bytes_.clear();
-    return step;
-  }
-  const size_t hold = stop_prefix_suffix_length(candidate, options_.stop_strings);
-  held_ = candidate.substr(candidate.size() - hold);
-  candidate.resize(candidate.size() - hold);
-  step.text = std::move(candidate);
   return step;
 }
 

@@ -50,10 +50,12 @@ class IncrementalDetokenizer {
   bool stopped() const { return stopped_; }
 
  private:
-  DetokenizerStep emit(std::string new_text);
   // Appends the complete characters of bytes_ to `text` (after held_, when
   // there are stop strings) and reports a stop.
   std::optional<size_t> emit_into(std::string& text);
+  // With stop strings: appends what of candidate_ (held_ plus new text) is
+  // final to `text`, holds back what may begin a stop string, reports a stop.
+  std::optional<size_t> settle_candidate(std::string& text);
 
   const Tokenizer* tokenizer_;
   DetokenizerOptions options_;
@@ -61,7 +63,7 @@ class IncrementalDetokenizer {
   bool stopped_ = false;
   std::string bytes_;  // an incomplete UTF-8 character, 0..3 bytes
   std::string held_;   // valid text that may be the start of a stop string
-  std::string candidate_;  // scratch of emit_into
+  std::string candidate_;  // scratch of emit_into and finish
 };
 
 }  // namespace met

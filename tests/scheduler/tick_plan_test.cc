@@ -46,7 +46,6 @@ struct Queues {
     v.running = run;
     v.swapped = swapped;
     v.waiting = wait;
-    v.num_waiting = wait.size();
     v.hit_block_ids = idle_hits;
     TickPlan p;
     TickPlanScratch s;

@@ -214,7 +214,8 @@ TEST(MetServeCors, APreflightNeedsNoKeyAndEveryAnswerToAListedOriginSaysItMayRea
   }
   const std::string body = R"({"prompt": "Once", "max_tokens": 2)";
   for (const char* stream : {"}", R"(, "stream": true})"}) {
-    auto r = call_with(server.port(), "POST", "/v1/completions", body + stream, {origin, "Authorization: Bearer sk-cors"});
+    auto r =
+        call_with(server.port(), "POST", "/v1/completions", body + stream, {origin, "Authorization: Bearer sk-cors"});
     ASSERT_TRUE(r.has_value());
     EXPECT_EQ(r->status, 200) << r->body;
     EXPECT_EQ(r->headers["access-control-allow-origin"], "http://app.example") << stream;
