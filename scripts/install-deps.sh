@@ -10,6 +10,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libpcre2-dev libutf8proc-dev libxxhash-dev prometheus-cpp-dev
   libcurl4-openssl-dev libssl-dev libncurses-dev
+  chromium
 )
 
 sudo_cmd=()
