@@ -31,10 +31,32 @@ nlohmann::ordered_json error_object(const ApiError& e) {
   return j;
 }
 
-std::string error_body(const ApiError& e) {
-  nlohmann::ordered_json j;
-  j["error"] = error_object(e);
+std::string dump_json(const nlohmann::ordered_json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string anthropic_error_type(int status) {
+  switch (status) {
+    case 401: return "authentication_error";
+    case 403: return "permission_error";
+    case 404: return "not_found_error";
+    case 413: return "request_too_large";
+    case 429: return "rate_limit_error";
+    case 503:
+    case 529: return "overloaded_error";
+    default: return status >= 500 ? "api_error" : "invalid_request_error";
+  }
+}
+
+std::string error_body(const ApiError& e, ErrorStyle style) {
+  nlohmann::ordered_json j;
+  if (style == ErrorStyle::kAnthropic) {
+    j["type"] = "error";
+    j["error"] = nlohmann::ordered_json{{"type", anthropic_error_type(e.status)}, {"message", e.message}};
+  } else {
+    j["error"] = error_object(e);
+  }
+  return dump_json(j);
 }
 
 }  // namespace met

@@ -1,5 +1,7 @@
 // ApiError: an OpenAI-style error (HTTP status, message, type, param, code)
-// and its JSON body {"error": {"message", "type", "param", "code"}}.
+// and its JSON body {"error": {"message", "type", "param", "code"}}, or, for
+// Anthropic's Messages API, {"type": "error", "error": {"type", "message"}}
+// with Anthropic's error type for the status.
 // Invariants: status is a 4xx or 5xx; type is "invalid_request_error" for 4xx
 // caused by the request, "server_error" otherwise.
 // Threading: plain data. Tested by tests/server/api_error_test.cc.
@@ -26,7 +28,16 @@ ApiError http_error(int status, std::string message, std::optional<std::string> 
 
 // {"message","type","param","code"}: the object under "error".
 nlohmann::ordered_json error_object(const ApiError& e);
-// The whole body: {"error": {...}}.
-std::string error_body(const ApiError& e);
+// A response body's JSON text (invalid UTF-8 replaced, never thrown on).
+std::string dump_json(const nlohmann::ordered_json& j);
+
+// The API whose error shape a body takes.
+enum class ErrorStyle { kOpenAi, kAnthropic };
+
+// The whole body: {"error": {...}}, or Anthropic's.
+std::string error_body(const ApiError& e, ErrorStyle style = ErrorStyle::kOpenAi);
+// Anthropic's error type for an HTTP status ("invalid_request_error",
+// "authentication_error", "not_found_error", "rate_limit_error", "api_error", …).
+std::string anthropic_error_type(int status);
 
 }  // namespace met

@@ -44,7 +44,8 @@ ChatShaper::ChatShaper(const ChatShape& shape) : shape_(shape), ids_(shape.id_se
   parser_ = make_output_parser(shape_.format, o);
 }
 
-void ChatShaper::to_deltas(std::vector<ParseEvent>& events, std::vector<Json>& out) {
+std::vector<Json> chat_delta_json(std::vector<ParseEvent>& events) {
+  std::vector<Json> out;
   for (ParseEvent& e : events) {
     if (auto* r = std::get_if<ReasoningDelta>(&e)) out.push_back(Json{{"reasoning_content", std::move(r->text)}});
     if (auto* c = std::get_if<ContentDelta>(&e)) out.push_back(Json{{"content", std::move(c->text)}});
@@ -54,35 +55,32 @@ void ChatShaper::to_deltas(std::vector<ParseEvent>& events, std::vector<Json>& o
     }
   }
   events.clear();
+  return out;
 }
 
-std::vector<Json> ChatShaper::feed(std::string_view text) {
-  std::vector<Json> out;
-  if (text.empty()) return out;
+void ChatShaper::feed(std::string_view text, std::vector<ParseEvent>& events) {
+  if (text.empty()) return;
   if (shape_.forced == ForcedTools::kNone) {
-    parser_->feed(text, events_);
-    to_deltas(events_, out);
-    return out;
+    parser_->feed(text, events);
+    return;
   }
   forced_text_ += text;
   if (shape_.forced == ForcedTools::kNamed) {
     // The arguments stream as they come; the call opens with the first piece.
     if (named_id_.empty()) {
       named_id_ = ids_.next();
-      out.push_back(tool_call_delta(0, &named_id_, &shape_.forced_name, std::string(text)));
-    } else {
-      out.push_back(tool_call_delta(0, nullptr, nullptr, std::string(text)));
+      events.push_back(ToolCallBegin{0, named_id_, shape_.forced_name});
     }
+    events.push_back(ToolCallArgumentsDelta{0, std::string(text)});
   }
-  return out;
 }
 
-ParsedMessage ChatShaper::finish_forced(std::vector<Json>& deltas) {
+ParsedMessage ChatShaper::finish_forced(std::vector<ParseEvent>& events) {
   ParsedMessage m;
   if (shape_.forced == ForcedTools::kNamed) {
     if (named_id_.empty()) {
       named_id_ = ids_.next();
-      deltas.push_back(tool_call_delta(0, &named_id_, &shape_.forced_name, ""));
+      events.push_back(ToolCallBegin{0, named_id_, shape_.forced_name});
     }
     m.tool_calls.push_back(ToolCall{named_id_, shape_.forced_name, forced_text_});
     m.ended_with_tool_call = true;
@@ -92,23 +90,22 @@ ParsedMessage ChatShaper::finish_forced(std::vector<Json>& deltas) {
   const Json calls = Json::parse(forced_text_, nullptr, /*allow_exceptions=*/false);
   if (!calls.is_array()) {
     m.content = forced_text_;
-    deltas.push_back(Json{{"content", forced_text_}});
+    events.push_back(ContentDelta{forced_text_});
     return m;
   }
   for (const Json& c : calls) {
     ToolCall call{ids_.next(), c.value("name", std::string()), c.contains("parameters") ? c["parameters"].dump() : "{}"};
-    deltas.push_back(tool_call_delta(m.tool_calls.size(), &call.id, &call.name, call.arguments));
+    events.push_back(ToolCallBegin{m.tool_calls.size(), call.id, call.name});
+    events.push_back(ToolCallArgumentsDelta{m.tool_calls.size(), call.arguments});
     m.tool_calls.push_back(std::move(call));
   }
   m.ended_with_tool_call = !m.tool_calls.empty();
   return m;
 }
 
-ParsedMessage ChatShaper::finish(std::vector<Json>& deltas) {
-  if (shape_.forced != ForcedTools::kNone) return finish_forced(deltas);
-  ParsedMessage m = parser_->finish(events_);
-  to_deltas(events_, deltas);
-  return m;
+ParsedMessage ChatShaper::finish(std::vector<ParseEvent>& events) {
+  if (shape_.forced != ForcedTools::kNone) return finish_forced(events);
+  return parser_->finish(events);
 }
 
 std::string shaped_finish_reason(const std::string& engine_reason, const ParsedMessage& m) {

@@ -45,23 +45,25 @@ class ChatShaper {
  public:
   explicit ChatShaper(const ChatShape& shape);
 
-  // The delta objects (each {"reasoning_content"|"content"|"tool_calls": …})
-  // that `text` decides.
-  std::vector<nlohmann::ordered_json> feed(std::string_view text);
-  // Flushes what is held back (appended to `deltas`) and gives the message.
-  ParsedMessage finish(std::vector<nlohmann::ordered_json>& deltas);
+  // Appends the events (reasoning, content, tool-call begins and argument
+  // pieces) that `text` decides.
+  void feed(std::string_view text, std::vector<ParseEvent>& events);
+  // Flushes what is held back (appended to `events`) and gives the message.
+  ParsedMessage finish(std::vector<ParseEvent>& events);
 
  private:
-  void to_deltas(std::vector<ParseEvent>& events, std::vector<nlohmann::ordered_json>& out);
-  ParsedMessage finish_forced(std::vector<nlohmann::ordered_json>& deltas);
+  ParsedMessage finish_forced(std::vector<ParseEvent>& events);
 
   ChatShape shape_;
   std::unique_ptr<OutputParser> parser_;  // unless forced
   ToolCallIds ids_;
   std::string forced_text_;
   std::string named_id_;  // the named call's id, once it has begun
-  std::vector<ParseEvent> events_;  // scratch
 };
+
+// OpenAI's chat delta objects (each {"reasoning_content"|"content"|
+// "tool_calls": …}) for `events`, which it empties.
+std::vector<nlohmann::ordered_json> chat_delta_json(std::vector<ParseEvent>& events);
 
 // finish_reason with the message's tool calls taken into account.
 std::string shaped_finish_reason(const std::string& engine_reason, const ParsedMessage& m);

@@ -102,41 +102,41 @@ std::optional<Duration> effective_timeout(std::optional<Duration> requested, std
   return std::min(*requested, *fallback);
 }
 
-awaitable<bool> generate(ServerState& s, beast::tcp_stream& stream, const HttpRequest& req, Endpoint endpoint,
+awaitable<bool> generate(ServerState& s, beast::tcp_stream& stream, const HttpRequest& req, ApiFront& front,
                          const ExtraHeaders& headers) {
   const ServedModel& m = *s.model();
   const TimePoint arrived = m.clock.now();
   const bool keep = req.keep_alive();
+  const ErrorStyle style = front.error_style();
+  auto fail = [&](const ApiError& e, bool keep_alive) {
+    return write_error(stream, req.version(), e, keep_alive, headers, style);
+  };
   InFlightSlot slot(s);
-  if (s.stopping.load()) {
-    co_return co_await write_error(stream, req.version(), http_error(503, "the server is shutting down"), false,
-                                   headers);
-  }
+  if (s.stopping.load()) co_return co_await fail(http_error(503, "the server is shutting down"), false);
   if (!slot.admitted()) {
     const std::string msg =
         fmt::format("more than {} requests in flight (--max-concurrent); retry later", s.options.max_concurrent);
-    co_return co_await write_error(stream, req.version(), http_error(429, msg), keep, headers);
+    co_return co_await fail(http_error(429, msg), keep);
   }
-  ApiResult<OpenAiRequest> parsed = parse_openai_request(endpoint, req.body());
-  if (auto* e = std::get_if<ApiError>(&parsed)) {
-    co_return co_await write_error(stream, req.version(), *e, keep, headers);
-  }
+  ApiResult<OpenAiRequest> parsed = front.parse(req.body());
+  if (auto* e = std::get_if<ApiError>(&parsed)) co_return co_await fail(*e, keep);
   OpenAiRequest& r = std::get<OpenAiRequest>(parsed);
+  const Endpoint endpoint = r.endpoint;
   const uint64_t unique = (static_cast<uint64_t>(s.created) << 24) + s.next_response++;
   const FollowOptions follow{.streaming = r.stream,
-                             .include_usage = r.include_usage,
                              .logprobs = r.engine.logprobs.has_value(),
                              .prompt_logprobs = r.engine.prompt_logprobs.has_value(),
                              .write_timeout = 2 * s.options.slow_client_timeout,
-                             .headers = headers};
+                             .headers = headers,
+                             .error_style = style};
   const int32_t n = r.n;
   const bool has_seed = r.has_seed;
   const AgentFields agent = r.agent;
   ApiResult<std::vector<EngineRequest>> built = m.prompts.build(std::move(r));
-  if (auto* e = std::get_if<ApiError>(&built)) co_return co_await write_error(stream, req.version(), *e, keep, headers);
+  if (auto* e = std::get_if<ApiError>(&built)) co_return co_await fail(*e, keep);
   std::vector<EngineRequest>& prompts = std::get<std::vector<EngineRequest>>(built);
   if (std::optional<ApiError> e = context_error(endpoint, prompts, m.engine.limits())) {
-    co_return co_await write_error(stream, req.version(), *e, keep, headers);
+    co_return co_await fail(*e, keep);
   }
   for (EngineRequest& er : prompts) {
     er.timeout = effective_timeout(er.timeout, s.options.request_timeout);
@@ -144,22 +144,22 @@ awaitable<bool> generate(ServerState& s, beast::tcp_stream& stream, const HttpRe
     if (!has_seed) er.sampling.seed = unique * 0x9E3779B97F4A7C15ull;
   }
   ResponseMeta meta{.endpoint = endpoint,
-                    .id = make_response_id(endpoint, unique),
+                    .id = front.response_id(unique),
                     .created = static_cast<int64_t>(std::time(nullptr)),
                     .model = s.options.model_name,
                     .system_fingerprint = s.options.system_fingerprint,
                     .tokenizer = &m.prompts.tokenizer(),
                     .shape = chat_shape(endpoint, m.prompts.chat_format(), prompts[0], agent, unique),
-                    .choices_per_prompt = static_cast<size_t>(n)};
+                    .choices_per_prompt = static_cast<size_t>(n),
+                    .num_choices = prompts.size() * static_cast<size_t>(n)};
   // The chat output parsers see the markers even where they are control tokens.
   for (EngineRequest& er : prompts) er.render_special_tokens = meta.shape.has_value();
   Result<std::vector<RequestHandle>> handles = submit_choices(m.engine, std::move(prompts), n);
-  if (!handles.ok()) {
-    co_return co_await write_error(stream, req.version(), submit_error(handles.status()), keep, headers);
-  }
+  if (!handles.ok()) co_return co_await fail(submit_error(handles.status()), keep);
   std::vector<RequestTimer> timers;
   for (size_t i = 0; i < handles->size(); ++i) timers.emplace_back(s.metrics, m.clock, arrived);
-  const bool more = co_await follow_request(stream, req, std::move(*handles), std::move(meta), follow, timers);
+  const std::unique_ptr<ResponseEncoder> encoder = front.encoder(std::move(meta), follow.streaming);
+  const bool more = co_await follow_request(stream, req, std::move(*handles), *encoder, follow, timers);
   co_return more && !s.stopping.load();
 }
 

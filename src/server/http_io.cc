@@ -3,10 +3,6 @@
 
 namespace met {
 
-std::string dump_json(const nlohmann::ordered_json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
 awaitable<bool> write_body(beast::tcp_stream& stream, unsigned version, http::status status, std::string body,
                            std::string_view content_type, bool keep_alive, const ExtraHeaders& headers) {
   http::response<http::string_body> res{status, version};
@@ -21,8 +17,8 @@ awaitable<bool> write_body(beast::tcp_stream& stream, unsigned version, http::st
 }
 
 awaitable<bool> write_error(beast::tcp_stream& stream, unsigned version, const ApiError& e, bool keep_alive,
-                            const ExtraHeaders& headers) {
-  co_return co_await write_body(stream, version, static_cast<http::status>(e.status), error_body(e), kJson,
+                            const ExtraHeaders& headers, ErrorStyle style) {
+  co_return co_await write_body(stream, version, static_cast<http::status>(e.status), error_body(e, style), kJson,
                                 keep_alive, headers);
 }
 

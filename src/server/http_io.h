@@ -32,14 +32,13 @@ inline constexpr std::string_view kJson = "application/json";
 // Extra response headers: (name, value).
 using ExtraHeaders = std::vector<std::pair<std::string, std::string>>;
 
-std::string dump_json(const nlohmann::ordered_json& j);
 
 // Writes one response; true when the connection may serve another request.
 awaitable<bool> write_body(beast::tcp_stream& stream, unsigned version, http::status status, std::string body,
                            std::string_view content_type, bool keep_alive, const ExtraHeaders& headers = {});
 
-// Writes `e` as {"error": {...}} with its status.
+// Writes `e` as {"error": {...}} (or in `style`) with its status.
 awaitable<bool> write_error(beast::tcp_stream& stream, unsigned version, const ApiError& e, bool keep_alive,
-                            const ExtraHeaders& headers = {});
+                            const ExtraHeaders& headers = {}, ErrorStyle style = ErrorStyle::kOpenAi);
 
 }  // namespace met

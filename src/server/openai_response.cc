@@ -85,8 +85,8 @@ Json completion_body(const ResponseMeta& meta, std::span<const ChoiceOutput> cho
       shape.id_seed += i;
       shape.stream_tool_calls = false;
       ChatShaper shaper(shape);
-      (void)shaper.feed(c.text);
-      std::vector<Json> unused;
+      std::vector<ParseEvent> unused;
+      shaper.feed(c.text, unused);
       const ParsedMessage m = shaper.finish(unused);
       choice["message"] = message_json(m);
       reason = shaped_finish_reason(reason, m);
@@ -173,7 +173,8 @@ std::string SseEncoder::encode_delta(size_t index, const DeltaEvent& d) {
     if (d.text.empty() && lp == nullptr) return "";
     return sse_event(chunk(index, is_chat(meta_) ? Json{{"content", d.text}} : Json(d.text), nullptr, lp));
   }
-  std::vector<Json> parts = choices_[index].shaper->feed(d.text);
+  choices_[index].shaper->feed(d.text, events_);
+  std::vector<Json> parts = chat_delta_json(events_);
   if (parts.empty() && lp != nullptr) parts.push_back(Json::object());
   std::string out;
   for (Json& part : parts) {
@@ -190,9 +191,8 @@ std::string SseEncoder::encode_finish(size_t index, const FinishEvent& f) {
   std::string out;
   std::string reason = f.finish_reason;
   if (c.shaper != nullptr) {
-    std::vector<Json> parts;
-    const ParsedMessage m = c.shaper->finish(parts);
-    for (Json& part : parts) out += sse_event(chunk(index, std::move(part), nullptr, nullptr));
+    const ParsedMessage m = c.shaper->finish(events_);
+    for (Json& part : chat_delta_json(events_)) out += sse_event(chunk(index, std::move(part), nullptr, nullptr));
     reason = shaped_finish_reason(reason, m);
   }
   out += sse_event(chunk(index, is_chat(meta_) ? Json::object() : Json(""), &reason, nullptr));

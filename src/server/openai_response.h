@@ -42,6 +42,7 @@ struct ResponseMeta {
   // Choices come n per prompt (a completion may batch prompts): usage counts
   // each prompt once.
   size_t choices_per_prompt = 1;
+  size_t num_choices = 1;  // prompts x n
 };
 
 // One choice of a non-streaming response, gathered from its events.
@@ -108,6 +109,7 @@ class SseEncoder {
   bool logprobs_;
   bool prompt_logprobs_ = false;
   std::vector<ChoiceState> choices_;
+  std::vector<ParseEvent> events_;  // scratch
   size_t num_finished_ = 0;
 };
 

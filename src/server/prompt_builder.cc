@@ -13,10 +13,6 @@
 namespace met {
 namespace {
 
-std::string token_text(const Vocab& vocab, std::optional<TokenId> id) {
-  return id && vocab.contains(*id) ? vocab.token(*id).text : std::string();
-}
-
 // Token ids a request names (logit_bias, allowed_token_ids) must exist.
 std::optional<ApiError> check_vocab_ids(const SamplingParams& s, size_t vocab_size) {
   for (const LogitBias& b : s.logit_bias) {
@@ -70,8 +66,8 @@ PromptBuilder::PromptBuilder(const Tokenizer& tokenizer, std::optional<ChatTempl
     : tokenizer_(tokenizer),
       chat_template_(std::move(chat_template)),
       limits_(limits),
-      bos_text_(token_text(tokenizer.vocab(), tokenizer.vocab().special().bos)),
-      eos_text_(token_text(tokenizer.vocab(), tokenizer.vocab().special().eos)),
+      bos_text_(tokenizer.vocab().text_or_empty(tokenizer.vocab().special().bos)),
+      eos_text_(tokenizer.vocab().text_or_empty(tokenizer.vocab().special().eos)),
       no_template_reason_(std::move(no_template_reason)) {
   if (chat_template_) chat_format_ = detect_chat_format(chat_template_->source(), control_token_texts(tokenizer.vocab()));
 }

@@ -57,7 +57,7 @@ awaitable<void> wait_for_events(beast::tcp_stream& stream, EventWait& w, ChoiceS
 // A non-streaming response: collects every choice, then writes one JSON
 // body (or the first error a choice met).
 awaitable<bool> collect_events(beast::tcp_stream& stream, const HttpRequest& req, EventWait& w,
-                               ChoiceStreams& waiter, const ResponseMeta& meta, const FollowOptions& o) {
+                               ChoiceStreams& waiter, ResponseEncoder& encoder, const FollowOptions& o) {
   std::vector<ChoiceOutput> choices(waiter.size());
   for (ChoiceOutput& c : choices) {
     c.wants_logprobs = o.logprobs;
@@ -79,10 +79,11 @@ awaitable<bool> collect_events(beast::tcp_stream& stream, const HttpRequest& req
   }
   if (w.peer_gone) co_return false;
   if (error) {
-    co_return co_await write_error(stream, req.version(), http_error(500, *error), req.keep_alive(), o.headers);
+    co_return co_await write_error(stream, req.version(), http_error(500, *error), req.keep_alive(), o.headers,
+                                   o.error_style);
   }
-  co_return co_await write_body(stream, req.version(), http::status::ok, dump_json(completion_body(meta, choices)),
-                                kJson, req.keep_alive(), o.headers);
+  co_return co_await write_body(stream, req.version(), http::status::ok, encoder.body(choices), kJson,
+                                req.keep_alive(), o.headers);
 }
 
 // One piece of an SSE body: a chunk under HTTP/1.1; raw bytes under HTTP/1.0,
@@ -103,7 +104,7 @@ awaitable<bool> write_chunk(beast::tcp_stream& stream, const std::string& bytes,
 
 // A streaming response: SSE (one write per wake), chunked under HTTP/1.1.
 awaitable<bool> stream_events(beast::tcp_stream& stream, const HttpRequest& req, EventWait& w,
-                              ChoiceStreams& waiter, const ResponseMeta& meta, const FollowOptions& o) {
+                              ChoiceStreams& waiter, ResponseEncoder& encoder, const FollowOptions& o) {
   const bool chunked = req.version() >= 11;
   http::response<http::empty_body> res{http::status::ok, req.version()};
   res.set(http::field::server, "met");
@@ -114,8 +115,6 @@ awaitable<bool> stream_events(beast::tcp_stream& stream, const HttpRequest& req,
   res.keep_alive(chunked && req.keep_alive());
   http::response_serializer<http::empty_body> sr{res};
   auto [ec, n] = co_await http::async_write_header(stream, sr, kTuple);
-  SseEncoder encoder(meta, o.include_usage, waiter.size(), o.logprobs);
-  if (o.prompt_logprobs) encoder.send_prompt_logprobs();
   size_t num_finished = 0;
   bool writable = !ec && co_await write_chunk(stream, encoder.start(), chunked, o.write_timeout);
   for (bool done = false; !done;) {
@@ -146,7 +145,7 @@ awaitable<bool> stream_events(beast::tcp_stream& stream, const HttpRequest& req,
 // which runs after every wake they posted, so no wake touches `w` after this
 // returns.
 awaitable<bool> follow_request(beast::tcp_stream& stream, const HttpRequest& req, std::vector<RequestHandle> handles,
-                               ResponseMeta meta, FollowOptions options, std::vector<RequestTimer>& timers) {
+                               ResponseEncoder& encoder, FollowOptions options, std::vector<RequestTimer>& timers) {
   auto ex = co_await asio::this_coro::executor;
   EventWait w{asio::steady_timer(ex)};
   bool keep = false;
@@ -154,8 +153,8 @@ awaitable<bool> follow_request(beast::tcp_stream& stream, const HttpRequest& req
     ChoiceStreams waiter(
         std::move(handles), [ex, &w] { asio::post(ex, [&w] { w.wake.cancel(); }); },
         [&timers](size_t i, const StreamEvent& e) { timers[i].on_event(e); });
-    keep = options.streaming ? co_await stream_events(stream, req, w, waiter, meta, options)
-                             : co_await collect_events(stream, req, w, waiter, meta, options);
+    keep = options.streaming ? co_await stream_events(stream, req, w, waiter, encoder, options)
+                             : co_await collect_events(stream, req, w, waiter, encoder, options);
   }
   co_await asio::post(ex, asio::use_awaitable);
   co_return keep;

@@ -1,6 +1,6 @@
 // RequestBridge: follows one submitted generation request from its
 // RequestHandle to the client's last byte, as one JSON body or as SSE
-// (chunked under HTTP/1.1). No thread waits for it: the engine publishes a
+// (chunked under HTTP/1.1), written by the API's ResponseEncoder. No thread waits for it: the engine publishes a
 // request's events once per tick and its waker posts a wake (a timer cancel)
 // to the connection's strand, so neither the engine thread nor an io thread
 // waits on a slow client or a slow engine.
@@ -22,24 +22,24 @@
 
 #include "engine/engine.h"
 #include "server/http_io.h"
-#include "server/openai_response.h"
+#include "server/api_front.h"
 #include "server/request_timer.h"
 
 namespace met {
 
 struct FollowOptions {
   bool streaming = false;
-  bool include_usage = false;    // stream_options.include_usage
   bool logprobs = false;         // choices carry "logprobs"
   bool prompt_logprobs = false;  // choices carry vLLM's "prompt_logprobs"
   Duration write_timeout = std::chrono::seconds(30);  // one SSE write the client must take within
   ExtraHeaders headers;  // added to the response (CORS)
+  ErrorStyle error_style = ErrorStyle::kOpenAi;  // a whole-body error's shape
 };
 
 // Follows the n choices of one request (handles[i] is choice i; timers[i]
-// times it) to the client's last byte. True when the connection may serve
-// another request.
+// times it) to the client's last byte, written by `encoder`. True when the
+// connection may serve another request.
 awaitable<bool> follow_request(beast::tcp_stream& stream, const HttpRequest& req, std::vector<RequestHandle> handles,
-                               ResponseMeta meta, FollowOptions options, std::vector<RequestTimer>& timers);
+                               ResponseEncoder& encoder, FollowOptions options, std::vector<RequestTimer>& timers);
 
 }  // namespace met

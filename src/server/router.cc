@@ -7,7 +7,7 @@
 #include "core/fault_flag.h"
 #include "server/generation.h"
 #include "server/health.h"
-#include "server/openai_response.h"
+#include "server/openai_front.h"
 
 namespace met {
 namespace {
@@ -82,8 +82,8 @@ awaitable<bool> dispatch(ServerState& s, beast::tcp_stream& stream, const HttpRe
   }
   if (target == "/tokenize") co_return co_await json_result(stream, req, m.tokenize.tokenize(req.body()), cors);
   if (target == "/detokenize") co_return co_await json_result(stream, req, m.tokenize.detokenize(req.body()), cors);
-  co_return co_await generate(s, stream, req,
-                              target == "/v1/completions" ? Endpoint::kCompletions : Endpoint::kChatCompletions, cors);
+  OpenAiFront front(target == "/v1/completions" ? Endpoint::kCompletions : Endpoint::kChatCompletions);
+  co_return co_await generate(s, stream, req, front, cors);
 }
 
 }  // namespace

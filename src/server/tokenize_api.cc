@@ -25,10 +25,6 @@ ApiResult<bool> flag(const RequestJson& obj, const char* name, bool fallback) {
   return it->get<bool>();
 }
 
-std::string token_text(const Vocab& vocab, std::optional<TokenId> id) {
-  return id && vocab.contains(*id) ? vocab.token(*id).text : std::string();
-}
-
 }  // namespace
 
 TokenizeApi::TokenizeApi(const Tokenizer& tokenizer, std::optional<ChatTemplate> chat_template, int32_t max_model_len)
@@ -48,8 +44,8 @@ ApiResult<std::vector<TokenId>> TokenizeApi::tokenize_messages(std::string_view 
   nlohmann::ordered_json context;
   context["messages"] = std::get<OpenAiRequest>(parsed).messages;
   context["add_generation_prompt"] = std::get<bool>(generation_prompt);
-  context["bos_token"] = token_text(vocab, vocab.special().bos);
-  context["eos_token"] = token_text(vocab, vocab.special().eos);
+  context["bos_token"] = vocab.text_or_empty(vocab.special().bos);
+  context["eos_token"] = vocab.text_or_empty(vocab.special().eos);
   Result<std::string> text = chat_template_->render(context);
   if (!text.ok()) {
     return invalid_request("messages",

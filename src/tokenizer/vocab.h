@@ -66,6 +66,11 @@ class Vocab {
   bool contains(TokenId id) const { return id >= 0 && static_cast<size_t>(id) < tokens_.size(); }
   // REQUIRES: contains(id).
   const TokenData& token(TokenId id) const;
+  // The token's text; "" for nullopt or an id outside the vocab (a special
+  // token the file does not have).
+  std::string text_or_empty(std::optional<TokenId> id) const {
+    return id && contains(*id) ? token(*id).text : std::string();
+  }
   std::optional<TokenId> find(std::string_view text) const;
   size_t max_token_bytes() const { return max_token_bytes_; }
 

@@ -21,13 +21,11 @@ struct Shaped {
 // Feeds `text` in pieces of `step` bytes and merges the deltas like a client.
 Shaped run(const ChatShape& shape, const std::string& text, size_t step) {
   ChatShaper shaper(shape);
-  std::vector<Json> deltas;
-  for (size_t i = 0; i < text.size(); i += step) {
-    std::vector<Json> d = shaper.feed(std::string_view(text).substr(i, step));
-    deltas.insert(deltas.end(), d.begin(), d.end());
-  }
+  std::vector<ParseEvent> events;
+  for (size_t i = 0; i < text.size(); i += step) shaper.feed(std::string_view(text).substr(i, step), events);
   Shaped out;
-  out.message = shaper.finish(deltas);
+  out.message = shaper.finish(events);
+  const std::vector<Json> deltas = chat_delta_json(events);
   for (const Json& d : deltas) {
     if (d.contains("reasoning_content")) out.reasoning += d["reasoning_content"].get<std::string>();
     if (d.contains("content")) out.content += d["content"].get<std::string>();
