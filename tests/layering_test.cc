@@ -17,7 +17,7 @@ namespace {
 
 const std::vector<std::string> kModuleOrder = {
     "core", "gguf", "tensor", "backend", "model", "kv", "tokenizer", "chat",
-    "sampling", "grammar", "request", "spec", "scheduler", "engine", "server", "cli"};
+    "sampling", "grammar", "request", "spec", "scheduler", "engine", "server", "hub", "cli"};
 
 // server/ and cli/ reach the engine through engine/ and request/ alone: they
 // never include the modules the engine is built from.

@@ -1,6 +1,7 @@
 // The `met` binary: parses the command line with CLI11 and runs a subcommand.
-// The only place met reads environment variables (MET_ISA, MET_LOG_LEVEL, and
-// XDG_CACHE_HOME or HOME for the cache directory).
+// The only place met reads environment variables (MET_ISA, MET_LOG_LEVEL,
+// MET_CACHE, XDG_CACHE_HOME or HOME for the cache directory, and HF_ENDPOINT
+// and HF_TOKEN for the hub).
 // Threading: main thread. Tested by tests/cli/*_command_test.cc.
 #include <cstdio>
 #include <cstdlib>
@@ -33,8 +34,9 @@ bool apply_isa_cap(const std::string& flag) {
   return true;
 }
 
-// $XDG_CACHE_HOME/met, else $HOME/.cache/met, else .met-cache.
+// $MET_CACHE, else $XDG_CACHE_HOME/met, else $HOME/.cache/met, else .met-cache.
 std::string default_cache_dir() {
+  if (const char* met = std::getenv("MET_CACHE"); met != nullptr && met[0] != '\0') return met;
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && xdg[0] != '\0') {
     return std::string(xdg) + "/met";
   }
@@ -42,6 +44,16 @@ std::string default_cache_dir() {
     return std::string(home) + "/.cache/met";
   }
   return ".met-cache";
+}
+
+met::HubEnv hub_env() {
+  met::HubEnv env;
+  env.cache_dir = default_cache_dir();
+  if (const char* endpoint = std::getenv("HF_ENDPOINT"); endpoint != nullptr && endpoint[0] != '\0') {
+    env.hf_endpoint = endpoint;
+  }
+  if (const char* token = std::getenv("HF_TOKEN"); token != nullptr) env.hf_token = token;
+  return env;
 }
 
 }  // namespace
@@ -62,9 +74,11 @@ int main(int argc, char** argv) {
   met::add_bench_command(app);
   met::add_info_command(app);
   met::add_make_model_command(app);
+  const met::HubEnv hub = hub_env();
+  met::add_pull_command(app, hub);
   met::add_quantize_command(app);
   met::add_run_command(app);
-  met::add_serve_command(app, default_cache_dir());
+  met::add_serve_command(app, hub);
   met::add_template_command(app);
   met::add_tokenize_command(app);
   app.parse_complete_callback([&] {

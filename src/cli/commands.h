@@ -14,14 +14,24 @@
 
 namespace met {
 
+// What apps/ reads from the environment for the commands that keep or fetch
+// models: the cache ($MET_CACHE, else $XDG_CACHE_HOME/met, else
+// ~/.cache/met) and the hub ($HF_ENDPOINT, $HF_TOKEN).
+struct HubEnv {
+  std::string cache_dir;
+  std::string hf_endpoint = "https://huggingface.co";
+  std::string hf_token;  // never printed
+};
+
 void add_bench_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_make_model_command(CLI::App& app);
+void add_pull_command(CLI::App& app, const HubEnv& env);
 void add_quantize_command(CLI::App& app);
 void add_run_command(CLI::App& app);
-// `default_cache_dir`: where `met serve` keeps its default model (apps/ works
-// it out from XDG_CACHE_HOME or HOME).
-void add_serve_command(CLI::App& app, const std::string& default_cache_dir);
+// `env.cache_dir`: where `met serve` keeps its default model and the models
+// --hf fetches.
+void add_serve_command(CLI::App& app, const HubEnv& env);
 void add_template_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
 

@@ -1,9 +1,12 @@
 // `met serve [MODEL.gguf] [--host 127.0.0.1] [--port 8080] [--model-alias NAME]
 // [--chat-template FILE] [--max-concurrent N] [--max-body-bytes N]
 // [--api-key KEY]... [--api-key-file F] [--request-timeout S]
-// [--drain-timeout S] [--stall-timeout S] [--cache-dir DIR]` plus the engine
-// flags: the OpenAI-compatible HTTP server (server/http_server.h). With no
-// model it serves a small random-weight model made once (make-model's tiny
+// [--drain-timeout S] [--stall-timeout S] [--cache-dir DIR]
+// [--hf ORG/REPO[:FILE|:QUANT] [--hf-endpoint URL] [--hf-revision REV]]` plus
+// the engine flags: the OpenAI-compatible HTTP server (server/http_server.h).
+// --hf fetches the model from a Hugging Face-style hub into the cache first
+// (cli/hub_flags.h; a model path and --hf exclude each other). With neither
+// it serves a small random-weight model made once (make-model's tiny
 // preset, q8_0) and kept in the cache directory, and says so in one line.
 // The server binds before the model loads (/health answers 503 "loading"
 // meanwhile); loading reads the file through with a progress bar when stderr
@@ -32,6 +35,7 @@
 
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
+#include "cli/hub_flags.h"
 #include "cli/progress_bar.h"
 #include "cli/version.h"
 #include "core/log.h"
@@ -60,6 +64,7 @@ struct ServeOptions {
   double stall_timeout_s = 60;  // 0: not checked
   int64_t max_pending_bytes = int64_t{1} << 20;
   double slow_client_timeout_s = 30;
+  HubFlags hub;
   EngineFlags engine;
 };
 
@@ -96,6 +101,9 @@ std::string system_fingerprint(const ServeOptions& o) {
 }
 
 Status validate(const ServeOptions& o) {
+  if (!o.hub.hf.empty() && !o.model_path.empty()) {
+    return invalid_argument("both a model path ({}) and --hf {}: give one of them", o.model_path, o.hub.hf);
+  }
   if (o.port < 0 || o.port > 65535) return invalid_argument("--port {} must be between 0 and 65535", o.port);
   if (o.max_concurrent < 1) return invalid_argument("--max-concurrent {} must be at least 1", o.max_concurrent);
   if (o.max_body_bytes < 1) return invalid_argument("--max-body-bytes {} must be at least 1", o.max_body_bytes);
@@ -176,6 +184,9 @@ void raise_open_file_limit() {
 Status serve(ServeOptions o) {
   MET_RETURN_IF_ERROR(validate(o));
   raise_open_file_limit();
+  if (!o.hub.hf.empty()) {
+    MET_ASSIGN_OR_RETURN(o.model_path, fetch_hub_model(o.hub, o.cache_dir));
+  }
   if (o.model_path.empty()) {
     MET_ASSIGN_OR_RETURN(o.model_path, default_model(o.cache_dir));
     if (o.alias.empty()) o.alias = "met-random-tiny";
@@ -207,12 +218,14 @@ Status serve(ServeOptions o) {
 
 }  // namespace
 
-void add_serve_command(CLI::App& app, const std::string& default_cache_dir) {
+void add_serve_command(CLI::App& app, const HubEnv& env) {
   auto o = std::make_shared<ServeOptions>();
-  o->cache_dir = default_cache_dir;
+  o->cache_dir = env.cache_dir;
   CLI::App* cmd = app.add_subcommand("serve", "Serve the OpenAI HTTP API (completions, chat completions)");
   cmd->add_option("model", o->model_path, "GGUF model (default: a random-weight model kept in --cache-dir)");
-  cmd->add_option("--cache-dir", o->cache_dir, "Where the default model is made and kept")->capture_default_str();
+  cmd->add_option("--cache-dir", o->cache_dir, "Where downloaded models and the default one are kept (env MET_CACHE)")
+      ->capture_default_str();
+  add_hub_flags(*cmd, o->hub, env, /*with_hf=*/true);
   cmd->add_option("--host", o->host, "Address to bind")->capture_default_str();
   cmd->add_option("--port", o->port, "Port to bind; 0 picks a free one")->capture_default_str();
   cmd->add_option("--model-alias", o->alias, "The model's name in the API (default: the file's stem)");
