@@ -34,14 +34,17 @@ Json tool_calls_json(const std::vector<ToolCall>& calls) {
 }  // namespace
 
 ChatShaper::ChatShaper(const ChatShape& shape) : shape_(shape), ids_(shape.id_seed) {
-  if (shape_.forced != ForcedTools::kNone) return;
   ParserOptions o;
   o.starts_in_thinking = shape_.starts_in_thinking;
-  o.parse_tool_calls = shape_.parse_tool_calls;
+  o.parse_tool_calls = shape_.parse_tool_calls && shape_.forced == ForcedTools::kNone;
   o.id_seed = shape_.id_seed;
   o.stream_tool_calls = shape_.stream_tool_calls;
   o.tool_names = shape_.tool_names;
   parser_ = make_output_parser(shape_.format, o);
+  if (shape_.forced == ForcedTools::kNone) return;
+  std::optional<std::string> name;
+  if (shape_.forced == ForcedTools::kNamed) name = shape_.forced_name;
+  forced_ = std::make_unique<ForcedCalls>(std::move(name), shape_.stream_tool_calls, ids_);
 }
 
 std::vector<Json> chat_delta_json(std::vector<ParseEvent>& events) {
@@ -58,54 +61,35 @@ std::vector<Json> chat_delta_json(std::vector<ParseEvent>& events) {
   return out;
 }
 
+void ChatShaper::route_forced(std::vector<ParseEvent>& from, std::vector<ParseEvent>& events) {
+  for (ParseEvent& e : from) {
+    if (auto* c = std::get_if<ContentDelta>(&e)) {
+      forced_->feed(c->text, events);
+    } else {
+      events.push_back(std::move(e));  // reasoning (the parser makes no calls here)
+    }
+  }
+  from.clear();
+}
+
 void ChatShaper::feed(std::string_view text, std::vector<ParseEvent>& events) {
   if (text.empty()) return;
-  if (shape_.forced == ForcedTools::kNone) {
+  if (!forced_) {
     parser_->feed(text, events);
     return;
   }
-  forced_text_ += text;
-  if (shape_.forced == ForcedTools::kNamed) {
-    // The arguments stream as they come; the call opens with the first piece.
-    if (named_id_.empty()) {
-      named_id_ = ids_.next();
-      events.push_back(ToolCallBegin{0, named_id_, shape_.forced_name});
-    }
-    events.push_back(ToolCallArgumentsDelta{0, std::string(text)});
-  }
-}
-
-ParsedMessage ChatShaper::finish_forced(std::vector<ParseEvent>& events) {
-  ParsedMessage m;
-  if (shape_.forced == ForcedTools::kNamed) {
-    if (named_id_.empty()) {
-      named_id_ = ids_.next();
-      events.push_back(ToolCallBegin{0, named_id_, shape_.forced_name});
-    }
-    m.tool_calls.push_back(ToolCall{named_id_, shape_.forced_name, forced_text_});
-    m.ended_with_tool_call = true;
-    return m;
-  }
-  // "required": [{"name", "parameters"}, ...]; a cut-off array stays content.
-  const Json calls = Json::parse(forced_text_, nullptr, /*allow_exceptions=*/false);
-  if (!calls.is_array()) {
-    m.content = forced_text_;
-    events.push_back(ContentDelta{forced_text_});
-    return m;
-  }
-  for (const Json& c : calls) {
-    ToolCall call{ids_.next(), c.value("name", std::string()), c.contains("parameters") ? c["parameters"].dump() : "{}"};
-    events.push_back(ToolCallBegin{m.tool_calls.size(), call.id, call.name});
-    events.push_back(ToolCallArgumentsDelta{m.tool_calls.size(), call.arguments});
-    m.tool_calls.push_back(std::move(call));
-  }
-  m.ended_with_tool_call = !m.tool_calls.empty();
-  return m;
+  parser_->feed(text, scratch_);
+  route_forced(scratch_, events);
 }
 
 ParsedMessage ChatShaper::finish(std::vector<ParseEvent>& events) {
-  if (shape_.forced != ForcedTools::kNone) return finish_forced(events);
-  return parser_->finish(events);
+  if (!forced_) return parser_->finish(events);
+  ParsedMessage split = parser_->finish(scratch_);
+  route_forced(scratch_, events);
+  ParsedMessage m;
+  m.reasoning_content = std::move(split.reasoning_content);
+  forced_->finish(m, events);
+  return m;
 }
 
 std::string shaped_finish_reason(const std::string& engine_reason, const ParsedMessage& m) {

@@ -2,7 +2,9 @@
 // OpenAI's message parts: delta.reasoning_content, delta.content and
 // delta.tool_calls (the model family's OutputParser, chat/output/), or, for a
 // forced tool call (tool_choice "required" or a named function, whose output
-// is JSON by grammar: output_controls.h), the tool calls made from that JSON.
+// is JSON by grammar: output_controls.h), the reasoning split off first (the
+// family's parser with tool calls off) and the tool calls made from the JSON
+// that follows it (ForcedCalls).
 // finish() gives the whole message; a natural stop whose message ended with a
 // tool call reads "tool_calls".
 // Invariants: the concatenated deltas equal the final message's fields;
@@ -22,6 +24,7 @@
 #include "chat/output/output_parser.h"
 #include "chat/output/parsed_message.h"
 #include "chat/output/tool_call_ids.h"
+#include "server/forced_calls.h"
 
 namespace met {
 
@@ -52,13 +55,14 @@ class ChatShaper {
   ParsedMessage finish(std::vector<ParseEvent>& events);
 
  private:
-  ParsedMessage finish_forced(std::vector<ParseEvent>& events);
+  // Reasoning goes out; content is the forced calls' JSON.
+  void route_forced(std::vector<ParseEvent>& from, std::vector<ParseEvent>& events);
 
   ChatShape shape_;
-  std::unique_ptr<OutputParser> parser_;  // unless forced
+  std::unique_ptr<OutputParser> parser_;
   ToolCallIds ids_;
-  std::string forced_text_;
-  std::string named_id_;  // the named call's id, once it has begun
+  std::unique_ptr<ForcedCalls> forced_;  // with ForcedTools other than kNone
+  std::vector<ParseEvent> scratch_;
 };
 
 // OpenAI's chat delta objects (each {"reasoning_content"|"content"|
