@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/fault_flag.h"
+#include "server/chat_page.h"
 #include "server/generation.h"
 #include "server/health.h"
 #include "server/openai_front.h"
@@ -55,11 +56,16 @@ std::string_view with_v1_prefix(std::string_view target) {
   return target;
 }
 
-bool open_path(std::string_view target) { return target == "/health" || target == "/metrics"; }
+// Paths that need no API key: probes and the chat page (whose API calls carry the key).
+bool open_path(std::string_view target) {
+  return target == "/health" || target == "/metrics" || is_chat_page_path(target);
+}
 
 // The verb each known path takes; nullopt for an unknown path.
 std::optional<http::verb> verb_of(std::string_view target) {
-  if (target == "/health" || target == "/metrics" || target == "/v1/models") return http::verb::get;
+  if (target == "/health" || target == "/metrics" || target == "/v1/models" || is_chat_page_path(target)) {
+    return http::verb::get;
+  }
   if (target == "/v1/completions" || target == "/v1/chat/completions" || target == "/tokenize" ||
       target == "/detokenize") {
     return http::verb::post;
@@ -121,6 +127,10 @@ awaitable<bool> route(ServerState& s, beast::tcp_stream& stream, const HttpReque
                                    with_header(cors, "Allow", *verb == http::verb::get ? "GET" : "POST"));
   }
   if (target == "/health") co_return co_await health(s, stream, req, cors);
+  if (is_chat_page_path(target)) {
+    co_return co_await write_body(stream, req.version(), http::status::ok, std::string(chat_page_html()),
+                                  kChatPageContentType, keep, chat_page_headers(cors));
+  }
   if (s.model() == nullptr) {
     co_return co_await write_error(stream, req.version(), http_error(503, "the model is still loading"), keep, cors);
   }

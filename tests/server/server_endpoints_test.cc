@@ -2,13 +2,15 @@
 // subprocess on a free loopback port: /metrics, API keys, /tokenize and
 // /detokenize, /health, --request-timeout and --drain-timeout, and the
 // details OpenAI clients read (routes without /v1, system_fingerprint,
-// refusal, context_length_exceeded), and CORS. Timing is never asserted.
+// refusal, context_length_exceeded), CORS, and the chat page at /. Timing is
+// never asserted.
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "server/chat_page.h"
 #include "server/generation.h"
 #include "server/prometheus_text.h"
 #include "serve_test_support.h"
@@ -230,6 +232,28 @@ TEST(MetServeCors, APreflightNeedsNoKeyAndEveryAnswerToAListedOriginSaysItMayRea
   auto stranger_pre = call_with(server.port(), "OPTIONS", "/v1/completions", "",
                                 {"Origin: http://evil.example", "Access-Control-Request-Method: POST"});
   EXPECT_NE(stranger_pre->status, 204);
+}
+
+TEST(MetServeChatPage, TheRootServesThePageWithNoKeyWhileTheApiStillNeedsOne) {
+  MET_REQUIRE_SHARED(model, "models/stories260K.gguf");
+  ServeProcess server(serve_args(model, "--api-key sk-page"));
+  ASSERT_NE(server.port(), 0) << server.error();
+  for (const char* path : {"/", "/index.html", "/?chat=1"}) {
+    auto r = http_call(server.port(), "GET", path);
+    ASSERT_TRUE(r.has_value()) << path;
+    EXPECT_EQ(r->status, 200) << path << ": " << r->body.substr(0, 200);
+    EXPECT_EQ(r->headers["content-type"], "text/html; charset=utf-8") << path;
+    EXPECT_EQ(r->body, chat_page_html()) << path;
+    EXPECT_NE(r->headers["content-security-policy"].find("connect-src 'self'"), std::string::npos);
+  }
+  EXPECT_EQ(call_with(server.port(), "GET", "/v1/models", "", {})->status, 401);
+  EXPECT_EQ(call_with(server.port(), "GET", "/v1/models", "", {"Authorization: Bearer sk-page"})->status, 200);
+  auto post = call_with(server.port(), "POST", "/", "", {"Authorization: Bearer sk-page"});
+  ASSERT_TRUE(post.has_value());
+  EXPECT_EQ(post->status, 405);
+  EXPECT_EQ(post->headers["allow"], "GET");
+  EXPECT_EQ(http_call(server.port(), "GET", "/chat.html")->status, 401);  // not the page: the key guards it
+  EXPECT_EQ(server.stop(), 0) << server.stderr_text();
 }
 
 TEST(MetServeHealth, AServingEngineIsHealthyWithAStallTimeout) {
