@@ -256,6 +256,70 @@ TEST(ServeAgent, AThinkingBudgetEndsReasoningExactlyOnARandomReasoningModel) {
   EXPECT_EQ(reasoning, msg["reasoning_content"].get<std::string>()) << "streamed and whole agree";
 }
 
+// A thinking model under a forced tool_choice thinks first, then writes the
+// calls' JSON: the reasoning is reasoning_content, never part of a call or
+// content, and a streamed "required" call's arguments come in pieces.
+TEST(ServeAgent, ForcedToolCallsOfAThinkingModelKeepReasoningApart) {
+  MET_REQUIRE_SHARED(tmpl, "chat-templates/deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja");
+  testing::TempDir dir;
+  const std::string model =
+      testing::make_small_model(dir, "r1.gguf", 700, "--chat-template " + testing::shell_quote(tmpl));
+  ServeProcess server(serve_args(model));
+  ASSERT_NE(server.port(), 0) << server.error();
+  const PlainJson tools = PlainJson::parse(R"([{"type": "function", "function": {"name": "get_weather", "parameters":
+      {"type": "object", "properties": {"city": {"enum": ["Paris", "Oslo"]}}, "required": ["city"]}}}])");
+  const PlainJson named = {{"type", "function"}, {"function", PlainJson{{"name", "get_weather"}}}};
+  for (const PlainJson& choice : {PlainJson("required"), named}) {
+    PlainJson req = {{"messages", PlainJson::array({PlainJson{{"role", "user"}, {"content", "weather?"}}})},
+                     {"max_tokens", 120}, {"temperature", 1.0}, {"seed", 3}, {"tools", tools},
+                     {"tool_choice", choice}, {"thinking_budget", 5},
+                     {"chat_template_kwargs", PlainJson{{"enable_thinking", true}}}};
+    const PlainJson j = post(server, "/v1/chat/completions", req.dump());
+    const PlainJson& msg = j["choices"][0]["message"];
+    ASSERT_TRUE(msg.contains("reasoning_content")) << j;
+    EXPECT_EQ(msg["reasoning_content"].get<std::string>().find("</think>"), std::string::npos) << j;
+    EXPECT_TRUE(msg["content"].is_null() || msg["content"] == "") << "no call text in content: " << j;
+    ASSERT_GE(msg["tool_calls"].size(), 1u) << j;
+    for (const PlainJson& call : msg["tool_calls"]) {
+      EXPECT_EQ(call["function"]["name"], "get_weather");
+      const PlainJson args = PlainJson::parse(call["function"]["arguments"].get<std::string>(), nullptr, false);
+      ASSERT_TRUE(args.is_object()) << call;
+      EXPECT_TRUE(args["city"] == "Paris" || args["city"] == "Oslo") << call;
+    }
+    const std::string reason = j["choices"][0]["finish_reason"];
+    EXPECT_TRUE(reason == "tool_calls" || reason == "length") << reason;
+
+    req["stream"] = true;
+    auto s = http_call(server.port(), "POST", "/v1/chat/completions", req.dump());
+    ASSERT_TRUE(s.has_value());
+    std::string reasoning, content, first_args;
+    size_t first_pieces = 0, calls = 0;
+    bool first_begun = false;
+    for (const std::string& e : sse_data(s->body)) {
+      if (e == "[DONE]") break;
+      const PlainJson c = PlainJson::parse(e);
+      if (c["choices"].empty()) continue;
+      const PlainJson& d = c["choices"][0]["delta"];
+      if (d.contains("reasoning_content")) reasoning += d["reasoning_content"].get<std::string>();
+      if (d.contains("content") && d["content"].is_string()) content += d["content"].get<std::string>();
+      if (!d.contains("tool_calls")) continue;
+      const PlainJson& call = d["tool_calls"][0];
+      if (call.contains("id")) ++calls;
+      if (call["index"] != 0) continue;
+      EXPECT_EQ(call.contains("id"), !first_begun) << "the name comes first, once: " << e;
+      first_begun = true;
+      const std::string piece = call["function"]["arguments"];
+      if (!piece.empty()) ++first_pieces;
+      first_args += piece;
+    }
+    EXPECT_EQ(reasoning, msg["reasoning_content"].get<std::string>()) << "streamed and whole agree";
+    EXPECT_EQ(content, "");
+    EXPECT_EQ(calls, msg["tool_calls"].size());
+    EXPECT_EQ(first_args, msg["tool_calls"][0]["function"]["arguments"].get<std::string>());
+    EXPECT_GT(first_pieces, 1u) << "arguments stream in pieces: " << choice;
+  }
+}
+
 TEST(ServeAgent, StrictToolArgumentsHoldUnderToolChoiceAutoOnAHermesModel) {
   MET_REQUIRE_SHARED(tmpl, "chat-templates/Qwen-Qwen2.5-7B-Instruct.jinja");
   testing::TempDir dir;
