@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything met needs to build and test on Debian 12, from Debian's
 # packages only. Safe to run again. Needs root (or sudo).
+#   --tests  also what only the test suite uses: Chromium, for the chat page's
+#            browser test (a large download that serving does not need).
 set -euo pipefail
 
 packages=(
@@ -10,8 +12,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libpcre2-dev libutf8proc-dev libxxhash-dev prometheus-cpp-dev
   libcurl4-openssl-dev libssl-dev libncurses-dev
-  chromium
 )
+if [ "${1:-}" = "--tests" ]; then packages+=(chromium); fi
 
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
