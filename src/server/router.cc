@@ -9,6 +9,7 @@
 #include "server/generation.h"
 #include "server/health.h"
 #include "server/openai_front.h"
+#include "server/responses_front.h"
 
 namespace met {
 namespace {
@@ -50,7 +51,7 @@ std::string_view header_value(const HttpRequest& req, http::field f) {
 // OpenAI-compatible servers commonly answer the API's routes without the
 // /v1 prefix too (clients configured with a bare base URL send them so).
 std::string_view with_v1_prefix(std::string_view target) {
-  for (std::string_view route : {"/v1/chat/completions", "/v1/completions", "/v1/models"}) {
+  for (std::string_view route : {"/v1/chat/completions", "/v1/completions", "/v1/models", "/v1/responses"}) {
     if (target == route.substr(3)) return route;
   }
   return target;
@@ -63,6 +64,8 @@ bool open_path(std::string_view target) {
 
 // The verb each known path takes; nullopt for an unknown path.
 std::optional<http::verb> verb_of(std::string_view target) {
+  if (target == kResponsesPath) return http::verb::post;
+  if (stored_response_id(target)) return http::verb::get;
   if (target == "/health" || target == "/metrics" || target == "/v1/models" || is_chat_page_path(target)) {
     return http::verb::get;
   }
@@ -88,6 +91,13 @@ awaitable<bool> dispatch(ServerState& s, beast::tcp_stream& stream, const HttpRe
   }
   if (target == "/tokenize") co_return co_await json_result(stream, req, m.tokenize.tokenize(req.body()), cors);
   if (target == "/detokenize") co_return co_await json_result(stream, req, m.tokenize.detokenize(req.body()), cors);
+  if (target == kResponsesPath) {
+    ResponsesFront responses(s.responses);
+    co_return co_await generate(s, stream, req, responses, cors);
+  }
+  if (const std::optional<std::string_view> id = stored_response_id(target)) {
+    co_return co_await json_result(stream, req, stored_response(s.responses, *id), cors);
+  }
   OpenAiFront front(target == "/v1/completions" ? Endpoint::kCompletions : Endpoint::kChatCompletions);
   co_return co_await generate(s, stream, req, front, cors);
 }

@@ -1,6 +1,7 @@
 // ServerState: what every connection of one HttpServer shares (private to
 // src/server): the options, the metrics, the served model once loaded, the
-// in-flight count, the stopping flag, and the io_context with its acceptor.
+// in-flight count, the stopping flag, the Responses API's stored responses,
+// and the io_context with its acceptor.
 // Invariants: `served` is published once (release) and read with acquire;
 // in_flight counts generation requests between admission and their last
 // byte; every change that can end serve()'s waits notifies `cv` under `mu`.
@@ -18,6 +19,7 @@
 #include "core/mutex.h"
 #include "server/http_io.h"
 #include "server/http_server.h"
+#include "server/response_store.h"
 #include "server/server_metrics.h"
 
 namespace met {
@@ -35,6 +37,7 @@ struct ServerState {
   std::atomic<int32_t> in_flight{0};
   std::atomic<bool> stopping{false};
   std::atomic<uint64_t> next_response{1};
+  ResponseStore responses;  // the Responses API's kept responses (thread-safe)
   Mutex mu;
   CondVar cv;
 
