@@ -36,6 +36,7 @@
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "cli/hub_flags.h"
+#include "cli/model_sampling.h"
 #include "cli/progress_bar.h"
 #include "cli/version.h"
 #include "core/log.h"
@@ -204,7 +205,13 @@ Status serve(ServeOptions o) {
       CpuEngine::open(o.model_path, config, [&](size_t done, size_t total) { load_bar.update(done, total); }));
   const Tokenizer& tok = e->tokenizer();
   MET_ASSIGN_OR_RETURN(TemplateSource chat, chat_template_source(o, e->metadata()));
-  PromptBuilder prompts(tok, parse_template(chat), e->engine().limits(), chat.why_none);
+  const ModelSampling sampling = model_sampling_defaults(e->metadata());
+  for (const std::string& w : sampling.warnings) std::fprintf(stderr, "met: warning: %s\n", w.c_str());
+  if (sampling.defaults.from_model) {
+    std::fprintf(stderr, "met: sampling defaults from the model file (general.sampling.*): %s\n",
+                 sampling.described.c_str());
+  }
+  PromptBuilder prompts(tok, parse_template(chat), e->engine().limits(), chat.why_none, sampling.defaults);
   TokenizeApi tokenize(tok, parse_template(chat), e->engine().limits().max_seq_len);
   const bool v6 = host.find(':') != std::string::npos;
   std::fprintf(stderr, "met: listening on http://%s%s%s:%u\n", v6 ? "[" : "", host.c_str(), v6 ? "]" : "",

@@ -100,7 +100,7 @@ MaybeError read_common(const Json& obj, OpenAiRequest& r) {
   if (n) r.n = static_cast<int32_t>(*n);
   r.has_seed = field(obj, "seed") != nullptr;
   MET_API_RETURN_IF_ERROR(read_max_tokens(obj, r.endpoint, r.max_tokens));
-  MET_API_RETURN_IF_ERROR(read_sampling_fields(obj, r.engine.sampling, r.sampling_text));
+  MET_API_RETURN_IF_ERROR(read_sampling_fields(obj, r.engine.sampling, r.sampling_text, r.sampling_given));
   MET_API_RETURN_IF_ERROR(read_logprobs(obj, r.endpoint, r.engine.logprobs));
   std::optional<int64_t> prompt_logprobs;
   MET_API_RETURN_IF_ERROR(read_int(obj, "prompt_logprobs", 0, kMaxTopLogprobs, prompt_logprobs));

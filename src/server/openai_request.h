@@ -42,6 +42,7 @@ struct OpenAiRequest {
   std::optional<int32_t> max_tokens;  // nullopt: the endpoint's default
   EngineRequest engine;               // every field but prompt and max_tokens
   SamplingText sampling_text;         // sampler fields given as text, tokenized by PromptBuilder
+  SamplingGiven sampling_given;       // the rest take the model's SamplingDefaults (PromptBuilder)
   AgentFields agent;                  // structured output, tools, reasoning knobs
 };
 

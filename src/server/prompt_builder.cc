@@ -62,13 +62,14 @@ std::vector<std::string> control_token_texts(const Vocab& vocab) {
 }  // namespace
 
 PromptBuilder::PromptBuilder(const Tokenizer& tokenizer, std::optional<ChatTemplate> chat_template,
-                             RequestLimits limits, std::string no_template_reason)
+                             RequestLimits limits, std::string no_template_reason, SamplingDefaults sampling)
     : tokenizer_(tokenizer),
       chat_template_(std::move(chat_template)),
       limits_(limits),
       bos_text_(tokenizer.vocab().text_or_empty(tokenizer.vocab().special().bos)),
       eos_text_(tokenizer.vocab().text_or_empty(tokenizer.vocab().special().eos)),
-      no_template_reason_(std::move(no_template_reason)) {
+      no_template_reason_(std::move(no_template_reason)),
+      sampling_defaults_(sampling) {
   if (chat_template_) chat_format_ = detect_chat_format(chat_template_->source(), control_token_texts(tokenizer.vocab()));
 }
 
@@ -122,6 +123,7 @@ ApiResult<std::vector<EngineRequest>> PromptBuilder::build(OpenAiRequest request
 
 ApiResult<EngineRequest> PromptBuilder::build_one(const OpenAiRequest& request, const CompletionPrompt* prompt) const {
   EngineRequest r = request.engine;
+  apply_sampling_defaults(sampling_defaults_, request.sampling_given, r.sampling);
   if (auto e = check_vocab_ids(r.sampling, tokenizer_.vocab().size())) return *e;
   tokenize_sampling_text(tokenizer_, request.sampling_text, r.sampling);
   std::string prompt_text;

@@ -4,7 +4,8 @@
 // (add_generation_prompt, bos_token, eos_token, tools, reasoning_effort and
 // chat_template_kwargs' keys) and tokenized with special tokens parsed;
 // max_tokens defaults to 16 for completions and to the context for chat (the
-// engine caps the output at the context); the output controls
+// engine caps the output at the context); sampler fields left out take the
+// SamplingDefaults (temperature 1 unless the model file recommends another); the output controls
 // (grammar, thinking, tool bans: output_controls.h) for the model's format.
 // Invariants: a built request's prompt is non-empty.
 // Threading: build() is const and may run on many threads at once.
@@ -28,14 +29,16 @@ class PromptBuilder {
   // Borrows `tokenizer`; `chat_template` nullopt: chat requests get a 400
   // that adds `no_template_reason` when given (e.g. the GGUF's template did
   // not parse).
+  // `sampling`: what requests that leave sampler fields out get.
   PromptBuilder(const Tokenizer& tokenizer, std::optional<ChatTemplate> chat_template, RequestLimits limits,
-                std::string no_template_reason = "");
+                std::string no_template_reason = "", SamplingDefaults sampling = {});
 
   bool has_chat_template() const { return chat_template_.has_value(); }
   const Tokenizer& tokenizer() const { return tokenizer_; }
   // How the model writes reasoning and tool calls (from its template and
   // vocab; generic without a template).
   const ChatFormat& chat_format() const { return chat_format_; }
+  const SamplingDefaults& sampling_defaults() const { return sampling_defaults_; }
   // One EngineRequest per prompt (a completion may batch several; chat has
   // one), in order.
   ApiResult<std::vector<EngineRequest>> build(OpenAiRequest request) const;
@@ -55,6 +58,7 @@ class PromptBuilder {
   std::string bos_text_;
   std::string eos_text_;
   std::string no_template_reason_;
+  SamplingDefaults sampling_defaults_;
   ChatFormat chat_format_;
 };
 

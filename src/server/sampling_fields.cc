@@ -105,13 +105,26 @@ std::string field_of(std::string_view message) {
 
 }  // namespace
 
-MaybeError read_sampling_fields(const Json& obj, SamplingParams& s, SamplingText& text) {
+MaybeError read_sampling_fields(const Json& obj, SamplingParams& s, SamplingText& text, SamplingGiven& given) {
+  given.temperature = field(obj, "temperature") != nullptr;
+  given.top_p = field(obj, "top_p") != nullptr;
+  given.top_k = field(obj, "top_k") != nullptr;
+  given.min_p = field(obj, "min_p") != nullptr;
+  given.repetition_penalty = field(obj, "repetition_penalty") != nullptr;
   MET_API_RETURN_IF_ERROR(read_core(obj, s));
   MET_API_RETURN_IF_ERROR(read_penalties(obj, s, text));
   MET_API_RETURN_IF_ERROR(read_bans(obj, s, text));
   // What only the fields together decide (e.g. lz_buffer < lz_window).
   if (Status st = validate_sampling(s); !st.ok()) return invalid_request(field_of(st.message()), st.message());
   return std::nullopt;
+}
+
+void apply_sampling_defaults(const SamplingDefaults& d, const SamplingGiven& given, SamplingParams& s) {
+  if (!given.temperature) s.temperature = d.temperature;
+  if (!given.top_p) s.top_p = d.top_p;
+  if (!given.top_k) s.top_k = d.top_k;
+  if (!given.min_p) s.min_p = d.min_p;
+  if (!given.repetition_penalty) s.repetition_penalty = d.repetition_penalty;
 }
 
 }  // namespace met

@@ -54,6 +54,7 @@ TEST(PromptBuilder, ABatchOfPromptsGivesOneRequestEach) {
   OpenAiRequest req = completion("hello");
   req.prompts.emplace_back(std::vector<TokenId>{5, 6});
   req.engine.sampling.temperature = 0.5f;
+  req.sampling_given.temperature = true;
   ApiResult<std::vector<EngineRequest>> r = b.build(std::move(req));
   ASSERT_TRUE(std::holds_alternative<std::vector<EngineRequest>>(r));
   const auto& all = std::get<std::vector<EngineRequest>>(r);
@@ -61,6 +62,24 @@ TEST(PromptBuilder, ABatchOfPromptsGivesOneRequestEach) {
   EXPECT_EQ(all[0].prompt, test_tokenizer().encode("hello", EncodeOptions{.add_special = true}));
   EXPECT_EQ(all[1].prompt, (std::vector<TokenId>{5, 6}));
   EXPECT_FLOAT_EQ(all[1].sampling.temperature, 0.5f) << "every prompt gets the request's fields";
+}
+
+TEST(PromptBuilder, SamplerFieldsLeftOutTakeTheServedModelsDefaults) {
+  const SamplingDefaults model{.temperature = 0.7f, .top_p = 0.8f, .top_k = 20, .from_model = true};
+  PromptBuilder b(test_tokenizer(), std::nullopt, kLimits, "", model);
+  OpenAiRequest req = completion("hello");
+  req.engine.sampling.top_k = 3;
+  req.sampling_given.top_k = true;
+  ApiResult<std::vector<EngineRequest>> r = b.build(std::move(req));
+  ASSERT_TRUE(std::holds_alternative<std::vector<EngineRequest>>(r));
+  const SamplingParams& s = std::get<std::vector<EngineRequest>>(r)[0].sampling;
+  EXPECT_FLOAT_EQ(s.temperature, 0.7f);
+  EXPECT_FLOAT_EQ(s.top_p, 0.8f);
+  EXPECT_EQ(s.top_k, 3) << "a field the request gave wins";
+  PromptBuilder api(test_tokenizer(), std::nullopt, kLimits);
+  ApiResult<std::vector<EngineRequest>> plain = api.build(completion("hello"));
+  EXPECT_FLOAT_EQ(std::get<std::vector<EngineRequest>>(plain)[0].sampling.temperature, 1.0f)
+      << "without a recommendation: OpenAI's documented temperature 1, not greedy";
 }
 
 TEST(PromptBuilder, TokenIdsPassThroughAndMaxTokensIsKept) {

@@ -14,13 +14,39 @@ using json_fields::Json;
 struct SamplingRead {
   SamplingParams params;
   SamplingText text;
+  SamplingGiven given;
   std::optional<ApiError> error;
 };
 
 SamplingRead read_sampling(const std::string& body) {
   SamplingRead r;
-  r.error = read_sampling_fields(Json::parse(body), r.params, r.text);
+  r.error = read_sampling_fields(Json::parse(body), r.params, r.text, r.given);
   return r;
+}
+
+// The API documents temperature 1 and top_p 1 for a request that leaves
+// them out; a model file's recommended values replace those defaults, and a
+// field the request gives (null counts as absent) always wins.
+TEST(SamplingFields, FieldsLeftOutTakeTheDefaultsAndGivenOnesWin) {
+  SamplingRead r = read_sampling(R"({"top_k": 5, "min_p": null})");
+  ASSERT_FALSE(r.error.has_value());
+  EXPECT_TRUE(r.given.top_k);
+  EXPECT_FALSE(r.given.temperature);
+  EXPECT_FALSE(r.given.min_p);
+  apply_sampling_defaults(SamplingDefaults{}, r.given, r.params);
+  EXPECT_EQ(r.params.temperature, 1.0f) << "not greedy";
+  EXPECT_EQ(r.params.top_p, 1.0f);
+  EXPECT_EQ(r.params.top_k, 5);
+
+  const SamplingDefaults model{.temperature = 0.6f, .top_p = 0.95f, .top_k = 20, .min_p = 0.05f,
+                               .repetition_penalty = 1.1f, .from_model = true};
+  r = read_sampling(R"({"temperature": 0, "top_k": 5})");
+  apply_sampling_defaults(model, r.given, r.params);
+  EXPECT_EQ(r.params.temperature, 0.0f) << "a given 0 stays greedy";
+  EXPECT_EQ(r.params.top_k, 5);
+  EXPECT_EQ(r.params.top_p, 0.95f);
+  EXPECT_EQ(r.params.min_p, 0.05f);
+  EXPECT_EQ(r.params.repetition_penalty, 1.1f);
 }
 
 TEST(SamplingFields, EveryFieldReachesTheSamplingParams) {

@@ -119,6 +119,29 @@ TEST(ServeAgent, NChoicesAreSeparateSequencesOfOneResponse) {
   EXPECT_EQ(finished, (std::set<int>{0, 1}));
 }
 
+// A request without temperature samples at the API's documented 1.0, so
+// n: 2 gives two different choices (each its own seed), in both endpoints.
+TEST(ServeAgent, WithoutATemperatureNChoicesDiffer) {
+  MET_REQUIRE_SHARED(model, "models/stories260K.gguf");
+  ServeProcess server(serve_args(model));
+  ASSERT_NE(server.port(), 0) << server.error();
+  const PlainJson c = post(server, "/v1/completions", R"({"prompt": "Once upon a time", "max_tokens": 24,
+      "seed": 1, "n": 2})");
+  ASSERT_EQ(c["choices"].size(), 2u) << c;
+  EXPECT_NE(c["choices"][0]["text"], c["choices"][1]["text"]) << c;
+  testing::TempDir dir;
+  ServeProcess chat(serve_args(testing::make_small_model(dir, "chat.gguf", 600)));
+  ASSERT_NE(chat.port(), 0) << chat.error();
+  const PlainJson j = post(chat, "/v1/chat/completions", R"({"messages": [{"role": "user", "content": "hi"}],
+      "max_tokens": 16, "seed": 1, "n": 2})");
+  ASSERT_EQ(j["choices"].size(), 2u) << j;
+  EXPECT_NE(j["choices"][0]["message"]["content"], j["choices"][1]["message"]["content"]) << j;
+  // Explicitly greedy stays greedy: both choices are the same.
+  const PlainJson g = post(server, "/v1/completions", R"({"prompt": "Once upon a time", "max_tokens": 24,
+      "seed": 1, "n": 2, "temperature": 0})");
+  EXPECT_EQ(g["choices"][0]["text"], g["choices"][1]["text"]) << g;
+}
+
 TEST(ServeAgent, BatchedPromptsGiveNChoicesEachInPromptOrder) {
   MET_REQUIRE_SHARED(model, "models/stories260K.gguf");
   ServeProcess server(serve_args(model));
