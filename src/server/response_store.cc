@@ -51,6 +51,19 @@ std::optional<StoredResponse> ResponseStore::get(const std::string& id) const {
   return it->second.value;
 }
 
+std::optional<nlohmann::ordered_json> ResponseStore::find_item(const std::string& item_id) const {
+  MutexLock lock(mu_);
+  for (const auto& [id, e] : entries_) {
+    const auto output = e.value.response.find("output");
+    if (output == e.value.response.end() || !output->is_array()) continue;
+    for (const auto& item : *output) {
+      const auto it = item.find("id");
+      if (it != item.end() && *it == item_id) return item;
+    }
+  }
+  return std::nullopt;
+}
+
 size_t ResponseStore::size() const {
   MutexLock lock(mu_);
   return entries_.size();

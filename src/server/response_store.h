@@ -36,6 +36,9 @@ class ResponseStore {
 
   void put(const std::string& id, StoredResponse entry) EXCLUDES(mu_);
   std::optional<StoredResponse> get(const std::string& id) const EXCLUDES(mu_);
+  // The output item `item_id` of a kept response (an input's item_reference);
+  // nullopt when no kept response has it. Searches every entry's output.
+  std::optional<nlohmann::ordered_json> find_item(const std::string& item_id) const EXCLUDES(mu_);
   size_t size() const EXCLUDES(mu_);
   size_t bytes() const EXCLUDES(mu_);
 

@@ -17,7 +17,8 @@ ApiResult<OpenAiRequest> ResponsesFront::parse(std::string_view body) {
     if (!r) return std::nullopt;
     return std::move(r->conversation);
   };
-  ApiResult<ResponsesRequest> r = parse_responses_request(body, previous);
+  auto item = [this](const std::string& id) { return store_.find_item(id); };
+  ApiResult<ResponsesRequest> r = parse_responses_request(body, previous, item);
   if (auto* e = std::get_if<ApiError>(&r)) return std::move(*e);
   ResponsesRequest& ok = std::get<ResponsesRequest>(r);
   echo_ = std::move(ok.echo);

@@ -168,8 +168,24 @@ MaybeError add_item(const Json& item, const std::string& at, ChatTurns& turns) {
 }
 
 // The conversation: the previous response's items, then `input`'s.
-MaybeError read_input(const Json& obj, const PreviousConversation& previous, Json& conversation,
-                      size_t& first_input) {
+// An input item, an item_reference resolved into the item it names.
+MaybeError resolve_input_item(const Json& item, size_t i, const ItemLookup& lookup, Json& conversation) {
+  const Json* type = item.is_object() ? field(item, "type") : nullptr;
+  if (type == nullptr || *type != "item_reference") {
+    conversation.push_back(item);
+    return std::nullopt;
+  }
+  const std::string at = fmt::format("input[{}].id", i);
+  const Json* id = field(item, "id");
+  if (id == nullptr || !id->is_string()) return invalid_request(at, fmt::format("'{}' must be a string", at));
+  std::optional<Json> found = lookup ? lookup(id->get<std::string>()) : std::nullopt;
+  if (!found) return invalid_request(at, fmt::format("Item with id '{}' not found.", id->get<std::string>()));
+  conversation.push_back(std::move(*found));
+  return std::nullopt;
+}
+
+MaybeError read_input(const Json& obj, const PreviousConversation& previous, const ItemLookup& lookup,
+                      Json& conversation, size_t& first_input) {
   conversation = Json::array();
   std::string previous_id;
   MET_API_RETURN_IF_ERROR(read_string(obj, "previous_response_id", previous_id));
@@ -187,7 +203,9 @@ MaybeError read_input(const Json& obj, const PreviousConversation& previous, Jso
   if (input->is_string()) {
     conversation.push_back(Json{{"type", "message"}, {"role", "user"}, {"content", input->get<std::string>()}});
   } else if (input->is_array()) {
-    for (const Json& item : *input) conversation.push_back(item);
+    for (size_t i = 0; i < input->size(); ++i) {
+      MET_API_RETURN_IF_ERROR(resolve_input_item((*input)[i], i, lookup, conversation));
+    }
   } else {
     return wrong_type("input", "a string or an array of items", *input);
   }
@@ -342,10 +360,11 @@ Json echo_or_null(const Json& obj, const char* name) {
 }
 
 // Builds the chat body and the echo from `obj`.
-MaybeError translate_responses(const Json& obj, const PreviousConversation& previous, ResponsesRequest& r, Json& chat) {
+MaybeError translate_responses(const Json& obj, const PreviousConversation& previous, const ItemLookup& lookup,
+                               ResponsesRequest& r, Json& chat) {
   MET_API_RETURN_IF_ERROR(read_responses_own(obj, r));
   size_t first_input = 0;
-  MET_API_RETURN_IF_ERROR(read_input(obj, previous, r.conversation, first_input));
+  MET_API_RETURN_IF_ERROR(read_input(obj, previous, lookup, r.conversation, first_input));
   std::string instructions;
   MET_API_RETURN_IF_ERROR(read_string(obj, "instructions", instructions));
   ApiResult<Json> messages = items_to_messages(r.conversation, first_input);
@@ -397,7 +416,8 @@ ApiResult<Json> items_to_messages(const Json& items, size_t first_input) {
   return turns.take();
 }
 
-ApiResult<ResponsesRequest> parse_responses_request(std::string_view body, const PreviousConversation& previous) {
+ApiResult<ResponsesRequest> parse_responses_request(std::string_view body, const PreviousConversation& previous,
+                                                    const ItemLookup& item) {
   if (!is_valid_utf8(body)) return invalid_request(std::nullopt, "the request body is not valid UTF-8");
   Json obj;
   try {
@@ -408,7 +428,7 @@ ApiResult<ResponsesRequest> parse_responses_request(std::string_view body, const
   if (!obj.is_object()) return invalid_request(std::nullopt, "the request body must be a JSON object");
   ResponsesRequest r;
   Json chat = Json::object();
-  MET_API_RETURN_IF_ERROR(translate_responses(obj, previous, r, chat));
+  MET_API_RETURN_IF_ERROR(translate_responses(obj, previous, item, r, chat));
   ApiResult<OpenAiRequest> parsed = parse_openai_request(Endpoint::kChatCompletions, dump_json(chat));
   if (auto* e = std::get_if<ApiError>(&parsed)) {
     if (e->param) e->param = responses_param(*e->param);

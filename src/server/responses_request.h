@@ -2,8 +2,9 @@
 // translated into the shared chat request, so validation, the chat
 // template, tools, output controls, thinking and sampling are chat's own:
 // `instructions` becomes a system message first; `input` (a string, or
-// items: messages with text parts, function_call, function_call_output and
-// reasoning) becomes messages, an assistant turn's reasoning, text and calls
+// items: messages with text parts, function_call, function_call_output,
+// reasoning, and item_reference to a kept response's output item, which is
+// resolved into that item) becomes messages, an assistant turn's reasoning, text and calls
 // merged into one assistant message; flat function `tools` and
 // `tool_choice` take chat's nested shape; `text.format` becomes
 // `response_format`; `reasoning.effort` becomes `reasoning_effort` ("none":
@@ -43,7 +44,12 @@ struct ResponsesRequest {
 // The conversation a stored response ended; nullopt when it is unknown.
 using PreviousConversation = std::function<std::optional<nlohmann::ordered_json>(const std::string& id)>;
 
-ApiResult<ResponsesRequest> parse_responses_request(std::string_view body, const PreviousConversation& previous);
+// A kept response's output item by its id (an input item_reference); nullopt
+// when unknown.
+using ItemLookup = std::function<std::optional<nlohmann::ordered_json>(const std::string& item_id)>;
+
+ApiResult<ResponsesRequest> parse_responses_request(std::string_view body, const PreviousConversation& previous,
+                                                    const ItemLookup& item = {});
 
 // Responses items as chat messages (for input[first_input...] errors name
 // input[i - first_input]; items before it are stored ones).

@@ -27,6 +27,15 @@ TEST(ResponseStore, GivesBackWhatWasPutAndNothingForAnUnknownId) {
   EXPECT_FALSE(store.get("resp_2").has_value());
 }
 
+TEST(ResponseStore, FindsAKeptResponsesOutputItemById) {
+  ResponseStore store;
+  StoredResponse r = stored_entry("x");
+  r.response["output"] = Json::array({Json{{"id", "rs_1"}, {"type", "reasoning"}}, Json{{"id", "msg_1"}}});
+  store.put("resp_1", std::move(r));
+  EXPECT_EQ(store.find_item("rs_1"), (Json{{"id", "rs_1"}, {"type", "reasoning"}}));
+  EXPECT_FALSE(store.find_item("msg_2").has_value());
+}
+
 TEST(ResponseStore, KeepsOnlyTheNewestEntriesWithinItsCount) {
   ResponseStore store(/*max_entries=*/3);
   for (int i = 0; i < 5; ++i) store.put("resp_" + std::to_string(i), stored_entry(std::to_string(i)));

@@ -13,8 +13,9 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-ResponsesRequest responses_ok(const std::string& body, const PreviousConversation& previous = {}) {
-  ApiResult<ResponsesRequest> r = parse_responses_request(body, previous);
+ResponsesRequest responses_ok(const std::string& body, const PreviousConversation& previous = {},
+                              const ItemLookup& item = {}) {
+  ApiResult<ResponsesRequest> r = parse_responses_request(body, previous, item);
   if (const auto* e = std::get_if<ApiError>(&r)) {
     ADD_FAILURE() << body << " -> " << e->message;
     return {};
@@ -165,15 +166,33 @@ TEST(ResponsesRequest, BadInputIsA400NamingTheItem) {
   EXPECT_EQ(responses_error(R"({"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "u"}]}]})")
                 .param,
             "input[0].content[0]");
-  EXPECT_EQ(responses_error(R"({"input": ["Hi", {"type": "item_reference", "id": "x"}]})").param, "input[0]");
+  EXPECT_EQ(responses_error(R"({"input": ["Hi", {"role": "user", "content": "a"}]})").param, "input[0]");
   EXPECT_EQ(responses_error(R"({"input": [{"role": "user", "content": "a"}, {"type": "item_reference", "id": "x"}]})")
                 .param,
-            "input[1].type");
+            "input[1].id")
+      << "an item_reference needs a kept item";
+  EXPECT_EQ(responses_error(R"({"input": [{"type": "computer_call_output", "id": "x"}]})").param, "input[0].type");
   EXPECT_EQ(responses_error(R"({"input": [{"role": "robot", "content": "a"}]})").param, "input[0].role");
   EXPECT_EQ(responses_error(R"({"input": [{"type": "function_call", "name": "f", "arguments": "{}"}]})").param,
             "input[0].call_id");
   EXPECT_EQ(responses_error("{\"input\": \"\xff\"}").status, 400);
   EXPECT_EQ(responses_error("[1]").status, 400);
+}
+
+TEST(ResponsesRequest, AnItemReferenceBecomesTheKeptItem) {
+  auto item = [](const std::string& id) -> std::optional<Json> {
+    if (id != "msg_7") return std::nullopt;
+    return Json{{"type", "message"}, {"id", "msg_7"}, {"role", "assistant"},
+                {"content", Json::array({Json{{"type", "output_text"}, {"text", "Earlier."}}})}};
+  };
+  const ResponsesRequest r = responses_ok(
+      R"({"input": [{"role": "user", "content": "Hi"}, {"type": "item_reference", "id": "msg_7"},
+                    {"role": "user", "content": "And?"}]})",
+      {}, item);
+  ASSERT_EQ(r.chat.messages.size(), 3u);
+  EXPECT_EQ(r.chat.messages[1], (Json{{"role", "assistant"}, {"content", "Earlier."}}));
+  EXPECT_EQ(r.conversation[1]["id"], "msg_7") << "kept as the item itself";
+  EXPECT_EQ(responses_error(R"({"input": [{"type": "item_reference", "id": "msg_8"}]})", {}).param, "input[0].id");
 }
 
 TEST(ResponsesRequest, APreviousResponsesConversationComesFirst) {

@@ -123,6 +123,12 @@ TEST(ServeResponses, AStringInputIsAnsweredKeptAndContinued) {
   EXPECT_TRUE(second["instructions"].is_null()) << "instructions are not carried over";
   EXPECT_GT(second["usage"]["input_tokens"].get<int>(), first["usage"]["input_tokens"].get<int>())
       << "the earlier turn is part of the prompt";
+  const RJson items = RJson::array({RJson{{"role", "user"}, {"content", "hello"}},
+                                    RJson{{"type", "item_reference"}, {"id", first["output"][0]["id"]}},
+                                    RJson{{"role", "user"}, {"content", "and then?"}}});
+  const RJson referenced = post_responses(server, {{"input", items}, {"max_output_tokens", 4}, {"temperature", 0}});
+  EXPECT_EQ(referenced["usage"]["input_tokens"], second["usage"]["input_tokens"])
+      << "an item_reference to the first output makes the chain's prompt";
   const RJson third = post_responses(server, {{"input", "more"}, {"previous_response_id", second["id"]},
                                               {"max_output_tokens", 4}, {"store", false}});
   EXPECT_GT(third["usage"]["input_tokens"].get<int>(), second["usage"]["input_tokens"].get<int>());
