@@ -41,6 +41,8 @@ struct FinishEvent {
   Usage usage;
   double time_to_first_token_ms = 0;
   double decode_time_ms = 0;
+  // "stop" because of a stop string: its index in EngineRequest::stop_strings.
+  std::optional<size_t> stop_string_index = std::nullopt;
 };
 
 struct ErrorEvent {

@@ -63,6 +63,7 @@ struct SeqStatus {
   std::optional<std::string> error;  // failed: answered with an error frame
   std::optional<GuardStop> guard_stop;
   bool stop_string_hit = false;
+  std::optional<size_t> stop_string_index;  // which of the request's stop strings matched
 };
 
 // Its place among the scheduler's queues (victim choice, FCFS requeue).

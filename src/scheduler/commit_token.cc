@@ -155,8 +155,9 @@ void stream_token(const SchedIo& io, ActiveSeq& a, TokenId token, bool is_stop_t
   if (is_stop_token) {
     a.status.finished = true;  // its text is not part of the output
   } else if (a.out.detok.has_value()) {
-    if (a.out.detok->push(token, delta.text).has_value()) {
+    if (const std::optional<size_t> stop = a.out.detok->push(token, delta.text)) {
       a.status.stop_string_hit = true;
+      a.status.stop_string_index = stop;
       a.status.finished = true;
     }
   }

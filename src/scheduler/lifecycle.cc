@@ -40,6 +40,7 @@ void finish_sequence(const SchedIo& io, ActiveSeq& a, size_t max_seq_len) {
   FinishEvent fe;
   fe.finish_reason = std::string(reason);
   if (a.status.guard_stop.has_value()) fe.guard_stop = guard_stop_name(*a.status.guard_stop);
+  if (reason == kFinishStop) fe.stop_string_index = a.status.stop_string_index;
   fe.usage.prompt_tokens = a.out.prompt_len;
   fe.usage.completion_tokens = static_cast<int32_t>(a.out.tokens.size());
   fe.usage.cached_prompt_tokens = a.out.cached_prompt_tokens;

@@ -1,6 +1,7 @@
 // ApiKeys: the keys `met serve` accepts (--api-key, repeatable, and
 // --api-key-file, one key per line) and the check of a request's
-// `Authorization: Bearer <key>` header against them.
+// `Authorization: Bearer <key>` header, or its `x-api-key: <key>` header
+// (as Anthropic's clients send it), against them.
 // Invariants: no key is empty or holds whitespace; with no keys every request
 // is authorized. The check compares against every key and does not stop at
 // the first differing byte, so its time does not depend on how much of a key
@@ -30,6 +31,9 @@ class ApiKeys {
   // Whether `authorization` (the header's value, "" when absent) is
   // "Bearer <key>" for one of the keys; always true when none are required.
   bool authorizes(std::string_view authorization) const;
+  // Whether `key` (an x-api-key header's value, "" when absent) is one of
+  // the keys; always true when none are required.
+  bool authorizes_key(std::string_view key) const;
 
  private:
   std::vector<std::string> keys_;

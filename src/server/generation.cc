@@ -151,7 +151,8 @@ awaitable<bool> generate(ServerState& s, beast::tcp_stream& stream, const HttpRe
                     .tokenizer = &m.prompts.tokenizer(),
                     .shape = chat_shape(endpoint, m.prompts.chat_format(), prompts[0], agent, unique),
                     .choices_per_prompt = static_cast<size_t>(n),
-                    .num_choices = prompts.size() * static_cast<size_t>(n)};
+                    .num_choices = prompts.size() * static_cast<size_t>(n),
+                    .num_prompt_tokens = prompts[0].prompt.size()};
   // The chat output parsers see the markers even where they are control tokens.
   for (EngineRequest& er : prompts) er.render_special_tokens = meta.shape.has_value();
   Result<std::vector<RequestHandle>> handles = submit_choices(m.engine, std::move(prompts), n);

@@ -43,6 +43,7 @@ struct ResponseMeta {
   // each prompt once.
   size_t choices_per_prompt = 1;
   size_t num_choices = 1;  // prompts x n
+  size_t num_prompt_tokens = 0;  // the first prompt's (Anthropic's message_start tells it before any output)
 };
 
 // One choice of a non-streaming response, gathered from its events.

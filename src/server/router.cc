@@ -8,6 +8,7 @@
 #include "server/chat_page.h"
 #include "server/generation.h"
 #include "server/health.h"
+#include "server/messages_front.h"
 #include "server/openai_front.h"
 #include "server/responses_front.h"
 
@@ -29,9 +30,10 @@ awaitable<bool> health(ServerState& s, beast::tcp_stream& stream, const HttpRequ
 }
 
 awaitable<bool> json_result(beast::tcp_stream& stream, const HttpRequest& req,
-                            const ApiResult<nlohmann::ordered_json>& r, const ExtraHeaders& cors) {
+                            const ApiResult<nlohmann::ordered_json>& r, const ExtraHeaders& cors,
+                            ErrorStyle style = ErrorStyle::kOpenAi) {
   if (auto* e = std::get_if<ApiError>(&r)) {
-    co_return co_await write_error(stream, req.version(), *e, req.keep_alive(), cors);
+    co_return co_await write_error(stream, req.version(), *e, req.keep_alive(), cors, style);
   }
   co_return co_await write_body(stream, req.version(), http::status::ok,
                                 dump_json(std::get<nlohmann::ordered_json>(r)), kJson, req.keep_alive(), cors);
@@ -45,6 +47,11 @@ ExtraHeaders with_header(ExtraHeaders base, std::string name, std::string value)
 
 std::string_view header_value(const HttpRequest& req, http::field f) {
   const auto v = req[f];
+  return {v.data(), v.size()};
+}
+
+std::string_view header_value(const HttpRequest& req, std::string_view name) {
+  const auto v = req[name];
   return {v.data(), v.size()};
 }
 
@@ -70,7 +77,7 @@ std::optional<http::verb> verb_of(std::string_view target) {
     return http::verb::get;
   }
   if (target == "/v1/completions" || target == "/v1/chat/completions" || target == "/tokenize" ||
-      target == "/detokenize") {
+      target == "/detokenize" || target == "/v1/messages" || target == "/v1/messages/count_tokens") {
     return http::verb::post;
   }
   return std::nullopt;
@@ -91,6 +98,14 @@ awaitable<bool> dispatch(ServerState& s, beast::tcp_stream& stream, const HttpRe
   }
   if (target == "/tokenize") co_return co_await json_result(stream, req, m.tokenize.tokenize(req.body()), cors);
   if (target == "/detokenize") co_return co_await json_result(stream, req, m.tokenize.detokenize(req.body()), cors);
+  if (target == "/v1/messages/count_tokens") {
+    co_return co_await json_result(stream, req, count_message_tokens(m.prompts, req.body()), cors,
+                                   ErrorStyle::kAnthropic);
+  }
+  if (target == "/v1/messages") {
+    MessagesFront messages;
+    co_return co_await generate(s, stream, req, messages, cors);
+  }
   if (target == kResponsesPath) {
     ResponsesFront responses(s.responses);
     co_return co_await generate(s, stream, req, responses, cors);
@@ -117,24 +132,28 @@ awaitable<bool> route(ServerState& s, beast::tcp_stream& stream, const HttpReque
     co_return co_await write_body(stream, req.version(), http::status::no_content, "", "text/plain", keep,
                                   s.options.cors.preflight_headers(origin));
   }
-  const std::string_view authorization = header_value(req, http::field::authorization);
-  if (!open_path(target) && !s.options.api_keys.authorizes(authorization)) {
+  // Anthropic's Messages routes answer errors in Anthropic's shape.
+  const ErrorStyle style = target.starts_with("/v1/messages") ? ErrorStyle::kAnthropic : ErrorStyle::kOpenAi;
+  const bool authorized = s.options.api_keys.authorizes(header_value(req, http::field::authorization)) ||
+                          s.options.api_keys.authorizes_key(header_value(req, "x-api-key"));
+  if (!open_path(target) && !authorized) {
     const ApiError e = http_error(401,
-                                  "a valid API key is required: send the header "
-                                  "'Authorization: Bearer <key>' with a key met serve was given",
+                                  "a valid API key is required: send the header 'Authorization: Bearer <key>' "
+                                  "or 'x-api-key: <key>' with a key met serve was given",
                                   "invalid_api_key");
-    co_return co_await write_error(stream, req.version(), e, keep, with_header(cors, "WWW-Authenticate", "Bearer"));
+    co_return co_await write_error(stream, req.version(), e, keep, with_header(cors, "WWW-Authenticate", "Bearer"),
+                                   style);
   }
   const std::optional<http::verb> verb = verb_of(target);
   if (!verb) {
     co_return co_await write_error(stream, req.version(), http_error(404, fmt::format("no route for {}", target)),
-                                   keep, cors);
+                                   keep, cors, style);
   }
   if (req.method() != *verb) {
     const ApiError e =
         http_error(405, fmt::format("{} is not allowed on {}", std::string_view(req.method_string()), target));
     co_return co_await write_error(stream, req.version(), e, keep,
-                                   with_header(cors, "Allow", *verb == http::verb::get ? "GET" : "POST"));
+                                   with_header(cors, "Allow", *verb == http::verb::get ? "GET" : "POST"), style);
   }
   if (target == "/health") co_return co_await health(s, stream, req, cors);
   if (is_chat_page_path(target)) {
@@ -142,7 +161,8 @@ awaitable<bool> route(ServerState& s, beast::tcp_stream& stream, const HttpReque
                                   kChatPageContentType, keep, chat_page_headers(cors));
   }
   if (s.model() == nullptr) {
-    co_return co_await write_error(stream, req.version(), http_error(503, "the model is still loading"), keep, cors);
+    co_return co_await write_error(stream, req.version(), http_error(503, "the model is still loading"), keep, cors,
+                                   style);
   }
   co_return co_await dispatch(s, stream, req, target, cors);
 }

@@ -113,6 +113,7 @@ TEST(Scheduler, EosEndsWithStopAndItsTextIsNotEmitted) {
   const auto& r = f.req.at(id);
   ASSERT_EQ(r.finishes.size(), 1u);
   EXPECT_EQ(r.finishes[0].finish_reason, "stop");
+  EXPECT_FALSE(r.finishes[0].stop_string_index.has_value());
   ASSERT_EQ(r.tokens.size(), 3u);  // 300, 300, EOS
   EXPECT_EQ(r.tokens.back(), eos);
   EXPECT_EQ(r.text, testing::test_tokenizer().decode(std::vector<TokenId>{300, 300}));
@@ -271,7 +272,7 @@ TEST(Scheduler, IgnoreEosKeepsGoingPastEos) {
   EXPECT_EQ(f.req.at(id).finishes.at(0).finish_reason, "length");
 }
 
-TEST(Scheduler, AStopStringEndsWithStopAndIsNotEmitted) {
+TEST(Scheduler, AStopStringEndsWithStopSaysWhichOneAndIsNotEmitted) {
   SchedFixture f;
   const Tokenizer& tok = testing::test_tokenizer();
   const std::vector<TokenId> script = tok.encode("hello world and more words", EncodeOptions{});
@@ -279,12 +280,13 @@ TEST(Scheduler, AStopStringEndsWithStopAndIsNotEmitted) {
     return script[static_cast<size_t>(n++) % script.size()];
   });
   EngineRequest r = greedy_request(make_prompt(10, 9), 50);
-  r.stop_strings = {"and"};
+  r.stop_strings = {"never", "and"};
   const uint64_t id = f.submit(std::move(r));
   f.run();
   const auto& rec = f.req.at(id);
   EXPECT_EQ(rec.text, " hello world ");  // a continuation keeps the leading space
   EXPECT_EQ(rec.finishes.at(0).finish_reason, "stop");
+  EXPECT_EQ(rec.finishes.at(0).stop_string_index, std::optional<size_t>(1));
 }
 
 TEST(Scheduler, TheContextCeilingEndsWithLength) {

@@ -1,4 +1,4 @@
-// Tests for ApiKeys: the bearer check, constant-time equality, the key file.
+// Tests for ApiKeys: the bearer and x-api-key checks, constant-time equality, the key file.
 #include "server/api_keys.h"
 
 #include <gtest/gtest.h>
@@ -40,6 +40,16 @@ TEST(ApiKeys, OnlyABearerHeaderWithOneOfTheKeysIsAuthorized) {
   EXPECT_FALSE(keys->authorizes("Bearer sk-on"));
   EXPECT_FALSE(keys->authorizes("Bearer SK-ONE"));
   EXPECT_FALSE(keys->authorizes("Bearer "));
+}
+
+TEST(ApiKeys, AnXApiKeyHeaderIsCheckedAgainstTheSameKeys) {
+  Result<ApiKeys> keys = ApiKeys::create({"sk-one"}, "");
+  ASSERT_TRUE(keys.ok()) << keys.status().message();
+  EXPECT_TRUE(keys->authorizes_key("sk-one"));
+  EXPECT_FALSE(keys->authorizes_key(""));
+  EXPECT_FALSE(keys->authorizes_key("Bearer sk-one"));
+  EXPECT_FALSE(keys->authorizes_key("sk-on"));
+  EXPECT_TRUE(ApiKeys().authorizes_key(""));
 }
 
 TEST(ApiKeys, AKeyFileGivesOneKeyPerLineSkippingBlanksAndComments) {
