@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -54,6 +55,11 @@ class ApiFront {
   // The response's id from a per-process unique number.
   virtual std::string response_id(uint64_t unique) const = 0;
   virtual ErrorStyle error_style() const { return ErrorStyle::kOpenAi; }
+  // The field a prompt over the context is blamed on ("messages" for a chat,
+  // none for a completion's prompt).
+  virtual std::optional<std::string> prompt_param(Endpoint endpoint) const {
+    return endpoint == Endpoint::kChatCompletions ? std::optional<std::string>("messages") : std::nullopt;
+  }
   // The request's response writer. REQUIRES: parse() succeeded.
   virtual std::unique_ptr<ResponseEncoder> encoder(ResponseMeta meta, bool streaming) = 0;
 };

@@ -30,14 +30,11 @@ class InFlightSlot {
 };
 
 // A prompt too long to serve, as OpenAI answers it: 400 with code
-// "context_length_exceeded" (param "messages" for chat, none for a
-// completion's prompt).
-std::optional<ApiError> context_error(Endpoint endpoint, const std::vector<EngineRequest>& prompts,
+// "context_length_exceeded" and the front's `param`.
+std::optional<ApiError> context_error(std::optional<std::string> param, const std::vector<EngineRequest>& prompts,
                                       const RequestLimits& limits) {
   for (const EngineRequest& er : prompts) {
     if (!prompt_exceeds_context(static_cast<int64_t>(er.prompt.size()), limits)) continue;
-    const std::optional<std::string> param =
-        endpoint == Endpoint::kChatCompletions ? std::optional<std::string>("messages") : std::nullopt;
     ApiError e = invalid_request(param, validate_request(er, limits).message());
     e.code = "context_length_exceeded";
     return e;
@@ -135,7 +132,7 @@ awaitable<bool> generate(ServerState& s, beast::tcp_stream& stream, const HttpRe
   ApiResult<std::vector<EngineRequest>> built = m.prompts.build(std::move(r));
   if (auto* e = std::get_if<ApiError>(&built)) co_return co_await fail(*e, keep);
   std::vector<EngineRequest>& prompts = std::get<std::vector<EngineRequest>>(built);
-  if (std::optional<ApiError> e = context_error(endpoint, prompts, m.engine.limits())) {
+  if (std::optional<ApiError> e = context_error(front.prompt_param(endpoint), prompts, m.engine.limits())) {
     co_return co_await fail(*e, keep);
   }
   for (EngineRequest& er : prompts) {

@@ -28,6 +28,7 @@ class ResponsesFront final : public ApiFront {
 
   ApiResult<OpenAiRequest> parse(std::string_view body) override;
   std::string response_id(uint64_t unique) const override;
+  std::optional<std::string> prompt_param(Endpoint) const override { return "input"; }
   std::unique_ptr<ResponseEncoder> encoder(ResponseMeta meta, bool streaming) override;
 
  private:

@@ -261,6 +261,11 @@ TEST(ServeResponses, BadRequestsAre400sNamingTheResponsesField) {
   const RJson image = RJson::parse(R"({"input": [{"role": "user", "content": [{"type": "input_image"}]}]})");
   EXPECT_EQ(post_responses(server, image, 400)["error"]["param"],
             "input[0].content[0]");
+  std::string long_input;
+  for (int i = 0; i < 6000; ++i) long_input += "tok ";
+  const RJson over = post_responses(server, {{"input", long_input}, {"max_output_tokens", 2}}, 400);
+  EXPECT_EQ(over["error"]["code"], "context_length_exceeded") << over;
+  EXPECT_EQ(over["error"]["param"], "input") << "a prompt over the context is the input's fault";
   EXPECT_EQ(http_call(server.port(), "GET", "/v1/responses")->status, 405);
   EXPECT_EQ(http_call(server.port(), "POST", "/responses", R"({"input": "x", "max_output_tokens": 2})")->status, 200)
       << "the route answers without /v1 too";
