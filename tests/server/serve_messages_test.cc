@@ -1,8 +1,9 @@
 // `met serve` end to end for Anthropic's Messages API (issue 15): POST
 // /v1/messages whole and streamed with thinking and tool_use blocks,
-// stop_sequences, /v1/messages/count_tokens, x-api-key auth and Anthropic's
-// error shape, over real sockets on a random-weight model with the Qwen3.5
-// template (<think> opened by the prompt, <tool_call>).
+// thinking before forced calls, stop_sequences, /v1/messages/count_tokens,
+// x-api-key auth and Anthropic's error shape, over real sockets on a
+// random-weight model with the Qwen3.5 template (<think> opened by the
+// prompt, <tool_call>).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -153,7 +154,7 @@ TEST(ServeMessages, AForcedToolIsAToolUseBlockWhoseInputFollowsTheSchema) {
   testing::TempDir dir;
   ServeProcess server(serve_args(qwen35_model(dir, tmpl)));
   ASSERT_NE(server.port(), 0) << server.error();
-  PlainJson req = PlainJson::parse(R"({"max_tokens": 80, "temperature": 1, "thinking": {"type": "disabled"},
+  PlainJson req = PlainJson::parse(R"({"max_tokens": 200, "temperature": 0, "thinking": {"type": "disabled"},
       "messages": [{"role": "user", "content": "Weather in Paris?"}],
       "tools": [{"name": "get_weather", "description": "Current weather.", "input_schema": {"type": "object",
                  "properties": {"city": {"enum": ["Paris", "Oslo"]}}, "required": ["city"]}}],
@@ -187,6 +188,36 @@ TEST(ServeMessages, AForcedToolIsAToolUseBlockWhoseInputFollowsTheSchema) {
   req["max_tokens"] = 4;
   const PlainJson next = post_messages(server, "/v1/messages", req.dump());
   EXPECT_EQ(next["type"], "message") << next;
+}
+
+TEST(ServeMessages, WithThinkingOnAForcedCallFollowsAThinkingBlock) {
+  MET_REQUIRE_SHARED(tmpl, "chat-templates/Qwen3.5-4B.jinja");
+  testing::TempDir dir;
+  ServeProcess server(serve_args(qwen35_model(dir, tmpl)));
+  ASSERT_NE(server.port(), 0) << server.error();
+  PlainJson req = PlainJson::parse(R"({"max_tokens": 200, "temperature": 0,
+      "thinking": {"type": "enabled", "budget_tokens": 5},
+      "messages": [{"role": "user", "content": "Weather in Paris?"}],
+      "tools": [{"name": "get_weather", "input_schema": {"type": "object",
+                 "properties": {"city": {"enum": ["Paris", "Oslo"]}}, "required": ["city"]}}],
+      "tool_choice": {"type": "any"}})");
+  const PlainJson m = post_messages(server, "/v1/messages", req.dump());
+  req["stream"] = true;
+  auto s = send_request(server, "POST", "/v1/messages", req.dump());
+  ASSERT_TRUE(s.has_value());
+  const PlainJson streamed = fold_checked(messages_sse_events(s->body));
+  for (const PlainJson& message : {m, streamed}) {
+    ASSERT_GE(message["content"].size(), 2u) << message;
+    EXPECT_EQ(message["content"][0]["type"], "thinking") << message;
+    EXPECT_EQ(message["content"][0]["thinking"].get<std::string>().find("</think>"), std::string::npos);
+    for (size_t i = 1; i < message["content"].size(); ++i) {
+      const PlainJson& use = message["content"][i];
+      EXPECT_EQ(use["type"], "tool_use") << message;
+      EXPECT_TRUE(use["input"]["city"] == "Paris" || use["input"]["city"] == "Oslo") << use;
+    }
+    EXPECT_EQ(message["stop_reason"], "tool_use");
+  }
+  EXPECT_EQ(streamed["content"][0], m["content"][0]) << "greedy: the same thinking";
 }
 
 TEST(ServeMessages, AStopSequenceIsNamedAndCountTokensMatchesThePrompt) {

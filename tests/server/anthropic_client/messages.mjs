@@ -136,7 +136,7 @@ check('the raw event stream follows the documented order', async (client) => {
 });
 
 check('a forced tool is a tool_use block whose input the SDK parses', async (client) => {
-  const params = { model: 'tiny', max_tokens: 80, thinking: { type: 'disabled' }, messages: ASK,
+  const params = { model: 'tiny', max_tokens: 200, temperature: 0, thinking: { type: 'disabled' }, messages: ASK,
                    tools: [WEATHER], tool_choice: { type: 'tool', name: 'get_weather' } };
   const m = await client.messages.create(params);
   const use = m.content.find((b) => b.type === 'tool_use');
@@ -163,6 +163,21 @@ check('a forced tool is a tool_use block whose input the SDK parses', async (cli
                { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: '18C' }] }],
   });
   assert.equal(next.type, 'message');
+});
+
+check('with thinking on, a forced call comes after a thinking block', async (client) => {
+  const final = await client.messages.stream({
+    model: 'tiny', max_tokens: 200, temperature: 0, messages: ASK, thinking: { type: 'enabled', budget_tokens: 5 },
+    tools: [WEATHER], tool_choice: { type: 'any' } }).finalMessage();
+  const [first, ...calls] = final.content;
+  assert.equal(first?.type, 'thinking', JSON.stringify(final.content));
+  assert.ok(calls.length >= 1, JSON.stringify(final.content));
+  for (const call of calls) {
+    assert.equal(call.type, 'tool_use');
+    assert.ok(['Paris', 'Oslo'].includes(call.input.city), JSON.stringify(call));
+  }
+  assert.ok(!first.thinking.includes('</think>'));
+  assert.equal(final.stop_reason, 'tool_use');
 });
 
 check('a stop sequence is named in stop_sequence', async (client) => {
