@@ -212,7 +212,7 @@ Status serve(ServeOptions o) {
                  sampling.described.c_str());
   }
   PromptBuilder prompts(tok, parse_template(chat), e->engine().limits(), chat.why_none, sampling.defaults);
-  TokenizeApi tokenize(tok, parse_template(chat), e->engine().limits().max_seq_len);
+  TokenizeApi tokenize(prompts, e->engine().limits().max_seq_len);
   const bool v6 = host.find(':') != std::string::npos;
   std::fprintf(stderr, "met: listening on http://%s%s%s:%u\n", v6 ? "[" : "", host.c_str(), v6 ? "]" : "",
                static_cast<unsigned>(server->port()));

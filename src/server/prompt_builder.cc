@@ -8,6 +8,7 @@
 
 #include "chat/output/format_detection.h"
 #include "chat/output/format_markers.h"
+#include "chat/tool_call_arguments.h"
 #include "server/output_controls.h"
 
 namespace met {
@@ -70,10 +71,13 @@ PromptBuilder::PromptBuilder(const Tokenizer& tokenizer, std::optional<ChatTempl
       eos_text_(tokenizer.vocab().text_or_empty(tokenizer.vocab().special().eos)),
       no_template_reason_(std::move(no_template_reason)),
       sampling_defaults_(sampling) {
-  if (chat_template_) chat_format_ = detect_chat_format(chat_template_->source(), control_token_texts(tokenizer.vocab()));
+  if (chat_template_) {
+    chat_format_ = detect_chat_format(chat_template_->source(), control_token_texts(tokenizer.vocab()));
+    object_arguments_ = template_wants_object_arguments(*chat_template_);
+  }
 }
 
-ApiResult<std::string> PromptBuilder::chat_text(const OpenAiRequest& request) const {
+ApiResult<std::string> PromptBuilder::chat_text(const OpenAiRequest& request, bool add_generation_prompt) const {
   if (!chat_template_) {
     std::string why = no_template_reason_.empty() ? "" : fmt::format(" ({})", no_template_reason_);
     return invalid_request("messages", fmt::format("this model has no usable chat template{}; use /v1/completions "
@@ -83,10 +87,11 @@ ApiResult<std::string> PromptBuilder::chat_text(const OpenAiRequest& request) co
   nlohmann::ordered_json context;
   // chat_template_kwargs first, so the request's own fields win.
   for (const auto& [key, value] : request.agent.chat_template_kwargs.items()) context[key] = value;
-  context["messages"] = request.messages;
+  // History tool calls' arguments in the form this template reads.
+  context["messages"] = with_arguments_as(request.messages, object_arguments_);
   if (!request.agent.tools.empty()) context["tools"] = request.agent.tools;
   if (request.agent.reasoning_effort) context["reasoning_effort"] = *request.agent.reasoning_effort;
-  context["add_generation_prompt"] = true;
+  context["add_generation_prompt"] = add_generation_prompt;
   context["bos_token"] = bos_text_;
   context["eos_token"] = eos_text_;
   Result<std::string> text = chat_template_->render(context);
@@ -97,8 +102,8 @@ ApiResult<std::string> PromptBuilder::chat_text(const OpenAiRequest& request) co
   return std::move(*text);
 }
 
-std::vector<TokenId> PromptBuilder::chat_ids(const std::string& text) const {
-  std::vector<TokenId> ids = tokenizer_.encode(text, EncodeOptions{.add_special = true, .parse_special = true});
+std::vector<TokenId> PromptBuilder::chat_ids(const std::string& text, bool add_special) const {
+  std::vector<TokenId> ids = tokenizer_.encode(text, EncodeOptions{.add_special = add_special, .parse_special = true});
   // A template that writes the BOS itself must not get a second one.
   const std::optional<TokenId> bos = tokenizer_.vocab().special().bos;
   if (bos && ids.size() >= 2 && ids[0] == *bos && ids[1] == *bos) ids.erase(ids.begin());

@@ -2,7 +2,8 @@
 // completion prompt tokenized (BOS as the vocab says) or taken as ids, or the
 // chat messages rendered with the model's chat template
 // (add_generation_prompt, bos_token, eos_token, tools, reasoning_effort and
-// chat_template_kwargs' keys) and tokenized with special tokens parsed;
+// chat_template_kwargs' keys; history tool calls' arguments as the template
+// reads them, chat/tool_call_arguments.h) and tokenized with special tokens parsed;
 // max_tokens defaults to 16 for completions and to the context for chat (the
 // engine caps the output at the context); sampler fields left out take the
 // SamplingDefaults (temperature 1 unless the model file recommends another); the output controls
@@ -43,10 +44,14 @@ class PromptBuilder {
   // one), in order.
   ApiResult<std::vector<EngineRequest>> build(OpenAiRequest request) const;
 
+  // A chat request's messages rendered with the template (tools, kwargs and
+  // all, as build() renders them), and that text's ids: special tokens
+  // parsed, a BOS added (`add_special`) unless the template wrote one. Also
+  // what POST /tokenize counts.
+  ApiResult<std::string> chat_text(const OpenAiRequest& request, bool add_generation_prompt = true) const;
+  std::vector<TokenId> chat_ids(const std::string& text, bool add_special = true) const;
+
  private:
-  // The rendered chat prompt's text.
-  ApiResult<std::string> chat_text(const OpenAiRequest& request) const;
-  std::vector<TokenId> chat_ids(const std::string& text) const;
   ApiResult<EngineRequest> build_one(const OpenAiRequest& request, const CompletionPrompt* prompt) const;
   // Grammar, thinking control and tool bans (output_controls.h).
   std::optional<ApiError> add_output_controls(const OpenAiRequest& request, std::string_view prompt_text,
@@ -60,6 +65,7 @@ class PromptBuilder {
   std::string no_template_reason_;
   SamplingDefaults sampling_defaults_;
   ChatFormat chat_format_;
+  bool object_arguments_ = false;  // the template reads tool-call arguments as a mapping
 };
 
 }  // namespace met

@@ -27,11 +27,11 @@ ApiResult<bool> flag(const RequestJson& obj, const char* name, bool fallback) {
 
 }  // namespace
 
-TokenizeApi::TokenizeApi(const Tokenizer& tokenizer, std::optional<ChatTemplate> chat_template, int32_t max_model_len)
-    : tokenizer_(tokenizer), chat_template_(std::move(chat_template)), max_model_len_(max_model_len) {}
+TokenizeApi::TokenizeApi(const PromptBuilder& prompts, int32_t max_model_len)
+    : prompts_(prompts), tokenizer_(prompts.tokenizer()), max_model_len_(max_model_len) {}
 
 ApiResult<std::vector<TokenId>> TokenizeApi::tokenize_messages(std::string_view body, const RequestJson& obj) const {
-  if (!chat_template_) {
+  if (!prompts_.has_chat_template()) {
     return invalid_request("messages", "this model has no usable chat template; start met serve with --chat-template");
   }
   ApiResult<OpenAiRequest> parsed = parse_openai_request(Endpoint::kChatCompletions, body);
@@ -40,23 +40,10 @@ ApiResult<std::vector<TokenId>> TokenizeApi::tokenize_messages(std::string_view 
   if (auto* e = std::get_if<ApiError>(&generation_prompt)) return *e;
   ApiResult<bool> special = flag(obj, "add_special_tokens", true);
   if (auto* e = std::get_if<ApiError>(&special)) return *e;
-  const Vocab& vocab = tokenizer_.vocab();
-  nlohmann::ordered_json context;
-  context["messages"] = std::get<OpenAiRequest>(parsed).messages;
-  context["add_generation_prompt"] = std::get<bool>(generation_prompt);
-  context["bos_token"] = vocab.text_or_empty(vocab.special().bos);
-  context["eos_token"] = vocab.text_or_empty(vocab.special().eos);
-  Result<std::string> text = chat_template_->render(context);
-  if (!text.ok()) {
-    return invalid_request("messages",
-                           fmt::format("the chat template refused the messages: {}", text.status().message()));
-  }
-  std::vector<TokenId> ids =
-      tokenizer_.encode(*text, EncodeOptions{.add_special = std::get<bool>(special), .parse_special = true});
-  // As PromptBuilder: a template that writes the BOS itself gets no second one.
-  const std::optional<TokenId> bos = vocab.special().bos;
-  if (bos && ids.size() >= 2 && ids[0] == *bos && ids[1] == *bos) ids.erase(ids.begin());
-  return ids;
+  ApiResult<std::string> text =
+      prompts_.chat_text(std::get<OpenAiRequest>(parsed), std::get<bool>(generation_prompt));
+  if (auto* e = std::get_if<ApiError>(&text)) return *e;
+  return prompts_.chat_ids(std::get<std::string>(text), std::get<bool>(special));
 }
 
 ApiResult<nlohmann::ordered_json> TokenizeApi::tokenize(std::string_view body) const {

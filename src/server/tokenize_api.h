@@ -3,9 +3,10 @@
 //            or {"messages": [...][, "add_generation_prompt": true][, "add_special_tokens": B]}
 //            -> {"count": N, "max_model_len": L, "tokens": [...]}
 //   /detokenize {"tokens": [ids]} -> {"prompt": "..."}
-// A prompt is tokenized as /v1/completions does; messages are rendered with
-// the chat template and tokenized as /v1/chat/completions does (special
-// tokens parsed; a BOS added unless the template wrote one), so `count` is
+// A prompt is tokenized as /v1/completions does; messages (with tools and
+// chat_template_kwargs) are rendered and tokenized by the same PromptBuilder
+// as /v1/chat/completions (special tokens parsed; a BOS added unless the
+// template wrote one), so `count` is
 // the prompt_tokens the generation endpoints would report. With
 // "add_special_tokens": false no BOS is added. Messages are checked by the
 // chat endpoint's own parser. Detokenizing keeps special tokens' text.
@@ -19,16 +20,14 @@
 #include <optional>
 #include <string_view>
 
-#include "chat/chat_template.h"
-#include "server/openai_request.h"
-#include "tokenizer/tokenizer.h"
+#include "server/prompt_builder.h"
 
 namespace met {
 
 class TokenizeApi {
  public:
-  // Borrows `tokenizer`. `chat_template` nullopt: messages get a 400.
-  TokenizeApi(const Tokenizer& tokenizer, std::optional<ChatTemplate> chat_template, int32_t max_model_len);
+  // Borrows `prompts` (without a chat template, messages get a 400).
+  TokenizeApi(const PromptBuilder& prompts, int32_t max_model_len);
 
   ApiResult<nlohmann::ordered_json> tokenize(std::string_view body) const;
   ApiResult<nlohmann::ordered_json> detokenize(std::string_view body) const;
@@ -36,8 +35,8 @@ class TokenizeApi {
  private:
   ApiResult<std::vector<TokenId>> tokenize_messages(std::string_view body, const nlohmann::json& obj) const;
 
+  const PromptBuilder& prompts_;
   const Tokenizer& tokenizer_;
-  std::optional<ChatTemplate> chat_template_;
   int32_t max_model_len_;
 };
 

@@ -343,6 +343,30 @@ TEST(ServeAgent, ForcedToolCallsOfAThinkingModelKeepReasoningApart) {
   }
 }
 
+// Clients send a tool call's arguments back as OpenAI's JSON string; the
+// Qwen3.5 template iterates them as a mapping, so they reach it as an object
+// (before, the template refused the request).
+TEST(ServeAgent, AToolCallHistoryWithStringArgumentsRendersForAMappingTemplate) {
+  MET_REQUIRE_SHARED(tmpl, "chat-templates/Qwen3.5-4B.jinja");
+  testing::TempDir dir;
+  const std::string model =
+      testing::make_small_model(dir, "q35.gguf", 700, "--chat-template " + testing::shell_quote(tmpl));
+  ServeProcess server(serve_args(model));
+  ASSERT_NE(server.port(), 0) << server.error();
+  const PlainJson req = PlainJson::parse(R"({"max_tokens": 4, "messages": [
+      {"role": "user", "content": "weather in Oslo?"},
+      {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+        "function": {"name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"}}]},
+      {"role": "tool", "tool_call_id": "call_1", "content": "rain"}],
+    "tools": [{"type": "function", "function": {"name": "get_weather",
+      "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]})");
+  const PlainJson j = post(server, "/v1/chat/completions", req.dump());
+  EXPECT_EQ(j["object"], "chat.completion") << j;
+  auto t = http_call(server.port(), "POST", "/tokenize", PlainJson{{"messages", req["messages"]}}.dump());
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->status, 200) << t->body;
+}
+
 TEST(ServeAgent, StrictToolArgumentsHoldUnderToolChoiceAutoOnAHermesModel) {
   MET_REQUIRE_SHARED(tmpl, "chat-templates/Qwen-Qwen2.5-7B-Instruct.jinja");
   testing::TempDir dir;

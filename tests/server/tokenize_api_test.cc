@@ -14,10 +14,12 @@ constexpr char kChatMl[] =
     "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
 
+// The API over a PromptBuilder kept for the test's life (one per form).
 TokenizeApi api(bool with_template = false) {
-  std::optional<ChatTemplate> t;
-  if (with_template) t = std::move(*ChatTemplate::parse(kChatMl));
-  return TokenizeApi(testing::test_tokenizer(), std::move(t), 4096);
+  static const RequestLimits limits{.max_seq_len = 4096};
+  static const PromptBuilder plain(testing::test_tokenizer(), std::nullopt, limits);
+  static const PromptBuilder chat(testing::test_tokenizer(), std::move(*ChatTemplate::parse(kChatMl)), limits);
+  return TokenizeApi(with_template ? chat : plain, 4096);
 }
 
 Json ok_json(const ApiResult<Json>& r) {
