@@ -6,7 +6,7 @@
 namespace met {
 
 std::optional<Arch> parse_arch(std::string_view name) {
-  for (Arch a : {Arch::kLlama, Arch::kMistral, Arch::kQwen2, Arch::kQwen3}) {
+  for (Arch a : {Arch::kLlama, Arch::kMistral, Arch::kQwen2, Arch::kQwen3, Arch::kQwen3Moe, Arch::kMixtral}) {
     if (arch_name(a) == name) return a;
   }
   return std::nullopt;
@@ -18,13 +18,34 @@ std::string_view arch_name(Arch arch) {
     case Arch::kMistral: return "mistral";
     case Arch::kQwen2: return "qwen2";
     case Arch::kQwen3: return "qwen3";
+    case Arch::kQwen3Moe: return "qwen3moe";
+    case Arch::kMixtral: return "mixtral";
   }
   return "unknown";
 }
 
 std::string_view gguf_arch_name(Arch arch) {
-  return arch == Arch::kMistral ? "llama" : arch_name(arch);
+  return arch == Arch::kMistral || arch == Arch::kMixtral ? "llama" : arch_name(arch);
 }
+
+namespace {
+
+void add_moe_ffn(uint32_t layer, const ModelHParams& hp, std::vector<TensorSpec>& t) {
+  auto name = [layer](std::string_view what) { return fmt::format("blk.{}.{}", layer, what); };
+  const uint64_t embd = hp.embedding_length, ff = hp.expert_feed_forward_length, n = hp.expert_count;
+  t.push_back({name("ffn_gate_inp.weight"), {embd, n}, TensorRole::kRouter});
+  t.push_back({name("ffn_gate_exps.weight"), {embd, ff, n}, TensorRole::kMatrix});
+  t.push_back({name("ffn_down_exps.weight"), {ff, embd, n}, TensorRole::kMatrix});
+  t.push_back({name("ffn_up_exps.weight"), {embd, ff, n}, TensorRole::kMatrix});
+  const uint64_t sh = hp.expert_shared_feed_forward_length;
+  if (sh == 0) return;
+  t.push_back({name("ffn_gate_inp_shexp.weight"), {embd}, TensorRole::kRouter});
+  t.push_back({name("ffn_gate_shexp.weight"), {embd, sh}, TensorRole::kMatrix});
+  t.push_back({name("ffn_up_shexp.weight"), {embd, sh}, TensorRole::kMatrix});
+  t.push_back({name("ffn_down_shexp.weight"), {sh, embd}, TensorRole::kMatrix});
+}
+
+}  // namespace
 
 std::vector<TensorSpec> arch_tensors(Arch arch, const ModelHParams& hp, bool tied_output) {
   const uint64_t embd = hp.embedding_length;
@@ -46,12 +67,16 @@ std::vector<TensorSpec> arch_tensors(Arch arch, const ModelHParams& hp, bool tie
       t.push_back({name("attn_k.bias"), {kv_dim}, TensorRole::kBias});
       t.push_back({name("attn_v.bias"), {kv_dim}, TensorRole::kBias});
     }
-    if (arch == Arch::kQwen3) {
+    if (arch == Arch::kQwen3 || arch == Arch::kQwen3Moe) {
       t.push_back({name("attn_q_norm.weight"), {hp.head_dim}, TensorRole::kNorm});
       t.push_back({name("attn_k_norm.weight"), {hp.head_dim}, TensorRole::kNorm});
     }
     t.push_back({name("attn_output.weight"), {q_dim, embd}, TensorRole::kMatrix});
     t.push_back({name("ffn_norm.weight"), {embd}, TensorRole::kNorm});
+    if (hp.is_moe()) {
+      add_moe_ffn(i, hp, t);
+      continue;
+    }
     t.push_back({name("ffn_gate.weight"), {embd, ff}, TensorRole::kMatrix});
     t.push_back({name("ffn_up.weight"), {embd, ff}, TensorRole::kMatrix});
     t.push_back({name("ffn_down.weight"), {ff, embd}, TensorRole::kMatrix});

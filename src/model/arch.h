@@ -3,6 +3,13 @@
 // checks files against this list; make-model writes files from it.
 // `mistral` is stored as GGUF architecture `llama` (as llama.cpp's converter
 // writes Mistral models); qwen2 adds Q/K/V biases; qwen3 adds Q/K RMSNorm.
+// Mixture of experts: `qwen3moe` is qwen3 attention with routed experts;
+// `mixtral` is stored as `llama` with `expert_count` > 0. A MoE layer has the
+// router `ffn_gate_inp` [embd, experts] and the 3-D expert tensors
+// `ffn_{gate,up}_exps` [embd, expert_ff, experts], `ffn_down_exps`
+// [expert_ff, embd, experts] instead of ffn_{gate,up,down}; with
+// expert_shared_feed_forward_length > 0 also the qwen3.5-style shared expert
+// `ffn_{gate,up,down}_shexp` and its gate vector `ffn_gate_inp_shexp` [embd].
 // Threading: pure functions. Tested by tests/model/arch_test.cc.
 #pragma once
 
@@ -16,12 +23,13 @@
 
 namespace met {
 
-enum class Arch { kLlama, kMistral, kQwen2, kQwen3 };
+enum class Arch { kLlama, kMistral, kQwen2, kQwen3, kQwen3Moe, kMixtral };
 
 enum class TensorRole {
   kMatrix,  // a weight matrix: quantizable
   kNorm,    // a norm scale vector: stays F32
   kBias,    // a bias vector: stays F32
+  kRouter,  // an expert router (ffn_gate_inp, ffn_gate_inp_shexp): stays F32, as llama-quantize keeps it
 };
 
 struct TensorSpec {

@@ -6,12 +6,6 @@
 #include <limits>
 
 namespace met {
-namespace {
-
-constexpr int kMaxActivationSlots = 3;  // q/k/v or gate/up may each differ in dtype
-
-}  // namespace
-
 ForwardPass::ForwardPass(const Model& model, cpu::KvCache& kv, ForwardLimits limits, int num_threads)
     : model_(model), kv_(kv), limits_(limits), rope_(model.rope_params()) {
   const ModelHParams& hp = model.hparams();
@@ -27,14 +21,9 @@ ForwardPass::ForwardPass(const Model& model, cpu::KvCache& kv, ForwardLimits lim
   gate_.resize(rows * hp.feed_forward_length);
   up_.resize(rows * hp.feed_forward_length);
   out_x_.resize(static_cast<size_t>(limits.max_outputs) * hp.embedding_length);
-  size_t act_bytes = 0;
   const uint64_t widest = std::max({hp.embedding_length, hp.q_dim(), hp.feed_forward_length});
-  for (GgmlType t : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0,
-                     GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ6_K}) {
-    const int64_t cols = static_cast<int64_t>((widest + 255) / 256 * 256);
-    act_bytes = std::max(act_bytes, cpu::activation_row_bytes(t, cols));
-  }
-  act_.assign(kMaxActivationSlots, std::vector<uint8_t>(act_bytes * rows));
+  act_ = ActivationBuffers(static_cast<int64_t>(rows), static_cast<int64_t>(widest));
+  if (hp.is_moe()) moe_ = MoeFfn(hp, limits.max_rows);
   attn_seqs_.reserve(static_cast<size_t>(limits.max_seqs));
   cpu::AttentionLimits attn;
   attn.num_heads = static_cast<int32_t>(hp.num_heads);
@@ -50,33 +39,6 @@ void ForwardPass::prepare_result(const StepPlan& plan, StepResult& result) const
   result.vocab_size = static_cast<int32_t>(vocab);
   result.logits.resize(plan.outputs.size() * vocab);
   result.argmax.resize(plan.outputs.size());
-}
-
-void ForwardPass::linear(cpu::ThreadCtx& ctx, const float* x, int64_t rows, int64_t cols,
-                         std::span<const Product> products) {
-  GgmlType slot_type[kMaxActivationSlots];
-  int slot_of[kMaxActivationSlots];
-  int num_slots = 0;
-  for (size_t j = 0; j < products.size(); ++j) {
-    const GgmlType t = products[j].w->type;
-    int s = 0;
-    while (s < num_slots && slot_type[s] != t) ++s;
-    if (s == num_slots) slot_type[num_slots++] = t;
-    slot_of[j] = s;
-  }
-  const auto [r0, r1] = ctx.split(rows);
-  for (int s = 0; s < num_slots; ++s) {
-    cpu::prepare_activations(slot_type[s], x, cols, cols, r0, r1, act_[static_cast<size_t>(s)].data());
-  }
-  ctx.barrier();
-  for (size_t j = 0; j < products.size(); ++j) {
-    const cpu::WeightMatrix& w = *products[j].w;
-    const auto [n0, n1] = ctx.split(w.rows, cpu::matmul_column_tile(w.type));
-    if (n0 < n1) {
-      cpu::matmul(w, act_[static_cast<size_t>(slot_of[j])].data(), rows, products[j].y, w.rows, n0, n1);
-    }
-  }
-  ctx.barrier();
 }
 
 void ForwardPass::embed(cpu::ThreadCtx& ctx, std::span<const TokenId> tokens, int64_t rows) {
@@ -138,14 +100,14 @@ void ForwardPass::attention_block(cpu::ThreadCtx& ctx, int layer, const StepPlan
     ctx.barrier();
   }
   const Product qkv[] = {{&l.wq, q_.data()}, {&l.wk, k_.data()}, {&l.wv, v_.data()}};
-  linear(ctx, xn_.data(), rows, embd, qkv);
+  linear(ctx, xn_.data(), rows, embd, qkv, act_);
   qkv_post(ctx, layer, plan);
   cpu::paged_attention(ctx, kv_, layer, attn_seqs_, q_.data(), hp.q_dim(),
                        static_cast<int32_t>(hp.num_heads), attn_scale_, attn_out_.data(), hp.q_dim(),
                        attn_scratch_);
   ctx.barrier();
   const Product o[] = {{&l.wo, tmp_.data()}};
-  linear(ctx, attn_out_.data(), rows, hp.q_dim(), o);
+  linear(ctx, attn_out_.data(), rows, hp.q_dim(), o, act_);
   add_residual(ctx, rows);
 }
 
@@ -167,15 +129,20 @@ void ForwardPass::ffn_block(cpu::ThreadCtx& ctx, int layer, int64_t rows) {
     }
     ctx.barrier();
   }
+  if (model_.traits().moe) {
+    moe_.run(ctx, l.moe, xn_.data(), rows, tmp_.data());
+    add_residual(ctx, rows);
+    return;
+  }
   const Product gate_up[] = {{&l.w_gate, gate_.data()}, {&l.w_up, up_.data()}};
-  linear(ctx, xn_.data(), rows, embd, gate_up);
+  linear(ctx, xn_.data(), rows, embd, gate_up, act_);
   {
     const auto [r0, r1] = ctx.split(rows);
     if (r0 < r1) cpu::swiglu(&gate_[r0 * ff], &up_[r0 * ff], (r1 - r0) * ff, &gate_[r0 * ff]);
     ctx.barrier();
   }
   const Product down[] = {{&l.w_down, tmp_.data()}};
-  linear(ctx, gate_.data(), rows, ff, down);
+  linear(ctx, gate_.data(), rows, ff, down, act_);
   add_residual(ctx, rows);
 }
 
@@ -192,7 +159,7 @@ void ForwardPass::output(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult& 
     ctx.barrier();
   }
   const Product logits[] = {{&model_.weights().output, result.logits.data()}};
-  linear(ctx, out_x_.data(), num_out, embd, logits);
+  linear(ctx, out_x_.data(), num_out, embd, logits, act_);
   const auto [o0, o1] = ctx.split(num_out);
   for (int64_t o = o0; o < o1; ++o) {
     const OutputRow& out = plan.outputs[static_cast<size_t>(o)];

@@ -4,6 +4,7 @@
 // products, so each weight row is read once per step for the whole batch),
 // with a barrier between dependent ops. K and V of the step's rows are written
 // into the paged KV cache before attention reads it through the block tables.
+// A MoE model's FFN is MoeFfn (moe_ffn.h).
 // Invariants: all scratch is sized at construction for `max_rows` rows and
 // `max_outputs` output rows; run() allocates nothing. A row's results depend
 // only on its own sequence (batch invariance), never on its neighbours.
@@ -19,7 +20,9 @@
 #include "backend/cpu/kv_cache.h"
 #include "backend/cpu/worker_pool.h"
 #include "backend/step_plan.h"
+#include "model/linear.h"
 #include "model/model.h"
+#include "model/moe_ffn.h"
 
 namespace met {
 
@@ -45,13 +48,6 @@ class ForwardPass {
   void prepare_result(const StepPlan& plan, StepResult& result) const;
 
  private:
-  struct Product {
-    const cpu::WeightMatrix* w;
-    float* y;
-  };
-  // y_j = x · W_j^T for every product, all sharing input x (rows × cols).
-  void linear(cpu::ThreadCtx& ctx, const float* x, int64_t rows, int64_t cols,
-              std::span<const Product> products);
   void embed(cpu::ThreadCtx& ctx, std::span<const TokenId> tokens, int64_t rows);
   void attention_block(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan);
   void qkv_post(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan);
@@ -67,7 +63,8 @@ class ForwardPass {
   // Scratch, row-major with the widths below.
   std::vector<float> x_, xn_, q_, k_, v_, attn_out_, tmp_, gate_, up_;
   std::vector<float> out_x_;  // normalized output rows
-  std::vector<std::vector<uint8_t>> act_;  // prepared activations, one per distinct weight type
+  ActivationBuffers act_;  // prepared activations, one slot per distinct weight type
+  MoeFfn moe_;             // MoE models only
   std::vector<cpu::AttnSeq> attn_seqs_;
   cpu::AttentionScratch attn_scratch_;
 };

@@ -54,6 +54,30 @@ Status validate(const ModelHParams& hp) {
     return invalid_argument("{}.rope.dimension_count {} must be even and at most the head dimension {}",
                             hp.arch, hp.rope_dims, hp.head_dim);
   }
+  if (hp.expert_used_count > hp.expert_count || (hp.expert_count > 0) != (hp.expert_used_count > 0)) {
+    return invalid_argument("{}.expert_used_count {} must be in [1, expert_count {}]", hp.arch,
+                            hp.expert_used_count, hp.expert_count);
+  }
+  if (hp.is_moe() && hp.expert_feed_forward_length == 0) {
+    return invalid_argument("{}.expert_feed_forward_length is 0", hp.arch);
+  }
+  return ok_status();
+}
+
+Status read_experts(const GgufMetadata& md, ModelHParams& hp) {
+  MET_ASSIGN_OR_RETURN(hp.expert_count, arch_u32_or(md, "expert_count", 0));
+  MET_ASSIGN_OR_RETURN(hp.expert_used_count, arch_u32_or(md, "expert_used_count", 0));
+  if (hp.expert_count == 0) return ok_status();
+  if (hp.arch == "llama") {
+    // llama.cpp's llama loader (mixtral) sizes experts by feed_forward_length
+    // and has no shared expert; it reads neither key.
+    hp.expert_feed_forward_length = hp.feed_forward_length;
+    return ok_status();
+  }
+  const uint32_t ff_default = hp.expert_used_count == 0 ? 0 : hp.feed_forward_length / hp.expert_used_count;
+  MET_ASSIGN_OR_RETURN(hp.expert_feed_forward_length, arch_u32_or(md, "expert_feed_forward_length", ff_default));
+  MET_ASSIGN_OR_RETURN(hp.expert_shared_feed_forward_length,
+                       arch_u32_or(md, "expert_shared_feed_forward_length", 0));
   return ok_status();
 }
 
@@ -74,6 +98,7 @@ Result<ModelHParams> read_hparams(const GgufMetadata& md) {
   MET_ASSIGN_OR_RETURN(hp.rms_norm_eps, arch_f32_or(md, "attention.layer_norm_rms_epsilon", 1e-5f));
   MET_ASSIGN_OR_RETURN(hp.rope_freq_base, arch_f32_or(md, "rope.freq_base", 10000.0f));
   MET_ASSIGN_OR_RETURN(hp.rope_scaling, read_rope_scaling(md));
+  MET_RETURN_IF_ERROR(read_experts(md, hp));
   if (md.contains("tokenizer.ggml.tokens")) {
     MET_ASSIGN_OR_RETURN(const GgufArray* tokens, md.get_array("tokenizer.ggml.tokens"));
     hp.vocab_size = static_cast<uint32_t>(tokens->size());

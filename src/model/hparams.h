@@ -2,6 +2,13 @@
 // keys under `general.architecture` ("llama.block_count", …), with defaults
 // where llama.cpp's conversion leaves a key out (rope base 10000, rope
 // dimensions = head dimension). Errors name the key.
+// Mixture of experts (llama.cpp's keys): `expert_count`, `expert_used_count`,
+// `expert_feed_forward_length` (when absent: feed_forward_length /
+// expert_used_count for qwen3moe, feed_forward_length otherwise, as
+// llama.cpp's loaders default it) and `expert_shared_feed_forward_length`
+// (0: no shared expert). llama.cpp's qwen3moe and llama (mixtral) loaders
+// read neither `expert_weights_norm` nor `expert_gating_func`: they always
+// use a softmax router with renormalised top-k weights, and so does met.
 // Threading: plain value. Tested by tests/model/hparams_test.cc.
 #pragma once
 
@@ -35,6 +42,12 @@ struct ModelHParams {
   float rms_norm_eps = 1e-5f;
   float rope_freq_base = 10000.0f;
   RopeScaling rope_scaling;
+  uint32_t expert_count = 0;        // 0: a dense model
+  uint32_t expert_used_count = 0;   // top-k per token
+  uint32_t expert_feed_forward_length = 0;
+  uint32_t expert_shared_feed_forward_length = 0;
+
+  bool is_moe() const { return expert_count > 0; }
 
   uint32_t q_dim() const { return num_heads * head_dim; }
   uint32_t kv_dim() const { return num_kv_heads * head_dim; }

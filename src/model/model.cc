@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "backend/cpu/kernels/moe_routing.h"
 #include "tensor/quantize.h"
 
 namespace met {
@@ -22,6 +23,16 @@ ArchTraits arch_traits(Arch arch) {
     case Arch::kQwen3:
       t.qk_norm = true;
       t.rope_layout = cpu::RopeLayout::kNeox;
+      break;
+    case Arch::kQwen3Moe:
+      t.qk_norm = true;
+      t.rope_layout = cpu::RopeLayout::kNeox;
+      t.moe = true;
+      t.moe_norm_weights = true;  // llama.cpp's qwen3moe graph: norm_w = true
+      break;
+    case Arch::kMixtral:
+      t.moe = true;
+      t.moe_norm_weights = true;  // llama.cpp's llama graph: norm_w = true
       break;
   }
   return t;
@@ -54,13 +65,14 @@ void Model::release_mapped_pages(std::span<const uint8_t> bytes) const {
   if (begin < end) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
-Result<cpu::WeightMatrix> Model::bind_matrix(const std::string& name, uint64_t cols, uint64_t rows) {
+Result<cpu::WeightMatrix> Model::bind_tensor(const std::string& name, const std::vector<uint64_t>& shape) {
   const GgufTensorInfo* t = file_.find_tensor(name);
   if (t == nullptr) return not_found("tensor '{}' is missing", name);
-  if (t->shape.size() != 2 || t->shape[0] != cols || t->shape[1] != rows) {
-    return invalid_argument("tensor '{}' has shape {}, expected [{}, {}]", name,
-                            fmt::join(t->shape, ", "), cols, rows);
+  if (t->shape != shape) {
+    return invalid_argument("tensor '{}' has shape {}, expected [{}]", name, fmt::join(t->shape, ", "),
+                            fmt::join(shape, ", "));
   }
+  const uint64_t cols = shape[0];
   if (!cpu::matmul_supports(t->type, static_cast<int64_t>(cols))) {
     return unimplemented("tensor '{}' is {}, which met's CPU kernels do not support", name,
                          ggml_type_name(t->type));
@@ -68,14 +80,17 @@ Result<cpu::WeightMatrix> Model::bind_matrix(const std::string& name, uint64_t c
   cpu::WeightMatrix w;
   w.type = t->type;
   w.data = file_.tensor_data(*t).data();
-  w.rows = static_cast<int64_t>(rows);
+  w.rows = static_cast<int64_t>(t->num_elements / cols);
   w.cols = static_cast<int64_t>(cols);
   w.row_bytes = *ggml_row_bytes(t->type, cols);
   return w;
 }
 
-Result<cpu::WeightMatrix> Model::bind_packed(const std::string& name, uint64_t cols, uint64_t rows) {
-  MET_ASSIGN_OR_RETURN(cpu::WeightMatrix w, bind_matrix(name, cols, rows));
+Result<cpu::WeightMatrix> Model::bind_matrix(const std::string& name, uint64_t cols, uint64_t rows) {
+  return bind_tensor(name, {cols, rows});
+}
+
+cpu::WeightMatrix Model::pack(cpu::WeightMatrix w) {
   const cpu::WeightLayout layout = cpu::preferred_layout(w.type);
   if (layout != cpu::WeightLayout::kRows) {
     packed_.push_back(cpu::PackedMatrix::pack(w, layout));
@@ -84,11 +99,54 @@ Result<cpu::WeightMatrix> Model::bind_packed(const std::string& name, uint64_t c
     release_mapped_pages({w.data, layout_bytes(cpu::WeightLayout::kRows, w.type, w.rows, w.cols)});
     w = packed_.back().matrix();
   }
-  if (progress_) {
-    const size_t total = 7 * static_cast<size_t>(hparams_.num_layers) + (weights_.tied_output ? 0 : 1);
-    progress_(++num_matrices_bound_, total);
-  }
+  if (progress_) progress_(++num_matrices_bound_, num_matrices_total_);
   return w;
+}
+
+Result<cpu::WeightMatrix> Model::bind_packed(const std::string& name, uint64_t cols, uint64_t rows) {
+  MET_ASSIGN_OR_RETURN(cpu::WeightMatrix w, bind_matrix(name, cols, rows));
+  return pack(w);
+}
+
+Result<std::vector<cpu::WeightMatrix>> Model::bind_experts(const std::string& name, uint64_t cols,
+                                                           uint64_t rows, uint64_t experts) {
+  MET_ASSIGN_OR_RETURN(cpu::WeightMatrix all, bind_tensor(name, {cols, rows, experts}));
+  std::vector<cpu::WeightMatrix> out;
+  out.reserve(experts);
+  for (uint64_t e = 0; e < experts; ++e) {
+    cpu::WeightMatrix w = all;
+    w.rows = static_cast<int64_t>(rows);
+    w.data = all.data + e * rows * all.row_bytes;
+    out.push_back(pack(w));
+  }
+  return out;
+}
+
+Status Model::bind_moe(uint32_t layer, MoeWeights& moe) {
+  const ModelHParams& hp = hparams_;
+  auto name = [layer](std::string_view what) { return fmt::format("blk.{}.{}", layer, what); };
+  const uint64_t embd = hp.embedding_length, ff = hp.expert_feed_forward_length, n = hp.expert_count;
+  moe.norm_weights = traits_.moe_norm_weights;
+  moe.num_used = static_cast<int32_t>(hp.expert_used_count);
+  MET_ASSIGN_OR_RETURN(moe.router, bind_matrix(name("ffn_gate_inp.weight"), embd, n));
+  MET_ASSIGN_OR_RETURN(moe.gate, bind_experts(name("ffn_gate_exps.weight"), embd, ff, n));
+  MET_ASSIGN_OR_RETURN(moe.down, bind_experts(name("ffn_down_exps.weight"), ff, embd, n));
+  MET_ASSIGN_OR_RETURN(moe.up, bind_experts(name("ffn_up_exps.weight"), embd, ff, n));
+  const uint64_t sh = hp.expert_shared_feed_forward_length;
+  moe.has_shared = sh > 0;
+  if (!moe.has_shared) return ok_status();
+  MET_ASSIGN_OR_RETURN(moe.shared_gate_inp, bind_tensor(name("ffn_gate_inp_shexp.weight"), {embd}));
+  MET_ASSIGN_OR_RETURN(moe.shared_gate, bind_packed(name("ffn_gate_shexp.weight"), embd, sh));
+  MET_ASSIGN_OR_RETURN(moe.shared_up, bind_packed(name("ffn_up_shexp.weight"), embd, sh));
+  MET_ASSIGN_OR_RETURN(moe.shared_down, bind_packed(name("ffn_down_shexp.weight"), sh, embd));
+  return ok_status();
+}
+
+size_t Model::count_matrices() const {
+  const ModelHParams& hp = hparams_;
+  size_t per_layer = 7;
+  if (traits_.moe) per_layer = 4 + 3 * hp.expert_count + (hp.expert_shared_feed_forward_length > 0 ? 3 : 0);
+  return per_layer * hp.num_layers + (weights_.tied_output ? 0 : 1);
 }
 
 Result<const float*> Model::bind_vector(const std::string& name, uint64_t n) {
@@ -113,17 +171,27 @@ Status Model::bind() {
   const std::string& gguf_arch = hparams_.arch;
   std::optional<Arch> arch = parse_arch(gguf_arch);
   if (!arch) {
-    return unimplemented("architecture '{}' is not supported (met runs llama, mistral, qwen2, qwen3)",
+    return unimplemented("architecture '{}' is not supported (met runs llama, mistral, mixtral, qwen2, qwen3, qwen3moe)",
                          gguf_arch);
   }
   arch_ = *arch;
+  if (arch_ == Arch::kLlama && hparams_.is_moe()) arch_ = Arch::kMixtral;
   traits_ = arch_traits(arch_);
+  if (traits_.moe && !hparams_.is_moe()) return invalid_argument("{} needs {}.expert_count > 0", gguf_arch, gguf_arch);
+  if (!traits_.moe && hparams_.is_moe()) {
+    return unimplemented("{} with experts ({}.expert_count {}) is not supported", gguf_arch, gguf_arch,
+                         hparams_.expert_count);
+  }
+  if (hparams_.expert_count > static_cast<uint32_t>(cpu::kMaxExperts)) {
+    return invalid_argument("{}.expert_count {} is over {}", gguf_arch, hparams_.expert_count, cpu::kMaxExperts);
+  }
   if (hparams_.vocab_size == 0) return invalid_argument("the model has no tokenizer.ggml.tokens");
   const ModelHParams& hp = hparams_;
   const uint64_t embd = hp.embedding_length, vocab = hp.vocab_size, ff = hp.feed_forward_length;
   MET_ASSIGN_OR_RETURN(weights_.token_embd, bind_matrix("token_embd.weight", embd, vocab));
   MET_ASSIGN_OR_RETURN(weights_.output_norm, bind_vector("output_norm.weight", embd));
   weights_.tied_output = file_.find_tensor("output.weight") == nullptr;
+  num_matrices_total_ = count_matrices();
   if (weights_.tied_output) {
     weights_.output = weights_.token_embd;
   } else {
@@ -148,6 +216,10 @@ Status Model::bind() {
       MET_ASSIGN_OR_RETURN(l.k_norm, bind_vector(name("attn_k_norm.weight"), hp.head_dim));
     }
     MET_ASSIGN_OR_RETURN(l.ffn_norm, bind_vector(name("ffn_norm.weight"), embd));
+    if (traits_.moe) {
+      MET_RETURN_IF_ERROR(bind_moe(i, l.moe));
+      continue;
+    }
     MET_ASSIGN_OR_RETURN(l.w_gate, bind_packed(name("ffn_gate.weight"), embd, ff));
     MET_ASSIGN_OR_RETURN(l.w_up, bind_packed(name("ffn_up.weight"), embd, ff));
     MET_ASSIGN_OR_RETURN(l.w_down, bind_packed(name("ffn_down.weight"), ff, embd));

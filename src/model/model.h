@@ -8,6 +8,10 @@
 // to F32 once at load. Every tensor the architecture needs is checked
 // for presence, shape and a dtype the CPU kernels support; the error names the
 // tensor. An unknown architecture is refused by name.
+// MoE layers bind the router in place, and each expert's slice of the 3-D
+// expert tensors as its own matrix (contiguous per expert in GGUF), packed per
+// expert where the type has a packed layout; a `llama` file with
+// expert_count > 0 is mixtral.
 // Invariants: weights point into file_ (which the Model owns), owned_vectors_
 // or packed_; all live as long as the Model.
 // Threading: immutable after load; any thread. Tested by tests/model/model_test.cc.
@@ -34,9 +38,24 @@ struct ArchTraits {
   bool qkv_bias = false;  // qwen2
   bool qk_norm = false;   // qwen3: RMSNorm over each head of Q and K
   cpu::RopeLayout rope_layout = cpu::RopeLayout::kNormal;
+  bool moe = false;               // qwen3moe, mixtral: routed experts replace the FFN
+  bool moe_norm_weights = false;  // renormalise the top-k routing weights
 };
 
 ArchTraits arch_traits(Arch arch);
+
+// A mixture-of-experts FFN: a softmax router over `router`'s logits picks
+// expert_used_count experts per token; each is a SwiGLU FFN; with a shared
+// expert, its output scaled by sigmoid(shared_gate_inp · x) is added.
+struct MoeWeights {
+  cpu::WeightMatrix router;                       // experts × embd
+  std::vector<cpu::WeightMatrix> gate, up, down;  // one per expert
+  bool norm_weights = false;
+  int32_t num_used = 0;
+  bool has_shared = false;
+  cpu::WeightMatrix shared_gate_inp;  // 1 × embd
+  cpu::WeightMatrix shared_gate, shared_up, shared_down;
+};
 
 struct LayerWeights {
   const float* attn_norm = nullptr;
@@ -47,7 +66,8 @@ struct LayerWeights {
   const float* q_norm = nullptr;  // qk_norm only: head_dim floats
   const float* k_norm = nullptr;
   const float* ffn_norm = nullptr;
-  cpu::WeightMatrix w_gate, w_up, w_down;
+  cpu::WeightMatrix w_gate, w_up, w_down;  // dense layers
+  MoeWeights moe;                          // MoE layers (traits().moe)
 };
 
 struct ModelWeights {
@@ -80,9 +100,19 @@ class Model {
   explicit Model(GgufFile file) : file_(std::move(file)) {}
   Status bind();
   Result<cpu::WeightMatrix> bind_matrix(const std::string& name, uint64_t cols, uint64_t rows);
+  // A tensor of exactly `shape` as one matrix of shape[0] columns (a 1-D
+  // tensor is one row; a 3-D one stacks its matrices' rows).
+  Result<cpu::WeightMatrix> bind_tensor(const std::string& name, const std::vector<uint64_t>& shape);
   Result<const float*> bind_vector(const std::string& name, uint64_t n);
   // bind_matrix, then packed into the preferred layout of its type.
   Result<cpu::WeightMatrix> bind_packed(const std::string& name, uint64_t cols, uint64_t rows);
+  // `w` in its preferred layout (packed once, mapped pages dropped).
+  cpu::WeightMatrix pack(cpu::WeightMatrix w);
+  // Each of the `experts` rows × cols matrices of a 3-D expert tensor.
+  Result<std::vector<cpu::WeightMatrix>> bind_experts(const std::string& name, uint64_t cols, uint64_t rows,
+                                                      uint64_t experts);
+  Status bind_moe(uint32_t layer, MoeWeights& moe);
+  size_t count_matrices() const;
   // Drops the resident pages of `bytes` (whole pages inside it) when file_
   // is a memory map (load(), not from_file()).
   void release_mapped_pages(std::span<const uint8_t> bytes) const;
@@ -96,6 +126,7 @@ class Model {
   std::vector<cpu::PackedMatrix> packed_;
   LoadProgress progress_;       // during bind() only
   size_t num_matrices_bound_ = 0;
+  size_t num_matrices_total_ = 0;
   bool file_is_mapped_ = false;
 };
 

@@ -17,8 +17,9 @@ namespace met {
 namespace {
 
 bool is_weight_matrix(const GgufTensorInfo& t) {
-  return t.shape.size() >= 2 && t.name.ends_with(".weight") &&
-         t.name.find("norm") == std::string::npos;
+  // Expert routers (ffn_gate_inp) stay as they are, as llama-quantize keeps them.
+  return t.shape.size() >= 2 && t.name.ends_with(".weight") && t.name.find("norm") == std::string::npos &&
+         t.name.find("ffn_gate_inp") == std::string::npos;
 }
 
 std::optional<GgmlType> target_type(const GgufTensorInfo& t, GgmlType wanted,

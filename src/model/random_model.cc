@@ -42,7 +42,7 @@ class RowRng {
 };
 
 GgmlType storage_type(const TensorSpec& t, GgmlType wanted, std::vector<std::string>& fallbacks) {
-  if (t.role != TensorRole::kMatrix) return GgmlType::kF32;
+  if (t.role != TensorRole::kMatrix) return GgmlType::kF32;  // norms, biases, routers
   for (GgmlType type : {wanted, GgmlType::kQ8_0, GgmlType::kF16}) {
     if (ggml_row_bytes(type, t.shape[0])) {
       if (type != wanted) {
@@ -64,6 +64,7 @@ void fill_row(const TensorSpec& t, RowRng& rng, std::vector<float>& row) {
     case TensorRole::kBias:
       for (float& x : row) x = 0.02f * rng.next_signed();
       return;
+    case TensorRole::kRouter:
     case TensorRole::kMatrix: {
       // Uniform with variance 1/fan_in keeps activations O(1) through a layer.
       const float scale = std::sqrt(3.0f / static_cast<float>(t.shape[0]));
@@ -77,7 +78,8 @@ GgufWriter::Fill tensor_fill(const TensorSpec& t, GgmlType type, uint64_t tensor
                              int num_threads) {
   return [t, type, tensor_seed, num_threads](std::span<uint8_t> out) -> Status {
     const uint64_t row_len = t.shape[0];
-    const uint64_t num_rows = t.shape.size() > 1 ? t.shape[1] : 1;
+    uint64_t num_rows = 1;  // a 3-D expert tensor stacks its matrices' rows
+    for (size_t d = 1; d < t.shape.size(); ++d) num_rows *= t.shape[d];
     const uint64_t row_bytes = *ggml_row_bytes(type, row_len);
     std::mutex mu;
     Status first_error;
@@ -115,13 +117,51 @@ void write_hparams(const RandomModelSpec& spec, const ModelHParams& hp, GgufMeta
   md.set(key("rope.freq_base"), hp.rope_freq_base);
   md.set(key("attention.layer_norm_rms_epsilon"), hp.rms_norm_eps);
   md.set(key("vocab_size"), hp.vocab_size);
-  if (spec.arch == Arch::kQwen3) {
+  if (spec.arch == Arch::kQwen3 || spec.arch == Arch::kQwen3Moe) {
     md.set(key("attention.key_length"), hp.head_dim);
     md.set(key("attention.value_length"), hp.head_dim);
   }
+  if (!hp.is_moe()) return;
+  md.set(key("expert_count"), hp.expert_count);
+  md.set(key("expert_used_count"), hp.expert_used_count);
+  if (spec.arch == Arch::kMixtral) return;  // its experts are feed_forward_length wide
+  md.set(key("expert_feed_forward_length"), hp.expert_feed_forward_length);
+  if (hp.expert_shared_feed_forward_length > 0) {
+    md.set(key("expert_shared_feed_forward_length"), hp.expert_shared_feed_forward_length);
+  }
+}
+
+Status validate_experts(const RandomModelSpec& s) {
+  if (!arch_is_moe(s.arch)) {
+    if (s.num_experts != 0 || s.num_experts_used != 0 || s.shared_expert_feed_forward_length != 0) {
+      return invalid_argument("--experts, --experts-used and --shared-expert-ff need a MoE --arch (qwen3moe, mixtral)");
+    }
+    return ok_status();
+  }
+  if (s.num_experts == 0 || s.num_experts > 512) {
+    return invalid_argument("--experts {} must be in [1, 512] for {}", s.num_experts, arch_name(s.arch));
+  }
+  if (s.num_experts_used == 0 || s.num_experts_used > s.num_experts) {
+    return invalid_argument("--experts-used {} must be in [1, --experts {}]", s.num_experts_used, s.num_experts);
+  }
+  if (s.expert_feed_forward_length == 0) return invalid_argument("--expert-ff must be positive");
+  if (s.arch == Arch::kMixtral && s.shared_expert_feed_forward_length != 0) {
+    return invalid_argument("--shared-expert-ff: mixtral has no shared expert (llama.cpp's llama loader)");
+  }
+  return ok_status();
 }
 
 }  // namespace
+
+bool arch_is_moe(Arch arch) { return arch == Arch::kQwen3Moe || arch == Arch::kMixtral; }
+
+void apply_moe_preset(std::string_view name, RandomModelSpec& s) {
+  if (!arch_is_moe(s.arch)) return;
+  const bool tiny = name == "tiny";
+  if (s.num_experts == 0) s.num_experts = tiny ? 8 : name == "small" ? 16 : 32;
+  if (s.num_experts_used == 0) s.num_experts_used = std::min(s.num_experts, tiny ? 2u : 4u);
+  if (s.expert_feed_forward_length == 0) s.expert_feed_forward_length = std::max(1u, s.feed_forward_length / 4);
+}
 
 std::optional<RandomModelSpec> random_model_preset(std::string_view name) {
   RandomModelSpec s;
@@ -160,7 +200,7 @@ Status validate_spec(const RandomModelSpec& s) {
   if (!llama_file_type(s.dtype) || !can_quantize(s.dtype)) {
     return invalid_argument("--dtype {} is not one make-model writes", ggml_type_name(s.dtype));
   }
-  return ok_status();
+  return validate_experts(s);
 }
 
 ModelHParams spec_hparams(const RandomModelSpec& s) {
@@ -177,7 +217,15 @@ ModelHParams spec_hparams(const RandomModelSpec& s) {
   hp.vocab_size = s.vocab_size;
   const bool llama2_like = s.arch == Arch::kLlama;
   hp.rope_freq_base = llama2_like ? 10000.0f : 1000000.0f;
-  hp.rms_norm_eps = (s.arch == Arch::kQwen2 || s.arch == Arch::kQwen3) ? 1e-6f : 1e-5f;
+  const bool qwen = s.arch == Arch::kQwen2 || s.arch == Arch::kQwen3 || s.arch == Arch::kQwen3Moe;
+  hp.rms_norm_eps = qwen ? 1e-6f : 1e-5f;
+  if (arch_is_moe(s.arch)) {
+    hp.expert_count = s.num_experts;
+    hp.expert_used_count = s.num_experts_used;
+    hp.expert_feed_forward_length = s.expert_feed_forward_length;
+    hp.expert_shared_feed_forward_length = s.shared_expert_feed_forward_length;
+    if (s.arch == Arch::kMixtral) hp.feed_forward_length = s.expert_feed_forward_length;
+  }
   return hp;
 }
 
@@ -192,7 +240,7 @@ Result<RandomModelSummary> make_random_model(const RandomModelSpec& spec, const 
   MET_RETURN_IF_ERROR(validate_spec(spec));
   const ModelHParams hp = spec_hparams(spec);
   SyntheticVocabOptions vopt;
-  const bool qwen = spec.arch == Arch::kQwen2 || spec.arch == Arch::kQwen3;
+  const bool qwen = spec.arch == Arch::kQwen2 || spec.arch == Arch::kQwen3 || spec.arch == Arch::kQwen3Moe;
   vopt.kind = spec.tokenizer.value_or(qwen ? VocabKind::kBpe : VocabKind::kSpm);
   vopt.size = spec.vocab_size;
   vopt.seed = spec.seed;

@@ -3,7 +3,10 @@
 // a seed (the same spec gives the same bytes, whatever the thread count), in
 // the layout llama.cpp loads. Weight matrices take the requested dtype; a
 // matrix whose rows do not fit that dtype's block falls back to Q8_0, then F16
-// (reported in the summary). Norms and biases stay F32.
+// (reported in the summary). Norms, biases and expert routers stay F32.
+// MoE architectures (qwen3moe, mixtral) take num_experts, num_experts_used and
+// expert_feed_forward_length (mixtral writes it as feed_forward_length, as its
+// files carry it); qwen3moe may add a shared expert.
 // Threading: spreads each tensor's rows over num_threads; call from one thread.
 // Tested by tests/model/random_model_test.cc.
 #pragma once
@@ -38,6 +41,10 @@ struct RandomModelSpec {
   std::vector<std::string> control_tokens;  // further control tokens for the vocab (SyntheticVocabOptions)
   bool tied_output = false;
   int num_threads = 1;
+  uint32_t num_experts = 0;  // MoE architectures only
+  uint32_t num_experts_used = 0;
+  uint32_t expert_feed_forward_length = 0;
+  uint32_t shared_expert_feed_forward_length = 0;  // 0: none
 };
 
 struct RandomModelSummary {
@@ -49,6 +56,12 @@ struct RandomModelSummary {
 
 // Sizes of about 15M, 110M and 500M parameters: "tiny", "small", "medium".
 std::optional<RandomModelSpec> random_model_preset(std::string_view name);
+// Whether `arch` has routed experts.
+bool arch_is_moe(Arch arch);
+// Fills the expert fields left 0 with the preset's MoE sizes (tiny: 8
+// experts, 2 used; small: 16, 4; medium: 32, 4; expert FFN a quarter of the
+// dense one) for a MoE `s.arch`.
+void apply_moe_preset(std::string_view name, RandomModelSpec& s);
 Status validate_spec(const RandomModelSpec& spec);
 // The hyper-parameters a spec writes (rope base and norm epsilon per arch).
 ModelHParams spec_hparams(const RandomModelSpec& spec);

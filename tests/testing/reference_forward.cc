@@ -1,7 +1,10 @@
 // The reference forward pass.
 #include "testing/reference_forward.h"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <limits>
 
 #include "core/check.h"
 #include "tensor/quantize.h"
@@ -18,8 +21,8 @@ std::vector<float> load(const Model& m, const std::string& name) {
   return out;
 }
 
-// y[n] = sum_k w[n][k] x[k], in double.
-std::vector<double> matvec(const std::vector<float>& w, const std::vector<double>& x, size_t rows) {
+// y[n] = sum_k w[n][k] x[k], in double, for the matrix at w.
+std::vector<double> matvec(const float* w, const std::vector<double>& x, size_t rows) {
   const size_t cols = x.size();
   std::vector<double> y(rows, 0.0);
   for (size_t n = 0; n < rows; ++n) {
@@ -28,6 +31,19 @@ std::vector<double> matvec(const std::vector<float>& w, const std::vector<double
     y[n] = acc;
   }
   return y;
+}
+
+std::vector<double> matvec(const std::vector<float>& w, const std::vector<double>& x, size_t rows) {
+  return matvec(w.data(), x, rows);
+}
+
+// down · (silu(gate · x) * (up · x)) for the matrices at gate, up, down.
+std::vector<double> swiglu_ffn(const float* gate, const float* up, const float* down, const std::vector<double>& x,
+                               size_t ff) {
+  auto g = matvec(gate, x, ff);
+  auto u = matvec(up, x, ff);
+  for (size_t i = 0; i < ff; ++i) g[i] = g[i] / (1.0 + std::exp(-g[i])) * u[i];
+  return matvec(down, g, x.size());
 }
 
 std::vector<double> rms_norm(const std::vector<double>& x, const float* w, size_t n, double eps) {
@@ -63,27 +79,88 @@ ReferenceForward::ReferenceForward(const Model& m) : model_(m) {
   output_ = m.weights().tied_output ? token_embd_ : load(m, "output.weight");
   for (uint32_t i = 0; i < m.hparams().num_layers; ++i) {
     auto n = [i](const char* what) { return "blk." + std::to_string(i) + "." + what; };
-    layers_.push_back(Layer{load(m, n("attn_norm.weight")), load(m, n("attn_q.weight")),
-                            load(m, n("attn_k.weight")), load(m, n("attn_v.weight")),
-                            load(m, n("attn_output.weight")), load(m, n("attn_q.bias")),
-                            load(m, n("attn_k.bias")), load(m, n("attn_v.bias")),
-                            load(m, n("attn_q_norm.weight")), load(m, n("attn_k_norm.weight")),
-                            load(m, n("ffn_norm.weight")), load(m, n("ffn_gate.weight")),
-                            load(m, n("ffn_up.weight")), load(m, n("ffn_down.weight"))});
+    Layer& l = layers_.emplace_back();
+    l.attn_norm = load(m, n("attn_norm.weight"));
+    l.wq = load(m, n("attn_q.weight"));
+    l.wk = load(m, n("attn_k.weight"));
+    l.wv = load(m, n("attn_v.weight"));
+    l.wo = load(m, n("attn_output.weight"));
+    l.bq = load(m, n("attn_q.bias"));
+    l.bk = load(m, n("attn_k.bias"));
+    l.bv = load(m, n("attn_v.bias"));
+    l.q_norm = load(m, n("attn_q_norm.weight"));
+    l.k_norm = load(m, n("attn_k_norm.weight"));
+    l.ffn_norm = load(m, n("ffn_norm.weight"));
+    l.w_gate = load(m, n("ffn_gate.weight"));
+    l.w_up = load(m, n("ffn_up.weight"));
+    l.w_down = load(m, n("ffn_down.weight"));
+    l.router = load(m, n("ffn_gate_inp.weight"));
+    l.gate_exps = load(m, n("ffn_gate_exps.weight"));
+    l.up_exps = load(m, n("ffn_up_exps.weight"));
+    l.down_exps = load(m, n("ffn_down_exps.weight"));
+    l.shexp_gate_inp = load(m, n("ffn_gate_inp_shexp.weight"));
+    l.shexp_gate = load(m, n("ffn_gate_shexp.weight"));
+    l.shexp_up = load(m, n("ffn_up_shexp.weight"));
+    l.shexp_down = load(m, n("ffn_down_shexp.weight"));
   }
 }
 
-std::vector<std::vector<float>> ReferenceForward::logits(std::span<const TokenId> tokens) const {
+std::vector<double> ReferenceForward::ffn(const Layer& l, const std::vector<double>& xn, double& margin) const {
+  if (!l.router.empty()) return moe_ffn(l, xn, margin);
+  return swiglu_ffn(l.w_gate.data(), l.w_up.data(), l.w_down.data(), xn, model_.hparams().feed_forward_length);
+}
+
+std::vector<double> ReferenceForward::moe_ffn(const Layer& l, const std::vector<double>& xn,
+                                              double& margin) const {
+  const ModelHParams& hp = model_.hparams();
+  const size_t embd = xn.size(), ff = hp.expert_feed_forward_length, n = hp.expert_count;
+  std::vector<double> p = matvec(l.router, xn, n);
+  if (hp.expert_used_count < n) {
+    std::vector<double> sorted = p;
+    std::sort(sorted.begin(), sorted.end(), std::greater<>());
+    margin = std::min(margin, sorted[hp.expert_used_count - 1] - sorted[hp.expert_used_count]);
+  }
+  const double mx = *std::max_element(p.begin(), p.end());
+  double sum = 0.0;
+  for (double& v : p) sum += (v = std::exp(v - mx));
+  for (double& v : p) v /= sum;
+  std::vector<size_t> order(n);
+  for (size_t e = 0; e < n; ++e) order[e] = e;
+  std::stable_sort(order.begin(), order.end(), [&p](size_t a, size_t b) { return p[a] > p[b]; });
+  order.resize(hp.expert_used_count);
+  double wsum = 0.0;
+  for (size_t e : order) wsum += p[e];
+  const double scale = model_.traits().moe_norm_weights ? 1.0 / std::max(wsum, 6.103515625e-5) : 1.0;
+  std::vector<double> out(embd, 0.0);
+  for (size_t e : order) {
+    auto d = swiglu_ffn(&l.gate_exps[e * ff * embd], &l.up_exps[e * ff * embd], &l.down_exps[e * embd * ff], xn, ff);
+    for (size_t i = 0; i < embd; ++i) out[i] += p[e] * scale * d[i];
+  }
+  if (l.shexp_gate_inp.empty()) return out;
+  const double g = matvec(l.shexp_gate_inp, xn, 1)[0];
+  const double gate = 1.0 / (1.0 + std::exp(-g));
+  auto sh = swiglu_ffn(l.shexp_gate.data(), l.shexp_up.data(), l.shexp_down.data(), xn,
+                       hp.expert_shared_feed_forward_length);
+  for (size_t i = 0; i < embd; ++i) out[i] += gate * sh[i];
+  return out;
+}
+
+std::vector<std::vector<float>> ReferenceForward::logits(std::span<const TokenId> tokens,
+                                                         std::vector<double>* routing_margins) const {
   const ModelHParams& hp = model_.hparams();
   const size_t embd = hp.embedding_length, hd = hp.head_dim, nh = hp.num_heads, nkv = hp.num_kv_heads;
-  const size_t q_dim = nh * hd, kv_dim = nkv * hd, ff = hp.feed_forward_length, vocab = hp.vocab_size;
+  const size_t q_dim = nh * hd, kv_dim = nkv * hd, vocab = hp.vocab_size;
   const bool neox = model_.traits().rope_layout == cpu::RopeLayout::kNeox;
   const size_t T = tokens.size();
   std::vector<std::vector<double>> x(T, std::vector<double>(embd));
   for (size_t t = 0; t < T; ++t) {
     for (size_t i = 0; i < embd; ++i) x[t][i] = token_embd_[static_cast<size_t>(tokens[t]) * embd + i];
   }
-  for (const Layer& l : layers_) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  std::vector<double> margin(T, kInf);
+  for (size_t li = 0; li < layers_.size(); ++li) {
+    const Layer& l = layers_[li];
+    std::vector<double> layer_margin(T, kInf);
     std::vector<std::vector<double>> q(T), k(T), v(T);
     for (size_t t = 0; t < T; ++t) {
       auto xn = rms_norm(x[t], l.attn_norm.data(), embd, hp.rms_norm_eps);
@@ -128,13 +205,12 @@ std::vector<std::vector<float>> ReferenceForward::logits(std::span<const TokenId
       auto o = matvec(l.wo, attn, embd);
       for (size_t i = 0; i < embd; ++i) x[t][i] += o[i];
       auto xn = rms_norm(x[t], l.ffn_norm.data(), embd, hp.rms_norm_eps);
-      auto g = matvec(l.w_gate, xn, ff);
-      auto u = matvec(l.w_up, xn, ff);
-      for (size_t i = 0; i < ff; ++i) g[i] = g[i] / (1.0 + std::exp(-g[i])) * u[i];
-      auto d = matvec(l.w_down, g, embd);
+      auto d = ffn(l, xn, layer_margin[t]);
       for (size_t i = 0; i < embd; ++i) x[t][i] += d[i];
     }
+    for (size_t t = 0; t < T; ++t) margin[t] = std::min(margin[t], layer_margin[t]);
   }
+  if (routing_margins != nullptr) *routing_margins = margin;
   std::vector<std::vector<float>> out(T);
   for (size_t t = 0; t < T; ++t) {
     auto xn = rms_norm(x[t], output_norm_.data(), embd, hp.rms_norm_eps);

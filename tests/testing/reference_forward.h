@@ -2,7 +2,11 @@
 // for tests: every weight dequantized to float once (through src/tensor's
 // reference decoders, not the backend's kernels), dense causal attention over
 // all positions in double, RoPE written out from its definition. The
-// optimized CpuDevice path is checked against it.
+// optimized CpuDevice path is checked against it. A MoE layer routes in
+// double too: softmax over the router logits, the k most probable experts
+// (the lower index on ties), weights renormalised where the arch does, a
+// SwiGLU FFN per chosen expert, the weighted sum, plus the shared expert
+// scaled by the sigmoid of its gate.
 // Threading: one thread. Never linked into apps/.
 #pragma once
 
@@ -17,13 +21,25 @@ namespace met::testing {
 class ReferenceForward {
  public:
   explicit ReferenceForward(const Model& model);
-  // Logits (vocab floats) after each of `tokens` (positions 0, 1, …).
-  std::vector<std::vector<float>> logits(std::span<const TokenId> tokens) const;
+  // Logits (vocab floats) after each of `tokens` (positions 0, 1, …). For a
+  // MoE model, `routing_margins` (if given) gets per position how close its
+  // logits came to a different expert choice: the smallest gap between the
+  // k-th and (k+1)-th router logit of its routing, over every layer.
+  // Infinity for a dense model. A fast path whose weights are quantized may
+  // route differently where the margin is small.
+  std::vector<std::vector<float>> logits(std::span<const TokenId> tokens,
+                                         std::vector<double>* routing_margins = nullptr) const;
 
  private:
   struct Layer {
     std::vector<float> attn_norm, wq, wk, wv, wo, bq, bk, bv, q_norm, k_norm, ffn_norm, w_gate, w_up, w_down;
+    // MoE layers: the router and the 3-D expert tensors, flattened.
+    std::vector<float> router, gate_exps, up_exps, down_exps;
+    std::vector<float> shexp_gate_inp, shexp_gate, shexp_up, shexp_down;
   };
+  // margin: lowered to this layer's routing margin for the row.
+  std::vector<double> ffn(const Layer& l, const std::vector<double>& xn, double& margin) const;
+  std::vector<double> moe_ffn(const Layer& l, const std::vector<double>& xn, double& margin) const;
   const Model& model_;
   std::vector<float> token_embd_, output_norm_, output_;
   std::vector<Layer> layers_;

@@ -1,0 +1,47 @@
+// linear: y_j = x · W_j^T for one or more weight matrices sharing the input x
+// (rows × cols floats), run by every thread of a WorkerPool job: the rows of
+// x are prepared once per distinct weight type (split by rows), then each
+// product's output columns are split between the threads, so every weight
+// row is read once per call for the whole batch. ActivationBuffers holds the
+// prepared rows, sized once for the widest input and the most rows.
+// Invariants: linear() allocates nothing; it ends with a barrier.
+// Threading: linear() is called by every thread of one job.
+// Tested through tests/model/cpu_device_test.cc and moe_ffn_test.cc.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "backend/cpu/kernels/matmul.h"
+#include "backend/cpu/worker_pool.h"
+
+namespace met {
+
+struct Product {
+  const cpu::WeightMatrix* w;
+  float* y;  // rows × w->rows
+};
+
+class ActivationBuffers {
+ public:
+  static constexpr int kMaxSlots = 3;  // q/k/v or gate/up may each differ in dtype
+
+  ActivationBuffers() = default;
+  // Room for max_rows rows of up to max_cols inputs, for any weight type.
+  ActivationBuffers(int64_t max_rows, int64_t max_cols);
+  uint8_t* slot(int s) { return slots_[static_cast<size_t>(s)].data(); }
+
+ private:
+  std::vector<std::vector<uint8_t>> slots_;
+};
+
+// Bytes of one prepared row of up to `cols` inputs, whatever the weight type.
+size_t max_activation_row_bytes(int64_t cols);
+
+// REQUIRES: every product has w->cols == cols; at most kMaxSlots distinct
+// weight types; rows and cols within the buffers' sizes.
+void linear(cpu::ThreadCtx& ctx, const float* x, int64_t rows, int64_t cols, std::span<const Product> products,
+            ActivationBuffers& act);
+
+}  // namespace met

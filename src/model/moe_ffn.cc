@@ -1,0 +1,159 @@
+// The mixture-of-experts FFN. Tested by tests/model/moe_ffn_test.cc.
+#include "model/moe_ffn.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "backend/cpu/kernels/moe_routing.h"
+#include "backend/cpu/kernels/ops.h"
+
+namespace met {
+namespace {
+
+// y (m × w.rows) = this thread's share of the output columns of act · w^T.
+void expert_matmul(cpu::ThreadCtx& ctx, const cpu::WeightMatrix& w, const uint8_t* act, int64_t m, float* y) {
+  const auto [n0, n1] = ctx.split(w.rows, cpu::matmul_column_tile(w.type));
+  if (n0 < n1) cpu::matmul(w, act, m, y, w.rows, n0, n1);
+}
+
+}  // namespace
+
+MoeFfn::MoeFfn(const ModelHParams& hp, int64_t max_rows)
+    : num_experts_(static_cast<int32_t>(hp.expert_count)),
+      k_(static_cast<int32_t>(hp.expert_used_count)),
+      embd_(hp.embedding_length),
+      ff_(hp.expert_feed_forward_length),
+      shared_ff_(hp.expert_shared_feed_forward_length),
+      embd_act_bytes_(max_activation_row_bytes(embd_)),
+      ff_act_bytes_(max_activation_row_bytes(ff_)),
+      act_(max_rows, std::max(embd_, shared_ff_)) {
+  const auto rows = static_cast<size_t>(max_rows);
+  const size_t slots = rows * static_cast<size_t>(k_);
+  logits_.resize(rows * static_cast<size_t>(num_experts_ + 1));
+  ids_.resize(slots);
+  weights_.resize(slots);
+  offsets_.resize(static_cast<size_t>(num_experts_) + 1);
+  slot_row_.resize(slots);
+  pair_slot_.resize(slots);
+  for (int s = 0; s < 2; ++s) {
+    act_rows_[s].resize(rows * embd_act_bytes_);
+    act_slots_[s].resize(slots * embd_act_bytes_);
+  }
+  act_down_.resize(slots * ff_act_bytes_);
+  gate_.resize(slots * static_cast<size_t>(ff_));
+  up_.resize(slots * static_cast<size_t>(ff_));
+  down_.resize(slots * static_cast<size_t>(embd_));
+  sh_gate_.resize(rows * static_cast<size_t>(shared_ff_));
+  sh_up_.resize(rows * static_cast<size_t>(shared_ff_));
+  sh_down_.resize(shared_ff_ > 0 ? rows * static_cast<size_t>(embd_) : 0);
+}
+
+void MoeFfn::route(cpu::ThreadCtx& ctx, const MoeWeights& w, const float* xn, int64_t rows) {
+  const int64_t width = num_experts_ + 1;
+  {
+    // Router logits into columns [0, experts) and the shared gate into the
+    // last column of each row: two products over one prepared input.
+    const int64_t r_split = rows;
+    const auto [r0, r1] = ctx.split(r_split);
+    cpu::prepare_activations(w.router.type, xn, embd_, embd_, r0, r1, act_.slot(0));
+    if (w.has_shared) cpu::prepare_activations(w.shared_gate_inp.type, xn, embd_, embd_, r0, r1, act_.slot(1));
+    ctx.barrier();
+    const auto [n0, n1] = ctx.split(w.router.rows, cpu::matmul_column_tile(w.router.type));
+    if (n0 < n1) cpu::matmul(w.router, act_.slot(0), rows, logits_.data(), width, n0, n1);
+    if (w.has_shared && ctx.ith() == ctx.nth() - 1) {
+      cpu::matmul(w.shared_gate_inp, act_.slot(1), rows, logits_.data() + num_experts_, width, 0, 1);
+    }
+    ctx.barrier();
+  }
+  const GgmlType gate_type = w.gate[0].type, up_type = w.up[0].type;
+  const auto [r0, r1] = ctx.split(rows);
+  for (int64_t r = r0; r < r1; ++r) {
+    cpu::route_top_k(&logits_[static_cast<size_t>(r * width)], num_experts_, k_, w.norm_weights, &ids_[r * k_],
+                     &weights_[r * k_]);
+  }
+  cpu::prepare_activations(gate_type, xn, embd_, embd_, r0, r1, act_rows_[0].data());
+  if (up_type != gate_type) cpu::prepare_activations(up_type, xn, embd_, embd_, r0, r1, act_rows_[1].data());
+  ctx.barrier();
+  if (ctx.ith() == 0) {
+    cpu::group_by_expert(ids_.data(), rows, k_, num_experts_, offsets_.data(), slot_row_.data(),
+                         pair_slot_.data());
+  }
+  ctx.barrier();
+  const auto [s0, s1] = ctx.split(rows * k_);
+  const size_t gate_bytes = cpu::activation_row_bytes(gate_type, embd_);
+  cpu::gather_rows(act_rows_[0].data(), gate_bytes, slot_row_.data(), s0, s1, act_slots_[0].data());
+  if (up_type != gate_type) {
+    cpu::gather_rows(act_rows_[1].data(), cpu::activation_row_bytes(up_type, embd_), slot_row_.data(), s0, s1,
+                     act_slots_[1].data());
+  }
+  ctx.barrier();
+}
+
+void MoeFfn::run_experts(cpu::ThreadCtx& ctx, const MoeWeights& w, int64_t rows) {
+  const bool same_type = w.up[0].type == w.gate[0].type;
+  const size_t gate_bytes = cpu::activation_row_bytes(w.gate[0].type, embd_);
+  const size_t up_bytes = cpu::activation_row_bytes(w.up[0].type, embd_);
+  const uint8_t* up_act = same_type ? act_slots_[0].data() : act_slots_[1].data();
+  for (int32_t e = 0; e < num_experts_; ++e) {
+    const int32_t begin = offsets_[e], m = offsets_[e + 1] - begin;
+    if (m == 0) continue;  // never touch an unchosen expert's weights
+    expert_matmul(ctx, w.gate[static_cast<size_t>(e)], act_slots_[0].data() + begin * gate_bytes, m,
+                  &gate_[begin * ff_]);
+    expert_matmul(ctx, w.up[static_cast<size_t>(e)], up_act + begin * up_bytes, m, &up_[begin * ff_]);
+  }
+  ctx.barrier();
+  const GgmlType down_type = w.down[0].type;
+  const size_t down_bytes = cpu::activation_row_bytes(down_type, ff_);
+  const auto [s0, s1] = ctx.split(rows * k_);
+  if (s0 < s1) {
+    cpu::swiglu(&gate_[s0 * ff_], &up_[s0 * ff_], (s1 - s0) * ff_, &gate_[s0 * ff_]);
+    cpu::prepare_activations(down_type, gate_.data(), ff_, ff_, s0, s1, act_down_.data());
+  }
+  ctx.barrier();
+  for (int32_t e = 0; e < num_experts_; ++e) {
+    const int32_t begin = offsets_[e], m = offsets_[e + 1] - begin;
+    if (m == 0) continue;
+    expert_matmul(ctx, w.down[static_cast<size_t>(e)], act_down_.data() + begin * down_bytes, m,
+                  &down_[begin * embd_]);
+  }
+  ctx.barrier();
+}
+
+void MoeFfn::run_shared(cpu::ThreadCtx& ctx, const MoeWeights& w, const float* xn, int64_t rows) {
+  const Product gate_up[] = {{&w.shared_gate, sh_gate_.data()}, {&w.shared_up, sh_up_.data()}};
+  linear(ctx, xn, rows, embd_, gate_up, act_);
+  {
+    const auto [r0, r1] = ctx.split(rows);
+    if (r0 < r1) {
+      cpu::swiglu(&sh_gate_[r0 * shared_ff_], &sh_up_[r0 * shared_ff_], (r1 - r0) * shared_ff_,
+                  &sh_gate_[r0 * shared_ff_]);
+    }
+    ctx.barrier();
+  }
+  const Product down[] = {{&w.shared_down, sh_down_.data()}};
+  linear(ctx, sh_gate_.data(), rows, shared_ff_, down, act_);
+}
+
+void MoeFfn::combine(cpu::ThreadCtx& ctx, const MoeWeights& w, int64_t rows, float* out) {
+  const int64_t width = num_experts_ + 1;
+  const auto [r0, r1] = ctx.split(rows);
+  for (int64_t r = r0; r < r1; ++r) {
+    float* y = out + r * embd_;
+    cpu::combine_experts(down_.data(), embd_, &pair_slot_[r * k_], &weights_[r * k_], k_, y);
+    if (!w.has_shared) continue;
+    const float g = logits_[static_cast<size_t>(r * width + num_experts_)];
+    const float gate = 1.0f / (1.0f + std::exp(-g));
+    const float* sh = &sh_down_[r * embd_];
+    for (int64_t i = 0; i < embd_; ++i) y[i] += gate * sh[i];
+  }
+  ctx.barrier();
+}
+
+void MoeFfn::run(cpu::ThreadCtx& ctx, const MoeWeights& w, const float* xn, int64_t rows, float* out) {
+  route(ctx, w, xn, rows);
+  run_experts(ctx, w, rows);
+  if (w.has_shared) run_shared(ctx, w, xn, rows);
+  combine(ctx, w, rows, out);
+}
+
+}  // namespace met

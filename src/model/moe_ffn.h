@@ -1,0 +1,64 @@
+// MoeFfn: the mixture-of-experts FFN of one layer over a step's rows, run by
+// every thread of a WorkerPool job:
+//   1. router logits (and the shared expert's gate logit) for every row;
+//   2. routing split by rows (softmax, top-k, renormalised weights), and the
+//      rows prepared once per expert weight type;
+//   3. a stable counting sort of the (row, choice) pairs by expert, and the
+//      prepared rows gathered into group order;
+//   4. per chosen expert, one matmul of its gate and up matrices over its
+//      group (each thread takes a share of the output columns), SwiGLU, and
+//      one matmul of its down matrix;
+//   5. the shared expert, if any, as a dense SwiGLU FFN;
+//   6. per row, its k expert outputs scaled by the routing weights and summed
+//      in choice order, plus sigmoid(gate) × the shared expert's output.
+// An expert no row chose is never read: batch 1 reads k experts' weights.
+// Invariants: scratch is sized at construction for max_rows rows; run()
+// allocates nothing. A row's output depends only on that row.
+// Threading: run() is called by every thread of one job; one job at a time.
+// Tested by tests/model/moe_ffn_test.cc and, whole, by cpu_device_test.cc.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "backend/cpu/worker_pool.h"
+#include "model/hparams.h"
+#include "model/linear.h"
+#include "model/model.h"
+
+namespace met {
+
+class MoeFfn {
+ public:
+  MoeFfn() = default;
+  // REQUIRES: hp.is_moe().
+  MoeFfn(const ModelHParams& hp, int64_t max_rows);
+
+  // out (rows × embd) = the MoE FFN of xn (rows × embd, normalized input).
+  // REQUIRES: rows <= max_rows; w matches the hyper-parameters.
+  void run(cpu::ThreadCtx& ctx, const MoeWeights& w, const float* xn, int64_t rows, float* out);
+
+ private:
+  void route(cpu::ThreadCtx& ctx, const MoeWeights& w, const float* xn, int64_t rows);
+  void run_experts(cpu::ThreadCtx& ctx, const MoeWeights& w, int64_t rows);
+  void run_shared(cpu::ThreadCtx& ctx, const MoeWeights& w, const float* xn, int64_t rows);
+  void combine(cpu::ThreadCtx& ctx, const MoeWeights& w, int64_t rows, float* out);
+
+  int32_t num_experts_ = 0;
+  int32_t k_ = 0;
+  int64_t embd_ = 0, ff_ = 0, shared_ff_ = 0;
+  size_t embd_act_bytes_ = 0, ff_act_bytes_ = 0;
+  ActivationBuffers act_;                   // router and shared-expert inputs
+  std::vector<float> logits_;               // rows × (experts + 1): the last column is the shared gate
+  std::vector<int32_t> ids_;                // rows × k
+  std::vector<float> weights_;              // rows × k
+  std::vector<int32_t> offsets_;            // experts + 1
+  std::vector<int32_t> slot_row_, pair_slot_;
+  std::vector<uint8_t> act_rows_[2];        // rows, prepared for the gate / up types
+  std::vector<uint8_t> act_slots_[2];       // the same, in slot order (rows × k)
+  std::vector<uint8_t> act_down_;           // SwiGLU outputs prepared for down (rows × k)
+  std::vector<float> gate_, up_, down_;     // per slot: ff, ff, embd
+  std::vector<float> sh_gate_, sh_up_, sh_down_;  // per row
+};
+
+}  // namespace met

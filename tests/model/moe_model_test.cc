@@ -1,0 +1,272 @@
+// Tests for the MoE architectures end to end (src/model/moe_ffn.h through
+// CpuDevice): qwen3moe, mixtral and qwen3moe with a shared expert, made by
+// make_random_model, against the double-precision reference forward at every
+// position of a fixed prompt, per weight dtype; batch and thread-count
+// invariance; how files are recognised and refused.
+#include <algorithm>
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "gguf/gguf_file.h"
+#include "model/cpu_device.h"
+#include "model/random_model.h"
+#include "testing/reference_forward.h"
+#include "testing/temp_dir.h"
+
+namespace met::moe_model_test {
+namespace {
+
+constexpr uint32_t kVocab = 600;
+
+std::vector<BlockId> blocks_from(int32_t first, int32_t n) {
+  std::vector<BlockId> b;
+  for (int32_t i = 0; i < n; ++i) b.emplace_back(first + i);
+  return b;
+}
+
+std::unique_ptr<CpuDevice> make_device(const Model& m, int threads) {
+  CpuDeviceOptions o;
+  o.num_threads = threads;
+  o.kv_dtype = GgmlType::kF32;
+  o.num_kv_blocks = 16;
+  o.limits = ForwardLimits{.max_rows = 64, .max_outputs = 32, .max_seqs = 8};
+  auto d = CpuDevice::create(m, o);
+  EXPECT_TRUE(d.ok()) << d.status().to_string();
+  return std::move(d).value();
+}
+
+StepResult step(Device& dev, const StepPlan& plan) {
+  auto t = dev.launch(plan);
+  EXPECT_TRUE(t.ok()) << t.status().to_string();
+  StepResult r;
+  EXPECT_TRUE(dev.await_result(*t, r).ok());
+  return r;
+}
+
+struct MoeCase {
+  Arch arch;
+  GgmlType dtype;
+  uint32_t shared_ff;
+  double tolerance;   // max |logit error| relative to the largest |logit|
+  double min_margin;  // positions whose reference routing margin is below it are not compared
+};
+
+RandomModelSpec moe_spec(Arch arch, GgmlType dtype, uint32_t shared_ff) {
+  RandomModelSpec s;
+  s.arch = arch;
+  s.num_layers = 2;
+  s.embedding_length = 256;
+  s.num_heads = 4;
+  s.num_kv_heads = 2;
+  s.feed_forward_length = 512;
+  s.vocab_size = kVocab;
+  s.dtype = dtype;
+  s.seed = 11;
+  s.num_experts = 8;
+  s.num_experts_used = 2;
+  s.expert_feed_forward_length = 256;
+  s.shared_expert_feed_forward_length = shared_ff;
+  return s;
+}
+
+std::vector<TokenId> prompt(size_t n) {
+  std::vector<TokenId> t(n);
+  for (size_t i = 0; i < n; ++i) t[i] = static_cast<TokenId>((i * 37 + 5) % kVocab);
+  return t;
+}
+
+// Logits at every position: the first 13 tokens as one prefill chunk with an
+// output per row, then one token per step.
+std::vector<std::vector<float>> logits_at_every_position(Device& dev, const std::vector<TokenId>& tokens) {
+  std::vector<std::vector<float>> out;
+  StepPlan plan;
+  const int32_t chunk = 13;
+  for (int32_t i = 0; i < chunk; ++i) {
+    plan.inputs.push_back(FeedToken{tokens[static_cast<size_t>(i)]});
+    plan.positions.push_back(i);
+    plan.outputs.push_back(OutputRow{i, OutputKind::kLogits});
+  }
+  plan.seqs.push_back(StepSeq{0, chunk, 0, blocks_from(0, 2)});
+  StepResult r = step(dev, plan);
+  for (int32_t i = 0; i < chunk; ++i) {
+    out.emplace_back(r.logits.begin() + i * kVocab, r.logits.begin() + (i + 1) * kVocab);
+  }
+  for (int32_t i = chunk; i < static_cast<int32_t>(tokens.size()); ++i) {
+    plan.clear();
+    plan.inputs.push_back(FeedToken{tokens[static_cast<size_t>(i)]});
+    plan.positions.push_back(i);
+    plan.seqs.push_back(StepSeq{0, 1, i, blocks_from(0, 2)});
+    plan.outputs.push_back(OutputRow{0, OutputKind::kLogits});
+    out.push_back(step(dev, plan).logits);
+  }
+  return out;
+}
+
+double relative_error(const std::vector<float>& ref, const std::vector<float>& got) {
+  double max_ref = 0, max_err = 0;
+  for (size_t v = 0; v < ref.size(); ++v) {
+    max_ref = std::max(max_ref, std::fabs(double(ref[v])));
+    max_err = std::max(max_err, std::fabs(double(ref[v]) - got[v]));
+  }
+  return max_err / max_ref;
+}
+
+class MoeModelVsReference : public ::testing::TestWithParam<MoeCase> {};
+
+TEST_P(MoeModelVsReference, LogitsAtEveryPositionAgreeWithinTheDtypesTolerance) {
+  const MoeCase p = GetParam();
+  testing::TempDir dir;
+  ASSERT_TRUE(make_random_model(moe_spec(p.arch, p.dtype, p.shared_ff), dir.file("m.gguf")).ok());
+  auto m = Model::load(dir.file("m.gguf"));
+  ASSERT_TRUE(m.ok()) << m.status().to_string();
+  ASSERT_EQ((*m)->arch(), p.arch);
+  const auto tokens = prompt(21);
+  std::vector<double> margins;
+  const auto ref = testing::ReferenceForward(**m).logits(tokens, &margins);
+  auto dev = make_device(**m, 2);
+  const auto got = logits_at_every_position(*dev, tokens);
+  double worst = 0;
+  int compared = 0;
+  for (size_t pos = 0; pos < tokens.size(); ++pos) {
+    if (margins[pos] < p.min_margin) continue;  // a near-tie the quantized path may break the other way
+    ++compared;
+    const double err = relative_error(ref[pos], got[pos]);
+    worst = std::max(worst, err);
+    EXPECT_LT(err, p.tolerance) << "position " << pos << ", routing margin " << margins[pos];
+  }
+  EXPECT_GE(compared, 4) << "too few positions clear of routing near-ties";
+  RecordProperty("positions_compared", compared);
+  RecordProperty("max_relative_error", std::to_string(worst));
+}
+
+// As for the dense models (cpu_device_test.cc): F32 and F16 differ from the
+// reference only in float summation order; BF16 may round activations to
+// bf16; Q8_0 quantizes activations to 8 bits per block of 32, the k-quants
+// per block of 256. Routers stay F32, but with quantized weights the router's
+// input differs from the reference's by up to a few percent, so a position
+// whose routing is a near-tie may pick another expert, as
+// llama.cpp's would: those positions are left out, and most must remain.
+INSTANTIATE_TEST_SUITE_P(
+    MoeArchsAndDtypes, MoeModelVsReference,
+    ::testing::ValuesIn([] {
+      std::vector<MoeCase> v;
+      for (auto [arch, shared] : {std::pair{Arch::kQwen3Moe, 0u}, std::pair{Arch::kMixtral, 0u},
+                                  std::pair{Arch::kQwen3Moe, 384u}}) {
+        v.push_back({arch, GgmlType::kF32, shared, 1e-4, 0.0});
+        v.push_back({arch, GgmlType::kF16, shared, 1e-4, 0.0});
+        v.push_back({arch, GgmlType::kBF16, shared, 2e-2, 0.05});
+        v.push_back({arch, GgmlType::kQ8_0, shared, 3e-2, 0.05});
+        // mixtral Q4_K on this seed breaks a layer-0 near-tie at position 0
+        // (margin < 0.1) that every later position attends to (errors 6-12%
+        // at positions 2-9), which a per-position margin cannot see; the same
+        // Q4_K expert kernels are covered by the qwen3moe cases.
+        if (arch != Arch::kMixtral) v.push_back({arch, GgmlType::kQ4_K, shared, 5e-2, 0.1});
+        v.push_back({arch, GgmlType::kQ6_K, shared, 5e-2, 0.1});
+      }
+      return v;
+    }()),
+    [](const auto& param_info) {
+      return std::string(arch_name(param_info.param.arch)) + (param_info.param.shared_ff > 0 ? "_shexp_" : "_") +
+             std::string(ggml_type_name(param_info.param.dtype));
+    });
+
+// A sequence's logits alone on one thread equal its logits when it shares
+// each step with two other sequences (one prefilling, one decoding) on three.
+TEST(MoeModel, ARowsLogitsDoNotDependOnTheBatchOrTheThreadCount) {
+  for (GgmlType dtype : {GgmlType::kF32, GgmlType::kQ8_0}) {
+    testing::TempDir dir;
+    ASSERT_TRUE(make_random_model(moe_spec(Arch::kQwen3Moe, dtype, 384), dir.file("m.gguf")).ok());
+    auto m = Model::load(dir.file("m.gguf"));
+    ASSERT_TRUE(m.ok()) << m.status().to_string();
+    const auto tokens = prompt(16);
+    auto alone_dev = make_device(**m, 1);
+    const auto alone = logits_at_every_position(*alone_dev, tokens);
+    auto dev = make_device(**m, 3);
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      const int32_t pos = static_cast<int32_t>(i);
+      StepPlan plan;
+      // Sequence 1 prefills two tokens per step, sequence 2 decodes one.
+      for (int32_t j = 0; j < 2; ++j) {
+        plan.inputs.push_back(FeedToken{static_cast<TokenId>((7 * i + j + 100) % kVocab)});
+        plan.positions.push_back(2 * pos + j);
+      }
+      plan.seqs.push_back(StepSeq{0, 2, 2 * pos, blocks_from(4, 4)});
+      plan.inputs.push_back(FeedToken{tokens[i]});
+      plan.positions.push_back(pos);
+      plan.seqs.push_back(StepSeq{2, 1, pos, blocks_from(0, 2)});
+      plan.inputs.push_back(FeedToken{static_cast<TokenId>((11 * i + 3) % kVocab)});
+      plan.positions.push_back(pos);
+      plan.seqs.push_back(StepSeq{3, 1, pos, blocks_from(8, 2)});
+      plan.outputs = {OutputRow{1, OutputKind::kLogits}, OutputRow{2, OutputKind::kLogits}};
+      const StepResult r = step(*dev, plan);
+      const std::vector<float> mine(r.logits.begin() + kVocab, r.logits.begin() + 2 * kVocab);
+      EXPECT_EQ(mine, alone[i]) << ggml_type_name(dtype) << " position " << i;
+    }
+  }
+}
+
+TEST(MoeModel, ALlamaFileWithExpertsIsMixtralAndWritesLlamaCppsKeys) {
+  testing::TempDir dir;
+  ASSERT_TRUE(make_random_model(moe_spec(Arch::kMixtral, GgmlType::kF16, 0), dir.file("m.gguf")).ok());
+  auto f = GgufFile::open(dir.file("m.gguf"));
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(*f->metadata().get_string("general.architecture"), "llama");
+  EXPECT_EQ(*f->metadata().get_u32("llama.expert_count"), 8u);
+  EXPECT_EQ(*f->metadata().get_u32("llama.expert_used_count"), 2u);
+  EXPECT_EQ(*f->metadata().get_u32("llama.feed_forward_length"), 256u);
+  const GgufTensorInfo* exps = f->find_tensor("blk.1.ffn_down_exps.weight");
+  ASSERT_NE(exps, nullptr);
+  EXPECT_EQ(exps->shape, (std::vector<uint64_t>{256, 256, 8}));
+  EXPECT_EQ(f->find_tensor("blk.0.ffn_gate_inp.weight")->type, GgmlType::kF32);
+  EXPECT_EQ(f->find_tensor("blk.0.ffn_gate.weight"), nullptr);
+  auto m = Model::load(dir.file("m.gguf"));
+  ASSERT_TRUE(m.ok()) << m.status().to_string();
+  EXPECT_EQ((*m)->arch(), Arch::kMixtral);
+  EXPECT_TRUE((*m)->traits().moe_norm_weights);
+}
+
+TEST(MoeModel, QwenMoeWritesItsExpertKeysAndTheSharedExpert) {
+  testing::TempDir dir;
+  ASSERT_TRUE(make_random_model(moe_spec(Arch::kQwen3Moe, GgmlType::kQ8_0, 384), dir.file("m.gguf")).ok());
+  auto f = GgufFile::open(dir.file("m.gguf"));
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(*f->metadata().get_string("general.architecture"), "qwen3moe");
+  EXPECT_EQ(*f->metadata().get_u32("qwen3moe.expert_feed_forward_length"), 256u);
+  EXPECT_EQ(*f->metadata().get_u32("qwen3moe.expert_shared_feed_forward_length"), 384u);
+  EXPECT_EQ(f->find_tensor("blk.0.ffn_gate_inp_shexp.weight")->shape, (std::vector<uint64_t>{256}));
+  EXPECT_EQ(f->find_tensor("blk.0.ffn_up_shexp.weight")->shape, (std::vector<uint64_t>{256, 384}));
+}
+
+TEST(MoeModel, AMissingExpertTensorIsNamed) {
+  testing::TempDir dir;
+  RandomModelSpec s = moe_spec(Arch::kQwen3Moe, GgmlType::kF32, 0);
+  ASSERT_TRUE(make_random_model(s, dir.file("m.gguf")).ok());
+  // Rewrite the file without one expert tensor.
+  auto f = GgufFile::open(dir.file("m.gguf"));
+  ASSERT_TRUE(f.ok());
+  GgufWriter w(f->alignment());
+  for (const auto& [key, value] : f->metadata().entries()) w.set(key, value);
+  for (const GgufTensorInfo& t : f->tensors()) {
+    if (t.name == "blk.1.ffn_up_exps.weight") continue;
+    auto bytes = f->tensor_data(t);
+    ASSERT_TRUE(w.add_tensor_bytes(t.name, t.shape, t.type, {bytes.begin(), bytes.end()}).ok());
+  }
+  ASSERT_TRUE(w.write_file(dir.file("bad.gguf")).ok());
+  auto m = Model::load(dir.file("bad.gguf"));
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("blk.1.ffn_up_exps.weight"), std::string::npos) << m.status().message();
+}
+
+TEST(MoeModel, ValidateSpecRefusesBadExpertCounts) {
+  RandomModelSpec s = moe_spec(Arch::kQwen3Moe, GgmlType::kF32, 0);
+  s.num_experts_used = 9;
+  EXPECT_FALSE(validate_spec(s).ok());
+  s = moe_spec(Arch::kMixtral, GgmlType::kF32, 128);
+  EXPECT_FALSE(validate_spec(s).ok());
+  s = moe_spec(Arch::kQwen3, GgmlType::kF32, 0);
+  EXPECT_FALSE(validate_spec(s).ok());
+}
+
+}  // namespace
+}  // namespace met::moe_model_test
