@@ -30,6 +30,7 @@ struct MakeModelOptions {
   std::string chat_template = "chatml";
   bool tie_embeddings = false;
   int threads = 0;
+  std::optional<uint32_t> experts, experts_used, expert_ff, shared_expert_ff;
 };
 
 Result<RandomModelSpec> build_spec(const MakeModelOptions& o) {
@@ -37,8 +38,14 @@ Result<RandomModelSpec> build_spec(const MakeModelOptions& o) {
   if (!preset) return invalid_argument("--preset '{}' is not tiny, small or medium", o.preset);
   RandomModelSpec spec = *preset;
   std::optional<Arch> arch = parse_arch(o.arch);
-  if (!arch) return invalid_argument("--arch '{}' is not llama, mistral, qwen2 or qwen3", o.arch);
+  if (!arch) {
+    return invalid_argument("--arch '{}' is not llama, mistral, qwen2, qwen3, qwen3moe or mixtral", o.arch);
+  }
   spec.arch = *arch;
+  spec.num_experts = o.experts.value_or(0);
+  spec.num_experts_used = o.experts_used.value_or(0);
+  spec.expert_feed_forward_length = o.expert_ff.value_or(0);
+  spec.shared_expert_feed_forward_length = o.shared_expert_ff.value_or(0);
   spec.num_layers = o.layers.value_or(spec.num_layers);
   spec.embedding_length = o.embd.value_or(spec.embedding_length);
   spec.num_heads = o.heads.value_or(spec.num_heads);
@@ -46,6 +53,7 @@ Result<RandomModelSpec> build_spec(const MakeModelOptions& o) {
   spec.feed_forward_length = o.ff.value_or(spec.feed_forward_length);
   spec.vocab_size = o.vocab.value_or(spec.vocab_size);
   spec.context_length = o.ctx.value_or(spec.context_length);
+  apply_moe_preset(o.preset, spec);
   std::optional<GgmlType> dtype = parse_ggml_type(o.dtype);
   if (!dtype) return invalid_argument("--dtype '{}' is not a known type", o.dtype);
   spec.dtype = *dtype;
@@ -96,7 +104,14 @@ void add_make_model_command(CLI::App& app) {
   cmd->add_option("-o,--output", o->out_path, "Output GGUF file")->required();
   cmd->add_option("--preset", o->preset, "tiny (~15M), small (~110M) or medium (~500M)")
       ->capture_default_str();
-  cmd->add_option("--arch", o->arch, "llama, mistral, qwen2 or qwen3")->capture_default_str();
+  cmd->add_option("--arch", o->arch, "llama, mistral, qwen2, qwen3, qwen3moe or mixtral")
+      ->capture_default_str();
+  cmd->add_option("--experts", o->experts, "Experts per MoE layer (default by preset: 8, 16, 32)");
+  cmd->add_option("--experts-used", o->experts_used, "Experts each token uses (default by preset: 2, 4, 4)");
+  cmd->add_option("--expert-ff", o->expert_ff, "Feed-forward length of each expert (default: --ff / 4)");
+  cmd->add_option("--shared-expert-ff", o->shared_expert_ff,
+                  "qwen3moe: add a shared expert of this feed-forward length (met only; llama.cpp's "
+                  "qwen3moe loader refuses its tensors)");
   cmd->add_option("--layers", o->layers, "Transformer blocks");
   cmd->add_option("--embd", o->embd, "Embedding length");
   cmd->add_option("--heads", o->heads, "Attention heads");

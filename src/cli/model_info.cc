@@ -86,6 +86,13 @@ Result<ModelInfo> gather_model_info(const GgufFile& file, const std::string& pat
     info.num_params += t.num_elements;
     ++info.num_tensors;
   }
+  info.active_params = info.num_params;
+  if (info.hparams && info.hparams->is_moe()) {
+    const ModelHParams& hp = *info.hparams;
+    const uint64_t per_expert = 3ull * hp.embedding_length * hp.expert_feed_forward_length;
+    const uint64_t unused = uint64_t{hp.num_layers} * (hp.expert_count - hp.expert_used_count) * per_expert;
+    info.active_params = unused < info.num_params ? info.num_params - unused : 0;
+  }
   gather_vocab(md, info);
   return info;
 }
@@ -114,10 +121,22 @@ std::string render_model_info_text(const ModelInfo& info) {
                              hp.rope_freq_base, rope_scaling_name(hp.rope_scaling.kind),
                              hp.rope_scaling.factor));
     line("rms norm eps", fmt::format("{}", hp.rms_norm_eps));
+    if (hp.is_moe()) {
+      std::string experts = fmt::format("{}, {} used per token, feed-forward {}", hp.expert_count,
+                                        hp.expert_used_count, hp.expert_feed_forward_length);
+      if (hp.expert_shared_feed_forward_length > 0) {
+        experts += fmt::format(", shared expert {}", hp.expert_shared_feed_forward_length);
+      }
+      line("experts", experts);
+    }
   } else {
     line("hparams", "unavailable: " + info.hparams_error);
   }
   line("parameters", fmt::format("{} ({})", human_count(info.num_params), info.num_params));
+  if (info.active_params != info.num_params) {
+    line("active", fmt::format("{} parameters per token ({})", human_count(info.active_params),
+                               info.active_params));
+  }
   std::string dtypes;
   for (const auto& [name, d] : info.by_dtype) {
     dtypes += fmt::format("{}{} x{} ({})", dtypes.empty() ? "" : ", ", name, d.num_tensors,
@@ -161,11 +180,18 @@ nlohmann::json model_info_json(const ModelInfo& info) {
                       {"freq_base", hp.rope_freq_base},
                       {"scaling", rope_scaling_name(hp.rope_scaling.kind)},
                       {"factor", hp.rope_scaling.factor}}}};
+    if (hp.is_moe()) {
+      j["hparams"]["experts"] = {{"count", hp.expert_count},
+                                 {"used", hp.expert_used_count},
+                                 {"feed_forward", hp.expert_feed_forward_length},
+                                 {"shared_feed_forward", hp.expert_shared_feed_forward_length}};
+    }
   } else {
     j["hparams"] = nullptr;
     j["hparams_error"] = info.hparams_error;
   }
   j["parameters"] = info.num_params;
+  j["active_parameters"] = info.active_params;
   nlohmann::json by_dtype = nlohmann::json::object();
   for (const auto& [name, d] : info.by_dtype) {
     by_dtype[name] = {{"tensors", d.num_tensors}, {"bytes", d.num_bytes}, {"elements", d.num_elements}};

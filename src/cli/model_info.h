@@ -42,6 +42,9 @@ struct ModelInfo {
   std::optional<ModelHParams> hparams;
   std::string hparams_error;
   uint64_t num_params = 0;
+  // Parameters one token reads: all but the experts it does not use
+  // (num_params for a dense model).
+  uint64_t active_params = 0;
   uint64_t num_tensors = 0;
   std::map<std::string, DtypeTotals> by_dtype;
   std::string vocab_model;  // tokenizer.ggml.model, "" when absent
