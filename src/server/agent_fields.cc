@@ -93,6 +93,7 @@ bool has_tool(const Json& tools, const std::string& name) {
 
 MaybeError read_tool_choice(const Json& obj, AgentFields& out) {
   out.tool_choice = out.tools.empty() ? ToolChoice::kNone : ToolChoice::kAuto;
+  MET_API_RETURN_IF_ERROR(read_bool(obj, "parallel_tool_calls", out.parallel_tool_calls));
   const Json* tc = field(obj, "tool_choice");
   if (tc == nullptr) return std::nullopt;
   if (tc->is_string()) {

@@ -1,7 +1,8 @@
 // The request fields for tools, reasoning and structured output, read and
 // checked for form (a 400 names the field): structured output (`response_format` json_object / json_schema,
 // llama.cpp's `grammar` GBNF and `json_schema`), tools (`tools`,
-// `tool_choice`: "none", "auto", "required" or a named function) and the
+// `tool_choice`: "none", "auto", "required" or a named function;
+// `parallel_tool_calls`: false allows one call a turn) and the
 // reasoning knobs passed to the chat template (`chat_template_kwargs`,
 // `reasoning_effort`) plus met's `thinking_budget`,
 // `spontaneous_thinking_budget` and `think_watchdog`. Compiling a grammar and
@@ -30,6 +31,7 @@ struct AgentFields {
   json_fields::Json tools = json_fields::Json::array();  // [{type: function, function: {...}}]
   ToolChoice tool_choice = ToolChoice::kAuto;             // "auto" when tools are given, else "none"
   std::string tool_choice_name;                           // kNamed
+  bool parallel_tool_calls = true;                        // false: at most one call per turn
   json_fields::Json chat_template_kwargs = json_fields::Json::object();
   std::optional<std::string> reasoning_effort;
   std::optional<int32_t> thinking_budget;

@@ -1,6 +1,7 @@
 // ChatShaper. Tested by tests/server/chat_shaper_test.cc.
 #include "server/chat_shaper.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace met {
@@ -72,23 +73,42 @@ void ChatShaper::route_forced(std::vector<ParseEvent>& from, std::vector<ParseEv
   from.clear();
 }
 
+void ChatShaper::keep_one_call(std::vector<ParseEvent>& events, size_t from) const {
+  if (!shape_.one_call) return;
+  auto later_call = [](const ParseEvent& e) {
+    if (const auto* b = std::get_if<ToolCallBegin>(&e)) return b->index > 0;
+    if (const auto* a = std::get_if<ToolCallArgumentsDelta>(&e)) return a->index > 0;
+    return false;
+  };
+  events.erase(std::remove_if(events.begin() + static_cast<ptrdiff_t>(from), events.end(), later_call),
+               events.end());
+}
+
 void ChatShaper::feed(std::string_view text, std::vector<ParseEvent>& events) {
   if (text.empty()) return;
+  const size_t from = events.size();
   if (!forced_) {
     parser_->feed(text, events);
-    return;
+  } else {
+    parser_->feed(text, scratch_);
+    route_forced(scratch_, events);
   }
-  parser_->feed(text, scratch_);
-  route_forced(scratch_, events);
+  keep_one_call(events, from);
 }
 
 ParsedMessage ChatShaper::finish(std::vector<ParseEvent>& events) {
-  if (!forced_) return parser_->finish(events);
-  ParsedMessage split = parser_->finish(scratch_);
-  route_forced(scratch_, events);
+  const size_t from = events.size();
   ParsedMessage m;
-  m.reasoning_content = std::move(split.reasoning_content);
-  forced_->finish(m, events);
+  if (!forced_) {
+    m = parser_->finish(events);
+  } else {
+    ParsedMessage split = parser_->finish(scratch_);
+    route_forced(scratch_, events);
+    m.reasoning_content = std::move(split.reasoning_content);
+    forced_->finish(m, events);
+  }
+  keep_one_call(events, from);
+  if (shape_.one_call && m.tool_calls.size() > 1) m.tool_calls.resize(1);
   return m;
 }
 

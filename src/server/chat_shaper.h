@@ -8,7 +8,7 @@
 // finish() gives the whole message; a natural stop whose message ended with a
 // tool call reads "tool_calls".
 // Invariants: the concatenated deltas equal the final message's fields;
-// markup never reaches content.
+// markup never reaches content; with ChatShape::one_call, at most one call.
 // Threading: one per choice, on the request's connection strand.
 // Tested by tests/server/chat_shaper_test.cc.
 #pragma once
@@ -39,6 +39,7 @@ struct ChatShape {
   std::string forced_name;        // ForcedTools::kNamed
   uint64_t id_seed = 0;           // tool call ids
   std::vector<std::string> tool_names;  // the request's tools: no call names another
+  bool one_call = false;                // parallel_tool_calls false: calls after the first are dropped
   // Stream calls' arguments as they come (SSE); a whole body keeps only
   // complete, valid calls.
   bool stream_tool_calls = true;
@@ -57,6 +58,8 @@ class ChatShaper {
  private:
   // Reasoning goes out; content is the forced calls' JSON.
   void route_forced(std::vector<ParseEvent>& from, std::vector<ParseEvent>& events);
+  // ChatShape::one_call: drops the events of calls after the first.
+  void keep_one_call(std::vector<ParseEvent>& events, size_t from) const;
 
   ChatShape shape_;
   std::unique_ptr<OutputParser> parser_;

@@ -78,6 +78,7 @@ std::optional<ChatShape> chat_shape(Endpoint endpoint, const ChatFormat& format,
   if (agent.tool_choice == ToolChoice::kNamed) shape.forced = ForcedTools::kNamed;
   if (agent.tool_choice == ToolChoice::kRequired) shape.forced = ForcedTools::kRequired;
   shape.forced_name = agent.tool_choice_name;
+  shape.one_call = !agent.parallel_tool_calls;
   for (const auto& tool : agent.tools) {
     const auto fn = tool.find("function");
     if (fn == tool.end() || !fn->is_object()) continue;

@@ -54,6 +54,7 @@ GrammarOrError tool_call_grammar(const AgentFields& agent) {
     Json any = Json::array();
     for (const Json& tool : agent.tools) any.push_back(call_schema(tool));
     schema = Json{{"type", "array"}, {"items", any.size() == 1 ? any[0] : Json{{"anyOf", any}}}, {"minItems", 1}};
+    if (!agent.parallel_tool_calls) schema["maxItems"] = 1;
   }
   return compiled(compile_json_schema(schema, JsonSchemaOptions{.strict = true}), "tools");
 }

@@ -6,7 +6,8 @@
 //     (the same for every model family, no tool-call markup): a named
 //     function's output is its arguments object, whose schema is the tool's
 //     parameters; "required" is a JSON array of at least one {"name",
-//     "parameters"} call (tool_calls are made from it by the response);
+//     "parameters"} call, and at most one with parallel_tool_calls false
+//     (tool_calls are made from it by the response);
 //   - the thinking control (think markers as token ids, whether the prompt
 //     left generation inside thinking, thinking_budget);
 //   - tool_choice "none": the family's tool-call start token banned.

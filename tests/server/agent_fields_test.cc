@@ -33,6 +33,14 @@ TEST(AgentFields, ResponseFormatJsonSchemaKeepsTheSchemaAndStrict) {
   EXPECT_EQ(r.fields.schema["properties"].begin().key(), "b") << "schema order is kept";
 }
 
+TEST(AgentFields, ParallelToolCallsIsABooleanThatDefaultsToTrue) {
+  EXPECT_TRUE(read_agent(std::string("{") + kTools + "}").fields.parallel_tool_calls);
+  EXPECT_FALSE(read_agent(std::string("{") + kTools + R"(, "parallel_tool_calls": false})").fields.parallel_tool_calls);
+  const AgentRead bad = read_agent(std::string("{") + kTools + R"(, "parallel_tool_calls": "no"})");
+  ASSERT_TRUE(bad.error.has_value());
+  EXPECT_EQ(bad.error->param, "parallel_tool_calls");
+}
+
 TEST(AgentFields, JsonObjectAndGbnfAreConstraintsToo) {
   EXPECT_EQ(read_agent(R"({"response_format": {"type": "json_object"}})").fields.constraint, OutputConstraint::kJsonObject);
   EXPECT_EQ(read_agent(R"({"response_format": {"type": "text"}})").fields.constraint, OutputConstraint::kNone);

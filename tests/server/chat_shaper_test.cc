@@ -222,6 +222,34 @@ TEST(ChatShaper, ForcedCallsAfterThinkingKeepTheReasoningOutOfTheCall) {
   }
 }
 
+// parallel_tool_calls false: a turn has at most one call, streamed or not.
+TEST(ChatShaper, OneCallATurnDropsTheCallsAfterTheFirst) {
+  ChatShape shape = hermes_thinking();
+  shape.starts_in_thinking = false;
+  shape.one_call = true;
+  const std::string text = "<tool_call>\n{\"name\": \"a\", \"arguments\": {}}\n</tool_call>\n<tool_call>\n"
+                           "{\"name\": \"b\", \"arguments\": {}}\n</tool_call>";
+  ChatShape forced;
+  forced.forced = ForcedTools::kRequired;
+  forced.one_call = true;
+  for (bool streamed : {true, false}) {
+    shape.stream_tool_calls = streamed;
+    forced.stream_tool_calls = streamed;
+    for (size_t step : {size_t{1}, size_t{7}, text.size()}) {
+      const Shaped s = run(shape, text, step);
+      ASSERT_EQ(s.calls.size(), 1u) << streamed << " " << step;
+      EXPECT_EQ(s.calls[0]["name"], "a");
+      ASSERT_EQ(s.message.tool_calls.size(), 1u);
+      EXPECT_EQ(shaped_finish_reason("stop", s.message), "tool_calls");
+      const Shaped f = run(forced, R"([{"name": "a", "parameters": {}}, {"name": "b", "parameters": {}}])", step);
+      EXPECT_EQ(f.calls.size(), 1u);
+      EXPECT_EQ(f.message.tool_calls.size(), 1u);
+    }
+  }
+  shape.one_call = false;
+  EXPECT_EQ(run(shape, text, 3).message.tool_calls.size(), 2u);
+}
+
 TEST(ChatShaper, AMessageWithOnlyToolCallsHasNullContent) {
   ParsedMessage m;
   m.reasoning_content = "r";

@@ -85,6 +85,12 @@ TEST(OutputControls, RequiredForcesAnArrayOfCallsToTheGivenTools) {
   EXPECT_TRUE(accepts(*g, R"([{"name": "get_time", "parameters": {}}, {"name": "get_time", "parameters": {}}])"));
   EXPECT_FALSE(accepts(*g, "[]")) << "at least one call";
   EXPECT_FALSE(accepts(*g, R"([{"name": "launch", "parameters": {}}])"));
+  AgentFields one = with_tools(ToolChoice::kRequired);
+  one.parallel_tool_calls = false;
+  const auto g1 = grammar_of(one);
+  EXPECT_TRUE(accepts(*g1, R"([{"name": "get_time", "parameters": {}}])"));
+  EXPECT_FALSE(accepts(*g1, R"([{"name": "get_time", "parameters": {}}, {"name": "get_time", "parameters": {}}])"))
+      << "parallel_tool_calls false: one call";
 }
 
 TEST(OutputControls, AModelWithoutThinkMarkersHasNoThinkingControl) {
