@@ -86,23 +86,50 @@ void ForcedCalls::element_closed(std::vector<ParseEvent>& events) {
   end_call(whole, events);
 }
 
+// A byte inside a string (a key or a value).
+void ForcedCalls::scan_string_byte(char c) {
+  if (escaped_) {
+    escaped_ = false;
+  } else if (c == '\\') {
+    escaped_ = true;
+  } else if (c == '"') {
+    in_string_ = false;
+    if (at_ == At::kKey) at_ = At::kColon;
+    if (at_ == At::kValue && depth_ == 1) value_closed(pos_ + 1);  // a string value of the element
+  } else if (at_ == At::kKey) {
+    key_ += c;
+  }
+}
+
+// A byte of a key's value: its first byte, inside an object or array value,
+// or the delimiter that ends a number or literal.
+void ForcedCalls::scan_value_byte(char c, std::vector<ParseEvent>& events) {
+  if (!value_open_) {
+    if (is_space(c)) return;
+    value_open_ = true;
+    value_begin_ = pos_;
+    if (key_ == "parameters") element_.args_begin = pos_;
+    if (c == '"') in_string_ = true;
+    if (c == '{' || c == '[') ++depth_;
+    return;
+  }
+  if (depth_ > 1) {
+    if (c == '"') in_string_ = true;
+    if (c == '{' || c == '[') ++depth_;
+    if ((c == '}' || c == ']') && --depth_ == 1) value_closed(pos_ + 1);
+    return;
+  }
+  if (c == ',' || c == '}' || is_space(c)) {
+    value_closed(pos_);
+    if (c == ',') at_ = At::kKey;
+    if (c == '}') element_closed(events);
+  }
+}
+
 // One byte of the "required" array at pos_ (the caller advances pos_).
 void ForcedCalls::scan_byte(std::vector<ParseEvent>& events) {
   const char c = text_[pos_];
-  if (in_string_) {
-    if (escaped_) {
-      escaped_ = false;
-    } else if (c == '\\') {
-      escaped_ = true;
-    } else if (c == '"') {
-      in_string_ = false;
-      if (at_ == At::kKey) at_ = At::kColon;
-      if (at_ == At::kValue && depth_ == 1) value_closed(pos_ + 1);  // a string value of the element
-    } else if (at_ == At::kKey) {
-      key_ += c;
-    }
-    return;
-  }
+  if (in_string_) return scan_string_byte(c);
   switch (at_) {
     case At::kArrayStart:
       if (c == '[') at_ = At::kElementStart;
@@ -125,28 +152,7 @@ void ForcedCalls::scan_byte(std::vector<ParseEvent>& events) {
     case At::kColon:
       if (c == ':') at_ = At::kValue;
       return;
-    case At::kValue:
-      if (!value_open_) {  // the value's first byte
-        if (is_space(c)) return;
-        value_open_ = true;
-        value_begin_ = pos_;
-        if (key_ == "parameters") element_.args_begin = pos_;
-        if (c == '"') in_string_ = true;
-        if (c == '{' || c == '[') ++depth_;
-        return;
-      }
-      if (depth_ > 1) {  // inside an object or array value
-        if (c == '"') in_string_ = true;
-        if (c == '{' || c == '[') ++depth_;
-        if ((c == '}' || c == ']') && --depth_ == 1) value_closed(pos_ + 1);
-        return;
-      }
-      if (c == ',' || c == '}' || is_space(c)) {  // a number or literal ends at its delimiter
-        value_closed(pos_);
-        if (c == ',') at_ = At::kKey;
-        if (c == '}') element_closed(events);
-      }
-      return;
+    case At::kValue: return scan_value_byte(c, events);
     case At::kAfterValue:
       if (c == ',') at_ = At::kKey;
       if (c == '}') element_closed(events);

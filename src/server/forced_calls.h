@@ -48,6 +48,8 @@ class ForcedCalls {
 
   void scan(std::vector<ParseEvent>& events);
   void scan_byte(std::vector<ParseEvent>& events);
+  void scan_string_byte(char c);
+  void scan_value_byte(char c, std::vector<ParseEvent>& events);
   // A value of the element (depth 1) closed at text_[value_begin_, end).
   void value_closed(size_t end);
   void element_closed(std::vector<ParseEvent>& events);
