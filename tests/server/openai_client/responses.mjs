@@ -5,7 +5,9 @@
 // function_call_output and previous_response_id, response.output_text,
 // json_schema text.format, client.responses.stream(...) with finalResponse()
 // and its raw event sequence checked against the documented order, retrieve,
-// and errors as the SDK's error classes.
+// and errors as the SDK's error classes; and, on the same thinking model,
+// chat.completions.stream() with forced tool calls (reasoning apart from the
+// calls, arguments in pieces).
 // It makes a random-weight model whose chat template thinks (DeepSeek-R1's:
 // <think> when enable_thinking is passed), so reasoning items appear.
 // Usage: node responses.mjs --met BUILD/apps/met --template R1.jinja
@@ -209,6 +211,42 @@ check('responses.stream with tools: reasoning, then arguments in pieces', async 
   assert.equal(done.name, 'get_weather');
   assert.ok(['Paris', 'Oslo'].includes(JSON.parse(call.arguments).city));
 });
+
+// The same thinking model through chat completions and the SDK's stream
+// helper: a forced call keeps the reasoning apart (issue 15's bug: the
+// reasoning ended up inside the call) and arrives in pieces.
+const CHAT_TOOLS = TOOLS.map(({ type, name, description, parameters }) => (
+  { type, function: { name, description, parameters } }));
+for (const choice of ['required', { type: 'function', function: { name: 'get_weather' } }]) {
+  check(`chat.completions.stream with tool_choice ${JSON.stringify(choice)} on a thinking model`, async (client) => {
+    const stream = client.chat.completions.stream({
+      model: 'tiny', messages: [{ role: 'user', content: 'Weather in Oslo?' }], tools: CHAT_TOOLS,
+      tool_choice: choice, max_tokens: 120, temperature: 1.0, seed: 3, ...THINK,
+    });
+    let argPieces = 0;
+    let reasoning = '';
+    for await (const chunk of stream) {
+      const d = chunk.choices[0]?.delta ?? {};
+      if (d.reasoning_content) reasoning += d.reasoning_content;
+      for (const c of d.tool_calls ?? []) if (c.index === 0 && c.function?.arguments) ++argPieces;
+    }
+    const final = await stream.finalChatCompletion();
+    const msg = final.choices[0].message;
+    assert.ok(reasoning.length > 0 && !reasoning.includes('</think>'), reasoning);
+    assert.ok(!msg.content, `no call text in content: ${msg.content}`);
+    assert.ok(msg.tool_calls?.length >= 1, JSON.stringify(msg));
+    const reason = final.choices[0].finish_reason;
+    assert.ok(['tool_calls', 'length'].includes(reason), reason);
+    // A call cut off by max_tokens is closed into an object as it stood.
+    msg.tool_calls.forEach((c, i) => {
+      assert.equal(c.function.name, 'get_weather');
+      const args = JSON.parse(c.function.arguments);
+      const cut = reason === 'length' && i === msg.tool_calls.length - 1;
+      if (!cut) assert.ok(['Paris', 'Oslo'].includes(args.city), c.function.arguments);
+    });
+    assert.ok(argPieces > 1, 'arguments stream in pieces');
+  });
+}
 
 check('bad requests are BadRequestErrors naming the field; an unknown id is NotFound', async (client) => {
   await assert.rejects(
