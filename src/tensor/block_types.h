@@ -100,6 +100,20 @@ struct [[gnu::packed]] BlockQ6_K {
   uint16_t d;
 };
 
+// MXFP4 (OCP microscaling FP4): x = kMxfp4Values[q] * 2^(e - 128), i.e. the
+// 4-bit E2M1 float q (sign bit 3; kMxfp4Values holds its value doubled, as
+// ggml's kvalues_mxfp4 does) times the E8M0 block scale 2^(e - 127). Element
+// j < 16 in the low nibble of qs[j], j + 16 in the high (as Q4_0). Decode the
+// scale with tensor/mxfp4.h's e8m0_to_f32_half.
+struct [[gnu::packed]] BlockMxfp4 {
+  uint8_t e;
+  uint8_t qs[kQk / 2];
+};
+
+// Twice the E2M1 values of the 16 codes: 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their
+// negatives (code 8 is -0).
+inline constexpr int8_t kMxfp4Values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
 // x = d * q with a float d; bsums[g] is the sum of q over group g of 16 (an
 // intermediate format for dot products).
 struct [[gnu::packed]] BlockQ8_K {
@@ -119,5 +133,6 @@ static_assert(sizeof(BlockQ4_K) == 144 && alignof(BlockQ4_K) == 1);
 static_assert(sizeof(BlockQ5_K) == 176 && alignof(BlockQ5_K) == 1);
 static_assert(sizeof(BlockQ6_K) == 210 && alignof(BlockQ6_K) == 1);
 static_assert(sizeof(BlockQ8_K) == 292 && alignof(BlockQ8_K) == 1);
+static_assert(sizeof(BlockMxfp4) == 17 && alignof(BlockMxfp4) == 1);
 
 }  // namespace met

@@ -32,6 +32,7 @@ constexpr Entry kReference[] = {
     {GgmlType::kQ5_K, {ref::dequantize_row_q5_k, nullptr}},
     {GgmlType::kQ6_K, {ref::dequantize_row_q6_k, ref::quantize_row_q6_k}},
     {GgmlType::kQ8_K, {ref::dequantize_row_q8_k, ref::quantize_row_q8_k}},
+    {GgmlType::kMXFP4, {ref::dequantize_row_mxfp4, ref::quantize_row_mxfp4}},
 };
 
 constexpr Entry kAvx2[] = {

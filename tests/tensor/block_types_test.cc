@@ -24,7 +24,7 @@ TEST(BlockLayouts, MatchTheGgmlTypeTraits) {
       {GgmlType::kQ8_0, sizeof(BlockQ8_0), kQk},  {GgmlType::kQ2_K, sizeof(BlockQ2_K), kQkK},
       {GgmlType::kQ3_K, sizeof(BlockQ3_K), kQkK}, {GgmlType::kQ4_K, sizeof(BlockQ4_K), kQkK},
       {GgmlType::kQ5_K, sizeof(BlockQ5_K), kQkK}, {GgmlType::kQ6_K, sizeof(BlockQ6_K), kQkK},
-      {GgmlType::kQ8_K, sizeof(BlockQ8_K), kQkK},
+      {GgmlType::kQ8_K, sizeof(BlockQ8_K), kQkK}, {GgmlType::kMXFP4, sizeof(BlockMxfp4), kQk},
   };
   for (const Layout& layout : layouts) {
     const GgmlTypeTraits& traits = ggml_type_traits(layout.type);
@@ -45,6 +45,7 @@ TEST(BlockLayouts, PlaceFieldsAtGgmlsOffsets) {
   EXPECT_EQ(offsetof(BlockQ6_K, scales), 192u);
   EXPECT_EQ(offsetof(BlockQ6_K, d), 208u);
   EXPECT_EQ(offsetof(BlockQ8_K, bsums), 260u);
+  EXPECT_EQ(offsetof(BlockMxfp4, qs), 1u);
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ using testing::float_bits;
 constexpr GgmlType kTypes[] = {
     GgmlType::kF32,  GgmlType::kF16,  GgmlType::kBF16, GgmlType::kQ4_0, GgmlType::kQ4_1,
     GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ8_0, GgmlType::kQ2_K, GgmlType::kQ3_K,
-    GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_K,
+    GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_K, GgmlType::kMXFP4,
 };
 
 // Row lengths: odd counts for the element-wise types, odd block counts for
@@ -219,7 +219,7 @@ TEST(SelectedRowKernels, UseTheBestTierTheCpuHasForEachDirection) {
 
 TEST(SelectedRowKernels, HaveNothingForTypesMetCannotConvert) {
   for (const GgmlType type :
-       {GgmlType::kIQ2_XXS, GgmlType::kQ8_1, GgmlType::kI32, GgmlType::kMXFP4}) {
+       {GgmlType::kIQ2_XXS, GgmlType::kQ8_1, GgmlType::kI32, GgmlType::kIQ4_NL}) {
     EXPECT_EQ(selected_row_kernels(type).dequantize, nullptr) << ggml_type_name(type);
     EXPECT_EQ(selected_row_kernels(type).quantize, nullptr) << ggml_type_name(type);
   }

@@ -54,6 +54,11 @@ void quantize_row_q6_k(const float* src, uint8_t* dst, int64_t num_elements);
 // d = max|x| / 127 as a float, q = round(x / d), bsums filled.
 void quantize_row_q8_k(const float* src, uint8_t* dst, int64_t num_elements);
 
+// mxfp4_ref.cc: ggml's MXFP4 codec (E8M0 exponent from the block's largest
+// magnitude, nearest E2M1 code per element).
+void dequantize_row_mxfp4(const uint8_t* src, float* dst, int64_t num_elements);
+void quantize_row_mxfp4(const float* src, uint8_t* dst, int64_t num_elements);
+
 // The group scale searches inside quantize_row_q4_k / q6_k, exposed so tests
 // can compare vector versions on their continuous outputs (a difference in
 // the last bit of a scale rarely changes the packed bytes).
