@@ -64,6 +64,7 @@ constexpr Entry kReference[] = {
     {GgmlType::kBF16, {ref::prepare_bf16, ref::matmul_bf16}},
     {GgmlType::kQ8_0, {ref::prepare_q8_0, ref::matmul_q8_0}},
     {GgmlType::kQ4_0, {ref::prepare_q8_0, ref::matmul_q4_0}},
+    {GgmlType::kMXFP4, {ref::prepare_q8_0, ref::matmul_mxfp4}},
     {GgmlType::kQ4_K, {ref::prepare_q8_k, ref::matmul_q4_k}},
     {GgmlType::kQ6_K, {ref::prepare_q8_k, ref::matmul_q6_k}},
 };
@@ -74,6 +75,7 @@ constexpr Entry kAvx2[] = {
     {GgmlType::kBF16, {prepare_bf16_fast, avx2::matmul_bf16}},
     {GgmlType::kQ8_0, {prepare_q8_0_fast, avx2::matmul_q8_0}},
     {GgmlType::kQ4_0, {prepare_q8_0_fast, avx2::matmul_q4_0}},
+    {GgmlType::kMXFP4, {prepare_q8_0_fast, avx2::matmul_mxfp4}},
     {GgmlType::kQ4_K, {avx2::prepare_q8_k, avx2::matmul_q4_k}},
     {GgmlType::kQ6_K, {avx2::prepare_q8_k, avx2::matmul_q6_k}},
 };
@@ -84,6 +86,7 @@ constexpr Entry kAvx512[] = {
     {GgmlType::kBF16, {prepare_bf16_fast, avx512::matmul_bf16}},
     {GgmlType::kQ8_0, {prepare_q8_0_fast, avx512::matmul_q8_0, avx512::matmul_q8_0x16}},
     {GgmlType::kQ4_0, {prepare_q8_0_fast, avx512::matmul_q4_0}},
+    {GgmlType::kMXFP4, {prepare_q8_0_fast, avx512::matmul_mxfp4}},
     {GgmlType::kQ4_K, {avx512::prepare_q8_k, avx512::matmul_q4_k}},
     {GgmlType::kQ6_K, {avx512::prepare_q8_k, avx512::matmul_q6_k}},
 };
@@ -119,7 +122,7 @@ size_t activation_content_bytes(GgmlType weight_type, int64_t cols) {
   const auto n = static_cast<size_t>(cols);
   if (weight_type == GgmlType::kF32 || weight_type == GgmlType::kF16) return n * sizeof(float);
   if (weight_type == GgmlType::kBF16) return n * sizeof(uint16_t);
-  if (weight_type == GgmlType::kQ8_0 || weight_type == GgmlType::kQ4_0) {
+  if (weight_type == GgmlType::kQ8_0 || weight_type == GgmlType::kQ4_0 || weight_type == GgmlType::kMXFP4) {
     return n / kQk * (sizeof(BlockQ8_0) + kQk / 4 * sizeof(int16_t) + sizeof(ActQ8_0Tail));
   }
   if (weight_type == GgmlType::kQ4_K || weight_type == GgmlType::kQ6_K) {

@@ -2,7 +2,7 @@
 // prepared-activation formats they share with the scalar reference:
 //   F32, F16 weights   -> activations stay f32 (cols floats)
 //   BF16 weights       -> activations rounded to bf16 (as llama.cpp does)
-//   Q8_0, Q4_0 weights -> ActQ8_0 row: Q8_0 blocks, then per block 8 int16
+//   Q8_0, Q4_0, MXFP4 -> ActQ8_0 row: Q8_0 blocks, then per block 8 int16
 //                         sums of its codes 4l .. 4l+3 (l < 8): a 4-byte int8
 //                         dot lane's share, so kernels that feed offset
 //                         (unsigned) weight codes to vpdpbusd/vpmaddubsw can
@@ -91,6 +91,7 @@ void matmul_bf16(const MatmulTask& task);
 // matmul_quant_avx2.cc
 void matmul_q8_0(const MatmulTask& task);
 void matmul_q4_0(const MatmulTask& task);
+void matmul_mxfp4(const MatmulTask& task);
 // matmul_kquant_avx2.cc
 void matmul_q4_k(const MatmulTask& task);
 void matmul_q6_k(const MatmulTask& task);
@@ -105,6 +106,7 @@ void matmul_bf16(const MatmulTask& task);
 // matmul_quant_avx512.cc
 void matmul_q8_0(const MatmulTask& task);
 void matmul_q4_0(const MatmulTask& task);
+void matmul_mxfp4(const MatmulTask& task);
 // matmul_q8_0x16_avx512.cc: weights in WeightLayout::kQ8_0x16 (task.weights
 // is the packed matrix; weight_row_bytes is unused)
 void matmul_q8_0x16(const MatmulTask& task);

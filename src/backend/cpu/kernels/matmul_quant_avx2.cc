@@ -1,9 +1,11 @@
-// AVX2 matmul kernels for Q8_0 and Q4_0 weights against ActQ8_0 activations
-// (matmul_kernels.h). Per 32-element block: vpmaddubsw (u8 x s8 -> s16
-// pairs) and vpmaddwd against ones give 8 exact int32 partial dots, scaled in
-// float by d_w * d_a and accumulated with FMA; lanes are summed at the end.
+// AVX2 matmul kernels for Q8_0, Q4_0 and MXFP4 weights against ActQ8_0
+// activations (matmul_kernels.h). Per 32-element block: vpmaddubsw (u8 x s8 ->
+// s16 pairs) and vpmaddwd against ones give 8 exact int32 partial dots, scaled
+// in float by d_w * d_a and accumulated with FMA; lanes are summed at the end.
 // Q8_0 uses |w| and sign(a, w) to make the unsigned operand (pairs stay below
-// 2 * 128 * 127, so vpmaddubsw never saturates); Q4_0 uses its raw codes 0..15
+// 2 * 128 * 127, so vpmaddubsw never saturates), and so does MXFP4 after a
+// vpshufb lookup of its codes' doubled E2M1 values (d_w = 2^(e-128), so
+// |w| <= 12: an offset to unsigned would saturate the pairs); Q4_0 uses its raw codes 0..15
 // and subtracts 8 * (the lane's 4 activation codes) from each lane, from the
 // activation row's lane sums, so every lane holds an exact signed partial dot
 // and float rounding stays relative to sum |w a|.
@@ -11,6 +13,8 @@
 // Built with -march=x86-64-v3: includes only intrinsics and declarations.
 // Threading: pure functions. Tested by tests/backend/matmul_test.cc.
 #include <immintrin.h>
+
+#include <cstring>
 
 #include "backend/cpu/kernels/matmul_kernels.h"
 #include "tensor/block_types.h"
@@ -56,6 +60,37 @@ struct Q8_0Weights {
     return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
   }
   static __m256i lane_bias(const ActBlock&) { return _mm256_setzero_si256(); }
+  static float scale(const Block& block) { return _cvtsh_ss(block.d); }
+};
+
+// The 4-bit codes of a Q4_0 or MXFP4 block: elements 0..15 then 16..31.
+__m256i nibble_codes(const uint8_t* qs) {
+  const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  const __m128i low = _mm_and_si128(packed, _mm_set1_epi8(0x0F));
+  const __m128i high = _mm_and_si128(_mm_srli_epi16(packed, 4), _mm_set1_epi8(0x0F));
+  return _mm256_set_m128i(high, low);
+}
+
+struct Mxfp4Weights {
+  using Block = BlockMxfp4;
+  using Decoded = Q8_0Weights::Decoded;
+  static Decoded decode(const Block& block) {
+    // kMxfp4Values (block_types.h) in both 128-bit lanes.
+    const __m256i table = _mm256_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12, 0, 1, 2,
+                                           3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12);
+    const __m256i w = _mm256_shuffle_epi8(table, nibble_codes(block.qs));
+    return {_mm256_sign_epi8(w, w), w};
+  }
+  static __m256i dot(const Decoded& w, const ActBlock& a) { return Q8_0Weights::dot(w, a); }
+  static __m256i lane_bias(const ActBlock&) { return _mm256_setzero_si256(); }
+  // 2^(e - 128) (tensor/mxfp4.h's e8m0_to_f32_half, kept local to this
+  // translation unit's instruction set).
+  static float scale(const Block& block) {
+    const uint32_t bits = block.e < 2 ? 0x00200000u << block.e : static_cast<uint32_t>(block.e - 1) << 23;
+    float out;
+    std::memcpy(&out, &bits, sizeof(out));
+    return out;
+  }
 };
 
 struct Q4_0Weights {
@@ -63,12 +98,7 @@ struct Q4_0Weights {
   struct Decoded {
     __m256i codes;  // 0..15: elements 0..15 then 16..31
   };
-  static Decoded decode(const Block& block) {
-    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block.qs));
-    const __m128i low = _mm_and_si128(packed, _mm_set1_epi8(0x0F));
-    const __m128i high = _mm_and_si128(_mm_srli_epi16(packed, 4), _mm_set1_epi8(0x0F));
-    return {_mm256_set_m128i(high, low)};
-  }
+  static Decoded decode(const Block& block) { return {nibble_codes(block.qs)}; }
   static __m256i dot(const Decoded& w, const ActBlock& a) {
     return _mm256_madd_epi16(_mm256_maddubs_epi16(w.codes, a.q), _mm256_set1_epi16(1));
   }
@@ -77,6 +107,7 @@ struct Q4_0Weights {
     const __m128i sums = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.lane_sums));
     return _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_cvtepi16_epi32(sums), 3));
   }
+  static float scale(const Block& block) { return _cvtsh_ss(block.d); }
 };
 
 template <class W, int R, int C>
@@ -100,7 +131,7 @@ void quant_tile(const MatmulTask& t, int64_t i0, int64_t n0) {
     for (int c = 0; c < C; ++c) {
       _mm_prefetch(reinterpret_cast<const char*>(w[c] + b) + kPrefetchBytes, _MM_HINT_T0);
       wd[c] = W::decode(w[c][b]);
-      wscale[c] = _mm256_set1_ps(_cvtsh_ss(w[c][b].d));
+      wscale[c] = _mm256_set1_ps(W::scale(w[c][b]));
     }
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) {
@@ -131,11 +162,13 @@ constexpr int kCols = 4;
 
 constexpr TileFn kQ8_0Tiles[] = MET_QUANT_TILES(Q8_0Weights);
 constexpr TileFn kQ4_0Tiles[] = MET_QUANT_TILES(Q4_0Weights);
+constexpr TileFn kMxfp4Tiles[] = MET_QUANT_TILES(Mxfp4Weights);
 #undef MET_QUANT_TILES
 
 }  // namespace
 
 void matmul_q8_0(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ8_0Tiles}); }
 void matmul_q4_0(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ4_0Tiles}); }
+void matmul_mxfp4(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kMxfp4Tiles}); }
 
 }  // namespace met::cpu::avx2

@@ -1,16 +1,19 @@
-// AVX-512 VNNI matmul kernels for Q8_0 and Q4_0 weights against ActQ8_0
-// activations (matmul_kernels.h), two 32-element blocks per 512-bit vector.
-// vpdpbusd needs an unsigned operand: Q8_0 codes are offset to w + 128
-// (xor 0x80) and Q4_0 codes are 0..15 as stored; the offsets (128 or 8 times
-// the lane's 4 activation codes, from the activation row's lane sums) start
-// the accumulator, so each int32 lane holds an exact signed partial dot and
-// float rounding stays relative to sum |w a|. Lanes are scaled by d_w * d_a
-// in float (FMA) and summed at the end.
+// AVX-512 VNNI matmul kernels for Q8_0, Q4_0 and MXFP4 weights against
+// ActQ8_0 activations (matmul_kernels.h), two 32-element blocks per 512-bit
+// vector. vpdpbusd needs an unsigned operand: Q8_0 codes are offset to
+// w + 128 (xor 0x80), Q4_0 codes are 0..15 as stored, and MXFP4 codes are
+// looked up (vpshufb) as their doubled E2M1 values + 128; the offsets (128 or
+// 8 times the lane's 4 activation codes, from the activation row's lane sums)
+// start the accumulator, so each int32 lane holds an exact signed partial dot
+// and float rounding stays relative to sum |w a|. Lanes are scaled by
+// d_w * d_a in float (FMA) and summed at the end (MXFP4's d_w is 2^(e-128)).
 // Tiles of up to 4 activation rows x 4 weight rows: a weight pair is decoded
 // once per tile and used for every row.
 // core/avx512_intrinsics.h includes the intrinsics (GCC 12's headers warn).
 // Threading: pure functions. Tested by tests/backend/matmul_test.cc.
 #include "core/avx512_intrinsics.h"
+
+#include <cstring>
 
 #include "backend/cpu/kernels/matmul_kernels.h"
 #include "tensor/block_types.h"
@@ -55,25 +58,54 @@ struct Q8_0Weights {
                                                    load256(blocks[b + 1].qs), 1);
     return _mm512_xor_si512(q, _mm512_set1_epi8(static_cast<char>(0x80)));
   }
+  static float scale(const Block& block) { return _cvtsh_ss(block.d); }
 };
+
+// The 4-bit codes of blocks b and b + 1 (zero for the second when kSingle),
+// each block's elements 0..15 then 16..31: [qs_b | qs_b | qs_b+1 | qs_b+1]
+// in 128-bit lanes, low nibbles kept in lanes 0 and 2, high in 1 and 3.
+template <class Block, bool kSingle>
+__m512i nibble_codes(const Block* blocks, int64_t b) {
+  const __m128i first = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blocks[b].qs));
+  const __m128i second =
+      kSingle ? _mm_setzero_si128() : _mm_loadu_si128(reinterpret_cast<const __m128i*>(blocks[b + 1].qs));
+  const __m512i both = _mm512_castsi256_si512(_mm256_set_m128i(second, first));
+  const __m512i spread = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 1, 0, 1, 2, 3, 2, 3), both);
+  const __m512i shifts = _mm512_setr_epi64(0, 0, 0x0004000400040004, 0x0004000400040004, 0, 0,
+                                           0x0004000400040004, 0x0004000400040004);
+  return _mm512_and_si512(_mm512_srlv_epi16(spread, shifts), _mm512_set1_epi8(0x0F));
+}
 
 struct Q4_0Weights {
   using Block = BlockQ4_0;
   static constexpr int kOffsetShift = 3;  // codes offset by 8
   template <bool kSingle>
   static __m512i decode(const Block* blocks, int64_t b) {
-    // [qs_b | qs_b | qs_b+1 | qs_b+1] in 128-bit lanes, then low nibbles in
-    // lanes 0 and 2 and high nibbles in lanes 1 and 3: each block's elements
-    // 0..15 then 16..31.
-    const __m128i first = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blocks[b].qs));
-    const __m128i second =
-        kSingle ? _mm_setzero_si128()
-                : _mm_loadu_si128(reinterpret_cast<const __m128i*>(blocks[b + 1].qs));
-    const __m512i both = _mm512_castsi256_si512(_mm256_set_m128i(second, first));
-    const __m512i spread = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 1, 0, 1, 2, 3, 2, 3), both);
-    const __m512i shifts = _mm512_setr_epi64(0, 0, 0x0004000400040004, 0x0004000400040004, 0, 0,
-                                             0x0004000400040004, 0x0004000400040004);
-    return _mm512_and_si512(_mm512_srlv_epi16(spread, shifts), _mm512_set1_epi8(0x0F));
+    return nibble_codes<Block, kSingle>(blocks, b);
+  }
+  static float scale(const Block& block) { return _cvtsh_ss(block.d); }
+};
+
+struct Mxfp4Weights {
+  using Block = BlockMxfp4;
+  static constexpr int kOffsetShift = 7;  // values offset by 128
+  template <bool kSingle>
+  static __m512i decode(const Block* blocks, int64_t b) {
+    // kMxfp4Values + 128 (block_types.h), in every 128-bit lane.
+    const __m512i table = _mm512_broadcast_i32x4(
+        _mm_setr_epi8(static_cast<char>(128), static_cast<char>(129), static_cast<char>(130),
+                      static_cast<char>(131), static_cast<char>(132), static_cast<char>(134),
+                      static_cast<char>(136), static_cast<char>(140), static_cast<char>(128), 127, 126,
+                      125, 124, 122, 120, 116));
+    return _mm512_shuffle_epi8(table, nibble_codes<Block, kSingle>(blocks, b));
+  }
+  // 2^(e - 128) (tensor/mxfp4.h's e8m0_to_f32_half, kept local to this
+  // translation unit's instruction set).
+  static float scale(const Block& block) {
+    const uint32_t bits = block.e < 2 ? 0x00200000u << block.e : static_cast<uint32_t>(block.e - 1) << 23;
+    float out;
+    std::memcpy(&out, &bits, sizeof(out));
+    return out;
   }
 };
 
@@ -88,7 +120,7 @@ void tile_step(const typename W::Block* const (&w)[C], const uint8_t* const (&a)
     _mm_prefetch(ahead, _MM_HINT_T0);
     if (sizeof(typename W::Block) * 2 > 64) _mm_prefetch(ahead + 64, _MM_HINT_T0);
     wq[c] = W::template decode<kSingle>(w[c], b);
-    wscale[c] = pair_splat(_cvtsh_ss(w[c][b].d), kSingle ? 0.0f : _cvtsh_ss(w[c][b + 1].d));
+    wscale[c] = pair_splat(W::scale(w[c][b]), kSingle ? 0.0f : W::scale(w[c][b + 1]));
   }
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r) {
@@ -136,6 +168,7 @@ constexpr int kCols = 4;
 
 constexpr TileFn kQ8_0Tiles[] = MET_QUANT_TILES(Q8_0Weights);
 constexpr TileFn kQ4_0Tiles[] = MET_QUANT_TILES(Q4_0Weights);
+constexpr TileFn kMxfp4Tiles[] = MET_QUANT_TILES(Mxfp4Weights);
 #undef MET_QUANT_TILES
 #undef MET_TILE_ROW
 
@@ -143,5 +176,6 @@ constexpr TileFn kQ4_0Tiles[] = MET_QUANT_TILES(Q4_0Weights);
 
 void matmul_q8_0(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ8_0Tiles}); }
 void matmul_q4_0(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ4_0Tiles}); }
+void matmul_mxfp4(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kMxfp4Tiles}); }
 
 }  // namespace met::cpu::avx512

@@ -28,6 +28,7 @@ void matmul_f16(const MatmulTask& task);
 void matmul_bf16(const MatmulTask& task);
 void matmul_q8_0(const MatmulTask& task);
 void matmul_q4_0(const MatmulTask& task);
+void matmul_mxfp4(const MatmulTask& task);  // ActQ8_0 activations
 void matmul_q4_k(const MatmulTask& task);
 void matmul_q6_k(const MatmulTask& task);
 

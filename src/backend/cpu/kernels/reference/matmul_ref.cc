@@ -8,6 +8,7 @@
 #include "core/check.h"
 #include "tensor/block_types.h"
 #include "tensor/half.h"
+#include "tensor/mxfp4.h"
 #include "tensor/reference/k_scales.h"
 #include "tensor/reference/reference_kernels.h"
 
@@ -61,6 +62,24 @@ double dot_q4_0(const uint8_t* w, const uint8_t* act, int64_t cols) {
       isum += ((wb[b].qs[j] >> 4) - 8) * ab[b].qs[j + kQk / 2];
     }
     const float scale = fp16_to_f32(wb[b].d) * fp16_to_f32(ab[b].d);
+    sum += static_cast<double>(scale * static_cast<float>(isum));
+  }
+  return sum;
+}
+
+// Per block: (2^(e-128) * d_a) * sum_j kMxfp4Values[q_j] a_j, as ggml's
+// ggml_vec_dot_mxfp4_q8_0 (the doubled E2M1 values against the halved scale).
+double dot_mxfp4(const uint8_t* w, const uint8_t* act, int64_t cols) {
+  const auto* wb = reinterpret_cast<const BlockMxfp4*>(w);
+  const auto* ab = reinterpret_cast<const BlockQ8_0*>(act);
+  double sum = 0.0;
+  for (int64_t b = 0; b < cols / kQk; ++b) {
+    int isum = 0;
+    for (int j = 0; j < kQk / 2; ++j) {
+      isum += kMxfp4Values[wb[b].qs[j] & 0x0F] * ab[b].qs[j];
+      isum += kMxfp4Values[wb[b].qs[j] >> 4] * ab[b].qs[j + kQk / 2];
+    }
+    const float scale = e8m0_to_f32_half(wb[b].e) * fp16_to_f32(ab[b].d);
     sum += static_cast<double>(scale * static_cast<float>(isum));
   }
   return sum;
@@ -189,6 +208,7 @@ void matmul_bf16(const MatmulTask& task) {
 
 void matmul_q8_0(const MatmulTask& task) { for_each_output(task, dot_q8_0); }
 void matmul_q4_0(const MatmulTask& task) { for_each_output(task, dot_q4_0); }
+void matmul_mxfp4(const MatmulTask& task) { for_each_output(task, dot_mxfp4); }
 void matmul_q4_k(const MatmulTask& task) { for_each_output(task, dot_q4_k); }
 void matmul_q6_k(const MatmulTask& task) { for_each_output(task, dot_q6_k); }
 
