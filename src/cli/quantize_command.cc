@@ -43,7 +43,7 @@ void add_quantize_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("quantize", "Rewrite a GGUF model's weights in another dtype");
   cmd->add_option("input", o->in_path, "Input GGUF file")->required();
   cmd->add_option("output", o->out_path, "Output GGUF file")->required();
-  cmd->add_option("--dtype", o->dtype, "q8_0, q4_0, q4_k, q6_k, f16 or bf16")->required();
+  cmd->add_option("--dtype", o->dtype, "q8_0, q4_0, q4_k, q6_k, f16, bf16, mxfp4 (experts; rest q8_0)")->required();
   cmd->add_option("--threads", o->threads, "Threads (default: all cores)");
   cmd->callback([o] { exit_on_error("quantize", run_quantize(*o)); });
 }

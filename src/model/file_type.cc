@@ -21,7 +21,7 @@ constexpr FileTypeEntry kFileTypes[] = {
     {13, "MOSTLY_Q3_K_L", std::nullopt},  {14, "MOSTLY_Q4_K_S", GgmlType::kQ4_K},
     {15, "MOSTLY_Q4_K_M", std::nullopt},  {16, "MOSTLY_Q5_K_S", GgmlType::kQ5_K},
     {17, "MOSTLY_Q5_K_M", std::nullopt},  {18, "MOSTLY_Q6_K", GgmlType::kQ6_K},
-    {32, "MOSTLY_BF16", GgmlType::kBF16},
+    {32, "MOSTLY_BF16", GgmlType::kBF16}, {38, "MOSTLY_MXFP4_MOE", GgmlType::kMXFP4},
 };
 
 }  // namespace
@@ -38,6 +38,11 @@ std::optional<std::string_view> llama_file_type_name(uint32_t file_type) {
     if (e.code == file_type) return e.name;
   }
   return std::nullopt;
+}
+
+GgmlType file_type_matrix_type(GgmlType mostly, std::span<const uint64_t> shape) {
+  if (mostly != GgmlType::kMXFP4) return mostly;
+  return shape.size() >= 3 && shape[2] > 1 ? GgmlType::kMXFP4 : GgmlType::kQ8_0;
 }
 
 }  // namespace met

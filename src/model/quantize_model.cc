@@ -25,6 +25,7 @@ bool is_weight_matrix(const GgufTensorInfo& t) {
 std::optional<GgmlType> target_type(const GgufTensorInfo& t, GgmlType wanted,
                                     std::vector<std::string>& fallbacks) {
   if (!is_weight_matrix(t) || !can_dequantize(t.type)) return std::nullopt;
+  wanted = file_type_matrix_type(wanted, t.shape);
   for (GgmlType type : {wanted, GgmlType::kQ8_0, GgmlType::kF16}) {
     if (!ggml_row_bytes(type, t.shape[0])) continue;
     if (type != wanted) {

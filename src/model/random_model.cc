@@ -43,6 +43,7 @@ class RowRng {
 
 GgmlType storage_type(const TensorSpec& t, GgmlType wanted, std::vector<std::string>& fallbacks) {
   if (t.role != TensorRole::kMatrix) return GgmlType::kF32;  // norms, biases, routers
+  wanted = file_type_matrix_type(wanted, t.shape);
   for (GgmlType type : {wanted, GgmlType::kQ8_0, GgmlType::kF16}) {
     if (ggml_row_bytes(type, t.shape[0])) {
       if (type != wanted) {

@@ -3,7 +3,8 @@
 // a seed (the same spec gives the same bytes, whatever the thread count), in
 // the layout llama.cpp loads. Weight matrices take the requested dtype; a
 // matrix whose rows do not fit that dtype's block falls back to Q8_0, then F16
-// (reported in the summary). Norms, biases and expert routers stay F32.
+// (reported in the summary). Norms, biases and expert routers stay F32. MXFP4
+// is llama.cpp's MOSTLY_MXFP4_MOE: experts MXFP4, other matrices Q8_0.
 // MoE architectures (qwen3moe, mixtral) take num_experts, num_experts_used and
 // expert_feed_forward_length (mixtral writes it as feed_forward_length, as its
 // files carry it); qwen3moe may add a shared expert.

@@ -147,6 +147,11 @@ TEST_P(MoeModelVsReference, LogitsAtEveryPositionAgreeWithinTheDtypesTolerance) 
 // input differs from the reference's by up to a few percent, so a position
 // whose routing is a near-tie may pick another expert, as
 // llama.cpp's would: those positions are left out, and most must remain.
+// MXFP4 (experts MXFP4, other matrices Q8_0) has Q8_0's tolerance: the
+// reference runs on the file's own dequantized weights, so the 4-bit weight
+// rounding (up to a quarter of a weight) is not an error here; what differs
+// is the same 8-bit per-32 activation quantization as Q8_0's (0.022 at most
+// here, as for Q8_0), exact integer block dots and float scaling by 2^(e-128).
 INSTANTIATE_TEST_SUITE_P(
     MoeArchsAndDtypes, MoeModelVsReference,
     ::testing::ValuesIn([] {
@@ -163,6 +168,7 @@ INSTANTIATE_TEST_SUITE_P(
         // Q4_K expert kernels are covered by the qwen3moe cases.
         if (arch != Arch::kMixtral) v.push_back({arch, GgmlType::kQ4_K, shared, 5e-2, 0.1});
         v.push_back({arch, GgmlType::kQ6_K, shared, 5e-2, 0.1});
+        v.push_back({arch, GgmlType::kMXFP4, shared, 3e-2, 0.05});
       }
       return v;
     }()),
@@ -236,6 +242,18 @@ TEST(MoeModel, QwenMoeWritesItsExpertKeysAndTheSharedExpert) {
   EXPECT_EQ(*f->metadata().get_u32("qwen3moe.expert_shared_feed_forward_length"), 384u);
   EXPECT_EQ(f->find_tensor("blk.0.ffn_gate_inp_shexp.weight")->shape, (std::vector<uint64_t>{256}));
   EXPECT_EQ(f->find_tensor("blk.0.ffn_up_shexp.weight")->shape, (std::vector<uint64_t>{256, 384}));
+}
+
+TEST(MoeModel, Mxfp4FilesHoldMxfp4ExpertsAndQ8_0ElsewhereAsLlamaCppsMxfp4Moe) {
+  testing::TempDir dir;
+  ASSERT_TRUE(make_random_model(moe_spec(Arch::kQwen3Moe, GgmlType::kMXFP4, 384), dir.file("m.gguf")).ok());
+  auto f = GgufFile::open(dir.file("m.gguf"));
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(*f->metadata().get_u32("general.file_type"), 38u);  // LLAMA_FTYPE_MOSTLY_MXFP4_MOE
+  EXPECT_EQ(f->find_tensor("blk.1.ffn_down_exps.weight")->type, GgmlType::kMXFP4);
+  EXPECT_EQ(f->find_tensor("blk.1.ffn_up_shexp.weight")->type, GgmlType::kQ8_0);
+  EXPECT_EQ(f->find_tensor("blk.1.attn_v.weight")->type, GgmlType::kQ8_0);
+  EXPECT_EQ(f->find_tensor("blk.1.ffn_gate_inp.weight")->type, GgmlType::kF32);
 }
 
 TEST(MoeModel, AMissingExpertTensorIsNamed) {

@@ -1,6 +1,7 @@
 // Tests for quantize_model (src/model/quantize_model.h).
 #include "model/quantize_model.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <gtest/gtest.h>
@@ -62,6 +63,47 @@ TEST_F(QuantizeModelTest, RequantizesFromAQuantizedModel) {
   auto out = GgufFile::open(dir_.file("q4k.gguf"));
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out->find_tensor("blk.0.ffn_down.weight")->type, GgmlType::kQ4_K);
+}
+
+// llama.cpp's MOSTLY_MXFP4_MOE: 3-D expert tensors MXFP4, every other matrix
+// (shared expert, attention, embeddings, output) Q8_0, routers and norms kept.
+TEST(QuantizeModel, Mxfp4PutsExpertsInMxfp4AndOtherMatricesInQ8_0) {
+  testing::TempDir dir;
+  RandomModelSpec s;
+  s.arch = Arch::kQwen3Moe;
+  s.num_layers = 1;
+  s.embedding_length = 128;
+  s.num_heads = 4;
+  s.num_kv_heads = 2;
+  s.feed_forward_length = 256;
+  s.vocab_size = 600;
+  s.num_experts = 4;
+  s.num_experts_used = 2;
+  s.expert_feed_forward_length = 64;
+  s.shared_expert_feed_forward_length = 96;
+  ASSERT_TRUE(make_random_model(s, dir.file("f32.gguf")).ok());
+  auto summary = quantize_model(dir.file("f32.gguf"), dir.file("mx.gguf"), GgmlType::kMXFP4, 2);
+  ASSERT_TRUE(summary.ok()) << summary.status().to_string();
+  EXPECT_TRUE(summary->fallbacks.empty());
+  auto in = GgufFile::open(dir.file("f32.gguf"));
+  auto out = GgufFile::open(dir.file("mx.gguf"));
+  ASSERT_TRUE(in.ok() && out.ok());
+  EXPECT_EQ(*out->metadata().get_u32("general.file_type"), 38u);
+  for (const char* name : {"blk.0.ffn_gate_exps.weight", "blk.0.ffn_up_exps.weight", "blk.0.ffn_down_exps.weight"}) {
+    EXPECT_EQ(out->find_tensor(name)->type, GgmlType::kMXFP4) << name;
+  }
+  for (const char* name : {"blk.0.ffn_up_shexp.weight", "blk.0.attn_q.weight", "token_embd.weight", "output.weight"}) {
+    EXPECT_EQ(out->find_tensor(name)->type, GgmlType::kQ8_0) << name;
+  }
+  EXPECT_EQ(out->find_tensor("blk.0.ffn_gate_inp.weight")->type, GgmlType::kF32);
+  EXPECT_EQ(out->find_tensor("blk.0.ffn_norm.weight")->type, GgmlType::kF32);
+  // The experts' bytes are the reference codec's, row by row.
+  const auto a = dequantize(*in, "blk.0.ffn_down_exps.weight");
+  const GgufTensorInfo* t = out->find_tensor("blk.0.ffn_down_exps.weight");
+  std::vector<uint8_t> expected(t->num_bytes);
+  ASSERT_TRUE(quantize_row(GgmlType::kMXFP4, a, expected).ok());
+  const auto bytes = out->tensor_data(*t);
+  EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), expected.begin(), expected.end()));
 }
 
 TEST_F(QuantizeModelTest, RefusesATypeItCannotWrite) {
