@@ -228,6 +228,15 @@ TEST(GgufCorrupt, RefusesAFirstDimensionThatIsNotAWholeNumberOfBlocks) {
                    "size 32");
 }
 
+TEST(GgufCorrupt, RefusesMxfp4TensorsOfPartBlocksOrShortData) {
+  RawGguf part;
+  part.header(3, 1, 0).tensor("w", {48, 2}, 39 /* mxfp4 */, 0).pad_to(32).zeros(1024);
+  EXPECT_DATA_LOSS(part, "tensor #0 'w': first dimension 48 is not a multiple of mxfp4's block size 32");
+  RawGguf short_data;  // 2 rows of 2 blocks of 17 bytes: 68
+  short_data.header(3, 1, 0).tensor("w", {64, 2}, 39 /* mxfp4 */, 0).pad_to(32).zeros(67);
+  EXPECT_DATA_LOSS(short_data, "tensor #0 'w': 68 bytes of data at data offset 0 past end of file");
+}
+
 TEST(GgufCorrupt, RefusesDuplicateTensorNames) {
   RawGguf raw;
   raw.header(3, 2, 0).tensor("w", {4}, 0, 0).tensor("w", {4}, 0, 32).pad_to(32).zeros(64);
