@@ -3,9 +3,9 @@
 // s16 pairs) and vpmaddwd against ones give 8 exact int32 partial dots, scaled
 // in float by d_w * d_a and accumulated with FMA; lanes are summed at the end.
 // Q8_0 uses |w| and sign(a, w) to make the unsigned operand (pairs stay below
-// 2 * 128 * 127, so vpmaddubsw never saturates), and so does MXFP4 after a
-// vpshufb lookup of its codes' doubled E2M1 values (d_w = 2^(e-128), so
-// |w| <= 12: an offset to unsigned would saturate the pairs); Q4_0 uses its raw codes 0..15
+// 2 * 128 * 127, so vpmaddubsw never saturates), and so does MXFP4 on its
+// codes' doubled E2M1 values (|w| <= 12, looked up with vpshufb; offset to
+// unsigned, pairs of 2 * 140 * 128 would saturate); Q4_0 uses its raw codes 0..15
 // and subtracts 8 * (the lane's 4 activation codes) from each lane, from the
 // activation row's lane sums, so every lane holds an exact signed partial dot
 // and float rounding stays relative to sum |w a|.
