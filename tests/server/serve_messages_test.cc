@@ -85,7 +85,7 @@ PlainJson fold_checked(const std::vector<MessagesSseEvent>& events) {
     EXPECT_TRUE(open && index + 1 == m["content"].size()) << e.data;
     if (index >= m["content"].size()) return PlainJson();
     PlainJson& block = m["content"][index];
-    const PlainJson& d = e.data["delta"];
+    const PlainJson d = e.data.value("delta", PlainJson::object());  // a stop has none
     if (e.name == "content_block_stop") {
       open = false;
       if (block["type"] == "tool_use") block["input"] = PlainJson::parse(json_of[index], nullptr, false);

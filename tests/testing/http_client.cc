@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -165,8 +166,13 @@ ServeProcess::ServeProcess(const std::string& args) {
   if (fd >= 0) ::close(fd);
   log_path_ = tmpl;
   const std::string command = "exec " + met_binary() + " serve " + args + " 2> " + shell_quote(log_path_);
+  const pid_t parent = ::getpid();
   pid_ = ::fork();
   if (pid_ == 0) {
+    // The server dies with the test: a test that aborts must not leave it
+    // holding the test's output pipe open (ctest would wait on it).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
     ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
