@@ -171,8 +171,8 @@ Status Model::bind() {
   const std::string& gguf_arch = hparams_.arch;
   std::optional<Arch> arch = parse_arch(gguf_arch);
   if (!arch) {
-    return unimplemented("architecture '{}' is not supported (met runs llama, mistral, mixtral, qwen2, qwen3, qwen3moe)",
-                         gguf_arch);
+    return unimplemented(
+        "architecture '{}' is not supported (met runs llama, mistral, mixtral, qwen2, qwen3, qwen3moe)", gguf_arch);
   }
   arch_ = *arch;
   if (arch_ == Arch::kLlama && hparams_.is_moe()) arch_ = Arch::kMixtral;

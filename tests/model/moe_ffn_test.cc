@@ -104,7 +104,10 @@ std::vector<double> expected_row(const Fixture& f, const float* x, int32_t a, in
   auto ya = ffn(&f.gate[a * kFf * kEmbd], &f.up[a * kFf * kEmbd], &f.down[a * kEmbd * kFf], x, kFf);
   auto yb = ffn(&f.gate[b * kFf * kEmbd], &f.up[b * kFf * kEmbd], &f.down[b * kEmbd * kFf], x, kFf);
   std::vector<double> y(kEmbd);
-  for (int64_t i = 0; i < kEmbd; ++i) y[static_cast<size_t>(i)] = wa * ya[static_cast<size_t>(i)] + wb * yb[static_cast<size_t>(i)];
+  for (int64_t i = 0; i < kEmbd; ++i) {
+    const size_t j = static_cast<size_t>(i);
+    y[j] = wa * ya[j] + wb * yb[j];
+  }
   if (!f.w.has_shared) return y;
   double g = 0;
   for (int64_t i = 0; i < kEmbd; ++i) g += double(f.sh_gate_inp[static_cast<size_t>(i)]) * x[i];

@@ -5,7 +5,8 @@
 // copy packed once at load into a kernel's layout (packed_weights.h), and x
 // float activations. Integer paths first quantize the activations to 8 bits
 // per block (Q8_0 blocks for Q8_0/Q4_0/MXFP4 weights, Q8_K for Q4_K/Q6_K), as
-// llama.cpp does; float paths convert them to the form the kernel wants. prepare_activations does that once per step, split by rows;
+// llama.cpp does; float paths convert them to the form the kernel wants. prepare_activations does that
+// once per step, split by rows;
 // matmul then splits the output columns n between threads, so every weight
 // row is read once per step for the whole batch (decode is memory-bound).
 // Kernels are chosen once from selected_isa() (AMX, AVX-512 VNNI/BF16, AVX2),
