@@ -57,7 +57,9 @@ void MessagesEncoder::feed(std::string_view text, std::vector<Json>& out) {
   if (shaper_) {
     shaper_->feed(text, events_);
   } else {
-    events_.push_back(ContentDelta{std::string(text)});
+    // Built in place: GCC 12 -O3 misreads a moved variant temporary here as
+    // reading the inactive alternatives (-Wmaybe-uninitialized).
+    events_.emplace_back(std::in_place_type<ContentDelta>, std::string(text));
   }
   for (const ParseEvent& e : events_) blocks_.add(e, out);
   events_.clear();

@@ -179,7 +179,9 @@ TEST(ChatShaper, AForcedCallCutOffLeaksNothingIntoContent) {
       EXPECT_EQ(n.message.tool_calls.size(), streamed ? 1u : 0u);
       for (const ToolCall& c : n.message.tool_calls) EXPECT_TRUE(Json::parse(c.arguments).is_object()) << c.arguments;
       ASSERT_EQ(n.calls.size(), n.message.tool_calls.size());
-      if (!n.calls.empty()) EXPECT_EQ(n.calls[0]["arguments"], n.message.tool_calls[0].arguments);
+      if (!n.calls.empty()) {
+        EXPECT_EQ(n.calls[0]["arguments"], n.message.tool_calls[0].arguments);
+      }
     }
   }
 }

@@ -136,18 +136,19 @@ TEST(MessagesEncoder, ThinkingTextAndToolUseAreBlocksWithIncreasingIndexesInAnyS
   for (size_t step : {size_t{1}, size_t{5}, text.size()}) {
     MessagesEncoder enc(message_meta(hermes_thinking_shape()), {});
     const std::vector<MessagesSse> events = stream_message(enc, text, step, message_finish("stop"));
+    constexpr size_t kNone = 99;  // no block open
     size_t next_index = 0;
-    std::optional<size_t> open;
+    size_t open = kNone;
     for (const MessagesSse& e : events) {
       if (e.name == "content_block_start") {
-        EXPECT_FALSE(open.has_value()) << "one block at a time";
+        EXPECT_EQ(open, kNone) << "one block at a time";
         EXPECT_EQ(e.data["index"], next_index);
         open = next_index++;
       } else if (e.name == "content_block_delta") {
-        EXPECT_EQ(e.data["index"], open.value_or(99)) << step;
+        EXPECT_EQ(e.data["index"], open) << step;
       } else if (e.name == "content_block_stop") {
-        EXPECT_EQ(e.data["index"], open.value_or(99));
-        open.reset();
+        EXPECT_EQ(e.data["index"], open);
+        open = kNone;
       }
     }
     EXPECT_EQ(events.front().name, "message_start");

@@ -234,7 +234,9 @@ TEST(ServeMessages, AStopSequenceIsNamedAndCountTokensMatchesThePrompt) {
   EXPECT_EQ(count["input_tokens"], usage["input_tokens"].get<int>() + usage["cache_read_input_tokens"].get<int>());
   EXPECT_GT(count["input_tokens"].get<int>(), 0);
   const std::string text = m["content"][0]["text"];
-  if (m["stop_reason"] == "max_tokens") EXPECT_EQ(m["usage"]["output_tokens"], 12);
+  if (m["stop_reason"] == "max_tokens") {
+    EXPECT_EQ(m["usage"]["output_tokens"], 12);
+  }
   ASSERT_GE(text.size(), 4u) << m;
 
   // Two or more bytes from the middle, cut at character boundaries.

@@ -102,7 +102,9 @@ TEST(ServeResponses, AStringInputIsAnsweredKeptAndContinued) {
   const std::string id = first["id"];
   EXPECT_EQ(id.rfind("resp_", 0), 0u);
   EXPECT_TRUE(first["status"] == "completed" || first["status"] == "incomplete") << first;
-  if (first["status"] == "incomplete") EXPECT_EQ(first["incomplete_details"]["reason"], "max_output_tokens");
+  if (first["status"] == "incomplete") {
+    EXPECT_EQ(first["incomplete_details"]["reason"], "max_output_tokens");
+  }
   ASSERT_EQ(first["output"].size(), 1u) << first;
   EXPECT_EQ(first["output"][0]["type"], "message");
   EXPECT_EQ(first["output"][0]["role"], "assistant");
