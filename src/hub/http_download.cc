@@ -21,6 +21,7 @@
 #include <curl/curl.h>
 
 #include "core/log.h"
+#include "core/unique_fd.h"
 #include "hub/hub_listing.h"
 #include "hub/sha256.h"
 
@@ -43,19 +44,6 @@ struct CurlListFree {
 using CurlHandle = std::unique_ptr<CURL, CurlFree>;
 using CurlList = std::unique_ptr<curl_slist, CurlListFree>;
 
-class UniqueFd {
- public:
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  ~UniqueFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 // What the answers of one transfer said in their headers (a redirect chain
 // has several answers; the first is the hub's).

@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "core/little_endian.h"
+#include "core/unique_fd.h"
 
 namespace met {
 namespace {
@@ -33,26 +34,6 @@ using Header = std::array<uint8_t, kSpillHeaderBytes>;
 
 std::string errno_text(int err) { return std::error_code(err, std::generic_category()).message(); }
 
-// Owns a file descriptor from the moment it exists.
-class UniqueFd {
- public:
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  ~UniqueFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  // Closes now, reporting the error close() gives (a delayed write error).
-  int close_checked() {
-    const int rc = ::close(std::exchange(fd_, -1));
-    return rc == 0 ? 0 : errno;
-  }
-
- private:
-  int fd_;
-};
 
 // 0 on success, else errno (EIO for an unexpected end of file).
 int write_all(int fd, const uint8_t* data, size_t n) {
