@@ -11,52 +11,21 @@
 // --api-key KEY`, and checks that SIGTERM exits 0.
 // Exits 0 when every check passes, 1 when one fails, and 77 (CTest's skip
 // code here) when node_modules or the template is missing.
-import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
+import { SKIP, arg, makeModel, requireFile, runChecks, startServer } from '../met_node_support.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const SKIP = 77;
 const KEY = 'sk-met-anthropic';
-
-function arg(name) {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? process.argv[i + 1] : undefined;
-}
 
 if (!existsSync(join(here, 'node_modules', '@anthropic-ai', 'sdk'))) {
   console.log(`SKIP: @anthropic-ai/sdk is not installed; run \`npm ci\` in ${here}`);
   process.exit(SKIP);
 }
 const { default: Anthropic, AuthenticationError, BadRequestError } = await import('@anthropic-ai/sdk');
-
-// A random-weight model with the template (its markers become vocabulary tokens).
-function makeModel(met, template, dir) {
-  const model = join(dir, 'tiny.gguf');
-  const r = spawnSync(met, ['make-model', '-o', model, '--layers', '2', '--embd', '128', '--heads', '4',
-                            '--kv-heads', '2', '--ff', '256', '--dtype', 'f32', '--vocab', '700',
-                            '--chat-template', template], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`met make-model failed (${r.status}):\n${r.stderr}`);
-  return model;
-}
-
-// Starts met serve; resolves with { url, child } once it prints its line.
-function startServer(met, model) {
-  const args = ['serve', model, '--port', '0', '--threads', '1', '--model-alias', 'tiny', '--api-key', KEY];
-  const child = spawn(met, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
-  return new Promise((resolve, reject) => {
-    child.stderr.on('data', (d) => {
-      log += d.toString();
-      const m = log.match(/met: listening on (http:\/\/\S+)/);
-      if (m) resolve({ url: m[1], child, log: () => log });
-    });
-    child.on('exit', (code) => reject(new Error(`met serve exited (${code}) before listening:\n${log}`)));
-  });
-}
 
 const checks = [];
 const check = (name, fn) => checks.push({ name, fn });
@@ -219,34 +188,14 @@ async function main() {
     console.error('usage: node messages.mjs --met MET --template TEMPLATE.jinja');
     process.exit(2);
   }
-  if (!existsSync(template)) {
-    console.log(`SKIP: ${template} is absent`);
-    process.exit(SKIP);
-  }
+  requireFile(template);
   const dir = mkdtempSync(join(tmpdir(), 'met-anthropic-'));
-  const server = await startServer(met, makeModel(met, template, dir));
+  const server = await startServer(met, [makeModel(met, template, dir), '--port', '0', '--threads', '1',
+                                         '--model-alias', 'tiny', '--api-key', KEY]);
   // The SDK sends the key as x-api-key (and anthropic-version).
   const client = new Anthropic({ baseURL: server.url, apiKey: KEY, maxRetries: 0, timeout: 60_000 });
-  let failed = 0;
-  for (const { name, fn } of checks) {
-    try {
-      await fn(client, server.url);
-      console.log(`ok   ${name}`);
-    } catch (e) {
-      failed += 1;
-      console.log(`FAIL ${name}\n     ${e?.stack ?? e}`);
-    }
-  }
-  const exited = new Promise((resolve) => server.child.on('exit', (code) => resolve(code)));
-  server.child.kill('SIGTERM');
-  const code = await exited;
-  if (code !== 0) {
-    failed += 1;
-    console.log(`FAIL met serve exited ${code} after SIGTERM\n${server.log()}`);
-  }
-  rmSync(dir, { recursive: true, force: true });
-  console.log(`${checks.length - failed}/${checks.length} checks passed`);
-  process.exit(failed === 0 ? 0 : 1);
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  await runChecks(checks, [client, server.url], server);
 }
 
 await main();

@@ -8,20 +8,14 @@
 // ChatML --chat-template of its own, and checks that SIGTERM exits 0.
 // Exits 0 when every check passes, 1 when one fails, and 77 (CTest's skip
 // code here) when node_modules or the model is missing.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
+import { SKIP, arg, requireFile, runChecks, startServer } from '../met_node_support.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const SKIP = 77;
-
-function arg(name) {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? process.argv[i + 1] : undefined;
-}
 
 if (!existsSync(join(here, 'node_modules', 'openai'))) {
   console.log(`SKIP: openai is not installed; run \`npm ci\` in ${here}`);
@@ -34,23 +28,14 @@ const CHATML =
   "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
 const KEY = arg('--api-key') ?? 'sk-met-conformance';
 
-// Starts met serve; resolves with { url, child } once it prints its line.
-function startServer(met, model) {
+// Starts met serve with a ChatML template of its own; resolves with { url, child, dir, log }.
+async function startWithChatMl(met, model) {
   const dir = mkdtempSync(join(tmpdir(), 'met-openai-'));
   const template = join(dir, 'chatml.jinja');
   writeFileSync(template, CHATML);
-  const args = ['serve', model, '--port', '0', '--threads', '1', '--model-alias', 'stories',
-                '--api-key', KEY, '--chat-template', template];
-  const child = spawn(met, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
-  return new Promise((resolve, reject) => {
-    child.stderr.on('data', (d) => {
-      log += d.toString();
-      const m = log.match(/met: listening on (http:\/\/\S+)/);
-      if (m) resolve({ url: `${m[1]}/v1`, child, dir, log: () => log });
-    });
-    child.on('exit', (code) => reject(new Error(`met serve exited (${code}) before listening:\n${log}`)));
-  });
+  const server = await startServer(met, [model, '--port', '0', '--threads', '1', '--model-alias', 'stories',
+                                         '--api-key', KEY, '--chat-template', template]);
+  return { ...server, url: `${server.url}/v1`, dir };
 }
 
 const checks = [];
@@ -165,36 +150,13 @@ async function main() {
       console.error('usage: node conformance.mjs (--met MET --model MODEL.gguf | --url URL [--api-key KEY])');
       process.exit(2);
     }
-    if (!existsSync(model)) {
-      console.log(`SKIP: ${model} is absent`);
-      process.exit(SKIP);
-    }
-    server = await startServer(met, model);
+    requireFile(model);
+    server = await startWithChatMl(met, model);
     url = server.url;
+    process.on('exit', () => rmSync(server.dir, { recursive: true, force: true }));
   }
   const client = new OpenAI({ baseURL: url, apiKey: KEY, maxRetries: 0, timeout: 60_000 });
-  let failed = 0;
-  for (const { name, fn } of checks) {
-    try {
-      await fn(client, url);
-      console.log(`ok   ${name}`);
-    } catch (e) {
-      failed += 1;
-      console.log(`FAIL ${name}\n     ${e?.stack ?? e}`);
-    }
-  }
-  if (server) {
-    const exited = new Promise((resolve) => server.child.on('exit', (code) => resolve(code)));
-    server.child.kill('SIGTERM');
-    const code = await exited;
-    if (code !== 0) {
-      failed += 1;
-      console.log(`FAIL met serve exited ${code} after SIGTERM\n${server.log()}`);
-    }
-    rmSync(server.dir, { recursive: true, force: true });
-  }
-  console.log(`${checks.length - failed}/${checks.length} checks passed`);
-  process.exit(failed === 0 ? 0 : 1);
+  await runChecks(checks, [client, url], server);
 }
 
 await main();

@@ -13,48 +13,21 @@
 // Usage: node responses.mjs --met BUILD/apps/met --template R1.jinja
 // Exits 0 when every check passes, 1 when one fails, and 77 (CTest's skip
 // code here) when node_modules or the template is missing.
-import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
+import { SKIP, arg, makeModel, requireFile, runChecks, startServer } from '../met_node_support.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const SKIP = 77;
 const KEY = 'sk-met-responses';
-
-function arg(name) {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? process.argv[i + 1] : undefined;
-}
 
 if (!existsSync(join(here, 'node_modules', 'openai'))) {
   console.log(`SKIP: openai is not installed; run \`npm ci\` in ${here}`);
   process.exit(SKIP);
 }
 const { default: OpenAI, BadRequestError, NotFoundError } = await import('openai');
-
-// Makes the model and starts met serve; resolves with { url, child, dir, log }.
-function startServer(met, template) {
-  const dir = mkdtempSync(join(tmpdir(), 'met-responses-'));
-  const model = join(dir, 'r1.gguf');
-  const made = spawnSync(met, ['make-model', '-o', model, '--layers', '2', '--embd', '128', '--heads', '4',
-                               '--kv-heads', '2', '--ff', '256', '--dtype', 'f32', '--vocab', '700',
-                               '--chat-template', template], { encoding: 'utf8' });
-  if (made.status !== 0) throw new Error(`met make-model failed (${made.status}):\n${made.stderr}`);
-  const args = ['serve', model, '--port', '0', '--threads', '1', '--model-alias', 'tiny', '--api-key', KEY];
-  const child = spawn(met, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
-  return new Promise((resolve, reject) => {
-    child.stderr.on('data', (d) => {
-      log += d.toString();
-      const m = log.match(/met: listening on (http:\/\/\S+)/);
-      if (m) resolve({ url: `${m[1]}/v1`, child, dir, log: () => log });
-    });
-    child.on('exit', (code) => reject(new Error(`met serve exited (${code}) before listening:\n${log}`)));
-  });
-}
 
 const checks = [];
 const check = (name, fn) => checks.push({ name, fn });
@@ -268,32 +241,13 @@ async function main() {
     console.error('usage: node responses.mjs --met MET --template TEMPLATE.jinja');
     process.exit(2);
   }
-  if (!existsSync(template)) {
-    console.log(`SKIP: ${template} is absent`);
-    process.exit(SKIP);
-  }
-  const server = await startServer(met, template);
-  const client = new OpenAI({ baseURL: server.url, apiKey: KEY, maxRetries: 0, timeout: 60_000 });
-  let failed = 0;
-  for (const { name, fn } of checks) {
-    try {
-      await fn(client);
-      console.log(`ok   ${name}`);
-    } catch (e) {
-      failed += 1;
-      console.log(`FAIL ${name}\n     ${e?.stack ?? e}`);
-    }
-  }
-  const exited = new Promise((resolve) => server.child.on('exit', (code) => resolve(code)));
-  server.child.kill('SIGTERM');
-  const code = await exited;
-  if (code !== 0) {
-    failed += 1;
-    console.log(`FAIL met serve exited ${code} after SIGTERM\n${server.log()}`);
-  }
-  rmSync(server.dir, { recursive: true, force: true });
-  console.log(`${checks.length - failed}/${checks.length} checks passed`);
-  process.exit(failed === 0 ? 0 : 1);
+  requireFile(template);
+  const dir = mkdtempSync(join(tmpdir(), 'met-responses-'));
+  const server = await startServer(met, [makeModel(met, template, dir), '--port', '0', '--threads', '1',
+                                         '--model-alias', 'tiny', '--api-key', KEY]);
+  const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: KEY, maxRetries: 0, timeout: 60_000 });
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  await runChecks(checks, [client], server);
 }
 
 await main();
