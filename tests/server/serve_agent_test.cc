@@ -251,8 +251,7 @@ TEST(ServeAgent, ChatLogprobsStreamWithEachDelta) {
 TEST(ServeAgent, AThinkingBudgetEndsReasoningExactlyOnARandomReasoningModel) {
   MET_REQUIRE_SHARED(tmpl, "chat-templates/deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja");
   testing::TempDir dir;
-  const std::string model =
-      testing::make_small_model(dir, "r1.gguf", 700, "--chat-template " + testing::shell_quote(tmpl));
+  const std::string model = testing::make_template_model(dir, "r1.gguf", tmpl);
   ServeProcess server(serve_args(model));
   ASSERT_NE(server.port(), 0) << server.error();
   const std::string req = R"({"messages": [{"role": "user", "content": "think"}], "max_tokens": 12,
@@ -285,8 +284,7 @@ TEST(ServeAgent, AThinkingBudgetEndsReasoningExactlyOnARandomReasoningModel) {
 TEST(ServeAgent, ForcedToolCallsOfAThinkingModelKeepReasoningApart) {
   MET_REQUIRE_SHARED(tmpl, "chat-templates/deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja");
   testing::TempDir dir;
-  const std::string model =
-      testing::make_small_model(dir, "r1.gguf", 700, "--chat-template " + testing::shell_quote(tmpl));
+  const std::string model = testing::make_template_model(dir, "r1.gguf", tmpl);
   ServeProcess server(serve_args(model));
   ASSERT_NE(server.port(), 0) << server.error();
   const PlainJson tools = PlainJson::parse(R"([{"type": "function", "function": {"name": "get_weather", "parameters":
@@ -349,8 +347,7 @@ TEST(ServeAgent, ForcedToolCallsOfAThinkingModelKeepReasoningApart) {
 TEST(ServeAgent, AToolCallHistoryWithStringArgumentsRendersForAMappingTemplate) {
   MET_REQUIRE_SHARED(tmpl, "chat-templates/Qwen3.5-4B.jinja");
   testing::TempDir dir;
-  const std::string model =
-      testing::make_small_model(dir, "q35.gguf", 700, "--chat-template " + testing::shell_quote(tmpl));
+  const std::string model = testing::make_template_model(dir, "q35.gguf", tmpl);
   ServeProcess server(serve_args(model));
   ASSERT_NE(server.port(), 0) << server.error();
   const PlainJson req = PlainJson::parse(R"({"max_tokens": 4, "messages": [
@@ -370,8 +367,7 @@ TEST(ServeAgent, AToolCallHistoryWithStringArgumentsRendersForAMappingTemplate) 
 TEST(ServeAgent, StrictToolArgumentsHoldUnderToolChoiceAutoOnAHermesModel) {
   MET_REQUIRE_SHARED(tmpl, "chat-templates/Qwen-Qwen2.5-7B-Instruct.jinja");
   testing::TempDir dir;
-  const std::string model =
-      testing::make_small_model(dir, "qwen.gguf", 700, "--chat-template " + testing::shell_quote(tmpl));
+  const std::string model = testing::make_template_model(dir, "qwen.gguf", tmpl);
   auto id = testing::run_command(testing::met_binary() + " tokenize " + testing::shell_quote(model) +
                                  " --special --text '<tool_call>'");
   ASSERT_EQ(id.exit_code, 0) << id.err;

@@ -108,7 +108,7 @@ PlainJson fold_checked(const std::vector<MessagesSseEvent>& events) {
 }
 
 std::string qwen35_model(const testing::TempDir& dir, const std::string& tmpl) {
-  return testing::make_small_model(dir, "qwen35.gguf", 700, "--chat-template " + testing::shell_quote(tmpl));
+  return testing::make_template_model(dir, "qwen35.gguf", tmpl);
 }
 
 TEST(ServeMessages, AMessageWithThinkingStreamsTheSameBlocksItAnswersWhole) {

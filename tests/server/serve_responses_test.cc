@@ -178,8 +178,7 @@ TEST(ServeResponses, AStreamSendsTheDocumentedEventsAndKeepsItsFinalResponse) {
 TEST(ServeResponses, AThinkingModelsForcedCallsAreReasoningAndFunctionCallItems) {
   MET_REQUIRE_SHARED(tmpl, "chat-templates/deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja");
   testing::TempDir dir;
-  ServeProcess server(serve_args(
-      testing::make_small_model(dir, "r1.gguf", 700, "--chat-template " + testing::shell_quote(tmpl))));
+  ServeProcess server(serve_args(testing::make_template_model(dir, "r1.gguf", tmpl)));
   ASSERT_NE(server.port(), 0) << server.error();
   const RJson tools = RJson::parse(R"([{"type": "function", "name": "get_weather", "parameters":
       {"type": "object", "properties": {"city": {"enum": ["Paris", "Oslo"]}}, "required": ["city"]}}])");

@@ -33,6 +33,12 @@ inline std::string make_small_model(const TempDir& dir, const std::string& name,
   return model;
 }
 
+// make_small_model with the chat template file `tmpl` (its markers become
+// vocabulary tokens), vocab 700.
+inline std::string make_template_model(const TempDir& dir, const std::string& name, const std::string& tmpl) {
+  return make_small_model(dir, name, 700, "--chat-template " + shell_quote(tmpl));
+}
+
 // The response body as JSON (discarded when it is not JSON; null without a response).
 inline nlohmann::json body_json(const std::optional<HttpResponse>& r) {
   if (!r) return nlohmann::json();
