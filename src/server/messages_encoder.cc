@@ -57,9 +57,10 @@ void MessagesEncoder::feed(std::string_view text, std::vector<Json>& out) {
   if (shaper_) {
     shaper_->feed(text, events_);
   } else {
-    // Built in place: GCC 12 -O3 misreads a moved variant temporary here as
-    // reading the inactive alternatives (-Wmaybe-uninitialized).
-    events_.emplace_back(std::in_place_type<ContentDelta>, std::string(text));
+    // The variant is built in the vector from the ContentDelta: GCC 12 -O3
+    // misreads moving a variant temporary here as reading the inactive
+    // alternatives (-Wmaybe-uninitialized).
+    events_.emplace_back(ContentDelta{std::string(text)});
   }
   for (const ParseEvent& e : events_) blocks_.add(e, out);
   events_.clear();
