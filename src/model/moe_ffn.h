@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "backend/cpu/worker_pool.h"
@@ -37,6 +38,10 @@ class MoeFfn {
   // out (rows × embd) = the MoE FFN of xn (rows × embd, normalized input).
   // REQUIRES: rows <= max_rows; w matches the hyper-parameters.
   void run(cpu::ThreadCtx& ctx, const MoeWeights& w, const float* xn, int64_t rows, float* out);
+  // The last run()'s groups: expert e took offsets[e + 1] - offsets[e] of its
+  // (row, choice) pairs (experts + 1 entries). Stable from run()'s return to
+  // the next run(); only thread 0 of the job writes them (expert load counts).
+  std::span<const int32_t> group_offsets() const { return offsets_; }
 
  private:
   void route(cpu::ThreadCtx& ctx, const MoeWeights& w, const float* xn, int64_t rows);
