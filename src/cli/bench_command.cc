@@ -3,7 +3,9 @@
 // batch size and context length, weight and KV bytes, peak RSS. Decode at
 // context C starts from C cached positions whose KV holds zeros: attention
 // reads them at the same cost as real ones, without a long prefill first.
-// With --concurrency, the engine is measured afterwards as clients see it
+// The batch-1 ceiling is the memory bandwidth over the bytes of weights one
+// token reads (active_bytes_per_token: one embedding row, k experts of a MoE
+// layer). With --concurrency, the engine is measured afterwards as clients see it
 // (serving_bench.h), on a fresh device sized by the engine flags; its figures
 // follow the device's in the table, and under "serving" in the JSON.
 // Tested by tests/cli/bench_command_test.cc (shape of the output only: times
@@ -23,6 +25,7 @@
 #include "cli/progress_bar.h"
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
+#include "cli/model_info.h"
 #include "cli/serving_bench.h"
 #include "core/parallel_for.h"
 #include "backend/cpu/memory_bandwidth.h"
@@ -168,10 +171,11 @@ Status run_bench(const BenchOptions& o) {
     }
   }
   const int64_t kv_bytes = dev->info().kv_block_bytes * dopt.num_kv_blocks;
-  // Batch-1 decode reads every weight once, but of the embedding only one row.
-  const cpu::WeightMatrix& embd = model->weights().token_embd;
-  const double step_bytes = static_cast<double>(model->weight_bytes()) -
-                            static_cast<double>(embd.row_bytes) * static_cast<double>(embd.rows - 1);
+  // Batch-1 decode reads the weights one token uses once: of the embedding
+  // one row, of a MoE layer's experts the k it routes to (`met info` shows the
+  // same count).
+  const double step_bytes =
+      static_cast<double>(active_bytes_per_token(model->file().tensors(), &model->hparams()));
   const int64_t peak_rss = peak_rss_bytes();  // before the probe's buffer
   const double read_bytes_s = cpu::measure_read_bandwidth(dopt.num_threads);
   const double ceiling_tok_s = read_bytes_s / step_bytes;

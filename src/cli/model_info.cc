@@ -1,6 +1,8 @@
 // `met info` gathering and rendering. Tested by tests/cli/model_info_test.cc.
 #include "cli/model_info.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "model/file_type.h"
@@ -49,7 +51,30 @@ void gather_vocab(const GgufMetadata& md, ModelInfo& info) {
   info.has_chat_template = md.contains("tokenizer.chat_template");
 }
 
+// A tensor holding one slice per routed expert in its last dimension.
+bool is_expert_tensor(const GgufTensorInfo& t, uint32_t num_experts) {
+  return t.name.find("_exps.") != std::string::npos && !t.shape.empty() && t.shape.back() == num_experts;
+}
+
 }  // namespace
+
+uint64_t active_bytes_per_token(std::span<const GgufTensorInfo> tensors, const ModelHParams* hparams) {
+  const bool moe = hparams != nullptr && hparams->is_moe();
+  const bool tied = std::none_of(tensors.begin(), tensors.end(),
+                                 [](const GgufTensorInfo& t) { return t.name == "output.weight"; });
+  uint64_t n = 0;
+  for (const GgufTensorInfo& t : tensors) {
+    if (t.name == "token_embd.weight") {
+      const uint64_t rows = t.shape.size() > 1 ? t.shape[1] : 1;
+      n += t.num_bytes / rows + (tied ? t.num_bytes : 0);
+    } else if (moe && is_expert_tensor(t, hparams->expert_count)) {
+      n += t.num_bytes / hparams->expert_count * hparams->expert_used_count;
+    } else {
+      n += t.num_bytes;
+    }
+  }
+  return n;
+}
 
 std::string vocab_type_label(const std::string& model) {
   if (model == "llama") return "SentencePiece (llama)";
@@ -93,6 +118,7 @@ Result<ModelInfo> gather_model_info(const GgufFile& file, const std::string& pat
     const uint64_t unused = uint64_t{hp.num_layers} * (hp.expert_count - hp.expert_used_count) * per_expert;
     info.active_params = unused < info.num_params ? info.num_params - unused : 0;
   }
+  info.active_bytes = active_bytes_per_token(file.tensors(), info.hparams ? &*info.hparams : nullptr);
   gather_vocab(md, info);
   return info;
 }
@@ -136,6 +162,9 @@ std::string render_model_info_text(const ModelInfo& info) {
   if (info.active_params != info.num_params) {
     line("active", fmt::format("{} parameters per token ({})", human_count(info.active_params),
                                info.active_params));
+  }
+  if (info.num_tensors > 0) {
+    line("read per token", fmt::format("{} of weights ({} bytes)", human_bytes(info.active_bytes), info.active_bytes));
   }
   std::string dtypes;
   for (const auto& [name, d] : info.by_dtype) {
@@ -192,6 +221,7 @@ nlohmann::json model_info_json(const ModelInfo& info) {
   }
   j["parameters"] = info.num_params;
   j["active_parameters"] = info.active_params;
+  j["active_bytes"] = info.active_bytes;
   nlohmann::json by_dtype = nlohmann::json::object();
   for (const auto& [name, d] : info.by_dtype) {
     by_dtype[name] = {{"tensors", d.num_tensors}, {"bytes", d.num_bytes}, {"elements", d.num_elements}};

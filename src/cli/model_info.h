@@ -1,13 +1,16 @@
 // ModelInfo: what `met info` reports about a GGUF file, gathered once and
 // rendered as text or JSON. A file whose hyper-parameters cannot be read (a
 // vocab-only file, an unknown architecture) still reports everything else,
-// with the reason in hparams_error.
+// with the reason in hparams_error. Also the bytes of weights one token
+// reads (active_bytes_per_token), which `met bench` divides the memory
+// bandwidth by for its batch-1 decode ceiling.
 // Threading: plain value. Tested by tests/cli/model_info_test.cc.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -45,6 +48,8 @@ struct ModelInfo {
   // Parameters one token reads: all but the experts it does not use
   // (num_params for a dense model).
   uint64_t active_params = 0;
+  // Bytes of weights one token's forward reads (active_bytes_per_token).
+  uint64_t active_bytes = 0;
   uint64_t num_tensors = 0;
   std::map<std::string, DtypeTotals> by_dtype;
   std::string vocab_model;  // tokenizer.ggml.model, "" when absent
@@ -54,6 +59,14 @@ struct ModelInfo {
   std::vector<SpecialToken> special_tokens;
   bool has_chat_template = false;
 };
+
+// Bytes of weights one token's forward reads at batch 1: every tensor whole,
+// except the token embedding, of which it reads one row (a tied output head
+// still reads the whole table), and, when `hparams` is a MoE model's, each
+// expert tensor (`*_exps.*`, experts in its last dimension), of which it
+// reads expert_used_count of its expert_count slices. For an untied dense
+// model: every tensor's bytes less all but one embedding row.
+uint64_t active_bytes_per_token(std::span<const GgufTensorInfo> tensors, const ModelHParams* hparams);
 
 Result<ModelInfo> gather_model_info(const GgufFile& file, const std::string& path);
 std::string render_model_info_text(const ModelInfo& info);

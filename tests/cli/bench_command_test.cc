@@ -32,6 +32,34 @@ TEST(MetBench, JsonReportsPrefillAndEachBatchAndContext) {
   EXPECT_LT(j["decode_step_bytes"].get<double>(), j["weight_bytes"].get<double>());
 }
 
+// The ceiling's bytes are `met info`'s active bytes: for stories260K (dense,
+// untied, f32, 512 × 64 embedding) every weight byte but 511 embedding rows,
+// as before MoE; for a MoE model, only the k experts a token uses.
+TEST(MetBench, TheCeilingDividesByTheBytesOneTokenReads) {
+  MET_REQUIRE_SHARED(stories, "models/stories260K.gguf");
+  testing::TempDir dir;
+  const std::string moe = dir.file("moe.gguf");
+  auto made = run_command(met_binary() + " make-model -o " + shell_quote(moe) +
+                          " --arch qwen3moe --layers 2 --embd 128 --heads 4 --kv-heads 2 --ff 256 --vocab 600"
+                          " --dtype f32 --experts 8 --experts-used 2 --expert-ff 64 --shared-expert-ff 96");
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  for (const std::string& path : {stories, moe}) {
+    auto b = run_command(met_binary() + " bench " + shell_quote(path) +
+                         " --prompt-tokens 8 --gen-tokens 2 --batch 1 --json");
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    auto i = run_command(met_binary() + " info --json " + shell_quote(path));
+    ASSERT_EQ(i.exit_code, 0) << i.err;
+    const auto bench = nlohmann::json::parse(b.out);
+    const auto info = nlohmann::json::parse(i.out);
+    EXPECT_EQ(bench["decode_step_bytes"].get<double>(), info["active_bytes"].get<double>()) << path;
+    if (path == stories) {
+      EXPECT_EQ(bench["decode_step_bytes"].get<double>(), bench["weight_bytes"].get<double>() - 511 * 64 * 4);
+    } else {
+      EXPECT_LT(info["active_bytes"].get<double>(), bench["weight_bytes"].get<double>());
+    }
+  }
+}
+
 TEST(MetBench, BadBatchIsRefused) {
   MET_REQUIRE_SHARED(path, "models/stories260K.gguf");
   auto r = run_command(met_binary() + " bench " + shell_quote(path) + " --batch 0");

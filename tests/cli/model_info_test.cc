@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "model/random_model.h"
 #include "testing/shared_data.h"
 #include "testing/temp_dir.h"
@@ -70,6 +72,111 @@ TEST(ModelInfo, MadeModelReportsDtypesAndTemplate) {
   EXPECT_EQ(j["tensors"]["by_dtype"]["q8_0"]["tensors"], 9);
   const std::string text = render_model_info_text(*info);
   EXPECT_NE(text.find("MOSTLY_Q8_0"), std::string::npos) << text;
+}
+
+// The bytes of a tensor from its shape and type alone: rows of shape[0]
+// elements in the type's blocks.
+uint64_t tensor_bytes(const GgufTensorInfo& t, uint64_t rows_read) {
+  return *ggml_row_bytes(t.type, t.shape[0]) * rows_read;
+}
+
+uint64_t all_rows(const GgufTensorInfo& t) {
+  uint64_t rows = 1;
+  for (size_t d = 1; d < t.shape.size(); ++d) rows *= t.shape[d];
+  return rows;
+}
+
+bool is_routed_expert_matrix(const std::string& name) {
+  return name.ends_with(".ffn_gate_exps.weight") || name.ends_with(".ffn_up_exps.weight") ||
+         name.ends_with(".ffn_down_exps.weight");
+}
+
+RandomModelSpec small_moe_spec(Arch arch, GgmlType dtype, uint32_t shared_ff) {
+  RandomModelSpec s;
+  s.arch = arch;
+  s.num_layers = 3;
+  s.embedding_length = 128;
+  s.num_heads = 4;
+  s.num_kv_heads = 2;
+  s.feed_forward_length = 256;
+  s.vocab_size = 600;
+  s.dtype = dtype;
+  s.num_experts = 8;
+  s.num_experts_used = 3;
+  s.expert_feed_forward_length = 64;
+  s.shared_expert_feed_forward_length = shared_ff;
+  return s;
+}
+
+TEST(ModelInfo, ActiveBytesOfAMoeModelCountTheUsedExpertsAndOneEmbeddingRow) {
+  for (auto [arch, dtype, shared] : {std::tuple{Arch::kQwen3Moe, GgmlType::kQ8_0, 96u},
+                                     std::tuple{Arch::kQwen3Moe, GgmlType::kF16, 0u},
+                                     std::tuple{Arch::kMixtral, GgmlType::kQ4_K, 0u}}) {
+    testing::TempDir dir;
+    const RandomModelSpec spec = small_moe_spec(arch, dtype, shared);
+    ASSERT_TRUE(make_random_model(spec, dir.file("m.gguf")).ok());
+    auto f = GgufFile::open(dir.file("m.gguf"));
+    ASSERT_TRUE(f.ok());
+    uint64_t want = 0;
+    int num_expert_tensors = 0;
+    for (const GgufTensorInfo& t : f->tensors()) {
+      if (t.name == "token_embd.weight") {
+        want += tensor_bytes(t, 1);
+      } else if (is_routed_expert_matrix(t.name)) {
+        ASSERT_EQ(t.shape.size(), 3u) << t.name;
+        want += tensor_bytes(t, t.shape[1] * spec.num_experts_used);
+        ++num_expert_tensors;
+      } else {
+        want += tensor_bytes(t, all_rows(t));
+      }
+    }
+    EXPECT_EQ(num_expert_tensors, 3 * 3);
+    auto info = gather_model_info(*f, dir.file("m.gguf"));
+    ASSERT_TRUE(info.ok());
+    EXPECT_EQ(info->active_bytes, want) << arch_name(arch) << " " << ggml_type_name(dtype);
+    EXPECT_EQ(active_bytes_per_token(f->tensors(), &*info->hparams), want);
+    EXPECT_EQ(model_info_json(*info)["active_bytes"], want);
+    EXPECT_NE(render_model_info_text(*info).find("read per token "), std::string::npos);
+  }
+}
+
+// F32 makes the unread bytes plain arithmetic: the unused experts' three
+// matrices per layer and all embedding rows but one.
+TEST(ModelInfo, ActiveBytesOfAnF32MoeModelLeaveOutTheUnusedExpertsExactly) {
+  testing::TempDir dir;
+  const RandomModelSpec s = small_moe_spec(Arch::kQwen3Moe, GgmlType::kF32, 0);
+  ASSERT_TRUE(make_random_model(s, dir.file("m.gguf")).ok());
+  auto info = info_of(dir.file("m.gguf"));
+  ASSERT_TRUE(info.ok());
+  uint64_t all = 0;
+  for (const auto& [name, d] : info->by_dtype) all += d.num_bytes;
+  const uint64_t unused_experts = uint64_t{s.num_layers} * (s.num_experts - s.num_experts_used) * 3 *
+                                  s.embedding_length * s.expert_feed_forward_length * 4;
+  const uint64_t unread_embedding = uint64_t{s.vocab_size - 1} * s.embedding_length * 4;
+  EXPECT_EQ(info->active_bytes, all - unused_experts - unread_embedding);
+}
+
+// A dense model's count is what `met bench` used before MoE: all bytes but
+// the embedding rows a token does not read; a tied head reads them all.
+TEST(ModelInfo, ActiveBytesOfADenseModelAreAllButTheUnreadEmbeddingRows) {
+  for (bool tied : {false, true}) {
+    testing::TempDir dir;
+    RandomModelSpec s;
+    s.num_layers = 2;
+    s.embedding_length = 128;
+    s.num_heads = 4;
+    s.num_kv_heads = 2;
+    s.feed_forward_length = 256;
+    s.vocab_size = 600;
+    s.tied_output = tied;
+    ASSERT_TRUE(make_random_model(s, dir.file("m.gguf")).ok());
+    auto info = info_of(dir.file("m.gguf"));
+    ASSERT_TRUE(info.ok());
+    uint64_t all = 0;
+    for (const auto& [name, d] : info->by_dtype) all += d.num_bytes;
+    const uint64_t row = uint64_t{s.embedding_length} * 4;
+    EXPECT_EQ(info->active_bytes, tied ? all + row : all - (s.vocab_size - 1) * row) << "tied " << tied;
+  }
 }
 
 }  // namespace
