@@ -31,6 +31,7 @@ struct MakeModelOptions {
   bool tie_embeddings = false;
   int threads = 0;
   std::optional<uint32_t> experts, experts_used, expert_ff, shared_expert_ff;
+  std::optional<uint32_t> sliding_window, swa_pattern;
 };
 
 Result<RandomModelSpec> build_spec(const MakeModelOptions& o) {
@@ -39,13 +40,18 @@ Result<RandomModelSpec> build_spec(const MakeModelOptions& o) {
   RandomModelSpec spec = *preset;
   std::optional<Arch> arch = parse_arch(o.arch);
   if (!arch) {
-    return invalid_argument("--arch '{}' is not llama, mistral, qwen2, qwen3, qwen3moe or mixtral", o.arch);
+    return invalid_argument("--arch '{}' is not llama, mistral, qwen2, qwen3, qwen3moe, mixtral or gpt-oss", o.arch);
   }
   spec.arch = *arch;
   spec.num_experts = o.experts.value_or(0);
   spec.num_experts_used = o.experts_used.value_or(0);
   spec.expert_feed_forward_length = o.expert_ff.value_or(0);
   spec.shared_expert_feed_forward_length = o.shared_expert_ff.value_or(0);
+  if ((o.sliding_window || o.swa_pattern) && spec.arch != Arch::kGptOss) {
+    return invalid_argument("--sliding-window and --swa-pattern need --arch gpt-oss");
+  }
+  spec.sliding_window = o.sliding_window.value_or(0);
+  spec.swa_pattern = o.swa_pattern.value_or(spec.swa_pattern);
   spec.num_layers = o.layers.value_or(spec.num_layers);
   spec.embedding_length = o.embd.value_or(spec.embedding_length);
   spec.num_heads = o.heads.value_or(spec.num_heads);
@@ -104,7 +110,7 @@ void add_make_model_command(CLI::App& app) {
   cmd->add_option("-o,--output", o->out_path, "Output GGUF file")->required();
   cmd->add_option("--preset", o->preset, "tiny (~15M), small (~110M) or medium (~500M)")
       ->capture_default_str();
-  cmd->add_option("--arch", o->arch, "llama, mistral, qwen2, qwen3, qwen3moe or mixtral")
+  cmd->add_option("--arch", o->arch, "llama, mistral, qwen2, qwen3, qwen3moe, mixtral or gpt-oss")
       ->capture_default_str();
   cmd->add_option("--experts", o->experts, "Experts per MoE layer (default by preset: 8, 16, 32)");
   cmd->add_option("--experts-used", o->experts_used, "Experts each token uses (default by preset: 2, 4, 4)");
@@ -112,6 +118,9 @@ void add_make_model_command(CLI::App& app) {
   cmd->add_option("--shared-expert-ff", o->shared_expert_ff,
                   "qwen3moe: add a shared expert of this feed-forward length (met only; llama.cpp's "
                   "qwen3moe loader refuses its tensors)");
+  cmd->add_option("--sliding-window", o->sliding_window, "gpt-oss: positions a windowed layer reads (default 128)");
+  cmd->add_option("--swa-pattern", o->swa_pattern,
+                  "gpt-oss: layer i is windowed when i % N < N - 1 (default 2; 0: every layer)");
   cmd->add_option("--layers", o->layers, "Transformer blocks");
   cmd->add_option("--embd", o->embd, "Embedding length");
   cmd->add_option("--heads", o->heads, "Attention heads");

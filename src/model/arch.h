@@ -10,6 +10,11 @@
 // [expert_ff, embd, experts] instead of ffn_{gate,up,down}; with
 // expert_shared_feed_forward_length > 0 also the qwen3.5-style shared expert
 // `ffn_{gate,up,down}_shexp` and its gate vector `ffn_gate_inp_shexp` [embd].
+// `gpt-oss` (llama.cpp's LLM_ARCH_OPENAI_MOE): biases on q/k/v/o, per-head
+// `attn_sinks` [heads], `post_attention_norm` as the FFN's input norm, and
+// routed experts with biases on the router (`ffn_gate_inp.bias` [experts])
+// and the experts (`ffn_{gate,up}_exps.bias` [expert_ff, experts],
+// `ffn_down_exps.bias` [embd, experts]); always an untied output.
 // Threading: pure functions. Tested by tests/model/arch_test.cc.
 #pragma once
 
@@ -23,7 +28,7 @@
 
 namespace met {
 
-enum class Arch { kLlama, kMistral, kQwen2, kQwen3, kQwen3Moe, kMixtral };
+enum class Arch { kLlama, kMistral, kQwen2, kQwen3, kQwen3Moe, kMixtral, kGptOss };
 
 enum class TensorRole {
   kMatrix,  // a weight matrix: quantizable

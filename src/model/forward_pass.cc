@@ -7,8 +7,9 @@
 
 namespace met {
 ForwardPass::ForwardPass(const Model& model, cpu::KvCache& kv, ForwardLimits limits, int num_threads)
-    : model_(model), kv_(kv), limits_(limits), rope_(model.rope_params()) {
+    : model_(model), kv_(kv), limits_(limits), rope_(model.rope_params()), rope_swa_(rope_) {
   const ModelHParams& hp = model.hparams();
+  rope_swa_.freq_base = hp.rope_freq_base_swa;
   const size_t rows = static_cast<size_t>(limits.max_rows);
   attn_scale_ = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
   x_.resize(rows * hp.embedding_length);
@@ -74,8 +75,9 @@ void ForwardPass::qkv_post(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan)
       }
     }
     const int32_t pos = plan.positions[static_cast<size_t>(r)];
-    cpu::rope(q, static_cast<int32_t>(hp.num_heads), pos, rope_);
-    cpu::rope(k, static_cast<int32_t>(hp.num_kv_heads), pos, rope_);
+    const cpu::RopeParams& rope = l.window > 0 ? rope_swa_ : rope_;
+    cpu::rope(q, static_cast<int32_t>(hp.num_heads), pos, rope);
+    cpu::rope(k, static_cast<int32_t>(hp.num_kv_heads), pos, rope);
   }
   // Store this step's K and V, each row into its own sequence's slot.
   for (const StepSeq& s : plan.seqs) {
@@ -102,12 +104,17 @@ void ForwardPass::attention_block(cpu::ThreadCtx& ctx, int layer, const StepPlan
   const Product qkv[] = {{&l.wq, q_.data()}, {&l.wk, k_.data()}, {&l.wv, v_.data()}};
   linear(ctx, xn_.data(), rows, embd, qkv, act_);
   qkv_post(ctx, layer, plan);
+  const cpu::AttnLayerOptions opts{.window = static_cast<int32_t>(l.window), .sinks = l.sinks};
   cpu::paged_attention(ctx, kv_, layer, attn_seqs_, q_.data(), hp.q_dim(),
                        static_cast<int32_t>(hp.num_heads), attn_scale_, attn_out_.data(), hp.q_dim(),
-                       attn_scratch_);
+                       attn_scratch_, opts);
   ctx.barrier();
   const Product o[] = {{&l.wo, tmp_.data()}};
   linear(ctx, attn_out_.data(), rows, hp.q_dim(), o, act_);
+  if (l.bo != nullptr) {
+    const auto [r0, r1] = ctx.split(rows);
+    for (int64_t r = r0; r < r1; ++r) cpu::add(&tmp_[r * embd], l.bo, embd, &tmp_[r * embd]);
+  }
   add_residual(ctx, rows);
 }
 

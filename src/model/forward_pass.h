@@ -4,7 +4,9 @@
 // products, so each weight row is read once per step for the whole batch),
 // with a barrier between dependent ops. K and V of the step's rows are written
 // into the paged KV cache before attention reads it through the block tables.
-// A MoE model's FFN is MoeFfn (moe_ffn.h).
+// A MoE model's FFN is MoeFfn (moe_ffn.h). gpt-oss layers add the output
+// bias, attend with sinks, and its windowed layers through their sliding
+// window with their own rope base.
 // Invariants: all scratch is sized at construction for `max_rows` rows and
 // `max_outputs` output rows; run() allocates nothing. A row's results depend
 // only on its own sequence (batch invariance), never on its neighbours.
@@ -59,6 +61,7 @@ class ForwardPass {
   cpu::KvCache& kv_;
   ForwardLimits limits_;
   cpu::RopeParams rope_;
+  cpu::RopeParams rope_swa_;  // windowed layers (rope.freq_base_swa)
   float attn_scale_;
   // Scratch, row-major with the widths below.
   std::vector<float> x_, xn_, q_, k_, v_, attn_out_, tmp_, gate_, up_;

@@ -74,10 +74,26 @@ Status read_experts(const GgufMetadata& md, ModelHParams& hp) {
     hp.expert_feed_forward_length = hp.feed_forward_length;
     return ok_status();
   }
+  if (hp.arch == "gpt-oss") {
+    MET_ASSIGN_OR_RETURN(hp.expert_feed_forward_length, arch_u32(md, "expert_feed_forward_length"));
+    return ok_status();
+  }
   const uint32_t ff_default = hp.expert_used_count == 0 ? 0 : hp.feed_forward_length / hp.expert_used_count;
   MET_ASSIGN_OR_RETURN(hp.expert_feed_forward_length, arch_u32_or(md, "expert_feed_forward_length", ff_default));
   MET_ASSIGN_OR_RETURN(hp.expert_shared_feed_forward_length,
                        arch_u32_or(md, "expert_shared_feed_forward_length", 0));
+  return ok_status();
+}
+
+// gpt-oss's windowed layers (llama.cpp reads these keys for no other arch
+// met runs).
+Status read_sliding_window(const GgufMetadata& md, ModelHParams& hp) {
+  hp.rope_freq_base_swa = hp.rope_freq_base;
+  if (hp.arch != "gpt-oss") return ok_status();
+  MET_ASSIGN_OR_RETURN(hp.sliding_window, arch_u32(md, "attention.sliding_window"));
+  MET_ASSIGN_OR_RETURN(hp.swa_pattern, arch_u32_or(md, "attention.sliding_window_pattern", 2));
+  MET_ASSIGN_OR_RETURN(hp.rope_freq_base_swa, arch_f32_or(md, "rope.freq_base_swa", hp.rope_freq_base));
+  if (hp.sliding_window == 0) return invalid_argument("{}.attention.sliding_window is 0", hp.arch);
   return ok_status();
 }
 
@@ -99,6 +115,7 @@ Result<ModelHParams> read_hparams(const GgufMetadata& md) {
   MET_ASSIGN_OR_RETURN(hp.rope_freq_base, arch_f32_or(md, "rope.freq_base", 10000.0f));
   MET_ASSIGN_OR_RETURN(hp.rope_scaling, read_rope_scaling(md));
   MET_RETURN_IF_ERROR(read_experts(md, hp));
+  MET_RETURN_IF_ERROR(read_sliding_window(md, hp));
   if (md.contains("tokenizer.ggml.tokens")) {
     MET_ASSIGN_OR_RETURN(const GgufArray* tokens, md.get_array("tokenizer.ggml.tokens"));
     hp.vocab_size = static_cast<uint32_t>(tokens->size());

@@ -9,6 +9,11 @@
 // (0: no shared expert). llama.cpp's qwen3moe and llama (mixtral) loaders
 // read neither `expert_weights_norm` nor `expert_gating_func`: they always
 // use a softmax router with renormalised top-k weights, and so does met.
+// gpt-oss requires `expert_feed_forward_length` and
+// `attention.sliding_window`; `attention.sliding_window_pattern` (default 2)
+// makes layer i windowed when i % pattern < pattern - 1 (0: every layer), and
+// `rope.freq_base_swa` (default rope.freq_base) is the windowed layers' rope
+// base, as llama.cpp's gpt-oss loader reads them.
 // Threading: plain value. Tested by tests/model/hparams_test.cc.
 #pragma once
 
@@ -46,8 +51,17 @@ struct ModelHParams {
   uint32_t expert_used_count = 0;   // top-k per token
   uint32_t expert_feed_forward_length = 0;
   uint32_t expert_shared_feed_forward_length = 0;
+  uint32_t sliding_window = 0;      // 0: no windowed layers
+  uint32_t swa_pattern = 0;         // windowed layers: i % swa_pattern < swa_pattern - 1 (0: all)
+  float rope_freq_base_swa = 10000.0f;
 
   bool is_moe() const { return expert_count > 0; }
+  // Whether layer `i` attends through the sliding window.
+  bool layer_is_swa(uint32_t i) const {
+    return sliding_window > 0 && (swa_pattern == 0 || i % swa_pattern < swa_pattern - 1);
+  }
+  // Positions a windowed layer reads (0: the layer reads every position).
+  uint32_t layer_window(uint32_t i) const { return layer_is_swa(i) ? sliding_window : 0; }
 
   uint32_t q_dim() const { return num_heads * head_dim; }
   uint32_t kv_dim() const { return num_kv_heads * head_dim; }

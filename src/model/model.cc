@@ -34,6 +34,12 @@ ArchTraits arch_traits(Arch arch) {
       t.moe = true;
       t.moe_norm_weights = true;  // llama.cpp's llama graph: norm_w = true
       break;
+    case Arch::kGptOss:
+      t.qkv_bias = true;
+      t.rope_layout = cpu::RopeLayout::kNeox;
+      t.moe = true;
+      t.gpt_oss = true;
+      break;
   }
   return t;
 }
@@ -132,6 +138,14 @@ Status Model::bind_moe(uint32_t layer, MoeWeights& moe) {
   MET_ASSIGN_OR_RETURN(moe.gate, bind_experts(name("ffn_gate_exps.weight"), embd, ff, n));
   MET_ASSIGN_OR_RETURN(moe.down, bind_experts(name("ffn_down_exps.weight"), ff, embd, n));
   MET_ASSIGN_OR_RETURN(moe.up, bind_experts(name("ffn_up_exps.weight"), embd, ff, n));
+  if (traits_.gpt_oss) {
+    moe.gating = MoeGating::kTopKSoftmax;
+    moe.activation = MoeActivation::kSwiGluOai;
+    MET_ASSIGN_OR_RETURN(moe.router_bias, bind_floats(name("ffn_gate_inp.bias"), {n}));
+    MET_ASSIGN_OR_RETURN(moe.gate_bias, bind_floats(name("ffn_gate_exps.bias"), {ff, n}));
+    MET_ASSIGN_OR_RETURN(moe.down_bias, bind_floats(name("ffn_down_exps.bias"), {embd, n}));
+    MET_ASSIGN_OR_RETURN(moe.up_bias, bind_floats(name("ffn_up_exps.bias"), {ff, n}));
+  }
   const uint64_t sh = hp.expert_shared_feed_forward_length;
   moe.has_shared = sh > 0;
   if (!moe.has_shared) return ok_status();
@@ -150,11 +164,17 @@ size_t Model::count_matrices() const {
 }
 
 Result<const float*> Model::bind_vector(const std::string& name, uint64_t n) {
+  return bind_floats(name, {n});
+}
+
+Result<const float*> Model::bind_floats(const std::string& name, const std::vector<uint64_t>& shape) {
   const GgufTensorInfo* t = file_.find_tensor(name);
   if (t == nullptr) return not_found("tensor '{}' is missing", name);
-  if (t->num_elements != n || t->shape.size() != 1) {
-    return invalid_argument("tensor '{}' has {} elements, expected {}", name, t->num_elements, n);
+  if (t->shape != shape) {
+    return invalid_argument("tensor '{}' has shape [{}], expected [{}]", name, fmt::join(t->shape, ", "),
+                            fmt::join(shape, ", "));
   }
+  const uint64_t n = t->num_elements;
   const auto bytes = file_.tensor_data(*t);
   if (t->type == GgmlType::kF32 && reinterpret_cast<uintptr_t>(bytes.data()) % alignof(float) == 0) {
     return reinterpret_cast<const float*>(bytes.data());
@@ -166,13 +186,40 @@ Result<const float*> Model::bind_vector(const std::string& name, uint64_t n) {
   return owned_vectors_.back().data();
 }
 
+Status Model::bind_attention(uint32_t layer, LayerWeights& l) {
+  const ModelHParams& hp = hparams_;
+  const uint64_t embd = hp.embedding_length;
+  auto name = [layer](std::string_view what) { return fmt::format("blk.{}.{}", layer, what); };
+  MET_ASSIGN_OR_RETURN(l.attn_norm, bind_vector(name("attn_norm.weight"), embd));
+  MET_ASSIGN_OR_RETURN(l.wq, bind_packed(name("attn_q.weight"), embd, hp.q_dim()));
+  MET_ASSIGN_OR_RETURN(l.wk, bind_packed(name("attn_k.weight"), embd, hp.kv_dim()));
+  MET_ASSIGN_OR_RETURN(l.wv, bind_packed(name("attn_v.weight"), embd, hp.kv_dim()));
+  MET_ASSIGN_OR_RETURN(l.wo, bind_packed(name("attn_output.weight"), hp.q_dim(), embd));
+  if (traits_.qkv_bias) {
+    MET_ASSIGN_OR_RETURN(l.bq, bind_vector(name("attn_q.bias"), hp.q_dim()));
+    MET_ASSIGN_OR_RETURN(l.bk, bind_vector(name("attn_k.bias"), hp.kv_dim()));
+    MET_ASSIGN_OR_RETURN(l.bv, bind_vector(name("attn_v.bias"), hp.kv_dim()));
+  }
+  if (traits_.qk_norm) {
+    MET_ASSIGN_OR_RETURN(l.q_norm, bind_vector(name("attn_q_norm.weight"), hp.head_dim));
+    MET_ASSIGN_OR_RETURN(l.k_norm, bind_vector(name("attn_k_norm.weight"), hp.head_dim));
+  }
+  if (traits_.gpt_oss) {
+    MET_ASSIGN_OR_RETURN(l.bo, bind_vector(name("attn_output.bias"), embd));
+    MET_ASSIGN_OR_RETURN(l.sinks, bind_vector(name("attn_sinks.weight"), hp.num_heads));
+  }
+  l.window = hp.layer_window(layer);
+  return ok_status();
+}
+
 Status Model::bind() {
   MET_ASSIGN_OR_RETURN(hparams_, read_hparams(file_.metadata()));
   const std::string& gguf_arch = hparams_.arch;
   std::optional<Arch> arch = parse_arch(gguf_arch);
   if (!arch) {
-    return unimplemented(
-        "architecture '{}' is not supported (met runs llama, mistral, mixtral, qwen2, qwen3, qwen3moe)", gguf_arch);
+    return unimplemented("architecture '{}' is not supported (met runs llama, mistral, mixtral, qwen2, qwen3, "
+                         "qwen3moe, gpt-oss)",
+                         gguf_arch);
   }
   arch_ = *arch;
   if (arch_ == Arch::kLlama && hparams_.is_moe()) arch_ = Arch::kMixtral;
@@ -201,21 +248,9 @@ Status Model::bind() {
   for (uint32_t i = 0; i < hp.num_layers; ++i) {
     LayerWeights& l = weights_.layers[i];
     auto name = [i](std::string_view what) { return fmt::format("blk.{}.{}", i, what); };
-    MET_ASSIGN_OR_RETURN(l.attn_norm, bind_vector(name("attn_norm.weight"), embd));
-    MET_ASSIGN_OR_RETURN(l.wq, bind_packed(name("attn_q.weight"), embd, hp.q_dim()));
-    MET_ASSIGN_OR_RETURN(l.wk, bind_packed(name("attn_k.weight"), embd, hp.kv_dim()));
-    MET_ASSIGN_OR_RETURN(l.wv, bind_packed(name("attn_v.weight"), embd, hp.kv_dim()));
-    MET_ASSIGN_OR_RETURN(l.wo, bind_packed(name("attn_output.weight"), hp.q_dim(), embd));
-    if (traits_.qkv_bias) {
-      MET_ASSIGN_OR_RETURN(l.bq, bind_vector(name("attn_q.bias"), hp.q_dim()));
-      MET_ASSIGN_OR_RETURN(l.bk, bind_vector(name("attn_k.bias"), hp.kv_dim()));
-      MET_ASSIGN_OR_RETURN(l.bv, bind_vector(name("attn_v.bias"), hp.kv_dim()));
-    }
-    if (traits_.qk_norm) {
-      MET_ASSIGN_OR_RETURN(l.q_norm, bind_vector(name("attn_q_norm.weight"), hp.head_dim));
-      MET_ASSIGN_OR_RETURN(l.k_norm, bind_vector(name("attn_k_norm.weight"), hp.head_dim));
-    }
-    MET_ASSIGN_OR_RETURN(l.ffn_norm, bind_vector(name("ffn_norm.weight"), embd));
+    MET_RETURN_IF_ERROR(bind_attention(i, l));
+    const char* ffn_norm = traits_.gpt_oss ? "post_attention_norm.weight" : "ffn_norm.weight";
+    MET_ASSIGN_OR_RETURN(l.ffn_norm, bind_vector(name(ffn_norm), embd));
     if (traits_.moe) {
       MET_RETURN_IF_ERROR(bind_moe(i, l.moe));
       continue;

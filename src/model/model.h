@@ -11,7 +11,10 @@
 // MoE layers bind the router in place, and each expert's slice of the 3-D
 // expert tensors as its own matrix (contiguous per expert in GGUF), packed per
 // expert where the type has a packed layout; a `llama` file with
-// expert_count > 0 is mixtral.
+// expert_count > 0 is mixtral. gpt-oss adds the biases of attention, router
+// and experts (bound as F32 vectors; an expert's bias is its row of the 2-D
+// bias tensor), the per-head attention sinks, and binds its
+// post_attention_norm as the FFN's input norm.
 // Invariants: weights point into file_ (which the Model owns), owned_vectors_
 // or packed_; all live as long as the Model.
 // Threading: immutable after load; any thread. Tested by tests/model/model_test.cc.
@@ -38,8 +41,21 @@ struct ArchTraits {
   bool qkv_bias = false;  // qwen2
   bool qk_norm = false;   // qwen3: RMSNorm over each head of Q and K
   cpu::RopeLayout rope_layout = cpu::RopeLayout::kNormal;
-  bool moe = false;               // qwen3moe, mixtral: routed experts replace the FFN
+  bool moe = false;               // qwen3moe, mixtral, gpt-oss: routed experts replace the FFN
   bool moe_norm_weights = false;  // renormalise the top-k routing weights
+  bool gpt_oss = false;           // sinks, o/router/expert biases, clamped SwiGLU, top-k then softmax
+};
+
+// How a router's logits become the k routing weights of a token.
+enum class MoeGating : uint8_t {
+  kSoftmaxTopK,  // softmax over all experts, the k largest (renormalised if norm_weights)
+  kTopKSoftmax,  // the k largest logits, then a softmax over those k (gpt-oss)
+};
+
+// An expert's activation between its gate/up and down matrices.
+enum class MoeActivation : uint8_t {
+  kSwiGlu,     // silu(gate) * up
+  kSwiGluOai,  // gpt-oss: g = min(gate, 7), u = clamp(up, -7, 7): g * sigmoid(1.702 g) * (u + 1)
 };
 
 ArchTraits arch_traits(Arch arch);
@@ -52,6 +68,14 @@ struct MoeWeights {
   std::vector<cpu::WeightMatrix> gate, up, down;  // one per expert
   bool norm_weights = false;
   int32_t num_used = 0;
+  MoeGating gating = MoeGating::kSoftmaxTopK;
+  MoeActivation activation = MoeActivation::kSwiGlu;
+  // gpt-oss only (else null): router bias [experts]; expert e's biases at
+  // gate_bias + e * expert_ff, up_bias likewise, down_bias + e * embd.
+  const float* router_bias = nullptr;
+  const float* gate_bias = nullptr;
+  const float* up_bias = nullptr;
+  const float* down_bias = nullptr;
   bool has_shared = false;
   cpu::WeightMatrix shared_gate_inp;  // 1 × embd
   cpu::WeightMatrix shared_gate, shared_up, shared_down;
@@ -63,9 +87,12 @@ struct LayerWeights {
   const float* bq = nullptr;  // qkv_bias only
   const float* bk = nullptr;
   const float* bv = nullptr;
+  const float* bo = nullptr;     // gpt-oss: attention output bias
+  const float* sinks = nullptr;  // gpt-oss: one softmax sink logit per head
+  uint32_t window = 0;           // > 0: this layer attends through a sliding window of this many positions
   const float* q_norm = nullptr;  // qk_norm only: head_dim floats
   const float* k_norm = nullptr;
-  const float* ffn_norm = nullptr;
+  const float* ffn_norm = nullptr;  // gpt-oss: post_attention_norm
   cpu::WeightMatrix w_gate, w_up, w_down;  // dense layers
   MoeWeights moe;                          // MoE layers (traits().moe)
 };
@@ -104,6 +131,9 @@ class Model {
   // tensor is one row; a 3-D one stacks its matrices' rows).
   Result<cpu::WeightMatrix> bind_tensor(const std::string& name, const std::vector<uint64_t>& shape);
   Result<const float*> bind_vector(const std::string& name, uint64_t n);
+  // A tensor of exactly `shape` (any rank) as F32 values, flattened.
+  Result<const float*> bind_floats(const std::string& name, const std::vector<uint64_t>& shape);
+  Status bind_attention(uint32_t layer, LayerWeights& l);
   // bind_matrix, then packed into the preferred layout of its type.
   Result<cpu::WeightMatrix> bind_packed(const std::string& name, uint64_t cols, uint64_t rows);
   // `w` in its preferred layout (packed once, mapped pages dropped).

@@ -34,6 +34,7 @@ MoeFfn::MoeFfn(const ModelHParams& hp, int64_t max_rows)
   weights_.resize(slots);
   offsets_.resize(static_cast<size_t>(num_experts_) + 1);
   slot_row_.resize(slots);
+  slot_expert_.resize(slots);
   pair_slot_.resize(slots);
   for (int s = 0; s < 2; ++s) {
     act_rows_[s].resize(rows * embd_act_bytes_);
@@ -68,8 +69,13 @@ void MoeFfn::route(cpu::ThreadCtx& ctx, const MoeWeights& w, const float* xn, in
   const GgmlType gate_type = w.gate[0].type, up_type = w.up[0].type;
   const auto [r0, r1] = ctx.split(rows);
   for (int64_t r = r0; r < r1; ++r) {
-    cpu::route_top_k(&logits_[static_cast<size_t>(r * width)], num_experts_, k_, w.norm_weights, &ids_[r * k_],
-                     &weights_[r * k_]);
+    float* logits = &logits_[static_cast<size_t>(r * width)];
+    if (w.router_bias != nullptr) cpu::add(logits, w.router_bias, num_experts_, logits);
+    if (w.gating == MoeGating::kTopKSoftmax) {
+      cpu::route_top_k_softmax(logits, num_experts_, k_, &ids_[r * k_], &weights_[r * k_]);
+    } else {
+      cpu::route_top_k(logits, num_experts_, k_, w.norm_weights, &ids_[r * k_], &weights_[r * k_]);
+    }
   }
   cpu::prepare_activations(gate_type, xn, embd_, embd_, r0, r1, act_rows_[0].data());
   if (up_type != gate_type) cpu::prepare_activations(up_type, xn, embd_, embd_, r0, r1, act_rows_[1].data());
@@ -77,6 +83,9 @@ void MoeFfn::route(cpu::ThreadCtx& ctx, const MoeWeights& w, const float* xn, in
   if (ctx.ith() == 0) {
     cpu::group_by_expert(ids_.data(), rows, k_, num_experts_, offsets_.data(), slot_row_.data(),
                          pair_slot_.data());
+    for (int32_t e = 0; e < num_experts_; ++e) {
+      std::fill(slot_expert_.begin() + offsets_[e], slot_expert_.begin() + offsets_[e + 1], e);
+    }
   }
   ctx.barrier();
   const auto [s0, s1] = ctx.split(rows * k_);
@@ -106,7 +115,7 @@ void MoeFfn::run_experts(cpu::ThreadCtx& ctx, const MoeWeights& w, int64_t rows)
   const size_t down_bytes = cpu::activation_row_bytes(down_type, ff_);
   const auto [s0, s1] = ctx.split(rows * k_);
   if (s0 < s1) {
-    cpu::swiglu(&gate_[s0 * ff_], &up_[s0 * ff_], (s1 - s0) * ff_, &gate_[s0 * ff_]);
+    activate(w, s0, s1);
     cpu::prepare_activations(down_type, gate_.data(), ff_, ff_, s0, s1, act_down_.data());
   }
   ctx.barrier();
@@ -117,6 +126,29 @@ void MoeFfn::run_experts(cpu::ThreadCtx& ctx, const MoeWeights& w, int64_t rows)
                   &down_[begin * embd_]);
   }
   ctx.barrier();
+  if (w.down_bias == nullptr) return;
+  for (int64_t slot = s0; slot < s1; ++slot) {
+    float* d = &down_[slot * embd_];
+    cpu::add(d, w.down_bias + slot_expert_[static_cast<size_t>(slot)] * embd_, embd_, d);
+  }
+  ctx.barrier();
+}
+
+void MoeFfn::activate(const MoeWeights& w, int64_t s0, int64_t s1) {
+  if (w.gate_bias != nullptr) {
+    for (int64_t slot = s0; slot < s1; ++slot) {
+      const int64_t e = slot_expert_[static_cast<size_t>(slot)];
+      float* g = &gate_[slot * ff_];
+      float* u = &up_[slot * ff_];
+      cpu::add(g, w.gate_bias + e * ff_, ff_, g);
+      cpu::add(u, w.up_bias + e * ff_, ff_, u);
+    }
+  }
+  if (w.activation == MoeActivation::kSwiGluOai) {
+    cpu::swiglu_oai(&gate_[s0 * ff_], &up_[s0 * ff_], (s1 - s0) * ff_, &gate_[s0 * ff_]);
+  } else {
+    cpu::swiglu(&gate_[s0 * ff_], &up_[s0 * ff_], (s1 - s0) * ff_, &gate_[s0 * ff_]);
+  }
 }
 
 void MoeFfn::run_shared(cpu::ThreadCtx& ctx, const MoeWeights& w, const float* xn, int64_t rows) {

@@ -1,13 +1,15 @@
 // MoeFfn: the mixture-of-experts FFN of one layer over a step's rows, run by
 // every thread of a WorkerPool job:
 //   1. router logits (and the shared expert's gate logit) for every row;
-//   2. routing split by rows (softmax, top-k, renormalised weights), and the
-//      rows prepared once per expert weight type;
+//   2. routing split by rows (router bias if any; softmax, top-k,
+//      renormalised weights, or gpt-oss's top-k then softmax), and the rows
+//      prepared once per expert weight type;
 //   3. a stable counting sort of the (row, choice) pairs by expert, and the
 //      prepared rows gathered into group order;
 //   4. per chosen expert, one matmul of its gate and up matrices over its
-//      group (each thread takes a share of the output columns), SwiGLU, and
-//      one matmul of its down matrix;
+//      group (each thread takes a share of the output columns), the expert's
+//      biases if any, SwiGLU (or gpt-oss's clamped variant), and one matmul
+//      of its down matrix (plus its bias);
 //   5. the shared expert, if any, as a dense SwiGLU FFN;
 //   6. per row, its k expert outputs scaled by the routing weights and summed
 //      in choice order, plus sigmoid(gate) × the shared expert's output.
@@ -46,6 +48,8 @@ class MoeFfn {
  private:
   void route(cpu::ThreadCtx& ctx, const MoeWeights& w, const float* xn, int64_t rows);
   void run_experts(cpu::ThreadCtx& ctx, const MoeWeights& w, int64_t rows);
+  // Gate/up biases and the activation of slots [s0, s1), into gate_.
+  void activate(const MoeWeights& w, int64_t s0, int64_t s1);
   void run_shared(cpu::ThreadCtx& ctx, const MoeWeights& w, const float* xn, int64_t rows);
   void combine(cpu::ThreadCtx& ctx, const MoeWeights& w, int64_t rows, float* out);
 
@@ -59,6 +63,7 @@ class MoeFfn {
   std::vector<float> weights_;              // rows × k
   std::vector<int32_t> offsets_;            // experts + 1
   std::vector<int32_t> slot_row_, pair_slot_;
+  std::vector<int32_t> slot_expert_;        // rows × k: the expert of each slot
   std::vector<uint8_t> act_rows_[2];        // rows, prepared for the gate / up types
   std::vector<uint8_t> act_slots_[2];       // the same, in slot order (rows × k)
   std::vector<uint8_t> act_down_;           // SwiGLU outputs prepared for down (rows × k)

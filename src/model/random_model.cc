@@ -62,9 +62,12 @@ void fill_row(const TensorSpec& t, RowRng& rng, std::vector<float>& row) {
     case TensorRole::kNorm:
       std::fill(row.begin(), row.end(), 1.0f);
       return;
-    case TensorRole::kBias:
-      for (float& x : row) x = 0.02f * rng.next_signed();
+    case TensorRole::kBias: {
+      // Attention sinks are logits beside the scaled scores: large enough to matter.
+      const float scale = t.name.ends_with("attn_sinks.weight") ? 2.0f : 0.02f;
+      for (float& x : row) x = scale * rng.next_signed();
       return;
+    }
     case TensorRole::kRouter:
     case TensorRole::kMatrix: {
       // Uniform with variance 1/fan_in keeps activations O(1) through a layer.
@@ -118,9 +121,13 @@ void write_hparams(const RandomModelSpec& spec, const ModelHParams& hp, GgufMeta
   md.set(key("rope.freq_base"), hp.rope_freq_base);
   md.set(key("attention.layer_norm_rms_epsilon"), hp.rms_norm_eps);
   md.set(key("vocab_size"), hp.vocab_size);
-  if (spec.arch == Arch::kQwen3 || spec.arch == Arch::kQwen3Moe) {
+  if (spec.arch == Arch::kQwen3 || spec.arch == Arch::kQwen3Moe || spec.arch == Arch::kGptOss) {
     md.set(key("attention.key_length"), hp.head_dim);
     md.set(key("attention.value_length"), hp.head_dim);
+  }
+  if (spec.arch == Arch::kGptOss) {
+    md.set(key("attention.sliding_window"), hp.sliding_window);
+    md.set(key("attention.sliding_window_pattern"), hp.swa_pattern);
   }
   if (!hp.is_moe()) return;
   md.set(key("expert_count"), hp.expert_count);
@@ -135,7 +142,8 @@ void write_hparams(const RandomModelSpec& spec, const ModelHParams& hp, GgufMeta
 Status validate_experts(const RandomModelSpec& s) {
   if (!arch_is_moe(s.arch)) {
     if (s.num_experts != 0 || s.num_experts_used != 0 || s.shared_expert_feed_forward_length != 0) {
-      return invalid_argument("--experts, --experts-used and --shared-expert-ff need a MoE --arch (qwen3moe, mixtral)");
+      return invalid_argument("--experts, --experts-used and --shared-expert-ff need a MoE --arch "
+                              "(qwen3moe, mixtral, gpt-oss)");
     }
     return ok_status();
   }
@@ -146,15 +154,18 @@ Status validate_experts(const RandomModelSpec& s) {
     return invalid_argument("--experts-used {} must be in [1, --experts {}]", s.num_experts_used, s.num_experts);
   }
   if (s.expert_feed_forward_length == 0) return invalid_argument("--expert-ff must be positive");
-  if (s.arch == Arch::kMixtral && s.shared_expert_feed_forward_length != 0) {
-    return invalid_argument("--shared-expert-ff: mixtral has no shared expert (llama.cpp's llama loader)");
+  if ((s.arch == Arch::kMixtral || s.arch == Arch::kGptOss) && s.shared_expert_feed_forward_length != 0) {
+    return invalid_argument("--shared-expert-ff: {} has no shared expert", arch_name(s.arch));
+  }
+  if (s.arch != Arch::kGptOss && s.sliding_window != 0) {
+    return invalid_argument("--sliding-window needs --arch gpt-oss");
   }
   return ok_status();
 }
 
 }  // namespace
 
-bool arch_is_moe(Arch arch) { return arch == Arch::kQwen3Moe || arch == Arch::kMixtral; }
+bool arch_is_moe(Arch arch) { return arch == Arch::kQwen3Moe || arch == Arch::kMixtral || arch == Arch::kGptOss; }
 
 void apply_moe_preset(std::string_view name, RandomModelSpec& s) {
   if (!arch_is_moe(s.arch)) return;
@@ -217,7 +228,12 @@ ModelHParams spec_hparams(const RandomModelSpec& s) {
   hp.context_length = s.context_length;
   hp.vocab_size = s.vocab_size;
   const bool llama2_like = s.arch == Arch::kLlama;
-  hp.rope_freq_base = llama2_like ? 10000.0f : 1000000.0f;
+  hp.rope_freq_base = llama2_like ? 10000.0f : s.arch == Arch::kGptOss ? 150000.0f : 1000000.0f;
+  hp.rope_freq_base_swa = hp.rope_freq_base;
+  if (s.arch == Arch::kGptOss) {
+    hp.sliding_window = s.sliding_window == 0 ? 128 : s.sliding_window;
+    hp.swa_pattern = s.swa_pattern;
+  }
   const bool qwen = s.arch == Arch::kQwen2 || s.arch == Arch::kQwen3 || s.arch == Arch::kQwen3Moe;
   hp.rms_norm_eps = qwen ? 1e-6f : 1e-5f;
   if (arch_is_moe(s.arch)) {
@@ -242,10 +258,11 @@ Result<RandomModelSummary> make_random_model(const RandomModelSpec& spec, const 
   const ModelHParams hp = spec_hparams(spec);
   SyntheticVocabOptions vopt;
   const bool qwen = spec.arch == Arch::kQwen2 || spec.arch == Arch::kQwen3 || spec.arch == Arch::kQwen3Moe;
-  vopt.kind = spec.tokenizer.value_or(qwen ? VocabKind::kBpe : VocabKind::kSpm);
+  const bool gpt_oss = spec.arch == Arch::kGptOss;
+  vopt.kind = spec.tokenizer.value_or(qwen || gpt_oss ? VocabKind::kBpe : VocabKind::kSpm);
   vopt.size = spec.vocab_size;
   vopt.seed = spec.seed;
-  vopt.bpe_pre = qwen ? "qwen2" : "llama-bpe";
+  vopt.bpe_pre = qwen ? "qwen2" : gpt_oss ? "gpt-4o" : "llama-bpe";
   vopt.control_tokens = spec.control_tokens;
   MET_ASSIGN_OR_RETURN(SyntheticVocab vocab, make_synthetic_vocab(vopt));
 

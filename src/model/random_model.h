@@ -7,7 +7,9 @@
 // is llama.cpp's MOSTLY_MXFP4_MOE: experts MXFP4, other matrices Q8_0.
 // MoE architectures (qwen3moe, mixtral) take num_experts, num_experts_used and
 // expert_feed_forward_length (mixtral writes it as feed_forward_length, as its
-// files carry it); qwen3moe may add a shared expert.
+// files carry it); qwen3moe may add a shared expert. gpt-oss takes the same
+// expert sizes plus sliding_window (default 128) and swa_pattern (default 2:
+// even layers windowed), and random attention sinks in [-2, 2).
 // Threading: spreads each tensor's rows over num_threads; call from one thread.
 // Tested by tests/model/random_model_test.cc.
 #pragma once
@@ -37,7 +39,7 @@ struct RandomModelSpec {
   uint32_t context_length = 2048;
   GgmlType dtype = GgmlType::kF32;
   uint64_t seed = 0;
-  std::optional<VocabKind> tokenizer;  // default: kSpm for llama/mistral, kBpe for qwen
+  std::optional<VocabKind> tokenizer;  // default: kSpm for llama/mistral/mixtral, kBpe for qwen, gpt-oss
   std::string chat_template;           // empty: ChatML
   std::vector<std::string> control_tokens;  // further control tokens for the vocab (SyntheticVocabOptions)
   bool tied_output = false;
@@ -46,6 +48,8 @@ struct RandomModelSpec {
   uint32_t num_experts_used = 0;
   uint32_t expert_feed_forward_length = 0;
   uint32_t shared_expert_feed_forward_length = 0;  // 0: none
+  uint32_t sliding_window = 0;  // gpt-oss only (0: its default, 128)
+  uint32_t swa_pattern = 2;     // gpt-oss only: layer i windowed when i % pattern < pattern - 1 (0: all)
 };
 
 struct RandomModelSummary {

@@ -43,6 +43,42 @@ Routed route_definition(const std::vector<float>& logits, int32_t k, bool normal
   return r;
 }
 
+// gpt-oss's order (llama.cpp's SOFTMAX_WEIGHT): the k largest logits
+// (stable: the lower expert on ties), then a softmax over those k only.
+Routed route_softmax_definition(const std::vector<float>& logits, int32_t k) {
+  std::vector<int32_t> order(logits.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
+  Routed r;
+  double sum = 0;
+  for (int32_t j = 0; j < k; ++j) {
+    r.ids.push_back(order[j]);
+    r.weights.push_back(std::exp(static_cast<double>(logits[order[j]]) - logits[order[0]]));
+    sum += r.weights.back();
+  }
+  for (double& w : r.weights) w /= sum;
+  return r;
+}
+
+TEST(RouteTopKSoftmax, MatchesTheDefinitionIncludingTies) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> g(0.0f, 3.0f);
+  for (int32_t n : {1, 4, 32, 128}) {
+    for (int32_t k : {1, 2, 4}) {
+      if (k > n) continue;
+      std::vector<float> logits(static_cast<size_t>(n));
+      for (float& x : logits) x = g(rng);
+      if (n >= 4) logits[3] = logits[1];  // a tie: expert 1 ranks first
+      std::vector<int32_t> ids(static_cast<size_t>(k));
+      std::vector<float> w(static_cast<size_t>(k));
+      route_top_k_softmax(logits.data(), n, k, ids.data(), w.data());
+      const Routed want = route_softmax_definition(logits, k);
+      EXPECT_EQ(ids, want.ids) << n << " experts, k " << k;
+      for (int32_t j = 0; j < k; ++j) EXPECT_NEAR(w[j], want.weights[j], 2e-6) << n << " experts, k " << k;
+    }
+  }
+}
+
 TEST(RouteTopK, MatchesTheDefinitionOnRandomLogits) {
   std::mt19937 rng(3);
   std::normal_distribution<float> g(0.0f, 2.0f);

@@ -162,6 +162,24 @@ TEST(OpsReference, SwigluSoftmaxAndAddOnKnownValues) {
   EXPECT_EQ(out, (std::vector<float>{5.0f, 3.0f, 1.0f}));
 }
 
+// gpt-oss's clamped SwiGLU against its definition (ggml's swiglu_oai):
+// the gate clamped above at 7, the up input to [-7, 7], alpha 1.702.
+TEST(Ops, SwigluOaiClampsAsGptOssDefinesIt) {
+  const std::vector<float> gate = {-20.0f, -1.5f, 0.0f, 0.75f, 6.5f, 7.0f, 12.0f, 100.0f};
+  const std::vector<float> up = {-30.0f, 8.0f, 2.0f, -0.5f, -7.5f, 3.0f, 7.0f, 1e6f};
+  std::vector<float> out(gate.size());
+  swiglu_oai(gate.data(), up.data(), static_cast<int64_t>(gate.size()), out.data());
+  for (size_t i = 0; i < gate.size(); ++i) {
+    const double g = std::min<double>(gate[i], 7.0), u = std::clamp<double>(up[i], -7.0, 7.0);
+    const double want = g / (1.0 + std::exp(-1.702 * g)) * (u + 1.0);
+    EXPECT_NEAR(out[i], want, 1e-5 * (1.0 + std::fabs(want))) << "gate " << gate[i] << ", up " << up[i];
+  }
+  EXPECT_EQ(out[6], out[7]) << "a gate over 7 acts as 7, and an up over 7 as 7";
+  std::vector<float> in_place = gate;
+  swiglu_oai(in_place.data(), up.data(), static_cast<int64_t>(gate.size()), in_place.data());
+  EXPECT_EQ(in_place, out);
+}
+
 TEST(OpsReference, ArgmaxTakesTheFirstOnTiesAndNaNNeverWins) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();

@@ -37,13 +37,37 @@ std::vector<double> matvec(const std::vector<float>& w, const std::vector<double
   return matvec(w.data(), x, rows);
 }
 
-// down · (silu(gate · x) * (up · x)) for the matrices at gate, up, down.
+void add_bias(std::vector<double>& y, const float* b) {
+  if (b == nullptr) return;
+  for (size_t i = 0; i < y.size(); ++i) y[i] += b[i];
+}
+
+// Biases of one expert (null: none).
+struct FfnBias {
+  const float* gate = nullptr;
+  const float* up = nullptr;
+  const float* down = nullptr;
+};
+
+// down · act(gate · x, up · x) for the matrices at gate, up, down; act is
+// silu(g) * u, or with `oai` gpt-oss's clamped g * sigmoid(1.702 g) * (u + 1).
 std::vector<double> swiglu_ffn(const float* gate, const float* up, const float* down, const std::vector<double>& x,
-                               size_t ff) {
+                               size_t ff, bool oai = false, FfnBias bias = {}) {
   auto g = matvec(gate, x, ff);
   auto u = matvec(up, x, ff);
-  for (size_t i = 0; i < ff; ++i) g[i] = g[i] / (1.0 + std::exp(-g[i])) * u[i];
-  return matvec(down, g, x.size());
+  add_bias(g, bias.gate);
+  add_bias(u, bias.up);
+  for (size_t i = 0; i < ff; ++i) {
+    if (oai) {
+      const double gc = std::min(g[i], 7.0), uc = std::clamp(u[i], -7.0, 7.0);
+      g[i] = gc / (1.0 + std::exp(-1.702 * gc)) * (uc + 1.0);
+    } else {
+      g[i] = g[i] / (1.0 + std::exp(-g[i])) * u[i];
+    }
+  }
+  auto d = matvec(down, g, x.size());
+  add_bias(d, bias.down);
+  return d;
 }
 
 std::vector<double> rms_norm(const std::vector<double>& x, const float* w, size_t n, double eps) {
@@ -91,6 +115,14 @@ ReferenceForward::ReferenceForward(const Model& m) : model_(m) {
     l.q_norm = load(m, n("attn_q_norm.weight"));
     l.k_norm = load(m, n("attn_k_norm.weight"));
     l.ffn_norm = load(m, n("ffn_norm.weight"));
+    if (l.ffn_norm.empty()) l.ffn_norm = load(m, n("post_attention_norm.weight"));  // gpt-oss
+    l.bo = load(m, n("attn_output.bias"));
+    l.sinks = load(m, n("attn_sinks.weight"));
+    l.router_b = load(m, n("ffn_gate_inp.bias"));
+    l.gate_exps_b = load(m, n("ffn_gate_exps.bias"));
+    l.up_exps_b = load(m, n("ffn_up_exps.bias"));
+    l.down_exps_b = load(m, n("ffn_down_exps.bias"));
+    l.window = m.hparams().layer_window(i);
     l.w_gate = load(m, n("ffn_gate.weight"));
     l.w_up = load(m, n("ffn_up.weight"));
     l.w_down = load(m, n("ffn_down.weight"));
@@ -110,31 +142,55 @@ std::vector<double> ReferenceForward::ffn(const Layer& l, const std::vector<doub
   return swiglu_ffn(l.w_gate.data(), l.w_up.data(), l.w_down.data(), xn, model_.hparams().feed_forward_length);
 }
 
-std::vector<double> ReferenceForward::moe_ffn(const Layer& l, const std::vector<double>& xn,
-                                              double& margin) const {
+std::vector<std::pair<size_t, double>> ReferenceForward::route(const Layer& l, const std::vector<double>& xn,
+                                                                double& margin) const {
   const ModelHParams& hp = model_.hparams();
-  const size_t embd = xn.size(), ff = hp.expert_feed_forward_length, n = hp.expert_count;
+  const size_t n = hp.expert_count, k = hp.expert_used_count;
   std::vector<double> p = matvec(l.router, xn, n);
-  if (hp.expert_used_count < n) {
+  add_bias(p, l.router_b.empty() ? nullptr : l.router_b.data());
+  if (k < n) {
     std::vector<double> sorted = p;
     std::sort(sorted.begin(), sorted.end(), std::greater<>());
-    margin = std::min(margin, sorted[hp.expert_used_count - 1] - sorted[hp.expert_used_count]);
+    margin = std::min(margin, sorted[k - 1] - sorted[k]);
   }
-  const double mx = *std::max_element(p.begin(), p.end());
-  double sum = 0.0;
-  for (double& v : p) sum += (v = std::exp(v - mx));
-  for (double& v : p) v /= sum;
+  auto softmax = [](std::vector<double>& v) {
+    const double mx = *std::max_element(v.begin(), v.end());
+    double sum = 0.0;
+    for (double& e : v) sum += (e = std::exp(e - mx));
+    for (double& e : v) e /= sum;
+  };
+  const bool top_k_first = model_.traits().gpt_oss;
+  if (!top_k_first) softmax(p);
   std::vector<size_t> order(n);
   for (size_t e = 0; e < n; ++e) order[e] = e;
   std::stable_sort(order.begin(), order.end(), [&p](size_t a, size_t b) { return p[a] > p[b]; });
-  order.resize(hp.expert_used_count);
-  double wsum = 0.0;
-  for (size_t e : order) wsum += p[e];
-  const double scale = model_.traits().moe_norm_weights ? 1.0 / std::max(wsum, 6.103515625e-5) : 1.0;
+  order.resize(k);
+  std::vector<double> w(k);
+  for (size_t j = 0; j < k; ++j) w[j] = p[order[j]];
+  if (top_k_first) {
+    softmax(w);
+  } else if (model_.traits().moe_norm_weights) {
+    double wsum = 0.0;
+    for (double v : w) wsum += v;
+    for (double& v : w) v /= std::max(wsum, 6.103515625e-5);
+  }
+  std::vector<std::pair<size_t, double>> out;
+  for (size_t j = 0; j < k; ++j) out.emplace_back(order[j], w[j]);
+  return out;
+}
+
+std::vector<double> ReferenceForward::moe_ffn(const Layer& l, const std::vector<double>& xn,
+                                              double& margin) const {
+  const ModelHParams& hp = model_.hparams();
+  const size_t embd = xn.size(), ff = hp.expert_feed_forward_length;
+  const bool oai = model_.traits().gpt_oss;
   std::vector<double> out(embd, 0.0);
-  for (size_t e : order) {
-    auto d = swiglu_ffn(&l.gate_exps[e * ff * embd], &l.up_exps[e * ff * embd], &l.down_exps[e * embd * ff], xn, ff);
-    for (size_t i = 0; i < embd; ++i) out[i] += p[e] * scale * d[i];
+  for (auto [e, weight] : route(l, xn, margin)) {
+    FfnBias b;
+    if (!l.gate_exps_b.empty()) b = {&l.gate_exps_b[e * ff], &l.up_exps_b[e * ff], &l.down_exps_b[e * embd]};
+    auto d = swiglu_ffn(&l.gate_exps[e * ff * embd], &l.up_exps[e * ff * embd], &l.down_exps[e * embd * ff], xn,
+                        ff, oai, b);
+    for (size_t i = 0; i < embd; ++i) out[i] += weight * d[i];
   }
   if (l.shexp_gate_inp.empty()) return out;
   const double g = matvec(l.shexp_gate_inp, xn, 1)[0];
@@ -145,70 +201,81 @@ std::vector<double> ReferenceForward::moe_ffn(const Layer& l, const std::vector<
   return out;
 }
 
+void ReferenceForward::attention(const Layer& l, Rows& x) const {
+  const ModelHParams& hp = model_.hparams();
+  const size_t embd = hp.embedding_length, hd = hp.head_dim, nh = hp.num_heads, nkv = hp.num_kv_heads;
+  const size_t q_dim = nh * hd, kv_dim = nkv * hd, T = x.size();
+  const bool neox = model_.traits().rope_layout == cpu::RopeLayout::kNeox;
+  const double base = l.window > 0 ? hp.rope_freq_base_swa : hp.rope_freq_base;
+  auto head_norm = [&](std::vector<double>& v, size_t heads, const std::vector<float>& w) {
+    for (size_t h = 0; h < heads; ++h) {
+      std::vector<double> head(v.begin() + h * hd, v.begin() + (h + 1) * hd);
+      auto nrm = rms_norm(head, w.data(), hd, hp.rms_norm_eps);
+      std::copy(nrm.begin(), nrm.end(), v.begin() + h * hd);
+    }
+  };
+  auto bias = [](const std::vector<float>& b) { return b.empty() ? nullptr : b.data(); };
+  Rows q(T), k(T), v(T);
+  for (size_t t = 0; t < T; ++t) {
+    auto xn = rms_norm(x[t], l.attn_norm.data(), embd, hp.rms_norm_eps);
+    q[t] = matvec(l.wq, xn, q_dim);
+    k[t] = matvec(l.wk, xn, kv_dim);
+    v[t] = matvec(l.wv, xn, kv_dim);
+    add_bias(q[t], bias(l.bq));
+    add_bias(k[t], bias(l.bk));
+    add_bias(v[t], bias(l.bv));
+    if (!l.q_norm.empty()) {
+      head_norm(q[t], nh, l.q_norm);
+      head_norm(k[t], nkv, l.k_norm);
+    }
+    rope(q[t], nh, hd, hp.rope_dims, base, neox, static_cast<int>(t));
+    rope(k[t], nkv, hd, hp.rope_dims, base, neox, static_cast<int>(t));
+  }
+  Rows out(T);
+  for (size_t t = 0; t < T; ++t) {
+    const size_t first = l.window > 0 && t + 1 > l.window ? t + 1 - l.window : 0;  // t - s < window
+    std::vector<double> attn(q_dim, 0.0);
+    for (size_t h = 0; h < nh; ++h) {
+      const size_t kvh = h / (nh / nkv);
+      std::vector<double> scores(t + 1 - first);
+      double mx = l.sinks.empty() ? -1e300 : static_cast<double>(l.sinks[h]);
+      for (size_t s = first; s <= t; ++s) {
+        double dot = 0.0;
+        for (size_t i = 0; i < hd; ++i) dot += q[t][h * hd + i] * k[s][kvh * hd + i];
+        scores[s - first] = dot / std::sqrt(static_cast<double>(hd));
+        mx = std::max(mx, scores[s - first]);
+      }
+      double sum = l.sinks.empty() ? 0.0 : std::exp(static_cast<double>(l.sinks[h]) - mx);
+      for (double& sc : scores) sum += (sc = std::exp(sc - mx));
+      for (size_t s = first; s <= t; ++s) {
+        for (size_t i = 0; i < hd; ++i) attn[h * hd + i] += scores[s - first] / sum * v[s][kvh * hd + i];
+      }
+    }
+    out[t] = matvec(l.wo, attn, embd);
+    add_bias(out[t], bias(l.bo));
+  }
+  for (size_t t = 0; t < T; ++t) {
+    for (size_t i = 0; i < embd; ++i) x[t][i] += out[t][i];
+  }
+}
+
 std::vector<std::vector<float>> ReferenceForward::logits(std::span<const TokenId> tokens,
                                                          std::vector<double>* routing_margins) const {
   const ModelHParams& hp = model_.hparams();
-  const size_t embd = hp.embedding_length, hd = hp.head_dim, nh = hp.num_heads, nkv = hp.num_kv_heads;
-  const size_t q_dim = nh * hd, kv_dim = nkv * hd, vocab = hp.vocab_size;
-  const bool neox = model_.traits().rope_layout == cpu::RopeLayout::kNeox;
-  const size_t T = tokens.size();
-  std::vector<std::vector<double>> x(T, std::vector<double>(embd));
+  const size_t embd = hp.embedding_length, vocab = hp.vocab_size, T = tokens.size();
+  Rows x(T, std::vector<double>(embd));
   for (size_t t = 0; t < T; ++t) {
     for (size_t i = 0; i < embd; ++i) x[t][i] = token_embd_[static_cast<size_t>(tokens[t]) * embd + i];
   }
   constexpr double kInf = std::numeric_limits<double>::infinity();
   std::vector<double> margin(T, kInf);
-  for (size_t li = 0; li < layers_.size(); ++li) {
-    const Layer& l = layers_[li];
-    std::vector<double> layer_margin(T, kInf);
-    std::vector<std::vector<double>> q(T), k(T), v(T);
+  for (const Layer& l : layers_) {
+    attention(l, x);
     for (size_t t = 0; t < T; ++t) {
-      auto xn = rms_norm(x[t], l.attn_norm.data(), embd, hp.rms_norm_eps);
-      q[t] = matvec(l.wq, xn, q_dim);
-      k[t] = matvec(l.wk, xn, kv_dim);
-      v[t] = matvec(l.wv, xn, kv_dim);
-      for (size_t i = 0; !l.bq.empty() && i < q_dim; ++i) q[t][i] += l.bq[i];
-      for (size_t i = 0; !l.bk.empty() && i < kv_dim; ++i) k[t][i] += l.bk[i], v[t][i] += l.bv[i];
-      if (!l.q_norm.empty()) {
-        for (size_t h = 0; h < nh; ++h) {
-          std::vector<double> head(q[t].begin() + h * hd, q[t].begin() + (h + 1) * hd);
-          auto nrm = rms_norm(head, l.q_norm.data(), hd, hp.rms_norm_eps);
-          std::copy(nrm.begin(), nrm.end(), q[t].begin() + h * hd);
-        }
-        for (size_t h = 0; h < nkv; ++h) {
-          std::vector<double> head(k[t].begin() + h * hd, k[t].begin() + (h + 1) * hd);
-          auto nrm = rms_norm(head, l.k_norm.data(), hd, hp.rms_norm_eps);
-          std::copy(nrm.begin(), nrm.end(), k[t].begin() + h * hd);
-        }
-      }
-      rope(q[t], nh, hd, hp.rope_dims, hp.rope_freq_base, neox, static_cast<int>(t));
-      rope(k[t], nkv, hd, hp.rope_dims, hp.rope_freq_base, neox, static_cast<int>(t));
-    }
-    for (size_t t = 0; t < T; ++t) {
-      std::vector<double> attn(q_dim, 0.0);
-      for (size_t h = 0; h < nh; ++h) {
-        const size_t kvh = h / (nh / nkv);
-        std::vector<double> scores(t + 1);
-        double mx = -1e300;
-        for (size_t s = 0; s <= t; ++s) {
-          double dot = 0.0;
-          for (size_t i = 0; i < hd; ++i) dot += q[t][h * hd + i] * k[s][kvh * hd + i];
-          scores[s] = dot / std::sqrt(static_cast<double>(hd));
-          mx = std::max(mx, scores[s]);
-        }
-        double sum = 0.0;
-        for (double& sc : scores) sum += (sc = std::exp(sc - mx));
-        for (size_t s = 0; s <= t; ++s) {
-          for (size_t i = 0; i < hd; ++i) attn[h * hd + i] += scores[s] / sum * v[s][kvh * hd + i];
-        }
-      }
-      auto o = matvec(l.wo, attn, embd);
-      for (size_t i = 0; i < embd; ++i) x[t][i] += o[i];
       auto xn = rms_norm(x[t], l.ffn_norm.data(), embd, hp.rms_norm_eps);
-      auto d = ffn(l, xn, layer_margin[t]);
+      auto d = ffn(l, xn, margin[t]);
       for (size_t i = 0; i < embd; ++i) x[t][i] += d[i];
     }
-    for (size_t t = 0; t < T; ++t) margin[t] = std::min(margin[t], layer_margin[t]);
   }
   if (routing_margins != nullptr) *routing_margins = margin;
   std::vector<std::vector<float>> out(T);

@@ -6,7 +6,11 @@
 // double too: softmax over the router logits, the k most probable experts
 // (the lower index on ties), weights renormalised where the arch does, a
 // SwiGLU FFN per chosen expert, the weighted sum, plus the shared expert
-// scaled by the sigmoid of its gate.
+// scaled by the sigmoid of its gate. gpt-oss: biases on q/k/v/o, the router
+// and the experts; a head's sink logit joins its softmax denominator; a
+// windowed layer's query at t sees keys s with t - s < window (rope base
+// rope.freq_base_swa); top-k over the biased logits, then a softmax over
+// those k; the clamped SwiGLU.
 // Threading: one thread. Never linked into apps/.
 #pragma once
 
@@ -36,7 +40,16 @@ class ReferenceForward {
     // MoE layers: the router and the 3-D expert tensors, flattened.
     std::vector<float> router, gate_exps, up_exps, down_exps;
     std::vector<float> shexp_gate_inp, shexp_gate, shexp_up, shexp_down;
+    // gpt-oss.
+    std::vector<float> bo, sinks, router_b, gate_exps_b, up_exps_b, down_exps_b;
+    size_t window = 0;
   };
+  using Rows = std::vector<std::vector<double>>;
+  // x += attention of layer l over all positions.
+  void attention(const Layer& l, Rows& x) const;
+  // The k experts a router chose with their weights.
+  std::vector<std::pair<size_t, double>> route(const Layer& l, const std::vector<double>& xn,
+                                               double& margin) const;
   // margin: lowered to this layer's routing margin for the row.
   std::vector<double> ffn(const Layer& l, const std::vector<double>& xn, double& margin) const;
   std::vector<double> moe_ffn(const Layer& l, const std::vector<double>& xn, double& margin) const;

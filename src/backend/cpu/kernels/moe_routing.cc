@@ -14,6 +14,21 @@ namespace {
 // F16's smallest normal: llama.cpp clamps the weight sum to it.
 constexpr float kMinWeightSum = 6.103515625e-5f;
 
+// The k largest of values (largest first, the lower index on ties) into
+// ids and weights.
+void take_top_k(const float* values, int32_t n, int32_t k, int32_t* ids, float* weights) {
+  bool taken[kMaxExperts] = {};
+  for (int32_t j = 0; j < k; ++j) {
+    int32_t best = -1;
+    for (int32_t e = 0; e < n; ++e) {
+      if (!taken[e] && (best < 0 || values[e] > values[best])) best = e;
+    }
+    taken[best] = true;
+    ids[j] = best;
+    weights[j] = values[best];
+  }
+}
+
 }  // namespace
 
 void route_top_k(const float* logits, int32_t num_experts, int32_t k, bool normalize, int32_t* ids,
@@ -26,21 +41,22 @@ void route_top_k(const float* logits, int32_t num_experts, int32_t k, bool norma
   for (int32_t e = 0; e < num_experts; ++e) sum += (probs[e] = std::exp(logits[e] - mx));
   const float inv = 1.0f / sum;
   for (int32_t e = 0; e < num_experts; ++e) probs[e] *= inv;
-  bool taken[kMaxExperts] = {};
-  for (int32_t j = 0; j < k; ++j) {
-    int32_t best = -1;
-    for (int32_t e = 0; e < num_experts; ++e) {
-      if (!taken[e] && (best < 0 || probs[e] > probs[best])) best = e;
-    }
-    taken[best] = true;
-    ids[j] = best;
-    weights[j] = probs[best];
-  }
+  take_top_k(probs, num_experts, k, ids, weights);
   if (!normalize) return;
   float wsum = 0.0f;
   for (int32_t j = 0; j < k; ++j) wsum += weights[j];
   const float winv = 1.0f / std::max(wsum, kMinWeightSum);
   for (int32_t j = 0; j < k; ++j) weights[j] *= winv;
+}
+
+void route_top_k_softmax(const float* logits, int32_t num_experts, int32_t k, int32_t* ids, float* weights) {
+  MET_DCHECK(1 <= k && k <= num_experts && num_experts <= kMaxExperts);
+  take_top_k(logits, num_experts, k, ids, weights);
+  const float mx = weights[0];  // the largest, taken first
+  float sum = 0.0f;
+  for (int32_t j = 0; j < k; ++j) sum += (weights[j] = std::exp(weights[j] - mx));
+  const float inv = 1.0f / sum;
+  for (int32_t j = 0; j < k; ++j) weights[j] *= inv;
 }
 
 void group_by_expert(const int32_t* ids, int64_t rows, int32_t k, int32_t num_experts, int32_t* offsets,

@@ -3,6 +3,8 @@
 //                    probabilities (largest first, the lower expert on ties),
 //                    renormalised to sum 1 when asked (the sum clamped below
 //                    at 2^-14, as llama.cpp's build_moe_ffn does);
+//   route_top_k_softmax  gpt-oss's order: the k largest logits, then a
+//                    softmax over those k (llama.cpp's SOFTMAX_WEIGHT);
 //   group_by_expert  a stable counting sort of the (token, choice) pairs by
 //                    expert, so each expert runs one matmul over the
 //                    contiguous group of its tokens, in token order;
@@ -27,6 +29,9 @@ inline constexpr int32_t kMaxExperts = 512;
 // REQUIRES: 1 <= k <= num_experts <= kMaxExperts.
 void route_top_k(const float* logits, int32_t num_experts, int32_t k, bool normalize, int32_t* ids,
                  float* weights);
+
+// REQUIRES: 1 <= k <= num_experts <= kMaxExperts.
+void route_top_k_softmax(const float* logits, int32_t num_experts, int32_t k, int32_t* ids, float* weights);
 
 // ids: rows × k expert ids. Writes offsets (num_experts + 1: expert e's
 // group is slots [offsets[e], offsets[e + 1])), slot_row (rows × k: the

@@ -4,6 +4,9 @@
 // static). Tested by tests/backend/ops_test.cc.
 #include "backend/cpu/kernels/ops.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "backend/cpu/kernels/ops_kernels.h"
 #include "backend/cpu/kernels/reference/kernels_ref.h"
 #include "core/check.h"
@@ -71,6 +74,15 @@ void rope(float* x, int32_t num_heads, int32_t pos, const RopeParams& p) {
 
 void swiglu(const float* gate, const float* up, int64_t n, float* out) {
   selected_ops_kernels().swiglu(gate, up, n, out);
+}
+
+void swiglu_oai(const float* gate, const float* up, int64_t n, float* out) {
+  constexpr float kAlpha = 1.702f, kLimit = 7.0f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = std::min(gate[i], kLimit);
+    const float u = std::clamp(up[i], -kLimit, kLimit);
+    out[i] = g / (1.0f + std::exp(-kAlpha * g)) * (u + 1.0f);
+  }
 }
 
 void add(const float* a, const float* b, int64_t n, float* out) {

@@ -46,6 +46,12 @@ void rope(float* x, int32_t num_heads, int32_t pos, const RopeParams& p);
 // out[i] = silu(gate[i]) * up[i]. out may alias gate or up.
 void swiglu(const float* gate, const float* up, int64_t n, float* out);
 
+// gpt-oss's clamped SwiGLU (ggml's swiglu_oai, alpha 1.702, limit 7):
+// g = min(gate[i], 7), u = clamp(up[i], -7, 7), out[i] = g * sigmoid(1.702 g) * (u + 1).
+// Scalar only: it runs over k expert widths per token, small beside the
+// expert matmuls. out may alias gate or up.
+void swiglu_oai(const float* gate, const float* up, int64_t n, float* out);
+
 // out[i] = a[i] + b[i]. out may alias a or b.
 void add(const float* a, const float* b, int64_t n, float* out);
 
