@@ -155,6 +155,13 @@ std::string render_model_info_text(const ModelInfo& info) {
       }
       line("experts", experts);
     }
+    if (hp.sliding_window > 0) {
+      uint32_t windowed = 0;
+      for (uint32_t i = 0; i < hp.num_layers; ++i) windowed += hp.layer_is_swa(i) ? 1 : 0;
+      line("sliding window", fmt::format("{} positions on {} of {} layers (pattern {}), rope base {}",
+                                         hp.sliding_window, windowed, hp.num_layers, hp.swa_pattern,
+                                         hp.rope_freq_base_swa));
+    }
   } else {
     line("hparams", "unavailable: " + info.hparams_error);
   }
@@ -214,6 +221,16 @@ nlohmann::json model_info_json(const ModelInfo& info) {
                                  {"used", hp.expert_used_count},
                                  {"feed_forward", hp.expert_feed_forward_length},
                                  {"shared_feed_forward", hp.expert_shared_feed_forward_length}};
+    }
+    if (hp.sliding_window > 0) {
+      nlohmann::json layers = nlohmann::json::array();
+      for (uint32_t i = 0; i < hp.num_layers; ++i) {
+        if (hp.layer_is_swa(i)) layers.push_back(i);
+      }
+      j["hparams"]["sliding_window"] = {{"window", hp.sliding_window},
+                                        {"pattern", hp.swa_pattern},
+                                        {"freq_base", hp.rope_freq_base_swa},
+                                        {"layers", layers}};
     }
   } else {
     j["hparams"] = nullptr;

@@ -74,6 +74,31 @@ TEST(ModelInfo, MadeModelReportsDtypesAndTemplate) {
   EXPECT_NE(text.find("MOSTLY_Q8_0"), std::string::npos) << text;
 }
 
+TEST(ModelInfo, GptOssShowsItsWindowedLayers) {
+  testing::TempDir dir;
+  RandomModelSpec s;
+  s.arch = Arch::kGptOss;
+  s.num_layers = 5;
+  s.embedding_length = 128;
+  s.num_heads = 4;
+  s.num_kv_heads = 2;
+  s.feed_forward_length = 256;
+  s.vocab_size = 600;
+  s.num_experts = 4;
+  s.num_experts_used = 2;
+  s.expert_feed_forward_length = 64;
+  s.sliding_window = 32;
+  s.swa_pattern = 3;  // layers 0, 1, 3, 4 windowed (i % 3 < 2)
+  ASSERT_TRUE(make_random_model(s, dir.file("m.gguf")).ok());
+  auto info = info_of(dir.file("m.gguf"));
+  ASSERT_TRUE(info.ok()) << info.status().to_string();
+  const auto j = model_info_json(*info);
+  EXPECT_EQ(j["hparams"]["sliding_window"]["window"], 32);
+  EXPECT_EQ(j["hparams"]["sliding_window"]["layers"], nlohmann::json::parse("[0, 1, 3, 4]"));
+  const std::string text = render_model_info_text(*info);
+  EXPECT_NE(text.find("32 positions on 4 of 5 layers (pattern 3)"), std::string::npos) << text;
+}
+
 // The bytes of a tensor from its shape and type alone: rows of shape[0]
 // elements in the type's blocks.
 uint64_t tensor_bytes(const GgufTensorInfo& t, uint64_t rows_read) {
