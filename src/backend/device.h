@@ -30,6 +30,11 @@ struct DeviceInfo {
   int32_t num_kv_blocks = 0;      // the pool's size, in blocks of kv_block_tokens
   int32_t kv_block_tokens = 0;    // token slots per block of the device's KV layout
   int32_t max_context = 0;        // positions the model accepts
+  // Positions every layer's attention reaches back: a row at position p
+  // reads only [p - kv_window + 1, p], so blocks wholly before that are never
+  // read and may be given back (kReleasedBlock in a plan's tables). 0: some
+  // layer reads the whole context.
+  int32_t kv_window = 0;
   int64_t kv_block_bytes = 0;     // bytes of one block across all layers, K and V
   // The KV cache's shape, so a spill image can say what it holds.
   GgmlType kv_dtype = GgmlType::kF16;

@@ -25,8 +25,29 @@ Status validate_inputs(const StepPlan& plan) {
   return ok_status();
 }
 
-Status validate_seq(const StepPlan& plan, size_t index, int32_t expected_begin,
-                    int32_t max_blocks, int32_t max_context, int32_t block_tokens) {
+// Every entry names a block of the pool, or is kReleasedBlock wholly before
+// the window of the seq's first row (position num_cached reads from
+// num_cached - window + 1; later rows read later positions).
+Status validate_block_table(const StepSeq& seq, size_t index, int32_t max_blocks, int32_t block_tokens,
+                            int32_t window) {
+  const int64_t first_read = window > 0 ? int64_t{seq.num_cached} - window + 1 : 0;
+  for (size_t b = 0; b < seq.block_table.size(); ++b) {
+    const BlockId id = seq.block_table[b];
+    if (id == kReleasedBlock) {
+      if (static_cast<int64_t>(b + 1) * block_tokens <= first_read) continue;
+      return invalid_argument("step plan: seq {} block {} was released, but the window of position {} reaches it",
+                              index, b, seq.num_cached);
+    }
+    if (id.value() < 0 || id.value() >= max_blocks) {
+      return invalid_argument("step plan: seq {} block {} is id {}, outside [0, {})", index, b, id.value(),
+                              max_blocks);
+    }
+  }
+  return ok_status();
+}
+
+Status validate_seq(const StepPlan& plan, size_t index, int32_t expected_begin, int32_t max_blocks,
+                    int32_t max_context, int32_t block_tokens, int32_t window) {
   const StepSeq& seq = plan.seqs[index];
   if (seq.row_begin != expected_begin) {
     return invalid_argument("step plan: seq {} starts at row {}, expected {}", index, seq.row_begin,
@@ -57,14 +78,7 @@ Status validate_seq(const StepPlan& plan, size_t index, int32_t expected_begin,
     return invalid_argument("step plan: seq {} needs {} KV blocks for {} tokens but has {}", index,
                             blocks_needed, end_position, seq.block_table.size());
   }
-  for (size_t b = 0; b < seq.block_table.size(); ++b) {
-    const int32_t id = seq.block_table[b].value();
-    if (id < 0 || id >= max_blocks) {
-      return invalid_argument("step plan: seq {} block {} is id {}, outside [0, {})", index, b, id,
-                              max_blocks);
-    }
-  }
-  return ok_status();
+  return validate_block_table(seq, index, max_blocks, block_tokens, window);
 }
 
 // Whether the outputs name rows in increasing order (then none repeats): the
@@ -130,11 +144,12 @@ void StepPlan::clear() {
   banned.clear();
 }
 
-Status validate_plan(const StepPlan& plan, int32_t max_blocks, int32_t max_context, int32_t block_tokens) {
+Status validate_plan(const StepPlan& plan, int32_t max_blocks, int32_t max_context, int32_t block_tokens,
+                     int32_t window) {
   MET_RETURN_IF_ERROR(validate_inputs(plan));
   int32_t next_row = 0;
   for (size_t i = 0; i < plan.seqs.size(); ++i) {
-    MET_RETURN_IF_ERROR(validate_seq(plan, i, next_row, max_blocks, max_context, block_tokens));
+    MET_RETURN_IF_ERROR(validate_seq(plan, i, next_row, max_blocks, max_context, block_tokens, window));
     next_row = plan.seqs[i].row_begin + plan.seqs[i].num_rows;
   }
   if (next_row != plan.num_rows()) {

@@ -7,8 +7,11 @@
 // Invariants (checked by validate_plan): seqs cover the rows in order without
 // gaps; positions of a seq's rows are num_cached, num_cached+1, …; its block
 // table holds every block those positions touch (blocks of the device's
-// DeviceInfo::kv_block_tokens positions); output rows are distinct
-// and in range; a FeedFromRow names a row of the previous step's outputs.
+// DeviceInfo::kv_block_tokens positions), except that with a window (every
+// layer reads at most `window` positions back: DeviceInfo::kv_window) a
+// block wholly before the window of the seq's first row may be
+// kReleasedBlock; output rows are distinct and in range; a FeedFromRow names
+// a row of the previous step's outputs.
 // Threading: plain data. Tested by tests/backend/step_plan_test.cc.
 #pragma once
 
@@ -37,7 +40,7 @@ struct StepSeq {
   int32_t row_begin = 0;
   int32_t num_rows = 0;
   int32_t num_cached = 0;             // tokens already in this sequence's KV
-  std::vector<BlockId> block_table;   // covers positions [0, num_cached + num_rows)
+  std::vector<BlockId> block_table;   // covers positions [0, num_cached + num_rows); may lead with kReleasedBlock
 };
 
 enum class OutputKind : uint8_t {
@@ -86,7 +89,11 @@ void assign_block_table(std::vector<BlockId>& to, std::span<const BlockId> table
 void copy_plan(const StepPlan& from, StepPlan& to);
 
 // Checks the invariants above; `max_blocks` bounds block ids, `max_context`
-// positions, `block_tokens` is the token slots of one block. The message names the first seq or row at fault.
-Status validate_plan(const StepPlan& plan, int32_t max_blocks, int32_t max_context, int32_t block_tokens);
+// positions, `block_tokens` is the token slots of one block, `window` the
+// positions every layer reads back (0: some layer reads the whole context,
+// and no entry may be released). The message names the first seq or row at
+// fault.
+Status validate_plan(const StepPlan& plan, int32_t max_blocks, int32_t max_context, int32_t block_tokens,
+                     int32_t window);
 
 }  // namespace met

@@ -1,5 +1,6 @@
 // Ids as distinct types (STYLE.md rule 9): a BlockId cannot be passed where a
-// SeqId is meant, and no id has a -1 sentinel (use std::optional).
+// SeqId is meant, and no id has a -1 sentinel (use std::optional); the one
+// reserved value, kReleasedBlock, is named and says below why it is one.
 // TokenId stays a plain int32 alias: tokens are data, held in large arrays
 // and exchanged with the tokenizer and the model as such.
 // Threading: plain values. Tested by tests/core/ids_test.cc.
@@ -8,6 +9,7 @@
 #include <compare>
 #include <cstdint>
 #include <functional>
+#include <limits>
 
 namespace met {
 
@@ -31,6 +33,13 @@ using SeqId = StrongId<struct SeqIdTag, uint64_t>;      // a sequence, unique pe
 using Ticket = StrongId<struct TicketTag, uint64_t>;    // a launched device step
 using SpillId = StrongId<struct SpillIdTag, uint64_t>;    // a spill image of a swapped-out sequence
 using RequestId = StrongId<struct RequestIdTag, uint64_t>;  // a request accepted by the engine
+
+// A block-table entry whose block was given back because no attention window
+// reaches its positions any more (kv/kv_manager.h, ReleaseBehindWindow). It
+// names no block of any pool (pools check their ids). A reserved value, not
+// an optional: block tables are flat arrays of ids the device reads as they
+// are.
+inline constexpr BlockId kReleasedBlock{std::numeric_limits<int32_t>::max()};
 
 }  // namespace met
 

@@ -1,12 +1,27 @@
 // CpuDevice. Tested by tests/model/cpu_device_test.cc.
 #include "model/cpu_device.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
 #include "backend/cpu/block_tokens.h"
 
 namespace met {
+namespace {
+
+// DeviceInfo::kv_window: the largest layer window when every layer is
+// windowed, else 0 (some layer reads the whole context).
+int32_t kv_window_of(const ModelHParams& hp) {
+  uint32_t window = 0;
+  for (uint32_t i = 0; i < hp.num_layers; ++i) {
+    if (!hp.layer_is_swa(i)) return 0;
+    window = std::max(window, hp.layer_window(i));
+  }
+  return static_cast<int32_t>(window);
+}
+
+}  // namespace
 
 Result<std::unique_ptr<CpuDevice>> CpuDevice::create(const Model& model, const CpuDeviceOptions& options) {
   if (options.num_threads < 1) return invalid_argument("--threads must be at least 1");
@@ -32,6 +47,7 @@ CpuDevice::CpuDevice(const Model& model, cpu::KvCache kv, const CpuDeviceOptions
   info_.num_kv_blocks = options.num_kv_blocks;
   info_.kv_block_tokens = cpu::kBlockTokens;
   info_.max_context = static_cast<int32_t>(model.hparams().context_length);
+  info_.kv_window = kv_window_of(model.hparams());
   info_.kv_block_bytes = static_cast<int64_t>(kv_.block_bytes());
   info_.kv_dtype = options.kv_dtype;
   info_.num_layers = static_cast<int32_t>(model.hparams().num_layers);
@@ -73,7 +89,7 @@ Status CpuDevice::check_plan(const StepPlan& plan) const {
       return invalid_argument("step bans token {}, outside the vocabulary of {}", plan.banned[i], info_.vocab_size);
     }
   }
-  return validate_plan(plan, info_.num_kv_blocks, max_context, cpu::kBlockTokens);
+  return validate_plan(plan, info_.num_kv_blocks, max_context, cpu::kBlockTokens, info_.kv_window);
 }
 
 Result<Ticket> CpuDevice::launch(const StepPlan& plan) {

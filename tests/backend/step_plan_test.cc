@@ -1,6 +1,7 @@
 // Tests for step_plan.h: a well-formed plan validates, and each documented
 // invariant, broken alone, gives an invalid-argument error naming the seq,
-// row or output at fault; clear() empties a plan.
+// row or output at fault; clear() empties a plan; released block-table
+// entries pass only wholly before a window.
 #include "backend/step_plan.h"
 
 #include <gtest/gtest.h>
@@ -14,6 +15,7 @@ namespace {
 constexpr int32_t kMaxBlocks = 64;
 constexpr int32_t kMaxContext = 256;
 constexpr int32_t kBlockTokens = 16;  // token slots per block, as the devices have
+constexpr int32_t kNoWindow = 0;      // some layer reads the whole context
 
 // Two sequences: a prefill chunk of 3 rows after 14 cached tokens (positions
 // 14..16, two blocks) and a decode row at position 40 (three blocks).
@@ -28,11 +30,11 @@ StepPlan make_plan() {
 }
 
 TEST(StepPlan, AWellFormedPlanIsValid) {
-  EXPECT_TRUE(validate_plan(make_plan(), kMaxBlocks, kMaxContext, kBlockTokens).ok());
+  EXPECT_TRUE(validate_plan(make_plan(), kMaxBlocks, kMaxContext, kBlockTokens, kNoWindow).ok());
 }
 
 TEST(StepPlan, AnEmptyPlanIsValid) {
-  EXPECT_TRUE(validate_plan(StepPlan{}, kMaxBlocks, kMaxContext, kBlockTokens).ok());
+  EXPECT_TRUE(validate_plan(StepPlan{}, kMaxBlocks, kMaxContext, kBlockTokens, kNoWindow).ok());
 }
 
 TEST(StepPlan, ClearEmptiesEveryList) {
@@ -84,7 +86,7 @@ TEST(StepPlan, EachBrokenInvariantIsReported) {
   for (const BrokenCase& c : cases) {
     StepPlan plan = make_plan();
     c.breaks(plan);
-    const Status status = validate_plan(plan, kMaxBlocks, kMaxContext, kBlockTokens);
+    const Status status = validate_plan(plan, kMaxBlocks, kMaxContext, kBlockTokens, kNoWindow);
     EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << c.name;
     EXPECT_NE(status.message().find(c.message_part), std::string::npos)
         << c.name << ": " << status.message();
@@ -96,9 +98,29 @@ TEST(StepPlan, ABlockBoundaryNeedsTheNextBlock) {
   plan.inputs = {FeedToken{1}};
   plan.positions = {kBlockTokens};  // the first token of the second block
   plan.seqs.push_back(StepSeq{0, 1, kBlockTokens, {BlockId(0)}});
-  EXPECT_FALSE(validate_plan(plan, kMaxBlocks, kMaxContext, kBlockTokens).ok());
+  EXPECT_FALSE(validate_plan(plan, kMaxBlocks, kMaxContext, kBlockTokens, kNoWindow).ok());
   plan.seqs[0].block_table.push_back(BlockId(1));
-  EXPECT_TRUE(validate_plan(plan, kMaxBlocks, kMaxContext, kBlockTokens).ok());
+  EXPECT_TRUE(validate_plan(plan, kMaxBlocks, kMaxContext, kBlockTokens, kNoWindow).ok());
+}
+
+// The decode row at position 40 with a window of 8 reads positions 33..40:
+// blocks 0 (0..15) and 1 (16..31) are behind it, block 2 (32..47) is not.
+TEST(StepPlan, AReleasedEntryIsValidOnlyWhollyBeforeTheWindowOfTheSeqsFirstRow) {
+  constexpr int32_t kWindow = 8;
+  StepPlan plan = make_plan();
+  plan.seqs[1].block_table[0] = kReleasedBlock;
+  plan.seqs[1].block_table[1] = kReleasedBlock;
+  EXPECT_TRUE(validate_plan(plan, kMaxBlocks, kMaxContext, kBlockTokens, kWindow).ok());
+  const Status dense = validate_plan(plan, kMaxBlocks, kMaxContext, kBlockTokens, kNoWindow);
+  EXPECT_NE(dense.message().find("seq 1 block 0 was released"), std::string::npos) << dense.message();
+  EXPECT_FALSE(validate_plan(plan, kMaxBlocks, kMaxContext, kBlockTokens, 10).ok());  // reads from 31
+  plan.seqs[1].block_table[2] = kReleasedBlock;
+  const Status inside = validate_plan(plan, kMaxBlocks, kMaxContext, kBlockTokens, kWindow);
+  EXPECT_NE(inside.message().find("seq 1 block 2 was released"), std::string::npos) << inside.message();
+  // The prefill chunk's first row, at 14, reads from 7: none of its blocks is behind.
+  StepPlan chunk = make_plan();
+  chunk.seqs[0].block_table[0] = kReleasedBlock;
+  EXPECT_FALSE(validate_plan(chunk, kMaxBlocks, kMaxContext, kBlockTokens, kWindow).ok());
 }
 
 }  // namespace

@@ -22,5 +22,10 @@ TEST(StrongId, ComparesAndHashesByValue) {
   EXPECT_EQ(tickets.size(), 2u);
 }
 
+TEST(StrongId, TheReleasedBlockSentinelIsNoOrdinaryBlockId) {
+  EXPECT_NE(kReleasedBlock, BlockId(0));
+  EXPECT_GT(kReleasedBlock, BlockId(1 << 30));  // past any pool's ids, never negative
+}
+
 }  // namespace
 }  // namespace met

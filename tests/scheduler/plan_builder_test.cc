@@ -32,7 +32,7 @@ TEST(PlanBuilder, HoldsExactlyTheSeqsAddedSinceBegin) {
   ASSERT_EQ(done.seqs.size(), 1u);
   EXPECT_EQ(done.seqs[0].num_cached, 16);
   EXPECT_EQ(done.seqs[0].block_table, table({9, 8}));
-  EXPECT_TRUE(validate_plan(done, 16, 100, kKvBlockTokens).ok());
+  EXPECT_TRUE(validate_plan(done, 16, 100, kKvBlockTokens, /*window=*/0).ok());
 }
 
 TEST(PlanBuilder, ReusesTheStorageOfTrimmedTables) {

@@ -29,6 +29,7 @@ FakeDevice::FakeDevice(FakeDeviceOptions options) : options_(std::move(options))
   info_.num_kv_blocks = options_.num_kv_blocks;
   info_.kv_block_tokens = options_.kv_block_tokens;
   info_.max_context = options_.max_context;
+  info_.kv_window = options_.kv_window;
   info_.kv_block_bytes = kBlockInts * static_cast<int64_t>(sizeof(int32_t));
   info_.kv_dtype = GgmlType::kF32;
   info_.num_layers = 1;
@@ -61,7 +62,8 @@ TokenId FakeDevice::default_next(std::span<const TokenId> context) const {
 
 Result<Ticket> FakeDevice::launch(const StepPlan& plan) {
   MET_RETURN_IF_ERROR(count(DeviceCall::kLaunch));
-  MET_RETURN_IF_ERROR(validate_plan(plan, info_.num_kv_blocks, info_.max_context, info_.kv_block_tokens));
+  MET_RETURN_IF_ERROR(
+      validate_plan(plan, info_.num_kv_blocks, info_.max_context, info_.kv_block_tokens, info_.kv_window));
   if (plan.num_rows() > info_.max_rows) return invalid_argument("{} rows > {}", plan.num_rows(), info_.max_rows);
   if (pending_.size() >= 2) return internal_error("FakeDevice keeps at most two steps in flight");
   const Ticket ticket(next_ticket_++);
@@ -119,7 +121,10 @@ Status FakeDevice::await_result(Ticket ticket, StepResult& out) {
     }
     const int32_t pos = plan.positions[static_cast<size_t>(row)];
     context_.clear();
-    for (int32_t p = 0; p <= pos; ++p) {
+    // With a window the row reads only its last kv_window positions, so a
+    // block released behind it is never touched (validate_plan checked).
+    const int32_t first = options_.kv_window > 0 ? std::max(0, pos - options_.kv_window + 1) : 0;
+    for (int32_t p = first; p <= pos; ++p) {
       const BlockId b = sq->block_table[static_cast<size_t>(p / kKvBlockTokens)];
       const int32_t* cell = &kv_[static_cast<size_t>(b.value()) * kBlockInts + static_cast<size_t>(p % kKvBlockTokens) * kCellInts];
       // A cell that does not hold this position reads as a poisoned token,

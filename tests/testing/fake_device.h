@@ -1,8 +1,10 @@
 // FakeDevice: a Device for scheduler and engine tests. Each row writes its
 // (token, position) into its KV slot of the block table, and an output row's
 // next token is a function of the tokens read back from the KV blocks for
-// positions [0, pos]: a wrong block table, a lost block or a bad spill restore
-// changes the output, so tests of swap and recompute compare real outputs.
+// positions [0, pos] (with kv_window, the window [pos - kv_window + 1, pos]
+// only, as a windowed model's attention reads): a wrong block table, a lost
+// block or a bad spill restore changes the output, so tests of swap and
+// recompute compare real outputs.
 // By default the next token is a hash of that context (never an EOG id unless
 // allowed); a test can script it. Any call can be told to fail. Steps run at
 // await time, in launch order; FeedFromRow reads the step awaited before.
@@ -27,6 +29,9 @@ struct FakeDeviceOptions {
   int32_t vocab_size = 512;
   int32_t num_kv_blocks = 64;
   int32_t max_context = 4096;
+  // DeviceInfo::kv_window: each output reads only its last kv_window
+  // positions, and plans may release blocks behind them (0: whole context).
+  int32_t kv_window = 0;
   int32_t max_rows = 512;
   int32_t max_seqs = 64;
   // The block size the device reports (its own layout is always kKvBlockTokens).
@@ -62,7 +67,8 @@ class FakeDevice final : public Device {
   const std::vector<StepPlan>& plans() const { return plans_; }
   void keep_plans(bool keep) { keep_plans_ = keep; }
 
-  // The default next token for a context (exposed so tests can predict it).
+  // The default next token for a context (exposed so tests can predict it):
+  // the context an output reads, its window only when kv_window is set.
   TokenId default_next(std::span<const TokenId> context) const;
 
  private:
