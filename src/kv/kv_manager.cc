@@ -28,51 +28,80 @@ KvShape shape_of(const DeviceInfo& di) {
   return s;
 }
 
+// Live entries of a table: those after its released ones.
+std::span<const BlockId> live_blocks(const SeqState& seq) {
+  return std::span<const BlockId>(seq.block_table).subspan(static_cast<size_t>(seq.num_released_blocks));
+}
+
 }  // namespace
 
 KvManager::KvManager(Device& device)
     : device_(device), shape_(shape_of(device.info())), pool_(device.info().num_kv_blocks), prefix_(pool_) {}
 
 void KvManager::publish(const SeqState& seq) {
+  // A chain starts at block 0: past a released block nothing could be found.
+  if (seq.num_released_blocks > 0) return;
   const int32_t n = std::min<int32_t>(seq.seq_len, static_cast<int32_t>(seq.tokens.size()));
   prefix_.register_blocks(seq.tokens, n, seq.block_table, seq.salt);
 }
 
+void KvManager::release_seq(const ReleaseSeq& e) {
+  SeqState& seq = *e.seq;
+  if (e.cache) publish(seq);
+  pool_.release_all(live_blocks(seq));
+  seq.block_table.clear();
+  seq.num_released_blocks = 0;
+  seq.seq_len = 0;
+}
+
+void KvManager::rollback(SeqState& seq) {
+  const auto keep = static_cast<size_t>(
+      blocks_for_tokens(std::max<int32_t>(seq.seq_len, static_cast<int32_t>(seq.tokens.size()))));
+  MET_DCHECK(keep >= static_cast<size_t>(seq.num_released_blocks), "seq {}: rollback into released blocks",
+             seq.id.value());
+  while (seq.block_table.size() > keep) {
+    pool_.release(seq.block_table.back());
+    seq.block_table.pop_back();
+  }
+}
+
+void KvManager::release_behind_window(const ReleaseBehindWindow& e) {
+  SeqState& seq = *e.seq;
+  MET_DCHECK(int64_t{e.num_blocks} * kKvBlockTokens <= seq.seq_len,
+             "seq {}: releasing {} blocks of which some are not computed ({} tokens are)", seq.id.value(),
+             e.num_blocks, seq.seq_len);
+  const int32_t end = std::min(e.num_blocks, static_cast<int32_t>(seq.block_table.size()));
+  for (int32_t b = seq.num_released_blocks; b < end; ++b) {
+    BlockId& entry = seq.block_table[static_cast<size_t>(b)];
+    pool_.release(entry);
+    entry = kReleasedBlock;
+  }
+  seq.num_released_blocks = std::max(seq.num_released_blocks, end);
+}
+
 void KvManager::apply(const Effect& effect) {
   std::visit(Overloaded{
-                 [&](const ReleaseSeq& e) {
-                   SeqState& seq = *e.seq;
-                   if (e.cache) publish(seq);
-                   pool_.release_all(seq.block_table);
-                   seq.block_table.clear();
-                   seq.seq_len = 0;
-                 },
+                 [&](const ReleaseSeq& e) { release_seq(e); },
                  [&](const CompactSlot& e) { e.seq->slot_idx = e.target; },
                  [&](const PublishPrefix& e) { publish(*e.seq); },
                  [&](const DetachSlot& e) { e.seq->owns_slot = false; },
-                 [&](const Rollback& e) {
-                   SeqState& seq = *e.seq;
-                   const auto keep = static_cast<size_t>(
-                       blocks_for_tokens(std::max<int32_t>(seq.seq_len, static_cast<int32_t>(seq.tokens.size()))));
-                   while (seq.block_table.size() > keep) {
-                     pool_.release(seq.block_table.back());
-                     seq.block_table.pop_back();
-                   }
-                 },
+                 [&](const Rollback& e) { rollback(*e.seq); },
+                 [&](const ReleaseBehindWindow& e) { release_behind_window(e); },
              },
              effect);
 }
 
 Admit KvManager::reserve(SeqState& seq, int32_t num_tokens) {
   const int32_t want = blocks_for_tokens(num_tokens);
-  if (want > pool_.num_blocks()) return Admit::kNever;
+  if (want - seq.num_released_blocks > pool_.num_blocks()) return Admit::kNever;
   const int32_t have = static_cast<int32_t>(seq.block_table.size());
   if (want <= have) return Admit::kNow;
   return pool_.allocate_n(want - have, seq.block_table) ? Admit::kNow : Admit::kLater;
 }
 
 PrefixMatch KvManager::match_prefix(SeqState& seq) {
-  MET_CHECK(seq.block_table.empty(), "seq {}: prefix match over a non-empty table", seq.id.value());
+  MET_CHECK(seq.block_table.empty() && seq.num_released_blocks == 0, "seq {}: prefix match over a non-empty table",
+            seq.id.value());
   const int32_t n = static_cast<int32_t>(seq.tokens.size());
   const int32_t max_blocks = n > 0 ? (n - 1) / kKvBlockTokens : 0;
   PrefixMatch m = prefix_.match(seq.tokens, seq.salt, max_blocks, seq.block_table);
@@ -87,7 +116,8 @@ PrefixMatch KvManager::find_prefix(const SeqState& seq, std::vector<BlockId>& bl
 }
 
 PrefixMatch KvManager::adopt_prefix(SeqState& seq, std::span<const BlockId> blocks) {
-  MET_CHECK(seq.block_table.empty(), "seq {}: prefix adopted over a non-empty table", seq.id.value());
+  MET_CHECK(seq.block_table.empty() && seq.num_released_blocks == 0, "seq {}: prefix adopted over a non-empty table",
+            seq.id.value());
   PrefixMatch m = prefix_.adopt(blocks, static_cast<int64_t>(seq.tokens.size()), seq.block_table);
   seq.seq_len = m.num_tokens;
   return m;
@@ -95,38 +125,48 @@ PrefixMatch KvManager::adopt_prefix(SeqState& seq, std::span<const BlockId> bloc
 
 int32_t KvManager::num_sole_blocks(const SeqState& seq) const {
   int32_t n = 0;
-  for (BlockId b : seq.block_table) n += pool_.ref_count(b) == 1 ? 1 : 0;
+  for (BlockId b : live_blocks(seq)) n += pool_.ref_count(b) == 1 ? 1 : 0;
   return n;
 }
 
 Status KvManager::save_blocks(const SeqState& seq, int32_t num_blocks, SpillImage& image) {
-  MET_CHECK(num_blocks <= static_cast<int32_t>(seq.block_table.size()), "seq {}: saving {} of {} blocks",
-            seq.id.value(), num_blocks, seq.block_table.size());
+  MET_CHECK(seq.num_released_blocks <= num_blocks && num_blocks <= static_cast<int32_t>(seq.block_table.size()),
+            "seq {}: saving {} of {} blocks ({} released)", seq.id.value(), num_blocks, seq.block_table.size(),
+            seq.num_released_blocks);
+  const int32_t first = seq.num_released_blocks;
   image.shape = shape_;
-  image.num_blocks = num_blocks;
+  image.num_blocks = num_blocks - first;
   const auto bb = static_cast<size_t>(shape_.block_bytes);
-  image.bytes.resize(bb * static_cast<size_t>(num_blocks));
-  for (int32_t i = 0; i < num_blocks; ++i) {
+  image.bytes.resize(bb * static_cast<size_t>(image.num_blocks));
+  for (int32_t i = 0; i < image.num_blocks; ++i) {
     MET_RETURN_IF_ERROR(device_.read_kv_block(
-        seq.block_table[static_cast<size_t>(i)],
+        seq.block_table[static_cast<size_t>(first + i)],
         std::span<uint8_t>(image.bytes.data() + bb * static_cast<size_t>(i), bb)));
   }
   return ok_status();
 }
 
-Status KvManager::restore_blocks(SeqState& seq, const SpillImage& image) {
-  MET_CHECK(seq.block_table.empty(), "seq {}: restore over a non-empty table", seq.id.value());
+Status KvManager::restore_blocks(SeqState& seq, const SpillImage& image, int32_t num_released_blocks) {
+  MET_CHECK(seq.block_table.empty() && seq.num_released_blocks == 0, "seq {}: restore over a non-empty table",
+            seq.id.value());
+  MET_CHECK(num_released_blocks >= 0, "seq {}: restoring after {} released blocks", seq.id.value(),
+            num_released_blocks);
+  seq.block_table.assign(static_cast<size_t>(num_released_blocks), kReleasedBlock);
+  seq.num_released_blocks = num_released_blocks;
   if (!pool_.allocate_n(image.num_blocks, seq.block_table)) {
+    seq.block_table.clear();
+    seq.num_released_blocks = 0;
     return out_of_range("swap-in needs {} KV blocks, {} are free", image.num_blocks, pool_.num_free());
   }
   const auto bb = static_cast<size_t>(image.shape.block_bytes);
   for (int32_t i = 0; i < image.num_blocks; ++i) {
     Status s = device_.write_kv_block(
-        seq.block_table[static_cast<size_t>(i)],
+        seq.block_table[static_cast<size_t>(num_released_blocks + i)],
         std::span<const uint8_t>(image.bytes.data() + bb * static_cast<size_t>(i), bb));
     if (!s.ok()) {
-      pool_.release_all(seq.block_table);
+      pool_.release_all(live_blocks(seq));
       seq.block_table.clear();
+      seq.num_released_blocks = 0;
       return s;
     }
   }

@@ -2,9 +2,12 @@
 // prefix cache (DESIGN.md, kv/): reserve, match, publish, rollback, release,
 // slot moves, and the block I/O of swapping. The scheduler decides; it states
 // its bookkeeping as Effects, and they are applied here and nowhere else.
-// Invariants: a block id in a SeqState's table holds one reference of this
-// pool; ReleaseSeq drops them all (after registering full blocks when asked)
-// and leaves the table empty; a match always leaves one token to compute.
+// Invariants: a live block id in a SeqState's table holds one reference of
+// this pool; released entries (kReleasedBlock, the table's leading
+// num_released_blocks) hold none and are never retained, released, keyed,
+// saved or handed to the prefix cache; ReleaseSeq drops every live one (after
+// registering full blocks when asked) and leaves the table empty; a match
+// always leaves one token to compute and maps only onto live blocks.
 // Threading: engine thread only. Tested by tests/kv/kv_manager_test.cc.
 #pragma once
 
@@ -41,7 +44,16 @@ struct Rollback {
 struct PublishPrefix {
   SeqState* seq = nullptr;  // its full computed blocks enter the prefix cache; it keeps them
 };
-using Effect = std::variant<ReleaseSeq, CompactSlot, DetachSlot, Rollback, PublishPrefix>;
+// The table's first `num_blocks` entries give back their blocks and become
+// kReleasedBlock (entries released before stay so): the scheduler states it
+// when no attention window reaches them any more (blocks_behind_window). A
+// keyed block stays findable in the prefix cache (evictable) as any other.
+// REQUIRES: num_blocks * kKvBlockTokens <= seq_len (only computed blocks).
+struct ReleaseBehindWindow {
+  SeqState* seq = nullptr;
+  int32_t num_blocks = 0;
+};
+using Effect = std::variant<ReleaseSeq, CompactSlot, DetachSlot, Rollback, PublishPrefix, ReleaseBehindWindow>;
 
 // kLater: too few free blocks now (nothing changed); kNever: more than the
 // whole pool.
@@ -62,7 +74,7 @@ class KvManager {
   // Free blocks that hold no cached prefix (allocation takes these before
   // it evicts one).
   int32_t num_unkeyed_free_blocks() const { return pool_.num_free() - pool_.num_evictable(); }
-  // Blocks of `seq`'s table that no other sequence references.
+  // Live blocks of `seq`'s table that no other sequence references.
   int32_t num_sole_blocks(const SeqState& seq) const;
   // Whether no sequence references `block` (it is cached and evictable).
   bool is_idle(BlockId block) const { return pool_.ref_count(block) == 0; }
@@ -70,7 +82,8 @@ class KvManager {
 
   void apply(const Effect& effect);
 
-  // Grows `seq`'s block table to cover `num_tokens` positions.
+  // Grows `seq`'s block table to cover `num_tokens` positions; kNever when
+  // its live blocks (those not released) would outnumber the pool.
   Admit reserve(SeqState& seq, int32_t num_tokens);
   // Reuses the longest cached chain for seq.tokens, leaving at least one
   // token to compute. REQUIRES: an empty table. Sets seq.seq_len to the hit.
@@ -83,16 +96,26 @@ class KvManager {
   PrefixMatch find_prefix(const SeqState& seq, std::vector<BlockId>& blocks) const;
   PrefixMatch adopt_prefix(SeqState& seq, std::span<const BlockId> blocks);
 
-  // The KV of seq's first `num_blocks` blocks into `image` (its buffer reused).
+  // The KV of seq's first `num_blocks` table entries into `image` (its
+  // buffer reused), released ones left out: the image holds the live blocks
+  // [seq.num_released_blocks, num_blocks), num_blocks - num_released_blocks.
+  // REQUIRES: num_released_blocks <= num_blocks <= the table's size.
   Status save_blocks(const SeqState& seq, int32_t num_blocks, SpillImage& image);
-  // Allocates image.num_blocks blocks for `seq` (empty table) and writes the
-  // image into them; on error nothing stays allocated. Too few free blocks is
-  // an error here: the caller checks num_free_blocks() first.
-  Status restore_blocks(SeqState& seq, const SpillImage& image);
+  // Rebuilds the table of `seq` (empty) from an image save_blocks wrote of a
+  // table with `num_released_blocks` released entries: those entries come
+  // back released, then image.num_blocks blocks are allocated and the image
+  // written into them. On error the table is empty and nothing stays
+  // allocated. Too few free blocks is an error here: the caller checks
+  // num_free_blocks() first.
+  Status restore_blocks(SeqState& seq, const SpillImage& image, int32_t num_released_blocks);
 
  private:
-  // Keys the full blocks among seq's computed tokens in the prefix cache.
+  // Keys the full blocks among seq's computed tokens in the prefix cache
+  // (none once a leading block is released: a chain starts at block 0).
   void publish(const SeqState& seq);
+  void release_seq(const ReleaseSeq& e);
+  void rollback(SeqState& seq);
+  void release_behind_window(const ReleaseBehindWindow& e);
   Device& device_;
   KvShape shape_;
   BlockPool pool_;

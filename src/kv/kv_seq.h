@@ -3,7 +3,10 @@
 // scheduler's `active` list. KvManager (kv_manager.h) changes it; the
 // scheduler reads it.
 // Invariants: seq_len <= tokens.size(); block_table covers at least seq_len
-// positions and holds one pool reference per block.
+// positions (entry b holds positions [16b, 16b + 15]); its first
+// num_released_blocks entries are kReleasedBlock (blocks behind every
+// attention window, given back: kv_block.h's blocks_behind_window) and each
+// entry after them is a live block holding one pool reference.
 // Threading: engine thread only.
 #pragma once
 
@@ -19,7 +22,8 @@ struct SeqState {
   SeqId id;
   std::vector<TokenId> tokens;       // prompt, then output tokens
   int32_t seq_len = 0;               // leading tokens whose KV is in the cache
-  std::vector<BlockId> block_table;  // references held on these blocks
+  std::vector<BlockId> block_table;  // references held on these blocks, after the released ones
+  int32_t num_released_blocks = 0;   // leading entries that are kReleasedBlock
   int32_t slot_idx = 0;              // row in `active` (CompactSlot keeps it so)
   bool owns_slot = true;             // false after DetachSlot
   CacheSalt salt;

@@ -1,6 +1,8 @@
 // validate_request. Tested by tests/request/request_limits_test.cc.
 #include "request/request_limits.h"
 
+#include <algorithm>
+
 #include "kv/kv_block.h"
 #include "sampling/logprobs.h"
 
@@ -33,16 +35,21 @@ Status validate_request(const EngineRequest& r, const RequestLimits& limits) {
     return invalid_argument("the prompt has {} tokens; the context is {} and must leave room for one output token",
                             n, limits.max_seq_len);
   }
-  if (blocks_for_tokens(n + 1) > limits.num_kv_blocks) {
+  if (prompt_kv_blocks(n, limits) > limits.num_kv_blocks) {
     return invalid_argument("the prompt needs {} KV blocks of {} tokens; the pool has {} (raise --kv-mem or --kv-blocks)",
-                            blocks_for_tokens(n + 1), kKvBlockTokens, limits.num_kv_blocks);
+                            prompt_kv_blocks(n, limits), kKvBlockTokens, limits.num_kv_blocks);
   }
   return ok_status();
 }
 
+int32_t prompt_kv_blocks(int64_t num_tokens, const RequestLimits& limits) {
+  const int32_t all = blocks_for_tokens(num_tokens + 1);
+  return limits.kv_window > 0 ? std::min(all, window_min_blocks(limits.kv_window)) : all;
+}
+
 bool prompt_exceeds_context(int64_t num_tokens, const RequestLimits& limits) {
   return (limits.max_seq_len > 0 && num_tokens >= limits.max_seq_len) ||
-         blocks_for_tokens(num_tokens + 1) > limits.num_kv_blocks;
+         prompt_kv_blocks(num_tokens, limits) > limits.num_kv_blocks;
 }
 
 }  // namespace met

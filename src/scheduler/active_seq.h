@@ -132,7 +132,8 @@ inline int32_t pending_tokens(const ActiveSeq& a) {
 struct SwappedSeq {
   ActiveSeq a;            // its block table is empty while swapped out
   SpillId swap_id;
-  int32_t num_blocks = 0; // blocks in the image
+  int32_t num_blocks = 0; // blocks in the image (its live blocks)
+  int32_t num_released_blocks = 0;  // leading table entries that come back released
   int32_t seq_len = 0;    // tokens whose KV the image holds
 };
 

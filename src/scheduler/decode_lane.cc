@@ -157,6 +157,8 @@ Settled DecodeLane::settle(std::vector<ActiveSeq>& active) {
     if (inf.discard[i]) continue;
     ActiveSeq& a = active[i];
     a.seq.seq_len += 1;
+    // The step launched ahead (position seq_len) reads nothing behind this.
+    release_behind_window(io_, a.seq, kv_window_);
     const TokenId token = pick_token(a, result_, i, inf.host_logits, pick_scratch_);
     commit_token(io_, a, token, max_seq_len_);
   }

@@ -40,7 +40,9 @@ enum class LaneStep {
 
 class DecodeLane {
  public:
-  DecodeLane(SchedIo io, size_t max_seq_len) : io_(io), max_seq_len_(max_seq_len) {}
+  // `kv_window`: blocks behind it are given back as rows commit (0: none).
+  DecodeLane(SchedIo io, size_t max_seq_len, int32_t kv_window)
+      : io_(io), max_seq_len_(max_seq_len), kv_window_(kv_window) {}
 
   bool has_inflight() const { return pipe_.has_inflight(); }
   const Pipeline& pipeline() const { return pipe_; }
@@ -83,6 +85,7 @@ class DecodeLane {
 
   SchedIo io_;
   size_t max_seq_len_;
+  int32_t kv_window_;
   Pipeline pipe_;
   PlanBuilder builder_;
   Inflight spare_;

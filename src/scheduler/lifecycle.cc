@@ -84,6 +84,11 @@ ActiveSeq take_active(const SchedIo& io, std::vector<ActiveSeq>& active, size_t 
   return a;
 }
 
+void release_behind_window(const SchedIo& io, SeqState& seq, int32_t kv_window) {
+  const int32_t behind = blocks_behind_window(seq.seq_len, kv_window);
+  if (behind > seq.num_released_blocks) io.kv.apply(ReleaseBehindWindow{&seq, behind});
+}
+
 Status spill_out_sequence(const SchedIo& io, ActiveSeq& a, SpillIo& spill, SpillId swap_id, SpillImage& scratch) {
   const int32_t num_blocks = blocks_for_tokens(a.seq.seq_len);
   MET_RETURN_IF_ERROR(io.kv.save_blocks(a.seq, num_blocks, scratch));
@@ -103,7 +108,9 @@ Result<SwappedSeq> swap_out_sequence(const SchedIo& io, std::vector<ActiveSeq>& 
   }
   SwappedSeq out;
   out.swap_id = swap_id;
-  out.num_blocks = blocks_for_tokens(a.seq.seq_len);
+  // The image holds the live blocks: released ones are not saved.
+  out.num_blocks = blocks_for_tokens(a.seq.seq_len) - a.seq.num_released_blocks;
+  out.num_released_blocks = a.seq.num_released_blocks;
   out.seq_len = a.seq.seq_len;
   // The KV is valid: its full blocks stay findable by the prefix cache.
   io.kv.apply(ReleaseSeq{&a.seq, /*cache=*/true, "swap_out_sequence"});
@@ -122,7 +129,7 @@ Status restore_swapped_image(const SchedIo& io, SwappedSeq& s, SpillIo& spill, S
     opened = data_loss("spill image {} holds {} blocks, the sequence had {}", s.swap_id.value(),
                        scratch.num_blocks, s.num_blocks);
   }
-  Status restored = opened.ok() ? io.kv.restore_blocks(s.a.seq, scratch) : opened;
+  Status restored = opened.ok() ? io.kv.restore_blocks(s.a.seq, scratch, s.num_released_blocks) : opened;
   if (!restored.ok()) {
     Status removed = spill.remove(s.swap_id);
     if (!removed.ok()) MET_LOG_WARN("restore_swapped_image: remove after a failed restore: {}", removed.message());

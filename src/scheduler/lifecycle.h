@@ -1,12 +1,13 @@
 // The sequence lifecycle (reference 000): finishing a sequence, answering it
 // with an error, marking it failed, swapping it out to a spill image and
-// resuming it from one.
+// resuming it from one, and giving back the blocks behind a sliding window.
 // Invariants (DESIGN.md 1-3): every path answers the client exactly once;
 // finish_sequence caches the full blocks and then releases them; send_error
 // releases without caching; a failed sequence (error set) never gets a normal
 // finish frame; every error path of swap-out and resume answers the client
 // and frees what it took; a spill image is removed on every exit of a resume
-// once it was opened.
+// once it was opened; an image holds only the live blocks and a resumed
+// sequence gets its released ones back released.
 // Threading: engine thread only. Tested by tests/scheduler/lifecycle_test.cc.
 #pragma once
 
@@ -55,6 +56,12 @@ Status spill_out_sequence(const SchedIo& io, ActiveSeq& a, SpillIo& spill, Spill
 // returned. A resumed sequence is immune to preemption for its next
 // PREEMPT_IMMUNITY_TOKENS tokens unless no other row is eligible.
 Result<ActiveSeq> resume_swapped_seq(const SchedIo& io, SwappedSeq s, SpillIo& spill, SpillImage& scratch);
+
+// Gives back the leading blocks of `seq` that no later query reaches once
+// seq_len positions hold KV (ReleaseBehindWindow of blocks_behind_window):
+// called whenever seq_len grows. Nothing when kv_window is 0 (some layer
+// reads the whole context).
+void release_behind_window(const SchedIo& io, SeqState& seq, int32_t kv_window);
 
 // Removes `active[idx]` and returns it; the row that moves into its place gets
 // a CompactSlot.

@@ -50,7 +50,8 @@ Scheduler::Scheduler(SchedIo io, SpillIo* spill, const Tokenizer& tokenizer, Sch
       tokenizer_(tokenizer),
       options_(options),
       max_seq_len_(static_cast<size_t>(std::max(options.max_seq_len, 0))),
-      lane_(io, max_seq_len_),
+      kv_window_(options.release_behind_window ? std::max(io.dev.info().kv_window, 0) : 0),
+      lane_(io, max_seq_len_, kv_window_),
       step_(static_cast<size_t>(options.max_seqs)) {
   model_eos_ = tokenizer_.vocab().eog_ids();
   active_.reserve(static_cast<size_t>(options_.max_seqs));
@@ -61,7 +62,7 @@ Scheduler::~Scheduler() {
 }
 
 RequestLimits Scheduler::limits() const {
-  return RequestLimits{io_.dev.info().vocab_size, options_.max_seq_len, io_.kv.num_blocks()};
+  return RequestLimits{io_.dev.info().vocab_size, options_.max_seq_len, io_.kv.num_blocks(), kv_window_};
 }
 
 void Scheduler::fail_all(std::string_view message) {
@@ -204,6 +205,7 @@ void Scheduler::settle_step() {
     // A prefill chunk's full blocks are shareable at once (a sibling choice
     // or another request with the same prefix hits them while `a` runs).
     if (s.num_rows > 1) io_.kv.apply(PublishPrefix{&a.seq});
+    release_behind_window(io_, a.seq, kv_window_);
     record_prompt_logprobs(a, s, result_);
     if (!s.output.has_value()) continue;
     const auto i = static_cast<size_t>(*s.output);
@@ -224,7 +226,9 @@ bool Scheduler::needs_quiet() const {
   }
   if (has_slot && swapped_.empty() && !waiting_.empty()) {
     const ActiveSeq& w = waiting_.front();
-    if (free_blocks >= blocks_for_tokens(std::min(pending_tokens(w), options_.max_batch_tokens))) return true;
+    int32_t need = blocks_for_tokens(std::min(pending_tokens(w), options_.max_batch_tokens));
+    if (kv_window_ > 0) need = std::min(need, window_min_blocks(kv_window_));  // as plan_tick admits
+    if (free_blocks >= need) return true;
   }
   const TimePoint now = io_.clock.now();
   for (const ActiveSeq& a : active_) {

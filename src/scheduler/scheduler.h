@@ -6,7 +6,7 @@
 // for the decode rows, resume, admit with prefix hits) and apply the plan;
 // choose the step's rows (choose_step_rows) and build the step; run it, or
 // hand a decode-only step to the lane; settle each output (sample, guards,
-// stream); retire.
+// stream; give back the blocks behind a sliding window); retire.
 // Invariants: DESIGN.md 1-5 (one terminal frame per request; every block
 // returned; failed never cached; finish reasons; salted prefix hits).
 // Threading: engine thread only. Tested by tests/scheduler/scheduler_test.cc.
@@ -40,6 +40,9 @@ struct SchedulerOptions {
   PreemptMode preempt = PreemptMode::kRecompute;  // kSwap needs a SpillIo
   int32_t max_seq_len = 0;          // served context ceiling; 0: the device's
   bool pipeline = true;             // launch decode steps ahead (decode_lane.h)
+  // Give back the blocks behind every layer's window as sequences grow
+  // (DeviceInfo::kv_window); false keeps every block (a reference run).
+  bool release_behind_window = true;
 };
 
 struct SchedulerCounts {
@@ -96,6 +99,7 @@ class Scheduler {
   const Tokenizer& tokenizer_;
   SchedulerOptions options_;
   size_t max_seq_len_ = 0;
+  int32_t kv_window_ = 0;  // blocks behind it are given back (0: none are)
   std::vector<TokenId> model_eos_;
 
 

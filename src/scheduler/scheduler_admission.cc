@@ -161,6 +161,7 @@ void Scheduler::view_queues() {
   view_.num_blocks = io_.kv.num_blocks();
   view_.num_free_blocks = io_.kv.num_free_blocks();
   view_.num_unkeyed_free_blocks = io_.kv.num_unkeyed_free_blocks();
+  view_.kv_window = kv_window_;
   view_.running = running_views_;
   view_.swapped = swapped_views_;
   view_.waiting = waiting_views_;
@@ -207,6 +208,7 @@ void Scheduler::admit_front(size_t waiting_idx) {
     const auto hits = std::span<const BlockId>(hit_blocks_).subspan(hits_begin_[waiting_idx],
                                                                     static_cast<size_t>(w.hit_blocks));
     m = io_.kv.adopt_prefix(a.seq, hits);
+    release_behind_window(io_, a.seq, kv_window_);  // a long hit's early blocks
   }
   if (a.queue.num_preemptions == 0) {
     a.out.cached_prompt_tokens = std::min(m.num_tokens, a.out.prompt_len);

@@ -66,8 +66,9 @@ bool StepBuilder::build(std::vector<ActiveSeq>& active, const DeviceInfo& info, 
   views_.clear();
   for (const ActiveSeq& a : active) {
     views_.push_back(RowView{a.status.finished, a.seq.seq_len, static_cast<int32_t>(a.seq.tokens.size()),
-                             static_cast<int32_t>(a.seq.block_table.size()), a.queue.admit_order,
-                             wants_prompt_logprobs(a), a.logprobs.prompt_next, a.out.prompt_len});
+                             static_cast<int32_t>(a.seq.block_table.size()), a.seq.num_released_blocks,
+                             a.queue.admit_order, wants_prompt_logprobs(a), a.logprobs.prompt_next,
+                             a.out.prompt_len});
   }
   const StepLimits limits{max_batch_tokens, info.max_outputs, kv.num_blocks(), kv.num_free_blocks()};
   choose_step_rows(views_, limits, rows_, order_);

@@ -33,7 +33,7 @@ void choose_step_rows(std::span<const RowView> rows, const StepLimits& limits, s
     const RowView& r = rows[i];
     if (r.finished || r.num_tokens - r.seq_len != 1) continue;
     const int32_t want = blocks_for_tokens(r.seq_len + 1);
-    if (want > limits.num_blocks) continue;
+    if (want - r.num_released_blocks > limits.num_blocks) continue;
     const int32_t new_blocks = std::max(want - r.num_blocks, 0);
     if (new_blocks > free_blocks) continue;
     free_blocks -= new_blocks;

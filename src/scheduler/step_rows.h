@@ -4,7 +4,8 @@
 // chunks, oldest admission first, each as long as the step's token budget,
 // the blocks free after the rows before it, and (for prompt logprobs, a
 // logits row per prompt row) the device's outputs allow. StepBuilder applies
-// the choice: it reserves each row's KV and writes the StepPlan.
+// the choice: it reserves each row's KV and writes the StepPlan. Blocks
+// given back behind a sliding window do not count against the pool.
 // Invariants: the rows never exceed max_batch_tokens; the blocks they need
 // never exceed num_free_blocks; a sequence appears at most once.
 // Threading: pure. Tested by tests/scheduler/step_rows_test.cc.
@@ -21,7 +22,8 @@ struct RowView {
   bool finished = false;
   int32_t seq_len = 0;     // tokens whose KV is computed
   int32_t num_tokens = 0;  // prompt + output so far
-  int32_t num_blocks = 0;  // blocks its table holds
+  int32_t num_blocks = 0;  // entries its table holds, released ones included
+  int32_t num_released_blocks = 0;  // leading entries given back (behind its window)
   uint64_t admit_order = 0;
   // Prompt logprobs still wanted: prompt tokens [prompt_logprobs_next,
   // prompt_len) miss theirs.

@@ -63,7 +63,8 @@ void plan_admissions(const TickView& v, TickPlan& plan, TickPlanScratch& s, int3
     }
     const int32_t hit_tokens = w.hit_blocks * kKvBlockTokens;
     const int32_t chunk = std::min(w.num_tokens - hit_tokens, v.max_batch_tokens);
-    const int32_t need = blocks_for_tokens(hit_tokens + chunk) - w.hit_blocks;
+    int32_t need = blocks_for_tokens(hit_tokens + chunk) - w.hit_blocks;
+    if (v.kv_window > 0) need = std::min(need, window_min_blocks(v.kv_window));
     if (need > avail - revived) return;
     for (size_t k = 0; k < w.num_idle_hits; ++k) s.claimed.push_back(v.hit_block_ids[w.idle_hits_begin + k]);
     avail -= revived;

@@ -9,7 +9,9 @@
 //     rows' needs;
 //  3. only when every swapped sequence resumed: waiting requests are admitted
 //     FCFS while a slot is free and their first chunk fits beside their
-//     prefix-cache hit; a request whose first block another sequence is
+//     prefix-cache hit (with a sliding window, at most the blocks the window
+//     needs: the step's rows then take the chunk the free blocks allow, and
+//     the blocks behind the window come back as it goes); a request whose first block another sequence is
 //     computing now (in-batch prefix sharing, SGLang's) stops admission
 //     until that block is published, so FCFS order holds.
 // Scheduler::tick applies the plan in that order; nothing is taken before it
@@ -73,6 +75,7 @@ struct TickView {
   int32_t num_blocks = 0;              // the pool's size
   int32_t num_free_blocks = 0;         // free + evictable
   int32_t num_unkeyed_free_blocks = 0; // free and holding no cached prefix
+  int32_t kv_window = 0;               // blocks behind it are given back (0: none are)
   std::span<const RunningView> running;
   std::span<const SwappedView> swapped;  // FCFS
   // The first waiting requests, FCFS: as many as could be admitted at most.

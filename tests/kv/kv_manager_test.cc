@@ -1,4 +1,5 @@
-// Tests for kv/kv_manager.h over a FakeDevice (which holds the block bytes).
+// Tests for kv/kv_manager.h over a FakeDevice (which holds the block bytes),
+// blocks released behind a sliding window included.
 #include "kv/kv_manager.h"
 
 #include <gtest/gtest.h>
@@ -144,7 +145,7 @@ TEST(KvManager, SaveAndRestoreBlocksRoundTripTheKv) {
   EXPECT_EQ(image.shape, kv.kv_shape());
   kv.apply(ReleaseSeq{&a, false, "test"});
   SeqState b;
-  ASSERT_TRUE(kv.restore_blocks(b, image).ok());
+  ASSERT_TRUE(kv.restore_blocks(b, image, 0).ok());
   std::vector<uint8_t> back(pattern.size());
   ASSERT_TRUE(device.read_kv_block(b.block_table[1], back).ok());
   EXPECT_EQ(back, pattern);
@@ -159,9 +160,128 @@ TEST(KvManager, ARestoreThatCannotGetItsBlocksTakesNothing) {
   image.num_blocks = 3;
   image.bytes.resize(static_cast<size_t>(3 * image.shape.block_bytes));
   SeqState a;
-  Status s = kv.restore_blocks(a, image);
+  Status s = kv.restore_blocks(a, image, 0);
   EXPECT_FALSE(s.ok());
   EXPECT_TRUE(a.block_table.empty());
+  EXPECT_EQ(kv.num_blocks_in_use(), 0);
+}
+
+// Five computed blocks (80 tokens); the first three are behind the window.
+TEST(KvManager, ReleaseBehindWindowGivesBackTheLeadingBlocksAndMarksTheirEntries) {
+  testing::FakeDevice device(small_pool(8));
+  KvManager kv(device);
+  SeqState a = computed(kv, 80, 5);
+  const BlockId fourth = a.block_table[3];
+  kv.apply(ReleaseBehindWindow{&a, 3});
+  ASSERT_EQ(a.block_table.size(), 5u);
+  for (int b = 0; b < 3; ++b) EXPECT_EQ(a.block_table[static_cast<size_t>(b)], kReleasedBlock);
+  EXPECT_EQ(a.block_table[3], fourth);
+  EXPECT_EQ(a.num_released_blocks, 3);
+  EXPECT_EQ(kv.num_blocks_in_use(), 2);
+  EXPECT_EQ(kv.num_free_blocks(), 6);
+  EXPECT_EQ(kv.num_sole_blocks(a), 2);
+  kv.apply(ReleaseBehindWindow{&a, 2});  // already behind: nothing changes
+  kv.apply(ReleaseBehindWindow{&a, 3});
+  EXPECT_EQ(a.num_released_blocks, 3);
+  EXPECT_EQ(kv.num_blocks_in_use(), 2);
+  kv.apply(Rollback{&a});  // keeps the computed blocks, released or not
+  EXPECT_EQ(a.block_table.size(), 5u);
+  kv.apply(ReleaseSeq{&a, /*cache=*/false, "test"});
+  EXPECT_TRUE(a.block_table.empty());
+  EXPECT_EQ(a.num_released_blocks, 0);
+  EXPECT_EQ(kv.num_blocks_in_use(), 0);
+}
+
+TEST(KvManager, ATableWithReleasedBlocksPublishesNothingSoNoMatchReachesThem) {
+  testing::FakeDevice device(small_pool(8));
+  KvManager kv(device);
+  SeqState a = computed(kv, 80, 6);
+  kv.apply(ReleaseBehindWindow{&a, 1});
+  kv.apply(PublishPrefix{&a});
+  kv.apply(ReleaseSeq{&a, /*cache=*/true, "test"});
+  EXPECT_EQ(kv.num_blocks_in_use(), 0);
+  SeqState b;
+  b.tokens = testing::make_prompt(80, 6);
+  EXPECT_EQ(kv.match_prefix(b).num_blocks, 0);
+  kv.apply(ReleaseSeq{&b, false, "test"});
+}
+
+TEST(KvManager, BlocksPublishedBeforeTheirReleaseStayFindable) {
+  testing::FakeDevice device(small_pool(8));
+  KvManager kv(device);
+  SeqState a = computed(kv, 40, 7);
+  kv.apply(PublishPrefix{&a});  // a prefill chunk's blocks are shared at once
+  kv.apply(ReleaseBehindWindow{&a, 2});
+  EXPECT_EQ(kv.num_blocks_in_use(), 1);
+  SeqState b;
+  b.tokens = testing::make_prompt(40, 7);
+  const PrefixMatch m = kv.match_prefix(b);
+  EXPECT_EQ(m.num_blocks, 2);
+  for (BlockId id : b.block_table) EXPECT_NE(id, kReleasedBlock);
+  kv.apply(ReleaseSeq{&a, false, "test"});
+  kv.apply(ReleaseSeq{&b, false, "test"});
+  EXPECT_EQ(kv.num_blocks_in_use(), 0);
+}
+
+// A pool of 4 blocks serves a table of any length whose live part fits.
+TEST(KvManager, ReserveCountsOnlyLiveBlocksAgainstThePool) {
+  testing::FakeDevice device(small_pool(4));
+  KvManager kv(device);
+  SeqState a = computed(kv, 64, 8);
+  EXPECT_EQ(kv.reserve(a, 65), Admit::kNever);  // five blocks of a pool of four
+  kv.apply(ReleaseBehindWindow{&a, 3});
+  EXPECT_EQ(kv.reserve(a, 65 + 2 * kKvBlockTokens), Admit::kNow);  // 7 entries, 4 live
+  EXPECT_EQ(a.block_table.size(), 7u);
+  EXPECT_EQ(kv.reserve(a, 65 + 3 * kKvBlockTokens), Admit::kNever);  // 5 live
+  kv.apply(ReleaseSeq{&a, false, "test"});
+  EXPECT_EQ(kv.num_blocks_in_use(), 0);
+}
+
+TEST(KvManager, SavingLeavesReleasedBlocksOutAndRestoringBringsThemBackReleased) {
+  testing::FakeDevice device(small_pool(8));
+  KvManager kv(device);
+  SeqState a = computed(kv, 80, 9);
+  std::vector<uint8_t> pattern(static_cast<size_t>(device.info().kv_block_bytes));
+  for (size_t i = 0; i < pattern.size(); ++i) pattern[i] = static_cast<uint8_t>(i * 5 + 1);
+  ASSERT_TRUE(device.write_kv_block(a.block_table[3], pattern).ok());
+  kv.apply(ReleaseBehindWindow{&a, 2});
+  SpillImage image;
+  ASSERT_TRUE(kv.save_blocks(a, 5, image).ok());
+  EXPECT_EQ(image.num_blocks, 3);
+  kv.apply(ReleaseSeq{&a, false, "test"});
+  SeqState b;
+  ASSERT_TRUE(kv.restore_blocks(b, image, 2).ok());
+  ASSERT_EQ(b.block_table.size(), 5u);
+  EXPECT_EQ(b.num_released_blocks, 2);
+  EXPECT_EQ(b.block_table[0], kReleasedBlock);
+  EXPECT_EQ(b.block_table[1], kReleasedBlock);
+  EXPECT_EQ(kv.num_blocks_in_use(), 3);
+  std::vector<uint8_t> back(pattern.size());
+  ASSERT_TRUE(device.read_kv_block(b.block_table[3], back).ok());
+  EXPECT_EQ(back, pattern);
+  kv.apply(ReleaseSeq{&b, false, "test"});
+  EXPECT_EQ(kv.num_blocks_in_use(), 0);
+}
+
+TEST(KvManager, ARestoreAfterReleasedBlocksThatFailsLeavesAnEmptyTable) {
+  testing::FakeDevice device(small_pool(8));
+  KvManager kv(device);
+  SeqState a = computed(kv, 80, 10);
+  kv.apply(ReleaseBehindWindow{&a, 2});
+  SpillImage image;
+  ASSERT_TRUE(kv.save_blocks(a, 5, image).ok());
+  kv.apply(ReleaseSeq{&a, false, "test"});
+  device.fail_every(testing::DeviceCall::kWriteKv);
+  SeqState b;
+  EXPECT_FALSE(kv.restore_blocks(b, image, 2).ok());
+  EXPECT_TRUE(b.block_table.empty());
+  EXPECT_EQ(b.num_released_blocks, 0);
+  EXPECT_EQ(kv.num_blocks_in_use(), 0);
+  image.num_blocks = 9;  // more than the pool: nothing taken
+  image.bytes.resize(static_cast<size_t>(9 * image.shape.block_bytes));
+  EXPECT_FALSE(kv.restore_blocks(b, image, 2).ok());
+  EXPECT_TRUE(b.block_table.empty());
+  EXPECT_EQ(b.num_released_blocks, 0);
   EXPECT_EQ(kv.num_blocks_in_use(), 0);
 }
 

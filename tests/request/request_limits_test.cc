@@ -47,5 +47,23 @@ TEST(ValidateRequest, AcceptsARequestThatFits) {
   EXPECT_TRUE(validate_request(request(std::vector<TokenId>(31, 5)), lim).ok());
 }
 
+// A model whose every layer reads 20 positions back needs at most 3 blocks
+// (20 positions straddle 3 blocks of 16) however long its prompt.
+TEST(ValidateRequest, WithAWindowAPromptNeedsNoMoreBlocksThanTheWindowStraddles) {
+  const RequestLimits lim{.vocab_size = 100, .max_seq_len = 1000, .num_kv_blocks = 3, .kv_window = 20};
+  EXPECT_EQ(prompt_kv_blocks(15, lim), 1);
+  EXPECT_EQ(prompt_kv_blocks(900, lim), 3);
+  EXPECT_TRUE(validate_request(request(std::vector<TokenId>(900, 5)), lim).ok());
+  EXPECT_FALSE(prompt_exceeds_context(900, lim));
+  RequestLimits small = lim;
+  small.num_kv_blocks = 2;
+  const Status st = validate_request(request(std::vector<TokenId>(900, 5)), small);
+  EXPECT_NE(st.message().find("needs 3 KV blocks of 16 tokens; the pool has 2"), std::string::npos)
+      << st.message();
+  RequestLimits dense = lim;
+  dense.kv_window = 0;
+  EXPECT_TRUE(prompt_exceeds_context(900, dense));
+}
+
 }  // namespace
 }  // namespace met

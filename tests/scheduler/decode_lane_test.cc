@@ -17,7 +17,7 @@ using testing::make_prompt;
 class Validate : public ::testing::Test {
  protected:
   explicit Validate(FedAheadPolicy policy = FedAheadPolicy::kRewindable)
-      : device_(options(policy)), dev_(device_), kv_(device_), lane_(SchedIo{dev_, kv_, req_, tel_, clock_}, 0) {
+      : device_(options(policy)), dev_(device_), kv_(device_), lane_(SchedIo{dev_, kv_, req_, tel_, clock_}, 0, 0) {
     for (int i = 0; i < 2; ++i) {
       ActiveSeq a;
       a.seq.id = SeqId(static_cast<uint64_t>(i + 1));

@@ -222,5 +222,61 @@ TEST_F(Lifecycle, AResumedSequenceIsImmuneForTheImmunityTokensAndStartsClean) {
   send_error(io(), *r, "done");
 }
 
+// 80 tokens with a window of 40: the next query (position 80) reads 41..80,
+// so blocks 0 (0..15) and 1 (16..31) are behind it and block 2 is not.
+TEST_F(Lifecycle, ReleaseBehindWindowGivesBackExactlyTheBlocksNoLaterQueryReads) {
+  ActiveSeq a = make_seq(40, 80);
+  release_behind_window(io(), a.seq, 0);
+  EXPECT_EQ(a.seq.num_released_blocks, 0);
+  release_behind_window(io(), a.seq, 40);
+  EXPECT_EQ(a.seq.num_released_blocks, 2);
+  EXPECT_EQ(a.seq.block_table[1], kReleasedBlock);
+  EXPECT_NE(a.seq.block_table[2], kReleasedBlock);
+  EXPECT_EQ(kv_.num_blocks_in_use(), 3);
+  finish_sequence(io(), a, 0);
+  EXPECT_EQ(kv_.num_blocks_in_use(), 0);
+}
+
+TEST_F(Lifecycle, ASwapOutSavesOnlyTheLiveBlocksAndAResumeBringsTheReleasedOnesBackReleased) {
+  std::vector<ActiveSeq> active;
+  active.push_back(make_seq(41, 80));
+  release_behind_window(io(), active[0].seq, 40);
+  std::vector<uint8_t> before(static_cast<size_t>(device_.info().kv_block_bytes));
+  for (size_t i = 0; i < before.size(); ++i) before[i] = static_cast<uint8_t>(3 * i + 2);
+  ASSERT_TRUE(device_.write_kv_block(active[0].seq.block_table[4], before).ok());
+  Result<SwappedSeq> s = swap_out_sequence(io(), active, 0, *spill_, SpillId(11), scratch_);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->num_blocks, 3);
+  EXPECT_EQ(s->num_released_blocks, 2);
+  EXPECT_EQ(scratch_.num_blocks, 3);
+  EXPECT_EQ(kv_.num_blocks_in_use(), 0);
+  Result<ActiveSeq> r = resume_swapped_seq(io(), std::move(*s), *spill_, scratch_);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->seq.seq_len, 80);
+  ASSERT_EQ(r->seq.block_table.size(), 5u);
+  EXPECT_EQ(r->seq.num_released_blocks, 2);
+  EXPECT_EQ(r->seq.block_table[0], kReleasedBlock);
+  EXPECT_EQ(kv_.num_blocks_in_use(), 3);
+  std::vector<uint8_t> after(before.size());
+  ASSERT_TRUE(device_.read_kv_block(r->seq.block_table[4], after).ok());
+  EXPECT_EQ(after, before);
+  send_error(io(), *r, "done");
+  EXPECT_EQ(kv_.num_blocks_in_use(), 0);
+}
+
+TEST_F(Lifecycle, AResumeAfterReleasedBlocksWhoseBlocksCannotBeWrittenFreesEverything) {
+  std::vector<ActiveSeq> active;
+  active.push_back(make_seq(42, 80));
+  release_behind_window(io(), active[0].seq, 40);
+  Result<SwappedSeq> s = swap_out_sequence(io(), active, 0, *spill_, SpillId(12), scratch_);
+  ASSERT_TRUE(s.ok());
+  device_.fail_every(testing::DeviceCall::kWriteKv);
+  Result<ActiveSeq> r = resume_swapped_seq(io(), std::move(*s), *spill_, scratch_);
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(req_.at(42).errors.size(), 1u);
+  EXPECT_EQ(kv_.num_blocks_in_use(), 0);
+  EXPECT_TRUE(std::filesystem::is_empty(dir_.path()));
+}
+
 }  // namespace
 }  // namespace met

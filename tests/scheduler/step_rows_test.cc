@@ -80,5 +80,14 @@ TEST(ChooseStepRows, ARowThatWouldNeedMoreThanThePoolIsLeftOut) {
   EXPECT_TRUE(choose({decoding(64, 4)}, 10, 10, 64, 4).empty());
 }
 
+// A sequence past a sliding window holds 4 live blocks of its 32 entries:
+// its next row takes a 33rd entry, 5 live blocks, from a pool of 8.
+TEST(ChooseStepRows, ADecodeRowCountsOnlyTheLiveBlocksOfItsTableAgainstThePool) {
+  RowView r = decoding(32 * 16, 32);
+  EXPECT_TRUE(choose({r}, 10, 8, 64, 8).empty());
+  r.num_released_blocks = 28;
+  EXPECT_EQ(choose({r}, 10, 8, 64, 8), (std::vector<RowChoice>{{0, 1}}));
+}
+
 }  // namespace
 }  // namespace met

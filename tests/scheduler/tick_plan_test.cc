@@ -35,6 +35,7 @@ struct Queues {
   int32_t num_blocks = 16;
   int32_t free = 16;
   int32_t unkeyed = -1;
+  int32_t kv_window = 0;
 
   TickPlan plan() const {
     TickView v;
@@ -43,6 +44,7 @@ struct Queues {
     v.num_blocks = num_blocks;
     v.num_free_blocks = free;
     v.num_unkeyed_free_blocks = unkeyed < 0 ? free : unkeyed;
+    v.kv_window = kv_window;
     v.running = run;
     v.swapped = swapped;
     v.waiting = wait;
@@ -222,6 +224,20 @@ TEST(PlanTick, NoSlotsNoAdmissions) {
   const TickPlan p = q.plan();
   EXPECT_EQ(p.num_resumes, 0);
   EXPECT_EQ(p.num_admissions, 0);
+}
+
+// A first chunk of 64 tokens needs 4 blocks; with a window of 20 the
+// sequence needs only the 3 its window straddles (its chunks then take what
+// is free, and the blocks behind the window come back as they go).
+TEST(PlanTick, WithASlidingWindowAFirstChunkNeedsNoMoreBlocksThanTheWindow) {
+  Queues q;
+  q.free = 3;
+  q.wait = {waiting(900)};
+  EXPECT_EQ(q.plan().num_admissions, 0);
+  q.kv_window = 20;
+  EXPECT_EQ(q.plan().num_admissions, 1);
+  q.free = 2;
+  EXPECT_EQ(q.plan().num_admissions, 0);
 }
 
 }  // namespace
