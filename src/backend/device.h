@@ -4,12 +4,14 @@
 // one later, and FakeDevice in tests. Steps run in launch order; at most a few
 // are in flight (the pipelined lane keeps one ahead).
 // KV block I/O lets the spill store save and restore a sequence's blocks.
-// Threading: one caller thread (the engine); implementations may compute on
-// their own threads. Tested through each implementation.
+// Threading: one caller thread (the engine), but busy_ns and
+// read_expert_tokens from any; implementations may compute on their own
+// threads. Tested through each implementation.
 #pragma once
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "backend/step_plan.h"
 #include "core/ids.h"
@@ -44,6 +46,7 @@ struct DeviceInfo {
   int32_t max_rows = 0;           // rows one step may hold
   int32_t max_seqs = 0;           // sequences one step may hold
   int32_t max_outputs = 0;        // output rows one step may hold
+  int32_t num_experts = 0;        // MoE: routed experts per layer (0: a dense model)
   FedAheadPolicy fed_ahead_policy = FedAheadPolicy::kRewindable;
 };
 
@@ -67,6 +70,11 @@ class Device {
   // with wall time it gives the share of time the device sits idle waiting
   // for the host.
   virtual int64_t busy_ns() const { return 0; }
+
+  // MoE models: the (token, choice) pairs routed to each expert of each layer
+  // since creation, layer-major (num_layers × num_experts); empty otherwise.
+  // Any thread (like busy_ns): each count is current, not all of one instant.
+  virtual void read_expert_tokens(std::vector<int64_t>& counts) const { counts.clear(); }
 };
 
 }  // namespace met

@@ -23,6 +23,7 @@ Result<std::unique_ptr<Engine>> Engine::create(Device& device, const Tokenizer& 
 
 Engine::Engine(Device& device, const Clock& clock, EngineOptions options)
     : clock_(clock),
+      device_(device),
       options_(std::move(options)),
       dev_port_(device),
       kv_(device),
@@ -43,6 +44,13 @@ Result<RequestHandle> Engine::submit(EngineRequest request) {
   }
   cv_.notify_all();
   return RequestHandle(id, std::move(stream));
+}
+
+EngineStatsSnapshot Engine::stats() const {
+  EngineStatsSnapshot s = stats_.snapshot();
+  s.num_experts = device_.info().num_experts;
+  device_.read_expert_tokens(s.expert_tokens);
+  return s;
 }
 
 void Engine::drain() { join(/*drain=*/true); }

@@ -76,7 +76,8 @@ class Engine {
 
   Result<RequestHandle> submit(EngineRequest request);
   RequestLimits limits() const { return limits_; }
-  EngineStatsSnapshot stats() const { return stats_.snapshot(); }
+  // The counters and load, and a MoE model's expert load from the device.
+  EngineStatsSnapshot stats() const;
   // REQUIRES: drain() or stop() returned (the engine thread owns them before).
   int32_t kv_blocks_in_use() const { return kv_.num_blocks_in_use(); }
   const PrefixCache& prefix_cache() const { return kv_.prefix_cache(); }
@@ -102,6 +103,7 @@ class Engine {
   void publish_events();
 
   const Clock& clock_;
+  const Device& device_;  // stats() reads its expert load (any thread may)
   EngineOptions options_;
   DevPort dev_port_;
   KvManager kv_;

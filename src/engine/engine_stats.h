@@ -3,7 +3,8 @@
 // preemption and step counters; requests running, waiting and swapped; KV
 // blocks in use and in the pool; whether there is work and when the last
 // step completed (for /health's stall check). Written by the engine thread,
-// read by anyone (bench, /metrics, /health) as a snapshot.
+// read by anyone (bench, /metrics, /health) as a snapshot, to which
+// Engine::stats adds a MoE model's expert load from the device.
 // Invariants: step and load times come from the engine's Clock; busy_since is
 // the time has_work last went from false to true, so a stall is measured from
 // max(last step, busy_since), never from a step before an idle spell.
@@ -16,6 +17,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <vector>
 
 #include "core/clock.h"
 #include "scheduler/io.h"
@@ -48,6 +50,11 @@ struct EngineStatsSnapshot {
   TimePoint taken_at;                     // the engine clock when the snapshot was taken
   double ttft_ms_sum = 0;
   double decode_ms_sum = 0;
+  // MoE models: the (token, choice) pairs the forward routed to each expert
+  // of each layer, layer-major (layer * num_experts + expert), as the device
+  // counts them (Engine::stats adds them); empty for a dense model.
+  int32_t num_experts = 0;
+  std::vector<int64_t> expert_tokens;
 };
 
 class EngineStats final : public TelPort {

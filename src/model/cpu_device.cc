@@ -51,6 +51,7 @@ CpuDevice::CpuDevice(const Model& model, cpu::KvCache kv, const CpuDeviceOptions
   info_.kv_block_bytes = static_cast<int64_t>(kv_.block_bytes());
   info_.kv_dtype = options.kv_dtype;
   info_.num_layers = static_cast<int32_t>(model.hparams().num_layers);
+  info_.num_experts = forward_.expert_load().num_experts();
   info_.num_kv_heads = static_cast<int32_t>(model.hparams().num_kv_heads);
   info_.head_dim = static_cast<int32_t>(model.hparams().head_dim);
   info_.max_rows = options.limits.max_rows;

@@ -3,7 +3,8 @@
 // order, resolves FeedFromRow inputs from the previous step's argmax, and runs
 // the ForwardPass on the WorkerPool; await_result() hands back the results in
 // launch order. The KV cache lives here; read/write_kv_block copy one block
-// for the spill store while no step is in flight.
+// for the spill store while no step is in flight. A MoE model's expert load
+// is the forward pass's (ExpertLoad), read from any thread.
 // Invariants: steps run strictly in launch order; a ticket is awaited once;
 // every launched step is awaited before its ticket is reused.
 // Threading: launch/await/kv I/O from one owner thread (the engine); the
@@ -42,6 +43,7 @@ class CpuDevice final : public Device {
   Status read_kv_block(BlockId block, std::span<uint8_t> bytes) override;
   Status write_kv_block(BlockId block, std::span<const uint8_t> bytes) override;
   int64_t busy_ns() const override { return busy_ns_.load(std::memory_order_relaxed); }
+  void read_expert_tokens(std::vector<int64_t>& counts) const override { forward_.expert_load().read(counts); }
 
  private:
   struct Step {

@@ -24,7 +24,10 @@ ForwardPass::ForwardPass(const Model& model, cpu::KvCache& kv, ForwardLimits lim
   out_x_.resize(static_cast<size_t>(limits.max_outputs) * hp.embedding_length);
   const uint64_t widest = std::max({hp.embedding_length, hp.q_dim(), hp.feed_forward_length});
   act_ = ActivationBuffers(static_cast<int64_t>(rows), static_cast<int64_t>(widest));
-  if (hp.is_moe()) moe_ = MoeFfn(hp, limits.max_rows);
+  if (hp.is_moe()) {
+    moe_ = MoeFfn(hp, limits.max_rows);
+    expert_load_ = ExpertLoad(static_cast<int32_t>(hp.num_layers), static_cast<int32_t>(hp.expert_count));
+  }
   attn_seqs_.reserve(static_cast<size_t>(limits.max_seqs));
   cpu::AttentionLimits attn;
   attn.num_heads = static_cast<int32_t>(hp.num_heads);
@@ -138,6 +141,7 @@ void ForwardPass::ffn_block(cpu::ThreadCtx& ctx, int layer, int64_t rows) {
   }
   if (model_.traits().moe) {
     moe_.run(ctx, l.moe, xn_.data(), rows, tmp_.data());
+    if (ctx.ith() == 0) expert_load_.add(layer, moe_.group_offsets());
     add_residual(ctx, rows);
     return;
   }

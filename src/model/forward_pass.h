@@ -22,6 +22,7 @@
 #include "backend/cpu/kv_cache.h"
 #include "backend/cpu/worker_pool.h"
 #include "backend/step_plan.h"
+#include "model/expert_load.h"
 #include "model/linear.h"
 #include "model/model.h"
 #include "model/moe_ffn.h"
@@ -39,6 +40,10 @@ class ForwardPass {
   ForwardPass(const Model& model, cpu::KvCache& kv, ForwardLimits limits, int num_threads);
 
   const ForwardLimits& limits() const { return limits_; }
+  // (token, choice) pairs routed to each expert of each layer so far (MoE
+  // models; no layers otherwise): thread 0 adds a layer's group sizes once
+  // per step. Readable from any thread.
+  const ExpertLoad& expert_load() const { return expert_load_; }
 
   // REQUIRES: validate_plan(plan) passed, plan within limits(), tokens holds
   // one resolved input token per row, result.logits has room for
@@ -68,6 +73,7 @@ class ForwardPass {
   std::vector<float> out_x_;  // normalized output rows
   ActivationBuffers act_;  // prepared activations, one slot per distinct weight type
   MoeFfn moe_;             // MoE models only
+  ExpertLoad expert_load_;  // MoE models only
   std::vector<cpu::AttnSeq> attn_seqs_;
   cpu::AttentionScratch attn_scratch_;
 };

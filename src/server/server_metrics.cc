@@ -46,6 +46,24 @@ prometheus::Histogram& histogram(prometheus::Registry& r, const char* name, cons
   return prometheus::BuildHistogram().Name(name).Help(help).Register(r).Add({{"model_name", model_name}}, b);
 }
 
+// One sample per layer and expert: met:moe_expert_tokens_total{layer, expert}.
+MetricFamily expert_tokens_family(const EngineStatsSnapshot& s, const std::string& model_name) {
+  MetricFamily f{"met:moe_expert_tokens_total",
+                 "(token, choice) pairs routed to each expert of each MoE layer, as the forward ran them (prompt and "
+                 "generated tokens, k choices each).",
+                 MetricType::Counter,
+                 {}};
+  const size_t n = static_cast<size_t>(s.num_experts);
+  f.metric.reserve(s.expert_tokens.size());
+  for (size_t i = 0; i < s.expert_tokens.size(); ++i) {
+    ClientMetric m;
+    m.label = {{"model_name", model_name}, {"layer", std::to_string(i / n)}, {"expert", std::to_string(i % n)}};
+    m.counter.value = static_cast<double>(s.expert_tokens[i]);
+    f.metric.push_back(std::move(m));
+  }
+  return f;
+}
+
 }  // namespace
 
 std::vector<MetricFamily> engine_metric_families(const EngineStatsSnapshot& s, const std::string& model_name) {
@@ -53,7 +71,7 @@ std::vector<MetricFamily> engine_metric_families(const EngineStatsSnapshot& s, c
   const double usage = s.blocks_total > 0 ? d(s.blocks_in_use) / d(s.blocks_total) : 0.0;
   constexpr MetricType kGauge = MetricType::Gauge;
   constexpr MetricType kCounter = MetricType::Counter;
-  return {
+  std::vector<MetricFamily> families = {
       family("met:num_requests_running", "Requests running on the engine (in a batch).", kGauge, d(s.num_running),
              model_name),
       family("met:num_requests_waiting", "Requests waiting to be admitted (preempted ones included).", kGauge,
@@ -81,6 +99,8 @@ std::vector<MetricFamily> engine_metric_families(const EngineStatsSnapshot& s, c
              "--slow-client-timeout.",
              kCounter, d(s.slow_clients_cut), model_name),
   };
+  if (s.num_experts > 0 && !s.expert_tokens.empty()) families.push_back(expert_tokens_family(s, model_name));
+  return families;
 }
 
 ServerMetrics::ServerMetrics(std::string model_name)

@@ -4,7 +4,8 @@
 // Two sources:
 // - the engine's counters and load (EngineStatsSnapshot), turned into
 //   counter and gauge families at scrape time (engine_metric_families), so the
-//   engine thread only bumps relaxed atomics;
+//   engine thread only bumps relaxed atomics; for a MoE model also
+//   met:moe_expert_tokens_total{layer, expert}, the device's expert load;
 // - per-request latencies (TTFT, inter-token, end-to-end) and successes by
 //   finish reason, observed here in the server as each request's events
 //   arrive (RequestTimer). Why the server and not the engine: these are the
@@ -15,10 +16,11 @@
 //   are observed on its connection's strand, stamped when the strand takes
 //   them from the engine's stream.
 // Invariants: every family name starts with "met:"; every sample carries the
-// label model_name.
+// label model_name; a dense model has no met:moe_* family.
 // Threading: observe_* and render from any thread (prometheus-cpp's metrics
 // are thread-safe). Tested by tests/server/server_metrics_test.cc and
-// through `met serve` by tests/server/metrics_endpoint_test.cc.
+// through `met serve` by tests/server/server_endpoints_test.cc and
+// tests/server/serve_expert_load_test.cc.
 #pragma once
 
 #include <memory>

@@ -61,6 +61,30 @@ TEST(ServerMetrics, EngineCountersAndLoadAreReportedWithTheModelName) {
   EXPECT_EQ(text.value("met:generation_tokens_total"), 55);
 }
 
+TEST(ServerMetrics, AMoeModelsExpertLoadIsOneCounterPerLayerAndExpert) {
+  ServerMetrics metrics("moe");
+  EngineStatsSnapshot s;
+  s.num_experts = 3;
+  s.expert_tokens = {4, 0, 2, 1, 5, 0};  // two layers
+  const auto text = parse_prometheus_text(metrics.render(s));
+  ASSERT_EQ(text.error, "");
+  EXPECT_EQ(text.types.at("met:moe_expert_tokens_total"), "counter");
+  EXPECT_EQ(text.samples.at("met:moe_expert_tokens_total{model_name=\"moe\",layer=\"0\",expert=\"0\"}"), 4);
+  EXPECT_EQ(text.samples.at("met:moe_expert_tokens_total{model_name=\"moe\",layer=\"0\",expert=\"2\"}"), 2);
+  EXPECT_EQ(text.samples.at("met:moe_expert_tokens_total{model_name=\"moe\",layer=\"1\",expert=\"1\"}"), 5);
+  EXPECT_EQ(text.samples.at("met:moe_expert_tokens_total{model_name=\"moe\",layer=\"1\",expert=\"2\"}"), 0);
+  int num_samples = 0;
+  for (const auto& [key, v] : text.samples) num_samples += key.rfind("met:moe_expert_tokens_total{", 0) == 0 ? 1 : 0;
+  EXPECT_EQ(num_samples, 6);
+}
+
+TEST(ServerMetrics, ADenseModelHasNoExpertFamily) {
+  ServerMetrics metrics("dense");
+  const auto text = parse_prometheus_text(metrics.render(EngineStatsSnapshot{}));
+  ASSERT_EQ(text.error, "");
+  EXPECT_EQ(text.types.count("met:moe_expert_tokens_total"), 0u);
+}
+
 TEST(RequestTimer, ARequestsEventsBecomeTtftInterTokenAndEndToEndObservations) {
   ServerMetrics metrics("tiny");
   FakeClock clock;
