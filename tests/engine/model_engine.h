@@ -1,5 +1,6 @@
 // ModelEngine: a real model (a GGUF path), its tokenizer and an Engine over a
-// CpuDevice with a given KV pool, for the engine tests on stories260K.
+// CpuDevice with a given KV pool and thread count, for the engine tests on
+// stories260K and on made MoE models.
 // Threading: the test's thread. Never linked into apps/.
 #pragma once
 
@@ -20,11 +21,11 @@ namespace met::testing {
 class ModelEngine {
  public:
   ModelEngine(const std::string& path, int32_t num_blocks, int32_t max_seqs, std::optional<std::string> spill_dir,
-              bool pipeline = true) {
+              bool pipeline = true, int num_threads = 1) {
     model_ = std::move(*Model::load(path));
     tokenizer_ = std::make_unique<Tokenizer>(std::move(*Tokenizer::from_gguf(model_->file().metadata())));
     CpuDeviceOptions d;
-    d.num_threads = 1;
+    d.num_threads = num_threads;
     d.num_kv_blocks = num_blocks;
     d.kv_dtype = GgmlType::kF32;
     d.limits = ForwardLimits{.max_rows = 128, .max_outputs = max_seqs, .max_seqs = max_seqs};
