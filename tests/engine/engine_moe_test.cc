@@ -1,5 +1,6 @@
 // The engine on made MoE models (qwen3moe, 16 experts of which 4 per token,
-// with and without a shared expert, F32 and Q8_0; greedy): preemption by swap and
+// with and without a shared expert, F32 and Q8_0; gpt-oss, its even layer
+// windowed, F32 and MXFP4; greedy): preemption by swap and
 // by recompute gives exactly the tokens and logprobs of an uninterrupted run,
 // the pipelined lane gives the synchronous tokens, and a request's tokens,
 // logprobs and prompt logprobs are the same alone on one thread and in a
@@ -41,11 +42,13 @@ const char* kPrompts[16] = {
 struct MoeCase {
   uint32_t shared_ff;  // 0: no shared expert
   GgmlType dtype;
+  Arch arch = Arch::kQwen3Moe;  // gpt-oss: even layers through a window of 8, sinks, biases
 };
 
 std::string make_moe_model(const testing::TempDir& dir, const MoeCase& c) {
   RandomModelSpec s;
-  s.arch = Arch::kQwen3Moe;
+  s.arch = c.arch;
+  if (c.arch == Arch::kGptOss) s.sliding_window = 8;
   s.num_layers = 2;
   s.embedding_length = 128;
   s.num_heads = 4;
@@ -189,12 +192,15 @@ TEST_P(EngineOnMoe, ARequestsLogitsAreTheSameAloneOnOneThreadAndInABatchOnThree)
   expect_same_outcomes(alone, together, "batch of 17 on 3 threads");
 }
 
-INSTANTIATE_TEST_SUITE_P(Qwen3Moe, EngineOnMoe,
+INSTANTIATE_TEST_SUITE_P(MoeModels, EngineOnMoe,
                          ::testing::Values(MoeCase{0, GgmlType::kF32}, MoeCase{96, GgmlType::kF32},
-                                           MoeCase{96, GgmlType::kQ8_0}),
+                                           MoeCase{96, GgmlType::kQ8_0}, MoeCase{0, GgmlType::kF32, Arch::kGptOss},
+                                           MoeCase{0, GgmlType::kMXFP4, Arch::kGptOss}),
                          [](const auto& param_info) {
-                           return std::string(param_info.param.shared_ff > 0 ? "SharedExpert_" : "RoutedOnly_") +
-                                  std::string(ggml_type_name(param_info.param.dtype));
+                           const MoeCase& c = param_info.param;
+                           if (c.arch == Arch::kGptOss) return "GptOss_" + std::string(ggml_type_name(c.dtype));
+                           return std::string(c.shared_ff > 0 ? "SharedExpert_" : "RoutedOnly_") +
+                                  std::string(ggml_type_name(c.dtype));
                          });
 
 }  // namespace
