@@ -1,11 +1,14 @@
-// Tests for packed_weights.h and the kernels that read packed layouts:
-// packing is exact (every row unpacks to its GGUF bytes, padding rows
-// included in the byte count), and each tier's packed kernel matches the
-// scalar reference run on the row-major original (ref::matmul_q8_0, the
-// oracle), on random data over many shapes: m = 1 .. 9 and 64 (every row
-// tile and a remainder), odd block counts, row counts that leave a partial
-// last group, odd output ranges and splits at every offset within a group;
-// a row's outputs are bit-identical alone or in a batch.
+// Tests for packed_weights.h and the kernels that read packed layouts
+// (Q8_0x16 and Mxfp4x16): packing is exact (every row unpacks to its GGUF
+// bytes, padding rows included in the byte count), and each tier's packed
+// kernel matches the scalar reference run on the row-major original
+// (ref::matmul_q8_0, ref::matmul_mxfp4: the oracles), on random data over
+// many shapes: m = 1 .. 9 and 64 (every row tile and a remainder), odd block
+// counts (MXFP4: every count of blocks in a last unit of four), row counts
+// that leave a partial last group, odd output ranges and splits at every
+// offset within a group; a row's outputs are bit-identical alone or in a
+// batch. MXFP4 rows include every code in both nibbles and exponents from
+// the subnormal scales (e = 0, 1) to e = 201.
 // Tolerance as matmul_test.cc's integer paths: 4e-6 of sum_k |w_k a_k|.
 #include "backend/cpu/kernels/packed_weights.h"
 
@@ -16,6 +19,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "backend/cpu/kernels/matmul_dispatch.h"
@@ -23,6 +27,7 @@
 #include "tensor/block_types.h"
 #include "tensor/half.h"
 #include "tensor/quantize.h"
+#include "tensor/reference/reference_kernels.h"
 #include "tensor/tensor_testing.h"
 
 namespace met::cpu {
@@ -30,49 +35,75 @@ namespace {
 
 constexpr double kPackTolerance = 4e-6;
 constexpr float kPackCanary = -12345.0f;
+constexpr WeightLayout kPackedLayouts[] = {WeightLayout::kQ8_0x16, WeightLayout::kMxfp4x16};
+
+GgmlType type_of(WeightLayout layout) {
+  return layout == WeightLayout::kQ8_0x16 ? GgmlType::kQ8_0 : GgmlType::kMXFP4;
+}
+
+std::string layout_name(WeightLayout layout) {
+  return layout == WeightLayout::kQ8_0x16 ? "q8_0x16" : "mxfp4x16";
+}
 
 struct RowMajor {
   std::vector<uint8_t> bytes;
   WeightMatrix w;
 };
 
-// Random Q8_0 rows of varied scale, with code extremes (-128 can only come
-// from hand-made bytes: the quantizer stops at -127) in row 0.
-RowMajor random_q8_0(int64_t rows, int64_t cols, uint32_t seed) {
-  const size_t row_bytes = *ggml_row_bytes(GgmlType::kQ8_0, static_cast<uint64_t>(cols));
+// Hand-made extremes: Q8_0's code -128 (only hand-made bytes have it: the
+// quantizer stops at -127); MXFP4's every code in both nibbles (row 0), the
+// subnormal scales e = 0, 1 on a whole row (row 1), and e from 2 to 201 on
+// another (row 2; far larger e would overflow float here).
+void add_extremes(RowMajor& out) {
+  if (out.w.type == GgmlType::kQ8_0) {
+    auto* first = reinterpret_cast<BlockQ8_0*>(out.bytes.data());
+    first[0].qs[0] = -128;
+    first[0].qs[1] = 127;
+    return;
+  }
+  const int64_t num_blocks = out.w.cols / kQk;
+  auto row = [&](int64_t n) { return reinterpret_cast<BlockMxfp4*>(out.bytes.data() + n * out.w.row_bytes); };
+  for (int j = 0; j < kQk / 2; ++j) row(0)[0].qs[j] = static_cast<uint8_t>(j | (15 - j) << 4);
+  for (int64_t b = 0; b < num_blocks && out.w.rows > 1; ++b) row(1)[b].e = static_cast<uint8_t>(b % 2);
+  for (int64_t b = 0; b < num_blocks && out.w.rows > 2; ++b) row(2)[b].e = static_cast<uint8_t>(2 + 37 * b % 200);
+}
+
+// Random rows of `type` and varied scale, with add_extremes' bytes.
+RowMajor random_rows(GgmlType type, int64_t rows, int64_t cols, uint32_t seed) {
+  const size_t row_bytes = *ggml_row_bytes(type, static_cast<uint64_t>(cols));
   RowMajor out{std::vector<uint8_t>(row_bytes * static_cast<size_t>(rows)), {}};
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> log_scale(-4.0f, 1.0f);
   for (int64_t n = 0; n < rows; ++n) {
-    const std::vector<float> x =
-        testing::gaussian_with_outliers(static_cast<size_t>(cols), seed * 131 + static_cast<uint32_t>(n), std::exp(log_scale(rng)));
+    const std::vector<float> x = testing::gaussian_with_outliers(
+        static_cast<size_t>(cols), seed * 131 + static_cast<uint32_t>(n), std::exp(log_scale(rng)));
     std::span<uint8_t> dst(out.bytes.data() + static_cast<size_t>(n) * row_bytes, row_bytes);
-    EXPECT_TRUE(quantize_row(GgmlType::kQ8_0, x, dst).ok());
+    EXPECT_TRUE(quantize_row(type, x, dst).ok());
   }
-  auto* first = reinterpret_cast<BlockQ8_0*>(out.bytes.data());
-  first[0].qs[0] = -128;
-  first[0].qs[1] = 127;
-  out.w = {GgmlType::kQ8_0, out.bytes.data(), rows, cols, row_bytes};
+  out.w = {type, out.bytes.data(), rows, cols, row_bytes};
+  add_extremes(out);
   return out;
 }
 
-TEST(PackedWeights, Q8_0x16UnpacksToTheSameRows) {
-  for (const int64_t rows : {1, 15, 16, 17, 40}) {
-    for (const int64_t cols : {32, 64, 96, 160, 1056}) {
-      const RowMajor src = random_q8_0(rows, cols, static_cast<uint32_t>(rows * 7 + cols));
-      const PackedMatrix packed = PackedMatrix::pack(src.w, WeightLayout::kQ8_0x16);
-      const WeightMatrix& p = packed.matrix();
-      EXPECT_EQ(p.layout, WeightLayout::kQ8_0x16);
-      EXPECT_EQ(p.rows, rows);
-      EXPECT_EQ(p.cols, cols);
-      EXPECT_EQ(reinterpret_cast<uintptr_t>(p.data) % 64, 0u);
-      std::vector<uint8_t> row(src.w.row_bytes);
-      for (int64_t n = 0; n < rows; ++n) {
-        unpack_row(p, n, row.data());
-        EXPECT_EQ(
-            std::memcmp(row.data(), src.bytes.data() + static_cast<size_t>(n) * src.w.row_bytes, row.size()),
-            0)
-            << "rows=" << rows << " cols=" << cols << " row " << n;
+TEST(PackedWeights, EveryLayoutUnpacksToTheSameRows) {
+  for (const WeightLayout layout : kPackedLayouts) {
+    for (const int64_t rows : {1, 3, 15, 16, 17, 40}) {
+      for (const int64_t cols : {32, 64, 96, 128, 160, 224, 1056}) {
+        const RowMajor src = random_rows(type_of(layout), rows, cols, static_cast<uint32_t>(rows * 7 + cols));
+        const PackedMatrix packed = PackedMatrix::pack(src.w, layout);
+        const WeightMatrix& p = packed.matrix();
+        EXPECT_EQ(p.layout, layout);
+        EXPECT_EQ(p.rows, rows);
+        EXPECT_EQ(p.cols, cols);
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(p.data) % 64, 0u);
+        std::vector<uint8_t> row(src.w.row_bytes);
+        for (int64_t n = 0; n < rows; ++n) {
+          unpack_row(p, n, row.data());
+          EXPECT_EQ(
+              std::memcmp(row.data(), src.bytes.data() + static_cast<size_t>(n) * src.w.row_bytes, row.size()),
+              0)
+              << layout_name(layout) << " rows=" << rows << " cols=" << cols << " row " << n;
+        }
       }
     }
   }
@@ -89,12 +120,26 @@ TEST(PackedWeights, Q8_0x16TakesWholeGroupsOfCacheLines) {
   EXPECT_EQ(layout_groups(WeightLayout::kQ8_0x16, 17), 2);
 }
 
+TEST(PackedWeights, Mxfp4x16TakesWholeGroupsOfCacheLines) {
+  EXPECT_EQ(mxfp4x16_group_bytes(128), 1088u);                // one unit of four blocks
+  EXPECT_EQ(mxfp4x16_group_bytes(32), 256u + 64u);            // a last unit of one block
+  EXPECT_EQ(mxfp4x16_group_bytes(224), 1088u + 3 * 256 + 64);  // and of three
+  EXPECT_EQ(mxfp4x16_group_bytes(4096), 32u * 1088u);
+  EXPECT_EQ(mxfp4x16_group_bytes(160) % 64, 0u);
+  // Same bytes as the row-major matrix once rows fill whole groups and units.
+  EXPECT_EQ(layout_bytes(WeightLayout::kMxfp4x16, GgmlType::kMXFP4, 32, 4096),
+            layout_bytes(WeightLayout::kRows, GgmlType::kMXFP4, 32, 4096));
+  EXPECT_EQ(layout_bytes(WeightLayout::kMxfp4x16, GgmlType::kMXFP4, 17, 128), 2u * 1088u);
+  EXPECT_EQ(layout_groups(WeightLayout::kMxfp4x16, 17), 2);
+}
+
 TEST(PackedWeights, PreferredLayoutHasASelectedKernel) {
   for (const GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0,
-                              GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ6_K}) {
+                              GgmlType::kQ4_0, GgmlType::kMXFP4, GgmlType::kQ4_K, GgmlType::kQ6_K}) {
     const WeightLayout layout = preferred_layout(type);
     if (layout != WeightLayout::kRows) {
       EXPECT_NE(selected_matmul_kernels(type).matmul_packed, nullptr) << ggml_type_name(type);
+      EXPECT_EQ(type_of(layout), type);
     }
   }
   EXPECT_EQ(preferred_layout(GgmlType::kF16), WeightLayout::kRows);
@@ -107,13 +152,14 @@ struct PackProblem {
   std::vector<uint8_t> act;  // prepared by the reference
 };
 
-PackProblem make_problem(int64_t m, int64_t rows, int64_t cols, uint32_t seed) {
-  PackProblem p{random_q8_0(rows, cols, seed), {}, m, {}};
-  p.packed = PackedMatrix::pack(p.rows.w, WeightLayout::kQ8_0x16);
+PackProblem make_problem(WeightLayout layout, int64_t m, int64_t rows, int64_t cols, uint32_t seed) {
+  const GgmlType type = type_of(layout);
+  PackProblem p{random_rows(type, rows, cols, seed), {}, m, {}};
+  p.packed = PackedMatrix::pack(p.rows.w, layout);
   const std::vector<float> x = testing::gaussian_with_outliers(static_cast<size_t>(m * cols), seed + 7, 1.0f);
-  p.act.resize(static_cast<size_t>(m) * activation_row_bytes(GgmlType::kQ8_0, cols));
-  prepare_activations_with(matmul_kernels_for_isa(GgmlType::kQ8_0, Isa::kScalar), GgmlType::kQ8_0, x.data(),
-                           cols, cols, 0, m, p.act.data());
+  p.act.resize(static_cast<size_t>(m) * activation_row_bytes(type, cols));
+  prepare_activations_with(matmul_kernels_for_isa(type, Isa::kScalar), type, x.data(), cols, cols, 0, m,
+                           p.act.data());
   return p;
 }
 
@@ -125,28 +171,33 @@ std::vector<float> run(const MatmulKernels& kernels, const WeightMatrix& w, cons
 }
 
 // sum_k |w_k a_k| per output (the scale errors are measured against), from
-// the codes and scales.
+// the dequantized weights and activations (both exact in float).
 std::vector<double> pack_magnitudes(const PackProblem& p) {
-  const int64_t cols = p.rows.w.cols, num_blocks = cols / kQk;
-  const size_t act_row = activation_row_bytes(GgmlType::kQ8_0, cols);
-  std::vector<double> out(static_cast<size_t>(p.m * p.rows.w.rows));
+  const int64_t cols = p.rows.w.cols, rows = p.rows.w.rows;
+  const size_t act_row = activation_row_bytes(p.rows.w.type, cols);
+  std::vector<float> w(static_cast<size_t>(rows * cols)), a(static_cast<size_t>(p.m * cols));
+  for (int64_t n = 0; n < rows; ++n) {
+    std::span<const uint8_t> src(p.rows.bytes.data() + static_cast<size_t>(n) * p.rows.w.row_bytes,
+                                 p.rows.w.row_bytes);
+    EXPECT_TRUE(dequantize_row(p.rows.w.type, src, std::span<float>(w.data() + n * cols, cols)).ok());
+  }
   for (int64_t i = 0; i < p.m; ++i) {
-    const auto* a = reinterpret_cast<const BlockQ8_0*>(p.act.data() + static_cast<size_t>(i) * act_row);
-    for (int64_t n = 0; n < p.rows.w.rows; ++n) {
-      const auto* w = reinterpret_cast<const BlockQ8_0*>(p.rows.bytes.data() +
-                                                         static_cast<size_t>(n) * p.rows.w.row_bytes);
+    met::ref::dequantize_row_q8_0(p.act.data() + static_cast<size_t>(i) * act_row, a.data() + i * cols, cols);
+  }
+  std::vector<double> out(static_cast<size_t>(p.m * rows));
+  for (int64_t i = 0; i < p.m; ++i) {
+    for (int64_t n = 0; n < rows; ++n) {
       double sum = 0.0;
-      for (int64_t b = 0; b < num_blocks; ++b) {
-        int isum = 0;
-        for (int k = 0; k < kQk; ++k) isum += std::abs(w[b].qs[k] * a[b].qs[k]);
-        sum += std::fabs(static_cast<double>(fp16_to_f32(w[b].d)) * fp16_to_f32(a[b].d)) * isum;
-      }
-      out[static_cast<size_t>(i * p.rows.w.rows + n)] = sum;
+      for (int64_t k = 0; k < cols; ++k) sum += std::fabs(static_cast<double>(w[n * cols + k]) * a[i * cols + k]);
+      out[static_cast<size_t>(i * rows + n)] = sum;
     }
   }
   return out;
 }
 
+// Outputs in range within tolerance of the reference, canaries elsewhere.
+// The absolute slack is below every nonzero output here (row 1's subnormal
+// scales give outputs near 1e-36), so those are checked relatively too.
 void expect_close(const PackProblem& p, const std::vector<float>& actual, const std::vector<float>& expected,
                   int64_t n_begin, int64_t n_end, const std::string& what) {
   const std::vector<double> magnitude = pack_magnitudes(p);
@@ -161,7 +212,7 @@ void expect_close(const PackProblem& p, const std::vector<float>& actual, const 
         continue;
       }
       const double error = std::fabs(static_cast<double>(actual[idx]) - expected[idx]);
-      if (!(error <= kPackTolerance * magnitude[idx] + 1e-30) && ++failures < 5) {
+      if (!(error <= kPackTolerance * magnitude[idx] + 1e-44) && ++failures < 5) {
         ADD_FAILURE() << what << " y[" << i << "][" << n << "] = " << actual[idx] << ", reference "
                       << expected[idx] << ", error " << error / (magnitude[idx] + 1e-300) << " of sum|w a|";
       }
@@ -170,20 +221,30 @@ void expect_close(const PackProblem& p, const std::vector<float>& actual, const 
   EXPECT_EQ(failures, 0) << what;
 }
 
-class PackedKernels : public ::testing::TestWithParam<Isa> {
+// Each packed layout's kernel of each tier the CPU has, against the
+// reference on the row-major matrix.
+class PackedKernels : public ::testing::TestWithParam<std::tuple<WeightLayout, Isa>> {
  protected:
   void SetUp() override {
-    if (best_isa(detect_cpu_features()) < GetParam()) {
-      GTEST_SKIP() << "this CPU lacks " << isa_name(GetParam()) << "; its kernels are not checked here";
+    const auto [layout, isa] = GetParam();
+    if (best_isa(detect_cpu_features()) < isa) {
+      GTEST_SKIP() << "this CPU lacks " << isa_name(isa) << "; its kernels are not checked here";
     }
-    kernels_ = matmul_kernels_for_isa(GgmlType::kQ8_0, GetParam());
+    layout_ = layout;
+    const GgmlType type = type_of(layout);
+    kernels_ = matmul_kernels_for_isa(type, isa);
     if (kernels_.matmul_packed == nullptr) {
-      GTEST_SKIP() << isa_name(GetParam()) << " has no packed Q8_0 kernel";
+      GTEST_SKIP() << isa_name(isa) << " has no " << layout_name(layout) << " kernel";
     }
-    kernels_.prepare = matmul_kernels_for_isa(GgmlType::kQ8_0, Isa::kScalar).prepare;
+    reference_ = matmul_kernels_for_isa(type, Isa::kScalar);
+    kernels_.prepare = reference_.prepare;
   }
+  PackProblem problem(int64_t m, int64_t rows, int64_t cols, uint32_t seed) const {
+    return make_problem(layout_, m, rows, cols, seed);
+  }
+  WeightLayout layout_ = WeightLayout::kRows;
   MatmulKernels kernels_;
-  const MatmulKernels reference_ = matmul_kernels_for_isa(GgmlType::kQ8_0, Isa::kScalar);
+  MatmulKernels reference_;
 };
 
 std::string describe(int64_t m, int64_t rows, int64_t cols, int64_t n_begin, int64_t n_end) {
@@ -191,14 +252,14 @@ std::string describe(int64_t m, int64_t rows, int64_t cols, int64_t n_begin, int
          " n=[" + std::to_string(n_begin) + "," + std::to_string(n_end) + ")";
 }
 
-TEST_P(PackedKernels, Q8_0x16MatchesTheReferenceOnManyShapes) {
+TEST_P(PackedKernels, MatchTheReferenceOnManyShapes) {
   for (const int64_t rows : {16, 37}) {
-    for (const int64_t cols : {32, 64, 96, 160, 512, 1056}) {
+    for (const int64_t cols : {32, 64, 96, 128, 160, 224, 512, 1056}) {
       for (const int64_t m : {1, 2, 3, 4, 5, 7, 9, 64}) {
-        const PackProblem p = make_problem(m, rows, cols, static_cast<uint32_t>(m * 1000 + cols + rows));
+        const PackProblem p = problem(m, rows, cols, static_cast<uint32_t>(m * 1000 + cols + rows));
         const std::vector<float> expected = run(reference_, p.rows.w, p, 0, rows);
         for (const auto& [n_begin, n_end] :
-             {std::pair<int64_t, int64_t>{0, rows}, {5, 22}, {13, 14}, {16, rows}}) {
+             {std::pair<int64_t, int64_t>{0, rows}, {5, 22}, {13, 14}, {16, rows}, {3, 11}, {8, 9}}) {
           if (n_end > rows) continue;
           expect_close(p, run(kernels_, p.packed.matrix(), p, n_begin, n_end), expected, n_begin, n_end,
                        describe(m, rows, cols, n_begin, n_end));
@@ -208,9 +269,9 @@ TEST_P(PackedKernels, Q8_0x16MatchesTheReferenceOnManyShapes) {
   }
 }
 
-TEST_P(PackedKernels, Q8_0x16SplitsAgreeBitForBit) {
+TEST_P(PackedKernels, SplitsAgreeBitForBit) {
   constexpr int64_t kRows = 45;
-  const PackProblem p = make_problem(17, kRows, 96, 5);
+  const PackProblem p = problem(17, kRows, 96, 5);
   const WeightMatrix& w = p.packed.matrix();
   const std::vector<float> whole = run(kernels_, w, p, 0, kRows);
   for (int64_t split = 1; split < kRows; ++split) {
@@ -222,13 +283,13 @@ TEST_P(PackedKernels, Q8_0x16SplitsAgreeBitForBit) {
   }
 }
 
-TEST_P(PackedKernels, Q8_0x16RowsAreTheSameAloneOrInABatch) {
+TEST_P(PackedKernels, RowsAreTheSameAloneOrInABatch) {
   // Batch invariance: an activation row's outputs do not depend on which row
   // tile it lands in, nor on the other rows.
   constexpr int64_t kRows = 37, kCols = 160, kM = 11;
-  const PackProblem p = make_problem(kM, kRows, kCols, 21);
+  const PackProblem p = problem(kM, kRows, kCols, 21);
   const std::vector<float> batch = run(kernels_, p.packed.matrix(), p, 0, kRows);
-  const size_t act_row = activation_row_bytes(GgmlType::kQ8_0, kCols);
+  const size_t act_row = activation_row_bytes(p.rows.w.type, kCols);
   for (int64_t i = 0; i < kM; ++i) {
     std::vector<float> alone(kRows, kPackCanary);
     matmul_with(kernels_, p.packed.matrix(), p.act.data() + static_cast<size_t>(i) * act_row, 1, alone.data(),
@@ -237,34 +298,42 @@ TEST_P(PackedKernels, Q8_0x16RowsAreTheSameAloneOrInABatch) {
   }
 }
 
-TEST_P(PackedKernels, Q8_0x16LongRowsStayWithinTolerance) {
+TEST_P(PackedKernels, LongRowsStayWithinTolerance) {
   for (const int64_t cols : {4096, 11008}) {
-    const PackProblem p = make_problem(3, 32, cols, 99);
+    const PackProblem p = problem(3, 32, cols, 99);
     expect_close(p, run(kernels_, p.packed.matrix(), p, 0, 32), run(reference_, p.rows.w, p, 0, 32), 0, 32,
                  describe(3, 32, cols, 0, 32));
   }
 }
 
-TEST_P(PackedKernels, Q8_0x16ManyActivationRowsAreSplitIntoCacheSizedCalls) {
+TEST_P(PackedKernels, ManyActivationRowsAreSplitIntoCacheSizedCalls) {
   // 300 rows of 4096 activations exceed one cache block (matmul.cc).
-  const PackProblem p = make_problem(300, 16, 4096, 4);
+  const PackProblem p = problem(300, 16, 4096, 4);
   expect_close(p, run(kernels_, p.packed.matrix(), p, 0, 16), run(reference_, p.rows.w, p, 0, 16), 0, 16,
                "m=300");
 }
 
 TEST(PackedWeights, PublicMatmulRunsThePreferredLayout) {
-  const WeightLayout layout = preferred_layout(GgmlType::kQ8_0);
-  if (layout == WeightLayout::kRows) GTEST_SKIP() << "no packed Q8_0 kernel selected on this CPU";
-  const PackProblem p = make_problem(3, 37, 160, 8);
-  std::vector<float> y(static_cast<size_t>(3 * 37), kPackCanary);
-  matmul(p.packed.matrix(), p.act.data(), 3, y.data(), 37, 0, 37);
-  expect_close(p, y, run(matmul_kernels_for_isa(GgmlType::kQ8_0, Isa::kScalar), p.rows.w, p, 0, 37), 0, 37,
-               "selected");
+  for (const WeightLayout layout : kPackedLayouts) {
+    const GgmlType type = type_of(layout);
+    if (preferred_layout(type) != layout) {
+      GTEST_LOG_(INFO) << "no packed " << ggml_type_name(type) << " kernel selected on this CPU";
+      continue;
+    }
+    const PackProblem p = make_problem(layout, 3, 37, 160, 8);
+    std::vector<float> y(static_cast<size_t>(3 * 37), kPackCanary);
+    matmul(p.packed.matrix(), p.act.data(), 3, y.data(), 37, 0, 37);
+    expect_close(p, y, run(matmul_kernels_for_isa(type, Isa::kScalar), p.rows.w, p, 0, 37), 0, 37,
+                 layout_name(layout) + " selected");
+  }
 }
 
-INSTANTIATE_TEST_SUITE_P(Tiers, PackedKernels, ::testing::Values(Isa::kAvx2, Isa::kAvx512, Isa::kAmx),
-                         [](const ::testing::TestParamInfo<Isa>& tier) {
-                           return std::string(isa_name(tier.param));
+INSTANTIATE_TEST_SUITE_P(Tiers, PackedKernels,
+                         ::testing::Combine(::testing::ValuesIn(kPackedLayouts),
+                                            ::testing::Values(Isa::kAvx2, Isa::kAvx512, Isa::kAmx)),
+                         [](const ::testing::TestParamInfo<std::tuple<WeightLayout, Isa>>& tier) {
+                           return layout_name(std::get<0>(tier.param)) + "_" +
+                                  std::string(isa_name(std::get<1>(tier.param)));
                          });
 
 }  // namespace

@@ -75,7 +75,7 @@ constexpr Entry kAvx2[] = {
     {GgmlType::kBF16, {prepare_bf16_fast, avx2::matmul_bf16}},
     {GgmlType::kQ8_0, {prepare_q8_0_fast, avx2::matmul_q8_0}},
     {GgmlType::kQ4_0, {prepare_q8_0_fast, avx2::matmul_q4_0}},
-    {GgmlType::kMXFP4, {prepare_q8_0_fast, avx2::matmul_mxfp4}},
+    {GgmlType::kMXFP4, {prepare_q8_0_fast, avx2::matmul_mxfp4, avx2::matmul_mxfp4x16}},
     {GgmlType::kQ4_K, {avx2::prepare_q8_k, avx2::matmul_q4_k}},
     {GgmlType::kQ6_K, {avx2::prepare_q8_k, avx2::matmul_q6_k}},
 };
@@ -86,7 +86,7 @@ constexpr Entry kAvx512[] = {
     {GgmlType::kBF16, {prepare_bf16_fast, avx512::matmul_bf16}},
     {GgmlType::kQ8_0, {prepare_q8_0_fast, avx512::matmul_q8_0, avx512::matmul_q8_0x16}},
     {GgmlType::kQ4_0, {prepare_q8_0_fast, avx512::matmul_q4_0}},
-    {GgmlType::kMXFP4, {prepare_q8_0_fast, avx512::matmul_mxfp4}},
+    {GgmlType::kMXFP4, {prepare_q8_0_fast, avx512::matmul_mxfp4, avx512::matmul_mxfp4x16}},
     {GgmlType::kQ4_K, {avx512::prepare_q8_k, avx512::matmul_q4_k}},
     {GgmlType::kQ6_K, {avx512::prepare_q8_k, avx512::matmul_q6_k}},
 };

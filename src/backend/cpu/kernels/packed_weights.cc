@@ -19,7 +19,7 @@ constexpr size_t kSingleBytes = kBlockCodeBytes + 64;            // codes, 16 sc
 constexpr size_t kScaleBytes = kQ8_0x16Rows * sizeof(uint16_t);  // 32
 constexpr uint8_t kCodeOffset = 0x80;
 
-// Where block b of a group starts, and where its 16 scales are.
+// Where block b of a Q8_0x16 group starts, and where its 16 scales are.
 size_t block_offset(int64_t b) { return static_cast<size_t>(b / 2) * kPairBytes + (b % 2) * kBlockCodeBytes; }
 size_t scales_offset(int64_t b, int64_t num_blocks) {
   const size_t unit = static_cast<size_t>(b / 2) * kPairBytes;
@@ -49,6 +49,91 @@ void pack_q8_0x16_group(const WeightMatrix& w, int64_t g, uint8_t* group) {
   }
 }
 
+void unpack_q8_0x16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
+  const int64_t num_blocks = w.cols / kQk;
+  const uint8_t* group = w.data + static_cast<size_t>(n / kQ8_0x16Rows) * q8_0x16_group_bytes(w.cols);
+  const auto r = static_cast<size_t>(n % kQ8_0x16Rows);
+  auto* blocks = reinterpret_cast<BlockQ8_0*>(out);
+  for (int64_t b = 0; b < num_blocks; ++b) {
+    const uint8_t* codes = group + block_offset(b);
+    for (int k = 0; k < kQk; ++k) {
+      const uint8_t code = codes[static_cast<size_t>(k / 4) * 64 + r * kQuadBytes + k % 4];
+      blocks[b].qs[k] = static_cast<int8_t>(code ^ kCodeOffset);
+    }
+    std::memcpy(&blocks[b].d, group + scales_offset(b, num_blocks) + sizeof(uint16_t) * r, sizeof(uint16_t));
+  }
+}
+
+constexpr int64_t kMxfp4UnitBlocks = 4;
+constexpr size_t kMxfp4BlockNibbleBytes = kMxfp4x16Rows * kQk / 2;  // 256
+constexpr size_t kMxfp4ExponentBytes = 64;                          // one line: 16 rows x 4 blocks
+constexpr size_t kMxfp4UnitBytes = kMxfp4UnitBlocks * kMxfp4BlockNibbleBytes + kMxfp4ExponentBytes;
+
+// Where block b's nibbles start in a Mxfp4x16 group, and where its 16
+// exponents are.
+size_t mxfp4_nibbles_offset(int64_t b) {
+  return static_cast<size_t>(b / kMxfp4UnitBlocks) * kMxfp4UnitBytes +
+         static_cast<size_t>(b % kMxfp4UnitBlocks) * kMxfp4BlockNibbleBytes;
+}
+size_t mxfp4_exponents_offset(int64_t b, int64_t num_blocks) {
+  const int64_t unit_begin = b / kMxfp4UnitBlocks * kMxfp4UnitBlocks;
+  const int64_t unit_blocks = std::min(kMxfp4UnitBlocks, num_blocks - unit_begin);
+  return static_cast<size_t>(b / kMxfp4UnitBlocks) * kMxfp4UnitBytes +
+         static_cast<size_t>(unit_blocks) * kMxfp4BlockNibbleBytes +
+         static_cast<size_t>(b % kMxfp4UnitBlocks) * kMxfp4x16Rows;
+}
+
+// Packs group g of row-major MXFP4 `w` into `group` (zeroed beforehand:
+// padding rows stay zero).
+void pack_mxfp4x16_group(const WeightMatrix& w, int64_t g, uint8_t* group) {
+  const int64_t num_blocks = w.cols / kQk;
+  for (int r = 0; r < kMxfp4x16Rows; ++r) {
+    const int64_t n = g * kMxfp4x16Rows + r;
+    if (n >= w.rows) break;
+    const auto* blocks = reinterpret_cast<const BlockMxfp4*>(w.data + static_cast<size_t>(n) * w.row_bytes);
+    for (int64_t b = 0; b < num_blocks; ++b) {
+      uint8_t* nibbles = group + mxfp4_nibbles_offset(b) + static_cast<size_t>(r) * kQuadBytes;
+      for (int j = 0; j < kQk / 8; ++j) {  // bytes 4j .. 4j+3 of row r's block
+        std::memcpy(nibbles + static_cast<size_t>(j) * 64, blocks[b].qs + 4 * j, kQuadBytes);
+      }
+      group[mxfp4_exponents_offset(b, num_blocks) + static_cast<size_t>(r)] = blocks[b].e;
+    }
+  }
+}
+
+void unpack_mxfp4x16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
+  const int64_t num_blocks = w.cols / kQk;
+  const uint8_t* group = w.data + static_cast<size_t>(n / kMxfp4x16Rows) * mxfp4x16_group_bytes(w.cols);
+  const auto r = static_cast<size_t>(n % kMxfp4x16Rows);
+  auto* blocks = reinterpret_cast<BlockMxfp4*>(out);
+  for (int64_t b = 0; b < num_blocks; ++b) {
+    const uint8_t* nibbles = group + mxfp4_nibbles_offset(b) + r * kQuadBytes;
+    for (int j = 0; j < kQk / 8; ++j) {
+      std::memcpy(blocks[b].qs + 4 * j, nibbles + static_cast<size_t>(j) * 64, kQuadBytes);
+    }
+    blocks[b].e = group[mxfp4_exponents_offset(b, num_blocks) + r];
+  }
+}
+
+// The weight type a packed layout holds.
+GgmlType packed_type(WeightLayout layout) {
+  switch (layout) {
+    case WeightLayout::kRows:
+      break;
+    case WeightLayout::kQ8_0x16:
+      return GgmlType::kQ8_0;
+    case WeightLayout::kMxfp4x16:
+      return GgmlType::kMXFP4;
+  }
+  MET_CHECK(false, "kRows is not a packed layout");
+  return GgmlType::kF32;
+}
+
+// Bytes of one group of a packed layout.
+size_t packed_group_bytes(WeightLayout layout, int64_t cols) {
+  return layout == WeightLayout::kQ8_0x16 ? q8_0x16_group_bytes(cols) : mxfp4x16_group_bytes(cols);
+}
+
 }  // namespace
 
 size_t q8_0x16_group_bytes(int64_t cols) {
@@ -56,10 +141,17 @@ size_t q8_0x16_group_bytes(int64_t cols) {
   return static_cast<size_t>(num_blocks / 2) * kPairBytes + (num_blocks % 2) * kSingleBytes;
 }
 
+size_t mxfp4x16_group_bytes(int64_t cols) {
+  const int64_t num_blocks = cols / kQk;
+  const int64_t tail_blocks = num_blocks % kMxfp4UnitBlocks;
+  return static_cast<size_t>(num_blocks / kMxfp4UnitBlocks) * kMxfp4UnitBytes +
+         (tail_blocks == 0 ? 0 : static_cast<size_t>(tail_blocks) * kMxfp4BlockNibbleBytes + kMxfp4ExponentBytes);
+}
+
 WeightLayout preferred_layout(GgmlType type) {
-  if (type == GgmlType::kQ8_0 && selected_matmul_kernels(type).matmul_packed != nullptr) {
-    return WeightLayout::kQ8_0x16;
-  }
+  if (selected_matmul_kernels(type).matmul_packed == nullptr) return WeightLayout::kRows;
+  if (type == GgmlType::kQ8_0) return WeightLayout::kQ8_0x16;
+  if (type == GgmlType::kMXFP4) return WeightLayout::kMxfp4x16;
   return WeightLayout::kRows;
 }
 
@@ -69,6 +161,8 @@ int64_t layout_groups(WeightLayout layout, int64_t rows) {
       return rows;
     case WeightLayout::kQ8_0x16:
       return (rows + kQ8_0x16Rows - 1) / kQ8_0x16Rows;
+    case WeightLayout::kMxfp4x16:
+      return (rows + kMxfp4x16Rows - 1) / kMxfp4x16Rows;
   }
   return 0;
 }
@@ -78,7 +172,8 @@ size_t layout_group_stride(const WeightMatrix& w) {
     case WeightLayout::kRows:
       return w.row_bytes;
     case WeightLayout::kQ8_0x16:
-      return q8_0x16_group_bytes(w.cols);
+    case WeightLayout::kMxfp4x16:
+      return packed_group_bytes(w.layout, w.cols);
   }
   return 0;
 }
@@ -89,8 +184,9 @@ size_t layout_bytes(WeightLayout layout, GgmlType type, int64_t rows, int64_t co
       return static_cast<size_t>(*ggml_row_bytes(type, static_cast<uint64_t>(cols))) *
              static_cast<size_t>(rows);
     case WeightLayout::kQ8_0x16:
-      MET_CHECK(type == GgmlType::kQ8_0, "Q8_0x16 packs Q8_0 weights, not {}", ggml_type_name(type));
-      return static_cast<size_t>(layout_groups(layout, rows)) * q8_0x16_group_bytes(cols);
+    case WeightLayout::kMxfp4x16:
+      MET_CHECK(type == packed_type(layout), "{} weights do not go in this packed layout", ggml_type_name(type));
+      return static_cast<size_t>(layout_groups(layout, rows)) * packed_group_bytes(layout, cols);
   }
   return 0;
 }
@@ -98,14 +194,18 @@ size_t layout_bytes(WeightLayout layout, GgmlType type, int64_t rows, int64_t co
 WeightMatrix pack_weights(const WeightMatrix& w, WeightLayout layout, uint8_t* dst, int64_t group_begin,
                           int64_t group_end) {
   MET_CHECK(w.layout == WeightLayout::kRows, "pack_weights: the source must be row-major");
-  MET_CHECK(layout == WeightLayout::kQ8_0x16 && w.type == GgmlType::kQ8_0 && w.cols % kQk == 0,
-            "pack_weights: no packed layout for {} x {}", ggml_type_name(w.type), w.cols);
+  MET_CHECK(layout != WeightLayout::kRows && w.type == packed_type(layout) && w.cols % kQk == 0,
+            "pack_weights: no such packed layout for {} x {}", ggml_type_name(w.type), w.cols);
   MET_CHECK(reinterpret_cast<uintptr_t>(dst) % 64 == 0, "pack_weights: dst must be 64-byte aligned");
-  const size_t group_bytes = q8_0x16_group_bytes(w.cols);
+  const size_t group_bytes = packed_group_bytes(layout, w.cols);
   for (int64_t g = group_begin; g < group_end; ++g) {
     uint8_t* group = dst + static_cast<size_t>(g) * group_bytes;
     std::memset(group, 0, group_bytes);
-    pack_q8_0x16_group(w, g, group);
+    if (layout == WeightLayout::kQ8_0x16) {
+      pack_q8_0x16_group(w, g, group);
+    } else {
+      pack_mxfp4x16_group(w, g, group);
+    }
   }
   WeightMatrix packed = w;
   packed.data = dst;
@@ -120,19 +220,11 @@ void unpack_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
       std::memcpy(out, w.data + static_cast<size_t>(n) * w.row_bytes, w.row_bytes);
       return;
     case WeightLayout::kQ8_0x16:
-      break;
-  }
-  const int64_t num_blocks = w.cols / kQk;
-  const uint8_t* group = w.data + static_cast<size_t>(n / kQ8_0x16Rows) * q8_0x16_group_bytes(w.cols);
-  const auto r = static_cast<size_t>(n % kQ8_0x16Rows);
-  auto* blocks = reinterpret_cast<BlockQ8_0*>(out);
-  for (int64_t b = 0; b < num_blocks; ++b) {
-    const uint8_t* codes = group + block_offset(b);
-    for (int k = 0; k < kQk; ++k) {
-      const uint8_t code = codes[static_cast<size_t>(k / 4) * 64 + r * kQuadBytes + k % 4];
-      blocks[b].qs[k] = static_cast<int8_t>(code ^ kCodeOffset);
-    }
-    std::memcpy(&blocks[b].d, group + scales_offset(b, num_blocks) + sizeof(uint16_t) * r, sizeof(uint16_t));
+      unpack_q8_0x16_row(w, n, out);
+      return;
+    case WeightLayout::kMxfp4x16:
+      unpack_mxfp4x16_row(w, n, out);
+      return;
   }
 }
 

@@ -13,6 +13,21 @@
 //   takes unsigned: one aligned 64-byte load feeds one vpdpbusd whose 16
 //   int32 lanes are 16 output rows, 16 scales widen with one vcvtph2ps, and
 //   a thread's share of the matrix is one sequential stream.
+//   WeightLayout::kMxfp4x16: MXFP4 rows packed 16 at a time, groups as
+//   above (padding rows have zero codes and exponents), blocks in units of
+//   four; a unit (1088 bytes, 17 cache lines) is
+//     nibbles of block b:   for j < 4, 16 rows x 4 bytes: row r's qs[4j ..
+//                           4j+3] at byte 64 j + 4 r, so one aligned load
+//                           holds elements 4j .. 4j+3 of 16 rows in its low
+//                           nibbles and 16+4j .. 16+4j+3 in its high ones
+//     nibbles of b + 1, b + 2, b + 3: the same
+//     exponents:            16 E8M0 bytes of block b (row order), then
+//                           those of b + 1, b + 2, b + 3
+//   and a last unit of k < 4 blocks is k x 256 bytes of nibbles, then 64
+//   bytes of exponents (16 k used, the rest zero). The bytes stay MXFP4's
+//   (as many as the rows hold once they fill whole groups and units): a
+//   kernel decodes 16 rows' codes with two vpshufb per load, once per tile
+//   of activation rows.
 // Packing is exact: unpack_row() gives back the GGUF row bit for bit.
 // Threading: pure functions; PackedMatrix is immutable after pack().
 // Tested by tests/backend/packed_weights_test.cc.
@@ -28,9 +43,12 @@
 namespace met::cpu {
 
 inline constexpr int64_t kQ8_0x16Rows = 16;
+inline constexpr int64_t kMxfp4x16Rows = 16;
 
-// Bytes of one 16-row group of Q8_0x16 with `cols` inputs (a multiple of 64).
+// Bytes of one 16-row group of Q8_0x16 with `cols` inputs (a multiple of 32).
 size_t q8_0x16_group_bytes(int64_t cols);
+// Bytes of one 16-row group of Mxfp4x16 with `cols` inputs (a multiple of 32).
+size_t mxfp4x16_group_bytes(int64_t cols);
 
 // The layout matmul runs fastest on for weights of `type` on this CPU:
 // kRows, or a packed layout when the selected kernels have one for it.
