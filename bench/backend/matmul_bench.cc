@@ -1,5 +1,6 @@
 // Matmul throughput per weight type and ISA tier this CPU supports, and per
-// packed layout (q8_0x16: Q8_0 packed at load, packed_weights.h).
+// packed layout (q8_0x16, mxfp4x16: Q8_0, MXFP4 packed at load,
+// packed_weights.h).
 //   decode/<type>/<tier>/<rows>x<cols>[/m:16]/threads:<t>: m = 1 (or a
 //     batch of 16), weights streamed from DRAM: each iteration walks copies
 //     of the matrix totalling >= 256 MiB (well past L3), so bytes/s is weight
@@ -38,8 +39,8 @@
 namespace met::cpu {
 namespace {
 
-constexpr GgmlType kTypes[] = {GgmlType::kF32,  GgmlType::kF16,  GgmlType::kBF16, GgmlType::kQ8_0,
-                               GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ6_K};
+constexpr GgmlType kTypes[] = {GgmlType::kF32,  GgmlType::kF16,   GgmlType::kBF16, GgmlType::kQ8_0,
+                               GgmlType::kQ4_0, GgmlType::kMXFP4, GgmlType::kQ4_K, GgmlType::kQ6_K};
 constexpr size_t kStreamBytes = size_t{256} << 20;
 
 std::vector<float> gaussian(size_t n, uint32_t seed) {
@@ -200,7 +201,9 @@ void register_all() {
       if (tier > best) continue;
       const MatmulKernels kernels = matmul_kernels_for_isa(type, tier);
       if (kernels.matmul_packed != nullptr) {
-        register_one(WeightLayout::kQ8_0x16, type, tier, fmt::format("q8_0x16/{}", isa_name(tier)));
+        const bool q8_0 = type == GgmlType::kQ8_0;
+        register_one(q8_0 ? WeightLayout::kQ8_0x16 : WeightLayout::kMxfp4x16, type, tier,
+                     fmt::format("{}/{}", q8_0 ? "q8_0x16" : "mxfp4x16", isa_name(tier)));
       }
       if (kernels.matmul == nullptr) continue;
       register_one(WeightLayout::kRows, type, tier, fmt::format("{}/{}", ggml_type_name(type), isa_name(tier)));
