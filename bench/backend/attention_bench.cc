@@ -9,6 +9,9 @@
 // contiguous bytes of the pool on the same threads; KvGatherRead sums the
 // very bytes attention reads, in its order (kv head by kv head, blocks in
 // table order).
+// PrefillAttentionInline: a prefill chunk of several row tiles;
+// WindowedDecodeAttentionInline: a layer with a 128-position window and
+// sinks, whose time must not grow with the context.
 // The *Inline variants run on the benchmark's own thread and report rates
 // per CPU second, so they stay meaningful on a loaded machine (the pooled
 // ones include the pool's wake-up and barrier costs and need idle cores).
@@ -152,6 +155,34 @@ void BM_DecodeAttentionInline(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * setup.kv_bytes_read());
 }
 
+// The decode of a windowed layer with sinks (gpt-oss's even layers): its
+// time should not grow with the context. bytes/s counts the window's K and V.
+void BM_WindowedDecodeAttentionInline(benchmark::State& state) {
+  const auto context = static_cast<int32_t>(state.range(0));
+  const auto window = static_cast<int32_t>(state.range(1));
+  DecodeSetup setup(context);
+  AttentionScratch scratch(AttentionLimits{.num_heads = kHeads,
+                                           .num_kv_heads = kKvHeads,
+                                           .head_dim = kHeadDim,
+                                           .max_rows = 1,
+                                           .num_threads = 1});
+  WorkerPool pool(1);
+  ThreadCtx ctx(pool, 0, 1);
+  const std::vector<float> sinks(kHeads, 1.0f);
+  const AttnLayerOptions opts{.window = window, .sinks = sinks.data()};
+  const int32_t layers = setup.cache->layout().num_layers;
+  int32_t layer = 0;
+  for (auto _ : state) {
+    paged_attention(ctx, *setup.cache, layer, std::span(&setup.seq, 1), setup.q.data(),
+                    kHeads * kHeadDim, kHeads, 0.125f, setup.out.data(), kHeads * kHeadDim, scratch,
+                    opts);
+    benchmark::DoNotOptimize(setup.out.data());
+    layer = (layer + 1) % layers;
+  }
+  state.SetBytesProcessed(state.iterations() * int64_t{std::min(window, context)} * kKvHeads *
+                          kHeadDim * 2 * 2);
+}
+
 void BM_KvGatherReadInline(benchmark::State& state) {
   const auto context = static_cast<int32_t>(state.range(0));
   DecodeSetup setup(context);
@@ -175,6 +206,46 @@ void BM_KvGatherReadInline(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * setup.kv_bytes_read());
 }
 
+// A prefill chunk on the calling thread: `rows` query rows after `cached`
+// positions of one sequence (the tiles of several rows, the causal mask).
+// items/s counts (query head, position) scores.
+void BM_PrefillAttentionInline(benchmark::State& state) {
+  const auto cached = static_cast<int32_t>(state.range(0));
+  const auto rows = static_cast<int32_t>(state.range(1));
+  DecodeSetup setup(cached + rows);
+  const AttnSeq seq{
+      .block_table = setup.table, .num_cached = cached, .row_begin = 0, .num_rows = rows};
+  std::mt19937 rng(4);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> q(static_cast<size_t>(rows) * kHeads * kHeadDim), out(q.size());
+  for (float& x : q) x = dist(rng);
+  AttentionScratch scratch(AttentionLimits{.num_heads = kHeads,
+                                           .num_kv_heads = kKvHeads,
+                                           .head_dim = kHeadDim,
+                                           .max_rows = rows,
+                                           .num_threads = 1});
+  WorkerPool pool(1);
+  ThreadCtx ctx(pool, 0, 1);
+  for (auto _ : state) {
+    paged_attention(ctx, *setup.cache, 0, std::span(&seq, 1), q.data(), kHeads * kHeadDim, kHeads,
+                    0.125f, out.data(), kHeads * kHeadDim, scratch);
+    benchmark::DoNotOptimize(out.data());
+  }
+  const int64_t scores = (int64_t{rows} * cached + int64_t{rows} * (rows + 1) / 2) * kHeads;
+  state.SetItemsProcessed(state.iterations() * scores);
+}
+
+void window_args(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"context", "window"});
+  for (const int64_t context : {4096, 16384}) b->Args({context, 128});
+}
+
+void prefill_args(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"cached", "rows"});
+  b->Args({0, 512});
+  b->Args({1536, 512});
+}
+
 void inline_args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"context"});
   for (const int64_t context : {1024, 4096, 16384}) b->Args({context});
@@ -192,6 +263,8 @@ BENCHMARK(BM_DecodeAttention)->Apply(decode_args);
 BENCHMARK(BM_StreamRead)->Apply(decode_args);
 BENCHMARK(BM_DecodeAttentionInline)->Apply(inline_args);
 BENCHMARK(BM_KvGatherReadInline)->Apply(inline_args);
+BENCHMARK(BM_PrefillAttentionInline)->Apply(prefill_args);
+BENCHMARK(BM_WindowedDecodeAttentionInline)->Apply(window_args);
 
 }  // namespace
 }  // namespace met::cpu

@@ -5,7 +5,8 @@
 // sequences, GQA ratios 1/2/4/8, head_dim 8/24/40/64/128/256, every KV
 // dtype, one plan across layers and a replan for a new batch; and
 // the invariances: block placement, thread count, split-K on or off and
-// the rest of the batch never change a row's bits.
+// the rest of the batch never change a row's bits. Windows and sinks:
+// attention_window_test.cc; shared helpers: attention_testing.h.
 //
 // Tolerance: outputs are convex combinations of V values drawn from N(0, 1)
 // (|v| < 6). The kernels compute scores, exp and sums in float (the
@@ -16,144 +17,38 @@
 // rounding of the score itself is ~1e-5, hence kPeakedTolerance = 1e-4
 // (observed 2.3e-5). F16/BF16/Q8_0 need no more: the reference reads the
 // same dequantized K/V.
-#include "backend/cpu/block_tokens.h"
 #include "backend/cpu/kernels/attention.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
+#include "backend/attention_testing.h"
 #include "backend/cpu/kernels/reference/attention_ref.h"
 #include "backend/cpu/kv_cache.h"
 #include "backend/cpu/worker_pool.h"
 #include "core/cpu_features.h"
-#include "tensor/tensor_testing.h"
 
 namespace met::cpu {
 namespace {
 
+using attention_testing::Batch;
+using attention_testing::max_abs_error;
+using attention_testing::mixed_batch;
+using attention_testing::Placement;
+using attention_testing::rows_of;
+using attention_testing::run_kernel;
+using attention_testing::RunOptions;
+using attention_testing::same_bits;
+using attention_testing::SeqSpec;
+using attention_testing::Shape;
 using ::testing::HasSubstr;
 
 constexpr float kTolerance = 1e-5f;
 constexpr float kPeakedTolerance = 1e-4f;
-
-struct Shape {
-  GgmlType dtype = GgmlType::kF16;
-  int32_t num_heads = 8;
-  int32_t num_kv_heads = 2;
-  int32_t head_dim = 64;
-  int32_t num_layers = 2;
-  int32_t width() const { return num_kv_heads * head_dim; }
-  int32_t q_width() const { return num_heads * head_dim; }
-  float scale() const { return 1.0f / std::sqrt(static_cast<float>(head_dim)); }
-};
-
-// A sequence by content: its K/V at position p and its query at position p
-// depend only on (seed, p), never on where it sits in a batch or the pool.
-struct SeqSpec {
-  int32_t num_cached = 0;
-  int32_t num_rows = 1;
-  uint32_t seed = 1;
-};
-
-using testing::gaussian;
-
-uint32_t mix(uint32_t seed, uint32_t a, uint32_t b) {
-  return seed * 2654435761u + a * 40503u + b * 97u + 11u;
-}
-
-enum class Placement { kContiguous, kShuffled };
-
-// A batch laid out in a KV pool: block tables, the cache holding every
-// position of every sequence (all layers), and the query rows.
-struct Batch {
-  Batch(const Shape& shape, const std::vector<SeqSpec>& specs, Placement placement,
-        uint32_t pool_seed = 7, float q_sigma = 1.0f)
-      : shape_(shape) {
-    int32_t blocks = 8;  // spare blocks, so shuffled tables spread out
-    for (const SeqSpec& s : specs)
-      blocks += (s.num_cached + s.num_rows + cpu::kBlockTokens - 1) / cpu::kBlockTokens;
-    cache.emplace(KvCache::create(KvLayout{shape.dtype, shape.num_layers, shape.num_kv_heads,
-                                           shape.head_dim, blocks})
-                      .value());
-    std::vector<BlockId> pool;
-    for (int32_t b = 0; b < blocks; ++b) pool.emplace_back(b);
-    if (placement == Placement::kShuffled)
-      std::shuffle(pool.begin(), pool.end(), std::mt19937(pool_seed));
-    size_t next = 0;
-    for (const SeqSpec& s : specs) {
-      const int32_t len = s.num_cached + s.num_rows;
-      tables.emplace_back(pool.begin() + static_cast<ptrdiff_t>(next),
-                          pool.begin() + static_cast<ptrdiff_t>(next) +
-                              (len + cpu::kBlockTokens - 1) / cpu::kBlockTokens);
-      next += tables.back().size();
-      fill_kv(s, tables.back());
-      seqs.push_back(AttnSeq{.block_table = {},
-                             .num_cached = s.num_cached,
-                             .row_begin = rows,
-                             .num_rows = s.num_rows});
-      for (int32_t r = 0; r < s.num_rows; ++r) {
-        const std::vector<float> row =
-            gaussian(static_cast<size_t>(shape.q_width()),
-                     mix(s.seed, 1, static_cast<uint32_t>(s.num_cached + r)), q_sigma);
-        q.insert(q.end(), row.begin(), row.end());
-      }
-      rows += s.num_rows;
-    }
-    for (size_t i = 0; i < seqs.size(); ++i) seqs[i].block_table = tables[i];
-  }
-
-  void fill_kv(const SeqSpec& s, const std::vector<BlockId>& table) {
-    for (int32_t layer = 0; layer < shape_.num_layers; ++layer) {
-      for (int32_t pos = 0; pos < s.num_cached + s.num_rows; ++pos) {
-        const std::vector<float> kv =
-            gaussian(static_cast<size_t>(2 * shape_.width()),
-                     mix(s.seed, 2 + static_cast<uint32_t>(layer), static_cast<uint32_t>(pos)));
-        cache->store(layer, table, pos, kv.data(), kv.data() + shape_.width());
-      }
-    }
-  }
-
-  Shape shape_;
-  std::optional<KvCache> cache;
-  std::vector<std::vector<BlockId>> tables;
-  std::vector<AttnSeq> seqs;
-  std::vector<float> q;
-  int32_t rows = 0;
-};
-
-struct RunOptions {
-  int num_threads = 1;
-  SplitK split = SplitK::kAuto;
-  int64_t max_split_slots = 0;
-  int32_t layer = 1;
-};
-
-std::vector<float> run_kernel(const Batch& b, Isa isa, const RunOptions& o = {}) {
-  const Shape& sh = b.shape_;
-  AttentionScratch scratch(AttentionLimits{.num_heads = sh.num_heads,
-                                           .num_kv_heads = sh.num_kv_heads,
-                                           .head_dim = sh.head_dim,
-                                           .max_rows = b.rows,
-                                           .num_threads = o.num_threads,
-                                           .max_split_slots = o.max_split_slots,
-                                           .split = o.split},
-                           isa);
-  std::vector<float> out(b.q.size(), NAN);
-  WorkerPool pool(o.num_threads);
-  pool.run([&](ThreadCtx& ctx) {
-    paged_attention(ctx, *b.cache, o.layer, b.seqs, b.q.data(), sh.q_width(), sh.num_heads,
-                    sh.scale(), out.data(), sh.q_width(), scratch);
-  });
-  return out;
-}
 
 std::vector<float> run_reference(const Batch& b, int32_t layer = 1) {
   const Shape& sh = b.shape_;
@@ -161,26 +56,6 @@ std::vector<float> run_reference(const Batch& b, int32_t layer = 1) {
   ref::paged_attention(*b.cache, layer, b.seqs, b.q.data(), sh.q_width(), sh.num_heads, sh.scale(),
                        out.data(), sh.q_width());
   return out;
-}
-
-float max_abs_error(const std::vector<float>& got, const std::vector<float>& want) {
-  float worst = 0.0f;
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (!std::isfinite(got[i])) return INFINITY;
-    worst = std::max(worst, std::fabs(got[i] - want[i]));
-  }
-  return worst;
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
-
-// The rows of sequence `i` of a batch.
-std::vector<float> rows_of(const Batch& b, const std::vector<float>& out, size_t i) {
-  const int64_t w = b.shape_.q_width();
-  const auto begin = out.begin() + b.seqs[i].row_begin * w;
-  return {begin, begin + b.seqs[i].num_rows * w};
 }
 
 class PagedAttentionTier : public ::testing::TestWithParam<Isa> {
@@ -236,11 +111,6 @@ TEST_P(PagedAttentionTier, PrefillChunksMatchReferenceWithAndWithoutACachedPrefi
         Shape{}, {s},
         "cached " + std::to_string(s.num_cached) + " rows " + std::to_string(s.num_rows));
   }
-}
-
-std::vector<SeqSpec> mixed_batch() {
-  return {{0, 33, 11},   {4095, 1, 12}, {16, 1, 13},  {127, 1, 14},
-          {200, 64, 15}, {0, 1, 16},    {999, 1, 17}, {64, 17, 18}};
 }
 
 TEST_P(PagedAttentionTier, MixedBatchOfEightSequencesMatchesReference) {

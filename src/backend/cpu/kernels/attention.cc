@@ -1,11 +1,16 @@
 // paged_attention: runs a planned step for one layer. The arithmetic of one
 // row is fixed: chunk c of its positions gives a partial (the tier's chunk
-// kernel); fold() merges partial c into the total of chunks 0..c-1 and
-// finalize() divides. A whole-unit item folds as it goes; split items leave
-// each chunk's partial in a slot, and after a barrier the merge phase folds
-// the slots in the same order with the same two functions, so both give the
-// same bits.
-// Threading: see attention.h. Tested by tests/backend/attention_test.cc.
+// kernel, masked to the row's window); fold() merges partial c into the
+// total of the row's chunks before it, from the first one its window meets,
+// and finalize() divides (finalize_with_sink() when the layer has sinks). A
+// whole-unit item folds as it goes; split items leave each chunk's partial
+// in a slot, and after a barrier the merge phase folds the slots in the same
+// order with the same functions, so both give the same bits. A windowed
+// layer runs the window-free plan: a split item of a chunk no row of its
+// unit reaches returns at once, and a whole unit starts at its first row's
+// window.
+// Threading: see attention.h. Tested by tests/backend/attention_test.cc and
+// attention_window_test.cc (windows, sinks).
 #include "backend/cpu/kernels/attention.h"
 
 #include <algorithm>
@@ -37,6 +42,18 @@ namespace {
   for (int32_t d = 0; d < head_dim; ++d) out[d] = acc[d] / total[1];
 }
 
+// finalize() with one more logit, `sink`, in the softmax: it joins the max
+// and the denominator and has no value. A sink far above the scores makes
+// a = 0 and the output 0, its limit (no inf / inf).
+[[gnu::noinline]] void finalize_with_sink(const float* total, float sink, int32_t head_dim,
+                                          float* out) {
+  const float m = std::max(total[0], sink);
+  const float a = std::exp(total[0] - m);
+  const float l = std::fma(total[1], a, std::exp(sink - m));
+  const float* acc = total + attn::kRecordHeader;
+  for (int32_t d = 0; d < head_dim; ++d) out[d] = acc[d] * a / l;
+}
+
 // One call's inputs, shared by every item.
 struct Run {
   const AttentionState& s;
@@ -47,6 +64,8 @@ struct Run {
   float scale;
   float* out;
   int64_t out_stride;
+  int32_t window;
+  const float* sinks;
   attn::ChunkKernel kernel;
 
   const AttnSeq& seq(const AttnUnit& u) const { return s.seqs[static_cast<size_t>(u.seq)]; }
@@ -58,31 +77,67 @@ struct Run {
     const int64_t row = seq(u).row_begin + row_of(u, query);
     return out + row * out_stride + int64_t{head_of(u, query)} * s.limits.head_dim;
   }
+  // The first position read by a row whose positions end at len (exclusive).
+  int32_t window_begin(int32_t len) const { return window > 0 ? std::max(0, len - window) : 0; }
+  // Divides query `query`'s folded total into its output.
+  void write_out(const AttnUnit& u, int32_t query, const float* total) const {
+    if (sinks == nullptr) {
+      finalize(total, s.limits.head_dim, out_of(u, query));
+    } else {
+      finalize_with_sink(total, sinks[head_of(u, query)], s.limits.head_dim, out_of(u, query));
+    }
+  }
 };
 
-// Fills the per-query pointers and lengths of unit `u` into `tb`.
+// Fills the per-query pointers and position ranges of unit `u` into `tb`.
 void gather_queries(const Run& run, const AttnUnit& u, AttnThreadBuffers& tb) {
   const AttnSeq& seq = run.seq(u);
   for (int32_t i = 0; i < run.s.queries(u); ++i) {
     const int64_t row = seq.row_begin + run.row_of(u, i);
-    tb.q[static_cast<size_t>(i)] =
-        run.q + row * run.q_stride + int64_t{run.head_of(u, i)} * run.s.limits.head_dim;
-    tb.len[static_cast<size_t>(i)] = seq.num_cached + run.row_of(u, i) + 1;
+    const auto q = static_cast<size_t>(i);
+    tb.q[q] = run.q + row * run.q_stride + int64_t{run.head_of(u, i)} * run.s.limits.head_dim;
+    tb.len[q] = seq.num_cached + run.row_of(u, i) + 1;
+    tb.begin[q] = run.window_begin(tb.len[q]);
   }
 }
 
 constexpr int32_t kBlocksPerChunk = kAttnChunkTokens / kBlockTokens;
 
-// The kernel's job for chunk c of unit u and its queries [first, nq), whose
+// Queries [first, last) of a unit: those whose rows read some position of
+// a chunk. A range, since rows (their ends and window begins) go up.
+struct QueryRange {
+  int32_t first = 0;
+  int32_t last = 0;
+};
+
+QueryRange queries_reading(const Run& run, const AttnUnit& u, int32_t c,
+                           const AttnThreadBuffers& tb) {
+  const int32_t t0 = c * kAttnChunkTokens;
+  const int32_t nq = run.s.queries(u);
+  QueryRange r;
+  while (r.first < nq && tb.len[static_cast<size_t>(r.first)] <= t0) ++r.first;
+  r.last = nq;
+  if (run.window > 0) {
+    r.last = r.first;
+    while (r.last < nq && tb.begin[static_cast<size_t>(r.last)] < t0 + kAttnChunkTokens) ++r.last;
+  }
+  return r;
+}
+
+// The kernel's job for chunk c of unit u and its queries r, whose starts,
 // limits and records tb holds. `next_is_mine`: this thread runs chunk c + 1
-// next, so the kernel may prefetch it.
-attn::ChunkJob chunk_job(const Run& run, const AttnUnit& u, int32_t c, int32_t first,
+// next, so the kernel may prefetch it. Only the blocks from the first
+// query's start on are checked (and read).
+attn::ChunkJob chunk_job(const Run& run, const AttnUnit& u, int32_t c, QueryRange r,
                          bool next_is_mine, AttnThreadBuffers& tb) {
   const int32_t nq = run.s.queries(u);
   const BlockId* blocks = run.seq(u).block_table.data() + c * kBlocksPerChunk;
-  const int32_t num_tokens = tb.limit[static_cast<size_t>(nq - 1)];  // the last row reads the most
+  // The last query reads the most; the first starts the earliest.
+  const int32_t num_tokens = tb.limit[static_cast<size_t>(r.last - 1)];
+  const int32_t first_block =
+      run.window > 0 ? tb.start[static_cast<size_t>(r.first)] / kBlockTokens : 0;
   const int32_t pool_blocks = run.cache.layout().num_blocks;
-  for (int32_t b = 0; b < (num_tokens + kBlockTokens - 1) / kBlockTokens; ++b) {
+  for (int32_t b = first_block; b < (num_tokens + kBlockTokens - 1) / kBlockTokens; ++b) {
     MET_CHECK(blocks[b].value() >= 0 && blocks[b].value() < pool_blocks,
               "attention: block {} of {}", blocks[b].value(), pool_blocks);
   }
@@ -98,61 +153,70 @@ attn::ChunkJob chunk_job(const Run& run, const AttnUnit& u, int32_t c, int32_t f
       .row_bytes = run.cache.row_bytes(),
       .head_dim = run.s.limits.head_dim,
       .num_tokens = num_tokens,
-      .num_queries = nq - first,
-      .q = tb.q.data() + first,
-      .limit = tb.limit.data() + first,
+      .num_queries = r.last - r.first,
+      .q = tb.q.data() + r.first,
+      .limit = tb.limit.data() + r.first,
+      .start = run.window > 0 ? tb.start.data() + r.first : nullptr,
       .scale = run.scale,
       .scores = tb.scores.get(),
-      .records = tb.records.data() + first,
+      .records = tb.records.data() + r.first,
       .next_blocks = prefetch_next ? blocks + kBlocksPerChunk : nullptr,
       .num_next_blocks =
           prefetch_next ? std::min(kBlocksPerChunk, unit_blocks - (c + 1) * kBlocksPerChunk) : 0};
 }
 
-// Runs the chunk kernel on chunk c of unit u for the queries whose row
-// reaches it (a suffix, as rows go up), writing query i's partial to
-// record(i). Returns the first such query.
+// Runs the chunk kernel on chunk c of unit u for the queries whose rows
+// read some of it, writing query i's partial to record(i). Returns them
+// (none: the kernel did not run).
 template <typename RecordOf>
-int32_t run_chunk(const Run& run, const AttnUnit& u, int32_t c, bool next_is_mine,
-                  AttnThreadBuffers& tb, RecordOf record) {
+QueryRange run_chunk(const Run& run, const AttnUnit& u, int32_t c, bool next_is_mine,
+                     AttnThreadBuffers& tb, RecordOf record) {
   const int32_t t0 = c * kAttnChunkTokens;
-  const int32_t nq = run.s.queries(u);
-  int32_t first = 0;
-  while (tb.len[static_cast<size_t>(first)] <= t0) ++first;
-  for (int32_t i = first; i < nq; ++i) {
-    tb.limit[static_cast<size_t>(i)] =
-        std::min(tb.len[static_cast<size_t>(i)] - t0, kAttnChunkTokens);
-    tb.records[static_cast<size_t>(i)] = record(i);
+  const QueryRange r = queries_reading(run, u, c, tb);
+  if (r.first == r.last) return r;
+  for (int32_t i = r.first; i < r.last; ++i) {
+    const auto q = static_cast<size_t>(i);
+    if (run.window > 0) tb.start[q] = std::max(tb.begin[q] - t0, 0);
+    tb.limit[q] = std::min(tb.len[q] - t0, kAttnChunkTokens);
+    tb.records[q] = record(i);
   }
-  run.kernel(chunk_job(run, u, c, first, next_is_mine, tb));
-  return first;
+  run.kernel(chunk_job(run, u, c, r, next_is_mine, tb));
+  return r;
 }
 
-// Every chunk of unit u, folded into tb.total as it comes, then written out.
+// Every chunk of unit u from its first row's window on, folded into
+// tb.total as it comes (a query's first chunk goes there directly), then
+// written out.
 void run_whole(const Run& run, const AttnUnit& u, AttnThreadBuffers& tb) {
   const int32_t hd = run.s.limits.head_dim;
   const int32_t rf = run.s.record_floats;
-  const int32_t nq = run.s.queries(u);
-  for (int32_t c = 0; c < u.num_chunks; ++c) {
-    float* target = c == 0 ? tb.total.get() : tb.partial.get();
-    const int32_t first =
-        run_chunk(run, u, c, /*next_is_mine=*/true, tb, [&](int32_t i) { return target + i * rf; });
-    if (c == 0) continue;
-    for (int32_t i = first; i < nq; ++i)
-      fold(tb.total.get() + i * rf, tb.partial.get() + i * rf, hd);
+  float* total = tb.total.get();
+  float* partial = tb.partial.get();
+  const auto opens = [&](int32_t i, int32_t c) {  // chunk c is query i's first
+    return run.window > 0 ? tb.begin[static_cast<size_t>(i)] / kAttnChunkTokens == c : c == 0;
+  };
+  for (int32_t c = tb.begin[0] / kAttnChunkTokens; c < u.num_chunks; ++c) {
+    const QueryRange r = run_chunk(run, u, c, /*next_is_mine=*/true, tb, [&](int32_t i) {
+      return (opens(i, c) ? total : partial) + i * rf;
+    });
+    for (int32_t i = r.first; i < r.last; ++i) {
+      if (!opens(i, c)) fold(total + i * rf, partial + i * rf, hd);
+    }
   }
-  for (int32_t i = 0; i < nq; ++i) finalize(tb.total.get() + i * rf, hd, run.out_of(u, i));
+  for (int32_t i = 0; i < run.s.queries(u); ++i) run.write_out(u, i, total + i * rf);
 }
 
-// Folds the slots of one query of a split unit, in chunk order.
+// Folds the slots of one query of a split unit, in chunk order from the
+// first chunk its window meets.
 void run_merge(const Run& run, const AttnMerge& m) {
   const AttnUnit& u = run.s.units[static_cast<size_t>(m.unit)];
   const int32_t len = run.seq(u).num_cached + run.row_of(u, m.query) + 1;
+  const int32_t first = run.window_begin(len) / kAttnChunkTokens;
   const int32_t chunks = (len + kAttnChunkTokens - 1) / kAttnChunkTokens;
   const int32_t hd = run.s.limits.head_dim;
-  float* total = run.s.slot(u, 0, m.query);
-  for (int32_t c = 1; c < chunks; ++c) fold(total, run.s.slot(u, c, m.query), hd);
-  finalize(total, hd, run.out_of(u, m.query));
+  float* total = run.s.slot(u, first, m.query);
+  for (int32_t c = first + 1; c < chunks; ++c) fold(total, run.s.slot(u, c, m.query), hd);
+  run.write_out(u, m.query, total);
 }
 
 void check_inputs(const ThreadCtx& ctx, const KvCache& cache, int32_t layer, int32_t num_heads,
@@ -173,16 +237,27 @@ void check_inputs(const ThreadCtx& ctx, const KvCache& cache, int32_t layer, int
 void paged_attention(ThreadCtx& ctx, const KvCache& cache, int32_t layer,
                      std::span<const AttnSeq> seqs, const float* q, int64_t q_stride,
                      int32_t num_heads, float scale, float* out, int64_t out_stride,
-                     AttentionScratch& scratch) {
+                     AttentionScratch& scratch, const AttnLayerOptions& opts) {
   MET_CHECK(scratch.s_ != nullptr, "attention: an empty AttentionScratch");
   AttentionState& s = *scratch.s_;
   check_inputs(ctx, cache, layer, num_heads, s);
+  MET_CHECK(opts.window >= 0, "attention: window {}", opts.window);
   if (ctx.ith() == 0) scratch.plan_for(seqs);
   ctx.barrier();  // the plan is ready
   const attn::ChunkKernel kernel = attn::chunk_kernel(s.isa, cache.layout().dtype);
   MET_CHECK(kernel != nullptr, "attention: no kernel for kv dtype {}",
             ggml_type_name(cache.layout().dtype));
-  const Run run{s, cache, layer, q, q_stride, scale, out, out_stride, kernel};
+  const Run run{.s = s,
+                .cache = cache,
+                .layer = layer,
+                .q = q,
+                .q_stride = q_stride,
+                .scale = scale,
+                .out = out,
+                .out_stride = out_stride,
+                .window = opts.window,
+                .sinks = opts.sinks,
+                .kernel = kernel};
   AttnThreadBuffers& tb = s.threads[static_cast<size_t>(ctx.ith())];
   const auto num_items = static_cast<int32_t>(s.items.size());
   for (;;) {

@@ -7,6 +7,15 @@
 //   out[row][h] = softmax(q[row][h] . K^T * scale) . V
 // computed with an online softmax over fixed chunks of kAttnChunkTokens
 // positions read through the block table (no T x T score matrix).
+// Per layer (AttnLayerOptions, gpt-oss): a sliding window limits a row at
+// position p to [p - window + 1, p] (llama.cpp's LLAMA_SWA_TYPE_STANDARD),
+// and a sink logit per head joins the softmax's max and denominator with
+// no value (ggml's soft_max_ext with sinks):
+//   out = sum_j e^(s_j - m) v_j / (sum_j e^(s_j - m) + e^(sink - m)),
+//   m = max(max_j s_j, sink), the sink not multiplied by scale.
+// A windowed row reads only the chunks its window meets (O(window) work),
+// and no block wholly before the window of every row of its tile is read,
+// nor its block table entry (the KV manager may release it).
 //
 // Work: a plan cuts a step's sequences into work items (sequence, kv head,
 // a tile of query rows, a chunk range); every layer of the step reuses it
@@ -20,13 +29,16 @@
 // the batch, whatever the thread count, and whether or not its chunks were
 // split: its arithmetic is fixed by its own sequence (chunk c covers its
 // positions [128c, 128c + 128); each chunk is computed for a tile of rows
-// of that sequence alone and folded left to right by one function); only
-// which thread computes which chunk varies. Different ISA tiers give
-// different (equally valid) bits.
+// of that sequence alone and folded left to right by one function, from
+// the first chunk its window meets; the sink joins once, in the final
+// normalization); only which thread computes which chunk varies. Different
+// ISA tiers give different (equally valid) bits. Default options give the
+// very bits of a kernel without them.
 // Threading: paged_attention from every thread of one job (thread 0 plans,
 // then a barrier; it ends with a barrier); plan() from one thread while no
 // paged_attention runs on the scratch. Tested by
-// tests/backend/attention_test.cc.
+// tests/backend/attention_test.cc and attention_window_test.cc (windows,
+// sinks).
 #pragma once
 
 #include <cstdint>
@@ -54,6 +66,28 @@ struct AttnSeq {
   int32_t row_begin = 0;
   int32_t num_rows = 0;
 };
+
+// Per-layer options of paged_attention. The plan of a step does not depend
+// on them: layers with and without a window share it.
+struct AttnLayerOptions {
+  int32_t window = 0;  // > 0: a row at position p reads positions [p - window + 1, p]; 0: [0, p]
+  const float* sinks = nullptr;  // num_heads logits joining each head's softmax (unscaled), or null
+};
+
+class AttentionScratch;
+
+// Attention of `seqs` for `layer`. q: row i's heads at q + i * q_stride
+// (head h at h * head_dim); out likewise. Called by every thread of the job
+// (ctx.nth() <= limits.num_threads) with the same arguments; returns after a
+// barrier, with every row of every seq written.
+// REQUIRES: the seqs pass AttentionScratch::plan's checks (StepPlan's
+// validate_plan implies them); num_heads and the cache's kv heads and
+// head_dim match the limits; every block id the rows' windows meet is in
+// the cache; opts.window >= 0.
+void paged_attention(ThreadCtx& ctx, const KvCache& cache, int32_t layer,
+                     std::span<const AttnSeq> seqs, const float* q, int64_t q_stride,
+                     int32_t num_heads, float scale, float* out, int64_t out_stride,
+                     AttentionScratch& scratch, const AttnLayerOptions& opts = {});
 
 enum class SplitK : uint8_t {
   kAuto,    // split the largest work units while threads would idle
@@ -101,24 +135,12 @@ class AttentionScratch {
   friend void paged_attention(ThreadCtx& ctx, const KvCache& cache, int32_t layer,
                               std::span<const AttnSeq> seqs, const float* q, int64_t q_stride,
                               int32_t num_heads, float scale, float* out, int64_t out_stride,
-                              AttentionScratch& scratch);
+                              AttentionScratch& scratch, const AttnLayerOptions& opts);
   // Thread 0's part of paged_attention: keeps the plan if only the block
   // tables changed (refreshing them), else plans anew.
   void plan_for(std::span<const AttnSeq> seqs);
 
   std::unique_ptr<AttentionState> s_;
 };
-
-// Attention of `seqs` for `layer`. q: row i's heads at q + i * q_stride
-// (head h at h * head_dim); out likewise. Called by every thread of the job
-// (ctx.nth() <= limits.num_threads) with the same arguments; returns after a
-// barrier, with every row of every seq written.
-// REQUIRES: the seqs pass AttentionScratch::plan's checks (StepPlan's
-// validate_plan implies them); num_heads and the cache's kv heads and
-// head_dim match the limits; every block id is in the cache.
-void paged_attention(ThreadCtx& ctx, const KvCache& cache, int32_t layer,
-                     std::span<const AttnSeq> seqs, const float* q, int64_t q_stride,
-                     int32_t num_heads, float scale, float* out, int64_t out_stride,
-                     AttentionScratch& scratch);
 
 }  // namespace met::cpu

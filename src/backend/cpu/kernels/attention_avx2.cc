@@ -5,9 +5,10 @@
 // Contract in attention_chunk.h. Built with -march=x86-64-v3 only.
 // Same shape as attention_avx512.cc: scores for 8 tokens at a time summed
 // by one 8x8 transpose-add, register accumulators for V, software prefetch
-// of the next block's K and this block's V; tokens past a query's limit get
-// p = 0.
-// Threading: pure functions. Tested by tests/backend/attention_test.cc.
+// of the next block's K and this block's V; tokens outside a query's
+// [start, limit) get p = 0, and blocks before the first start are not read.
+// Threading: pure functions. Tested by tests/backend/attention_test.cc and
+// attention_window_test.cc (per-query starts).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -57,6 +58,15 @@ __m256 lanes_below(int32_t t, int32_t n) {
   const __m256i idx =
       _mm256_add_epi32(_mm256_set1_epi32(t), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(n), idx));
+}
+
+// Lanes t + 0..7 that are in [lo, n), as an all-ones mask.
+__m256 lanes_in(int32_t t, int32_t lo, int32_t n) {
+  const __m256i idx =
+      _mm256_add_epi32(_mm256_set1_epi32(t), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  const __m256i below_n = _mm256_cmpgt_epi32(_mm256_set1_epi32(n), idx);
+  const __m256i below_lo = _mm256_cmpgt_epi32(_mm256_set1_epi32(lo), idx);
+  return _mm256_castsi256_ps(_mm256_andnot_si256(below_lo, below_n));
 }
 
 // Elements [8v, 8v + 8) of a row.
@@ -134,17 +144,17 @@ template <typename Load, int NV>
   return transpose_sum(r);
 }
 
-template <typename Load, int NV>
-void scores_pass(const ChunkJob& job, int32_t nv) {
+template <typename Load, int NV, bool kStarts>
+void scores_pass(const ChunkJob& job, int32_t nv, int32_t g0) {
   const int32_t groups = (job.num_tokens + 15) / 16;
   const __m256 scale = _mm256_set1_ps(job.scale);
   const int64_t rb = job.row_bytes;
-  for (int32_t g = 0; g < groups; ++g) {
+  for (int32_t g = g0; g < groups; ++g) {
     const uint8_t* ahead = ahead_rows(job, g + kPrefetchBlocks, job.k_offset);
     const uint8_t* values = block_rows(job, g, job.v_offset);
     const uint8_t* k = block_rows(job, g, job.k_offset);
-    if (g == 0) {
-      for (int32_t b = 0; b < kPrefetchBlocks; ++b) {
+    if (g == g0) {
+      for (int32_t b = g0; b < g0 + kPrefetchBlocks; ++b) {
         const uint8_t* rows = ahead_rows(job, b, job.k_offset);
         for (int32_t t = 0; rows != nullptr && t < kBlockTokens; ++t)
           prefetch_row(rows + t * rb, rb);
@@ -153,51 +163,56 @@ void scores_pass(const ChunkJob& job, int32_t nv) {
     for (int32_t i = 0; i < job.num_queries; ++i) {
       float* s = job.scores + i * kChunkTokens + 16 * g;
       const int32_t n = job.limit[i] - 16 * g;
+      const int32_t skip = kStarts ? job.start[i] - 16 * g : 0;  // tokens before the start
       // The last query, which reads every token of the chunk, prefetches.
       const bool last = i == job.num_queries - 1;
       const Prefetch lo = last ? Prefetch{ahead, values} : Prefetch{};
       const Prefetch hi =
           last ? Prefetch{ahead ? ahead + 8 * rb : nullptr, values + 8 * rb} : Prefetch{};
-      if (n > 0)
+      if (n > 0 && skip < 8)
         _mm256_storeu_ps(s, _mm256_mul_ps(scores8<Load, NV>(job.q[i], k, rb, nv, lo), scale));
-      if (n > 8)
+      if (n > 8 && skip < 16)
         _mm256_storeu_ps(s + 8,
                          _mm256_mul_ps(scores8<Load, NV>(job.q[i], k + 8 * rb, rb, nv, hi), scale));
     }
   }
 }
 
-template <typename Load>
-void scores_any(const ChunkJob& job, int32_t nv) {
+template <typename Load, bool kStarts>
+void scores_any(const ChunkJob& job, int32_t nv, int32_t g0) {
   switch (nv) {
-    case 1: scores_pass<Load, 1>(job, nv); break;
-    case 2: scores_pass<Load, 2>(job, nv); break;
-    case 3: scores_pass<Load, 3>(job, nv); break;
-    case 4: scores_pass<Load, 4>(job, nv); break;
-    case 5: scores_pass<Load, 5>(job, nv); break;
-    case 6: scores_pass<Load, 6>(job, nv); break;
-    case 7: scores_pass<Load, 7>(job, nv); break;
-    case 8: scores_pass<Load, 8>(job, nv); break;
-    default: scores_pass<Load, 0>(job, nv); break;
+    case 1: scores_pass<Load, 1, kStarts>(job, nv, g0); break;
+    case 2: scores_pass<Load, 2, kStarts>(job, nv, g0); break;
+    case 3: scores_pass<Load, 3, kStarts>(job, nv, g0); break;
+    case 4: scores_pass<Load, 4, kStarts>(job, nv, g0); break;
+    case 5: scores_pass<Load, 5, kStarts>(job, nv, g0); break;
+    case 6: scores_pass<Load, 6, kStarts>(job, nv, g0); break;
+    case 7: scores_pass<Load, 7, kStarts>(job, nv, g0); break;
+    case 8: scores_pass<Load, 8, kStarts>(job, nv, g0); break;
+    default: scores_pass<Load, 0, kStarts>(job, nv, g0); break;
   }
 }
 
-// Scores of [0, limit) become exp(score - max); [limit, num_tokens) zero.
-// Works in whole vectors up to round_up(limit, 8) <= kChunkTokens.
-void softmax_pass(const ChunkJob& job) {
+// Scores of [start, limit) become exp(score - max); the rest of [16 g0,
+// num_tokens) zero (lanes outside are blended or and-ed away, whatever
+// they held). Works in whole vectors up to round_up(limit, 8) <=
+// kChunkTokens. !kStarts: every start is 0 and g0 is 0.
+template <bool kStarts>
+void softmax_pass(const ChunkJob& job, int32_t g0) {
   for (int32_t i = 0; i < job.num_queries; ++i) {
     float* s = job.scores + i * kChunkTokens;
+    const int32_t lo = kStarts ? job.start[i] : 0;
     const int32_t n = job.limit[i];
+    const auto lanes = [&](int32_t t) { return kStarts ? lanes_in(t, lo, n) : lanes_below(t, n); };
     __m256 vmax = _mm256_set1_ps(-INFINITY);
-    for (int32_t t = 0; t < n; t += 8) {
-      vmax = _mm256_max_ps(vmax, _mm256_blendv_ps(vmax, _mm256_loadu_ps(s + t), lanes_below(t, n)));
-    }
+    for (int32_t t = 16 * g0; t < n; t += 8)
+      vmax = _mm256_max_ps(vmax, _mm256_blendv_ps(vmax, _mm256_loadu_ps(s + t), lanes(t)));
     const float mx = hmax(vmax);
     __m256 sum = _mm256_setzero_ps();
-    int32_t t = 0;
+    int32_t t = 16 * g0;
     for (; t < n; t += 8) {
       const __m256 x = _mm256_sub_ps(_mm256_loadu_ps(s + t), _mm256_set1_ps(mx));
-      const __m256 e = _mm256_and_ps(exp_avx2(x), lanes_below(t, n));
+      const __m256 e = _mm256_and_ps(exp_avx2(x), lanes(t));
       _mm256_storeu_ps(s + t, e);
       sum = _mm256_add_ps(sum, e);
     }
@@ -210,12 +225,12 @@ void softmax_pass(const ChunkJob& job) {
 // acc of queries [i0, i0 + QT) over vectors [v0, v0 + NV) of the head row,
 // in registers (every loop over q and v is unrolled).
 template <typename Load, int NV, int QT>
-void values_tile(const ChunkJob& job, int32_t i0, int32_t v0) {
+void values_tile(const ChunkJob& job, int32_t i0, int32_t v0, int32_t g0) {
   __m256 acc[QT * NV];
 #pragma GCC unroll 16
   for (int a = 0; a < QT * NV; ++a) acc[a] = _mm256_setzero_ps();
   const float* p = job.scores + i0 * kChunkTokens;
-  for (int32_t g = 0; g * 16 < job.num_tokens; ++g) {
+  for (int32_t g = g0; g * 16 < job.num_tokens; ++g) {
     const uint8_t* vb = block_rows(job, g, job.v_offset);
     const int32_t n = std::min(16, job.num_tokens - 16 * g);
     for (int32_t t = 16 * g; t < 16 * g + n; ++t, vb += job.row_bytes) {
@@ -239,39 +254,49 @@ void values_tile(const ChunkJob& job, int32_t i0, int32_t v0) {
 }
 
 template <typename Load, int NV>
-void values_cols(const ChunkJob& job, int32_t v0) {
+void values_cols(const ChunkJob& job, int32_t v0, int32_t g0) {
   int32_t i = 0;
   if constexpr (NV <= 2) {
-    for (; i + 4 <= job.num_queries; i += 4) values_tile<Load, NV, 4>(job, i, v0);
+    for (; i + 4 <= job.num_queries; i += 4) values_tile<Load, NV, 4>(job, i, v0, g0);
   }
   if constexpr (NV <= 4) {
-    for (; i + 2 <= job.num_queries; i += 2) values_tile<Load, NV, 2>(job, i, v0);
+    for (; i + 2 <= job.num_queries; i += 2) values_tile<Load, NV, 2>(job, i, v0, g0);
   }
-  for (; i < job.num_queries; ++i) values_tile<Load, NV, 1>(job, i, v0);
+  for (; i < job.num_queries; ++i) values_tile<Load, NV, 1>(job, i, v0, g0);
 }
 
 template <typename Load>
-void values_pass(const ChunkJob& job, int32_t nv) {
+void values_pass(const ChunkJob& job, int32_t nv, int32_t g0) {
   for (int32_t v0 = 0; v0 < nv; v0 += 8) {
     switch (std::min(8, nv - v0)) {
-      case 1: values_cols<Load, 1>(job, v0); break;
-      case 2: values_cols<Load, 2>(job, v0); break;
-      case 3: values_cols<Load, 3>(job, v0); break;
-      case 4: values_cols<Load, 4>(job, v0); break;
-      case 5: values_cols<Load, 5>(job, v0); break;
-      case 6: values_cols<Load, 6>(job, v0); break;
-      case 7: values_cols<Load, 7>(job, v0); break;
-      default: values_cols<Load, 8>(job, v0); break;
+      case 1: values_cols<Load, 1>(job, v0, g0); break;
+      case 2: values_cols<Load, 2>(job, v0, g0); break;
+      case 3: values_cols<Load, 3>(job, v0, g0); break;
+      case 4: values_cols<Load, 4>(job, v0, g0); break;
+      case 5: values_cols<Load, 5>(job, v0, g0); break;
+      case 6: values_cols<Load, 6>(job, v0, g0); break;
+      case 7: values_cols<Load, 7>(job, v0, g0); break;
+      default: values_cols<Load, 8>(job, v0, g0); break;
     }
   }
 }
 
+// Without starts, the passes compiled for none (no start tests: a causal
+// layer pays nothing for windows). With starts, blocks before g0
+// (first_block) are never touched: every pass starts there.
 template <typename Load>
 void chunk(const ChunkJob& job) {
   const int32_t nv = job.head_dim / 8;
-  scores_any<Load>(job, nv);
-  softmax_pass(job);
-  values_pass<Load>(job, nv);
+  if (job.start == nullptr) {
+    scores_any<Load, false>(job, nv, 0);
+    softmax_pass<false>(job, 0);
+    values_pass<Load>(job, nv, 0);
+    return;
+  }
+  const int32_t g0 = first_block(job);
+  scores_any<Load, true>(job, nv, g0);
+  softmax_pass<true>(job, g0);
+  values_pass<Load>(job, nv, g0);
 }
 
 }  // namespace

@@ -8,9 +8,11 @@
 // Values: register accumulators for a tile of queries x up to 8 vectors of
 // the head row. Both passes software-prefetch the next block's K and this
 // block's V: the block table scatters rows, so the hardware prefetcher
-// alone leaves decode latency-bound. Tokens past a query's limit get p = 0.
+// alone leaves decode latency-bound. Tokens outside a query's [start,
+// limit) get p = 0; blocks before the first start are not read.
 // core/avx512_intrinsics.h includes the intrinsics (GCC 12's headers warn).
-// Threading: pure functions. Tested by tests/backend/attention_test.cc.
+// Threading: pure functions. Tested by tests/backend/attention_test.cc and
+// attention_window_test.cc (per-query starts).
 #include "core/avx512_intrinsics.h"
 
 #include <algorithm>
@@ -27,6 +29,12 @@ namespace {
 
 __mmask16 first_lanes(int32_t n) {
   return n >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << n) - 1u);
+}
+
+// Lanes l with lo <= l < hi, any lo. REQUIRES: hi > 0.
+__mmask16 lanes_in(int32_t lo, int32_t hi) {
+  const uint32_t below_lo = lo <= 0 ? 0u : lo >= 16 ? 0xFFFFu : (1u << lo) - 1u;
+  return static_cast<__mmask16>(first_lanes(hi) & ~below_lo);
 }
 
 // Elements [16v, 16v + 16) of a row, lanes outside `m` zero.
@@ -145,19 +153,19 @@ template <typename Load, int NV>
   return transpose_sum(r);
 }
 
-template <typename Load, int NV>
-void scores_pass(const ChunkJob& job, Lanes lanes) {
+template <typename Load, int NV, bool kStarts>
+void scores_pass(const ChunkJob& job, Lanes lanes, int32_t g0) {
   const int32_t groups = (job.num_tokens + 15) / 16;
   const __m512 scale = _mm512_set1_ps(job.scale);
-  for (int32_t g = 0; g < std::min(groups, kPrefetchBlocks); ++g)
+  for (int32_t g = g0; g < std::min(groups, g0 + kPrefetchBlocks); ++g)
     prefetch_block(job, g, job.k_offset);
-  for (int32_t g = 0; g < groups; ++g) {
+  for (int32_t g = g0; g < groups; ++g) {
     Prefetch pf{ahead_rows(job, g + kPrefetchBlocks, job.k_offset),
                 block_rows(job, g, job.v_offset)};
     const uint8_t* k = block_rows(job, g, job.k_offset);
     for (int32_t i = 0; i < job.num_queries; ++i) {
       const int32_t n = job.limit[i] - 16 * g;
-      if (n <= 0) continue;
+      if (n <= 0 || (kStarts && job.start[i] >= 16 * (g + 1))) continue;
       const __m512 s = block_scores<Load, NV>(job.q[i], k, job.row_bytes, lanes, pf);
       pf = Prefetch{};  // the first query of the block issues them
       _mm512_mask_storeu_ps(job.scores + i * kChunkTokens + 16 * g, first_lanes(n),
@@ -166,36 +174,42 @@ void scores_pass(const ChunkJob& job, Lanes lanes) {
   }
 }
 
-template <typename Load>
-void scores_any(const ChunkJob& job, Lanes lanes) {
+template <typename Load, bool kStarts>
+void scores_any(const ChunkJob& job, Lanes lanes, int32_t g0) {
   switch (lanes.nv) {
-    case 1: scores_pass<Load, 1>(job, lanes); break;
-    case 2: scores_pass<Load, 2>(job, lanes); break;
-    case 3: scores_pass<Load, 3>(job, lanes); break;
-    case 4: scores_pass<Load, 4>(job, lanes); break;
-    case 5: scores_pass<Load, 5>(job, lanes); break;
-    case 6: scores_pass<Load, 6>(job, lanes); break;
-    case 7: scores_pass<Load, 7>(job, lanes); break;
-    case 8: scores_pass<Load, 8>(job, lanes); break;
-    default: scores_pass<Load, 0>(job, lanes); break;
+    case 1: scores_pass<Load, 1, kStarts>(job, lanes, g0); break;
+    case 2: scores_pass<Load, 2, kStarts>(job, lanes, g0); break;
+    case 3: scores_pass<Load, 3, kStarts>(job, lanes, g0); break;
+    case 4: scores_pass<Load, 4, kStarts>(job, lanes, g0); break;
+    case 5: scores_pass<Load, 5, kStarts>(job, lanes, g0); break;
+    case 6: scores_pass<Load, 6, kStarts>(job, lanes, g0); break;
+    case 7: scores_pass<Load, 7, kStarts>(job, lanes, g0); break;
+    case 8: scores_pass<Load, 8, kStarts>(job, lanes, g0); break;
+    default: scores_pass<Load, 0, kStarts>(job, lanes, g0); break;
   }
 }
 
-// Scores of [0, limit) become exp(score - max); [limit, num_tokens) zero.
-void softmax_pass(const ChunkJob& job) {
+// Scores of [start, limit) become exp(score - max); the rest of [16 g0,
+// num_tokens) zero. !kStarts: every start is 0 and g0 is 0.
+template <bool kStarts>
+void softmax_pass(const ChunkJob& job, int32_t g0) {
   for (int32_t i = 0; i < job.num_queries; ++i) {
     float* s = job.scores + i * kChunkTokens;
+    const int32_t lo = kStarts ? job.start[i] : 0;
     const int32_t n = job.limit[i];
+    const auto lanes = [&](int32_t t) {
+      return kStarts ? lanes_in(lo - t, n - t) : first_lanes(n - t);
+    };
     __m512 vmax = _mm512_set1_ps(-INFINITY);
-    for (int32_t t = 0; t < n; t += 16) {
-      const __mmask16 m = first_lanes(n - t);
+    for (int32_t t = 16 * g0; t < n; t += 16) {
+      const __mmask16 m = lanes(t);
       vmax = _mm512_mask_max_ps(vmax, m, vmax, _mm512_maskz_loadu_ps(m, s + t));
     }
     const float mx = _mm512_reduce_max_ps(vmax);
     __m512 sum = _mm512_setzero_ps();
-    int32_t t = 0;
+    int32_t t = 16 * g0;
     for (; t < n; t += 16) {
-      const __mmask16 m = first_lanes(n - t);
+      const __mmask16 m = lanes(t);
       const __m512 x = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, s + t), _mm512_set1_ps(mx));
       const __m512 e = _mm512_maskz_mov_ps(m, exp_avx512(x));
       _mm512_storeu_ps(s + t, e);
@@ -210,7 +224,7 @@ void softmax_pass(const ChunkJob& job) {
 // acc of queries [i0, i0 + QT) over vectors [v0, v0 + NV) of the head row,
 // in registers (every loop over q and v is unrolled).
 template <typename Load, int NV, int QT>
-void values_tile(const ChunkJob& job, int32_t i0, int32_t v0, Lanes lanes) {
+void values_tile(const ChunkJob& job, int32_t i0, int32_t v0, Lanes lanes, int32_t g0) {
   __m512 acc[QT * NV];
   __mmask16 m[NV];
 #pragma GCC unroll 32
@@ -218,7 +232,7 @@ void values_tile(const ChunkJob& job, int32_t i0, int32_t v0, Lanes lanes) {
 #pragma GCC unroll 8
   for (int v = 0; v < NV; ++v) m[v] = lanes.mask(v0 + v);
   const float* p = job.scores + i0 * kChunkTokens;
-  for (int32_t g = 0; g * 16 < job.num_tokens; ++g) {
+  for (int32_t g = g0; g * 16 < job.num_tokens; ++g) {
     const uint8_t* vb = block_rows(job, g, job.v_offset);
     const int32_t n = std::min(16, job.num_tokens - 16 * g);
     for (int32_t t = 16 * g; t < 16 * g + n; ++t, vb += job.row_bytes) {
@@ -243,38 +257,48 @@ void values_tile(const ChunkJob& job, int32_t i0, int32_t v0, Lanes lanes) {
 }
 
 template <typename Load, int NV>
-void values_cols(const ChunkJob& job, int32_t v0, Lanes lanes) {
+void values_cols(const ChunkJob& job, int32_t v0, Lanes lanes, int32_t g0) {
   int32_t i = 0;
   if constexpr (NV <= 4) {
-    for (; i + 4 <= job.num_queries; i += 4) values_tile<Load, NV, 4>(job, i, v0, lanes);
+    for (; i + 4 <= job.num_queries; i += 4) values_tile<Load, NV, 4>(job, i, v0, lanes, g0);
   }
-  for (; i + 2 <= job.num_queries; i += 2) values_tile<Load, NV, 2>(job, i, v0, lanes);
-  for (; i < job.num_queries; ++i) values_tile<Load, NV, 1>(job, i, v0, lanes);
+  for (; i + 2 <= job.num_queries; i += 2) values_tile<Load, NV, 2>(job, i, v0, lanes, g0);
+  for (; i < job.num_queries; ++i) values_tile<Load, NV, 1>(job, i, v0, lanes, g0);
 }
 
 template <typename Load>
-void values_pass(const ChunkJob& job, Lanes lanes) {
+void values_pass(const ChunkJob& job, Lanes lanes, int32_t g0) {
   for (int32_t v0 = 0; v0 < lanes.nv; v0 += 8) {
     switch (std::min(8, lanes.nv - v0)) {
-      case 1: values_cols<Load, 1>(job, v0, lanes); break;
-      case 2: values_cols<Load, 2>(job, v0, lanes); break;
-      case 3: values_cols<Load, 3>(job, v0, lanes); break;
-      case 4: values_cols<Load, 4>(job, v0, lanes); break;
-      case 5: values_cols<Load, 5>(job, v0, lanes); break;
-      case 6: values_cols<Load, 6>(job, v0, lanes); break;
-      case 7: values_cols<Load, 7>(job, v0, lanes); break;
-      default: values_cols<Load, 8>(job, v0, lanes); break;
+      case 1: values_cols<Load, 1>(job, v0, lanes, g0); break;
+      case 2: values_cols<Load, 2>(job, v0, lanes, g0); break;
+      case 3: values_cols<Load, 3>(job, v0, lanes, g0); break;
+      case 4: values_cols<Load, 4>(job, v0, lanes, g0); break;
+      case 5: values_cols<Load, 5>(job, v0, lanes, g0); break;
+      case 6: values_cols<Load, 6>(job, v0, lanes, g0); break;
+      case 7: values_cols<Load, 7>(job, v0, lanes, g0); break;
+      default: values_cols<Load, 8>(job, v0, lanes, g0); break;
     }
   }
 }
 
+// Without starts, the passes compiled for none (no start tests: a causal
+// layer pays nothing for windows). With starts, blocks before g0
+// (first_block) are never touched: every pass starts there.
 template <typename Load>
 void chunk(const ChunkJob& job) {
   const int32_t nv = (job.head_dim + 15) / 16;
   const Lanes lanes{nv, first_lanes(job.head_dim - (nv - 1) * 16)};
-  scores_any<Load>(job, lanes);
-  softmax_pass(job);
-  values_pass<Load>(job, lanes);
+  if (job.start == nullptr) {
+    scores_any<Load, false>(job, lanes, 0);
+    softmax_pass<false>(job, 0);
+    values_pass<Load>(job, lanes, 0);
+    return;
+  }
+  const int32_t g0 = first_block(job);
+  scores_any<Load, true>(job, lanes, g0);
+  softmax_pass<true>(job, g0);
+  values_pass<Load>(job, lanes, g0);
 }
 
 }  // namespace

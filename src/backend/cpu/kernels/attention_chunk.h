@@ -10,17 +10,21 @@
 //   attn::scalar - attention_scalar.cc (baseline flags, portable C++)
 //   attn::avx2   - attention_avx2.cc (-march=x86-64-v3)
 //   attn::avx512 - attention_avx512.cc (-march=x86-64-v4 + VNNI + BF16)
-// Invariants (REQUIRES of every kernel): 1 <= limit[i] <= num_tokens <=
-// kAttnChunkTokens; records are 64-byte aligned with room for
+// Invariants (REQUIRES of every kernel): 0 <= start[i] < limit[i] <=
+// num_tokens <= kAttnChunkTokens; records are 64-byte aligned with room for
 // kRecordHeader + round_up(head_dim, 16) floats; head_dim is a multiple of 8
 // (32 for Q8_0). A tier's result is a pure function of its inputs and of no
-// other query in the job (each query's arithmetic is done alone). Kernels
-// may read every slot of the chunk's blocks, also past num_tokens (such
-// values never reach a result), and use scores as scratch.
+// other query in the job (each query's arithmetic is done alone; tokens
+// outside a query's [start, limit) add exact zeros). Kernels read the blocks
+// from first_block(job) on, never an earlier one nor its table entry (a
+// window's release may have left it invalid); they may read every slot of
+// those blocks, also outside [start, limit) (such values, finite, never
+// reach a result), and use scores as scratch.
 // Threading: pure functions over the job's memory. Tested through
-// tests/backend/attention_test.cc.
+// tests/backend/attention_test.cc and attention_window_test.cc.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "backend/cpu/block_tokens.h"
@@ -46,7 +50,8 @@ struct ChunkJob {
   int32_t num_tokens = 0;  // max of limit[]
   int32_t num_queries = 0;
   const float* const* q = nullptr;  // num_queries rows of head_dim floats
-  const int32_t* limit = nullptr;   // query i sees tokens [0, limit[i]) of the chunk
+  const int32_t* limit = nullptr;   // query i sees tokens [start[i], limit[i]) of the chunk
+  const int32_t* start = nullptr;   // null: every start is 0
   float scale = 1.0f;
   float* scores = nullptr;          // scratch: num_queries * kChunkTokens floats
   float* const* records = nullptr;  // out: query i's m, l, acc
@@ -55,6 +60,19 @@ struct ChunkJob {
   const BlockId* next_blocks = nullptr;
   int32_t num_next_blocks = 0;
 };
+
+// Query i's first token: tokens before it are masked out of its softmax.
+inline int32_t query_start(const ChunkJob& job, int32_t i) {
+  return job.start == nullptr ? 0 : job.start[i];
+}
+
+// The first block of the chunk any query reads: the kernels begin there.
+inline int32_t first_block(const ChunkJob& job) {
+  if (job.start == nullptr) return 0;
+  int32_t lo = job.start[0];
+  for (int32_t i = 1; i < job.num_queries; ++i) lo = std::min(lo, job.start[i]);
+  return lo / kBlockTokens;
+}
 
 // Where block g of the job's chunk (g >= its block count: of the next
 // chunk) keeps its rows at `offset`, or null past both.

@@ -4,7 +4,8 @@
 // the threads' dynamic pick balances. Also the chunk-kernel table per tier.
 // The split decision changes only who computes a chunk, never a row's bits
 // (see attention.h), so it is free to depend on the batch and thread count.
-// Threading: see attention.h. Tested by tests/backend/attention_test.cc.
+// Threading: see attention.h. Tested by tests/backend/attention_test.cc and
+// attention_window_test.cc.
 #include <algorithm>
 
 #include "backend/cpu/block_tokens.h"
@@ -174,7 +175,9 @@ AttentionScratch::AttentionScratch(const AttentionLimits& limits, Isa isa)
     t.total = aligned_floats(int64_t{s.tile_queries} * s.record_floats, /*zero=*/true);
     t.partial = aligned_floats(int64_t{s.tile_queries} * s.record_floats, /*zero=*/true);
     t.q.resize(tile);
+    t.begin.resize(tile);
     t.len.resize(tile);
+    t.start.resize(tile);
     t.limit.resize(tile);
     t.records.resize(tile);
   }

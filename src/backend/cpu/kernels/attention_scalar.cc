@@ -1,8 +1,10 @@
 // Portable chunk kernels (attn::scalar, the kScalar tier): plain float loops
 // with std::exp, the same three passes as the vector tiers (scores, softmax
-// of the chunk, weighted sum of V). Also a readable statement of what the
-// vector kernels compute. Contract in attention_chunk.h.
-// Threading: pure functions. Tested by tests/backend/attention_test.cc.
+// of the chunk, weighted sum of V), each query over its own [start, limit)
+// tokens. Also a readable statement of what the vector kernels compute.
+// Contract in attention_chunk.h.
+// Threading: pure functions. Tested by tests/backend/attention_test.cc and
+// attention_window_test.cc (per-query starts).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -43,10 +45,10 @@ struct LoadQ8_0 {
 
 template <typename Load>
 void scores_pass(const ChunkJob& job) {
-  for (int32_t t = 0; t < job.num_tokens; ++t) {
+  for (int32_t t = first_block(job) * kBlockTokens; t < job.num_tokens; ++t) {
     const uint8_t* k = kv_row(job, job.k_offset, t);
     for (int32_t i = 0; i < job.num_queries; ++i) {
-      if (t >= job.limit[i]) continue;
+      if (t < query_start(job, i) || t >= job.limit[i]) continue;
       float dot = 0.0f;
       for (int32_t d = 0; d < job.head_dim; ++d) dot += job.q[i][d] * Load::at(k, d);
       job.scores[i * kChunkTokens + t] = dot * job.scale;
@@ -57,10 +59,11 @@ void scores_pass(const ChunkJob& job) {
 void softmax_pass(const ChunkJob& job) {
   for (int32_t i = 0; i < job.num_queries; ++i) {
     float* s = job.scores + i * kChunkTokens;
-    float m = s[0];
-    for (int32_t t = 1; t < job.limit[i]; ++t) m = std::max(m, s[t]);
+    const int32_t start = query_start(job, i);
+    float m = s[start];
+    for (int32_t t = start + 1; t < job.limit[i]; ++t) m = std::max(m, s[t]);
     float l = 0.0f;
-    for (int32_t t = 0; t < job.limit[i]; ++t) {
+    for (int32_t t = start; t < job.limit[i]; ++t) {
       s[t] = std::exp(s[t] - m);
       l += s[t];
     }
@@ -73,10 +76,10 @@ void softmax_pass(const ChunkJob& job) {
 
 template <typename Load>
 void values_pass(const ChunkJob& job) {
-  for (int32_t t = 0; t < job.num_tokens; ++t) {
+  for (int32_t t = first_block(job) * kBlockTokens; t < job.num_tokens; ++t) {
     const uint8_t* v = kv_row(job, job.v_offset, t);
     for (int32_t i = 0; i < job.num_queries; ++i) {
-      if (t >= job.limit[i]) continue;
+      if (t < query_start(job, i) || t >= job.limit[i]) continue;
       const float p = job.scores[i * kChunkTokens + t];
       float* acc = job.records[i] + kRecordHeader;
       for (int32_t d = 0; d < job.head_dim; ++d) acc[d] += p * Load::at(v, d);

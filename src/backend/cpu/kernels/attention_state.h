@@ -8,7 +8,8 @@
 // num_chunks * queries).
 // Threading: written by plan() alone; read by every thread of a
 // paged_attention job, which also writes its own ThreadBuffers and its
-// items' slots. Tested through tests/backend/attention_test.cc.
+// items' slots. Tested through tests/backend/attention_test.cc and
+// attention_window_test.cc.
 #pragma once
 
 #include <algorithm>
@@ -65,7 +66,9 @@ struct AttnThreadBuffers {
   AlignedFloats total;    // tile_queries records: chunks folded so far
   AlignedFloats partial;  // tile_queries records: the current chunk
   std::vector<const float*> q;
-  std::vector<int32_t> len;  // positions the query's row reads
+  std::vector<int32_t> begin;  // the first position the query's row reads (its window's)
+  std::vector<int32_t> len;    // one past the last position it reads
+  std::vector<int32_t> start;  // within the current chunk: the kernel's start and limit
   std::vector<int32_t> limit;
   std::vector<float*> records;
 };
