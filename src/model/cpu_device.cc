@@ -38,8 +38,7 @@ Result<std::unique_ptr<CpuDevice>> CpuDevice::create(const Model& model, const C
 }
 
 CpuDevice::CpuDevice(const Model& model, cpu::KvCache kv, const CpuDeviceOptions& options)
-    : model_(model),
-      kv_(std::move(kv)),
+    : kv_(std::move(kv)),
       options_(options),
       pool_(options.num_threads),
       forward_(model, kv_, options.limits, options.num_threads) {

@@ -58,7 +58,6 @@ class CpuDevice final : public Device {
   void run_step(Step& step);
   Status check_plan(const StepPlan& plan) const;
 
-  const Model& model_;
   cpu::KvCache kv_;
   CpuDeviceOptions options_;
   DeviceInfo info_;
