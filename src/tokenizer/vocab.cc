@@ -17,10 +17,11 @@ constexpr std::string_view kTokensKey = "tokenizer.ggml.tokens";
 
 // Texts of control tokens that end generation in the models that use them
 // (llama.cpp keeps the same list; a CONTROL token with one of these texts is EOG).
-constexpr std::array<std::string_view, 11> kEogTexts = {
+// <|return|> and <|call|> are harmony's (gpt-oss), see drop_harmony_message_end.
+constexpr std::array<std::string_view, 13> kEogTexts = {
     "<|eot_id|>",      "<|im_end|>",         "<|end|>", "<end_of_turn>", "<|endoftext|>",
     "<|eom_id|>",      "<EOT>",              "_<EOT>",  "<|end_of_text|>",
-    "<end_of_utterance>",
+    "<end_of_utterance>", "<|return|>",      "<|call|>",
     "<\xef\xbd\x9c" "end\xe2\x96\x81" "of\xe2\x96\x81" "sentence\xef\xbd\x9c>"};  // DeepSeek's
 
 const std::vector<std::string>* string_items(const GgufArray& array) {
@@ -55,6 +56,7 @@ class VocabLoader {
   Status read_special_ids();
   Status read_flags();
   void collect_eog_ids();
+  void drop_harmony_message_end();
   void apply_name_attributes();
   Status read_normalizer();
   std::optional<TokenId> checked_id(int64_t id) const {
@@ -210,6 +212,22 @@ void VocabLoader::collect_eog_ids() {
   }
   std::sort(eog.begin(), eog.end());
   eog.erase(std::unique(eog.begin(), eog.end()), eog.end());
+  drop_harmony_message_end();
+}
+
+// Harmony's <|end|> closes one message (the analysis before the answer), not
+// the turn: with both <|return|> and <|call|> among the EOG tokens it is not
+// EOG (llama.cpp's rule for o200k_harmony). Phi-3's <|end|> stays EOG.
+void VocabLoader::drop_harmony_message_end() {
+  std::vector<TokenId>& eog = v_.eog_ids_;
+  const auto named = [this](std::string_view text) {
+    return [this, text](TokenId id) { return v_.tokens_[static_cast<size_t>(id)].text == text; };
+  };
+  if (std::none_of(eog.begin(), eog.end(), named("<|return|>")) ||
+      std::none_of(eog.begin(), eog.end(), named("<|call|>"))) {
+    return;
+  }
+  eog.erase(std::remove_if(eog.begin(), eog.end(), named("<|end|>")), eog.end());
 }
 
 // llama.cpp strips the whitespace after Phi-3's special tokens (a per-model

@@ -5,7 +5,8 @@
 // in spm_tokenizer, bpe_tokenizer and wpm_tokenizer.
 // Invariants: every token has a non-empty, unique text; every special id is
 // < size(); an add_* flag is set only when its token exists; eog_ids() holds
-// eos, eot and eom when present.
+// eos, eot and eom when present, and control tokens named as chat ends
+// (harmony's <|end|> only where <|return|> and <|call|> are absent).
 // Threading: immutable after from_gguf(); any thread.
 // Tested by tests/tokenizer/vocab_test.cc.
 #pragma once

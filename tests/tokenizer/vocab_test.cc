@@ -135,6 +135,40 @@ TEST(Vocab, MergesSplitAtTheFirstSpaceAfterTheFirstByte) {
   EXPECT_EQ(vocab->merges()[2], (std::pair<std::string, std::string>{"", ""}));
 }
 
+// A synthetic byte-level vocab with `controls` as control tokens.
+Result<Vocab> vocab_with_controls(std::vector<std::string> controls) {
+  SyntheticVocabOptions options;
+  options.kind = VocabKind::kBpe;
+  options.size = 1000;
+  options.control_tokens = std::move(controls);
+  MET_ASSIGN_OR_RETURN(SyntheticVocab synthetic, make_synthetic_vocab(options));
+  GgufMetadata md;
+  write_vocab_metadata(synthetic, md);
+  return Vocab::from_gguf(md);
+}
+
+bool ends_generation(const Vocab& v, std::string_view text) {
+  const std::optional<TokenId> id = v.find(text);
+  EXPECT_TRUE(id.has_value()) << text;
+  return id.has_value() && v.is_eog(*id);
+}
+
+// Harmony (gpt-oss): <|return|> ends the answer and <|call|> a tool call;
+// <|end|> only ends a message (the analysis before the answer), so it is not
+// EOG where both are present (llama.cpp's rule); Phi-3's <|end|> stays EOG.
+TEST(Vocab, HarmonyEndsGenerationAtReturnAndCallNotAtEnd) {
+  Result<Vocab> harmony = vocab_with_controls(
+      {"<|start|>", "<|channel|>", "<|message|>", "<|end|>", "<|return|>", "<|call|>", "<|constrain|>"});
+  ASSERT_TRUE(harmony.ok()) << harmony.status().to_string();
+  EXPECT_TRUE(ends_generation(*harmony, "<|return|>"));
+  EXPECT_TRUE(ends_generation(*harmony, "<|call|>"));
+  EXPECT_FALSE(ends_generation(*harmony, "<|end|>"));
+  EXPECT_FALSE(ends_generation(*harmony, "<|channel|>"));
+  Result<Vocab> phi3 = vocab_with_controls({"<|user|>", "<|assistant|>", "<|end|>"});
+  ASSERT_TRUE(phi3.ok()) << phi3.status().to_string();
+  EXPECT_TRUE(ends_generation(*phi3, "<|end|>"));
+}
+
 TEST(Vocab, EndOfGenerationCoversEosEotAndChatEndTokens) {
   MET_REQUIRE_SHARED(path, "tokenizer-vectors/ggml-vocab-qwen2.gguf");
   auto tokenizer = testing::load_tokenizer(path);
