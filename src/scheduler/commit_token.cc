@@ -77,7 +77,7 @@ TokenId pick_token(ActiveSeq& a, StepResult& result, size_t index, bool use_logi
   if (a.logprobs.per_token.has_value()) scratch.raw_row.assign(row.begin(), row.end());
   TokenId token = 0;
   if (a.think.forced_by != ThinkEndCause::kNone) {
-    token = a.think.config->think_end;
+    token = forced_think_token(*a.think.config, a.think.state);
   } else {
     suppress_stops(a, row);
     if (grammar_active(a)) apply_grammar_mask(a, row, scratch.mask_bits);

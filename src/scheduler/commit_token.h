@@ -49,7 +49,7 @@ struct PickScratch {
   std::vector<uint64_t> mask_bits;  // the grammar's allowed tokens
 };
 
-// The token a step produced for output `index`: the forced think_end, the
+// The token a step produced for output `index`: the forced think token (thinking.h), the
 // device's argmax, or a draw from the row's logits when `use_logits` (EOS
 // masked under min_tokens, the grammar's mask applied). With logprobs asked
 // for, picked_logprob is set from the raw row.

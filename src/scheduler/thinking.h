@@ -11,6 +11,11 @@
 //     or when the watchdog sees the thinking repeat itself
 //     (sampling/repetition_detector.h): the reference's force_end_thinking,
 //     spontaneous_think_budget and think watchdog. The answer then continues.
+//   - Markers of several tokens (harmony, ThinkingConfig::start_sequence and
+//     end_sequence): thinking opens when the output ends with the start
+//     sequence; ending it writes the end sequence whole, each token after
+//     think_end forced (cause kModel when the model sampled think_end), and
+//     thinking lasts until the last one.
 //   - Grammar masks apply only outside thinking.
 // Decisions are pure functions of the config and the state; the scheduler
 // applies them (commit_token.cc).
@@ -26,6 +31,9 @@
 
 namespace met {
 
+// Why thinking ended (kModel: the model sampled think_end); as a force
+// cause, why the next token is forced (kModel: it continues an end sequence
+// the model began).
 enum class ThinkEndCause : uint8_t { kNone, kModel, kBudget, kWatchdog };
 
 struct ThinkingState {
@@ -36,6 +44,10 @@ struct ThinkingState {
   int32_t episode_start = 0;    // output index where the current thinking's tokens begin
   ThinkEndCause last_end = ThinkEndCause::kNone;
   int32_t watchdog_fires = 0;
+  // Tokens of ThinkingConfig::end_sequence written (0: not ending), and why
+  // it is being written.
+  int32_t end_written = 0;
+  ThinkEndCause ending_cause = ThinkEndCause::kNone;
   // force_cause for the next token, decided once when the state last changed
   // (initial_thinking_state, observe_thinking_token): the scheduler asks for
   // it several times per token and the watchdog's check is not free.
@@ -47,6 +59,10 @@ ThinkingState initial_thinking_state(const ThinkingConfig& c);
 // Whether the next token must be think_end: the budget is used up, or the
 // watchdog sees the current thinking loop. `output` is the output so far.
 ThinkEndCause force_cause(const ThinkingConfig& c, const ThinkingState& s, std::span<const TokenId> output);
+
+// The token to force when force_cause is not kNone: think_end, or the end
+// sequence's next token.
+TokenId forced_think_token(const ThinkingConfig& c, const ThinkingState& s);
 
 // Advances `s` past the token just appended to `output` (its last element)
 // and decides next_forced. `forced_by` says why the token was forced (kNone:

@@ -101,5 +101,98 @@ TEST(Thinking, TheWatchdogClosesThinkingThatLoops) {
   }
 }
 
+// Harmony's markers are several tokens: "<|channel|>analysis<|message|>"
+// opens reasoning; a budget ends it with "<|end|><|start|>assistant
+// <|channel|>final<|message|>", here kEnd and three stand-ins.
+constexpr TokenId kChannelId = 40, kAnalysisId = 41, kMessageId = 42;
+const std::vector<TokenId> kHarmonyEnd = {kEnd, 30, 31, 32};
+
+ThinkingConfig harmony(std::optional<int32_t> budget, bool starts_inside = true) {
+  ThinkingConfig c = config(budget, starts_inside);
+  c.think_start = kChannelId;
+  c.start_sequence = {kChannelId, kAnalysisId, kMessageId};
+  c.end_sequence = kHarmonyEnd;
+  return c;
+}
+
+TEST(Thinking, ABudgetForcesAMultiTokenEndWholeAndThinkingLastsUntilItsLastToken) {
+  const ThinkingConfig c = harmony(2);
+  ThinkingState s = initial_thinking_state(c);
+  std::vector<TokenId> out;
+  sample(c, s, out, 10);
+  sample(c, s, out, 11);
+  for (TokenId t : kHarmonyEnd) {
+    EXPECT_TRUE(s.inside) << "a grammar waits for the whole end";
+    ASSERT_EQ(force_cause(c, s, out), ThinkEndCause::kBudget);
+    EXPECT_EQ(forced_think_token(c, s), t);
+    sample(c, s, out, t, ThinkEndCause::kBudget);
+  }
+  EXPECT_FALSE(s.inside);
+  EXPECT_EQ(s.last_end, ThinkEndCause::kBudget);
+  EXPECT_EQ(s.reasoning_tokens, 2) << "the end's tokens are not reasoning";
+  EXPECT_EQ(force_cause(c, s, out), ThinkEndCause::kNone);
+}
+
+TEST(Thinking, AModelThatEndsThinkingItselfGetsTheRestOfTheEndOnlyWhenAsked) {
+  ThinkingConfig c = harmony(100);
+  ThinkingState s = initial_thinking_state(c);
+  std::vector<TokenId> out;
+  sample(c, s, out, 10);
+  sample(c, s, out, kEnd);
+  EXPECT_FALSE(s.inside) << "the model writes its next header freely";
+  EXPECT_EQ(s.last_end, ThinkEndCause::kModel);
+  EXPECT_EQ(force_cause(c, s, out), ThinkEndCause::kNone);
+
+  c.end_sequence_after_model_end = true;  // a constrained answer: met writes its header
+  s = initial_thinking_state(c);
+  out.clear();
+  sample(c, s, out, 10);
+  sample(c, s, out, kEnd);
+  for (size_t i = 1; i < kHarmonyEnd.size(); ++i) {
+    EXPECT_TRUE(s.inside);
+    ASSERT_EQ(force_cause(c, s, out), ThinkEndCause::kModel);
+    EXPECT_EQ(forced_think_token(c, s), kHarmonyEnd[i]);
+    sample(c, s, out, kHarmonyEnd[i], ThinkEndCause::kModel);
+  }
+  EXPECT_FALSE(s.inside);
+  EXPECT_EQ(s.last_end, ThinkEndCause::kModel);
+  EXPECT_EQ(s.reasoning_tokens, 1);
+}
+
+TEST(Thinking, AStartSequenceOpensThinkingOnlyWhenTheOutputEndsWithAllOfIt) {
+  const ThinkingConfig c = harmony(1, /*starts_inside=*/false);
+  ThinkingState s = initial_thinking_state(c);
+  std::vector<TokenId> out;
+  sample(c, s, out, kChannelId);
+  sample(c, s, out, 7);
+  sample(c, s, out, kMessageId);
+  EXPECT_FALSE(s.inside) << "<|channel|>final<|message|> opens no reasoning";
+  sample(c, s, out, kChannelId);
+  sample(c, s, out, kAnalysisId);
+  EXPECT_FALSE(s.inside);
+  sample(c, s, out, kMessageId);
+  EXPECT_TRUE(s.inside);
+  EXPECT_TRUE(s.spontaneous);
+  sample(c, s, out, 8);
+  EXPECT_EQ(force_cause(c, s, out), ThinkEndCause::kBudget);
+  EXPECT_EQ(forced_think_token(c, s), kEnd);
+}
+
+TEST(Thinking, TheWatchdogForcesTheWholeMultiTokenEndAndFiresOnce) {
+  const ThinkingConfig c = harmony(std::nullopt);
+  ThinkingState s = initial_thinking_state(c);
+  std::vector<TokenId> out;
+  for (int i = 0; i < 10; ++i) sample(c, s, out, 100 + i);
+  for (int i = 0; i < 64 && force_cause(c, s, out) != ThinkEndCause::kWatchdog; ++i) sample(c, s, out, 50 + i % 6);
+  ASSERT_EQ(force_cause(c, s, out), ThinkEndCause::kWatchdog);
+  for (TokenId t : kHarmonyEnd) {
+    ASSERT_EQ(force_cause(c, s, out), ThinkEndCause::kWatchdog);
+    sample(c, s, out, t, ThinkEndCause::kWatchdog);
+  }
+  EXPECT_FALSE(s.inside);
+  EXPECT_EQ(s.watchdog_fires, 1);
+  EXPECT_EQ(s.last_end, ThinkEndCause::kWatchdog);
+}
+
 }  // namespace
 }  // namespace met
