@@ -129,6 +129,11 @@ TEST(FormatDetection, GenerationStartsInThinkingWhenThePromptEndsWithThinkStart)
   EXPECT_FALSE(generation_starts_in_thinking("<think>\n", ChatFormat{}));
   const ChatFormat harmony{ChatFamily::kGptOss, "<|channel|>analysis<|message|>", "<|end|>"};
   EXPECT_FALSE(generation_starts_in_thinking("<|start|>assistant", harmony));
+  EXPECT_TRUE(generation_starts_in_thinking("<|start|>assistant<|channel|>analysis<|message|>", harmony));
+  EXPECT_FALSE(generation_starts_in_thinking("<|start|>assistant<|channel|>analysis<|message|>Hm.<|end|>"
+                                             "<|start|>assistant to=functions.f<|channel|>commentary json<|message|>{}"
+                                             "<|call|><|start|>assistant", harmony))
+      << "an earlier turn's analysis is closed";
 }
 
 }  // namespace

@@ -67,6 +67,20 @@ TEST(GptOssFamily, CallArgumentsStreamBeforeTheCallEnds) {
   EXPECT_EQ(std::get<ToolCallArgumentsDelta>(merged[1]).text, R"({"q": "weather in)");
 }
 
+// met opens the analysis message in the prompt when it controls the
+// reasoning (a thinking budget, a forced tool call, a grammar).
+TEST(GptOssFamily, APromptThatOpenedAnalysisStartsInReasoning) {
+  expect_message(parse_every_way(kGptOss,
+                     "Short.<|end|><|start|>assistant<|channel|>final<|message|>Hi.<|return|>",
+                     testing::starts_in_thinking()),
+                 "Short.", "Hi.", {}, false);
+  expect_message(parse_every_way(kGptOss,
+                     "Call it.<|end|><|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json"
+                     "<|message|>{\"a\": 1}",
+                     testing::starts_in_thinking()),
+                 "Call it.", "", {{"f", R"({"a": 1})"}}, true);
+}
+
 TEST(GptOssFamily, TextWithoutHarmonyMarkupIsContent) {
   expect_message(parse_every_way(kGptOss, "Just plain text."), "", "Just plain text.", {}, false);
 }

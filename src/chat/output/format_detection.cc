@@ -61,7 +61,8 @@ ChatFormat detect_chat_format(std::string_view template_source, std::span<const 
 }
 
 bool generation_starts_in_thinking(std::string_view prompt_tail, const ChatFormat& format) {
-  if (format.family == ChatFamily::kGptOss || format.think_start.empty()) return false;
+  if (format.think_start.empty()) return false;
+  if (format.family == ChatFamily::kGptOss) return prompt_tail.ends_with(format.think_start);
   const size_t start = prompt_tail.rfind(format.think_start);
   if (start == std::string_view::npos) return false;
   const size_t end = prompt_tail.rfind(format.think_end);

@@ -21,8 +21,10 @@ ChatFormat detect_chat_format(std::string_view template_source, std::span<const 
 
 // True when the rendered prompt (or its tail) ends inside thinking: its last
 // think-start comes after its last think-end (Qwen3's and DeepSeek-R1's
-// generation prompts end with "<think>\n"). Always false for harmony, whose
-// channels say what each message is.
+// generation prompts end with "<think>\n"). For harmony, whose channels say
+// what each message is, only when the prompt ends with an open analysis
+// message's header ("<|channel|>analysis<|message|>", which met adds when it
+// controls the reasoning: server/harmony_controls.h).
 bool generation_starts_in_thinking(std::string_view prompt_tail, const ChatFormat& format);
 
 }  // namespace met

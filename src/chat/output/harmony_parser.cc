@@ -28,7 +28,12 @@ std::string header_word(std::string_view header, std::string_view key) {
 HarmonyParser::HarmonyParser(const ParserOptions& options)
     : parse_tool_calls_(options.parse_tool_calls),
       stream_tool_calls_(options.stream_tool_calls),
-      builder_(/*trim_content=*/true, options.id_seed) {}
+      builder_(/*trim_content=*/true, options.id_seed) {
+  if (options.starts_in_thinking) {
+    in_header_ = false;
+    body_kind_ = Body::kReasoning;
+  }
+}
 
 void HarmonyParser::feed(std::string_view delta, std::vector<ParseEvent>& events) {
   pending_ += delta;

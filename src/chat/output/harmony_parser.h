@@ -5,7 +5,8 @@
 //                                                                 a tool call
 //   <|start|>assistant<|channel|>final<|message|>…<|return|>      content
 // (the prompt already ends with "<|start|>assistant"; the recipient may also
-// come before <|channel|>). Commentary without a recipient is content. A body
+// come before <|channel|>). With ParserOptions::starts_in_thinking the prompt
+// ended with an open analysis header, so the output starts in its body. Commentary without a recipient is content. A body
 // ends at <|end|>, <|call|>, <|return|> or <|start|>, or at finish.
 // A call's arguments stream as they become safe (json_object_prefix) unless
 // ParserOptions::stream_tool_calls is off.
