@@ -8,7 +8,9 @@
 
 #include "chat/output/format_detection.h"
 #include "chat/output/format_markers.h"
+#include "chat/reasoning_field.h"
 #include "chat/tool_call_arguments.h"
+#include "server/harmony_controls.h"
 #include "server/output_controls.h"
 
 namespace met {
@@ -74,6 +76,7 @@ PromptBuilder::PromptBuilder(const Tokenizer& tokenizer, std::optional<ChatTempl
   if (chat_template_) {
     chat_format_ = detect_chat_format(chat_template_->source(), control_token_texts(tokenizer.vocab()));
     object_arguments_ = template_wants_object_arguments(*chat_template_);
+    reasoning_as_thinking_ = template_reads_thinking(*chat_template_);
   }
 }
 
@@ -89,6 +92,7 @@ ApiResult<std::string> PromptBuilder::chat_text(const OpenAiRequest& request, bo
   for (const auto& [key, value] : request.agent.chat_template_kwargs.items()) context[key] = value;
   // History tool calls' arguments in the form this template reads.
   context["messages"] = with_arguments_as(request.messages, object_arguments_);
+  if (reasoning_as_thinking_) context["messages"] = with_reasoning_as_thinking(context["messages"]);
   if (!request.agent.tools.empty()) context["tools"] = request.agent.tools;
   if (request.agent.reasoning_effort) context["reasoning_effort"] = *request.agent.reasoning_effort;
   context["add_generation_prompt"] = add_generation_prompt;
@@ -99,6 +103,7 @@ ApiResult<std::string> PromptBuilder::chat_text(const OpenAiRequest& request, bo
     return invalid_request("messages",
                            fmt::format("the chat template refused the messages: {}", text.status().message()));
   }
+  if (add_generation_prompt) *text += harmony_prompt_suffix(chat_format_, tokenizer_, *text, request.agent);
   return std::move(*text);
 }
 
@@ -160,7 +165,9 @@ std::optional<ApiError> PromptBuilder::add_output_controls(const OpenAiRequest& 
   if (auto* e = std::get_if<ApiError>(&grammar)) return *e;
   r.grammar = std::move(std::get<std::shared_ptr<const Grammar>>(grammar));
   if (request.endpoint != Endpoint::kChatCompletions) return std::nullopt;
-  r.thinking = thinking_control(chat_format_, tokenizer_, prompt_text, request.agent.thinking_budget);
+  r.thinking = chat_format_.family == ChatFamily::kGptOss
+                   ? harmony_thinking_control(chat_format_, tokenizer_, prompt_text, request.agent)
+                   : thinking_control(chat_format_, tokenizer_, prompt_text, request.agent.thinking_budget);
   if (request.agent.thinking_budget && !r.thinking) {
     return invalid_request("thinking_budget", "this model has no think markers that are single tokens");
   }

@@ -2,8 +2,10 @@
 // completion prompt tokenized (BOS as the vocab says) or taken as ids, or the
 // chat messages rendered with the model's chat template
 // (add_generation_prompt, bos_token, eos_token, tools, reasoning_effort and
-// chat_template_kwargs' keys; history tool calls' arguments as the template
-// reads them, chat/tool_call_arguments.h) and tokenized with special tokens parsed;
+// chat_template_kwargs' keys; history tool calls' arguments and turns'
+// reasoning as the template reads them, chat/tool_call_arguments.h and
+// chat/reasoning_field.h; for harmony, the analysis header when the request
+// controls the reasoning, server/harmony_controls.h) and tokenized with special tokens parsed;
 // max_tokens defaults to 16 for completions and to the context for chat (the
 // engine caps the output at the context); sampler fields left out take the
 // SamplingDefaults (temperature 1 unless the model file recommends another); the output controls
@@ -45,9 +47,10 @@ class PromptBuilder {
   ApiResult<std::vector<EngineRequest>> build(OpenAiRequest request) const;
 
   // A chat request's messages rendered with the template (tools, kwargs and
-  // all, as build() renders them), and that text's ids: special tokens
-  // parsed, a BOS added (`add_special`) unless the template wrote one. Also
-  // what POST /tokenize counts.
+  // all, and harmony's analysis header when the request controls reasoning,
+  // as build() renders them), and that text's ids: special tokens parsed, a
+  // BOS added (`add_special`) unless the template wrote one. Also what POST
+  // /tokenize counts.
   ApiResult<std::string> chat_text(const OpenAiRequest& request, bool add_generation_prompt = true) const;
   std::vector<TokenId> chat_ids(const std::string& text, bool add_special = true) const;
 
@@ -66,6 +69,7 @@ class PromptBuilder {
   SamplingDefaults sampling_defaults_;
   ChatFormat chat_format_;
   bool object_arguments_ = false;  // the template reads tool-call arguments as a mapping
+  bool reasoning_as_thinking_ = false;  // the template reads a turn's reasoning from `thinking`
 };
 
 }  // namespace met
