@@ -6,7 +6,8 @@
 # decode of 16 parallel sequences (S_TG). Every tool runs with the same
 # --threads. A manual tool (needs a llama.cpp build); CI never runs it.
 #   bench/peer/moe_vs_llamacpp.sh --met build/apps/met --llama-build ../llama.cpp-build \
-#     [--threads 2] [--reps 3] [--models-dir DIR] [--log-dir DIR] [MODEL.gguf | ARCH:PRESET:DTYPE]...
+#     [--threads 2] [--reps 3] [--llama-omp-passive] [--models-dir DIR] [--log-dir DIR]
+#     [MODEL.gguf | ARCH:PRESET:DTYPE]...
 # ARCH:PRESET:DTYPE (e.g. qwen3moe:medium:q8_0) is made with `met make-model`
 # into --models-dir (default /tmp/met-peer-models) unless the file is there.
 # Default models: qwen3moe:medium:q8_0 qwen3moe:medium:mxfp4 mixtral:medium:q8_0.
@@ -17,6 +18,9 @@
 #           warm-up; F16 KV cache, flash attention as llama.cpp picks it (both tools' defaults).
 #   llama16 `llama-batched-bench -m FILE -t T -c 4096 -npp 1 -ntg 128 -npl 16 --output-format jsonl`:
 #           16 sequences of one prompt token, then 128 steps of 16 rows (its S_TG), contexts 1-129.
+# --llama-omp-passive runs the llama.cpp tools with OMP_WAIT_POLICY=passive: on a busy host their
+# OpenMP threads otherwise spin at every barrier while the other is preempted (here llama-bench tg
+# fell from 25 tok/s at -t 1 to 6.5 at -t 2 with the load average at 10; passive gave 25 at -t 2).
 # The raw outputs of every run are kept in --log-dir (default: a new temporary folder) and the
 # load average before and after each file is printed: the host is shared, so read the figures
 # as ratios measured minutes apart, not as absolutes.
@@ -27,7 +31,8 @@ threads=2
 reps=3
 models_dir=/tmp/met-peer-models
 log_dir=""
-usage() { sed -n '2,24p' "$0" >&2; exit 2; }
+llama_env=()
+usage() { sed -n '2,28p' "$0" >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --met) met=$2; shift 2 ;;
@@ -36,6 +41,7 @@ while [[ $# -gt 0 ]]; do
     --reps) reps=$2; shift 2 ;;
     --models-dir) models_dir=$2; shift 2 ;;
     --log-dir) log_dir=$2; shift 2 ;;
+    --llama-omp-passive) llama_env=(OMP_WAIT_POLICY=passive); shift ;;
     -h|--help) usage ;;
     -*) echo "$0: unknown flag $1" >&2; exit 2 ;;
     *) break ;;
@@ -74,18 +80,20 @@ for file in "${files[@]}"; do
   echo "measuring $name (load average $load_before)" >&2
   "$met" bench "$file" --threads "$threads" --batch 1,16 --prompt-tokens 512 --gen-tokens 128 --json \
     >"$log_dir/$name.met.json" 2>"$log_dir/$name.met.err"
-  "$llama_build/bin/llama-bench" -m "$file" -t "$threads" -p 512 -n 128 -r "$reps" -o json \
+  env "${llama_env[@]}" "$llama_build/bin/llama-bench" -m "$file" -t "$threads" -p 512 -n 128 -r "$reps" -o json \
     >"$log_dir/$name.llama-bench.json" 2>"$log_dir/$name.llama-bench.err"
-  "$llama_build/bin/llama-batched-bench" -m "$file" -t "$threads" -c 4096 -npp 1 -ntg 128 -npl 16 \
-    --output-format jsonl >"$log_dir/$name.llama-batched.jsonl" 2>"$log_dir/$name.llama-batched.err"
+  env "${llama_env[@]}" "$llama_build/bin/llama-batched-bench" -m "$file" -t "$threads" -c 4096 \
+    -npp 1 -ntg 128 -npl 16 --output-format jsonl \
+    >"$log_dir/$name.llama-batched.jsonl" 2>"$log_dir/$name.llama-batched.err"
   load_after=$(cut -d' ' -f1 /proc/loadavg)
   rows+=("$name|$log_dir/$name|$load_before|$load_after")
 done
 
-python3 - "$threads" "$reps" "${rows[@]}" <<'PY'
+python3 - "$threads" "$reps" "${llama_env[*]:-}" "${rows[@]}" <<'PY'
 import json, sys
-threads, reps, rows = sys.argv[1], sys.argv[2], sys.argv[3:]
-print(f"threads {threads}; llama-bench mean of {reps} runs; tok/s; 'x' = met / llama.cpp")
+threads, reps, llama_env, rows = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+print(f"threads {threads}; llama-bench mean of {reps} runs; llama.cpp environment: {llama_env or 'as inherited'}; "
+      "tok/s; 'x' = met / llama.cpp")
 head = ("| file | met pp512 | llama pp512 | x | met b1 | llama tg128 | x | met b1 ceiling | met b16 | "
         "llama b16 | x | load before/after |")
 print(head)
