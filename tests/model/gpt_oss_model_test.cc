@@ -161,9 +161,10 @@ INSTANTIATE_TEST_SUITE_P(
                       GptOssCase{GgmlType::kBF16, 8, 2, 40, 24, 7, 2e-2, true},
                       GptOssCase{GgmlType::kQ8_0, 8, 2, 40, 24, 7, 3e-2, true},
                       GptOssCase{GgmlType::kMXFP4, 8, 2, 40, 24, 7, 3e-2, true}),
-    [](const auto& info) {
-      return std::string(ggml_type_name(info.param.dtype)) + "_window" + std::to_string(info.param.window) +
-             "_pattern" + std::to_string(info.param.pattern);
+    [](const auto& param_info) {
+      const GptOssCase& c = param_info.param;
+      return std::string(ggml_type_name(c.dtype)) + "_window" + std::to_string(c.window) + "_pattern" +
+             std::to_string(c.pattern);
     });
 
 // A sequence's logits alone on one thread equal its logits when it shares
