@@ -37,14 +37,14 @@ const char* kPrompts[16] = {
     "She wanted to",
 };
 
-// qwen3moe with the small preset's expert shape (16 experts, 4 used) at a
-// size a sanitizer build runs in seconds.
 struct MoeCase {
   uint32_t shared_ff;  // 0: no shared expert
   GgmlType dtype;
   Arch arch = Arch::kQwen3Moe;  // gpt-oss: even layers through a window of 8, sinks, biases
 };
 
+// The small preset's expert shape (16 experts, 4 used) at a size a sanitizer
+// build runs in seconds.
 std::string make_moe_model(const testing::TempDir& dir, const MoeCase& c) {
   RandomModelSpec s;
   s.arch = c.arch;
