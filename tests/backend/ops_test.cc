@@ -3,8 +3,9 @@
 // every ISA tier the CPU has against them on random rows of odd lengths.
 // Tolerances (relative to the reference value, plus an absolute floor):
 //   add, rope: bit for bit (same float operations, no contraction).
-//   rms_norm 1e-5: the sum of squares runs in float lanes (the reference in
-//     double); the output's error is half the mean's.
+//   rms_norm and l2_norm 1e-5: the sum of squares runs in float lanes (the
+//     reference in double); the output's error is half the sum's.
+//   rms_norm_gated 1e-5: rms_norm's, and the silu's vector exp (2e-6).
 //   swiglu 2e-6, softmax 4e-6: the vector exp is within a few ulps of
 //     std::exp; softmax adds a float sum. Floor 1e-37: the AVX2 exp returns
 //     0 below e^-86.5 where std::exp gives a subnormal.
@@ -70,6 +71,22 @@ TEST(OpsReference, RmsNormOfAConstantRowIsTheWeight) {
   std::vector<float> out(10);
   ref::rms_norm(x.data(), weight.data(), 10, 0.0f, out.data());
   for (int i = 0; i < 10; ++i) EXPECT_FLOAT_EQ(out[static_cast<size_t>(i)], -weight[static_cast<size_t>(i)]);
+}
+
+TEST(OpsReference, RmsNormGatedAndL2NormOnKnownValues) {
+  // x = (3, 4): rms = sqrt(12.5), l2 = 5.
+  const std::vector<float> x = {3.0f, 4.0f}, weight = {2.0f, 0.5f}, z = {0.0f, 1.0f};
+  std::vector<float> out(2);
+  ref::rms_norm_gated(x.data(), weight.data(), z.data(), 2, 0.0f, out.data());
+  EXPECT_EQ(out[0], 0.0f) << "silu(0) = 0 gates the first element off";
+  EXPECT_NEAR(out[1], 4.0 / std::sqrt(12.5) * 0.5 * (1.0 / (1.0 + std::exp(-1.0))), 1e-6);
+  std::vector<float> y = x;
+  ref::l2_norm(y.data(), 2, 1e-6f);
+  EXPECT_FLOAT_EQ(y[0], 0.6f);
+  EXPECT_FLOAT_EQ(y[1], 0.8f);
+  std::vector<float> tiny = {1e-9f, 0.0f};
+  ref::l2_norm(tiny.data(), 2, 1e-6f);
+  EXPECT_FLOAT_EQ(tiny[0], 1e-3f) << "a norm below eps divides by eps";
 }
 
 TEST(OpsReference, RopeAtPositionZeroIsTheIdentity) {
@@ -224,6 +241,13 @@ TEST(Ops, PublicEntryPointsRunTheSelectedKernels) {
   ref::rope(y.data(), 2, 77, p);
   EXPECT_EQ(bits_of(x), bits_of(y));
   EXPECT_EQ(argmax(a.data(), 50), ref::argmax(a.data(), 50));
+  std::vector<float> gated(50), gated_ref(50), norm = a, norm_ref = a;
+  rms_norm_gated(a.data(), b.data(), b.data(), 50, 1e-6f, gated.data());
+  selected_ops_kernels().rms_norm_gated(a.data(), b.data(), b.data(), 50, 1e-6f, gated_ref.data());
+  EXPECT_EQ(bits_of(gated), bits_of(gated_ref));
+  l2_norm(norm.data(), 50, 1e-6f);
+  selected_ops_kernels().l2_norm(norm_ref.data(), 50, 1e-6f);
+  EXPECT_EQ(bits_of(norm), bits_of(norm_ref));
 }
 
 class OpsTiers : public ::testing::TestWithParam<Isa> {
@@ -298,6 +322,39 @@ TEST_P(OpsTiers, RmsNormIsWithinTolerance) {
     kernels_.rms_norm(in_place.data(), w.data(), n, 1e-6f, in_place.data());
     EXPECT_EQ(bits_of(in_place), bits_of(out)) << n;
   }
+}
+
+TEST_P(OpsTiers, RmsNormGatedIsWithinTolerance) {
+  for (const int64_t n : {1, 7, 17, 64, 128, 100, 4096}) {
+    const std::vector<float> x = gaussian(static_cast<size_t>(n), 13, 30.0f);
+    const std::vector<float> w = gaussian(static_cast<size_t>(n), 14);
+    std::vector<float> z = gaussian(static_cast<size_t>(n), 15, 8.0f);
+    const float extremes[] = {0.0f, 90.0f, -90.0f, 100.0f, -100.0f};
+    for (size_t i = 0; i < z.size(); i += 4) z[i] = extremes[(i / 4) % 5];
+    std::vector<float> expected(x.size()), out(x.size());
+    ref::rms_norm_gated(x.data(), w.data(), z.data(), n, 1e-6f, expected.data());
+    kernels_.rms_norm_gated(x.data(), w.data(), z.data(), n, 1e-6f, out.data());
+    expect_close(out, expected, 1e-5, 1e-37, "rms_norm_gated n=" + std::to_string(n));
+    std::vector<float> in_place = x;
+    kernels_.rms_norm_gated(in_place.data(), w.data(), z.data(), n, 1e-6f, in_place.data());
+    EXPECT_EQ(bits_of(in_place), bits_of(out)) << n;
+    std::vector<float> over_z = z;
+    kernels_.rms_norm_gated(x.data(), w.data(), over_z.data(), n, 1e-6f, over_z.data());
+    EXPECT_EQ(bits_of(over_z), bits_of(out)) << n;
+  }
+}
+
+TEST_P(OpsTiers, L2NormIsWithinTolerance) {
+  for (const int64_t n : {1, 7, 17, 64, 128, 100, 4096}) {
+    const std::vector<float> x = gaussian(static_cast<size_t>(n), 16, 3.0f);
+    std::vector<float> expected = x, out = x;
+    ref::l2_norm(expected.data(), n, 1e-6f);
+    kernels_.l2_norm(out.data(), n, 1e-6f);
+    expect_close(out, expected, 1e-5, 1e-30, "l2_norm n=" + std::to_string(n));
+  }
+  std::vector<float> zeros(9, 0.0f);
+  kernels_.l2_norm(zeros.data(), 9, 1e-6f);
+  EXPECT_EQ(zeros, std::vector<float>(9, 0.0f)) << "a zero row stays zero (eps, not 0, divides)";
 }
 
 TEST_P(OpsTiers, SwigluIsWithinTolerance) {

@@ -15,12 +15,12 @@
 namespace met::cpu {
 namespace {
 
-constexpr OpsKernels kOpsReference{ref::rms_norm, ref::rope_rotate, ref::swiglu,
-                                ref::add,      ref::softmax,     ref::argmax};
-constexpr OpsKernels kOpsAvx2{avx2::rms_norm, avx2::rope_rotate, avx2::swiglu,
-                           avx2::add,      avx2::softmax,     avx2::argmax};
-constexpr OpsKernels kOpsAvx512{avx512::rms_norm, avx512::rope_rotate, avx512::swiglu,
-                             avx512::add,      avx512::softmax,     avx512::argmax};
+constexpr OpsKernels kOpsReference{ref::rms_norm, ref::rope_rotate, ref::swiglu,         ref::add,
+                                   ref::softmax,  ref::argmax,      ref::rms_norm_gated, ref::l2_norm};
+constexpr OpsKernels kOpsAvx2{avx2::rms_norm, avx2::rope_rotate, avx2::swiglu,         avx2::add,
+                              avx2::softmax,  avx2::argmax,      avx2::rms_norm_gated, avx2::l2_norm};
+constexpr OpsKernels kOpsAvx512{avx512::rms_norm, avx512::rope_rotate, avx512::swiglu,         avx512::add,
+                                avx512::softmax,  avx512::argmax,      avx512::rms_norm_gated, avx512::l2_norm};
 
 // Each member from the highest tier at or below `selected` that has one.
 OpsKernels build_selected(Isa selected) {
@@ -34,6 +34,8 @@ OpsKernels build_selected(Isa selected) {
     if (k.add != nullptr) out.add = k.add;
     if (k.softmax != nullptr) out.softmax = k.softmax;
     if (k.argmax != nullptr) out.argmax = k.argmax;
+    if (k.rms_norm_gated != nullptr) out.rms_norm_gated = k.rms_norm_gated;
+    if (k.l2_norm != nullptr) out.l2_norm = k.l2_norm;
   }
   return out;
 }
@@ -62,6 +64,12 @@ const OpsKernels& selected_ops_kernels() {
 void rms_norm(const float* x, const float* weight, int64_t n, float eps, float* out) {
   selected_ops_kernels().rms_norm(x, weight, n, eps, out);
 }
+
+void rms_norm_gated(const float* x, const float* weight, const float* z, int64_t n, float eps, float* out) {
+  selected_ops_kernels().rms_norm_gated(x, weight, z, n, eps, out);
+}
+
+void l2_norm(float* x, int64_t n, float eps) { selected_ops_kernels().l2_norm(x, n, eps); }
 
 void rope(float* x, int32_t num_heads, int32_t pos, const RopeParams& p) {
   MET_CHECK(p.rope_dims <= kMaxRopeDims, "rope: {} rotated dims, at most {}", p.rope_dims,

@@ -1,6 +1,7 @@
 // The element-wise and row kernels of a llama-family forward pass: RMSNorm,
 // RoPE (normal and NeoX layouts; linear and YaRN scaling), SwiGLU, residual
-// add, softmax, argmax and embedding-row gather. Each has a scalar reference
+// add, softmax, argmax and embedding-row gather; and the recurrent layers'
+// gated RMSNorm and L2 norm. Each has a scalar reference
 // in kernels/reference/ and a vectorized version chosen at run time.
 // Threading: pure functions over the rows given; any thread.
 // Tested by tests/backend/ops_test.cc.
@@ -16,6 +17,13 @@ namespace met::cpu {
 
 // out[i] = x[i] / sqrt(mean(x^2) + eps) * weight[i]. out may alias x.
 void rms_norm(const float* x, const float* weight, int64_t n, float eps, float* out);
+
+// Gated RMSNorm (Qwen3.5's linear-attention output norm):
+// out[i] = x[i] / sqrt(mean(x^2) + eps) * weight[i] * silu(z[i]). out may alias x or z.
+void rms_norm_gated(const float* x, const float* weight, const float* z, int64_t n, float eps, float* out);
+
+// In place: x[i] *= 1 / max(sqrt(sum(x^2)), eps) (ggml's l2_norm).
+void l2_norm(float* x, int64_t n, float eps);
 
 enum class RopeLayout {
   kNormal,  // rotate adjacent pairs (x[2i], x[2i+1]): llama, mistral

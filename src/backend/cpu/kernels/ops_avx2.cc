@@ -1,9 +1,10 @@
 // AVX2 + FMA row kernels for ops.h, 8 floats per vector; tails go through
 // vmaskmovps. add and rope_rotate are bit for bit the reference (same
 // operations, no contraction: met_backend builds with -ffp-contract=off).
-// rms_norm and softmax sum in float lanes; swiglu and softmax use
-// core/vector_exp.h's exp_avx2 (within 2e-7 relative of std::exp; results
-// below 2^-126 become 0). ops_test.cc states the tolerances.
+// rms_norm, rms_norm_gated, l2_norm and softmax sum in float lanes;
+// swiglu, rms_norm_gated's silu and softmax use core/vector_exp.h's
+// exp_avx2 (within 2e-7 relative of std::exp; results below 2^-126
+// become 0). ops_test.cc states the tolerances.
 // Built with -march=x86-64-v3: includes only intrinsics and declarations.
 // Threading: pure functions. Tested by tests/backend/ops_test.cc.
 #include <immintrin.h>
@@ -88,6 +89,34 @@ void rms_norm(const float* x, const float* weight, int64_t n, float eps, float* 
     const __m256 v = _mm256_mul_ps(load_tail(x + i, n - i), scale);
     store_tail(out + i, n - i, _mm256_mul_ps(v, load_tail(weight + i, n - i)));
   }
+}
+
+void rms_norm_gated(const float* x, const float* weight, const float* z, int64_t n, float eps, float* out) {
+  __m256 acc = _mm256_setzero_ps();
+  for (int64_t i = 0; i < n; i += 8) {
+    const __m256 v = load_tail(x + i, n - i);
+    acc = _mm256_fmadd_ps(v, v, acc);
+  }
+  const float mean = hsum(acc) / static_cast<float>(n);
+  const __m256 scale = _mm256_set1_ps(1.0f / _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(mean + eps))));
+  const __m256 one = _mm256_set1_ps(1.0f);
+  for (int64_t i = 0; i < n; i += 8) {
+    const __m256 g = load_tail(z + i, n - i);
+    const __m256 gate = _mm256_div_ps(g, _mm256_add_ps(one, exp_avx2(_mm256_sub_ps(_mm256_setzero_ps(), g))));
+    const __m256 v = _mm256_mul_ps(_mm256_mul_ps(load_tail(x + i, n - i), scale), load_tail(weight + i, n - i));
+    store_tail(out + i, n - i, _mm256_mul_ps(v, gate));
+  }
+}
+
+void l2_norm(float* x, int64_t n, float eps) {
+  __m256 acc = _mm256_setzero_ps();
+  for (int64_t i = 0; i < n; i += 8) {
+    const __m256 v = load_tail(x + i, n - i);
+    acc = _mm256_fmadd_ps(v, v, acc);
+  }
+  const float norm = _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(hsum(acc))));
+  const __m256 scale = _mm256_set1_ps(1.0f / (norm > eps ? norm : eps));
+  for (int64_t i = 0; i < n; i += 8) store_tail(x + i, n - i, _mm256_mul_ps(load_tail(x + i, n - i), scale));
 }
 
 void rope_rotate(float* x, int32_t num_heads, int32_t head_dim, int32_t rope_dims, bool neox,

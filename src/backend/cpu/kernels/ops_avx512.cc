@@ -1,9 +1,9 @@
 // AVX-512 row kernels for ops.h, 16 floats per vector, masked tails.
 // add and rope_rotate are bit for bit the reference (same operations, no
-// contraction: met_backend builds with -ffp-contract=off). rms_norm and
-// softmax sum in float lanes; swiglu and softmax use core/vector_exp.h's
-// exp_avx512 (within 2e-7 relative of std::exp). ops_test.cc states the
-// tolerances.
+// contraction: met_backend builds with -ffp-contract=off). rms_norm,
+// rms_norm_gated, l2_norm and softmax sum in float lanes; swiglu,
+// rms_norm_gated's silu and softmax use core/vector_exp.h's exp_avx512
+// (within 2e-7 relative of std::exp). ops_test.cc states the tolerances.
 // core/avx512_intrinsics.h includes the intrinsics (GCC 12's headers warn).
 // Threading: pure functions. Tested by tests/backend/ops_test.cc.
 #include "core/avx512_intrinsics.h"
@@ -35,6 +35,39 @@ void rms_norm(const float* x, const float* weight, int64_t n, float eps, float* 
     const __mmask16 mask = tail_mask(n - i);
     const __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(mask, x + i), scale);
     _mm512_mask_storeu_ps(out + i, mask, _mm512_mul_ps(v, _mm512_maskz_loadu_ps(mask, weight + i)));
+  }
+}
+
+void rms_norm_gated(const float* x, const float* weight, const float* z, int64_t n, float eps, float* out) {
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n; i += 16) {
+    const __m512 v = _mm512_maskz_loadu_ps(tail_mask(n - i), x + i);
+    acc = _mm512_fmadd_ps(v, v, acc);
+  }
+  const float mean = _mm512_reduce_add_ps(acc) / static_cast<float>(n);
+  const __m512 scale = _mm512_set1_ps(1.0f / _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(mean + eps))));
+  const __m512 one = _mm512_set1_ps(1.0f);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 mask = tail_mask(n - i);
+    const __m512 g = _mm512_maskz_loadu_ps(mask, z + i);
+    const __m512 gate = _mm512_div_ps(g, _mm512_add_ps(one, exp_avx512(_mm512_sub_ps(_mm512_setzero_ps(), g))));
+    const __m512 v = _mm512_mul_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(mask, x + i), scale),
+                                   _mm512_maskz_loadu_ps(mask, weight + i));
+    _mm512_mask_storeu_ps(out + i, mask, _mm512_mul_ps(v, gate));
+  }
+}
+
+void l2_norm(float* x, int64_t n, float eps) {
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n; i += 16) {
+    const __m512 v = _mm512_maskz_loadu_ps(tail_mask(n - i), x + i);
+    acc = _mm512_fmadd_ps(v, v, acc);
+  }
+  const float norm = _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(_mm512_reduce_add_ps(acc))));
+  const __m512 scale = _mm512_set1_ps(1.0f / (norm > eps ? norm : eps));
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 mask = tail_mask(n - i);
+    _mm512_mask_storeu_ps(x + i, mask, _mm512_mul_ps(_mm512_maskz_loadu_ps(mask, x + i), scale));
   }
 }
 

@@ -24,6 +24,9 @@ struct OpsKernels {
   void (*add)(const float* a, const float* b, int64_t n, float* out) = nullptr;
   void (*softmax)(float* x, int64_t n) = nullptr;
   int64_t (*argmax)(const float* x, int64_t n) = nullptr;
+  void (*rms_norm_gated)(const float* x, const float* weight, const float* z, int64_t n, float eps,
+                         float* out) = nullptr;
+  void (*l2_norm)(float* x, int64_t n, float eps) = nullptr;
 };
 
 namespace avx2 {  // ops_avx2.cc
@@ -34,6 +37,8 @@ void swiglu(const float* gate, const float* up, int64_t n, float* out);
 void add(const float* a, const float* b, int64_t n, float* out);
 void softmax(float* x, int64_t n);
 int64_t argmax(const float* x, int64_t n);
+void rms_norm_gated(const float* x, const float* weight, const float* z, int64_t n, float eps, float* out);
+void l2_norm(float* x, int64_t n, float eps);
 }  // namespace avx2
 
 namespace avx512 {  // ops_avx512.cc
@@ -44,6 +49,8 @@ void swiglu(const float* gate, const float* up, int64_t n, float* out);
 void add(const float* a, const float* b, int64_t n, float* out);
 void softmax(float* x, int64_t n);
 int64_t argmax(const float* x, int64_t n);
+void rms_norm_gated(const float* x, const float* weight, const float* z, int64_t n, float eps, float* out);
+void l2_norm(float* x, int64_t n, float eps);
 }  // namespace avx512
 
 // The kernels `isa` itself provides (kScalar: the references); null members

@@ -45,5 +45,8 @@ void swiglu(const float* gate, const float* up, int64_t n, float* out);
 void add(const float* a, const float* b, int64_t n, float* out);
 void softmax(float* x, int64_t n);
 int64_t argmax(const float* x, int64_t n);
+// Sums of squares in double; silu(z) = z / (1 + e^-z) with std::exp.
+void rms_norm_gated(const float* x, const float* weight, const float* z, int64_t n, float eps, float* out);
+void l2_norm(float* x, int64_t n, float eps);
 
 }  // namespace met::cpu::ref

@@ -40,6 +40,24 @@ void rms_norm(const float* x, const float* weight, int64_t n, float eps, float* 
   for (int64_t i = 0; i < n; ++i) out[i] = x[i] * scale * weight[i];
 }
 
+void rms_norm_gated(const float* x, const float* weight, const float* z, int64_t n, float eps, float* out) {
+  double sum_squares = 0.0;
+  for (int64_t i = 0; i < n; ++i) sum_squares += static_cast<double>(x[i]) * x[i];
+  const auto mean = static_cast<float>(sum_squares / static_cast<double>(n));
+  const float scale = 1.0f / std::sqrt(mean + eps);
+  for (int64_t i = 0; i < n; ++i) {
+    const float gate = z[i] / (1.0f + std::exp(-z[i]));
+    out[i] = x[i] * scale * weight[i] * gate;
+  }
+}
+
+void l2_norm(float* x, int64_t n, float eps) {
+  double sum_squares = 0.0;
+  for (int64_t i = 0; i < n; ++i) sum_squares += static_cast<double>(x[i]) * x[i];
+  const float scale = 1.0f / std::max(static_cast<float>(std::sqrt(sum_squares)), eps);
+  for (int64_t i = 0; i < n; ++i) x[i] *= scale;
+}
+
 void rope_cache(int32_t pos, const RopeParams& p, float* cos_sin) {
   MET_DCHECK(p.rope_dims > 0 && p.rope_dims % 2 == 0 && p.rope_dims <= p.head_dim);
   const bool yarn = p.ext_factor != 0.0f;
