@@ -13,7 +13,8 @@
 //   step vs reference, 2e-6 (one token): sums in a different order.
 //   gemm vs reference (double sums), 2e-6 of sum |a||b|.
 //   chunked vs recurrent (both float), 2e-5: each within 1e-5 of double.
-//   the recurrent form split into calls: bit for bit (the same operations).
+//   the recurrent form split into calls, and the chunked form split at
+//   multiples of its chunk size: bit for bit (the same operations).
 #include "backend/cpu/kernels/gated_delta.h"
 
 #include <gtest/gtest.h>
@@ -296,6 +297,23 @@ TEST_P(GatedDeltaTiers, ChunkedCarriesStateAcrossCalls) {
       expect_rows_near(state.data(), d, whole_state.data(), d, d, d, 2 * kVsDouble, what + " state");
     }
   }
+}
+
+TEST_P(GatedDeltaTiers, ChunkedSplitAtChunkBoundariesIsBitExact) {
+  // Calls cut at multiples of the chunk size run the same chunks, and the
+  // state crosses calls by exact transposes: the one call's bits.
+  const Input in = make_input(64, 3 * kChunk + 7, 23);
+  std::vector<float> whole_state = in.state;
+  const std::vector<float> whole = chunked(in, whole_state);
+  GatedDeltaScratch scratch(kChunk, 64);
+  std::vector<float> out = output_buffer(in), state = in.state;
+  int64_t row = 0;
+  for (const int64_t n : {int64_t{kChunk}, int64_t{2 * kChunk}, in.rows - 3 * kChunk}) {
+    gated_delta_chunked_with(kernels_, rows_of(in, out, row), n, 64, state.data(), scratch);
+    row += n;
+  }
+  EXPECT_EQ(out, whole);
+  EXPECT_EQ(state, whole_state);
 }
 
 TEST_P(GatedDeltaTiers, NoRowsChangeNothing) {

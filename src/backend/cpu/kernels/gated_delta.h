@@ -10,7 +10,10 @@
 // Which key head a value head reads (h % num_k_heads) is the caller's.
 // Invariants: both forms compute the same function up to float rounding;
 // the state after a call is the state after its last row, so a sequence
-// may be cut into calls anywhere. out must not overlap any input.
+// may be cut into calls anywhere. Bit for bit: the recurrent form wherever
+// it is cut; the chunked form when cut at multiples of its chunk size
+// (elsewhere the chunks differ, and so does the rounding). out must not
+// overlap any input.
 // Threading: pure functions over the head given; a GatedDeltaScratch
 // belongs to one thread at a time. No allocation after the scratch is built.
 // Tested by tests/backend/gated_delta_test.cc.
