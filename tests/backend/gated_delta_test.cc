@@ -24,6 +24,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/cpu/kernels/gated_delta_kernels.h"
@@ -314,6 +315,20 @@ TEST_P(GatedDeltaTiers, ChunkedSplitAtChunkBoundariesIsBitExact) {
   }
   EXPECT_EQ(out, whole);
   EXPECT_EQ(state, whole_state);
+}
+
+TEST_P(GatedDeltaTiers, AMovedScratchStillWorks) {
+  const Input in = make_input(32, 40, 29);
+  std::vector<float> expected_state = in.state, state = in.state;
+  const std::vector<float> expected = chunked(in, expected_state, 16);
+  std::vector<GatedDeltaScratch> scratches;
+  scratches.emplace_back(16, 32);
+  scratches.emplace_back(16, 32);  // may reallocate: the first one moves
+  GatedDeltaScratch moved = std::move(scratches.front());
+  std::vector<float> out = output_buffer(in);
+  gated_delta_chunked_with(kernels_, rows_of(in, out), in.rows, 32, state.data(), moved);
+  EXPECT_EQ(out, expected);
+  EXPECT_EQ(state, expected_state);
 }
 
 TEST_P(GatedDeltaTiers, NoRowsChangeNothing) {

@@ -50,6 +50,11 @@ struct GatedDeltaKernels;  // gated_delta_kernels.h
 class GatedDeltaScratch {
  public:
   GatedDeltaScratch(int32_t max_chunk, int32_t max_head_dim);
+  // Moves keep buffer_'s storage (and so the array pointers); a copy would not.
+  GatedDeltaScratch(GatedDeltaScratch&&) noexcept = default;
+  GatedDeltaScratch& operator=(GatedDeltaScratch&&) noexcept = default;
+  GatedDeltaScratch(const GatedDeltaScratch&) = delete;
+  GatedDeltaScratch& operator=(const GatedDeltaScratch&) = delete;
 
   int32_t max_chunk() const { return max_chunk_; }
   int32_t max_head_dim() const { return max_head_dim_; }
