@@ -7,7 +7,7 @@ namespace met {
 
 std::optional<Arch> parse_arch(std::string_view name) {
   for (Arch a : {Arch::kLlama, Arch::kMistral, Arch::kQwen2, Arch::kQwen3, Arch::kQwen3Moe, Arch::kMixtral,
-                 Arch::kGptOss}) {
+                 Arch::kGptOss, Arch::kQwen35, Arch::kQwen35Moe}) {
     if (arch_name(a) == name) return a;
   }
   return std::nullopt;
@@ -22,6 +22,8 @@ std::string_view arch_name(Arch arch) {
     case Arch::kQwen3Moe: return "qwen3moe";
     case Arch::kMixtral: return "mixtral";
     case Arch::kGptOss: return "gpt-oss";
+    case Arch::kQwen35: return "qwen35";
+    case Arch::kQwen35Moe: return "qwen35moe";
   }
   return "unknown";
 }
@@ -53,17 +55,83 @@ void add_moe_ffn(uint32_t layer, const ModelHParams& hp, bool biased, std::vecto
   t.push_back({name("ffn_down_shexp.weight"), {sh, embd}, TensorRole::kMatrix});
 }
 
+void add_dense_ffn(uint32_t layer, const ModelHParams& hp, std::vector<TensorSpec>& t) {
+  auto name = [layer](std::string_view what) { return fmt::format("blk.{}.{}", layer, what); };
+  const uint64_t embd = hp.embedding_length, ff = hp.feed_forward_length;
+  t.push_back({name("ffn_gate.weight"), {embd, ff}, TensorRole::kMatrix});
+  t.push_back({name("ffn_up.weight"), {embd, ff}, TensorRole::kMatrix});
+  t.push_back({name("ffn_down.weight"), {ff, embd}, TensorRole::kMatrix});
+}
+
+// qwen35's gated attention: q and its gate in one matrix, per-head q/k norms.
+void add_gated_attention(uint32_t layer, const ModelHParams& hp, std::vector<TensorSpec>& t) {
+  auto name = [layer](std::string_view what) { return fmt::format("blk.{}.{}", layer, what); };
+  const uint64_t embd = hp.embedding_length, q_dim = hp.q_dim(), kv_dim = hp.kv_dim();
+  t.push_back({name("attn_q.weight"), {embd, 2 * q_dim}, TensorRole::kMatrix});
+  t.push_back({name("attn_k.weight"), {embd, kv_dim}, TensorRole::kMatrix});
+  t.push_back({name("attn_v.weight"), {embd, kv_dim}, TensorRole::kMatrix});
+  t.push_back({name("attn_output.weight"), {q_dim, embd}, TensorRole::kMatrix});
+  t.push_back({name("attn_q_norm.weight"), {hp.head_dim}, TensorRole::kNorm});
+  t.push_back({name("attn_k_norm.weight"), {hp.head_dim}, TensorRole::kNorm});
+}
+
+void add_gated_delta(uint32_t layer, const ModelHParams& hp, std::vector<TensorSpec>& t) {
+  auto name = [layer](std::string_view what) { return fmt::format("blk.{}.{}", layer, what); };
+  const uint64_t embd = hp.embedding_length, conv = hp.conv_dim(), value = hp.ssm_value_dim();
+  const uint64_t v_heads = hp.ssm_time_step_rank;
+  t.push_back({name("attn_qkv.weight"), {embd, conv}, TensorRole::kMatrix});
+  t.push_back({name("attn_gate.weight"), {embd, value}, TensorRole::kMatrix});
+  t.push_back({name("ssm_conv1d.weight"), {hp.ssm_conv_kernel, conv}, TensorRole::kConv});
+  t.push_back({name("ssm_dt.bias"), {v_heads}, TensorRole::kBias});
+  t.push_back({name("ssm_a"), {v_heads}, TensorRole::kDecay});
+  t.push_back({name("ssm_beta.weight"), {embd, v_heads}, TensorRole::kMatrix});
+  t.push_back({name("ssm_alpha.weight"), {embd, v_heads}, TensorRole::kMatrix});
+  t.push_back({name("ssm_norm.weight"), {hp.ssm_state_size}, TensorRole::kNorm});
+  t.push_back({name("ssm_out.weight"), {value, embd}, TensorRole::kMatrix});
+}
+
+// qwen35/qwen35moe: trunk layers (gated delta or gated attention), then the
+// MTP blocks.
+void add_hybrid_layers(const ModelHParams& hp, std::vector<TensorSpec>& t) {
+  const uint64_t embd = hp.embedding_length;
+  for (uint32_t i = 0; i < hp.num_layers + hp.nextn_predict_layers; ++i) {
+    auto name = [i](std::string_view what) { return fmt::format("blk.{}.{}", i, what); };
+    t.push_back({name("attn_norm.weight"), {embd}, TensorRole::kNorm});
+    t.push_back({name("post_attention_norm.weight"), {embd}, TensorRole::kNorm});
+    if (hp.layer_is_recurrent(i)) {
+      add_gated_delta(i, hp, t);
+    } else {
+      add_gated_attention(i, hp, t);
+    }
+    if (hp.is_moe()) {
+      add_moe_ffn(i, hp, false, t);
+    } else {
+      add_dense_ffn(i, hp, t);
+    }
+    if (i < hp.num_layers) continue;
+    t.push_back({name("nextn.eh_proj.weight"), {2 * embd, embd}, TensorRole::kMatrix});
+    t.push_back({name("nextn.enorm.weight"), {embd}, TensorRole::kNorm});
+    t.push_back({name("nextn.hnorm.weight"), {embd}, TensorRole::kNorm});
+    t.push_back({name("nextn.shared_head_norm.weight"), {embd}, TensorRole::kNorm});
+  }
+}
+
 }  // namespace
+
+bool arch_is_hybrid(Arch arch) { return arch == Arch::kQwen35 || arch == Arch::kQwen35Moe; }
 
 std::vector<TensorSpec> arch_tensors(Arch arch, const ModelHParams& hp, bool tied_output) {
   const uint64_t embd = hp.embedding_length;
   const uint64_t q_dim = hp.q_dim();
   const uint64_t kv_dim = hp.kv_dim();
-  const uint64_t ff = hp.feed_forward_length;
   std::vector<TensorSpec> t;
   t.push_back({"token_embd.weight", {embd, hp.vocab_size}, TensorRole::kMatrix});
   t.push_back({"output_norm.weight", {embd}, TensorRole::kNorm});
   if (!tied_output) t.push_back({"output.weight", {embd, hp.vocab_size}, TensorRole::kMatrix});
+  if (arch_is_hybrid(arch)) {
+    add_hybrid_layers(hp, t);
+    return t;
+  }
   for (uint32_t i = 0; i < hp.num_layers; ++i) {
     auto name = [i](std::string_view what) { return fmt::format("blk.{}.{}", i, what); };
     t.push_back({name("attn_norm.weight"), {embd}, TensorRole::kNorm});
@@ -90,9 +158,7 @@ std::vector<TensorSpec> arch_tensors(Arch arch, const ModelHParams& hp, bool tie
       add_moe_ffn(i, hp, arch == Arch::kGptOss, t);
       continue;
     }
-    t.push_back({name("ffn_gate.weight"), {embd, ff}, TensorRole::kMatrix});
-    t.push_back({name("ffn_up.weight"), {embd, ff}, TensorRole::kMatrix});
-    t.push_back({name("ffn_down.weight"), {ff, embd}, TensorRole::kMatrix});
+    add_dense_ffn(i, hp, t);
   }
   return t;
 }

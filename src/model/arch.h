@@ -15,6 +15,21 @@
 // routed experts with biases on the router (`ffn_gate_inp.bias` [experts])
 // and the experts (`ffn_{gate,up}_exps.bias` [expert_ff, experts],
 // `ffn_down_exps.bias` [embd, experts]); always an untied output.
+// `qwen35` / `qwen35moe` (hybrid recurrent, llama.cpp's names): every layer
+// has `attn_norm` and `post_attention_norm` (the FFN's input norm). A
+// recurrent layer (hp.layer_is_recurrent) is a gated delta net: `attn_qkv`
+// [embd, conv_dim], `attn_gate` [embd, value_dim], `ssm_conv1d` [d_conv,
+// conv_dim], `ssm_dt.bias` and `ssm_a` [v_heads], `ssm_beta` and `ssm_alpha`
+// [embd, v_heads], `ssm_norm` [state_size], `ssm_out` [value_dim, embd]. Any
+// other layer is gated attention: `attn_q` [embd, 2 q_dim] (per head, its
+// query then its gate), `attn_k`, `attn_v`, `attn_output`, per-head
+// `attn_q_norm`/`attn_k_norm`. The FFN is dense (qwen35) or routed experts
+// plus the required shared expert (qwen35moe). Each of the
+// nextn_predict_layers MTP blocks (blk.num_layers …) is an attention layer
+// with its FFN plus `nextn.eh_proj` [2 embd, embd], `nextn.enorm`,
+// `nextn.hnorm` and `nextn.shared_head_norm` [embd] (the optional
+// `nextn.embed_tokens` and `nextn.shared_head_head` are not listed: Qwen3.5's
+// MTP shares the model's embedding and head).
 // Threading: pure functions. Tested by tests/model/arch_test.cc.
 #pragma once
 
@@ -28,13 +43,15 @@
 
 namespace met {
 
-enum class Arch { kLlama, kMistral, kQwen2, kQwen3, kQwen3Moe, kMixtral, kGptOss };
+enum class Arch { kLlama, kMistral, kQwen2, kQwen3, kQwen3Moe, kMixtral, kGptOss, kQwen35, kQwen35Moe };
 
 enum class TensorRole {
   kMatrix,  // a weight matrix: quantizable
   kNorm,    // a norm scale vector: stays F32
   kBias,    // a bias vector: stays F32
   kRouter,  // an expert router (ffn_gate_inp, ffn_gate_inp_shexp): stays F32, as llama-quantize keeps it
+  kConv,    // a short convolution's kernel (ssm_conv1d): stays F32, as llama-quantize keeps it
+  kDecay,   // a gated delta layer's ssm_a (-exp(A_log), negative): stays F32
 };
 
 struct TensorSpec {
@@ -51,5 +68,7 @@ std::string_view gguf_arch_name(Arch arch);
 // Every tensor of a model of `arch` with `hp`, in llama.cpp's order. Without
 // `output.weight` when `tied_output` (the embedding is reused).
 std::vector<TensorSpec> arch_tensors(Arch arch, const ModelHParams& hp, bool tied_output);
+// Whether `arch` has gated delta layers (qwen35, qwen35moe).
+bool arch_is_hybrid(Arch arch);
 
 }  // namespace met

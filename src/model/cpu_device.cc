@@ -26,6 +26,9 @@ int32_t kv_window_of(const ModelHParams& hp) {
 Result<std::unique_ptr<CpuDevice>> CpuDevice::create(const Model& model, const CpuDeviceOptions& options) {
   if (options.num_threads < 1) return invalid_argument("--threads must be at least 1");
   if (options.num_kv_blocks < 1) return invalid_argument("the KV pool needs at least one block");
+  if (model.hparams().is_hybrid()) {
+    return unimplemented("{}: the CPU device does not run gated delta layers yet", model.hparams().arch);
+  }
   const ModelHParams& hp = model.hparams();
   cpu::KvLayout layout;
   layout.dtype = options.kv_dtype;

@@ -1,8 +1,13 @@
 // Hyper-parameter reading. Tested by tests/model/hparams_test.cc.
 #include "model/hparams.h"
 
+#include <fmt/format.h>
+
 namespace met {
 namespace {
+
+// Architectures with gated delta layers, whose keys read_hybrid reads.
+bool is_hybrid_arch(std::string_view arch) { return arch == "qwen35" || arch == "qwen35moe"; }
 
 Result<uint32_t> arch_u32(const GgufMetadata& md, std::string_view suffix) {
   MET_ASSIGN_OR_RETURN(std::string key, md.arch_key(suffix));
@@ -78,8 +83,19 @@ Status read_experts(const GgufMetadata& md, ModelHParams& hp) {
     MET_ASSIGN_OR_RETURN(hp.expert_feed_forward_length, arch_u32(md, "expert_feed_forward_length"));
     return ok_status();
   }
+  if (hp.arch == "qwen35moe") {
+    // llama.cpp's qwen35moe loader: the shared expert is required, as wide as
+    // feed_forward_length unless its key says otherwise.
+    MET_ASSIGN_OR_RETURN(hp.expert_shared_feed_forward_length,
+                         arch_u32_or(md, "expert_shared_feed_forward_length", hp.feed_forward_length));
+    if (hp.expert_shared_feed_forward_length == 0) {
+      return invalid_argument("{}.expert_shared_feed_forward_length is 0 (qwen35moe needs its shared expert)",
+                              hp.arch);
+    }
+  }
   const uint32_t ff_default = hp.expert_used_count == 0 ? 0 : hp.feed_forward_length / hp.expert_used_count;
   MET_ASSIGN_OR_RETURN(hp.expert_feed_forward_length, arch_u32_or(md, "expert_feed_forward_length", ff_default));
+  if (hp.arch == "qwen35moe") return ok_status();
   MET_ASSIGN_OR_RETURN(hp.expert_shared_feed_forward_length,
                        arch_u32_or(md, "expert_shared_feed_forward_length", 0));
   return ok_status();
@@ -97,7 +113,137 @@ Status read_sliding_window(const GgufMetadata& md, ModelHParams& hp) {
   return ok_status();
 }
 
+// A per-layer flag: an array of `n` bools or integers (non-zero: set), or one
+// bool or integer for every layer.
+Result<std::vector<bool>> read_layer_flags(const GgufMetadata& md, const std::string& key, uint32_t n) {
+  const GgufValue* value = md.find(key);
+  if (value == nullptr) return not_found("missing metadata key '{}'", key);
+  std::vector<bool> flags;
+  if (const auto* b = std::get_if<bool>(&value->storage())) return std::vector<bool>(n, *b);
+  if (std::holds_alternative<GgufArray>(value->storage())) {
+    const GgufArray& array = std::get<GgufArray>(value->storage());
+    if (const auto* bools = std::get_if<std::vector<bool>>(&array.items)) {
+      flags = *bools;
+    } else {
+      MET_ASSIGN_OR_RETURN(std::vector<int64_t> ints, md.get_int_array(key));
+      for (int64_t v : ints) flags.push_back(v != 0);
+    }
+    if (flags.size() != n) {
+      return invalid_argument("metadata key '{}' has {} entries, expected block_count {}", key, flags.size(), n);
+    }
+    return flags;
+  }
+  MET_ASSIGN_OR_RETURN(uint32_t v, md.get_u32(key));
+  return std::vector<bool>(n, v != 0);
+}
+
+// Four integers, or one for all four (llama.cpp's get_key_or_arr).
+Result<std::array<uint32_t, 4>> read_u32x4(const GgufMetadata& md, const std::string& key) {
+  std::array<uint32_t, 4> out{};
+  const GgufValue* value = md.find(key);
+  if (value != nullptr && !std::holds_alternative<GgufArray>(value->storage())) {
+    MET_ASSIGN_OR_RETURN(uint32_t v, md.get_u32(key));
+    out.fill(v);
+    return out;
+  }
+  MET_ASSIGN_OR_RETURN(std::vector<int64_t> ints, md.get_int_array(key));
+  if (ints.size() != 4) return invalid_argument("metadata key '{}' has {} entries, expected 4", key, ints.size());
+  for (size_t i = 0; i < 4; ++i) {
+    if (ints[i] < 0 || ints[i] > UINT32_MAX) return invalid_argument("metadata key '{}' has {}", key, ints[i]);
+    out[i] = static_cast<uint32_t>(ints[i]);
+  }
+  return out;
+}
+
+// ggml's interleaved M-RoPE (IMROPE) gives rope pair i the sector i % (sum
+// of sections); sector s takes the t, h or w position when s % 3 is 0, 1 or
+// 2 and s < 3 x that section, else the e position (0 for text).
+bool imrope_pair_rotates(const std::array<uint32_t, 4>& sec, uint32_t pair) {
+  const uint32_t sector = pair % (sec[0] + sec[1] + sec[2] + sec[3]);
+  return sector < 3 * sec[sector % 3];
+}
+
+Status validate_rope_sections(const ModelHParams& hp) {
+  const auto& s = hp.rope_sections;
+  const std::string key = hp.arch + ".rope.dimension_sections";
+  const uint32_t total = s[0] + s[1] + s[2] + s[3];
+  if (s[0] + s[1] + s[2] == 0 || total > hp.head_dim) {
+    return invalid_argument("{} [{}] must have a t, h or w section and sum to at most the head dimension {}", key,
+                            fmt::join(s, ", "), hp.head_dim);
+  }
+  for (uint32_t pair = 0; pair < hp.rope_dims / 2; ++pair) {
+    if (!imrope_pair_rotates(s, pair)) {
+      return unimplemented("{} [{}] leaves rope pair {} of {}.rope.dimension_count {} unrotated; met runs only "
+                           "sections that rotate every pair",
+                           key, fmt::join(s, ", "), pair, hp.arch, hp.rope_dims);
+    }
+  }
+  return ok_status();
+}
+
+Status validate_ssm(const ModelHParams& hp) {
+  const std::string& a = hp.arch;
+  if (hp.ssm_conv_kernel == 0) return invalid_argument("{}.ssm.conv_kernel is 0", a);
+  if (hp.ssm_state_size == 0) return invalid_argument("{}.ssm.state_size is 0", a);
+  if (hp.ssm_group_count == 0) return invalid_argument("{}.ssm.group_count is 0", a);
+  if (hp.ssm_time_step_rank == 0 || hp.ssm_time_step_rank % hp.ssm_group_count != 0) {
+    return invalid_argument("{}.ssm.time_step_rank {} must be a positive multiple of ssm.group_count {}", a,
+                            hp.ssm_time_step_rank, hp.ssm_group_count);
+  }
+  if (hp.ssm_inner_size != hp.ssm_state_size * hp.ssm_time_step_rank) {
+    return invalid_argument("{}.ssm.inner_size {} must be ssm.state_size {} x ssm.time_step_rank {}", a,
+                            hp.ssm_inner_size, hp.ssm_state_size, hp.ssm_time_step_rank);
+  }
+  return validate_rope_sections(hp);
+}
+
+// The trunk's recurrent layers: the per-layer array if present, else every
+// layer but each full_attention_interval-th.
+Status read_recurrent_layers(const GgufMetadata& md, uint32_t block_count, ModelHParams& hp) {
+  MET_ASSIGN_OR_RETURN(std::string key, md.arch_key("attention.recurrent_layers"));
+  if (md.contains(key)) {
+    MET_ASSIGN_OR_RETURN(hp.recurrent_layers, read_layer_flags(md, key, block_count));
+    hp.recurrent_layers.resize(hp.num_layers);  // MTP blocks are attention blocks
+    return ok_status();
+  }
+  MET_ASSIGN_OR_RETURN(hp.full_attention_interval, arch_u32_or(md, "full_attention_interval", 4));
+  if (hp.full_attention_interval == 0) return invalid_argument("{}.full_attention_interval is 0", hp.arch);
+  hp.recurrent_layers.resize(hp.num_layers);
+  for (uint32_t i = 0; i < hp.num_layers; ++i) {
+    hp.recurrent_layers[i] = (i + 1) % hp.full_attention_interval != 0;
+  }
+  return ok_status();
+}
+
+// qwen35/qwen35moe: the gated delta sizes, MTP blocks (taken off
+// num_layers), the recurrent layers and the rope sections.
+Status read_hybrid(const GgufMetadata& md, ModelHParams& hp) {
+  if (!is_hybrid_arch(hp.arch)) return ok_status();
+  MET_ASSIGN_OR_RETURN(hp.ssm_conv_kernel, arch_u32(md, "ssm.conv_kernel"));
+  MET_ASSIGN_OR_RETURN(hp.ssm_inner_size, arch_u32(md, "ssm.inner_size"));
+  MET_ASSIGN_OR_RETURN(hp.ssm_state_size, arch_u32(md, "ssm.state_size"));
+  MET_ASSIGN_OR_RETURN(hp.ssm_time_step_rank, arch_u32(md, "ssm.time_step_rank"));
+  MET_ASSIGN_OR_RETURN(hp.ssm_group_count, arch_u32(md, "ssm.group_count"));
+  MET_ASSIGN_OR_RETURN(hp.nextn_predict_layers, arch_u32_or(md, "nextn_predict_layers", 0));
+  const uint32_t block_count = hp.num_layers;
+  if (hp.nextn_predict_layers >= block_count) {
+    return invalid_argument("{}.nextn_predict_layers {} must be below block_count {}", hp.arch,
+                            hp.nextn_predict_layers, block_count);
+  }
+  hp.num_layers = block_count - hp.nextn_predict_layers;
+  MET_RETURN_IF_ERROR(read_recurrent_layers(md, block_count, hp));
+  MET_ASSIGN_OR_RETURN(std::string sections_key, md.arch_key("rope.dimension_sections"));
+  MET_ASSIGN_OR_RETURN(hp.rope_sections, read_u32x4(md, sections_key));
+  return ok_status();
+}
+
 }  // namespace
+
+uint32_t ModelHParams::num_recurrent_layers() const {
+  uint32_t n = 0;
+  for (bool r : recurrent_layers) n += r ? 1 : 0;
+  return n;
+}
 
 Result<ModelHParams> read_hparams(const GgufMetadata& md) {
   ModelHParams hp;
@@ -116,11 +262,13 @@ Result<ModelHParams> read_hparams(const GgufMetadata& md) {
   MET_ASSIGN_OR_RETURN(hp.rope_scaling, read_rope_scaling(md));
   MET_RETURN_IF_ERROR(read_experts(md, hp));
   MET_RETURN_IF_ERROR(read_sliding_window(md, hp));
+  MET_RETURN_IF_ERROR(read_hybrid(md, hp));
   if (md.contains("tokenizer.ggml.tokens")) {
     MET_ASSIGN_OR_RETURN(const GgufArray* tokens, md.get_array("tokenizer.ggml.tokens"));
     hp.vocab_size = static_cast<uint32_t>(tokens->size());
   }
   MET_RETURN_IF_ERROR(validate(hp));
+  if (is_hybrid_arch(hp.arch)) MET_RETURN_IF_ERROR(validate_ssm(hp));
   return hp;
 }
 

@@ -14,11 +14,28 @@
 // makes layer i windowed when i % pattern < pattern - 1 (0: every layer), and
 // `rope.freq_base_swa` (default rope.freq_base) is the windowed layers' rope
 // base, as llama.cpp's gpt-oss loader reads them.
+// Hybrid recurrent models (qwen35, qwen35moe; llama.cpp's keys): the gated
+// delta net sizes `ssm.conv_kernel`, `ssm.inner_size` (value dim),
+// `ssm.state_size` (head dim of keys and values), `ssm.time_step_rank`
+// (value heads) and `ssm.group_count` (key heads), all required;
+// `nextn_predict_layers` MTP blocks appended after the trunk (block_count
+// counts them, num_layers does not); trunk layer i is recurrent by the
+// per-layer `attention.recurrent_layers` (an array of block_count bools or
+// integers, or one value for all) or else when (i + 1) %
+// `full_attention_interval` (default 4) != 0; `rope.dimension_sections`
+// (required, 4 integers) are the interleaved M-RoPE sections: for text every
+// position component is the token's position, so a rope pair in a t/h/w
+// section rotates as NeoX rope does and one in none of them would not
+// rotate at all; met refuses such sections by name. qwen35moe's shared
+// expert is required (`expert_shared_feed_forward_length` defaults to
+// feed_forward_length, as llama.cpp's loader does).
 // Threading: plain value. Tested by tests/model/hparams_test.cc.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 #include "gguf/gguf_value.h"
@@ -54,6 +71,16 @@ struct ModelHParams {
   uint32_t sliding_window = 0;      // 0: no windowed layers
   uint32_t swa_pattern = 0;         // windowed layers: i % swa_pattern < swa_pattern - 1 (0: all)
   float rope_freq_base_swa = 10000.0f;
+  // Hybrid recurrent models (0 elsewhere).
+  uint32_t ssm_conv_kernel = 0;     // d_conv: taps of the short convolution
+  uint32_t ssm_inner_size = 0;      // value dim = ssm_state_size * ssm_time_step_rank
+  uint32_t ssm_state_size = 0;      // head dim of the delta rule's keys and values
+  uint32_t ssm_time_step_rank = 0;  // value heads
+  uint32_t ssm_group_count = 0;     // key heads (value head h reads key head h % ssm_group_count)
+  uint32_t full_attention_interval = 0;  // as read (0 where the per-layer array decided, or none)
+  uint32_t nextn_predict_layers = 0;     // MTP blocks after the trunk (blk.num_layers …)
+  std::array<uint32_t, 4> rope_sections{};  // interleaved M-RoPE sections (all 0: none)
+  std::vector<bool> recurrent_layers;       // per trunk layer (empty: no recurrent layers)
 
   bool is_moe() const { return expert_count > 0; }
   // Whether layer `i` attends through the sliding window.
@@ -65,6 +92,26 @@ struct ModelHParams {
 
   uint32_t q_dim() const { return num_heads * head_dim; }
   uint32_t kv_dim() const { return num_kv_heads * head_dim; }
+
+  // Whether trunk layer `i` is a gated delta (recurrent) layer.
+  bool layer_is_recurrent(uint32_t i) const { return i < recurrent_layers.size() && recurrent_layers[i]; }
+  uint32_t num_recurrent_layers() const;
+  bool is_hybrid() const { return num_recurrent_layers() > 0; }
+  // Gated delta sizes: keys (q and k each) and values of all heads.
+  uint32_t ssm_key_dim() const { return ssm_group_count * ssm_state_size; }
+  uint32_t ssm_value_dim() const { return ssm_inner_size; }
+  // Channels of the short convolution: q, k and v.
+  uint32_t conv_dim() const { return 2 * ssm_group_count * ssm_state_size + ssm_inner_size; }
+  // Floats of one recurrent layer's state for one sequence: the last
+  // d_conv - 1 inputs of every channel, and a state_size² matrix per value head.
+  uint64_t conv_state_floats() const {
+    return ssm_conv_kernel == 0 ? 0 : uint64_t{ssm_conv_kernel - 1} * conv_dim();
+  }
+  uint64_t ssm_state_floats() const { return uint64_t{ssm_time_step_rank} * ssm_state_size * ssm_state_size; }
+  // Bytes of one sequence's state over every recurrent layer (float32).
+  uint64_t recurrent_state_bytes() const {
+    return uint64_t{num_recurrent_layers()} * (conv_state_floats() + ssm_state_floats()) * sizeof(float);
+  }
 };
 
 // Reads and validates the hyper-parameters (heads divide evenly, counts > 0).

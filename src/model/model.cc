@@ -39,6 +39,19 @@ ArchTraits arch_traits(Arch arch) {
       t.rope_layout = cpu::RopeLayout::kNeox;
       t.moe = true;
       t.gpt_oss = true;
+      t.post_attention_norm = true;
+      break;
+    case Arch::kQwen35:
+    case Arch::kQwen35Moe:
+      // IMROPE with text positions: NeoX rope over rope_dims (read_hparams
+      // refuses sections that leave a pair unrotated).
+      t.rope_layout = cpu::RopeLayout::kNeox;
+      t.qk_norm = true;
+      t.gated_attention = true;
+      t.post_attention_norm = true;
+      t.gated_delta = true;
+      t.moe = arch == Arch::kQwen35Moe;
+      t.moe_norm_weights = t.moe;  // llama.cpp's qwen35moe graph: norm_w = true
       break;
   }
   return t;
@@ -114,6 +127,12 @@ Result<cpu::WeightMatrix> Model::bind_packed(const std::string& name, uint64_t c
   return pack(w);
 }
 
+Result<cpu::WeightMatrix> Model::bind_packed_or(const std::string& name, uint64_t cols, uint64_t rows,
+                                                const cpu::WeightMatrix& fallback) {
+  if (file_.find_tensor(name) == nullptr) return fallback;
+  return bind_packed(name, cols, rows);
+}
+
 Result<std::vector<cpu::WeightMatrix>> Model::bind_experts(const std::string& name, uint64_t cols,
                                                            uint64_t rows, uint64_t experts) {
   MET_ASSIGN_OR_RETURN(cpu::WeightMatrix all, bind_tensor(name, {cols, rows, experts}));
@@ -158,9 +177,15 @@ Status Model::bind_moe(uint32_t layer, MoeWeights& moe) {
 
 size_t Model::count_matrices() const {
   const ModelHParams& hp = hparams_;
-  size_t per_layer = 7;
-  if (traits_.moe) per_layer = 4 + 3 * hp.expert_count + (hp.expert_shared_feed_forward_length > 0 ? 3 : 0);
-  return per_layer * hp.num_layers + (weights_.tied_output ? 0 : 1);
+  size_t ffn = 3;
+  if (traits_.moe) ffn = 3 * hp.expert_count + (hp.expert_shared_feed_forward_length > 0 ? 3 : 0);
+  size_t n = weights_.tied_output ? 0 : 1;
+  for (uint32_t i = 0; i < hp.num_layers; ++i) n += (hp.layer_is_recurrent(i) ? 5 : 4) + ffn;
+  for (uint32_t i = 0; i < hp.nextn_predict_layers; ++i) {
+    const std::string head = fmt::format("blk.{}.nextn.shared_head_head.weight", hp.num_layers + i);
+    n += 4 + ffn + 1 + (file_.find_tensor(head) != nullptr ? 1 : 0);
+  }
+  return n;
 }
 
 Result<const float*> Model::bind_vector(const std::string& name, uint64_t n) {
@@ -191,7 +216,8 @@ Status Model::bind_attention(uint32_t layer, LayerWeights& l) {
   const uint64_t embd = hp.embedding_length;
   auto name = [layer](std::string_view what) { return fmt::format("blk.{}.{}", layer, what); };
   MET_ASSIGN_OR_RETURN(l.attn_norm, bind_vector(name("attn_norm.weight"), embd));
-  MET_ASSIGN_OR_RETURN(l.wq, bind_packed(name("attn_q.weight"), embd, hp.q_dim()));
+  const uint64_t q_rows = traits_.gated_attention ? 2 * uint64_t{hp.q_dim()} : hp.q_dim();
+  MET_ASSIGN_OR_RETURN(l.wq, bind_packed(name("attn_q.weight"), embd, q_rows));
   MET_ASSIGN_OR_RETURN(l.wk, bind_packed(name("attn_k.weight"), embd, hp.kv_dim()));
   MET_ASSIGN_OR_RETURN(l.wv, bind_packed(name("attn_v.weight"), embd, hp.kv_dim()));
   MET_ASSIGN_OR_RETURN(l.wo, bind_packed(name("attn_output.weight"), hp.q_dim(), embd));
@@ -218,7 +244,7 @@ Status Model::bind() {
   std::optional<Arch> arch = parse_arch(gguf_arch);
   if (!arch) {
     return unimplemented("architecture '{}' is not supported (met runs llama, mistral, mixtral, qwen2, qwen3, "
-                         "qwen3moe, gpt-oss)",
+                         "qwen3moe, gpt-oss, qwen35, qwen35moe)",
                          gguf_arch);
   }
   arch_ = *arch;
@@ -234,7 +260,7 @@ Status Model::bind() {
   }
   if (hparams_.vocab_size == 0) return invalid_argument("the model has no tokenizer.ggml.tokens");
   const ModelHParams& hp = hparams_;
-  const uint64_t embd = hp.embedding_length, vocab = hp.vocab_size, ff = hp.feed_forward_length;
+  const uint64_t embd = hp.embedding_length, vocab = hp.vocab_size;
   MET_ASSIGN_OR_RETURN(weights_.token_embd, bind_matrix("token_embd.weight", embd, vocab));
   MET_ASSIGN_OR_RETURN(weights_.output_norm, bind_vector("output_norm.weight", embd));
   weights_.tied_output = file_.find_tensor("output.weight") == nullptr;
@@ -245,20 +271,69 @@ Status Model::bind() {
     MET_ASSIGN_OR_RETURN(weights_.output, bind_packed("output.weight", embd, vocab));
   }
   weights_.layers.resize(hp.num_layers);
-  for (uint32_t i = 0; i < hp.num_layers; ++i) {
-    LayerWeights& l = weights_.layers[i];
-    auto name = [i](std::string_view what) { return fmt::format("blk.{}.{}", i, what); };
-    MET_RETURN_IF_ERROR(bind_attention(i, l));
-    const char* ffn_norm = traits_.gpt_oss ? "post_attention_norm.weight" : "ffn_norm.weight";
-    MET_ASSIGN_OR_RETURN(l.ffn_norm, bind_vector(name(ffn_norm), embd));
-    if (traits_.moe) {
-      MET_RETURN_IF_ERROR(bind_moe(i, l.moe));
-      continue;
-    }
-    MET_ASSIGN_OR_RETURN(l.w_gate, bind_packed(name("ffn_gate.weight"), embd, ff));
-    MET_ASSIGN_OR_RETURN(l.w_up, bind_packed(name("ffn_up.weight"), embd, ff));
-    MET_ASSIGN_OR_RETURN(l.w_down, bind_packed(name("ffn_down.weight"), ff, embd));
+  for (uint32_t i = 0; i < hp.num_layers; ++i) MET_RETURN_IF_ERROR(bind_layer(i, weights_.layers[i]));
+  weights_.mtp.resize(hp.nextn_predict_layers);
+  for (uint32_t i = 0; i < hp.nextn_predict_layers; ++i) {
+    MET_RETURN_IF_ERROR(bind_mtp(hp.num_layers + i, weights_.mtp[i]));
   }
+  return ok_status();
+}
+
+Status Model::bind_gated_delta(uint32_t layer, GatedDeltaWeights& g) {
+  const ModelHParams& hp = hparams_;
+  auto name = [layer](std::string_view what) { return fmt::format("blk.{}.{}", layer, what); };
+  const uint64_t embd = hp.embedding_length, conv = hp.conv_dim(), value = hp.ssm_value_dim();
+  const uint64_t v_heads = hp.ssm_time_step_rank;
+  MET_ASSIGN_OR_RETURN(g.wqkv, bind_packed(name("attn_qkv.weight"), embd, conv));
+  MET_ASSIGN_OR_RETURN(g.wgate, bind_packed(name("attn_gate.weight"), embd, value));
+  MET_ASSIGN_OR_RETURN(g.conv, bind_floats(name("ssm_conv1d.weight"), {hp.ssm_conv_kernel, conv}));
+  MET_ASSIGN_OR_RETURN(g.dt_bias, bind_vector(name("ssm_dt.bias"), v_heads));
+  MET_ASSIGN_OR_RETURN(g.a, bind_vector(name("ssm_a"), v_heads));
+  MET_ASSIGN_OR_RETURN(g.beta, bind_packed(name("ssm_beta.weight"), embd, v_heads));
+  MET_ASSIGN_OR_RETURN(g.alpha, bind_packed(name("ssm_alpha.weight"), embd, v_heads));
+  MET_ASSIGN_OR_RETURN(g.norm, bind_vector(name("ssm_norm.weight"), hp.ssm_state_size));
+  MET_ASSIGN_OR_RETURN(g.out, bind_packed(name("ssm_out.weight"), value, embd));
+  return ok_status();
+}
+
+Status Model::bind_layer(uint32_t layer, LayerWeights& l) {
+  const ModelHParams& hp = hparams_;
+  const uint64_t embd = hp.embedding_length, ff = hp.feed_forward_length;
+  auto name = [layer](std::string_view what) { return fmt::format("blk.{}.{}", layer, what); };
+  if (traits_.gated_delta && hp.layer_is_recurrent(layer)) {
+    l.kind = LayerKind::kGatedDelta;
+    MET_ASSIGN_OR_RETURN(l.attn_norm, bind_vector(name("attn_norm.weight"), embd));
+    MET_RETURN_IF_ERROR(bind_gated_delta(layer, l.gdn));
+  } else {
+    MET_RETURN_IF_ERROR(bind_attention(layer, l));
+  }
+  const char* ffn_norm = traits_.post_attention_norm ? "post_attention_norm.weight" : "ffn_norm.weight";
+  MET_ASSIGN_OR_RETURN(l.ffn_norm, bind_vector(name(ffn_norm), embd));
+  if (traits_.moe) return bind_moe(layer, l.moe);
+  MET_ASSIGN_OR_RETURN(l.w_gate, bind_packed(name("ffn_gate.weight"), embd, ff));
+  MET_ASSIGN_OR_RETURN(l.w_up, bind_packed(name("ffn_up.weight"), embd, ff));
+  MET_ASSIGN_OR_RETURN(l.w_down, bind_packed(name("ffn_down.weight"), ff, embd));
+  return ok_status();
+}
+
+Status Model::bind_mtp(uint32_t layer, MtpWeights& m) {
+  const ModelHParams& hp = hparams_;
+  const uint64_t embd = hp.embedding_length, vocab = hp.vocab_size;
+  auto name = [layer](std::string_view what) { return fmt::format("blk.{}.nextn.{}", layer, what); };
+  MET_RETURN_IF_ERROR(bind_layer(layer, m.block));  // layer >= num_layers: an attention layer
+  MET_ASSIGN_OR_RETURN(m.eh_proj, bind_packed(name("eh_proj.weight"), 2 * embd, embd));
+  MET_ASSIGN_OR_RETURN(m.enorm, bind_vector(name("enorm.weight"), embd));
+  MET_ASSIGN_OR_RETURN(m.hnorm, bind_vector(name("hnorm.weight"), embd));
+  m.shared_head_norm = weights_.output_norm;
+  if (file_.find_tensor(name("shared_head_norm.weight")) != nullptr) {
+    MET_ASSIGN_OR_RETURN(m.shared_head_norm, bind_vector(name("shared_head_norm.weight"), embd));
+  }
+  m.embed_tokens = weights_.token_embd;
+  if (file_.find_tensor(name("embed_tokens.weight")) != nullptr) {
+    MET_ASSIGN_OR_RETURN(m.embed_tokens, bind_matrix(name("embed_tokens.weight"), embd, vocab));
+  }
+  MET_ASSIGN_OR_RETURN(m.shared_head_head,
+                       bind_packed_or(name("shared_head_head.weight"), embd, vocab, weights_.output));
   return ok_status();
 }
 

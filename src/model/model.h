@@ -15,6 +15,13 @@
 // and experts (bound as F32 vectors; an expert's bias is its row of the 2-D
 // bias tensor), the per-head attention sinks, and binds its
 // post_attention_norm as the FFN's input norm.
+// qwen35/qwen35moe (hybrid recurrent): each trunk layer is kGatedDelta or
+// kAttention by hp.layer_is_recurrent; a gated delta layer binds
+// GatedDeltaWeights (matrices packed as any other, ssm_conv1d and the
+// vectors as F32), an attention layer binds wq with 2 q_dim rows (per head,
+// its query then its gate) and the q/k norms; post_attention_norm is the
+// FFN's input norm; qwen35moe's MoE FFN has its shared expert. The MTP
+// blocks are bound into ModelWeights::mtp (not run by the forward pass).
 // Invariants: weights point into file_ (which the Model owns), owned_vectors_
 // or packed_; all live as long as the Model.
 // Threading: immutable after load; any thread. Tested by tests/model/model_test.cc.
@@ -39,9 +46,16 @@ namespace met {
 // What differs between the llama-family architectures met runs.
 struct ArchTraits {
   bool qkv_bias = false;  // qwen2
-  bool qk_norm = false;   // qwen3: RMSNorm over each head of Q and K
+  bool qk_norm = false;   // qwen3, qwen35: RMSNorm over each head of Q and K
+  // qwen35: wq has 2 q_dim rows, per head its query then its gate; the
+  // attention output is wo · (attn ⊙ sigmoid(gate)).
+  bool gated_attention = false;
+  // The FFN's input norm is stored as post_attention_norm (gpt-oss, qwen35),
+  // not ffn_norm.
+  bool post_attention_norm = false;
+  bool gated_delta = false;  // qwen35: trunk layers hp.layer_is_recurrent are gated delta nets
   cpu::RopeLayout rope_layout = cpu::RopeLayout::kNormal;
-  bool moe = false;               // qwen3moe, mixtral, gpt-oss: routed experts replace the FFN
+  bool moe = false;               // qwen3moe, mixtral, gpt-oss, qwen35moe: routed experts replace the FFN
   bool moe_norm_weights = false;  // renormalise the top-k routing weights
   bool gpt_oss = false;           // sinks, o/router/expert biases, clamped SwiGLU, top-k then softmax
 };
@@ -81,9 +95,30 @@ struct MoeWeights {
   cpu::WeightMatrix shared_gate, shared_up, shared_down;
 };
 
+// What a trunk layer mixes its positions with.
+enum class LayerKind : uint8_t { kAttention, kGatedDelta };
+
+// A gated delta net (qwen35's linear attention), for hp's sizes: conv_dim =
+// 2 key_dim + value_dim channels (q, k, v), v_heads = ssm_time_step_rank
+// value heads of head_v_dim = ssm_state_size, key head h % ssm_group_count
+// for value head h.
+struct GatedDeltaWeights {
+  cpu::WeightMatrix wqkv;          // attn_qkv: conv_dim rows × embd
+  cpu::WeightMatrix wgate;         // attn_gate (z): value_dim × embd
+  cpu::WeightMatrix beta, alpha;   // ssm_beta, ssm_alpha: v_heads × embd
+  const float* conv = nullptr;     // ssm_conv1d as F32: conv_dim × d_conv (d_conv fastest; the last tap
+                                   // multiplies the current input)
+  const float* dt_bias = nullptr;  // [v_heads]
+  const float* a = nullptr;        // ssm_a [v_heads]: -exp(A_log), the decay rate (negative)
+  const float* norm = nullptr;     // ssm_norm [head_v_dim]
+  cpu::WeightMatrix out;           // ssm_out: embd × value_dim
+};
+
 struct LayerWeights {
+  LayerKind kind = LayerKind::kAttention;
+  GatedDeltaWeights gdn;  // kGatedDelta only
   const float* attn_norm = nullptr;
-  cpu::WeightMatrix wq, wk, wv, wo;
+  cpu::WeightMatrix wq, wk, wv, wo;  // wq: 2 q_dim rows with gated_attention
   const float* bq = nullptr;  // qkv_bias only
   const float* bk = nullptr;
   const float* bv = nullptr;
@@ -92,9 +127,23 @@ struct LayerWeights {
   uint32_t window = 0;           // > 0: this layer attends through a sliding window of this many positions
   const float* q_norm = nullptr;  // qk_norm only: head_dim floats
   const float* k_norm = nullptr;
-  const float* ffn_norm = nullptr;  // gpt-oss: post_attention_norm
+  const float* ffn_norm = nullptr;  // gpt-oss, qwen35: post_attention_norm
   cpu::WeightMatrix w_gate, w_up, w_down;  // dense layers
   MoeWeights moe;                          // MoE layers (traits().moe)
+};
+
+// A multi-token-prediction block (llama.cpp's nextn): from the trunk's last
+// hidden state h (after output_norm) and the next token's embedding e,
+// x = eh_proj · [enorm(e); hnorm(h)], then `block` (an attention layer with
+// its FFN), then shared_head_norm and the head.
+struct MtpWeights {
+  LayerWeights block;
+  cpu::WeightMatrix eh_proj;                 // embd × 2 embd
+  const float* enorm = nullptr;              // [embd]
+  const float* hnorm = nullptr;              // [embd]
+  const float* shared_head_norm = nullptr;   // [embd]; the model's output_norm when the file has none
+  cpu::WeightMatrix embed_tokens;            // the model's token_embd when the file has none
+  cpu::WeightMatrix shared_head_head;        // the model's output when the file has none
 };
 
 struct ModelWeights {
@@ -102,7 +151,8 @@ struct ModelWeights {
   const float* output_norm = nullptr;
   cpu::WeightMatrix output;  // token_embd when the file ties them
   bool tied_output = false;
-  std::vector<LayerWeights> layers;
+  std::vector<LayerWeights> layers;  // the trunk: hp.num_layers
+  std::vector<MtpWeights> mtp;       // hp.nextn_predict_layers blocks
 };
 
 class Model {
@@ -134,8 +184,15 @@ class Model {
   // A tensor of exactly `shape` (any rank) as F32 values, flattened.
   Result<const float*> bind_floats(const std::string& name, const std::vector<uint64_t>& shape);
   Status bind_attention(uint32_t layer, LayerWeights& l);
+  Status bind_gated_delta(uint32_t layer, GatedDeltaWeights& g);
+  // A layer's mixer (attention or gated delta) and its FFN.
+  Status bind_layer(uint32_t layer, LayerWeights& l);
+  Status bind_mtp(uint32_t layer, MtpWeights& m);
   // bind_matrix, then packed into the preferred layout of its type.
   Result<cpu::WeightMatrix> bind_packed(const std::string& name, uint64_t cols, uint64_t rows);
+  // bind_packed when the file has `name`, else `fallback`.
+  Result<cpu::WeightMatrix> bind_packed_or(const std::string& name, uint64_t cols, uint64_t rows,
+                                           const cpu::WeightMatrix& fallback);
   // `w` in its preferred layout (packed once, mapped pages dropped).
   cpu::WeightMatrix pack(cpu::WeightMatrix w);
   // Each of the `experts` rows × cols matrices of a 3-D expert tensor.

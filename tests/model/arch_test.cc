@@ -59,6 +59,94 @@ TEST(ArchTensors, Qwen3AddsPerHeadQkNorms) {
   EXPECT_FALSE(m.contains("blk.0.attn_q.bias"));
 }
 
+// 4 trunk layers (0-2 gated delta, 3 attention) and one MTP block.
+ModelHParams qwen35_hparams() {
+  ModelHParams hp = small_hparams();
+  hp.num_layers = 4;
+  hp.ssm_conv_kernel = 4;
+  hp.ssm_state_size = 16;
+  hp.ssm_group_count = 2;
+  hp.ssm_time_step_rank = 4;
+  hp.ssm_inner_size = 64;
+  hp.nextn_predict_layers = 1;
+  hp.recurrent_layers = {true, true, true, false};
+  return hp;
+}
+
+TEST(ArchTensors, Qwen35GatedDeltaLayersHaveLlamaCppsShapes) {
+  auto m = by_name(arch_tensors(Arch::kQwen35, qwen35_hparams(), false));
+  using Shape = std::vector<uint64_t>;
+  EXPECT_EQ(m.at("blk.0.attn_qkv.weight").shape, (Shape{64, 2 * 2 * 16 + 64}));
+  EXPECT_EQ(m.at("blk.0.attn_gate.weight").shape, (Shape{64, 64}));
+  EXPECT_EQ(m.at("blk.1.ssm_conv1d.weight").shape, (Shape{4, 128}));
+  EXPECT_EQ(m.at("blk.1.ssm_conv1d.weight").role, TensorRole::kConv);
+  EXPECT_EQ(m.at("blk.2.ssm_dt.bias").shape, (Shape{4}));
+  EXPECT_EQ(m.at("blk.2.ssm_a").shape, (Shape{4}));
+  EXPECT_EQ(m.at("blk.2.ssm_a").role, TensorRole::kDecay);
+  EXPECT_EQ(m.at("blk.0.ssm_beta.weight").shape, (Shape{64, 4}));
+  EXPECT_EQ(m.at("blk.0.ssm_alpha.weight").shape, (Shape{64, 4}));
+  EXPECT_EQ(m.at("blk.0.ssm_norm.weight").shape, (Shape{16}));
+  EXPECT_EQ(m.at("blk.0.ssm_out.weight").shape, (Shape{64, 64}));
+  EXPECT_EQ(m.at("blk.0.post_attention_norm.weight").role, TensorRole::kNorm);
+  EXPECT_FALSE(m.contains("blk.0.attn_q.weight"));
+  EXPECT_FALSE(m.contains("blk.0.ffn_norm.weight"));
+  EXPECT_TRUE(m.contains("blk.0.ffn_down.weight"));
+}
+
+TEST(ArchTensors, Qwen35AttentionLayersCarryTheirGateInQ) {
+  auto m = by_name(arch_tensors(Arch::kQwen35, qwen35_hparams(), false));
+  using Shape = std::vector<uint64_t>;
+  EXPECT_EQ(m.at("blk.3.attn_q.weight").shape, (Shape{64, 2 * 64}));
+  EXPECT_EQ(m.at("blk.3.attn_k.weight").shape, (Shape{64, 32}));
+  EXPECT_EQ(m.at("blk.3.attn_output.weight").shape, (Shape{64, 64}));
+  EXPECT_EQ(m.at("blk.3.attn_q_norm.weight").shape, (Shape{16}));
+  EXPECT_FALSE(m.contains("blk.3.attn_qkv.weight"));
+  EXPECT_FALSE(m.contains("blk.3.ssm_a"));
+}
+
+TEST(ArchTensors, Qwen35MtpBlockIsAnAttentionBlockWithItsProjection) {
+  auto specs = arch_tensors(Arch::kQwen35, qwen35_hparams(), false);
+  auto m = by_name(specs);
+  using Shape = std::vector<uint64_t>;
+  EXPECT_EQ(m.at("blk.4.attn_q.weight").shape, (Shape{64, 128}));
+  EXPECT_EQ(m.at("blk.4.nextn.eh_proj.weight").shape, (Shape{128, 64}));
+  EXPECT_EQ(m.at("blk.4.nextn.enorm.weight").shape, (Shape{64}));
+  EXPECT_EQ(m.at("blk.4.nextn.hnorm.weight").shape, (Shape{64}));
+  EXPECT_EQ(m.at("blk.4.nextn.shared_head_norm.weight").shape, (Shape{64}));
+  EXPECT_TRUE(m.contains("blk.4.ffn_up.weight"));
+  EXPECT_FALSE(m.contains("blk.5.attn_norm.weight"));
+  // 3 + 3 gated delta layers × 14 + 2 attention blocks × 11 + the MTP block's 4.
+  EXPECT_EQ(specs.size(), 3u + 3u * 14u + 2u * 11u + 4u);
+}
+
+TEST(ArchTensors, Qwen35MoeHasRoutedAndSharedExperts) {
+  ModelHParams hp = qwen35_hparams();
+  hp.expert_count = 8;
+  hp.expert_used_count = 2;
+  hp.expert_feed_forward_length = 32;
+  hp.expert_shared_feed_forward_length = 48;
+  auto m = by_name(arch_tensors(Arch::kQwen35Moe, hp, true));
+  using Shape = std::vector<uint64_t>;
+  for (const char* layer : {"blk.0.", "blk.3.", "blk.4."}) {
+    const std::string b = layer;
+    EXPECT_EQ(m.at(b + "ffn_gate_inp.weight").shape, (Shape{64, 8}));
+    EXPECT_EQ(m.at(b + "ffn_down_exps.weight").shape, (Shape{32, 64, 8}));
+    EXPECT_EQ(m.at(b + "ffn_gate_inp_shexp.weight").shape, (Shape{64}));
+    EXPECT_EQ(m.at(b + "ffn_up_shexp.weight").shape, (Shape{64, 48}));
+    EXPECT_FALSE(m.contains(b + "ffn_up.weight"));
+  }
+  EXPECT_FALSE(m.contains("output.weight"));
+  EXPECT_TRUE(arch_is_hybrid(Arch::kQwen35Moe));
+  EXPECT_FALSE(arch_is_hybrid(Arch::kQwen3Moe));
+}
+
+TEST(ArchNames, Qwen35ArchitecturesKeepTheirGgufNames) {
+  EXPECT_EQ(parse_arch("qwen35"), Arch::kQwen35);
+  EXPECT_EQ(parse_arch("qwen35moe"), Arch::kQwen35Moe);
+  EXPECT_EQ(gguf_arch_name(Arch::kQwen35), "qwen35");
+  EXPECT_EQ(gguf_arch_name(Arch::kQwen35Moe), "qwen35moe");
+}
+
 TEST(ArchNames, MistralIsStoredAsLlama) {
   EXPECT_EQ(gguf_arch_name(Arch::kMistral), "llama");
   EXPECT_EQ(parse_arch("mistral"), Arch::kMistral);

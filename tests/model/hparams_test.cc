@@ -105,5 +105,163 @@ TEST(ReadHParams, Stories260KHasTheDocumentedShape) {
   EXPECT_EQ(hp->rope_dims, 8u);
 }
 
+// A qwen35 with 8 trunk layers and one MTP block, as make-model writes it.
+GgufMetadata qwen35_metadata() {
+  GgufMetadata md;
+  md.set("general.architecture", std::string("qwen35"));
+  md.set("qwen35.block_count", uint32_t{9});
+  md.set("qwen35.nextn_predict_layers", uint32_t{1});
+  md.set("qwen35.embedding_length", uint32_t{256});
+  md.set("qwen35.feed_forward_length", uint32_t{768});
+  md.set("qwen35.attention.head_count", uint32_t{4});
+  md.set("qwen35.attention.head_count_kv", uint32_t{2});
+  md.set("qwen35.attention.key_length", uint32_t{64});
+  md.set("qwen35.rope.dimension_count", uint32_t{16});
+  md.set("qwen35.rope.dimension_sections", GgufValue::array(std::vector<int32_t>{3, 3, 2, 0}));
+  md.set("qwen35.ssm.conv_kernel", uint32_t{4});
+  md.set("qwen35.ssm.inner_size", uint32_t{256});
+  md.set("qwen35.ssm.state_size", uint32_t{64});
+  md.set("qwen35.ssm.time_step_rank", uint32_t{4});
+  md.set("qwen35.ssm.group_count", uint32_t{2});
+  return md;
+}
+
+std::string error_of(const GgufMetadata& md) {
+  auto hp = read_hparams(md);
+  return hp.ok() ? std::string("(ok)") : hp.status().message();
+}
+
+TEST(ReadHParamsQwen35, ReadsTheGatedDeltaKeysAndTakesTheMtpBlocksOffTheTrunk) {
+  auto hp = read_hparams(qwen35_metadata());
+  ASSERT_TRUE(hp.ok()) << hp.status().to_string();
+  EXPECT_EQ(hp->num_layers, 8u);
+  EXPECT_EQ(hp->nextn_predict_layers, 1u);
+  EXPECT_EQ(hp->ssm_conv_kernel, 4u);
+  EXPECT_EQ(hp->ssm_state_size, 64u);
+  EXPECT_EQ(hp->ssm_group_count, 2u);
+  EXPECT_EQ(hp->ssm_time_step_rank, 4u);
+  EXPECT_EQ(hp->rope_sections, (std::array<uint32_t, 4>{3, 3, 2, 0}));
+  EXPECT_EQ(hp->conv_dim(), 2u * 2 * 64 + 256);
+  EXPECT_EQ(hp->conv_state_floats(), 3u * 512);
+  EXPECT_EQ(hp->ssm_state_floats(), 4u * 64 * 64);
+  // Six recurrent layers (the interval defaults to 4), float32.
+  EXPECT_EQ(hp->recurrent_state_bytes(), 6u * (3 * 512 + 4 * 64 * 64) * 4);
+}
+
+TEST(ReadHParamsQwen35, EveryFourthLayerIsAttentionByDefault) {
+  auto hp = read_hparams(qwen35_metadata());
+  ASSERT_TRUE(hp.ok());
+  EXPECT_EQ(hp->full_attention_interval, 4u);
+  for (uint32_t i = 0; i < 8; ++i) EXPECT_EQ(hp->layer_is_recurrent(i), i != 3 && i != 7) << i;
+  EXPECT_FALSE(hp->layer_is_recurrent(8));  // the MTP block
+  EXPECT_EQ(hp->num_recurrent_layers(), 6u);
+  EXPECT_TRUE(hp->is_hybrid());
+}
+
+TEST(ReadHParamsQwen35, FullAttentionIntervalSetsThePattern) {
+  GgufMetadata md = qwen35_metadata();
+  md.set("qwen35.full_attention_interval", uint32_t{2});
+  auto hp = read_hparams(md);
+  ASSERT_TRUE(hp.ok());
+  for (uint32_t i = 0; i < 8; ++i) EXPECT_EQ(hp->layer_is_recurrent(i), i % 2 == 0) << i;
+}
+
+TEST(ReadHParamsQwen35, RecurrentLayersArrayWinsOverTheInterval) {
+  GgufMetadata md = qwen35_metadata();
+  md.set("qwen35.full_attention_interval", uint32_t{2});
+  GgufArray flags{GgufType::kBool, std::vector<bool>{true, false, false, true, true, true, false, true, false}};
+  md.set("qwen35.attention.recurrent_layers", flags);
+  auto hp = read_hparams(md);
+  ASSERT_TRUE(hp.ok()) << hp.status().to_string();
+  EXPECT_EQ(hp->recurrent_layers, (std::vector<bool>{true, false, false, true, true, true, false, true}));
+  md.set("qwen35.attention.recurrent_layers", GgufValue::array(std::vector<int32_t>{0, 1, 1, 1, 0, 1, 1, 1, 0}));
+  hp = read_hparams(md);
+  ASSERT_TRUE(hp.ok()) << hp.status().to_string();
+  EXPECT_EQ(hp->recurrent_layers, (std::vector<bool>{false, true, true, true, false, true, true, true}));
+}
+
+TEST(ReadHParamsQwen35, RecurrentLayersArrayOfTheWrongLengthIsNamed) {
+  GgufMetadata md = qwen35_metadata();
+  md.set("qwen35.attention.recurrent_layers", GgufValue::array(std::vector<int32_t>{1, 1, 1, 0}));
+  const std::string e = error_of(md);
+  EXPECT_NE(e.find("qwen35.attention.recurrent_layers"), std::string::npos) << e;
+  EXPECT_NE(e.find("expected block_count 9"), std::string::npos) << e;
+}
+
+TEST(ReadHParamsQwen35, MissingGatedDeltaKeysAreNamed) {
+  for (const char* key : {"qwen35.ssm.conv_kernel", "qwen35.ssm.inner_size", "qwen35.ssm.state_size",
+                          "qwen35.ssm.time_step_rank", "qwen35.ssm.group_count", "qwen35.rope.dimension_sections"}) {
+    const GgufMetadata full = qwen35_metadata();
+    GgufMetadata md;
+    for (const auto& [k, v] : full.entries()) {
+      if (k != key) md.set(k, v);
+    }
+    EXPECT_NE(error_of(md).find(key), std::string::npos) << key << ": " << error_of(md);
+  }
+}
+
+TEST(ReadHParamsQwen35, BadGatedDeltaSizesAreNamed) {
+  struct Case {
+    const char* key;
+    uint32_t value;
+    const char* named;
+  };
+  for (const Case& c : {Case{"qwen35.ssm.inner_size", 300, "qwen35.ssm.inner_size 300"},
+                        Case{"qwen35.ssm.time_step_rank", 3, "qwen35.ssm.time_step_rank 3"},
+                        Case{"qwen35.ssm.group_count", 0, "qwen35.ssm.group_count is 0"},
+                        Case{"qwen35.ssm.conv_kernel", 0, "qwen35.ssm.conv_kernel is 0"},
+                        Case{"qwen35.full_attention_interval", 0, "qwen35.full_attention_interval is 0"},
+                        Case{"qwen35.nextn_predict_layers", 9, "qwen35.nextn_predict_layers 9"}}) {
+    GgufMetadata md = qwen35_metadata();
+    md.set(c.key, c.value);
+    EXPECT_NE(error_of(md).find(c.named), std::string::npos) << c.key << ": " << error_of(md);
+  }
+}
+
+TEST(ReadHParamsQwen35, RopeSectionsThatLeaveAPairUnrotatedAreRefused) {
+  GgufMetadata md = qwen35_metadata();
+  md.set("qwen35.rope.dimension_sections", GgufValue::array(std::vector<int32_t>{3, 3, 1, 0}));  // pair 5: w
+  auto hp = read_hparams(md);
+  ASSERT_FALSE(hp.ok());
+  EXPECT_EQ(hp.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(hp.status().message().find("qwen35.rope.dimension_sections [3, 3, 1, 0]"), std::string::npos)
+      << hp.status().message();
+  EXPECT_NE(hp.status().message().find("pair 5"), std::string::npos) << hp.status().message();
+  // Qwen3.5's own [11, 11, 10, 0] rotates all 32 pairs of a 64-dim rope.
+  md = qwen35_metadata();
+  md.set("qwen35.attention.key_length", uint32_t{256});
+  md.set("qwen35.rope.dimension_count", uint32_t{64});
+  md.set("qwen35.rope.dimension_sections", GgufValue::array(std::vector<int32_t>{11, 11, 10, 0}));
+  EXPECT_EQ(error_of(md), "(ok)");
+  md.set("qwen35.rope.dimension_sections", GgufValue::array(std::vector<int32_t>{11, 11}));
+  EXPECT_NE(error_of(md).find("has 2 entries, expected 4"), std::string::npos) << error_of(md);
+}
+
+TEST(ReadHParamsQwen35, MoeDefaultsItsSharedExpertToTheFeedForwardLength) {
+  const GgufMetadata dense = qwen35_metadata();
+  GgufMetadata md;
+  for (const auto& [k, v] : dense.entries()) {
+    std::string key = k.starts_with("qwen35.") ? "qwen35moe." + k.substr(7) : k;
+    md.set(key, k == "general.architecture" ? GgufValue(std::string("qwen35moe")) : v);
+  }
+  md.set("qwen35moe.expert_count", uint32_t{8});
+  md.set("qwen35moe.expert_used_count", uint32_t{2});
+  md.set("qwen35moe.expert_feed_forward_length", uint32_t{192});
+  auto hp = read_hparams(md);
+  ASSERT_TRUE(hp.ok()) << hp.status().to_string();
+  EXPECT_EQ(hp->expert_shared_feed_forward_length, 768u);
+  EXPECT_EQ(hp->num_recurrent_layers(), 6u);
+  md.set("qwen35moe.expert_shared_feed_forward_length", uint32_t{0});
+  EXPECT_NE(error_of(md).find("qwen35moe.expert_shared_feed_forward_length is 0"), std::string::npos);
+}
+
+TEST(ReadHParamsQwen35, OtherArchitecturesHaveNoRecurrentLayers) {
+  auto hp = read_hparams(llama_metadata());
+  ASSERT_TRUE(hp.ok());
+  EXPECT_FALSE(hp->is_hybrid());
+  EXPECT_EQ(hp->recurrent_state_bytes(), 0u);
+  EXPECT_FALSE(hp->layer_is_recurrent(0));
+}
+
 }  // namespace
 }  // namespace met
