@@ -1,7 +1,8 @@
 // `met make-model`: a random-weight model for tests, benchmarks and the
 // README's first command. With --chat-template FILE, the vocabulary also gets
 // the template's markers and special strings as control tokens
-// (chat_control_tokens). Tested by tests/cli/make_model_command_test.cc.
+// (chat_control_tokens). qwen35/qwen35moe take their own preset shapes (with
+// one MTP block) and the gated delta sizes. Tested by tests/cli/make_model_command_test.cc.
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -32,17 +33,38 @@ struct MakeModelOptions {
   int threads = 0;
   std::optional<uint32_t> experts, experts_used, expert_ff, shared_expert_ff;
   std::optional<uint32_t> sliding_window, swa_pattern;
+  std::optional<uint32_t> head_dim, ssm_state, ssm_groups, ssm_heads, conv_kernel, full_attn_interval, mtp_layers;
 };
 
+// The gated delta flags, for --arch qwen35 and qwen35moe only.
+Status apply_hybrid_options(const MakeModelOptions& o, RandomModelSpec& spec) {
+  const bool any = o.ssm_state || o.ssm_groups || o.ssm_heads || o.conv_kernel || o.full_attn_interval ||
+                   o.mtp_layers;
+  if (any && !arch_is_hybrid(spec.arch)) {
+    return invalid_argument("--ssm-state, --ssm-groups, --ssm-heads, --conv-kernel, --full-attn-interval and "
+                            "--mtp-layers need --arch qwen35 or qwen35moe");
+  }
+  spec.head_dim = o.head_dim.value_or(o.embd || o.heads ? 0 : spec.head_dim);
+  spec.ssm_state_size = o.ssm_state.value_or(spec.ssm_state_size);
+  spec.ssm_group_count = o.ssm_groups.value_or(spec.ssm_group_count);
+  spec.ssm_time_step_rank = o.ssm_heads.value_or(spec.ssm_time_step_rank);
+  spec.ssm_conv_kernel = o.conv_kernel.value_or(spec.ssm_conv_kernel);
+  spec.full_attention_interval = o.full_attn_interval.value_or(spec.full_attention_interval);
+  spec.nextn_predict_layers = o.mtp_layers.value_or(spec.nextn_predict_layers);
+  return ok_status();
+}
+
 Result<RandomModelSpec> build_spec(const MakeModelOptions& o) {
-  std::optional<RandomModelSpec> preset = random_model_preset(o.preset);
-  if (!preset) return invalid_argument("--preset '{}' is not tiny, small or medium", o.preset);
-  RandomModelSpec spec = *preset;
   std::optional<Arch> arch = parse_arch(o.arch);
   if (!arch) {
-    return invalid_argument("--arch '{}' is not llama, mistral, qwen2, qwen3, qwen3moe, mixtral or gpt-oss", o.arch);
+    return invalid_argument("--arch '{}' is not llama, mistral, qwen2, qwen3, qwen3moe, mixtral, gpt-oss, qwen35 "
+                            "or qwen35moe",
+                            o.arch);
   }
-  spec.arch = *arch;
+  std::optional<RandomModelSpec> preset = random_model_preset(o.preset, *arch);
+  if (!preset) return invalid_argument("--preset '{}' is not tiny, small or medium", o.preset);
+  RandomModelSpec spec = *preset;
+  MET_RETURN_IF_ERROR(apply_hybrid_options(o, spec));
   spec.num_experts = o.experts.value_or(0);
   spec.num_experts_used = o.experts_used.value_or(0);
   spec.expert_feed_forward_length = o.expert_ff.value_or(0);
@@ -110,7 +132,7 @@ void add_make_model_command(CLI::App& app) {
   cmd->add_option("-o,--output", o->out_path, "Output GGUF file")->required();
   cmd->add_option("--preset", o->preset, "tiny (~15M), small (~110M) or medium (~500M)")
       ->capture_default_str();
-  cmd->add_option("--arch", o->arch, "llama, mistral, qwen2, qwen3, qwen3moe, mixtral or gpt-oss")
+  cmd->add_option("--arch", o->arch, "llama, mistral, qwen2, qwen3, qwen3moe, mixtral, gpt-oss, qwen35 or qwen35moe")
       ->capture_default_str();
   cmd->add_option("--experts", o->experts, "Experts per MoE layer (default by preset: 8, 16, 32)");
   cmd->add_option("--experts-used", o->experts_used, "Experts each token uses (default by preset: 2, 4, 4)");
@@ -121,7 +143,17 @@ void add_make_model_command(CLI::App& app) {
   cmd->add_option("--sliding-window", o->sliding_window, "gpt-oss: positions a windowed layer reads (default 128)");
   cmd->add_option("--swa-pattern", o->swa_pattern,
                   "gpt-oss: layer i is windowed when i % N < N - 1 (default 2; 0: every layer)");
-  cmd->add_option("--layers", o->layers, "Transformer blocks");
+  cmd->add_option("--head-dim", o->head_dim, "Attention head dimension (default: the preset's, or --embd / "
+                  "--heads when either is given; qwen35 presets: 64, 128, 256)");
+  cmd->add_option("--ssm-state", o->ssm_state, "qwen35: gated delta head dimension (presets: 64, 128, 128)");
+  cmd->add_option("--ssm-groups", o->ssm_groups, "qwen35: gated delta key heads (presets: 4, 4, 8)");
+  cmd->add_option("--ssm-heads", o->ssm_heads, "qwen35: gated delta value heads, a multiple of --ssm-groups "
+                  "(presets: 4, 8, 16)");
+  cmd->add_option("--conv-kernel", o->conv_kernel, "qwen35: taps of the short convolution (default 4)");
+  cmd->add_option("--full-attn-interval", o->full_attn_interval,
+                  "qwen35: every N-th layer is full attention, the rest gated delta (default 4)");
+  cmd->add_option("--mtp-layers", o->mtp_layers, "qwen35: MTP (nextn) blocks after the trunk (default 1)");
+  cmd->add_option("--layers", o->layers, "Transformer blocks (qwen35: trunk layers, without MTP blocks)");
   cmd->add_option("--embd", o->embd, "Embedding length");
   cmd->add_option("--heads", o->heads, "Attention heads");
   cmd->add_option("--kv-heads", o->kv_heads, "Key/value heads (default: --heads if given)");

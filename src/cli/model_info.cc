@@ -56,6 +56,38 @@ bool is_expert_tensor(const GgufTensorInfo& t, uint32_t num_experts) {
   return t.name.find("_exps.") != std::string::npos && !t.shape.empty() && t.shape.back() == num_experts;
 }
 
+// "24 (18 gated delta, 6 attention) + 1 MTP" for a hybrid model, else "24".
+std::string layers_text(const ModelHParams& hp) {
+  std::string out = fmt::format("{}", hp.num_layers);
+  if (hp.is_hybrid()) {
+    out += fmt::format(" ({} gated delta, {} attention)", hp.num_recurrent_layers(),
+                       hp.num_layers - hp.num_recurrent_layers());
+  }
+  if (hp.nextn_predict_layers > 0) out += fmt::format(" + {} MTP", hp.nextn_predict_layers);
+  return out;
+}
+
+std::string gated_delta_text(const ModelHParams& hp) {
+  return fmt::format("state {}, {} key heads, {} value heads, conv kernel {}; recurrent state {} ({} bytes) per "
+                     "sequence",
+                     hp.ssm_state_size, hp.ssm_group_count, hp.ssm_time_step_rank, hp.ssm_conv_kernel,
+                     human_bytes(hp.recurrent_state_bytes()), hp.recurrent_state_bytes());
+}
+
+nlohmann::json gated_delta_json(const ModelHParams& hp) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (uint32_t i = 0; i < hp.num_layers; ++i) {
+    if (hp.layer_is_recurrent(i)) layers.push_back(i);
+  }
+  return {{"conv_kernel", hp.ssm_conv_kernel},
+          {"inner_size", hp.ssm_inner_size},
+          {"state_size", hp.ssm_state_size},
+          {"key_heads", hp.ssm_group_count},
+          {"value_heads", hp.ssm_time_step_rank},
+          {"layers", layers},
+          {"state_bytes_per_sequence", hp.recurrent_state_bytes()}};
+}
+
 }  // namespace
 
 uint64_t active_bytes_per_token(std::span<const GgufTensorInfo> tensors, const ModelHParams* hparams) {
@@ -113,9 +145,14 @@ Result<ModelInfo> gather_model_info(const GgufFile& file, const std::string& pat
   }
   info.active_params = info.num_params;
   if (info.hparams && info.hparams->is_moe()) {
+    // Every expert tensor (MTP blocks' too) less the experts a token skips.
     const ModelHParams& hp = *info.hparams;
-    const uint64_t per_expert = 3ull * hp.embedding_length * hp.expert_feed_forward_length;
-    const uint64_t unused = uint64_t{hp.num_layers} * (hp.expert_count - hp.expert_used_count) * per_expert;
+    uint64_t unused = 0;
+    for (const GgufTensorInfo& t : file.tensors()) {
+      if (is_expert_tensor(t, hp.expert_count)) {
+        unused += t.num_elements / hp.expert_count * (hp.expert_count - hp.expert_used_count);
+      }
+    }
     info.active_params = unused < info.num_params ? info.num_params - unused : 0;
   }
   info.active_bytes = active_bytes_per_token(file.tensors(), info.hparams ? &*info.hparams : nullptr);
@@ -138,14 +175,17 @@ std::string render_model_info_text(const ModelInfo& info) {
   }
   if (info.hparams) {
     const ModelHParams& hp = *info.hparams;
-    line("layers", fmt::format("{}", hp.num_layers));
+    line("layers", layers_text(hp));
     line("embedding", fmt::format("{}", hp.embedding_length));
     line("heads", fmt::format("{} (kv heads {}, head dim {})", hp.num_heads, hp.num_kv_heads, hp.head_dim));
     line("feed-forward", fmt::format("{}", hp.feed_forward_length));
     line("context", fmt::format("{}", hp.context_length));
-    line("rope", fmt::format("dims {}, freq base {}, scaling {} (factor {})", hp.rope_dims,
-                             hp.rope_freq_base, rope_scaling_name(hp.rope_scaling.kind),
-                             hp.rope_scaling.factor));
+    std::string rope = fmt::format("dims {}, freq base {}, scaling {} (factor {})", hp.rope_dims,
+                                   hp.rope_freq_base, rope_scaling_name(hp.rope_scaling.kind),
+                                   hp.rope_scaling.factor);
+    if (hp.is_hybrid()) rope += fmt::format(", sections [{}]", fmt::join(hp.rope_sections, ", "));
+    line("rope", rope);
+    if (hp.is_hybrid()) line("gated delta", gated_delta_text(hp));
     line("rms norm eps", fmt::format("{}", hp.rms_norm_eps));
     if (hp.is_moe()) {
       std::string experts = fmt::format("{}, {} used per token, feed-forward {}", hp.expert_count,
@@ -222,6 +262,11 @@ nlohmann::json model_info_json(const ModelInfo& info) {
                                  {"feed_forward", hp.expert_feed_forward_length},
                                  {"shared_feed_forward", hp.expert_shared_feed_forward_length}};
     }
+    if (hp.is_hybrid()) {
+      j["hparams"]["gated_delta"] = gated_delta_json(hp);
+      j["hparams"]["rope"]["sections"] = hp.rope_sections;
+    }
+    j["hparams"]["mtp_layers"] = hp.nextn_predict_layers;
     if (hp.sliding_window > 0) {
       nlohmann::json layers = nlohmann::json::array();
       for (uint32_t i = 0; i < hp.num_layers; ++i) {

@@ -17,9 +17,10 @@ namespace met {
 namespace {
 
 bool is_weight_matrix(const GgufTensorInfo& t) {
-  // Expert routers (ffn_gate_inp) stay as they are, as llama-quantize keeps them.
+  // Expert routers (ffn_gate_inp) and short-convolution kernels (ssm_conv1d)
+  // stay as they are, as llama-quantize keeps them.
   return t.shape.size() >= 2 && t.name.ends_with(".weight") && t.name.find("norm") == std::string::npos &&
-         t.name.find("ffn_gate_inp") == std::string::npos;
+         t.name.find("ffn_gate_inp") == std::string::npos && t.name.find("ssm_conv1d") == std::string::npos;
 }
 
 std::optional<GgmlType> target_type(const GgufTensorInfo& t, GgmlType wanted,

@@ -3,7 +3,8 @@
 // updated; norms, biases and other 1-D tensors are copied unchanged; a matrix
 // whose rows do not fit the target block falls back to Q8_0, then F16. MXFP4
 // means llama.cpp's MOSTLY_MXFP4_MOE: experts MXFP4, other matrices Q8_0
-// (file_type_matrix_type); expert routers are kept as they are.
+// (file_type_matrix_type); expert routers and ssm_conv1d kernels are kept as
+// they are.
 // Threading: rows of each tensor spread over num_threads; call from one thread.
 // Tested by tests/model/quantize_model_test.cc.
 #pragma once

@@ -63,11 +63,18 @@ void fill_row(const TensorSpec& t, RowRng& rng, std::vector<float>& row) {
       std::fill(row.begin(), row.end(), 1.0f);
       return;
     case TensorRole::kBias: {
-      // Attention sinks are logits beside the scaled scores: large enough to matter.
-      const float scale = t.name.ends_with("attn_sinks.weight") ? 2.0f : 0.02f;
+      // Attention sinks are logits beside the scaled scores: large enough to
+      // matter; dt biases shift softplus's input over its bend.
+      const bool logit_like = t.name.ends_with("attn_sinks.weight") || t.name.ends_with("ssm_dt.bias");
+      const float scale = t.name.ends_with("attn_sinks.weight") ? 2.0f : logit_like ? 1.0f : 0.02f;
       for (float& x : row) x = scale * rng.next_signed();
       return;
     }
+    case TensorRole::kDecay:
+      // -exp(u), u in [-2, 0): per-token decays exp(g) mostly between 0.1 and 0.97.
+      for (float& x : row) x = -std::exp(rng.next_signed() - 1.0f);
+      return;
+    case TensorRole::kConv:
     case TensorRole::kRouter:
     case TensorRole::kMatrix: {
       // Uniform with variance 1/fan_in keeps activations O(1) through a layer.
@@ -105,6 +112,20 @@ GgufWriter::Fill tensor_fill(const TensorSpec& t, GgmlType type, uint64_t tensor
   };
 }
 
+// qwen35/qwen35moe's keys, as llama.cpp's loaders read them.
+void write_hybrid_hparams(const ModelHParams& hp, GgufMetadata& md) {
+  auto key = [&hp](std::string_view suffix) { return fmt::format("{}.{}", hp.arch, suffix); };
+  md.set(key("ssm.conv_kernel"), hp.ssm_conv_kernel);
+  md.set(key("ssm.inner_size"), hp.ssm_inner_size);
+  md.set(key("ssm.state_size"), hp.ssm_state_size);
+  md.set(key("ssm.time_step_rank"), hp.ssm_time_step_rank);
+  md.set(key("ssm.group_count"), hp.ssm_group_count);
+  md.set(key("full_attention_interval"), hp.full_attention_interval);
+  std::vector<int32_t> sections(hp.rope_sections.begin(), hp.rope_sections.end());
+  md.set(key("rope.dimension_sections"), GgufValue::array(std::move(sections)));
+  if (hp.nextn_predict_layers > 0) md.set(key("nextn_predict_layers"), hp.nextn_predict_layers);
+}
+
 void write_hparams(const RandomModelSpec& spec, const ModelHParams& hp, GgufMetadata& md) {
   const std::string arch(gguf_arch_name(spec.arch));
   auto key = [&arch](std::string_view suffix) { return fmt::format("{}.{}", arch, suffix); };
@@ -113,7 +134,7 @@ void write_hparams(const RandomModelSpec& spec, const ModelHParams& hp, GgufMeta
   md.set("general.basename", std::string(arch_name(spec.arch)));
   md.set(key("context_length"), hp.context_length);
   md.set(key("embedding_length"), hp.embedding_length);
-  md.set(key("block_count"), hp.num_layers);
+  md.set(key("block_count"), hp.num_layers + hp.nextn_predict_layers);
   md.set(key("feed_forward_length"), hp.feed_forward_length);
   md.set(key("attention.head_count"), hp.num_heads);
   md.set(key("attention.head_count_kv"), hp.num_kv_heads);
@@ -121,10 +142,12 @@ void write_hparams(const RandomModelSpec& spec, const ModelHParams& hp, GgufMeta
   md.set(key("rope.freq_base"), hp.rope_freq_base);
   md.set(key("attention.layer_norm_rms_epsilon"), hp.rms_norm_eps);
   md.set(key("vocab_size"), hp.vocab_size);
-  if (spec.arch == Arch::kQwen3 || spec.arch == Arch::kQwen3Moe || spec.arch == Arch::kGptOss) {
+  if (spec.arch == Arch::kQwen3 || spec.arch == Arch::kQwen3Moe || spec.arch == Arch::kGptOss ||
+      arch_is_hybrid(spec.arch)) {
     md.set(key("attention.key_length"), hp.head_dim);
     md.set(key("attention.value_length"), hp.head_dim);
   }
+  if (arch_is_hybrid(spec.arch)) write_hybrid_hparams(hp, md);
   if (spec.arch == Arch::kGptOss) {
     md.set(key("attention.sliding_window"), hp.sliding_window);
     md.set(key("attention.sliding_window_pattern"), hp.swa_pattern);
@@ -157,15 +180,69 @@ Status validate_experts(const RandomModelSpec& s) {
   if ((s.arch == Arch::kMixtral || s.arch == Arch::kGptOss) && s.shared_expert_feed_forward_length != 0) {
     return invalid_argument("--shared-expert-ff: {} has no shared expert", arch_name(s.arch));
   }
+  if (s.arch == Arch::kQwen35Moe && s.shared_expert_feed_forward_length == 0) {
+    return invalid_argument("--shared-expert-ff must be positive: qwen35moe always has its shared expert");
+  }
   if (s.arch != Arch::kGptOss && s.sliding_window != 0) {
     return invalid_argument("--sliding-window needs --arch gpt-oss");
   }
   return ok_status();
 }
 
+Status validate_hybrid(const RandomModelSpec& s) {
+  if (!arch_is_hybrid(s.arch)) {
+    if (s.nextn_predict_layers != 0) return invalid_argument("--mtp-layers needs --arch qwen35 or qwen35moe");
+    return ok_status();
+  }
+  if (s.ssm_conv_kernel == 0 || s.ssm_state_size == 0 || s.ssm_group_count == 0 || s.full_attention_interval == 0) {
+    return invalid_argument("--conv-kernel, --ssm-state, --ssm-groups and --full-attn-interval must be positive");
+  }
+  if (s.ssm_time_step_rank == 0 || s.ssm_time_step_rank % s.ssm_group_count != 0) {
+    return invalid_argument("--ssm-heads {} must be a positive multiple of --ssm-groups {}", s.ssm_time_step_rank,
+                            s.ssm_group_count);
+  }
+  const uint32_t head_dim = s.head_dim != 0 ? s.head_dim : s.embedding_length / s.num_heads;
+  if (head_dim % 8 != 0) {
+    return invalid_argument("head dimension {} must be a multiple of 8 (rope over a quarter of it, in pairs)",
+                            head_dim);
+  }
+  return ok_status();
+}
+
+// Qwen3.5-like shapes for the hybrid archs; one MTP block.
+std::optional<RandomModelSpec> hybrid_preset(std::string_view name, Arch arch) {
+  RandomModelSpec s;
+  s.arch = arch;
+  s.nextn_predict_layers = 1;
+  if (name == "tiny") {  // ~17M parameters (qwen35)
+    s.num_heads = 4, s.num_kv_heads = 2, s.head_dim = 64, s.context_length = 4096;
+    return s;
+  }
+  if (name == "small") {  // ~122M
+    s.num_layers = 12, s.embedding_length = 768, s.num_heads = 6, s.num_kv_heads = 2, s.head_dim = 128;
+    s.feed_forward_length = 1536, s.vocab_size = 24576, s.context_length = 8192;
+    s.ssm_state_size = 128, s.ssm_group_count = 4, s.ssm_time_step_rank = 8;
+    return s;
+  }
+  if (name == "medium") {  // ~505M: Qwen3.5-0.8B's trunk with half its key heads and a 32K vocab
+    s.num_layers = 24, s.embedding_length = 1024, s.num_heads = 8, s.num_kv_heads = 2, s.head_dim = 256;
+    s.feed_forward_length = 3072, s.vocab_size = 32000, s.context_length = 32768;
+    s.ssm_state_size = 128, s.ssm_group_count = 8, s.ssm_time_step_rank = 16;
+    return s;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
-bool arch_is_moe(Arch arch) { return arch == Arch::kQwen3Moe || arch == Arch::kMixtral || arch == Arch::kGptOss; }
+bool arch_is_moe(Arch arch) {
+  return arch == Arch::kQwen3Moe || arch == Arch::kMixtral || arch == Arch::kGptOss || arch == Arch::kQwen35Moe;
+}
+
+std::array<uint32_t, 4> imrope_sections(uint32_t rope_dims) {
+  const uint32_t pairs = rope_dims / 2;
+  return {(pairs + 2) / 3, (pairs + 1) / 3, pairs / 3, 0};
+}
 
 void apply_moe_preset(std::string_view name, RandomModelSpec& s) {
   if (!arch_is_moe(s.arch)) return;
@@ -173,10 +250,15 @@ void apply_moe_preset(std::string_view name, RandomModelSpec& s) {
   if (s.num_experts == 0) s.num_experts = tiny ? 8 : name == "small" ? 16 : 32;
   if (s.num_experts_used == 0) s.num_experts_used = std::min(s.num_experts, tiny ? 2u : 4u);
   if (s.expert_feed_forward_length == 0) s.expert_feed_forward_length = std::max(1u, s.feed_forward_length / 4);
+  if (s.arch == Arch::kQwen35Moe && s.shared_expert_feed_forward_length == 0) {
+    s.shared_expert_feed_forward_length = s.expert_feed_forward_length;
+  }
 }
 
-std::optional<RandomModelSpec> random_model_preset(std::string_view name) {
+std::optional<RandomModelSpec> random_model_preset(std::string_view name, Arch arch) {
+  if (arch_is_hybrid(arch)) return hybrid_preset(name, arch);
   RandomModelSpec s;
+  s.arch = arch;
   if (name == "tiny") return s;  // ~14.7M parameters
   if (name == "small") {         // ~113M
     s.num_layers = 12, s.embedding_length = 768, s.num_heads = 12, s.num_kv_heads = 4;
@@ -196,13 +278,11 @@ Status validate_spec(const RandomModelSpec& s) {
       s.context_length == 0 || s.num_heads == 0 || s.num_kv_heads == 0) {
     return invalid_argument("--layers, --embd, --ff, --ctx, --heads and --kv-heads must be positive");
   }
-  if (s.embedding_length % s.num_heads != 0) {
+  if (s.head_dim == 0 && s.embedding_length % s.num_heads != 0) {
     return invalid_argument("--embd {} is not a multiple of --heads {}", s.embedding_length, s.num_heads);
   }
-  if ((s.embedding_length / s.num_heads) % 2 != 0) {
-    return invalid_argument("head dimension {} (--embd / --heads) must be even for RoPE",
-                            s.embedding_length / s.num_heads);
-  }
+  const uint32_t head_dim = s.head_dim != 0 ? s.head_dim : s.embedding_length / s.num_heads;
+  if (head_dim % 2 != 0) return invalid_argument("head dimension {} must be even for RoPE", head_dim);
   if (s.num_heads % s.num_kv_heads != 0) {
     return invalid_argument("--kv-heads {} does not divide --heads {}", s.num_kv_heads, s.num_heads);
   }
@@ -212,8 +292,31 @@ Status validate_spec(const RandomModelSpec& s) {
   if (!llama_file_type(s.dtype) || !can_quantize(s.dtype)) {
     return invalid_argument("--dtype {} is not one make-model writes", ggml_type_name(s.dtype));
   }
+  MET_RETURN_IF_ERROR(validate_hybrid(s));
   return validate_experts(s);
 }
+
+namespace {
+
+// Qwen3.5's: rope over a quarter of the head with every pair in a section,
+// rope base 1e7, the gated delta sizes and the recurrent layer pattern.
+void set_hybrid_hparams(const RandomModelSpec& s, ModelHParams& hp) {
+  hp.rope_dims = hp.head_dim / 4;
+  hp.rope_sections = imrope_sections(hp.rope_dims);
+  hp.rope_freq_base = 10000000.0f;
+  hp.rope_freq_base_swa = hp.rope_freq_base;
+  hp.ssm_conv_kernel = s.ssm_conv_kernel;
+  hp.ssm_state_size = s.ssm_state_size;
+  hp.ssm_group_count = s.ssm_group_count;
+  hp.ssm_time_step_rank = s.ssm_time_step_rank;
+  hp.ssm_inner_size = s.ssm_state_size * s.ssm_time_step_rank;
+  hp.full_attention_interval = s.full_attention_interval;
+  hp.nextn_predict_layers = s.nextn_predict_layers;
+  hp.recurrent_layers.resize(hp.num_layers);
+  for (uint32_t i = 0; i < hp.num_layers; ++i) hp.recurrent_layers[i] = (i + 1) % s.full_attention_interval != 0;
+}
+
+}  // namespace
 
 ModelHParams spec_hparams(const RandomModelSpec& s) {
   ModelHParams hp;
@@ -223,7 +326,7 @@ ModelHParams spec_hparams(const RandomModelSpec& s) {
   hp.feed_forward_length = s.feed_forward_length;
   hp.num_heads = s.num_heads;
   hp.num_kv_heads = s.num_kv_heads;
-  hp.head_dim = s.embedding_length / s.num_heads;
+  hp.head_dim = s.head_dim != 0 ? s.head_dim : s.embedding_length / s.num_heads;
   hp.rope_dims = hp.head_dim;
   hp.context_length = s.context_length;
   hp.vocab_size = s.vocab_size;
@@ -234,8 +337,10 @@ ModelHParams spec_hparams(const RandomModelSpec& s) {
     hp.sliding_window = s.sliding_window == 0 ? 128 : s.sliding_window;
     hp.swa_pattern = s.swa_pattern;
   }
-  const bool qwen = s.arch == Arch::kQwen2 || s.arch == Arch::kQwen3 || s.arch == Arch::kQwen3Moe;
+  const bool qwen = s.arch == Arch::kQwen2 || s.arch == Arch::kQwen3 || s.arch == Arch::kQwen3Moe ||
+                    arch_is_hybrid(s.arch);
   hp.rms_norm_eps = qwen ? 1e-6f : 1e-5f;
+  if (arch_is_hybrid(s.arch)) set_hybrid_hparams(s, hp);
   if (arch_is_moe(s.arch)) {
     hp.expert_count = s.num_experts;
     hp.expert_used_count = s.num_experts_used;
@@ -257,7 +362,8 @@ Result<RandomModelSummary> make_random_model(const RandomModelSpec& spec, const 
   MET_RETURN_IF_ERROR(validate_spec(spec));
   const ModelHParams hp = spec_hparams(spec);
   SyntheticVocabOptions vopt;
-  const bool qwen = spec.arch == Arch::kQwen2 || spec.arch == Arch::kQwen3 || spec.arch == Arch::kQwen3Moe;
+  const bool qwen = spec.arch == Arch::kQwen2 || spec.arch == Arch::kQwen3 || spec.arch == Arch::kQwen3Moe ||
+                    arch_is_hybrid(spec.arch);
   const bool gpt_oss = spec.arch == Arch::kGptOss;
   vopt.kind = spec.tokenizer.value_or(qwen || gpt_oss ? VocabKind::kBpe : VocabKind::kSpm);
   vopt.size = spec.vocab_size;

@@ -10,10 +10,21 @@
 // files carry it); qwen3moe may add a shared expert. gpt-oss takes the same
 // expert sizes plus sliding_window (default 128) and swa_pattern (default 2:
 // even layers windowed), and random attention sinks in [-2, 2).
+// qwen35/qwen35moe (hybrid recurrent) take the gated delta sizes, the full
+// attention interval and nextn_predict_layers MTP blocks (their presets
+// write one); their presets use Qwen3.5's proportions (head_dim 256
+// at medium, rope over a quarter of the head with interleaved M-RoPE
+// sections that rotate every pair, state 128, twice as many value heads as
+// key heads at small and medium). qwen35moe always has its shared expert
+// (default: as wide as the routed experts). Random gated delta weights stay
+// numerically tame: ssm_a = -exp(u), u uniform in [-2, 0) (decay rates in
+// (-1, -0.13]), dt_bias uniform in [-1, 1), the conv kernel with variance
+// 1/d_conv.
 // Threading: spreads each tensor's rows over num_threads; call from one thread.
 // Tested by tests/model/random_model_test.cc.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -50,6 +61,14 @@ struct RandomModelSpec {
   uint32_t shared_expert_feed_forward_length = 0;  // 0: none
   uint32_t sliding_window = 0;  // gpt-oss only (0: its default, 128)
   uint32_t swa_pattern = 2;     // gpt-oss only: layer i windowed when i % pattern < pattern - 1 (0: all)
+  uint32_t head_dim = 0;        // 0: embedding_length / num_heads
+  // qwen35/qwen35moe only.
+  uint32_t ssm_conv_kernel = 4;
+  uint32_t ssm_state_size = 64;
+  uint32_t ssm_group_count = 4;     // key heads
+  uint32_t ssm_time_step_rank = 4;  // value heads (a multiple of the key heads)
+  uint32_t full_attention_interval = 4;
+  uint32_t nextn_predict_layers = 0;  // MTP blocks after the num_layers trunk layers
 };
 
 struct RandomModelSummary {
@@ -59,15 +78,22 @@ struct RandomModelSummary {
   std::vector<std::string> fallbacks;
 };
 
-// Sizes of about 15M, 110M and 500M parameters: "tiny", "small", "medium".
-std::optional<RandomModelSpec> random_model_preset(std::string_view name);
+// Sizes of about 15M, 110M and 500M parameters: "tiny", "small", "medium",
+// for `arch` (the hybrid archs have their own shapes and one MTP block; the
+// others share the llama shapes).
+std::optional<RandomModelSpec> random_model_preset(std::string_view name, Arch arch = Arch::kLlama);
 // Whether `arch` has routed experts.
 bool arch_is_moe(Arch arch);
 // Fills the expert fields left 0 with the preset's MoE sizes (tiny: 8
 // experts, 2 used; small: 16, 4; medium: 32, 4; expert FFN a quarter of the
-// dense one) for a MoE `s.arch`.
+// dense one; qwen35moe's shared expert as wide as an expert) for a MoE
+// `s.arch`.
 void apply_moe_preset(std::string_view name, RandomModelSpec& s);
 Status validate_spec(const RandomModelSpec& spec);
+// The rope sections of interleaved M-RoPE that rotate every one of
+// `rope_dims` / 2 pairs as Qwen3.5's [11, 11, 10, 0] does for 32: each
+// section holds the pairs i with i % 3 equal to its index.
+std::array<uint32_t, 4> imrope_sections(uint32_t rope_dims);
 // The hyper-parameters a spec writes (rope base and norm epsilon per arch).
 ModelHParams spec_hparams(const RandomModelSpec& spec);
 std::string_view chatml_template();

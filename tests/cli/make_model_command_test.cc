@@ -100,6 +100,41 @@ TEST(MetMakeModel, SharedChatTemplatesGetTheirFamilyMarkersAsSingleTokens) {
   }
 }
 
+TEST(MetMakeModel, Qwen35GetsItsPresetShapesAndAnMtpBlock) {
+  testing::TempDir dir;
+  const std::string out = dir.file("m.gguf");
+  auto r = run_command(met_binary() + " make-model -o " + shell_quote(out) +
+                       " --arch qwen35moe --vocab 600 --dtype q8_0 --layers 6 --full-attn-interval 3 --ssm-groups 2"
+                       " --ssm-heads 4 --ssm-state 32 --mtp-layers 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("qwen35moe"), std::string::npos) << r.out;
+  auto info = run_command(met_binary() + " info --json " + shell_quote(out));
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  const auto j = nlohmann::json::parse(info.out);
+  EXPECT_EQ(j["architecture"], "qwen35moe");
+  EXPECT_EQ(j["hparams"]["layers"], 6);
+  EXPECT_EQ(j["hparams"]["mtp_layers"], 1);
+  EXPECT_EQ(j["hparams"]["head_dim"], 64);  // the tiny preset's
+  EXPECT_EQ(j["hparams"]["gated_delta"]["layers"], nlohmann::json::parse("[0, 1, 3, 4]"));
+  EXPECT_EQ(j["hparams"]["gated_delta"]["key_heads"], 2);
+  EXPECT_EQ(j["hparams"]["gated_delta"]["value_heads"], 4);
+  EXPECT_EQ(j["hparams"]["gated_delta"]["state_size"], 32);
+  EXPECT_EQ(j["hparams"]["experts"]["shared_feed_forward"], 192);  // as wide as an expert
+  auto text = run_command(met_binary() + " info " + shell_quote(out));
+  EXPECT_NE(text.out.find("6 (4 gated delta, 2 attention) + 1 MTP"), std::string::npos) << text.out;
+}
+
+TEST(MetMakeModel, GatedDeltaFlagsNeedAQwen35Arch) {
+  testing::TempDir dir;
+  auto r = run_command(met_binary() + " make-model -o " + shell_quote(dir.file("m.gguf")) + " --ssm-state 32");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("need --arch qwen35 or qwen35moe"), std::string::npos) << r.err;
+  r = run_command(met_binary() + " make-model -o " + shell_quote(dir.file("m.gguf")) +
+                  " --arch qwen35 --ssm-groups 3 --ssm-heads 4");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--ssm-heads 4 must be a positive multiple of --ssm-groups 3"), std::string::npos) << r.err;
+}
+
 TEST(MetMakeModel, BadArgumentsExitNonZeroWithOneLine) {
   testing::TempDir dir;
   const std::string base = met_binary() + " make-model -o " + shell_quote(dir.file("m.gguf"));

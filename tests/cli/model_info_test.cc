@@ -99,6 +99,52 @@ TEST(ModelInfo, GptOssShowsItsWindowedLayers) {
   EXPECT_NE(text.find("32 positions on 4 of 5 layers (pattern 3)"), std::string::npos) << text;
 }
 
+RandomModelSpec small_hybrid_spec(Arch arch) {
+  RandomModelSpec s = *random_model_preset("tiny", arch);
+  s.vocab_size = 600;
+  apply_moe_preset("tiny", s);
+  return s;
+}
+
+TEST(ModelInfo, Qwen35ShowsLayerKindsMtpAndStateBytes) {
+  testing::TempDir dir;
+  ASSERT_TRUE(make_random_model(small_hybrid_spec(Arch::kQwen35), dir.file("m.gguf")).ok());
+  auto info = info_of(dir.file("m.gguf"));
+  ASSERT_TRUE(info.ok()) << info.status().to_string();
+  ASSERT_TRUE(info->hparams.has_value()) << info->hparams_error;
+  const uint64_t state = 6 * (3 * 768 + 4 * 64 * 64) * 4;  // 6 recurrent layers, float32
+  const std::string text = render_model_info_text(*info);
+  EXPECT_NE(text.find("layers         8 (6 gated delta, 2 attention) + 1 MTP\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("recurrent state 438.0 KiB (" + std::to_string(state) + " bytes) per sequence"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("sections [3, 3, 2, 0]"), std::string::npos) << text;
+  const auto j = model_info_json(*info);
+  EXPECT_EQ(j["hparams"]["layers"], 8);
+  EXPECT_EQ(j["hparams"]["mtp_layers"], 1);
+  EXPECT_EQ(j["hparams"]["gated_delta"]["layers"], nlohmann::json::parse("[0, 1, 2, 4, 5, 6]"));
+  EXPECT_EQ(j["hparams"]["gated_delta"]["state_bytes_per_sequence"], state);
+  EXPECT_EQ(j["hparams"]["gated_delta"]["value_heads"], 4);
+  EXPECT_EQ(j["hparams"]["rope"]["sections"], nlohmann::json::parse("[3, 3, 2, 0]"));
+}
+
+// The MTP block's experts count like the trunk's: the active parameters
+// leave out every expert tensor's unused experts.
+TEST(ModelInfo, Qwen35MoeActiveParametersLeaveOutUnusedExpertsOfEveryBlock) {
+  testing::TempDir dir;
+  const RandomModelSpec s = small_hybrid_spec(Arch::kQwen35Moe);
+  ASSERT_TRUE(make_random_model(s, dir.file("m.gguf")).ok());
+  auto info = info_of(dir.file("m.gguf"));
+  ASSERT_TRUE(info.ok());
+  const uint64_t blocks = s.num_layers + s.nextn_predict_layers;
+  const uint64_t unused = blocks * (s.num_experts - s.num_experts_used) * 3 * s.embedding_length *
+                          s.expert_feed_forward_length;
+  EXPECT_EQ(info->active_params, info->num_params - unused);
+  const std::string text = render_model_info_text(*info);
+  EXPECT_NE(text.find("shared expert"), std::string::npos) << text;
+  EXPECT_NE(text.find("(6 gated delta, 2 attention) + 1 MTP"), std::string::npos) << text;
+}
+
 // The bytes of a tensor from its shape and type alone: rows of shape[0]
 // elements in the type's blocks.
 uint64_t tensor_bytes(const GgufTensorInfo& t, uint64_t rows_read) {

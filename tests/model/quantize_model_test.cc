@@ -118,5 +118,22 @@ TEST_F(QuantizeModelTest, MissingInputNamesThePath) {
   EXPECT_NE(s.status().message().find("nope.gguf"), std::string::npos);
 }
 
+TEST(QuantizeModel, KeepsShortConvolutionKernelsAsTheyAre) {
+  testing::TempDir dir;
+  RandomModelSpec s = *random_model_preset("tiny", Arch::kQwen35);
+  s.num_layers = 2;
+  s.vocab_size = 600;
+  ASSERT_TRUE(make_random_model(s, dir.file("f32.gguf")).ok());
+  ASSERT_TRUE(quantize_model(dir.file("f32.gguf"), dir.file("q8.gguf"), GgmlType::kQ8_0, 2).ok());
+  auto in = GgufFile::open(dir.file("f32.gguf"));
+  auto out = GgufFile::open(dir.file("q8.gguf"));
+  ASSERT_TRUE(in.ok() && out.ok());
+  EXPECT_EQ(out->find_tensor("blk.0.ssm_conv1d.weight")->type, GgmlType::kF32);
+  EXPECT_EQ(dequantize(*in, "blk.0.ssm_conv1d.weight"), dequantize(*out, "blk.0.ssm_conv1d.weight"));
+  EXPECT_EQ(out->find_tensor("blk.0.attn_qkv.weight")->type, GgmlType::kQ8_0);
+  EXPECT_EQ(out->find_tensor("blk.0.ssm_alpha.weight")->type, GgmlType::kQ8_0);
+  EXPECT_EQ(out->find_tensor("blk.0.ssm_a")->type, GgmlType::kF32);
+}
+
 }  // namespace
 }  // namespace met

@@ -142,5 +142,103 @@ TEST(RandomModelPreset, SizesMatchTheirNames) {
   EXPECT_EQ(random_model_preset("huge"), std::nullopt);
 }
 
+uint64_t preset_params(const RandomModelSpec& s) {
+  uint64_t n = 0;
+  for (const auto& t : arch_tensors(s.arch, spec_hparams(s), s.tied_output)) {
+    uint64_t e = 1;
+    for (uint64_t d : t.shape) e *= d;
+    n += e;
+  }
+  return n;
+}
+
+TEST(RandomModelPreset, Qwen35PresetsHaveTheirSizesAndStateBytes) {
+  struct Case {
+    const char* name;
+    double params_m, state_mib;
+    uint32_t layers, recurrent;
+  };
+  // State per sequence: recurrent layers × (3 conv_dim + v_heads × state²) floats.
+  for (const Case& c : {Case{"tiny", 16.4, 6 * (3.0 * 768 + 4 * 64 * 64) * 4 / 1048576, 8, 6},
+                        Case{"small", 122, 9 * (3.0 * 2048 + 8 * 128 * 128) * 4 / 1048576, 12, 9},
+                        Case{"medium", 505, 18 * (3.0 * 4096 + 16 * 128 * 128) * 4 / 1048576, 24, 18}}) {
+    auto s = random_model_preset(c.name, Arch::kQwen35);
+    ASSERT_TRUE(s.has_value());
+    EXPECT_EQ(s->arch, Arch::kQwen35);
+    EXPECT_TRUE(validate_spec(*s).ok()) << validate_spec(*s).to_string();
+    EXPECT_NEAR(preset_params(*s) / 1e6, c.params_m, c.params_m * 0.05) << c.name;
+    const ModelHParams hp = spec_hparams(*s);
+    EXPECT_EQ(hp.num_layers, c.layers);
+    EXPECT_EQ(hp.num_recurrent_layers(), c.recurrent);
+    EXPECT_EQ(hp.nextn_predict_layers, 1u);
+    EXPECT_EQ(hp.rope_dims, hp.head_dim / 4);
+    EXPECT_NEAR(hp.recurrent_state_bytes() / 1048576.0, c.state_mib, 1e-9) << c.name;
+    EXPECT_EQ(hp.ssm_time_step_rank % hp.ssm_group_count, 0u);
+  }
+  auto medium = spec_hparams(*random_model_preset("medium", Arch::kQwen35));
+  EXPECT_EQ(medium.head_dim, 256u);
+  EXPECT_EQ(medium.rope_sections, (std::array<uint32_t, 4>{11, 11, 10, 0}));  // Qwen3.5's own
+  EXPECT_EQ(medium.ssm_time_step_rank, 2 * medium.ssm_group_count);
+}
+
+TEST(RandomModelPreset, Qwen35MoePresetsGetExpertsAndASharedExpert) {
+  for (const char* name : {"tiny", "small", "medium"}) {
+    auto s = random_model_preset(name, Arch::kQwen35Moe);
+    ASSERT_TRUE(s.has_value());
+    apply_moe_preset(name, *s);
+    EXPECT_TRUE(validate_spec(*s).ok()) << name << ": " << validate_spec(*s).to_string();
+    EXPECT_GT(s->num_experts, 0u);
+    EXPECT_EQ(s->shared_expert_feed_forward_length, s->expert_feed_forward_length);
+  }
+  RandomModelSpec s = *random_model_preset("tiny", Arch::kQwen35Moe);
+  apply_moe_preset("tiny", s);
+  s.shared_expert_feed_forward_length = 0;
+  EXPECT_NE(validate_spec(s).message().find("qwen35moe always has its shared expert"), std::string::npos);
+}
+
+TEST(RandomModelPreset, ImropeSectionsRotateEveryPair) {
+  EXPECT_EQ(imrope_sections(64), (std::array<uint32_t, 4>{11, 11, 10, 0}));
+  EXPECT_EQ(imrope_sections(16), (std::array<uint32_t, 4>{3, 3, 2, 0}));
+  EXPECT_EQ(imrope_sections(32), (std::array<uint32_t, 4>{6, 5, 5, 0}));
+}
+
+// The keys llama.cpp's qwen35 loader reads, with the values a tiny preset
+// writes; block_count counts the MTP block.
+TEST(RandomModel, Qwen35FileCarriesLlamaCppsKeys) {
+  testing::TempDir dir;
+  RandomModelSpec s = *random_model_preset("tiny", Arch::kQwen35);
+  s.dtype = GgmlType::kQ8_0;
+  s.vocab_size = 1024;
+  auto made = make_random_model(s, dir.file("m.gguf"));
+  ASSERT_TRUE(made.ok()) << made.status().to_string();
+  auto f = GgufFile::open(dir.file("m.gguf"));
+  ASSERT_TRUE(f.ok());
+  const GgufMetadata& md = f->metadata();
+  EXPECT_EQ(*md.get_string("general.architecture"), "qwen35");
+  EXPECT_EQ(*md.get_u32("qwen35.block_count"), 9u);
+  EXPECT_EQ(*md.get_u32("qwen35.nextn_predict_layers"), 1u);
+  EXPECT_EQ(*md.get_u32("qwen35.ssm.conv_kernel"), 4u);
+  EXPECT_EQ(*md.get_u32("qwen35.ssm.inner_size"), 256u);
+  EXPECT_EQ(*md.get_u32("qwen35.ssm.state_size"), 64u);
+  EXPECT_EQ(*md.get_u32("qwen35.ssm.time_step_rank"), 4u);
+  EXPECT_EQ(*md.get_u32("qwen35.ssm.group_count"), 4u);
+  EXPECT_EQ(*md.get_u32("qwen35.full_attention_interval"), 4u);
+  EXPECT_EQ(*md.get_u32("qwen35.attention.key_length"), 64u);
+  EXPECT_EQ(*md.get_u32("qwen35.rope.dimension_count"), 16u);
+  EXPECT_EQ(*md.get_int_array("qwen35.rope.dimension_sections"), (std::vector<int64_t>{3, 3, 2, 0}));
+  EXPECT_EQ(f->find_tensor("blk.0.ssm_conv1d.weight")->type, GgmlType::kF32);  // never quantized
+  EXPECT_EQ(f->find_tensor("blk.0.ssm_a")->type, GgmlType::kF32);
+  EXPECT_EQ(f->find_tensor("blk.0.ssm_beta.weight")->type, GgmlType::kQ8_0);
+  EXPECT_EQ(f->find_tensor("blk.8.nextn.eh_proj.weight")->type, GgmlType::kQ8_0);
+  auto hp = read_hparams(md);
+  ASSERT_TRUE(hp.ok()) << hp.status().to_string();
+  EXPECT_EQ(hp->num_layers, 8u);
+  EXPECT_EQ(arch_tensors(Arch::kQwen35, *hp, false).size(), f->tensors().size());
+  for (float a : dequantize(*f, *f->find_tensor("blk.4.ssm_a"))) {
+    EXPECT_LT(a, -0.13f);
+    EXPECT_GE(a, -1.0f);
+  }
+}
+
 }  // namespace
 }  // namespace met
