@@ -21,22 +21,6 @@ std::vector<float> load(const Model& m, const std::string& name) {
   return out;
 }
 
-// y[n] = sum_k w[n][k] x[k], in double, for the matrix at w.
-std::vector<double> matvec(const float* w, const std::vector<double>& x, size_t rows) {
-  const size_t cols = x.size();
-  std::vector<double> y(rows, 0.0);
-  for (size_t n = 0; n < rows; ++n) {
-    double acc = 0.0;
-    for (size_t k = 0; k < cols; ++k) acc += static_cast<double>(w[n * cols + k]) * x[k];
-    y[n] = acc;
-  }
-  return y;
-}
-
-std::vector<double> matvec(const std::vector<float>& w, const std::vector<double>& x, size_t rows) {
-  return matvec(w.data(), x, rows);
-}
-
 void add_bias(std::vector<double>& y, const float* b) {
   if (b == nullptr) return;
   for (size_t i = 0; i < y.size(); ++i) y[i] += b[i];
@@ -70,15 +54,6 @@ std::vector<double> swiglu_ffn(const float* gate, const float* up, const float* 
   return d;
 }
 
-std::vector<double> rms_norm(const std::vector<double>& x, const float* w, size_t n, double eps) {
-  double ss = 0.0;
-  for (size_t i = 0; i < n; ++i) ss += x[i] * x[i];
-  const double scale = 1.0 / std::sqrt(ss / static_cast<double>(n) + eps);
-  std::vector<double> out(n);
-  for (size_t i = 0; i < n; ++i) out[i] = x[i] * scale * w[i];
-  return out;
-}
-
 // Rotates each head's first rope_dims dims by pos * base^(-2i/rope_dims).
 void rope(std::vector<double>& x, size_t num_heads, size_t head_dim, size_t rope_dims, double base,
           bool neox, int pos) {
@@ -93,6 +68,20 @@ void rope(std::vector<double>& x, size_t num_heads, size_t head_dim, size_t rope
       v[b] = x0 * std::sin(theta) + x1 * std::cos(theta);
     }
   }
+}
+
+// Gated attention's wq rows hold, per head, its query then its gate: keeps
+// the queries in q and moves the gates to gate.
+void split_query_gate(std::vector<double>& q, std::vector<double>& gate, size_t num_heads, size_t head_dim) {
+  std::vector<double> query(num_heads * head_dim);
+  gate.assign(num_heads * head_dim, 0.0);
+  for (size_t h = 0; h < num_heads; ++h) {
+    for (size_t i = 0; i < head_dim; ++i) {
+      query[h * head_dim + i] = q[2 * h * head_dim + i];
+      gate[h * head_dim + i] = q[(2 * h + 1) * head_dim + i];
+    }
+  }
+  q = std::move(query);
 }
 
 }  // namespace
@@ -134,6 +123,16 @@ ReferenceForward::ReferenceForward(const Model& m) : model_(m) {
     l.shexp_gate = load(m, n("ffn_gate_shexp.weight"));
     l.shexp_up = load(m, n("ffn_up_shexp.weight"));
     l.shexp_down = load(m, n("ffn_down_shexp.weight"));
+    l.recurrent = m.hparams().layer_is_recurrent(i);
+    l.wqkv = load(m, n("attn_qkv.weight"));
+    l.wgate = load(m, n("attn_gate.weight"));
+    l.ssm_conv = load(m, n("ssm_conv1d.weight"));
+    l.ssm_dt = load(m, n("ssm_dt.bias"));
+    l.ssm_a = load(m, n("ssm_a"));
+    l.ssm_beta = load(m, n("ssm_beta.weight"));
+    l.ssm_alpha = load(m, n("ssm_alpha.weight"));
+    l.ssm_norm = load(m, n("ssm_norm.weight"));
+    l.ssm_out = load(m, n("ssm_out.weight"));
   }
 }
 
@@ -215,10 +214,12 @@ void ReferenceForward::attention(const Layer& l, Rows& x) const {
     }
   };
   auto bias = [](const std::vector<float>& b) { return b.empty() ? nullptr : b.data(); };
-  Rows q(T), k(T), v(T);
+  const bool gated = model_.traits().gated_attention;
+  Rows q(T), k(T), v(T), gate(T);
   for (size_t t = 0; t < T; ++t) {
     auto xn = rms_norm(x[t], l.attn_norm.data(), embd, hp.rms_norm_eps);
-    q[t] = matvec(l.wq, xn, q_dim);
+    q[t] = matvec(l.wq, xn, gated ? 2 * q_dim : q_dim);
+    if (gated) split_query_gate(q[t], gate[t], nh, hd);
     k[t] = matvec(l.wk, xn, kv_dim);
     v[t] = matvec(l.wv, xn, kv_dim);
     add_bias(q[t], bias(l.bq));
@@ -251,6 +252,9 @@ void ReferenceForward::attention(const Layer& l, Rows& x) const {
         for (size_t i = 0; i < hd; ++i) attn[h * hd + i] += scores[s - first] / sum * v[s][kvh * hd + i];
       }
     }
+    if (gated) {
+      for (size_t i = 0; i < q_dim; ++i) attn[i] *= sigmoid(gate[t][i]);
+    }
     out[t] = matvec(l.wo, attn, embd);
     add_bias(out[t], bias(l.bo));
   }
@@ -270,7 +274,11 @@ std::vector<std::vector<float>> ReferenceForward::logits(std::span<const TokenId
   constexpr double kInf = std::numeric_limits<double>::infinity();
   std::vector<double> margin(T, kInf);
   for (const Layer& l : layers_) {
-    attention(l, x);
+    if (l.recurrent) {
+      gated_delta(l, x);
+    } else {
+      attention(l, x);
+    }
     for (size_t t = 0; t < T; ++t) {
       auto xn = rms_norm(x[t], l.ffn_norm.data(), embd, hp.rms_norm_eps);
       auto d = ffn(l, xn, margin[t]);

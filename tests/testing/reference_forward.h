@@ -11,6 +11,14 @@
 // windowed layer's query at t sees keys s with t - s < window (rope base
 // rope.freq_base_swa); top-k over the biased logits, then a softmax over
 // those k; the clamped SwiGLU.
+// qwen35/qwen35moe: recurrent layers run the gated delta net token by token
+// (reference_recurrent.h: projections, causal short conv from a zero state
+// and SiLU, L2-normalised q and k, the gated delta rule from a zero state,
+// the per-head RMS norm gated by silu(z), ssm_out); attention layers split
+// wq's rows per head into the query and its gate, rotate the first rope_dims
+// of each head NeoX-wise (what IMROPE does for text when every pair is in a
+// section) and scale the attention output by sigmoid(gate) before wo;
+// post_attention_norm feeds the FFN. MTP blocks are not run.
 // Threading: one thread. Never linked into apps/.
 #pragma once
 
@@ -19,6 +27,7 @@
 
 #include "core/ids.h"
 #include "model/model.h"
+#include "testing/reference_math.h"
 
 namespace met::testing {
 
@@ -43,10 +52,15 @@ class ReferenceForward {
     // gpt-oss.
     std::vector<float> bo, sinks, router_b, gate_exps_b, up_exps_b, down_exps_b;
     size_t window = 0;
+    // Gated delta layers (qwen35).
+    bool recurrent = false;
+    std::vector<float> wqkv, wgate, ssm_conv, ssm_dt, ssm_a, ssm_beta, ssm_alpha, ssm_norm, ssm_out;
   };
-  using Rows = std::vector<std::vector<double>>;
   // x += attention of layer l over all positions.
   void attention(const Layer& l, Rows& x) const;
+  // x += the gated delta net of layer l over all positions, token by token
+  // (reference_recurrent.cc).
+  void gated_delta(const Layer& l, Rows& x) const;
   // The k experts a router chose with their weights.
   std::vector<std::pair<size_t, double>> route(const Layer& l, const std::vector<double>& xn,
                                                double& margin) const;
