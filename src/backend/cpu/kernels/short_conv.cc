@@ -38,13 +38,13 @@ ShortConvFn selected_short_conv_kernel() {
 
 void short_conv_silu(const float* x, int64_t x_stride, int64_t rows, int64_t channels, int64_t c_begin,
                      int64_t c_end, const float* kernel, int32_t d_conv, float* state, float* out,
-                     int64_t out_stride) {
+                     int64_t out_stride, const float* bias) {
   MET_CHECK(d_conv >= 1 && d_conv <= kMaxShortConvWidth, "short_conv_silu: d_conv {}", d_conv);
   MET_CHECK(0 <= c_begin && c_begin <= c_end && c_end <= channels, "short_conv_silu: channels [{}, {}) of {}",
             c_begin, c_end, channels);
   if (rows <= 0 || c_begin == c_end) return;
   selected_short_conv_kernel()(x, x_stride, rows, channels, c_begin, c_end, kernel, d_conv, state, out,
-                               out_stride);
+                               out_stride, bias);
 }
 
 }  // namespace met::cpu

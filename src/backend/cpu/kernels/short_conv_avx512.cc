@@ -1,8 +1,8 @@
 // AVX-512 short_conv_silu (short_conv_kernels.h): 16 channels per vector,
 // masked at the range's end. Per block of channels the d_conv taps are
 // gathered once (kernel is d_conv-fastest), then every row sums its taps
-// in order with separate multiply and add, the reference's float
-// operations, so y is bit for bit the reference's; silu uses
+// in order with separate multiply and add, then adds the bias if any: the
+// reference's float operations, so y is bit for bit the reference's; silu uses
 // core/vector_exp.h's exp_avx512 (within 2e-7 relative of std::exp).
 // core/avx512_intrinsics.h includes the intrinsics (GCC 12's headers warn).
 // Threading: pure function. Tested by tests/backend/short_conv_test.cc.
@@ -24,7 +24,7 @@ __mmask16 conv_mask(int64_t remaining) {
 
 void short_conv_silu(const float* x, int64_t x_stride, int64_t rows, int64_t channels, int64_t c_begin,
                      int64_t c_end, const float* kernel, int32_t d_conv, float* state, float* out,
-                     int64_t out_stride) {
+                     int64_t out_stride, const float* bias) {
   const int64_t keep = d_conv - 1;
   const __m512i lane_taps = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                                _mm512_set1_epi32(d_conv));
@@ -35,6 +35,7 @@ void short_conv_silu(const float* x, int64_t x_stride, int64_t rows, int64_t cha
     for (int64_t w = 0; w < d_conv; ++w) {
       taps[w] = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, lane_taps, kernel + c * d_conv + w, 4);
     }
+    const __m512 vbias = bias != nullptr ? _mm512_maskz_loadu_ps(m, bias + c) : _mm512_setzero_ps();
     // Row `src` of the concatenation (state, x) at channel c.
     auto input = [&](int64_t src) {
       const float* p = src < keep ? state + src * channels + c : x + (src - keep) * x_stride + c;
@@ -43,6 +44,7 @@ void short_conv_silu(const float* x, int64_t x_stride, int64_t rows, int64_t cha
     for (int64_t r = 0; r < rows; ++r) {
       __m512 y = _mm512_setzero_ps();
       for (int64_t w = 0; w < d_conv; ++w) y = _mm512_add_ps(y, _mm512_mul_ps(input(r + w), taps[w]));
+      if (bias != nullptr) y = _mm512_add_ps(y, vbias);
       const __m512 e = exp_avx512(_mm512_sub_ps(_mm512_setzero_ps(), y));
       _mm512_mask_storeu_ps(out + r * out_stride + c, m, _mm512_div_ps(y, _mm512_add_ps(one, e)));
     }

@@ -13,18 +13,18 @@ namespace met::cpu {
 // short_conv_silu's contract (short_conv.h), checked by the caller.
 using ShortConvFn = void (*)(const float* x, int64_t x_stride, int64_t rows, int64_t channels, int64_t c_begin,
                              int64_t c_end, const float* kernel, int32_t d_conv, float* state, float* out,
-                             int64_t out_stride);
+                             int64_t out_stride, const float* bias);
 
 namespace avx2 {  // short_conv_avx2.cc
 void short_conv_silu(const float* x, int64_t x_stride, int64_t rows, int64_t channels, int64_t c_begin,
                      int64_t c_end, const float* kernel, int32_t d_conv, float* state, float* out,
-                     int64_t out_stride);
+                     int64_t out_stride, const float* bias);
 }  // namespace avx2
 
 namespace avx512 {  // short_conv_avx512.cc
 void short_conv_silu(const float* x, int64_t x_stride, int64_t rows, int64_t channels, int64_t c_begin,
                      int64_t c_end, const float* kernel, int32_t d_conv, float* state, float* out,
-                     int64_t out_stride);
+                     int64_t out_stride, const float* bias);
 }  // namespace avx512
 
 // The kernel `isa` itself provides (kScalar: the reference), or null.
