@@ -37,7 +37,8 @@ struct Options {
 // The steps of one sequence over `tokens` at positions 0, 1, …: chunks of up
 // to `rows_per_step` rows (the last chunk may be shorter), every row's logits
 // back.
-std::vector<StepPlan> prefill_plans(const std::vector<int32_t>& tokens, int32_t rows_per_step) {
+// With recurrent state (hybrid models), the sequence's is in slot 0.
+std::vector<StepPlan> prefill_plans(const std::vector<int32_t>& tokens, int32_t rows_per_step, bool recurrent) {
   const int32_t n = static_cast<int32_t>(tokens.size());
   std::vector<BlockId> blocks;
   for (int32_t b = 0; b < (n + cpu::kBlockTokens - 1) / cpu::kBlockTokens; ++b) blocks.emplace_back(b);
@@ -50,7 +51,7 @@ std::vector<StepPlan> prefill_plans(const std::vector<int32_t>& tokens, int32_t 
       plan.positions.push_back(begin + i);
       plan.outputs.push_back(OutputRow{i, OutputKind::kLogits});
     }
-    plan.seqs.push_back(StepSeq{0, rows, begin, blocks});
+    plan.seqs.push_back(StepSeq{0, rows, begin, blocks, recurrent ? std::optional(StateSlotId(0)) : std::nullopt});
     plans.push_back(std::move(plan));
   }
   return plans;
@@ -81,7 +82,7 @@ Status run(const Options& o) {
   MET_ASSIGN_OR_RETURN(std::unique_ptr<CpuDevice> dev, CpuDevice::create(*model, dopt));
   std::vector<float> logits;
   StepResult result;
-  for (const StepPlan& plan : prefill_plans(o.tokens, rows_per_step)) {
+  for (const StepPlan& plan : prefill_plans(o.tokens, rows_per_step, dev->info().num_state_slots > 0)) {
     MET_ASSIGN_OR_RETURN(Ticket ticket, dev->launch(plan));
     MET_RETURN_IF_ERROR(dev->await_result(ticket, result));
     logits.insert(logits.end(), result.logits.begin(),

@@ -48,6 +48,11 @@ struct DeviceInfo {
   int32_t max_outputs = 0;        // output rows one step may hold
   int32_t num_experts = 0;        // MoE: routed experts per layer (0: a dense model)
   FedAheadPolicy fed_ahead_policy = FedAheadPolicy::kRewindable;
+  // Models with recurrent layers: slots of per-sequence conv and SSM state
+  // (StepSeq::state_slot), and the bytes of one (all recurrent layers).
+  // 0: the model keeps no recurrent state.
+  int32_t num_state_slots = 0;
+  int64_t state_slot_bytes = 0;
 };
 
 class Device {
@@ -65,6 +70,17 @@ class Device {
   // while no step is in flight. `bytes` holds exactly info().kv_block_bytes.
   virtual Status read_kv_block(BlockId block, std::span<uint8_t> bytes) = 0;
   virtual Status write_kv_block(BlockId block, std::span<const uint8_t> bytes) = 0;
+
+  // Copies one recurrent-state slot (all recurrent layers) out of / into the
+  // device, for spill images and state snapshots. Only while no step is in
+  // flight. `bytes` holds exactly info().state_slot_bytes. A device whose
+  // model keeps no recurrent state refuses.
+  virtual Status read_state_slot(StateSlotId slot, std::span<uint8_t> /*bytes*/) {
+    return unimplemented("state slot {}: this device keeps no recurrent state", slot.value());
+  }
+  virtual Status write_state_slot(StateSlotId slot, std::span<const uint8_t> /*bytes*/) {
+    return unimplemented("state slot {}: this device keeps no recurrent state", slot.value());
+  }
 
   // Nanoseconds spent running steps since creation (0 where not measured):
   // with wall time it gives the share of time the device sits idle waiting

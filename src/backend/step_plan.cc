@@ -132,6 +132,7 @@ void copy_plan(const StepPlan& from, StepPlan& to) {
     t.row_begin = f.row_begin;
     t.num_rows = f.num_rows;
     t.num_cached = f.num_cached;
+    t.state_slot = f.state_slot;
     assign_block_table(t.block_table, f.block_table);
   }
 }
@@ -142,6 +143,27 @@ void StepPlan::clear() {
   seqs.clear();  // drops the block tables' storage too; seqs keep their capacity
   outputs.clear();
   banned.clear();
+}
+
+Status validate_state_slots(const StepPlan& plan, int32_t num_state_slots) {
+  for (size_t i = 0; i < plan.seqs.size(); ++i) {
+    const std::optional<StateSlotId>& slot = plan.seqs[i].state_slot;
+    if (num_state_slots == 0) {
+      if (slot.has_value()) return invalid_argument("step plan: seq {} names a state slot; the model has none", i);
+      continue;
+    }
+    if (!slot.has_value()) return invalid_argument("step plan: seq {} has no state slot", i);
+    if (slot->value() < 0 || slot->value() >= num_state_slots) {
+      return invalid_argument("step plan: seq {} names state slot {}, outside [0, {})", i, slot->value(),
+                              num_state_slots);
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (plan.seqs[j].state_slot == slot) {
+        return invalid_argument("step plan: seqs {} and {} share state slot {}", j, i, slot->value());
+      }
+    }
+  }
+  return ok_status();
 }
 
 Status validate_plan(const StepPlan& plan, int32_t max_blocks, int32_t max_context, int32_t block_tokens,

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <variant>
 #include <vector>
@@ -41,6 +42,12 @@ struct StepSeq {
   int32_t num_rows = 0;
   int32_t num_cached = 0;             // tokens already in this sequence's KV
   std::vector<BlockId> block_table;   // covers positions [0, num_cached + num_rows); may lead with kReleasedBlock
+  // Models with recurrent layers (DeviceInfo::num_state_slots > 0): the slot
+  // holding this sequence's conv and SSM state, which the step advances past
+  // its rows. A seq with num_cached == 0 starts from a zero state (the
+  // device clears the slot first); otherwise the slot holds the state after
+  // its first num_cached tokens. Empty for models without recurrent layers.
+  std::optional<StateSlotId> state_slot;
 };
 
 enum class OutputKind : uint8_t {
@@ -87,6 +94,11 @@ void assign_block_table(std::vector<BlockId>& to, std::span<const BlockId> table
 // Copies `from` into `to`, reusing to's storage (block tables as
 // assign_block_table does): no allocation once `to` has held a plan as large.
 void copy_plan(const StepPlan& from, StepPlan& to);
+
+// With `num_state_slots` > 0 (a model with recurrent layers), every seq
+// names a state slot below it and no two seqs the same one; with 0, none
+// names one. The message names the first seq at fault.
+Status validate_state_slots(const StepPlan& plan, int32_t num_state_slots);
 
 // Checks the invariants above; `max_blocks` bounds block ids, `max_context`
 // positions, `block_tokens` is the token slots of one block, `window` the

@@ -63,8 +63,9 @@ Result<double> time_steps(Device& dev, const std::vector<StepPlan>& plans) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// Chunks of up to max_rows rows of one prompt, logits for the last row only.
-std::vector<StepPlan> prefill_plans(int32_t tokens, int32_t max_rows, int32_t vocab) {
+// Chunks of up to max_rows rows of one prompt, logits for the last row only;
+// with recurrent state, the prompt's in slot 0.
+std::vector<StepPlan> prefill_plans(int32_t tokens, int32_t max_rows, int32_t vocab, bool recurrent) {
   std::vector<StepPlan> plans;
   std::vector<BlockId> blocks;
   for (int32_t b = 0; b < (tokens + cpu::kBlockTokens - 1) / cpu::kBlockTokens; ++b) blocks.emplace_back(b);
@@ -76,15 +77,17 @@ std::vector<StepPlan> prefill_plans(int32_t tokens, int32_t max_rows, int32_t vo
       p.inputs.push_back(FeedToken{static_cast<TokenId>(rng() % static_cast<uint32_t>(vocab))});
       p.positions.push_back(begin + i);
     }
-    p.seqs.push_back(StepSeq{0, n, begin, blocks});
+    p.seqs.push_back(StepSeq{0, n, begin, blocks, recurrent ? std::optional(StateSlotId(0)) : std::nullopt});
     p.outputs.push_back(OutputRow{n - 1, OutputKind::kArgmax});
     plans.push_back(std::move(p));
   }
   return plans;
 }
 
-// `steps` decode steps of `batch` sequences, each `context` positions deep.
-std::vector<StepPlan> decode_plans(int32_t batch, int32_t context, int32_t steps, int32_t vocab) {
+// `steps` decode steps of `batch` sequences, each `context` positions deep
+// (with recurrent state, sequence b's in slot b: its content does not change
+// the time a step takes).
+std::vector<StepPlan> decode_plans(int32_t batch, int32_t context, int32_t steps, int32_t vocab, bool recurrent) {
   const int32_t blocks_per_seq = (context + steps + cpu::kBlockTokens - 1) / cpu::kBlockTokens;
   std::vector<StepPlan> plans;
   std::mt19937 rng(2);
@@ -95,7 +98,8 @@ std::vector<StepPlan> decode_plans(int32_t batch, int32_t context, int32_t steps
       for (int32_t i = 0; i < blocks_per_seq; ++i) blocks.emplace_back(b * blocks_per_seq + i);
       p.inputs.push_back(FeedToken{static_cast<TokenId>(rng() % static_cast<uint32_t>(vocab))});
       p.positions.push_back(context + s);
-      p.seqs.push_back(StepSeq{b, 1, context + s, std::move(blocks)});
+      p.seqs.push_back(
+          StepSeq{b, 1, context + s, std::move(blocks), recurrent ? std::optional(StateSlotId(b)) : std::nullopt});
       p.outputs.push_back(OutputRow{b, OutputKind::kArgmax});
     }
     plans.push_back(std::move(p));
@@ -161,12 +165,13 @@ Status run_bench(const BenchOptions& o) {
   dopt.limits = ForwardLimits{.max_rows = std::max(512, max_batch), .max_outputs = max_batch, .max_seqs = max_batch};
   MET_ASSIGN_OR_RETURN(std::unique_ptr<CpuDevice> dev, CpuDevice::create(*model, dopt));
 
-  MET_ASSIGN_OR_RETURN(double prefill_s, time_steps(*dev, prefill_plans(o.prompt_tokens, 512, vocab)));
+  const bool recurrent = dev->info().num_state_slots > 0;
+  MET_ASSIGN_OR_RETURN(double prefill_s, time_steps(*dev, prefill_plans(o.prompt_tokens, 512, vocab, recurrent)));
   const double prefill_tok_s = o.prompt_tokens / prefill_s;
   std::vector<DecodeFigure> decode;
   for (int32_t ctx : o.contexts) {
     for (int32_t b : o.batches) {
-      MET_ASSIGN_OR_RETURN(double s, time_steps(*dev, decode_plans(b, ctx, o.gen_tokens, vocab)));
+      MET_ASSIGN_OR_RETURN(double s, time_steps(*dev, decode_plans(b, ctx, o.gen_tokens, vocab, recurrent)));
       decode.push_back({b, ctx, static_cast<double>(b) * o.gen_tokens / s});
     }
   }

@@ -33,6 +33,7 @@ using SeqId = StrongId<struct SeqIdTag, uint64_t>;      // a sequence, unique pe
 using Ticket = StrongId<struct TicketTag, uint64_t>;    // a launched device step
 using SpillId = StrongId<struct SpillIdTag, uint64_t>;    // a spill image of a swapped-out sequence
 using RequestId = StrongId<struct RequestIdTag, uint64_t>;  // a request accepted by the engine
+using StateSlotId = StrongId<struct StateSlotIdTag, int32_t>;  // a recurrent-state slot of the device
 
 // A block-table entry whose block was given back because no attention window
 // reaches its positions any more (kv/kv_manager.h, ReleaseBehindWindow). It

@@ -17,6 +17,7 @@ Result<std::unique_ptr<Engine>> Engine::create(Device& device, const Tokenizer& 
   MET_ASSIGN_OR_RETURN(e->scheduler_, Scheduler::create(io, spill, tokenizer, e->options_.scheduler));
   e->limits_ = e->scheduler_->limits();
   e->stats_.set_blocks_total(e->kv_.num_blocks());
+  e->stats_.set_state_slots_total(e->kv_.num_state_slots());
   e->thread_ = std::thread([raw = e.get()] { raw->engine_main(); });
   return e;
 }
@@ -68,7 +69,8 @@ void Engine::join(bool drain) {
 }
 
 void Engine::publish_load() {
-  stats_.publish_load(scheduler_->counts(), !scheduler_->idle(), kv_.num_blocks_in_use());
+  stats_.publish_load(scheduler_->counts(), !scheduler_->idle(), kv_.num_blocks_in_use(),
+                      kv_.num_state_slots_in_use());
 }
 
 void Engine::publish_events() {

@@ -43,7 +43,9 @@ void EngineStats::step_done(int32_t num_rows, int32_t num_blocks_in_use) {
   last_step_at_.store(ticks(clock_.now()), std::memory_order_relaxed);
 }
 
-void EngineStats::publish_load(const SchedulerCounts& counts, bool has_work, int32_t num_blocks_in_use) {
+void EngineStats::publish_load(const SchedulerCounts& counts, bool has_work, int32_t num_blocks_in_use,
+                               int32_t num_state_slots_in_use) {
+  state_slots_in_use_.store(num_state_slots_in_use, std::memory_order_relaxed);
   num_running_.store(static_cast<int64_t>(counts.num_active), std::memory_order_relaxed);
   num_waiting_.store(static_cast<int64_t>(counts.num_waiting), std::memory_order_relaxed);
   num_swapped_.store(static_cast<int64_t>(counts.num_swapped), std::memory_order_relaxed);
@@ -77,6 +79,8 @@ EngineStatsSnapshot EngineStats::snapshot() const {
   s.rows = rows_.load(std::memory_order_relaxed);
   s.blocks_in_use = blocks_in_use_.load(std::memory_order_relaxed);
   s.blocks_total = blocks_total_.load(std::memory_order_relaxed);
+  s.state_slots_in_use = state_slots_in_use_.load(std::memory_order_relaxed);
+  s.state_slots_total = state_slots_total_.load(std::memory_order_relaxed);
   s.num_running = num_running_.load(std::memory_order_relaxed);
   s.num_waiting = num_waiting_.load(std::memory_order_relaxed);
   s.num_swapped = num_swapped_.load(std::memory_order_relaxed);

@@ -1,7 +1,7 @@
 // EngineStats: the engine's telemetry (the scheduler's `tel` port) plus the
 // load the engine thread publishes after each tick: request, token,
 // preemption and step counters; requests running, waiting and swapped; KV
-// blocks in use and in the pool; whether there is work and when the last
+// blocks and recurrent-state slots in use and in the pool; whether there is work and when the last
 // step completed (for /health's stall check). Written by the engine thread,
 // read by anyone (bench, /metrics, /health) as a snapshot, to which
 // Engine::stats adds a MoE model's expert load from the device.
@@ -41,6 +41,8 @@ struct EngineStatsSnapshot {
   int64_t slow_clients_cut = 0;  // streams cancelled for holding too many unsent bytes too long
   int64_t blocks_in_use = 0;
   int64_t blocks_total = 0;
+  int64_t state_slots_in_use = 0;  // models with recurrent layers (0 and 0 otherwise)
+  int64_t state_slots_total = 0;
   int64_t num_running = 0;
   int64_t num_waiting = 0;  // queued, preempted-for-recompute included
   int64_t num_swapped = 0;
@@ -69,9 +71,11 @@ class EngineStats final : public TelPort {
   void step_done(int32_t num_rows, int32_t num_blocks_in_use) override;
 
   // The engine thread, after draining its inbox and after each tick.
-  void publish_load(const SchedulerCounts& counts, bool has_work, int32_t num_blocks_in_use);
+  void publish_load(const SchedulerCounts& counts, bool has_work, int32_t num_blocks_in_use,
+                    int32_t num_state_slots_in_use);
   void slow_clients_cut(int32_t n) { slow_clients_cut_.fetch_add(n, std::memory_order_relaxed); }
   void set_blocks_total(int32_t num_blocks) { blocks_total_.store(num_blocks, std::memory_order_relaxed); }
+  void set_state_slots_total(int32_t n) { state_slots_total_.store(n, std::memory_order_relaxed); }
 
   EngineStatsSnapshot snapshot() const;
 
@@ -94,6 +98,8 @@ class EngineStats final : public TelPort {
   std::atomic<int64_t> slow_clients_cut_{0};
   std::atomic<int64_t> blocks_in_use_{0};
   std::atomic<int64_t> blocks_total_{0};
+  std::atomic<int64_t> state_slots_in_use_{0};
+  std::atomic<int64_t> state_slots_total_{0};
   std::atomic<int64_t> num_running_{0};
   std::atomic<int64_t> num_waiting_{0};
   std::atomic<int64_t> num_swapped_{0};

@@ -25,6 +25,7 @@ KvShape shape_of(const DeviceInfo& di) {
   s.num_kv_heads = di.num_kv_heads;
   s.head_dim = di.head_dim;
   s.block_bytes = di.kv_block_bytes;
+  s.state_bytes = di.num_state_slots > 0 ? di.state_slot_bytes : 0;
   return s;
 }
 
@@ -36,7 +37,23 @@ std::span<const BlockId> live_blocks(const SeqState& seq) {
 }  // namespace
 
 KvManager::KvManager(Device& device)
-    : device_(device), shape_(shape_of(device.info())), pool_(device.info().num_kv_blocks), prefix_(pool_) {}
+    : device_(device),
+      shape_(shape_of(device.info())),
+      pool_(device.info().num_kv_blocks),
+      prefix_(pool_),
+      state_slots_(device.info().num_state_slots) {}
+
+bool KvManager::acquire_state_slot(SeqState& seq) {
+  if (state_slots_.num_slots() == 0 || seq.state_slot.has_value()) return true;
+  seq.state_slot = state_slots_.acquire();
+  return seq.state_slot.has_value();
+}
+
+int32_t KvManager::max_match_blocks(const SeqState& seq) const {
+  if (state_slots_.num_slots() > 0) return 0;
+  const int32_t n = static_cast<int32_t>(seq.tokens.size());
+  return n > 0 ? (n - 1) / kKvBlockTokens : 0;
+}
 
 void KvManager::publish(const SeqState& seq) {
   // A chain starts at block 0: past a released block nothing could be found.
@@ -52,6 +69,10 @@ void KvManager::release_seq(const ReleaseSeq& e) {
   seq.block_table.clear();
   seq.num_released_blocks = 0;
   seq.seq_len = 0;
+  if (seq.state_slot.has_value()) {
+    state_slots_.release(*seq.state_slot);
+    seq.state_slot.reset();
+  }
 }
 
 void KvManager::rollback(SeqState& seq) {
@@ -102,17 +123,13 @@ Admit KvManager::reserve(SeqState& seq, int32_t num_tokens) {
 PrefixMatch KvManager::match_prefix(SeqState& seq) {
   MET_CHECK(seq.block_table.empty() && seq.num_released_blocks == 0, "seq {}: prefix match over a non-empty table",
             seq.id.value());
-  const int32_t n = static_cast<int32_t>(seq.tokens.size());
-  const int32_t max_blocks = n > 0 ? (n - 1) / kKvBlockTokens : 0;
-  PrefixMatch m = prefix_.match(seq.tokens, seq.salt, max_blocks, seq.block_table);
+  PrefixMatch m = prefix_.match(seq.tokens, seq.salt, max_match_blocks(seq), seq.block_table);
   seq.seq_len = m.num_tokens;
   return m;
 }
 
 PrefixMatch KvManager::find_prefix(const SeqState& seq, std::vector<BlockId>& blocks) const {
-  const int32_t n = static_cast<int32_t>(seq.tokens.size());
-  const int32_t max_blocks = n > 0 ? (n - 1) / kKvBlockTokens : 0;
-  return prefix_.lookup(seq.tokens, seq.salt, max_blocks, blocks);
+  return prefix_.lookup(seq.tokens, seq.salt, max_match_blocks(seq), blocks);
 }
 
 PrefixMatch KvManager::adopt_prefix(SeqState& seq, std::span<const BlockId> blocks) {
@@ -137,13 +154,17 @@ Status KvManager::save_blocks(const SeqState& seq, int32_t num_blocks, SpillImag
   image.shape = shape_;
   image.num_blocks = num_blocks - first;
   const auto bb = static_cast<size_t>(shape_.block_bytes);
-  image.bytes.resize(bb * static_cast<size_t>(image.num_blocks));
+  const auto blocks_bytes = bb * static_cast<size_t>(image.num_blocks);
+  image.bytes.resize(blocks_bytes + static_cast<size_t>(shape_.state_bytes));
   for (int32_t i = 0; i < image.num_blocks; ++i) {
     MET_RETURN_IF_ERROR(device_.read_kv_block(
         seq.block_table[static_cast<size_t>(first + i)],
         std::span<uint8_t>(image.bytes.data() + bb * static_cast<size_t>(i), bb)));
   }
-  return ok_status();
+  if (shape_.state_bytes == 0) return ok_status();
+  MET_CHECK(seq.state_slot.has_value(), "seq {}: saving a recurrent model's sequence without a state slot",
+            seq.id.value());
+  return device_.read_state_slot(*seq.state_slot, std::span<uint8_t>(image.bytes).subspan(blocks_bytes));
 }
 
 Status KvManager::restore_blocks(SeqState& seq, const SpillImage& image, int32_t num_released_blocks) {
@@ -170,7 +191,18 @@ Status KvManager::restore_blocks(SeqState& seq, const SpillImage& image, int32_t
       return s;
     }
   }
-  return ok_status();
+  return restore_state(seq, image);
+}
+
+Status KvManager::restore_state(SeqState& seq, const SpillImage& image) {
+  if (shape_.state_bytes == 0) return ok_status();
+  Status s = out_of_range("swap-in needs a state slot, all {} are held", num_state_slots());
+  if (acquire_state_slot(seq)) {
+    const size_t blocks_bytes = static_cast<size_t>(image.shape.block_bytes) * static_cast<size_t>(image.num_blocks);
+    s = device_.write_state_slot(*seq.state_slot, std::span<const uint8_t>(image.bytes).subspan(blocks_bytes));
+  }
+  if (!s.ok()) release_seq(ReleaseSeq{&seq, false, "restore"});  // the blocks and the slot, if taken
+  return s;
 }
 
 }  // namespace met

@@ -8,6 +8,11 @@
 // saved or handed to the prefix cache; ReleaseSeq drops every live one (after
 // registering full blocks when asked) and leaves the table empty; a match
 // always leaves one token to compute and maps only onto live blocks.
+// Models with recurrent layers (DeviceInfo::num_state_slots > 0): a running
+// sequence holds one state slot (acquire_state_slot), which ReleaseSeq gives
+// back with its blocks; a spill image carries the slot's bytes after the
+// blocks; and no prefix is reused (a cached block's KV is not enough to
+// resume: the recurrent state at its end is needed too).
 // Threading: engine thread only. Tested by tests/kv/kv_manager_test.cc.
 #pragma once
 
@@ -21,6 +26,7 @@
 #include "kv/block_pool.h"
 #include "kv/kv_seq.h"
 #include "kv/prefix_cache.h"
+#include "kv/state_slot_pool.h"
 #include "kv/spill_io.h"
 
 namespace met {
@@ -79,6 +85,14 @@ class KvManager {
   // Whether no sequence references `block` (it is cached and evictable).
   bool is_idle(BlockId block) const { return pool_.ref_count(block) == 0; }
   const PrefixCache& prefix_cache() const { return prefix_; }
+  // Recurrent-state slots (0 for a model without recurrent layers).
+  int32_t num_state_slots() const { return state_slots_.num_slots(); }
+  int32_t num_state_slots_in_use() const { return state_slots_.num_in_use(); }
+
+  // Gives `seq` a state slot when the model keeps recurrent state and it has
+  // none; false when every slot is held (nothing changed). True for a model
+  // without recurrent state.
+  [[nodiscard]] bool acquire_state_slot(SeqState& seq);
 
   void apply(const Effect& effect);
 
@@ -101,12 +115,14 @@ class KvManager {
   // [seq.num_released_blocks, num_blocks), num_blocks - num_released_blocks.
   // REQUIRES: num_released_blocks <= num_blocks <= the table's size.
   Status save_blocks(const SeqState& seq, int32_t num_blocks, SpillImage& image);
+  // With recurrent state, the image ends with seq's state slot.
   // Rebuilds the table of `seq` (empty) from an image save_blocks wrote of a
   // table with `num_released_blocks` released entries: those entries come
   // back released, then image.num_blocks blocks are allocated and the image
-  // written into them. On error the table is empty and nothing stays
-  // allocated. Too few free blocks is an error here: the caller checks
-  // num_free_blocks() first.
+  // written into them; with recurrent state a slot is acquired and the
+  // state written into it. On error the table is empty and nothing stays
+  // allocated. Too few free blocks (or slots) is an error here: the caller
+  // checks num_free_blocks() first.
   Status restore_blocks(SeqState& seq, const SpillImage& image, int32_t num_released_blocks);
 
  private:
@@ -116,10 +132,14 @@ class KvManager {
   void release_seq(const ReleaseSeq& e);
   void rollback(SeqState& seq);
   void release_behind_window(const ReleaseBehindWindow& e);
+  // The longest prefix a match may reuse, in blocks (none with recurrent state).
+  int32_t max_match_blocks(const SeqState& seq) const;
+  Status restore_state(SeqState& seq, const SpillImage& image);
   Device& device_;
   KvShape shape_;
   BlockPool pool_;
   PrefixCache prefix_;
+  StateSlotPool state_slots_;
 };
 
 }  // namespace met

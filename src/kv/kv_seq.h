@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "core/ids.h"
@@ -27,6 +28,10 @@ struct SeqState {
   int32_t slot_idx = 0;              // row in `active` (CompactSlot keeps it so)
   bool owns_slot = true;             // false after DetachSlot
   CacheSalt salt;
+  // Models with recurrent layers: the device slot holding this sequence's
+  // conv and SSM state while it runs (KvManager::acquire_state_slot); given
+  // back with its blocks by ReleaseSeq.
+  std::optional<StateSlotId> state_slot;
 };
 
 }  // namespace met

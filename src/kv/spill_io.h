@@ -23,13 +23,16 @@ struct KvShape {
   GgmlType dtype = GgmlType::kF16;
   int32_t num_layers = 0, num_kv_heads = 0, head_dim = 0;
   int64_t block_bytes = 0;  // one block, all layers, K and V
+  int64_t state_bytes = 0;  // a recurrent model's state slot (0: none)
   friend bool operator==(const KvShape&, const KvShape&) = default;
 };
 
 struct SpillImage {
   KvShape shape;
   int32_t num_blocks = 0;
-  std::vector<uint8_t> bytes;  // num_blocks * shape.block_bytes, block after block
+  // num_blocks * shape.block_bytes, block after block, then the sequence's
+  // recurrent state (shape.state_bytes).
+  std::vector<uint8_t> bytes;
 };
 
 class SpillIo {

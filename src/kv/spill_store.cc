@@ -28,8 +28,8 @@ namespace met {
 namespace {
 
 constexpr std::array<uint8_t, 8> kMagic = {'M', 'E', 'T', 'S', 'P', 'I', 'L', 'L'};
-constexpr uint32_t kVersion = 1;
-constexpr size_t kChecksumOffset = 40;
+constexpr uint32_t kVersion = 2;  // 2: a recurrent model's state slot after the blocks
+constexpr size_t kChecksumOffset = 48;
 using Header = std::array<uint8_t, kSpillHeaderBytes>;
 
 std::string errno_text(int err) { return std::error_code(err, std::generic_category()).message(); }
@@ -83,6 +83,7 @@ Header encode_header(const SpillImage& image) {
   put_u32(&h[24], static_cast<uint32_t>(image.shape.num_kv_heads));
   put_u32(&h[28], static_cast<uint32_t>(image.shape.head_dim));
   put_u64(&h[32], static_cast<uint64_t>(image.shape.block_bytes));
+  put_u64(&h[40], static_cast<uint64_t>(image.shape.state_bytes));
   return h;
 }
 
@@ -91,22 +92,25 @@ KvShape decode_shape(const Header& h) {
                  .num_layers = static_cast<int32_t>(get_u32(&h[20])),
                  .num_kv_heads = static_cast<int32_t>(get_u32(&h[24])),
                  .head_dim = static_cast<int32_t>(get_u32(&h[28])),
-                 .block_bytes = static_cast<int64_t>(get_u64(&h[32]))};
+                 .block_bytes = static_cast<int64_t>(get_u64(&h[32])),
+                 .state_bytes = static_cast<int64_t>(get_u64(&h[40]))};
 }
 
 std::string describe(const KvShape& s) {
   const auto traits = ggml_type_traits(static_cast<uint32_t>(s.dtype));
   const std::string dtype =
       traits ? std::string(traits->name) : fmt::format("type {}", static_cast<uint32_t>(s.dtype));
-  return fmt::format("{} x {} layers x {} kv heads x head_dim {} ({} bytes per block)", dtype,
-                     s.num_layers, s.num_kv_heads, s.head_dim, s.block_bytes);
+  return fmt::format("{} x {} layers x {} kv heads x head_dim {} ({} bytes per block, {} of state)", dtype,
+                     s.num_layers, s.num_kv_heads, s.head_dim, s.block_bytes, s.state_bytes);
 }
 
-// num_blocks * block_bytes, or nullopt when either is negative or it overflows.
-std::optional<int64_t> payload_bytes(int64_t num_blocks, int64_t block_bytes) {
+// num_blocks * block_bytes + state_bytes, or nullopt when any is negative or
+// it overflows.
+std::optional<int64_t> payload_bytes(int64_t num_blocks, const KvShape& shape) {
   int64_t n = 0;
-  if (num_blocks < 0 || block_bytes < 0 || __builtin_mul_overflow(num_blocks, block_bytes, &n) ||
-      n > std::numeric_limits<int64_t>::max() - kSpillHeaderBytes) {
+  if (num_blocks < 0 || shape.block_bytes < 0 || shape.state_bytes < 0 ||
+      __builtin_mul_overflow(num_blocks, shape.block_bytes, &n) ||
+      __builtin_add_overflow(n, shape.state_bytes, &n) || n > std::numeric_limits<int64_t>::max() - kSpillHeaderBytes) {
     return std::nullopt;
   }
   return n;
@@ -164,12 +168,12 @@ std::filesystem::path SpillStore::path_of(SpillId id) const {
 
 Status SpillStore::save(SpillId id, const SpillImage& image) {
   const std::filesystem::path path = path_of(id);
-  const std::optional<int64_t> payload = payload_bytes(image.num_blocks, image.shape.block_bytes);
+  const std::optional<int64_t> payload = payload_bytes(image.num_blocks, image.shape);
   if (!payload || image.num_blocks > std::numeric_limits<int32_t>::max() ||
       static_cast<uint64_t>(*payload) != image.bytes.size()) {
-    return invalid_argument("spill: image for {} holds {} bytes, not {} blocks of {} bytes",
-                            path.string(), image.bytes.size(), image.num_blocks,
-                            image.shape.block_bytes);
+    return invalid_argument("spill: image for {} holds {} bytes, not {} blocks of {} bytes and {} of state",
+                            path.string(), image.bytes.size(), image.num_blocks, image.shape.block_bytes,
+                            image.shape.state_bytes);
   }
   Header header = encode_header(image);
   put_u64(&header[kChecksumOffset], checksum(header, image.bytes));
@@ -218,7 +222,7 @@ Status SpillStore::open(SpillId id, const KvShape& expected, SpillImage& out) {
   }
   MET_RETURN_IF_ERROR(check_header(name, header, expected));
   const uint32_t num_blocks = get_u32(&header[12]);
-  const std::optional<int64_t> payload = payload_bytes(num_blocks, expected.block_bytes);
+  const std::optional<int64_t> payload = payload_bytes(num_blocks, expected);
   if (!payload || num_blocks > static_cast<uint32_t>(std::numeric_limits<int32_t>::max())) {
     return data_loss("spill: {}: {} blocks of {} bytes is out of range", name, num_blocks,
                      expected.block_bytes);

@@ -3,13 +3,14 @@
 // place, so a reader never sees a half-written image under the final name.
 // File format (all little-endian), a fixed header then the payload:
 //   offset  0  magic "METSPILL" (8 bytes)
-//           8  u32 version (1)
+//           8  u32 version (2)
 //          12  u32 num_blocks
 //          16  u32 dtype (GgmlType value)
 //          20  i32 num_layers, 24 i32 num_kv_heads, 28 i32 head_dim
 //          32  i64 block_bytes
-//          40  u64 checksum: XXH3-64 of bytes [0, 40) followed by the payload
-//          48  payload: num_blocks * block_bytes bytes
+//          40  i64 state_bytes (a recurrent model's state slot; 0: none)
+//          48  u64 checksum: XXH3-64 of bytes [0, 48) followed by the payload
+//          56  payload: num_blocks * block_bytes bytes, then state_bytes
 // Images are not fsynced: they live only as long as the process that wrote
 // them (the pid in the name keeps two servers sharing a directory apart).
 // Invariants: the destructor removes every image this store saved and did not
@@ -30,7 +31,7 @@
 
 namespace met {
 
-inline constexpr int64_t kSpillHeaderBytes = 48;
+inline constexpr int64_t kSpillHeaderBytes = 56;
 
 class SpillStore final : public SpillIo {
  public:

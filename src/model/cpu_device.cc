@@ -21,30 +21,51 @@ int32_t kv_window_of(const ModelHParams& hp) {
   return static_cast<int32_t>(window);
 }
 
+// Layers of each kind: the KV cache holds the attention layers only.
+int32_t count_layers(const Model& model, LayerKind kind) {
+  int32_t n = 0;
+  for (const LayerWeights& l : model.weights().layers) n += l.kind == kind ? 1 : 0;
+  return n;
+}
+
+Result<std::optional<cpu::RecurrentState>> make_state(const Model& model, const CpuDeviceOptions& options) {
+  const int32_t num_recurrent = count_layers(model, LayerKind::kGatedDelta);
+  if (num_recurrent == 0) return std::optional<cpu::RecurrentState>();
+  const ModelHParams& hp = model.hparams();
+  cpu::RecurrentLayout layout;
+  layout.num_layers = num_recurrent;
+  layout.conv_floats = static_cast<int64_t>(hp.conv_state_floats());
+  layout.ssm_floats = static_cast<int64_t>(hp.ssm_state_floats());
+  layout.num_slots = options.limits.max_seqs;
+  MET_ASSIGN_OR_RETURN(cpu::RecurrentState state, cpu::RecurrentState::create(layout));
+  return std::optional<cpu::RecurrentState>(std::move(state));
+}
+
 }  // namespace
 
 Result<std::unique_ptr<CpuDevice>> CpuDevice::create(const Model& model, const CpuDeviceOptions& options) {
   if (options.num_threads < 1) return invalid_argument("--threads must be at least 1");
   if (options.num_kv_blocks < 1) return invalid_argument("the KV pool needs at least one block");
-  if (model.hparams().is_hybrid()) {
-    return unimplemented("{}: the CPU device does not run gated delta layers yet", model.hparams().arch);
-  }
   const ModelHParams& hp = model.hparams();
   cpu::KvLayout layout;
   layout.dtype = options.kv_dtype;
-  layout.num_layers = static_cast<int32_t>(hp.num_layers);
+  layout.num_layers = count_layers(model, LayerKind::kAttention);
   layout.num_kv_heads = static_cast<int32_t>(hp.num_kv_heads);
   layout.head_dim = static_cast<int32_t>(hp.head_dim);
   layout.num_blocks = options.num_kv_blocks;
   MET_ASSIGN_OR_RETURN(cpu::KvCache kv, cpu::KvCache::create(layout));
-  return std::unique_ptr<CpuDevice>(new CpuDevice(model, std::move(kv), options));
+  MET_ASSIGN_OR_RETURN(std::optional<cpu::RecurrentState> state, make_state(model, options));
+  return std::unique_ptr<CpuDevice>(new CpuDevice(model, std::move(kv), std::move(state), options));
 }
 
-CpuDevice::CpuDevice(const Model& model, cpu::KvCache kv, const CpuDeviceOptions& options)
+CpuDevice::CpuDevice(const Model& model, cpu::KvCache kv, std::optional<cpu::RecurrentState> state,
+                     const CpuDeviceOptions& options)
     : kv_(std::move(kv)),
+      state_(std::move(state)),
       options_(options),
       pool_(options.num_threads),
-      forward_(model, kv_, options.limits, options.num_threads) {
+      forward_(model, kv_, state_.has_value() ? &*state_ : nullptr, options.limits, options.num_threads,
+               options.forward) {
   info_.vocab_size = static_cast<int32_t>(model.hparams().vocab_size);
   info_.num_kv_blocks = options.num_kv_blocks;
   info_.kv_block_tokens = cpu::kBlockTokens;
@@ -52,7 +73,13 @@ CpuDevice::CpuDevice(const Model& model, cpu::KvCache kv, const CpuDeviceOptions
   info_.kv_window = kv_window_of(model.hparams());
   info_.kv_block_bytes = static_cast<int64_t>(kv_.block_bytes());
   info_.kv_dtype = options.kv_dtype;
-  info_.num_layers = static_cast<int32_t>(model.hparams().num_layers);
+  info_.num_layers = kv_.layout().num_layers;
+  if (state_.has_value()) {
+    info_.num_state_slots = state_->layout().num_slots;
+    info_.state_slot_bytes = state_->slot_bytes();
+    // A step advances state it cannot rewind: a launched step always stands.
+    info_.fed_ahead_policy = FedAheadPolicy::kRepickOnly;
+  }
   info_.num_experts = forward_.expert_load().num_experts();
   info_.num_kv_heads = static_cast<int32_t>(model.hparams().num_kv_heads);
   info_.head_dim = static_cast<int32_t>(model.hparams().head_dim);
@@ -92,6 +119,7 @@ Status CpuDevice::check_plan(const StepPlan& plan) const {
       return invalid_argument("step bans token {}, outside the vocabulary of {}", plan.banned[i], info_.vocab_size);
     }
   }
+  MET_RETURN_IF_ERROR(validate_state_slots(plan, info_.num_state_slots));
   return validate_plan(plan, info_.num_kv_blocks, max_context, cpu::kBlockTokens, info_.kv_window);
 }
 
@@ -193,6 +221,29 @@ Status CpuDevice::write_kv_block(BlockId block, std::span<const uint8_t> bytes) 
     return invalid_argument("block buffer is {} bytes, a block is {}", bytes.size(), kv_.block_bytes());
   }
   std::memcpy(kv_.block(block).data(), bytes.data(), bytes.size());
+  return ok_status();
+}
+
+Status CpuDevice::read_state_slot(StateSlotId slot, std::span<uint8_t> bytes) {
+  MET_RETURN_IF_ERROR(check_state_io(slot, bytes.size()));
+  std::memcpy(bytes.data(), state_->slot(slot).data(), bytes.size());
+  return ok_status();
+}
+
+Status CpuDevice::write_state_slot(StateSlotId slot, std::span<const uint8_t> bytes) {
+  MET_RETURN_IF_ERROR(check_state_io(slot, bytes.size()));
+  std::memcpy(state_->slot(slot).data(), bytes.data(), bytes.size());
+  return ok_status();
+}
+
+Status CpuDevice::check_state_io(StateSlotId slot, size_t num_bytes) const {
+  if (!state_.has_value()) return unimplemented("state slot {}: the model keeps no recurrent state", slot.value());
+  if (slot.value() < 0 || slot.value() >= info_.num_state_slots) {
+    return invalid_argument("state slot {} is outside the pool of {}", slot.value(), info_.num_state_slots);
+  }
+  if (static_cast<int64_t>(num_bytes) != info_.state_slot_bytes) {
+    return invalid_argument("state buffer is {} bytes, a slot is {}", num_bytes, info_.state_slot_bytes);
+  }
   return ok_status();
 }
 

@@ -4,7 +4,10 @@
 // the ForwardPass on the WorkerPool; await_result() hands back the results in
 // launch order. The KV cache lives here; read/write_kv_block copy one block
 // for the spill store while no step is in flight. A MoE model's expert load
-// is the forward pass's (ExpertLoad), read from any thread.
+// is the forward pass's (ExpertLoad), read from any thread. A model with
+// recurrent layers keeps their state here too (cpu::RecurrentState, one slot
+// per sequence of a step: ForwardLimits::max_seqs), read/written by
+// read/write_state_slot for spill images, and its steps are RepickOnly.
 // Invariants: steps run strictly in launch order; a ticket is awaited once;
 // every launched step is awaited before its ticket is reused.
 // Threading: launch/await/kv I/O from one owner thread (the engine); the
@@ -14,10 +17,12 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "core/mutex.h"
 #include "backend/cpu/kv_cache.h"
+#include "backend/cpu/recurrent_state.h"
 #include "backend/cpu/worker_pool.h"
 #include "backend/device.h"
 #include "model/forward_pass.h"
@@ -30,6 +35,7 @@ struct CpuDeviceOptions {
   GgmlType kv_dtype = GgmlType::kF16;
   int32_t num_kv_blocks = 256;
   ForwardLimits limits;
+  ForwardOptions forward{};
 };
 
 class CpuDevice final : public Device {
@@ -44,6 +50,8 @@ class CpuDevice final : public Device {
   Status write_kv_block(BlockId block, std::span<const uint8_t> bytes) override;
   int64_t busy_ns() const override { return busy_ns_.load(std::memory_order_relaxed); }
   void read_expert_tokens(std::vector<int64_t>& counts) const override { forward_.expert_load().read(counts); }
+  Status read_state_slot(StateSlotId slot, std::span<uint8_t> bytes) override;
+  Status write_state_slot(StateSlotId slot, std::span<const uint8_t> bytes) override;
 
  private:
   struct Step {
@@ -53,12 +61,15 @@ class CpuDevice final : public Device {
     bool done = false;
   };
 
-  CpuDevice(const Model& model, cpu::KvCache kv, const CpuDeviceOptions& options);
+  CpuDevice(const Model& model, cpu::KvCache kv, std::optional<cpu::RecurrentState> state,
+            const CpuDeviceOptions& options);
   void device_main();
   void run_step(Step& step);
   Status check_plan(const StepPlan& plan) const;
+  Status check_state_io(StateSlotId slot, size_t num_bytes) const;
 
   cpu::KvCache kv_;
+  std::optional<cpu::RecurrentState> state_;  // models with recurrent layers
   CpuDeviceOptions options_;
   DeviceInfo info_;
   cpu::WorkerPool pool_;

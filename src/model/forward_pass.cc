@@ -6,9 +6,14 @@
 #include <limits>
 
 namespace met {
-ForwardPass::ForwardPass(const Model& model, cpu::KvCache& kv, ForwardLimits limits, int num_threads)
-    : model_(model), kv_(kv), limits_(limits), rope_(model.rope_params()), rope_swa_(rope_) {
+ForwardPass::ForwardPass(const Model& model, cpu::KvCache& kv, cpu::RecurrentState* state, ForwardLimits limits,
+                         int num_threads, ForwardOptions options)
+    : model_(model), kv_(kv), state_(state), limits_(limits), rope_(model.rope_params()), rope_swa_(rope_) {
   const ModelHParams& hp = model.hparams();
+  int32_t num_attention = 0, num_recurrent = 0;
+  for (const LayerWeights& l : model.weights().layers) {
+    kind_index_.push_back(l.kind == LayerKind::kGatedDelta ? num_recurrent++ : num_attention++);
+  }
   rope_swa_.freq_base = hp.rope_freq_base_swa;
   const size_t rows = static_cast<size_t>(limits.max_rows);
   attn_scale_ = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
@@ -22,7 +27,12 @@ ForwardPass::ForwardPass(const Model& model, cpu::KvCache& kv, ForwardLimits lim
   gate_.resize(rows * hp.feed_forward_length);
   up_.resize(rows * hp.feed_forward_length);
   out_x_.resize(static_cast<size_t>(limits.max_outputs) * hp.embedding_length);
-  const uint64_t widest = std::max({hp.embedding_length, hp.q_dim(), hp.feed_forward_length});
+  const uint64_t widest = std::max({hp.embedding_length, hp.q_dim(), hp.feed_forward_length, hp.ssm_inner_size});
+  if (model.traits().gated_attention) {
+    qg_.resize(rows * 2 * hp.q_dim());
+    attn_gate_.resize(rows * hp.q_dim());
+  }
+  if (num_recurrent > 0) gdn_ = GatedDeltaLayer(hp, limits.max_rows, num_threads, options.chunked_delta_rule);
   act_ = ActivationBuffers(static_cast<int64_t>(rows), static_cast<int64_t>(widest));
   if (hp.is_moe()) {
     moe_ = MoeFfn(hp, limits.max_rows);
@@ -60,6 +70,7 @@ void ForwardPass::qkv_post(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan)
   const LayerWeights& l = model_.weights().layers[static_cast<size_t>(layer)];
   const int64_t q_dim = hp.q_dim(), kv_dim = hp.kv_dim(), head_dim = hp.head_dim;
   const auto [r0, r1] = ctx.split(plan.num_rows());
+  if (!qg_.empty()) split_q_gate(r0, r1);
   for (int64_t r = r0; r < r1; ++r) {
     float* q = &q_[r * q_dim];
     float* k = &k_[r * kv_dim];
@@ -87,7 +98,8 @@ void ForwardPass::qkv_post(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan)
     for (int32_t i = 0; i < s.num_rows; ++i) {
       const int64_t r = s.row_begin + i;
       if (r < r0 || r >= r1) continue;
-      kv_.store(layer, s.block_table, s.num_cached + i, &k_[r * kv_dim], &v_[r * kv_dim]);
+      kv_.store(kind_index_[static_cast<size_t>(layer)], s.block_table, s.num_cached + i, &k_[r * kv_dim],
+                &v_[r * kv_dim]);
     }
   }
   ctx.barrier();
@@ -104,14 +116,20 @@ void ForwardPass::attention_block(cpu::ThreadCtx& ctx, int layer, const StepPlan
     }
     ctx.barrier();
   }
-  const Product qkv[] = {{&l.wq, q_.data()}, {&l.wk, k_.data()}, {&l.wv, v_.data()}};
+  if (l.kind == LayerKind::kGatedDelta) {
+    gdn_.run(ctx, l, kind_index_[static_cast<size_t>(layer)], plan, xn_.data(), *state_, act_, tmp_.data());
+    add_residual(ctx, rows);
+    return;
+  }
+  const Product qkv[] = {{&l.wq, qg_.empty() ? q_.data() : qg_.data()}, {&l.wk, k_.data()}, {&l.wv, v_.data()}};
   linear(ctx, xn_.data(), rows, embd, qkv, act_);
   qkv_post(ctx, layer, plan);
   const cpu::AttnLayerOptions opts{.window = static_cast<int32_t>(l.window), .sinks = l.sinks};
-  cpu::paged_attention(ctx, kv_, layer, attn_seqs_, q_.data(), hp.q_dim(),
+  cpu::paged_attention(ctx, kv_, kind_index_[static_cast<size_t>(layer)], attn_seqs_, q_.data(), hp.q_dim(),
                        static_cast<int32_t>(hp.num_heads), attn_scale_, attn_out_.data(), hp.q_dim(),
                        attn_scratch_, opts);
   ctx.barrier();
+  if (!qg_.empty()) apply_attn_gate(ctx, rows);
   const Product o[] = {{&l.wo, tmp_.data()}};
   linear(ctx, attn_out_.data(), rows, hp.q_dim(), o, act_);
   if (l.bo != nullptr) {
@@ -119,6 +137,34 @@ void ForwardPass::attention_block(cpu::ThreadCtx& ctx, int layer, const StepPlan
     for (int64_t r = r0; r < r1; ++r) cpu::add(&tmp_[r * embd], l.bo, embd, &tmp_[r * embd]);
   }
   add_residual(ctx, rows);
+}
+
+void ForwardPass::split_q_gate(int64_t r0, int64_t r1) {
+  const ModelHParams& hp = model_.hparams();
+  const int64_t q_dim = hp.q_dim(), head_dim = hp.head_dim;
+  for (int64_t r = r0; r < r1; ++r) {
+    for (uint32_t h = 0; h < hp.num_heads; ++h) {
+      const float* from = &qg_[static_cast<size_t>(r * 2 * q_dim + 2 * h * head_dim)];
+      std::copy(from, from + head_dim, &q_[static_cast<size_t>(r * q_dim + h * head_dim)]);
+      std::copy(from + head_dim, from + 2 * head_dim, &attn_gate_[static_cast<size_t>(r * q_dim + h * head_dim)]);
+    }
+  }
+}
+
+void ForwardPass::apply_attn_gate(cpu::ThreadCtx& ctx, int64_t rows) {
+  const int64_t q_dim = model_.hparams().q_dim();
+  const auto [r0, r1] = ctx.split(rows);
+  for (int64_t i = r0 * q_dim; i < r1 * q_dim; ++i) {
+    attn_out_[static_cast<size_t>(i)] *= 1.0f / (1.0f + std::exp(-attn_gate_[static_cast<size_t>(i)]));
+  }
+  ctx.barrier();
+}
+
+void ForwardPass::clear_new_states(cpu::ThreadCtx& ctx, const StepPlan& plan) {
+  if (state_ == nullptr || ctx.ith() != 0) return;
+  for (const StepSeq& s : plan.seqs) {
+    if (s.num_cached == 0) state_->clear(*s.state_slot);
+  }
 }
 
 void ForwardPass::add_residual(cpu::ThreadCtx& ctx, int64_t rows) {
@@ -192,6 +238,7 @@ void ForwardPass::run(cpu::ThreadCtx& ctx, const StepPlan& plan, std::span<const
       attn_seqs_.push_back(cpu::AttnSeq{s.block_table, s.num_cached, s.row_begin, s.num_rows});
     }
   }
+  clear_new_states(ctx, plan);  // before embed()'s barrier, so before any layer reads a state
   embed(ctx, tokens, rows);
   const int num_layers = static_cast<int>(model_.hparams().num_layers);
   for (int layer = 0; layer < num_layers; ++layer) {

@@ -6,7 +6,12 @@
 // into the paged KV cache before attention reads it through the block tables.
 // A MoE model's FFN is MoeFfn (moe_ffn.h). gpt-oss layers add the output
 // bias, attend with sinks, and its windowed layers through their sliding
-// window with their own rope base.
+// window with their own rope base. Qwen3.5-class hybrids: a gated delta
+// layer's mixer is GatedDeltaLayer (its state in the device's
+// RecurrentState, by each seq's state slot); their attention layers project
+// each head's Q with a gate, and multiply the head's output by the gate's
+// sigmoid. Only attention layers have KV (the cache's layers are the model's
+// attention layers in order).
 // Invariants: all scratch is sized at construction for `max_rows` rows and
 // `max_outputs` output rows; run() allocates nothing. A row's results depend
 // only on its own sequence (batch invariance), never on its neighbours.
@@ -20,9 +25,11 @@
 
 #include "backend/cpu/kernels/attention.h"
 #include "backend/cpu/kv_cache.h"
+#include "backend/cpu/recurrent_state.h"
 #include "backend/cpu/worker_pool.h"
 #include "backend/step_plan.h"
 #include "model/expert_load.h"
+#include "model/gated_delta_layer.h"
 #include "model/linear.h"
 #include "model/model.h"
 #include "model/moe_ffn.h"
@@ -35,9 +42,21 @@ struct ForwardLimits {
   int32_t max_seqs = 256;     // sequences in one step
 };
 
+// Choices that trade exactness for speed.
+struct ForwardOptions {
+  // Gated delta layers run prefill rows through the chunked form of the rule
+  // (faster on long prompts) instead of the recurrent form. Off, a row's
+  // state and logits are the same bits however its prompt was cut into
+  // chunks and whatever shared its steps (batch invariance, exact swap ==
+  // recompute); on, they agree to float rounding only.
+  bool chunked_delta_rule = false;
+};
+
 class ForwardPass {
  public:
-  ForwardPass(const Model& model, cpu::KvCache& kv, ForwardLimits limits, int num_threads);
+  // `state` holds the recurrent layers' state (null for a model without).
+  ForwardPass(const Model& model, cpu::KvCache& kv, cpu::RecurrentState* state, ForwardLimits limits,
+              int num_threads, ForwardOptions options = {});
 
   const ForwardLimits& limits() const { return limits_; }
   // (token, choice) pairs routed to each expert of each layer so far (MoE
@@ -58,19 +77,30 @@ class ForwardPass {
   void embed(cpu::ThreadCtx& ctx, std::span<const TokenId> tokens, int64_t rows);
   void attention_block(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan);
   void qkv_post(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan);
+  // Gated attention: q_ and attn_gate_ from the rows of per-head [Q | gate].
+  void split_q_gate(int64_t r0, int64_t r1);
+  void apply_attn_gate(cpu::ThreadCtx& ctx, int64_t rows);
+  // Thread 0 clears the state slot of every seq that starts at token 0.
+  void clear_new_states(cpu::ThreadCtx& ctx, const StepPlan& plan);
   void ffn_block(cpu::ThreadCtx& ctx, int layer, int64_t rows);
   void add_residual(cpu::ThreadCtx& ctx, int64_t rows);
   void output(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult& result);
 
   const Model& model_;
   cpu::KvCache& kv_;
+  cpu::RecurrentState* state_;
   ForwardLimits limits_;
+  // Per layer: its index among the KV cache's layers (attention layers) or
+  // among the recurrent layers (gated delta layers).
+  std::vector<int32_t> kind_index_;
   cpu::RopeParams rope_;
   cpu::RopeParams rope_swa_;  // windowed layers (rope.freq_base_swa)
   float attn_scale_;
   // Scratch, row-major with the widths below.
   std::vector<float> x_, xn_, q_, k_, v_, attn_out_, tmp_, gate_, up_;
   std::vector<float> out_x_;  // normalized output rows
+  std::vector<float> qg_, attn_gate_;  // gated attention: per-head [Q | gate] rows, and the gates
+  GatedDeltaLayer gdn_;                // hybrid models only
   ActivationBuffers act_;  // prepared activations, one slot per distinct weight type
   MoeFfn moe_;             // MoE models only
   ExpertLoad expert_load_;  // MoE models only

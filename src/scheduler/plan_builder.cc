@@ -17,7 +17,8 @@ StepPlan& PlanBuilder::begin() {
   return plan_;
 }
 
-void PlanBuilder::add_seq(int32_t row_begin, int32_t num_rows, int32_t num_cached, std::span<const BlockId> table) {
+void PlanBuilder::add_seq(int32_t row_begin, int32_t num_rows, int32_t num_cached, std::span<const BlockId> table,
+                          std::optional<StateSlotId> state_slot) {
   if (num_seqs_ == plan_.seqs.size()) {
     plan_.seqs.emplace_back();
     if (!spare_.empty()) {
@@ -29,6 +30,7 @@ void PlanBuilder::add_seq(int32_t row_begin, int32_t num_rows, int32_t num_cache
   s.row_begin = row_begin;
   s.num_rows = num_rows;
   s.num_cached = num_cached;
+  s.state_slot = state_slot;
   assign_block_table(s.block_table, table);
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -22,7 +23,9 @@ class PlanBuilder {
   // Starts a new step: rows, outputs and bans are cleared; seq slots are kept.
   StepPlan& begin();
   // Appends a sequence run of rows with a copy of `table`.
-  void add_seq(int32_t row_begin, int32_t num_rows, int32_t num_cached, std::span<const BlockId> table);
+  // `state_slot`: the seq's recurrent-state slot (models with recurrent layers).
+  void add_seq(int32_t row_begin, int32_t num_rows, int32_t num_cached, std::span<const BlockId> table,
+               std::optional<StateSlotId> state_slot = std::nullopt);
   // Trims the plan's seqs to those added since begin(); returns the plan.
   const StepPlan& finish();
 

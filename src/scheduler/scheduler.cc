@@ -35,6 +35,10 @@ Result<std::unique_ptr<Scheduler>> Scheduler::create(SchedIo io, SpillIo* spill,
     return invalid_argument("--max-seqs {} is more than the device's {}", options.max_seqs,
                             std::min(di.max_seqs, di.max_outputs));
   }
+  if (di.num_state_slots > 0 && options.max_seqs > di.num_state_slots) {
+    return invalid_argument("--max-seqs {} is more than the device's {} recurrent-state slots", options.max_seqs,
+                            di.num_state_slots);
+  }
   if (options.preempt == PreemptMode::kSwap && spill == nullptr) {
     return invalid_argument("--preempt swap needs a spill directory (--spill-dir)");
   }

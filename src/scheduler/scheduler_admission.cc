@@ -217,6 +217,10 @@ void Scheduler::admit_front(size_t waiting_idx) {
     a.queue.immune_until_tokens = a.out.tokens.size() + PREEMPT_IMMUNITY_TOKENS;
   }
   if (a.queue.admit_order == 0) a.queue.admit_order = next_admit_order_++;
+  // Running and swapped sequences are at most max_seqs, and only running ones
+  // hold a state slot, of which the device has at least max_seqs (create()).
+  MET_CHECK(io_.kv.acquire_state_slot(a.seq), "seq {}: no free state slot with {} sequences running",
+            a.seq.id.value(), active_.size());
   a.seq.slot_idx = static_cast<int32_t>(active_.size());
   a.seq.owns_slot = true;
   active_.push_back(std::move(a));

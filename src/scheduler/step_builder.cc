@@ -34,7 +34,7 @@ void StepBuilder::add(ActiveSeq& a, size_t idx, int32_t n) {
     plan.inputs.push_back(FeedToken{a.seq.tokens[static_cast<size_t>(a.seq.seq_len + k)]});
     plan.positions.push_back(a.seq.seq_len + k);
   }
-  builder_.add_seq(begin, n, a.seq.seq_len, a.seq.block_table);
+  builder_.add_seq(begin, n, a.seq.seq_len, a.seq.block_table, a.seq.state_slot);
   Scheduled s{idx, n, std::nullopt};
   add_prompt_outputs(a, begin, n, s);
   if (a.seq.seq_len + n == static_cast<int32_t>(a.seq.tokens.size())) {

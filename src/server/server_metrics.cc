@@ -100,6 +100,12 @@ std::vector<MetricFamily> engine_metric_families(const EngineStatsSnapshot& s, c
              kCounter, d(s.slow_clients_cut), model_name),
   };
   if (s.num_experts > 0 && !s.expert_tokens.empty()) families.push_back(expert_tokens_family(s, model_name));
+  if (s.state_slots_total > 0) {  // models with recurrent layers
+    families.push_back(family("met:recurrent_state_slots_used", "Recurrent-state slots held by running sequences.",
+                              kGauge, d(s.state_slots_in_use), model_name));
+    families.push_back(family("met:recurrent_state_slots_total", "Recurrent-state slots in the pool.", kGauge,
+                              d(s.state_slots_total), model_name));
+  }
   return families;
 }
 

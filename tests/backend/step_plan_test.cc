@@ -23,8 +23,8 @@ StepPlan make_plan() {
   StepPlan plan;
   plan.inputs = {FeedToken{5}, FeedToken{6}, FeedToken{7}, FeedFromRow{0}};
   plan.positions = {14, 15, 16, 40};
-  plan.seqs.push_back(StepSeq{0, 3, 14, {BlockId(3), BlockId(9)}});
-  plan.seqs.push_back(StepSeq{3, 1, 40, {BlockId(0), BlockId(1), BlockId(2)}});
+  plan.seqs.push_back(StepSeq{0, 3, 14, {BlockId(3), BlockId(9)}, std::nullopt});
+  plan.seqs.push_back(StepSeq{3, 1, 40, {BlockId(0), BlockId(1), BlockId(2)}, std::nullopt});
   plan.outputs = {{2, OutputKind::kLogits}, {3, OutputKind::kArgmax}};
   return plan;
 }
@@ -97,7 +97,7 @@ TEST(StepPlan, ABlockBoundaryNeedsTheNextBlock) {
   StepPlan plan;
   plan.inputs = {FeedToken{1}};
   plan.positions = {kBlockTokens};  // the first token of the second block
-  plan.seqs.push_back(StepSeq{0, 1, kBlockTokens, {BlockId(0)}});
+  plan.seqs.push_back(StepSeq{0, 1, kBlockTokens, {BlockId(0)}, std::nullopt});
   EXPECT_FALSE(validate_plan(plan, kMaxBlocks, kMaxContext, kBlockTokens, kNoWindow).ok());
   plan.seqs[0].block_table.push_back(BlockId(1));
   EXPECT_TRUE(validate_plan(plan, kMaxBlocks, kMaxContext, kBlockTokens, kNoWindow).ok());

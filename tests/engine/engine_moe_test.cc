@@ -1,6 +1,8 @@
 // The engine on made MoE models (qwen3moe, 16 experts of which 4 per token,
 // with and without a shared expert, F32 and Q8_0; gpt-oss, its even layer
-// windowed, F32 and MXFP4; greedy): preemption by swap and
+// windowed, F32 and MXFP4) and hybrid recurrent ones (qwen35, qwen35moe: gated
+// delta layers whose state lives in a slot per sequence, swapped with the
+// KV blocks; F32 and Q8_0), greedy: preemption by swap and
 // by recompute gives exactly the tokens and logprobs of an uninterrupted run,
 // the pipelined lane gives the synchronous tokens, and a request's tokens,
 // logprobs and prompt logprobs are the same alone on one thread and in a
@@ -43,6 +45,17 @@ struct MoeCase {
   Arch arch = Arch::kQwen3Moe;  // gpt-oss: even layers through a window of 8, sinks, biases
 };
 
+// qwen35: 4 layers (3 gated delta, 1 attention), 2 key heads and 4 value
+// heads; qwen35moe adds the MoE's experts and its shared expert.
+void make_hybrid(RandomModelSpec& s) {
+  s.num_layers = 4;
+  s.head_dim = 32;
+  s.ssm_state_size = 32;
+  s.ssm_group_count = 2;
+  s.ssm_time_step_rank = 4;
+  if (s.arch == Arch::kQwen35) s.num_experts = s.num_experts_used = s.expert_feed_forward_length = 0;
+}
+
 // The small preset's expert shape (16 experts, 4 used) at a size a sanitizer
 // build runs in seconds.
 std::string make_moe_model(const testing::TempDir& dir, const MoeCase& c) {
@@ -61,6 +74,7 @@ std::string make_moe_model(const testing::TempDir& dir, const MoeCase& c) {
   s.num_experts_used = 4;
   s.expert_feed_forward_length = 64;
   s.shared_expert_feed_forward_length = c.shared_ff;
+  if (c.arch == Arch::kQwen35 || c.arch == Arch::kQwen35Moe) make_hybrid(s);
   const std::string path = dir.file("moe.gguf");
   const Result<RandomModelSummary> made = make_random_model(s, path);
   EXPECT_TRUE(made.ok()) << made.status().to_string();
@@ -97,6 +111,7 @@ std::vector<Outcome> run_prompts(ModelEngine& m, const Options& o) {
   for (size_t i = out.size(); i < handles.size(); ++i) out.push_back(testing::collect_stream(handles[i]));
   m.engine().drain();
   EXPECT_EQ(m.engine().kv_blocks_in_use(), 0);
+  EXPECT_EQ(m.engine().stats().state_slots_in_use, 0);
   return out;
 }
 
@@ -195,10 +210,16 @@ TEST_P(EngineOnMoe, ARequestsLogitsAreTheSameAloneOnOneThreadAndInABatchOnThree)
 INSTANTIATE_TEST_SUITE_P(MoeModels, EngineOnMoe,
                          ::testing::Values(MoeCase{0, GgmlType::kF32}, MoeCase{96, GgmlType::kF32},
                                            MoeCase{96, GgmlType::kQ8_0}, MoeCase{0, GgmlType::kF32, Arch::kGptOss},
-                                           MoeCase{0, GgmlType::kMXFP4, Arch::kGptOss}),
+                                           MoeCase{0, GgmlType::kMXFP4, Arch::kGptOss},
+                                           MoeCase{0, GgmlType::kF32, Arch::kQwen35},
+                                           MoeCase{0, GgmlType::kQ8_0, Arch::kQwen35},
+                                           MoeCase{96, GgmlType::kF32, Arch::kQwen35Moe}),
                          [](const auto& param_info) {
                            const MoeCase& c = param_info.param;
                            if (c.arch == Arch::kGptOss) return "GptOss_" + std::string(ggml_type_name(c.dtype));
+                           if (c.arch == Arch::kQwen35 || c.arch == Arch::kQwen35Moe) {
+                             return std::string(arch_name(c.arch)) + "_" + std::string(ggml_type_name(c.dtype));
+                           }
                            return std::string(c.shared_ff > 0 ? "SharedExpert_" : "RoutedOnly_") +
                                   std::string(ggml_type_name(c.dtype));
                          });

@@ -152,6 +152,102 @@ TEST(KvManager, SaveAndRestoreBlocksRoundTripTheKv) {
   kv.apply(ReleaseSeq{&b, false, "test"});
 }
 
+testing::FakeDeviceOptions recurrent_pool(int32_t blocks, int32_t slots) {
+  testing::FakeDeviceOptions o = small_pool(blocks);
+  o.num_state_slots = slots;
+  return o;
+}
+
+TEST(KvManager, ARecurrentSequenceHoldsOneStateSlotUntilItsRelease) {
+  testing::FakeDevice device(recurrent_pool(8, 2));
+  KvManager kv(device);
+  EXPECT_EQ(kv.num_state_slots(), 2);
+  SeqState a, b, c;
+  ASSERT_TRUE(kv.acquire_state_slot(a));
+  ASSERT_TRUE(kv.acquire_state_slot(a));  // it keeps the one it has
+  ASSERT_TRUE(kv.acquire_state_slot(b));
+  EXPECT_NE(a.state_slot, b.state_slot);
+  EXPECT_FALSE(kv.acquire_state_slot(c));
+  EXPECT_FALSE(c.state_slot.has_value());
+  EXPECT_EQ(kv.num_state_slots_in_use(), 2);
+  kv.apply(ReleaseSeq{&a, false, "test"});
+  EXPECT_FALSE(a.state_slot.has_value());
+  EXPECT_TRUE(kv.acquire_state_slot(c));
+  kv.apply(ReleaseSeq{&b, false, "test"});
+  kv.apply(ReleaseSeq{&c, false, "test"});
+  EXPECT_EQ(kv.num_state_slots_in_use(), 0);
+}
+
+TEST(KvManager, AModelWithoutRecurrentStateNeedsNoSlot) {
+  testing::FakeDevice device(small_pool(8));
+  KvManager kv(device);
+  SeqState a;
+  EXPECT_TRUE(kv.acquire_state_slot(a));
+  EXPECT_FALSE(a.state_slot.has_value());
+  EXPECT_EQ(kv.kv_shape().state_bytes, 0);
+}
+
+TEST(KvManager, ASwapImageCarriesTheStateSlotAndARestoreTakesANewOne) {
+  testing::FakeDevice device(recurrent_pool(8, 2));
+  KvManager kv(device);
+  SeqState a;
+  ASSERT_EQ(kv.reserve(a, 20), Admit::kNow);
+  ASSERT_TRUE(kv.acquire_state_slot(a));
+  std::vector<uint8_t> state(static_cast<size_t>(device.info().state_slot_bytes));
+  for (size_t i = 0; i < state.size(); ++i) state[i] = static_cast<uint8_t>(i * 11 + 3);
+  ASSERT_TRUE(device.write_state_slot(*a.state_slot, state).ok());
+  SpillImage image;
+  ASSERT_TRUE(kv.save_blocks(a, 2, image).ok());
+  EXPECT_EQ(image.shape.state_bytes, device.info().state_slot_bytes);
+  EXPECT_EQ(static_cast<int64_t>(image.bytes.size()), 2 * image.shape.block_bytes + image.shape.state_bytes);
+  kv.apply(ReleaseSeq{&a, false, "test"});
+  SeqState other;
+  ASSERT_TRUE(kv.acquire_state_slot(other));  // a's old slot, most likely
+  std::vector<uint8_t> zero(state.size(), 0);
+  ASSERT_TRUE(device.write_state_slot(*other.state_slot, zero).ok());
+  SeqState b;
+  ASSERT_TRUE(kv.restore_blocks(b, image, 0).ok());
+  ASSERT_TRUE(b.state_slot.has_value());
+  std::vector<uint8_t> back(state.size());
+  ASSERT_TRUE(device.read_state_slot(*b.state_slot, back).ok());
+  EXPECT_EQ(back, state);
+  kv.apply(ReleaseSeq{&b, false, "test"});
+  kv.apply(ReleaseSeq{&other, false, "test"});
+  EXPECT_EQ(kv.num_state_slots_in_use(), 0);
+  EXPECT_EQ(kv.num_blocks_in_use(), 0);
+}
+
+TEST(KvManager, ARestoreWhoseStateCannotBeWrittenTakesNothing) {
+  testing::FakeDevice device(recurrent_pool(8, 2));
+  KvManager kv(device);
+  SeqState a;
+  ASSERT_EQ(kv.reserve(a, 20), Admit::kNow);
+  ASSERT_TRUE(kv.acquire_state_slot(a));
+  SpillImage image;
+  ASSERT_TRUE(kv.save_blocks(a, 2, image).ok());
+  kv.apply(ReleaseSeq{&a, false, "test"});
+  device.fail_every(testing::DeviceCall::kWriteState);
+  SeqState b;
+  EXPECT_FALSE(kv.restore_blocks(b, image, 0).ok());
+  EXPECT_TRUE(b.block_table.empty());
+  EXPECT_FALSE(b.state_slot.has_value());
+  EXPECT_EQ(kv.num_blocks_in_use(), 0);
+  EXPECT_EQ(kv.num_state_slots_in_use(), 0);
+}
+
+TEST(KvManager, ARecurrentModelReusesNoCachedPrefix) {
+  testing::FakeDevice device(recurrent_pool(8, 2));
+  KvManager kv(device);
+  SeqState a = computed(kv, 40, 5);
+  kv.apply(ReleaseSeq{&a, true, "test"});
+  SeqState b;
+  b.tokens = testing::make_prompt(40, 5);
+  std::vector<BlockId> found;
+  EXPECT_EQ(kv.find_prefix(b, found).num_tokens, 0);
+  EXPECT_EQ(kv.match_prefix(b).num_tokens, 0);
+  EXPECT_TRUE(b.block_table.empty());
+}
+
 TEST(KvManager, ARestoreThatCannotGetItsBlocksTakesNothing) {
   testing::FakeDevice device(small_pool(2));
   KvManager kv(device);

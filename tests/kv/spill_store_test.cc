@@ -63,6 +63,27 @@ TEST(SpillStore, RoundTripPreservesTheBytes) {
   EXPECT_EQ(out.bytes, image.bytes);
 }
 
+// A recurrent model's image: its blocks, then the sequence's state slot.
+TEST(SpillStore, AnImageWithRecurrentStateRoundTripsAndAnotherStateSizeIsRefused) {
+  testing::TempDir dir;
+  auto store = create_store(dir.path());
+  KvShape shape = kShape;
+  shape.state_bytes = 100;
+  SpillImage image{.shape = shape, .num_blocks = 2, .bytes = {}};
+  image.bytes.resize(static_cast<size_t>(2 * shape.block_bytes + shape.state_bytes));
+  for (size_t i = 0; i < image.bytes.size(); ++i) image.bytes[i] = static_cast<uint8_t>(i * 13 + 5);
+  ASSERT_TRUE(store->save(SpillId(3), image).ok());
+  SpillImage out;
+  ASSERT_TRUE(store->open(SpillId(3), shape, out).ok());
+  EXPECT_EQ(out.bytes, image.bytes);
+  EXPECT_EQ(out.shape, shape);
+  const Status s = store->open(SpillId(3), kShape, out);
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+  EXPECT_THAT(s.message(), HasSubstr("100 of state"));
+  image.bytes.pop_back();  // one byte of state short
+  EXPECT_EQ(store->save(SpillId(4), image).code(), StatusCode::kInvalidArgument);
+}
+
 TEST(SpillStore, OpenReusesTheOutputBufferAcrossImages) {
   testing::TempDir dir;
   auto store = create_store(dir.path());
@@ -202,7 +223,7 @@ TEST(SpillStore, FlippedChecksumByteIsAChecksumError) {
   testing::TempDir dir;
   auto store = create_store(dir.path());
   ASSERT_TRUE(store->save(SpillId(9), make_image(1)).ok());
-  flip_byte(store->path_of(SpillId(9)), 40);
+  flip_byte(store->path_of(SpillId(9)), 48);  // the checksum's first byte
   SpillImage out;
   EXPECT_THAT(store->open(SpillId(9), kShape, out).message(), HasSubstr("checksum"));
 }
@@ -251,11 +272,11 @@ TEST(SpillStore, WrongVersionIsAnErrorNamingTheVersion) {
   testing::TempDir dir;
   auto store = create_store(dir.path());
   ASSERT_TRUE(store->save(SpillId(4), make_image(1)).ok());
-  flip_byte(store->path_of(SpillId(4)), 9);  // version 1 becomes 257
+  flip_byte(store->path_of(SpillId(4)), 9);  // version 2 becomes 258
   SpillImage out;
   const Status s = store->open(SpillId(4), kShape, out);
   EXPECT_EQ(s.code(), StatusCode::kDataLoss);
-  EXPECT_THAT(s.message(), HasSubstr("version 257"));
+  EXPECT_THAT(s.message(), HasSubstr("version 258"));
 }
 
 TEST(SpillStore, OpenOfAMissingIdIsNotFoundNamingTheFile) {

@@ -60,7 +60,7 @@ std::vector<TokenId> greedy(Device& dev, const std::vector<TokenId>& prompt, int
       plan.inputs.push_back(FeedToken{prompt[i]});
       plan.positions.push_back(static_cast<int32_t>(i));
     }
-    plan.seqs.push_back(StepSeq{0, static_cast<int32_t>(e - b), static_cast<int32_t>(b), blocks});
+    plan.seqs.push_back(StepSeq{0, static_cast<int32_t>(e - b), static_cast<int32_t>(b), blocks, std::nullopt});
     plan.outputs.push_back(OutputRow{static_cast<int32_t>(e - b - 1), OutputKind::kArgmax});
     r = step(dev, plan);
   }
@@ -72,7 +72,7 @@ std::vector<TokenId> greedy(Device& dev, const std::vector<TokenId>& prompt, int
     plan.clear();
     plan.inputs.push_back(FeedToken{out.back()});
     plan.positions.push_back(pos);
-    plan.seqs.push_back(StepSeq{0, 1, pos, blocks});
+    plan.seqs.push_back(StepSeq{0, 1, pos, blocks, std::nullopt});
     plan.outputs.push_back(OutputRow{0, OutputKind::kArgmax});
     r = step(dev, plan);
   }
@@ -105,7 +105,7 @@ TEST_F(Stories260K, PositionZeroLogitsMatchTheReferenceFile) {
   StepPlan plan;
   plan.inputs.push_back(FeedToken{1});
   plan.positions.push_back(0);
-  plan.seqs.push_back(StepSeq{0, 1, 0, blocks_from(0, 1)});
+  plan.seqs.push_back(StepSeq{0, 1, 0, blocks_from(0, 1), std::nullopt});
   plan.outputs.push_back(OutputRow{0, OutputKind::kLogits});
   StepResult r = step(*dev, plan);
   std::ifstream in(path);
@@ -201,7 +201,7 @@ TEST_F(Stories260K, ASequenceDecodesTheSameAloneAndInABatchOfEight) {
         plan.positions.push_back(first + static_cast<int32_t>(i));
       }
       plan.seqs.push_back(StepSeq{row_begin, static_cast<int32_t>(take), first,
-                                  blocks_from(static_cast<int32_t>(s) * 8, 8)});
+                                  blocks_from(static_cast<int32_t>(s) * 8, 8), std::nullopt});
       if (prefilling) st[s].fed += take;
       if (st[s].fed == prompts[s].size()) {
         plan.outputs.push_back(OutputRow{plan.num_rows() - 1, OutputKind::kArgmax});
@@ -221,7 +221,7 @@ TEST_F(Stories260K, FeedFromRowContinuesFromTheDevicesArgmax) {
   StepPlan plan;
   plan.inputs = {FeedToken{1}, FeedToken{403}};
   plan.positions = {0, 1};
-  plan.seqs.push_back(StepSeq{0, 2, 0, blocks_from(0, 8)});
+  plan.seqs.push_back(StepSeq{0, 2, 0, blocks_from(0, 8), std::nullopt});
   plan.outputs.push_back(OutputRow{1, OutputKind::kArgmax});
   // Launch the next five steps ahead, each fed from the step before.
   std::vector<Ticket> tickets;
@@ -230,7 +230,7 @@ TEST_F(Stories260K, FeedFromRowContinuesFromTheDevicesArgmax) {
     StepPlan next;
     next.inputs = {FeedFromRow{0}};
     next.positions = {2 + i};
-    next.seqs.push_back(StepSeq{0, 1, 2 + i, blocks_from(0, 8)});
+    next.seqs.push_back(StepSeq{0, 1, 2 + i, blocks_from(0, 8), std::nullopt});
     next.outputs.push_back(OutputRow{0, OutputKind::kArgmax});
     tickets.push_back(*dev->launch(next));
   }
@@ -248,7 +248,7 @@ TEST_F(Stories260K, ABannedTokenNeverWinsTheArgmaxAndReadsAsMinusInfinity) {
   StepPlan plan;
   plan.inputs = {FeedToken{1}};
   plan.positions = {0};
-  plan.seqs.push_back(StepSeq{0, 1, 0, blocks_from(0, 1)});
+  plan.seqs.push_back(StepSeq{0, 1, 0, blocks_from(0, 1), std::nullopt});
   plan.outputs.push_back(OutputRow{0, OutputKind::kLogits});
   const StepResult free_pick = step(*dev, plan);
   const TokenId best = free_pick.argmax[0];
@@ -274,7 +274,7 @@ TEST_F(Stories260K, BusyTimeGrowsWithEveryStepRun) {
   StepPlan plan;
   plan.inputs = {FeedToken{1}};
   plan.positions = {0};
-  plan.seqs.push_back(StepSeq{0, 1, 0, blocks_from(0, 1)});
+  plan.seqs.push_back(StepSeq{0, 1, 0, blocks_from(0, 1), std::nullopt});
   plan.outputs.push_back(OutputRow{0, OutputKind::kArgmax});
   step(*dev, plan);
   const int64_t after_one = dev->busy_ns();
@@ -295,7 +295,7 @@ TEST(CpuDevice, RefusesAPlanPastItsLimitsWithTheReason) {
   StepPlan plan;
   plan.inputs = {FeedToken{1}};
   plan.positions = {0};
-  plan.seqs.push_back(StepSeq{0, 1, 0, {BlockId(5)}});
+  plan.seqs.push_back(StepSeq{0, 1, 0, {BlockId(5)}, std::nullopt});
   plan.outputs.push_back(OutputRow{0, OutputKind::kArgmax});
   auto t = dev->launch(plan);
   ASSERT_FALSE(t.ok());
@@ -337,7 +337,7 @@ TEST_P(RandomModelVsReference, LogitsAgreeWithinTheDtypesTolerance) {
     plan.inputs.push_back(FeedToken{tokens[static_cast<size_t>(i)]});
     plan.positions.push_back(i);
   }
-  plan.seqs.push_back(StepSeq{0, 17, 0, blocks_from(0, 2)});
+  plan.seqs.push_back(StepSeq{0, 17, 0, blocks_from(0, 2), std::nullopt});
   plan.outputs = {OutputRow{0, OutputKind::kLogits}, OutputRow{16, OutputKind::kLogits}};
   std::vector<std::pair<size_t, std::vector<float>>> got;
   StepResult r = step(*dev, plan);
@@ -347,7 +347,7 @@ TEST_P(RandomModelVsReference, LogitsAgreeWithinTheDtypesTolerance) {
     plan.clear();
     plan.inputs.push_back(FeedToken{tokens[static_cast<size_t>(i)]});
     plan.positions.push_back(i);
-    plan.seqs.push_back(StepSeq{0, 1, i, blocks_from(0, 2)});
+    plan.seqs.push_back(StepSeq{0, 1, i, blocks_from(0, 2), std::nullopt});
     plan.outputs.push_back(OutputRow{0, OutputKind::kLogits});
     r = step(*dev, plan);
     got.emplace_back(static_cast<size_t>(i), r.logits);

@@ -85,7 +85,7 @@ void run_rows(Device& dev, int32_t rows, int32_t pos) {
     p.inputs.push_back(FeedToken{static_cast<TokenId>((pos + i) * 7 % 600)});
     p.positions.push_back(pos + i);
   }
-  p.seqs.push_back(StepSeq{0, rows, pos, {BlockId(0), BlockId(1), BlockId(2), BlockId(3)}});
+  p.seqs.push_back(StepSeq{0, rows, pos, {BlockId(0), BlockId(1), BlockId(2), BlockId(3)}, std::nullopt});
   p.outputs.push_back(OutputRow{rows - 1, OutputKind::kArgmax});
   auto t = dev.launch(p);
   ASSERT_TRUE(t.ok()) << t.status().to_string();

@@ -13,6 +13,7 @@
 #include "gguf/gguf_writer.h"
 #include "model/cpu_device.h"
 #include "model/random_model.h"
+#include "testing/model_test_support.h"
 #include "testing/reference_forward.h"
 #include "testing/temp_dir.h"
 
@@ -29,22 +30,9 @@ std::vector<BlockId> seq_blocks(int32_t seq) {
 }
 
 std::unique_ptr<CpuDevice> make_device(const Model& m, int threads) {
-  CpuDeviceOptions o;
-  o.num_threads = threads;
-  o.kv_dtype = GgmlType::kF32;
-  o.num_kv_blocks = 3 * kBlocksPerSeq;
-  o.limits = ForwardLimits{.max_rows = 160, .max_outputs = 160, .max_seqs = 8};
-  auto d = CpuDevice::create(m, o);
-  EXPECT_TRUE(d.ok()) << d.status().to_string();
-  return std::move(d).value();
-}
-
-StepResult step(Device& dev, const StepPlan& plan) {
-  auto t = dev.launch(plan);
-  EXPECT_TRUE(t.ok()) << t.status().to_string();
-  StepResult r;
-  EXPECT_TRUE(dev.await_result(*t, r).ok());
-  return r;
+  return testing::make_test_device(m, {.num_threads = threads,
+                                       .num_kv_blocks = 3 * kBlocksPerSeq,
+                                       .limits = {.max_rows = 160, .max_outputs = 160, .max_seqs = 8}});
 }
 
 RandomModelSpec gpt_oss_spec(GgmlType dtype, uint32_t window, uint32_t pattern) {
@@ -66,43 +54,11 @@ RandomModelSpec gpt_oss_spec(GgmlType dtype, uint32_t window, uint32_t pattern) 
   return s;
 }
 
-std::vector<TokenId> prompt(size_t n) {
-  std::vector<TokenId> t(n);
-  for (size_t i = 0; i < n; ++i) t[i] = static_cast<TokenId>((i * 37 + 5) % kVocab);
-  return t;
-}
-
 // Logits at every position: prefill chunks of `chunk` rows with an output per
 // row, then one token per step.
 std::vector<std::vector<float>> logits_at_every_position(Device& dev, const std::vector<TokenId>& tokens,
                                                          int32_t prefill, int32_t chunk) {
-  std::vector<std::vector<float>> out;
-  const auto n = static_cast<int32_t>(tokens.size());
-  for (int32_t begin = 0; begin < n;) {
-    const int32_t rows = begin < prefill ? std::min(chunk, prefill - begin) : 1;
-    StepPlan plan;
-    for (int32_t i = 0; i < rows; ++i) {
-      plan.inputs.push_back(FeedToken{tokens[static_cast<size_t>(begin + i)]});
-      plan.positions.push_back(begin + i);
-      plan.outputs.push_back(OutputRow{i, OutputKind::kLogits});
-    }
-    plan.seqs.push_back(StepSeq{0, rows, begin, seq_blocks(0)});
-    const StepResult r = step(dev, plan);
-    for (int32_t i = 0; i < rows; ++i) {
-      out.emplace_back(r.logits.begin() + i * kVocab, r.logits.begin() + (i + 1) * kVocab);
-    }
-    begin += rows;
-  }
-  return out;
-}
-
-double relative_error(const std::vector<float>& ref, const std::vector<float>& got) {
-  double max_ref = 0, max_err = 0;
-  for (size_t v = 0; v < ref.size(); ++v) {
-    max_ref = std::max(max_ref, std::fabs(double(ref[v])));
-    max_err = std::max(max_err, std::fabs(double(ref[v]) - got[v]));
-  }
-  return max_err / max_ref;
+  return testing::logits_at_every_position(dev, tokens, prefill, chunk, seq_blocks(0));
 }
 
 struct GptOssCase {
@@ -127,14 +83,14 @@ TEST_P(GptOssVsReference, LogitsAtEveryPositionAgreeWithTheReferenceThatMasksByW
   auto m = Model::load(dir.file("m.gguf"));
   ASSERT_TRUE(m.ok()) << m.status().to_string();
   ASSERT_EQ((*m)->arch(), Arch::kGptOss);
-  const auto tokens = prompt(static_cast<size_t>(p.tokens));
+  const auto tokens = testing::fixed_prompt(static_cast<size_t>(p.tokens), kVocab);
   const auto ref = testing::ReferenceForward(**m).logits(tokens);
   auto dev = make_device(**m, 2);
   const auto got = logits_at_every_position(*dev, tokens, p.prefill, p.chunk);
   ASSERT_EQ(got.size(), ref.size());
   double worst = 0;
   for (size_t pos = 0; pos < tokens.size(); ++pos) {
-    const double err = relative_error(ref[pos], got[pos]);
+    const double err = testing::relative_error(ref[pos], got[pos]);
     worst = std::max(worst, err);
     EXPECT_LT(err, p.tolerance) << "position " << pos;
   }
@@ -174,7 +130,7 @@ TEST(GptOssModel, ARowsLogitsDoNotDependOnTheBatchOrTheThreadCount) {
   ASSERT_TRUE(make_random_model(gpt_oss_spec(GgmlType::kQ8_0, 6, 2), dir.file("m.gguf")).ok());
   auto m = Model::load(dir.file("m.gguf"));
   ASSERT_TRUE(m.ok()) << m.status().to_string();
-  const auto tokens = prompt(20);
+  const auto tokens = testing::fixed_prompt(20, kVocab);
   auto alone_dev = make_device(**m, 1);
   const auto alone = logits_at_every_position(*alone_dev, tokens, 0, 1);
   auto dev = make_device(**m, 3);
@@ -185,15 +141,15 @@ TEST(GptOssModel, ARowsLogitsDoNotDependOnTheBatchOrTheThreadCount) {
       plan.inputs.push_back(FeedToken{static_cast<TokenId>((7 * i + j + 100) % kVocab)});
       plan.positions.push_back(3 * pos + j);
     }
-    plan.seqs.push_back(StepSeq{0, 3, 3 * pos, seq_blocks(1)});
+    plan.seqs.push_back(StepSeq{0, 3, 3 * pos, seq_blocks(1), std::nullopt});
     plan.inputs.push_back(FeedToken{tokens[i]});
     plan.positions.push_back(pos);
-    plan.seqs.push_back(StepSeq{3, 1, pos, seq_blocks(0)});
+    plan.seqs.push_back(StepSeq{3, 1, pos, seq_blocks(0), std::nullopt});
     plan.inputs.push_back(FeedToken{static_cast<TokenId>((11 * i + 3) % kVocab)});
     plan.positions.push_back(pos);
-    plan.seqs.push_back(StepSeq{4, 1, pos, seq_blocks(2)});
+    plan.seqs.push_back(StepSeq{4, 1, pos, seq_blocks(2), std::nullopt});
     plan.outputs = {OutputRow{2, OutputKind::kLogits}, OutputRow{3, OutputKind::kLogits}};
-    const StepResult r = step(*dev, plan);
+    const StepResult r = testing::run_step(*dev, plan);
     const std::vector<float> mine(r.logits.begin() + kVocab, r.logits.begin() + 2 * kVocab);
     EXPECT_EQ(mine, alone[i]) << "position " << i;
   }

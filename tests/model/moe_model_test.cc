@@ -11,6 +11,7 @@
 #include "gguf/gguf_file.h"
 #include "model/cpu_device.h"
 #include "model/random_model.h"
+#include "testing/model_test_support.h"
 #include "testing/reference_forward.h"
 #include "testing/temp_dir.h"
 
@@ -18,31 +19,6 @@ namespace met::moe_model_test {
 namespace {
 
 constexpr uint32_t kVocab = 600;
-
-std::vector<BlockId> blocks_from(int32_t first, int32_t n) {
-  std::vector<BlockId> b;
-  for (int32_t i = 0; i < n; ++i) b.emplace_back(first + i);
-  return b;
-}
-
-std::unique_ptr<CpuDevice> make_device(const Model& m, int threads) {
-  CpuDeviceOptions o;
-  o.num_threads = threads;
-  o.kv_dtype = GgmlType::kF32;
-  o.num_kv_blocks = 16;
-  o.limits = ForwardLimits{.max_rows = 64, .max_outputs = 32, .max_seqs = 8};
-  auto d = CpuDevice::create(m, o);
-  EXPECT_TRUE(d.ok()) << d.status().to_string();
-  return std::move(d).value();
-}
-
-StepResult step(Device& dev, const StepPlan& plan) {
-  auto t = dev.launch(plan);
-  EXPECT_TRUE(t.ok()) << t.status().to_string();
-  StepResult r;
-  EXPECT_TRUE(dev.await_result(*t, r).ok());
-  return r;
-}
 
 struct MoeCase {
   Arch arch;
@@ -70,46 +46,10 @@ RandomModelSpec moe_spec(Arch arch, GgmlType dtype, uint32_t shared_ff) {
   return s;
 }
 
-std::vector<TokenId> prompt(size_t n) {
-  std::vector<TokenId> t(n);
-  for (size_t i = 0; i < n; ++i) t[i] = static_cast<TokenId>((i * 37 + 5) % kVocab);
-  return t;
-}
-
 // Logits at every position: the first 13 tokens as one prefill chunk with an
 // output per row, then one token per step.
 std::vector<std::vector<float>> logits_at_every_position(Device& dev, const std::vector<TokenId>& tokens) {
-  std::vector<std::vector<float>> out;
-  StepPlan plan;
-  const int32_t chunk = 13;
-  for (int32_t i = 0; i < chunk; ++i) {
-    plan.inputs.push_back(FeedToken{tokens[static_cast<size_t>(i)]});
-    plan.positions.push_back(i);
-    plan.outputs.push_back(OutputRow{i, OutputKind::kLogits});
-  }
-  plan.seqs.push_back(StepSeq{0, chunk, 0, blocks_from(0, 2)});
-  StepResult r = step(dev, plan);
-  for (int32_t i = 0; i < chunk; ++i) {
-    out.emplace_back(r.logits.begin() + i * kVocab, r.logits.begin() + (i + 1) * kVocab);
-  }
-  for (int32_t i = chunk; i < static_cast<int32_t>(tokens.size()); ++i) {
-    plan.clear();
-    plan.inputs.push_back(FeedToken{tokens[static_cast<size_t>(i)]});
-    plan.positions.push_back(i);
-    plan.seqs.push_back(StepSeq{0, 1, i, blocks_from(0, 2)});
-    plan.outputs.push_back(OutputRow{0, OutputKind::kLogits});
-    out.push_back(step(dev, plan).logits);
-  }
-  return out;
-}
-
-double relative_error(const std::vector<float>& ref, const std::vector<float>& got) {
-  double max_ref = 0, max_err = 0;
-  for (size_t v = 0; v < ref.size(); ++v) {
-    max_ref = std::max(max_ref, std::fabs(double(ref[v])));
-    max_err = std::max(max_err, std::fabs(double(ref[v]) - got[v]));
-  }
-  return max_err / max_ref;
+  return testing::logits_at_every_position(dev, tokens, 13, 13, testing::block_range(0, 2));
 }
 
 class MoeModelVsReference : public ::testing::TestWithParam<MoeCase> {};
@@ -121,17 +61,17 @@ TEST_P(MoeModelVsReference, LogitsAtEveryPositionAgreeWithinTheDtypesTolerance) 
   auto m = Model::load(dir.file("m.gguf"));
   ASSERT_TRUE(m.ok()) << m.status().to_string();
   ASSERT_EQ((*m)->arch(), p.arch);
-  const auto tokens = prompt(21);
+  const auto tokens = testing::fixed_prompt(21, kVocab);
   std::vector<double> margins;
   const auto ref = testing::ReferenceForward(**m).logits(tokens, &margins);
-  auto dev = make_device(**m, 2);
+  auto dev = testing::make_test_device(**m);
   const auto got = logits_at_every_position(*dev, tokens);
   double worst = 0;
   int compared = 0;
   for (size_t pos = 0; pos < tokens.size(); ++pos) {
     if (margins[pos] < p.min_margin) continue;  // a near-tie the quantized path may break the other way
     ++compared;
-    const double err = relative_error(ref[pos], got[pos]);
+    const double err = testing::relative_error(ref[pos], got[pos]);
     worst = std::max(worst, err);
     EXPECT_LT(err, p.tolerance) << "position " << pos << ", routing margin " << margins[pos];
   }
@@ -185,10 +125,10 @@ TEST(MoeModel, ARowsLogitsDoNotDependOnTheBatchOrTheThreadCount) {
     ASSERT_TRUE(make_random_model(moe_spec(Arch::kQwen3Moe, dtype, 384), dir.file("m.gguf")).ok());
     auto m = Model::load(dir.file("m.gguf"));
     ASSERT_TRUE(m.ok()) << m.status().to_string();
-    const auto tokens = prompt(16);
-    auto alone_dev = make_device(**m, 1);
+    const auto tokens = testing::fixed_prompt(16, kVocab);
+    auto alone_dev = testing::make_test_device(**m, {.num_threads = 1});
     const auto alone = logits_at_every_position(*alone_dev, tokens);
-    auto dev = make_device(**m, 3);
+    auto dev = testing::make_test_device(**m, {.num_threads = 3});
     for (size_t i = 0; i < tokens.size(); ++i) {
       const int32_t pos = static_cast<int32_t>(i);
       StepPlan plan;
@@ -197,15 +137,15 @@ TEST(MoeModel, ARowsLogitsDoNotDependOnTheBatchOrTheThreadCount) {
         plan.inputs.push_back(FeedToken{static_cast<TokenId>((7 * i + j + 100) % kVocab)});
         plan.positions.push_back(2 * pos + j);
       }
-      plan.seqs.push_back(StepSeq{0, 2, 2 * pos, blocks_from(4, 4)});
+      plan.seqs.push_back(StepSeq{0, 2, 2 * pos, testing::block_range(4, 4), std::nullopt});
       plan.inputs.push_back(FeedToken{tokens[i]});
       plan.positions.push_back(pos);
-      plan.seqs.push_back(StepSeq{2, 1, pos, blocks_from(0, 2)});
+      plan.seqs.push_back(StepSeq{2, 1, pos, testing::block_range(0, 2), std::nullopt});
       plan.inputs.push_back(FeedToken{static_cast<TokenId>((11 * i + 3) % kVocab)});
       plan.positions.push_back(pos);
-      plan.seqs.push_back(StepSeq{3, 1, pos, blocks_from(8, 2)});
+      plan.seqs.push_back(StepSeq{3, 1, pos, testing::block_range(8, 2), std::nullopt});
       plan.outputs = {OutputRow{1, OutputKind::kLogits}, OutputRow{2, OutputKind::kLogits}};
-      const StepResult r = step(*dev, plan);
+      const StepResult r = testing::run_step(*dev, plan);
       const std::vector<float> mine(r.logits.begin() + kVocab, r.logits.begin() + 2 * kVocab);
       EXPECT_EQ(mine, alone[i]) << ggml_type_name(dtype) << " position " << i;
     }

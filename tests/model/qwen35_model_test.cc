@@ -2,10 +2,10 @@
 // delta layers with a gated attention layer every fourth, an MTP block):
 // make_random_model's files read back with the hyper-parameters and tensors
 // llama.cpp's loaders read, per preset; Model binds every layer kind and the
-// MTP block and names a missing or misshapen recurrent tensor; CpuDevice
-// refuses the model until it runs gated delta layers; the double-precision
-// reference forward is finite, causal, and matches logits llama.cpp computed
-// on the same files.
+// MTP block and names a missing or misshapen recurrent tensor; the
+// double-precision reference forward is finite, causal, and matches logits
+// llama.cpp computed on the same files. The fast path against the reference:
+// hybrid_model_test.cc.
 #include <cmath>
 #include <numeric>
 
@@ -157,20 +157,6 @@ TEST_P(Qwen35Archs, MissingMtpProjectionIsNamed) {
   auto m = Model::load(dir.file("cut.gguf"));
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.status().message().find("blk.4.nextn.eh_proj.weight"), std::string::npos) << m.status().message();
-}
-
-// Until the forward pass runs gated delta layers (the recurrent-state work
-// replaces this refusal and this test).
-TEST_P(Qwen35Archs, CpuDeviceRefusesGatedDeltaLayers) {
-  testing::TempDir dir;
-  auto m = make_and_load(small_spec(GetParam(), GgmlType::kF32), dir);
-  ASSERT_NE(m, nullptr);
-  CpuDeviceOptions o;
-  o.num_kv_blocks = 4;
-  auto d = CpuDevice::create(*m, o);
-  ASSERT_FALSE(d.ok());
-  EXPECT_NE(d.status().message().find("the CPU device does not run gated delta layers yet"), std::string::npos)
-      << d.status().message();
 }
 
 TEST_P(Qwen35Archs, ReferenceLogitsAreFiniteVariedAndCausal) {

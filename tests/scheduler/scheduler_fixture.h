@@ -65,7 +65,8 @@ class SchedFixture {
     return n;
   }
 
-  bool pool_is_full() const { return kv->num_blocks_in_use() == 0; }
+  // Every KV block and every recurrent-state slot is back.
+  bool pool_is_full() const { return kv->num_blocks_in_use() == 0 && kv->num_state_slots_in_use() == 0; }
 
   TempDir spill_dir;
   std::unique_ptr<FakeDevice> device;

@@ -61,6 +61,20 @@ TEST(ServerMetrics, EngineCountersAndLoadAreReportedWithTheModelName) {
   EXPECT_EQ(text.value("met:generation_tokens_total"), 55);
 }
 
+TEST(ServerMetrics, ARecurrentModelsStateSlotsAreGaugesAndADenseModelHasNone) {
+  ServerMetrics metrics("hybrid");
+  EngineStatsSnapshot s;
+  s.state_slots_in_use = 3;
+  s.state_slots_total = 64;
+  const auto text = parse_prometheus_text(metrics.render(s));
+  ASSERT_EQ(text.error, "");
+  EXPECT_EQ(text.types.at("met:recurrent_state_slots_used"), "gauge");
+  EXPECT_EQ(text.value("met:recurrent_state_slots_used"), 3);
+  EXPECT_EQ(text.value("met:recurrent_state_slots_total"), 64);
+  const auto dense = parse_prometheus_text(metrics.render(EngineStatsSnapshot{}));
+  EXPECT_EQ(dense.types.count("met:recurrent_state_slots_used"), 0u);
+}
+
 TEST(ServerMetrics, AMoeModelsExpertLoadIsOneCounterPerLayerAndExpert) {
   ServerMetrics metrics("moe");
   EngineStatsSnapshot s;

@@ -11,6 +11,9 @@ namespace {
 
 constexpr int32_t kCellInts = 2;  // token, position
 constexpr int32_t kBlockInts = kKvBlockTokens * kCellInts;
+constexpr uint64_t kEmptyState = 0x9E3779B97F4A7C15ull;
+
+uint64_t mix_state(uint64_t h, TokenId t) { return (h ^ static_cast<uint32_t>(t)) * 0x100000001B3ull + 7; }
 
 const char* call_name(DeviceCall k) {
   switch (k) {
@@ -18,6 +21,8 @@ const char* call_name(DeviceCall k) {
     case DeviceCall::kAwait: return "await_result";
     case DeviceCall::kReadKv: return "read_kv_block";
     case DeviceCall::kWriteKv: return "write_kv_block";
+    case DeviceCall::kReadState: return "read_state_slot";
+    case DeviceCall::kWriteState: return "write_state_slot";
   }
   return "?";
 }
@@ -40,6 +45,25 @@ FakeDevice::FakeDevice(FakeDeviceOptions options) : options_(std::move(options))
   info_.max_outputs = options_.max_seqs;
   info_.fed_ahead_policy = options_.policy;
   kv_.assign(static_cast<size_t>(options_.num_kv_blocks) * kBlockInts, -1);
+  info_.num_state_slots = options_.num_state_slots;
+  info_.state_slot_bytes = options_.num_state_slots > 0 ? static_cast<int64_t>(sizeof(SlotState)) : 0;
+  states_.assign(static_cast<size_t>(options_.num_state_slots), SlotState{});
+}
+
+void FakeDevice::run_states(const StepPlan& plan, std::span<const TokenId> tokens) {
+  row_state_.assign(static_cast<size_t>(plan.num_rows()), 0);
+  if (states_.empty()) return;
+  for (const StepSeq& sq : plan.seqs) {
+    SlotState& st = states_[static_cast<size_t>(sq.state_slot->value())];
+    if (sq.num_cached == 0) st = SlotState{kEmptyState, 0};
+    if (st.num_tokens != sq.num_cached) ++num_state_mismatches_;
+    for (int32_t k = 0; k < sq.num_rows; ++k) {
+      const auto row = static_cast<size_t>(sq.row_begin + k);
+      st.hash = mix_state(st.hash, tokens[row]);
+      ++st.num_tokens;
+      row_state_[row] = st.hash;
+    }
+  }
 }
 
 Status FakeDevice::count(DeviceCall kind) {
@@ -64,6 +88,7 @@ Result<Ticket> FakeDevice::launch(const StepPlan& plan) {
   MET_RETURN_IF_ERROR(count(DeviceCall::kLaunch));
   MET_RETURN_IF_ERROR(
       validate_plan(plan, info_.num_kv_blocks, info_.max_context, info_.kv_block_tokens, info_.kv_window));
+  MET_RETURN_IF_ERROR(validate_state_slots(plan, info_.num_state_slots));
   if (plan.num_rows() > info_.max_rows) return invalid_argument("{} rows > {}", plan.num_rows(), info_.max_rows);
   if (pending_.size() >= 2) return internal_error("FakeDevice keeps at most two steps in flight");
   const Ticket ticket(next_ticket_++);
@@ -110,6 +135,7 @@ Status FakeDevice::await_result(Ticket ticket, StepResult& out) {
       cell[1] = pos;
     }
   }
+  run_states(plan, tokens);
   out.vocab_size = info_.vocab_size;
   out.logits.assign(plan.outputs.size() * static_cast<size_t>(info_.vocab_size), 0.0f);
   out.argmax.assign(plan.outputs.size(), 0);
@@ -130,6 +156,11 @@ Status FakeDevice::await_result(Ticket ticket, StepResult& out) {
       // A cell that does not hold this position reads as a poisoned token,
       // so a lost or misplaced block changes the output.
       context_.push_back(cell[1] == p ? cell[0] : -1000 - p);
+    }
+    if (!states_.empty()) {  // a recurrent model's output reads its state too
+      const uint64_t h = row_state_[static_cast<size_t>(row)];
+      context_.push_back(static_cast<TokenId>(h & 0x7FFFFFFF));
+      context_.push_back(static_cast<TokenId>((h >> 32) & 0x7FFFFFFF));
     }
     const TokenId next = next_token_ ? next_token_(context_) : default_next(context_);
     float* logits = &out.logits[o * static_cast<size_t>(info_.vocab_size)];
@@ -159,6 +190,22 @@ Status FakeDevice::write_kv_block(BlockId block, std::span<const uint8_t> bytes)
   MET_RETURN_IF_ERROR(count(DeviceCall::kWriteKv));
   if (static_cast<int64_t>(bytes.size()) != info_.kv_block_bytes) return invalid_argument("bad block size");
   std::memcpy(&kv_[static_cast<size_t>(block.value()) * kBlockInts], bytes.data(), bytes.size());
+  return ok_status();
+}
+
+Status FakeDevice::read_state_slot(StateSlotId slot, std::span<uint8_t> bytes) {
+  MET_RETURN_IF_ERROR(count(DeviceCall::kReadState));
+  if (slot.value() < 0 || slot.value() >= info_.num_state_slots) return invalid_argument("bad state slot");
+  if (static_cast<int64_t>(bytes.size()) != info_.state_slot_bytes) return invalid_argument("bad state size");
+  std::memcpy(bytes.data(), &states_[static_cast<size_t>(slot.value())], bytes.size());
+  return ok_status();
+}
+
+Status FakeDevice::write_state_slot(StateSlotId slot, std::span<const uint8_t> bytes) {
+  MET_RETURN_IF_ERROR(count(DeviceCall::kWriteState));
+  if (slot.value() < 0 || slot.value() >= info_.num_state_slots) return invalid_argument("bad state slot");
+  if (static_cast<int64_t>(bytes.size()) != info_.state_slot_bytes) return invalid_argument("bad state size");
+  std::memcpy(&states_[static_cast<size_t>(slot.value())], bytes.data(), bytes.size());
   return ok_status();
 }
 

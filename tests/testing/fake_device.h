@@ -8,6 +8,14 @@
 // By default the next token is a hash of that context (never an EOG id unless
 // allowed); a test can script it. Any call can be told to fail. Steps run at
 // await time, in launch order; FeedFromRow reads the step awaited before.
+// With num_state_slots > 0 it also plays a recurrent model: each seq of a
+// step names a state slot whose state (a hash of every token the slot has
+// consumed, and their count) advances over the seq's rows; a seq with
+// num_cached == 0 starts from the empty state; an output's next token then
+// depends on that state as well as on its KV context, so a lost, swapped or
+// stale state changes outputs. A seq whose slot has consumed a number of
+// tokens other than its num_cached is counted in num_state_mismatches()
+// (the scheduler ran a row on a state that is not the sequence's).
 // Threading: one caller (the engine thread). Never linked into apps/.
 #pragma once
 
@@ -23,7 +31,7 @@
 
 namespace met::testing {
 
-enum class DeviceCall { kLaunch, kAwait, kReadKv, kWriteKv };
+enum class DeviceCall { kLaunch, kAwait, kReadKv, kWriteKv, kReadState, kWriteState };
 
 struct FakeDeviceOptions {
   int32_t vocab_size = 512;
@@ -37,6 +45,8 @@ struct FakeDeviceOptions {
   // The block size the device reports (its own layout is always kKvBlockTokens).
   int32_t kv_block_tokens = kKvBlockTokens;
   FedAheadPolicy policy = FedAheadPolicy::kRewindable;
+  // Recurrent-state slots (DeviceInfo::num_state_slots); 0: a model without.
+  int32_t num_state_slots = 0;
   // Tokens the default next-token function never returns (EOG ids).
   std::vector<TokenId> avoid;
 };
@@ -52,6 +62,8 @@ class FakeDevice final : public Device {
   Status await_result(Ticket ticket, StepResult& out) override;
   Status read_kv_block(BlockId block, std::span<uint8_t> bytes) override;
   Status write_kv_block(BlockId block, std::span<const uint8_t> bytes) override;
+  Status read_state_slot(StateSlotId slot, std::span<uint8_t> bytes) override;
+  Status write_state_slot(StateSlotId slot, std::span<const uint8_t> bytes) override;
 
   void set_next_token(NextToken fn) { next_token_ = std::move(fn); }
   // Step `step` (0-based, in await order) reports `token` as its argmax for
@@ -64,6 +76,7 @@ class FakeDevice final : public Device {
   int64_t num_calls() const { return num_calls_; }
   int64_t num_steps() const { return num_steps_; }
   int32_t max_rows_seen() const { return max_rows_seen_; }
+  int64_t num_state_mismatches() const { return num_state_mismatches_; }
   const std::vector<StepPlan>& plans() const { return plans_; }
   void keep_plans(bool keep) { keep_plans_ = keep; }
 
@@ -73,7 +86,14 @@ class FakeDevice final : public Device {
 
  private:
   Status count(DeviceCall kind);
+  // Advances the state slots over the plan's rows; row_state_ gets each
+  // row's state after it.
+  void run_states(const StepPlan& plan, std::span<const TokenId> tokens);
 
+  struct SlotState {
+    uint64_t hash = 0;
+    int64_t num_tokens = 0;
+  };
   FakeDeviceOptions options_;
   DeviceInfo info_;
   std::vector<int32_t> kv_;  // per block: kKvBlockTokens x (token, position)
@@ -95,6 +115,9 @@ class FakeDevice final : public Device {
   std::vector<Override> overrides_;
   std::vector<TokenId> prev_argmax_;
   std::vector<TokenId> context_;
+  std::vector<SlotState> states_;
+  std::vector<uint64_t> row_state_;
+  int64_t num_state_mismatches_ = 0;
 };
 
 }  // namespace met::testing

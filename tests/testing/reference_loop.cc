@@ -47,7 +47,7 @@ ReferenceOutcome run_reference(Device& device, const Tokenizer& tokenizer, const
         plan.inputs.push_back(FeedToken{tokens[static_cast<size_t>(seq_len + k)]});
         plan.positions.push_back(seq_len + k);
       }
-      plan.seqs.push_back(StepSeq{0, n, seq_len, blocks});
+      plan.seqs.push_back(StepSeq{0, n, seq_len, blocks, std::nullopt});
       plan.outputs.push_back(OutputRow{n - 1, OutputKind::kLogits});
       Result<Ticket> t = device.launch(plan);
       MET_CHECK(t.ok(), "{}", t.status().message());

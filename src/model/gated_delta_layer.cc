@@ -1,0 +1,135 @@
+// GatedDeltaLayer. Tested by tests/model/qwen35_model_test.cc.
+#include "model/gated_delta_layer.h"
+
+#include <cmath>
+
+#include "backend/cpu/kernels/ops.h"
+#include "backend/cpu/kernels/short_conv.h"
+
+namespace met {
+namespace {
+
+// Rows of a sequence from which prefill runs the chunked form of the rule.
+constexpr int32_t kChunkRows = 64;
+constexpr int32_t kMinChunkedRows = 8;
+
+// ggml's softplus: log(1 + e^x), x itself past 20 where they agree in float.
+float softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+}  // namespace
+
+GatedDeltaLayer::GatedDeltaLayer(const ModelHParams& hp, int32_t max_rows, int num_threads, bool chunked)
+    : embd_(hp.embedding_length),
+      conv_dim_(hp.conv_dim()),
+      key_dim_(static_cast<int64_t>(hp.ssm_group_count) * hp.ssm_state_size),
+      value_dim_(hp.ssm_inner_size),
+      head_dim_(static_cast<int32_t>(hp.ssm_state_size)),
+      num_k_heads_(static_cast<int32_t>(hp.ssm_group_count)),
+      num_v_heads_(static_cast<int32_t>(hp.ssm_time_step_rank)),
+      d_conv_(static_cast<int32_t>(hp.ssm_conv_kernel)),
+      eps_(hp.rms_norm_eps),
+      chunked_(chunked) {
+  const auto rows = static_cast<size_t>(max_rows);
+  qkv_.resize(rows * static_cast<size_t>(conv_dim_));
+  conv_out_.resize(rows * static_cast<size_t>(conv_dim_));
+  z_.resize(rows * static_cast<size_t>(value_dim_));
+  core_.resize(rows * static_cast<size_t>(value_dim_));
+  beta_.resize(rows * static_cast<size_t>(num_v_heads_));
+  gate_.resize(rows * static_cast<size_t>(num_v_heads_));
+  if (!chunked) return;
+  scratch_.reserve(static_cast<size_t>(num_threads));
+  for (int t = 0; t < num_threads; ++t) scratch_.emplace_back(kChunkRows, head_dim_);
+}
+
+void GatedDeltaLayer::run(cpu::ThreadCtx& ctx, const LayerWeights& l, int32_t rlayer, const StepPlan& plan,
+                          const float* xn, cpu::RecurrentState& state, ActivationBuffers& act, float* out) {
+  const GatedDeltaWeights& w = l.gdn;
+  const int64_t rows = plan.num_rows();
+  const Product in[] = {{&w.wqkv, qkv_.data()}, {&w.wgate, z_.data()}, {&w.beta, beta_.data()},
+                        {&w.alpha, gate_.data()}};
+  linear(ctx, xn, rows, embd_, in, act);
+  conv(ctx, w, rlayer, plan, state);
+  prepare_heads(ctx, w, rows);
+  delta_rule(ctx, rlayer, plan, state);
+  gated_norm(ctx, w, rows);
+  const Product o[] = {{&w.out, out}};
+  linear(ctx, core_.data(), rows, value_dim_, o, act);
+}
+
+// Threads split the channels; each sequence's rows convolve with its own state.
+void GatedDeltaLayer::conv(cpu::ThreadCtx& ctx, const GatedDeltaWeights& w, int32_t rlayer, const StepPlan& plan,
+                           cpu::RecurrentState& state) {
+  const auto [c0, c1] = ctx.split(conv_dim_, 16);
+  if (c0 < c1) {
+    for (const StepSeq& s : plan.seqs) {
+      const int64_t at = static_cast<int64_t>(s.row_begin) * conv_dim_;
+      cpu::short_conv_silu(&qkv_[static_cast<size_t>(at)], conv_dim_, s.num_rows, conv_dim_, c0, c1, w.conv, d_conv_,
+                           state.conv(*s.state_slot, rlayer), &conv_out_[static_cast<size_t>(at)], conv_dim_);
+    }
+  }
+  ctx.barrier();
+}
+
+// Per row: q and k heads L2-normalised, beta through a sigmoid, alpha into
+// the log decay g (kept in gate_).
+void GatedDeltaLayer::prepare_heads(cpu::ThreadCtx& ctx, const GatedDeltaWeights& w, int64_t rows) {
+  const auto [r0, r1] = ctx.split(rows);
+  for (int64_t r = r0; r < r1; ++r) {
+    float* qk = &conv_out_[static_cast<size_t>(r * conv_dim_)];
+    for (int32_t h = 0; h < 2 * num_k_heads_; ++h) cpu::l2_norm(qk + h * head_dim_, head_dim_, eps_);
+    float* beta = &beta_[static_cast<size_t>(r * num_v_heads_)];
+    float* g = &gate_[static_cast<size_t>(r * num_v_heads_)];
+    for (int32_t h = 0; h < num_v_heads_; ++h) {
+      beta[h] = sigmoid(beta[h]);
+      g[h] = softplus(g[h] + w.dt_bias[h]) * w.a[h];
+    }
+  }
+  ctx.barrier();
+}
+
+// Work items are (sequence, value head) pairs, split between the threads.
+void GatedDeltaLayer::delta_rule(cpu::ThreadCtx& ctx, int32_t rlayer, const StepPlan& plan,
+                                 cpu::RecurrentState& state) {
+  const auto num_items = static_cast<int64_t>(plan.seqs.size()) * num_v_heads_;
+  const auto [i0, i1] = ctx.split(num_items);
+  const int64_t head_floats = static_cast<int64_t>(head_dim_) * head_dim_;
+  for (int64_t item = i0; item < i1; ++item) {
+    const StepSeq& s = plan.seqs[static_cast<size_t>(item / num_v_heads_)];
+    const auto h = static_cast<int32_t>(item % num_v_heads_);
+    const int32_t kh = h % num_k_heads_;
+    const int64_t row = s.row_begin;
+    const float* base = &conv_out_[static_cast<size_t>(row * conv_dim_)];
+    cpu::GatedDeltaRows in;
+    in.q = base + static_cast<int64_t>(kh) * head_dim_;
+    in.k = base + key_dim_ + static_cast<int64_t>(kh) * head_dim_;
+    in.v = base + 2 * key_dim_ + static_cast<int64_t>(h) * head_dim_;
+    in.q_stride = in.k_stride = in.v_stride = conv_dim_;
+    in.g = &gate_[static_cast<size_t>(row * num_v_heads_ + h)];
+    in.beta = &beta_[static_cast<size_t>(row * num_v_heads_ + h)];
+    in.gb_stride = num_v_heads_;
+    in.out = &core_[static_cast<size_t>(row * value_dim_ + static_cast<int64_t>(h) * head_dim_)];
+    in.out_stride = value_dim_;
+    float* st = state.ssm(*s.state_slot, rlayer) + h * head_floats;
+    if (chunked_ && s.num_rows >= kMinChunkedRows) {
+      cpu::gated_delta_chunked(in, s.num_rows, head_dim_, st, scratch_[static_cast<size_t>(ctx.ith())]);
+    } else {
+      cpu::gated_delta_recurrent(in, s.num_rows, head_dim_, st);
+    }
+  }
+  ctx.barrier();
+}
+
+void GatedDeltaLayer::gated_norm(cpu::ThreadCtx& ctx, const GatedDeltaWeights& w, int64_t rows) {
+  const auto [r0, r1] = ctx.split(rows);
+  for (int64_t r = r0; r < r1; ++r) {
+    for (int32_t h = 0; h < num_v_heads_; ++h) {
+      const int64_t at = r * value_dim_ + static_cast<int64_t>(h) * head_dim_;
+      cpu::rms_norm_gated(&core_[static_cast<size_t>(at)], w.norm, &z_[static_cast<size_t>(at)], head_dim_, eps_,
+                          &core_[static_cast<size_t>(at)]);
+    }
+  }
+  ctx.barrier();
+}
+
+}  // namespace met

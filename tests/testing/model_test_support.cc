@@ -1,0 +1,83 @@
+// Model test support.
+#include "testing/model_test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace met::testing {
+
+std::vector<BlockId> block_range(int32_t first, int32_t n) {
+  std::vector<BlockId> b;
+  for (int32_t i = 0; i < n; ++i) b.emplace_back(first + i);
+  return b;
+}
+
+std::unique_ptr<CpuDevice> make_test_device(const Model& model, const TestDeviceOptions& options) {
+  CpuDeviceOptions o;
+  o.num_threads = options.num_threads;
+  o.kv_dtype = options.kv_dtype;
+  o.num_kv_blocks = options.num_kv_blocks;
+  o.limits = options.limits;
+  o.forward = options.forward;
+  auto d = CpuDevice::create(model, o);
+  EXPECT_TRUE(d.ok()) << d.status().to_string();
+  return d.ok() ? std::move(d).value() : nullptr;
+}
+
+StepResult run_step(Device& dev, const StepPlan& plan) {
+  auto t = dev.launch(plan);
+  EXPECT_TRUE(t.ok()) << t.status().to_string();
+  StepResult r;
+  if (t.ok()) {
+    const Status s = dev.await_result(*t, r);
+    EXPECT_TRUE(s.ok()) << s.to_string();
+  }
+  return r;
+}
+
+std::vector<TokenId> fixed_prompt(size_t n, uint32_t vocab) {
+  std::vector<TokenId> t(n);
+  for (size_t i = 0; i < n; ++i) t[i] = static_cast<TokenId>((i * 37 + 5) % vocab);
+  return t;
+}
+
+std::vector<std::vector<float>> logits_at_every_position(Device& dev, std::span<const TokenId> tokens,
+                                                         int32_t prefill, int32_t chunk,
+                                                         std::span<const BlockId> table) {
+  std::vector<std::vector<float>> out;
+  const auto vocab = static_cast<size_t>(dev.info().vocab_size);
+  std::optional<StateSlotId> slot;
+  if (dev.info().num_state_slots > 0) slot = StateSlotId(0);
+  const auto n = static_cast<int32_t>(tokens.size());
+  for (int32_t begin = 0; begin < n;) {
+    const int32_t rows = begin < prefill ? std::min(chunk, prefill - begin) : 1;
+    StepPlan plan;
+    for (int32_t i = 0; i < rows; ++i) {
+      plan.inputs.push_back(FeedToken{tokens[static_cast<size_t>(begin + i)]});
+      plan.positions.push_back(begin + i);
+      plan.outputs.push_back(OutputRow{i, OutputKind::kLogits});
+    }
+    plan.seqs.push_back(StepSeq{0, rows, begin, std::vector<BlockId>(table.begin(), table.end()), slot});
+    const StepResult r = run_step(dev, plan);
+    if (r.logits.size() < static_cast<size_t>(rows) * vocab) return out;
+    for (int32_t i = 0; i < rows; ++i) {
+      const auto at = r.logits.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(i) * vocab);
+      out.emplace_back(at, at + static_cast<ptrdiff_t>(vocab));
+    }
+    begin += rows;
+  }
+  return out;
+}
+
+double relative_error(std::span<const float> ref, std::span<const float> got) {
+  double max_ref = 0, max_err = 0;
+  for (size_t v = 0; v < ref.size(); ++v) {
+    max_ref = std::max(max_ref, std::fabs(double(ref[v])));
+    max_err = std::max(max_err, std::fabs(double(ref[v]) - got[v]));
+  }
+  return max_err / max_ref;
+}
+
+}  // namespace met::testing

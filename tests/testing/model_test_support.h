@@ -1,0 +1,50 @@
+// What the model tests share: a CpuDevice sized for a test, one step run to
+// its result, a fixed prompt, the logits at every position of one sequence
+// fed in prefill chunks then one token per step, and the error measure the
+// tolerances are stated in.
+// Threading: one thread. Never linked into apps/.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "backend/device.h"
+#include "model/cpu_device.h"
+#include "model/model.h"
+
+namespace met::testing {
+
+// Block ids first, first + 1, …, first + n - 1.
+std::vector<BlockId> block_range(int32_t first, int32_t n);
+
+struct TestDeviceOptions {
+  int num_threads = 2;
+  int32_t num_kv_blocks = 16;
+  GgmlType kv_dtype = GgmlType::kF32;
+  ForwardLimits limits{.max_rows = 64, .max_outputs = 32, .max_seqs = 8};
+  ForwardOptions forward{};
+};
+
+// EXPECTs that creation succeeds.
+std::unique_ptr<CpuDevice> make_test_device(const Model& model, const TestDeviceOptions& options = {});
+
+// Launches `plan` and awaits it, EXPECTing both to succeed.
+StepResult run_step(Device& dev, const StepPlan& plan);
+
+// Tokens (i * 37 + 5) % vocab, a prompt every test model accepts.
+std::vector<TokenId> fixed_prompt(size_t n, uint32_t vocab);
+
+// The logits after each of `tokens`: the first `prefill` go in chunks of
+// `chunk` rows (an output per row), the rest one per step; the sequence
+// reads and writes `table`, and state slot 0 when the device keeps
+// recurrent state.
+std::vector<std::vector<float>> logits_at_every_position(Device& dev, std::span<const TokenId> tokens,
+                                                         int32_t prefill, int32_t chunk,
+                                                         std::span<const BlockId> table);
+
+// max |ref - got| / max |ref|.
+double relative_error(std::span<const float> ref, std::span<const float> got);
+
+}  // namespace met::testing
