@@ -53,6 +53,9 @@ struct DeviceInfo {
   // 0: the model keeps no recurrent state.
   int32_t num_state_slots = 0;
   int64_t state_slot_bytes = 0;
+  // The last num_state_snapshot_slots of those hold state snapshots for the
+  // prefix cache (StepPlan::state_snapshots); the others running sequences.
+  int32_t num_state_snapshot_slots = 0;
 };
 
 class Device {

@@ -124,6 +124,8 @@ void copy_plan(const StepPlan& from, StepPlan& to) {
   to.positions = from.positions;
   to.outputs = from.outputs;
   to.banned = from.banned;
+  to.state_restores = from.state_restores;
+  to.state_snapshots = from.state_snapshots;
   if (to.seqs.size() > from.seqs.size()) to.seqs.resize(from.seqs.size());
   while (to.seqs.size() < from.seqs.size()) to.seqs.emplace_back();
   for (size_t i = 0; i < from.seqs.size(); ++i) {
@@ -143,7 +145,45 @@ void StepPlan::clear() {
   seqs.clear();  // drops the block tables' storage too; seqs keep their capacity
   outputs.clear();
   banned.clear();
+  state_restores.clear();
+  state_snapshots.clear();
 }
+
+namespace {
+
+// The index of the seq running in `slot`, if any.
+std::optional<size_t> seq_in_slot(const StepPlan& plan, StateSlotId slot) {
+  for (size_t i = 0; i < plan.seqs.size(); ++i) {
+    if (plan.seqs[i].state_slot == slot) return i;
+  }
+  return std::nullopt;
+}
+
+Status validate_copies(const StepPlan& plan, int32_t num_state_slots) {
+  const auto in_range = [&](StateSlotId s) { return s.value() >= 0 && s.value() < num_state_slots; };
+  for (size_t k = 0; k < plan.state_restores.size(); ++k) {
+    const StateCopy& c = plan.state_restores[k];
+    const std::optional<size_t> to = seq_in_slot(plan, c.to);
+    if (!in_range(c.from) || !to.has_value() || seq_in_slot(plan, c.from).has_value() ||
+        plan.seqs[*to].num_cached == 0) {
+      return invalid_argument("step plan: restore {} copies slot {} into slot {}, not from a free slot into a "
+                              "seq with cached tokens", k, c.from.value(), c.to.value());
+    }
+  }
+  for (size_t k = 0; k < plan.state_snapshots.size(); ++k) {
+    const StateCopy& c = plan.state_snapshots[k];
+    bool repeated = false;
+    for (size_t j = 0; j < k; ++j) repeated = repeated || plan.state_snapshots[j].to == c.to;
+    if (!in_range(c.to) || !seq_in_slot(plan, c.from).has_value() || seq_in_slot(plan, c.to).has_value() ||
+        repeated) {
+      return invalid_argument("step plan: snapshot {} copies slot {} into slot {}, not from a seq into a free "
+                              "slot of its own", k, c.from.value(), c.to.value());
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace
 
 Status validate_state_slots(const StepPlan& plan, int32_t num_state_slots) {
   for (size_t i = 0; i < plan.seqs.size(); ++i) {
@@ -163,7 +203,10 @@ Status validate_state_slots(const StepPlan& plan, int32_t num_state_slots) {
       }
     }
   }
-  return ok_status();
+  if (num_state_slots == 0 && (!plan.state_restores.empty() || !plan.state_snapshots.empty())) {
+    return invalid_argument("step plan: copies state slots; the model has none");
+  }
+  return validate_copies(plan, num_state_slots);
 }
 
 Status validate_plan(const StepPlan& plan, int32_t max_blocks, int32_t max_context, int32_t block_tokens,

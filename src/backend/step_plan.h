@@ -65,12 +65,24 @@ struct OutputRow {
   int32_t num_banned = 0;
 };
 
+// A copy of one recurrent-state slot into another, made by a step.
+struct StateCopy {
+  StateSlotId from;
+  StateSlotId to;
+};
+
 struct StepPlan {
   std::vector<RowInput> inputs;      // one per row
   std::vector<int32_t> positions;    // one per row
   std::vector<StepSeq> seqs;
   std::vector<OutputRow> outputs;    // rows whose results come back, in this order
   std::vector<TokenId> banned;       // the outputs' banned ids, flat
+  // Models with recurrent layers: copies the step makes before any row runs
+  // (a seq resuming from a cached state snapshot: `to` is its state_slot and
+  // its num_cached the tokens the snapshot holds) and after every row (a
+  // snapshot of a seq's state: `from` is its state_slot).
+  std::vector<StateCopy> state_restores;
+  std::vector<StateCopy> state_snapshots;
 
   int32_t num_rows() const { return static_cast<int32_t>(inputs.size()); }
   void clear();  // keeps capacity: the scheduler reuses one plan per lane
@@ -96,8 +108,11 @@ void assign_block_table(std::vector<BlockId>& to, std::span<const BlockId> table
 void copy_plan(const StepPlan& from, StepPlan& to);
 
 // With `num_state_slots` > 0 (a model with recurrent layers), every seq
-// names a state slot below it and no two seqs the same one; with 0, none
-// names one. The message names the first seq at fault.
+// names a state slot below it and no two seqs the same one; each restore
+// copies into the slot of a seq with num_cached > 0 from a slot no seq runs
+// in; each snapshot copies out of a seq's slot into a slot no seq runs in,
+// no two into the same. With 0, none names a slot and there are no copies.
+// The message names the first seq or copy at fault.
 Status validate_state_slots(const StepPlan& plan, int32_t num_state_slots);
 
 // Checks the invariants above; `max_blocks` bounds block ids, `max_context`

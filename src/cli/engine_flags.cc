@@ -82,6 +82,12 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& flags) {
   cmd.add_option("--pipeline", flags.pipeline,
                  "on: launch decode step t+1 before step t is settled; off: one step at a time")
       ->capture_default_str();
+  cmd.add_option("--state-snapshots", flags.state_snapshots,
+                 "Hybrid recurrent models: recurrent-state snapshots the prefix cache keeps (default: as many as "
+                 "--max-seqs; 0 turns prefix reuse off for these models)");
+  cmd.add_option("--state-snapshot-blocks", flags.state_snapshot_blocks,
+                 "Hybrid recurrent models: snapshot a prompt's state every this many KV blocks of 16 tokens")
+      ->capture_default_str();
 }
 
 Result<int64_t> parse_kv_mem(std::string_view text) {
@@ -122,6 +128,12 @@ Status validate_engine_flags(const EngineFlags& f) {
                             f.max_seqs);
   }
   if (f.pipeline != "on" && f.pipeline != "off") return invalid_argument("--pipeline '{}' is not on or off", f.pipeline);
+  if (f.state_snapshots < -1 || f.state_snapshots > kMaxSeqsFlag) {
+    return invalid_argument("--state-snapshots {} must be between 0 and {}", f.state_snapshots, kMaxSeqsFlag);
+  }
+  if (f.state_snapshot_blocks < 1 || f.state_snapshot_blocks > 4096) {
+    return invalid_argument("--state-snapshot-blocks {} must be between 1 and 4096", f.state_snapshot_blocks);
+  }
   return preempt_mode(f).status();
 }
 
@@ -140,6 +152,8 @@ Result<CpuEngineConfig> engine_config(const EngineFlags& flags, StreamLimits str
   c.spill_dir = flags.spill_dir;
   MET_ASSIGN_OR_RETURN(c.preempt, preempt_mode(flags));
   c.pipeline = flags.pipeline == "on";
+  c.state_snapshots = flags.state_snapshots;
+  c.state_snapshot_blocks = flags.state_snapshot_blocks;
   c.streams = streams;
   return c;
 }

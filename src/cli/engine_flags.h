@@ -37,6 +37,8 @@ struct EngineFlags {
   std::string spill_dir;              // "": no spill store
   std::string preempt;                // "": swap with a spill dir, else recompute
   std::string pipeline = "on";        // on: launch decode steps ahead (decode_lane.h)
+  int32_t state_snapshots = -1;       // hybrid models' prefix cache: -1 as many as --max-seqs
+  int32_t state_snapshot_blocks = 16;
 };
 
 // Registers the flags on `cmd`; they write into `flags`, which outlives it.

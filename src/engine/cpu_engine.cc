@@ -65,7 +65,7 @@ Result<std::unique_ptr<CpuEngine>> CpuEngine::create(const Model& model, const C
   const ModelHParams& hp = e->model_->hparams();
   cpu::KvLayout layout;
   layout.dtype = config.kv_dtype;
-  layout.num_layers = static_cast<int32_t>(hp.num_layers);
+  layout.num_layers = static_cast<int32_t>(hp.num_layers - hp.num_recurrent_layers());  // layers with KV
   layout.num_kv_heads = static_cast<int32_t>(hp.num_kv_heads);
   layout.head_dim = static_cast<int32_t>(hp.head_dim);
   layout.num_blocks = 1;
@@ -81,6 +81,7 @@ Result<std::unique_ptr<CpuEngine>> CpuEngine::create(const Model& model, const C
   dopt.num_kv_blocks = num_blocks;
   dopt.limits = ForwardLimits{.max_rows = config.max_batch_tokens, .max_outputs = config.max_seqs,
                               .max_seqs = config.max_seqs};
+  if (hp.is_hybrid()) dopt.num_state_snapshots = config.state_snapshots < 0 ? config.max_seqs : config.state_snapshots;
   Result<std::unique_ptr<CpuDevice>> device = CpuDevice::create(*e->model_, dopt);
   if (!device.ok()) {
     const bool sized = config.kv_blocks.has_value() || config.kv_mem_bytes.has_value();
@@ -98,6 +99,7 @@ Result<std::unique_ptr<CpuEngine>> CpuEngine::create(const Model& model, const C
   eopt.scheduler.max_batch_tokens = config.max_batch_tokens;
   eopt.scheduler.preempt = config.preempt;
   eopt.scheduler.pipeline = config.pipeline;
+  eopt.state_snapshot_blocks = config.state_snapshot_blocks;
   eopt.streams = config.streams;
   MET_ASSIGN_OR_RETURN(e->engine_, Engine::create(*e->device_, *e->tokenizer_, e->spill_.get(), e->clock_,
                                                   std::move(eopt)));

@@ -56,6 +56,10 @@ struct CpuEngineConfig {
   std::string spill_dir;  // "": no spill store
   PreemptMode preempt = PreemptMode::kRecompute;  // kSwap needs spill_dir
   bool pipeline = true;
+  // Hybrid recurrent models: state snapshots the prefix cache keeps (-1: as
+  // many as max_seqs; 0: no prefix reuse) and the blocks between two.
+  int32_t state_snapshots = -1;
+  int32_t state_snapshot_blocks = 16;
   StreamLimits streams;  // each client's unsent-bytes bound
 };
 

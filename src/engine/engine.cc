@@ -27,7 +27,7 @@ Engine::Engine(Device& device, const Clock& clock, EngineOptions options)
       device_(device),
       options_(std::move(options)),
       dev_port_(device),
-      kv_(device),
+      kv_(device, options_.state_snapshot_blocks),
       stats_(clock),
       publisher_(options_.streams) {}
 

@@ -40,6 +40,8 @@ struct EngineOptions {
   SchedulerOptions scheduler;
   StreamLimits streams;            // each client's unsent-bytes bound
   std::function<void()> on_fault;  // called once from the engine thread after a device fault
+  // Hybrid recurrent models: blocks between two state snapshots of a prompt.
+  int32_t state_snapshot_blocks = KvManager::kDefaultSnapshotBlocks;
 };
 
 // The client's end of a request.

@@ -29,6 +29,15 @@ KvShape shape_of(const DeviceInfo& di) {
   return s;
 }
 
+// The device's last num_state_snapshot_slots slots: the snapshot cache's.
+std::vector<StateSlotId> snapshot_slots(const DeviceInfo& di) {
+  std::vector<StateSlotId> slots;
+  for (int32_t s = di.num_state_slots - di.num_state_snapshot_slots; s < di.num_state_slots; ++s) {
+    slots.emplace_back(s);
+  }
+  return slots;
+}
+
 // Live entries of a table: those after its released ones.
 std::span<const BlockId> live_blocks(const SeqState& seq) {
   return std::span<const BlockId>(seq.block_table).subspan(static_cast<size_t>(seq.num_released_blocks));
@@ -36,12 +45,16 @@ std::span<const BlockId> live_blocks(const SeqState& seq) {
 
 }  // namespace
 
-KvManager::KvManager(Device& device)
+KvManager::KvManager(Device& device, int32_t snapshot_interval_blocks)
     : device_(device),
       shape_(shape_of(device.info())),
       pool_(device.info().num_kv_blocks),
       prefix_(pool_),
-      state_slots_(device.info().num_state_slots) {}
+      state_slots_(device.info().num_state_slots - device.info().num_state_snapshot_slots),
+      snapshots_(snapshot_slots(device.info())) {
+  MET_CHECK(snapshot_interval_blocks > 0, "a state snapshot every {} blocks", snapshot_interval_blocks);
+  if (snapshots_.capacity() > 0) snapshot_interval_blocks_ = snapshot_interval_blocks;
+}
 
 bool KvManager::acquire_state_slot(SeqState& seq) {
   if (state_slots_.num_slots() == 0 || seq.state_slot.has_value()) return true;
@@ -50,7 +63,7 @@ bool KvManager::acquire_state_slot(SeqState& seq) {
 }
 
 int32_t KvManager::max_match_blocks(const SeqState& seq) const {
-  if (state_slots_.num_slots() > 0) return 0;
+  if (state_slots_.num_slots() > 0 && snapshot_interval_blocks_ == 0) return 0;
   const int32_t n = static_cast<int32_t>(seq.tokens.size());
   return n > 0 ? (n - 1) / kKvBlockTokens : 0;
 }
@@ -69,6 +82,10 @@ void KvManager::release_seq(const ReleaseSeq& e) {
   seq.block_table.clear();
   seq.num_released_blocks = 0;
   seq.seq_len = 0;
+  if (seq.restore_from.has_value()) {
+    snapshots_.unpin(*seq.restore_from);
+    seq.restore_from.reset();
+  }
   if (seq.state_slot.has_value()) {
     state_slots_.release(*seq.state_slot);
     seq.state_slot.reset();
@@ -123,13 +140,23 @@ Admit KvManager::reserve(SeqState& seq, int32_t num_tokens) {
 PrefixMatch KvManager::match_prefix(SeqState& seq) {
   MET_CHECK(seq.block_table.empty() && seq.num_released_blocks == 0, "seq {}: prefix match over a non-empty table",
             seq.id.value());
+  if (state_slots_.num_slots() > 0) {  // only as deep as a state snapshot: find, then take
+    std::vector<BlockId> found;
+    find_prefix(seq, found);
+    return adopt_prefix(seq, found);
+  }
   PrefixMatch m = prefix_.match(seq.tokens, seq.salt, max_match_blocks(seq), seq.block_table);
   seq.seq_len = m.num_tokens;
   return m;
 }
 
 PrefixMatch KvManager::find_prefix(const SeqState& seq, std::vector<BlockId>& blocks) const {
-  return prefix_.lookup(seq.tokens, seq.salt, max_match_blocks(seq), blocks);
+  const size_t first = blocks.size();
+  const PrefixMatch m = prefix_.lookup(seq.tokens, seq.salt, max_match_blocks(seq), blocks);
+  if (state_slots_.num_slots() == 0) return m;
+  const int32_t depth = snapshot_depth(seq, m.num_blocks);
+  blocks.resize(first + static_cast<size_t>(depth));
+  return PrefixMatch{depth, depth * kKvBlockTokens};
 }
 
 PrefixMatch KvManager::adopt_prefix(SeqState& seq, std::span<const BlockId> blocks) {
@@ -137,7 +164,45 @@ PrefixMatch KvManager::adopt_prefix(SeqState& seq, std::span<const BlockId> bloc
             seq.id.value());
   PrefixMatch m = prefix_.adopt(blocks, static_cast<int64_t>(seq.tokens.size()), seq.block_table);
   seq.seq_len = m.num_tokens;
+  if (state_slots_.num_slots() > 0 && m.num_blocks > 0) {
+    MET_CHECK(!seq.restore_from.has_value(), "seq {}: admitted twice from a snapshot", seq.id.value());
+    seq.restore_from = snapshots_.pin(prefix_key(seq, m.num_blocks));
+  }
   return m;
+}
+
+BlockKey KvManager::prefix_key(const SeqState& seq, int32_t num_blocks) const {
+  chain_keys(std::span<const TokenId>(seq.tokens).first(static_cast<size_t>(num_blocks) * kKvBlockTokens), seq.salt,
+             scratch_keys_);
+  return scratch_keys_[static_cast<size_t>(num_blocks - 1)];
+}
+
+int32_t KvManager::snapshot_depth(const SeqState& seq, int32_t num_blocks) const {
+  if (snapshot_interval_blocks_ == 0 || num_blocks < snapshot_interval_blocks_) return 0;
+  chain_keys(std::span<const TokenId>(seq.tokens).first(static_cast<size_t>(num_blocks) * kKvBlockTokens), seq.salt,
+             scratch_keys_);
+  for (int32_t d = num_blocks - num_blocks % snapshot_interval_blocks_; d > 0; d -= snapshot_interval_blocks_) {
+    if (snapshots_.find(scratch_keys_[static_cast<size_t>(d - 1)]).has_value()) return d;
+  }
+  return 0;
+}
+
+std::optional<StateCopy> KvManager::take_restore(SeqState& seq) {
+  if (!seq.restore_from.has_value()) return std::nullopt;
+  const StateCopy c{*seq.restore_from, *seq.state_slot};
+  snapshots_.unpin(*seq.restore_from);
+  seq.restore_from.reset();
+  return c;
+}
+
+std::optional<StateCopy> KvManager::snapshot_due(const SeqState& seq, int32_t num_tokens) {
+  const int32_t interval = snapshot_interval_tokens();
+  if (interval == 0 || num_tokens <= 0 || num_tokens % interval != 0 || !seq.state_slot.has_value()) {
+    return std::nullopt;
+  }
+  const std::optional<StateSlotId> to = snapshots_.insert(prefix_key(seq, num_tokens / kKvBlockTokens));
+  if (!to.has_value()) return std::nullopt;
+  return StateCopy{*seq.state_slot, *to};
 }
 
 int32_t KvManager::num_sole_blocks(const SeqState& seq) const {

@@ -11,8 +11,12 @@
 // Models with recurrent layers (DeviceInfo::num_state_slots > 0): a running
 // sequence holds one state slot (acquire_state_slot), which ReleaseSeq gives
 // back with its blocks; a spill image carries the slot's bytes after the
-// blocks; and no prefix is reused (a cached block's KV is not enough to
-// resume: the recurrent state at its end is needed too).
+// blocks. A cached prefix is reused only as deep as a state snapshot of it
+// exists (a block's KV is not enough to resume: the recurrent state at its
+// end is needed too): prefill steps snapshot the state every
+// `snapshot_interval_blocks` blocks of a prompt into the device's snapshot
+// slots (StateSnapshotCache, LRU), and a sequence admitted from one restores
+// it in its first step. Without snapshot slots no prefix is reused.
 // Threading: engine thread only. Tested by tests/kv/kv_manager_test.cc.
 #pragma once
 
@@ -20,6 +24,7 @@
 #include <span>
 #include <vector>
 #include <variant>
+#include <optional>
 
 #include "backend/device.h"
 #include "core/status.h"
@@ -27,6 +32,7 @@
 #include "kv/kv_seq.h"
 #include "kv/prefix_cache.h"
 #include "kv/state_slot_pool.h"
+#include "kv/state_snapshot_cache.h"
 #include "kv/spill_io.h"
 
 namespace met {
@@ -71,7 +77,10 @@ class KvManager {
   // (read and written only by save_blocks and restore_blocks). Its blocks are
   // kKvBlockTokens positions (kv/kv_block.h): Scheduler::create refuses a
   // device whose DeviceInfo::kv_block_tokens differs.
-  explicit KvManager(Device& device);
+  // Hybrid models: a state snapshot every `snapshot_interval_blocks` blocks
+  // of a prompt, into the device's num_state_snapshot_slots slots.
+  explicit KvManager(Device& device, int32_t snapshot_interval_blocks = kDefaultSnapshotBlocks);
+  static constexpr int32_t kDefaultSnapshotBlocks = 16;
 
   KvShape kv_shape() const { return shape_; }
   int32_t num_blocks() const { return pool_.num_blocks(); }
@@ -85,9 +94,24 @@ class KvManager {
   // Whether no sequence references `block` (it is cached and evictable).
   bool is_idle(BlockId block) const { return pool_.ref_count(block) == 0; }
   const PrefixCache& prefix_cache() const { return prefix_; }
-  // Recurrent-state slots (0 for a model without recurrent layers).
+  // Recurrent-state slots for running sequences (0 for a model without
+  // recurrent layers), and those holding cached snapshots.
   int32_t num_state_slots() const { return state_slots_.num_slots(); }
   int32_t num_state_slots_in_use() const { return state_slots_.num_in_use(); }
+  int32_t num_state_snapshots() const { return snapshots_.size(); }
+  // Tokens between state snapshots of a prompt (0: none are taken).
+  int32_t snapshot_interval_tokens() const { return snapshot_interval_blocks_ * kKvBlockTokens; }
+
+  // The restore the first step of a sequence admitted from a state snapshot
+  // makes (once: it unpins the snapshot); nullopt for any other.
+  std::optional<StateCopy> take_restore(SeqState& seq);
+  // The snapshot a step that computes seq's tokens up to `num_tokens` makes
+  // when a snapshot is due there (a multiple of the interval) and not cached
+  // yet; the snapshot is registered at once (the step is launched before any
+  // later one can restore it). nullopt otherwise.
+  std::optional<StateCopy> snapshot_due(const SeqState& seq, int32_t num_tokens);
+  // A step is being built (snapshot_due never reuses a slot it gave this step).
+  void begin_step() { snapshots_.new_step(); }
 
   // Gives `seq` a state slot when the model keeps recurrent state and it has
   // none; false when every slot is held (nothing changed). True for a model
@@ -132,14 +156,23 @@ class KvManager {
   void release_seq(const ReleaseSeq& e);
   void rollback(SeqState& seq);
   void release_behind_window(const ReleaseBehindWindow& e);
-  // The longest prefix a match may reuse, in blocks (none with recurrent state).
+  // The longest prefix a match may reuse, in blocks (none with recurrent
+  // state and no snapshots).
   int32_t max_match_blocks(const SeqState& seq) const;
+  // The deepest block count <= num_blocks at which a snapshot of seq's
+  // prefix is cached (0: none).
+  int32_t snapshot_depth(const SeqState& seq, int32_t num_blocks) const;
+  // The key of seq's prefix of `num_blocks` blocks. REQUIRES: num_blocks > 0.
+  BlockKey prefix_key(const SeqState& seq, int32_t num_blocks) const;
   Status restore_state(SeqState& seq, const SpillImage& image);
   Device& device_;
   KvShape shape_;
   BlockPool pool_;
   PrefixCache prefix_;
   StateSlotPool state_slots_;
+  StateSnapshotCache snapshots_;
+  int32_t snapshot_interval_blocks_ = 0;  // 0: no snapshots
+  mutable std::vector<BlockKey> scratch_keys_;
 };
 
 }  // namespace met

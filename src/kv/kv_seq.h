@@ -32,6 +32,9 @@ struct SeqState {
   // conv and SSM state while it runs (KvManager::acquire_state_slot); given
   // back with its blocks by ReleaseSeq.
   std::optional<StateSlotId> state_slot;
+  // Admitted from a cached state snapshot (hybrid prefix cache): the
+  // snapshot slot its first step restores from, pinned until then.
+  std::optional<StateSlotId> restore_from;
 };
 
 }  // namespace met

@@ -36,7 +36,8 @@ Result<std::optional<cpu::RecurrentState>> make_state(const Model& model, const 
   layout.num_layers = num_recurrent;
   layout.conv_floats = static_cast<int64_t>(hp.conv_state_floats());
   layout.ssm_floats = static_cast<int64_t>(hp.ssm_state_floats());
-  layout.num_slots = options.limits.max_seqs;
+  if (options.num_state_snapshots < 0) return invalid_argument("--state-snapshots must be at least 0");
+  layout.num_slots = options.limits.max_seqs + options.num_state_snapshots;
   MET_ASSIGN_OR_RETURN(cpu::RecurrentState state, cpu::RecurrentState::create(layout));
   return std::optional<cpu::RecurrentState>(std::move(state));
 }
@@ -77,6 +78,7 @@ CpuDevice::CpuDevice(const Model& model, cpu::KvCache kv, std::optional<cpu::Rec
   if (state_.has_value()) {
     info_.num_state_slots = state_->layout().num_slots;
     info_.state_slot_bytes = state_->slot_bytes();
+    info_.num_state_snapshot_slots = options.num_state_snapshots;
     // A step advances state it cannot rewind: a launched step always stands.
     info_.fed_ahead_policy = FedAheadPolicy::kRepickOnly;
   }

@@ -6,7 +6,8 @@
 // for the spill store while no step is in flight. A MoE model's expert load
 // is the forward pass's (ExpertLoad), read from any thread. A model with
 // recurrent layers keeps their state here too (cpu::RecurrentState, one slot
-// per sequence of a step: ForwardLimits::max_seqs), read/written by
+// per sequence of a step: ForwardLimits::max_seqs, then
+// num_state_snapshots for the prefix cache's snapshots), read/written by
 // read/write_state_slot for spill images, and its steps are RepickOnly.
 // Invariants: steps run strictly in launch order; a ticket is awaited once;
 // every launched step is awaited before its ticket is reused.
@@ -36,6 +37,9 @@ struct CpuDeviceOptions {
   int32_t num_kv_blocks = 256;
   ForwardLimits limits;
   ForwardOptions forward{};
+  // Models with recurrent layers: state slots beyond one per sequence
+  // (limits.max_seqs) that hold snapshots for the prefix cache.
+  int32_t num_state_snapshots = 0;
 };
 
 class CpuDevice final : public Device {

@@ -160,11 +160,17 @@ void ForwardPass::apply_attn_gate(cpu::ThreadCtx& ctx, int64_t rows) {
   ctx.barrier();
 }
 
-void ForwardPass::clear_new_states(cpu::ThreadCtx& ctx, const StepPlan& plan) {
+void ForwardPass::prepare_states(cpu::ThreadCtx& ctx, const StepPlan& plan) {
   if (state_ == nullptr || ctx.ith() != 0) return;
+  for (const StateCopy& c : plan.state_restores) state_->copy(c.from, c.to);
   for (const StepSeq& s : plan.seqs) {
     if (s.num_cached == 0) state_->clear(*s.state_slot);
   }
+}
+
+void ForwardPass::take_snapshots(cpu::ThreadCtx& ctx, const StepPlan& plan) {
+  if (state_ == nullptr || ctx.ith() != 0) return;
+  for (const StateCopy& c : plan.state_snapshots) state_->copy(c.from, c.to);
 }
 
 void ForwardPass::add_residual(cpu::ThreadCtx& ctx, int64_t rows) {
@@ -238,13 +244,14 @@ void ForwardPass::run(cpu::ThreadCtx& ctx, const StepPlan& plan, std::span<const
       attn_seqs_.push_back(cpu::AttnSeq{s.block_table, s.num_cached, s.row_begin, s.num_rows});
     }
   }
-  clear_new_states(ctx, plan);  // before embed()'s barrier, so before any layer reads a state
+  prepare_states(ctx, plan);  // before embed()'s barrier, so before any layer reads a state
   embed(ctx, tokens, rows);
   const int num_layers = static_cast<int>(model_.hparams().num_layers);
   for (int layer = 0; layer < num_layers; ++layer) {
     attention_block(ctx, layer, plan);
     ffn_block(ctx, layer, rows);
   }
+  take_snapshots(ctx, plan);  // the last layer ended with a barrier; no later op touches a state
   output(ctx, plan, result);
 }
 

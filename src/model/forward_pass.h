@@ -80,8 +80,11 @@ class ForwardPass {
   // Gated attention: q_ and attn_gate_ from the rows of per-head [Q | gate].
   void split_q_gate(int64_t r0, int64_t r1);
   void apply_attn_gate(cpu::ThreadCtx& ctx, int64_t rows);
-  // Thread 0 clears the state slot of every seq that starts at token 0.
-  void clear_new_states(cpu::ThreadCtx& ctx, const StepPlan& plan);
+  // Thread 0 makes the plan's state restores, then clears the state slot of
+  // every seq that starts at token 0.
+  void prepare_states(cpu::ThreadCtx& ctx, const StepPlan& plan);
+  // Thread 0 makes the plan's state snapshots (after every layer).
+  void take_snapshots(cpu::ThreadCtx& ctx, const StepPlan& plan);
   void ffn_block(cpu::ThreadCtx& ctx, int layer, int64_t rows);
   void add_residual(cpu::ThreadCtx& ctx, int64_t rows);
   void output(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult& result);

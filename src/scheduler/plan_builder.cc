@@ -13,6 +13,8 @@ StepPlan& PlanBuilder::begin() {
   plan_.positions.clear();
   plan_.outputs.clear();
   plan_.banned.clear();
+  plan_.state_restores.clear();
+  plan_.state_snapshots.clear();
   num_seqs_ = 0;
   return plan_;
 }

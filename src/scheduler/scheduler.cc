@@ -35,9 +35,9 @@ Result<std::unique_ptr<Scheduler>> Scheduler::create(SchedIo io, SpillIo* spill,
     return invalid_argument("--max-seqs {} is more than the device's {}", options.max_seqs,
                             std::min(di.max_seqs, di.max_outputs));
   }
-  if (di.num_state_slots > 0 && options.max_seqs > di.num_state_slots) {
+  if (di.num_state_slots > 0 && options.max_seqs > di.num_state_slots - di.num_state_snapshot_slots) {
     return invalid_argument("--max-seqs {} is more than the device's {} recurrent-state slots", options.max_seqs,
-                            di.num_state_slots);
+                            di.num_state_slots - di.num_state_snapshot_slots);
   }
   if (options.preempt == PreemptMode::kSwap && spill == nullptr) {
     return invalid_argument("--preempt swap needs a spill directory (--spill-dir)");
@@ -139,7 +139,10 @@ void Scheduler::retire_finished() {
 void Scheduler::preempt(size_t idx) {
   ActiveSeq& v = active_[idx];
   MET_LOG_DEBUG("preempting seq {} ({} tokens cached)", v.seq.id.value(), v.seq.seq_len);
-  if (options_.preempt == PreemptMode::kSwap && spill_ != nullptr && v.seq.seq_len > 0) {
+  // A sequence admitted from a state snapshot it has not restored yet holds
+  // no state of its own to save: it is preempted for recompute.
+  if (options_.preempt == PreemptMode::kSwap && spill_ != nullptr && v.seq.seq_len > 0 &&
+      !v.seq.restore_from.has_value()) {
     Result<SwappedSeq> r = swap_out_sequence(io_, active_, idx, *spill_, SpillId(next_swap_id_++), image_);
     if (!r.ok()) {
       MET_LOG_WARN("swap-out failed: {}", r.status().message());

@@ -72,14 +72,31 @@ bool StepBuilder::build(std::vector<ActiveSeq>& active, const DeviceInfo& info, 
   }
   const StepLimits limits{max_batch_tokens, info.max_outputs, kv.num_blocks(), kv.num_free_blocks()};
   choose_step_rows(views_, limits, rows_, order_);
+  StepPlan& plan = builder_.plan();
+  kv.begin_step();
   for (const RowChoice& r : rows_) {
     ActiveSeq& a = active[r.active_idx];
-    const Admit got = kv.reserve(a.seq, a.seq.seq_len + r.num_rows);
-    MET_CHECK(got == Admit::kNow, "seq {}: reserving {} rows the step chose failed", a.seq.id.value(), r.num_rows);
-    add(a, r.active_idx, r.num_rows);
+    const int32_t n = cut_at_snapshot(a, r.num_rows, kv.snapshot_interval_tokens());
+    const Admit got = kv.reserve(a.seq, a.seq.seq_len + n);
+    MET_CHECK(got == Admit::kNow, "seq {}: reserving {} rows the step chose failed", a.seq.id.value(), n);
+    if (const std::optional<StateCopy> c = kv.take_restore(a.seq)) plan.state_restores.push_back(*c);
+    if (a.seq.seq_len + n <= a.out.prompt_len) {
+      if (const std::optional<StateCopy> c = kv.snapshot_due(a.seq, a.seq.seq_len + n)) {
+        plan.state_snapshots.push_back(*c);
+      }
+    }
+    add(a, r.active_idx, n);
   }
   builder_.finish();
   return !scheduled_.empty();
+}
+
+// A prompt chunk that would run past the next snapshot boundary stops there,
+// so the step's state is the prefix's at the boundary (hybrid prefix cache).
+int32_t StepBuilder::cut_at_snapshot(const ActiveSeq& a, int32_t num_rows, int32_t interval_tokens) {
+  if (interval_tokens == 0 || a.seq.seq_len >= a.out.prompt_len) return num_rows;
+  const int32_t next = (a.seq.seq_len / interval_tokens + 1) * interval_tokens;
+  return std::min(num_rows, std::max(1, next - a.seq.seq_len));
 }
 
 bool StepBuilder::is_decode_only(size_t num_active) const {

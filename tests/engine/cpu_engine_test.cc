@@ -1,5 +1,6 @@
-// Tests for engine/cpu_engine.h: the default KV pool's size, and an engine
-// opened over a random-weight model from plain values.
+// Tests for engine/cpu_engine.h: the default KV pool's size, an engine
+// opened over a random-weight model from plain values, and a hybrid
+// recurrent model's prefix cache (state snapshots) through the real config.
 #include "engine/cpu_engine.h"
 
 #include <gtest/gtest.h>
@@ -70,6 +71,82 @@ TEST(CpuEngine, APoolTooSmallForOneBlockIsRefusedNamingWhatSizedIt) {
   Result<std::unique_ptr<CpuEngine>> e = CpuEngine::open(small_model(dir), c);
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.status().message().find("--kv-mem 100 holds no KV block"), std::string::npos) << e.status().message();
+}
+
+// A tiny qwen35 (3 gated delta layers, 1 attention layer).
+std::string hybrid_model(const testing::TempDir& dir) {
+  RandomModelSpec s;
+  s.arch = Arch::kQwen35;
+  s.num_layers = 4;
+  s.embedding_length = 128;
+  s.num_heads = 4;
+  s.num_kv_heads = 2;
+  s.head_dim = 32;
+  s.feed_forward_length = 256;
+  s.vocab_size = 512;
+  s.ssm_state_size = 32;
+  s.ssm_group_count = 2;
+  s.ssm_time_step_rank = 4;
+  const std::string path = dir.file("hybrid.gguf");
+  EXPECT_TRUE(make_random_model(s, path).ok());
+  return path;
+}
+
+struct Served {
+  std::vector<TokenId> tokens;
+  int32_t cached_prompt_tokens = -1;
+};
+
+Served serve(CpuEngine& e, const std::vector<TokenId>& prompt) {
+  EngineRequest r;
+  r.prompt = prompt;
+  r.max_tokens = 16;
+  r.ignore_eos = true;
+  Result<RequestHandle> h = e.engine().submit(std::move(r));
+  EXPECT_TRUE(h.ok()) << h.status().message();
+  Served out;
+  StreamEvent ev;
+  while (h.ok() && h->next(ev)) {
+    if (const auto* d = std::get_if<DeltaEvent>(&ev)) {
+      out.tokens.insert(out.tokens.end(), d->tokens.begin(), d->tokens.end());
+    }
+    if (const auto* f = std::get_if<FinishEvent>(&ev)) out.cached_prompt_tokens = f->usage.cached_prompt_tokens;
+  }
+  return out;
+}
+
+// A 1,000-token prompt served twice: the repeat resumes from the snapshot
+// after 768 tokens (every 16 blocks; the deepest that leaves tokens to
+// compute) and gives the cold run's tokens; with --state-snapshots 0 nothing
+// is reused and the tokens are the same.
+TEST(CpuEngine, AHybridModelsRepeatedPromptResumesFromAStateSnapshotWithTheColdTokens) {
+  testing::TempDir dir;
+  const std::string path = hybrid_model(dir);
+  std::vector<TokenId> prompt;
+  for (int i = 0; i < 1000; ++i) prompt.push_back(static_cast<TokenId>((i * 131 + 17) % 500));
+  CpuEngineConfig c;
+  c.max_seqs = 4;
+  c.kv_blocks = 256;
+  c.max_batch_tokens = 256;
+  Result<std::unique_ptr<CpuEngine>> e = CpuEngine::open(path, c);
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  const Served cold = serve(**e, prompt);
+  const Served warm = serve(**e, prompt);
+  EXPECT_EQ(cold.cached_prompt_tokens, 0);
+  EXPECT_EQ(warm.cached_prompt_tokens, 768);
+  ASSERT_EQ(cold.tokens.size(), 16u);
+  EXPECT_EQ(warm.tokens, cold.tokens);
+  (*e)->engine().drain();
+  EXPECT_EQ((*e)->engine().stats().state_slots_in_use, 0);
+  EXPECT_EQ((*e)->engine().kv_blocks_in_use(), 0);
+
+  c.state_snapshots = 0;
+  Result<std::unique_ptr<CpuEngine>> off = CpuEngine::open(path, c);
+  ASSERT_TRUE(off.ok()) << off.status().message();
+  EXPECT_EQ(serve(**off, prompt).tokens, cold.tokens);
+  const Served again = serve(**off, prompt);
+  EXPECT_EQ(again.cached_prompt_tokens, 0);
+  EXPECT_EQ(again.tokens, cold.tokens);
 }
 
 TEST(CpuEngine, AMissingModelFileIsAnError) {

@@ -26,6 +26,7 @@ struct SchedFixtureOptions {
   FakeDeviceOptions device;
   SchedulerOptions sched;
   bool with_spill = false;
+  int32_t snapshot_blocks = KvManager::kDefaultSnapshotBlocks;  // hybrid prefix cache
 };
 
 class SchedFixture {
@@ -35,7 +36,7 @@ class SchedFixture {
     o.device.avoid = test_tokenizer().vocab().eog_ids();
     device = std::make_unique<FakeDevice>(o.device);
     dev_port = std::make_unique<DevPort>(*device);
-    kv = std::make_unique<KvManager>(*device);
+    kv = std::make_unique<KvManager>(*device, o.snapshot_blocks);
     if (o.with_spill) {
       Result<std::unique_ptr<SpillStore>> s = SpillStore::create(spill_dir.path());
       EXPECT_TRUE(s.ok()) << s.status().message();
@@ -116,7 +117,7 @@ inline std::vector<std::vector<TokenId>> run_many(SchedFixture& f, int n) {
   std::vector<std::vector<TokenId>> out;
   for (uint64_t id : ids) {
     EXPECT_EQ(f.req.at(id).num_terminal(), 1);
-    EXPECT_EQ(f.req.at(id).finishes.size(), 1u);
+    EXPECT_EQ(f.req.at(id).finishes.size(), 1u) << (f.req.at(id).errors.empty() ? "" : f.req.at(id).errors[0]);
     out.push_back(f.req.at(id).tokens);
   }
   EXPECT_TRUE(f.pool_is_full());

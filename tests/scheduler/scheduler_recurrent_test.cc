@@ -3,13 +3,16 @@
 // the state its slot accumulated, and the device counts any row run on a
 // state that is not its sequence's). Each running sequence holds one state
 // slot and gives it back on every path; pipelined and sequential runs, swap,
-// recompute and a roomy pool give the same tokens; a cached prefix is not
-// reused without its state; a failure at any device or spill call still
-// answers every request once and frees every slot.
+// recompute and a roomy pool give the same tokens; a cached prefix is
+// reused only as deep as a state snapshot of it (taken by prefill steps at
+// block boundaries, restored by the first step of a sequence admitted from
+// it) and gives the tokens of a cold run; a failure at any device or spill
+// call still answers every request once and frees every slot.
 #include "scheduler/scheduler.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "core/fault_flag.h"
@@ -29,6 +32,18 @@ SchedFixtureOptions recurrent(SchedFixtureOptions o = {}) {
   o.device.policy = FedAheadPolicy::kRepickOnly;
   return o;
 }
+
+// With `snapshots` snapshot slots, one every `blocks` blocks (32 tokens).
+SchedFixtureOptions snapshotting(SchedFixtureOptions o = {}, int32_t snapshots = 8, int32_t blocks = 2) {
+  o = recurrent(o);
+  o.device.num_state_slots += snapshots;
+  o.device.num_state_snapshot_slots = snapshots;
+  o.snapshot_blocks = blocks;
+  return o;
+}
+
+bool restores(const StepPlan& p) { return !p.state_restores.empty(); }
+bool snapshots(const StepPlan& p) { return !p.state_snapshots.empty(); }
 
 TEST(SchedulerRecurrent, PipelinedAndSequentialRunsGiveTheSameTokensAndFreeEverySlot) {
   std::vector<std::vector<TokenId>> want;
@@ -83,10 +98,9 @@ TEST(SchedulerRecurrent, SwapAndRecomputeGiveTheTokensOfARoomyPool) {
   EXPECT_EQ(recomputed.device->num_state_mismatches(), 0);
 }
 
-// Until state snapshots are cached with the blocks, a repeated prompt is
-// prefilled again: reusing its KV without the state at its end would run
-// the rest on an empty state.
-TEST(SchedulerRecurrent, ARepeatedPromptIsNotServedFromCachedBlocksAlone) {
+// Without snapshot slots a repeated prompt is prefilled again: reusing its
+// KV without the state at its end would run the rest on an empty state.
+TEST(SchedulerRecurrent, WithoutSnapshotsARepeatedPromptIsNotServedFromCachedBlocksAlone) {
   SchedFixture f(recurrent());
   const std::vector<TokenId> prompt = make_prompt(70, 9);
   const uint64_t a = f.submit(greedy_request(prompt, 10));
@@ -100,8 +114,93 @@ TEST(SchedulerRecurrent, ARepeatedPromptIsNotServedFromCachedBlocksAlone) {
   EXPECT_TRUE(f.pool_is_full());
 }
 
+// 150 prompt tokens: snapshots after 32, 64, 96 and 128; the repeat resumes
+// at 128 (the deepest, leaving tokens to compute) and gives the cold tokens.
+TEST(SchedulerRecurrent, ARepeatedPromptResumesFromTheDeepestStateSnapshot) {
+  const std::vector<TokenId> prompt = make_prompt(150, 9);
+  SchedFixture cold(recurrent());
+  const uint64_t c = cold.submit(greedy_request(prompt, 12));
+  cold.run();
+  for (bool pipeline : {false, true}) {
+    SchedFixtureOptions o = snapshotting();
+    o.sched.pipeline = pipeline;
+    SchedFixture f(o);
+    f.device->keep_plans(true);
+    const uint64_t a = f.submit(greedy_request(prompt, 12));
+    f.run();
+    EXPECT_EQ(f.kv->num_state_snapshots(), 4);
+    EXPECT_TRUE(std::any_of(f.device->plans().begin(), f.device->plans().end(), snapshots));
+    const uint64_t b = f.submit(greedy_request(prompt, 12));
+    f.run();
+    ASSERT_EQ(f.req.at(b).finishes.size(), 1u);
+    EXPECT_EQ(f.req.at(a).finishes[0].usage.cached_prompt_tokens, 0);
+    EXPECT_EQ(f.req.at(b).finishes[0].usage.cached_prompt_tokens, 128) << "pipeline " << pipeline;
+    EXPECT_EQ(f.req.at(a).tokens, cold.req.at(c).tokens);
+    EXPECT_EQ(f.req.at(b).tokens, cold.req.at(c).tokens);
+    EXPECT_EQ(std::count_if(f.device->plans().begin(), f.device->plans().end(), restores), 1);
+    EXPECT_EQ(f.device->num_state_mismatches(), 0);
+    EXPECT_TRUE(f.pool_is_full());
+  }
+}
+
+// B shares A's first 100 tokens: it resumes from the snapshot at 96.
+TEST(SchedulerRecurrent, APromptSharingAPrefixResumesFromTheLastSnapshotItShares) {
+  SchedFixture f(snapshotting());
+  const std::vector<TokenId> a_prompt = make_prompt(150, 9);
+  std::vector<TokenId> b_prompt(a_prompt.begin(), a_prompt.begin() + 100);
+  const std::vector<TokenId> tail = make_prompt(30, 77);
+  b_prompt.insert(b_prompt.end(), tail.begin(), tail.end());
+  f.submit(greedy_request(a_prompt, 5));
+  f.run();
+  const uint64_t b = f.submit(greedy_request(b_prompt, 12));
+  f.run();
+  SchedFixture cold(recurrent());
+  const uint64_t c = cold.submit(greedy_request(b_prompt, 12));
+  cold.run();
+  ASSERT_EQ(f.req.at(b).finishes.size(), 1u);
+  EXPECT_EQ(f.req.at(b).finishes[0].usage.cached_prompt_tokens, 96);
+  EXPECT_EQ(f.req.at(b).tokens, cold.req.at(c).tokens);
+  EXPECT_EQ(f.device->num_state_mismatches(), 0);
+}
+
+// Two snapshot slots for many prompts: snapshots are evicted (least recently
+// used first) and every request still gets its cold tokens.
+TEST(SchedulerRecurrent, EvictedSnapshotsLeaveEveryRequestWithItsColdTokens) {
+  SchedFixture f(snapshotting({}, /*snapshots=*/2, /*blocks=*/1));
+  SchedFixture cold(recurrent());
+  for (int round = 0; round < 2; ++round) {
+    for (uint32_t seed = 0; seed < 4; ++seed) {
+      const std::vector<TokenId> prompt = make_prompt(60, 40 + seed);
+      const uint64_t id = f.submit(greedy_request(prompt, 8));
+      f.run();
+      const uint64_t c = cold.submit(greedy_request(prompt, 8));
+      cold.run();
+      EXPECT_EQ(f.req.at(id).tokens, cold.req.at(c).tokens) << "round " << round << " seed " << seed;
+    }
+  }
+  EXPECT_EQ(f.kv->num_state_snapshots(), 2);
+  EXPECT_EQ(f.device->num_state_mismatches(), 0);
+  EXPECT_TRUE(f.pool_is_full());
+}
+
+TEST(SchedulerRecurrent, SwapAndRecomputeWithSnapshotsGiveTheTokensOfARoomyPool) {
+  SchedFixture roomy(recurrent());
+  const std::vector<std::vector<TokenId>> want = run_many(roomy, 6);
+  SchedFixture swapped(snapshotting(testing::tight_swap_pool(), 4, 1));
+  EXPECT_EQ(run_many(swapped, 6), want);
+  EXPECT_GT(swapped.tel.num_swaps, 0);
+  EXPECT_EQ(swapped.device->num_state_mismatches(), 0);
+  SchedFixtureOptions tight = testing::tight_swap_pool();
+  tight.sched.preempt = PreemptMode::kRecompute;
+  tight.with_spill = false;
+  SchedFixture recomputed(snapshotting(tight, 4, 1));
+  EXPECT_EQ(run_many(recomputed, 6), want);
+  EXPECT_GT(recomputed.tel.num_recomputes, 0);
+  EXPECT_EQ(recomputed.device->num_state_mismatches(), 0);
+}
+
 TEST(SchedulerRecurrent, AFailureAtAnyDeviceCallAnswersEveryRequestOnceAndFreesEverySlot) {
-  const SchedFixtureOptions o = recurrent(testing::tight_swap_pool());
+  const SchedFixtureOptions o = snapshotting(testing::tight_swap_pool(), 4, 1);
   int64_t total_calls = 0;
   {
     SchedFixture clean(o);

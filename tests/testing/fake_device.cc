@@ -47,12 +47,16 @@ FakeDevice::FakeDevice(FakeDeviceOptions options) : options_(std::move(options))
   kv_.assign(static_cast<size_t>(options_.num_kv_blocks) * kBlockInts, -1);
   info_.num_state_slots = options_.num_state_slots;
   info_.state_slot_bytes = options_.num_state_slots > 0 ? static_cast<int64_t>(sizeof(SlotState)) : 0;
+  info_.num_state_snapshot_slots = options_.num_state_snapshot_slots;
   states_.assign(static_cast<size_t>(options_.num_state_slots), SlotState{});
 }
 
 void FakeDevice::run_states(const StepPlan& plan, std::span<const TokenId> tokens) {
   row_state_.assign(static_cast<size_t>(plan.num_rows()), 0);
   if (states_.empty()) return;
+  for (const StateCopy& c : plan.state_restores) {
+    states_[static_cast<size_t>(c.to.value())] = states_[static_cast<size_t>(c.from.value())];
+  }
   for (const StepSeq& sq : plan.seqs) {
     SlotState& st = states_[static_cast<size_t>(sq.state_slot->value())];
     if (sq.num_cached == 0) st = SlotState{kEmptyState, 0};
@@ -63,6 +67,9 @@ void FakeDevice::run_states(const StepPlan& plan, std::span<const TokenId> token
       ++st.num_tokens;
       row_state_[row] = st.hash;
     }
+  }
+  for (const StateCopy& c : plan.state_snapshots) {
+    states_[static_cast<size_t>(c.to.value())] = states_[static_cast<size_t>(c.from.value())];
   }
 }
 

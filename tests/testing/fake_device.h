@@ -15,7 +15,8 @@
 // depends on that state as well as on its KV context, so a lost, swapped or
 // stale state changes outputs. A seq whose slot has consumed a number of
 // tokens other than its num_cached is counted in num_state_mismatches()
-// (the scheduler ran a row on a state that is not the sequence's).
+// (the scheduler ran a row on a state that is not the sequence's). A plan's
+// state restores are made before its rows and its snapshots after them.
 // Threading: one caller (the engine thread). Never linked into apps/.
 #pragma once
 
@@ -46,7 +47,9 @@ struct FakeDeviceOptions {
   int32_t kv_block_tokens = kKvBlockTokens;
   FedAheadPolicy policy = FedAheadPolicy::kRewindable;
   // Recurrent-state slots (DeviceInfo::num_state_slots); 0: a model without.
+  // The last num_state_snapshot_slots of them hold snapshots.
   int32_t num_state_slots = 0;
+  int32_t num_state_snapshot_slots = 0;
   // Tokens the default next-token function never returns (EOG ids).
   std::vector<TokenId> avoid;
 };

@@ -43,6 +43,11 @@ void RecurrentState::clear(StateSlotId slot) {
   std::memset(layer_base(slot, 0), 0, static_cast<size_t>(slot_bytes()));
 }
 
+void RecurrentState::copy(StateSlotId from, StateSlotId to) {
+  MET_CHECK(from != to, "state slot {} copied onto itself", from.value());
+  std::memcpy(layer_base(to, 0), layer_base(from, 0), static_cast<size_t>(slot_bytes()));
+}
+
 std::span<uint8_t> RecurrentState::slot(StateSlotId id) {
   return {reinterpret_cast<uint8_t*>(layer_base(id, 0)), static_cast<size_t>(slot_bytes())};
 }

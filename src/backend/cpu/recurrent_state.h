@@ -49,6 +49,9 @@ class RecurrentState {
   }
   // Zeroes every layer's state of `slot` (a sequence starting from token 0).
   void clear(StateSlotId slot);
+  // Copies every layer's state of `from` into `to` (a snapshot, or a restore
+  // from one). REQUIRES: from != to.
+  void copy(StateSlotId from, StateSlotId to);
   // The whole of one slot, for spill save/restore. Exactly slot_bytes().
   std::span<uint8_t> slot(StateSlotId slot);
   std::span<const uint8_t> slot(StateSlotId slot) const;
