@@ -83,5 +83,20 @@ TEST(ValidateEngineFlags, PipelineIsOnOrOff) {
   EXPECT_NE(validate_engine_flags(f).message().find("--pipeline 'maybe'"), std::string::npos);
 }
 
+TEST(ValidateEngineFlags, StateSnapshotFlagsAreInRangeAndReachTheConfig) {
+  EngineFlags f;
+  f.state_snapshots = 0;
+  f.state_snapshot_blocks = 4;
+  Result<CpuEngineConfig> c = engine_config(f);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->state_snapshots, 0);
+  EXPECT_EQ(c->state_snapshot_blocks, 4);
+  f.state_snapshots = -2;
+  EXPECT_NE(validate_engine_flags(f).message().find("--state-snapshots -2"), std::string::npos);
+  f.state_snapshots = -1;
+  f.state_snapshot_blocks = 0;
+  EXPECT_NE(validate_engine_flags(f).message().find("--state-snapshot-blocks 0"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace met
