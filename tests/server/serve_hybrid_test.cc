@@ -1,0 +1,59 @@
+// Tests for a hybrid recurrent model (qwen35, made by `met make-model`)
+// through `met serve` as a subprocess on a free loopback port: a repeated
+// prompt is served from the hybrid prefix cache (usage's cached_tokens: the
+// deepest state snapshot) with the text of the cold request, and /metrics
+// shows the recurrent-state slots, all free again when the requests are done.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "serve_test_support.h"
+#include "server/prometheus_text.h"
+#include "testing/http_client.h"
+#include "testing/temp_dir.h"
+
+namespace met::serve_hybrid_test {
+namespace {
+
+using testing::body_json;
+using testing::http_call;
+using testing::serve_args;
+using testing::ServeProcess;
+
+// 300 prompt tokens; snapshots every 4 blocks (64 tokens): the repeat
+// resumes after 256 (the deepest snapshot that leaves tokens to compute).
+TEST(MetServeHybrid, ARepeatedPromptIsServedFromAStateSnapshotWithTheColdText) {
+  testing::TempDir dir;
+  const std::string model = testing::make_small_model(
+      dir, "hybrid.gguf", 600, "--arch qwen35 --full-attn-interval 2 --head-dim 32 --ssm-state 32 --ssm-groups 2 "
+                               "--ssm-heads 4 --mtp-layers 0");
+  ServeProcess server(serve_args(model, "--state-snapshot-blocks 4 --model-alias hybrid"));
+  ASSERT_NE(server.port(), 0) << server.error();
+  std::vector<int> prompt;
+  for (int i = 0; i < 300; ++i) prompt.push_back((i * 37 + 11) % 590);
+  const nlohmann::json req = {{"prompt", prompt}, {"max_tokens", 12}, {"ignore_eos", true}, {"temperature", 0}};
+  std::vector<nlohmann::json> answers;
+  for (int i = 0; i < 2; ++i) {
+    auto r = http_call(server.port(), "POST", "/v1/completions", req.dump());
+    ASSERT_TRUE(r.has_value());
+    ASSERT_EQ(r->status, 200) << r->body;
+    answers.push_back(body_json(r));
+  }
+  EXPECT_EQ(answers[0]["usage"]["prompt_tokens_details"]["cached_tokens"], 0);
+  EXPECT_EQ(answers[1]["usage"]["prompt_tokens_details"]["cached_tokens"], 256);
+  EXPECT_EQ(answers[1]["choices"][0]["text"], answers[0]["choices"][0]["text"]);
+  EXPECT_EQ(answers[1]["usage"]["completion_tokens"], 12);
+  auto m = http_call(server.port(), "GET", "/metrics");
+  ASSERT_TRUE(m.has_value());
+  const testing::PrometheusText t = testing::parse_prometheus_text(m->body);
+  EXPECT_EQ(t.error, "");
+  EXPECT_EQ(t.value("met:recurrent_state_slots_used"), 0);
+  EXPECT_GT(t.value("met:recurrent_state_slots_total"), 0);
+  EXPECT_EQ(t.value("met:prefix_cache_hits_total"), 256);
+  EXPECT_EQ(server.stop(), 0) << server.stderr_text();
+}
+
+}  // namespace
+}  // namespace met::serve_hybrid_test
