@@ -50,14 +50,6 @@ RandomModelSpec hybrid_spec(Arch arch, GgmlType dtype) {
   return s;
 }
 
-std::unique_ptr<Model> make_and_load(const RandomModelSpec& spec, testing::TempDir& dir) {
-  auto made = make_random_model(spec, dir.file("m.gguf"));
-  EXPECT_TRUE(made.ok()) << made.status().to_string();
-  auto m = Model::load(dir.file("m.gguf"));
-  EXPECT_TRUE(m.ok()) << m.status().to_string();
-  return m.ok() ? std::move(m).value() : nullptr;
-}
-
 struct HybridCase {
   Arch arch;
   GgmlType dtype;
@@ -72,7 +64,7 @@ class HybridVsReference : public ::testing::TestWithParam<HybridCase> {};
 TEST_P(HybridVsReference, LogitsAtEveryPositionAgreeWithinTheDtypesTolerance) {
   const HybridCase p = GetParam();
   testing::TempDir dir;
-  auto m = make_and_load(hybrid_spec(p.arch, p.dtype), dir);
+  auto m = testing::make_and_load(hybrid_spec(p.arch, p.dtype), dir);
   ASSERT_NE(m, nullptr);
   const auto tokens = testing::fixed_prompt(40, kVocab);
   std::vector<double> margins;
@@ -134,7 +126,7 @@ INSTANTIATE_TEST_SUITE_P(
 // prefill they agree to its float rounding, and with the reference.
 TEST(HybridModel, OneChunkManyChunksAndTokenByTokenGiveTheSameLogits) {
   testing::TempDir dir;
-  auto m = make_and_load(hybrid_spec(Arch::kQwen35, GgmlType::kF32), dir);
+  auto m = testing::make_and_load(hybrid_spec(Arch::kQwen35, GgmlType::kF32), dir);
   ASSERT_NE(m, nullptr);
   const auto tokens = testing::fixed_prompt(45, kVocab);
   const auto ref = testing::ReferenceForward(*m).logits(tokens);
@@ -167,7 +159,7 @@ TEST(HybridModel, OneChunkManyChunksAndTokenByTokenGiveTheSameLogits) {
 // three threads: its logits are the same bits.
 TEST(HybridModel, ARowsLogitsDoNotDependOnTheBatchOrTheThreadCount) {
   testing::TempDir dir;
-  auto m = make_and_load(hybrid_spec(Arch::kQwen35Moe, GgmlType::kQ8_0), dir);
+  auto m = testing::make_and_load(hybrid_spec(Arch::kQwen35Moe, GgmlType::kQ8_0), dir);
   ASSERT_NE(m, nullptr);
   const auto tokens = testing::fixed_prompt(16, kVocab);
   auto alone_dev = testing::make_test_device(*m, {.num_threads = 1});
@@ -199,7 +191,7 @@ TEST(HybridModel, ARowsLogitsDoNotDependOnTheBatchOrTheThreadCount) {
 // (num_cached 0) gives the logits of a fresh device.
 TEST(HybridModel, ASequenceStartingAtTokenZeroStartsFromAZeroState) {
   testing::TempDir dir;
-  auto m = make_and_load(hybrid_spec(Arch::kQwen35, GgmlType::kF32), dir);
+  auto m = testing::make_and_load(hybrid_spec(Arch::kQwen35, GgmlType::kF32), dir);
   ASSERT_NE(m, nullptr);
   const auto tokens = testing::fixed_prompt(12, kVocab);
   auto fresh = testing::make_test_device(*m);
@@ -213,7 +205,7 @@ TEST(HybridModel, ASequenceStartingAtTokenZeroStartsFromAZeroState) {
 
 TEST(HybridModel, APlanWithoutAStateSlotOrWithASharedOneIsRefused) {
   testing::TempDir dir;
-  auto m = make_and_load(hybrid_spec(Arch::kQwen35, GgmlType::kF32), dir);
+  auto m = testing::make_and_load(hybrid_spec(Arch::kQwen35, GgmlType::kF32), dir);
   ASSERT_NE(m, nullptr);
   auto dev = testing::make_test_device(*m);
   StepPlan plan;
@@ -237,7 +229,7 @@ TEST(HybridModel, APlanWithoutAStateSlotOrWithASharedOneIsRefused) {
 
 TEST(HybridModel, StateSlotsReadBackWhatWasWrittenAndRefuseBadSizes) {
   testing::TempDir dir;
-  auto m = make_and_load(hybrid_spec(Arch::kQwen35, GgmlType::kF32), dir);
+  auto m = testing::make_and_load(hybrid_spec(Arch::kQwen35, GgmlType::kF32), dir);
   ASSERT_NE(m, nullptr);
   auto dev = testing::make_test_device(*m);
   const ModelHParams& hp = m->hparams();

@@ -15,6 +15,7 @@
 #include "gguf/gguf_writer.h"
 #include "model/cpu_device.h"
 #include "model/random_model.h"
+#include "testing/model_test_support.h"
 #include "testing/reference_forward.h"
 #include "testing/temp_dir.h"
 
@@ -49,14 +50,6 @@ RandomModelSpec small_spec(Arch arch, GgmlType dtype) {
   return s;
 }
 
-std::unique_ptr<Model> make_and_load(const RandomModelSpec& spec, testing::TempDir& dir) {
-  auto made = make_random_model(spec, dir.file("m.gguf"));
-  EXPECT_TRUE(made.ok()) << made.status().to_string();
-  auto m = Model::load(dir.file("m.gguf"));
-  EXPECT_TRUE(m.ok()) << m.status().to_string();
-  return m.ok() ? std::move(m).value() : nullptr;
-}
-
 // Copies `from` to `to`, leaving out tensor `drop` and writing `replace` (if
 // named) as zeros of shape `shape`.
 void rewrite(const std::string& from, const std::string& to, const std::string& drop,
@@ -89,7 +82,7 @@ class Qwen35Archs : public ::testing::TestWithParam<Arch> {};
 TEST_P(Qwen35Archs, MadeModelBindsEachLayerKindAndTheMtpBlock) {
   testing::TempDir dir;
   const RandomModelSpec spec = small_spec(GetParam(), GgmlType::kQ8_0);
-  auto m = make_and_load(spec, dir);
+  auto m = testing::make_and_load(spec, dir);
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->arch(), GetParam());
   const ModelHParams& hp = m->hparams();
@@ -161,7 +154,7 @@ TEST_P(Qwen35Archs, MissingMtpProjectionIsNamed) {
 
 TEST_P(Qwen35Archs, ReferenceLogitsAreFiniteVariedAndCausal) {
   testing::TempDir dir;
-  auto m = make_and_load(small_spec(GetParam(), GgmlType::kF32), dir);
+  auto m = testing::make_and_load(small_spec(GetParam(), GgmlType::kF32), dir);
   ASSERT_NE(m, nullptr);
   const testing::ReferenceForward ref(*m);
   std::vector<TokenId> tokens = prompt(10);
@@ -206,7 +199,7 @@ constexpr float kQwen35MoeGolden[3][6] = {{1.269228f, -1.019049f, 0.130946f, 2.3
 
 TEST_P(Qwen35Archs, ReferenceLogitsMatchLlamaCppOnTheSameFile) {
   testing::TempDir dir;
-  auto m = make_and_load(small_spec(GetParam(), GgmlType::kF32), dir);
+  auto m = testing::make_and_load(small_spec(GetParam(), GgmlType::kF32), dir);
   ASSERT_NE(m, nullptr);
   const auto logits = testing::ReferenceForward(*m).logits(prompt(10));
   const auto& golden = GetParam() == Arch::kQwen35 ? kQwen35Golden : kQwen35MoeGolden;

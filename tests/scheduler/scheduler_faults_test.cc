@@ -21,24 +21,10 @@ using testing::SchedFixtureOptions;
 // Every device call of a run with preemption fails in turn: each request
 // still gets exactly one terminal frame and the pool is full after.
 TEST(Scheduler, AFailureAtAnyDeviceCallAnswersEveryRequestOnce) {
-  const SchedFixtureOptions o = testing::tight_swap_pool();
-  int64_t total_calls = 0;
-  {
-    SchedFixture clean(o);
-    run_many(clean, 6);
-    total_calls = clean.device->num_calls();
-  }
-  ASSERT_GT(total_calls, 10);
-  for (int64_t n = 0; n < total_calls; ++n) {
-    ScopedFaultReset reset;
-    SchedFixture f(o);
-    f.device->fail_call(n);
-    const std::vector<uint64_t> ids = testing::submit_many(f, 6);
-    f.run();
-    for (uint64_t id : ids) ASSERT_EQ(f.req.at(id).num_terminal(), 1) << "failing call " << n;
-    EXPECT_TRUE(f.pool_is_full()) << "failing call " << n;
-    EXPECT_TRUE(std::filesystem::is_empty(f.spill_dir.path())) << "failing call " << n;
-  }
+  testing::for_each_failing_call(testing::tight_swap_pool(), testing::FaultPort::kDevice, 10,
+                                 [](SchedFixture& f, int64_t n) {
+                                   EXPECT_TRUE(std::filesystem::is_empty(f.spill_dir.path())) << "failing call " << n;
+                                 });
 }
 
 TEST(Scheduler, AFailureAtAnySpillCallAnswersEveryRequestOnce) {

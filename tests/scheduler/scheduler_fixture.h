@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/fault_flag.h"
 #include "kv/kv_manager.h"
 #include "kv/spill_store.h"
 #include "scheduler/dev_port.h"
@@ -122,6 +123,37 @@ inline std::vector<std::vector<TokenId>> run_many(SchedFixture& f, int n) {
   }
   EXPECT_TRUE(f.pool_is_full());
   return out;
+}
+
+enum class FaultPort { kDevice, kSpill };
+
+// Counts the calls of `port` in a clean run_many(f, 6) over `o`, then reruns
+// it once per call with that call failing: every request must still get
+// exactly one terminal frame and the pool must be full again; `check(f, n)`
+// adds what a caller also wants of the run that failed call n.
+template <class Check>
+void for_each_failing_call(const SchedFixtureOptions& o, FaultPort port, int64_t min_calls, Check check) {
+  int64_t total_calls = 0;
+  {
+    SchedFixture clean(o);
+    run_many(clean, 6);
+    total_calls = port == FaultPort::kDevice ? clean.device->num_calls() : clean.spill->num_calls();
+  }
+  ASSERT_GT(total_calls, min_calls);
+  for (int64_t n = 0; n < total_calls; ++n) {
+    ScopedFaultReset reset;
+    SchedFixture f(o);
+    if (port == FaultPort::kDevice) {
+      f.device->fail_call(n);
+    } else {
+      f.spill->fail_call(n);
+    }
+    const std::vector<uint64_t> ids = submit_many(f, 6);
+    f.run();
+    for (uint64_t id : ids) ASSERT_EQ(f.req.at(id).num_terminal(), 1) << "failing call " << n;
+    EXPECT_TRUE(f.pool_is_full()) << "failing call " << n;
+    check(f, n);
+  }
 }
 
 }  // namespace met::testing

@@ -8,6 +8,14 @@
 
 namespace met::testing {
 
+std::unique_ptr<Model> make_and_load(const RandomModelSpec& spec, const TempDir& dir) {
+  auto made = make_random_model(spec, dir.file("m.gguf"));
+  EXPECT_TRUE(made.ok()) << made.status().to_string();
+  auto m = Model::load(dir.file("m.gguf"));
+  EXPECT_TRUE(m.ok()) << m.status().to_string();
+  return m.ok() ? std::move(m).value() : nullptr;
+}
+
 std::vector<BlockId> block_range(int32_t first, int32_t n) {
   std::vector<BlockId> b;
   for (int32_t i = 0; i < n; ++i) b.emplace_back(first + i);

@@ -1,4 +1,4 @@
-// What the model tests share: a CpuDevice sized for a test, one step run to
+// What the model tests share: a made model loaded, a CpuDevice sized for a test, one step run to
 // its result, a fixed prompt, the logits at every position of one sequence
 // fed in prefill chunks then one token per step, and the error measure the
 // tolerances are stated in.
@@ -13,8 +13,14 @@
 #include "backend/device.h"
 #include "model/cpu_device.h"
 #include "model/model.h"
+#include "model/random_model.h"
+#include "testing/temp_dir.h"
 
 namespace met::testing {
+
+// make_random_model(spec) as dir/m.gguf, loaded; null (and a failed
+// EXPECT) when either step fails.
+std::unique_ptr<Model> make_and_load(const RandomModelSpec& spec, const TempDir& dir);
 
 // Block ids first, first + 1, …, first + n - 1.
 std::vector<BlockId> block_range(int32_t first, int32_t n);
