@@ -152,9 +152,10 @@ PrefixMatch KvManager::match_prefix(SeqState& seq) {
 
 PrefixMatch KvManager::find_prefix(const SeqState& seq, std::vector<BlockId>& blocks) const {
   const size_t first = blocks.size();
-  const PrefixMatch m = prefix_.lookup(seq.tokens, seq.salt, max_match_blocks(seq), blocks);
-  if (state_slots_.num_slots() == 0) return m;
-  const int32_t depth = snapshot_depth(seq, m.num_blocks);
+  if (state_slots_.num_slots() == 0) return prefix_.lookup(seq.tokens, seq.salt, max_match_blocks(seq), blocks);
+  scratch_keys_.clear();
+  prefix_.lookup(seq.tokens, seq.salt, max_match_blocks(seq), blocks, &scratch_keys_);
+  const int32_t depth = snapshot_depth(scratch_keys_);
   blocks.resize(first + static_cast<size_t>(depth));
   return PrefixMatch{depth, depth * kKvBlockTokens};
 }
@@ -177,12 +178,11 @@ BlockKey KvManager::prefix_key(const SeqState& seq, int32_t num_blocks) const {
   return scratch_keys_[static_cast<size_t>(num_blocks - 1)];
 }
 
-int32_t KvManager::snapshot_depth(const SeqState& seq, int32_t num_blocks) const {
+int32_t KvManager::snapshot_depth(std::span<const BlockKey> chain) const {
+  const auto num_blocks = static_cast<int32_t>(chain.size());
   if (snapshot_interval_blocks_ == 0 || num_blocks < snapshot_interval_blocks_) return 0;
-  chain_keys(std::span<const TokenId>(seq.tokens).first(static_cast<size_t>(num_blocks) * kKvBlockTokens), seq.salt,
-             scratch_keys_);
   for (int32_t d = num_blocks - num_blocks % snapshot_interval_blocks_; d > 0; d -= snapshot_interval_blocks_) {
-    if (snapshots_.find(scratch_keys_[static_cast<size_t>(d - 1)]).has_value()) return d;
+    if (snapshots_.find(chain[static_cast<size_t>(d - 1)]).has_value()) return d;
   }
   return 0;
 }

@@ -159,9 +159,9 @@ class KvManager {
   // The longest prefix a match may reuse, in blocks (none with recurrent
   // state and no snapshots).
   int32_t max_match_blocks(const SeqState& seq) const;
-  // The deepest block count <= num_blocks at which a snapshot of seq's
-  // prefix is cached (0: none).
-  int32_t snapshot_depth(const SeqState& seq, int32_t num_blocks) const;
+  // The deepest block count at which a snapshot of the prefix whose block
+  // keys are `chain` is cached (0: none).
+  int32_t snapshot_depth(std::span<const BlockKey> chain) const;
   // The key of seq's prefix of `num_blocks` blocks. REQUIRES: num_blocks > 0.
   BlockKey prefix_key(const SeqState& seq, int32_t num_blocks) const;
   Status restore_state(SeqState& seq, const SpillImage& image);

@@ -13,7 +13,7 @@ namespace met {
 PrefixCache::PrefixCache(BlockPool& pool) : pool_(pool) {}
 
 PrefixMatch PrefixCache::lookup(std::span<const TokenId> tokens, CacheSalt salt, int32_t max_blocks,
-                                std::vector<BlockId>& blocks) const {
+                                std::vector<BlockId>& blocks, std::vector<BlockKey>* keys) const {
   // Keys are hashed block by block, stopping at the first miss, so a long
   // prompt that shares little costs little.
   const size_t num_full = tokens.size() / kKvBlockTokens;
@@ -25,6 +25,7 @@ PrefixMatch PrefixCache::lookup(std::span<const TokenId> tokens, CacheSalt salt,
     const std::optional<BlockId> block = pool_.find(*parent);
     if (!block) break;
     blocks.push_back(*block);
+    if (keys != nullptr) keys->push_back(*parent);
     ++m.num_blocks;
   }
   m.num_tokens = m.num_blocks * kKvBlockTokens;

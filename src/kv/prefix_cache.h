@@ -39,9 +39,10 @@ class PrefixCache {
                     std::vector<BlockId>& table);
 
   // The same chain as match finds, appended to `blocks`, with nothing
-  // retained or counted (a query: the scheduler decides before it takes).
+  // retained or counted (a query: the scheduler decides before it takes);
+  // `keys`, if given, gets each matched block's key appended.
   PrefixMatch lookup(std::span<const TokenId> tokens, CacheSalt salt, int32_t max_blocks,
-                     std::vector<BlockId>& blocks) const;
+                     std::vector<BlockId>& blocks, std::vector<BlockKey>* keys = nullptr) const;
   // Takes a chain lookup found: retains each block, appends it to `table`,
   // and counts one query of `query_tokens` tokens and its hit tokens.
   // REQUIRES: `blocks` is lookup's answer, with no eviction since.
