@@ -2,7 +2,9 @@
 // README's first command. With --chat-template FILE, the vocabulary also gets
 // the template's markers and special strings as control tokens
 // (chat_control_tokens). qwen35/qwen35moe take their own preset shapes (with
-// one MTP block) and the gated delta sizes. Tested by tests/cli/make_model_command_test.cc.
+// one MTP block) and the gated delta sizes; granitehybrid/nemotron_h take
+// theirs, the Mamba2 sizes (the same --ssm-* flags) and a layer pattern.
+// Tested by tests/cli/make_model_command_test.cc.
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -34,12 +36,45 @@ struct MakeModelOptions {
   std::optional<uint32_t> experts, experts_used, expert_ff, shared_expert_ff;
   std::optional<uint32_t> sliding_window, swa_pattern;
   std::optional<uint32_t> head_dim, ssm_state, ssm_groups, ssm_heads, conv_kernel, full_attn_interval, mtp_layers;
+  std::optional<std::string> pattern;
+  bool attn_rope = false;
 };
+
+// The Mamba2 hybrids' flags, for --arch granitehybrid and nemotron_h only.
+Status apply_mamba_options(const MakeModelOptions& o, RandomModelSpec& spec) {
+  if (!arch_is_mamba_hybrid(spec.arch)) {
+    if (o.pattern || o.attn_rope) {
+      return invalid_argument("--pattern and --attn-rope need --arch granitehybrid or nemotron_h");
+    }
+    return ok_status();
+  }
+  if (o.full_attn_interval || o.mtp_layers) {
+    return invalid_argument("--full-attn-interval and --mtp-layers need --arch qwen35 or qwen35moe");
+  }
+  if (o.attn_rope && spec.arch != Arch::kGraniteHybrid) {
+    return invalid_argument("--attn-rope needs --arch granitehybrid");
+  }
+  spec.layer_pattern = o.pattern.value_or(spec.layer_pattern);
+  spec.attention_rope = o.attn_rope;
+  spec.head_dim = o.head_dim.value_or(o.embd || o.heads ? 0 : spec.head_dim);
+  spec.ssm_state_size = o.ssm_state.value_or(spec.ssm_state_size);
+  spec.ssm_group_count = o.ssm_groups.value_or(spec.ssm_group_count);
+  spec.ssm_conv_kernel = o.conv_kernel.value_or(spec.ssm_conv_kernel);
+  // Mamba2 heads of the preset's head dimension over d_inner = 2 embd, unless given.
+  const uint32_t embd = o.embd.value_or(spec.embedding_length);
+  spec.ssm_time_step_rank = o.ssm_heads.value_or(o.embd ? std::max(1u, 2 * embd / 64) : spec.ssm_time_step_rank);
+  if (spec.attention_scale != 0.0f && (o.embd || o.heads || o.head_dim)) {
+    const uint32_t head_dim = spec.head_dim != 0 ? spec.head_dim : embd / o.heads.value_or(spec.num_heads);
+    spec.attention_scale = 1.0f / static_cast<float>(std::max(1u, head_dim));
+  }
+  return ok_status();
+}
 
 // The gated delta flags, for --arch qwen35 and qwen35moe only.
 Status apply_hybrid_options(const MakeModelOptions& o, RandomModelSpec& spec) {
   const bool any = o.ssm_state || o.ssm_groups || o.ssm_heads || o.conv_kernel || o.full_attn_interval ||
                    o.mtp_layers;
+  if (arch_is_mamba_hybrid(spec.arch)) return ok_status();  // apply_mamba_options
   if (any && !arch_is_hybrid(spec.arch)) {
     return invalid_argument("--ssm-state, --ssm-groups, --ssm-heads, --conv-kernel, --full-attn-interval and "
                             "--mtp-layers need --arch qwen35 or qwen35moe");
@@ -57,14 +92,15 @@ Status apply_hybrid_options(const MakeModelOptions& o, RandomModelSpec& spec) {
 Result<RandomModelSpec> build_spec(const MakeModelOptions& o) {
   std::optional<Arch> arch = parse_arch(o.arch);
   if (!arch) {
-    return invalid_argument("--arch '{}' is not llama, mistral, qwen2, qwen3, qwen3moe, mixtral, gpt-oss, qwen35 "
-                            "or qwen35moe",
+    return invalid_argument("--arch '{}' is not llama, mistral, qwen2, qwen3, qwen3moe, mixtral, gpt-oss, qwen35, "
+                            "qwen35moe, granitehybrid or nemotron_h",
                             o.arch);
   }
   std::optional<RandomModelSpec> preset = random_model_preset(o.preset, *arch);
   if (!preset) return invalid_argument("--preset '{}' is not tiny, small or medium", o.preset);
   RandomModelSpec spec = *preset;
   MET_RETURN_IF_ERROR(apply_hybrid_options(o, spec));
+  MET_RETURN_IF_ERROR(apply_mamba_options(o, spec));
   spec.num_experts = o.experts.value_or(0);
   spec.num_experts_used = o.experts_used.value_or(0);
   spec.expert_feed_forward_length = o.expert_ff.value_or(0);
@@ -132,7 +168,9 @@ void add_make_model_command(CLI::App& app) {
   cmd->add_option("-o,--output", o->out_path, "Output GGUF file")->required();
   cmd->add_option("--preset", o->preset, "tiny (~15M), small (~110M) or medium (~500M)")
       ->capture_default_str();
-  cmd->add_option("--arch", o->arch, "llama, mistral, qwen2, qwen3, qwen3moe, mixtral, gpt-oss, qwen35 or qwen35moe")
+  cmd->add_option("--arch", o->arch,
+                  "llama, mistral, qwen2, qwen3, qwen3moe, mixtral, gpt-oss, qwen35, qwen35moe, granitehybrid or "
+                  "nemotron_h")
       ->capture_default_str();
   cmd->add_option("--experts", o->experts, "Experts per MoE layer (default by preset: 8, 16, 32)");
   cmd->add_option("--experts-used", o->experts_used, "Experts each token uses (default by preset: 2, 4, 4)");
@@ -145,14 +183,22 @@ void add_make_model_command(CLI::App& app) {
                   "gpt-oss: layer i is windowed when i % N < N - 1 (default 2; 0: every layer)");
   cmd->add_option("--head-dim", o->head_dim, "Attention head dimension (default: the preset's, or --embd / "
                   "--heads when either is given; qwen35 presets: 64, 128, 256)");
-  cmd->add_option("--ssm-state", o->ssm_state, "qwen35: gated delta head dimension (presets: 64, 128, 128)");
-  cmd->add_option("--ssm-groups", o->ssm_groups, "qwen35: gated delta key heads (presets: 4, 4, 8)");
+  cmd->add_option("--ssm-state", o->ssm_state, "qwen35: gated delta head dimension (presets: 64, 128, "
+                  "128); granitehybrid/nemotron_h: Mamba2 d_state (64, 128, 128)");
+  cmd->add_option("--ssm-groups", o->ssm_groups, "qwen35: gated delta key heads (presets: 4, 4, 8); "
+                  "granitehybrid/nemotron_h: Mamba2 groups of B and C");
   cmd->add_option("--ssm-heads", o->ssm_heads, "qwen35: gated delta value heads, a multiple of --ssm-groups "
-                  "(presets: 4, 8, 16)");
+                  "(presets: 4, 8, 16); granitehybrid/nemotron_h: Mamba2 heads over d_inner = 2 --embd "
+                  "(default: heads of 64)");
   cmd->add_option("--conv-kernel", o->conv_kernel, "qwen35: taps of the short convolution (default 4)");
   cmd->add_option("--full-attn-interval", o->full_attn_interval,
                   "qwen35: every N-th layer is full attention, the rest gated delta (default 4)");
   cmd->add_option("--mtp-layers", o->mtp_layers, "qwen35: MTP (nextn) blocks after the trunk (default 1)");
+  cmd->add_option("--pattern", o->pattern,
+                  "granitehybrid/nemotron_h: layer kinds, repeated over the layers: M Mamba2, * attention, - an MLP "
+                  "(nemotron_h) (presets: granitehybrid MMM*, MMMMM*, MMMMMMM*; nemotron_h M-M-M-M*-)");
+  cmd->add_flag("--attn-rope", o->attn_rope,
+                "granitehybrid: rope on the attention layers (rope.scaling.finetuned; Granite 4.0-H has none)");
   cmd->add_option("--layers", o->layers, "Transformer blocks (qwen35: trunk layers, without MTP blocks)");
   cmd->add_option("--embd", o->embd, "Embedding length");
   cmd->add_option("--heads", o->heads, "Attention heads");

@@ -59,7 +59,11 @@ bool is_expert_tensor(const GgufTensorInfo& t, uint32_t num_experts) {
 // "24 (18 gated delta, 6 attention) + 1 MTP" for a hybrid model, else "24".
 std::string layers_text(const ModelHParams& hp) {
   std::string out = fmt::format("{}", hp.num_layers);
-  if (hp.is_hybrid()) {
+  if (hp.ssm_kind == SsmKind::kMamba2) {
+    out += fmt::format(" ({} Mamba2, {} attention", hp.num_recurrent_layers(), hp.num_attention_layers());
+    const uint32_t ffn_only = hp.num_layers - hp.num_recurrent_layers() - hp.num_attention_layers();
+    out += ffn_only > 0 ? fmt::format(", {} MLP)", ffn_only) : std::string(")");
+  } else if (hp.is_hybrid()) {
     out += fmt::format(" ({} gated delta, {} attention)", hp.num_recurrent_layers(),
                        hp.num_layers - hp.num_recurrent_layers());
   }
@@ -72,6 +76,36 @@ std::string gated_delta_text(const ModelHParams& hp) {
                      "sequence",
                      hp.ssm_state_size, hp.ssm_group_count, hp.ssm_time_step_rank, hp.ssm_conv_kernel,
                      human_bytes(hp.recurrent_state_bytes()), hp.recurrent_state_bytes());
+}
+
+std::string mamba2_text(const ModelHParams& hp) {
+  return fmt::format("d_inner {}, d_state {}, {} heads of {}, groups {}, conv kernel {}; recurrent state {} ({} "
+                     "bytes) per sequence",
+                     hp.ssm_inner_size, hp.ssm_state_size, hp.ssm_time_step_rank, hp.mamba_head_dim(),
+                     hp.ssm_group_count, hp.ssm_conv_kernel, human_bytes(hp.recurrent_state_bytes()),
+                     hp.recurrent_state_bytes());
+}
+
+nlohmann::json mamba2_json(const ModelHParams& hp) {
+  nlohmann::json layers = nlohmann::json::array(), mlp_layers = nlohmann::json::array();
+  for (uint32_t i = 0; i < hp.num_layers; ++i) {
+    if (hp.layer_is_recurrent(i)) layers.push_back(i);
+    if (hp.layer_is_ffn_only(i)) mlp_layers.push_back(i);
+  }
+  return {{"conv_kernel", hp.ssm_conv_kernel},
+          {"inner_size", hp.ssm_inner_size},
+          {"state_size", hp.ssm_state_size},
+          {"heads", hp.ssm_time_step_rank},
+          {"head_dim", hp.mamba_head_dim()},
+          {"groups", hp.ssm_group_count},
+          {"layers", layers},
+          {"mlp_layers", mlp_layers},
+          {"state_bytes_per_sequence", hp.recurrent_state_bytes()}};
+}
+
+bool has_granite_scales(const ModelHParams& hp) {
+  return hp.embedding_scale != 0.0f || hp.residual_scale != 0.0f || hp.attention_scale != 0.0f ||
+         hp.logit_scale != 0.0f;
 }
 
 nlohmann::json gated_delta_json(const ModelHParams& hp) {
@@ -183,9 +217,14 @@ std::string render_model_info_text(const ModelInfo& info) {
     std::string rope = fmt::format("dims {}, freq base {}, scaling {} (factor {})", hp.rope_dims,
                                    hp.rope_freq_base, rope_scaling_name(hp.rope_scaling.kind),
                                    hp.rope_scaling.factor);
-    if (hp.is_hybrid()) rope += fmt::format(", sections [{}]", fmt::join(hp.rope_sections, ", "));
-    line("rope", rope);
-    if (hp.is_hybrid()) line("gated delta", gated_delta_text(hp));
+    if (hp.ssm_kind == SsmKind::kGatedDelta) rope += fmt::format(", sections [{}]", fmt::join(hp.rope_sections, ", "));
+    line("rope", hp.uses_rope ? rope : std::string("none"));
+    if (hp.ssm_kind == SsmKind::kGatedDelta) line("gated delta", gated_delta_text(hp));
+    if (hp.ssm_kind == SsmKind::kMamba2) line("mamba2", mamba2_text(hp));
+    if (has_granite_scales(hp)) {
+      line("scales", fmt::format("embedding {}, residual {}, attention {}, logit {} (0: none)", hp.embedding_scale,
+                                 hp.residual_scale, hp.attention_scale, hp.logit_scale));
+    }
     line("rms norm eps", fmt::format("{}", hp.rms_norm_eps));
     if (hp.is_moe()) {
       std::string experts = fmt::format("{}, {} used per token, feed-forward {}", hp.expert_count,
@@ -262,9 +301,17 @@ nlohmann::json model_info_json(const ModelInfo& info) {
                                  {"feed_forward", hp.expert_feed_forward_length},
                                  {"shared_feed_forward", hp.expert_shared_feed_forward_length}};
     }
-    if (hp.is_hybrid()) {
+    if (hp.ssm_kind == SsmKind::kGatedDelta) {
       j["hparams"]["gated_delta"] = gated_delta_json(hp);
       j["hparams"]["rope"]["sections"] = hp.rope_sections;
+    }
+    if (hp.ssm_kind == SsmKind::kMamba2) j["hparams"]["mamba2"] = mamba2_json(hp);
+    j["hparams"]["rope"]["enabled"] = hp.uses_rope;
+    if (has_granite_scales(hp)) {
+      j["hparams"]["scales"] = {{"embedding", hp.embedding_scale},
+                                {"residual", hp.residual_scale},
+                                {"attention", hp.attention_scale},
+                                {"logit", hp.logit_scale}};
     }
     j["hparams"]["mtp_layers"] = hp.nextn_predict_layers;
     if (hp.sliding_window > 0) {

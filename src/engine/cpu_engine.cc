@@ -65,7 +65,7 @@ Result<std::unique_ptr<CpuEngine>> CpuEngine::create(const Model& model, const C
   const ModelHParams& hp = e->model_->hparams();
   cpu::KvLayout layout;
   layout.dtype = config.kv_dtype;
-  layout.num_layers = static_cast<int32_t>(hp.num_layers - hp.num_recurrent_layers());  // layers with KV
+  layout.num_layers = static_cast<int32_t>(hp.num_attention_layers());  // layers with KV
   layout.num_kv_heads = static_cast<int32_t>(hp.num_kv_heads);
   layout.head_dim = static_cast<int32_t>(hp.head_dim);
   layout.num_blocks = 1;

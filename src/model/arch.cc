@@ -7,7 +7,7 @@ namespace met {
 
 std::optional<Arch> parse_arch(std::string_view name) {
   for (Arch a : {Arch::kLlama, Arch::kMistral, Arch::kQwen2, Arch::kQwen3, Arch::kQwen3Moe, Arch::kMixtral,
-                 Arch::kGptOss, Arch::kQwen35, Arch::kQwen35Moe}) {
+                 Arch::kGptOss, Arch::kQwen35, Arch::kQwen35Moe, Arch::kGraniteHybrid, Arch::kNemotronH}) {
     if (arch_name(a) == name) return a;
   }
   return std::nullopt;
@@ -24,6 +24,8 @@ std::string_view arch_name(Arch arch) {
     case Arch::kGptOss: return "gpt-oss";
     case Arch::kQwen35: return "qwen35";
     case Arch::kQwen35Moe: return "qwen35moe";
+    case Arch::kGraniteHybrid: return "granitehybrid";
+    case Arch::kNemotronH: return "nemotron_h";
   }
   return "unknown";
 }
@@ -116,7 +118,55 @@ void add_hybrid_layers(const ModelHParams& hp, std::vector<TensorSpec>& t) {
   }
 }
 
+void add_mamba2(uint32_t layer, const ModelHParams& hp, std::vector<TensorSpec>& t) {
+  auto name = [layer](std::string_view what) { return fmt::format("blk.{}.{}", layer, what); };
+  const uint64_t embd = hp.embedding_length, conv = hp.conv_dim(), inner = hp.ssm_inner_size;
+  const uint64_t heads = hp.ssm_time_step_rank, groups = hp.ssm_group_count;
+  t.push_back({name("ssm_in.weight"), {embd, hp.mamba_in_proj_dim()}, TensorRole::kMatrix});
+  t.push_back({name("ssm_conv1d.weight"), {hp.ssm_conv_kernel, conv}, TensorRole::kConv});
+  t.push_back({name("ssm_conv1d.bias"), {conv}, TensorRole::kBias});
+  t.push_back({name("ssm_dt.bias"), {heads}, TensorRole::kBias});
+  t.push_back({name("ssm_a"), {1, heads}, TensorRole::kDecay});
+  t.push_back({name("ssm_d"), {1, heads}, TensorRole::kSkip});
+  t.push_back({name("ssm_norm.weight"), {inner / groups, groups}, TensorRole::kNorm});
+  t.push_back({name("ssm_out.weight"), {inner, embd}, TensorRole::kMatrix});
+}
+
+void add_plain_attention(uint32_t layer, const ModelHParams& hp, std::vector<TensorSpec>& t) {
+  auto name = [layer](std::string_view what) { return fmt::format("blk.{}.{}", layer, what); };
+  const uint64_t embd = hp.embedding_length, q_dim = hp.q_dim(), kv_dim = hp.kv_dim();
+  t.push_back({name("attn_q.weight"), {embd, q_dim}, TensorRole::kMatrix});
+  t.push_back({name("attn_k.weight"), {embd, kv_dim}, TensorRole::kMatrix});
+  t.push_back({name("attn_v.weight"), {embd, kv_dim}, TensorRole::kMatrix});
+  t.push_back({name("attn_output.weight"), {q_dim, embd}, TensorRole::kMatrix});
+}
+
+// granitehybrid/nemotron_h: per layer its norm, then its mixer and (granite)
+// its FFN, or (nemotron_h's FFN-only layers) the relu² FFN alone.
+void add_mamba_hybrid_layers(Arch arch, const ModelHParams& hp, std::vector<TensorSpec>& t) {
+  const uint64_t embd = hp.embedding_length, ff = hp.feed_forward_length;
+  for (uint32_t i = 0; i < hp.num_layers; ++i) {
+    auto name = [i](std::string_view what) { return fmt::format("blk.{}.{}", i, what); };
+    t.push_back({name("attn_norm.weight"), {embd}, TensorRole::kNorm});
+    if (hp.layer_is_ffn_only(i)) {
+      t.push_back({name("ffn_down.weight"), {ff, embd}, TensorRole::kMatrix});
+      t.push_back({name("ffn_up.weight"), {embd, ff}, TensorRole::kMatrix});
+      continue;
+    }
+    if (hp.layer_is_recurrent(i)) {
+      add_mamba2(i, hp, t);
+    } else {
+      add_plain_attention(i, hp, t);
+    }
+    if (arch == Arch::kNemotronH) continue;
+    t.push_back({name("ffn_norm.weight"), {embd}, TensorRole::kNorm});
+    add_dense_ffn(i, hp, t);
+  }
+}
+
 }  // namespace
+
+bool arch_is_mamba_hybrid(Arch arch) { return arch == Arch::kGraniteHybrid || arch == Arch::kNemotronH; }
 
 bool arch_is_hybrid(Arch arch) { return arch == Arch::kQwen35 || arch == Arch::kQwen35Moe; }
 
@@ -130,6 +180,10 @@ std::vector<TensorSpec> arch_tensors(Arch arch, const ModelHParams& hp, bool tie
   if (!tied_output) t.push_back({"output.weight", {embd, hp.vocab_size}, TensorRole::kMatrix});
   if (arch_is_hybrid(arch)) {
     add_hybrid_layers(hp, t);
+    return t;
+  }
+  if (arch_is_mamba_hybrid(arch)) {
+    add_mamba_hybrid_layers(arch, hp, t);
     return t;
   }
   for (uint32_t i = 0; i < hp.num_layers; ++i) {

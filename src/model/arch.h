@@ -30,6 +30,17 @@
 // `nextn.hnorm` and `nextn.shared_head_norm` [embd] (the optional
 // `nextn.embed_tokens` and `nextn.shared_head_head` are not listed: Qwen3.5's
 // MTP shares the model's embedding and head).
+// `granitehybrid` / `nemotron_h` (Mamba2 hybrids, llama.cpp's names): every
+// layer has `attn_norm`. A Mamba2 layer (hp.layer_is_recurrent): `ssm_in`
+// [embd, mamba_in_proj_dim] (rows z, then x B C, then dt), `ssm_conv1d`
+// [d_conv, conv_dim] and its `.bias` [conv_dim] (optional in llama.cpp,
+// always written here), `ssm_dt.bias` [heads], `ssm_a` and `ssm_d` [1,
+// heads] (no `.weight`), `ssm_norm` [d_inner / groups, groups], `ssm_out`
+// [d_inner, embd]. Other layers are plain attention (`attn_q`, `attn_k`,
+// `attn_v`, `attn_output`). granitehybrid: every layer then has `ffn_norm`
+// and a SwiGLU FFN. nemotron_h: a layer has one of the three (Mamba2,
+// attention, or hp.layer_is_ffn_only: `ffn_up` and `ffn_down`, relu² and no
+// gate, read through attn_norm).
 // Threading: pure functions. Tested by tests/model/arch_test.cc.
 #pragma once
 
@@ -43,7 +54,19 @@
 
 namespace met {
 
-enum class Arch { kLlama, kMistral, kQwen2, kQwen3, kQwen3Moe, kMixtral, kGptOss, kQwen35, kQwen35Moe };
+enum class Arch {
+  kLlama,
+  kMistral,
+  kQwen2,
+  kQwen3,
+  kQwen3Moe,
+  kMixtral,
+  kGptOss,
+  kQwen35,
+  kQwen35Moe,
+  kGraniteHybrid,
+  kNemotronH,
+};
 
 enum class TensorRole {
   kMatrix,  // a weight matrix: quantizable
@@ -51,7 +74,8 @@ enum class TensorRole {
   kBias,    // a bias vector: stays F32
   kRouter,  // an expert router (ffn_gate_inp, ffn_gate_inp_shexp): stays F32, as llama-quantize keeps it
   kConv,    // a short convolution's kernel (ssm_conv1d): stays F32, as llama-quantize keeps it
-  kDecay,   // a gated delta layer's ssm_a (-exp(A_log), negative): stays F32
+  kDecay,   // a gated delta or Mamba2 layer's ssm_a (-exp(A_log), negative): stays F32
+  kSkip,    // a Mamba2 layer's ssm_d (the D skip, per head): stays F32
 };
 
 struct TensorSpec {
@@ -70,5 +94,7 @@ std::string_view gguf_arch_name(Arch arch);
 std::vector<TensorSpec> arch_tensors(Arch arch, const ModelHParams& hp, bool tied_output);
 // Whether `arch` has gated delta layers (qwen35, qwen35moe).
 bool arch_is_hybrid(Arch arch);
+// Whether `arch` has Mamba2 layers (granitehybrid, nemotron_h).
+bool arch_is_mamba_hybrid(Arch arch);
 
 }  // namespace met

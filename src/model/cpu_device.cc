@@ -29,7 +29,7 @@ int32_t count_layers(const Model& model, LayerKind kind) {
 }
 
 Result<std::optional<cpu::RecurrentState>> make_state(const Model& model, const CpuDeviceOptions& options) {
-  const int32_t num_recurrent = count_layers(model, LayerKind::kGatedDelta);
+  const int32_t num_recurrent = count_layers(model, LayerKind::kGatedDelta) + count_layers(model, LayerKind::kMamba2);
   if (num_recurrent == 0) return std::optional<cpu::RecurrentState>();
   const ModelHParams& hp = model.hparams();
   cpu::RecurrentLayout layout;

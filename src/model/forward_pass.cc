@@ -10,13 +10,21 @@ ForwardPass::ForwardPass(const Model& model, cpu::KvCache& kv, cpu::RecurrentSta
                          int num_threads, ForwardOptions options)
     : model_(model), kv_(kv), state_(state), limits_(limits), rope_(model.rope_params()), rope_swa_(rope_) {
   const ModelHParams& hp = model.hparams();
-  int32_t num_attention = 0, num_recurrent = 0;
+  int32_t num_attention = 0, num_recurrent = 0, num_mamba = 0;
   for (const LayerWeights& l : model.weights().layers) {
-    kind_index_.push_back(l.kind == LayerKind::kGatedDelta ? num_recurrent++ : num_attention++);
+    switch (l.kind) {
+      case LayerKind::kAttention: kind_index_.push_back(num_attention++); break;
+      case LayerKind::kGatedDelta: kind_index_.push_back(num_recurrent++); break;
+      case LayerKind::kMamba2:
+        ++num_mamba;
+        kind_index_.push_back(num_recurrent++);
+        break;
+      case LayerKind::kFfnOnly: kind_index_.push_back(0); break;
+    }
   }
   rope_swa_.freq_base = hp.rope_freq_base_swa;
   const size_t rows = static_cast<size_t>(limits.max_rows);
-  attn_scale_ = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
+  attn_scale_ = hp.attention_scale != 0.0f ? hp.attention_scale : 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
   x_.resize(rows * hp.embedding_length);
   xn_.resize(rows * std::max(hp.embedding_length, hp.q_dim()));
   q_.resize(rows * hp.q_dim());
@@ -32,7 +40,8 @@ ForwardPass::ForwardPass(const Model& model, cpu::KvCache& kv, cpu::RecurrentSta
     qg_.resize(rows * 2 * hp.q_dim());
     attn_gate_.resize(rows * hp.q_dim());
   }
-  if (num_recurrent > 0) gdn_ = GatedDeltaLayer(hp, limits.max_rows, num_threads, options.chunked_delta_rule);
+  if (num_recurrent > num_mamba) gdn_ = GatedDeltaLayer(hp, limits.max_rows, num_threads, options.chunked_delta_rule);
+  if (num_mamba > 0) mamba_ = Mamba2Layer(hp, limits.max_rows, num_threads, options.chunked_ssm_scan);
   act_ = ActivationBuffers(static_cast<int64_t>(rows), static_cast<int64_t>(widest));
   if (hp.is_moe()) {
     moe_ = MoeFfn(hp, limits.max_rows);
@@ -62,6 +71,10 @@ void ForwardPass::embed(cpu::ThreadCtx& ctx, std::span<const TokenId> tokens, in
   for (int64_t r = r0; r < r1; ++r) {
     cpu::embedding_row(table.type, table.data, embd, tokens[static_cast<size_t>(r)], &x_[r * embd]);
   }
+  const float scale = model_.hparams().embedding_scale;  // granite's
+  if (scale != 0.0f) {
+    for (int64_t i = r0 * embd; i < r1 * embd; ++i) x_[static_cast<size_t>(i)] *= scale;
+  }
   ctx.barrier();
 }
 
@@ -88,6 +101,7 @@ void ForwardPass::qkv_post(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan)
         cpu::rms_norm(k + h * head_dim, l.k_norm, head_dim, hp.rms_norm_eps, k + h * head_dim);
       }
     }
+    if (!hp.uses_rope) continue;
     const int32_t pos = plan.positions[static_cast<size_t>(r)];
     const cpu::RopeParams& rope = l.window > 0 ? rope_swa_ : rope_;
     cpu::rope(q, static_cast<int32_t>(hp.num_heads), pos, rope);
@@ -109,6 +123,7 @@ void ForwardPass::attention_block(cpu::ThreadCtx& ctx, int layer, const StepPlan
   const ModelHParams& hp = model_.hparams();
   const LayerWeights& l = model_.weights().layers[static_cast<size_t>(layer)];
   const int64_t rows = plan.num_rows(), embd = hp.embedding_length;
+  if (l.kind == LayerKind::kFfnOnly) return;
   {
     const auto [r0, r1] = ctx.split(rows);
     for (int64_t r = r0; r < r1; ++r) {
@@ -116,8 +131,14 @@ void ForwardPass::attention_block(cpu::ThreadCtx& ctx, int layer, const StepPlan
     }
     ctx.barrier();
   }
+  const int32_t index = kind_index_[static_cast<size_t>(layer)];
   if (l.kind == LayerKind::kGatedDelta) {
-    gdn_.run(ctx, l, kind_index_[static_cast<size_t>(layer)], plan, xn_.data(), *state_, act_, tmp_.data());
+    gdn_.run(ctx, l, index, plan, xn_.data(), *state_, act_, tmp_.data());
+    add_residual(ctx, rows);
+    return;
+  }
+  if (l.kind == LayerKind::kMamba2) {
+    mamba_.run(ctx, l, index, plan, xn_.data(), *state_, act_, tmp_.data());
     add_residual(ctx, rows);
     return;
   }
@@ -176,6 +197,10 @@ void ForwardPass::take_snapshots(cpu::ThreadCtx& ctx, const StepPlan& plan) {
 void ForwardPass::add_residual(cpu::ThreadCtx& ctx, int64_t rows) {
   const int64_t embd = model_.hparams().embedding_length;
   const auto [r0, r1] = ctx.split(rows);
+  const float scale = model_.hparams().residual_scale;  // granite's
+  if (scale != 0.0f) {
+    for (int64_t i = r0 * embd; i < r1 * embd; ++i) tmp_[static_cast<size_t>(i)] *= scale;
+  }
   if (r0 < r1) cpu::add(&x_[r0 * embd], &tmp_[r0 * embd], (r1 - r0) * embd, &x_[r0 * embd]);
   ctx.barrier();
 }
@@ -184,12 +209,17 @@ void ForwardPass::ffn_block(cpu::ThreadCtx& ctx, int layer, int64_t rows) {
   const ModelHParams& hp = model_.hparams();
   const LayerWeights& l = model_.weights().layers[static_cast<size_t>(layer)];
   const int64_t embd = hp.embedding_length, ff = hp.feed_forward_length;
+  if (l.ffn_norm == nullptr) return;  // nemotron_h's mixer layers
   {
     const auto [r0, r1] = ctx.split(rows);
     for (int64_t r = r0; r < r1; ++r) {
       cpu::rms_norm(&x_[r * embd], l.ffn_norm, embd, hp.rms_norm_eps, &xn_[r * embd]);
     }
     ctx.barrier();
+  }
+  if (model_.traits().ffn_relu2) {
+    relu2_ffn(ctx, l, rows);
+    return;
   }
   if (model_.traits().moe) {
     moe_.run(ctx, l.moe, xn_.data(), rows, tmp_.data());
@@ -209,6 +239,25 @@ void ForwardPass::ffn_block(cpu::ThreadCtx& ctx, int layer, int64_t rows) {
   add_residual(ctx, rows);
 }
 
+// nemotron_h: down · relu(up · xn)², no gate.
+void ForwardPass::relu2_ffn(cpu::ThreadCtx& ctx, const LayerWeights& l, int64_t rows) {
+  const ModelHParams& hp = model_.hparams();
+  const int64_t embd = hp.embedding_length, ff = hp.feed_forward_length;
+  const Product up[] = {{&l.w_up, up_.data()}};
+  linear(ctx, xn_.data(), rows, embd, up, act_);
+  {
+    const auto [r0, r1] = ctx.split(rows);
+    for (int64_t i = r0 * ff; i < r1 * ff; ++i) {
+      const float u = std::max(up_[static_cast<size_t>(i)], 0.0f);
+      up_[static_cast<size_t>(i)] = u * u;
+    }
+    ctx.barrier();
+  }
+  const Product down[] = {{&l.w_down, tmp_.data()}};
+  linear(ctx, up_.data(), rows, ff, down, act_);
+  add_residual(ctx, rows);
+}
+
 void ForwardPass::output(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult& result) {
   const ModelHParams& hp = model_.hparams();
   const int64_t embd = hp.embedding_length, vocab = hp.vocab_size;
@@ -224,8 +273,13 @@ void ForwardPass::output(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult& 
   const Product logits[] = {{&model_.weights().output, result.logits.data()}};
   linear(ctx, out_x_.data(), num_out, embd, logits, act_);
   const auto [o0, o1] = ctx.split(num_out);
+  const float logit_scale = hp.logit_scale;  // granite's: the logits are divided by it
   for (int64_t o = o0; o < o1; ++o) {
     const OutputRow& out = plan.outputs[static_cast<size_t>(o)];
+    if (logit_scale != 0.0f) {
+      float* row = &result.logits[static_cast<size_t>(o * vocab)];
+      for (int64_t i = 0; i < vocab; ++i) row[i] *= 1.0f / logit_scale;
+    }
     for (int32_t k = 0; k < out.num_banned; ++k) {
       const TokenId t = plan.banned[static_cast<size_t>(out.banned_begin + k)];
       result.logits[static_cast<size_t>(o * vocab + t)] = -std::numeric_limits<float>::infinity();

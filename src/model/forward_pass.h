@@ -11,7 +11,12 @@
 // RecurrentState, by each seq's state slot); their attention layers project
 // each head's Q with a gate, and multiply the head's output by the gate's
 // sigmoid. Only attention layers have KV (the cache's layers are the model's
-// attention layers in order).
+// attention layers in order). Mamba2 hybrids: a Mamba2 layer's mixer is
+// Mamba2Layer (its state in the RecurrentState as a gated delta layer's);
+// granite's scales multiply the embeddings, each block's output before its
+// residual add, and divide the logits; attention_scale replaces
+// 1/sqrt(head_dim); attention layers rotate only where hp.uses_rope;
+// nemotron_h's layers have a mixer or an FFN (relu², no gate), not both.
 // Invariants: all scratch is sized at construction for `max_rows` rows and
 // `max_outputs` output rows; run() allocates nothing. A row's results depend
 // only on its own sequence (batch invariance), never on its neighbours.
@@ -31,6 +36,7 @@
 #include "model/expert_load.h"
 #include "model/gated_delta_layer.h"
 #include "model/linear.h"
+#include "model/mamba2_layer.h"
 #include "model/model.h"
 #include "model/moe_ffn.h"
 
@@ -50,6 +56,9 @@ struct ForwardOptions {
   // chunks and whatever shared its steps (batch invariance, exact swap ==
   // recompute); on, they agree to float rounding only.
   bool chunked_delta_rule = false;
+  // Mamba2 layers likewise run prefill rows through the chunked (SSD) form
+  // of the selective scan; off, every row runs the recurrent form.
+  bool chunked_ssm_scan = false;
 };
 
 class ForwardPass {
@@ -86,6 +95,7 @@ class ForwardPass {
   // Thread 0 makes the plan's state snapshots (after every layer).
   void take_snapshots(cpu::ThreadCtx& ctx, const StepPlan& plan);
   void ffn_block(cpu::ThreadCtx& ctx, int layer, int64_t rows);
+  void relu2_ffn(cpu::ThreadCtx& ctx, const LayerWeights& l, int64_t rows);
   void add_residual(cpu::ThreadCtx& ctx, int64_t rows);
   void output(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult& result);
 
@@ -94,7 +104,8 @@ class ForwardPass {
   cpu::RecurrentState* state_;
   ForwardLimits limits_;
   // Per layer: its index among the KV cache's layers (attention layers) or
-  // among the recurrent layers (gated delta layers).
+  // among the recurrent layers (gated delta or Mamba2 layers); 0 for an
+  // FFN-only layer.
   std::vector<int32_t> kind_index_;
   cpu::RopeParams rope_;
   cpu::RopeParams rope_swa_;  // windowed layers (rope.freq_base_swa)
@@ -104,6 +115,7 @@ class ForwardPass {
   std::vector<float> out_x_;  // normalized output rows
   std::vector<float> qg_, attn_gate_;  // gated attention: per-head [Q | gate] rows, and the gates
   GatedDeltaLayer gdn_;                // hybrid models only
+  Mamba2Layer mamba_;                  // Mamba2 hybrids only
   ActivationBuffers act_;  // prepared activations, one slot per distinct weight type
   MoeFfn moe_;             // MoE models only
   ExpertLoad expert_load_;  // MoE models only

@@ -8,6 +8,8 @@ namespace {
 
 // Architectures with gated delta layers, whose keys read_hybrid reads.
 bool is_hybrid_arch(std::string_view arch) { return arch == "qwen35" || arch == "qwen35moe"; }
+// Architectures with Mamba2 layers, whose keys read_mamba_hybrid reads.
+bool is_mamba_arch(std::string_view arch) { return arch == "granitehybrid" || arch == "nemotron_h"; }
 
 Result<uint32_t> arch_u32(const GgufMetadata& md, std::string_view suffix) {
   MET_ASSIGN_OR_RETURN(std::string key, md.arch_key(suffix));
@@ -219,6 +221,7 @@ Status read_recurrent_layers(const GgufMetadata& md, uint32_t block_count, Model
 // num_layers), the recurrent layers and the rope sections.
 Status read_hybrid(const GgufMetadata& md, ModelHParams& hp) {
   if (!is_hybrid_arch(hp.arch)) return ok_status();
+  hp.ssm_kind = SsmKind::kGatedDelta;
   MET_ASSIGN_OR_RETURN(hp.ssm_conv_kernel, arch_u32(md, "ssm.conv_kernel"));
   MET_ASSIGN_OR_RETURN(hp.ssm_inner_size, arch_u32(md, "ssm.inner_size"));
   MET_ASSIGN_OR_RETURN(hp.ssm_state_size, arch_u32(md, "ssm.state_size"));
@@ -237,7 +240,119 @@ Status read_hybrid(const GgufMetadata& md, ModelHParams& hp) {
   return ok_status();
 }
 
+// A per-layer count: an array of `n` integers, or one integer for every
+// layer (llama.cpp's get_key_or_arr); `fallback` for every layer when absent.
+Result<std::vector<uint32_t>> read_layer_u32s(const GgufMetadata& md, const std::string& key, uint32_t n,
+                                              uint32_t fallback) {
+  const GgufValue* value = md.find(key);
+  if (value == nullptr) return std::vector<uint32_t>(n, fallback);
+  if (!std::holds_alternative<GgufArray>(value->storage())) {
+    MET_ASSIGN_OR_RETURN(uint32_t v, md.get_u32(key));
+    return std::vector<uint32_t>(n, v);
+  }
+  MET_ASSIGN_OR_RETURN(std::vector<int64_t> ints, md.get_int_array(key));
+  if (ints.size() != n) {
+    return invalid_argument("metadata key '{}' has {} entries, expected block_count {}", key, ints.size(), n);
+  }
+  std::vector<uint32_t> out;
+  for (int64_t v : ints) {
+    if (v < 0 || v > UINT32_MAX) return invalid_argument("metadata key '{}' has {}", key, v);
+    out.push_back(static_cast<uint32_t>(v));
+  }
+  return out;
+}
+
+// The one non-zero value of a per-layer array (0 when all are 0); met keeps
+// one KV head count and one FFN width for every layer.
+Result<uint32_t> common_nonzero(const std::vector<uint32_t>& values, const std::string& key) {
+  uint32_t common = 0;
+  for (uint32_t v : values) {
+    if (v == 0 || v == common) continue;
+    if (common != 0) {
+      return unimplemented("metadata key '{}' has layers of {} and of {}: met runs one value for every layer",
+                           key, common, v);
+    }
+    common = v;
+  }
+  return common;
+}
+
+// granitehybrid's scales and rope switch (llama.cpp's granite-hybrid loader).
+Status read_granite_scales(const GgufMetadata& md, ModelHParams& hp) {
+  MET_ASSIGN_OR_RETURN(hp.embedding_scale, arch_f32_or(md, "embedding_scale", 0.0f));
+  MET_ASSIGN_OR_RETURN(hp.residual_scale, arch_f32_or(md, "residual_scale", 0.0f));
+  MET_ASSIGN_OR_RETURN(hp.attention_scale, arch_f32_or(md, "attention.scale", 0.0f));
+  MET_ASSIGN_OR_RETURN(hp.logit_scale, arch_f32_or(md, "logit_scale", 0.0f));
+  MET_ASSIGN_OR_RETURN(std::string rope_key, md.arch_key("rope.scaling.finetuned"));
+  MET_ASSIGN_OR_RETURN(hp.uses_rope, md.get_bool_or(rope_key, true));
+  return ok_status();
+}
+
+// granitehybrid/nemotron_h: the Mamba2 sizes, the per-layer head_count_kv
+// and feed_forward_length that say each layer's kind, granite's scales.
+Status read_mamba_hybrid(const GgufMetadata& md, ModelHParams& hp) {
+  hp.ssm_kind = SsmKind::kMamba2;
+  MET_ASSIGN_OR_RETURN(hp.ssm_conv_kernel, arch_u32(md, "ssm.conv_kernel"));
+  MET_ASSIGN_OR_RETURN(hp.ssm_inner_size, arch_u32(md, "ssm.inner_size"));
+  MET_ASSIGN_OR_RETURN(hp.ssm_state_size, arch_u32(md, "ssm.state_size"));
+  MET_ASSIGN_OR_RETURN(hp.ssm_time_step_rank, arch_u32(md, "ssm.time_step_rank"));
+  MET_ASSIGN_OR_RETURN(hp.ssm_group_count, arch_u32(md, "ssm.group_count"));
+  const uint32_t n = hp.num_layers;
+  if (n == 0) return ok_status();  // validate() names block_count
+  MET_ASSIGN_OR_RETURN(std::string kv_key, md.arch_key("attention.head_count_kv"));
+  MET_ASSIGN_OR_RETURN(std::string ff_key, md.arch_key("feed_forward_length"));
+  MET_ASSIGN_OR_RETURN(std::vector<uint32_t> kv, read_layer_u32s(md, kv_key, n, hp.num_heads));
+  MET_ASSIGN_OR_RETURN(std::vector<uint32_t> ff, read_layer_u32s(md, ff_key, n, 0));
+  MET_ASSIGN_OR_RETURN(hp.num_kv_heads, common_nonzero(kv, kv_key));
+  MET_ASSIGN_OR_RETURN(hp.feed_forward_length, common_nonzero(ff, ff_key));
+  const bool nemotron = hp.arch == "nemotron_h";
+  hp.recurrent_layers.resize(n);
+  if (nemotron) hp.ffn_only_layers.resize(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    hp.recurrent_layers[i] = kv[i] == 0 && (!nemotron || ff[i] == 0);
+    if (nemotron) hp.ffn_only_layers[i] = ff[i] != 0;
+  }
+  if (hp.num_attention_layers() == 0) {
+    return unimplemented("{} is 0 for every attention layer: met runs {} with at least one attention layer",
+                         kv_key, hp.arch);
+  }
+  if (nemotron) {
+    hp.uses_rope = false;  // llama.cpp: LLAMA_ROPE_TYPE_NONE
+    return ok_status();
+  }
+  if (hp.feed_forward_length == 0) return invalid_argument("{} is 0", ff_key);
+  return read_granite_scales(md, hp);
+}
+
+Status validate_mamba(const ModelHParams& hp) {
+  const std::string& a = hp.arch;
+  if (hp.ssm_conv_kernel == 0) return invalid_argument("{}.ssm.conv_kernel is 0", a);
+  if (hp.ssm_state_size == 0) return invalid_argument("{}.ssm.state_size is 0", a);
+  if (hp.ssm_group_count == 0) return invalid_argument("{}.ssm.group_count is 0", a);
+  if (hp.ssm_time_step_rank == 0 || hp.ssm_time_step_rank % hp.ssm_group_count != 0) {
+    return invalid_argument("{}.ssm.time_step_rank {} must be a positive multiple of ssm.group_count {}", a,
+                            hp.ssm_time_step_rank, hp.ssm_group_count);
+  }
+  if (hp.ssm_inner_size == 0 || hp.ssm_inner_size % hp.ssm_time_step_rank != 0) {
+    return invalid_argument("{}.ssm.inner_size {} must be a positive multiple of ssm.time_step_rank {}", a,
+                            hp.ssm_inner_size, hp.ssm_time_step_rank);
+  }
+  if (a == "granitehybrid" && hp.ssm_inner_size != 2 * hp.embedding_length) {
+    return invalid_argument("{}.ssm.inner_size {} must be twice embedding_length {} (as llama.cpp requires)", a,
+                            hp.ssm_inner_size, hp.embedding_length);
+  }
+  if (hp.is_moe()) return unimplemented("{} with experts ({}.expert_count {}) is not supported", a, a,
+                                        hp.expert_count);
+  return ok_status();
+}
+
 }  // namespace
+
+uint32_t ModelHParams::num_attention_layers() const {
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < num_layers; ++i) n += layer_is_recurrent(i) || layer_is_ffn_only(i) ? 0 : 1;
+  return n;
+}
 
 uint32_t ModelHParams::num_recurrent_layers() const {
   uint32_t n = 0;
@@ -250,9 +365,13 @@ Result<ModelHParams> read_hparams(const GgufMetadata& md) {
   MET_ASSIGN_OR_RETURN(hp.arch, md.architecture());
   MET_ASSIGN_OR_RETURN(hp.num_layers, arch_u32(md, "block_count"));
   MET_ASSIGN_OR_RETURN(hp.embedding_length, arch_u32(md, "embedding_length"));
-  MET_ASSIGN_OR_RETURN(hp.feed_forward_length, arch_u32_or(md, "feed_forward_length", 0));
   MET_ASSIGN_OR_RETURN(hp.num_heads, arch_u32(md, "attention.head_count"));
-  MET_ASSIGN_OR_RETURN(hp.num_kv_heads, arch_u32_or(md, "attention.head_count_kv", hp.num_heads));
+  if (is_mamba_arch(hp.arch)) {
+    MET_RETURN_IF_ERROR(read_mamba_hybrid(md, hp));  // per-layer feed_forward_length and head_count_kv
+  } else {
+    MET_ASSIGN_OR_RETURN(hp.feed_forward_length, arch_u32_or(md, "feed_forward_length", 0));
+    MET_ASSIGN_OR_RETURN(hp.num_kv_heads, arch_u32_or(md, "attention.head_count_kv", hp.num_heads));
+  }
   MET_ASSIGN_OR_RETURN(hp.context_length, arch_u32_or(md, "context_length", 0));
   const uint32_t default_head_dim = hp.num_heads == 0 ? 0 : hp.embedding_length / hp.num_heads;
   MET_ASSIGN_OR_RETURN(hp.head_dim, arch_u32_or(md, "attention.key_length", default_head_dim));
@@ -269,6 +388,7 @@ Result<ModelHParams> read_hparams(const GgufMetadata& md) {
   }
   MET_RETURN_IF_ERROR(validate(hp));
   if (is_hybrid_arch(hp.arch)) MET_RETURN_IF_ERROR(validate_ssm(hp));
+  if (is_mamba_arch(hp.arch)) MET_RETURN_IF_ERROR(validate_mamba(hp));
   return hp;
 }
 

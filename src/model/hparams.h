@@ -29,6 +29,20 @@
 // rotate at all; met refuses such sections by name. qwen35moe's shared
 // expert is required (`expert_shared_feed_forward_length` defaults to
 // feed_forward_length, as llama.cpp's loader does).
+// Mamba2 hybrids (granitehybrid, nemotron_h; llama.cpp's keys): the same five
+// `ssm.*` keys, all required, mean Mamba2's sizes: d_conv, d_inner, d_state,
+// heads (time_step_rank) and groups; `feed_forward_length`,
+// `attention.head_count` and `attention.head_count_kv` may be per-layer
+// arrays (llama.cpp's get_key_or_arr). granitehybrid: layer i is Mamba2 when
+// its head_count_kv is 0, else attention; every layer has its FFN; the
+// optional `embedding_scale`, `residual_scale`, `attention.scale` and
+// `logit_scale` (0: none) and `rope.scaling.finetuned` (default true: rope on
+// the attention layers; Granite 4.0-H writes false). nemotron_h: layer i is
+// Mamba2 when its head_count_kv and feed_forward_length are both 0, an FFN
+// alone when its feed_forward_length is not 0, else attention; no rope.
+// met keeps one KV head count and one FFN width: the non-zero entries of each
+// array must agree (the error names the key). MoE granitehybrid and
+// nemotron_h are refused.
 // Threading: plain value. Tested by tests/model/hparams_test.cc.
 #pragma once
 
@@ -49,6 +63,9 @@ struct RopeScaling {
   float factor = 1.0f;
   uint32_t original_context_length = 0;
 };
+
+// The recurrent layers' kind (the architecture decides).
+enum class SsmKind : uint8_t { kNone, kGatedDelta, kMamba2 };
 
 struct ModelHParams {
   std::string arch;
@@ -71,16 +88,25 @@ struct ModelHParams {
   uint32_t sliding_window = 0;      // 0: no windowed layers
   uint32_t swa_pattern = 0;         // windowed layers: i % swa_pattern < swa_pattern - 1 (0: all)
   float rope_freq_base_swa = 10000.0f;
-  // Hybrid recurrent models (0 elsewhere).
+  // Hybrid recurrent models (0 elsewhere). Gated delta / Mamba2 meanings.
+  SsmKind ssm_kind = SsmKind::kNone;
   uint32_t ssm_conv_kernel = 0;     // d_conv: taps of the short convolution
-  uint32_t ssm_inner_size = 0;      // value dim = ssm_state_size * ssm_time_step_rank
-  uint32_t ssm_state_size = 0;      // head dim of the delta rule's keys and values
-  uint32_t ssm_time_step_rank = 0;  // value heads
-  uint32_t ssm_group_count = 0;     // key heads (value head h reads key head h % ssm_group_count)
+  uint32_t ssm_inner_size = 0;      // value dim = ssm_state_size * ssm_time_step_rank / d_inner
+  uint32_t ssm_state_size = 0;      // head dim of the delta rule's keys and values / d_state
+  uint32_t ssm_time_step_rank = 0;  // value heads / Mamba2 heads
+  uint32_t ssm_group_count = 0;     // key heads (value head h reads key head h % ssm_group_count) / B, C groups
   uint32_t full_attention_interval = 0;  // as read (0 where the per-layer array decided, or none)
   uint32_t nextn_predict_layers = 0;     // MTP blocks after the trunk (blk.num_layers …)
   std::array<uint32_t, 4> rope_sections{};  // interleaved M-RoPE sections (all 0: none)
   std::vector<bool> recurrent_layers;       // per trunk layer (empty: no recurrent layers)
+  std::vector<bool> ffn_only_layers;        // nemotron_h: per trunk layer, an FFN without a mixer
+  // Granite's scales (0: none, as llama.cpp reads them) and whether the
+  // attention layers rotate (granitehybrid's rope.scaling.finetuned).
+  float embedding_scale = 0.0f;  // the token embeddings are multiplied by it
+  float residual_scale = 0.0f;   // each block's output is, before the residual add
+  float attention_scale = 0.0f;  // replaces 1/sqrt(head_dim) on the scores
+  float logit_scale = 0.0f;      // the logits are divided by it
+  bool uses_rope = true;
 
   bool is_moe() const { return expert_count > 0; }
   // Whether layer `i` attends through the sliding window.
@@ -93,21 +119,32 @@ struct ModelHParams {
   uint32_t q_dim() const { return num_heads * head_dim; }
   uint32_t kv_dim() const { return num_kv_heads * head_dim; }
 
-  // Whether trunk layer `i` is a gated delta (recurrent) layer.
+  // Whether trunk layer `i` is a recurrent layer (gated delta or Mamba2).
   bool layer_is_recurrent(uint32_t i) const { return i < recurrent_layers.size() && recurrent_layers[i]; }
   uint32_t num_recurrent_layers() const;
   bool is_hybrid() const { return num_recurrent_layers() > 0; }
+  bool layer_is_ffn_only(uint32_t i) const { return i < ffn_only_layers.size() && ffn_only_layers[i]; }
+  // Trunk layers that keep KV: neither recurrent nor an FFN alone.
+  uint32_t num_attention_layers() const;
+  // Mamba2: values per head (d_inner / heads).
+  uint32_t mamba_head_dim() const { return ssm_time_step_rank == 0 ? 0 : ssm_inner_size / ssm_time_step_rank; }
+  // Mamba2's in_proj rows: z (d_inner), x B C (conv_dim) and dt (heads).
+  uint32_t mamba_in_proj_dim() const { return ssm_inner_size + conv_dim() + ssm_time_step_rank; }
   // Gated delta sizes: keys (q and k each) and values of all heads.
   uint32_t ssm_key_dim() const { return ssm_group_count * ssm_state_size; }
   uint32_t ssm_value_dim() const { return ssm_inner_size; }
-  // Channels of the short convolution: q, k and v.
+  // Channels of the short convolution: q, k and v (Mamba2: x, B and C).
   uint32_t conv_dim() const { return 2 * ssm_group_count * ssm_state_size + ssm_inner_size; }
   // Floats of one recurrent layer's state for one sequence: the last
-  // d_conv - 1 inputs of every channel, and a state_size² matrix per value head.
+  // d_conv - 1 inputs of every channel, and a state_size² matrix per value
+  // head (Mamba2: d_state per value of d_inner).
   uint64_t conv_state_floats() const {
     return ssm_conv_kernel == 0 ? 0 : uint64_t{ssm_conv_kernel - 1} * conv_dim();
   }
-  uint64_t ssm_state_floats() const { return uint64_t{ssm_time_step_rank} * ssm_state_size * ssm_state_size; }
+  uint64_t ssm_state_floats() const {
+    if (ssm_kind == SsmKind::kMamba2) return uint64_t{ssm_inner_size} * ssm_state_size;
+    return uint64_t{ssm_time_step_rank} * ssm_state_size * ssm_state_size;
+  }
   // Bytes of one sequence's state over every recurrent layer (float32).
   uint64_t recurrent_state_bytes() const {
     return uint64_t{num_recurrent_layers()} * (conv_state_floats() + ssm_state_floats()) * sizeof(float);

@@ -53,6 +53,13 @@ ArchTraits arch_traits(Arch arch) {
       t.moe = arch == Arch::kQwen35Moe;
       t.moe_norm_weights = t.moe;  // llama.cpp's qwen35moe graph: norm_w = true
       break;
+    case Arch::kGraniteHybrid:
+      t.mamba2 = true;  // rope (when hp.uses_rope) is llama.cpp's LLAMA_ROPE_TYPE_NORM
+      break;
+    case Arch::kNemotronH:
+      t.mamba2 = true;  // no rope
+      t.ffn_relu2 = true;
+      break;
   }
   return t;
 }
@@ -180,7 +187,15 @@ size_t Model::count_matrices() const {
   size_t ffn = 3;
   if (traits_.moe) ffn = 3 * hp.expert_count + (hp.expert_shared_feed_forward_length > 0 ? 3 : 0);
   size_t n = weights_.tied_output ? 0 : 1;
-  for (uint32_t i = 0; i < hp.num_layers; ++i) n += (hp.layer_is_recurrent(i) ? 5 : 4) + ffn;
+  for (uint32_t i = 0; i < hp.num_layers; ++i) {
+    if (!traits_.mamba2) {
+      n += (hp.layer_is_recurrent(i) ? 5 : 4) + ffn;
+    } else if (hp.layer_is_ffn_only(i)) {
+      n += 2;
+    } else {
+      n += (hp.layer_is_recurrent(i) ? 2 : 4) + (traits_.ffn_relu2 ? 0 : 3);
+    }
+  }
   for (uint32_t i = 0; i < hp.nextn_predict_layers; ++i) {
     const std::string head = fmt::format("blk.{}.nextn.shared_head_head.weight", hp.num_layers + i);
     n += 4 + ffn + 1 + (file_.find_tensor(head) != nullptr ? 1 : 0);
@@ -189,6 +204,11 @@ size_t Model::count_matrices() const {
 }
 
 Result<const float*> Model::bind_vector(const std::string& name, uint64_t n) {
+  return bind_floats(name, {n});
+}
+
+Result<const float*> Model::bind_vector_or_null(const std::string& name, uint64_t n) {
+  if (file_.find_tensor(name) == nullptr) return nullptr;
   return bind_floats(name, {n});
 }
 
@@ -244,7 +264,7 @@ Status Model::bind() {
   std::optional<Arch> arch = parse_arch(gguf_arch);
   if (!arch) {
     return unimplemented("architecture '{}' is not supported (met runs llama, mistral, mixtral, qwen2, qwen3, "
-                         "qwen3moe, gpt-oss, qwen35, qwen35moe)",
+                         "qwen3moe, gpt-oss, qwen35, qwen35moe, granitehybrid, nemotron_h)",
                          gguf_arch);
   }
   arch_ = *arch;
@@ -296,7 +316,65 @@ Status Model::bind_gated_delta(uint32_t layer, GatedDeltaWeights& g) {
   return ok_status();
 }
 
+Status Model::bind_mamba2(uint32_t layer, Mamba2Weights& m) {
+  const ModelHParams& hp = hparams_;
+  auto name = [layer](std::string_view what) { return fmt::format("blk.{}.{}", layer, what); };
+  const uint64_t embd = hp.embedding_length, conv = hp.conv_dim(), inner = hp.ssm_inner_size;
+  const uint64_t heads = hp.ssm_time_step_rank, groups = hp.ssm_group_count;
+  MET_ASSIGN_OR_RETURN(m.in, bind_packed(name("ssm_in.weight"), embd, hp.mamba_in_proj_dim()));
+  MET_ASSIGN_OR_RETURN(m.conv, bind_floats(name("ssm_conv1d.weight"), {hp.ssm_conv_kernel, conv}));
+  MET_ASSIGN_OR_RETURN(m.conv_bias, bind_vector_or_null(name("ssm_conv1d.bias"), conv));
+  MET_ASSIGN_OR_RETURN(m.dt_bias, bind_vector(name("ssm_dt.bias"), heads));
+  MET_ASSIGN_OR_RETURN(m.a, bind_floats(name("ssm_a"), {1, heads}));
+  MET_ASSIGN_OR_RETURN(m.d, bind_floats(name("ssm_d"), {1, heads}));
+  MET_ASSIGN_OR_RETURN(m.norm, bind_floats(name("ssm_norm.weight"), {inner / groups, groups}));
+  MET_ASSIGN_OR_RETURN(m.out, bind_packed(name("ssm_out.weight"), inner, embd));
+  return ok_status();
+}
+
+Status Model::bind_mamba_hybrid_layer(uint32_t layer, LayerWeights& l) {
+  const ModelHParams& hp = hparams_;
+  const uint64_t embd = hp.embedding_length, ff = hp.feed_forward_length;
+  auto name = [layer](std::string_view what) { return fmt::format("blk.{}.{}", layer, what); };
+  for (const char* bias : {"ffn_gate.bias", "ffn_up.bias", "ffn_down.bias"}) {
+    if (file_.find_tensor(name(bias)) != nullptr) {
+      return unimplemented("tensor '{}': met runs no FFN biases", name(bias));
+    }
+  }
+  if (hp.layer_is_ffn_only(layer)) {
+    l.kind = LayerKind::kFfnOnly;
+    MET_ASSIGN_OR_RETURN(l.ffn_norm, bind_vector(name("attn_norm.weight"), embd));
+    MET_ASSIGN_OR_RETURN(l.w_up, bind_packed(name("ffn_up.weight"), embd, ff));
+    MET_ASSIGN_OR_RETURN(l.w_down, bind_packed(name("ffn_down.weight"), ff, embd));
+    return ok_status();
+  }
+  if (hp.layer_is_recurrent(layer)) {
+    l.kind = LayerKind::kMamba2;
+    MET_ASSIGN_OR_RETURN(l.attn_norm, bind_vector(name("attn_norm.weight"), embd));
+    MET_RETURN_IF_ERROR(bind_mamba2(layer, l.mamba));
+  } else {
+    MET_RETURN_IF_ERROR(bind_attention(layer, l));
+    // llama.cpp reads q/k/v and output biases when the file has them.
+    const bool qkv_bias = file_.find_tensor(name("attn_q.bias")) != nullptr ||
+                          file_.find_tensor(name("attn_k.bias")) != nullptr ||
+                          file_.find_tensor(name("attn_v.bias")) != nullptr;
+    if (qkv_bias) {
+      MET_ASSIGN_OR_RETURN(l.bq, bind_vector(name("attn_q.bias"), hp.q_dim()));
+      MET_ASSIGN_OR_RETURN(l.bk, bind_vector(name("attn_k.bias"), hp.kv_dim()));
+      MET_ASSIGN_OR_RETURN(l.bv, bind_vector(name("attn_v.bias"), hp.kv_dim()));
+    }
+    MET_ASSIGN_OR_RETURN(l.bo, bind_vector_or_null(name("attn_output.bias"), embd));
+  }
+  if (traits_.ffn_relu2) return ok_status();  // nemotron_h: a mixer alone
+  MET_ASSIGN_OR_RETURN(l.ffn_norm, bind_vector(name("ffn_norm.weight"), embd));
+  MET_ASSIGN_OR_RETURN(l.w_gate, bind_packed(name("ffn_gate.weight"), embd, ff));
+  MET_ASSIGN_OR_RETURN(l.w_up, bind_packed(name("ffn_up.weight"), embd, ff));
+  MET_ASSIGN_OR_RETURN(l.w_down, bind_packed(name("ffn_down.weight"), ff, embd));
+  return ok_status();
+}
+
 Status Model::bind_layer(uint32_t layer, LayerWeights& l) {
+  if (traits_.mamba2) return bind_mamba_hybrid_layer(layer, l);
   const ModelHParams& hp = hparams_;
   const uint64_t embd = hp.embedding_length, ff = hp.feed_forward_length;
   auto name = [layer](std::string_view what) { return fmt::format("blk.{}.{}", layer, what); };

@@ -22,6 +22,14 @@
 // its query then its gate) and the q/k norms; post_attention_norm is the
 // FFN's input norm; qwen35moe's MoE FFN has its shared expert. The MTP
 // blocks are bound into ModelWeights::mtp (not run by the forward pass).
+// granitehybrid/nemotron_h (Mamba2 hybrids): a recurrent layer is kMamba2
+// (Mamba2Weights: ssm_in packed as any matrix, the conv kernel, its
+// optional bias and the per-head vectors as F32), any other is plain
+// attention with optional q/k/v/o biases (bound when the file has them);
+// granitehybrid's layers add ffn_norm and a SwiGLU FFN; a nemotron_h layer
+// has no FFN but its FFN-only layers (kFfnOnly: attn_norm bound as the
+// FFN's input norm, ffn_up/ffn_down, relu²). FFN biases, which llama.cpp
+// also reads, are refused by name.
 // Invariants: weights point into file_ (which the Model owns), owned_vectors_
 // or packed_; all live as long as the Model.
 // Threading: immutable after load; any thread. Tested by tests/model/model_test.cc.
@@ -54,6 +62,8 @@ struct ArchTraits {
   // not ffn_norm.
   bool post_attention_norm = false;
   bool gated_delta = false;  // qwen35: trunk layers hp.layer_is_recurrent are gated delta nets
+  bool mamba2 = false;       // granitehybrid, nemotron_h: trunk layers hp.layer_is_recurrent are Mamba2
+  bool ffn_relu2 = false;    // nemotron_h: the FFN is down · relu(up · x)², without a gate
   cpu::RopeLayout rope_layout = cpu::RopeLayout::kNormal;
   bool moe = false;               // qwen3moe, mixtral, gpt-oss, qwen35moe: routed experts replace the FFN
   bool moe_norm_weights = false;  // renormalise the top-k routing weights
@@ -95,8 +105,9 @@ struct MoeWeights {
   cpu::WeightMatrix shared_gate, shared_up, shared_down;
 };
 
-// What a trunk layer mixes its positions with.
-enum class LayerKind : uint8_t { kAttention, kGatedDelta };
+// What a trunk layer mixes its positions with (kFfnOnly: nothing; the
+// layer is its FFN alone, nemotron_h's MLP layers).
+enum class LayerKind : uint8_t { kAttention, kGatedDelta, kMamba2, kFfnOnly };
 
 // A gated delta net (qwen35's linear attention), for hp's sizes: conv_dim =
 // 2 key_dim + value_dim channels (q, k, v), v_heads = ssm_time_step_rank
@@ -114,9 +125,25 @@ struct GatedDeltaWeights {
   cpu::WeightMatrix out;           // ssm_out: embd × value_dim
 };
 
+// A Mamba2 mixer, for hp's sizes: heads = ssm_time_step_rank of
+// mamba_head_dim values, groups = ssm_group_count of B and C (d_state each;
+// head h reads group h / (heads / groups)), conv_dim = d_inner + 2 groups
+// d_state channels (x, B, C).
+struct Mamba2Weights {
+  cpu::WeightMatrix in;              // ssm_in: rows z (d_inner), x B C (conv_dim), dt (heads) × embd
+  const float* conv = nullptr;       // ssm_conv1d as F32: conv_dim × d_conv (d_conv fastest)
+  const float* conv_bias = nullptr;  // [conv_dim], or null
+  const float* dt_bias = nullptr;    // [heads]
+  const float* a = nullptr;          // ssm_a [heads]: -exp(A_log) (negative)
+  const float* d = nullptr;          // ssm_d [heads]: the skip y += D x
+  const float* norm = nullptr;       // ssm_norm [d_inner]: group g's weights at g · d_inner / groups
+  cpu::WeightMatrix out;             // ssm_out: embd × d_inner
+};
+
 struct LayerWeights {
   LayerKind kind = LayerKind::kAttention;
   GatedDeltaWeights gdn;  // kGatedDelta only
+  Mamba2Weights mamba;    // kMamba2 only
   const float* attn_norm = nullptr;
   cpu::WeightMatrix wq, wk, wv, wo;  // wq: 2 q_dim rows with gated_attention
   const float* bq = nullptr;  // qkv_bias only
@@ -127,8 +154,8 @@ struct LayerWeights {
   uint32_t window = 0;           // > 0: this layer attends through a sliding window of this many positions
   const float* q_norm = nullptr;  // qk_norm only: head_dim floats
   const float* k_norm = nullptr;
-  const float* ffn_norm = nullptr;  // gpt-oss, qwen35: post_attention_norm
-  cpu::WeightMatrix w_gate, w_up, w_down;  // dense layers
+  const float* ffn_norm = nullptr;  // gpt-oss, qwen35: post_attention_norm; null: no FFN (nemotron_h)
+  cpu::WeightMatrix w_gate, w_up, w_down;  // dense layers (no w_gate with ffn_relu2)
   MoeWeights moe;                          // MoE layers (traits().moe)
 };
 
@@ -185,6 +212,11 @@ class Model {
   Result<const float*> bind_floats(const std::string& name, const std::vector<uint64_t>& shape);
   Status bind_attention(uint32_t layer, LayerWeights& l);
   Status bind_gated_delta(uint32_t layer, GatedDeltaWeights& g);
+  Status bind_mamba2(uint32_t layer, Mamba2Weights& m);
+  // granitehybrid/nemotron_h: a layer's mixer and FFN by its kind.
+  Status bind_mamba_hybrid_layer(uint32_t layer, LayerWeights& l);
+  // bind_vector when the file has `name`, else null.
+  Result<const float*> bind_vector_or_null(const std::string& name, uint64_t n);
   // A layer's mixer (attention or gated delta) and its FFN.
   Status bind_layer(uint32_t layer, LayerWeights& l);
   Status bind_mtp(uint32_t layer, MtpWeights& m);

@@ -74,6 +74,9 @@ void fill_row(const TensorSpec& t, RowRng& rng, std::vector<float>& row) {
       // -exp(u), u in [-2, 0): per-token decays exp(g) mostly between 0.1 and 0.97.
       for (float& x : row) x = -std::exp(rng.next_signed() - 1.0f);
       return;
+    case TensorRole::kSkip:
+      for (float& x : row) x = 1.0f + 0.5f * rng.next_signed();  // D in [0.5, 1.5)
+      return;
     case TensorRole::kConv:
     case TensorRole::kRouter:
     case TensorRole::kMatrix: {
@@ -126,6 +129,34 @@ void write_hybrid_hparams(const ModelHParams& hp, GgufMetadata& md) {
   if (hp.nextn_predict_layers > 0) md.set(key("nextn_predict_layers"), hp.nextn_predict_layers);
 }
 
+// granitehybrid/nemotron_h's keys, as llama.cpp's loaders read them: the
+// per-layer head_count_kv (0: Mamba2) and, for nemotron_h, feed_forward_length
+// (0 but for the FFN-only layers), as its converter writes them.
+void write_mamba_hparams(const ModelHParams& hp, GgufMetadata& md) {
+  auto key = [&hp](std::string_view suffix) { return fmt::format("{}.{}", hp.arch, suffix); };
+  md.set(key("ssm.conv_kernel"), hp.ssm_conv_kernel);
+  md.set(key("ssm.inner_size"), hp.ssm_inner_size);
+  md.set(key("ssm.state_size"), hp.ssm_state_size);
+  md.set(key("ssm.time_step_rank"), hp.ssm_time_step_rank);
+  md.set(key("ssm.group_count"), hp.ssm_group_count);
+  std::vector<int32_t> kv, ff;
+  for (uint32_t i = 0; i < hp.num_layers; ++i) {
+    const bool attention = !hp.layer_is_recurrent(i) && !hp.layer_is_ffn_only(i);
+    kv.push_back(attention ? static_cast<int32_t>(hp.num_kv_heads) : 0);
+    ff.push_back(hp.layer_is_ffn_only(i) ? static_cast<int32_t>(hp.feed_forward_length) : 0);
+  }
+  md.set(key("attention.head_count_kv"), GgufValue::array(std::move(kv)));
+  if (hp.arch == "nemotron_h") {
+    md.set(key("feed_forward_length"), GgufValue::array(std::move(ff)));
+    return;
+  }
+  md.set(key("rope.scaling.finetuned"), hp.uses_rope);
+  if (hp.embedding_scale != 0.0f) md.set(key("embedding_scale"), hp.embedding_scale);
+  if (hp.residual_scale != 0.0f) md.set(key("residual_scale"), hp.residual_scale);
+  if (hp.attention_scale != 0.0f) md.set(key("attention.scale"), hp.attention_scale);
+  if (hp.logit_scale != 0.0f) md.set(key("logit_scale"), hp.logit_scale);
+}
+
 void write_hparams(const RandomModelSpec& spec, const ModelHParams& hp, GgufMetadata& md) {
   const std::string arch(gguf_arch_name(spec.arch));
   auto key = [&arch](std::string_view suffix) { return fmt::format("{}.{}", arch, suffix); };
@@ -143,11 +174,12 @@ void write_hparams(const RandomModelSpec& spec, const ModelHParams& hp, GgufMeta
   md.set(key("attention.layer_norm_rms_epsilon"), hp.rms_norm_eps);
   md.set(key("vocab_size"), hp.vocab_size);
   if (spec.arch == Arch::kQwen3 || spec.arch == Arch::kQwen3Moe || spec.arch == Arch::kGptOss ||
-      arch_is_hybrid(spec.arch)) {
+      arch_is_hybrid(spec.arch) || arch_is_mamba_hybrid(spec.arch)) {
     md.set(key("attention.key_length"), hp.head_dim);
     md.set(key("attention.value_length"), hp.head_dim);
   }
   if (arch_is_hybrid(spec.arch)) write_hybrid_hparams(hp, md);
+  if (arch_is_mamba_hybrid(spec.arch)) write_mamba_hparams(hp, md);
   if (spec.arch == Arch::kGptOss) {
     md.set(key("attention.sliding_window"), hp.sliding_window);
     md.set(key("attention.sliding_window_pattern"), hp.swa_pattern);
@@ -209,6 +241,75 @@ Status validate_hybrid(const RandomModelSpec& s) {
   return ok_status();
 }
 
+// The layers' kinds from a valid spec's pattern: recurrent ('M') and FFN
+// alone ('-'); the rest attention.
+void pattern_layers(const RandomModelSpec& s, std::vector<bool>& recurrent, std::vector<bool>& ffn_only) {
+  recurrent.assign(s.num_layers, false);
+  if (s.arch == Arch::kNemotronH) ffn_only.assign(s.num_layers, false);
+  for (uint32_t i = 0; i < s.num_layers; ++i) {
+    const char c = s.layer_pattern[i % s.layer_pattern.size()];
+    recurrent[i] = c == 'M';
+    if (c == '-' && !ffn_only.empty()) ffn_only[i] = true;
+  }
+}
+
+Status validate_mamba_hybrid(const RandomModelSpec& s) {
+  if (!arch_is_mamba_hybrid(s.arch)) return ok_status();
+  const std::string allowed = s.arch == Arch::kNemotronH ? "M*-" : "M*";
+  bool attention = false;
+  for (uint32_t i = 0; i < s.num_layers && !s.layer_pattern.empty(); ++i) {
+    attention = attention || s.layer_pattern[i % s.layer_pattern.size()] == '*';
+  }
+  if (s.layer_pattern.empty() || s.layer_pattern.find_first_not_of(allowed) != std::string::npos || !attention) {
+    return invalid_argument("--pattern '{}' must be made of '{}' and give one of the {} layers attention ('*')",
+                            s.layer_pattern, allowed, s.num_layers);
+  }
+  const uint32_t inner = s.ssm_inner_size != 0 ? s.ssm_inner_size : 2 * s.embedding_length;
+  if (s.ssm_conv_kernel == 0 || s.ssm_conv_kernel > 8 || s.ssm_state_size == 0 || s.ssm_group_count == 0) {
+    return invalid_argument("--conv-kernel must be in [1, 8]; --ssm-state and --ssm-groups must be positive");
+  }
+  if (s.ssm_time_step_rank == 0 || s.ssm_time_step_rank % s.ssm_group_count != 0 ||
+      inner % s.ssm_time_step_rank != 0) {
+    return invalid_argument("--ssm-heads {} must be a multiple of --ssm-groups {} and divide d_inner {}",
+                            s.ssm_time_step_rank, s.ssm_group_count, inner);
+  }
+  if (s.arch == Arch::kGraniteHybrid && inner != 2 * s.embedding_length) {
+    return invalid_argument("granitehybrid's d_inner {} must be twice --embd {} (llama.cpp requires it)", inner,
+                            s.embedding_length);
+  }
+  return ok_status();
+}
+
+// Granite 4.0-H / Nemotron-H-like shapes for the Mamba2 hybrids.
+std::optional<RandomModelSpec> mamba_preset(std::string_view name, Arch arch) {
+  RandomModelSpec s;
+  s.arch = arch;
+  s.head_dim = 64;
+  const bool granite = arch == Arch::kGraniteHybrid;
+  if (name == "tiny") {  // ~16M granitehybrid, ~13M nemotron_h
+    s.num_layers = granite ? 8 : 9, s.num_heads = 4, s.num_kv_heads = 2, s.context_length = 4096;
+    s.feed_forward_length = granite ? 768 : 1024, s.ssm_state_size = 64, s.ssm_time_step_rank = 8;
+    s.layer_pattern = granite ? "MMM*" : "M-M-M-M*-", s.ssm_group_count = granite ? 1 : 2;
+  } else if (name == "small") {  // ~135M, ~114M
+    s.num_layers = granite ? 12 : 18, s.embedding_length = 768, s.num_heads = 12, s.num_kv_heads = 4;
+    s.feed_forward_length = granite ? 2048 : 3072, s.vocab_size = 24576, s.context_length = 8192;
+    s.ssm_state_size = 128, s.ssm_time_step_rank = 24, s.ssm_group_count = granite ? 1 : 4;
+    s.layer_pattern = granite ? "MMMMM*" : "M-M-M-M*-";
+  } else if (name == "medium") {  // ~495M (Granite 4.0-H's proportions at 1024 wide), ~345M
+    s.num_layers = granite ? 24 : 36, s.embedding_length = 1024, s.num_heads = 16, s.num_kv_heads = 4;
+    s.feed_forward_length = 4096, s.vocab_size = 32000, s.context_length = 32768;
+    s.ssm_state_size = 128, s.ssm_time_step_rank = 32, s.ssm_group_count = granite ? 1 : 8;
+    s.layer_pattern = granite ? "MMMMMMM*" : "M-M-M-M*-";
+  } else {
+    return std::nullopt;
+  }
+  if (granite) {  // Granite 4.0-H's multipliers
+    s.embedding_scale = 12.0f, s.residual_scale = 0.22f, s.logit_scale = 6.0f;
+    s.attention_scale = 1.0f / static_cast<float>(s.head_dim);
+  }
+  return s;
+}
+
 // Qwen3.5-like shapes for the hybrid archs; one MTP block.
 std::optional<RandomModelSpec> hybrid_preset(std::string_view name, Arch arch) {
   RandomModelSpec s;
@@ -257,6 +358,7 @@ void apply_moe_preset(std::string_view name, RandomModelSpec& s) {
 
 std::optional<RandomModelSpec> random_model_preset(std::string_view name, Arch arch) {
   if (arch_is_hybrid(arch)) return hybrid_preset(name, arch);
+  if (arch_is_mamba_hybrid(arch)) return mamba_preset(name, arch);
   RandomModelSpec s;
   s.arch = arch;
   if (name == "tiny") return s;  // ~14.7M parameters
@@ -293,6 +395,7 @@ Status validate_spec(const RandomModelSpec& s) {
     return invalid_argument("--dtype {} is not one make-model writes", ggml_type_name(s.dtype));
   }
   MET_RETURN_IF_ERROR(validate_hybrid(s));
+  MET_RETURN_IF_ERROR(validate_mamba_hybrid(s));
   return validate_experts(s);
 }
 
@@ -314,6 +417,23 @@ void set_hybrid_hparams(const RandomModelSpec& s, ModelHParams& hp) {
   hp.nextn_predict_layers = s.nextn_predict_layers;
   hp.recurrent_layers.resize(hp.num_layers);
   for (uint32_t i = 0; i < hp.num_layers; ++i) hp.recurrent_layers[i] = (i + 1) % s.full_attention_interval != 0;
+}
+
+// The Mamba2 sizes, the layer kinds from the pattern, granite's multipliers.
+void set_mamba_hparams(const RandomModelSpec& s, ModelHParams& hp) {
+  hp.ssm_kind = SsmKind::kMamba2;
+  hp.ssm_conv_kernel = s.ssm_conv_kernel;
+  hp.ssm_state_size = s.ssm_state_size;
+  hp.ssm_group_count = s.ssm_group_count;
+  hp.ssm_time_step_rank = s.ssm_time_step_rank;
+  hp.ssm_inner_size = s.ssm_inner_size != 0 ? s.ssm_inner_size : 2 * s.embedding_length;
+  pattern_layers(s, hp.recurrent_layers, hp.ffn_only_layers);
+  hp.uses_rope = s.arch == Arch::kGraniteHybrid && s.attention_rope;
+  if (s.arch != Arch::kGraniteHybrid) return;
+  hp.embedding_scale = s.embedding_scale;
+  hp.residual_scale = s.residual_scale;
+  hp.attention_scale = s.attention_scale;
+  hp.logit_scale = s.logit_scale;
 }
 
 }  // namespace
@@ -341,6 +461,7 @@ ModelHParams spec_hparams(const RandomModelSpec& s) {
                     arch_is_hybrid(s.arch);
   hp.rms_norm_eps = qwen ? 1e-6f : 1e-5f;
   if (arch_is_hybrid(s.arch)) set_hybrid_hparams(s, hp);
+  if (arch_is_mamba_hybrid(s.arch)) set_mamba_hparams(s, hp);
   if (arch_is_moe(s.arch)) {
     hp.expert_count = s.num_experts;
     hp.expert_used_count = s.num_experts_used;

@@ -20,6 +20,15 @@
 // numerically tame: ssm_a = -exp(u), u uniform in [-2, 0) (decay rates in
 // (-1, -0.13]), dt_bias uniform in [-1, 1), the conv kernel with variance
 // 1/d_conv.
+// granitehybrid/nemotron_h (Mamba2 hybrids) take the Mamba2 sizes (heads =
+// ssm_time_step_rank, d_inner 2 × embd unless set, d_state, groups) and a
+// layer pattern repeated over the layers ('M' Mamba2, '*' attention, '-' an
+// FFN alone, nemotron_h only); their presets follow Granite 4.0-H (one
+// attention layer in 8 at medium, head dim 64 for attention and Mamba2,
+// d_state 128, one group, granite's multipliers 12 / 0.22 / 1/head_dim / 6,
+// no rope) and Nemotron-H ("M-M-M-M*-": Mamba2 and relu² MLP layers
+// alternating, an attention layer in 9). Random Mamba2 weights: ssm_a as the
+// gated delta's, D uniform in [0.5, 1.5), the conv bias small.
 // Threading: spreads each tensor's rows over num_threads; call from one thread.
 // Tested by tests/model/random_model_test.cc.
 #pragma once
@@ -69,6 +78,18 @@ struct RandomModelSpec {
   uint32_t ssm_time_step_rank = 4;  // value heads (a multiple of the key heads)
   uint32_t full_attention_interval = 4;
   uint32_t nextn_predict_layers = 0;  // MTP blocks after the num_layers trunk layers
+  // granitehybrid/nemotron_h only (ssm_* above are the Mamba2 sizes; heads =
+  // ssm_time_step_rank). The layer pattern, repeated over the layers: 'M'
+  // Mamba2, '*' attention, '-' an FFN alone (nemotron_h).
+  std::string layer_pattern = "MMM*";
+  uint32_t ssm_inner_size = 0;  // d_inner; 0: 2 × embedding_length
+  // granitehybrid only: its multipliers (0: none) and rope on the attention
+  // layers (rope.scaling.finetuned; Granite 4.0-H has none).
+  float embedding_scale = 0.0f;
+  float residual_scale = 0.0f;
+  float attention_scale = 0.0f;
+  float logit_scale = 0.0f;
+  bool attention_rope = false;
 };
 
 struct RandomModelSummary {

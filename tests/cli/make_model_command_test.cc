@@ -124,6 +124,38 @@ TEST(MetMakeModel, Qwen35GetsItsPresetShapesAndAnMtpBlock) {
   EXPECT_NE(text.out.find("6 (4 gated delta, 2 attention) + 1 MTP"), std::string::npos) << text.out;
 }
 
+TEST(MetMakeModel, Mamba2HybridsGetTheirPatternAndInfoShowsLayerKindsAndStateBytes) {
+  testing::TempDir dir;
+  const std::string out = dir.file("m.gguf");
+  auto r = run_command(met_binary() + " make-model -o " + shell_quote(out) +
+                       " --arch nemotron_h --vocab 600 --dtype q8_0 --layers 6 --pattern 'M-*' --ssm-state 32");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto info = run_command(met_binary() + " info --json " + shell_quote(out));
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  const auto j = nlohmann::json::parse(info.out);
+  EXPECT_EQ(j["architecture"], "nemotron_h");
+  EXPECT_EQ(j["hparams"]["mamba2"]["layers"], nlohmann::json::parse("[0, 3]"));
+  EXPECT_EQ(j["hparams"]["mamba2"]["mlp_layers"], nlohmann::json::parse("[1, 4]"));
+  EXPECT_EQ(j["hparams"]["mamba2"]["heads"], 8);  // the tiny preset's: d_inner 512 in heads of 64
+  EXPECT_EQ(j["hparams"]["mamba2"]["state_size"], 32);
+  // 2 layers x (3 x (512 + 2 x 2 x 32) conv + 512 x 32 scan) floats.
+  EXPECT_EQ(j["hparams"]["mamba2"]["state_bytes_per_sequence"], 2 * (3 * 640 + 512 * 32) * 4);
+  EXPECT_EQ(j["hparams"]["rope"]["enabled"], false);
+  auto text = run_command(met_binary() + " info " + shell_quote(out));
+  EXPECT_NE(text.out.find("6 (2 Mamba2, 2 attention, 2 MLP)"), std::string::npos) << text.out;
+  r = run_command(met_binary() + " make-model -o " + shell_quote(out) + " --arch granitehybrid --vocab 600");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  text = run_command(met_binary() + " info " + shell_quote(out));
+  EXPECT_NE(text.out.find("8 (6 Mamba2, 2 attention)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("scales         embedding 12, residual 0.22"), std::string::npos) << text.out;
+  r = run_command(met_binary() + " make-model -o " + shell_quote(out) + " --arch granitehybrid --pattern 'M-*'");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--pattern 'M-*' must be made of 'M*'"), std::string::npos) << r.err;
+  r = run_command(met_binary() + " make-model -o " + shell_quote(out) + " --pattern 'M*'");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("need --arch granitehybrid or nemotron_h"), std::string::npos) << r.err;
+}
+
 TEST(MetMakeModel, GatedDeltaFlagsNeedAQwen35Arch) {
   testing::TempDir dir;
   auto r = run_command(met_binary() + " make-model -o " + shell_quote(dir.file("m.gguf")) + " --ssm-state 32");

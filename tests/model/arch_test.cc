@@ -168,5 +168,62 @@ TEST(ArchTensors, MatchStories260KTensorTable) {
   }
 }
 
+
+// 4 layers: 0, 2, 3 Mamba2, 1 attention; nemotron_h's layer 2 an FFN alone.
+ModelHParams mamba_hparams() {
+  ModelHParams hp = small_hparams();
+  hp.num_layers = 4;
+  hp.ssm_kind = SsmKind::kMamba2;
+  hp.ssm_conv_kernel = 4;
+  hp.ssm_state_size = 16;
+  hp.ssm_group_count = 2;
+  hp.ssm_time_step_rank = 4;
+  hp.ssm_inner_size = 128;
+  hp.recurrent_layers = {true, false, true, true};
+  return hp;
+}
+
+TEST(ArchTensors, GraniteHybridMamba2LayersHaveLlamaCppsShapes) {
+  auto m = by_name(arch_tensors(Arch::kGraniteHybrid, mamba_hparams(), false));
+  using Shape = std::vector<uint64_t>;
+  EXPECT_EQ(m.at("blk.0.ssm_in.weight").shape, (Shape{64, 2 * 128 + 2 * 2 * 16 + 4}));
+  EXPECT_EQ(m.at("blk.0.ssm_conv1d.weight").shape, (Shape{4, 128 + 2 * 2 * 16}));
+  EXPECT_EQ(m.at("blk.0.ssm_conv1d.weight").role, TensorRole::kConv);
+  EXPECT_EQ(m.at("blk.0.ssm_conv1d.bias").shape, (Shape{128 + 2 * 2 * 16}));
+  EXPECT_EQ(m.at("blk.2.ssm_dt.bias").shape, (Shape{4}));
+  EXPECT_EQ(m.at("blk.2.ssm_a").shape, (Shape{1, 4}));
+  EXPECT_EQ(m.at("blk.2.ssm_a").role, TensorRole::kDecay);
+  EXPECT_EQ(m.at("blk.2.ssm_d").shape, (Shape{1, 4}));
+  EXPECT_EQ(m.at("blk.2.ssm_d").role, TensorRole::kSkip);
+  EXPECT_EQ(m.at("blk.3.ssm_norm.weight").shape, (Shape{64, 2}));
+  EXPECT_EQ(m.at("blk.3.ssm_out.weight").shape, (Shape{128, 64}));
+  EXPECT_EQ(m.at("blk.1.attn_q.weight").shape, (Shape{64, 64}));
+  EXPECT_EQ(m.at("blk.1.attn_k.weight").shape, (Shape{64, 32}));
+  EXPECT_FALSE(m.contains("blk.0.attn_q.weight"));
+  EXPECT_FALSE(m.contains("blk.1.ssm_in.weight"));
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_TRUE(m.contains("blk." + std::to_string(i) + ".ffn_norm.weight")) << i;
+    EXPECT_TRUE(m.contains("blk." + std::to_string(i) + ".ffn_gate.weight")) << i;
+  }
+}
+
+TEST(ArchTensors, NemotronHLayersHaveAMixerOrAGatelessFfn) {
+  ModelHParams hp = mamba_hparams();
+  hp.recurrent_layers = {true, false, false, true};
+  hp.ffn_only_layers = {false, false, true, false};
+  auto m = by_name(arch_tensors(Arch::kNemotronH, hp, false));
+  using Shape = std::vector<uint64_t>;
+  EXPECT_EQ(m.at("blk.2.ffn_up.weight").shape, (Shape{64, 96}));
+  EXPECT_EQ(m.at("blk.2.ffn_down.weight").shape, (Shape{96, 64}));
+  EXPECT_FALSE(m.contains("blk.2.ffn_gate.weight"));
+  EXPECT_FALSE(m.contains("blk.2.ffn_norm.weight"));
+  EXPECT_FALSE(m.contains("blk.2.attn_q.weight"));
+  EXPECT_TRUE(m.contains("blk.1.attn_q.weight"));
+  EXPECT_FALSE(m.contains("blk.1.ffn_up.weight"));
+  EXPECT_TRUE(m.contains("blk.3.ssm_in.weight"));
+  EXPECT_FALSE(m.contains("blk.3.ffn_up.weight"));
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(m.contains("blk." + std::to_string(i) + ".attn_norm.weight")) << i;
+}
+
 }  // namespace
 }  // namespace met

@@ -263,5 +263,115 @@ TEST(ReadHParamsQwen35, OtherArchitecturesHaveNoRecurrentLayers) {
   EXPECT_FALSE(hp->layer_is_recurrent(0));
 }
 
+
+// A granitehybrid with 4 layers, the second attention (head_count_kv 2), as
+// llama.cpp's converter writes Granite 4.0-H.
+GgufMetadata granite_metadata() {
+  GgufMetadata md;
+  md.set("general.architecture", std::string("granitehybrid"));
+  md.set("granitehybrid.block_count", uint32_t{4});
+  md.set("granitehybrid.embedding_length", uint32_t{128});
+  md.set("granitehybrid.feed_forward_length", uint32_t{256});
+  md.set("granitehybrid.attention.head_count", uint32_t{4});
+  md.set("granitehybrid.attention.head_count_kv", GgufValue::array(std::vector<int32_t>{0, 2, 0, 0}));
+  md.set("granitehybrid.ssm.conv_kernel", uint32_t{4});
+  md.set("granitehybrid.ssm.inner_size", uint32_t{256});
+  md.set("granitehybrid.ssm.state_size", uint32_t{16});
+  md.set("granitehybrid.ssm.time_step_rank", uint32_t{8});
+  md.set("granitehybrid.ssm.group_count", uint32_t{2});
+  return md;
+}
+
+TEST(ReadHParamsMamba2, GraniteLayersWithoutKvHeadsAreMamba2) {
+  auto hp = read_hparams(granite_metadata());
+  ASSERT_TRUE(hp.ok()) << hp.status().to_string();
+  EXPECT_EQ(hp->ssm_kind, SsmKind::kMamba2);
+  EXPECT_EQ(hp->recurrent_layers, (std::vector<bool>{true, false, true, true}));
+  EXPECT_EQ(hp->num_kv_heads, 2u);
+  EXPECT_EQ(hp->num_attention_layers(), 1u);
+  EXPECT_EQ(hp->mamba_head_dim(), 32u);
+  EXPECT_EQ(hp->conv_dim(), 256u + 2 * 2 * 16);
+  EXPECT_EQ(hp->mamba_in_proj_dim(), 2u * 256 + 2 * 2 * 16 + 8);
+  // Per Mamba2 layer: 3 past inputs of every conv channel, d_state per value of d_inner.
+  EXPECT_EQ(hp->recurrent_state_bytes(), 3u * (3 * 320 + 256 * 16) * 4);
+  EXPECT_TRUE(hp->uses_rope);  // rope.scaling.finetuned defaults to true
+  EXPECT_EQ(hp->embedding_scale, 0.0f);
+  EXPECT_EQ(hp->logit_scale, 0.0f);
+}
+
+TEST(ReadHParamsMamba2, GraniteReadsItsScalesAndRopeSwitch) {
+  GgufMetadata md = granite_metadata();
+  md.set("granitehybrid.embedding_scale", 12.0f);
+  md.set("granitehybrid.residual_scale", 0.22f);
+  md.set("granitehybrid.attention.scale", 0.0078125f);
+  md.set("granitehybrid.logit_scale", 6.0f);
+  md.set("granitehybrid.rope.scaling.finetuned", false);
+  auto hp = read_hparams(md);
+  ASSERT_TRUE(hp.ok()) << hp.status().to_string();
+  EXPECT_FLOAT_EQ(hp->embedding_scale, 12.0f);
+  EXPECT_FLOAT_EQ(hp->residual_scale, 0.22f);
+  EXPECT_FLOAT_EQ(hp->attention_scale, 0.0078125f);
+  EXPECT_FLOAT_EQ(hp->logit_scale, 6.0f);
+  EXPECT_FALSE(hp->uses_rope);
+}
+
+TEST(ReadHParamsMamba2, NemotronLayersAreMamba2AttentionOrAnFfnAlone) {
+  GgufMetadata granite = granite_metadata();
+  GgufMetadata md;
+  for (const auto& [k, v] : granite.entries()) {
+    std::string key = k.starts_with("granitehybrid.") ? "nemotron_h." + k.substr(14) : k;
+    md.set(key, k == "general.architecture" ? GgufValue(std::string("nemotron_h")) : v);
+  }
+  md.set("nemotron_h.block_count", uint32_t{5});
+  md.set("nemotron_h.attention.head_count_kv", GgufValue::array(std::vector<int32_t>{0, 0, 2, 0, 0}));
+  md.set("nemotron_h.feed_forward_length", GgufValue::array(std::vector<int32_t>{0, 256, 0, 0, 256}));
+  auto hp = read_hparams(md);
+  ASSERT_TRUE(hp.ok()) << hp.status().to_string();
+  EXPECT_EQ(hp->recurrent_layers, (std::vector<bool>{true, false, false, true, false}));
+  EXPECT_EQ(hp->ffn_only_layers, (std::vector<bool>{false, true, false, false, true}));
+  EXPECT_EQ(hp->feed_forward_length, 256u);
+  EXPECT_EQ(hp->num_attention_layers(), 1u);
+  EXPECT_FALSE(hp->uses_rope);  // llama.cpp: no rope for nemotron_h
+}
+
+TEST(ReadHParamsMamba2, MissingMamba2KeysAreNamed) {
+  for (const char* key : {"granitehybrid.ssm.conv_kernel", "granitehybrid.ssm.inner_size",
+                          "granitehybrid.ssm.state_size", "granitehybrid.ssm.time_step_rank",
+                          "granitehybrid.ssm.group_count"}) {
+    const GgufMetadata full = granite_metadata();
+    GgufMetadata md;
+    for (const auto& [k, v] : full.entries()) {
+      if (k != key) md.set(k, v);
+    }
+    EXPECT_NE(error_of(md).find(key), std::string::npos) << key << ": " << error_of(md);
+  }
+}
+
+TEST(ReadHParamsMamba2, BadSizesAndLayerArraysAreNamed) {
+  struct Case {
+    const char* key;
+    GgufValue value;
+    const char* want;
+  };
+  const Case cases[] = {
+      {"granitehybrid.ssm.inner_size", GgufValue(uint32_t{192}), "ssm.inner_size 192 must be twice embedding_length"},
+      {"granitehybrid.ssm.time_step_rank", GgufValue(uint32_t{3}), "ssm.time_step_rank 3 must be a positive multiple"},
+      {"granitehybrid.ssm.inner_size", GgufValue(uint32_t{0}), "ssm.inner_size 0"},
+      {"granitehybrid.attention.head_count_kv", GgufValue::array(std::vector<int32_t>{0, 2, 1, 0}),
+       "'granitehybrid.attention.head_count_kv' has layers of 2 and of 1"},
+      {"granitehybrid.attention.head_count_kv", GgufValue::array(std::vector<int32_t>{0, 2, 0}),
+       "'granitehybrid.attention.head_count_kv' has 3 entries, expected block_count 4"},
+      {"granitehybrid.attention.head_count_kv", GgufValue::array(std::vector<int32_t>{0, 0, 0, 0}),
+       "granitehybrid.attention.head_count_kv is 0 for every attention layer"},
+      {"granitehybrid.expert_count", GgufValue(uint32_t{4}), "granitehybrid with experts"},
+  };
+  for (const Case& c : cases) {
+    GgufMetadata md = granite_metadata();
+    md.set(c.key, c.value);
+    if (std::string(c.key) == "granitehybrid.expert_count") md.set("granitehybrid.expert_used_count", uint32_t{2});
+    EXPECT_NE(error_of(md).find(c.want), std::string::npos) << c.key << ": " << error_of(md);
+  }
+}
+
 }  // namespace
 }  // namespace met

@@ -240,5 +240,54 @@ TEST(RandomModel, Qwen35FileCarriesLlamaCppsKeys) {
   }
 }
 
+
+TEST(RandomModelPreset, Mamba2HybridPresetsHaveTheirSizesAndLayerKinds) {
+  struct Case {
+    Arch arch;
+    const char* name;
+    double params_m;
+    uint32_t layers, mamba, attention;
+  };
+  for (const Case& c : {Case{Arch::kGraniteHybrid, "tiny", 16.1, 8, 6, 2},
+                        Case{Arch::kGraniteHybrid, "small", 135, 12, 10, 2},
+                        Case{Arch::kGraniteHybrid, "medium", 495, 24, 21, 3},
+                        Case{Arch::kNemotronH, "tiny", 12.5, 9, 4, 1},
+                        Case{Arch::kNemotronH, "small", 114, 18, 8, 2},
+                        Case{Arch::kNemotronH, "medium", 345, 36, 16, 4}}) {
+    auto s = random_model_preset(c.name, c.arch);
+    ASSERT_TRUE(s.has_value());
+    EXPECT_TRUE(validate_spec(*s).ok()) << validate_spec(*s).to_string();
+    EXPECT_NEAR(preset_params(*s) / 1e6, c.params_m, c.params_m * 0.05) << c.name;
+    const ModelHParams hp = spec_hparams(*s);
+    EXPECT_EQ(hp.num_layers, c.layers) << c.name;
+    EXPECT_EQ(hp.num_recurrent_layers(), c.mamba) << c.name;
+    EXPECT_EQ(hp.num_attention_layers(), c.attention) << c.name;
+    EXPECT_EQ(hp.ssm_inner_size, 2 * hp.embedding_length) << c.name;
+    EXPECT_EQ(hp.mamba_head_dim(), 64u) << c.name;
+    // Per Mamba2 layer: 3 past inputs of every conv channel, d_state per value of d_inner.
+    const uint64_t per_layer = 3ull * hp.conv_dim() + uint64_t{hp.ssm_inner_size} * hp.ssm_state_size;
+    EXPECT_EQ(hp.recurrent_state_bytes(), c.mamba * per_layer * 4) << c.name;
+  }
+  const ModelHParams granite = spec_hparams(*random_model_preset("medium", Arch::kGraniteHybrid));
+  EXPECT_FLOAT_EQ(granite.embedding_scale, 12.0f);  // Granite 4.0-H's multipliers
+  EXPECT_FLOAT_EQ(granite.attention_scale, 1.0f / 64);
+  EXPECT_FALSE(granite.uses_rope);
+}
+
+TEST(RandomModelPreset, Mamba2PatternsAreChecked) {
+  RandomModelSpec s = *random_model_preset("tiny", Arch::kGraniteHybrid);
+  s.layer_pattern = "MM-*";
+  EXPECT_NE(validate_spec(s).message().find("--pattern 'MM-*' must be made of 'M*'"), std::string::npos)
+      << validate_spec(s).message();
+  s.layer_pattern = "MMMMMMMMM*";  // no attention in the first 8 layers
+  EXPECT_FALSE(validate_spec(s).ok());
+  s.layer_pattern = "M*";
+  s.ssm_inner_size = 384;
+  EXPECT_NE(validate_spec(s).message().find("twice --embd"), std::string::npos) << validate_spec(s).message();
+  s = *random_model_preset("tiny", Arch::kNemotronH);
+  s.layer_pattern = "M-*";
+  EXPECT_TRUE(validate_spec(s).ok()) << validate_spec(s).message();
+}
+
 }  // namespace
 }  // namespace met

@@ -133,11 +133,28 @@ ReferenceForward::ReferenceForward(const Model& m) : model_(m) {
     l.ssm_alpha = load(m, n("ssm_alpha.weight"));
     l.ssm_norm = load(m, n("ssm_norm.weight"));
     l.ssm_out = load(m, n("ssm_out.weight"));
+    l.mamba2 = l.recurrent && m.hparams().ssm_kind == SsmKind::kMamba2;
+    l.ffn_only = m.hparams().layer_is_ffn_only(i);
+    if (l.ffn_only) l.ffn_norm = l.attn_norm;  // nemotron_h: the FFN reads attn_norm
+    l.ssm_in = load(m, n("ssm_in.weight"));
+    l.ssm_conv_b = load(m, n("ssm_conv1d.bias"));
+    l.ssm_d = load(m, n("ssm_d"));
   }
+}
+
+void ReferenceForward::add_residual(std::vector<double>& x, const std::vector<double>& out) const {
+  const float scale = model_.hparams().residual_scale;
+  for (size_t i = 0; i < x.size(); ++i) x[i] += scale != 0.0f ? static_cast<double>(scale) * out[i] : out[i];
 }
 
 std::vector<double> ReferenceForward::ffn(const Layer& l, const std::vector<double>& xn, double& margin) const {
   if (!l.router.empty()) return moe_ffn(l, xn, margin);
+  if (l.w_gate.empty()) {  // nemotron_h: down · relu(up · x)²
+    const size_t ff = model_.hparams().feed_forward_length;
+    auto u = matvec(l.w_up, xn, ff);
+    for (double& e : u) e = e > 0.0 ? e * e : 0.0;
+    return matvec(l.w_down, u, xn.size());
+  }
   return swiglu_ffn(l.w_gate.data(), l.w_up.data(), l.w_down.data(), xn, model_.hparams().feed_forward_length);
 }
 
@@ -205,6 +222,8 @@ void ReferenceForward::attention(const Layer& l, Rows& x) const {
   const size_t embd = hp.embedding_length, hd = hp.head_dim, nh = hp.num_heads, nkv = hp.num_kv_heads;
   const size_t q_dim = nh * hd, kv_dim = nkv * hd, T = x.size();
   const bool neox = model_.traits().rope_layout == cpu::RopeLayout::kNeox;
+  const double score_scale = hp.attention_scale != 0.0f ? static_cast<double>(hp.attention_scale)
+                                                         : 1.0 / std::sqrt(static_cast<double>(hd));
   const double base = l.window > 0 ? hp.rope_freq_base_swa : hp.rope_freq_base;
   auto head_norm = [&](std::vector<double>& v, size_t heads, const std::vector<float>& w) {
     for (size_t h = 0; h < heads; ++h) {
@@ -229,8 +248,10 @@ void ReferenceForward::attention(const Layer& l, Rows& x) const {
       head_norm(q[t], nh, l.q_norm);
       head_norm(k[t], nkv, l.k_norm);
     }
-    rope(q[t], nh, hd, hp.rope_dims, base, neox, static_cast<int>(t));
-    rope(k[t], nkv, hd, hp.rope_dims, base, neox, static_cast<int>(t));
+    if (hp.uses_rope) {
+      rope(q[t], nh, hd, hp.rope_dims, base, neox, static_cast<int>(t));
+      rope(k[t], nkv, hd, hp.rope_dims, base, neox, static_cast<int>(t));
+    }
   }
   Rows out(T);
   for (size_t t = 0; t < T; ++t) {
@@ -243,7 +264,7 @@ void ReferenceForward::attention(const Layer& l, Rows& x) const {
       for (size_t s = first; s <= t; ++s) {
         double dot = 0.0;
         for (size_t i = 0; i < hd; ++i) dot += q[t][h * hd + i] * k[s][kvh * hd + i];
-        scores[s - first] = dot / std::sqrt(static_cast<double>(hd));
+        scores[s - first] = dot * score_scale;
         mx = std::max(mx, scores[s - first]);
       }
       double sum = l.sinks.empty() ? 0.0 : std::exp(static_cast<double>(l.sinks[h]) - mx);
@@ -258,9 +279,7 @@ void ReferenceForward::attention(const Layer& l, Rows& x) const {
     out[t] = matvec(l.wo, attn, embd);
     add_bias(out[t], bias(l.bo));
   }
-  for (size_t t = 0; t < T; ++t) {
-    for (size_t i = 0; i < embd; ++i) x[t][i] += out[t][i];
-  }
+  for (size_t t = 0; t < T; ++t) add_residual(x[t], out[t]);
 }
 
 std::vector<std::vector<float>> ReferenceForward::logits(std::span<const TokenId> tokens,
@@ -270,19 +289,23 @@ std::vector<std::vector<float>> ReferenceForward::logits(std::span<const TokenId
   Rows x(T, std::vector<double>(embd));
   for (size_t t = 0; t < T; ++t) {
     for (size_t i = 0; i < embd; ++i) x[t][i] = token_embd_[static_cast<size_t>(tokens[t]) * embd + i];
+    if (hp.embedding_scale == 0.0f) continue;
+    for (double& e : x[t]) e *= static_cast<double>(hp.embedding_scale);
   }
   constexpr double kInf = std::numeric_limits<double>::infinity();
   std::vector<double> margin(T, kInf);
   for (const Layer& l : layers_) {
-    if (l.recurrent) {
+    if (l.mamba2) {
+      mamba2(l, x);
+    } else if (l.recurrent) {
       gated_delta(l, x);
-    } else {
+    } else if (!l.ffn_only) {
       attention(l, x);
     }
+    if (l.ffn_norm.empty()) continue;  // nemotron_h: a mixer alone
     for (size_t t = 0; t < T; ++t) {
       auto xn = rms_norm(x[t], l.ffn_norm.data(), embd, hp.rms_norm_eps);
-      auto d = ffn(l, xn, margin[t]);
-      for (size_t i = 0; i < embd; ++i) x[t][i] += d[i];
+      add_residual(x[t], ffn(l, xn, margin[t]));
     }
   }
   if (routing_margins != nullptr) *routing_margins = margin;
@@ -290,6 +313,9 @@ std::vector<std::vector<float>> ReferenceForward::logits(std::span<const TokenId
   for (size_t t = 0; t < T; ++t) {
     auto xn = rms_norm(x[t], output_norm_.data(), embd, hp.rms_norm_eps);
     auto lg = matvec(output_, xn, vocab);
+    if (hp.logit_scale != 0.0f) {
+      for (double& e : lg) e /= static_cast<double>(hp.logit_scale);
+    }
     out[t].assign(lg.begin(), lg.end());
   }
   return out;

@@ -19,6 +19,11 @@
 // of each head NeoX-wise (what IMROPE does for text when every pair is in a
 // section) and scale the attention output by sigmoid(gate) before wo;
 // post_attention_norm feeds the FFN. MTP blocks are not run.
+// granitehybrid/nemotron_h: Mamba2 layers token by token
+// (reference_mamba2.h); plain attention, rotated (normal rope) only where
+// hp.uses_rope, scaled by attention_scale when set; granite's embedding,
+// residual and logit scales; nemotron_h's FFN-only layers run down ·
+// relu(up · attn_norm(x))², its other layers have no FFN.
 // Threading: one thread. Never linked into apps/.
 #pragma once
 
@@ -55,12 +60,22 @@ class ReferenceForward {
     // Gated delta layers (qwen35).
     bool recurrent = false;
     std::vector<float> wqkv, wgate, ssm_conv, ssm_dt, ssm_a, ssm_beta, ssm_alpha, ssm_norm, ssm_out;
+    // Mamba2 layers (granitehybrid, nemotron_h; also ssm_conv, ssm_dt, ssm_a,
+    // ssm_norm, ssm_out above); nemotron_h's FFN-only layers.
+    bool mamba2 = false;
+    bool ffn_only = false;
+    std::vector<float> ssm_in, ssm_conv_b, ssm_d;
   };
   // x += attention of layer l over all positions.
   void attention(const Layer& l, Rows& x) const;
   // x += the gated delta net of layer l over all positions, token by token
   // (reference_recurrent.cc).
   void gated_delta(const Layer& l, Rows& x) const;
+  // x += the Mamba2 mixer of layer l over all positions, token by token
+  // (reference_mamba2.cc).
+  void mamba2(const Layer& l, Rows& x) const;
+  // x += out, scaled by granite's residual_scale when set.
+  void add_residual(std::vector<double>& x, const std::vector<double>& out) const;
   // The k experts a router chose with their weights.
   std::vector<std::pair<size_t, double>> route(const Layer& l, const std::vector<double>& xn,
                                                double& margin) const;
