@@ -73,10 +73,11 @@ TEST(CpuEngine, APoolTooSmallForOneBlockIsRefusedNamingWhatSizedIt) {
   EXPECT_NE(e.status().message().find("--kv-mem 100 holds no KV block"), std::string::npos) << e.status().message();
 }
 
-// A tiny qwen35 (3 gated delta layers, 1 attention layer).
-std::string hybrid_model(const testing::TempDir& dir) {
+// A tiny qwen35 (3 gated delta layers, 1 attention layer), or granitehybrid
+// (3 Mamba2 layers, 1 attention layer, Granite 4.0-H's multipliers).
+std::string hybrid_model(const testing::TempDir& dir, Arch arch = Arch::kQwen35) {
   RandomModelSpec s;
-  s.arch = Arch::kQwen35;
+  s.arch = arch;
   s.num_layers = 4;
   s.embedding_length = 128;
   s.num_heads = 4;
@@ -87,6 +88,10 @@ std::string hybrid_model(const testing::TempDir& dir) {
   s.ssm_state_size = 32;
   s.ssm_group_count = 2;
   s.ssm_time_step_rank = 4;
+  if (arch == Arch::kGraniteHybrid) {
+    s.ssm_state_size = 16, s.ssm_time_step_rank = 8, s.layer_pattern = "MM*M";
+    s.embedding_scale = 12.0f, s.residual_scale = 0.22f, s.logit_scale = 6.0f, s.attention_scale = 1.0f / 32;
+  }
   const std::string path = dir.file("hybrid.gguf");
   EXPECT_TRUE(make_random_model(s, path).ok());
   return path;
@@ -119,9 +124,11 @@ Served serve(CpuEngine& e, const std::vector<TokenId>& prompt) {
 // after 768 tokens (every 16 blocks; the deepest that leaves tokens to
 // compute) and gives the cold run's tokens; with --state-snapshots 0 nothing
 // is reused and the tokens are the same.
-TEST(CpuEngine, AHybridModelsRepeatedPromptResumesFromAStateSnapshotWithTheColdTokens) {
+class CpuEngineHybrid : public ::testing::TestWithParam<Arch> {};
+
+TEST_P(CpuEngineHybrid, ARepeatedPromptResumesFromAStateSnapshotWithTheColdTokens) {
   testing::TempDir dir;
-  const std::string path = hybrid_model(dir);
+  const std::string path = hybrid_model(dir, GetParam());
   std::vector<TokenId> prompt;
   for (int i = 0; i < 1000; ++i) prompt.push_back(static_cast<TokenId>((i * 131 + 17) % 500));
   CpuEngineConfig c;
@@ -148,6 +155,9 @@ TEST(CpuEngine, AHybridModelsRepeatedPromptResumesFromAStateSnapshotWithTheColdT
   EXPECT_EQ(again.cached_prompt_tokens, 0);
   EXPECT_EQ(again.tokens, cold.tokens);
 }
+
+INSTANTIATE_TEST_SUITE_P(Archs, CpuEngineHybrid, ::testing::Values(Arch::kQwen35, Arch::kGraniteHybrid),
+                         [](const auto& param_info) { return std::string(arch_name(param_info.param)); });
 
 TEST(CpuEngine, AMissingModelFileIsAnError) {
   testing::TempDir dir;

@@ -2,7 +2,8 @@
 // with and without a shared expert, F32 and Q8_0; gpt-oss, its even layer
 // windowed, F32 and MXFP4) and hybrid recurrent ones (qwen35, qwen35moe: gated
 // delta layers whose state lives in a slot per sequence, swapped with the
-// KV blocks; F32 and Q8_0), greedy: preemption by swap and
+// KV blocks; F32 and Q8_0) and Mamba2 hybrids (granitehybrid, nemotron_h:
+// Mamba2 layers' conv and scan state in the same slots), greedy: preemption by swap and
 // by recompute gives exactly the tokens and logprobs of an uninterrupted run,
 // the pipelined lane gives the synchronous tokens, and a request's tokens,
 // logprobs and prompt logprobs are the same alone on one thread and in a
@@ -56,6 +57,20 @@ void make_hybrid(RandomModelSpec& s) {
   if (s.arch == Arch::kQwen35) s.num_experts = s.num_experts_used = s.expert_feed_forward_length = 0;
 }
 
+// granitehybrid "M*MM" with Granite 4.0-H's multipliers, nemotron_h "M-*M"
+// (Mamba2, relu² MLP, attention): 8 Mamba2 heads of 32, 2 groups of d_state 16.
+void make_mamba_hybrid(RandomModelSpec& s) {
+  s.num_layers = 4;
+  s.head_dim = 32;
+  s.ssm_state_size = 16;
+  s.ssm_group_count = 2;
+  s.ssm_time_step_rank = 8;
+  s.layer_pattern = s.arch == Arch::kGraniteHybrid ? "M*MM" : "M-*M";
+  s.num_experts = s.num_experts_used = s.expert_feed_forward_length = 0;
+  if (s.arch != Arch::kGraniteHybrid) return;
+  s.embedding_scale = 12.0f, s.residual_scale = 0.22f, s.logit_scale = 6.0f, s.attention_scale = 1.0f / 32;
+}
+
 // The small preset's expert shape (16 experts, 4 used) at a size a sanitizer
 // build runs in seconds.
 std::string make_moe_model(const testing::TempDir& dir, const MoeCase& c) {
@@ -75,6 +90,7 @@ std::string make_moe_model(const testing::TempDir& dir, const MoeCase& c) {
   s.expert_feed_forward_length = 64;
   s.shared_expert_feed_forward_length = c.shared_ff;
   if (c.arch == Arch::kQwen35 || c.arch == Arch::kQwen35Moe) make_hybrid(s);
+  if (arch_is_mamba_hybrid(c.arch)) make_mamba_hybrid(s);
   const std::string path = dir.file("moe.gguf");
   const Result<RandomModelSummary> made = make_random_model(s, path);
   EXPECT_TRUE(made.ok()) << made.status().to_string();
@@ -213,11 +229,14 @@ INSTANTIATE_TEST_SUITE_P(MoeModels, EngineOnMoe,
                                            MoeCase{0, GgmlType::kMXFP4, Arch::kGptOss},
                                            MoeCase{0, GgmlType::kF32, Arch::kQwen35},
                                            MoeCase{0, GgmlType::kQ8_0, Arch::kQwen35},
-                                           MoeCase{96, GgmlType::kF32, Arch::kQwen35Moe}),
+                                           MoeCase{96, GgmlType::kF32, Arch::kQwen35Moe},
+                                           MoeCase{0, GgmlType::kF32, Arch::kGraniteHybrid},
+                                           MoeCase{0, GgmlType::kQ8_0, Arch::kGraniteHybrid},
+                                           MoeCase{0, GgmlType::kF32, Arch::kNemotronH}),
                          [](const auto& param_info) {
                            const MoeCase& c = param_info.param;
                            if (c.arch == Arch::kGptOss) return "GptOss_" + std::string(ggml_type_name(c.dtype));
-                           if (c.arch == Arch::kQwen35 || c.arch == Arch::kQwen35Moe) {
+                           if (arch_is_hybrid(c.arch) || arch_is_mamba_hybrid(c.arch)) {
                              return std::string(arch_name(c.arch)) + "_" + std::string(ggml_type_name(c.dtype));
                            }
                            return std::string(c.shared_ff > 0 ? "SharedExpert_" : "RoutedOnly_") +
