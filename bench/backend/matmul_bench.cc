@@ -1,8 +1,9 @@
 // Matmul throughput per weight type and ISA tier this CPU supports, and per
 // packed layout (q8_0x16, mxfp4x16: Q8_0, MXFP4 packed at load,
 // packed_weights.h).
-//   decode/<type>/<tier>/<rows>x<cols>[/m:16]/threads:<t>: m = 1 (or a
-//     batch of 16), weights streamed from DRAM: each iteration walks copies
+//   decode/<type>/<tier>/<rows>x<cols>[/m:<m>]/threads:<t>: m = 1 (or a
+//     batch of 16; or 1, 2, 4 rows against 1024 x 1024 copies, a MoE expert's
+//     share of a batch), weights streamed from DRAM: each iteration walks copies
 //     of the matrix totalling >= 256 MiB (well past L3), so bytes/s is weight
 //     bytes read per second.
 //   prefill/<type>/<tier>/m:<m>/threads:<t>: m = 4, 16 (batched decode), 64
@@ -181,6 +182,13 @@ void register_one(WeightLayout layout, GgmlType type, Isa tier, const std::strin
   for (const int threads : {1, 2}) {
     benchmark::RegisterBenchmark(fmt::format("decode/{}/1024x4096/m:16/threads:{}", name, threads).c_str(),
                                  decode, layout, type, tier, int64_t{1024}, int64_t{4096}, int64_t{16}, threads)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+  // An expert of a MoE layer at batch 16: a small matrix, a few rows.
+  for (const int64_t m : {1, 2, 4}) {
+    benchmark::RegisterBenchmark(fmt::format("decode/{}/1024x1024/m:{}/threads:2", name, m).c_str(), decode,
+                                 layout, type, tier, int64_t{1024}, int64_t{1024}, m, 2)
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
   }
