@@ -118,6 +118,9 @@ Result<RandomModelSpec> build_spec(const MakeModelOptions& o) {
   spec.vocab_size = o.vocab.value_or(spec.vocab_size);
   spec.context_length = o.ctx.value_or(spec.context_length);
   apply_moe_preset(o.preset, spec);
+  if (spec.arch == Arch::kGraniteHybrid && spec.num_experts > 0 && spec.expert_feed_forward_length == 0) {
+    spec.expert_feed_forward_length = spec.feed_forward_length;  // granite's experts are --ff wide
+  }
   std::optional<GgmlType> dtype = parse_ggml_type(o.dtype);
   if (!dtype) return invalid_argument("--dtype '{}' is not a known type", o.dtype);
   spec.dtype = *dtype;

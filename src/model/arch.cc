@@ -36,7 +36,10 @@ std::string_view gguf_arch_name(Arch arch) {
 
 namespace {
 
-void add_moe_ffn(uint32_t layer, const ModelHParams& hp, bool biased, std::vector<TensorSpec>& t) {
+// gated_shared: the shared expert has its gate vector ffn_gate_inp_shexp
+// (granitehybrid's has none).
+void add_moe_ffn(uint32_t layer, const ModelHParams& hp, bool biased, std::vector<TensorSpec>& t,
+                 bool gated_shared = true) {
   auto name = [layer](std::string_view what) { return fmt::format("blk.{}.{}", layer, what); };
   const uint64_t embd = hp.embedding_length, ff = hp.expert_feed_forward_length, n = hp.expert_count;
   t.push_back({name("ffn_gate_inp.weight"), {embd, n}, TensorRole::kRouter});
@@ -51,7 +54,7 @@ void add_moe_ffn(uint32_t layer, const ModelHParams& hp, bool biased, std::vecto
   }
   const uint64_t sh = hp.expert_shared_feed_forward_length;
   if (sh == 0) return;
-  t.push_back({name("ffn_gate_inp_shexp.weight"), {embd}, TensorRole::kRouter});
+  if (gated_shared) t.push_back({name("ffn_gate_inp_shexp.weight"), {embd}, TensorRole::kRouter});
   t.push_back({name("ffn_gate_shexp.weight"), {embd, sh}, TensorRole::kMatrix});
   t.push_back({name("ffn_up_shexp.weight"), {embd, sh}, TensorRole::kMatrix});
   t.push_back({name("ffn_down_shexp.weight"), {sh, embd}, TensorRole::kMatrix});
@@ -160,7 +163,11 @@ void add_mamba_hybrid_layers(Arch arch, const ModelHParams& hp, std::vector<Tens
     }
     if (arch == Arch::kNemotronH) continue;
     t.push_back({name("ffn_norm.weight"), {embd}, TensorRole::kNorm});
-    add_dense_ffn(i, hp, t);
+    if (hp.is_moe()) {
+      add_moe_ffn(i, hp, false, t, /*gated_shared=*/false);
+    } else {
+      add_dense_ffn(i, hp, t);
+    }
   }
 }
 

@@ -38,7 +38,8 @@
 // heads] (no `.weight`), `ssm_norm` [d_inner / groups, groups], `ssm_out`
 // [d_inner, embd]. Other layers are plain attention (`attn_q`, `attn_k`,
 // `attn_v`, `attn_output`). granitehybrid: every layer then has `ffn_norm`
-// and a SwiGLU FFN. nemotron_h: a layer has one of the three (Mamba2,
+// and a SwiGLU FFN, or routed experts with an optional shared expert that
+// has no `ffn_gate_inp_shexp`. nemotron_h: a layer has one of the three (Mamba2,
 // attention, or hp.layer_is_ffn_only: `ffn_up` and `ffn_down`, relu² and no
 // gate, read through attn_norm).
 // Threading: pure functions. Tested by tests/model/arch_test.cc.

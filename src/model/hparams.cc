@@ -85,6 +85,14 @@ Status read_experts(const GgufMetadata& md, ModelHParams& hp) {
     MET_ASSIGN_OR_RETURN(hp.expert_feed_forward_length, arch_u32(md, "expert_feed_forward_length"));
     return ok_status();
   }
+  if (hp.arch == "granitehybrid") {
+    // llama.cpp's granite-hybrid loader: experts feed_forward_length wide, an
+    // optional shared expert (ungated).
+    hp.expert_feed_forward_length = hp.feed_forward_length;
+    MET_ASSIGN_OR_RETURN(hp.expert_shared_feed_forward_length,
+                         arch_u32_or(md, "expert_shared_feed_forward_length", 0));
+    return ok_status();
+  }
   if (hp.arch == "qwen35moe") {
     // llama.cpp's qwen35moe loader: the shared expert is required, as wide as
     // feed_forward_length unless its key says otherwise.
@@ -341,8 +349,9 @@ Status validate_mamba(const ModelHParams& hp) {
     return invalid_argument("{}.ssm.inner_size {} must be twice embedding_length {} (as llama.cpp requires)", a,
                             hp.ssm_inner_size, hp.embedding_length);
   }
-  if (hp.is_moe()) return unimplemented("{} with experts ({}.expert_count {}) is not supported", a, a,
-                                        hp.expert_count);
+  if (hp.is_moe() && a == "nemotron_h") {
+    return unimplemented("{} with experts ({}.expert_count {}) is not supported", a, a, hp.expert_count);
+  }
   return ok_status();
 }
 

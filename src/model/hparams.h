@@ -41,8 +41,10 @@
 // Mamba2 when its head_count_kv and feed_forward_length are both 0, an FFN
 // alone when its feed_forward_length is not 0, else attention; no rope.
 // met keeps one KV head count and one FFN width: the non-zero entries of each
-// array must agree (the error names the key). MoE granitehybrid and
-// nemotron_h are refused.
+// array must agree (the error names the key). granitehybrid's MoE: experts
+// feed_forward_length wide, `expert_shared_feed_forward_length` (default 0)
+// an ungated shared expert, as llama.cpp's loader reads them; MoE nemotron_h
+// is refused.
 // Threading: plain value. Tested by tests/model/hparams_test.cc.
 #pragma once
 

@@ -175,7 +175,10 @@ Status Model::bind_moe(uint32_t layer, MoeWeights& moe) {
   const uint64_t sh = hp.expert_shared_feed_forward_length;
   moe.has_shared = sh > 0;
   if (!moe.has_shared) return ok_status();
-  MET_ASSIGN_OR_RETURN(moe.shared_gate_inp, bind_tensor(name("ffn_gate_inp_shexp.weight"), {embd}));
+  moe.shared_gated = arch_ != Arch::kGraniteHybrid;
+  if (moe.shared_gated) {
+    MET_ASSIGN_OR_RETURN(moe.shared_gate_inp, bind_tensor(name("ffn_gate_inp_shexp.weight"), {embd}));
+  }
   MET_ASSIGN_OR_RETURN(moe.shared_gate, bind_packed(name("ffn_gate_shexp.weight"), embd, sh));
   MET_ASSIGN_OR_RETURN(moe.shared_up, bind_packed(name("ffn_up_shexp.weight"), embd, sh));
   MET_ASSIGN_OR_RETURN(moe.shared_down, bind_packed(name("ffn_down_shexp.weight"), sh, embd));
@@ -193,7 +196,7 @@ size_t Model::count_matrices() const {
     } else if (hp.layer_is_ffn_only(i)) {
       n += 2;
     } else {
-      n += (hp.layer_is_recurrent(i) ? 2 : 4) + (traits_.ffn_relu2 ? 0 : 3);
+      n += (hp.layer_is_recurrent(i) ? 2 : 4) + (traits_.ffn_relu2 ? 0 : ffn);
     }
   }
   for (uint32_t i = 0; i < hp.nextn_predict_layers; ++i) {
@@ -270,6 +273,10 @@ Status Model::bind() {
   arch_ = *arch;
   if (arch_ == Arch::kLlama && hparams_.is_moe()) arch_ = Arch::kMixtral;
   traits_ = arch_traits(arch_);
+  if (arch_ == Arch::kGraniteHybrid && hparams_.is_moe()) {
+    traits_.moe = true;  // llama.cpp's granite-hybrid graph: softmax gating, norm_w = true
+    traits_.moe_norm_weights = true;
+  }
   if (traits_.moe && !hparams_.is_moe()) return invalid_argument("{} needs {}.expert_count > 0", gguf_arch, gguf_arch);
   if (!traits_.moe && hparams_.is_moe()) {
     return unimplemented("{} with experts ({}.expert_count {}) is not supported", gguf_arch, gguf_arch,
@@ -367,6 +374,7 @@ Status Model::bind_mamba_hybrid_layer(uint32_t layer, LayerWeights& l) {
   }
   if (traits_.ffn_relu2) return ok_status();  // nemotron_h: a mixer alone
   MET_ASSIGN_OR_RETURN(l.ffn_norm, bind_vector(name("ffn_norm.weight"), embd));
+  if (traits_.moe) return bind_moe(layer, l.moe);
   MET_ASSIGN_OR_RETURN(l.w_gate, bind_packed(name("ffn_gate.weight"), embd, ff));
   MET_ASSIGN_OR_RETURN(l.w_up, bind_packed(name("ffn_up.weight"), embd, ff));
   MET_ASSIGN_OR_RETURN(l.w_down, bind_packed(name("ffn_down.weight"), ff, embd));

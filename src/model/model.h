@@ -29,7 +29,9 @@
 // granitehybrid's layers add ffn_norm and a SwiGLU FFN; a nemotron_h layer
 // has no FFN but its FFN-only layers (kFfnOnly: attn_norm bound as the
 // FFN's input norm, ffn_up/ffn_down, relu²). FFN biases, which llama.cpp
-// also reads, are refused by name.
+// also reads, are refused by name. A granitehybrid with expert_count > 0 is
+// MoE (softmax router, renormalised top-k, as llama.cpp's graph) with an
+// ungated shared expert when expert_shared_feed_forward_length > 0.
 // Invariants: weights point into file_ (which the Model owns), owned_vectors_
 // or packed_; all live as long as the Model.
 // Threading: immutable after load; any thread. Tested by tests/model/model_test.cc.
@@ -101,6 +103,9 @@ struct MoeWeights {
   const float* up_bias = nullptr;
   const float* down_bias = nullptr;
   bool has_shared = false;
+  // The shared expert's output is scaled by sigmoid(shared_gate_inp · x);
+  // granitehybrid's is added whole (no shared_gate_inp).
+  bool shared_gated = true;
   cpu::WeightMatrix shared_gate_inp;  // 1 × embd
   cpu::WeightMatrix shared_gate, shared_up, shared_down;
 };

@@ -57,11 +57,12 @@ void MoeFfn::route(cpu::ThreadCtx& ctx, const MoeWeights& w, const float* xn, in
     const int64_t r_split = rows;
     const auto [r0, r1] = ctx.split(r_split);
     cpu::prepare_activations(w.router.type, xn, embd_, embd_, r0, r1, act_.slot(0));
-    if (w.has_shared) cpu::prepare_activations(w.shared_gate_inp.type, xn, embd_, embd_, r0, r1, act_.slot(1));
+    const bool shared_gate = w.has_shared && w.shared_gated;
+    if (shared_gate) cpu::prepare_activations(w.shared_gate_inp.type, xn, embd_, embd_, r0, r1, act_.slot(1));
     ctx.barrier();
     const auto [n0, n1] = ctx.split(w.router.rows, cpu::matmul_column_tile(w.router.type));
     if (n0 < n1) cpu::matmul(w.router, act_.slot(0), rows, logits_.data(), width, n0, n1);
-    if (w.has_shared && ctx.ith() == ctx.nth() - 1) {
+    if (shared_gate && ctx.ith() == ctx.nth() - 1) {
       cpu::matmul(w.shared_gate_inp, act_.slot(1), rows, logits_.data() + num_experts_, width, 0, 1);
     }
     ctx.barrier();
@@ -173,9 +174,13 @@ void MoeFfn::combine(cpu::ThreadCtx& ctx, const MoeWeights& w, int64_t rows, flo
     float* y = out + r * embd_;
     cpu::combine_experts(down_.data(), embd_, &pair_slot_[r * k_], &weights_[r * k_], k_, y);
     if (!w.has_shared) continue;
+    const float* sh = &sh_down_[r * embd_];
+    if (!w.shared_gated) {  // granitehybrid: added whole
+      cpu::add(y, sh, embd_, y);
+      continue;
+    }
     const float g = logits_[static_cast<size_t>(r * width + num_experts_)];
     const float gate = 1.0f / (1.0f + std::exp(-g));
-    const float* sh = &sh_down_[r * embd_];
     for (int64_t i = 0; i < embd_; ++i) y[i] += gate * sh[i];
   }
   ctx.barrier();

@@ -1,6 +1,7 @@
 // MoeFfn: the mixture-of-experts FFN of one layer over a step's rows, run by
 // every thread of a WorkerPool job:
-//   1. router logits (and the shared expert's gate logit) for every row;
+//   1. router logits (and the shared expert's gate logit, unless the shared
+//      expert is ungated) for every row;
 //   2. routing split by rows (router bias if any; softmax, top-k,
 //      renormalised weights, or gpt-oss's top-k then softmax), and the rows
 //      prepared once per expert weight type;
@@ -12,7 +13,8 @@
 //      of its down matrix (plus its bias);
 //   5. the shared expert, if any, as a dense SwiGLU FFN;
 //   6. per row, its k expert outputs scaled by the routing weights and summed
-//      in choice order, plus sigmoid(gate) × the shared expert's output.
+//      in choice order, plus sigmoid(gate) × the shared expert's output (or
+//      that output itself: granitehybrid's ungated shared expert).
 // An expert no row chose is never read: batch 1 reads k experts' weights.
 // Invariants: scratch is sized at construction for max_rows rows; run()
 // allocates nothing. A row's output depends only on that row.

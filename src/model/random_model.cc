@@ -194,11 +194,16 @@ void write_hparams(const RandomModelSpec& spec, const ModelHParams& hp, GgufMeta
   }
 }
 
+// Whether `s` has routed experts: a MoE arch, or a granitehybrid given some.
+bool spec_is_moe(const RandomModelSpec& s) {
+  return arch_is_moe(s.arch) || (s.arch == Arch::kGraniteHybrid && s.num_experts > 0);
+}
+
 Status validate_experts(const RandomModelSpec& s) {
-  if (!arch_is_moe(s.arch)) {
+  if (!spec_is_moe(s)) {
     if (s.num_experts != 0 || s.num_experts_used != 0 || s.shared_expert_feed_forward_length != 0) {
       return invalid_argument("--experts, --experts-used and --shared-expert-ff need a MoE --arch "
-                              "(qwen3moe, mixtral, gpt-oss)");
+                              "(qwen3moe, mixtral, gpt-oss, qwen35moe, granitehybrid)");
     }
     return ok_status();
   }
@@ -462,12 +467,15 @@ ModelHParams spec_hparams(const RandomModelSpec& s) {
   hp.rms_norm_eps = qwen ? 1e-6f : 1e-5f;
   if (arch_is_hybrid(s.arch)) set_hybrid_hparams(s, hp);
   if (arch_is_mamba_hybrid(s.arch)) set_mamba_hparams(s, hp);
-  if (arch_is_moe(s.arch)) {
+  if (spec_is_moe(s)) {
     hp.expert_count = s.num_experts;
     hp.expert_used_count = s.num_experts_used;
     hp.expert_feed_forward_length = s.expert_feed_forward_length;
     hp.expert_shared_feed_forward_length = s.shared_expert_feed_forward_length;
-    if (s.arch == Arch::kMixtral) hp.feed_forward_length = s.expert_feed_forward_length;
+    // mixtral's and granitehybrid's experts are feed_forward_length wide.
+    if (s.arch == Arch::kMixtral || s.arch == Arch::kGraniteHybrid) {
+      hp.feed_forward_length = s.expert_feed_forward_length;
+    }
   }
   return hp;
 }

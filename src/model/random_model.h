@@ -27,7 +27,10 @@
 // attention layer in 8 at medium, head dim 64 for attention and Mamba2,
 // d_state 128, one group, granite's multipliers 12 / 0.22 / 1/head_dim / 6,
 // no rope) and Nemotron-H ("M-M-M-M*-": Mamba2 and relu² MLP layers
-// alternating, an attention layer in 9). Random Mamba2 weights: ssm_a as the
+// alternating, an attention layer in 9); a granitehybrid given num_experts
+// has routed experts feed_forward_length wide (expert_feed_forward_length
+// sets it) and, with shared_expert_feed_forward_length, Granite's ungated
+// shared expert. Random Mamba2 weights: ssm_a as the
 // gated delta's, D uniform in [0.5, 1.5), the conv bias small.
 // Threading: spreads each tensor's rows over num_threads; call from one thread.
 // Tested by tests/model/random_model_test.cc.

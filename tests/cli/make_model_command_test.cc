@@ -148,6 +148,12 @@ TEST(MetMakeModel, Mamba2HybridsGetTheirPatternAndInfoShowsLayerKindsAndStateByt
   text = run_command(met_binary() + " info " + shell_quote(out));
   EXPECT_NE(text.out.find("8 (6 Mamba2, 2 attention)"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("scales         embedding 12, residual 0.22"), std::string::npos) << text.out;
+  r = run_command(met_binary() + " make-model -o " + shell_quote(out) +
+                  " --arch granitehybrid --vocab 600 --experts 4 --experts-used 2 --shared-expert-ff 96");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  text = run_command(met_binary() + " info " + shell_quote(out));
+  EXPECT_NE(text.out.find("experts        4, 2 used per token, feed-forward 768, shared expert 96"), std::string::npos)
+      << text.out;
   r = run_command(met_binary() + " make-model -o " + shell_quote(out) + " --arch granitehybrid --pattern 'M-*'");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("--pattern 'M-*' must be made of 'M*'"), std::string::npos) << r.err;

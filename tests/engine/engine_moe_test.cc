@@ -57,8 +57,10 @@ void make_hybrid(RandomModelSpec& s) {
   if (s.arch == Arch::kQwen35) s.num_experts = s.num_experts_used = s.expert_feed_forward_length = 0;
 }
 
-// granitehybrid "M*MM" with Granite 4.0-H's multipliers, nemotron_h "M-*M"
-// (Mamba2, relu² MLP, attention): 8 Mamba2 heads of 32, 2 groups of d_state 16.
+// granitehybrid "M*MM" with Granite 4.0-H's multipliers (with a shared
+// expert: the MoE's experts and Granite's ungated shared expert, else a dense
+// FFN), nemotron_h "M-*M" (Mamba2, relu² MLP, attention): 8 Mamba2 heads of
+// 32, 2 groups of d_state 16.
 void make_mamba_hybrid(RandomModelSpec& s) {
   s.num_layers = 4;
   s.head_dim = 32;
@@ -66,7 +68,7 @@ void make_mamba_hybrid(RandomModelSpec& s) {
   s.ssm_group_count = 2;
   s.ssm_time_step_rank = 8;
   s.layer_pattern = s.arch == Arch::kGraniteHybrid ? "M*MM" : "M-*M";
-  s.num_experts = s.num_experts_used = s.expert_feed_forward_length = 0;
+  if (s.shared_expert_feed_forward_length == 0) s.num_experts = s.num_experts_used = s.expert_feed_forward_length = 0;
   if (s.arch != Arch::kGraniteHybrid) return;
   s.embedding_scale = 12.0f, s.residual_scale = 0.22f, s.logit_scale = 6.0f, s.attention_scale = 1.0f / 32;
 }
@@ -232,12 +234,15 @@ INSTANTIATE_TEST_SUITE_P(MoeModels, EngineOnMoe,
                                            MoeCase{96, GgmlType::kF32, Arch::kQwen35Moe},
                                            MoeCase{0, GgmlType::kF32, Arch::kGraniteHybrid},
                                            MoeCase{0, GgmlType::kQ8_0, Arch::kGraniteHybrid},
+                                           MoeCase{96, GgmlType::kF32, Arch::kGraniteHybrid},
                                            MoeCase{0, GgmlType::kF32, Arch::kNemotronH}),
                          [](const auto& param_info) {
                            const MoeCase& c = param_info.param;
                            if (c.arch == Arch::kGptOss) return "GptOss_" + std::string(ggml_type_name(c.dtype));
                            if (arch_is_hybrid(c.arch) || arch_is_mamba_hybrid(c.arch)) {
-                             return std::string(arch_name(c.arch)) + "_" + std::string(ggml_type_name(c.dtype));
+                             const bool shared = arch_is_mamba_hybrid(c.arch) && c.shared_ff > 0;
+                             return std::string(arch_name(c.arch)) + (shared ? "_moe_" : "_") +
+                                    std::string(ggml_type_name(c.dtype));
                            }
                            return std::string(c.shared_ff > 0 ? "SharedExpert_" : "RoutedOnly_") +
                                   std::string(ggml_type_name(c.dtype));

@@ -29,7 +29,9 @@ constexpr uint32_t kVocab = 600;
 // each with its SwiGLU FFN, Granite 4.0-H's multipliers. nemotron_h: 6 layers
 // "M-M*-M" (Mamba2, relu² MLP, attention). Both: 8 Mamba2 heads of 32 values
 // over 2 groups of d_state 16, so heads 0-3 read group 0 and 4-7 group 1.
-RandomModelSpec mamba_spec(Arch arch, GgmlType dtype, bool rope = false) {
+// With `moe`, granitehybrid's FFNs are 4 experts of 64 (2 per token) and an
+// ungated shared expert of 96.
+RandomModelSpec mamba_spec(Arch arch, GgmlType dtype, bool rope = false, bool moe = false) {
   RandomModelSpec s;
   s.arch = arch;
   s.num_layers = arch == Arch::kGraniteHybrid ? 4 : 6;
@@ -49,6 +51,10 @@ RandomModelSpec mamba_spec(Arch arch, GgmlType dtype, bool rope = false) {
   if (arch == Arch::kGraniteHybrid) {
     s.embedding_scale = 12.0f, s.residual_scale = 0.22f, s.logit_scale = 6.0f, s.attention_scale = 1.0f / 32;
     s.attention_rope = rope;
+  }
+  if (moe) {
+    s.num_experts = 4, s.num_experts_used = 2, s.expert_feed_forward_length = 64;
+    s.shared_expert_feed_forward_length = 96;
   }
   return s;
 }
@@ -104,6 +110,24 @@ TEST(Mamba2Model, GraniteHybridBindsMamba2AndAttentionLayersWithTheirFfns) {
   EXPECT_EQ(layers[1].kind, LayerKind::kAttention);
   EXPECT_EQ(layers[1].wq.rows, 64);
   EXPECT_EQ(layers[1].q_norm, nullptr);
+}
+
+TEST(Mamba2Model, GraniteHybridMoeHasAnUngatedSharedExpert) {
+  testing::TempDir dir;
+  auto m = testing::make_and_load(mamba_spec(Arch::kGraniteHybrid, GgmlType::kF32, false, true), dir);
+  ASSERT_NE(m, nullptr);
+  EXPECT_TRUE(m->traits().moe);
+  EXPECT_TRUE(m->traits().moe_norm_weights);
+  EXPECT_EQ(m->hparams().expert_feed_forward_length, 64u);  // feed_forward_length, as llama.cpp sizes them
+  for (const LayerWeights& l : m->weights().layers) {
+    EXPECT_EQ(l.moe.gate.size(), 4u);
+    EXPECT_EQ(l.moe.gate[0].rows, 64);
+    EXPECT_TRUE(l.moe.has_shared);
+    EXPECT_FALSE(l.moe.shared_gated);
+    EXPECT_EQ(l.moe.shared_up.rows, 96);
+    EXPECT_EQ(l.w_gate.data, nullptr);
+  }
+  EXPECT_EQ(m->file().find_tensor("blk.0.ffn_gate_inp_shexp.weight"), nullptr);
 }
 
 TEST(Mamba2Model, NemotronHLayersHaveAMixerOrAnFfnNotBoth) {
@@ -233,6 +257,7 @@ struct Mamba2Case {
   GgmlType dtype = GgmlType::kF32;
   bool rope = false;
   double tolerance = 0.0;  // max |logit error| relative to the largest |logit|
+  bool moe = false;
 };
 
 class Mamba2VsReference : public ::testing::TestWithParam<Mamba2Case> {};
@@ -241,7 +266,7 @@ class Mamba2VsReference : public ::testing::TestWithParam<Mamba2Case> {};
 TEST_P(Mamba2VsReference, LogitsAtEveryPositionAgreeWithinTheDtypesTolerance) {
   const Mamba2Case p = GetParam();
   testing::TempDir dir;
-  auto m = testing::make_and_load(mamba_spec(p.arch, p.dtype, p.rope), dir);
+  auto m = testing::make_and_load(mamba_spec(p.arch, p.dtype, p.rope, p.moe), dir);
   ASSERT_NE(m, nullptr);
   const auto tokens = testing::fixed_prompt(40, kVocab);
   const auto ref = testing::ReferenceForward(*m).logits(tokens);
@@ -271,11 +296,14 @@ INSTANTIATE_TEST_SUITE_P(
         v.push_back({arch, GgmlType::kQ8_0, false, 0.1});
       }
       v.push_back({Arch::kGraniteHybrid, GgmlType::kF32, true, 1e-4});
+      v.push_back({Arch::kGraniteHybrid, GgmlType::kF32, false, 1e-4, true});
+      v.push_back({Arch::kGraniteHybrid, GgmlType::kF16, false, 1e-4, true});
       return v;
     }()),
     [](const auto& param_info) {
       const Mamba2Case& c = param_info.param;
-      return std::string(arch_name(c.arch)) + "_" + std::string(ggml_type_name(c.dtype)) + (c.rope ? "_rope" : "");
+      return std::string(arch_name(c.arch)) + "_" + std::string(ggml_type_name(c.dtype)) + (c.rope ? "_rope" : "") +
+             (c.moe ? "_moe" : "");
     });
 
 }  // namespace

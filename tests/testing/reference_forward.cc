@@ -208,9 +208,10 @@ std::vector<double> ReferenceForward::moe_ffn(const Layer& l, const std::vector<
                         ff, oai, b);
     for (size_t i = 0; i < embd; ++i) out[i] += weight * d[i];
   }
-  if (l.shexp_gate_inp.empty()) return out;
-  const double g = matvec(l.shexp_gate_inp, xn, 1)[0];
-  const double gate = 1.0 / (1.0 + std::exp(-g));
+  if (l.shexp_up.empty()) return out;
+  // granitehybrid's shared expert has no gate: its output is added whole.
+  const double gate =
+      l.shexp_gate_inp.empty() ? 1.0 : 1.0 / (1.0 + std::exp(-matvec(l.shexp_gate_inp, xn, 1)[0]));
   auto sh = swiglu_ffn(l.shexp_gate.data(), l.shexp_up.data(), l.shexp_down.data(), xn,
                        hp.expert_shared_feed_forward_length);
   for (size_t i = 0; i < embd; ++i) out[i] += gate * sh[i];

@@ -23,7 +23,8 @@
 // (reference_mamba2.h); plain attention, rotated (normal rope) only where
 // hp.uses_rope, scaled by attention_scale when set; granite's embedding,
 // residual and logit scales; nemotron_h's FFN-only layers run down ·
-// relu(up · attn_norm(x))², its other layers have no FFN.
+// relu(up · attn_norm(x))², its other layers have no FFN; granitehybrid's
+// MoE adds its shared expert's output whole (no gate).
 // Threading: one thread. Never linked into apps/.
 #pragma once
 
