@@ -409,6 +409,7 @@ namespace {
 // Qwen3.5's: rope over a quarter of the head with every pair in a section,
 // rope base 1e7, the gated delta sizes and the recurrent layer pattern.
 void set_hybrid_hparams(const RandomModelSpec& s, ModelHParams& hp) {
+  hp.ssm_kind = SsmKind::kGatedDelta;
   hp.rope_dims = hp.head_dim / 4;
   hp.rope_sections = imrope_sections(hp.rope_dims);
   hp.rope_freq_base = 10000000.0f;
