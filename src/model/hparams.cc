@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "backend/cpu/kernels/short_conv.h"
+
 namespace met {
 namespace {
 
@@ -334,7 +336,10 @@ Status read_mamba_hybrid(const GgufMetadata& md, ModelHParams& hp) {
 
 Status validate_mamba(const ModelHParams& hp) {
   const std::string& a = hp.arch;
-  if (hp.ssm_conv_kernel == 0) return invalid_argument("{}.ssm.conv_kernel is 0", a);
+  if (hp.ssm_conv_kernel == 0 || hp.ssm_conv_kernel > static_cast<uint32_t>(cpu::kMaxShortConvWidth)) {
+    return invalid_argument("{}.ssm.conv_kernel {} must be in [1, {}]", a, hp.ssm_conv_kernel,
+                            cpu::kMaxShortConvWidth);
+  }
   if (hp.ssm_state_size == 0) return invalid_argument("{}.ssm.state_size is 0", a);
   if (hp.ssm_group_count == 0) return invalid_argument("{}.ssm.group_count is 0", a);
   if (hp.ssm_time_step_rank == 0 || hp.ssm_time_step_rank % hp.ssm_group_count != 0) {

@@ -375,6 +375,7 @@ TEST(ReadHParamsMamba2, BadSizesAndLayerArraysAreNamed) {
       {"granitehybrid.ssm.inner_size", GgufValue(uint32_t{192}), "ssm.inner_size 192 must be twice embedding_length"},
       {"granitehybrid.ssm.time_step_rank", GgufValue(uint32_t{3}), "ssm.time_step_rank 3 must be a positive multiple"},
       {"granitehybrid.ssm.inner_size", GgufValue(uint32_t{0}), "ssm.inner_size 0"},
+      {"granitehybrid.ssm.conv_kernel", GgufValue(uint32_t{9}), "granitehybrid.ssm.conv_kernel 9 must be in [1, 8]"},
       {"granitehybrid.attention.head_count_kv", GgufValue::array(std::vector<int32_t>{0, 2, 1, 0}),
        "'granitehybrid.attention.head_count_kv' has layers of 2 and of 1"},
       {"granitehybrid.attention.head_count_kv", GgufValue::array(std::vector<int32_t>{0, 2, 0}),
