@@ -10,10 +10,44 @@
 namespace met {
 namespace {
 
-// y (m × w.rows) = this thread's share of the output columns of act · w^T.
-void expert_matmul(cpu::ThreadCtx& ctx, const cpu::WeightMatrix& w, const uint8_t* act, int64_t m, float* y) {
-  const auto [n0, n1] = ctx.split(w.rows, cpu::matmul_column_tile(w.type));
-  if (n0 < n1) cpu::matmul(w, act, m, y, w.rows, n0, n1);
+constexpr int64_t kColumnTile = 16;  // cpu::matmul_column_tile: every kernel's column tile divides it
+// What a 16-column block of an expert with m rows costs, in rows: its
+// weights are read from memory once (about kBlockStreamRows rows of a
+// quantized kernel's compute), then each row is computed against them.
+constexpr int64_t kBlockStreamRows = 4;
+// Routing, grouping and gathering of up to this many (row, choice) slots run
+// on thread 0 alone: two barriers fewer than splitting them (decode).
+constexpr int64_t kSerialRouteSlots = 64;
+
+int64_t ceil_div_nonnegative(int64_t x, int64_t d) { return x <= 0 ? 0 : (x + d - 1) / d; }
+
+// This thread's share of the chosen experts' output columns, the experts'
+// blocks of kColumnTile columns taken as one sequence split evenly by cost:
+// fn(e, begin, m, c0, c1) for each expert e (its slots [begin, begin + m))
+// with columns [c0, c1) here. With few rows a thread streams whole experts
+// (fewer, longer weight streams); a block is never split between threads.
+template <class Fn>
+void for_each_expert_share(const cpu::ThreadCtx& ctx, const std::vector<int32_t>& offsets, int64_t cols,
+                           Fn&& fn) {
+  const int64_t blocks = (cols + kColumnTile - 1) / kColumnTile;
+  const auto num_experts = static_cast<int32_t>(offsets.size()) - 1;
+  int64_t total = 0;
+  for (int32_t e = 0; e < num_experts; ++e) {
+    const int64_t m = offsets[static_cast<size_t>(e) + 1] - offsets[static_cast<size_t>(e)];
+    if (m > 0) total += blocks * (m + kBlockStreamRows);
+  }
+  const int64_t lo = total * ctx.ith() / ctx.nth(), hi = total * (ctx.ith() + 1) / ctx.nth();
+  int64_t start = 0;  // cost before expert e's first block
+  for (int32_t e = 0; e < num_experts && start < hi; ++e) {
+    const int32_t begin = offsets[static_cast<size_t>(e)], m = offsets[static_cast<size_t>(e) + 1] - begin;
+    if (m == 0) continue;  // never touch an unchosen expert's weights
+    const int64_t per_block = m + kBlockStreamRows;
+    // Block j is this thread's when lo <= start + j * per_block < hi.
+    const int64_t b0 = std::min(blocks, ceil_div_nonnegative(lo - start, per_block));
+    const int64_t b1 = std::min(blocks, ceil_div_nonnegative(hi - start, per_block));
+    if (b0 < b1) fn(e, begin, m, b0 * kColumnTile, std::min(cols, b1 * kColumnTile));
+    start += blocks * per_block;
+  }
 }
 
 }  // namespace
@@ -34,7 +68,6 @@ MoeFfn::MoeFfn(const ModelHParams& hp, int64_t max_rows)
   weights_.resize(slots);
   offsets_.resize(static_cast<size_t>(num_experts_) + 1);
   slot_row_.resize(slots);
-  slot_expert_.resize(slots);
   pair_slot_.resize(slots);
   for (int s = 0; s < 2; ++s) {
     act_rows_[s].resize(rows * embd_act_bytes_);
@@ -51,14 +84,17 @@ MoeFfn::MoeFfn(const ModelHParams& hp, int64_t max_rows)
 
 void MoeFfn::route(cpu::ThreadCtx& ctx, const MoeWeights& w, const float* xn, int64_t rows) {
   const int64_t width = num_experts_ + 1;
+  const GgmlType gate_type = w.gate[0].type, up_type = w.up[0].type;
+  const bool shared_gate = w.has_shared && w.shared_gated;
   {
-    // Router logits into columns [0, experts) and the shared gate into the
-    // last column of each row: two products over one prepared input.
-    const int64_t r_split = rows;
-    const auto [r0, r1] = ctx.split(r_split);
+    // Every input the layer prepares from xn, split by rows, then router
+    // logits into columns [0, experts) and the shared gate into the last
+    // column of each row: two products over one prepared input.
+    const auto [r0, r1] = ctx.split(rows);
     cpu::prepare_activations(w.router.type, xn, embd_, embd_, r0, r1, act_.slot(0));
-    const bool shared_gate = w.has_shared && w.shared_gated;
     if (shared_gate) cpu::prepare_activations(w.shared_gate_inp.type, xn, embd_, embd_, r0, r1, act_.slot(1));
+    cpu::prepare_activations(gate_type, xn, embd_, embd_, r0, r1, act_rows_[0].data());
+    if (up_type != gate_type) cpu::prepare_activations(up_type, xn, embd_, embd_, r0, r1, act_rows_[1].data());
     ctx.barrier();
     const auto [n0, n1] = ctx.split(w.router.rows, cpu::matmul_column_tile(w.router.type));
     if (n0 < n1) cpu::matmul(w.router, act_.slot(0), rows, logits_.data(), width, n0, n1);
@@ -67,8 +103,27 @@ void MoeFfn::route(cpu::ThreadCtx& ctx, const MoeWeights& w, const float* xn, in
     }
     ctx.barrier();
   }
-  const GgmlType gate_type = w.gate[0].type, up_type = w.up[0].type;
-  const auto [r0, r1] = ctx.split(rows);
+  const bool serial = rows * k_ <= kSerialRouteSlots;
+  if (!serial) {
+    const auto [r0, r1] = ctx.split(rows);
+    route_rows(w, r0, r1);
+    ctx.barrier();
+  }
+  if (ctx.ith() == 0) {
+    if (serial) route_rows(w, 0, rows);
+    cpu::group_by_expert(ids_.data(), rows, k_, num_experts_, offsets_.data(), slot_row_.data(),
+                         pair_slot_.data());
+    if (serial) gather_slots(w, 0, rows * k_);
+  }
+  ctx.barrier();
+  if (serial) return;
+  const auto [s0, s1] = ctx.split(rows * k_);
+  gather_slots(w, s0, s1);
+  ctx.barrier();
+}
+
+void MoeFfn::route_rows(const MoeWeights& w, int64_t r0, int64_t r1) {
+  const int64_t width = num_experts_ + 1;
   for (int64_t r = r0; r < r1; ++r) {
     float* logits = &logits_[static_cast<size_t>(r * width)];
     if (w.router_bias != nullptr) cpu::add(logits, w.router_bias, num_experts_, logits);
@@ -78,25 +133,16 @@ void MoeFfn::route(cpu::ThreadCtx& ctx, const MoeWeights& w, const float* xn, in
       cpu::route_top_k(logits, num_experts_, k_, w.norm_weights, &ids_[r * k_], &weights_[r * k_]);
     }
   }
-  cpu::prepare_activations(gate_type, xn, embd_, embd_, r0, r1, act_rows_[0].data());
-  if (up_type != gate_type) cpu::prepare_activations(up_type, xn, embd_, embd_, r0, r1, act_rows_[1].data());
-  ctx.barrier();
-  if (ctx.ith() == 0) {
-    cpu::group_by_expert(ids_.data(), rows, k_, num_experts_, offsets_.data(), slot_row_.data(),
-                         pair_slot_.data());
-    for (int32_t e = 0; e < num_experts_; ++e) {
-      std::fill(slot_expert_.begin() + offsets_[e], slot_expert_.begin() + offsets_[e + 1], e);
-    }
-  }
-  ctx.barrier();
-  const auto [s0, s1] = ctx.split(rows * k_);
-  const size_t gate_bytes = cpu::activation_row_bytes(gate_type, embd_);
-  cpu::gather_rows(act_rows_[0].data(), gate_bytes, slot_row_.data(), s0, s1, act_slots_[0].data());
+}
+
+void MoeFfn::gather_slots(const MoeWeights& w, int64_t s0, int64_t s1) {
+  const GgmlType gate_type = w.gate[0].type, up_type = w.up[0].type;
+  cpu::gather_rows(act_rows_[0].data(), cpu::activation_row_bytes(gate_type, embd_), slot_row_.data(), s0, s1,
+                   act_slots_[0].data());
   if (up_type != gate_type) {
     cpu::gather_rows(act_rows_[1].data(), cpu::activation_row_bytes(up_type, embd_), slot_row_.data(), s0, s1,
                      act_slots_[1].data());
   }
-  ctx.barrier();
 }
 
 void MoeFfn::run_experts(cpu::ThreadCtx& ctx, const MoeWeights& w, int64_t rows) {
@@ -104,51 +150,45 @@ void MoeFfn::run_experts(cpu::ThreadCtx& ctx, const MoeWeights& w, int64_t rows)
   const size_t gate_bytes = cpu::activation_row_bytes(w.gate[0].type, embd_);
   const size_t up_bytes = cpu::activation_row_bytes(w.up[0].type, embd_);
   const uint8_t* up_act = same_type ? act_slots_[0].data() : act_slots_[1].data();
-  for (int32_t e = 0; e < num_experts_; ++e) {
-    const int32_t begin = offsets_[e], m = offsets_[e + 1] - begin;
-    if (m == 0) continue;  // never touch an unchosen expert's weights
-    expert_matmul(ctx, w.gate[static_cast<size_t>(e)], act_slots_[0].data() + begin * gate_bytes, m,
-                  &gate_[begin * ff_]);
-    expert_matmul(ctx, w.up[static_cast<size_t>(e)], up_act + begin * up_bytes, m, &up_[begin * ff_]);
-  }
+  // Gate and up over the same columns, so this thread can bias and activate
+  // them at once.
+  for_each_expert_share(ctx, offsets_, ff_, [&](int32_t e, int32_t begin, int32_t m, int64_t c0, int64_t c1) {
+    const auto i = static_cast<size_t>(e);
+    cpu::matmul(w.gate[i], act_slots_[0].data() + begin * gate_bytes, m, &gate_[begin * ff_], ff_, c0, c1);
+    cpu::matmul(w.up[i], up_act + begin * up_bytes, m, &up_[begin * ff_], ff_, c0, c1);
+    activate(w, e, begin, m, c0, c1);
+  });
   ctx.barrier();
   const GgmlType down_type = w.down[0].type;
   const size_t down_bytes = cpu::activation_row_bytes(down_type, ff_);
   const auto [s0, s1] = ctx.split(rows * k_);
-  if (s0 < s1) {
-    activate(w, s0, s1);
-    cpu::prepare_activations(down_type, gate_.data(), ff_, ff_, s0, s1, act_down_.data());
-  }
+  if (s0 < s1) cpu::prepare_activations(down_type, gate_.data(), ff_, ff_, s0, s1, act_down_.data());
   ctx.barrier();
-  for (int32_t e = 0; e < num_experts_; ++e) {
-    const int32_t begin = offsets_[e], m = offsets_[e + 1] - begin;
-    if (m == 0) continue;
-    expert_matmul(ctx, w.down[static_cast<size_t>(e)], act_down_.data() + begin * down_bytes, m,
-                  &down_[begin * embd_]);
-  }
-  ctx.barrier();
-  if (w.down_bias == nullptr) return;
-  for (int64_t slot = s0; slot < s1; ++slot) {
-    float* d = &down_[slot * embd_];
-    cpu::add(d, w.down_bias + slot_expert_[static_cast<size_t>(slot)] * embd_, embd_, d);
-  }
+  for_each_expert_share(ctx, offsets_, embd_, [&](int32_t e, int32_t begin, int32_t m, int64_t c0, int64_t c1) {
+    cpu::matmul(w.down[static_cast<size_t>(e)], act_down_.data() + begin * down_bytes, m, &down_[begin * embd_],
+                embd_, c0, c1);
+    if (w.down_bias == nullptr) return;
+    for (int64_t slot = begin; slot < begin + m; ++slot) {
+      float* d = &down_[slot * embd_ + c0];
+      cpu::add(d, w.down_bias + e * embd_ + c0, c1 - c0, d);
+    }
+  });
   ctx.barrier();
 }
 
-void MoeFfn::activate(const MoeWeights& w, int64_t s0, int64_t s1) {
-  if (w.gate_bias != nullptr) {
-    for (int64_t slot = s0; slot < s1; ++slot) {
-      const int64_t e = slot_expert_[static_cast<size_t>(slot)];
-      float* g = &gate_[slot * ff_];
-      float* u = &up_[slot * ff_];
-      cpu::add(g, w.gate_bias + e * ff_, ff_, g);
-      cpu::add(u, w.up_bias + e * ff_, ff_, u);
+void MoeFfn::activate(const MoeWeights& w, int64_t e, int64_t begin, int64_t m, int64_t c0, int64_t c1) {
+  for (int64_t slot = begin; slot < begin + m; ++slot) {
+    float* g = &gate_[slot * ff_ + c0];
+    float* u = &up_[slot * ff_ + c0];
+    if (w.gate_bias != nullptr) {
+      cpu::add(g, w.gate_bias + e * ff_ + c0, c1 - c0, g);
+      cpu::add(u, w.up_bias + e * ff_ + c0, c1 - c0, u);
     }
-  }
-  if (w.activation == MoeActivation::kSwiGluOai) {
-    cpu::swiglu_oai(&gate_[s0 * ff_], &up_[s0 * ff_], (s1 - s0) * ff_, &gate_[s0 * ff_]);
-  } else {
-    cpu::swiglu(&gate_[s0 * ff_], &up_[s0 * ff_], (s1 - s0) * ff_, &gate_[s0 * ff_]);
+    if (w.activation == MoeActivation::kSwiGluOai) {
+      cpu::swiglu_oai(g, u, c1 - c0, g);
+    } else {
+      cpu::swiglu(g, u, c1 - c0, g);
+    }
   }
 }
 

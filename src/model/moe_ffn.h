@@ -1,20 +1,25 @@
 // MoeFfn: the mixture-of-experts FFN of one layer over a step's rows, run by
 // every thread of a WorkerPool job:
-//   1. router logits (and the shared expert's gate logit, unless the shared
-//      expert is ungated) for every row;
-//   2. routing split by rows (router bias if any; softmax, top-k,
-//      renormalised weights, or gpt-oss's top-k then softmax), and the rows
-//      prepared once per expert weight type;
-//   3. a stable counting sort of the (row, choice) pairs by expert, and the
-//      prepared rows gathered into group order;
-//   4. per chosen expert, one matmul of its gate and up matrices over its
-//      group (each thread takes a share of the output columns), the expert's
-//      biases if any, SwiGLU (or gpt-oss's clamped variant), and one matmul
-//      of its down matrix (plus its bias);
-//   5. the shared expert, if any, as a dense SwiGLU FFN;
-//   6. per row, its k expert outputs scaled by the routing weights and summed
+//   1. every input prepared from the rows once (router, shared gate, one
+//      per expert weight type), then router logits (and the shared expert's
+//      gate logit, unless the shared expert is ungated) for every row;
+//   2. routing (router bias if any; softmax, top-k, renormalised weights, or
+//      gpt-oss's top-k then softmax), a stable counting sort of the (row,
+//      choice) pairs by expert, and the prepared rows gathered into group
+//      order: on thread 0 alone for a few slots (decode), else split;
+//   3. the chosen experts' gate and up matrices over their groups, the
+//      experts' output columns taken together and split between threads by
+//      cost (whole experts per thread when rows are few: longer weight
+//      streams), each thread adding the biases and applying SwiGLU (or
+//      gpt-oss's clamped variant) to its own columns; then the down matrices
+//      (plus their biases) split the same way;
+//   4. the shared expert, if any, as a dense SwiGLU FFN;
+//   5. per row, its k expert outputs scaled by the routing weights and summed
 //      in choice order, plus sigmoid(gate) × the shared expert's output (or
 //      that output itself: granitehybrid's ungated shared expert).
+// Seven barriers a layer without a shared expert at decode (before routing
+// ran on one thread and biases and activation joined the matmuls: nine, ten
+// with gpt-oss's down biases).
 // An expert no row chose is never read: batch 1 reads k experts' weights.
 // Invariants: scratch is sized at construction for max_rows rows; run()
 // allocates nothing. A row's output depends only on that row.
@@ -49,9 +54,14 @@ class MoeFfn {
 
  private:
   void route(cpu::ThreadCtx& ctx, const MoeWeights& w, const float* xn, int64_t rows);
+  // Router bias, top-k and weights of rows [r0, r1).
+  void route_rows(const MoeWeights& w, int64_t r0, int64_t r1);
+  // Prepared rows into slot order, slots [s0, s1).
+  void gather_slots(const MoeWeights& w, int64_t s0, int64_t s1);
   void run_experts(cpu::ThreadCtx& ctx, const MoeWeights& w, int64_t rows);
-  // Gate/up biases and the activation of slots [s0, s1), into gate_.
-  void activate(const MoeWeights& w, int64_t s0, int64_t s1);
+  // Expert e's gate/up biases and the activation, into gate_, for its slots
+  // [begin, begin + m) and columns [c0, c1).
+  void activate(const MoeWeights& w, int64_t e, int64_t begin, int64_t m, int64_t c0, int64_t c1);
   void run_shared(cpu::ThreadCtx& ctx, const MoeWeights& w, const float* xn, int64_t rows);
   void combine(cpu::ThreadCtx& ctx, const MoeWeights& w, int64_t rows, float* out);
 
@@ -65,7 +75,6 @@ class MoeFfn {
   std::vector<float> weights_;              // rows × k
   std::vector<int32_t> offsets_;            // experts + 1
   std::vector<int32_t> slot_row_, pair_slot_;
-  std::vector<int32_t> slot_expert_;        // rows × k: the expert of each slot
   std::vector<uint8_t> act_rows_[2];        // rows, prepared for the gate / up types
   std::vector<uint8_t> act_slots_[2];       // the same, in slot order (rows × k)
   std::vector<uint8_t> act_down_;           // SwiGLU outputs prepared for down (rows × k)

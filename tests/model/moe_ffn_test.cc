@@ -1,10 +1,12 @@
 // Tests for MoeFfn (src/model/moe_ffn.h) on hand-built F32 weights: its
 // output against a double-precision definition, on 1 and 3 threads; experts
 // no row chose are never read (their weights are NaN); the shared expert is
-// added with its sigmoid gate.
+// added with its sigmoid gate; a batch large enough to route on every thread
+// gives each row the bytes it gets alone, on any thread count.
 #include "model/moe_ffn.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 
@@ -136,6 +138,38 @@ TEST_P(MoeFfnTest, MatchesTheDefinitionAndNeverReadsUnchosenExperts) {
         ASSERT_TRUE(std::isfinite(out[static_cast<size_t>(r * kEmbd + i)])) << "row " << r << " col " << i;
         EXPECT_NEAR(out[static_cast<size_t>(r * kEmbd + i)], want[r][static_cast<size_t>(i)], 1e-5)
             << "rows " << rows << " row " << r << " col " << i;
+      }
+    }
+  }
+}
+
+TEST(MoeFfnBatches, RowsAreTheSameAloneOrInABatchOnAnyThreadCount) {
+  // 40 rows are 80 (row, choice) slots: routed and gathered by every thread,
+  // where 1 row is routed by thread 0 alone; the experts' columns are split
+  // differently on each thread count.
+  constexpr int64_t kRows = 40;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> any(-1.0f, 1.0f), positive(0.1f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(kRows * kEmbd));
+  for (float& v : x) v = any(rng);
+  // Nonnegative x[0], x[1] keep every row on experts 1, 3 and 4 (the others'
+  // weights are NaN; see make_fixture's router).
+  for (int64_t r = 0; r < kRows; ++r) x[r * kEmbd] = positive(rng), x[r * kEmbd + 1] = positive(rng);
+  for (const bool shared : {false, true}) {
+    const Fixture f = make_fixture(shared, x);
+    std::vector<float> first;
+    for (const int threads : {1, 2, 3}) {
+      MoeFfn moe(f.hp, kRows);
+      cpu::WorkerPool pool(threads);
+      std::vector<float> batch(x.size()), alone(kEmbd);
+      pool.run([&](cpu::ThreadCtx& ctx) { moe.run(ctx, f.w, x.data(), kRows, batch.data()); });
+      for (const float v : batch) ASSERT_TRUE(std::isfinite(v));
+      if (first.empty()) first = batch;
+      EXPECT_EQ(std::memcmp(batch.data(), first.data(), batch.size() * sizeof(float)), 0) << threads << " threads";
+      for (const int64_t r : {0, 17, 39}) {
+        pool.run([&](cpu::ThreadCtx& ctx) { moe.run(ctx, f.w, &x[r * kEmbd], 1, alone.data()); });
+        EXPECT_EQ(std::memcmp(alone.data(), &batch[r * kEmbd], kEmbd * sizeof(float)), 0)
+            << "row " << r << ", " << threads << " threads, shared " << shared;
       }
     }
   }
