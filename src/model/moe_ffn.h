@@ -7,12 +7,11 @@
 //      gpt-oss's top-k then softmax), a stable counting sort of the (row,
 //      choice) pairs by expert, and the prepared rows gathered into group
 //      order: on thread 0 alone for a few slots (decode), else split;
-//   3. the chosen experts' gate and up matrices over their groups, the
-//      experts' output columns taken together and split between threads by
-//      cost (whole experts per thread when rows are few: longer weight
-//      streams), each thread adding the biases and applying SwiGLU (or
-//      gpt-oss's clamped variant) to its own columns; then the down matrices
-//      (plus their biases) split the same way;
+//   3. per chosen expert, one matmul of its gate and up matrices over its
+//      group (each thread takes a share of the output columns), each thread
+//      then adding the biases and applying SwiGLU (or gpt-oss's clamped
+//      variant) to its own columns; then the down matrices (plus their
+//      biases) split the same way;
 //   4. the shared expert, if any, as a dense SwiGLU FFN;
 //   5. per row, its k expert outputs scaled by the routing weights and summed
 //      in choice order, plus sigmoid(gate) × the shared expert's output (or
