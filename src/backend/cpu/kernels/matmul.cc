@@ -73,7 +73,7 @@ constexpr Entry kAvx2[] = {
     {GgmlType::kF32, {nullptr, avx2::matmul_f32}},
     {GgmlType::kF16, {nullptr, avx2::matmul_f16}},
     {GgmlType::kBF16, {prepare_bf16_fast, avx2::matmul_bf16}},
-    {GgmlType::kQ8_0, {prepare_q8_0_fast, avx2::matmul_q8_0}},
+    {GgmlType::kQ8_0, {prepare_q8_0_fast, avx2::matmul_q8_0, avx2::matmul_q8_0x16}},
     {GgmlType::kQ4_0, {prepare_q8_0_fast, avx2::matmul_q4_0}},
     {GgmlType::kMXFP4, {prepare_q8_0_fast, avx2::matmul_mxfp4, avx2::matmul_mxfp4x16}},
     {GgmlType::kQ4_K, {avx2::prepare_q8_k, avx2::matmul_q4_k}},

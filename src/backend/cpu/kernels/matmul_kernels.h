@@ -92,8 +92,9 @@ void matmul_bf16(const MatmulTask& task);
 void matmul_q8_0(const MatmulTask& task);
 void matmul_q4_0(const MatmulTask& task);
 void matmul_mxfp4(const MatmulTask& task);
-// matmul_mxfp4x16_avx2.cc: weights in WeightLayout::kMxfp4x16 (task.weights
-// is the packed matrix; weight_row_bytes its group stride)
+// matmul_x16_avx2.cc: weights in WeightLayout::kQ8_0x16, kMxfp4x16
+// (task.weights is the packed matrix; weight_row_bytes its group stride)
+void matmul_q8_0x16(const MatmulTask& task);
 void matmul_mxfp4x16(const MatmulTask& task);
 // matmul_kquant_avx2.cc
 void matmul_q4_k(const MatmulTask& task);

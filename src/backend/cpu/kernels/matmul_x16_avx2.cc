@@ -1,0 +1,230 @@
+// AVX2 matmul for the 16-row packed layouts (packed_weights.h),
+// WeightLayout::kQ8_0x16 and kMxfp4x16, against ActQ8_0 activations
+// (matmul_kernels.h): one tile driver, templated on the block kernel. A
+// 16-row group is run as two halves of 8 rows (one int32 lane per row); the
+// half's weights are loaded (and decoded) once per block for every
+// activation row of the tile, so at m <= 4 every weight byte is read from
+// memory once for all rows (a MoE expert's few rows at batch 16), and a
+// thread's outputs are a run of whole groups, read front to back.
+//   Q8_0x16: per block and half, 8 aligned 32-byte loads hold the 8 rows'
+//     codes (offset +128); xor 0x80 gives the signed codes w and vpabsb |w|.
+//     Per row and quad, vpmaddubsw(|w|, sign(a, w)) (|w| <= 128 and |a| <=
+//     127, so pairs stay within int16) and vpmaddwd against ones give exact
+//     int32 dots; the 8 fp16 scales widen with one vcvtph2ps. (The row-major
+//     AVX2 Q8_0 kernel reads 4 weight rows side by side and streamed 15 GB/s
+//     at m = 1 on two threads against 1024 x 1024 matrices here.)
+//   Mxfp4x16: per block and half, 4 aligned 32-byte loads hold the 8 rows'
+//     nibbles; masked (low nibbles) or shifted (high), each goes through one
+//     vpshufb of the doubled E2M1 values + 12 (0 .. 24, unsigned). Per row,
+//     vpmaddubsw against the activation's quads (broadcast, signed) gives
+//     int16 pairs of at most 2 x 24 x 128, so four quads sum in int16
+//     without saturating; vpmaddwd against ones widens each half-block to
+//     int32, and -12 x (the activation block's code sum, from its
+//     offset_bias) takes the offset back out. The E8M0 exponents widen to
+//     2^(e - 128) with integer ops (bit exact, subnormal e = 0, 1 included).
+// Tiles: up to 4 activation rows x one half group (2 rows measured 20%
+// slower on a batch; 8 no faster, its accumulators spilled from the 16 ymm
+// registers). Software prefetch measured no faster at m = 1 here, so there
+// is none. Outputs outside [n_begin, n_end) are masked off at the store.
+// Every activation row's arithmetic is the same whatever tile it lands in,
+// so a row's outputs are bit-identical alone or in a batch.
+// Built with -march=x86-64-v3: includes only intrinsics and declarations.
+// Threading: pure functions. Tested by tests/backend/packed_weights_test.cc.
+#include <immintrin.h>
+
+#include <cstring>
+#include <utility>
+
+#include "backend/cpu/kernels/matmul_kernels.h"
+#include "tensor/block_types.h"
+
+namespace met::cpu::avx2 {
+namespace {
+
+constexpr int kGroupRows = 16;
+constexpr int kHalfRows = 8;
+constexpr int kMaxRows = 4;
+
+// Where an activation row's blocks and tails are.
+struct ActRow {
+  const uint8_t* blocks;  // BlockQ8_0 b at blocks + 34 b
+  const uint8_t* tails;   // ActQ8_0Tail b at tails + 8 b
+};
+
+__m256i broadcast_quad(const uint8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return _mm256_set1_epi32(v);
+}
+
+// The codes of activation row r's block b, and the block's tail.
+const uint8_t* act_codes(const ActRow& a, int64_t b) {
+  return a.blocks + sizeof(BlockQ8_0) * static_cast<size_t>(b) + sizeof(uint16_t);
+}
+ActQ8_0Tail act_tail(const ActRow& a, int64_t b) {
+  ActQ8_0Tail tail;
+  std::memcpy(&tail, a.tails + sizeof(ActQ8_0Tail) * static_cast<size_t>(b), sizeof(tail));
+  return tail;
+}
+
+// Q8_0x16: units of two blocks (codes of b, codes of b + 1, 32 scales); an
+// odd last block is a unit of its codes and 16 scales.
+struct Q8_0x16Block {
+  static constexpr int kUnitBlocks = 2;
+  static constexpr size_t kBlockBytes = kGroupRows * kQk;  // 512: 8 lines of 16 rows x 4 bytes
+  static constexpr size_t kUnitBytes = kUnitBlocks * kBlockBytes + 64;
+  // acc[r] += half h's 8 rows' terms of block k of the unit (block b of the
+  // row) for activation row r.
+  template <int R>
+  static void step(const uint8_t* unit, int64_t k, int64_t unit_blocks, int h, const ActRow (&a)[R], int64_t b,
+                   __m256 (&acc)[R]) {
+    const uint8_t* codes = unit + static_cast<size_t>(k) * kBlockBytes + 32 * static_cast<size_t>(h);
+    const uint8_t* scales = unit + static_cast<size_t>(unit_blocks) * kBlockBytes +
+                            32 * static_cast<size_t>(k) + 16 * static_cast<size_t>(h);
+    const __m256 w_scale = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(scales)));
+    const __m256i ones = _mm256_set1_epi16(1);
+    const __m256i offset = _mm256_set1_epi8(static_cast<char>(0x80));
+    __m256i dot[R];
+    for (int r = 0; r < R; ++r) dot[r] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      const __m256i w = _mm256_xor_si256(_mm256_load_si256(reinterpret_cast<const __m256i*>(codes + 64 * j)), offset);
+      const __m256i magnitude = _mm256_abs_epi8(w);
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        const __m256i signed_a = _mm256_sign_epi8(broadcast_quad(act_codes(a[r], b) + 4 * j), w);
+        dot[r] = _mm256_add_epi32(dot[r], _mm256_madd_epi16(_mm256_maddubs_epi16(magnitude, signed_a), ones));
+      }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      const __m256 scale = _mm256_mul_ps(w_scale, _mm256_set1_ps(act_tail(a[r], b).d));
+      acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[r]), scale, acc[r]);
+    }
+  }
+};
+
+// 2^(e - 128) for the 8 exponent bytes at `e8` (tensor/mxfp4.h's
+// e8m0_to_f32_half): (e - 1) << 23 for e >= 2, else 0x00200000 << e.
+__m256 mxfp4_half_scales(const uint8_t* e8) {
+  const __m256i e = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(e8)));
+  const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
+  const __m256i subnormal = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
+  const __m256i is_normal = _mm256_cmpgt_epi32(e, _mm256_set1_epi32(1));
+  return _mm256_castsi256_ps(_mm256_blendv_epi8(subnormal, normal, is_normal));
+}
+
+// Sum over quads j0 .. j0+3 of w[j] times the activation's quad j, as int16
+// pairs (at most 4 x 2 x 24 x 128 = 24576 in magnitude).
+inline __m256i four_quads(const __m256i (&w)[8], int j0, const uint8_t* q) {
+  const __m256i a = _mm256_add_epi16(_mm256_maddubs_epi16(w[j0], broadcast_quad(q + 4 * j0)),
+                                     _mm256_maddubs_epi16(w[j0 + 1], broadcast_quad(q + 4 * j0 + 4)));
+  const __m256i b = _mm256_add_epi16(_mm256_maddubs_epi16(w[j0 + 2], broadcast_quad(q + 4 * j0 + 8)),
+                                     _mm256_maddubs_epi16(w[j0 + 3], broadcast_quad(q + 4 * j0 + 12)));
+  return _mm256_add_epi16(a, b);
+}
+
+// Mxfp4x16: units of four blocks' nibbles (256 bytes each), then 64 bytes of
+// exponents (16 rows x the unit's blocks).
+struct Mxfp4x16Block {
+  static constexpr int kUnitBlocks = 4;
+  static constexpr size_t kBlockBytes = kGroupRows * kQk / 2;  // 256: 4 lines of 16 rows x 4 bytes
+  static constexpr size_t kUnitBytes = kUnitBlocks * kBlockBytes + 64;
+  static constexpr int kValueOffset = 12;  // -min(kMxfp4Values)
+  template <int R>
+  static void step(const uint8_t* unit, int64_t k, int64_t unit_blocks, int h, const ActRow (&a)[R], int64_t b,
+                   __m256 (&acc)[R]) {
+    // kMxfp4Values + kValueOffset (block_types.h), in both 128-bit lanes.
+    const __m256i table = _mm256_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0, 12, 13, 14,
+                                           15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0);
+    const __m256i low_mask = _mm256_set1_epi8(0x0F);
+    const uint8_t* nibbles = unit + static_cast<size_t>(k) * kBlockBytes + 32 * static_cast<size_t>(h);
+    __m256i w[8];
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(nibbles + 64 * j));
+      w[j] = _mm256_shuffle_epi8(table, _mm256_and_si256(v, low_mask));
+      w[j + 4] = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), low_mask));
+    }
+    const __m256 w_scale = mxfp4_half_scales(unit + static_cast<size_t>(unit_blocks) * kBlockBytes +
+                                             kGroupRows * static_cast<size_t>(k) + kHalfRows * static_cast<size_t>(h));
+    const __m256i ones = _mm256_set1_epi16(1);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      const uint8_t* q = act_codes(a[r], b);
+      const ActQ8_0Tail tail = act_tail(a[r], b);
+      // offset_bias is -128 x the block's code sum; the offset here is 12.
+      const __m256i bias = _mm256_set1_epi32(tail.offset_bias / 128 * kValueOffset);
+      const __m256i low = _mm256_madd_epi16(four_quads(w, 0, q), ones);
+      const __m256i high = _mm256_madd_epi16(four_quads(w, 4, q), ones);
+      const __m256i dot = _mm256_add_epi32(_mm256_add_epi32(low, high), bias);
+      acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(w_scale, _mm256_set1_ps(tail.d)), acc[r]);
+    }
+  }
+};
+
+// y rows [i0, i0 + R), outputs n0 .. n0 + 7 where `store_mask` is set, from
+// half h (rows 8h .. 8h+7) of the group at `group`.
+template <class B, int R>
+void half_tile(const MatmulTask& t, int64_t i0, const uint8_t* group, int h, int64_t n0, __m256i store_mask) {
+  const int64_t num_blocks = t.cols / kQk;
+  ActRow a[R];
+  for (int r = 0; r < R; ++r) {
+    const uint8_t* row = t.act + static_cast<size_t>(i0 + r) * t.act_row_bytes;
+    a[r].blocks = row;
+    a[r].tails = row + static_cast<size_t>(num_blocks) * (sizeof(BlockQ8_0) + kQk / 4 * sizeof(int16_t));
+  }
+  __m256 acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
+  const uint8_t* unit = group;
+  for (int64_t b = 0; b < num_blocks; b += B::kUnitBlocks, unit += B::kUnitBytes) {
+    const int64_t unit_blocks = num_blocks - b < B::kUnitBlocks ? num_blocks - b : B::kUnitBlocks;
+    for (int64_t k = 0; k < unit_blocks; ++k) B::template step<R>(unit, k, unit_blocks, h, a, b + k, acc);
+  }
+  for (int r = 0; r < R; ++r) _mm256_maskstore_ps(t.y + (i0 + r) * t.y_stride + n0, store_mask, acc[r]);
+}
+
+using HalfTileFn = void (*)(const MatmulTask&, int64_t, const uint8_t*, int, int64_t, __m256i);
+
+template <class B, int... R>
+constexpr auto make_tiles(std::integer_sequence<int, R...>) {
+  struct Tiles {
+    HalfTileFn fns[sizeof...(R)];
+  };
+  return Tiles{{half_tile<B, R + 1>...}};
+}
+
+// Every half group overlapping [n_begin, n_end), front to back; per half,
+// row tiles of up to kMaxRows activation rows.
+template <class B>
+void run_halves(const MatmulTask& t) {
+  static constexpr auto kTiles = make_tiles<B>(std::make_integer_sequence<int, kMaxRows>());
+  const size_t group_bytes = t.weight_row_bytes;
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  for (int64_t g = t.n_begin / kGroupRows; g * kGroupRows < t.n_end; ++g) {
+    const uint8_t* group = t.weights + static_cast<size_t>(g) * group_bytes;
+    for (int h = 0; h < 2; ++h) {
+      const int64_t n0 = g * kGroupRows + h * kHalfRows;
+      // (No std::min/max: an inline template instantiated here would be
+      // built for AVX2 flags and could be the copy the linker keeps.)
+      const int64_t lo = t.n_begin > n0 ? t.n_begin - n0 : 0;
+      const int64_t hi = t.n_end < n0 + kHalfRows ? t.n_end - n0 : kHalfRows;
+      if (lo >= hi) continue;
+      const __m256i store_mask =
+          _mm256_and_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(hi)), lane),
+                           _mm256_cmpgt_epi32(lane, _mm256_set1_epi32(static_cast<int>(lo) - 1)));
+      for (int64_t i0 = 0; i0 < t.m; i0 += kMaxRows) {
+        const int64_t rows = t.m - i0 < kMaxRows ? t.m - i0 : kMaxRows;
+        kTiles.fns[rows - 1](t, i0, group, h, n0, store_mask);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void matmul_q8_0x16(const MatmulTask& t) { run_halves<Q8_0x16Block>(t); }
+
+void matmul_mxfp4x16(const MatmulTask& t) { run_halves<Mxfp4x16Block>(t); }
+
+}  // namespace met::cpu::avx2
