@@ -27,6 +27,11 @@ enum class FedAheadPolicy : uint8_t {
   kRepickOnly,  // recurrent state that cannot be rewound: the forward stands, the host re-picks
 };
 
+// The state rollback (DeviceInfo::state_rollback) a pipelined decode lane
+// needs to redo a step launched ahead: a row is at most two tokens past what
+// the host committed.
+inline constexpr int32_t kLaneStateRollback = 2;
+
 struct DeviceInfo {
   int32_t vocab_size = 0;
   int32_t num_kv_blocks = 0;      // the pool's size, in blocks of kv_block_tokens
@@ -56,6 +61,10 @@ struct DeviceInfo {
   // The last num_state_snapshot_slots of those hold state snapshots for the
   // prefix cache (StepPlan::state_snapshots); the others running sequences.
   int32_t num_state_snapshot_slots = 0;
+  // Tokens a running sequence's state can be rewound (the decode rollback
+  // ring): a step may start from any of the last state_rollback positions a
+  // sequence's slot ran through, as well as from its newest.
+  int32_t state_rollback = 0;
 };
 
 class Device {
@@ -75,13 +84,16 @@ class Device {
   virtual Status write_kv_block(BlockId block, std::span<const uint8_t> bytes) = 0;
 
   // Copies one recurrent-state slot (all recurrent layers) out of / into the
-  // device, for spill images and state snapshots. Only while no step is in
-  // flight. `bytes` holds exactly info().state_slot_bytes. A device whose
-  // model keeps no recurrent state refuses.
-  virtual Status read_state_slot(StateSlotId slot, std::span<uint8_t> /*bytes*/) {
+  // device, for spill images: the state after `position` tokens (a sequence's
+  // seq_len). A read refuses when the slot holds no state after `position`
+  // (a step ran past it and the slot keeps no version behind); a write makes
+  // that state the slot's only one. Only while no step is in flight. `bytes`
+  // holds exactly info().state_slot_bytes. A device whose model keeps no
+  // recurrent state refuses.
+  virtual Status read_state_slot(StateSlotId slot, int64_t /*position*/, std::span<uint8_t> /*bytes*/) {
     return unimplemented("state slot {}: this device keeps no recurrent state", slot.value());
   }
-  virtual Status write_state_slot(StateSlotId slot, std::span<const uint8_t> /*bytes*/) {
+  virtual Status write_state_slot(StateSlotId slot, int64_t /*position*/, std::span<const uint8_t> /*bytes*/) {
     return unimplemented("state slot {}: this device keeps no recurrent state", slot.value());
   }
 

@@ -88,6 +88,11 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& flags) {
   cmd.add_option("--state-snapshot-blocks", flags.state_snapshot_blocks,
                  "Hybrid recurrent models: snapshot a prompt's state every this many KV blocks of 16 tokens")
       ->capture_default_str();
+  cmd.add_option("--state-rollback", flags.state_rollback,
+                 "Hybrid recurrent models: tokens a sequence's recurrent state can be rewound (older versions kept "
+                 "per sequence); 2 or more lets a decode step launched ahead be redone, 0 keeps one version and "
+                 "the host re-picks from the step's logits instead")
+      ->capture_default_str();
 }
 
 Result<int64_t> parse_kv_mem(std::string_view text) {
@@ -134,6 +139,9 @@ Status validate_engine_flags(const EngineFlags& f) {
   if (f.state_snapshot_blocks < 1 || f.state_snapshot_blocks > 4096) {
     return invalid_argument("--state-snapshot-blocks {} must be between 1 and 4096", f.state_snapshot_blocks);
   }
+  if (f.state_rollback < 0 || f.state_rollback > kMaxStateRollbackFlag) {
+    return invalid_argument("--state-rollback {} must be between 0 and {}", f.state_rollback, kMaxStateRollbackFlag);
+  }
   return preempt_mode(f).status();
 }
 
@@ -154,6 +162,7 @@ Result<CpuEngineConfig> engine_config(const EngineFlags& flags, StreamLimits str
   c.pipeline = flags.pipeline == "on";
   c.state_snapshots = flags.state_snapshots;
   c.state_snapshot_blocks = flags.state_snapshot_blocks;
+  c.state_rollback = flags.state_rollback;
   c.streams = streams;
   return c;
 }

@@ -39,6 +39,7 @@ struct EngineFlags {
   std::string pipeline = "on";        // on: launch decode steps ahead (decode_lane.h)
   int32_t state_snapshots = -1;       // hybrid models' prefix cache: -1 as many as --max-seqs
   int32_t state_snapshot_blocks = 16;
+  int32_t state_rollback = 0;  // hybrid models: tokens a sequence's state can be rewound
 };
 
 // Registers the flags on `cmd`; they write into `flags`, which outlives it.

@@ -81,7 +81,10 @@ Result<std::unique_ptr<CpuEngine>> CpuEngine::create(const Model& model, const C
   dopt.num_kv_blocks = num_blocks;
   dopt.limits = ForwardLimits{.max_rows = config.max_batch_tokens, .max_outputs = config.max_seqs,
                               .max_seqs = config.max_seqs};
-  if (hp.is_hybrid()) dopt.num_state_snapshots = config.state_snapshots < 0 ? config.max_seqs : config.state_snapshots;
+  if (hp.is_hybrid()) {
+    dopt.num_state_snapshots = config.state_snapshots < 0 ? config.max_seqs : config.state_snapshots;
+    dopt.state_rollback = config.state_rollback;
+  }
   Result<std::unique_ptr<CpuDevice>> device = CpuDevice::create(*e->model_, dopt);
   if (!device.ok()) {
     const bool sized = config.kv_blocks.has_value() || config.kv_mem_bytes.has_value();

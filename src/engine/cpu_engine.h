@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 
+#include "backend/cpu/recurrent_state.h"
 #include "core/clock.h"
 #include "core/status.h"
 #include "engine/engine.h"
@@ -60,8 +61,16 @@ struct CpuEngineConfig {
   // many as max_seqs; 0: no prefix reuse) and the blocks between two.
   int32_t state_snapshots = -1;
   int32_t state_snapshot_blocks = 16;
+  // Hybrid recurrent models: tokens a running sequence's state can be
+  // rewound (CpuDeviceOptions::state_rollback). Off by default: each layer
+  // then copies its state into the version a step writes, which at batch 16
+  // cost about half the decode speed of a medium qwen35 (bench/peer/README).
+  int32_t state_rollback = 0;
   StreamLimits streams;  // each client's unsent-bytes bound
 };
+
+// The most tokens CpuEngineConfig::state_rollback may ask for.
+inline constexpr int32_t kMaxStateRollbackFlag = cpu::kMaxStateRollback;
 
 class CpuEngine {
  public:

@@ -229,10 +229,11 @@ Status KvManager::save_blocks(const SeqState& seq, int32_t num_blocks, SpillImag
   if (shape_.state_bytes == 0) return ok_status();
   MET_CHECK(seq.state_slot.has_value(), "seq {}: saving a recurrent model's sequence without a state slot",
             seq.id.value());
-  return device_.read_state_slot(*seq.state_slot, std::span<uint8_t>(image.bytes).subspan(blocks_bytes));
+  return device_.read_state_slot(*seq.state_slot, seq.seq_len, std::span<uint8_t>(image.bytes).subspan(blocks_bytes));
 }
 
-Status KvManager::restore_blocks(SeqState& seq, const SpillImage& image, int32_t num_released_blocks) {
+Status KvManager::restore_blocks(SeqState& seq, const SpillImage& image, int32_t num_released_blocks,
+                                 int32_t seq_len) {
   MET_CHECK(seq.block_table.empty() && seq.num_released_blocks == 0, "seq {}: restore over a non-empty table",
             seq.id.value());
   MET_CHECK(num_released_blocks >= 0, "seq {}: restoring after {} released blocks", seq.id.value(),
@@ -256,15 +257,18 @@ Status KvManager::restore_blocks(SeqState& seq, const SpillImage& image, int32_t
       return s;
     }
   }
-  return restore_state(seq, image);
+  MET_RETURN_IF_ERROR(restore_state(seq, image, seq_len));
+  seq.seq_len = seq_len;
+  return ok_status();
 }
 
-Status KvManager::restore_state(SeqState& seq, const SpillImage& image) {
+Status KvManager::restore_state(SeqState& seq, const SpillImage& image, int32_t seq_len) {
   if (shape_.state_bytes == 0) return ok_status();
   Status s = out_of_range("swap-in needs a state slot, all {} are held", num_state_slots());
   if (acquire_state_slot(seq)) {
     const size_t blocks_bytes = static_cast<size_t>(image.shape.block_bytes) * static_cast<size_t>(image.num_blocks);
-    s = device_.write_state_slot(*seq.state_slot, std::span<const uint8_t>(image.bytes).subspan(blocks_bytes));
+    s = device_.write_state_slot(*seq.state_slot, seq_len,
+                                 std::span<const uint8_t>(image.bytes).subspan(blocks_bytes));
   }
   if (!s.ok()) release_seq(ReleaseSeq{&seq, false, "restore"});  // the blocks and the slot, if taken
   return s;

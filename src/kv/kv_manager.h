@@ -139,15 +139,17 @@ class KvManager {
   // [seq.num_released_blocks, num_blocks), num_blocks - num_released_blocks.
   // REQUIRES: num_released_blocks <= num_blocks <= the table's size.
   Status save_blocks(const SeqState& seq, int32_t num_blocks, SpillImage& image);
-  // With recurrent state, the image ends with seq's state slot.
+  // With recurrent state, the image ends with seq's state slot: the state
+  // after seq.seq_len tokens.
   // Rebuilds the table of `seq` (empty) from an image save_blocks wrote of a
   // table with `num_released_blocks` released entries: those entries come
   // back released, then image.num_blocks blocks are allocated and the image
   // written into them; with recurrent state a slot is acquired and the
-  // state written into it. On error the table is empty and nothing stays
-  // allocated. Too few free blocks (or slots) is an error here: the caller
-  // checks num_free_blocks() first.
-  Status restore_blocks(SeqState& seq, const SpillImage& image, int32_t num_released_blocks);
+  // state written into it as the state after `seq_len` tokens, and
+  // seq.seq_len becomes seq_len. On error the table is empty and nothing
+  // stays allocated. Too few free blocks (or slots) is an error here: the
+  // caller checks num_free_blocks() first.
+  Status restore_blocks(SeqState& seq, const SpillImage& image, int32_t num_released_blocks, int32_t seq_len);
 
  private:
   // Keys the full blocks among seq's computed tokens in the prefix cache
@@ -164,7 +166,7 @@ class KvManager {
   int32_t snapshot_depth(std::span<const BlockKey> chain) const;
   // The key of seq's prefix of `num_blocks` blocks. REQUIRES: num_blocks > 0.
   BlockKey prefix_key(const SeqState& seq, int32_t num_blocks) const;
-  Status restore_state(SeqState& seq, const SpillImage& image);
+  Status restore_state(SeqState& seq, const SpillImage& image, int32_t seq_len);
   Device& device_;
   KvShape shape_;
   BlockPool pool_;

@@ -38,6 +38,8 @@ Result<std::optional<cpu::RecurrentState>> make_state(const Model& model, const 
   layout.ssm_floats = static_cast<int64_t>(hp.ssm_state_floats());
   if (options.num_state_snapshots < 0) return invalid_argument("--state-snapshots must be at least 0");
   layout.num_slots = options.limits.max_seqs + options.num_state_snapshots;
+  layout.num_ring_slots = options.limits.max_seqs;
+  layout.rollback = options.state_rollback;
   MET_ASSIGN_OR_RETURN(cpu::RecurrentState state, cpu::RecurrentState::create(layout));
   return std::optional<cpu::RecurrentState>(std::move(state));
 }
@@ -79,8 +81,10 @@ CpuDevice::CpuDevice(const Model& model, cpu::KvCache kv, std::optional<cpu::Rec
     info_.num_state_slots = state_->layout().num_slots;
     info_.state_slot_bytes = state_->slot_bytes();
     info_.num_state_snapshot_slots = options.num_state_snapshots;
-    // A step advances state it cannot rewind: a launched step always stands.
-    info_.fed_ahead_policy = FedAheadPolicy::kRepickOnly;
+    info_.state_rollback = options.state_rollback;
+    // Without a ring deep enough for the lane, a step advances state it
+    // cannot rewind: a launched step always stands.
+    if (options.state_rollback < kLaneStateRollback) info_.fed_ahead_policy = FedAheadPolicy::kRepickOnly;
   }
   info_.num_experts = forward_.expert_load().num_experts();
   info_.num_kv_heads = static_cast<int32_t>(model.hparams().num_kv_heads);
@@ -155,8 +159,10 @@ Status CpuDevice::await_result(Ticket ticket, StepResult& out) {
   std::unique_ptr<Step> step = std::move(steps_.front());
   steps_.erase(steps_.begin());
   std::swap(out, step->result);
+  Status status = std::move(step->status);
+  step->status = ok_status();
   free_steps_.push_back(std::move(step));
-  return ok_status();
+  return status;
 }
 
 void CpuDevice::device_main() {
@@ -200,6 +206,8 @@ void CpuDevice::run_step(Step& step) {
     }
   }
   forward_.prepare_result(plan, step.result);
+  step.status = forward_.prepare_states(plan);
+  if (!step.status.ok()) return;
   pool_.run([&](cpu::ThreadCtx& ctx) { forward_.run(ctx, plan, tokens_, step.result); });
   prev_argmax_.assign(step.result.argmax.begin(), step.result.argmax.end());
 }
@@ -226,15 +234,17 @@ Status CpuDevice::write_kv_block(BlockId block, std::span<const uint8_t> bytes) 
   return ok_status();
 }
 
-Status CpuDevice::read_state_slot(StateSlotId slot, std::span<uint8_t> bytes) {
+Status CpuDevice::read_state_slot(StateSlotId slot, int64_t position, std::span<uint8_t> bytes) {
   MET_RETURN_IF_ERROR(check_state_io(slot, bytes.size()));
-  std::memcpy(bytes.data(), state_->slot(slot).data(), bytes.size());
+  MET_ASSIGN_OR_RETURN(std::span<const uint8_t> held, state_->at(slot, position));
+  std::memcpy(bytes.data(), held.data(), bytes.size());
   return ok_status();
 }
 
-Status CpuDevice::write_state_slot(StateSlotId slot, std::span<const uint8_t> bytes) {
+Status CpuDevice::write_state_slot(StateSlotId slot, int64_t position, std::span<const uint8_t> bytes) {
   MET_RETURN_IF_ERROR(check_state_io(slot, bytes.size()));
-  std::memcpy(state_->slot(slot).data(), bytes.data(), bytes.size());
+  if (position < 0) return invalid_argument("state slot {}: a state after {} tokens", slot.value(), position);
+  std::memcpy(state_->overwrite(slot, position).data(), bytes.data(), bytes.size());
   return ok_status();
 }
 

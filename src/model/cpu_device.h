@@ -8,7 +8,11 @@
 // recurrent layers keeps their state here too (cpu::RecurrentState, one slot
 // per sequence of a step: ForwardLimits::max_seqs, then
 // num_state_snapshots for the prefix cache's snapshots), read/written by
-// read/write_state_slot for spill images, and its steps are RepickOnly.
+// read/write_state_slot for spill images. With state_rollback >= 2 a
+// sequence's slot keeps that many older versions and a step starts from the
+// version at its num_cached, so a step launched ahead can be redone
+// (kRewindable); with less its steps are RepickOnly. A step whose state is
+// not there fails at await, naming the slot.
 // Invariants: steps run strictly in launch order; a ticket is awaited once;
 // every launched step is awaited before its ticket is reused.
 // Threading: launch/await/kv I/O from one owner thread (the engine); the
@@ -40,7 +44,11 @@ struct CpuDeviceOptions {
   // Models with recurrent layers: state slots beyond one per sequence
   // (limits.max_seqs) that hold snapshots for the prefix cache.
   int32_t num_state_snapshots = 0;
+  // Models with recurrent layers: tokens a sequence's state can be rewound
+  // (versions its slot keeps behind the current one; DeviceInfo::state_rollback).
+  int32_t state_rollback = 0;
 };
+
 
 class CpuDevice final : public Device {
  public:
@@ -54,14 +62,15 @@ class CpuDevice final : public Device {
   Status write_kv_block(BlockId block, std::span<const uint8_t> bytes) override;
   int64_t busy_ns() const override { return busy_ns_.load(std::memory_order_relaxed); }
   void read_expert_tokens(std::vector<int64_t>& counts) const override { forward_.expert_load().read(counts); }
-  Status read_state_slot(StateSlotId slot, std::span<uint8_t> bytes) override;
-  Status write_state_slot(StateSlotId slot, std::span<const uint8_t> bytes) override;
+  Status read_state_slot(StateSlotId slot, int64_t position, std::span<uint8_t> bytes) override;
+  Status write_state_slot(StateSlotId slot, int64_t position, std::span<const uint8_t> bytes) override;
 
  private:
   struct Step {
     Ticket ticket;
     StepPlan plan;
     StepResult result;
+    Status status;  // what await_result answers (a step whose state is not there)
     bool done = false;
   };
 

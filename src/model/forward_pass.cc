@@ -124,6 +124,10 @@ void ForwardPass::attention_block(cpu::ThreadCtx& ctx, int layer, const StepPlan
   const LayerWeights& l = model_.weights().layers[static_cast<size_t>(layer)];
   const int64_t rows = plan.num_rows(), embd = hp.embedding_length;
   if (l.kind == LayerKind::kFfnOnly) return;
+  // A recurrent layer's state version is filled before the norm's barrier.
+  if (l.kind == LayerKind::kGatedDelta || l.kind == LayerKind::kMamba2) {
+    sync_states(ctx, kind_index_[static_cast<size_t>(layer)], plan);
+  }
   {
     const auto [r0, r1] = ctx.split(rows);
     for (int64_t r = r0; r < r1; ++r) {
@@ -181,11 +185,26 @@ void ForwardPass::apply_attn_gate(cpu::ThreadCtx& ctx, int64_t rows) {
   ctx.barrier();
 }
 
-void ForwardPass::prepare_states(cpu::ThreadCtx& ctx, const StepPlan& plan) {
-  if (state_ == nullptr || ctx.ith() != 0) return;
+Status ForwardPass::prepare_states(const StepPlan& plan) {
+  if (state_ == nullptr) return ok_status();
   for (const StateCopy& c : plan.state_restores) state_->copy(c.from, c.to);
   for (const StepSeq& s : plan.seqs) {
-    if (s.num_cached == 0) state_->clear(*s.state_slot);
+    // Checked for every seq first, so a refused step leaves no slot begun.
+    if (!state_->holds(*s.state_slot, s.num_cached)) {
+      return state_->begin_step(*s.state_slot, s.num_cached, s.num_cached + s.num_rows);  // names what it holds
+    }
+  }
+  for (const StepSeq& s : plan.seqs) {
+    MET_RETURN_IF_ERROR(state_->begin_step(*s.state_slot, s.num_cached, s.num_cached + s.num_rows));
+  }
+  return ok_status();
+}
+
+void ForwardPass::sync_states(cpu::ThreadCtx& ctx, int32_t rlayer, const StepPlan& plan) {
+  const cpu::RecurrentLayout& layout = state_->layout();
+  const auto [f0, f1] = ctx.split(layout.conv_floats + layout.ssm_floats);
+  for (const StepSeq& s : plan.seqs) {
+    if (f0 < f1 && state_->needs_sync(*s.state_slot)) state_->sync_layer(*s.state_slot, rlayer, f0, f1);
   }
 }
 
@@ -298,7 +317,6 @@ void ForwardPass::run(cpu::ThreadCtx& ctx, const StepPlan& plan, std::span<const
       attn_seqs_.push_back(cpu::AttnSeq{s.block_table, s.num_cached, s.row_begin, s.num_rows});
     }
   }
-  prepare_states(ctx, plan);  // before embed()'s barrier, so before any layer reads a state
   embed(ctx, tokens, rows);
   const int num_layers = static_cast<int>(model_.hparams().num_layers);
   for (int layer = 0; layer < num_layers; ++layer) {

@@ -79,6 +79,12 @@ class ForwardPass {
   void run(cpu::ThreadCtx& ctx, const StepPlan& plan, std::span<const TokenId> tokens,
            StepResult& result);
 
+  // Makes the plan's state restores, then readies each seq's state slot for
+  // its rows (RecurrentState::begin_step: zeroes from token 0, the version
+  // at num_cached otherwise). Before run(), on one thread; an error (no
+  // state at a seq's num_cached) means run() must not be called.
+  Status prepare_states(const StepPlan& plan);
+
   // Sizes `result` for `plan` (called by the launching thread before run()).
   void prepare_result(const StepPlan& plan, StepResult& result) const;
 
@@ -89,9 +95,9 @@ class ForwardPass {
   // Gated attention: q_ and attn_gate_ from the rows of per-head [Q | gate].
   void split_q_gate(int64_t r0, int64_t r1);
   void apply_attn_gate(cpu::ThreadCtx& ctx, int64_t rows);
-  // Thread 0 makes the plan's state restores, then clears the state slot of
-  // every seq that starts at token 0.
-  void prepare_states(cpu::ThreadCtx& ctx, const StepPlan& plan);
+  // Each thread copies its share of recurrent layer `rlayer`'s state from the
+  // version each seq's step reads into the one it writes (a rewindable slot).
+  void sync_states(cpu::ThreadCtx& ctx, int32_t rlayer, const StepPlan& plan);
   // Thread 0 makes the plan's state snapshots (after every layer).
   void take_snapshots(cpu::ThreadCtx& ctx, const StepPlan& plan);
   void ffn_block(cpu::ThreadCtx& ctx, int layer, int64_t rows);

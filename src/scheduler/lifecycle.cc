@@ -129,7 +129,7 @@ Status restore_swapped_image(const SchedIo& io, SwappedSeq& s, SpillIo& spill, S
     opened = data_loss("spill image {} holds {} blocks, the sequence had {}", s.swap_id.value(),
                        scratch.num_blocks, s.num_blocks);
   }
-  Status restored = opened.ok() ? io.kv.restore_blocks(s.a.seq, scratch, s.num_released_blocks) : opened;
+  Status restored = opened.ok() ? io.kv.restore_blocks(s.a.seq, scratch, s.num_released_blocks, s.seq_len) : opened;
   if (!restored.ok()) {
     Status removed = spill.remove(s.swap_id);
     if (!removed.ok()) MET_LOG_WARN("restore_swapped_image: remove after a failed restore: {}", removed.message());

@@ -1,11 +1,16 @@
 // Tests for recurrent_state.h: slots start zeroed, layers and slots do not
 // overlap, clear() zeroes one slot only, slot() spans exactly the slot's
-// layers, and bad layouts are refused by name.
+// layers, bad layouts are refused by name; the decode rollback ring: a step
+// runs from the version at its start position, keeps the one it came from,
+// forgets a rewound branch, refuses a position it does not hold, and a slot
+// without a ring updates in place.
 #include "backend/cpu/recurrent_state.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace met::cpu {
 namespace {
@@ -73,6 +78,106 @@ TEST(RecurrentState, BadLayoutsAreRefusedByName) {
   RecurrentLayout huge = small_layout();
   huge.ssm_floats = int64_t{1} << 40;
   EXPECT_FALSE(RecurrentState::create(huge).ok());
+}
+
+RecurrentLayout ring_layout(int32_t rollback) {
+  return RecurrentLayout{.num_layers = 2, .conv_floats = 3, .ssm_floats = 4, .num_slots = 3, .num_ring_slots = 2,
+                         .rollback = rollback};
+}
+
+// Plays a recurrent layer: every float of the slot's current version becomes
+// f(old, token), as a step over one token would; the state then depends on
+// every token consumed and their order.
+void run_token(RecurrentState& s, StateSlotId slot, int64_t position, float token) {
+  ASSERT_TRUE(s.begin_step(slot, position, position + 1).ok());
+  for (int32_t layer = 0; layer < s.layout().num_layers; ++layer) {
+    const int64_t n = s.layout().conv_floats + s.layout().ssm_floats;
+    if (s.needs_sync(slot)) s.sync_layer(slot, layer, 0, n);
+    float* f = s.conv(slot, layer);
+    for (int64_t i = 0; i < n; ++i) f[i] = f[i] * 0.5f + token + static_cast<float>(i);
+  }
+}
+
+std::vector<uint8_t> bytes_at(const RecurrentState& s, StateSlotId slot, int64_t position) {
+  Result<std::span<const uint8_t>> held = s.at(slot, position);
+  EXPECT_TRUE(held.ok()) << held.status().message();
+  return held.ok() ? std::vector<uint8_t>(held->begin(), held->end()) : std::vector<uint8_t>();
+}
+
+TEST(RecurrentStateRing, AStepFromAnEarlierPositionContinuesFromThatExactState) {
+  Result<RecurrentState> s = RecurrentState::create(ring_layout(2));
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const StateSlotId slot(1);
+  EXPECT_EQ(s->num_versions(slot), 3);
+  run_token(*s, slot, 0, 5.0f);
+  run_token(*s, slot, 1, 6.0f);
+  const std::vector<uint8_t> after2 = bytes_at(*s, slot, 2);
+  run_token(*s, slot, 2, 7.0f);
+  const std::vector<uint8_t> after3 = bytes_at(*s, slot, 3);
+  run_token(*s, slot, 3, 8.0f);  // an over-run: the host commits 9 at position 2 instead of 7
+  EXPECT_EQ(s->position(slot), 4);
+  run_token(*s, slot, 2, 9.0f);
+  EXPECT_EQ(s->position(slot), 3);
+  EXPECT_NE(bytes_at(*s, slot, 3), after3);
+  EXPECT_EQ(bytes_at(*s, slot, 2), after2);  // the version rewound to stays
+  EXPECT_FALSE(s->at(slot, 4).ok());        // the abandoned branch is forgotten
+  // Running 7 again from 2 gives back the first branch's state bit for bit.
+  run_token(*s, slot, 2, 7.0f);
+  EXPECT_EQ(bytes_at(*s, slot, 3), after3);
+}
+
+TEST(RecurrentStateRing, APositionOutsideTheRingIsRefusedByName) {
+  Result<RecurrentState> s = RecurrentState::create(ring_layout(1));
+  ASSERT_TRUE(s.ok());
+  const StateSlotId slot(0);
+  for (int64_t p = 0; p < 4; ++p) run_token(*s, slot, p, static_cast<float>(p));
+  EXPECT_TRUE(s->holds(slot, 3));
+  EXPECT_FALSE(s->holds(slot, 2));
+  const Status st = s->begin_step(slot, 2, 3);
+  EXPECT_NE(st.message().find("no state after 2 tokens"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("it holds"), std::string::npos) << st.message();
+  EXPECT_EQ(s->position(slot), 4);  // a refused step changes nothing
+  EXPECT_TRUE(s->holds(slot, 0));   // position 0 is always the empty state
+}
+
+TEST(RecurrentStateRing, ASlotWithoutARingUpdatesInPlaceAndCannotRewind) {
+  Result<RecurrentState> s = RecurrentState::create(ring_layout(2));
+  ASSERT_TRUE(s.ok());
+  const StateSlotId snapshot(2);  // past num_ring_slots
+  EXPECT_EQ(s->num_versions(snapshot), 1);
+  float* before = s->conv(snapshot, 0);
+  run_token(*s, snapshot, 0, 1.0f);
+  run_token(*s, snapshot, 1, 2.0f);
+  EXPECT_EQ(s->conv(snapshot, 0), before);
+  EXPECT_FALSE(s->needs_sync(snapshot));
+  EXPECT_FALSE(s->begin_step(snapshot, 1, 2).ok());
+}
+
+TEST(RecurrentStateRing, CopyAndOverwriteLeaveOneVersionAtTheirPosition) {
+  Result<RecurrentState> s = RecurrentState::create(ring_layout(2));
+  ASSERT_TRUE(s.ok());
+  const StateSlotId a(0), b(1), snap(2);
+  for (int64_t p = 0; p < 3; ++p) run_token(*s, a, p, static_cast<float>(p));
+  s->copy(a, snap);
+  EXPECT_EQ(s->position(snap), 3);
+  EXPECT_EQ(bytes_at(*s, snap, 3), bytes_at(*s, a, 3));
+  for (int64_t p = 0; p < 2; ++p) run_token(*s, b, p, 9.0f);
+  s->copy(snap, b);  // a restore: b's own versions are gone
+  EXPECT_EQ(s->position(b), 3);
+  EXPECT_FALSE(s->at(b, 2).ok());
+  const std::vector<uint8_t> image = bytes_at(*s, a, 3);
+  std::span<uint8_t> dst = s->overwrite(b, 17);
+  std::copy(image.begin(), image.end(), dst.begin());
+  EXPECT_EQ(bytes_at(*s, b, 17), image);
+  EXPECT_FALSE(s->at(b, 3).ok());
+}
+
+TEST(RecurrentStateRing, ARollbackPastTheLimitIsRefused) {
+  RecurrentLayout l = ring_layout(kMaxStateRollback + 1);
+  EXPECT_NE(RecurrentState::create(l).status().message().find("rollback"), std::string::npos);
+  l = ring_layout(1);
+  l.num_ring_slots = 4;
+  EXPECT_NE(RecurrentState::create(l).status().message().find("ring slots"), std::string::npos);
 }
 
 }  // namespace

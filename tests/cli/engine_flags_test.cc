@@ -98,5 +98,16 @@ TEST(ValidateEngineFlags, StateSnapshotFlagsAreInRangeAndReachTheConfig) {
   EXPECT_NE(validate_engine_flags(f).message().find("--state-snapshot-blocks 0"), std::string::npos);
 }
 
+TEST(ValidateEngineFlags, StateRollbackIsOffByDefaultReachesTheConfigAndIsInRange) {
+  EngineFlags f;
+  EXPECT_EQ(engine_config(f)->state_rollback, 0);
+  f.state_rollback = kLaneStateRollback;
+  EXPECT_EQ(engine_config(f)->state_rollback, kLaneStateRollback);
+  f.state_rollback = -1;
+  EXPECT_NE(validate_engine_flags(f).message().find("--state-rollback -1"), std::string::npos);
+  f.state_rollback = kMaxStateRollbackFlag + 1;
+  EXPECT_FALSE(validate_engine_flags(f).ok());
+}
+
 }  // namespace
 }  // namespace met

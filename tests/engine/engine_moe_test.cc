@@ -13,6 +13,7 @@
 // of KV, or routing that lets a row's neighbours or the thread count move its
 // sums by an ulp, shows (Q8_0's 8-bit activations absorb most such
 // differences: its cases cover the packed expert kernels, F32's the bits).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -194,9 +195,12 @@ TEST_P(EngineOnMoe, ThePipelinedLaneGivesTheSynchronousTokensInABigAndATightPool
   for (int32_t blocks : {512, 14}) {
     ModelEngine off(path, blocks, 16, std::nullopt, /*pipeline=*/false);
     const std::vector<Outcome> want = run_prompts(off, {});
-    ModelEngine on(path, blocks, 16, std::nullopt, /*pipeline=*/true);
-    const std::vector<Outcome> got = run_prompts(on, {});
-    expect_same_outcomes(want, got, std::to_string(blocks) + " blocks");
+    // Hybrids: RepickOnly without a rollback ring, kRewindable with one.
+    for (int32_t rollback : {0, kLaneStateRollback}) {
+      ModelEngine on(path, blocks, 16, std::nullopt, /*pipeline=*/true, /*num_threads=*/1, rollback);
+      const std::vector<Outcome> got = run_prompts(on, {});
+      expect_same_outcomes(want, got, fmt::format("{} blocks, rollback {}", blocks, rollback));
+    }
   }
 }
 

@@ -17,11 +17,12 @@
 
 namespace met::testing {
 
-// A model, its tokenizer and an engine over a CpuDevice with `num_blocks`.
+// A model, its tokenizer and an engine over a CpuDevice with `num_blocks`
+// (and, for a recurrent model, `state_rollback` older state versions).
 class ModelEngine {
  public:
   ModelEngine(const std::string& path, int32_t num_blocks, int32_t max_seqs, std::optional<std::string> spill_dir,
-              bool pipeline = true, int num_threads = 1) {
+              bool pipeline = true, int num_threads = 1, int32_t state_rollback = 0) {
     model_ = std::move(*Model::load(path));
     tokenizer_ = std::make_unique<Tokenizer>(std::move(*Tokenizer::from_gguf(model_->file().metadata())));
     CpuDeviceOptions d;
@@ -29,6 +30,7 @@ class ModelEngine {
     d.num_kv_blocks = num_blocks;
     d.kv_dtype = GgmlType::kF32;
     d.limits = ForwardLimits{.max_rows = 128, .max_outputs = max_seqs, .max_seqs = max_seqs};
+    d.state_rollback = state_rollback;  // recurrent models: the decode rollback ring
     device_ = std::move(*CpuDevice::create(*model_, d));
     EngineOptions eo;
     eo.scheduler.max_seqs = max_seqs;

@@ -145,7 +145,7 @@ TEST(KvManager, SaveAndRestoreBlocksRoundTripTheKv) {
   EXPECT_EQ(image.shape, kv.kv_shape());
   kv.apply(ReleaseSeq{&a, false, "test"});
   SeqState b;
-  ASSERT_TRUE(kv.restore_blocks(b, image, 0).ok());
+  ASSERT_TRUE(kv.restore_blocks(b, image, 0, 0).ok());
   std::vector<uint8_t> back(pattern.size());
   ASSERT_TRUE(device.read_kv_block(b.block_table[1], back).ok());
   EXPECT_EQ(back, pattern);
@@ -195,7 +195,7 @@ TEST(KvManager, ASwapImageCarriesTheStateSlotAndARestoreTakesANewOne) {
   ASSERT_TRUE(kv.acquire_state_slot(a));
   std::vector<uint8_t> state(static_cast<size_t>(device.info().state_slot_bytes));
   for (size_t i = 0; i < state.size(); ++i) state[i] = static_cast<uint8_t>(i * 11 + 3);
-  ASSERT_TRUE(device.write_state_slot(*a.state_slot, state).ok());
+  ASSERT_TRUE(device.write_state_slot(*a.state_slot, 0, state).ok());
   SpillImage image;
   ASSERT_TRUE(kv.save_blocks(a, 2, image).ok());
   EXPECT_EQ(image.shape.state_bytes, device.info().state_slot_bytes);
@@ -204,12 +204,12 @@ TEST(KvManager, ASwapImageCarriesTheStateSlotAndARestoreTakesANewOne) {
   SeqState other;
   ASSERT_TRUE(kv.acquire_state_slot(other));  // a's old slot, most likely
   std::vector<uint8_t> zero(state.size(), 0);
-  ASSERT_TRUE(device.write_state_slot(*other.state_slot, zero).ok());
+  ASSERT_TRUE(device.write_state_slot(*other.state_slot, 0, zero).ok());
   SeqState b;
-  ASSERT_TRUE(kv.restore_blocks(b, image, 0).ok());
+  ASSERT_TRUE(kv.restore_blocks(b, image, 0, 0).ok());
   ASSERT_TRUE(b.state_slot.has_value());
   std::vector<uint8_t> back(state.size());
-  ASSERT_TRUE(device.read_state_slot(*b.state_slot, back).ok());
+  ASSERT_TRUE(device.read_state_slot(*b.state_slot, 0, back).ok());
   EXPECT_EQ(back, state);
   kv.apply(ReleaseSeq{&b, false, "test"});
   kv.apply(ReleaseSeq{&other, false, "test"});
@@ -228,7 +228,7 @@ TEST(KvManager, ARestoreWhoseStateCannotBeWrittenTakesNothing) {
   kv.apply(ReleaseSeq{&a, false, "test"});
   device.fail_every(testing::DeviceCall::kWriteState);
   SeqState b;
-  EXPECT_FALSE(kv.restore_blocks(b, image, 0).ok());
+  EXPECT_FALSE(kv.restore_blocks(b, image, 0, 0).ok());
   EXPECT_TRUE(b.block_table.empty());
   EXPECT_FALSE(b.state_slot.has_value());
   EXPECT_EQ(kv.num_blocks_in_use(), 0);
@@ -256,7 +256,7 @@ TEST(KvManager, ARestoreThatCannotGetItsBlocksTakesNothing) {
   image.num_blocks = 3;
   image.bytes.resize(static_cast<size_t>(3 * image.shape.block_bytes));
   SeqState a;
-  Status s = kv.restore_blocks(a, image, 0);
+  Status s = kv.restore_blocks(a, image, 0, 0);
   EXPECT_FALSE(s.ok());
   EXPECT_TRUE(a.block_table.empty());
   EXPECT_EQ(kv.num_blocks_in_use(), 0);
@@ -346,7 +346,8 @@ TEST(KvManager, SavingLeavesReleasedBlocksOutAndRestoringBringsThemBackReleased)
   EXPECT_EQ(image.num_blocks, 3);
   kv.apply(ReleaseSeq{&a, false, "test"});
   SeqState b;
-  ASSERT_TRUE(kv.restore_blocks(b, image, 2).ok());
+  ASSERT_TRUE(kv.restore_blocks(b, image, 2, 80).ok());
+  EXPECT_EQ(b.seq_len, 80);
   ASSERT_EQ(b.block_table.size(), 5u);
   EXPECT_EQ(b.num_released_blocks, 2);
   EXPECT_EQ(b.block_table[0], kReleasedBlock);
@@ -369,13 +370,13 @@ TEST(KvManager, ARestoreAfterReleasedBlocksThatFailsLeavesAnEmptyTable) {
   kv.apply(ReleaseSeq{&a, false, "test"});
   device.fail_every(testing::DeviceCall::kWriteKv);
   SeqState b;
-  EXPECT_FALSE(kv.restore_blocks(b, image, 2).ok());
+  EXPECT_FALSE(kv.restore_blocks(b, image, 2, 0).ok());
   EXPECT_TRUE(b.block_table.empty());
   EXPECT_EQ(b.num_released_blocks, 0);
   EXPECT_EQ(kv.num_blocks_in_use(), 0);
   image.num_blocks = 9;  // more than the pool: nothing taken
   image.bytes.resize(static_cast<size_t>(9 * image.shape.block_bytes));
-  EXPECT_FALSE(kv.restore_blocks(b, image, 2).ok());
+  EXPECT_FALSE(kv.restore_blocks(b, image, 2, 0).ok());
   EXPECT_TRUE(b.block_table.empty());
   EXPECT_EQ(b.num_released_blocks, 0);
   EXPECT_EQ(kv.num_blocks_in_use(), 0);

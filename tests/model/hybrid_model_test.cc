@@ -227,6 +227,17 @@ TEST(HybridModel, APlanWithoutAStateSlotOrWithASharedOneIsRefused) {
   EXPECT_NE(t.status().message().find("outside [0, 8)"), std::string::npos) << t.status().message();
 }
 
+TEST(HybridModel, AStepRewoundThroughTheRollbackRingIsExact) {
+  testing::TempDir dir;
+  auto m = testing::make_and_load(hybrid_spec(Arch::kQwen35, GgmlType::kF32), dir);
+  ASSERT_NE(m, nullptr);
+  testing::expect_rewound_steps_are_exact(*m, kLaneStateRollback);
+  auto dev = testing::make_test_device(*m, {.state_rollback = kLaneStateRollback});
+  EXPECT_EQ(dev->info().fed_ahead_policy, FedAheadPolicy::kRewindable);
+  EXPECT_EQ(dev->info().state_rollback, kLaneStateRollback);
+  EXPECT_EQ(testing::make_test_device(*m)->info().fed_ahead_policy, FedAheadPolicy::kRepickOnly);
+}
+
 TEST(HybridModel, StateSlotsReadBackWhatWasWrittenAndRefuseBadSizes) {
   testing::TempDir dir;
   auto m = testing::make_and_load(hybrid_spec(Arch::kQwen35, GgmlType::kF32), dir);
@@ -236,13 +247,15 @@ TEST(HybridModel, StateSlotsReadBackWhatWasWrittenAndRefuseBadSizes) {
   EXPECT_EQ(dev->info().state_slot_bytes, static_cast<int64_t>(hp.recurrent_state_bytes()));
   std::vector<uint8_t> bytes(static_cast<size_t>(dev->info().state_slot_bytes));
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 7 + 1);
-  ASSERT_TRUE(dev->write_state_slot(StateSlotId(4), bytes).ok());
+  ASSERT_TRUE(dev->write_state_slot(StateSlotId(4), 37, bytes).ok());
   std::vector<uint8_t> back(bytes.size());
-  ASSERT_TRUE(dev->read_state_slot(StateSlotId(4), back).ok());
+  ASSERT_TRUE(dev->read_state_slot(StateSlotId(4), 37, back).ok());
   EXPECT_EQ(back, bytes);
+  const Status elsewhere = dev->read_state_slot(StateSlotId(4), 36, back);
+  EXPECT_NE(elsewhere.message().find("no state after 36 tokens"), std::string::npos) << elsewhere.message();
   back.pop_back();
-  EXPECT_FALSE(dev->read_state_slot(StateSlotId(4), back).ok());
-  EXPECT_FALSE(dev->write_state_slot(StateSlotId(8), bytes).ok());
+  EXPECT_FALSE(dev->read_state_slot(StateSlotId(4), 37, back).ok());
+  EXPECT_FALSE(dev->write_state_slot(StateSlotId(8), 37, bytes).ok());
 }
 
 }  // namespace

@@ -249,6 +249,13 @@ TEST_P(Mamba2Archs, StateSlotsHoldEveryMamba2LayersConvAndScanState) {
   EXPECT_EQ(dev->info().num_state_slots, 8);
 }
 
+TEST_P(Mamba2Archs, AStepRewoundThroughTheRollbackRingIsExact) {
+  testing::TempDir dir;
+  auto m = testing::make_and_load(mamba_spec(GetParam(), GgmlType::kF32), dir);
+  ASSERT_NE(m, nullptr);
+  testing::expect_rewound_steps_are_exact(*m, 3);
+}
+
 INSTANTIATE_TEST_SUITE_P(Archs, Mamba2Archs, ::testing::Values(Arch::kGraniteHybrid, Arch::kNemotronH),
                          [](const auto& param_info) { return std::string(arch_name(param_info.param)); });
 

@@ -7,13 +7,18 @@
 // reused only as deep as a state snapshot of it (taken by prefill steps at
 // block boundaries, restored by the first step of a sequence admitted from
 // it) and gives the tokens of a cold run; a failure at any device or spill
-// call still answers every request once and frees every slot.
+// call still answers every request once and frees every slot. With a decode
+// rollback ring (state_rollback 2, kRewindable) a step launched ahead that
+// the host discards is redone from the state it was launched from, and the
+// tokens are those of a synchronous run; without the ring the same redo
+// would run on a state past it.
 #include "scheduler/scheduler.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include "core/fault_flag.h"
 #include "scheduler_fixture.h"
@@ -42,6 +47,44 @@ SchedFixtureOptions snapshotting(SchedFixtureOptions o = {}, int32_t snapshots =
   return o;
 }
 
+// With a decode rollback ring deep enough for the lane: a discarded step is
+// redone, as for a model without recurrent state.
+SchedFixtureOptions ringed(SchedFixtureOptions o = {}, int32_t rollback = kLaneStateRollback) {
+  o = recurrent(o);
+  o.device.state_rollback = rollback;
+  o.device.policy = FedAheadPolicy::kRewindable;
+  return o;
+}
+
+// Steps that ran a sequence from a position its slot had already run past.
+int count_rewinds(const testing::FakeDevice& d) {
+  std::map<int32_t, int32_t> end;  // per state slot: the position its last step reached
+  int n = 0;
+  for (const StepPlan& p : d.plans()) {
+    for (const StepSeq& s : p.seqs) {
+      int32_t& e = end[s.state_slot->value()];
+      if (s.num_cached > 0 && s.num_cached < e) ++n;
+      e = s.num_cached + s.num_rows;
+    }
+  }
+  return n;
+}
+
+// Requests whose masks change while a step is in flight (min_tokens lifts
+// the ban on end-of-generation after 3 tokens), so the lane redoes steps.
+std::vector<std::vector<TokenId>> run_stale_masks(SchedFixture& f, int n) {
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < n; ++i) {
+    EngineRequest r = greedy_request(make_prompt(20 + 5 * i, 40 + static_cast<uint32_t>(i)), 12);
+    r.min_tokens = 3 + i;
+    ids.push_back(f.submit(std::move(r)));
+  }
+  f.run();
+  std::vector<std::vector<TokenId>> out;
+  for (uint64_t id : ids) out.push_back(f.req.at(id).tokens);
+  return out;
+}
+
 bool restores(const StepPlan& p) { return !p.state_restores.empty(); }
 bool snapshots(const StepPlan& p) { return !p.state_snapshots.empty(); }
 
@@ -63,6 +106,29 @@ TEST(SchedulerRecurrent, PipelinedAndSequentialRunsGiveTheSameTokensAndFreeEvery
   }
 }
 
+TEST(SchedulerRecurrent, WithARollbackRingARedoneStepRunsFromTheStateItWasLaunchedFrom) {
+  SchedFixtureOptions sync = ringed();
+  sync.sched.pipeline = false;
+  SchedFixture want(sync);
+  const std::vector<std::vector<TokenId>> expected = run_stale_masks(want, 4);
+  SchedFixture f(ringed());
+  f.device->keep_plans(true);
+  EXPECT_EQ(run_stale_masks(f, 4), expected);
+  EXPECT_GT(count_rewinds(*f.device), 0) << "no step was redone: the test exercises nothing";
+  EXPECT_EQ(f.device->num_state_mismatches(), 0);
+  EXPECT_EQ(f.kv->num_state_slots_in_use(), 0);
+  EXPECT_TRUE(f.pool_is_full());
+}
+
+TEST(SchedulerRecurrent, WithoutTheRingTheSameRedoesWouldRunOnAStatePastTheirPosition) {
+  // The control: a device that claims kRewindable but keeps one version.
+  SchedFixture f(ringed({}, 0));
+  f.device->keep_plans(true);
+  run_stale_masks(f, 4);
+  EXPECT_GT(count_rewinds(*f.device), 0);
+  EXPECT_GT(f.device->num_state_mismatches(), 0);
+}
+
 TEST(SchedulerRecurrent, EachRunningSequenceHoldsItsOwnSlot) {
   SchedFixture f(recurrent());
   f.device->keep_plans(true);
@@ -80,22 +146,27 @@ TEST(SchedulerRecurrent, EachRunningSequenceHoldsItsOwnSlot) {
 }
 
 TEST(SchedulerRecurrent, SwapAndRecomputeGiveTheTokensOfARoomyPool) {
-  SchedFixture roomy(recurrent());
-  const std::vector<std::vector<TokenId>> want = run_many(roomy, 6);
+  // Without a rollback ring (RepickOnly) and with one (kRewindable): a swap
+  // image holds the state at the committed position, not one a step ran past.
+  for (const bool ring : {false, true}) {
+    const auto model = [&](SchedFixtureOptions o) { return ring ? ringed(o) : recurrent(o); };
+    SchedFixture roomy(model({}));
+    const std::vector<std::vector<TokenId>> want = run_many(roomy, 6);
 
-  SchedFixture swapped(recurrent(testing::tight_swap_pool()));
-  EXPECT_EQ(run_many(swapped, 6), want);
-  EXPECT_GT(swapped.tel.num_swaps, 0);
-  EXPECT_EQ(swapped.device->num_state_mismatches(), 0);
-  EXPECT_TRUE(std::filesystem::is_empty(swapped.spill_dir.path()));
+    SchedFixture swapped(model(testing::tight_swap_pool()));
+    EXPECT_EQ(run_many(swapped, 6), want) << "ring " << ring;
+    EXPECT_GT(swapped.tel.num_swaps, 0);
+    EXPECT_EQ(swapped.device->num_state_mismatches(), 0);
+    EXPECT_TRUE(std::filesystem::is_empty(swapped.spill_dir.path()));
 
-  SchedFixtureOptions tight = testing::tight_swap_pool();
-  tight.sched.preempt = PreemptMode::kRecompute;
-  tight.with_spill = false;
-  SchedFixture recomputed(recurrent(tight));
-  EXPECT_EQ(run_many(recomputed, 6), want);
-  EXPECT_GT(recomputed.tel.num_recomputes, 0);
-  EXPECT_EQ(recomputed.device->num_state_mismatches(), 0);
+    SchedFixtureOptions tight = testing::tight_swap_pool();
+    tight.sched.preempt = PreemptMode::kRecompute;
+    tight.with_spill = false;
+    SchedFixture recomputed(model(tight));
+    EXPECT_EQ(run_many(recomputed, 6), want) << "ring " << ring;
+    EXPECT_GT(recomputed.tel.num_recomputes, 0);
+    EXPECT_EQ(recomputed.device->num_state_mismatches(), 0);
+  }
 }
 
 // Without snapshot slots a repeated prompt is prefilled again: reusing its

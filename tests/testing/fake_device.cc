@@ -46,31 +46,55 @@ FakeDevice::FakeDevice(FakeDeviceOptions options) : options_(std::move(options))
   info_.fed_ahead_policy = options_.policy;
   kv_.assign(static_cast<size_t>(options_.num_kv_blocks) * kBlockInts, -1);
   info_.num_state_slots = options_.num_state_slots;
-  info_.state_slot_bytes = options_.num_state_slots > 0 ? static_cast<int64_t>(sizeof(SlotState)) : 0;
+  // A slot's bytes are its hash; the position a version holds is kept beside them.
+  info_.state_slot_bytes = options_.num_state_slots > 0 ? static_cast<int64_t>(sizeof(uint64_t)) : 0;
   info_.num_state_snapshot_slots = options_.num_state_snapshot_slots;
-  states_.assign(static_cast<size_t>(options_.num_state_slots), SlotState{});
+  info_.state_rollback = options_.state_rollback;
+  states_.assign(static_cast<size_t>(options_.num_state_slots), std::vector<SlotState>(1));
+}
+
+FakeDevice::SlotState FakeDevice::begin_state(StateSlotId slot, int64_t from) {
+  std::vector<SlotState>& versions = states_[static_cast<size_t>(slot.value())];
+  SlotState st{kEmptyState, 0};
+  if (from > 0) {
+    auto it = std::find_if(versions.begin(), versions.end(), [&](const SlotState& v) { return v.num_tokens == from; });
+    if (it == versions.end()) {
+      ++num_state_mismatches_;  // the scheduler ran a row on a state that is not the sequence's
+      st = versions.back();
+    } else {
+      st = *it;
+    }
+  }
+  // A branch the sequence was rewound from is forgotten.
+  std::erase_if(versions, [&](const SlotState& v) { return v.num_tokens > from; });
+  return st;
+}
+
+void FakeDevice::end_state(StateSlotId slot, const SlotState& st) {
+  std::vector<SlotState>& versions = states_[static_cast<size_t>(slot.value())];
+  versions.push_back(st);
+  const size_t keep = 1 + static_cast<size_t>(options_.state_rollback);
+  if (versions.size() > keep) versions.erase(versions.begin(), versions.end() - static_cast<ptrdiff_t>(keep));
 }
 
 void FakeDevice::run_states(const StepPlan& plan, std::span<const TokenId> tokens) {
   row_state_.assign(static_cast<size_t>(plan.num_rows()), 0);
   if (states_.empty()) return;
-  for (const StateCopy& c : plan.state_restores) {
-    states_[static_cast<size_t>(c.to.value())] = states_[static_cast<size_t>(c.from.value())];
-  }
+  const auto copy_newest = [&](const StateCopy& c) {
+    states_[static_cast<size_t>(c.to.value())].assign(1, states_[static_cast<size_t>(c.from.value())].back());
+  };
+  for (const StateCopy& c : plan.state_restores) copy_newest(c);
   for (const StepSeq& sq : plan.seqs) {
-    SlotState& st = states_[static_cast<size_t>(sq.state_slot->value())];
-    if (sq.num_cached == 0) st = SlotState{kEmptyState, 0};
-    if (st.num_tokens != sq.num_cached) ++num_state_mismatches_;
+    SlotState st = begin_state(*sq.state_slot, sq.num_cached);
     for (int32_t k = 0; k < sq.num_rows; ++k) {
       const auto row = static_cast<size_t>(sq.row_begin + k);
       st.hash = mix_state(st.hash, tokens[row]);
       ++st.num_tokens;
       row_state_[row] = st.hash;
     }
+    end_state(*sq.state_slot, st);
   }
-  for (const StateCopy& c : plan.state_snapshots) {
-    states_[static_cast<size_t>(c.to.value())] = states_[static_cast<size_t>(c.from.value())];
-  }
+  for (const StateCopy& c : plan.state_snapshots) copy_newest(c);
 }
 
 Status FakeDevice::count(DeviceCall kind) {
@@ -200,19 +224,26 @@ Status FakeDevice::write_kv_block(BlockId block, std::span<const uint8_t> bytes)
   return ok_status();
 }
 
-Status FakeDevice::read_state_slot(StateSlotId slot, std::span<uint8_t> bytes) {
+Status FakeDevice::read_state_slot(StateSlotId slot, int64_t position, std::span<uint8_t> bytes) {
   MET_RETURN_IF_ERROR(count(DeviceCall::kReadState));
   if (slot.value() < 0 || slot.value() >= info_.num_state_slots) return invalid_argument("bad state slot");
   if (static_cast<int64_t>(bytes.size()) != info_.state_slot_bytes) return invalid_argument("bad state size");
-  std::memcpy(bytes.data(), &states_[static_cast<size_t>(slot.value())], bytes.size());
-  return ok_status();
+  for (const SlotState& v : states_[static_cast<size_t>(slot.value())]) {
+    if (v.num_tokens != position) continue;
+    std::memcpy(bytes.data(), &v.hash, bytes.size());
+    return ok_status();
+  }
+  return out_of_range("state slot {}: no state after {} tokens", slot.value(), position);
 }
 
-Status FakeDevice::write_state_slot(StateSlotId slot, std::span<const uint8_t> bytes) {
+Status FakeDevice::write_state_slot(StateSlotId slot, int64_t position, std::span<const uint8_t> bytes) {
   MET_RETURN_IF_ERROR(count(DeviceCall::kWriteState));
   if (slot.value() < 0 || slot.value() >= info_.num_state_slots) return invalid_argument("bad state slot");
   if (static_cast<int64_t>(bytes.size()) != info_.state_slot_bytes) return invalid_argument("bad state size");
-  std::memcpy(&states_[static_cast<size_t>(slot.value())], bytes.data(), bytes.size());
+  SlotState st;
+  std::memcpy(&st.hash, bytes.data(), bytes.size());
+  st.num_tokens = position;
+  states_[static_cast<size_t>(slot.value())].assign(1, st);
   return ok_status();
 }
 

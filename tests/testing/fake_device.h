@@ -15,8 +15,12 @@
 // depends on that state as well as on its KV context, so a lost, swapped or
 // stale state changes outputs. A seq whose slot has consumed a number of
 // tokens other than its num_cached is counted in num_state_mismatches()
-// (the scheduler ran a row on a state that is not the sequence's). A plan's
-// state restores are made before its rows and its snapshots after them.
+// (the scheduler ran a row on a state that is not the sequence's). With
+// state_rollback, a slot keeps that many older versions and a step runs from
+// the one at its num_cached, as a device with a decode rollback ring does;
+// read_state_slot reads the version at a position and refuses when there is
+// none. A plan's state restores are made before its rows and its snapshots
+// after them.
 // Threading: one caller (the engine thread). Never linked into apps/.
 #pragma once
 
@@ -50,6 +54,8 @@ struct FakeDeviceOptions {
   // The last num_state_snapshot_slots of them hold snapshots.
   int32_t num_state_slots = 0;
   int32_t num_state_snapshot_slots = 0;
+  // DeviceInfo::state_rollback: older state versions each slot keeps.
+  int32_t state_rollback = 0;
   // Tokens the default next-token function never returns (EOG ids).
   std::vector<TokenId> avoid;
 };
@@ -65,8 +71,8 @@ class FakeDevice final : public Device {
   Status await_result(Ticket ticket, StepResult& out) override;
   Status read_kv_block(BlockId block, std::span<uint8_t> bytes) override;
   Status write_kv_block(BlockId block, std::span<const uint8_t> bytes) override;
-  Status read_state_slot(StateSlotId slot, std::span<uint8_t> bytes) override;
-  Status write_state_slot(StateSlotId slot, std::span<const uint8_t> bytes) override;
+  Status read_state_slot(StateSlotId slot, int64_t position, std::span<uint8_t> bytes) override;
+  Status write_state_slot(StateSlotId slot, int64_t position, std::span<const uint8_t> bytes) override;
 
   void set_next_token(NextToken fn) { next_token_ = std::move(fn); }
   // Step `step` (0-based, in await order) reports `token` as its argmax for
@@ -97,6 +103,11 @@ class FakeDevice final : public Device {
     uint64_t hash = 0;
     int64_t num_tokens = 0;
   };
+  // The version of `slot` a step from position `from` runs on (counting a
+  // mismatch when there is none); versions past `from` are forgotten.
+  SlotState begin_state(StateSlotId slot, int64_t from);
+  // Keeps `st` as the slot's newest version, and at most state_rollback older.
+  void end_state(StateSlotId slot, const SlotState& st);
   FakeDeviceOptions options_;
   DeviceInfo info_;
   std::vector<int32_t> kv_;  // per block: kKvBlockTokens x (token, position)
@@ -118,7 +129,7 @@ class FakeDevice final : public Device {
   std::vector<Override> overrides_;
   std::vector<TokenId> prev_argmax_;
   std::vector<TokenId> context_;
-  std::vector<SlotState> states_;
+  std::vector<std::vector<SlotState>> states_;  // per slot: its versions, oldest first
   std::vector<uint64_t> row_state_;
   int64_t num_state_mismatches_ = 0;
 };

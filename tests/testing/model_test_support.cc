@@ -29,6 +29,7 @@ std::unique_ptr<CpuDevice> make_test_device(const Model& model, const TestDevice
   o.num_kv_blocks = options.num_kv_blocks;
   o.limits = options.limits;
   o.forward = options.forward;
+  o.state_rollback = options.state_rollback;
   auto d = CpuDevice::create(model, o);
   EXPECT_TRUE(d.ok()) << d.status().to_string();
   return d.ok() ? std::move(d).value() : nullptr;
@@ -77,6 +78,55 @@ std::vector<std::vector<float>> logits_at_every_position(Device& dev, std::span<
     begin += rows;
   }
   return out;
+}
+
+namespace {
+
+// One step of `tokens` at [begin, begin + n) of the sequence in slot 0,
+// logits for its last row; the await's status.
+Status step_logits(Device& dev, std::span<const TokenId> tokens, int32_t begin, std::vector<float>& logits) {
+  StepPlan plan;
+  const auto n = static_cast<int32_t>(tokens.size());
+  for (int32_t i = 0; i < n; ++i) {
+    plan.inputs.push_back(FeedToken{tokens[static_cast<size_t>(i)]});
+    plan.positions.push_back(begin + i);
+  }
+  plan.seqs.push_back(StepSeq{0, n, begin, block_range(0, 4), StateSlotId(0)});
+  plan.outputs.push_back(OutputRow{n - 1, OutputKind::kLogits});
+  Result<Ticket> t = dev.launch(plan);
+  if (!t.ok()) return t.status();
+  StepResult r;
+  MET_RETURN_IF_ERROR(dev.await_result(*t, r));
+  logits = r.logits;
+  return ok_status();
+}
+
+}  // namespace
+
+void expect_rewound_steps_are_exact(const Model& model, int32_t rollback) {
+  const auto vocab = static_cast<uint32_t>(model.hparams().vocab_size);
+  const std::vector<TokenId> prompt = fixed_prompt(12, vocab);
+  const TokenId a = 3, b = 5, c = 7, d = 11;
+  auto straight = make_test_device(model);
+  std::vector<float> want_c, want_d, got;
+  ASSERT_TRUE(step_logits(*straight, prompt, 0, got).ok());
+  ASSERT_TRUE(step_logits(*straight, std::vector<TokenId>{c}, 12, want_c).ok());
+  ASSERT_TRUE(step_logits(*straight, std::vector<TokenId>{d}, 13, want_d).ok());
+
+  auto ringed = make_test_device(model, {.state_rollback = rollback});
+  ASSERT_TRUE(step_logits(*ringed, prompt, 0, got).ok());
+  ASSERT_TRUE(step_logits(*ringed, std::vector<TokenId>{a}, 12, got).ok());
+  ASSERT_TRUE(step_logits(*ringed, std::vector<TokenId>{b}, 13, got).ok());  // two tokens past 12
+  ASSERT_TRUE(step_logits(*ringed, std::vector<TokenId>{c}, 12, got).ok());
+  EXPECT_EQ(got, want_c);
+  ASSERT_TRUE(step_logits(*ringed, std::vector<TokenId>{d}, 13, got).ok());
+  EXPECT_EQ(got, want_d);
+  // Positions 14.. were never run; past the ring's depth is refused.
+  for (int32_t k = 0; k < rollback; ++k) {
+    ASSERT_TRUE(step_logits(*ringed, std::vector<TokenId>{a}, 14 + k, got).ok());
+  }
+  const Status too_far = step_logits(*ringed, std::vector<TokenId>{a}, 13, got);
+  EXPECT_NE(too_far.message().find("no state after 13 tokens"), std::string::npos) << too_far.message();
 }
 
 double relative_error(std::span<const float> ref, std::span<const float> got) {

@@ -1,7 +1,8 @@
 // What the model tests share: a made model loaded, a CpuDevice sized for a test, one step run to
 // its result, a fixed prompt, the logits at every position of one sequence
 // fed in prefill chunks then one token per step, and the error measure the
-// tolerances are stated in.
+// tolerances are stated in; the check that a recurrent model's steps rewound
+// through the decode rollback ring are exact.
 // Threading: one thread. Never linked into apps/.
 #pragma once
 
@@ -31,6 +32,7 @@ struct TestDeviceOptions {
   GgmlType kv_dtype = GgmlType::kF32;
   ForwardLimits limits{.max_rows = 64, .max_outputs = 32, .max_seqs = 8};
   ForwardOptions forward{};
+  int32_t state_rollback = 0;  // CpuDeviceOptions::state_rollback
 };
 
 // EXPECTs that creation succeeds.
@@ -51,6 +53,13 @@ std::vector<std::vector<float>> logits_at_every_position(Device& dev, std::span<
                                                          std::span<const BlockId> table);
 
 // max |ref - got| / max |ref|.
+// A recurrent model on a device keeping `rollback` >= 2 older state versions:
+// a sequence that ran two tokens past position p (an over-run) and is run
+// again from p gives, bit for bit, the logits of a device that never ran
+// past p; a step from a position the ring no longer holds fails at await,
+// naming it.
+void expect_rewound_steps_are_exact(const Model& model, int32_t rollback);
+
 double relative_error(std::span<const float> ref, std::span<const float> got);
 
 }  // namespace met::testing

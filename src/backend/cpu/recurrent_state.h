@@ -1,15 +1,24 @@
 // RecurrentState: the CPU backend's pool of recurrent-state slots, one per
 // sequence that may run at once (DeviceInfo::num_state_slots), each holding
 // every recurrent layer's conv state and SSM state as floats:
-//   [slot][recurrent layer][conv: conv_floats | ssm: ssm_floats]
-// so one slot is one contiguous span for spill images and snapshots. The
-// pool is calloc'ed: pages are zero and taken from the OS only when a slot
-// is first used.
+//   [slot][version][recurrent layer][conv: conv_floats | ssm: ssm_floats]
+// so one version of a slot is one contiguous span for spill images and
+// snapshots. Each version is tagged with the position it holds the state
+// after (the tokens the sequence had consumed; -1: none). The slots of
+// running sequences (the first num_ring_slots) keep `rollback` older versions
+// behind the current one, the decode rollback ring: a step from position p
+// runs on the version tagged p, so a sequence rewound to p (an over-run or a
+// rejected draft) continues from its exact state; other slots (snapshots)
+// keep one. The pool is calloc'ed: pages are zero and taken from the OS only
+// when a slot is first used.
 // Invariants: slot ids are below num_slots and layer indexes below
-// num_layers (MET_CHECK); the layout is fixed at create().
+// num_layers (MET_CHECK); the layout is fixed at create(); conv()/ssm() and
+// slot() name a slot's current version; no two versions of a slot hold the
+// same position; after begin_step(from, to) no version holds a position past
+// `from` but the current one (a rewound branch is forgotten).
 // Threading: a slot is written only by the step that runs its sequence;
-// distinct slots may be touched by distinct threads at once. slot() for
-// spill I/O only while no step is in flight.
+// distinct slots may be touched by distinct threads at once. begin_step,
+// copy, clear, at, overwrite and slot() only while no step uses the slot.
 // Tested by tests/backend/recurrent_state_test.cc.
 #pragma once
 
@@ -17,6 +26,7 @@
 #include <cstdlib>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "core/ids.h"
 #include "core/status.h"
@@ -28,18 +38,26 @@ struct RecurrentLayout {
   int64_t conv_floats = 0;  // one layer's conv state
   int64_t ssm_floats = 0;   // one layer's SSM state
   int32_t num_slots = 0;
+  // The first num_ring_slots slots keep `rollback` versions behind the
+  // current one (the tokens a running sequence's state can be rewound).
+  int32_t num_ring_slots = 0;
+  int32_t rollback = 0;
 };
 
 inline constexpr int64_t kMaxRecurrentStateBytes = int64_t{1} << 40;  // 1 TiB: past it is a typo
+inline constexpr int32_t kMaxStateRollback = 64;
 
 class RecurrentState {
  public:
-  // Refuses an empty layout, a negative size, or a pool past
-  // kMaxRecurrentStateBytes; the message names the field.
+  // Refuses an empty layout, a negative size, a rollback outside
+  // [0, kMaxStateRollback], or a pool past kMaxRecurrentStateBytes; the
+  // message names the field.
   static Result<RecurrentState> create(const RecurrentLayout& layout);
 
   const RecurrentLayout& layout() const { return layout_; }
+  // One version of a slot: every recurrent layer.
   int64_t slot_bytes() const { return slot_floats_ * static_cast<int64_t>(sizeof(float)); }
+  int32_t num_versions(StateSlotId slot) const;
 
   float* conv(StateSlotId slot, int32_t layer) { return layer_base(slot, layer); }
   float* ssm(StateSlotId slot, int32_t layer) { return layer_base(slot, layer) + layout_.conv_floats; }
@@ -47,12 +65,40 @@ class RecurrentState {
   const float* ssm(StateSlotId slot, int32_t layer) const {
     return layer_base(slot, layer) + layout_.conv_floats;
   }
-  // Zeroes every layer's state of `slot` (a sequence starting from token 0).
+
+  // Whether `slot` holds the state after `from` tokens (always for 0).
+  bool holds(StateSlotId slot, int64_t from) const;
+  // Readies `slot` for a step that consumes the tokens at [from, to): the
+  // current version becomes the one the step writes, tagged `to`: zeroes for
+  // from 0; otherwise the version holding `from` (in place) or, when the
+  // slot keeps older versions, a free or the oldest other one, which each
+  // recurrent layer fills from the version at `from` with sync_layer before
+  // it runs (that version stays, to rewind to). Versions past `from` are
+  // forgotten. Refuses, naming the positions it holds, when none holds `from`.
+  Status begin_step(StateSlotId slot, int64_t from, int64_t to);
+  // Whether the step begun on `slot` reads another version than it writes.
+  bool needs_sync(StateSlotId slot) const;
+  // Copies floats [f0, f1) of recurrent layer `layer` (conv, then SSM) from
+  // the version the step reads into the current one. REQUIRES: needs_sync;
+  // once per layer and float per step, before the layer runs; threads may
+  // copy disjoint ranges at once.
+  void sync_layer(StateSlotId slot, int32_t layer, int64_t f0, int64_t f1);
+  // The position the current version holds the state after (-1: none).
+  int64_t position(StateSlotId slot) const;
+  // Zeroes the current version of `slot` (the state after 0 tokens) and
+  // forgets the others.
   void clear(StateSlotId slot);
-  // Copies every layer's state of `from` into `to` (a snapshot, or a restore
-  // from one). REQUIRES: from != to.
+  // Copies the current version of `from`, with its position, into the
+  // current version of `to` and forgets to's others (a snapshot, or a
+  // restore from one). REQUIRES: from != to.
   void copy(StateSlotId from, StateSlotId to);
-  // The whole of one slot, for spill save/restore. Exactly slot_bytes().
+  // The version of `slot` holding the state after `position` tokens, for a
+  // spill image; refuses when none does. Exactly slot_bytes().
+  Result<std::span<const uint8_t>> at(StateSlotId slot, int64_t position) const;
+  // The current version of `slot`, to be filled with the state after
+  // `position` tokens (a spill image's); the others are forgotten.
+  std::span<uint8_t> overwrite(StateSlotId slot, int64_t position);
+  // The current version of one slot, whatever it holds. Exactly slot_bytes().
   std::span<uint8_t> slot(StateSlotId slot);
   std::span<const uint8_t> slot(StateSlotId slot) const;
 
@@ -61,11 +107,20 @@ class RecurrentState {
     void operator()(float* p) const { std::free(p); }
   };
   RecurrentState() = default;
+  void check_slot(StateSlotId slot) const;
+  // Index of version 0 of `slot` among all versions of all slots.
+  int64_t first_version(StateSlotId slot) const;
+  float* version_base(StateSlotId slot, int32_t version) const;
   float* layer_base(StateSlotId slot, int32_t layer) const;
+  // Forgets every version of `slot` but the current one, which takes `position`.
+  void keep_only_current(StateSlotId slot, int64_t position);
 
   RecurrentLayout layout_;
   int64_t slot_floats_ = 0;
   std::unique_ptr<float, Free> data_;
+  std::vector<int32_t> current_;  // per slot: its current version
+  std::vector<int32_t> source_;   // per slot: the version the step reads, if not current_ (-1: none)
+  std::vector<int64_t> tags_;     // per version of every slot: the position it holds, -1: none
 };
 
 }  // namespace met::cpu
