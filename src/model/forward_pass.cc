@@ -126,7 +126,8 @@ void ForwardPass::attention_block(cpu::ThreadCtx& ctx, int layer, const StepPlan
   if (l.kind == LayerKind::kFfnOnly) return;
   // A recurrent layer's state version is filled before the norm's barrier.
   if (l.kind == LayerKind::kGatedDelta || l.kind == LayerKind::kMamba2) {
-    sync_states(ctx, kind_index_[static_cast<size_t>(layer)], plan);
+    // The layer copies its SSM state head by head as it reads it.
+    sync_states(ctx, kind_index_[static_cast<size_t>(layer)], plan, state_->layout().conv_floats);
   }
   {
     const auto [r0, r1] = ctx.split(rows);
@@ -200,9 +201,8 @@ Status ForwardPass::prepare_states(const StepPlan& plan) {
   return ok_status();
 }
 
-void ForwardPass::sync_states(cpu::ThreadCtx& ctx, int32_t rlayer, const StepPlan& plan) {
-  const cpu::RecurrentLayout& layout = state_->layout();
-  const auto [f0, f1] = ctx.split(layout.conv_floats + layout.ssm_floats);
+void ForwardPass::sync_states(cpu::ThreadCtx& ctx, int32_t rlayer, const StepPlan& plan, int64_t floats) {
+  const auto [f0, f1] = ctx.split(floats);
   for (const StepSeq& s : plan.seqs) {
     if (f0 < f1 && state_->needs_sync(*s.state_slot)) state_->sync_layer(*s.state_slot, rlayer, f0, f1);
   }

@@ -95,9 +95,10 @@ class ForwardPass {
   // Gated attention: q_ and attn_gate_ from the rows of per-head [Q | gate].
   void split_q_gate(int64_t r0, int64_t r1);
   void apply_attn_gate(cpu::ThreadCtx& ctx, int64_t rows);
-  // Each thread copies its share of recurrent layer `rlayer`'s state from the
-  // version each seq's step reads into the one it writes (a rewindable slot).
-  void sync_states(cpu::ThreadCtx& ctx, int32_t rlayer, const StepPlan& plan);
+  // Each thread copies its share of the first `floats` of recurrent layer
+  // `rlayer`'s state (conv, then SSM) from the version each seq's step reads
+  // into the one it writes (a rewindable slot).
+  void sync_states(cpu::ThreadCtx& ctx, int32_t rlayer, const StepPlan& plan, int64_t floats);
   // Thread 0 makes the plan's state snapshots (after every layer).
   void take_snapshots(cpu::ThreadCtx& ctx, const StepPlan& plan);
   void ffn_block(cpu::ThreadCtx& ctx, int layer, int64_t rows);

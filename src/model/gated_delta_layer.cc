@@ -2,6 +2,7 @@
 #include "model/gated_delta_layer.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "backend/cpu/kernels/ops.h"
 #include "backend/cpu/kernels/short_conv.h"
@@ -111,6 +112,11 @@ void GatedDeltaLayer::delta_rule(cpu::ThreadCtx& ctx, int32_t rlayer, const Step
     in.out = &core_[static_cast<size_t>(row * value_dim_ + static_cast<int64_t>(h) * head_dim_)];
     in.out_stride = value_dim_;
     float* st = state.ssm(*s.state_slot, rlayer) + h * head_floats;
+    // A rewindable slot's step writes another version than it reads: the
+    // head's state is copied over here, where the kernel reads it from cache.
+    if (const float* src = state.ssm_source(*s.state_slot, rlayer)) {
+      std::memcpy(st, src + h * head_floats, static_cast<size_t>(head_floats) * sizeof(float));
+    }
     if (chunked_ && s.num_rows >= kMinChunkedRows) {
       cpu::gated_delta_chunked(in, s.num_rows, head_dim_, st, scratch_[static_cast<size_t>(ctx.ith())]);
     } else {

@@ -1,6 +1,8 @@
 // Mamba2Layer. Tested by tests/model/mamba2_model_test.cc.
 #include "model/mamba2_layer.h"
 
+#include <cstring>
+
 #include "backend/cpu/kernels/ops.h"
 #include "backend/cpu/kernels/short_conv.h"
 
@@ -87,6 +89,11 @@ void Mamba2Layer::scan(cpu::ThreadCtx& ctx, const Mamba2Weights& w, int32_t rlay
     in.y = &y_[static_cast<size_t>(row * inner_ + static_cast<int64_t>(h) * head_dim_)];
     in.y_stride = inner_;
     float* st = state.ssm(*s.state_slot, rlayer) + h * head_floats;
+    // A rewindable slot's step writes another version than it reads: the
+    // head's state is copied over here, where the scan reads it from cache.
+    if (const float* src = state.ssm_source(*s.state_slot, rlayer)) {
+      std::memcpy(st, src + h * head_floats, static_cast<size_t>(head_floats) * sizeof(float));
+    }
     if (chunked_ && s.num_rows >= kMinScanChunkedRows) {
       cpu::ssm_scan_chunked(in, s.num_rows, head_dim_, d_state_, st, scratch_[static_cast<size_t>(ctx.ith())]);
     } else {

@@ -134,6 +134,15 @@ void RecurrentState::sync_layer(StateSlotId slot, int32_t layer, int64_t f0, int
   std::memcpy(to + f0, from + f0, static_cast<size_t>(f1 - f0) * sizeof(float));
 }
 
+const float* RecurrentState::ssm_source(StateSlotId slot, int32_t layer) const {
+  check_slot(slot);
+  const int32_t src = source_[static_cast<size_t>(slot.value())];
+  if (src < 0) return nullptr;
+  MET_CHECK(layer >= 0 && layer < layout_.num_layers, "recurrent layer {} outside [0, {})", layer,
+            layout_.num_layers);
+  return version_base(slot, src) + layer * (layout_.conv_floats + layout_.ssm_floats) + layout_.conv_floats;
+}
+
 int64_t RecurrentState::position(StateSlotId slot) const {
   check_slot(slot);
   return tags_[static_cast<size_t>(first_version(slot) + current_[static_cast<size_t>(slot.value())])];

@@ -72,8 +72,9 @@ class RecurrentState {
   // current version becomes the one the step writes, tagged `to`: zeroes for
   // from 0; otherwise the version holding `from` (in place) or, when the
   // slot keeps older versions, a free or the oldest other one, which each
-  // recurrent layer fills from the version at `from` with sync_layer before
-  // it runs (that version stays, to rewind to). Versions past `from` are
+  // recurrent layer fills from the version at `from` before it reads it
+  // (sync_layer, or head by head from ssm_source); that version stays, to
+  // rewind to. Versions past `from` are
   // forgotten. Refuses, naming the positions it holds, when none holds `from`.
   Status begin_step(StateSlotId slot, int64_t from, int64_t to);
   // Whether the step begun on `slot` reads another version than it writes.
@@ -83,6 +84,11 @@ class RecurrentState {
   // once per layer and float per step, before the layer runs; threads may
   // copy disjoint ranges at once.
   void sync_layer(StateSlotId slot, int32_t layer, int64_t f0, int64_t f1);
+  // The SSM state of recurrent layer `layer` in the version the step begun
+  // on `slot` reads, or null when it writes that version in place: a layer
+  // that copies it head by head just before it reads it (in cache) instead
+  // of sync_layer over the SSM floats.
+  const float* ssm_source(StateSlotId slot, int32_t layer) const;
   // The position the current version holds the state after (-1: none).
   int64_t position(StateSlotId slot) const;
   // Zeroes the current version of `slot` (the state after 0 tokens) and
