@@ -115,14 +115,20 @@ GgufWriter::Fill tensor_fill(const TensorSpec& t, GgmlType type, uint64_t tensor
   };
 }
 
-// qwen35/qwen35moe's keys, as llama.cpp's loaders read them.
-void write_hybrid_hparams(const ModelHParams& hp, GgufMetadata& md) {
+// The SSM sizes every recurrent architecture writes (ssm.*).
+void write_ssm_keys(const ModelHParams& hp, GgufMetadata& md) {
   auto key = [&hp](std::string_view suffix) { return fmt::format("{}.{}", hp.arch, suffix); };
   md.set(key("ssm.conv_kernel"), hp.ssm_conv_kernel);
   md.set(key("ssm.inner_size"), hp.ssm_inner_size);
   md.set(key("ssm.state_size"), hp.ssm_state_size);
   md.set(key("ssm.time_step_rank"), hp.ssm_time_step_rank);
   md.set(key("ssm.group_count"), hp.ssm_group_count);
+}
+
+// qwen35/qwen35moe's keys, as llama.cpp's loaders read them.
+void write_hybrid_hparams(const ModelHParams& hp, GgufMetadata& md) {
+  auto key = [&hp](std::string_view suffix) { return fmt::format("{}.{}", hp.arch, suffix); };
+  write_ssm_keys(hp, md);
   md.set(key("full_attention_interval"), hp.full_attention_interval);
   std::vector<int32_t> sections(hp.rope_sections.begin(), hp.rope_sections.end());
   md.set(key("rope.dimension_sections"), GgufValue::array(std::move(sections)));
@@ -134,11 +140,7 @@ void write_hybrid_hparams(const ModelHParams& hp, GgufMetadata& md) {
 // (0 but for the FFN-only layers), as its converter writes them.
 void write_mamba_hparams(const ModelHParams& hp, GgufMetadata& md) {
   auto key = [&hp](std::string_view suffix) { return fmt::format("{}.{}", hp.arch, suffix); };
-  md.set(key("ssm.conv_kernel"), hp.ssm_conv_kernel);
-  md.set(key("ssm.inner_size"), hp.ssm_inner_size);
-  md.set(key("ssm.state_size"), hp.ssm_state_size);
-  md.set(key("ssm.time_step_rank"), hp.ssm_time_step_rank);
-  md.set(key("ssm.group_count"), hp.ssm_group_count);
+  write_ssm_keys(hp, md);
   std::vector<int32_t> kv, ff;
   for (uint32_t i = 0; i < hp.num_layers; ++i) {
     const bool attention = !hp.layer_is_recurrent(i) && !hp.layer_is_ffn_only(i);

@@ -128,30 +128,7 @@ TEST(HybridModel, OneChunkManyChunksAndTokenByTokenGiveTheSameLogits) {
   testing::TempDir dir;
   auto m = testing::make_and_load(hybrid_spec(Arch::kQwen35, GgmlType::kF32), dir);
   ASSERT_NE(m, nullptr);
-  const auto tokens = testing::fixed_prompt(45, kVocab);
-  const auto ref = testing::ReferenceForward(*m).logits(tokens);
-  for (bool chunked : {false, true}) {
-    auto dev = testing::make_test_device(*m, {.limits = {.max_rows = 64, .max_outputs = 64, .max_seqs = 8},
-                                              .forward = {.chunked_delta_rule = chunked}});
-    ASSERT_NE(dev, nullptr);
-    const auto whole = testing::logits_at_every_position(*dev, tokens, 37, 37, testing::block_range(0, 4));
-    const auto eights = testing::logits_at_every_position(*dev, tokens, 37, 8, testing::block_range(4, 4));
-    const auto fives = testing::logits_at_every_position(*dev, tokens, 37, 5, testing::block_range(8, 4));
-    const auto singles = testing::logits_at_every_position(*dev, tokens, 0, 1, testing::block_range(12, 4));
-    ASSERT_EQ(whole.size(), tokens.size());
-    ASSERT_EQ(singles.size(), tokens.size());
-    if (!chunked) {
-      EXPECT_EQ(whole, singles);
-      EXPECT_EQ(eights, singles);
-      EXPECT_EQ(fives, singles);
-    }
-    for (size_t pos = 0; pos < tokens.size(); ++pos) {
-      EXPECT_LT(testing::relative_error(singles[pos], whole[pos]), 2e-5) << "position " << pos;
-      EXPECT_LT(testing::relative_error(singles[pos], eights[pos]), 2e-5) << "position " << pos;
-      EXPECT_LT(testing::relative_error(singles[pos], fives[pos]), 2e-5) << "position " << pos;
-      EXPECT_LT(testing::relative_error(ref[pos], whole[pos]), 1e-4) << "chunked " << chunked << " position " << pos;
-    }
-  }
+  testing::expect_prefill_chunkings_agree(*m, {.chunked_delta_rule = true});
 }
 
 // Sequence 0 alone on one thread, then sharing each step with a sequence that

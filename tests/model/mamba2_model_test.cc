@@ -8,12 +8,9 @@
 // several and token by token gives the same bits (the recurrent scan) or the
 // same logits to float rounding (the chunked scan).
 #include <algorithm>
-#include <numeric>
 
 #include <gtest/gtest.h>
 
-#include "gguf/gguf_file.h"
-#include "gguf/gguf_writer.h"
 #include "model/cpu_device.h"
 #include "model/random_model.h"
 #include "testing/model_test_support.h"
@@ -57,27 +54,6 @@ RandomModelSpec mamba_spec(Arch arch, GgmlType dtype, bool rope = false, bool mo
     s.shared_expert_feed_forward_length = 96;
   }
   return s;
-}
-
-// Copies `from` to `to`, leaving out tensor `drop` and writing `replace` (if
-// named) as zeros of shape `shape`.
-void rewrite_file(const std::string& from, const std::string& to, const std::string& drop,
-                  const std::string& replace = "", std::vector<uint64_t> shape = {}) {
-  auto full = GgufFile::open(from);
-  ASSERT_TRUE(full.ok());
-  GgufWriter w;
-  for (const auto& [k, v] : full->metadata().entries()) w.set(k, v);
-  for (const auto& t : full->tensors()) {
-    if (t.name == drop) continue;
-    if (t.name == replace) {
-      const uint64_t n = std::accumulate(shape.begin(), shape.end(), uint64_t{1}, std::multiplies<>());
-      ASSERT_TRUE(w.add_tensor_bytes(t.name, shape, GgmlType::kF32, std::vector<uint8_t>(n * 4)).ok());
-      continue;
-    }
-    auto bytes = full->tensor_data(t);
-    ASSERT_TRUE(w.add_tensor_bytes(t.name, t.shape, t.type, {bytes.begin(), bytes.end()}).ok());
-  }
-  ASSERT_TRUE(w.write_file(to).ok());
 }
 
 TEST(Mamba2Model, GraniteHybridBindsMamba2AndAttentionLayersWithTheirFfns) {
@@ -155,11 +131,11 @@ TEST(Mamba2Model, NemotronHLayersHaveAMixerOrAnFfnNotBoth) {
 TEST(Mamba2Model, MissingOrMisshapenMamba2TensorIsNamed) {
   testing::TempDir dir;
   ASSERT_TRUE(make_random_model(mamba_spec(Arch::kGraniteHybrid, GgmlType::kF32), dir.file("m.gguf")).ok());
-  rewrite_file(dir.file("m.gguf"), dir.file("cut.gguf"), "blk.2.ssm_d");
+  testing::rewrite_gguf(dir.file("m.gguf"), dir.file("cut.gguf"), "blk.2.ssm_d");
   auto m = Model::load(dir.file("cut.gguf"));
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.status().message().find("'blk.2.ssm_d' is missing"), std::string::npos) << m.status().message();
-  rewrite_file(dir.file("m.gguf"), dir.file("bad.gguf"), "", "blk.0.ssm_norm.weight", {256});
+  testing::rewrite_gguf(dir.file("m.gguf"), dir.file("bad.gguf"), "", "blk.0.ssm_norm.weight", {256});
   m = Model::load(dir.file("bad.gguf"));
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.status().message().find("'blk.0.ssm_norm.weight' has shape [256], expected [128, 2]"),
@@ -207,30 +183,7 @@ TEST_P(Mamba2Archs, OneChunkManyChunksAndTokenByTokenGiveTheSameLogits) {
   testing::TempDir dir;
   auto m = testing::make_and_load(mamba_spec(GetParam(), GgmlType::kF32), dir);
   ASSERT_NE(m, nullptr);
-  const auto tokens = testing::fixed_prompt(45, kVocab);
-  const auto ref = testing::ReferenceForward(*m).logits(tokens);
-  for (bool chunked : {false, true}) {
-    auto dev = testing::make_test_device(*m, {.limits = {.max_rows = 64, .max_outputs = 64, .max_seqs = 8},
-                                              .forward = {.chunked_ssm_scan = chunked}});
-    ASSERT_NE(dev, nullptr);
-    const auto whole = testing::logits_at_every_position(*dev, tokens, 37, 37, testing::block_range(0, 4));
-    const auto eights = testing::logits_at_every_position(*dev, tokens, 37, 8, testing::block_range(4, 4));
-    const auto fives = testing::logits_at_every_position(*dev, tokens, 37, 5, testing::block_range(8, 4));
-    const auto singles = testing::logits_at_every_position(*dev, tokens, 0, 1, testing::block_range(12, 4));
-    ASSERT_EQ(whole.size(), tokens.size());
-    ASSERT_EQ(singles.size(), tokens.size());
-    if (!chunked) {
-      EXPECT_EQ(whole, singles);
-      EXPECT_EQ(eights, singles);
-      EXPECT_EQ(fives, singles);
-    }
-    for (size_t pos = 0; pos < tokens.size(); ++pos) {
-      EXPECT_LT(testing::relative_error(singles[pos], whole[pos]), 2e-5) << "position " << pos;
-      EXPECT_LT(testing::relative_error(singles[pos], eights[pos]), 2e-5) << "position " << pos;
-      EXPECT_LT(testing::relative_error(singles[pos], fives[pos]), 2e-5) << "position " << pos;
-      EXPECT_LT(testing::relative_error(ref[pos], whole[pos]), 1e-4) << "chunked " << chunked << " position " << pos;
-    }
-  }
+  testing::expect_prefill_chunkings_agree(*m, {.chunked_ssm_scan = true});
 }
 
 // One state slot holds every Mamba2 layer's conv state ((d_conv - 1) x

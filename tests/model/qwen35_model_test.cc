@@ -7,12 +7,9 @@
 // llama.cpp computed on the same files. The fast path against the reference:
 // hybrid_model_test.cc.
 #include <cmath>
-#include <numeric>
 
 #include <gtest/gtest.h>
 
-#include "gguf/gguf_file.h"
-#include "gguf/gguf_writer.h"
 #include "model/cpu_device.h"
 #include "model/random_model.h"
 #include "testing/model_test_support.h"
@@ -48,27 +45,6 @@ RandomModelSpec small_spec(Arch arch, GgmlType dtype) {
     s.shared_expert_feed_forward_length = 96;
   }
   return s;
-}
-
-// Copies `from` to `to`, leaving out tensor `drop` and writing `replace` (if
-// named) as zeros of shape `shape`.
-void rewrite(const std::string& from, const std::string& to, const std::string& drop,
-             const std::string& replace = "", std::vector<uint64_t> shape = {}) {
-  auto full = GgufFile::open(from);
-  ASSERT_TRUE(full.ok());
-  GgufWriter w;
-  for (const auto& [k, v] : full->metadata().entries()) w.set(k, v);
-  for (const auto& t : full->tensors()) {
-    if (t.name == drop) continue;
-    if (t.name == replace) {
-      const uint64_t n = std::accumulate(shape.begin(), shape.end(), uint64_t{1}, std::multiplies<>());
-      ASSERT_TRUE(w.add_tensor_bytes(t.name, shape, GgmlType::kF32, std::vector<uint8_t>(n * 4)).ok());
-      continue;
-    }
-    auto bytes = full->tensor_data(t);
-    ASSERT_TRUE(w.add_tensor_bytes(t.name, t.shape, t.type, {bytes.begin(), bytes.end()}).ok());
-  }
-  ASSERT_TRUE(w.write_file(to).ok());
 }
 
 std::vector<TokenId> prompt(size_t n) {
@@ -126,7 +102,7 @@ TEST_P(Qwen35Archs, MadeModelBindsEachLayerKindAndTheMtpBlock) {
 TEST_P(Qwen35Archs, MissingRecurrentTensorIsNamed) {
   testing::TempDir dir;
   ASSERT_TRUE(make_random_model(small_spec(GetParam(), GgmlType::kF32), dir.file("m.gguf")).ok());
-  rewrite(dir.file("m.gguf"), dir.file("cut.gguf"), "blk.1.ssm_a");
+  testing::rewrite_gguf(dir.file("m.gguf"), dir.file("cut.gguf"), "blk.1.ssm_a");
   auto m = Model::load(dir.file("cut.gguf"));
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.status().message().find("'blk.1.ssm_a' is missing"), std::string::npos) << m.status().message();
@@ -135,7 +111,7 @@ TEST_P(Qwen35Archs, MissingRecurrentTensorIsNamed) {
 TEST_P(Qwen35Archs, MisshapenConvKernelIsNamed) {
   testing::TempDir dir;
   ASSERT_TRUE(make_random_model(small_spec(GetParam(), GgmlType::kF32), dir.file("m.gguf")).ok());
-  rewrite(dir.file("m.gguf"), dir.file("bad.gguf"), "", "blk.2.ssm_conv1d.weight", {3, 256});
+  testing::rewrite_gguf(dir.file("m.gguf"), dir.file("bad.gguf"), "", "blk.2.ssm_conv1d.weight", {3, 256});
   auto m = Model::load(dir.file("bad.gguf"));
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.status().message().find("'blk.2.ssm_conv1d.weight' has shape [3, 256], expected [4, 256]"),
@@ -146,7 +122,7 @@ TEST_P(Qwen35Archs, MisshapenConvKernelIsNamed) {
 TEST_P(Qwen35Archs, MissingMtpProjectionIsNamed) {
   testing::TempDir dir;
   ASSERT_TRUE(make_random_model(small_spec(GetParam(), GgmlType::kF32), dir.file("m.gguf")).ok());
-  rewrite(dir.file("m.gguf"), dir.file("cut.gguf"), "blk.4.nextn.eh_proj.weight");
+  testing::rewrite_gguf(dir.file("m.gguf"), dir.file("cut.gguf"), "blk.4.nextn.eh_proj.weight");
   auto m = Model::load(dir.file("cut.gguf"));
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.status().message().find("blk.4.nextn.eh_proj.weight"), std::string::npos) << m.status().message();

@@ -5,6 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <numeric>
+
+#include "gguf/gguf_file.h"
+#include "gguf/gguf_writer.h"
+#include "testing/reference_forward.h"
 
 namespace met::testing {
 
@@ -78,6 +84,53 @@ std::vector<std::vector<float>> logits_at_every_position(Device& dev, std::span<
     begin += rows;
   }
   return out;
+}
+
+void rewrite_gguf(const std::string& from, const std::string& to, const std::string& drop,
+                  const std::string& replace, const std::vector<uint64_t>& shape) {
+  auto full = GgufFile::open(from);
+  ASSERT_TRUE(full.ok());
+  GgufWriter w;
+  for (const auto& [k, v] : full->metadata().entries()) w.set(k, v);
+  for (const auto& t : full->tensors()) {
+    if (t.name == drop) continue;
+    if (t.name == replace) {
+      const uint64_t n = std::accumulate(shape.begin(), shape.end(), uint64_t{1}, std::multiplies<>());
+      ASSERT_TRUE(w.add_tensor_bytes(t.name, shape, GgmlType::kF32, std::vector<uint8_t>(n * 4)).ok());
+      continue;
+    }
+    auto bytes = full->tensor_data(t);
+    ASSERT_TRUE(w.add_tensor_bytes(t.name, t.shape, t.type, {bytes.begin(), bytes.end()}).ok());
+  }
+  ASSERT_TRUE(w.write_file(to).ok());
+}
+
+void expect_prefill_chunkings_agree(const Model& model, const ForwardOptions& chunked_forms) {
+  const auto tokens = fixed_prompt(45, static_cast<uint32_t>(model.hparams().vocab_size));
+  const auto ref = ReferenceForward(model).logits(tokens);
+  const ForwardOptions forms[2] = {ForwardOptions{}, chunked_forms};
+  for (const bool chunked : {false, true}) {
+    auto dev = make_test_device(model, {.limits = {.max_rows = 64, .max_outputs = 64, .max_seqs = 8},
+                                        .forward = forms[chunked ? 1 : 0]});
+    ASSERT_NE(dev, nullptr);
+    const auto whole = logits_at_every_position(*dev, tokens, 37, 37, block_range(0, 4));
+    const auto eights = logits_at_every_position(*dev, tokens, 37, 8, block_range(4, 4));
+    const auto fives = logits_at_every_position(*dev, tokens, 37, 5, block_range(8, 4));
+    const auto singles = logits_at_every_position(*dev, tokens, 0, 1, block_range(12, 4));
+    ASSERT_EQ(whole.size(), tokens.size());
+    ASSERT_EQ(singles.size(), tokens.size());
+    if (!chunked) {
+      EXPECT_EQ(whole, singles);
+      EXPECT_EQ(eights, singles);
+      EXPECT_EQ(fives, singles);
+    }
+    for (size_t pos = 0; pos < tokens.size(); ++pos) {
+      EXPECT_LT(relative_error(singles[pos], whole[pos]), 2e-5) << "position " << pos;
+      EXPECT_LT(relative_error(singles[pos], eights[pos]), 2e-5) << "position " << pos;
+      EXPECT_LT(relative_error(singles[pos], fives[pos]), 2e-5) << "position " << pos;
+      EXPECT_LT(relative_error(ref[pos], whole[pos]), 1e-4) << "chunked " << chunked << " position " << pos;
+    }
+  }
 }
 
 namespace {

@@ -1,13 +1,16 @@
 // What the model tests share: a made model loaded, a CpuDevice sized for a test, one step run to
 // its result, a fixed prompt, the logits at every position of one sequence
 // fed in prefill chunks then one token per step, and the error measure the
-// tolerances are stated in; the check that a recurrent model's steps rewound
-// through the decode rollback ring are exact.
+// tolerances are stated in; a GGUF copied with one tensor dropped or
+// replaced; the checks that a recurrent model's prefill does not depend on
+// how it is cut into steps and that its steps rewound through the decode
+// rollback ring are exact.
 // Threading: one thread. Never linked into apps/.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <span>
 #include <vector>
 
@@ -53,6 +56,18 @@ std::vector<std::vector<float>> logits_at_every_position(Device& dev, std::span<
                                                          std::span<const BlockId> table);
 
 // max |ref - got| / max |ref|.
+// Copies the GGUF `from` to `to`, leaving out tensor `drop` and writing
+// `replace` (if named) as F32 zeros of shape `shape`.
+void rewrite_gguf(const std::string& from, const std::string& to, const std::string& drop,
+                  const std::string& replace = "", const std::vector<uint64_t>& shape = {});
+
+// A recurrent model's logits for a 45-token prompt whose first 37 tokens are
+// prefilled in one chunk, in chunks of 8 and of 5, and one token per step:
+// the same bits with the default (recurrent) forms, within float rounding
+// (2e-5) of those with `chunked` (its chunked prefill forms on), and within
+// 1e-4 of the double-precision reference either way.
+void expect_prefill_chunkings_agree(const Model& model, const ForwardOptions& chunked);
+
 // A recurrent model on a device keeping `rollback` >= 2 older state versions:
 // a sequence that ran two tokens past position p (an over-run) and is run
 // again from p gives, bit for bit, the logits of a device that never ran
