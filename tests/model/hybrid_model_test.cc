@@ -76,15 +76,7 @@ TEST_P(HybridVsReference, LogitsAtEveryPositionAgreeWithinTheDtypesTolerance) {
   EXPECT_EQ(dev->info().num_layers, 1);  // the KV cache holds the attention layer only
   const auto got = testing::logits_at_every_position(*dev, tokens, 29, 13, testing::block_range(0, 4));
   ASSERT_EQ(got.size(), tokens.size());
-  int compared = 0;
-  double worst = 0;
-  for (size_t pos = 0; pos < tokens.size(); ++pos) {
-    if (margins[pos] < p.min_margin) continue;
-    ++compared;
-    const double err = testing::relative_error(ref[pos], got[pos]);
-    worst = std::max(worst, err);
-    EXPECT_LT(err, p.tolerance) << "position " << pos;
-  }
+  const auto [compared, worst] = testing::expect_logits_agree(ref, got, p.tolerance, margins, p.min_margin);
   EXPECT_GE(compared, 20);
   RecordProperty("max_relative_error", std::to_string(worst));
 }

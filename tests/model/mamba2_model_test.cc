@@ -234,12 +234,7 @@ TEST_P(Mamba2VsReference, LogitsAtEveryPositionAgreeWithinTheDtypesTolerance) {
   ASSERT_NE(dev, nullptr);
   const auto got = testing::logits_at_every_position(*dev, tokens, 29, 13, testing::block_range(0, 4));
   ASSERT_EQ(got.size(), tokens.size());
-  double worst = 0;
-  for (size_t pos = 0; pos < tokens.size(); ++pos) {
-    const double err = testing::relative_error(ref[pos], got[pos]);
-    worst = std::max(worst, err);
-    EXPECT_LT(err, p.tolerance) << "position " << pos;
-  }
+  const double worst = testing::expect_logits_agree(ref, got, p.tolerance).worst;
   RecordProperty("max_relative_error", std::to_string(worst));
 }
 

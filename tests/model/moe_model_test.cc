@@ -66,15 +66,7 @@ TEST_P(MoeModelVsReference, LogitsAtEveryPositionAgreeWithinTheDtypesTolerance) 
   const auto ref = testing::ReferenceForward(**m).logits(tokens, &margins);
   auto dev = testing::make_test_device(**m);
   const auto got = logits_at_every_position(*dev, tokens);
-  double worst = 0;
-  int compared = 0;
-  for (size_t pos = 0; pos < tokens.size(); ++pos) {
-    if (margins[pos] < p.min_margin) continue;  // a near-tie the quantized path may break the other way
-    ++compared;
-    const double err = testing::relative_error(ref[pos], got[pos]);
-    worst = std::max(worst, err);
-    EXPECT_LT(err, p.tolerance) << "position " << pos << ", routing margin " << margins[pos];
-  }
+  const auto [compared, worst] = testing::expect_logits_agree(ref, got, p.tolerance, margins, p.min_margin);
   EXPECT_GE(compared, 4) << "too few positions clear of routing near-ties";
   RecordProperty("positions_compared", compared);
   RecordProperty("max_relative_error", std::to_string(worst));

@@ -191,4 +191,20 @@ double relative_error(std::span<const float> ref, std::span<const float> got) {
   return max_err / max_ref;
 }
 
+LogitsAgreement expect_logits_agree(const std::vector<std::vector<float>>& ref,
+                                    const std::vector<std::vector<float>>& got, double tolerance,
+                                    std::span<const double> margins, double min_margin) {
+  LogitsAgreement a;
+  EXPECT_EQ(got.size(), ref.size());
+  for (size_t pos = 0; pos < std::min(ref.size(), got.size()); ++pos) {
+    const double margin = pos < margins.size() ? margins[pos] : min_margin;
+    if (margin < min_margin) continue;
+    ++a.compared;
+    const double err = relative_error(ref[pos], got[pos]);
+    a.worst = std::max(a.worst, err);
+    EXPECT_LT(err, tolerance) << "position " << pos << ", routing margin " << margin;
+  }
+  return a;
+}
+
 }  // namespace met::testing

@@ -77,4 +77,16 @@ void expect_rewound_steps_are_exact(const Model& model, int32_t rollback);
 
 double relative_error(std::span<const float> ref, std::span<const float> got);
 
+// EXPECTs every position's relative_error below `tolerance`, skipping the
+// positions whose routing margin (ReferenceForward's, when `margins` is
+// given) is below `min_margin`: near-ties a quantized path may break the
+// other way. How many positions were compared, and the worst error.
+struct LogitsAgreement {
+  int compared = 0;
+  double worst = 0;
+};
+LogitsAgreement expect_logits_agree(const std::vector<std::vector<float>>& ref,
+                                    const std::vector<std::vector<float>>& got, double tolerance,
+                                    std::span<const double> margins = {}, double min_margin = 0);
+
 }  // namespace met::testing
