@@ -12,6 +12,11 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_L
   # GCC 12 at -O3 reports -Wrestrict inside libstdc++'s std::string code for
   # plain appends (GCC bug 105329); the warning is not about met's code.
   target_compile_options(met_flags INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Wno-restrict>)
+  # GCC 12 at -O3 also reports -Wmaybe-uninitialized for moves of
+  # std::optional<shared_ptr> members inlined through several layers (a
+  # moved EngineRequest); which unity batch trips it changes with every file
+  # added. It stays a warning; clang's -Wuninitialized gates CI instead.
+  target_compile_options(met_flags INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Wno-error=maybe-uninitialized>)
 endif()
 if(MET_UNITY AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   # In a unity build each .cc is #included, so GCC takes it for a header and
