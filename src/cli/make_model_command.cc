@@ -1,7 +1,7 @@
 // `met make-model`: a random-weight model for tests, benchmarks and the
 // README's first command. With --chat-template FILE, the vocabulary also gets
 // the template's markers and special strings as control tokens
-// (chat_control_tokens). qwen35/qwen35moe take their own preset shapes (with
+// (chat_control_tokens). qwen35/qwen35moe/qwen3next take their own preset shapes (with
 // one MTP block) and the gated delta sizes; granitehybrid/nemotron_h take
 // theirs, the Mamba2 sizes (the same --ssm-* flags) and a layer pattern.
 // Tested by tests/cli/make_model_command_test.cc.
@@ -49,7 +49,7 @@ Status apply_mamba_options(const MakeModelOptions& o, RandomModelSpec& spec) {
     return ok_status();
   }
   if (o.full_attn_interval || o.mtp_layers) {
-    return invalid_argument("--full-attn-interval and --mtp-layers need --arch qwen35 or qwen35moe");
+    return invalid_argument("--full-attn-interval and --mtp-layers need --arch qwen35, qwen35moe or qwen3next");
   }
   if (o.attn_rope && spec.arch != Arch::kGraniteHybrid) {
     return invalid_argument("--attn-rope needs --arch granitehybrid");
@@ -70,14 +70,14 @@ Status apply_mamba_options(const MakeModelOptions& o, RandomModelSpec& spec) {
   return ok_status();
 }
 
-// The gated delta flags, for --arch qwen35 and qwen35moe only.
+// The gated delta flags, for --arch qwen35, qwen35moe and qwen3next only.
 Status apply_hybrid_options(const MakeModelOptions& o, RandomModelSpec& spec) {
   const bool any = o.ssm_state || o.ssm_groups || o.ssm_heads || o.conv_kernel || o.full_attn_interval ||
                    o.mtp_layers;
   if (arch_is_mamba_hybrid(spec.arch)) return ok_status();  // apply_mamba_options
   if (any && !arch_is_hybrid(spec.arch)) {
     return invalid_argument("--ssm-state, --ssm-groups, --ssm-heads, --conv-kernel, --full-attn-interval and "
-                            "--mtp-layers need --arch qwen35 or qwen35moe");
+                            "--mtp-layers need --arch qwen35, qwen35moe or qwen3next");
   }
   spec.head_dim = o.head_dim.value_or(o.embd || o.heads ? 0 : spec.head_dim);
   spec.ssm_state_size = o.ssm_state.value_or(spec.ssm_state_size);
@@ -93,7 +93,7 @@ Result<RandomModelSpec> build_spec(const MakeModelOptions& o) {
   std::optional<Arch> arch = parse_arch(o.arch);
   if (!arch) {
     return invalid_argument("--arch '{}' is not llama, mistral, qwen2, qwen3, qwen3moe, mixtral, gpt-oss, qwen35, "
-                            "qwen35moe, granitehybrid or nemotron_h",
+                            "qwen35moe, qwen3next, granitehybrid or nemotron_h",
                             o.arch);
   }
   std::optional<RandomModelSpec> preset = random_model_preset(o.preset, *arch);
@@ -172,8 +172,8 @@ void add_make_model_command(CLI::App& app) {
   cmd->add_option("--preset", o->preset, "tiny (~15M), small (~110M) or medium (~500M)")
       ->capture_default_str();
   cmd->add_option("--arch", o->arch,
-                  "llama, mistral, qwen2, qwen3, qwen3moe, mixtral, gpt-oss, qwen35, qwen35moe, granitehybrid or "
-                  "nemotron_h")
+                  "llama, mistral, qwen2, qwen3, qwen3moe, mixtral, gpt-oss, qwen35, qwen35moe, qwen3next, "
+                  "granitehybrid or nemotron_h")
       ->capture_default_str();
   cmd->add_option("--experts", o->experts, "Experts per MoE layer (default by preset: 8, 16, 32)");
   cmd->add_option("--experts-used", o->experts_used, "Experts each token uses (default by preset: 2, 4, 4)");

@@ -217,7 +217,9 @@ std::string render_model_info_text(const ModelInfo& info) {
     std::string rope = fmt::format("dims {}, freq base {}, scaling {} (factor {})", hp.rope_dims,
                                    hp.rope_freq_base, rope_scaling_name(hp.rope_scaling.kind),
                                    hp.rope_scaling.factor);
-    if (hp.ssm_kind == SsmKind::kGatedDelta) rope += fmt::format(", sections [{}]", fmt::join(hp.rope_sections, ", "));
+    if (hp.ssm_kind == SsmKind::kGatedDelta && !hp.ssm_grouped_v_heads) {
+      rope += fmt::format(", sections [{}]", fmt::join(hp.rope_sections, ", "));
+    }
     line("rope", hp.uses_rope ? rope : std::string("none"));
     if (hp.ssm_kind == SsmKind::kGatedDelta) line("gated delta", gated_delta_text(hp));
     if (hp.ssm_kind == SsmKind::kMamba2) line("mamba2", mamba2_text(hp));
@@ -303,7 +305,7 @@ nlohmann::json model_info_json(const ModelInfo& info) {
     }
     if (hp.ssm_kind == SsmKind::kGatedDelta) {
       j["hparams"]["gated_delta"] = gated_delta_json(hp);
-      j["hparams"]["rope"]["sections"] = hp.rope_sections;
+      if (!hp.ssm_grouped_v_heads) j["hparams"]["rope"]["sections"] = hp.rope_sections;
     }
     if (hp.ssm_kind == SsmKind::kMamba2) j["hparams"]["mamba2"] = mamba2_json(hp);
     j["hparams"]["rope"]["enabled"] = hp.uses_rope;

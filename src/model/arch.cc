@@ -7,7 +7,8 @@ namespace met {
 
 std::optional<Arch> parse_arch(std::string_view name) {
   for (Arch a : {Arch::kLlama, Arch::kMistral, Arch::kQwen2, Arch::kQwen3, Arch::kQwen3Moe, Arch::kMixtral,
-                 Arch::kGptOss, Arch::kQwen35, Arch::kQwen35Moe, Arch::kGraniteHybrid, Arch::kNemotronH}) {
+                 Arch::kGptOss, Arch::kQwen35, Arch::kQwen35Moe, Arch::kQwen3Next, Arch::kGraniteHybrid,
+                 Arch::kNemotronH}) {
     if (arch_name(a) == name) return a;
   }
   return std::nullopt;
@@ -24,6 +25,7 @@ std::string_view arch_name(Arch arch) {
     case Arch::kGptOss: return "gpt-oss";
     case Arch::kQwen35: return "qwen35";
     case Arch::kQwen35Moe: return "qwen35moe";
+    case Arch::kQwen3Next: return "qwen3next";
     case Arch::kGraniteHybrid: return "granitehybrid";
     case Arch::kNemotronH: return "nemotron_h";
   }
@@ -80,7 +82,8 @@ void add_gated_attention(uint32_t layer, const ModelHParams& hp, std::vector<Ten
   t.push_back({name("attn_k_norm.weight"), {hp.head_dim}, TensorRole::kNorm});
 }
 
-void add_gated_delta(uint32_t layer, const ModelHParams& hp, std::vector<TensorSpec>& t) {
+// qwen3next packs beta and alpha into one matrix, ssm_ba.
+void add_gated_delta(uint32_t layer, const ModelHParams& hp, bool packed_ba, std::vector<TensorSpec>& t) {
   auto name = [layer](std::string_view what) { return fmt::format("blk.{}.{}", layer, what); };
   const uint64_t embd = hp.embedding_length, conv = hp.conv_dim(), value = hp.ssm_value_dim();
   const uint64_t v_heads = hp.ssm_time_step_rank;
@@ -89,22 +92,26 @@ void add_gated_delta(uint32_t layer, const ModelHParams& hp, std::vector<TensorS
   t.push_back({name("ssm_conv1d.weight"), {hp.ssm_conv_kernel, conv}, TensorRole::kConv});
   t.push_back({name("ssm_dt.bias"), {v_heads}, TensorRole::kBias});
   t.push_back({name("ssm_a"), {v_heads}, TensorRole::kDecay});
-  t.push_back({name("ssm_beta.weight"), {embd, v_heads}, TensorRole::kMatrix});
-  t.push_back({name("ssm_alpha.weight"), {embd, v_heads}, TensorRole::kMatrix});
+  if (packed_ba) {
+    t.push_back({name("ssm_ba.weight"), {embd, 2 * v_heads}, TensorRole::kMatrix});
+  } else {
+    t.push_back({name("ssm_beta.weight"), {embd, v_heads}, TensorRole::kMatrix});
+    t.push_back({name("ssm_alpha.weight"), {embd, v_heads}, TensorRole::kMatrix});
+  }
   t.push_back({name("ssm_norm.weight"), {hp.ssm_state_size}, TensorRole::kNorm});
   t.push_back({name("ssm_out.weight"), {value, embd}, TensorRole::kMatrix});
 }
 
-// qwen35/qwen35moe: trunk layers (gated delta or gated attention), then the
-// MTP blocks.
-void add_hybrid_layers(const ModelHParams& hp, std::vector<TensorSpec>& t) {
+// qwen35/qwen35moe/qwen3next: trunk layers (gated delta or gated attention),
+// then the MTP blocks.
+void add_hybrid_layers(Arch arch, const ModelHParams& hp, std::vector<TensorSpec>& t) {
   const uint64_t embd = hp.embedding_length;
   for (uint32_t i = 0; i < hp.num_layers + hp.nextn_predict_layers; ++i) {
     auto name = [i](std::string_view what) { return fmt::format("blk.{}.{}", i, what); };
     t.push_back({name("attn_norm.weight"), {embd}, TensorRole::kNorm});
     t.push_back({name("post_attention_norm.weight"), {embd}, TensorRole::kNorm});
     if (hp.layer_is_recurrent(i)) {
-      add_gated_delta(i, hp, t);
+      add_gated_delta(i, hp, arch == Arch::kQwen3Next, t);
     } else {
       add_gated_attention(i, hp, t);
     }
@@ -175,7 +182,9 @@ void add_mamba_hybrid_layers(Arch arch, const ModelHParams& hp, std::vector<Tens
 
 bool arch_is_mamba_hybrid(Arch arch) { return arch == Arch::kGraniteHybrid || arch == Arch::kNemotronH; }
 
-bool arch_is_hybrid(Arch arch) { return arch == Arch::kQwen35 || arch == Arch::kQwen35Moe; }
+bool arch_is_hybrid(Arch arch) {
+  return arch == Arch::kQwen35 || arch == Arch::kQwen35Moe || arch == Arch::kQwen3Next;
+}
 
 std::vector<TensorSpec> arch_tensors(Arch arch, const ModelHParams& hp, bool tied_output) {
   const uint64_t embd = hp.embedding_length;
@@ -186,7 +195,7 @@ std::vector<TensorSpec> arch_tensors(Arch arch, const ModelHParams& hp, bool tie
   t.push_back({"output_norm.weight", {embd}, TensorRole::kNorm});
   if (!tied_output) t.push_back({"output.weight", {embd, hp.vocab_size}, TensorRole::kMatrix});
   if (arch_is_hybrid(arch)) {
-    add_hybrid_layers(hp, t);
+    add_hybrid_layers(arch, hp, t);
     return t;
   }
   if (arch_is_mamba_hybrid(arch)) {

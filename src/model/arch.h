@@ -29,7 +29,10 @@
 // with its FFN plus `nextn.eh_proj` [2 embd, embd], `nextn.enorm`,
 // `nextn.hnorm` and `nextn.shared_head_norm` [embd] (the optional
 // `nextn.embed_tokens` and `nextn.shared_head_head` are not listed: Qwen3.5's
-// MTP shares the model's embedding and head).
+// MTP shares the model's embedding and head). `qwen3next` is qwen35moe with
+// `ssm_beta` and `ssm_alpha` packed into `ssm_ba` [embd, 2 v_heads] (per key
+// head, its value heads' betas then their alphas), value heads grouped by
+// key head (hp.key_head) and plain NeoX rope (no sections).
 // `granitehybrid` / `nemotron_h` (Mamba2 hybrids, llama.cpp's names): every
 // layer has `attn_norm`. A Mamba2 layer (hp.layer_is_recurrent): `ssm_in`
 // [embd, mamba_in_proj_dim] (rows z, then x B C, then dt), `ssm_conv1d`
@@ -65,6 +68,7 @@ enum class Arch {
   kGptOss,
   kQwen35,
   kQwen35Moe,
+  kQwen3Next,
   kGraniteHybrid,
   kNemotronH,
 };
@@ -93,7 +97,7 @@ std::string_view gguf_arch_name(Arch arch);
 // Every tensor of a model of `arch` with `hp`, in llama.cpp's order. Without
 // `output.weight` when `tied_output` (the embedding is reused).
 std::vector<TensorSpec> arch_tensors(Arch arch, const ModelHParams& hp, bool tied_output);
-// Whether `arch` has gated delta layers (qwen35, qwen35moe).
+// Whether `arch` has gated delta layers (qwen35, qwen35moe, qwen3next).
 bool arch_is_hybrid(Arch arch);
 // Whether `arch` has Mamba2 layers (granitehybrid, nemotron_h).
 bool arch_is_mamba_hybrid(Arch arch);

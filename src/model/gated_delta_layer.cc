@@ -30,6 +30,7 @@ GatedDeltaLayer::GatedDeltaLayer(const ModelHParams& hp, int32_t max_rows, int n
       num_v_heads_(static_cast<int32_t>(hp.ssm_time_step_rank)),
       d_conv_(static_cast<int32_t>(hp.ssm_conv_kernel)),
       eps_(hp.rms_norm_eps),
+      grouped_v_heads_(hp.ssm_grouped_v_heads),
       chunked_(chunked) {
   const auto rows = static_cast<size_t>(max_rows);
   qkv_.resize(rows * static_cast<size_t>(conv_dim_));
@@ -38,6 +39,7 @@ GatedDeltaLayer::GatedDeltaLayer(const ModelHParams& hp, int32_t max_rows, int n
   core_.resize(rows * static_cast<size_t>(value_dim_));
   beta_.resize(rows * static_cast<size_t>(num_v_heads_));
   gate_.resize(rows * static_cast<size_t>(num_v_heads_));
+  if (hp.arch == "qwen3next") ba_.resize(rows * 2 * static_cast<size_t>(num_v_heads_));
   if (!chunked) return;
   scratch_.reserve(static_cast<size_t>(num_threads));
   for (int t = 0; t < num_threads; ++t) scratch_.emplace_back(kChunkRows, head_dim_);
@@ -47,9 +49,14 @@ void GatedDeltaLayer::run(cpu::ThreadCtx& ctx, const LayerWeights& l, int32_t rl
                           const float* xn, cpu::RecurrentState& state, ActivationBuffers& act, float* out) {
   const GatedDeltaWeights& w = l.gdn;
   const int64_t rows = plan.num_rows();
-  const Product in[] = {{&w.wqkv, qkv_.data()}, {&w.wgate, z_.data()}, {&w.beta, beta_.data()},
-                        {&w.alpha, gate_.data()}};
-  linear(ctx, xn, rows, embd_, in, act);
+  if (w.ba.data != nullptr) {
+    const Product in[] = {{&w.wqkv, qkv_.data()}, {&w.wgate, z_.data()}, {&w.ba, ba_.data()}};
+    linear(ctx, xn, rows, embd_, in, act);
+  } else {
+    const Product in[] = {{&w.wqkv, qkv_.data()}, {&w.wgate, z_.data()}, {&w.beta, beta_.data()},
+                          {&w.alpha, gate_.data()}};
+    linear(ctx, xn, rows, embd_, in, act);
+  }
   conv(ctx, w, rlayer, plan, state);
   prepare_heads(ctx, w, rows);
   delta_rule(ctx, rlayer, plan, state);
@@ -73,14 +80,24 @@ void GatedDeltaLayer::conv(cpu::ThreadCtx& ctx, const GatedDeltaWeights& w, int3
 }
 
 // Per row: q and k heads L2-normalised, beta through a sigmoid, alpha into
-// the log decay g (kept in gate_).
+// the log decay g (kept in gate_); ssm_ba's rows (per key head, its value
+// heads' betas then alphas) unpacked first.
 void GatedDeltaLayer::prepare_heads(cpu::ThreadCtx& ctx, const GatedDeltaWeights& w, int64_t rows) {
   const auto [r0, r1] = ctx.split(rows);
+  const int32_t per_key = num_v_heads_ / num_k_heads_;
   for (int64_t r = r0; r < r1; ++r) {
     float* qk = &conv_out_[static_cast<size_t>(r * conv_dim_)];
     for (int32_t h = 0; h < 2 * num_k_heads_; ++h) cpu::l2_norm(qk + h * head_dim_, head_dim_, eps_);
     float* beta = &beta_[static_cast<size_t>(r * num_v_heads_)];
     float* g = &gate_[static_cast<size_t>(r * num_v_heads_)];
+    if (w.ba.data != nullptr) {
+      const float* ba = &ba_[static_cast<size_t>(r * 2 * num_v_heads_)];
+      for (int32_t h = 0; h < num_v_heads_; ++h) {
+        const int32_t at = 2 * per_key * (h / per_key) + h % per_key;
+        beta[h] = ba[at];
+        g[h] = ba[at + per_key];
+      }
+    }
     for (int32_t h = 0; h < num_v_heads_; ++h) {
       beta[h] = sigmoid(beta[h]);
       g[h] = softplus(g[h] + w.dt_bias[h]) * w.a[h];
@@ -98,7 +115,7 @@ void GatedDeltaLayer::delta_rule(cpu::ThreadCtx& ctx, int32_t rlayer, const Step
   for (int64_t item = i0; item < i1; ++item) {
     const StepSeq& s = plan.seqs[static_cast<size_t>(item / num_v_heads_)];
     const auto h = static_cast<int32_t>(item % num_v_heads_);
-    const int32_t kh = h % num_k_heads_;
+    const int32_t kh = grouped_v_heads_ ? h / (num_v_heads_ / num_k_heads_) : h % num_k_heads_;
     const int64_t row = s.row_begin;
     const float* base = &conv_out_[static_cast<size_t>(row * conv_dim_)];
     cpu::GatedDeltaRows in;

@@ -2,10 +2,11 @@
 // gated delta net), run by every thread of a WorkerPool job over a step's
 // rows. For input rows xn (already RMS-normed):
 //   qkv = attn_qkv·xn, z = attn_gate·xn, beta = sigmoid(ssm_beta·xn),
-//   g = softplus(ssm_alpha·xn + dt_bias)·ssm_a (the log decay, ≤ 0);
+//   g = softplus(ssm_alpha·xn + dt_bias)·ssm_a (the log decay, ≤ 0)
+//   (qwen3next: beta and alpha unpacked from ssm_ba·xn);
 //   the causal short conv over qkv's channels with the sequence's rolling
 //   conv state, then SiLU; q and k L2-normalised per key head; the gated
-//   delta rule per value head h (reading key head h % num_k_heads) on the
+//   delta rule per value head h (reading key head hp.key_head(h)) on the
 //   sequence's SSM state; each head's output RMS-normed with ssm_norm and
 //   gated by silu(z); out = ssm_out · that.
 // Every row runs the recurrent form of the rule, token by token, so a
@@ -53,9 +54,11 @@ class GatedDeltaLayer {
   int64_t embd_ = 0, conv_dim_ = 0, key_dim_ = 0, value_dim_ = 0;
   int32_t head_dim_ = 0, num_k_heads_ = 0, num_v_heads_ = 0, d_conv_ = 0;
   float eps_ = 0.0f;
+  bool grouped_v_heads_ = false;  // hp.ssm_grouped_v_heads
   bool chunked_ = false;
   // Rows × conv_dim (projected, then convolved), × value_dim (z, core), × v_heads.
   std::vector<float> qkv_, conv_out_, z_, beta_, gate_, core_;
+  std::vector<float> ba_;  // rows × 2 v_heads: ssm_ba·xn (qwen3next only)
   std::vector<cpu::GatedDeltaScratch> scratch_;  // one per thread (chunked only)
 };
 

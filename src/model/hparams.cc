@@ -9,7 +9,9 @@ namespace met {
 namespace {
 
 // Architectures with gated delta layers, whose keys read_hybrid reads.
-bool is_hybrid_arch(std::string_view arch) { return arch == "qwen35" || arch == "qwen35moe"; }
+bool is_hybrid_arch(std::string_view arch) { return arch == "qwen35" || arch == "qwen35moe" || arch == "qwen3next"; }
+// The gated delta archs whose FFN is routed experts with a required shared expert.
+bool is_hybrid_moe_arch(std::string_view arch) { return arch == "qwen35moe" || arch == "qwen3next"; }
 // Architectures with Mamba2 layers, whose keys read_mamba_hybrid reads.
 bool is_mamba_arch(std::string_view arch) { return arch == "granitehybrid" || arch == "nemotron_h"; }
 
@@ -76,6 +78,9 @@ Status validate(const ModelHParams& hp) {
 Status read_experts(const GgufMetadata& md, ModelHParams& hp) {
   MET_ASSIGN_OR_RETURN(hp.expert_count, arch_u32_or(md, "expert_count", 0));
   MET_ASSIGN_OR_RETURN(hp.expert_used_count, arch_u32_or(md, "expert_used_count", 0));
+  if (hp.expert_count == 0 && hp.arch == "qwen3next") {
+    return invalid_argument("{}.expert_count is 0 (llama.cpp refuses a qwen3next model without experts)", hp.arch);
+  }
   if (hp.expert_count == 0) return ok_status();
   if (hp.arch == "llama") {
     // llama.cpp's llama loader (mixtral) sizes experts by feed_forward_length
@@ -95,19 +100,18 @@ Status read_experts(const GgufMetadata& md, ModelHParams& hp) {
                          arch_u32_or(md, "expert_shared_feed_forward_length", 0));
     return ok_status();
   }
-  if (hp.arch == "qwen35moe") {
-    // llama.cpp's qwen35moe loader: the shared expert is required, as wide as
-    // feed_forward_length unless its key says otherwise.
+  if (is_hybrid_moe_arch(hp.arch)) {
+    // llama.cpp's qwen35moe and qwen3next loaders: the shared expert is
+    // required, as wide as feed_forward_length unless its key says otherwise.
     MET_ASSIGN_OR_RETURN(hp.expert_shared_feed_forward_length,
                          arch_u32_or(md, "expert_shared_feed_forward_length", hp.feed_forward_length));
     if (hp.expert_shared_feed_forward_length == 0) {
-      return invalid_argument("{}.expert_shared_feed_forward_length is 0 (qwen35moe needs its shared expert)",
-                              hp.arch);
+      return invalid_argument("{0}.expert_shared_feed_forward_length is 0 ({0} needs its shared expert)", hp.arch);
     }
   }
   const uint32_t ff_default = hp.expert_used_count == 0 ? 0 : hp.feed_forward_length / hp.expert_used_count;
   MET_ASSIGN_OR_RETURN(hp.expert_feed_forward_length, arch_u32_or(md, "expert_feed_forward_length", ff_default));
-  if (hp.arch == "qwen35moe") return ok_status();
+  if (is_hybrid_moe_arch(hp.arch)) return ok_status();
   MET_ASSIGN_OR_RETURN(hp.expert_shared_feed_forward_length,
                        arch_u32_or(md, "expert_shared_feed_forward_length", 0));
   return ok_status();
@@ -176,6 +180,7 @@ bool imrope_pair_rotates(const std::array<uint32_t, 4>& sec, uint32_t pair) {
 }
 
 Status validate_rope_sections(const ModelHParams& hp) {
+  if (hp.arch == "qwen3next") return ok_status();  // plain NeoX rope, no sections
   const auto& s = hp.rope_sections;
   const std::string key = hp.arch + ".rope.dimension_sections";
   const uint32_t total = s[0] + s[1] + s[2] + s[3];
@@ -227,8 +232,8 @@ Status read_recurrent_layers(const GgufMetadata& md, uint32_t block_count, Model
   return ok_status();
 }
 
-// qwen35/qwen35moe: the gated delta sizes, MTP blocks (taken off
-// num_layers), the recurrent layers and the rope sections.
+// qwen35/qwen35moe/qwen3next: the gated delta sizes, MTP blocks (taken off
+// num_layers), the recurrent layers and (not qwen3next) the rope sections.
 Status read_hybrid(const GgufMetadata& md, ModelHParams& hp) {
   if (!is_hybrid_arch(hp.arch)) return ok_status();
   hp.ssm_kind = SsmKind::kGatedDelta;
@@ -245,6 +250,10 @@ Status read_hybrid(const GgufMetadata& md, ModelHParams& hp) {
   }
   hp.num_layers = block_count - hp.nextn_predict_layers;
   MET_RETURN_IF_ERROR(read_recurrent_layers(md, block_count, hp));
+  if (hp.arch == "qwen3next") {
+    hp.ssm_grouped_v_heads = true;  // llama.cpp's qwen3next graph: q and k repeat-interleaved
+    return ok_status();
+  }
   MET_ASSIGN_OR_RETURN(std::string sections_key, md.arch_key("rope.dimension_sections"));
   MET_ASSIGN_OR_RETURN(hp.rope_sections, read_u32x4(md, sections_key));
   return ok_status();

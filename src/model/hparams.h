@@ -96,7 +96,8 @@ struct ModelHParams {
   uint32_t ssm_inner_size = 0;      // value dim = ssm_state_size * ssm_time_step_rank / d_inner
   uint32_t ssm_state_size = 0;      // head dim of the delta rule's keys and values / d_state
   uint32_t ssm_time_step_rank = 0;  // value heads / Mamba2 heads
-  uint32_t ssm_group_count = 0;     // key heads (value head h reads key head h % ssm_group_count) / B, C groups
+  uint32_t ssm_group_count = 0;     // key heads (value head h reads key_head(h)) / B, C groups
+  bool ssm_grouped_v_heads = false;  // qwen3next: a key head's value heads are adjacent (see key_head)
   uint32_t full_attention_interval = 0;  // as read (0 where the per-layer array decided, or none)
   uint32_t nextn_predict_layers = 0;     // MTP blocks after the trunk (blk.num_layers …)
   std::array<uint32_t, 4> rope_sections{};  // interleaved M-RoPE sections (all 0: none)
@@ -132,6 +133,11 @@ struct ModelHParams {
   uint32_t mamba_head_dim() const { return ssm_time_step_rank == 0 ? 0 : ssm_inner_size / ssm_time_step_rank; }
   // Mamba2's in_proj rows: z (d_inner), x B C (conv_dim) and dt (heads).
   uint32_t mamba_in_proj_dim() const { return ssm_inner_size + conv_dim() + ssm_time_step_rank; }
+  // The key head gated delta value head `h` reads: h % key heads (qwen35's
+  // tiled order), or h / (value heads per key head) (qwen3next's grouped order).
+  uint32_t key_head(uint32_t h) const {
+    return ssm_grouped_v_heads ? h / (ssm_time_step_rank / ssm_group_count) : h % ssm_group_count;
+  }
   // Gated delta sizes: keys (q and k each) and values of all heads.
   uint32_t ssm_key_dim() const { return ssm_group_count * ssm_state_size; }
   uint32_t ssm_value_dim() const { return ssm_inner_size; }

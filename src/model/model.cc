@@ -43,15 +43,16 @@ ArchTraits arch_traits(Arch arch) {
       break;
     case Arch::kQwen35:
     case Arch::kQwen35Moe:
+    case Arch::kQwen3Next:
       // IMROPE with text positions: NeoX rope over rope_dims (read_hparams
-      // refuses sections that leave a pair unrotated).
+      // refuses sections that leave a pair unrotated); qwen3next's is NeoX.
       t.rope_layout = cpu::RopeLayout::kNeox;
       t.qk_norm = true;
       t.gated_attention = true;
       t.post_attention_norm = true;
       t.gated_delta = true;
-      t.moe = arch == Arch::kQwen35Moe;
-      t.moe_norm_weights = t.moe;  // llama.cpp's qwen35moe graph: norm_w = true
+      t.moe = arch != Arch::kQwen35;
+      t.moe_norm_weights = t.moe;  // llama.cpp's qwen35moe and qwen3next graphs: norm_w = true
       break;
     case Arch::kGraniteHybrid:
       t.mamba2 = true;  // rope (when hp.uses_rope) is llama.cpp's LLAMA_ROPE_TYPE_NORM
@@ -192,7 +193,7 @@ size_t Model::count_matrices() const {
   size_t n = weights_.tied_output ? 0 : 1;
   for (uint32_t i = 0; i < hp.num_layers; ++i) {
     if (!traits_.mamba2) {
-      n += (hp.layer_is_recurrent(i) ? 5 : 4) + ffn;
+      n += (hp.layer_is_recurrent(i) ? (arch_ == Arch::kQwen3Next ? 4 : 5) : 4) + ffn;
     } else if (hp.layer_is_ffn_only(i)) {
       n += 2;
     } else {
@@ -267,7 +268,7 @@ Status Model::bind() {
   std::optional<Arch> arch = parse_arch(gguf_arch);
   if (!arch) {
     return unimplemented("architecture '{}' is not supported (met runs llama, mistral, mixtral, qwen2, qwen3, "
-                         "qwen3moe, gpt-oss, qwen35, qwen35moe, granitehybrid, nemotron_h)",
+                         "qwen3moe, gpt-oss, qwen35, qwen35moe, qwen3next, granitehybrid, nemotron_h)",
                          gguf_arch);
   }
   arch_ = *arch;
@@ -316,8 +317,12 @@ Status Model::bind_gated_delta(uint32_t layer, GatedDeltaWeights& g) {
   MET_ASSIGN_OR_RETURN(g.conv, bind_floats(name("ssm_conv1d.weight"), {hp.ssm_conv_kernel, conv}));
   MET_ASSIGN_OR_RETURN(g.dt_bias, bind_vector(name("ssm_dt.bias"), v_heads));
   MET_ASSIGN_OR_RETURN(g.a, bind_vector(name("ssm_a"), v_heads));
-  MET_ASSIGN_OR_RETURN(g.beta, bind_packed(name("ssm_beta.weight"), embd, v_heads));
-  MET_ASSIGN_OR_RETURN(g.alpha, bind_packed(name("ssm_alpha.weight"), embd, v_heads));
+  if (arch_ == Arch::kQwen3Next) {
+    MET_ASSIGN_OR_RETURN(g.ba, bind_packed(name("ssm_ba.weight"), embd, 2 * v_heads));
+  } else {
+    MET_ASSIGN_OR_RETURN(g.beta, bind_packed(name("ssm_beta.weight"), embd, v_heads));
+    MET_ASSIGN_OR_RETURN(g.alpha, bind_packed(name("ssm_alpha.weight"), embd, v_heads));
+  }
   MET_ASSIGN_OR_RETURN(g.norm, bind_vector(name("ssm_norm.weight"), hp.ssm_state_size));
   MET_ASSIGN_OR_RETURN(g.out, bind_packed(name("ssm_out.weight"), value, embd));
   return ok_status();

@@ -122,6 +122,8 @@ struct GatedDeltaWeights {
   cpu::WeightMatrix wqkv;          // attn_qkv: conv_dim rows × embd
   cpu::WeightMatrix wgate;         // attn_gate (z): value_dim × embd
   cpu::WeightMatrix beta, alpha;   // ssm_beta, ssm_alpha: v_heads × embd
+  cpu::WeightMatrix ba;            // qwen3next's ssm_ba instead: 2 v_heads × embd, per key head its
+                                   // value heads' betas then their alphas
   const float* conv = nullptr;     // ssm_conv1d as F32: conv_dim × d_conv (d_conv fastest; the last tap
                                    // multiplies the current input)
   const float* dt_bias = nullptr;  // [v_heads]

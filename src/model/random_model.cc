@@ -125,13 +125,16 @@ void write_ssm_keys(const ModelHParams& hp, GgufMetadata& md) {
   md.set(key("ssm.group_count"), hp.ssm_group_count);
 }
 
-// qwen35/qwen35moe's keys, as llama.cpp's loaders read them.
+// qwen35/qwen35moe/qwen3next's keys, as llama.cpp's loaders read them
+// (qwen3next's rope has no sections).
 void write_hybrid_hparams(const ModelHParams& hp, GgufMetadata& md) {
   auto key = [&hp](std::string_view suffix) { return fmt::format("{}.{}", hp.arch, suffix); };
   write_ssm_keys(hp, md);
   md.set(key("full_attention_interval"), hp.full_attention_interval);
-  std::vector<int32_t> sections(hp.rope_sections.begin(), hp.rope_sections.end());
-  md.set(key("rope.dimension_sections"), GgufValue::array(std::move(sections)));
+  if (!hp.ssm_grouped_v_heads) {
+    std::vector<int32_t> sections(hp.rope_sections.begin(), hp.rope_sections.end());
+    md.set(key("rope.dimension_sections"), GgufValue::array(std::move(sections)));
+  }
   if (hp.nextn_predict_layers > 0) md.set(key("nextn_predict_layers"), hp.nextn_predict_layers);
 }
 
@@ -205,7 +208,7 @@ Status validate_experts(const RandomModelSpec& s) {
   if (!spec_is_moe(s)) {
     if (s.num_experts != 0 || s.num_experts_used != 0 || s.shared_expert_feed_forward_length != 0) {
       return invalid_argument("--experts, --experts-used and --shared-expert-ff need a MoE --arch "
-                              "(qwen3moe, mixtral, gpt-oss, qwen35moe, granitehybrid)");
+                              "(qwen3moe, mixtral, gpt-oss, qwen35moe, qwen3next, granitehybrid)");
     }
     return ok_status();
   }
@@ -219,8 +222,9 @@ Status validate_experts(const RandomModelSpec& s) {
   if ((s.arch == Arch::kMixtral || s.arch == Arch::kGptOss) && s.shared_expert_feed_forward_length != 0) {
     return invalid_argument("--shared-expert-ff: {} has no shared expert", arch_name(s.arch));
   }
-  if (s.arch == Arch::kQwen35Moe && s.shared_expert_feed_forward_length == 0) {
-    return invalid_argument("--shared-expert-ff must be positive: qwen35moe always has its shared expert");
+  if (has_gated_shared_expert(s.arch) && s.shared_expert_feed_forward_length == 0) {
+    return invalid_argument("--shared-expert-ff must be positive: {} always has its shared expert",
+                            arch_name(s.arch));
   }
   if (s.arch != Arch::kGptOss && s.sliding_window != 0) {
     return invalid_argument("--sliding-window needs --arch gpt-oss");
@@ -230,7 +234,7 @@ Status validate_experts(const RandomModelSpec& s) {
 
 Status validate_hybrid(const RandomModelSpec& s) {
   if (!arch_is_hybrid(s.arch)) {
-    if (s.nextn_predict_layers != 0) return invalid_argument("--mtp-layers needs --arch qwen35 or qwen35moe");
+    if (s.nextn_predict_layers != 0) return invalid_argument("--mtp-layers needs --arch qwen35, qwen35moe or qwen3next");
     return ok_status();
   }
   if (s.ssm_conv_kernel == 0 || s.ssm_state_size == 0 || s.ssm_group_count == 0 || s.full_attention_interval == 0) {
@@ -344,8 +348,10 @@ std::optional<RandomModelSpec> hybrid_preset(std::string_view name, Arch arch) {
 }  // namespace
 
 bool arch_is_moe(Arch arch) {
-  return arch == Arch::kQwen3Moe || arch == Arch::kMixtral || arch == Arch::kGptOss || arch == Arch::kQwen35Moe;
+  return arch == Arch::kQwen3Moe || arch == Arch::kMixtral || arch == Arch::kGptOss || has_gated_shared_expert(arch);
 }
+
+bool has_gated_shared_expert(Arch arch) { return arch == Arch::kQwen35Moe || arch == Arch::kQwen3Next; }
 
 std::array<uint32_t, 4> imrope_sections(uint32_t rope_dims) {
   const uint32_t pairs = rope_dims / 2;
@@ -358,7 +364,7 @@ void apply_moe_preset(std::string_view name, RandomModelSpec& s) {
   if (s.num_experts == 0) s.num_experts = tiny ? 8 : name == "small" ? 16 : 32;
   if (s.num_experts_used == 0) s.num_experts_used = std::min(s.num_experts, tiny ? 2u : 4u);
   if (s.expert_feed_forward_length == 0) s.expert_feed_forward_length = std::max(1u, s.feed_forward_length / 4);
-  if (s.arch == Arch::kQwen35Moe && s.shared_expert_feed_forward_length == 0) {
+  if (has_gated_shared_expert(s.arch) && s.shared_expert_feed_forward_length == 0) {
     s.shared_expert_feed_forward_length = s.expert_feed_forward_length;
   }
 }
@@ -408,12 +414,14 @@ Status validate_spec(const RandomModelSpec& s) {
 
 namespace {
 
-// Qwen3.5's: rope over a quarter of the head with every pair in a section,
-// rope base 1e7, the gated delta sizes and the recurrent layer pattern.
+// Qwen3.5's: rope over a quarter of the head with every pair in a section
+// (qwen3next: plain NeoX rope, value heads grouped by key head), rope base
+// 1e7, the gated delta sizes and the recurrent layer pattern.
 void set_hybrid_hparams(const RandomModelSpec& s, ModelHParams& hp) {
   hp.ssm_kind = SsmKind::kGatedDelta;
   hp.rope_dims = hp.head_dim / 4;
-  hp.rope_sections = imrope_sections(hp.rope_dims);
+  hp.ssm_grouped_v_heads = s.arch == Arch::kQwen3Next;
+  if (!hp.ssm_grouped_v_heads) hp.rope_sections = imrope_sections(hp.rope_dims);
   hp.rope_freq_base = 10000000.0f;
   hp.rope_freq_base_swa = hp.rope_freq_base;
   hp.ssm_conv_kernel = s.ssm_conv_kernel;

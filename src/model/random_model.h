@@ -16,7 +16,9 @@
 // at medium, rope over a quarter of the head with interleaved M-RoPE
 // sections that rotate every pair, state 128, twice as many value heads as
 // key heads at small and medium). qwen35moe always has its shared expert
-// (default: as wide as the routed experts). Random gated delta weights stay
+// (default: as wide as the routed experts). qwen3next is qwen35moe as
+// Qwen3-Next stores it (ssm_ba, value heads grouped by key head, NeoX rope
+// without sections), on the same presets. Random gated delta weights stay
 // numerically tame: ssm_a = -exp(u), u uniform in [-2, 0) (decay rates in
 // (-1, -0.13]), dt_bias uniform in [-1, 1), the conv kernel with variance
 // 1/d_conv.
@@ -74,7 +76,7 @@ struct RandomModelSpec {
   uint32_t sliding_window = 0;  // gpt-oss only (0: its default, 128)
   uint32_t swa_pattern = 2;     // gpt-oss only: layer i windowed when i % pattern < pattern - 1 (0: all)
   uint32_t head_dim = 0;        // 0: embedding_length / num_heads
-  // qwen35/qwen35moe only.
+  // qwen35/qwen35moe/qwen3next only.
   uint32_t ssm_conv_kernel = 4;
   uint32_t ssm_state_size = 64;
   uint32_t ssm_group_count = 4;     // key heads
@@ -108,9 +110,11 @@ struct RandomModelSummary {
 std::optional<RandomModelSpec> random_model_preset(std::string_view name, Arch arch = Arch::kLlama);
 // Whether `arch` has routed experts.
 bool arch_is_moe(Arch arch);
+// Whether `arch` always has a sigmoid-gated shared expert (qwen35moe, qwen3next).
+bool has_gated_shared_expert(Arch arch);
 // Fills the expert fields left 0 with the preset's MoE sizes (tiny: 8
 // experts, 2 used; small: 16, 4; medium: 32, 4; expert FFN a quarter of the
-// dense one; qwen35moe's shared expert as wide as an expert) for a MoE
+// dense one; qwen35moe's and qwen3next's shared expert as wide as an expert) for a MoE
 // `s.arch`.
 void apply_moe_preset(std::string_view name, RandomModelSpec& s);
 Status validate_spec(const RandomModelSpec& spec);

@@ -124,6 +124,24 @@ TEST(MetMakeModel, Qwen35GetsItsPresetShapesAndAnMtpBlock) {
   EXPECT_NE(text.out.find("6 (4 gated delta, 2 attention) + 1 MTP"), std::string::npos) << text.out;
 }
 
+TEST(MetMakeModel, Qwen3NextIsQwen35MoeWithoutRopeSections) {
+  testing::TempDir dir;
+  const std::string out = dir.file("m.gguf");
+  auto r = run_command(met_binary() + " make-model -o " + shell_quote(out) + " --arch qwen3next --vocab 600");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto info = run_command(met_binary() + " info --json " + shell_quote(out));
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  const auto j = nlohmann::json::parse(info.out);
+  EXPECT_EQ(j["architecture"], "qwen3next");
+  EXPECT_EQ(j["hparams"]["mtp_layers"], 1);
+  EXPECT_FALSE(j["hparams"]["rope"].contains("sections")) << j["hparams"]["rope"].dump();
+  EXPECT_GT(j["hparams"]["experts"]["count"], 0);
+  EXPECT_GT(j["hparams"]["experts"]["shared_feed_forward"], 0);
+  auto text = run_command(met_binary() + " info " + shell_quote(out));
+  EXPECT_NE(text.out.find("8 (6 gated delta, 2 attention) + 1 MTP"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("sections"), std::string::npos) << text.out;
+}
+
 TEST(MetMakeModel, Mamba2HybridsGetTheirPatternAndInfoShowsLayerKindsAndStateBytes) {
   testing::TempDir dir;
   const std::string out = dir.file("m.gguf");
@@ -166,7 +184,7 @@ TEST(MetMakeModel, GatedDeltaFlagsNeedAQwen35Arch) {
   testing::TempDir dir;
   auto r = run_command(met_binary() + " make-model -o " + shell_quote(dir.file("m.gguf")) + " --ssm-state 32");
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.err.find("need --arch qwen35 or qwen35moe"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("need --arch qwen35, qwen35moe or qwen3next"), std::string::npos) << r.err;
   r = run_command(met_binary() + " make-model -o " + shell_quote(dir.file("m.gguf")) +
                   " --arch qwen35 --ssm-groups 3 --ssm-heads 4");
   EXPECT_NE(r.exit_code, 0);

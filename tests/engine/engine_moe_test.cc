@@ -1,6 +1,6 @@
 // The engine on made MoE models (qwen3moe, 16 experts of which 4 per token,
 // with and without a shared expert, F32 and Q8_0; gpt-oss, its even layer
-// windowed, F32 and MXFP4) and hybrid recurrent ones (qwen35, qwen35moe: gated
+// windowed, F32 and MXFP4) and hybrid recurrent ones (qwen35, qwen35moe, qwen3next: gated
 // delta layers whose state lives in a slot per sequence, swapped with the
 // KV blocks; F32 and Q8_0) and Mamba2 hybrids (granitehybrid, nemotron_h:
 // Mamba2 layers' conv and scan state in the same slots), greedy: preemption by swap and
@@ -92,7 +92,7 @@ std::string make_moe_model(const testing::TempDir& dir, const MoeCase& c) {
   s.num_experts_used = 4;
   s.expert_feed_forward_length = 64;
   s.shared_expert_feed_forward_length = c.shared_ff;
-  if (c.arch == Arch::kQwen35 || c.arch == Arch::kQwen35Moe) make_hybrid(s);
+  if (arch_is_hybrid(c.arch)) make_hybrid(s);
   if (arch_is_mamba_hybrid(c.arch)) make_mamba_hybrid(s);
   const std::string path = dir.file("moe.gguf");
   const Result<RandomModelSummary> made = make_random_model(s, path);
@@ -236,6 +236,7 @@ INSTANTIATE_TEST_SUITE_P(MoeModels, EngineOnMoe,
                                            MoeCase{0, GgmlType::kF32, Arch::kQwen35},
                                            MoeCase{0, GgmlType::kQ8_0, Arch::kQwen35},
                                            MoeCase{96, GgmlType::kF32, Arch::kQwen35Moe},
+                                           MoeCase{96, GgmlType::kF32, Arch::kQwen3Next},
                                            MoeCase{0, GgmlType::kF32, Arch::kGraniteHybrid},
                                            MoeCase{0, GgmlType::kQ8_0, Arch::kGraniteHybrid},
                                            MoeCase{96, GgmlType::kF32, Arch::kGraniteHybrid},

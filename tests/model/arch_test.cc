@@ -140,9 +140,35 @@ TEST(ArchTensors, Qwen35MoeHasRoutedAndSharedExperts) {
   EXPECT_FALSE(arch_is_hybrid(Arch::kQwen3Moe));
 }
 
+// llama.cpp's qwen3next loader: ssm_ba [embd, 2 v_heads] where qwen35 has
+// ssm_beta and ssm_alpha; the rest as qwen35moe.
+TEST(ArchTensors, Qwen3NextPacksBetaAndAlphaIntoSsmBa) {
+  ModelHParams hp = qwen35_hparams();
+  hp.expert_count = 8;
+  hp.expert_used_count = 2;
+  hp.expert_feed_forward_length = 32;
+  hp.expert_shared_feed_forward_length = 48;
+  const auto next = by_name(arch_tensors(Arch::kQwen3Next, hp, true));
+  const auto moe = by_name(arch_tensors(Arch::kQwen35Moe, hp, true));
+  using Shape = std::vector<uint64_t>;
+  EXPECT_EQ(next.at("blk.0.ssm_ba.weight").shape, (Shape{64, 2 * uint64_t{hp.ssm_time_step_rank}}));
+  EXPECT_FALSE(next.contains("blk.0.ssm_beta.weight"));
+  EXPECT_FALSE(next.contains("blk.0.ssm_alpha.weight"));
+  EXPECT_FALSE(next.contains("blk.3.ssm_ba.weight"));  // the attention layer
+  EXPECT_EQ(next.size() + 3, moe.size());               // one matrix for two in each gated delta layer
+  for (const auto& [name, spec] : next) {
+    if (name.find("ssm_ba") != std::string::npos) continue;
+    ASSERT_TRUE(moe.contains(name)) << name;
+    EXPECT_EQ(moe.at(name).shape, spec.shape) << name;
+  }
+  EXPECT_TRUE(arch_is_hybrid(Arch::kQwen3Next));
+}
+
 TEST(ArchNames, Qwen35ArchitecturesKeepTheirGgufNames) {
   EXPECT_EQ(parse_arch("qwen35"), Arch::kQwen35);
   EXPECT_EQ(parse_arch("qwen35moe"), Arch::kQwen35Moe);
+  EXPECT_EQ(parse_arch("qwen3next"), Arch::kQwen3Next);
+  EXPECT_EQ(gguf_arch_name(Arch::kQwen3Next), "qwen3next");
   EXPECT_EQ(gguf_arch_name(Arch::kQwen35), "qwen35");
   EXPECT_EQ(gguf_arch_name(Arch::kQwen35Moe), "qwen35moe");
 }

@@ -255,6 +255,35 @@ TEST(ReadHParamsQwen35, MoeDefaultsItsSharedExpertToTheFeedForwardLength) {
   EXPECT_NE(error_of(md).find("qwen35moe.expert_shared_feed_forward_length is 0"), std::string::npos);
 }
 
+// qwen3next (llama.cpp's loader): the keys of qwen35moe without rope
+// sections; value heads grouped by key head; experts required.
+TEST(ReadHParamsQwen35, Qwen3NextReadsNoSectionsGroupsItsValueHeadsAndNeedsExperts) {
+  const GgufMetadata dense = qwen35_metadata();
+  GgufMetadata md;
+  for (const auto& [k, v] : dense.entries()) {
+    if (k == "qwen35.rope.dimension_sections") continue;
+    std::string key = k.starts_with("qwen35.") ? "qwen3next." + k.substr(7) : k;
+    md.set(key, k == "general.architecture" ? GgufValue(std::string("qwen3next")) : v);
+  }
+  EXPECT_NE(error_of(md).find("qwen3next.expert_count is 0"), std::string::npos) << error_of(md);
+  md.set("qwen3next.expert_count", uint32_t{8});
+  md.set("qwen3next.expert_used_count", uint32_t{2});
+  auto hp = read_hparams(md);
+  ASSERT_TRUE(hp.ok()) << hp.status().to_string();
+  EXPECT_TRUE(hp->ssm_grouped_v_heads);
+  EXPECT_EQ(hp->rope_sections, (std::array<uint32_t, 4>{}));
+  EXPECT_EQ(hp->expert_feed_forward_length, 768u / 2);  // feed_forward_length / experts used
+  EXPECT_EQ(hp->expert_shared_feed_forward_length, 768u);
+  const uint32_t per_key = hp->ssm_time_step_rank / hp->ssm_group_count;
+  ASSERT_GT(per_key, 1u);
+  EXPECT_EQ(hp->key_head(per_key - 1), 0u);
+  EXPECT_EQ(hp->key_head(per_key), 1u);
+  auto tiled = read_hparams(dense);  // qwen35: value head h reads key head h % key heads
+  ASSERT_TRUE(tiled.ok()) << tiled.status().to_string();
+  EXPECT_FALSE(tiled->ssm_grouped_v_heads);
+  EXPECT_EQ(tiled->key_head(per_key), per_key % hp->ssm_group_count);
+}
+
 TEST(ReadHParamsQwen35, OtherArchitecturesHaveNoRecurrentLayers) {
   auto hp = read_hparams(llama_metadata());
   ASSERT_TRUE(hp.ok());

@@ -1,6 +1,6 @@
 // Tests for the hybrid recurrent architectures end to end through CpuDevice
 // (ForwardPass with GatedDeltaLayer, the gated attention layers, the state
-// slots of cpu::RecurrentState): qwen35 and qwen35moe made by
+// slots of cpu::RecurrentState): qwen35, qwen35moe and qwen3next made by
 // make_random_model, against the double-precision reference forward at every
 // position of a fixed prompt, per weight dtype; prefill in one chunk, in
 // several and token by token gives the same logits; a sequence's logits do
@@ -23,7 +23,8 @@ namespace {
 constexpr uint32_t kVocab = 600;
 
 // 4 trunk layers (0-2 gated delta, 3 attention), one MTP block (loaded, not
-// run); 2 key heads and 4 value heads, so value head h reads key head h % 2.
+// run); 2 key heads and 4 value heads, so value head h reads key head h % 2
+// (qwen3next: h / 2).
 RandomModelSpec hybrid_spec(Arch arch, GgmlType dtype) {
   RandomModelSpec s;
   s.arch = arch;
@@ -41,7 +42,7 @@ RandomModelSpec hybrid_spec(Arch arch, GgmlType dtype) {
   s.nextn_predict_layers = 1;
   s.dtype = dtype;
   s.seed = 17;
-  if (arch == Arch::kQwen35Moe) {
+  if (arch != Arch::kQwen35) {
     s.num_experts = 4;
     s.num_experts_used = 2;
     s.expert_feed_forward_length = 64;
@@ -92,14 +93,14 @@ TEST_P(HybridVsReference, LogitsAtEveryPositionAgreeWithinTheDtypesTolerance) {
 // while met and llama.cpp agree there to 2.9e-2 at the worst position and
 // 2.4e-7 at the median (bench/peer/crosscheck.sh, F32 KV). The quantized
 // cases bound that noise; the F32 and F16 cases hold the math. qwen35moe
-// runs at F32 and F16 only: a routing near-tie flipped by that noise changes
+// and qwen3next run at F32 and F16 only: a routing near-tie flipped by that noise changes
 // the state every later position reads (a per-position routing margin cannot
 // see it), and its quantized experts are covered by moe_model_test.cc.
 INSTANTIATE_TEST_SUITE_P(
     HybridArchsAndDtypes, HybridVsReference,
     ::testing::ValuesIn([] {
       std::vector<HybridCase> v;
-      for (Arch arch : {Arch::kQwen35, Arch::kQwen35Moe}) {
+      for (Arch arch : {Arch::kQwen35, Arch::kQwen35Moe, Arch::kQwen3Next}) {
         v.push_back({arch, GgmlType::kF32, 1e-4, 0.0});
         v.push_back({arch, GgmlType::kF16, 1e-4, 0.0});
       }

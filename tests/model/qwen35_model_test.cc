@@ -1,4 +1,4 @@
-// Tests for the model side of qwen35 and qwen35moe (hybrid recurrent: gated
+// Tests for the model side of qwen35, qwen35moe and qwen3next (hybrid recurrent: gated
 // delta layers with a gated attention layer every fourth, an MTP block):
 // make_random_model's files read back with the hyper-parameters and tensors
 // llama.cpp's loaders read, per preset; Model binds every layer kind and the
@@ -22,7 +22,7 @@ namespace {
 constexpr uint32_t kVocab = 600;
 
 // 4 trunk layers (0-2 gated delta, 3 attention), one MTP block; 2 key heads
-// and 4 value heads, so value head h reads key head h % 2.
+// and 4 value heads, so value head h reads key head h % 2 (qwen3next: h / 2).
 RandomModelSpec small_spec(Arch arch, GgmlType dtype) {
   RandomModelSpec s;
   s.arch = arch;
@@ -40,7 +40,7 @@ RandomModelSpec small_spec(Arch arch, GgmlType dtype) {
   s.nextn_predict_layers = 1;
   s.dtype = dtype;
   s.seed = 35;
-  if (arch == Arch::kQwen35Moe) {
+  if (arch != Arch::kQwen35) {
     s.num_experts = 4, s.num_experts_used = 2, s.expert_feed_forward_length = 64;
     s.shared_expert_feed_forward_length = 96;
   }
@@ -66,7 +66,8 @@ TEST_P(Qwen35Archs, MadeModelBindsEachLayerKindAndTheMtpBlock) {
   EXPECT_EQ(hp.nextn_predict_layers, 1u);
   EXPECT_EQ(hp.rope_dims, 8u);  // a quarter of the head
   EXPECT_TRUE(m->traits().gated_attention);
-  EXPECT_EQ(m->traits().moe, GetParam() == Arch::kQwen35Moe);
+  EXPECT_EQ(m->traits().moe, GetParam() != Arch::kQwen35);
+  EXPECT_EQ(hp.ssm_grouped_v_heads, GetParam() == Arch::kQwen3Next);
   const auto& layers = m->weights().layers;
   ASSERT_EQ(layers.size(), 4u);
   for (size_t i = 0; i < 3; ++i) {
@@ -74,8 +75,14 @@ TEST_P(Qwen35Archs, MadeModelBindsEachLayerKindAndTheMtpBlock) {
     EXPECT_EQ(layers[i].kind, LayerKind::kGatedDelta) << i;
     EXPECT_EQ(g.wqkv.rows, 2 * 2 * 32 + 4 * 32);
     EXPECT_EQ(g.wgate.rows, 4 * 32);
-    EXPECT_EQ(g.beta.rows, 4);
-    EXPECT_EQ(g.alpha.rows, 4);
+    if (GetParam() == Arch::kQwen3Next) {
+      EXPECT_EQ(g.ba.rows, 2 * 4);  // ssm_ba: betas and alphas in one matrix
+      EXPECT_EQ(g.beta.data, nullptr);
+    } else {
+      EXPECT_EQ(g.beta.rows, 4);
+      EXPECT_EQ(g.alpha.rows, 4);
+      EXPECT_EQ(g.ba.data, nullptr);
+    }
     EXPECT_EQ(g.out.rows, 128);
     EXPECT_EQ(g.out.cols, 4 * 32);
     ASSERT_NE(g.conv, nullptr);
@@ -161,9 +168,10 @@ TEST_P(Qwen35Archs, ReferenceLogitsAreFiniteVariedAndCausal) {
 // --embd 128 --heads 2 --kv-heads 1 --head-dim 32 --ff 256 --vocab 600 --ctx
 // 256 --ssm-state 32 --ssm-groups 2 --ssm-heads 4 --mtp-layers 1 --seed 35
 // --dtype f32` [--experts 4 --experts-used 2 --expert-ff 64
-// --shared-expert-ff 96]) at positions 0, 5, 9 and token ids 0, 1, 2, 3,
-// 299, 599. Over all 600 logits of all 10 positions the reference was within
-// 1.6e-6 of llama.cpp's largest |logit|.
+// --shared-expert-ff 96]; qwen3next: with --arch qwen3next and the experts
+// of qwen35moe, at met 31c42b1) at positions 0, 5, 9 and token ids 0, 1, 2,
+// 3, 299, 599. Over all 600 logits of all 10 positions the reference was
+// within 1.6e-6 of llama.cpp's largest |logit|.
 constexpr size_t kGoldenPositions[] = {0, 5, 9};
 constexpr size_t kGoldenIds[] = {0, 1, 2, 3, 299, 599};
 constexpr float kQwen35Golden[3][6] = {{0.591676f, -0.355134f, 0.443192f, 0.642792f, -0.448559f, 0.357908f},
@@ -172,13 +180,18 @@ constexpr float kQwen35Golden[3][6] = {{0.591676f, -0.355134f, 0.443192f, 0.6427
 constexpr float kQwen35MoeGolden[3][6] = {{1.269228f, -1.019049f, 0.130946f, 2.301062f, 1.929623f, 0.518937f},
                                           {-0.909161f, -0.431646f, 1.030215f, 0.341811f, -0.668017f, 0.589235f},
                                           {1.071615f, 0.982641f, -1.042883f, 1.007007f, 0.912977f, 1.725045f}};
+constexpr float kQwen3NextGolden[3][6] = {{0.297869f, -0.188627f, 0.196304f, 0.074660f, -1.294129f, 0.902146f},
+                                          {-0.623917f, 0.960454f, 2.373494f, -0.552696f, 0.202698f, -0.585433f},
+                                          {0.197863f, -1.381779f, -0.435682f, -1.460142f, 0.390029f, 0.978493f}};
 
 TEST_P(Qwen35Archs, ReferenceLogitsMatchLlamaCppOnTheSameFile) {
   testing::TempDir dir;
   auto m = testing::make_and_load(small_spec(GetParam(), GgmlType::kF32), dir);
   ASSERT_NE(m, nullptr);
   const auto logits = testing::ReferenceForward(*m).logits(prompt(10));
-  const auto& golden = GetParam() == Arch::kQwen35 ? kQwen35Golden : kQwen35MoeGolden;
+  const auto& golden = GetParam() == Arch::kQwen35      ? kQwen35Golden
+                       : GetParam() == Arch::kQwen35Moe ? kQwen35MoeGolden
+                                                        : kQwen3NextGolden;
   for (size_t p = 0; p < 3; ++p) {
     for (size_t i = 0; i < 6; ++i) {
       EXPECT_NEAR(logits[kGoldenPositions[p]][kGoldenIds[i]], golden[p][i], 2e-5)
@@ -187,7 +200,7 @@ TEST_P(Qwen35Archs, ReferenceLogitsMatchLlamaCppOnTheSameFile) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Archs, Qwen35Archs, ::testing::Values(Arch::kQwen35, Arch::kQwen35Moe),
+INSTANTIATE_TEST_SUITE_P(Archs, Qwen35Archs, ::testing::Values(Arch::kQwen35, Arch::kQwen35Moe, Arch::kQwen3Next),
                          [](const auto& param_info) { return std::string(arch_name(param_info.param)); });
 
 }  // namespace

@@ -182,18 +182,49 @@ TEST(RandomModelPreset, Qwen35PresetsHaveTheirSizesAndStateBytes) {
 }
 
 TEST(RandomModelPreset, Qwen35MoePresetsGetExpertsAndASharedExpert) {
-  for (const char* name : {"tiny", "small", "medium"}) {
-    auto s = random_model_preset(name, Arch::kQwen35Moe);
-    ASSERT_TRUE(s.has_value());
-    apply_moe_preset(name, *s);
-    EXPECT_TRUE(validate_spec(*s).ok()) << name << ": " << validate_spec(*s).to_string();
-    EXPECT_GT(s->num_experts, 0u);
-    EXPECT_EQ(s->shared_expert_feed_forward_length, s->expert_feed_forward_length);
+  for (Arch arch : {Arch::kQwen35Moe, Arch::kQwen3Next}) {
+    for (const char* name : {"tiny", "small", "medium"}) {
+      auto s = random_model_preset(name, arch);
+      ASSERT_TRUE(s.has_value());
+      apply_moe_preset(name, *s);
+      EXPECT_TRUE(validate_spec(*s).ok()) << name << ": " << validate_spec(*s).to_string();
+      EXPECT_GT(s->num_experts, 0u);
+      EXPECT_EQ(s->shared_expert_feed_forward_length, s->expert_feed_forward_length);
+    }
+    RandomModelSpec s = *random_model_preset("tiny", arch);
+    apply_moe_preset("tiny", s);
+    s.shared_expert_feed_forward_length = 0;
+    EXPECT_NE(validate_spec(s).message().find(std::string(arch_name(arch)) + " always has its shared expert"),
+              std::string::npos);
   }
-  RandomModelSpec s = *random_model_preset("tiny", Arch::kQwen35Moe);
+}
+
+// llama.cpp's qwen3next loader: qwen35moe's keys without rope sections, and
+// ssm_ba (quantized as a matrix) where qwen35 has ssm_beta and ssm_alpha.
+TEST(RandomModel, Qwen3NextFileCarriesLlamaCppsKeysAndSsmBa) {
+  testing::TempDir dir;
+  RandomModelSpec s = *random_model_preset("tiny", Arch::kQwen3Next);
   apply_moe_preset("tiny", s);
-  s.shared_expert_feed_forward_length = 0;
-  EXPECT_NE(validate_spec(s).message().find("qwen35moe always has its shared expert"), std::string::npos);
+  s.dtype = GgmlType::kQ8_0;
+  s.vocab_size = 1024;
+  auto made = make_random_model(s, dir.file("m.gguf"));
+  ASSERT_TRUE(made.ok()) << made.status().to_string();
+  auto f = GgufFile::open(dir.file("m.gguf"));
+  ASSERT_TRUE(f.ok());
+  const GgufMetadata& md = f->metadata();
+  EXPECT_EQ(*md.get_string("general.architecture"), "qwen3next");
+  EXPECT_FALSE(md.contains("qwen3next.rope.dimension_sections"));
+  EXPECT_EQ(*md.get_u32("qwen3next.expert_count"), 8u);
+  EXPECT_EQ(*md.get_u32("qwen3next.full_attention_interval"), 4u);
+  const GgufTensorInfo* ba = f->find_tensor("blk.0.ssm_ba.weight");
+  ASSERT_NE(ba, nullptr);
+  EXPECT_EQ(ba->type, GgmlType::kQ8_0);
+  EXPECT_EQ(ba->shape, (std::vector<uint64_t>{s.embedding_length, 2 * uint64_t{s.ssm_time_step_rank}}));
+  EXPECT_EQ(f->find_tensor("blk.0.ssm_beta.weight"), nullptr);
+  auto hp = read_hparams(md);
+  ASSERT_TRUE(hp.ok()) << hp.status().to_string();
+  EXPECT_TRUE(hp->ssm_grouped_v_heads);
+  EXPECT_EQ(arch_tensors(Arch::kQwen3Next, *hp, false).size(), f->tensors().size());
 }
 
 TEST(RandomModelPreset, ImropeSectionsRotateEveryPair) {

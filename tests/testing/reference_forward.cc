@@ -131,6 +131,7 @@ ReferenceForward::ReferenceForward(const Model& m) : model_(m) {
     l.ssm_a = load(m, n("ssm_a"));
     l.ssm_beta = load(m, n("ssm_beta.weight"));
     l.ssm_alpha = load(m, n("ssm_alpha.weight"));
+    l.ssm_ba = load(m, n("ssm_ba.weight"));
     l.ssm_norm = load(m, n("ssm_norm.weight"));
     l.ssm_out = load(m, n("ssm_out.weight"));
     l.mamba2 = l.recurrent && m.hparams().ssm_kind == SsmKind::kMamba2;

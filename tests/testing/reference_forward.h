@@ -61,6 +61,7 @@ class ReferenceForward {
     // Gated delta layers (qwen35).
     bool recurrent = false;
     std::vector<float> wqkv, wgate, ssm_conv, ssm_dt, ssm_a, ssm_beta, ssm_alpha, ssm_norm, ssm_out;
+    std::vector<float> ssm_ba;  // qwen3next: beta and alpha packed (empty elsewhere)
     // Mamba2 layers (granitehybrid, nemotron_h; also ssm_conv, ssm_dt, ssm_a,
     // ssm_norm, ssm_out above); nemotron_h's FFN-only layers.
     bool mamba2 = false;

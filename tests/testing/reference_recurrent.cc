@@ -37,8 +37,9 @@ Rows gated_delta_rule(const GatedDeltaShape& shape, const Rows& q, const Rows& k
   for (size_t t = 0; t < q.size(); ++t) {
     for (size_t h = 0; h < hv; ++h) {
       double* s = &state[h * d * d];
-      const double* qh = &q[t][(h % hk) * d];
-      const double* kh = &k[t][(h % hk) * d];
+      const size_t kv = shape.grouped ? h / (hv / hk) : h % hk;
+      const double* qh = &q[t][kv * d];
+      const double* kh = &k[t][kv * d];
       const double* vh = &v[t][h * d];
       const double decay = std::exp(g[t][h]);
       for (size_t i = 0; i < d * d; ++i) s[i] *= decay;
@@ -71,8 +72,19 @@ void ReferenceForward::gated_delta(const Layer& l, Rows& x) const {
     auto xn = rms_norm(x[t], l.attn_norm.data(), embd, eps);
     qkv[t] = matvec(l.wqkv, xn, conv_dim);
     z[t] = matvec(l.wgate, xn, value_dim);
-    beta[t] = matvec(l.ssm_beta, xn, hv);
-    g[t] = matvec(l.ssm_alpha, xn, hv);
+    if (l.ssm_ba.empty()) {
+      beta[t] = matvec(l.ssm_beta, xn, hv);
+      g[t] = matvec(l.ssm_alpha, xn, hv);
+    } else {  // qwen3next: per key head, its value heads' betas then their alphas
+      const auto ba = matvec(l.ssm_ba, xn, 2 * hv);
+      const size_t per_key = hv / hk;
+      beta[t].resize(hv);
+      g[t].resize(hv);
+      for (size_t h = 0; h < hv; ++h) {
+        beta[t][h] = ba[2 * per_key * (h / per_key) + h % per_key];
+        g[t][h] = ba[2 * per_key * (h / per_key) + per_key + h % per_key];
+      }
+    }
     for (size_t h = 0; h < hv; ++h) {
       beta[t][h] = sigmoid(beta[t][h]);
       g[t][h] = softplus(g[t][h] + l.ssm_dt[h]) * l.ssm_a[h];
@@ -92,7 +104,7 @@ void ReferenceForward::gated_delta(const Layer& l, Rows& x) const {
     }
   }
   std::vector<double> ssm_state(hv * d * d, 0.0);
-  Rows o = gated_delta_rule({hk, hv, d}, q, k, v, g, beta, ssm_state);
+  Rows o = gated_delta_rule({hk, hv, d, hp.ssm_grouped_v_heads}, q, k, v, g, beta, ssm_state);
   for (size_t t = 0; t < T; ++t) {
     std::vector<double> gated(value_dim);
     for (size_t h = 0; h < hv; ++h) {

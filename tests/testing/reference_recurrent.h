@@ -6,7 +6,8 @@
 //     inputs before the first token read from the state (the last d_conv - 1
 //     inputs of each channel, oldest first), which is left holding the last
 //     d_conv - 1 inputs.
-//   gated_delta_rule: per value head h reading key head h % num_k_heads, with
+//   gated_delta_rule: per value head h reading key head h % num_k_heads
+//     (qwen3next: h / (num_v_heads / num_k_heads)), with
 //     S (head_dim × head_dim, S[i][j]: key dim i, value dim j):
 //       S ← exp(g)·S;  δ = β·(v − Sᵀk);  S ← S + k δᵀ;  o = Sᵀq / sqrt(head_dim).
 // ReferenceForward's gated delta layers are built from these; kernel tests
@@ -31,6 +32,7 @@ struct GatedDeltaShape {
   size_t num_k_heads = 0;
   size_t num_v_heads = 0;  // a multiple of num_k_heads
   size_t head_dim = 0;     // of keys and values
+  bool grouped = false;    // a key head's value heads adjacent (qwen3next), not tiled (qwen35)
 };
 
 // The rule over T tokens: q, k (T × num_k_heads·head_dim), v (T ×
