@@ -130,6 +130,18 @@ cpu::WeightMatrix Model::pack(cpu::WeightMatrix w) {
   return w;
 }
 
+cpu::WeightMatrix Model::keep_rows(const cpu::WeightMatrix& w, std::span<const int64_t> rows) {
+  cpu::PackedMatrix gathered = cpu::PackedMatrix::gather_rows(w, rows);
+  const cpu::WeightLayout layout = cpu::preferred_layout(w.type);
+  if (layout == cpu::WeightLayout::kRows) {
+    packed_.push_back(std::move(gathered));
+  } else {
+    packed_.push_back(cpu::PackedMatrix::pack(gathered.matrix(), layout));
+  }
+  if (progress_) progress_(++num_matrices_bound_, num_matrices_total_);
+  return packed_.back().matrix();
+}
+
 Result<cpu::WeightMatrix> Model::bind_packed(const std::string& name, uint64_t cols, uint64_t rows) {
   MET_ASSIGN_OR_RETURN(cpu::WeightMatrix w, bind_matrix(name, cols, rows));
   return pack(w);
@@ -304,85 +316,6 @@ Status Model::bind() {
   for (uint32_t i = 0; i < hp.nextn_predict_layers; ++i) {
     MET_RETURN_IF_ERROR(bind_mtp(hp.num_layers + i, weights_.mtp[i]));
   }
-  return ok_status();
-}
-
-Status Model::bind_gated_delta(uint32_t layer, GatedDeltaWeights& g) {
-  const ModelHParams& hp = hparams_;
-  auto name = [layer](std::string_view what) { return fmt::format("blk.{}.{}", layer, what); };
-  const uint64_t embd = hp.embedding_length, conv = hp.conv_dim(), value = hp.ssm_value_dim();
-  const uint64_t v_heads = hp.ssm_time_step_rank;
-  MET_ASSIGN_OR_RETURN(g.wqkv, bind_packed(name("attn_qkv.weight"), embd, conv));
-  MET_ASSIGN_OR_RETURN(g.wgate, bind_packed(name("attn_gate.weight"), embd, value));
-  MET_ASSIGN_OR_RETURN(g.conv, bind_floats(name("ssm_conv1d.weight"), {hp.ssm_conv_kernel, conv}));
-  MET_ASSIGN_OR_RETURN(g.dt_bias, bind_vector(name("ssm_dt.bias"), v_heads));
-  MET_ASSIGN_OR_RETURN(g.a, bind_vector(name("ssm_a"), v_heads));
-  if (arch_ == Arch::kQwen3Next) {
-    MET_ASSIGN_OR_RETURN(g.ba, bind_packed(name("ssm_ba.weight"), embd, 2 * v_heads));
-  } else {
-    MET_ASSIGN_OR_RETURN(g.beta, bind_packed(name("ssm_beta.weight"), embd, v_heads));
-    MET_ASSIGN_OR_RETURN(g.alpha, bind_packed(name("ssm_alpha.weight"), embd, v_heads));
-  }
-  MET_ASSIGN_OR_RETURN(g.norm, bind_vector(name("ssm_norm.weight"), hp.ssm_state_size));
-  MET_ASSIGN_OR_RETURN(g.out, bind_packed(name("ssm_out.weight"), value, embd));
-  return ok_status();
-}
-
-Status Model::bind_mamba2(uint32_t layer, Mamba2Weights& m) {
-  const ModelHParams& hp = hparams_;
-  auto name = [layer](std::string_view what) { return fmt::format("blk.{}.{}", layer, what); };
-  const uint64_t embd = hp.embedding_length, conv = hp.conv_dim(), inner = hp.ssm_inner_size;
-  const uint64_t heads = hp.ssm_time_step_rank, groups = hp.ssm_group_count;
-  MET_ASSIGN_OR_RETURN(m.in, bind_packed(name("ssm_in.weight"), embd, hp.mamba_in_proj_dim()));
-  MET_ASSIGN_OR_RETURN(m.conv, bind_floats(name("ssm_conv1d.weight"), {hp.ssm_conv_kernel, conv}));
-  MET_ASSIGN_OR_RETURN(m.conv_bias, bind_vector_or_null(name("ssm_conv1d.bias"), conv));
-  MET_ASSIGN_OR_RETURN(m.dt_bias, bind_vector(name("ssm_dt.bias"), heads));
-  MET_ASSIGN_OR_RETURN(m.a, bind_floats(name("ssm_a"), {1, heads}));
-  MET_ASSIGN_OR_RETURN(m.d, bind_floats(name("ssm_d"), {1, heads}));
-  MET_ASSIGN_OR_RETURN(m.norm, bind_floats(name("ssm_norm.weight"), {inner / groups, groups}));
-  MET_ASSIGN_OR_RETURN(m.out, bind_packed(name("ssm_out.weight"), inner, embd));
-  return ok_status();
-}
-
-Status Model::bind_mamba_hybrid_layer(uint32_t layer, LayerWeights& l) {
-  const ModelHParams& hp = hparams_;
-  const uint64_t embd = hp.embedding_length, ff = hp.feed_forward_length;
-  auto name = [layer](std::string_view what) { return fmt::format("blk.{}.{}", layer, what); };
-  for (const char* bias : {"ffn_gate.bias", "ffn_up.bias", "ffn_down.bias"}) {
-    if (file_.find_tensor(name(bias)) != nullptr) {
-      return unimplemented("tensor '{}': met runs no FFN biases", name(bias));
-    }
-  }
-  if (hp.layer_is_ffn_only(layer)) {
-    l.kind = LayerKind::kFfnOnly;
-    MET_ASSIGN_OR_RETURN(l.ffn_norm, bind_vector(name("attn_norm.weight"), embd));
-    MET_ASSIGN_OR_RETURN(l.w_up, bind_packed(name("ffn_up.weight"), embd, ff));
-    MET_ASSIGN_OR_RETURN(l.w_down, bind_packed(name("ffn_down.weight"), ff, embd));
-    return ok_status();
-  }
-  if (hp.layer_is_recurrent(layer)) {
-    l.kind = LayerKind::kMamba2;
-    MET_ASSIGN_OR_RETURN(l.attn_norm, bind_vector(name("attn_norm.weight"), embd));
-    MET_RETURN_IF_ERROR(bind_mamba2(layer, l.mamba));
-  } else {
-    MET_RETURN_IF_ERROR(bind_attention(layer, l));
-    // llama.cpp reads q/k/v and output biases when the file has them.
-    const bool qkv_bias = file_.find_tensor(name("attn_q.bias")) != nullptr ||
-                          file_.find_tensor(name("attn_k.bias")) != nullptr ||
-                          file_.find_tensor(name("attn_v.bias")) != nullptr;
-    if (qkv_bias) {
-      MET_ASSIGN_OR_RETURN(l.bq, bind_vector(name("attn_q.bias"), hp.q_dim()));
-      MET_ASSIGN_OR_RETURN(l.bk, bind_vector(name("attn_k.bias"), hp.kv_dim()));
-      MET_ASSIGN_OR_RETURN(l.bv, bind_vector(name("attn_v.bias"), hp.kv_dim()));
-    }
-    MET_ASSIGN_OR_RETURN(l.bo, bind_vector_or_null(name("attn_output.bias"), embd));
-  }
-  if (traits_.ffn_relu2) return ok_status();  // nemotron_h: a mixer alone
-  MET_ASSIGN_OR_RETURN(l.ffn_norm, bind_vector(name("ffn_norm.weight"), embd));
-  if (traits_.moe) return bind_moe(layer, l.moe);
-  MET_ASSIGN_OR_RETURN(l.w_gate, bind_packed(name("ffn_gate.weight"), embd, ff));
-  MET_ASSIGN_OR_RETURN(l.w_up, bind_packed(name("ffn_up.weight"), embd, ff));
-  MET_ASSIGN_OR_RETURN(l.w_down, bind_packed(name("ffn_down.weight"), ff, embd));
   return ok_status();
 }
 

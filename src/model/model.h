@@ -219,6 +219,7 @@ class Model {
   Result<const float*> bind_floats(const std::string& name, const std::vector<uint64_t>& shape);
   Status bind_attention(uint32_t layer, LayerWeights& l);
   Status bind_gated_delta(uint32_t layer, GatedDeltaWeights& g);
+  Status bind_legacy_qkvz(uint32_t layer, GatedDeltaWeights& g);
   Status bind_mamba2(uint32_t layer, Mamba2Weights& m);
   // granitehybrid/nemotron_h: a layer's mixer and FFN by its kind.
   Status bind_mamba_hybrid_layer(uint32_t layer, LayerWeights& l);
@@ -234,6 +235,9 @@ class Model {
                                            const cpu::WeightMatrix& fallback);
   // `w` in its preferred layout (packed once, mapped pages dropped).
   cpu::WeightMatrix pack(cpu::WeightMatrix w);
+  // Rows `rows` of mapped row-major `w` as a matrix of their own, packed
+  // where its type has a packed layout.
+  cpu::WeightMatrix keep_rows(const cpu::WeightMatrix& w, std::span<const int64_t> rows);
   // Each of the `experts` rows × cols matrices of a 3-D expert tensor.
   Result<std::vector<cpu::WeightMatrix>> bind_experts(const std::string& name, uint64_t cols, uint64_t rows,
                                                       uint64_t experts);

@@ -109,6 +109,27 @@ TEST(PackedWeights, EveryLayoutUnpacksToTheSameRows) {
   }
 }
 
+// A matrix split out of an interleaved one (qwen3next's legacy ssm_in) holds
+// the named rows bit for bit, in the order named, and packs as any other.
+TEST(PackedWeights, GatheredRowsAreTheNamedRowsInOrder) {
+  const RowMajor src = random_rows(GgmlType::kQ8_0, 12, 64, 9);
+  const std::vector<int64_t> pick = {7, 0, 11, 3, 3};
+  const PackedMatrix gathered = PackedMatrix::gather_rows(src.w, pick);
+  const WeightMatrix& g = gathered.matrix();
+  EXPECT_EQ(g.layout, WeightLayout::kRows);
+  EXPECT_EQ(g.rows, 5);
+  EXPECT_EQ(g.cols, 64);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(g.data) % 64, 0u);
+  const PackedMatrix packed = PackedMatrix::pack(g, WeightLayout::kQ8_0x16);
+  std::vector<uint8_t> row(src.w.row_bytes);
+  for (size_t i = 0; i < pick.size(); ++i) {
+    const uint8_t* want = src.bytes.data() + static_cast<size_t>(pick[i]) * src.w.row_bytes;
+    EXPECT_EQ(std::memcmp(g.data + i * g.row_bytes, want, row.size()), 0) << i;
+    unpack_row(packed.matrix(), static_cast<int64_t>(i), row.data());
+    EXPECT_EQ(std::memcmp(row.data(), want, row.size()), 0) << i;
+  }
+}
+
 TEST(PackedWeights, Q8_0x16TakesWholeGroupsOfCacheLines) {
   EXPECT_EQ(q8_0x16_group_bytes(64), 1088u);         // one pair of blocks
   EXPECT_EQ(q8_0x16_group_bytes(96), 1088u + 576u);  // and an odd block

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "gguf/gguf_writer.h"
 #include "model/cpu_device.h"
 #include "model/random_model.h"
 #include "testing/model_test_support.h"
@@ -197,6 +198,70 @@ TEST_P(Qwen35Archs, ReferenceLogitsMatchLlamaCppOnTheSameFile) {
       EXPECT_NEAR(logits[kGoldenPositions[p]][kGoldenIds[i]], golden[p][i], 2e-5)
           << "position " << kGoldenPositions[p] << " id " << kGoldenIds[i];
     }
+  }
+}
+
+// Copies qwen3next file `from` to `to` in the layout llama.cpp's converter
+// wrote before attn_qkv and attn_gate: each gated delta layer's ssm_in
+// holds, per key head, its q, k, v and z rows.
+void write_legacy_ssm_in(const std::string& from, const std::string& to) {
+  auto f = GgufFile::open(from);
+  ASSERT_TRUE(f.ok());
+  auto hp = read_hparams(f->metadata());
+  ASSERT_TRUE(hp.ok());
+  const uint64_t d = hp->ssm_state_size, key_heads = hp->ssm_group_count;
+  const uint64_t values = d * (hp->ssm_time_step_rank / key_heads), key_dim = d * key_heads;
+  GgufWriter w;
+  for (const auto& [k, v] : f->metadata().entries()) w.set(k, v);
+  for (const auto& t : f->tensors()) {
+    if (t.name.ends_with("attn_gate.weight")) continue;
+    auto bytes = f->tensor_data(t);
+    if (!t.name.ends_with("attn_qkv.weight")) {
+      ASSERT_TRUE(w.add_tensor_bytes(t.name, t.shape, t.type, {bytes.begin(), bytes.end()}).ok());
+      continue;
+    }
+    const std::string layer = t.name.substr(0, t.name.size() - std::string("attn_qkv.weight").size());
+    const GgufTensorInfo* gate = f->find_tensor(layer + "attn_gate.weight");
+    ASSERT_NE(gate, nullptr);
+    ASSERT_EQ(gate->type, t.type);
+    const size_t row = t.num_bytes / t.shape[1];
+    auto z = f->tensor_data(*gate);
+    std::vector<uint8_t> in;
+    auto rows = [&](std::span<const uint8_t> src, uint64_t first, uint64_t n) {
+      in.insert(in.end(), src.begin() + static_cast<ptrdiff_t>(first * row),
+                src.begin() + static_cast<ptrdiff_t>((first + n) * row));
+    };
+    for (uint64_t h = 0; h < key_heads; ++h) {
+      rows(bytes, h * d, d);                        // q
+      rows(bytes, key_dim + h * d, d);              // k
+      rows(bytes, 2 * key_dim + h * values, values);  // v
+      rows(z, h * values, values);                  // z
+    }
+    const uint64_t total = t.shape[1] + gate->shape[1];
+    ASSERT_TRUE(w.add_tensor_bytes(layer + "ssm_in.weight", {t.shape[0], total}, t.type, std::move(in)).ok());
+  }
+  ASSERT_TRUE(w.write_file(to).ok());
+}
+
+// qwen3next files made before llama.cpp's converter split ssm_in (llama.cpp
+// still reads them): the same weights in that layout give the same logits,
+// bit for bit, packed (Q8_0) or not (F16).
+TEST(Qwen3Next, TheLegacySsmInLayoutRunsAsAttnQkvAndAttnGate) {
+  for (GgmlType dtype : {GgmlType::kQ8_0, GgmlType::kF16}) {
+    testing::TempDir dir;
+    ASSERT_TRUE(make_random_model(small_spec(Arch::kQwen3Next, dtype), dir.file("m.gguf")).ok());
+    write_legacy_ssm_in(dir.file("m.gguf"), dir.file("legacy.gguf"));
+    auto split = Model::load(dir.file("m.gguf"));
+    auto legacy = Model::load(dir.file("legacy.gguf"));
+    ASSERT_TRUE(split.ok() && legacy.ok()) << legacy.status().to_string();
+    EXPECT_EQ((*legacy)->file().find_tensor("blk.0.attn_qkv.weight"), nullptr);
+    EXPECT_NE((*legacy)->file().find_tensor("blk.0.ssm_in.weight"), nullptr);
+    const auto tokens = prompt(12);
+    auto a = testing::make_test_device(**split);
+    auto b = testing::make_test_device(**legacy);
+    EXPECT_EQ(testing::logits_at_every_position(*a, tokens, 8, 4, testing::block_range(0, 4)),
+              testing::logits_at_every_position(*b, tokens, 8, 4, testing::block_range(0, 4)))
+        << ggml_type_name(dtype);
   }
 }
 

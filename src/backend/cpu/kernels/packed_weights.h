@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <span>
 
 #include "backend/cpu/kernels/matmul.h"
 
@@ -78,6 +79,10 @@ class PackedMatrix {
  public:
   // Packs `w` (row-major) into `layout`.
   static PackedMatrix pack(const WeightMatrix& w, WeightLayout layout);
+  // A row-major copy of rows `rows` of row-major `w`, in that order (a
+  // matrix a file stores interleaved with others, split at load).
+  // REQUIRES: w.layout == kRows; every entry of `rows` in [0, w.rows).
+  static PackedMatrix gather_rows(const WeightMatrix& w, std::span<const int64_t> rows);
   const WeightMatrix& matrix() const { return matrix_; }
 
  private:
