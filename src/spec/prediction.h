@@ -1,0 +1,94 @@
+// PredictionMatcher: drafts from a request's predicted output (OpenAI's
+// Predicted Outputs: `prediction: {"type": "content", ...}`, tokenized), and
+// the request's accounting of them.
+// While the output follows the prediction ("in step"), the drafts are the
+// prediction's next tokens. When the output leaves it (an edit), no drafts
+// are proposed until the output's last resync_n tokens occur in the
+// prediction at or after the place where it left; the first such occurrence
+// is where the prediction is picked up again, so the text the prediction has
+// after an edit is drafted again once the model is past the edit.
+// Accounting, as OpenAI's completion_tokens_details defines it for Predicted
+// Outputs ("accepted: tokens in the prediction that appeared in the
+// completion"; "rejected: tokens in the prediction that did not appear in the
+// completion ... still counted in the total completion tokens for billing"):
+//  - accepted_prediction_tokens: output tokens that continued the prediction
+//    in step, whether drafted or the target's own token after the accepted
+//    drafts (so it does not depend on how many tokens a step drafts: a
+//    prediction the output reproduces whole counts all its tokens);
+//  - rejected_prediction_tokens: drafted prediction tokens that were verified
+//    and did not enter the output (rejected by the rule, or cut off by a stop).
+//    Each was computed by the target, so the request's billed completion
+//    tokens are its output tokens plus these.
+// Tokens committed out of step (those that re-find the prediction included)
+// are not accepted ones, and prediction tokens an edit skipped were never
+// drafted, so are not rejected ones. OpenAI publishes only the two sentences
+// quoted; usage reported for its guide's example (accepted 49, rejected 107,
+// for an output of about 120 tokens that mostly repeats the prediction)
+// suggests its counts are of drafts, not of an alignment of the two texts.
+// Invariants: propose() depends only on what on_verified() was told; a
+// proposal stays valid until the next on_verified().
+// Cost: in step, O(drafts) per call; out of step, each committed token
+// searches the rest of the prediction, O(prediction * resync_n) at worst.
+// No allocation after construction once `drafts` has capacity.
+// Threading: one owner (the engine thread). Tested by tests/spec/prediction_test.cc.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "core/ids.h"
+
+namespace met {
+
+struct PredictionOptions {
+  // Output tokens that must match the prediction, in order, to pick it up
+  // again after an edit: fewer finds it sooner, more mistakes a common phrase
+  // for it less often (a wrong pick costs one step's rejected drafts). >= 1.
+  int32_t resync_n = 4;
+};
+
+// OpenAI's usage.completion_tokens_details fields for Predicted Outputs.
+struct PredictionUsage {
+  int64_t accepted_prediction_tokens = 0;
+  int64_t rejected_prediction_tokens = 0;
+};
+
+class PredictionMatcher {
+ public:
+  explicit PredictionMatcher(std::vector<TokenId> prediction, PredictionOptions options = {});
+
+  // Replaces `drafts` with the prediction's next up to max_draft tokens while
+  // the output is in step with it; empty otherwise. REQUIRES: max_draft >= 0.
+  void propose(int32_t max_draft, std::vector<TokenId>& drafts) const;
+
+  // After a step: the first num_drafted tokens of the last proposal were
+  // verified (0 for a step without drafts), and `committed` are the tokens the
+  // step added to the output, in order: the drafts kept, then the target's
+  // token (fewer when a stop ended the output inside the step). The drafts
+  // kept are the leading committed tokens equal to the drafts: the acceptance
+  // rule never commits a rejected draft in its own place (greedy: the target's
+  // argmax differs from it; sampled: the residual of a point mass excludes it).
+  // REQUIRES: num_drafted <= the last proposal's size.
+  void on_verified(int32_t num_drafted, std::span<const TokenId> committed);
+
+  // Whether the output is following the prediction now.
+  bool in_step() const { return next_.has_value(); }
+  const PredictionUsage& usage() const { return usage_; }
+
+ private:
+  void advance(TokenId token);
+  void remember(TokenId token);
+  void resync();
+
+  std::vector<TokenId> prediction_;
+  PredictionOptions options_;
+  std::optional<size_t> next_ = 0;  // the prediction's token the output is expected to produce next, while in step
+  size_t resync_from_ = 0;          // where the prediction may be picked up again, while out of step
+  std::vector<TokenId> recent_;     // the output's last (up to) resync_n tokens, oldest first
+  PredictionUsage usage_;
+};
+
+}  // namespace met
