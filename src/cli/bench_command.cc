@@ -153,6 +153,11 @@ Status run_bench(const BenchOptions& o) {
   }
   MET_RETURN_IF_ERROR(validate_engine_flags(o.engine));
   MET_RETURN_IF_ERROR(validate_serving_bench(o.serving));
+  if (o.engine.spec_lookup > 0 && o.serving.concurrency.empty()) {
+    // The device figures run fixed steps; only the engine drafts.
+    return invalid_argument("--spec-lookup {} speeds up the engine's figures only: give --concurrency too",
+                            o.engine.spec_lookup);
+  }
   const GgmlType kv_dtype = *parse_ggml_type(o.engine.kv_dtype);
   ProgressBar load_bar("loading " + std::filesystem::path(o.model_path).filename().string());
   MET_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,

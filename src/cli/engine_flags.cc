@@ -93,6 +93,16 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& flags) {
                  "per sequence); 2 or more lets a decode step launched ahead be redone, 0 keeps one version and "
                  "the host re-picks from the step's logits instead")
       ->capture_default_str();
+  cmd.add_option("--spec-lookup", flags.spec_lookup,
+                 "Speculative decoding: draft up to N tokens a step from earlier text of the prompt and output "
+                 "(prompt lookup) and verify them in one step; greedy requests only, same output; 0 is off")
+      ->capture_default_str();
+  cmd.add_option("--spec-ngram-min", flags.spec_ngram_min,
+                 "Speculative decoding: the shortest run of last tokens a prompt lookup matches")
+      ->capture_default_str();
+  cmd.add_option("--spec-ngram-max", flags.spec_ngram_max,
+                 "Speculative decoding: the longest run of last tokens a prompt lookup tries first")
+      ->capture_default_str();
 }
 
 Result<int64_t> parse_kv_mem(std::string_view text) {
@@ -142,6 +152,13 @@ Status validate_engine_flags(const EngineFlags& f) {
   if (f.state_rollback < 0 || f.state_rollback > kMaxStateRollbackFlag) {
     return invalid_argument("--state-rollback {} must be between 0 and {}", f.state_rollback, kMaxStateRollbackFlag);
   }
+  if (f.spec_lookup < 0 || f.spec_lookup > kMaxSpecLookupFlag) {
+    return invalid_argument("--spec-lookup {} must be between 0 and {}", f.spec_lookup, kMaxSpecLookupFlag);
+  }
+  if (f.spec_ngram_min < 1 || f.spec_ngram_max < f.spec_ngram_min || f.spec_ngram_max > 64) {
+    return invalid_argument("--spec-ngram-min {} and --spec-ngram-max {} must satisfy 1 <= min <= max <= 64",
+                            f.spec_ngram_min, f.spec_ngram_max);
+  }
   return preempt_mode(f).status();
 }
 
@@ -163,6 +180,9 @@ Result<CpuEngineConfig> engine_config(const EngineFlags& flags, StreamLimits str
   c.state_snapshots = flags.state_snapshots;
   c.state_snapshot_blocks = flags.state_snapshot_blocks;
   c.state_rollback = flags.state_rollback;
+  c.spec_lookup = flags.spec_lookup;
+  c.spec_min_ngram = flags.spec_ngram_min;
+  c.spec_max_ngram = flags.spec_ngram_max;
   c.streams = streams;
   return c;
 }

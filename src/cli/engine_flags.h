@@ -1,6 +1,7 @@
 // EngineFlags: the engine options shared by `met run`, `met bench` and
 // `met serve` (--threads, --kv-dtype, --kv-mem | --kv-blocks, --max-seqs,
-// --max-batch-tokens, --spill-dir, --preempt, --pipeline), and
+// --max-batch-tokens, --spill-dir, --preempt, --pipeline, the hybrid models'
+// --state-* and speculative decoding's --spec-*), and
 // engine_config(), which turns them into the CpuEngineConfig the commands
 // open their engine with (engine/cpu_engine.h).
 // Invariants: every bad value is refused with one line naming the flag and
@@ -40,6 +41,9 @@ struct EngineFlags {
   int32_t state_snapshots = -1;       // hybrid models' prefix cache: -1 as many as --max-seqs
   int32_t state_snapshot_blocks = 16;
   int32_t state_rollback = 0;  // hybrid models: tokens a sequence's state can be rewound
+  int32_t spec_lookup = 0;     // speculative decoding: prompt-lookup drafts per step (0: off)
+  int32_t spec_ngram_min = 2;
+  int32_t spec_ngram_max = 5;
 };
 
 // Registers the flags on `cmd`; they write into `flags`, which outlives it.

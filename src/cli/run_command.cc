@@ -124,6 +124,12 @@ Status stream_one(Engine& engine, EngineRequest request) {
                "decode %d tokens in %.3f s (%.1f tok/s); finish %s\n",
                prefilled, u.cached_prompt_tokens, ttft_s, ttft_s > 0 ? prefilled / ttft_s : 0.0, decoded, decode_s,
                decode_s > 0 ? decoded / decode_s : 0.0, finish->finish_reason.c_str());
+  const EngineStatsSnapshot st = engine.stats();
+  if (st.spec_drafted > 0) {
+    std::fprintf(stderr, "met run: speculation: %lld of %lld drafted tokens accepted (%.1f%%)\n",
+                 static_cast<long long>(st.spec_accepted), static_cast<long long>(st.spec_drafted),
+                 100.0 * static_cast<double>(st.spec_accepted) / static_cast<double>(st.spec_drafted));
+  }
   return ok_status();
 }
 

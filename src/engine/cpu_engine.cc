@@ -79,7 +79,10 @@ Result<std::unique_ptr<CpuEngine>> CpuEngine::create(const Model& model, const C
   dopt.num_threads = config.num_threads;
   dopt.kv_dtype = layout.dtype;
   dopt.num_kv_blocks = num_blocks;
-  dopt.limits = ForwardLimits{.max_rows = config.max_batch_tokens, .max_outputs = config.max_seqs,
+  // Speculation: an output for each verify row as well as each decode row.
+  const int64_t outputs = int64_t{config.max_seqs} * (1 + std::max(config.spec_lookup, 0));
+  dopt.limits = ForwardLimits{.max_rows = config.max_batch_tokens,
+                              .max_outputs = static_cast<int32_t>(std::min<int64_t>(outputs, config.max_batch_tokens)),
                               .max_seqs = config.max_seqs};
   if (hp.is_hybrid()) {
     dopt.num_state_snapshots = config.state_snapshots < 0 ? config.max_seqs : config.state_snapshots;
@@ -102,6 +105,7 @@ Result<std::unique_ptr<CpuEngine>> CpuEngine::create(const Model& model, const C
   eopt.scheduler.max_batch_tokens = config.max_batch_tokens;
   eopt.scheduler.preempt = config.preempt;
   eopt.scheduler.pipeline = config.pipeline;
+  eopt.scheduler.spec = {config.spec_lookup, config.spec_min_ngram, config.spec_max_ngram};
   eopt.state_snapshot_blocks = config.state_snapshot_blocks;
   eopt.streams = config.streams;
   MET_ASSIGN_OR_RETURN(e->engine_, Engine::create(*e->device_, *e->tokenizer_, e->spill_.get(), e->clock_,

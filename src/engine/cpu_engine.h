@@ -21,6 +21,7 @@
 #include "core/clock.h"
 #include "core/status.h"
 #include "engine/engine.h"
+#include "scheduler/speculation.h"
 #include "gguf/ggml_type.h"
 #include "gguf/gguf_value.h"
 #include "tokenizer/tokenizer.h"
@@ -66,8 +67,16 @@ struct CpuEngineConfig {
   // then copies its state into the version a step writes, which at batch 16
   // cost about half the decode speed of a medium qwen35 (bench/peer/README).
   int32_t state_rollback = 0;
+  // Speculative decoding by prompt lookup (scheduler/speculation.h): drafts
+  // per step (0: off) and the n-gram lengths matched.
+  int32_t spec_lookup = 0;
+  int32_t spec_min_ngram = 2;
+  int32_t spec_max_ngram = 5;
   StreamLimits streams;  // each client's unsent-bytes bound
 };
+
+// The most drafts CpuEngineConfig::spec_lookup may ask for per step.
+inline constexpr int32_t kMaxSpecLookupFlag = kMaxDraftTokens;
 
 // The most tokens CpuEngineConfig::state_rollback may ask for.
 inline constexpr int32_t kMaxStateRollbackFlag = cpu::kMaxStateRollback;

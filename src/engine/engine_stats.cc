@@ -43,6 +43,11 @@ void EngineStats::step_done(int32_t num_rows, int32_t num_blocks_in_use) {
   last_step_at_.store(ticks(clock_.now()), std::memory_order_relaxed);
 }
 
+void EngineStats::speculated(int32_t drafted, int32_t accepted) {
+  spec_drafted_.fetch_add(drafted, std::memory_order_relaxed);
+  spec_accepted_.fetch_add(accepted, std::memory_order_relaxed);
+}
+
 void EngineStats::publish_load(const SchedulerCounts& counts, bool has_work, int32_t num_blocks_in_use,
                                int32_t num_state_slots_in_use) {
   state_slots_in_use_.store(num_state_slots_in_use, std::memory_order_relaxed);
@@ -77,6 +82,8 @@ EngineStatsSnapshot EngineStats::snapshot() const {
   s.cache_hit_tokens = cache_hit_tokens_.load(std::memory_order_relaxed);
   s.steps = steps_.load(std::memory_order_relaxed);
   s.rows = rows_.load(std::memory_order_relaxed);
+  s.spec_drafted = spec_drafted_.load(std::memory_order_relaxed);
+  s.spec_accepted = spec_accepted_.load(std::memory_order_relaxed);
   s.blocks_in_use = blocks_in_use_.load(std::memory_order_relaxed);
   s.blocks_total = blocks_total_.load(std::memory_order_relaxed);
   s.state_slots_in_use = state_slots_in_use_.load(std::memory_order_relaxed);

@@ -1,6 +1,6 @@
 // EngineStats: the engine's telemetry (the scheduler's `tel` port) plus the
 // load the engine thread publishes after each tick: request, token,
-// preemption and step counters; requests running, waiting and swapped; KV
+// preemption, step and speculation counters; requests running, waiting and swapped; KV
 // blocks and recurrent-state slots in use and in the pool; whether there is work and when the last
 // step completed (for /health's stall check). Written by the engine thread,
 // read by anyone (bench, /metrics, /health) as a snapshot, to which
@@ -38,6 +38,8 @@ struct EngineStatsSnapshot {
   int64_t cache_hit_tokens = 0;
   int64_t steps = 0;
   int64_t rows = 0;
+  int64_t spec_drafted = 0;   // draft tokens verify steps checked
+  int64_t spec_accepted = 0;  // of them, committed in place
   int64_t slow_clients_cut = 0;  // streams cancelled for holding too many unsent bytes too long
   int64_t blocks_in_use = 0;
   int64_t blocks_total = 0;
@@ -69,6 +71,7 @@ class EngineStats final : public TelPort {
   void preempted(PreemptKind kind) override;
   void cache_queried(int64_t query_tokens, int64_t hit_tokens) override;
   void step_done(int32_t num_rows, int32_t num_blocks_in_use) override;
+  void speculated(int32_t drafted, int32_t accepted) override;
 
   // The engine thread, after draining its inbox and after each tick.
   void publish_load(const SchedulerCounts& counts, bool has_work, int32_t num_blocks_in_use,
@@ -95,6 +98,8 @@ class EngineStats final : public TelPort {
   std::atomic<int64_t> cache_hit_tokens_{0};
   std::atomic<int64_t> steps_{0};
   std::atomic<int64_t> rows_{0};
+  std::atomic<int64_t> spec_drafted_{0};
+  std::atomic<int64_t> spec_accepted_{0};
   std::atomic<int64_t> slow_clients_cut_{0};
   std::atomic<int64_t> blocks_in_use_{0};
   std::atomic<int64_t> blocks_total_{0};

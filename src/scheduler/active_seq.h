@@ -7,7 +7,8 @@
 // sampler and output so far, and is prefilled again from seq.tokens.
 // Its fields are grouped by concern: the KV side (seq), the output and its
 // text (out), its bounds (limits), sampling and logprobs, thinking, grammar
-// and tools, how it ended (status), its place in the queues, timings, sink.
+// and tools, speculation, how it ended (status), its place in the queues,
+// timings, sink.
 // Invariants: seq.tokens = prompt + out.tokens; seq.seq_len <= tokens.size();
 // block_table covers at least seq_len positions; a sink gets exactly one
 // terminal frame (lifecycle.h); slot_idx is the sequence's index in `active`.
@@ -104,6 +105,13 @@ struct GrammarTrack {
   const TokenTrie* trie = nullptr;  // the scheduler's, for a grammar started later
 };
 
+// Speculative decoding (speculation.h): this step's drafts and the counts so far.
+struct SpecTrack {
+  std::vector<TokenId> drafts;  // proposed for the step being built; cleared at its settle
+  int64_t num_drafted = 0;      // drafts verified
+  int64_t num_accepted = 0;     // of them, committed in place
+};
+
 struct ActiveSeq {
   SeqState seq;            // the KV side
   OutputState out;
@@ -112,6 +120,7 @@ struct ActiveSeq {
   LogprobState logprobs;
   ThinkingTrack think;
   GrammarTrack gram;
+  SpecTrack spec;
   SeqStatus status;
   QueueState queue;
   SeqTimings timing;

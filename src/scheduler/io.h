@@ -62,6 +62,9 @@ class TelPort {
   // preemption are not counted).
   virtual void cache_queried(int64_t query_tokens, int64_t hit_tokens) = 0;
   virtual void step_done(int32_t num_rows, int32_t num_blocks_in_use) = 0;
+  // A verify step checked `drafted` draft tokens of one sequence and
+  // committed `accepted` of them in place (speculation.h).
+  virtual void speculated(int32_t drafted, int32_t accepted) = 0;
 };
 
 class NullTelPort final : public TelPort {
@@ -71,6 +74,7 @@ class NullTelPort final : public TelPort {
   void preempted(PreemptKind) override {}
   void cache_queried(int64_t, int64_t) override {}
   void step_done(int32_t, int32_t) override {}
+  void speculated(int32_t, int32_t) override {}
 };
 
 struct SchedIo {

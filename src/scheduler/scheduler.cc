@@ -23,6 +23,14 @@ Result<std::unique_ptr<Scheduler>> Scheduler::create(SchedIo io, SpillIo* spill,
                             kKvBlockTokens);
   }
   if (options.max_seqs < 1) return invalid_argument("--max-seqs must be at least 1");
+  const SpecOptions& spec = options.spec;
+  if (spec.max_draft < 0 || spec.max_draft > kMaxDraftTokens) {
+    return invalid_argument("--spec-lookup {} must be in [0, {}]", spec.max_draft, kMaxDraftTokens);
+  }
+  if (spec.min_ngram < 1 || spec.max_ngram < spec.min_ngram) {
+    return invalid_argument("--spec-ngram {}..{}: the shortest n-gram must be at least 1 and at most the longest",
+                            spec.min_ngram, spec.max_ngram);
+  }
   if (options.max_batch_tokens < options.max_seqs) {
     return invalid_argument("--max-batch-tokens ({}) must be at least --max-seqs ({})", options.max_batch_tokens,
                             options.max_seqs);
@@ -208,6 +216,11 @@ void Scheduler::run_step() {
 void Scheduler::settle_step() {
   for (const Scheduled& s : step_.scheduled()) {
     ActiveSeq& a = active_[s.active_idx];
+    if (s.num_drafts > 0) {
+      settle_verify(io_, a, *s.output, result_, pick_scratch_, max_seq_len_);
+      release_behind_window(io_, a.seq, kv_window_);
+      continue;
+    }
     a.seq.seq_len += s.num_rows;
     // A prefill chunk's full blocks are shareable at once (a sibling choice
     // or another request with the same prefix hits them while `a` runs).
@@ -249,10 +262,22 @@ void Scheduler::after_lane() {
   if (is_faulted()) fail_all(fmt::format("the server is faulted: {}", fault_reason()));
 }
 
+bool Scheduler::propose_all_drafts() {
+  if (!options_.spec.enabled()) return false;
+  bool any = false;
+  for (ActiveSeq& a : active_) {
+    propose_drafts(a, options_.spec, max_seq_len_);
+    any = any || !a.spec.drafts.empty();
+  }
+  return any;
+}
+
 bool Scheduler::tick() {
   if (idle()) return false;
   if (lane_.has_inflight()) {
-    if (!needs_quiet()) {
+    // A sequence with drafts verifies them in a synchronous step: the lane
+    // settles first.
+    if (!needs_quiet() && !propose_all_drafts()) {
       const LaneStep r = lane_.step_decode_pipelined(active_);
       after_lane();
       if (r == LaneStep::kRan) return true;
@@ -266,6 +291,7 @@ bool Scheduler::tick() {
   view_queues();
   plan_tick(view_, plan_, plan_scratch_);
   apply_plan();
+  propose_all_drafts();
   bool ran = false;
   if (step_.build(active_, io_.dev.info(), io_.kv, options_.max_batch_tokens)) {
     if (options_.pipeline && step_.is_decode_only(active_.size()) && ahead_allowed(active_)) {

@@ -28,6 +28,7 @@
 #include "scheduler/dev_port.h"
 #include "scheduler/io.h"
 #include "scheduler/preempt.h"
+#include "scheduler/speculation.h"
 #include "scheduler/step_builder.h"
 #include "scheduler/tick_plan.h"
 #include "tokenizer/tokenizer.h"
@@ -43,6 +44,7 @@ struct SchedulerOptions {
   // Give back the blocks behind every layer's window as sequences grow
   // (DeviceInfo::kv_window); false keeps every block (a reference run).
   bool release_behind_window = true;
+  SpecOptions spec;  // speculative decoding (speculation.h); off by default
 };
 
 struct SchedulerCounts {
@@ -92,6 +94,8 @@ class Scheduler {
   // alone is cut short with kv_exhausted (false: nothing more to free).
   bool give_way();
   bool needs_quiet() const;
+  // Proposes every running sequence's drafts (speculation.h); whether any has one.
+  bool propose_all_drafts();
   void after_lane();
 
   SchedIo io_;

@@ -27,7 +27,25 @@ StepBuilder::StepBuilder(size_t max_seqs) : builder_(max_seqs) {
   order_.reserve(max_seqs);
 }
 
+void StepBuilder::add_verify(ActiveSeq& a, size_t idx, int32_t n) {
+  StepPlan& plan = builder_.plan();
+  const int32_t begin = plan.num_rows();
+  a.spec.drafts.resize(static_cast<size_t>(n - 1));
+  for (int32_t k = 0; k < n; ++k) {
+    const auto at = static_cast<size_t>(k);
+    plan.inputs.push_back(FeedToken{k == 0 ? a.seq.tokens.back() : a.spec.drafts[at - 1]});
+    plan.positions.push_back(a.seq.seq_len + k);
+  }
+  builder_.add_seq(begin, n, a.seq.seq_len, a.seq.block_table, a.seq.state_slot);
+  Scheduled s{idx, n, static_cast<int32_t>(plan.outputs.size())};
+  s.num_drafts = n - 1;
+  for (int32_t k = 0; k < n; ++k) add_output_row(plan, begin + k, OutputKind::kArgmax, a);
+  scheduled_.push_back(s);
+}
+
 void StepBuilder::add(ActiveSeq& a, size_t idx, int32_t n) {
+  if (pending_tokens(a) == 1 && n > 1) return add_verify(a, idx, n);
+  a.spec.drafts.clear();  // given no room: this step decodes alone
   StepPlan& plan = builder_.plan();
   const int32_t begin = plan.num_rows();
   for (int32_t k = 0; k < n; ++k) {
@@ -68,7 +86,7 @@ bool StepBuilder::build(std::vector<ActiveSeq>& active, const DeviceInfo& info, 
     views_.push_back(RowView{a.status.finished, a.seq.seq_len, static_cast<int32_t>(a.seq.tokens.size()),
                              static_cast<int32_t>(a.seq.block_table.size()), a.seq.num_released_blocks,
                              a.queue.admit_order, wants_prompt_logprobs(a), a.logprobs.prompt_next,
-                             a.out.prompt_len});
+                             a.out.prompt_len, static_cast<int32_t>(a.spec.drafts.size())});
   }
   const StepLimits limits{max_batch_tokens, info.max_outputs, kv.num_blocks(), kv.num_free_blocks()};
   choose_step_rows(views_, limits, rows_, order_);

@@ -2,7 +2,10 @@
 // choose_step_rows (step_rows.h) decides, each with its KV reserved. The
 // last chunk of a prompt gets an output row: its logits, or only its argmax
 // for a greedy sequence (with EOS banned on the device while min_tokens
-// holds). A sequence that wants prompt logprobs gets a logits row
+// holds). A decoding sequence with drafts (ActiveSeq::spec, proposed before
+// the build) gets a row per draft it was given room for, fed the draft, each
+// with an argmax output (speculation.h); drafts it got no room for are
+// dropped. A sequence that wants prompt logprobs gets a logits row
 // for every prompt row, so its chunks also fit the device's max_outputs.
 // Invariants: every scheduled sequence has the blocks its rows write
 // (reserved here); the plan's rows never exceed the budget.
@@ -32,6 +35,9 @@ struct Scheduled {
   int32_t prompt_outputs_begin = 0;
   int32_t num_prompt_outputs = 0;
   int32_t first_predicted = 0;
+  // A verify step (speculation.h): the drafts after the decode row, each
+  // row with an output (outputs *output .. *output + num_drafts).
+  int32_t num_drafts = 0;
 };
 
 // Appends the logprobs of the prompt tokens a step's rows predicted for `a`
@@ -56,6 +62,7 @@ class StepBuilder {
 
  private:
   void add(ActiveSeq& a, size_t idx, int32_t n);
+  void add_verify(ActiveSeq& a, size_t idx, int32_t n);
   void add_prompt_outputs(const ActiveSeq& a, int32_t begin, int32_t n, Scheduled& s);
   static int32_t cut_at_snapshot(const ActiveSeq& a, int32_t num_rows, int32_t interval_tokens);
 

@@ -13,12 +13,32 @@ namespace {
 // token it predicts that still misses its logprob, and the sampled token's
 // row when the chunk ends the known tokens.
 int32_t outputs_of(const RowView& r, int32_t n) {
+  if (r.num_tokens - r.seq_len == 1) return n;  // a decode row and its verify rows: one each
   int32_t outputs = r.seq_len + n == r.num_tokens ? 1 : 0;
   if (!r.wants_prompt_logprobs) return outputs;
   for (int32_t q = r.seq_len + 1; q <= r.seq_len + n; ++q) {
     if (q >= r.prompt_logprobs_next && q < r.prompt_len) ++outputs;
   }
   return outputs;
+}
+
+// Extends the decode rows of sequences with drafts by one row per draft when
+// all of them fit (rows, blocks, outputs); the decode rows were all placed
+// first, so drafts never cost a sequence its decode row.
+void add_verify_rows(std::span<const RowView> rows, const StepLimits& limits, std::vector<RowChoice>& out,
+                     int32_t& budget, int32_t& free_blocks, int32_t& num_outputs) {
+  for (RowChoice& c : out) {
+    const RowView& r = rows[c.active_idx];
+    const int32_t k = r.num_drafts;
+    if (k <= 0 || k > budget || num_outputs + k > limits.max_outputs) continue;
+    const int32_t have = std::max(r.num_blocks, blocks_for_tokens(r.seq_len + 1));
+    const int32_t want = blocks_for_tokens(r.seq_len + 1 + k);
+    if (want - r.num_released_blocks > limits.num_blocks || want - have > free_blocks) continue;
+    free_blocks -= std::max(want - have, 0);
+    c.num_rows += k;
+    num_outputs += k;
+    budget -= k;
+  }
 }
 
 }  // namespace
@@ -41,6 +61,7 @@ void choose_step_rows(std::span<const RowView> rows, const StepLimits& limits, s
     num_outputs += outputs_of(r, 1);
     budget -= 1;
   }
+  add_verify_rows(rows, limits, out, budget, free_blocks, num_outputs);
   order.clear();
   for (size_t i = 0; i < rows.size(); ++i) {
     if (!rows[i].finished && rows[i].num_tokens - rows[i].seq_len > 1) order.push_back(i);

@@ -1,6 +1,8 @@
 // choose_step_rows: which rows the next forward step holds, a pure function
 // over the running sequences: a decode row for every sequence that decodes
-// (slot order) and whose next block, if it needs one, is free; then prefill
+// (slot order) and whose next block, if it needs one, is free; then, for
+// each of them with drafts, its verify rows (all of them, or none) where the
+// budget, the free blocks and the device's outputs allow; then prefill
 // chunks, oldest admission first, each as long as the step's token budget,
 // the blocks free after the rows before it, and (for prompt logprobs, a
 // logits row per prompt row) the device's outputs allow. StepBuilder applies
@@ -30,6 +32,9 @@ struct RowView {
   bool wants_prompt_logprobs = false;
   int32_t prompt_logprobs_next = 0;
   int32_t prompt_len = 0;
+  // Drafts a decoding sequence would verify after its decode row, each a
+  // row with an output (speculation.h).
+  int32_t num_drafts = 0;
 };
 
 struct RowChoice {

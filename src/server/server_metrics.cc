@@ -94,6 +94,10 @@ std::vector<MetricFamily> engine_metric_families(const EngineStatsSnapshot& s, c
       family("met:request_failure_total", "Requests ended by an error frame (cancelled, failed, shut down).",
              kCounter, d(s.requests_failed), model_name),
       family("met:engine_steps_total", "Forward steps the engine completed.", kCounter, d(s.steps), model_name),
+      family("met:spec_decode_num_draft_tokens_total", "Draft tokens verify steps checked (speculative decoding).",
+             kCounter, d(s.spec_drafted), model_name),
+      family("met:spec_decode_num_accepted_tokens_total", "Draft tokens committed in place after verification.",
+             kCounter, d(s.spec_accepted), model_name),
       family("met:slow_clients_cut_total",
              "Requests cancelled because their client left more than --max-pending-bytes unread for "
              "--slow-client-timeout.",

@@ -109,5 +109,25 @@ TEST(ValidateEngineFlags, StateRollbackIsOffByDefaultReachesTheConfigAndIsInRang
   EXPECT_FALSE(validate_engine_flags(f).ok());
 }
 
+TEST(ValidateEngineFlags, SpecLookupIsOffByDefaultReachesTheConfigAndIsInRange) {
+  EngineFlags f;
+  EXPECT_EQ(engine_config(f)->spec_lookup, 0);
+  f.spec_lookup = 4;
+  f.spec_ngram_min = 3;
+  f.spec_ngram_max = 6;
+  const Result<CpuEngineConfig> c = engine_config(f);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->spec_lookup, 4);
+  EXPECT_EQ(c->spec_min_ngram, 3);
+  EXPECT_EQ(c->spec_max_ngram, 6);
+  f.spec_lookup = kMaxSpecLookupFlag + 1;
+  EXPECT_NE(validate_engine_flags(f).message().find("--spec-lookup 33"), std::string::npos);
+  f.spec_lookup = 4;
+  f.spec_ngram_min = 7;
+  EXPECT_NE(validate_engine_flags(f).message().find("--spec-ngram-min 7 and --spec-ngram-max 6"), std::string::npos);
+  f.spec_ngram_min = 0;
+  EXPECT_FALSE(validate_engine_flags(f).ok());
+}
+
 }  // namespace
 }  // namespace met

@@ -2,7 +2,8 @@
 // recompute gives exactly the tokens of an uninterrupted run, and a soak of
 // 200 requests with random lengths, stop strings, cancellations and deadlines
 // through a pool too small for all of them ends every request with the right
-// frame and leaks nothing.
+// frame and leaks nothing. Speculative decoding by prompt lookup gives the
+// tokens of a run without it, in fewer steps.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -36,12 +37,12 @@ const char* kPrompts[16] = {
     "She wanted to",
 };
 
-std::vector<Outcome> run_prompts(ModelEngine& m) {
+std::vector<Outcome> run_prompts(ModelEngine& m, int32_t max_tokens = 48) {
   std::vector<RequestHandle> handles;
   for (const char* p : kPrompts) {
     EngineRequest r;
     r.prompt = m.tokenizer().encode(p, EncodeOptions{.add_special = true});
-    r.max_tokens = 48;
+    r.max_tokens = max_tokens;
     Result<RequestHandle> h = m.engine().submit(std::move(r));
     EXPECT_TRUE(h.ok());
     handles.push_back(std::move(*h));
@@ -51,6 +52,34 @@ std::vector<Outcome> run_prompts(ModelEngine& m) {
   m.engine().drain();
   EXPECT_EQ(m.engine().kv_blocks_in_use(), 0);
   return out;
+}
+
+// stories260K's greedy stories repeat themselves over a few hundred tokens
+// ("Lily", "to the park", whole sentences): prompt lookup drafts from them.
+// Synchronous runs compare exactly: every verified draft adds a row, and
+// every accepted one saves the row (and the step) that would have decoded it.
+TEST(EngineOnStories, PromptLookupSpeculationGivesTheSameTokensInFewerSteps) {
+  MET_REQUIRE_SHARED(path, "models/stories260K.gguf");
+  constexpr int32_t kMaxTokens = 240;
+  for (bool pipeline : {false, true}) {
+    ModelEngine plain(path, 1024, 16, std::nullopt, pipeline);
+    const std::vector<Outcome> want = run_prompts(plain, kMaxTokens);
+    ModelEngine spec(path, 1024, 16, std::nullopt, pipeline, 1, 0, SpecOptions{4, 2, 4});
+    const std::vector<Outcome> got = run_prompts(spec, kMaxTokens);
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(got[i].tokens, want[i].tokens) << kPrompts[i] << " pipeline " << pipeline;
+      EXPECT_EQ(got[i].text, want[i].text);
+    }
+    const EngineStatsSnapshot p = plain.engine().stats(), s = spec.engine().stats();
+    EXPECT_GT(s.spec_accepted, 0) << "pipeline " << pipeline;
+    EXPECT_LT(s.spec_accepted, s.spec_drafted);
+    if (!pipeline) {
+      EXPECT_EQ(s.rows, p.rows + s.spec_drafted - s.spec_accepted);
+      EXPECT_LT(s.steps, p.steps);
+    }
+    RecordProperty(pipeline ? "accepted_pipelined" : "accepted", std::to_string(s.spec_accepted));
+    RecordProperty(pipeline ? "drafted_pipelined" : "drafted", std::to_string(s.spec_drafted));
+  }
 }
 
 TEST(EngineOnStories, SixteenPromptsGiveTheSameTokensThroughABigPoolASwappingPoolAndARecomputingPool) {

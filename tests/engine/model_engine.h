@@ -18,24 +18,27 @@
 namespace met::testing {
 
 // A model, its tokenizer and an engine over a CpuDevice with `num_blocks`
-// (and, for a recurrent model, `state_rollback` older state versions).
+// (and, for a recurrent model, `state_rollback` older state versions), with
+// speculative decoding as `spec` says.
 class ModelEngine {
  public:
   ModelEngine(const std::string& path, int32_t num_blocks, int32_t max_seqs, std::optional<std::string> spill_dir,
-              bool pipeline = true, int num_threads = 1, int32_t state_rollback = 0) {
+              bool pipeline = true, int num_threads = 1, int32_t state_rollback = 0, SpecOptions spec = {}) {
     model_ = std::move(*Model::load(path));
     tokenizer_ = std::make_unique<Tokenizer>(std::move(*Tokenizer::from_gguf(model_->file().metadata())));
     CpuDeviceOptions d;
     d.num_threads = num_threads;
     d.num_kv_blocks = num_blocks;
     d.kv_dtype = GgmlType::kF32;
-    d.limits = ForwardLimits{.max_rows = 128, .max_outputs = max_seqs, .max_seqs = max_seqs};
+    d.limits = ForwardLimits{.max_rows = 128, .max_outputs = std::min(128, max_seqs * (1 + spec.max_draft)),
+                             .max_seqs = max_seqs};
     d.state_rollback = state_rollback;  // recurrent models: the decode rollback ring
     device_ = std::move(*CpuDevice::create(*model_, d));
     EngineOptions eo;
     eo.scheduler.max_seqs = max_seqs;
     eo.scheduler.max_batch_tokens = 128;
     eo.scheduler.pipeline = pipeline;
+    eo.scheduler.spec = spec;
     if (spill_dir) {
       store_ = std::move(*SpillStore::create(*spill_dir));
       eo.scheduler.preempt = PreemptMode::kSwap;

@@ -42,6 +42,27 @@ TEST(ChooseStepRows, DecodeRowsFirstInSlotOrderThenChunksOldestAdmissionFirst) {
             (std::vector<RowChoice>{{1, 1}, {3, 1}, {2, 30}, {0, 8}}));
 }
 
+RowView with_drafts(RowView r, int32_t k) {
+  r.num_drafts = k;
+  return r;
+}
+
+// Every decode row is placed before any verify row; a sequence's drafts go
+// whole or not at all, where the budget, the blocks and the outputs allow;
+// prefill chunks take what is left.
+TEST(ChooseStepRows, VerifyRowsFollowEveryDecodeRowAndFitWholeOrNotAtAll) {
+  const std::vector<RowView> rows = {with_drafts(decoding(10, 1), 4), decoding(20, 2),
+                                     with_drafts(decoding(30, 2), 3), prefilling(0, 40, 0, 5)};
+  // Room for all: 5 + 1 + 4 rows (seq 2's drafts reach position 33: a third block), then 10 of the prompt.
+  EXPECT_EQ(choose(rows, 20, 10), (std::vector<RowChoice>{{0, 5}, {1, 1}, {2, 4}, {3, 10}}));
+  // A budget of 6: the three decode rows, then seq 0's 4 drafts do not fit, seq 2's 3 do.
+  EXPECT_EQ(choose(rows, 6, 10), (std::vector<RowChoice>{{0, 1}, {1, 1}, {2, 4}}));
+  // No free block: seq 2's drafts need one, seq 0's do not.
+  EXPECT_EQ(choose(rows, 20, 0), (std::vector<RowChoice>{{0, 5}, {1, 1}, {2, 1}}));
+  // Outputs for 3 decode rows and 4 drafts: seq 0's only.
+  EXPECT_EQ(choose(rows, 20, 10, 7), (std::vector<RowChoice>{{0, 5}, {1, 1}, {2, 1}, {3, 13}}));
+}
+
 TEST(ChooseStepRows, AChunkIsCutToTheBlocksLeftAfterTheRowsBeforeIt) {
   // The decode row at position 16 needs a second block; one block is left
   // for the prompt: 16 tokens of it.

@@ -68,9 +68,15 @@ class CountingTel final : public TelPort {
     num_hit_tokens += hit_tokens;
   }
   void step_done(int32_t, int32_t) override { ++num_steps; }
+  void speculated(int32_t drafted, int32_t accepted) override {
+    num_drafted += drafted;
+    num_accepted += accepted;
+  }
 
   int64_t num_query_tokens = 0;
   int64_t num_hit_tokens = 0;
+  int64_t num_drafted = 0;
+  int64_t num_accepted = 0;
   int num_finished = 0;
   int num_failed = 0;
   int num_swaps = 0;

@@ -1,0 +1,206 @@
+// Tests for scheduler/speculation.h through the scheduler, on a FakeDevice
+// whose next token is a function of the last tokens its KV holds (so outputs
+// fall into repeating runs that prompt lookup drafts from, with a break
+// every so often that rejects a draft). Greedy output with speculation on is
+// the output with it off, token for token, pipelined or not, in a roomy pool
+// and in one that swaps or recomputes, with max_tokens and EOS falling inside
+// a draft; a verify step's rejected rows give their blocks back; a step fails
+// at any device call and every request still gets one terminal frame with
+// the pool full again; sequences that may not speculate (sampled, logprobs,
+// recurrent state) never get drafts.
+#include "scheduler/speculation.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "core/fault_flag.h"
+#include "scheduler_fixture.h"
+
+namespace met {
+namespace {
+
+using testing::greedy_request;
+using testing::make_prompt;
+using testing::SchedFixture;
+using testing::SchedFixtureOptions;
+
+constexpr TokenId kEos = 2;  // the test tokenizer's EOG id is avoided unless a test returns it
+
+// A token from the last two of the context, in a 5-token alphabet (so the
+// output soon cycles, and a 2-gram seen before predicts the next token), and
+// a different one at every 37th position (a draft that lookup takes from the
+// cycle is rejected there). `eos_at`: EOS at that context length.
+TokenId next_token(std::span<const TokenId> ctx, size_t eos_at) {
+  const size_t n = ctx.size();
+  if (n == eos_at) return kEos;
+  uint32_t h = 17;
+  for (size_t i = n >= 2 ? n - 2 : 0; i < n; ++i) h = h * 31 + static_cast<uint32_t>(ctx[i]);
+  if (n % 37 == 0) h += 2;
+  return static_cast<TokenId>(60 + h % 5);
+}
+
+SchedFixtureOptions with_spec(SchedFixtureOptions o, int32_t max_draft, bool pipeline) {
+  o.sched.spec.max_draft = max_draft;
+  o.sched.spec.min_ngram = 2;
+  o.sched.spec.max_ngram = 4;
+  o.sched.pipeline = pipeline;
+  return o;
+}
+
+struct SpecRun {
+  std::vector<std::vector<TokenId>> tokens;
+  int num_steps = 0;
+  int64_t drafted = 0;
+  int64_t accepted = 0;
+};
+
+// Six greedy requests with max_tokens `max_tokens + i`, the outputs of the
+// device above, run to the end; each gets one finish frame and the pool is
+// full after.
+SpecRun run_six(SchedFixtureOptions o, int32_t max_tokens, size_t eos_at = 0) {
+  SchedFixture f(o);
+  f.device->set_next_token([eos_at](std::span<const TokenId> ctx) { return next_token(ctx, eos_at); });
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < 6; ++i) {
+    ids.push_back(f.submit(greedy_request(make_prompt(20 + 7 * i, 100 + static_cast<uint32_t>(i)), max_tokens + i)));
+  }
+  f.run();
+  SpecRun r;
+  for (uint64_t id : ids) {
+    EXPECT_EQ(f.req.at(id).num_terminal(), 1);
+    EXPECT_EQ(f.req.at(id).finishes.size(), 1u);
+    r.tokens.push_back(f.req.at(id).tokens);
+  }
+  EXPECT_TRUE(f.pool_is_full());
+  r.num_steps = f.tel.num_steps;
+  r.drafted = f.tel.num_drafted;
+  r.accepted = f.tel.num_accepted;
+  return r;
+}
+
+TEST(Speculation, GreedyOutputIsTheOutputWithoutItPipelinedOrNot) {
+  const SpecRun off = run_six(with_spec({}, 0, false), 90);
+  for (bool pipeline : {false, true}) {
+    const SpecRun on = run_six(with_spec({}, 4, pipeline), 90);
+    EXPECT_EQ(on.tokens, off.tokens) << "pipeline " << pipeline;
+    EXPECT_GT(on.accepted, 0) << "pipeline " << pipeline;
+    EXPECT_LT(on.accepted, on.drafted) << "some drafts are rejected";
+    EXPECT_LT(on.num_steps, off.num_steps) << "accepted drafts save steps";
+  }
+  EXPECT_EQ(off.drafted, 0);
+}
+
+// Budgets 13..18 and an EOS at context length 75 end outputs inside drafts.
+TEST(Speculation, MaxTokensAndEosInsideADraftEndTheOutputWhereTheyWould) {
+  for (int32_t max_tokens : {13, 60}) {
+    const SpecRun off = run_six(with_spec({}, 0, false), max_tokens, 75);
+    const SpecRun on = run_six(with_spec({}, 6, false), max_tokens, 75);
+    EXPECT_EQ(on.tokens, off.tokens) << max_tokens;
+    for (size_t i = 0; i < on.tokens.size(); ++i) {
+      EXPECT_LE(on.tokens[i].size(), static_cast<size_t>(max_tokens) + i);
+    }
+    EXPECT_GT(on.accepted, 0);
+  }
+}
+
+TEST(Speculation, ATightPoolThatSwapsOrRecomputesGivesTheRoomyOutput) {
+  const SpecRun roomy = run_six(with_spec({}, 0, false), 90);
+  for (PreemptMode mode : {PreemptMode::kSwap, PreemptMode::kRecompute}) {
+    SchedFixtureOptions o = testing::tight_swap_pool();
+    o.sched.preempt = mode;
+    o.with_spill = mode == PreemptMode::kSwap;
+    for (bool pipeline : {false, true}) {
+      const SpecRun tight = run_six(with_spec(o, 4, pipeline), 90);
+      EXPECT_EQ(tight.tokens, roomy.tokens) << "mode " << static_cast<int>(mode) << " pipeline " << pipeline;
+      EXPECT_GT(tight.accepted, 0);
+    }
+  }
+}
+
+// Every block a verify step reserved for rows it rejected is given back at
+// its settle: after each tick a sequence holds no block beyond what its
+// tokens need (8 drafts reach into the next block often).
+TEST(Speculation, RejectedRowsGiveTheirBlocksBack) {
+  SchedFixture f(with_spec({}, 8, false));
+  f.device->set_next_token([](std::span<const TokenId> ctx) { return next_token(ctx, 0); });
+  f.device->keep_plans(true);
+  const uint64_t id = f.submit(greedy_request(make_prompt(30, 7), 200));
+  int verify_steps = 0;
+  while (!f.sched->idle()) {
+    f.sched->tick();
+    const StepPlan& p = f.device->plans().back();
+    if (p.outputs.size() > 1) ++verify_steps;
+    const int32_t tokens = 30 + static_cast<int32_t>(f.req.at(id).tokens.size());
+    if (!f.sched->idle()) {
+      EXPECT_LE(f.kv->num_blocks_in_use(), (tokens + kKvBlockTokens - 1) / kKvBlockTokens);
+    }
+  }
+  EXPECT_GT(verify_steps, 5);
+  EXPECT_GT(f.tel.num_drafted, f.tel.num_accepted);
+  EXPECT_TRUE(f.pool_is_full());
+}
+
+TEST(Speculation, AFailureAtAnyDeviceCallAnswersEveryRequestOnce) {
+  const SchedFixtureOptions o = with_spec({}, 4, true);
+  int64_t calls = 0;
+  {
+    SchedFixture clean(o);
+    clean.device->set_next_token([](std::span<const TokenId> ctx) { return next_token(ctx, 0); });
+    for (int i = 0; i < 3; ++i) clean.submit(greedy_request(make_prompt(20 + 5 * i, 9 + i), 40));
+    clean.run();
+    ASSERT_GT(clean.tel.num_accepted, 0);
+    calls = clean.device->num_calls();
+  }
+  for (int64_t n = 0; n < calls; ++n) {
+    ScopedFaultReset reset;
+    SchedFixture f(o);
+    f.device->set_next_token([](std::span<const TokenId> ctx) { return next_token(ctx, 0); });
+    f.device->fail_call(n);
+    std::vector<uint64_t> ids;
+    for (int i = 0; i < 3; ++i) ids.push_back(f.submit(greedy_request(make_prompt(20 + 5 * i, 9 + i), 40)));
+    f.run();
+    for (uint64_t id : ids) ASSERT_EQ(f.req.at(id).num_terminal(), 1) << "failing call " << n;
+    EXPECT_TRUE(f.pool_is_full()) << "failing call " << n;
+  }
+}
+
+TEST(Speculation, SampledLogprobsAndRecurrentSequencesGetNoDrafts) {
+  for (int which = 0; which < 3; ++which) {
+    SchedFixtureOptions o = with_spec({}, 4, false);
+    if (which == 2) {
+      o.device.num_state_slots = o.sched.max_seqs;
+      o.device.policy = FedAheadPolicy::kRepickOnly;
+    }
+    SchedFixture f(o);
+    f.device->set_next_token([](std::span<const TokenId> ctx) { return next_token(ctx, 0); });
+    EngineRequest r = greedy_request(make_prompt(30, 3), 60);
+    if (which == 0) r.sampling.temperature = 0.8f;
+    if (which == 1) r.logprobs = 2;
+    const uint64_t id = f.submit(std::move(r));
+    f.run();
+    EXPECT_EQ(f.req.at(id).finishes.size(), 1u) << which;
+    EXPECT_EQ(f.tel.num_drafted, 0) << which;
+    EXPECT_TRUE(f.pool_is_full());
+  }
+}
+
+TEST(Speculation, OptionsOutOfRangeAreRefused) {
+  for (const SpecOptions bad : {SpecOptions{-1, 2, 4}, SpecOptions{kMaxDraftTokens + 1, 2, 4}, SpecOptions{4, 0, 4},
+                                SpecOptions{4, 5, 4}}) {
+    testing::FakeDevice device({});
+    DevPort dev(device);
+    KvManager kv(device);
+    testing::RecordingReq req;
+    testing::CountingTel tel;
+    FakeClock clock;
+    SchedulerOptions o;
+    o.spec = bad;
+    auto s = Scheduler::create(SchedIo{dev, kv, req, tel, clock}, nullptr, testing::test_tokenizer(), o);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.status().message().find("--spec-"), std::string::npos) << s.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace met
