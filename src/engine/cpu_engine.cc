@@ -79,8 +79,10 @@ Result<std::unique_ptr<CpuEngine>> CpuEngine::create(const Model& model, const C
   dopt.num_threads = config.num_threads;
   dopt.kv_dtype = layout.dtype;
   dopt.num_kv_blocks = num_blocks;
-  // Speculation: an output for each verify row as well as each decode row.
-  const int64_t outputs = int64_t{config.max_seqs} * (1 + std::max(config.spec_lookup, 0));
+  // Speculation: an output for each verify row as well as each decode row
+  // (prompt lookup's drafts, or a predicted output's).
+  const int32_t drafts = std::max(config.spec_lookup, SpecOptions{}.prediction_draft);
+  const int64_t outputs = int64_t{config.max_seqs} * (1 + drafts);
   dopt.limits = ForwardLimits{.max_rows = config.max_batch_tokens,
                               .max_outputs = static_cast<int32_t>(std::min<int64_t>(outputs, config.max_batch_tokens)),
                               .max_seqs = config.max_seqs};

@@ -48,6 +48,11 @@ struct EngineRequest {
   // The token that closes a turn's tool calls: sampling it ends the output
   // with "tool_calls" (its text is kept: the parser needs it).
   std::optional<TokenId> tool_call_end_token;
+  // OpenAI's Predicted Outputs: tokens the output is expected to largely
+  // repeat (an edit of a known text). A greedy request verifies them as
+  // drafts (scheduler/speculation.h), with the output unchanged; the finish
+  // frame's usage counts them (spec/prediction.h). Empty: none.
+  std::vector<TokenId> prediction;
   // Control tokens' text is part of the output (the chat output parsers need
   // markers such as <|channel|> that vocabularies keep as control tokens).
   // EOS and stop ids still end the output without text.

@@ -33,6 +33,9 @@ struct Usage {
   int32_t completion_tokens = 0;
   int32_t cached_prompt_tokens = 0;  // prompt tokens served from the prefix cache
   int32_t reasoning_tokens = 0;      // output tokens inside thinking (markers excluded)
+  // Predicted Outputs (EngineRequest::prediction; spec/prediction.h).
+  int32_t accepted_prediction_tokens = 0;
+  int32_t rejected_prediction_tokens = 0;
 };
 
 struct FinishEvent {

@@ -30,6 +30,7 @@
 #include "request/response_sink.h"
 #include "request/stream_event.h"
 #include "scheduler/thinking.h"
+#include "spec/prediction.h"
 #include "tokenizer/incremental_detokenizer.h"
 
 namespace met {
@@ -108,6 +109,9 @@ struct GrammarTrack {
 // Speculative decoding (speculation.h): this step's drafts and the counts so far.
 struct SpecTrack {
   std::vector<TokenId> drafts;  // proposed for the step being built; cleared at its settle
+  bool drafts_from_prediction = false;       // else from prompt lookup
+  std::optional<PredictionMatcher> prediction;  // the request's predicted output, if any
+  bool verifying = false;       // settle_verify is committing: it tells `prediction` itself
   int64_t num_drafted = 0;      // drafts verified
   int64_t num_accepted = 0;     // of them, committed in place
 };

@@ -45,6 +45,10 @@ void finish_sequence(const SchedIo& io, ActiveSeq& a, size_t max_seq_len) {
   fe.usage.completion_tokens = static_cast<int32_t>(a.out.tokens.size());
   fe.usage.cached_prompt_tokens = a.out.cached_prompt_tokens;
   fe.usage.reasoning_tokens = a.think.state.reasoning_tokens;
+  if (a.spec.prediction.has_value()) {
+    fe.usage.accepted_prediction_tokens = static_cast<int32_t>(a.spec.prediction->usage().accepted_prediction_tokens);
+    fe.usage.rejected_prediction_tokens = static_cast<int32_t>(a.spec.prediction->usage().rejected_prediction_tokens);
+  }
   fe.time_to_first_token_ms = a.timing.decode_start ? ms_between(a.timing.request_start, first) : 0.0;
   fe.decode_time_ms = ms_between(first, now);
   RequestTiming timing{fe.time_to_first_token_ms, fe.decode_time_ms, a.out.prompt_len,

@@ -27,6 +27,10 @@ Result<std::unique_ptr<Scheduler>> Scheduler::create(SchedIo io, SpillIo* spill,
   if (spec.max_draft < 0 || spec.max_draft > kMaxDraftTokens) {
     return invalid_argument("--spec-lookup {} must be in [0, {}]", spec.max_draft, kMaxDraftTokens);
   }
+  if (spec.prediction_draft < 1 || spec.prediction_draft > kMaxDraftTokens) {
+    return invalid_argument("a predicted output's drafts per step ({}) must be in [1, {}]", spec.prediction_draft,
+                            kMaxDraftTokens);
+  }
   if (spec.min_ngram < 1 || spec.max_ngram < spec.min_ngram) {
     return invalid_argument("--spec-ngram {}..{}: the shortest n-gram must be at least 1 and at most the longest",
                             spec.min_ngram, spec.max_ngram);
@@ -263,7 +267,6 @@ void Scheduler::after_lane() {
 }
 
 bool Scheduler::propose_all_drafts() {
-  if (!options_.spec.enabled()) return false;
   bool any = false;
   for (ActiveSeq& a : active_) {
     propose_drafts(a, options_.spec, max_seq_len_);

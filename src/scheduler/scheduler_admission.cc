@@ -63,6 +63,7 @@ ActiveSeq Scheduler::make_seq(EngineRequest&& r, ResponseSink&& sink, TimePoint 
     a.gram.matcher.emplace(*a.gram.grammar, *trie_);
   }
   a.gram.triggered = std::move(r.triggered_grammar);
+  if (!r.prediction.empty()) a.spec.prediction.emplace(std::move(r.prediction));
   DetokenizerOptions dopt;
   dopt.skip_special = !r.render_special_tokens;
   dopt.stop_strings = std::move(r.stop_strings);

@@ -7,7 +7,9 @@
 // and gives back the blocks the rejected rows reserved. The output is the
 // output without speculation, token for token; a step commits 1 to k + 1
 // tokens for k drafts.
-// This slice drafts by prompt lookup (spec/prompt_lookup.h) for greedy rows
+// Drafts come from the request's predicted output (OpenAI's Predicted
+// Outputs, spec/prediction.h) while the output is in step with it, else, when
+// the server turns it on, from prompt lookup (spec/prompt_lookup.h), for greedy rows
 // that take the device's argmax (no logprobs, grammar, forced think token or
 // min_tokens ban pending) of models without recurrent state (whose state a
 // rejected row would have advanced). A verify step runs in the synchronous
@@ -34,9 +36,12 @@ namespace met {
 inline constexpr int32_t kMaxDraftTokens = 32;
 
 struct SpecOptions {
-  int32_t max_draft = 0;  // drafts per step from prompt lookup; 0: no speculation
+  int32_t max_draft = 0;  // drafts per step from prompt lookup; 0: no prompt lookup
   int32_t min_ngram = 2;  // shortest suffix of the history a lookup matches
   int32_t max_ngram = 5;  // longest suffix tried first
+  // Drafts per step from a request's predicted output (always on: the
+  // request asks for it).
+  int32_t prediction_draft = 8;
   bool enabled() const { return max_draft > 0; }
 };
 
@@ -45,15 +50,16 @@ struct SpecOptions {
 // token.
 bool can_speculate(const ActiveSeq& a);
 
-// Replaces a.spec.drafts with prompt lookup's proposal for a's history,
+// Replaces a.spec.drafts with the next tokens of a's predicted output, or
+// (none, and prompt lookup on) prompt lookup's proposal for a's history,
 // capped so the committed tokens stay within its output budget and
 // max_seq_len; empty when `a` may not speculate.
 void propose_drafts(ActiveSeq& a, const SpecOptions& options, size_t max_seq_len);
 
 // Commits the tokens of `a`'s verify step: outputs [first_output, +
 // num_drafts + 1) are its rows' argmax. Advances seq_len by the rows whose
-// input was committed, releases the blocks reserved past them, clears the
-// drafts and counts them.
+// input was committed, releases the blocks reserved past them, tells a
+// predicted output what was verified, clears the drafts and counts them.
 void settle_verify(const SchedIo& io, ActiveSeq& a, int32_t first_output, StepResult& result,
                    PickScratch& scratch, size_t max_seq_len);
 

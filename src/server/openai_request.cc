@@ -92,6 +92,38 @@ MaybeError read_max_tokens(const Json& obj, Endpoint endpoint, std::optional<int
 }
 
 // Fields both endpoints share: sampling, limits, stops, streaming, met's own.
+// OpenAI's Predicted Outputs: {"type": "content", "content": a string or
+// text parts, concatenated}.
+MaybeError read_prediction(const Json& obj, std::optional<std::string>& out) {
+  const Json* p = field(obj, "prediction");
+  if (p == nullptr) return std::nullopt;
+  if (!p->is_object()) return wrong_type("prediction", "an object", *p);
+  const Json* type = field(*p, "type");
+  if (type == nullptr || !type->is_string() || type->get<std::string>() != "content") {
+    return invalid_request("prediction.type", "'prediction.type' must be \"content\"");
+  }
+  const Json* content = field(*p, "content");
+  if (content != nullptr && content->is_string()) {
+    out = content->get<std::string>();
+    return std::nullopt;
+  }
+  if (content == nullptr || !content->is_array()) {
+    return invalid_request("prediction.content", "'prediction.content' must be a string or an array of text parts");
+  }
+  std::string text;
+  for (const Json& part : *content) {
+    const Json* t = part.is_object() ? field(part, "text") : nullptr;
+    const Json* kind = part.is_object() ? field(part, "type") : nullptr;
+    if (t == nullptr || !t->is_string() || kind == nullptr || !kind->is_string() || kind->get<std::string>() != "text") {
+      return invalid_request("prediction.content",
+                             "'prediction.content' parts must be {\"type\": \"text\", \"text\": string}");
+    }
+    text += t->get<std::string>();
+  }
+  out = std::move(text);
+  return std::nullopt;
+}
+
 MaybeError read_common(const Json& obj, OpenAiRequest& r) {
   MET_API_RETURN_IF_ERROR(read_string(obj, "model", r.model));
   MET_API_RETURN_IF_ERROR(refuse_unsupported(obj));
@@ -107,6 +139,7 @@ MaybeError read_common(const Json& obj, OpenAiRequest& r) {
   if (prompt_logprobs) r.engine.prompt_logprobs = static_cast<int32_t>(*prompt_logprobs);
   MET_API_RETURN_IF_ERROR(read_agent_fields(obj, r.endpoint == Endpoint::kChatCompletions, r.agent));
   MET_API_RETURN_IF_ERROR(read_stop(obj, r.engine.stop_strings));
+  MET_API_RETURN_IF_ERROR(read_prediction(obj, r.prediction));
   MET_API_RETURN_IF_ERROR(read_bool(obj, "stream", r.stream));
   if (const Json* so = field(obj, "stream_options")) {
     if (!so->is_object()) return wrong_type("stream_options", "an object", *so);

@@ -44,6 +44,9 @@ struct OpenAiRequest {
   SamplingText sampling_text;         // sampler fields given as text, tokenized by PromptBuilder
   SamplingGiven sampling_given;       // the rest take the model's SamplingDefaults (PromptBuilder)
   AgentFields agent;                  // structured output, tools, reasoning knobs
+  // Predicted Outputs: prediction.content, tokenized by PromptBuilder into
+  // EngineRequest::prediction.
+  std::optional<std::string> prediction;
 };
 
 template <typename T>

@@ -47,7 +47,9 @@ Json usage_json(const Usage& u) {
   j["completion_tokens"] = u.completion_tokens;
   j["total_tokens"] = u.prompt_tokens + u.completion_tokens;
   j["prompt_tokens_details"] = Json{{"cached_tokens", u.cached_prompt_tokens}};
-  j["completion_tokens_details"] = Json{{"reasoning_tokens", u.reasoning_tokens}, {"accepted_prediction_tokens", 0}};
+  j["completion_tokens_details"] = Json{{"reasoning_tokens", u.reasoning_tokens},
+                                        {"accepted_prediction_tokens", u.accepted_prediction_tokens},
+                                        {"rejected_prediction_tokens", u.rejected_prediction_tokens}};
   return j;
 }
 
@@ -66,6 +68,8 @@ Usage total_usage(std::span<const Usage> per_choice, size_t choices_per_prompt) 
     }
     total.completion_tokens += per_choice[i].completion_tokens;
     total.reasoning_tokens += per_choice[i].reasoning_tokens;
+    total.accepted_prediction_tokens += per_choice[i].accepted_prediction_tokens;
+    total.rejected_prediction_tokens += per_choice[i].rejected_prediction_tokens;
   }
   return total;
 }

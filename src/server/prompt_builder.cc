@@ -136,6 +136,7 @@ ApiResult<EngineRequest> PromptBuilder::build_one(const OpenAiRequest& request, 
   apply_sampling_defaults(sampling_defaults_, request.sampling_given, r.sampling);
   if (auto e = check_vocab_ids(r.sampling, tokenizer_.vocab().size())) return *e;
   tokenize_sampling_text(tokenizer_, request.sampling_text, r.sampling);
+  if (request.prediction) r.prediction = tokenizer_.encode(*request.prediction, EncodeOptions{.add_special = false});
   std::string prompt_text;
   if (request.endpoint == Endpoint::kChatCompletions) {
     ApiResult<std::string> text = chat_text(request);

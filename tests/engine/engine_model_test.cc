@@ -64,7 +64,7 @@ TEST(EngineOnStories, PromptLookupSpeculationGivesTheSameTokensInFewerSteps) {
   for (bool pipeline : {false, true}) {
     ModelEngine plain(path, 1024, 16, std::nullopt, pipeline);
     const std::vector<Outcome> want = run_prompts(plain, kMaxTokens);
-    ModelEngine spec(path, 1024, 16, std::nullopt, pipeline, 1, 0, SpecOptions{4, 2, 4});
+    ModelEngine spec(path, 1024, 16, std::nullopt, pipeline, 1, 0, SpecOptions{4, 2, 4, 8});
     const std::vector<Outcome> got = run_prompts(spec, kMaxTokens);
     for (size_t i = 0; i < want.size(); ++i) {
       EXPECT_EQ(got[i].tokens, want[i].tokens) << kPrompts[i] << " pipeline " << pipeline;

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,7 +31,8 @@ class ModelEngine {
     d.num_threads = num_threads;
     d.num_kv_blocks = num_blocks;
     d.kv_dtype = GgmlType::kF32;
-    d.limits = ForwardLimits{.max_rows = 128, .max_outputs = std::min(128, max_seqs * (1 + spec.max_draft)),
+    const int32_t drafts = std::max(spec.max_draft, spec.prediction_draft);
+    d.limits = ForwardLimits{.max_rows = 128, .max_outputs = std::min(128, max_seqs * (1 + drafts)),
                              .max_seqs = max_seqs};
     d.state_rollback = state_rollback;  // recurrent models: the decode rollback ring
     device_ = std::move(*CpuDevice::create(*model_, d));

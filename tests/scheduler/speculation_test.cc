@@ -7,7 +7,10 @@
 // a draft; a verify step's rejected rows give their blocks back; a step fails
 // at any device call and every request still gets one terminal frame with
 // the pool full again; sequences that may not speculate (sampled, logprobs,
-// recurrent state) never get drafts.
+// recurrent state) never get drafts. A request's predicted output (OpenAI's
+// Predicted Outputs) is drafted without prompt lookup: one equal to the
+// output is accepted whole (rejected 0), one with an edit is picked up again
+// after it; either way the output is the output without it.
 #include "scheduler/speculation.h"
 
 #include <gtest/gtest.h>
@@ -185,9 +188,69 @@ TEST(Speculation, SampledLogprobsAndRecurrentSequencesGetNoDrafts) {
   }
 }
 
+struct Predicted {
+  std::vector<TokenId> tokens;
+  Usage usage;
+  int num_steps = 0;
+};
+
+// One greedy request (the fake device's default next-token hash: nothing
+// repeats, so only a prediction drafts) with `prediction`, pipelined.
+Predicted run_predicted(std::vector<TokenId> prediction, int32_t max_tokens = 80) {
+  SchedFixture f(with_spec({}, 0, true));
+  EngineRequest r = greedy_request(make_prompt(25, 11), max_tokens);
+  r.prediction = std::move(prediction);
+  const uint64_t id = f.submit(std::move(r));
+  f.run();
+  EXPECT_EQ(f.req.at(id).finishes.size(), 1u);
+  EXPECT_TRUE(f.pool_is_full());
+  Predicted p{f.req.at(id).tokens, {}, f.tel.num_steps};
+  if (!f.req.at(id).finishes.empty()) p.usage = f.req.at(id).finishes[0].usage;
+  return p;
+}
+
+TEST(Speculation, APredictionEqualToTheOutputIsAcceptedWhole) {
+  const Predicted plain = run_predicted({});
+  ASSERT_EQ(plain.tokens.size(), 80u);
+  EXPECT_EQ(plain.usage.accepted_prediction_tokens, 0);
+  const Predicted got = run_predicted(plain.tokens);
+  EXPECT_EQ(got.tokens, plain.tokens);
+  EXPECT_EQ(got.usage.accepted_prediction_tokens, 80);
+  EXPECT_EQ(got.usage.rejected_prediction_tokens, 0);
+  EXPECT_LE(got.num_steps, plain.num_steps / 4) << "8 drafts a step";
+}
+
+// The prediction has 6 tokens of the output replaced by 4 others at 30: the
+// output is unchanged, the drafts at the edit are rejected, and after the
+// model is past the edit the prediction is drafted again and accepted.
+TEST(Speculation, APredictionWithAnEditIsPickedUpAgainAfterIt) {
+  const Predicted plain = run_predicted({});
+  std::vector<TokenId> edited(plain.tokens.begin(), plain.tokens.begin() + 30);
+  edited.insert(edited.end(), {7, 8, 9, 10});
+  edited.insert(edited.end(), plain.tokens.begin() + 36, plain.tokens.end());
+  const Predicted got = run_predicted(edited);
+  EXPECT_EQ(got.tokens, plain.tokens);
+  EXPECT_GT(got.usage.rejected_prediction_tokens, 0);
+  EXPECT_LE(got.usage.rejected_prediction_tokens, 8);  // one step's drafts, at the edit
+  // 30 before the edit; after it, all but the few the matcher needs to pick it up again.
+  EXPECT_GE(got.usage.accepted_prediction_tokens, 30 + (80 - 36) - 6);
+  EXPECT_LT(got.num_steps, plain.num_steps / 2);
+}
+
+// A prediction that is wrong from the start changes nothing but the rows.
+TEST(Speculation, AWrongPredictionLeavesTheOutputAlone) {
+  const Predicted plain = run_predicted({});
+  std::vector<TokenId> wrong(60);
+  for (size_t i = 0; i < wrong.size(); ++i) wrong[i] = static_cast<TokenId>(300 + i % 50);
+  const Predicted got = run_predicted(wrong);
+  EXPECT_EQ(got.tokens, plain.tokens);
+  EXPECT_EQ(got.usage.accepted_prediction_tokens, 0);
+}
+
 TEST(Speculation, OptionsOutOfRangeAreRefused) {
-  for (const SpecOptions bad : {SpecOptions{-1, 2, 4}, SpecOptions{kMaxDraftTokens + 1, 2, 4}, SpecOptions{4, 0, 4},
-                                SpecOptions{4, 5, 4}}) {
+  for (const SpecOptions bad : {SpecOptions{-1, 2, 4, 8}, SpecOptions{kMaxDraftTokens + 1, 2, 4, 8},
+                                SpecOptions{4, 0, 4, 8}, SpecOptions{4, 5, 4, 8}, SpecOptions{4, 2, 4, 0},
+                                SpecOptions{4, 2, 4, kMaxDraftTokens + 1}}) {
     testing::FakeDevice device({});
     DevPort dev(device);
     KvManager kv(device);
@@ -198,7 +261,7 @@ TEST(Speculation, OptionsOutOfRangeAreRefused) {
     o.spec = bad;
     auto s = Scheduler::create(SchedIo{dev, kv, req, tel, clock}, nullptr, testing::test_tokenizer(), o);
     ASSERT_FALSE(s.ok());
-    EXPECT_NE(s.status().message().find("--spec-"), std::string::npos) << s.status().message();
+    EXPECT_NE(s.status().message().find("must be"), std::string::npos) << s.status().message();
   }
 }
 
