@@ -44,8 +44,8 @@ Status Model::bind_legacy_qkvz(uint32_t layer, GatedDeltaWeights& g) {
   const int64_t values = d * (hp.ssm_time_step_rank / hp.ssm_group_count);  // v (and z) rows per key head
   const int64_t block = 2 * d + 2 * values;
   const std::string name = fmt::format("blk.{}.ssm_in.weight", layer);
-  const auto rows = static_cast<uint64_t>(key_heads * block);
-  MET_ASSIGN_OR_RETURN(cpu::WeightMatrix in, bind_matrix(name, hp.embedding_length, rows));
+  const auto in_rows = static_cast<uint64_t>(key_heads * block);
+  MET_ASSIGN_OR_RETURN(cpu::WeightMatrix in, bind_matrix(name, hp.embedding_length, in_rows));
   std::vector<int64_t> qkv, z;
   auto take = [key_heads, block](std::vector<int64_t>& rows, int64_t offset, int64_t count) {
     for (int64_t h = 0; h < key_heads; ++h) {
