@@ -95,6 +95,9 @@ struct StepResult {
   std::vector<float> logits;
   // For output i: its argmax token (filled for every output).
   std::vector<TokenId> argmax;
+  // The device's time on this step, in ns (0: not measured). The draft
+  // budget fits its cost model to it (spec/draft_budget.h).
+  int64_t busy_ns = 0;
 };
 
 // Copies `table` into `to`, giving `to` room to grow first (at least

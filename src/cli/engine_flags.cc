@@ -95,7 +95,12 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& flags) {
       ->capture_default_str();
   cmd.add_option("--spec-lookup", flags.spec_lookup,
                  "Speculative decoding: draft up to N tokens a step from earlier text of the prompt and output "
-                 "(prompt lookup) and verify them in one step; greedy requests only, same output; 0 is off")
+                 "(prompt lookup) and verify them in one step; same output (with the same seed); 0 is off")
+      ->capture_default_str();
+  cmd.add_option("--spec-adaptive", flags.spec_adaptive,
+                 "Speculative decoding: on verifies only drafts worth their row, from each request's acceptance "
+                 "and the measured cost of a row (backing off as the batch grows compute-bound); off verifies "
+                 "every proposal")
       ->capture_default_str();
   cmd.add_option("--spec-ngram-min", flags.spec_ngram_min,
                  "Speculative decoding: the shortest run of last tokens a prompt lookup matches")
@@ -143,6 +148,9 @@ Status validate_engine_flags(const EngineFlags& f) {
                             f.max_seqs);
   }
   if (f.pipeline != "on" && f.pipeline != "off") return invalid_argument("--pipeline '{}' is not on or off", f.pipeline);
+  if (f.spec_adaptive != "on" && f.spec_adaptive != "off") {
+    return invalid_argument("--spec-adaptive '{}' is not on or off", f.spec_adaptive);
+  }
   if (f.state_snapshots < -1 || f.state_snapshots > kMaxSeqsFlag) {
     return invalid_argument("--state-snapshots {} must be between 0 and {}", f.state_snapshots, kMaxSeqsFlag);
   }
@@ -183,6 +191,7 @@ Result<CpuEngineConfig> engine_config(const EngineFlags& flags, StreamLimits str
   c.spec_lookup = flags.spec_lookup;
   c.spec_min_ngram = flags.spec_ngram_min;
   c.spec_max_ngram = flags.spec_ngram_max;
+  c.spec_adaptive = flags.spec_adaptive == "on";
   c.streams = streams;
   return c;
 }

@@ -44,6 +44,7 @@ struct EngineFlags {
   int32_t spec_lookup = 0;     // speculative decoding: prompt-lookup drafts per step (0: off)
   int32_t spec_ngram_min = 2;
   int32_t spec_ngram_max = 5;
+  std::string spec_adaptive = "on";  // on: drafts within the draft budget (spec/draft_budget.h)
 };
 
 // Registers the flags on `cmd`; they write into `flags`, which outlives it.

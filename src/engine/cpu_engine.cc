@@ -107,7 +107,8 @@ Result<std::unique_ptr<CpuEngine>> CpuEngine::create(const Model& model, const C
   eopt.scheduler.max_batch_tokens = config.max_batch_tokens;
   eopt.scheduler.preempt = config.preempt;
   eopt.scheduler.pipeline = config.pipeline;
-  eopt.scheduler.spec = {config.spec_lookup, config.spec_min_ngram, config.spec_max_ngram};
+  eopt.scheduler.spec = {config.spec_lookup, config.spec_min_ngram, config.spec_max_ngram,
+                         SpecOptions{}.prediction_draft, config.spec_adaptive};
   eopt.state_snapshot_blocks = config.state_snapshot_blocks;
   eopt.streams = config.streams;
   MET_ASSIGN_OR_RETURN(e->engine_, Engine::create(*e->device_, *e->tokenizer_, e->spill_.get(), e->clock_,

@@ -72,6 +72,7 @@ struct CpuEngineConfig {
   int32_t spec_lookup = 0;
   int32_t spec_min_ngram = 2;
   int32_t spec_max_ngram = 5;
+  bool spec_adaptive = true;  // SpecOptions::adaptive
   StreamLimits streams;  // each client's unsent-bytes bound
 };
 

@@ -48,6 +48,8 @@ void EngineStats::speculated(int32_t drafted, int32_t accepted) {
   spec_accepted_.fetch_add(accepted, std::memory_order_relaxed);
 }
 
+void EngineStats::drafts_withheld(int32_t n) { spec_withheld_.fetch_add(n, std::memory_order_relaxed); }
+
 void EngineStats::publish_load(const SchedulerCounts& counts, bool has_work, int32_t num_blocks_in_use,
                                int32_t num_state_slots_in_use) {
   state_slots_in_use_.store(num_state_slots_in_use, std::memory_order_relaxed);
@@ -84,6 +86,7 @@ EngineStatsSnapshot EngineStats::snapshot() const {
   s.rows = rows_.load(std::memory_order_relaxed);
   s.spec_drafted = spec_drafted_.load(std::memory_order_relaxed);
   s.spec_accepted = spec_accepted_.load(std::memory_order_relaxed);
+  s.spec_withheld = spec_withheld_.load(std::memory_order_relaxed);
   s.blocks_in_use = blocks_in_use_.load(std::memory_order_relaxed);
   s.blocks_total = blocks_total_.load(std::memory_order_relaxed);
   s.state_slots_in_use = state_slots_in_use_.load(std::memory_order_relaxed);

@@ -40,6 +40,7 @@ struct EngineStatsSnapshot {
   int64_t rows = 0;
   int64_t spec_drafted = 0;   // draft tokens verify steps checked
   int64_t spec_accepted = 0;  // of them, committed in place
+  int64_t spec_withheld = 0;  // draft tokens proposed and not verified (the draft budget)
   int64_t slow_clients_cut = 0;  // streams cancelled for holding too many unsent bytes too long
   int64_t blocks_in_use = 0;
   int64_t blocks_total = 0;
@@ -72,6 +73,7 @@ class EngineStats final : public TelPort {
   void cache_queried(int64_t query_tokens, int64_t hit_tokens) override;
   void step_done(int32_t num_rows, int32_t num_blocks_in_use) override;
   void speculated(int32_t drafted, int32_t accepted) override;
+  void drafts_withheld(int32_t n) override;
 
   // The engine thread, after draining its inbox and after each tick.
   void publish_load(const SchedulerCounts& counts, bool has_work, int32_t num_blocks_in_use,
@@ -100,6 +102,7 @@ class EngineStats final : public TelPort {
   std::atomic<int64_t> rows_{0};
   std::atomic<int64_t> spec_drafted_{0};
   std::atomic<int64_t> spec_accepted_{0};
+  std::atomic<int64_t> spec_withheld_{0};
   std::atomic<int64_t> slow_clients_cut_{0};
   std::atomic<int64_t> blocks_in_use_{0};
   std::atomic<int64_t> blocks_total_{0};

@@ -182,8 +182,10 @@ void CpuDevice::device_main() {
     }
     const auto t0 = std::chrono::steady_clock::now();
     run_step(*step);
-    busy_ns_.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count(),
-                       std::memory_order_relaxed);
+    const int64_t ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+    step->result.busy_ns = ns;
+    busy_ns_.fetch_add(ns, std::memory_order_relaxed);
     {
       MutexLock lock(mu_);
       step->done = true;

@@ -19,6 +19,9 @@
 
 namespace met {
 
+// The most drafts one verify step checks per sequence (scheduler/speculation.h).
+inline constexpr int32_t kMaxDraftTokens = 32;
+
 struct EngineRequest {
   std::vector<TokenId> prompt;
   SamplingParams sampling;
@@ -53,6 +56,10 @@ struct EngineRequest {
   // drafts (scheduler/speculation.h), with the output unchanged; the finish
   // frame's usage counts them (spec/prediction.h). Empty: none.
   std::vector<TokenId> prediction;
+  // The most drafts a step verifies for this request, from any source (its
+  // prediction included), in [0, kMaxDraftTokens]: 0 turns speculation off
+  // for it ("speculative": false); nullopt: the server's settings.
+  std::optional<int32_t> max_draft_tokens;
   // Control tokens' text is part of the output (the chat output parsers need
   // markers such as <|channel|> that vocabularies keep as control tokens).
   // EOS and stop ids still end the output without text.

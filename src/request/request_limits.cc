@@ -28,6 +28,9 @@ Status validate_request(const EngineRequest& r, const RequestLimits& limits) {
   if (r.prompt_logprobs.has_value() && (*r.prompt_logprobs < 0 || *r.prompt_logprobs > kMaxTopLogprobs)) {
     return invalid_argument("prompt_logprobs must be between 0 and {}, got {}", kMaxTopLogprobs, *r.prompt_logprobs);
   }
+  if (r.max_draft_tokens.has_value() && (*r.max_draft_tokens < 0 || *r.max_draft_tokens > kMaxDraftTokens)) {
+    return invalid_argument("max_draft_tokens must be between 0 and {}, got {}", kMaxDraftTokens, *r.max_draft_tokens);
+  }
   if (r.timeout.has_value() && r.timeout->count() <= 0) return invalid_argument("the timeout must be positive");
   const auto n = static_cast<int64_t>(r.prompt.size());
   if (!prompt_exceeds_context(n, limits)) return ok_status();

@@ -30,6 +30,7 @@
 #include "request/response_sink.h"
 #include "request/stream_event.h"
 #include "scheduler/thinking.h"
+#include "spec/draft_budget.h"
 #include "spec/prediction.h"
 #include "tokenizer/incremental_detokenizer.h"
 
@@ -112,6 +113,9 @@ struct SpecTrack {
   bool drafts_from_prediction = false;       // else from prompt lookup
   std::optional<PredictionMatcher> prediction;  // the request's predicted output, if any
   bool verifying = false;       // settle_verify is committing: it tells `prediction` itself
+  int32_t max_draft = kNoDraftCap;  // the request's cap on drafts per step (EngineRequest::max_draft_tokens)
+  static constexpr int32_t kNoDraftCap = 1 << 30;
+  AcceptanceRate rate;          // its recent verify steps (the draft budget's input)
   int64_t num_drafted = 0;      // drafts verified
   int64_t num_accepted = 0;     // of them, committed in place
 };

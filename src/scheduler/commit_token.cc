@@ -27,9 +27,9 @@ bool needs_logits(const ActiveSeq& a) {
          forced_think_end(a) != ThinkEndCause::kNone;
 }
 
-void add_output_row(StepPlan& plan, int32_t row, OutputKind kind, const ActiveSeq& a) {
+void add_output_row(StepPlan& plan, int32_t row, OutputKind kind, const ActiveSeq& a, int32_t ahead) {
   OutputRow out{row, kind};
-  if (suppressing_stops(a)) {
+  if (static_cast<int32_t>(a.out.tokens.size()) + ahead < a.limits.min_tokens) {
     out.banned_begin = static_cast<int32_t>(plan.banned.size());
     out.num_banned = static_cast<int32_t>(a.limits.eos_tokens.size());
     plan.banned.insert(plan.banned.end(), a.limits.eos_tokens.begin(), a.limits.eos_tokens.end());

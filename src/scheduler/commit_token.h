@@ -35,7 +35,9 @@ bool needs_logits(const ActiveSeq& a);
 
 // Appends `a`'s output row to `plan`, banning EOS and stop ids on the device
 // while suppressing_stops(a) (the step builder and the lane both use it).
-void add_output_row(StepPlan& plan, int32_t row, OutputKind kind, const ActiveSeq& a);
+// `ahead`: the row's token comes that many tokens after a's next (a verify
+// row), so the ban holds while the output is still short of min_tokens then.
+void add_output_row(StepPlan& plan, int32_t row, OutputKind kind, const ActiveSeq& a, int32_t ahead = 0);
 
 // Sets the logits of EOS and stop ids to -inf while suppressing_stops(a).
 void suppress_stops(const ActiveSeq& a, std::span<float> logits);

@@ -141,6 +141,7 @@ Settled DecodeLane::settle(std::vector<ActiveSeq>& active) {
     fail_rows(active, fmt::format("the device failed ({}); the server is shutting down", st.message()));
     return Settled::kFailed;
   }
+  if (cost_ != nullptr) cost_->observe(static_cast<int32_t>(active.size()), result_.busy_ns);
   // Over-runs hand their reserved block back before anything else runs.
   if (inf.inputs.has_value()) {
     for (size_t i = 0; i < active.size(); ++i) {

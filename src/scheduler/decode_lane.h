@@ -23,6 +23,7 @@
 #include "scheduler/io.h"
 #include "scheduler/pipeline.h"
 #include "scheduler/plan_builder.h"
+#include "spec/draft_budget.h"
 
 namespace met {
 
@@ -45,6 +46,8 @@ class DecodeLane {
       : io_(io), max_seq_len_(max_seq_len), kv_window_(kv_window) {}
 
   bool has_inflight() const { return pipe_.has_inflight(); }
+  // Each settled step's rows and device time go to `cost` (the draft budget's model).
+  void observe_costs(StepCostModel* cost) { cost_ = cost; }
   const Pipeline& pipeline() const { return pipe_; }
 
   // step_decode_pipelined, with a step in flight: launch the next one ahead
@@ -93,6 +96,7 @@ class DecodeLane {
   PickScratch pick_scratch_;
   StepResult dropped_;
   std::vector<const ActiveSeq*> survivors_;
+  StepCostModel* cost_ = nullptr;
 };
 
 }  // namespace met

@@ -65,6 +65,9 @@ class TelPort {
   // A verify step checked `drafted` draft tokens of one sequence and
   // committed `accepted` of them in place (speculation.h).
   virtual void speculated(int32_t drafted, int32_t accepted) = 0;
+  // Draft tokens proposed for a step and not verified: the draft budget
+  // judged them not worth a row (spec/draft_budget.h).
+  virtual void drafts_withheld(int32_t n) = 0;
 };
 
 class NullTelPort final : public TelPort {
@@ -75,6 +78,7 @@ class NullTelPort final : public TelPort {
   void cache_queried(int64_t, int64_t) override {}
   void step_done(int32_t, int32_t) override {}
   void speculated(int32_t, int32_t) override {}
+  void drafts_withheld(int32_t) override {}
 };
 
 struct SchedIo {

@@ -9,6 +9,24 @@
 #include "scheduler/preempt.h"
 
 namespace met {
+namespace {
+
+// The request's line at its finish (the reference's RequestAccept::log_done):
+// output tokens, finish reason, decode tok/s, TTFT, and its drafts.
+void log_finished(const ActiveSeq& a, std::string_view reason, double ttft_ms, double decode_ms) {
+  const auto n = static_cast<double>(a.out.tokens.size());
+  const double tps = decode_ms > 0 ? n * 1000.0 / decode_ms : 0.0;
+  std::string drafts;
+  if (a.spec.num_drafted > 0) {
+    drafts = fmt::format(", drafts {}/{} accepted ({:.0f}%)", a.spec.num_accepted, a.spec.num_drafted,
+                         100.0 * static_cast<double>(a.spec.num_accepted) / static_cast<double>(a.spec.num_drafted));
+  }
+  MET_LOG_INFO("request {} done: {} tokens, finish {}, {:.1f} tok/s, ttft {:.1f} ms{}", a.sink.id().value(),
+               a.out.tokens.size(), reason, tps, ttft_ms, drafts);
+}
+
+}  // namespace
+
 void finish_sequence(const SchedIo& io, ActiveSeq& a, size_t max_seq_len) {
   // A failed sequence is not a finished one: an error frame, and no caching
   // (its blocks may hold a truncated or failed generation).
@@ -53,6 +71,7 @@ void finish_sequence(const SchedIo& io, ActiveSeq& a, size_t max_seq_len) {
   fe.decode_time_ms = ms_between(first, now);
   RequestTiming timing{fe.time_to_first_token_ms, fe.decode_time_ms, a.out.prompt_len,
                        static_cast<int64_t>(a.out.tokens.size()), a.out.cached_prompt_tokens};
+  log_finished(a, reason, timing.ttft_ms, timing.decode_ms);
   io.req.finish(a.sink, std::move(fe));
   io.tel.request_finished(timing);
   // Cache prompt + output while the block ids are valid, then free them.

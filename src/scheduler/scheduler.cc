@@ -71,6 +71,7 @@ Scheduler::Scheduler(SchedIo io, SpillIo* spill, const Tokenizer& tokenizer, Sch
       step_(static_cast<size_t>(options.max_seqs)) {
   model_eos_ = tokenizer_.vocab().eog_ids();
   active_.reserve(static_cast<size_t>(options_.max_seqs));
+  lane_.observe_costs(&drafts_.cost());
 }
 
 Scheduler::~Scheduler() {
@@ -213,6 +214,7 @@ void Scheduler::run_step() {
     fail_all(fmt::format("the device failed ({}); the server is shutting down", st.message()));
     return;
   }
+  drafts_.observe_step(step_.plan().num_rows(), result_.busy_ns);
   settle_step();
   io_.tel.step_done(step_.plan().num_rows(), io_.kv.num_blocks_in_use());
 }
@@ -221,7 +223,7 @@ void Scheduler::settle_step() {
   for (const Scheduled& s : step_.scheduled()) {
     ActiveSeq& a = active_[s.active_idx];
     if (s.num_drafts > 0) {
-      settle_verify(io_, a, *s.output, result_, pick_scratch_, max_seq_len_);
+      settle_verify(io_, a, step_.plan().outputs, *s.output, result_, pick_scratch_, max_seq_len_);
       release_behind_window(io_, a.seq, kv_window_);
       continue;
     }
@@ -266,14 +268,7 @@ void Scheduler::after_lane() {
   if (is_faulted()) fail_all(fmt::format("the server is faulted: {}", fault_reason()));
 }
 
-bool Scheduler::propose_all_drafts() {
-  bool any = false;
-  for (ActiveSeq& a : active_) {
-    propose_drafts(a, options_.spec, max_seq_len_);
-    any = any || !a.spec.drafts.empty();
-  }
-  return any;
-}
+bool Scheduler::propose_all_drafts() { return drafts_.propose(active_, options_.spec, max_seq_len_, io_.tel); }
 
 bool Scheduler::tick() {
   if (idle()) return false;
@@ -283,7 +278,10 @@ bool Scheduler::tick() {
     if (!needs_quiet() && !propose_all_drafts()) {
       const LaneStep r = lane_.step_decode_pipelined(active_);
       after_lane();
-      if (r == LaneStep::kRan) return true;
+      if (r == LaneStep::kRan) {
+        drafts_.step_launched();
+        return true;
+      }
     } else {
       lane_.drain(active_);
       after_lane();
@@ -302,6 +300,7 @@ bool Scheduler::tick() {
     } else {
       run_step();
     }
+    drafts_.step_launched();
     ran = true;
   } else if (!active_.empty()) {
     // Every running sequence is mid-prefill and the pool is full.

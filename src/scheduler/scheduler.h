@@ -94,7 +94,8 @@ class Scheduler {
   // alone is cut short with kv_exhausted (false: nothing more to free).
   bool give_way();
   bool needs_quiet() const;
-  // Proposes every running sequence's drafts (speculation.h); whether any has one.
+  // Proposes every running sequence's drafts within the draft budget
+  // (DraftPlanner); whether any has one.
   bool propose_all_drafts();
   void after_lane();
 
@@ -113,6 +114,7 @@ class Scheduler {
 
   DecodeLane lane_;
   StepBuilder step_;
+  DraftPlanner drafts_;
   StepResult result_;
   PickScratch pick_scratch_;
   std::unique_ptr<TokenTrie> trie_;  // built at the first request with a grammar

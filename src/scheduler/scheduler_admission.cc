@@ -64,6 +64,7 @@ ActiveSeq Scheduler::make_seq(EngineRequest&& r, ResponseSink&& sink, TimePoint 
   }
   a.gram.triggered = std::move(r.triggered_grammar);
   if (!r.prediction.empty()) a.spec.prediction.emplace(std::move(r.prediction));
+  if (r.max_draft_tokens.has_value()) a.spec.max_draft = *r.max_draft_tokens;
   DetokenizerOptions dopt;
   dopt.skip_special = !r.render_special_tokens;
   dopt.stop_strings = std::move(r.stop_strings);

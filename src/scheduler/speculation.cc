@@ -8,8 +8,8 @@
 namespace met {
 
 bool can_speculate(const ActiveSeq& a) {
-  return !a.status.finished && pending_tokens(a) == 1 && !a.seq.state_slot.has_value() && !needs_logits(a) &&
-         !suppressing_stops(a) && !wants_prompt_logprobs(a);
+  return !a.status.finished && pending_tokens(a) == 1 && !a.seq.state_slot.has_value() && !wants_prompt_logprobs(a) &&
+         a.spec.max_draft > 0;
 }
 
 void propose_drafts(ActiveSeq& a, const SpecOptions& options, size_t max_seq_len) {
@@ -19,7 +19,7 @@ void propose_drafts(ActiveSeq& a, const SpecOptions& options, size_t max_seq_len
   // k drafts commit up to k + 1 tokens: within the output budget and the
   // context (the rows' positions end at tokens.size() - 1 + k).
   const auto room = static_cast<int64_t>(max_seq_len) - static_cast<int64_t>(a.seq.tokens.size());
-  const int64_t budget = std::min<int64_t>(int64_t{a.limits.remaining} - 1, room);
+  const int64_t budget = std::min({int64_t{a.limits.remaining} - 1, room, int64_t{a.spec.max_draft}});
   if (a.spec.prediction.has_value()) {
     const int64_t cap = std::min<int64_t>(options.prediction_draft, budget);
     if (cap > 0) a.spec.prediction->propose(static_cast<int32_t>(cap), a.spec.drafts);
@@ -32,8 +32,47 @@ void propose_drafts(ActiveSeq& a, const SpecOptions& options, size_t max_seq_len
   propose_prompt_lookup(a.seq.tokens, lookup, a.spec.drafts);
 }
 
-void settle_verify(const SchedIo& io, ActiveSeq& a, int32_t first_output, StepResult& result,
-                   PickScratch& scratch, size_t max_seq_len) {
+bool DraftPlanner::propose(std::vector<ActiveSeq>& active, const SpecOptions& options, size_t max_seq_len,
+                           TelPort& tel) {
+  offers_.clear();
+  offered_.clear();
+  int32_t decode_rows = 0;
+  for (size_t i = 0; i < active.size(); ++i) {
+    ActiveSeq& a = active[i];
+    propose_drafts(a, options, max_seq_len);
+    if (!a.status.finished && pending_tokens(a) == 1) ++decode_rows;
+    if (a.spec.drafts.empty()) continue;
+    offers_.push_back({a.spec.rate.rate(), static_cast<int32_t>(a.spec.drafts.size())});
+    offered_.push_back(i);
+  }
+  if (offers_.empty()) return false;
+  if (options.adaptive) {
+    allocate_drafts(offers_, cost_, decode_rows, steps_, given_, scratch_);
+  } else {
+    given_.resize(offers_.size());
+    for (size_t k = 0; k < offers_.size(); ++k) given_[k] = offers_[k].available;
+  }
+  bool any = false;
+  int32_t withheld = 0;
+  for (size_t k = 0; k < offers_.size(); ++k) {
+    SpecTrack& spec = active[offered_[k]].spec;
+    withheld += offers_[k].available - given_[k];
+    spec.drafts.resize(static_cast<size_t>(given_[k]));
+    if (spec.drafts.empty() && !counted_) spec.rate.idle();
+    any = any || !spec.drafts.empty();
+  }
+  if (!counted_ && withheld > 0) tel.drafts_withheld(withheld);
+  counted_ = true;
+  return any;
+}
+
+void add_verify_outputs(StepPlan& plan, int32_t first_row, int32_t num_rows, const ActiveSeq& a) {
+  const OutputKind kind = needs_logits(a) ? OutputKind::kLogits : OutputKind::kArgmax;
+  for (int32_t k = 0; k < num_rows; ++k) add_output_row(plan, first_row + k, kind, a, k);
+}
+
+void settle_verify(const SchedIo& io, ActiveSeq& a, std::span<const OutputRow> outputs, int32_t first_output,
+                   StepResult& result, PickScratch& scratch, size_t max_seq_len) {
   const int32_t base = a.seq.seq_len;
   const auto num_drafts = static_cast<int32_t>(a.spec.drafts.size());
   const size_t output_before = a.out.tokens.size();
@@ -41,11 +80,15 @@ void settle_verify(const SchedIo& io, ActiveSeq& a, int32_t first_output, StepRe
   int32_t accepted = 0;
   for (int32_t j = 0; j <= num_drafts; ++j) {
     // Row j's input was draft j - 1, committed in place: its output is the
-    // next token, unless the sequence ended or its next token is no longer
-    // the argmax's to give (a forced think token, a grammar, min_tokens).
-    if (j > 0 && (a.status.finished || needs_logits(a) || suppressing_stops(a))) break;
+    // next token, picked as plain decoding picks it from the same logits
+    // with the state those drafts left (the sampler's draw included), unless
+    // the sequence ended or an argmax row's token is no longer the argmax's
+    // to give (a forced think token, a grammar that started).
+    const auto o = static_cast<size_t>(first_output + j);
+    const bool use_logits = outputs[o].kind == OutputKind::kLogits;
+    if (j > 0 && (a.status.finished || (!use_logits && needs_logits(a)))) break;
     a.seq.seq_len = base + j + 1;
-    const TokenId token = pick_token(a, result, static_cast<size_t>(first_output + j), false, scratch);
+    const TokenId token = pick_token(a, result, o, use_logits, scratch);
     commit_token(io, a, token, max_seq_len);
     const bool kept = j < num_drafts && token == a.spec.drafts[static_cast<size_t>(j)];
     if (kept) ++accepted;
@@ -56,6 +99,7 @@ void settle_verify(const SchedIo& io, ActiveSeq& a, int32_t first_output, StepRe
     const std::span<const TokenId> committed(a.out.tokens.data() + output_before, a.out.tokens.size() - output_before);
     a.spec.prediction->on_verified(a.spec.drafts_from_prediction ? num_drafts : 0, committed);
   }
+  a.spec.rate.observe(num_drafts, accepted);
   a.spec.num_drafted += num_drafts;
   a.spec.num_accepted += accepted;
   io.tel.speculated(num_drafts, accepted);

@@ -6,6 +6,7 @@
 #include "core/check.h"
 #include "sampling/logprobs.h"
 #include "scheduler/commit_token.h"
+#include "scheduler/speculation.h"
 
 namespace met {
 
@@ -39,7 +40,7 @@ void StepBuilder::add_verify(ActiveSeq& a, size_t idx, int32_t n) {
   builder_.add_seq(begin, n, a.seq.seq_len, a.seq.block_table, a.seq.state_slot);
   Scheduled s{idx, n, static_cast<int32_t>(plan.outputs.size())};
   s.num_drafts = n - 1;
-  for (int32_t k = 0; k < n; ++k) add_output_row(plan, begin + k, OutputKind::kArgmax, a);
+  add_verify_outputs(plan, begin, n, a);
   scheduled_.push_back(s);
 }
 

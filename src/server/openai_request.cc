@@ -124,6 +124,24 @@ MaybeError read_prediction(const Json& obj, std::optional<std::string>& out) {
   return std::nullopt;
 }
 
+// met's own "speculative": false (no drafts for this request, its prediction
+// included), true (the server's settings) or {"max_draft_tokens": N}.
+MaybeError read_speculative(const Json& obj, std::optional<int32_t>& max_draft_tokens) {
+  const Json* s = field(obj, "speculative");
+  if (s == nullptr || s->is_null()) return std::nullopt;
+  if (s->is_boolean()) {
+    if (!s->get<bool>()) max_draft_tokens = 0;
+    return std::nullopt;
+  }
+  if (!s->is_object()) return wrong_type("speculative", "a boolean or an object", *s);
+  std::optional<int64_t> n;
+  MaybeError e = read_int(*s, "max_draft_tokens", 0, kMaxDraftTokens, n);
+  if (e) e->param = "speculative.max_draft_tokens";
+  if (e) return e;
+  if (n) max_draft_tokens = static_cast<int32_t>(*n);
+  return std::nullopt;
+}
+
 MaybeError read_common(const Json& obj, OpenAiRequest& r) {
   MET_API_RETURN_IF_ERROR(read_string(obj, "model", r.model));
   MET_API_RETURN_IF_ERROR(refuse_unsupported(obj));
@@ -140,6 +158,7 @@ MaybeError read_common(const Json& obj, OpenAiRequest& r) {
   MET_API_RETURN_IF_ERROR(read_agent_fields(obj, r.endpoint == Endpoint::kChatCompletions, r.agent));
   MET_API_RETURN_IF_ERROR(read_stop(obj, r.engine.stop_strings));
   MET_API_RETURN_IF_ERROR(read_prediction(obj, r.prediction));
+  MET_API_RETURN_IF_ERROR(read_speculative(obj, r.engine.max_draft_tokens));
   MET_API_RETURN_IF_ERROR(read_bool(obj, "stream", r.stream));
   if (const Json* so = field(obj, "stream_options")) {
     if (!so->is_object()) return wrong_type("stream_options", "an object", *so);

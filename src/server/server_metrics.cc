@@ -98,6 +98,10 @@ std::vector<MetricFamily> engine_metric_families(const EngineStatsSnapshot& s, c
              kCounter, d(s.spec_drafted), model_name),
       family("met:spec_decode_num_accepted_tokens_total", "Draft tokens committed in place after verification.",
              kCounter, d(s.spec_accepted), model_name),
+      family("met:spec_decode_num_withheld_tokens_total",
+             "Draft tokens proposed and not verified: the draft budget judged a row worth less (the batch is "
+             "compute-bound or the sequence's drafts are mostly rejected).",
+             kCounter, d(s.spec_withheld), model_name),
       family("met:slow_clients_cut_total",
              "Requests cancelled because their client left more than --max-pending-bytes unread for "
              "--slow-client-timeout.",

@@ -129,5 +129,14 @@ TEST(ValidateEngineFlags, SpecLookupIsOffByDefaultReachesTheConfigAndIsInRange) 
   EXPECT_FALSE(validate_engine_flags(f).ok());
 }
 
+TEST(ValidateEngineFlags, SpecAdaptiveIsOnByDefaultAndOnlyOnOrOff) {
+  EngineFlags f;
+  EXPECT_TRUE(engine_config(f)->spec_adaptive);
+  f.spec_adaptive = "off";
+  EXPECT_FALSE(engine_config(f)->spec_adaptive);
+  f.spec_adaptive = "maybe";
+  EXPECT_NE(validate_engine_flags(f).message().find("--spec-adaptive 'maybe'"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace met

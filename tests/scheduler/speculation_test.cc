@@ -6,8 +6,8 @@
 // and in one that swaps or recomputes, with max_tokens and EOS falling inside
 // a draft; a verify step's rejected rows give their blocks back; a step fails
 // at any device call and every request still gets one terminal frame with
-// the pool full again; sequences that may not speculate (sampled, logprobs,
-// recurrent state) never get drafts. A request's predicted output (OpenAI's
+// the pool full again; sequences with recurrent state never get drafts
+// (sampled rows, logprobs, grammars: speculation_sampled_test.cc). A request's predicted output (OpenAI's
 // Predicted Outputs) is drafted without prompt lookup: one equal to the
 // output is accepted whole (rejected 0), one with an edit is picked up again
 // after it; either way the output is the output without it.
@@ -168,24 +168,17 @@ TEST(Speculation, AFailureAtAnyDeviceCallAnswersEveryRequestOnce) {
   }
 }
 
-TEST(Speculation, SampledLogprobsAndRecurrentSequencesGetNoDrafts) {
-  for (int which = 0; which < 3; ++which) {
-    SchedFixtureOptions o = with_spec({}, 4, false);
-    if (which == 2) {
-      o.device.num_state_slots = o.sched.max_seqs;
-      o.device.policy = FedAheadPolicy::kRepickOnly;
-    }
-    SchedFixture f(o);
-    f.device->set_next_token([](std::span<const TokenId> ctx) { return next_token(ctx, 0); });
-    EngineRequest r = greedy_request(make_prompt(30, 3), 60);
-    if (which == 0) r.sampling.temperature = 0.8f;
-    if (which == 1) r.logprobs = 2;
-    const uint64_t id = f.submit(std::move(r));
-    f.run();
-    EXPECT_EQ(f.req.at(id).finishes.size(), 1u) << which;
-    EXPECT_EQ(f.tel.num_drafted, 0) << which;
-    EXPECT_TRUE(f.pool_is_full());
-  }
+TEST(Speculation, RecurrentSequencesGetNoDrafts) {
+  SchedFixtureOptions o = with_spec({}, 4, false);
+  o.device.num_state_slots = o.sched.max_seqs;
+  o.device.policy = FedAheadPolicy::kRepickOnly;
+  SchedFixture f(o);
+  f.device->set_next_token([](std::span<const TokenId> ctx) { return next_token(ctx, 0); });
+  const uint64_t id = f.submit(greedy_request(make_prompt(30, 3), 60));
+  f.run();
+  EXPECT_EQ(f.req.at(id).finishes.size(), 1u);
+  EXPECT_EQ(f.tel.num_drafted, 0);
+  EXPECT_TRUE(f.pool_is_full());
 }
 
 struct Predicted {
@@ -248,9 +241,9 @@ TEST(Speculation, AWrongPredictionLeavesTheOutputAlone) {
 }
 
 TEST(Speculation, OptionsOutOfRangeAreRefused) {
-  for (const SpecOptions bad : {SpecOptions{-1, 2, 4, 8}, SpecOptions{kMaxDraftTokens + 1, 2, 4, 8},
-                                SpecOptions{4, 0, 4, 8}, SpecOptions{4, 5, 4, 8}, SpecOptions{4, 2, 4, 0},
-                                SpecOptions{4, 2, 4, kMaxDraftTokens + 1}}) {
+  for (const SpecOptions bad :
+       {SpecOptions{-1, 2, 4, 8, true}, SpecOptions{kMaxDraftTokens + 1, 2, 4, 8, true}, SpecOptions{4, 0, 4, 8, true},
+        SpecOptions{4, 5, 4, 8, true}, SpecOptions{4, 2, 4, 0, true}, SpecOptions{4, 2, 4, kMaxDraftTokens + 1, true}}) {
     testing::FakeDevice device({});
     DevPort dev(device);
     KvManager kv(device);

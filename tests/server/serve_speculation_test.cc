@@ -3,10 +3,14 @@
 // (`prediction`) leave the text as it is and report
 // accepted_prediction_tokens and rejected_prediction_tokens; a prediction
 // with an edit is picked up again after it; a malformed prediction is a 400
-// naming its field; `--spec-lookup` gives the text of a server without it
-// and counts its drafts in /metrics. Timing is never asserted.
+// naming its field, as is a malformed `speculative`; the log line at each
+// request's finish names its drafts; `--spec-lookup` gives
+// the text of a server without it, greedy and sampled with a seed, counts
+// its drafts in /metrics, and drafts nothing for `"speculative": false`.
+// Timing is never asserted.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -26,10 +30,12 @@ using testing::ServeProcess;
 
 constexpr int kMaxTokens = 120;
 
-// The greedy completion of "Once upon a time" with `extra` fields; the body.
+// The completion of "Once upon a time" with `extra` fields (greedy unless
+// they give a temperature); the body.
 PlainJson complete(uint16_t port, const std::string& extra = "") {
+  const bool sampled = extra.find("\"temperature\"") != std::string::npos;
   const std::string body = R"({"prompt": "Once upon a time", "max_tokens": )" + std::to_string(kMaxTokens) +
-                           R"(, "temperature": 0, "ignore_eos": true)" + extra + "}";
+                           (sampled ? "" : R"(, "temperature": 0)") + R"(, "ignore_eos": true)" + extra + "}";
   auto r = http_call(port, "POST", "/v1/completions", body);
   EXPECT_TRUE(r.has_value());
   if (!r) return {};
@@ -45,7 +51,9 @@ const PlainJson& details(const PlainJson& body) { return body["usage"]["completi
 
 TEST(MetServePredictedOutputs, APredictionOfTheTextIsAcceptedAndAnEditIsPickedUpAgain) {
   MET_REQUIRE_SHARED(model, "models/stories260K.gguf");
-  ServeProcess server(serve_args(model));
+  // Every draft verified (the draft budget would hold some back, as the
+  // host's timing has it), so the counts are the matcher's alone.
+  ServeProcess server(serve_args(model, "--spec-adaptive off"));
   ASSERT_NE(server.port(), 0) << server.error();
   const PlainJson plain = complete(server.port());
   const std::string text = plain["choices"][0]["text"];
@@ -70,6 +78,10 @@ TEST(MetServePredictedOutputs, APredictionOfTheTextIsAcceptedAndAnEditIsPickedUp
   EXPECT_GT(details(edit)["rejected_prediction_tokens"].get<int>(), 0) << edit["usage"];
   EXPECT_GE(details(edit)["accepted_prediction_tokens"].get<int>(), kMaxTokens / 2) << edit["usage"];
   EXPECT_EQ(server.stop(), 0) << server.stderr_text();
+  // Each request's line at its finish names its drafts.
+  EXPECT_NE(server.stderr_text().find(fmt::format("{} tokens, finish length", kMaxTokens)), std::string::npos)
+      << server.stderr_text();
+  EXPECT_NE(server.stderr_text().find("accepted ("), std::string::npos) << server.stderr_text();
 }
 
 TEST(MetServePredictedOutputs, AMalformedPredictionIsA400NamingItsField) {
@@ -81,6 +93,9 @@ TEST(MetServePredictedOutputs, AMalformedPredictionIsA400NamingItsField) {
       {R"("prediction": {"type": "text", "content": "x"})", "prediction.type"},
       {R"("prediction": {"type": "content", "content": 3})", "prediction.content"},
       {R"("prediction": {"type": "content", "content": [{"type": "image_url"}]})", "prediction.content"},
+      {R"("speculative": "no")", "speculative"},
+      {R"("speculative": {"max_draft_tokens": 99})", "speculative.max_draft_tokens"},
+      {R"("speculative": {"max_draft_tokens": -1})", "speculative.max_draft_tokens"},
   };
   for (const auto& [field, param] : cases) {
     auto r = http_call(server.port(), "POST", "/v1/completions",
@@ -99,24 +114,39 @@ TEST(MetServePredictedOutputs, AMalformedPredictionIsA400NamingItsField) {
   EXPECT_EQ(server.stop(), 0) << server.stderr_text();
 }
 
+double drafted_so_far(uint16_t port) {
+  auto m = http_call(port, "GET", "/metrics");
+  EXPECT_TRUE(m.has_value());
+  if (!m) return -1;
+  const testing::PrometheusText t = testing::parse_prometheus_text(m->body);
+  EXPECT_LE(t.value("met:spec_decode_num_accepted_tokens_total").value_or(-1),
+            t.value("met:spec_decode_num_draft_tokens_total").value_or(0));
+  return t.value("met:spec_decode_num_draft_tokens_total").value_or(0);
+}
+
+constexpr const char* kSampled = R"(, "temperature": 0.9, "top_p": 0.95, "seed": 11)";
+
 TEST(MetServeSpecLookup, TheTextIsTheTextWithoutItAndMetricsCountTheDrafts) {
   MET_REQUIRE_SHARED(model, "models/stories260K.gguf");
-  std::string want;
+  std::string want, want_sampled;
   {
     ServeProcess plain(serve_args(model));
     ASSERT_NE(plain.port(), 0) << plain.error();
     want = complete(plain.port(), "")["choices"][0]["text"];
+    want_sampled = complete(plain.port(), kSampled)["choices"][0]["text"];
     EXPECT_EQ(plain.stop(), 0) << plain.stderr_text();
   }
-  ServeProcess server(serve_args(model, "--spec-lookup 4"));
+  ServeProcess server(serve_args(model, "--spec-lookup 4 --spec-adaptive off"));  // every proposal verified
   ASSERT_NE(server.port(), 0) << server.error();
   EXPECT_EQ(complete(server.port(), "")["choices"][0]["text"], want);
-  auto m = http_call(server.port(), "GET", "/metrics");
-  ASSERT_TRUE(m.has_value());
-  const testing::PrometheusText t = testing::parse_prometheus_text(m->body);
-  EXPECT_GT(t.value("met:spec_decode_num_draft_tokens_total").value_or(0), 0) << m->body;
-  EXPECT_LE(t.value("met:spec_decode_num_accepted_tokens_total").value_or(-1),
-            t.value("met:spec_decode_num_draft_tokens_total").value_or(0));
+  const double greedy_drafts = drafted_so_far(server.port());
+  EXPECT_GT(greedy_drafts, 0);
+  EXPECT_EQ(complete(server.port(), kSampled)["choices"][0]["text"], want_sampled);
+  const double sampled_drafts = drafted_so_far(server.port());
+  EXPECT_GT(sampled_drafts, greedy_drafts) << "sampled requests are drafted too";
+  EXPECT_EQ(complete(server.port(), R"(, "speculative": false)")["choices"][0]["text"], want);
+  EXPECT_EQ(drafted_so_far(server.port()), sampled_drafts) << "speculative: false drafts nothing";
+  EXPECT_EQ(complete(server.port(), R"(, "speculative": {"max_draft_tokens": 2})")["choices"][0]["text"], want);
   EXPECT_EQ(server.stop(), 0) << server.stderr_text();
 }
 

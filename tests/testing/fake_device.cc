@@ -168,6 +168,7 @@ Status FakeDevice::await_result(Ticket ticket, StepResult& out) {
   }
   run_states(plan, tokens);
   out.vocab_size = info_.vocab_size;
+  out.busy_ns = options_.step_ns ? options_.step_ns(plan.num_rows()) : 0;
   out.logits.assign(plan.outputs.size() * static_cast<size_t>(info_.vocab_size), 0.0f);
   out.argmax.assign(plan.outputs.size(), 0);
   for (size_t o = 0; o < plan.outputs.size(); ++o) {

@@ -58,6 +58,8 @@ struct FakeDeviceOptions {
   int32_t state_rollback = 0;
   // Tokens the default next-token function never returns (EOG ids).
   std::vector<TokenId> avoid;
+  // StepResult::busy_ns of a step of so many rows (unset: 0, not measured).
+  std::function<int64_t(int32_t rows)> step_ns;
 };
 
 class FakeDevice final : public Device {

@@ -182,6 +182,7 @@ ServeProcess::ServeProcess(const std::string& args) {
     const std::string err = stderr_text();
     if (std::regex_search(err, m, listening)) {
       port_ = static_cast<uint16_t>(std::stoi(m[1]));
+      wait_until_loaded(1200 - i);
       return;
     }
     int status = 0;
@@ -193,6 +194,16 @@ ServeProcess::ServeProcess(const std::string& args) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   error_ = "met serve did not print its listening line: " + stderr_text();
+}
+
+void ServeProcess::wait_until_loaded(int polls) {
+  // The server listens while it loads, answering 503 "loading" (a test's
+  // first request must not race the load on a busy machine).
+  for (int i = 0; i < polls; ++i) {
+    const std::optional<HttpResponse> r = http_call(port_, "GET", "/health");
+    if (r.has_value() && !(r->status == 503 && r->body.find("loading") != std::string::npos)) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
 }
 
 ServeProcess::~ServeProcess() {

@@ -65,8 +65,9 @@ std::vector<std::string> sse_data(const std::string& body);
 
 class ServeProcess {
  public:
-  // Starts `met serve <args>` and waits for its listening line; port() is 0
-  // and error() says why when it did not come.
+  // Starts `met serve <args>` and waits for its listening line, then for its
+  // model to load (/health no longer "loading"); port() is 0 and error() says
+  // why when the line did not come.
   explicit ServeProcess(const std::string& args);
   ~ServeProcess();  // SIGKILL if still running
   ServeProcess(const ServeProcess&) = delete;
@@ -83,6 +84,8 @@ class ServeProcess {
   int wait();
 
  private:
+  void wait_until_loaded(int polls);
+
   pid_t pid_ = -1;
   uint16_t port_ = 0;
   std::string log_path_;

@@ -72,11 +72,13 @@ class CountingTel final : public TelPort {
     num_drafted += drafted;
     num_accepted += accepted;
   }
+  void drafts_withheld(int32_t n) override { num_withheld += n; }
 
   int64_t num_query_tokens = 0;
   int64_t num_hit_tokens = 0;
   int64_t num_drafted = 0;
   int64_t num_accepted = 0;
+  int64_t num_withheld = 0;
   int num_finished = 0;
   int num_failed = 0;
   int num_swaps = 0;

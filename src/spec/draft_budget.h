@@ -1,0 +1,119 @@
+// How many drafts each sequence verifies in a step (adaptive speculation):
+// a draft is worth the output tokens it is expected to add and costs the
+// time of one more row, so drafts are given out, best first, while each adds
+// tokens faster than the step as it stands makes them.
+//  - StepCostModel: a step's measured device time as a + b * rows, fitted
+//    by least squares to the typical (median) recent step of each size. b is what a verify
+//    row costs; a + b * rows what the whole step costs.
+//  - AcceptanceRate: a sequence's chance that its next draft is accepted,
+//    from its recent verify steps (decayed counts of accepted drafts and of
+//    rejections, with one of each as prior, so a new sequence starts at
+//    1/2); counts drift back to the prior while the sequence is not drafted,
+//    so a sequence that stopped drafting tries again later.
+//  - allocate_drafts: the j-th draft of a sequence with rate r adds r^j
+//    tokens on average (all drafts before it must be accepted first). With
+//    D decode rows already in the step, drafts are added in order of worth
+//    while worth / b > tokens / time of the step so far. When steps are
+//    memory-bound (a >> b * rows, a CPU or GPU at small batch) good drafts
+//    all fit; as the batch grows compute-bound the bar rises to about one
+//    token per row and speculation backs off by itself. Until the model has
+//    seen steps of two sizes it has no evidence: every proposal stands on
+//    alternate steps and none on the others (StepCostModel::known).
+// Threading: pure values, no allocation beyond the caller's scratch. Tested
+// by tests/spec/draft_budget_test.cc.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace met {
+
+class StepCostModel {
+ public:
+  // A step of `rows` rows took `ns` of device time (ignored when either is 0).
+  void observe(int32_t rows, int64_t ns);
+
+  // Whether steps of at least two sizes have each been seen kMinSteps times
+  // within the last kStaleSteps steps (the slope is known). Until then
+  // allocate_drafts lets every proposal stand on alternate steps and none
+  // on the others, so steps of two sizes are measured whatever the batch,
+  // and a model that judged drafts too dear once (a cold first step) learns
+  // again what verify steps cost.
+  bool known() const;
+  // Whether any step has been measured (a device that reports no times
+  // leaves every proposal standing, every step).
+  bool measuring() const { return steps_ > 0; }
+  static constexpr int64_t kMinSteps = 3;
+  static constexpr int64_t kStaleSteps = 512;
+  // b: the time one more row adds (>= 0). REQUIRES: known().
+  double row_ns() const;
+  // a + b * rows (> 0). REQUIRES: known().
+  double step_ns(int32_t rows) const;
+
+ private:
+  // Steps are grouped by size (one bucket per row count up to 8, then one
+  // per doubling); each bucket keeps its last kRecent steps and stands for
+  // their median (by time, with that step's rows), so a step slowed now and
+  // then (a cold first step, a preempted thread on a shared host) does not
+  // count. The line is fitted to the buckets, each counting once.
+  static constexpr int kExactBuckets = 8;
+  static constexpr int kBuckets = kExactBuckets + 9;
+  static constexpr int kRecent = 5;
+  struct Step {
+    double rows = 0, ns = 0;
+  };
+  struct Bucket {
+    Step recent[kRecent] = {};  // a ring
+    int64_t count = 0;
+    int64_t last_seen = 0;  // the step count when it was last observed
+  };
+  static Step median(const Bucket& k);
+  static int bucket_of(int32_t rows);
+  bool usable(const Bucket& k) const { return k.count >= kMinSteps && steps_ - k.last_seen < kStaleSteps; }
+  void fit() const;
+
+  Bucket buckets_[kBuckets] = {};
+  int64_t steps_ = 0;
+  mutable bool fitted_ = false;
+  mutable double a_ = 0, b_ = 0;
+};
+
+class AcceptanceRate {
+ public:
+  // A verify step of `drafted` drafts accepted the first `accepted`.
+  void observe(int32_t drafted, int32_t accepted);
+  // A step in which the sequence had drafts to offer and none were verified.
+  void idle();
+  // The chance the next draft is accepted, in (0, 1).
+  double rate() const { return (accepted_ + 1.0) / (accepted_ + rejected_ + 2.0); }
+
+ private:
+  double accepted_ = 0, rejected_ = 0;
+};
+
+// One sequence's offer for a step: its acceptance rate and how many drafts
+// it has ready (its cap already applied).
+struct DraftOffer {
+  double rate = 0.5;
+  int32_t available = 0;
+};
+
+// Scratch reused across steps (no allocation once it has held the largest step).
+struct DraftBudgetScratch {
+  struct Candidate {
+    double worth;
+    uint32_t seq;
+  };
+  std::vector<Candidate> candidates;
+};
+
+// Writes how many of its drafts each offer verifies into `out` (resized to
+// offers.size()). `decode_rows`: the step's rows without drafts. Each
+// sequence keeps a prefix of its drafts. `step`: the caller's step count;
+// while the cost is unknown (and steps are measured), odd steps run without
+// drafts.
+void allocate_drafts(std::span<const DraftOffer> offers, const StepCostModel& cost, int32_t decode_rows,
+                     uint64_t step, std::vector<int32_t>& out, DraftBudgetScratch& scratch);
+
+}  // namespace met

@@ -1,0 +1,118 @@
+// Tests for the draft budget in the scheduler (DraftPlanner over
+// spec/draft_budget.h), on a FakeDevice that reports each step's device
+// time as a function of its rows: a batch of 16 on a compute-bound device
+// verifies few of its drafts, a single stream on a memory-bound one nearly
+// all, a stream whose drafts are mostly wrong fewer than it proposes; the
+// output is the output without speculation in every case, and what the
+// budget holds back is counted.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <vector>
+
+#include "scheduler/speculation.h"
+#include "scheduler_fixture.h"
+
+namespace met {
+namespace {
+
+using testing::greedy_request;
+using testing::make_prompt;
+using testing::SchedFixture;
+using testing::SchedFixtureOptions;
+
+// A 6-token cycle: prompt lookup drafts it and is right.
+TokenId six_cycle(std::span<const TokenId> ctx) {
+  const TokenId last = ctx.empty() ? 0 : ctx.back();
+  return last >= 70 && last < 75 ? last + 1 : 70;
+}
+
+// Three tokens in a pseudo-random order: every 2-gram comes back, followed
+// by the same token only about a third of the time.
+TokenId three_shuffle(std::span<const TokenId> ctx) {
+  uint32_t h = static_cast<uint32_t>(ctx.size()) * 2654435761u;
+  h ^= h >> 13;
+  return static_cast<TokenId>(80 + (h * 0x9E3779B1u >> 7) % 3);
+}
+
+struct BudgetRun {
+  std::vector<std::vector<TokenId>> tokens;
+  int num_steps = 0;
+  int64_t drafted = 0;
+  int64_t accepted = 0;
+  int64_t withheld = 0;
+};
+
+// `n` greedy requests of 100 tokens; lookup drafts 4 a step when `lookup`.
+BudgetRun run_budget(int n, bool lookup, bool adaptive, std::function<int64_t(int32_t)> step_ns,
+                     testing::FakeDevice::NextToken next) {
+  SchedFixtureOptions o;
+  o.device.step_ns = std::move(step_ns);
+  o.sched.spec.max_draft = lookup ? 4 : 0;
+  o.sched.spec.min_ngram = 2;
+  o.sched.spec.max_ngram = 3;
+  o.sched.spec.adaptive = adaptive;
+  o.sched.pipeline = false;
+  SchedFixture f(o);
+  f.device->set_next_token(std::move(next));
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < n; ++i) {
+    ids.push_back(f.submit(greedy_request(make_prompt(24, 300 + static_cast<uint32_t>(i)), 100)));
+  }
+  f.run();
+  BudgetRun r;
+  for (uint64_t id : ids) {
+    EXPECT_EQ(f.req.at(id).num_terminal(), 1);
+    r.tokens.push_back(f.req.at(id).tokens);
+  }
+  EXPECT_TRUE(f.pool_is_full());
+  r.num_steps = f.tel.num_steps;
+  r.drafted = f.tel.num_drafted;
+  r.accepted = f.tel.num_accepted;
+  r.withheld = f.tel.num_withheld;
+  return r;
+}
+
+int64_t compute_bound(int32_t rows) { return int64_t{1000000} * rows; }         // 1 ms a row, nothing else
+int64_t memory_bound(int32_t rows) { return 10000000 + int64_t{50000} * rows; }  // 10 ms a step, 0.05 ms a row
+int64_t in_between(int32_t rows) { return 10000000 + int64_t{1000000} * rows; }  // a row is a tenth of a step
+
+TEST(SpeculationBudget, AComputeBoundBatchVerifiesFewOfItsDrafts) {
+  const BudgetRun off = run_budget(16, false, true, compute_bound, six_cycle);
+  const BudgetRun all = run_budget(16, true, false, compute_bound, six_cycle);
+  const BudgetRun budget = run_budget(16, true, true, compute_bound, six_cycle);
+  EXPECT_EQ(all.tokens, off.tokens);
+  EXPECT_EQ(budget.tokens, off.tokens);
+  EXPECT_EQ(all.withheld, 0);
+  EXPECT_GT(budget.withheld, 0);
+  EXPECT_LT(budget.drafted * 4, all.drafted) << "the batch's rows already fill the step";
+}
+
+TEST(SpeculationBudget, AMemoryBoundSingleStreamVerifiesNearlyAllItsDrafts) {
+  const BudgetRun off = run_budget(1, false, true, memory_bound, six_cycle);
+  const BudgetRun all = run_budget(1, true, false, memory_bound, six_cycle);
+  const BudgetRun budget = run_budget(1, true, true, memory_bound, six_cycle);
+  EXPECT_EQ(budget.tokens, off.tokens);
+  // Until the model has measured steps of two sizes every other step runs
+  // without drafts (a few steps); after that every proposal stands.
+  EXPECT_LE(budget.withheld, 3 * 4);
+  EXPECT_GE(budget.drafted + 3 * 4, all.drafted);
+  EXPECT_LE(budget.num_steps, all.num_steps + 3);
+  EXPECT_LT(budget.num_steps * 3, off.num_steps * 2) << "drafts save steps";
+}
+
+TEST(SpeculationBudget, MostlyWrongDraftsAreCutToTheFewThatPay) {
+  const BudgetRun off = run_budget(1, false, true, in_between, three_shuffle);
+  const BudgetRun all = run_budget(1, true, false, in_between, three_shuffle);
+  const BudgetRun budget = run_budget(1, true, true, in_between, three_shuffle);
+  EXPECT_EQ(budget.tokens, off.tokens);
+  EXPECT_EQ(all.tokens, off.tokens);
+  ASSERT_GT(all.drafted, 100);
+  EXPECT_LT(all.accepted * 2, all.drafted) << "lookup is mostly wrong here";
+  EXPECT_GT(budget.withheld, 0);
+  EXPECT_LT(budget.drafted * 3, all.drafted * 2);
+  EXPECT_GT(budget.drafted, 0) << "a first draft at 1/3 still pays when a row costs 1/11 of a step";
+}
+
+}  // namespace
+}  // namespace met

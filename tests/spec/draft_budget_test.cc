@@ -1,0 +1,164 @@
+// Tests for spec/draft_budget.h: the cost model recovers a linear step time
+// and says when it knows nothing; acceptance rates start at 1/2, follow
+// what is accepted and drift back when idle; drafts are all kept while steps
+// are memory-bound, none once the batch is compute-bound, the better
+// sequence is served first, each keeps a prefix, and the drafts given out
+// never grow as the batch grows.
+#include "spec/draft_budget.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace met {
+namespace {
+
+// A model fed exact steps of a + b * rows ns for rows 1..max_rows.
+StepCostModel linear_cost(double a, double b, int32_t max_rows = 16) {
+  StepCostModel m;
+  for (int rep = 0; rep < 3; ++rep) {
+    for (int32_t r = 1; r <= max_rows; ++r) m.observe(r, static_cast<int64_t>(a + b * r));
+  }
+  return m;
+}
+
+TEST(StepCostModel, RecoversALinearStepTime) {
+  const StepCostModel m = linear_cost(10e6, 0.25e6);
+  ASSERT_TRUE(m.known());
+  EXPECT_NEAR(m.row_ns(), 0.25e6, 1e3);
+  EXPECT_NEAR(m.step_ns(1), 10.25e6, 1e4);
+  EXPECT_NEAR(m.step_ns(40), 20e6, 1e4);
+}
+
+TEST(StepCostModel, KnowsNothingUntilItHasSeenTwoSizes) {
+  StepCostModel m;
+  EXPECT_FALSE(m.known());
+  for (int i = 0; i < 20; ++i) m.observe(4, 1000000);
+  EXPECT_FALSE(m.known()) << "one step size says nothing about the slope";
+  m.observe(0, 5);   // ignored: no rows
+  m.observe(7, 0);   // ignored: not measured
+  EXPECT_FALSE(m.known());
+  m.observe(8, 1200000);
+  m.observe(8, 1200000);
+  EXPECT_FALSE(m.known()) << "two steps of the second size are not yet enough";
+  m.observe(8, 1200000);
+  EXPECT_TRUE(m.known());
+  EXPECT_NEAR(m.row_ns(), 50000, 1);
+  EXPECT_GT(m.row_ns(), 0);
+}
+
+TEST(StepCostModel, FollowsAHostWhoseStepsChange) {
+  StepCostModel m = linear_cost(10e6, 0.1e6);
+  // The model's steps now cost 1 ms a row and nothing else.
+  for (int rep = 0; rep < 3; ++rep) {
+    for (int32_t r = 1; r <= 16; ++r) m.observe(r, static_cast<int64_t>(1e6 * r));
+  }
+  EXPECT_NEAR(m.row_ns(), 1e6, 1e3);
+}
+
+TEST(StepCostModel, ASlowStepNowAndThenBarelyMovesIt) {
+  StepCostModel m = linear_cost(10e6, 0.2e6);
+  // A cold first step, a preempted thread: 20 times the time, once per size,
+  // then a few ordinary steps.
+  for (int32_t r = 1; r <= 16; r += 3) m.observe(r, static_cast<int64_t>(20 * (10e6 + 0.2e6 * r)));
+  for (int rep = 0; rep < 6; ++rep) {
+    for (int32_t r = 1; r <= 16; ++r) m.observe(r, static_cast<int64_t>(10e6 + 0.2e6 * r));
+  }
+  EXPECT_NEAR(m.row_ns(), 0.2e6, 0.02e6);
+  EXPECT_NEAR(m.step_ns(1), 10.2e6, 0.5e6);
+}
+
+TEST(StepCostModel, ASizeNotSeenForLongIsForgotten) {
+  StepCostModel m;
+  for (int i = 0; i < 3; ++i) {
+    m.observe(1, 1000000);
+    m.observe(5, 9000000);  // verify steps looked dear once
+  }
+  ASSERT_TRUE(m.known());
+  for (int64_t i = 0; i < StepCostModel::kStaleSteps; ++i) m.observe(1, 1000000);
+  EXPECT_FALSE(m.known()) << "no verify step for a long while: what they cost is asked again";
+  for (int i = 0; i < 3; ++i) m.observe(5, 1200000);
+  ASSERT_TRUE(m.known());
+  EXPECT_NEAR(m.row_ns(), 50000, 1);
+}
+
+TEST(StepCostModel, PrefillSizedStepsShareBucketsAndStillFit) {
+  StepCostModel m;
+  for (int rep = 0; rep < 3; ++rep) {
+    for (int32_t r : {1, 2, 3, 100, 130, 250, 500}) m.observe(r, static_cast<int64_t>(2e6 + 0.5e6 * r));
+  }
+  EXPECT_NEAR(m.row_ns(), 0.5e6, 0.05e6);
+}
+
+TEST(AcceptanceRate, StartsAtAHalfFollowsTheDraftsAndDriftsBackWhenIdle) {
+  AcceptanceRate good, bad;
+  EXPECT_DOUBLE_EQ(good.rate(), 0.5);
+  for (int i = 0; i < 20; ++i) {
+    good.observe(4, 4);
+    bad.observe(4, 0);
+  }
+  EXPECT_GT(good.rate(), 0.95);
+  EXPECT_LT(bad.rate(), 0.15);
+  for (int i = 0; i < 200; ++i) bad.idle();
+  EXPECT_NEAR(bad.rate(), 0.5, 0.05) << "a sequence that stopped drafting tries again";
+}
+
+std::vector<int32_t> allocate(const std::vector<DraftOffer>& offers, const StepCostModel& cost, int32_t decode_rows,
+                              uint64_t step = 0) {
+  std::vector<int32_t> out;
+  DraftBudgetScratch scratch;
+  allocate_drafts(offers, cost, decode_rows, step, out, scratch);
+  return out;
+}
+
+TEST(AllocateDrafts, WithoutEvidenceEveryProposalStandsOnAlternateSteps) {
+  StepCostModel unknown;
+  EXPECT_EQ(allocate({{0.01, 8}, {0.9, 3}, {0.5, 0}}, unknown, 3, 0), (std::vector<int32_t>{8, 3, 0}));
+  EXPECT_EQ(allocate({{0.01, 8}, {0.9, 3}, {0.5, 0}}, unknown, 3, 1), (std::vector<int32_t>{8, 3, 0}))
+      << "a device that measures nothing: nothing to learn";
+  unknown.observe(7, 1000000);
+  EXPECT_EQ(allocate({{0.01, 8}, {0.9, 3}, {0.5, 0}}, unknown, 3, 1), (std::vector<int32_t>{0, 0, 0}));
+  EXPECT_EQ(allocate({{0.01, 8}, {0.9, 3}, {0.5, 0}}, unknown, 3, 2), (std::vector<int32_t>{8, 3, 0}));
+}
+
+TEST(AllocateDrafts, MemoryBoundStepsKeepGoodDraftsAndCutHopelessOnes) {
+  const StepCostModel memory_bound = linear_cost(10e6, 0.05e6);  // a row is 0.5% of a step
+  EXPECT_EQ(allocate({{0.8, 8}}, memory_bound, 1), (std::vector<int32_t>{8}));
+  const std::vector<int32_t> poor = allocate({{0.05, 8}}, memory_bound, 1);
+  EXPECT_GE(poor[0], 1) << "a 5% draft still pays when a row costs 0.5%";
+  EXPECT_LE(poor[0], 2) << "0.05^3 does not";
+}
+
+TEST(AllocateDrafts, AComputeBoundBatchGetsNone) {
+  const StepCostModel compute_bound = linear_cost(0.2e6, 1e6, 64);  // rows are nearly all of a step
+  std::vector<DraftOffer> offers(32, DraftOffer{0.7, 4});
+  for (int32_t k : allocate(offers, compute_bound, 32)) EXPECT_EQ(k, 0);
+  // Near-certain drafts at batch 1 still pay a little: one row buys ~0.99 tokens for ~0.8 of a step's cost.
+  EXPECT_GE(allocate({{0.99, 4}}, compute_bound, 1)[0], 1);
+}
+
+TEST(AllocateDrafts, TheBetterSequenceIsServedFirstAndEachKeepsAPrefix) {
+  // A row is 10% of a one-row step: the bar is between the sequences' rates.
+  const StepCostModel cost = linear_cost(9e6, 1e6);
+  const std::vector<int32_t> got = allocate({{0.3, 6}, {0.9, 6}}, cost, 2);
+  EXPECT_GT(got[1], got[0]);
+  EXPECT_GE(got[1], 3);
+  EXPECT_LE(got[0], 2);
+}
+
+TEST(AllocateDrafts, DraftsNeverGrowAsTheBatchGrows) {
+  const StepCostModel cost = linear_cost(8e6, 0.4e6, 64);
+  int32_t last = 1 << 30;
+  for (int32_t batch = 1; batch <= 64; batch *= 2) {
+    std::vector<DraftOffer> offers(static_cast<size_t>(batch), DraftOffer{0.6, 6});
+    int32_t total = 0;
+    for (int32_t k : allocate(offers, cost, batch)) total += k;
+    const int32_t per_seq_x64 = total * 64 / batch;
+    EXPECT_LE(per_seq_x64, last) << "batch " << batch;
+    last = per_seq_x64;
+  }
+  EXPECT_LT(last, 64 * 6) << "the biggest batch is cut";
+}
+
+}  // namespace
+}  // namespace met
