@@ -97,7 +97,12 @@ void settle_verify(const SchedIo& io, ActiveSeq& a, std::span<const OutputRow> o
   a.spec.verifying = false;
   if (a.spec.prediction.has_value()) {
     const std::span<const TokenId> committed(a.out.tokens.data() + output_before, a.out.tokens.size() - output_before);
-    a.spec.prediction->on_verified(a.spec.drafts_from_prediction ? num_drafts : 0, committed);
+    if (a.spec.drafts_from_prediction) {
+      a.spec.prediction->on_verified(num_drafts, committed);
+    } else {
+      // Prompt lookup's drafts: to the matcher, tokens committed one by one.
+      for (const TokenId t : committed) a.spec.prediction->on_verified(0, {&t, 1});
+    }
   }
   a.spec.rate.observe(num_drafts, accepted);
   a.spec.num_drafted += num_drafts;
