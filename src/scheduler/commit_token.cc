@@ -113,7 +113,7 @@ void record_token(const SchedIo& io, ActiveSeq& a, TokenId token) {
   a.out.tokens.push_back(token);
   a.seq.tokens.push_back(token);
   --a.limits.remaining;
-  if (a.spec.prediction.has_value() && !a.spec.verifying) a.spec.prediction->on_verified(0, {&token, 1});
+  if (a.spec.prediction.has_value() && !a.spec.verifying) a.spec.prediction->on_committed({&token, 1});
 }
 
 // The grammar side of a token: the matcher takes it (false: it broke the

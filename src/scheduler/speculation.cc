@@ -46,12 +46,8 @@ bool DraftPlanner::propose(std::vector<ActiveSeq>& active, const SpecOptions& op
     offered_.push_back(i);
   }
   if (offers_.empty()) return false;
-  if (options.adaptive) {
-    allocate_drafts(offers_, cost_, decode_rows, steps_, given_, scratch_);
-  } else {
-    given_.resize(offers_.size());
-    for (size_t k = 0; k < offers_.size(); ++k) given_[k] = offers_[k].available;
-  }
+  if (!options.adaptive) return true;  // every proposal stands
+  allocate_drafts(offers_, cost_, decode_rows, steps_, given_, scratch_);
   bool any = false;
   int32_t withheld = 0;
   for (size_t k = 0; k < offers_.size(); ++k) {
@@ -100,8 +96,7 @@ void settle_verify(const SchedIo& io, ActiveSeq& a, std::span<const OutputRow> o
     if (a.spec.drafts_from_prediction) {
       a.spec.prediction->on_verified(num_drafts, committed);
     } else {
-      // Prompt lookup's drafts: to the matcher, tokens committed one by one.
-      for (const TokenId t : committed) a.spec.prediction->on_verified(0, {&t, 1});
+      a.spec.prediction->on_committed(committed);  // prompt lookup's drafts
     }
   }
   a.spec.rate.observe(num_drafts, accepted);

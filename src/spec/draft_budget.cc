@@ -2,7 +2,6 @@
 #include "spec/draft_budget.h"
 
 #include <algorithm>
-#include <cmath>
 
 namespace met {
 
@@ -100,9 +99,11 @@ void allocate_drafts(std::span<const DraftOffer> offers, const StepCostModel& co
       cand.push_back({worth, static_cast<uint32_t>(i)});
     }
   }
-  // Best first; a sequence's own drafts are in decreasing worth, and ties
-  // keep their order, so each sequence gets a prefix.
-  std::stable_sort(cand.begin(), cand.end(), [](const auto& x, const auto& y) { return x.worth > y.worth; });
+  // Best first (std::sort: stable_sort may allocate a buffer each step). A
+  // sequence's own drafts are in strictly decreasing worth (rate < 1), so
+  // each sequence gets a prefix; ties across sequences go to the earlier.
+  std::sort(cand.begin(), cand.end(),
+            [](const auto& x, const auto& y) { return x.worth > y.worth || (x.worth == y.worth && x.seq < y.seq); });
   const double row = cost.row_ns();
   double tokens = std::max(decode_rows, 1);
   int32_t rows = std::max(decode_rows, 1);

@@ -35,6 +35,10 @@ void PredictionMatcher::on_verified(int32_t num_drafted, std::span<const TokenId
   for (const TokenId token : committed) advance(token);
 }
 
+void PredictionMatcher::on_committed(std::span<const TokenId> committed) {
+  for (const TokenId token : committed) advance(token);
+}
+
 void PredictionMatcher::advance(TokenId token) {
   remember(token);
   if (next_) {

@@ -74,6 +74,10 @@ class PredictionMatcher {
   // REQUIRES: num_drafted <= the last proposal's size.
   void on_verified(int32_t num_drafted, std::span<const TokenId> committed);
 
+  // Tokens the output gained without this matcher's drafts (a step without
+  // drafts, or one whose drafts came from another source), in order.
+  void on_committed(std::span<const TokenId> committed);
+
   // Whether the output is following the prediction now.
   bool in_step() const { return next_.has_value(); }
   const PredictionUsage& usage() const { return usage_; }

@@ -5,7 +5,9 @@
 
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/clock.h"
@@ -82,6 +84,24 @@ class SchedFixture {
   std::unique_ptr<Scheduler> sched;
   uint64_t next_id = 1;
 };
+
+// `o` with prompt lookup drafting up to max_draft tokens a step (0: off)
+// from matches of the last min_ngram..max_ngram tokens, the lane on or off.
+inline SchedFixtureOptions with_prompt_lookup(SchedFixtureOptions o, int32_t max_draft, int32_t min_ngram,
+                                              int32_t max_ngram, bool pipeline) {
+  o.sched.spec.max_draft = max_draft;
+  o.sched.spec.min_ngram = min_ngram;
+  o.sched.spec.max_ngram = max_ngram;
+  o.sched.pipeline = pipeline;
+  return o;
+}
+
+// A next token that cycles through `length` tokens from `first` (a last
+// token outside the cycle starts it): prompt lookup drafts it and is right.
+inline TokenId cycle_next(std::span<const TokenId> ctx, TokenId first, int32_t length) {
+  const TokenId last = ctx.empty() ? 0 : ctx.back();
+  return last >= first && last < first + length - 1 ? last + 1 : first;
+}
 
 inline EngineRequest greedy_request(std::vector<TokenId> prompt, int32_t max_tokens) {
   EngineRequest r;

@@ -22,10 +22,7 @@ using testing::SchedFixture;
 using testing::SchedFixtureOptions;
 
 // A 6-token cycle: prompt lookup drafts it and is right.
-TokenId six_cycle(std::span<const TokenId> ctx) {
-  const TokenId last = ctx.empty() ? 0 : ctx.back();
-  return last >= 70 && last < 75 ? last + 1 : 70;
-}
+TokenId six_cycle(std::span<const TokenId> ctx) { return testing::cycle_next(ctx, 70, 6); }
 
 // Three tokens in a pseudo-random order: every 2-gram comes back, followed
 // by the same token only about a third of the time.
@@ -46,13 +43,9 @@ struct BudgetRun {
 // `n` greedy requests of 100 tokens; lookup drafts 4 a step when `lookup`.
 BudgetRun run_budget(int n, bool lookup, bool adaptive, std::function<int64_t(int32_t)> step_ns,
                      testing::FakeDevice::NextToken next) {
-  SchedFixtureOptions o;
+  SchedFixtureOptions o = testing::with_prompt_lookup({}, lookup ? 4 : 0, 2, 3, false);
   o.device.step_ns = std::move(step_ns);
-  o.sched.spec.max_draft = lookup ? 4 : 0;
-  o.sched.spec.min_ngram = 2;
-  o.sched.spec.max_ngram = 3;
   o.sched.spec.adaptive = adaptive;
-  o.sched.pipeline = false;
   SchedFixture f(o);
   f.device->set_next_token(std::move(next));
   std::vector<uint64_t> ids;
@@ -73,14 +66,23 @@ BudgetRun run_budget(int n, bool lookup, bool adaptive, std::function<int64_t(in
   return r;
 }
 
+// The same requests without speculation, verifying every proposal, and
+// within the draft budget.
+struct ThreeRuns {
+  BudgetRun off, all, budget;
+};
+ThreeRuns run_three(int n, const std::function<int64_t(int32_t)>& step_ns,
+                    const testing::FakeDevice::NextToken& next) {
+  return {run_budget(n, false, true, step_ns, next), run_budget(n, true, false, step_ns, next),
+          run_budget(n, true, true, step_ns, next)};
+}
+
 int64_t compute_bound(int32_t rows) { return int64_t{1000000} * rows; }         // 1 ms a row, nothing else
 int64_t memory_bound(int32_t rows) { return 10000000 + int64_t{50000} * rows; }  // 10 ms a step, 0.05 ms a row
 int64_t in_between(int32_t rows) { return 10000000 + int64_t{1000000} * rows; }  // a row is a tenth of a step
 
 TEST(SpeculationBudget, AComputeBoundBatchVerifiesFewOfItsDrafts) {
-  const BudgetRun off = run_budget(16, false, true, compute_bound, six_cycle);
-  const BudgetRun all = run_budget(16, true, false, compute_bound, six_cycle);
-  const BudgetRun budget = run_budget(16, true, true, compute_bound, six_cycle);
+  const auto [off, all, budget] = run_three(16, compute_bound, six_cycle);
   EXPECT_EQ(all.tokens, off.tokens);
   EXPECT_EQ(budget.tokens, off.tokens);
   EXPECT_EQ(all.withheld, 0);
@@ -89,9 +91,7 @@ TEST(SpeculationBudget, AComputeBoundBatchVerifiesFewOfItsDrafts) {
 }
 
 TEST(SpeculationBudget, AMemoryBoundSingleStreamVerifiesNearlyAllItsDrafts) {
-  const BudgetRun off = run_budget(1, false, true, memory_bound, six_cycle);
-  const BudgetRun all = run_budget(1, true, false, memory_bound, six_cycle);
-  const BudgetRun budget = run_budget(1, true, true, memory_bound, six_cycle);
+  const auto [off, all, budget] = run_three(1, memory_bound, six_cycle);
   EXPECT_EQ(budget.tokens, off.tokens);
   // Until the model has measured steps of two sizes every other step runs
   // without drafts (a few steps); after that every proposal stands.
@@ -102,9 +102,7 @@ TEST(SpeculationBudget, AMemoryBoundSingleStreamVerifiesNearlyAllItsDrafts) {
 }
 
 TEST(SpeculationBudget, MostlyWrongDraftsAreCutToTheFewThatPay) {
-  const BudgetRun off = run_budget(1, false, true, in_between, three_shuffle);
-  const BudgetRun all = run_budget(1, true, false, in_between, three_shuffle);
-  const BudgetRun budget = run_budget(1, true, true, in_between, three_shuffle);
+  const auto [off, all, budget] = run_three(1, in_between, three_shuffle);
   EXPECT_EQ(budget.tokens, off.tokens);
   EXPECT_EQ(all.tokens, off.tokens);
   ASSERT_GT(all.drafted, 100);

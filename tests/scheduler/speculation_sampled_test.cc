@@ -28,18 +28,10 @@ using testing::SchedFixture;
 using testing::SchedFixtureOptions;
 
 // A 6-token cycle from the last token of the context, 60 -> 61 -> ... -> 65.
-TokenId cycle_token(std::span<const TokenId> ctx) {
-  const TokenId last = ctx.empty() ? 0 : ctx.back();
-  return last >= 60 && last < 65 ? last + 1 : 60;
-}
+TokenId cycle_token(std::span<const TokenId> ctx) { return testing::cycle_next(ctx, 60, 6); }
 
 SchedFixtureOptions sampled_spec(int32_t max_draft, bool pipeline) {
-  SchedFixtureOptions o;
-  o.sched.spec.max_draft = max_draft;
-  o.sched.spec.min_ngram = 1;
-  o.sched.spec.max_ngram = 3;
-  o.sched.pipeline = pipeline;
-  return o;
+  return testing::with_prompt_lookup({}, max_draft, 1, 3, pipeline);
 }
 
 struct SampledRun {

@@ -44,11 +44,7 @@ TokenId next_token(std::span<const TokenId> ctx, size_t eos_at) {
 }
 
 SchedFixtureOptions with_spec(SchedFixtureOptions o, int32_t max_draft, bool pipeline) {
-  o.sched.spec.max_draft = max_draft;
-  o.sched.spec.min_ngram = 2;
-  o.sched.spec.max_ngram = 4;
-  o.sched.pipeline = pipeline;
-  return o;
+  return testing::with_prompt_lookup(std::move(o), max_draft, 2, 4, pipeline);
 }
 
 struct SpecRun {

@@ -6,12 +6,15 @@
 // naming its field, as is a malformed `speculative`; the log line at each
 // request's finish names its drafts; `--spec-lookup` gives
 // the text of a server without it, greedy and sampled with a seed, counts
-// its drafts in /metrics, and drafts nothing for `"speculative": false`.
+// its drafts in /metrics, and drafts nothing for `"speculative": false`;
+// with the draft budget on (the default) the text is the same and
+// /metrics counts the drafts it held back.
 // Timing is never asserted.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "server/prometheus_text.h"
@@ -147,6 +150,30 @@ TEST(MetServeSpecLookup, TheTextIsTheTextWithoutItAndMetricsCountTheDrafts) {
   EXPECT_EQ(complete(server.port(), R"(, "speculative": false)")["choices"][0]["text"], want);
   EXPECT_EQ(drafted_so_far(server.port()), sampled_drafts) << "speculative: false drafts nothing";
   EXPECT_EQ(complete(server.port(), R"(, "speculative": {"max_draft_tokens": 2})")["choices"][0]["text"], want);
+  EXPECT_EQ(server.stop(), 0) << server.stderr_text();
+}
+
+// The default, --spec-adaptive on: the same text, and every proposal is
+// either verified or counted as held back by the draft budget (which of the
+// two depends on the host's timing).
+TEST(MetServeSpecLookup, TheDraftBudgetKeepsTheTextAndCountsWhatItHoldsBack) {
+  MET_REQUIRE_SHARED(model, "models/stories260K.gguf");
+  std::string want;
+  {
+    ServeProcess plain(serve_args(model));
+    ASSERT_NE(plain.port(), 0) << plain.error();
+    want = complete(plain.port(), "")["choices"][0]["text"];
+    EXPECT_EQ(plain.stop(), 0) << plain.stderr_text();
+  }
+  ServeProcess server(serve_args(model, "--spec-lookup 4"));
+  ASSERT_NE(server.port(), 0) << server.error();
+  EXPECT_EQ(complete(server.port(), "")["choices"][0]["text"], want);
+  auto m = http_call(server.port(), "GET", "/metrics");
+  ASSERT_TRUE(m.has_value());
+  const testing::PrometheusText t = testing::parse_prometheus_text(m->body);
+  const std::optional<double> withheld = t.value("met:spec_decode_num_withheld_tokens_total");
+  ASSERT_TRUE(withheld.has_value()) << m->body;
+  EXPECT_GT(*withheld + t.value("met:spec_decode_num_draft_tokens_total").value_or(0), 0) << m->body;
   EXPECT_EQ(server.stop(), 0) << server.stderr_text();
 }
 

@@ -63,7 +63,19 @@ GreedyRun run_greedy(PredictionMatcher& matcher, const Tokens& target, int32_t m
 
 // Tokens committed by steps without drafts, one each.
 void commit_undrafted(PredictionMatcher& matcher, const Tokens& tokens) {
-  for (const TokenId& token : tokens) matcher.on_verified(0, std::span<const TokenId>(&token, 1));
+  for (const TokenId& token : tokens) matcher.on_committed(std::span<const TokenId>(&token, 1));
+}
+
+// Another source's drafts commit several tokens in one step: the matcher
+// follows them as it follows tokens committed one by one.
+TEST(PredictionMatcher, TokensCommittedWithoutItsDraftsAreFollowedManyAtATime) {
+  PredictionMatcher m(twenty_tokens());
+  m.on_committed(Tokens{100, 101, 102, 103, 104, 105, 106});
+  EXPECT_EQ(m.usage().accepted_prediction_tokens, 7);
+  EXPECT_EQ(m.usage().rejected_prediction_tokens, 0);
+  Tokens drafts;
+  m.propose(3, drafts);
+  EXPECT_EQ(drafts, (Tokens{107, 108, 109}));
 }
 
 TEST(PredictionMatcher, ProposesThePredictionWhileTheOutputFollowsIt) {
