@@ -97,6 +97,11 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& flags) {
                  "Speculative decoding: draft up to N tokens a step from earlier text of the prompt and output "
                  "(prompt lookup) and verify them in one step; same output (with the same seed); 0 is off")
       ->capture_default_str();
+  cmd.add_option("--draft-model", flags.draft_model,
+                 "Speculative decoding: a smaller GGUF model with the same vocabulary (e.g. a Q4_0 copy of this "
+                 "model) drafts tokens greedily on its own KV pool; they are verified in one step; same output");
+  cmd.add_option("--draft-max", flags.draft_max, "Speculative decoding: the draft model's drafts per step")
+      ->capture_default_str();
   cmd.add_option("--spec-adaptive", flags.spec_adaptive,
                  "Speculative decoding: on verifies only drafts worth their row, from each request's acceptance "
                  "and the measured cost of a row (backing off as the batch grows compute-bound); off verifies "
@@ -163,6 +168,9 @@ Status validate_engine_flags(const EngineFlags& f) {
   if (f.spec_lookup < 0 || f.spec_lookup > kMaxSpecLookupFlag) {
     return invalid_argument("--spec-lookup {} must be between 0 and {}", f.spec_lookup, kMaxSpecLookupFlag);
   }
+  if (f.draft_max < 1 || f.draft_max > kMaxSpecLookupFlag) {
+    return invalid_argument("--draft-max {} must be between 1 and {}", f.draft_max, kMaxSpecLookupFlag);
+  }
   if (f.spec_ngram_min < 1 || f.spec_ngram_max < f.spec_ngram_min || f.spec_ngram_max > 64) {
     return invalid_argument("--spec-ngram-min {} and --spec-ngram-max {} must satisfy 1 <= min <= max <= 64",
                             f.spec_ngram_min, f.spec_ngram_max);
@@ -192,6 +200,8 @@ Result<CpuEngineConfig> engine_config(const EngineFlags& flags, StreamLimits str
   c.spec_min_ngram = flags.spec_ngram_min;
   c.spec_max_ngram = flags.spec_ngram_max;
   c.spec_adaptive = flags.spec_adaptive == "on";
+  c.draft_model_path = flags.draft_model;
+  c.draft_max = flags.draft_max;
   c.streams = streams;
   return c;
 }

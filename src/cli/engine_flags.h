@@ -44,6 +44,8 @@ struct EngineFlags {
   int32_t spec_lookup = 0;     // speculative decoding: prompt-lookup drafts per step (0: off)
   int32_t spec_ngram_min = 2;
   int32_t spec_ngram_max = 5;
+  std::string draft_model;      // speculative decoding: a draft model's GGUF ("": none)
+  int32_t draft_max = 4;        // its drafts per step
   std::string spec_adaptive = "on";  // on: drafts within the draft budget (spec/draft_budget.h)
 };
 

@@ -11,6 +11,7 @@
 #include "kv/spill_store.h"
 #include "model/cpu_device.h"
 #include "model/model.h"
+#include "spec/draft_model.h"
 
 namespace met {
 namespace {
@@ -30,7 +31,33 @@ Result<int32_t> pool_blocks(const CpuEngineConfig& c, const cpu::KvLayout& layou
   return default_kv_blocks(c.max_seqs, context_length, block_bytes);
 }
 
+// The KV layout of `hp`'s attention layers in `dtype`, one block.
+cpu::KvLayout kv_layout(const ModelHParams& hp, GgmlType dtype) {
+  cpu::KvLayout layout;
+  layout.dtype = dtype;
+  layout.num_layers = static_cast<int32_t>(hp.num_attention_layers());  // layers with KV
+  layout.num_kv_heads = static_cast<int32_t>(hp.num_kv_heads);
+  layout.head_dim = static_cast<int32_t>(hp.head_dim);
+  layout.num_blocks = 1;
+  return layout;
+}
+
 }  // namespace
+
+Status check_draft_vocab(const Vocab& target, const Vocab& draft) {
+  if (draft.size() != target.size()) {
+    return invalid_argument("the draft model's vocabulary has {} tokens; the model's has {}", draft.size(),
+                            target.size());
+  }
+  for (size_t i = 0; i < target.size(); ++i) {
+    const auto id = static_cast<TokenId>(i);
+    if (draft.token(id).text != target.token(id).text) {
+      return invalid_argument("the draft model's token {} is {:?}; the model's is {:?}", i, draft.token(id).text,
+                              target.token(id).text);
+    }
+  }
+  return Status();
+}
 
 int32_t default_kv_blocks(int32_t max_seqs, int64_t context_length, int64_t block_bytes) {
   const int64_t tokens_per_seq =
@@ -63,12 +90,7 @@ Result<std::unique_ptr<CpuEngine>> CpuEngine::create(const Model& model, const C
   MET_ASSIGN_OR_RETURN(Tokenizer tok, Tokenizer::from_gguf(model.file().metadata()));
   e->tokenizer_ = std::make_unique<Tokenizer>(std::move(tok));
   const ModelHParams& hp = e->model_->hparams();
-  cpu::KvLayout layout;
-  layout.dtype = config.kv_dtype;
-  layout.num_layers = static_cast<int32_t>(hp.num_attention_layers());  // layers with KV
-  layout.num_kv_heads = static_cast<int32_t>(hp.num_kv_heads);
-  layout.head_dim = static_cast<int32_t>(hp.head_dim);
-  layout.num_blocks = 1;
+  const cpu::KvLayout layout = kv_layout(hp, config.kv_dtype);
   Result<int64_t> block_bytes = cpu::kv_block_bytes(layout);
   if (!block_bytes.ok()) {
     return block_bytes.status().with_prefix(fmt::format("KV dtype {}", ggml_type_name(config.kv_dtype)));
@@ -81,7 +103,8 @@ Result<std::unique_ptr<CpuEngine>> CpuEngine::create(const Model& model, const C
   dopt.num_kv_blocks = num_blocks;
   // Speculation: an output for each verify row as well as each decode row
   // (prompt lookup's drafts, or a predicted output's).
-  const int32_t drafts = std::max(config.spec_lookup, SpecOptions{}.prediction_draft);
+  const int32_t drafts = std::max({config.spec_lookup, SpecOptions{}.prediction_draft,
+                                   config.draft_model_path.empty() ? 0 : config.draft_max});
   const int64_t outputs = int64_t{config.max_seqs} * (1 + drafts);
   dopt.limits = ForwardLimits{.max_rows = config.max_batch_tokens,
                               .max_outputs = static_cast<int32_t>(std::min<int64_t>(outputs, config.max_batch_tokens)),
@@ -102,18 +125,49 @@ Result<std::unique_ptr<CpuEngine>> CpuEngine::create(const Model& model, const C
     if (!spill.ok()) return spill.status().with_prefix(fmt::format("spill directory {}", config.spill_dir));
     e->spill_ = std::move(*spill);
   }
+  if (!config.draft_model_path.empty()) MET_RETURN_IF_ERROR(e->open_draft(config));
   EngineOptions eopt;
   eopt.scheduler.max_seqs = config.max_seqs;
   eopt.scheduler.max_batch_tokens = config.max_batch_tokens;
   eopt.scheduler.preempt = config.preempt;
   eopt.scheduler.pipeline = config.pipeline;
-  eopt.scheduler.spec = {config.spec_lookup, config.spec_min_ngram, config.spec_max_ngram,
-                         SpecOptions{}.prediction_draft, config.spec_adaptive};
+  eopt.scheduler.spec = {.max_draft = config.spec_lookup,
+                         .min_ngram = config.spec_min_ngram,
+                         .max_ngram = config.spec_max_ngram,
+                         .adaptive = config.spec_adaptive,
+                         .draft_model = e->drafter_.get(),
+                         .model_draft = config.draft_max};
   eopt.state_snapshot_blocks = config.state_snapshot_blocks;
   eopt.streams = config.streams;
   MET_ASSIGN_OR_RETURN(e->engine_, Engine::create(*e->device_, *e->tokenizer_, e->spill_.get(), e->clock_,
                                                   std::move(eopt)));
   return e;
+}
+
+Status CpuEngine::open_draft(const CpuEngineConfig& config) {
+  const std::string& path = config.draft_model_path;
+  Result<std::unique_ptr<Model>> model = Model::load(path);
+  if (!model.ok()) return model.status().with_prefix(fmt::format("draft model {}", path));
+  draft_model_ = std::move(*model);
+  const ModelHParams& hp = draft_model_->hparams();
+  if (hp.is_hybrid()) return invalid_argument("draft model {}: a model with recurrent layers cannot draft yet", path);
+  Result<Tokenizer> tok = Tokenizer::from_gguf(draft_model_->file().metadata());
+  if (!tok.ok()) return tok.status().with_prefix(fmt::format("draft model {}", path));
+  const Status vocab = check_draft_vocab(tokenizer_->vocab(), tok->vocab());
+  if (!vocab.ok()) return vocab.with_prefix(fmt::format("draft model {}", path));
+  const cpu::KvLayout layout = kv_layout(hp, config.kv_dtype);
+  MET_ASSIGN_OR_RETURN(int64_t block_bytes, cpu::kv_block_bytes(layout));
+  CpuDeviceOptions dopt;
+  dopt.num_threads = config.num_threads;
+  dopt.kv_dtype = layout.dtype;
+  dopt.num_kv_blocks = default_kv_blocks(config.max_seqs, hp.context_length, block_bytes);
+  dopt.limits = ForwardLimits{.max_rows = config.max_batch_tokens, .max_outputs = config.max_seqs,
+                              .max_seqs = config.max_seqs};
+  Result<std::unique_ptr<CpuDevice>> device = CpuDevice::create(*draft_model_, dopt);
+  if (!device.ok()) return device.status().with_prefix(fmt::format("draft model {}", path));
+  draft_device_ = std::move(*device);
+  drafter_ = std::make_unique<DraftModel>(*draft_device_);
+  return Status();
 }
 
 }  // namespace met

@@ -29,6 +29,7 @@
 namespace met {
 
 class CpuDevice;
+class DraftModel;
 class Model;
 class SpillStore;
 
@@ -73,11 +74,20 @@ struct CpuEngineConfig {
   int32_t spec_min_ngram = 2;
   int32_t spec_max_ngram = 5;
   bool spec_adaptive = true;  // SpecOptions::adaptive
+  // Speculative decoding by a draft model with the same vocabulary ("": none),
+  // run on a CpuDevice of its own with its own KV pool (max_seqs sequences of
+  // its context, as default_kv_blocks sizes it), and its drafts per step.
+  std::string draft_model_path;
+  int32_t draft_max = 4;
   StreamLimits streams;  // each client's unsent-bytes bound
 };
 
 // The most drafts CpuEngineConfig::spec_lookup may ask for per step.
 inline constexpr int32_t kMaxSpecLookupFlag = kMaxDraftTokens;
+
+// Checks that a draft model's vocabulary is the target's: the same tokens
+// with the same text, naming the first that differs.
+Status check_draft_vocab(const Vocab& target, const Vocab& draft);
 
 // The most tokens CpuEngineConfig::state_rollback may ask for.
 inline constexpr int32_t kMaxStateRollbackFlag = cpu::kMaxStateRollback;
@@ -106,12 +116,19 @@ class CpuEngine {
 
  private:
   CpuEngine();
+  // Loads config.draft_model_path and starts its device and drafter.
+  Status open_draft(const CpuEngineConfig& config);
 
   std::unique_ptr<Model> owned_model_;  // null when the model is borrowed
   const Model* model_ = nullptr;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<CpuDevice> device_;
   std::unique_ptr<SpillStore> spill_;
+  // The draft model (CpuEngineConfig::draft_model_path), its device and the
+  // drafter over it; null without one.
+  std::unique_ptr<Model> draft_model_;
+  std::unique_ptr<CpuDevice> draft_device_;
+  std::unique_ptr<DraftModel> drafter_;
   RealClock clock_;
   std::unique_ptr<Engine> engine_;  // last: destroyed first
 };

@@ -31,6 +31,13 @@ Result<std::unique_ptr<Scheduler>> Scheduler::create(SchedIo io, SpillIo* spill,
     return invalid_argument("a predicted output's drafts per step ({}) must be in [1, {}]", spec.prediction_draft,
                             kMaxDraftTokens);
   }
+  if (spec.draft_model != nullptr && (spec.model_draft < 1 || spec.model_draft > kMaxDraftTokens)) {
+    return invalid_argument("--draft-max {} must be in [1, {}]", spec.model_draft, kMaxDraftTokens);
+  }
+  if (spec.draft_model != nullptr && spec.draft_model->info().vocab_size != di.vocab_size) {
+    return invalid_argument("the draft model's vocabulary has {} tokens; the model's has {}",
+                            spec.draft_model->info().vocab_size, di.vocab_size);
+  }
   if (spec.min_ngram < 1 || spec.max_ngram < spec.min_ngram) {
     return invalid_argument("--spec-ngram {}..{}: the shortest n-gram must be at least 1 and at most the longest",
                             spec.min_ngram, spec.max_ngram);
@@ -96,6 +103,7 @@ void Scheduler::fail_all(std::string_view message) {
     send_error(io_, s.a, message);
   }
   swapped_.clear();
+  drafts_.forget_retired(active_, options_.spec);
 }
 
 void Scheduler::retire_cancelled_and_timed_out() {
@@ -268,14 +276,16 @@ void Scheduler::after_lane() {
   if (is_faulted()) fail_all(fmt::format("the server is faulted: {}", fault_reason()));
 }
 
-bool Scheduler::propose_all_drafts() { return drafts_.propose(active_, options_.spec, max_seq_len_, io_.tel); }
+bool Scheduler::propose_all_drafts(DraftPlanner::Mode mode) {
+  return drafts_.propose(active_, options_.spec, max_seq_len_, io_.tel, mode);
+}
 
 bool Scheduler::tick() {
   if (idle()) return false;
   if (lane_.has_inflight()) {
     // A sequence with drafts verifies them in a synchronous step: the lane
     // settles first.
-    if (!needs_quiet() && !propose_all_drafts()) {
+    if (!needs_quiet() && !propose_all_drafts(DraftPlanner::Mode::kProbe)) {
       const LaneStep r = lane_.step_decode_pipelined(active_);
       after_lane();
       if (r == LaneStep::kRan) {
@@ -292,7 +302,7 @@ bool Scheduler::tick() {
   view_queues();
   plan_tick(view_, plan_, plan_scratch_);
   apply_plan();
-  propose_all_drafts();
+  propose_all_drafts(DraftPlanner::Mode::kPropose);
   bool ran = false;
   if (step_.build(active_, io_.dev.info(), io_.kv, options_.max_batch_tokens)) {
     if (options_.pipeline && step_.is_decode_only(active_.size()) && ahead_allowed(active_)) {
@@ -307,6 +317,7 @@ bool Scheduler::tick() {
     give_way();
   }
   retire_finished();
+  drafts_.forget_retired(active_, options_.spec);
   return ran;
 }
 

@@ -96,7 +96,7 @@ class Scheduler {
   bool needs_quiet() const;
   // Proposes every running sequence's drafts within the draft budget
   // (DraftPlanner); whether any has one.
-  bool propose_all_drafts();
+  bool propose_all_drafts(DraftPlanner::Mode mode);
   void after_lane();
 
   SchedIo io_;

@@ -12,14 +12,18 @@ bool can_speculate(const ActiveSeq& a) {
          a.spec.max_draft > 0;
 }
 
+int64_t draft_room(const ActiveSeq& a, size_t max_seq_len) {
+  // k drafts commit up to k + 1 tokens: within the output budget and the
+  // context (the rows' positions end at tokens.size() - 1 + k).
+  const auto room = static_cast<int64_t>(max_seq_len) - static_cast<int64_t>(a.seq.tokens.size());
+  return std::min({int64_t{a.limits.remaining} - 1, room, int64_t{a.spec.max_draft}});
+}
+
 void propose_drafts(ActiveSeq& a, const SpecOptions& options, size_t max_seq_len) {
   a.spec.drafts.clear();
   a.spec.drafts_from_prediction = false;
   if ((!options.enabled() && !a.spec.prediction.has_value()) || !can_speculate(a)) return;
-  // k drafts commit up to k + 1 tokens: within the output budget and the
-  // context (the rows' positions end at tokens.size() - 1 + k).
-  const auto room = static_cast<int64_t>(max_seq_len) - static_cast<int64_t>(a.seq.tokens.size());
-  const int64_t budget = std::min({int64_t{a.limits.remaining} - 1, room, int64_t{a.spec.max_draft}});
+  const int64_t budget = draft_room(a, max_seq_len);
   if (a.spec.prediction.has_value()) {
     const int64_t cap = std::min<int64_t>(options.prediction_draft, budget);
     if (cap > 0) a.spec.prediction->propose(static_cast<int32_t>(cap), a.spec.drafts);
@@ -32,34 +36,72 @@ void propose_drafts(ActiveSeq& a, const SpecOptions& options, size_t max_seq_len
   propose_prompt_lookup(a.seq.tokens, lookup, a.spec.drafts);
 }
 
+int32_t model_draft_offer(const ActiveSeq& a, const SpecOptions& options, size_t max_seq_len) {
+  if (options.draft_model == nullptr || !a.spec.drafts.empty() || !can_speculate(a)) return 0;
+  return static_cast<int32_t>(std::clamp<int64_t>(draft_room(a, max_seq_len), 0, options.model_draft));
+}
+
 bool DraftPlanner::propose(std::vector<ActiveSeq>& active, const SpecOptions& options, size_t max_seq_len,
-                           TelPort& tel) {
+                           TelPort& tel, Mode mode) {
   offers_.clear();
   offered_.clear();
+  from_model_.clear();
   int32_t decode_rows = 0;
   for (size_t i = 0; i < active.size(); ++i) {
     ActiveSeq& a = active[i];
     propose_drafts(a, options, max_seq_len);
     if (!a.status.finished && pending_tokens(a) == 1) ++decode_rows;
-    if (a.spec.drafts.empty()) continue;
-    offers_.push_back({a.spec.rate.rate(), static_cast<int32_t>(a.spec.drafts.size())});
+    const int32_t model = model_draft_offer(a, options, max_seq_len);
+    const int32_t available = model > 0 ? model : static_cast<int32_t>(a.spec.drafts.size());
+    if (available == 0) continue;
+    offers_.push_back({a.spec.rate.rate(), available, model > 0 ? draft_cost_.per_draft_ns() : 0.0});
     offered_.push_back(i);
+    from_model_.push_back(model > 0);
   }
   if (offers_.empty()) return false;
-  if (!options.adaptive) return true;  // every proposal stands
-  allocate_drafts(offers_, cost_, decode_rows, steps_, given_, scratch_);
+  given_.clear();
+  for (const DraftOffer& o : offers_) given_.push_back(o.available);  // every proposal stands...
+  if (options.adaptive) allocate_drafts(offers_, cost_, decode_rows, steps_, given_, scratch_);  // ... or the budget's
+  return trim_to_budget(active, options, tel, mode);
+}
+
+bool DraftPlanner::trim_to_budget(std::vector<ActiveSeq>& active, const SpecOptions& options, TelPort& tel,
+                                  Mode mode) {
   bool any = false;
   int32_t withheld = 0;
+  asks_.clear();
   for (size_t k = 0; k < offers_.size(); ++k) {
-    SpecTrack& spec = active[offered_[k]].spec;
+    ActiveSeq& a = active[offered_[k]];
     withheld += offers_[k].available - given_[k];
-    spec.drafts.resize(static_cast<size_t>(given_[k]));
-    if (spec.drafts.empty() && !counted_) spec.rate.idle();
-    any = any || !spec.drafts.empty();
+    if (from_model_[k]) {
+      if (given_[k] > 0 && mode == Mode::kPropose) {
+        asks_.push_back({a.seq.id.value(), a.seq.tokens, given_[k], &a.spec.drafts});
+      }
+      any = any || given_[k] > 0;
+    } else {
+      a.spec.drafts.resize(static_cast<size_t>(given_[k]));
+      any = any || !a.spec.drafts.empty();
+    }
+    if (given_[k] == 0 && !counted_) a.spec.rate.idle();
   }
   if (!counted_ && withheld > 0) tel.drafts_withheld(withheld);
   counted_ = true;
+  if (asks_.empty()) return any;
+  const int64_t busy_before = options.draft_model->busy_ns();
+  options.draft_model->propose(asks_);
+  int32_t asked = 0;
+  for (const DraftAsk& ask : asks_) asked += ask.num_drafts;
+  draft_cost_.observe(asked, options.draft_model->busy_ns() - busy_before);
+  any = false;
+  for (size_t k = 0; k < offers_.size(); ++k) any = any || !active[offered_[k]].spec.drafts.empty();
   return any;
+}
+
+void DraftPlanner::forget_retired(const std::vector<ActiveSeq>& active, const SpecOptions& options) {
+  if (options.draft_model == nullptr || options.draft_model->num_tracked() == 0) return;
+  live_.clear();
+  for (const ActiveSeq& a : active) live_.push_back(a.seq.id.value());
+  options.draft_model->retain_only(live_);
 }
 
 void add_verify_outputs(StepPlan& plan, int32_t first_row, int32_t num_rows, const ActiveSeq& a) {

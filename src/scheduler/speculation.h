@@ -14,11 +14,14 @@
 // token; a step commits 1 to k + 1 tokens for k drafts.
 // Drafts come from the request's predicted output (OpenAI's Predicted
 // Outputs, spec/prediction.h) while the output is in step with it, else, when
-// the server turns it on, from prompt lookup (spec/prompt_lookup.h), capped by
-// the request's max_draft_tokens, for models without recurrent state (whose
-// state a rejected row would have advanced). A verify step runs in the
-// synchronous path: the pipelined lane settles first when a sequence has
-// drafts.
+// the server turns them on, from prompt lookup (spec/prompt_lookup.h) where it
+// finds a match (it costs nothing), else from a draft model
+// (spec/draft_model.h), capped by the request's max_draft_tokens, for models
+// without recurrent state (whose state a rejected row would have advanced).
+// The draft budget decides how many drafts each sequence gets before the
+// draft model runs, so the draft model only computes drafts that are
+// verified. A verify step runs in the synchronous path: the pipelined lane
+// settles first when a sequence has drafts.
 // Invariants: drafts live in ActiveSeq::spec for one step and are cleared at
 // settle; a verify step's rejected rows never reach a sink, and their blocks
 // are given back before the next step; seq_len only counts rows whose input
@@ -36,6 +39,7 @@
 #include "scheduler/commit_token.h"
 #include "scheduler/io.h"
 #include "spec/draft_budget.h"
+#include "spec/draft_model.h"
 
 namespace met {
 
@@ -49,6 +53,10 @@ struct SpecOptions {
   // Drafts are trimmed to the draft budget (DraftPlanner); false: every
   // proposal is verified (for measuring what the budget saves).
   bool adaptive = true;
+  // Drafts per step from a draft model (borrowed; null: none), for sequences
+  // that neither a prediction nor prompt lookup gave drafts.
+  DraftModel* draft_model = nullptr;
+  int32_t model_draft = 4;
   bool enabled() const { return max_draft > 0; }
 };
 
@@ -57,24 +65,41 @@ struct SpecOptions {
 // whose request allows drafts.
 bool can_speculate(const ActiveSeq& a);
 
+// The most drafts `a` may verify in one step: committed tokens stay within
+// its output budget and max_seq_len, drafts within its request's cap.
+int64_t draft_room(const ActiveSeq& a, size_t max_seq_len);
+
 // Replaces a.spec.drafts with the next tokens of a's predicted output, or
 // (none, and prompt lookup on) prompt lookup's proposal for a's history,
-// capped so the committed tokens stay within its output budget and
-// max_seq_len; empty when `a` may not speculate.
+// capped by draft_room; empty when `a` may not speculate.
 void propose_drafts(ActiveSeq& a, const SpecOptions& options, size_t max_seq_len);
+
+// How many drafts a draft model would be asked for `a` (options.model_draft
+// within draft_room), when neither a prediction nor prompt lookup gave any;
+// 0 when there is no draft model or `a` may not speculate.
+int32_t model_draft_offer(const ActiveSeq& a, const SpecOptions& options, size_t max_seq_len);
 
 // The scheduler's speculation across steps: the draft budget
 // (spec/draft_budget.h) with its step cost model, fed every step's measured
 // device time, and the scratch its allocation reuses.
 class DraftPlanner {
  public:
-  // Proposes every active sequence's drafts (propose_drafts), then keeps of
-  // each the prefix the draft budget gives it; whether any sequence has
-  // drafts. The first call before each step counts the drafts held back
-  // (TelPort::drafts_withheld) and lets the sequences left without any drift
-  // back towards trying; a second call for the same step (the lane settled
-  // first) proposes again without counting.
-  bool propose(std::vector<ActiveSeq>& active, const SpecOptions& options, size_t max_seq_len, TelPort& tel);
+  // Whether the step ahead runs drafts: kProbe (a step is in flight, the
+  // lane asks whether to settle first) decides without running the draft
+  // model; kPropose fills the drafts.
+  enum class Mode : uint8_t { kProbe, kPropose };
+  // Proposes every active sequence's drafts (propose_drafts, or an offer of
+  // the draft model's), then keeps of each the prefix the draft budget gives
+  // it, the draft model computing what it gives its offers (kPropose);
+  // whether any sequence has drafts. The first call before each step counts
+  // the drafts held back (TelPort::drafts_withheld) and lets the sequences
+  // left without any drift back towards trying; a second call for the same
+  // step (the lane settled first) proposes again without counting.
+  bool propose(std::vector<ActiveSeq>& active, const SpecOptions& options, size_t max_seq_len, TelPort& tel,
+               Mode mode);
+  // The draft model gives back what it holds for sequences no longer in
+  // `active` (finished, failed, preempted).
+  void forget_retired(const std::vector<ActiveSeq>& active, const SpecOptions& options);
   // A step was launched: the next propose counts again.
   void step_launched() {
     counted_ = false;
@@ -85,13 +110,21 @@ class DraftPlanner {
   StepCostModel& cost() { return cost_; }
 
  private:
+  // Keeps of each offer what given_ says, the draft model computing its
+  // offers' (kPropose); counts what was withheld. Whether any has drafts.
+  bool trim_to_budget(std::vector<ActiveSeq>& active, const SpecOptions& options, TelPort& tel, Mode mode);
+
   bool counted_ = false;  // this step's withheld drafts are counted
   uint64_t steps_ = 0;    // steps launched
   StepCostModel cost_;
+  DraftCost draft_cost_;  // the draft model's time per draft
   DraftBudgetScratch scratch_;
   std::vector<DraftOffer> offers_;
   std::vector<size_t> offered_;  // the index in `active` of each offer
+  std::vector<bool> from_model_;  // each offer's drafts are the draft model's to compute
   std::vector<int32_t> given_;
+  std::vector<DraftAsk> asks_;     // the draft model's, this step
+  std::vector<uint64_t> live_;     // running sequences' ids (the draft model keeps only theirs)
 };
 
 // Appends the outputs of `a`'s verify rows [first_row, + num_rows): logits

@@ -33,7 +33,7 @@ StepCostModel::Step StepCostModel::median(const Bucket& k) {
     for (; j > 0 && sorted[j - 1].ns > k.recent[i].ns; --j) sorted[j] = sorted[j - 1];
     sorted[j] = k.recent[i];
   }
-  return sorted[n / 2];
+  return sorted[(n - 1) / 2];  // the lower median: a slow step is noise, a fast one is not
 }
 
 bool StepCostModel::known() const {
@@ -85,35 +85,61 @@ void AcceptanceRate::idle() {
 void allocate_drafts(std::span<const DraftOffer> offers, const StepCostModel& cost, int32_t decode_rows,
                      uint64_t step, std::vector<int32_t>& out, DraftBudgetScratch& scratch) {
   out.assign(offers.size(), 0);
-  if (!cost.known()) {
-    if (cost.measuring() && step % 2 == 1) return;
+  // Unknown cost: alternate. Known: every kExploreSteps-th step lets every
+  // proposal stand, so the sizes the budget stopped running are measured
+  // again (a cost judged too dear by a run of slow steps is not kept).
+  if (!cost.known() || step % kExploreSteps == kExploreSteps - 1) {
+    if (cost.measuring() && !cost.known() && step % 2 == 1) return;
     for (size_t i = 0; i < offers.size(); ++i) out[i] = std::max(offers[i].available, 0);
     return;
   }
+  const double row = cost.row_ns();
   auto& cand = scratch.candidates;
   cand.clear();
   for (size_t i = 0; i < offers.size(); ++i) {
+    // Tokens per ns of each draft: its worth over its row and its extra cost.
+    const double per_draft = std::max(row + offers[i].extra_ns, 1.0);
     double worth = 1.0;
     for (int32_t j = 0; j < offers[i].available; ++j) {
       worth *= offers[i].rate;
-      cand.push_back({worth, static_cast<uint32_t>(i)});
+      cand.push_back({worth, worth / per_draft, static_cast<uint32_t>(i)});
     }
   }
   // Best first (std::sort: stable_sort may allocate a buffer each step). A
-  // sequence's own drafts are in strictly decreasing worth (rate < 1), so
-  // each sequence gets a prefix; ties across sequences go to the earlier.
+  // sequence's own drafts are in strictly decreasing worth (rate < 1) at the
+  // same cost, so each sequence gets a prefix; ties go to the earlier.
   std::sort(cand.begin(), cand.end(),
-            [](const auto& x, const auto& y) { return x.worth > y.worth || (x.worth == y.worth && x.seq < y.seq); });
-  const double row = cost.row_ns();
+            [](const auto& x, const auto& y) { return x.gain > y.gain || (x.gain == y.gain && x.seq < y.seq); });
   double tokens = std::max(decode_rows, 1);
   int32_t rows = std::max(decode_rows, 1);
+  double extra = 0;  // the drafts' time beyond their rows, so far
   for (const auto& c : cand) {
     // Worth it while the draft's tokens per ns beat the step's so far.
-    if (c.worth * cost.step_ns(rows) <= tokens * row) break;
+    const double time = cost.step_ns(rows) + extra;
+    if (c.gain * time <= tokens) break;
     ++out[c.seq];
     tokens += c.worth;
+    extra += offers[c.seq].extra_ns;
     ++rows;
   }
+}
+
+void DraftCost::observe(int32_t drafts, int64_t ns) {
+  if (drafts <= 0 || ns <= 0) return;
+  recent_[count_ % kRecent] = static_cast<double>(ns) / drafts;
+  ++count_;
+}
+
+double DraftCost::per_draft_ns() const {
+  const int n = static_cast<int>(std::min<int64_t>(count_, kRecent));
+  if (n == 0) return 0;
+  double sorted[kRecent];
+  for (int i = 0; i < n; ++i) {
+    int j = i;
+    for (; j > 0 && sorted[j - 1] > recent_[i]; --j) sorted[j] = sorted[j - 1];
+    sorted[j] = recent_[i];
+  }
+  return sorted[(n - 1) / 2];
 }
 
 }  // namespace met

@@ -13,12 +13,16 @@
 //  - allocate_drafts: the j-th draft of a sequence with rate r adds r^j
 //    tokens on average (all drafts before it must be accepted first). With
 //    D decode rows already in the step, drafts are added in order of worth
-//    while worth / b > tokens / time of the step so far. When steps are
+//    while worth / (b + e) > tokens / time of the step so far, e being what
+//    the draft costs beyond its row (a draft model's time, counted into the
+//    step's time as drafts are added; 0 for prompt lookup and predictions). When steps are
 //    memory-bound (a >> b * rows, a CPU or GPU at small batch) good drafts
 //    all fit; as the batch grows compute-bound the bar rises to about one
 //    token per row and speculation backs off by itself. Until the model has
 //    seen steps of two sizes it has no evidence: every proposal stands on
-//    alternate steps and none on the others (StepCostModel::known).
+//    alternate steps and none on the others (StepCostModel::known); once
+//    known, every kExploreSteps-th step lets every proposal stand, so a
+//    cost judged too dear (slow steps on a shared host) is measured again.
 // Threading: pure values, no allocation beyond the caller's scratch. Tested
 // by tests/spec/draft_budget_test.cc.
 #pragma once
@@ -54,7 +58,7 @@ class StepCostModel {
  private:
   // Steps are grouped by size (one bucket per row count up to 8, then one
   // per doubling); each bucket keeps its last kRecent steps and stands for
-  // their median (by time, with that step's rows), so a step slowed now and
+  // their lower median (by time, with that step's rows), so a step slowed now and
   // then (a cold first step, a preempted thread on a shared host) does not
   // count. The line is fitted to the buckets, each counting once.
   static constexpr int kExactBuckets = 8;
@@ -92,17 +96,39 @@ class AcceptanceRate {
   double accepted_ = 0, rejected_ = 0;
 };
 
-// One sequence's offer for a step: its acceptance rate and how many drafts
-// it has ready (its cap already applied).
+// What a draft model spends per draft beyond its verify row: the draft
+// model's device time per draft it computed, the lower median of the last
+// few proposals (each proposal's time over its drafts, catching up
+// included), so the budget weighs a draft model's drafts at their cost.
+class DraftCost {
+ public:
+  // A proposal computed `drafts` drafts in `ns` (ignored when either is 0).
+  void observe(int32_t drafts, int64_t ns);
+  // 0 until a proposal was measured (the draft model is tried first).
+  double per_draft_ns() const;
+
+ private:
+  static constexpr int kRecent = 5;
+  double recent_[kRecent] = {};
+  int64_t count_ = 0;
+};
+
+// One sequence's offer for a step: its acceptance rate, how many drafts
+// it has ready (its cap already applied) and what each costs beyond its row.
 struct DraftOffer {
   double rate = 0.5;
   int32_t available = 0;
+  double extra_ns = 0;  // device time each draft costs beyond its row (a draft model's: DraftCost)
 };
+
+// Once the cost is known, every this many steps every proposal stands.
+inline constexpr uint64_t kExploreSteps = 64;
 
 // Scratch reused across steps (no allocation once it has held the largest step).
 struct DraftBudgetScratch {
   struct Candidate {
-    double worth;
+    double worth;  // the tokens it adds on average
+    double gain;   // worth per ns of its cost
     uint32_t seq;
   };
   std::vector<Candidate> candidates;

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 namespace met {
 namespace {
 
@@ -136,6 +138,21 @@ TEST(ValidateEngineFlags, SpecAdaptiveIsOnByDefaultAndOnlyOnOrOff) {
   EXPECT_FALSE(engine_config(f)->spec_adaptive);
   f.spec_adaptive = "maybe";
   EXPECT_NE(validate_engine_flags(f).message().find("--spec-adaptive 'maybe'"), std::string::npos);
+}
+
+TEST(ValidateEngineFlags, DraftModelIsOffByDefaultReachesTheConfigAndItsDraftsAreInRange) {
+  EngineFlags f;
+  EXPECT_TRUE(engine_config(f)->draft_model_path.empty());
+  f.draft_model = "small.gguf";
+  f.draft_max = 6;
+  const Result<CpuEngineConfig> c = engine_config(f);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->draft_model_path, "small.gguf");
+  EXPECT_EQ(c->draft_max, 6);
+  for (int32_t bad : {0, kMaxSpecLookupFlag + 1}) {
+    f.draft_max = bad;
+    EXPECT_NE(validate_engine_flags(f).message().find(fmt::format("--draft-max {}", bad)), std::string::npos);
+  }
 }
 
 }  // namespace

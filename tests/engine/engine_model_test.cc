@@ -67,7 +67,8 @@ TEST(EngineOnStories, PromptLookupSpeculationGivesTheSameTokensInFewerSteps) {
   for (bool pipeline : {false, true}) {
     ModelEngine plain(path, 1024, 16, std::nullopt, pipeline);
     const std::vector<Outcome> want = run_prompts(plain, kMaxTokens);
-    ModelEngine spec(path, 1024, 16, std::nullopt, pipeline, 1, 0, SpecOptions{4, 2, 4, 8, false});
+    const SpecOptions lookup{.max_draft = 4, .min_ngram = 2, .max_ngram = 4, .adaptive = false};
+    ModelEngine spec(path, 1024, 16, std::nullopt, pipeline, 1, 0, lookup);
     const std::vector<Outcome> got = run_prompts(spec, kMaxTokens);
     for (size_t i = 0; i < want.size(); ++i) {
       EXPECT_EQ(got[i].tokens, want[i].tokens) << kPrompts[i] << " pipeline " << pipeline;
@@ -82,7 +83,9 @@ TEST(EngineOnStories, PromptLookupSpeculationGivesTheSameTokensInFewerSteps) {
     }
     RecordProperty(pipeline ? "accepted_pipelined" : "accepted", std::to_string(s.spec_accepted));
     RecordProperty(pipeline ? "drafted_pipelined" : "drafted", std::to_string(s.spec_drafted));
-    ModelEngine adaptive(path, 1024, 16, std::nullopt, pipeline, 1, 0, SpecOptions{4, 2, 4, 8, true});
+    SpecOptions budgeted_lookup = lookup;
+    budgeted_lookup.adaptive = true;
+    ModelEngine adaptive(path, 1024, 16, std::nullopt, pipeline, 1, 0, budgeted_lookup);
     const std::vector<Outcome> budgeted = run_prompts(adaptive, kMaxTokens);
     for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(budgeted[i].tokens, want[i].tokens) << kPrompts[i];
     const EngineStatsSnapshot b = adaptive.engine().stats();

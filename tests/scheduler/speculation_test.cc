@@ -237,9 +237,12 @@ TEST(Speculation, AWrongPredictionLeavesTheOutputAlone) {
 }
 
 TEST(Speculation, OptionsOutOfRangeAreRefused) {
-  for (const SpecOptions bad :
-       {SpecOptions{-1, 2, 4, 8, true}, SpecOptions{kMaxDraftTokens + 1, 2, 4, 8, true}, SpecOptions{4, 0, 4, 8, true},
-        SpecOptions{4, 5, 4, 8, true}, SpecOptions{4, 2, 4, 0, true}, SpecOptions{4, 2, 4, kMaxDraftTokens + 1, true}}) {
+  auto with = [](int32_t max_draft, int32_t min_ngram, int32_t max_ngram, int32_t prediction_draft) {
+    return SpecOptions{.max_draft = max_draft, .min_ngram = min_ngram, .max_ngram = max_ngram,
+                       .prediction_draft = prediction_draft};
+  };
+  for (const SpecOptions bad : {with(-1, 2, 4, 8), with(kMaxDraftTokens + 1, 2, 4, 8), with(4, 0, 4, 8),
+                                with(4, 5, 4, 8), with(4, 2, 4, 0), with(4, 2, 4, kMaxDraftTokens + 1)}) {
     testing::FakeDevice device({});
     DevPort dev(device);
     KvManager kv(device);

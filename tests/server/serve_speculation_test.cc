@@ -8,7 +8,10 @@
 // the text of a server without it, greedy and sampled with a seed, counts
 // its drafts in /metrics, and drafts nothing for `"speculative": false`;
 // with the draft budget on (the default) the text is the same and
-// /metrics counts the drafts it held back.
+// /metrics counts the drafts it held back. `--draft-model` (the model
+// drafting for itself) gives the text of a server without it, greedy and
+// sampled, every greedy draft accepted; a draft model that cannot be opened
+// stops the server with a message naming it.
 // Timing is never asserted.
 #include <gtest/gtest.h>
 
@@ -175,6 +178,40 @@ TEST(MetServeSpecLookup, TheDraftBudgetKeepsTheTextAndCountsWhatItHoldsBack) {
   ASSERT_TRUE(withheld.has_value()) << m->body;
   EXPECT_GT(*withheld + t.value("met:spec_decode_num_draft_tokens_total").value_or(0), 0) << m->body;
   EXPECT_EQ(server.stop(), 0) << server.stderr_text();
+}
+
+TEST(MetServeDraftModel, TheTextIsTheTextWithoutItAndEveryGreedyDraftIsAccepted) {
+  MET_REQUIRE_SHARED(model, "models/stories260K.gguf");
+  std::string want, want_sampled;
+  {
+    ServeProcess plain(serve_args(model));
+    ASSERT_NE(plain.port(), 0) << plain.error();
+    want = complete(plain.port(), "")["choices"][0]["text"];
+    want_sampled = complete(plain.port(), kSampled)["choices"][0]["text"];
+    EXPECT_EQ(plain.stop(), 0) << plain.stderr_text();
+  }
+  ServeProcess server(serve_args(model, fmt::format("--draft-model {} --draft-max 5 --spec-adaptive off", model)));
+  ASSERT_NE(server.port(), 0) << server.error();
+  EXPECT_EQ(complete(server.port(), "")["choices"][0]["text"], want);
+  auto m = http_call(server.port(), "GET", "/metrics");
+  ASSERT_TRUE(m.has_value());
+  const testing::PrometheusText t = testing::parse_prometheus_text(m->body);
+  const double drafted = t.value("met:spec_decode_num_draft_tokens_total").value_or(0);
+  EXPECT_GT(drafted, kMaxTokens / 2) << m->body;
+  EXPECT_EQ(t.value("met:spec_decode_num_accepted_tokens_total").value_or(-1), drafted) << m->body;
+  EXPECT_EQ(complete(server.port(), kSampled)["choices"][0]["text"], want_sampled);
+  EXPECT_GT(drafted_so_far(server.port()), drafted) << "sampled requests are drafted too";
+  EXPECT_EQ(server.stop(), 0) << server.stderr_text();
+  EXPECT_NE(server.stderr_text().find("accepted (100%)"), std::string::npos) << server.stderr_text();
+}
+
+TEST(MetServeDraftModel, ADraftModelThatCannotBeOpenedStopsTheServerNamingIt) {
+  MET_REQUIRE_SHARED(model, "models/stories260K.gguf");
+  ServeProcess server(serve_args(model, "--draft-model /nonexistent/draft.gguf"));
+  EXPECT_EQ(server.port(), 0);
+  EXPECT_NE(server.wait(), 0);
+  EXPECT_NE(server.stderr_text().find("draft model /nonexistent/draft.gguf"), std::string::npos)
+      << server.stderr_text();
 }
 
 }  // namespace

@@ -68,6 +68,17 @@ TEST(StepCostModel, ASlowStepNowAndThenBarelyMovesIt) {
   EXPECT_NEAR(m.step_ns(1), 10.2e6, 0.5e6);
 }
 
+// Half the recent verify steps slowed (a busy shared host): the lower
+// median keeps the fast half, so verify rows are not judged dear and cut
+// for good (the budget would then never run them to learn otherwise).
+TEST(StepCostModel, HalfItsRecentStepsSlowedDoesNotMakeRowsLookDear) {
+  StepCostModel m;
+  for (int i = 0; i < 3; ++i) m.observe(1, 25000000);
+  for (int64_t ns : {134000000, 35000000, 34000000, 129000000}) m.observe(5, ns);
+  ASSERT_TRUE(m.known());
+  EXPECT_NEAR(m.row_ns(), 2.5e6, 0.1e6);
+}
+
 TEST(StepCostModel, ASizeNotSeenForLongIsForgotten) {
   StepCostModel m;
   for (int i = 0; i < 3; ++i) {
@@ -135,6 +146,43 @@ TEST(AllocateDrafts, AComputeBoundBatchGetsNone) {
   for (int32_t k : allocate(offers, compute_bound, 32)) EXPECT_EQ(k, 0);
   // Near-certain drafts at batch 1 still pay a little: one row buys ~0.99 tokens for ~0.8 of a step's cost.
   EXPECT_GE(allocate({{0.99, 4}}, compute_bound, 1)[0], 1);
+}
+
+TEST(AllocateDrafts, OnceEveryExploreStepsEveryProposalStandsAgain) {
+  const StepCostModel compute_bound = linear_cost(0.2e6, 1e6, 64);
+  std::vector<DraftOffer> offers(8, DraftOffer{0.7, 4});
+  for (uint64_t step : {uint64_t{0}, kExploreSteps - 2, kExploreSteps}) {
+    for (int32_t k : allocate(offers, compute_bound, 8, step)) EXPECT_EQ(k, 0) << "step " << step;
+  }
+  for (int32_t k : allocate(offers, compute_bound, 8, kExploreSteps - 1)) EXPECT_EQ(k, 4);
+}
+
+// A draft model's drafts cost its own time as well as their rows: good
+// drafts that cost 60% of a step each are cut to a few, poor ones to none,
+// where free drafts of the same rates would be kept.
+TEST(AllocateDrafts, DraftsThatCostTimeBeyondTheirRowAreCutSooner) {
+  const StepCostModel cost = linear_cost(20e6, 1e6);  // a step of one row: 21 ms
+  EXPECT_EQ(allocate({{0.9, 4, 0.0}}, cost, 1), (std::vector<int32_t>{4}));
+  EXPECT_EQ(allocate({{0.9, 4, 12e6}}, cost, 1), (std::vector<int32_t>{2}));
+  EXPECT_GE(allocate({{0.2, 4, 0.0}}, cost, 1)[0], 1);
+  EXPECT_EQ(allocate({{0.2, 4, 12e6}}, cost, 1), (std::vector<int32_t>{0}));
+  // The cheaper source is served first at equal rates.
+  const std::vector<int32_t> mixed = allocate({{0.8, 4, 12e6}, {0.8, 4, 0.0}}, cost, 2);
+  EXPECT_GT(mixed[1], mixed[0]);
+}
+
+TEST(DraftCost, IsTheLowerMedianOfRecentProposalsPerDraft) {
+  DraftCost c;
+  EXPECT_EQ(c.per_draft_ns(), 0.0) << "untried: the draft model is tried first";
+  c.observe(0, 1000);  // ignored: no drafts
+  c.observe(4, 0);     // ignored: not measured
+  EXPECT_EQ(c.per_draft_ns(), 0.0);
+  c.observe(4, 40000000);  // 10 ms a draft
+  EXPECT_DOUBLE_EQ(c.per_draft_ns(), 10e6);
+  c.observe(2, 100000000);  // 50 ms a draft: a slow proposal
+  EXPECT_DOUBLE_EQ(c.per_draft_ns(), 10e6);
+  for (int i = 0; i < 5; ++i) c.observe(8, 48000000);  // the last five: 6 ms a draft
+  EXPECT_DOUBLE_EQ(c.per_draft_ns(), 6e6);
 }
 
 TEST(AllocateDrafts, TheBetterSequenceIsServedFirstAndEachKeepsAPrefix) {

@@ -1,0 +1,150 @@
+// Tests of spec/draft_model.h over a FakeDevice, whose next token is a hash of
+// the tokens read back from the KV blocks: a draft computed on a stale or
+// misplaced KV differs from the greedy continuation of the sequence's tokens.
+#include "spec/draft_model.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "testing/fake_device.h"
+
+namespace met {
+namespace draft_model_test {
+namespace {
+
+using testing::FakeDevice;
+using testing::FakeDeviceOptions;
+
+// The fake's greedy continuation of `tokens`, n tokens long.
+std::vector<TokenId> greedy(const FakeDevice& device, std::vector<TokenId> tokens, int32_t n) {
+  std::vector<TokenId> out;
+  for (int32_t i = 0; i < n; ++i) {
+    out.push_back(device.default_next(tokens));
+    tokens.push_back(out.back());
+  }
+  return out;
+}
+
+std::vector<TokenId> prompt(int32_t n, TokenId first) {
+  std::vector<TokenId> t;
+  for (int32_t i = 0; i < n; ++i) t.push_back(static_cast<TokenId>((first + 7 * i) % 500));
+  return t;
+}
+
+struct Seq {
+  uint64_t id;
+  std::vector<TokenId> tokens;
+  std::vector<TokenId> drafts;
+};
+
+void propose(DraftModel& model, std::vector<Seq>& seqs, int32_t num_drafts) {
+  std::vector<DraftAsk> asks;
+  for (Seq& s : seqs) asks.push_back({s.id, s.tokens, num_drafts, &s.drafts});
+  model.propose(asks);
+}
+
+TEST(DraftModel, DraftsAreTheGreedyContinuationOfEachSequenceBatchedAndChunked) {
+  // Prompts longer than a step's rows are caught up in chunks.
+  FakeDevice device(FakeDeviceOptions{.num_kv_blocks = 64, .max_rows = 32, .max_seqs = 4});
+  DraftModel model(device);
+  std::vector<Seq> seqs = {{1, prompt(70, 3), {}}, {2, prompt(5, 11), {}}, {3, prompt(33, 40), {}}};
+  propose(model, seqs, 4);
+  for (const Seq& s : seqs) EXPECT_EQ(s.drafts, greedy(device, s.tokens, 4)) << "seq " << s.id;
+  EXPECT_LE(device.max_rows_seen(), 32);
+  // 108 prompt rows in chunks of at most 32 (at least 4 steps), then 3 more steps.
+  EXPECT_GE(model.num_steps(), 4 + 3);
+}
+
+TEST(DraftModel, ContinuesFromTheFirstTokenThatDiffersAfterAVerifyStep) {
+  FakeDevice device(FakeDeviceOptions{.num_kv_blocks = 64});
+  DraftModel model(device);
+  std::vector<Seq> seqs = {{7, prompt(20, 1), {}}};
+  propose(model, seqs, 4);
+  const std::vector<TokenId> first = seqs[0].drafts;
+  ASSERT_EQ(first.size(), 4u);
+  // Two drafts accepted, the third replaced by another token: the drafter's
+  // KV beyond the shared prefix is stale and must be overwritten.
+  seqs[0].tokens.insert(seqs[0].tokens.end(), first.begin(), first.begin() + 2);
+  seqs[0].tokens.push_back(static_cast<TokenId>((first[2] + 1) % 500));
+  const int64_t steps_before = device.num_steps();
+  propose(model, seqs, 3);
+  EXPECT_EQ(seqs[0].drafts, greedy(device, seqs[0].tokens, 3));
+  // The catch-up ran the one token it had not seen (one step), then two chained steps.
+  EXPECT_EQ(device.num_steps() - steps_before, 3);
+  // Every draft accepted and a bonus token: the catch-up runs the last draft and it.
+  const std::vector<TokenId> second = seqs[0].drafts;
+  seqs[0].tokens.insert(seqs[0].tokens.end(), second.begin(), second.end());
+  seqs[0].tokens.push_back(device.default_next(seqs[0].tokens));
+  propose(model, seqs, 2);
+  EXPECT_EQ(seqs[0].drafts, greedy(device, seqs[0].tokens, 2));
+  // A sequence whose tokens the drafter already holds entirely runs its last token again.
+  propose(model, seqs, 1);
+  EXPECT_EQ(seqs[0].drafts, greedy(device, seqs[0].tokens, 1));
+}
+
+TEST(DraftModel, ASequenceThePoolCannotHoldGetsNoDraftsAndHoldsNothing) {
+  // 6 blocks of 16 positions: the first sequence takes 3, the second needs 4.
+  FakeDevice device(FakeDeviceOptions{.num_kv_blocks = 6});
+  DraftModel model(device);
+  std::vector<Seq> seqs = {{1, prompt(40, 2), {}}, {2, prompt(60, 9), {}}};
+  propose(model, seqs, 4);
+  EXPECT_EQ(seqs[0].drafts, greedy(device, seqs[0].tokens, 4));
+  EXPECT_TRUE(seqs[1].drafts.empty());
+  EXPECT_EQ(model.num_free_blocks(), 3);
+  // It stays without drafts while it runs, even when blocks free up.
+  std::vector<Seq> second = {seqs[1]};
+  model.retain_only(std::vector<uint64_t>{2});
+  EXPECT_EQ(model.num_free_blocks(), 6);
+  propose(model, second, 4);
+  EXPECT_TRUE(second[0].drafts.empty());
+  // A new sequence with the same tokens is drafted.
+  second[0].id = 3;
+  propose(model, second, 4);
+  EXPECT_EQ(second[0].drafts, greedy(device, second[0].tokens, 4));
+}
+
+TEST(DraftModel, RetainOnlyGivesBackTheBlocksOfSequencesThatLeft) {
+  FakeDevice device(FakeDeviceOptions{.num_kv_blocks = 32});
+  DraftModel model(device);
+  std::vector<Seq> seqs = {{1, prompt(40, 2), {}}, {2, prompt(17, 9), {}}, {3, prompt(3, 5), {}}};
+  propose(model, seqs, 4);
+  EXPECT_EQ(model.num_tracked(), 3);
+  EXPECT_EQ(model.num_free_blocks(), 32 - (3 + 2 + 1));
+  model.retain_only(std::vector<uint64_t>{3, 99});
+  EXPECT_EQ(model.num_tracked(), 1);
+  EXPECT_EQ(model.num_free_blocks(), 31);
+  model.retain_only({});
+  EXPECT_EQ(model.num_free_blocks(), 32);
+  EXPECT_EQ(model.num_tracked(), 0);
+}
+
+TEST(DraftModel, AskPastTheDraftModelsContextGetsNone) {
+  FakeDevice device(FakeDeviceOptions{.num_kv_blocks = 32, .max_context = 64});
+  DraftModel model(device);
+  std::vector<Seq> seqs = {{1, prompt(62, 2), {}}};
+  propose(model, seqs, 4);  // positions up to 62 - 1 + 3 = 64: one too many
+  EXPECT_TRUE(seqs[0].drafts.empty());
+  propose(model, seqs, 3);
+  EXPECT_EQ(seqs[0].drafts, greedy(device, seqs[0].tokens, 3));
+}
+
+TEST(DraftModel, AFailedStepTurnsDraftingOffAndGivesEveryBlockBack) {
+  FakeDevice device(FakeDeviceOptions{.num_kv_blocks = 32});
+  DraftModel model(device);
+  std::vector<Seq> seqs = {{1, prompt(20, 2), {}}, {2, prompt(9, 4), {}}};
+  propose(model, seqs, 2);
+  ASSERT_EQ(seqs[0].drafts.size(), 2u);
+  device.fail_call(device.num_calls() + 1);  // the next await
+  for (Seq& s : seqs) s.tokens.push_back(s.drafts[0]);
+  propose(model, seqs, 2);
+  EXPECT_TRUE(model.failed());
+  for (const Seq& s : seqs) EXPECT_TRUE(s.drafts.empty());
+  EXPECT_EQ(model.num_free_blocks(), 32);
+  propose(model, seqs, 2);
+  for (const Seq& s : seqs) EXPECT_TRUE(s.drafts.empty());
+}
+
+}  // namespace
+}  // namespace draft_model_test
+}  // namespace met
