@@ -7,7 +7,8 @@
 // token reads (active_bytes_per_token: one embedding row, k experts of a MoE
 // layer). With --concurrency, the engine is measured afterwards as clients see it
 // (serving_bench.h), on a fresh device sized by the engine flags; its figures
-// follow the device's in the table, and under "serving" in the JSON.
+// follow the device's in the table, and under "serving" in the JSON. With
+// --spec, only speculative decoding is measured (spec_bench.h).
 // Tested by tests/cli/bench_command_test.cc (shape of the output only: times
 // are reported, never asserted).
 #include <filesystem>
@@ -27,6 +28,7 @@
 #include "cli/engine_flags.h"
 #include "cli/model_info.h"
 #include "cli/serving_bench.h"
+#include "cli/spec_bench.h"
 #include "core/parallel_for.h"
 #include "backend/cpu/memory_bandwidth.h"
 #include "model/cpu_device.h"
@@ -42,6 +44,8 @@ struct BenchOptions {
   std::vector<int32_t> contexts = {0};
   EngineFlags engine;  // --threads and --kv-dtype serve the device bench too
   ServingBenchOptions serving;
+  bool spec = false;  // the speculation figures only (spec_bench.h)
+  SpecBenchOptions spec_options;
   bool json = false;
 };
 
@@ -143,6 +147,39 @@ Result<ServingReport> run_serving(const BenchOptions& o, const Model& model) {
   return r;
 }
 
+// `--spec`: the speculation figures, on an engine without speculation and
+// one with the engine flags'.
+Status run_spec(const BenchOptions& o, const Model& model) {
+  SpecBenchOptions so = o.spec_options;
+  so.prompt_tokens = o.prompt_tokens;
+  so.gen_tokens = o.gen_tokens;
+  MET_RETURN_IF_ERROR(validate_spec_bench(so));
+  MET_ASSIGN_OR_RETURN(CpuEngineConfig spec_config, engine_config(o.engine));
+  CpuEngineConfig plain_config = spec_config;
+  plain_config.spec_lookup = 0;
+  plain_config.draft_model_path.clear();
+  MET_ASSIGN_OR_RETURN(std::unique_ptr<CpuEngine> plain, CpuEngine::create(model, plain_config));
+  MET_ASSIGN_OR_RETURN(std::unique_ptr<CpuEngine> spec, CpuEngine::create(model, spec_config));
+  MET_ASSIGN_OR_RETURN(SpecReport r, run_spec_bench(*plain, *spec, so));
+  if (o.json) {
+    nlohmann::json j;
+    j["model"] = o.model_path;
+    j["threads"] = spec_config.num_threads;
+    j["draft_model"] = o.engine.draft_model;
+    j["spec_lookup"] = o.engine.spec_lookup;
+    j["speculation"] = spec_report_json(r);
+    std::cout << j.dump() << "\n";
+    return ok_status();
+  }
+  std::cout << fmt::format("model {}, {} threads, {} prompt tokens, greedy; speculation: {}{}{}\n", o.model_path,
+                           spec_config.num_threads, o.prompt_tokens,
+                           o.engine.spec_lookup > 0 ? fmt::format("prompt lookup {} ", o.engine.spec_lookup) : "",
+                           o.engine.draft_model.empty() ? "" : fmt::format("draft model {} ", o.engine.draft_model),
+                           fmt::format("(predictions always), adaptive {}", o.engine.spec_adaptive));
+  std::cout << spec_report_table(r);
+  return ok_status();
+}
+
 Status run_bench(const BenchOptions& o) {
   if (o.prompt_tokens < 1 || o.gen_tokens < 1) return invalid_argument("--prompt-tokens and --gen-tokens must be >= 1");
   for (int32_t b : o.batches) {
@@ -153,15 +190,17 @@ Status run_bench(const BenchOptions& o) {
   }
   MET_RETURN_IF_ERROR(validate_engine_flags(o.engine));
   MET_RETURN_IF_ERROR(validate_serving_bench(o.serving));
-  if (o.engine.spec_lookup > 0 && o.serving.concurrency.empty()) {
+  const bool drafts = o.engine.spec_lookup > 0 || !o.engine.draft_model.empty();
+  if (drafts && o.serving.concurrency.empty() && !o.spec) {
     // The device figures run fixed steps; only the engine drafts.
-    return invalid_argument("--spec-lookup {} speeds up the engine's figures only: give --concurrency too",
-                            o.engine.spec_lookup);
+    return invalid_argument("speculative decoding (--spec-lookup, --draft-model) speeds up the engine's figures "
+                            "only: give --concurrency or --spec too");
   }
   const GgmlType kv_dtype = *parse_ggml_type(o.engine.kv_dtype);
   ProgressBar load_bar("loading " + std::filesystem::path(o.model_path).filename().string());
   MET_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
                        Model::load(o.model_path, [&](size_t done, size_t total) { load_bar.update(done, total); }));
+  if (o.spec) return run_spec(o, *model);
   const int64_t model_ctx = model->hparams().context_length;
   if (!o.serving.concurrency.empty() && model_ctx > 0 && int64_t{o.prompt_tokens} + o.gen_tokens > model_ctx) {
     return invalid_argument("--prompt-tokens {} + --gen-tokens {} exceeds the model's context of {}",
@@ -261,6 +300,13 @@ void add_bench_command(CLI::App& app) {
                   "Requests per concurrency level (default: twice the concurrency)");
   cmd->add_option("--cached-prompt-tokens", o->serving.cached_prompt_tokens,
                   "Prompt sent twice to time a prefix-cache hit; 0 skips it")
+      ->capture_default_str();
+  cmd->add_flag("--spec", o->spec,
+                "Measure speculative decoding only: batch-1 decode with and without the speculation the engine "
+                "flags give (--spec-lookup, --draft-model), on a free continuation and on Predicted Outputs");
+  cmd->add_option("--spec-edits", o->spec_options.edits, "--spec: tokens changed in the edited prediction")
+      ->capture_default_str();
+  cmd->add_option("--spec-repeats", o->spec_options.repeats, "--spec: runs of each workload (the median is kept)")
       ->capture_default_str();
   add_engine_flags(*cmd, o->engine);
   cmd->add_flag("--json", o->json, "Print one JSON object");

@@ -21,33 +21,6 @@ struct ClientSamples {
   std::optional<std::string> error;
 };
 
-// The ids a random prompt draws from: normal tokens that do not end a turn.
-std::vector<TokenId> plain_token_ids(const Vocab& vocab) {
-  std::vector<TokenId> ids;
-  for (size_t i = 0; i < vocab.size(); ++i) {
-    const auto id = static_cast<TokenId>(i);
-    if (vocab.token(id).kind == TokenKind::kNormal && !vocab.is_eog(id)) ids.push_back(id);
-  }
-  return ids;
-}
-
-std::vector<TokenId> random_prompt(const std::vector<TokenId>& pool, int32_t num_tokens, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<size_t> pick(0, pool.size() - 1);
-  std::vector<TokenId> prompt(static_cast<size_t>(num_tokens));
-  for (TokenId& t : prompt) t = pool[pick(rng)];
-  return prompt;
-}
-
-EngineRequest bench_request(std::vector<TokenId> prompt, int32_t max_tokens) {
-  EngineRequest r;
-  r.prompt = std::move(prompt);
-  r.sampling.temperature = 0.0f;
-  r.max_tokens = max_tokens;
-  r.ignore_eos = true;
-  return r;
-}
-
 // Runs one request to its end, adding its TTFT and token gaps to `out`.
 // Returns the finish event, or nullopt after setting out.error.
 std::optional<FinishEvent> time_request(Engine& engine, const Clock& clock, EngineRequest request,
@@ -143,6 +116,32 @@ Result<std::optional<CachedPromptFigures>> run_cached_prompt(Engine& engine, con
 }
 
 }  // namespace
+
+std::vector<TokenId> plain_token_ids(const Vocab& vocab) {
+  std::vector<TokenId> ids;
+  for (size_t i = 0; i < vocab.size(); ++i) {
+    const auto id = static_cast<TokenId>(i);
+    if (vocab.token(id).kind == TokenKind::kNormal && !vocab.is_eog(id)) ids.push_back(id);
+  }
+  return ids;
+}
+
+std::vector<TokenId> random_prompt(const std::vector<TokenId>& pool, int32_t num_tokens, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<size_t> pick(0, pool.size() - 1);
+  std::vector<TokenId> prompt(static_cast<size_t>(num_tokens));
+  for (TokenId& t : prompt) t = pool[pick(rng)];
+  return prompt;
+}
+
+EngineRequest bench_request(std::vector<TokenId> prompt, int32_t max_tokens) {
+  EngineRequest r;
+  r.prompt = std::move(prompt);
+  r.sampling.temperature = 0.0f;
+  r.max_tokens = max_tokens;
+  r.ignore_eos = true;
+  return r;
+}
 
 Status validate_serving_bench(const ServingBenchOptions& o) {
   for (int32_t c : o.concurrency) {

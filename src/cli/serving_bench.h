@@ -66,6 +66,13 @@ struct ServingReport {
   EngineStatsSnapshot stats;  // after the whole run
 };
 
+// The ids a random prompt draws from: normal tokens that do not end a turn.
+std::vector<TokenId> plain_token_ids(const Vocab& vocab);
+// `num_tokens` ids drawn from `pool` (not empty) by a generator seeded with `seed`.
+std::vector<TokenId> random_prompt(const std::vector<TokenId>& pool, int32_t num_tokens, uint64_t seed);
+// A greedy request for `max_tokens` tokens that ignores EOS.
+EngineRequest bench_request(std::vector<TokenId> prompt, int32_t max_tokens);
+
 // Checks the options alone; messages name the flag and the value.
 Status validate_serving_bench(const ServingBenchOptions& o);
 

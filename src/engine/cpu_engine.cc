@@ -131,12 +131,13 @@ Result<std::unique_ptr<CpuEngine>> CpuEngine::create(const Model& model, const C
   eopt.scheduler.max_batch_tokens = config.max_batch_tokens;
   eopt.scheduler.preempt = config.preempt;
   eopt.scheduler.pipeline = config.pipeline;
-  eopt.scheduler.spec = {.max_draft = config.spec_lookup,
-                         .min_ngram = config.spec_min_ngram,
-                         .max_ngram = config.spec_max_ngram,
-                         .adaptive = config.spec_adaptive,
-                         .draft_model = e->drafter_.get(),
-                         .model_draft = config.draft_max};
+  SpecOptions& spec = eopt.scheduler.spec;
+  spec.max_draft = config.spec_lookup;
+  spec.min_ngram = config.spec_min_ngram;
+  spec.max_ngram = config.spec_max_ngram;
+  spec.adaptive = config.spec_adaptive;
+  spec.draft_model = e->drafter_.get();
+  spec.model_draft = config.draft_max;
   eopt.state_snapshot_blocks = config.state_snapshot_blocks;
   eopt.streams = config.streams;
   MET_ASSIGN_OR_RETURN(e->engine_, Engine::create(*e->device_, *e->tokenizer_, e->spill_.get(), e->clock_,

@@ -128,5 +128,44 @@ TEST(MetBench, BadConcurrencyIsRefused) {
   }
 }
 
+// --spec: three workloads, each with both speeds and its drafts; the model
+// drafting for itself is always right, and an exact prediction is accepted
+// whole.
+TEST(MetBench, SpecReportsEachWorkloadWithAndWithoutSpeculation) {
+  MET_REQUIRE_SHARED(path, "models/stories260K.gguf");
+  auto r = run_command(met_binary() + " bench " + shell_quote(path) + " --spec --draft-model " + shell_quote(path) +
+                       " --spec-adaptive off --prompt-tokens 16 --gen-tokens 40 --spec-edits 2 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& w = j["speculation"];
+  ASSERT_EQ(w.size(), 3u) << r.out;
+  EXPECT_EQ(w[0]["workload"], "free");
+  EXPECT_EQ(w[1]["workload"], "predicted");
+  EXPECT_EQ(w[2]["workload"], "edited (2)");
+  for (const auto& x : w) {
+    EXPECT_EQ(x["output_tokens"], 40);
+    EXPECT_GT(x["plain_tok_s"].get<double>(), 0.0);
+    EXPECT_GT(x["spec_tok_s"].get<double>(), 0.0);
+    EXPECT_GT(x["drafted"].get<int64_t>(), 0);
+  }
+  EXPECT_EQ(w[0]["accepted"], w[0]["drafted"]) << "the model drafting for itself";
+  EXPECT_EQ(w[1]["accepted"], w[1]["drafted"]) << "the exact prediction";
+  auto table = run_command(met_binary() + " bench " + shell_quote(path) +
+                           " --spec --spec-lookup 3 --prompt-tokens 16 --gen-tokens 20");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("plain tok/s"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("edited (3)"), std::string::npos) << table.out;
+}
+
+TEST(MetBench, SpeculationWithoutSpecOrConcurrencyIsRefused) {
+  MET_REQUIRE_SHARED(path, "models/stories260K.gguf");
+  for (const std::string args : {" --spec-lookup 3", " --draft-model x.gguf", " --spec --spec-repeats 0",
+                                 " --spec --gen-tokens 1", " --spec --gen-tokens 8 --spec-edits 9"}) {
+    auto r = run_command(met_binary() + " bench " + shell_quote(path) + args);
+    EXPECT_NE(r.exit_code, 0) << args;
+    EXPECT_EQ(r.err.rfind("met bench: ", 0), 0u) << args << ": " << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace met

@@ -67,7 +67,11 @@ TEST(EngineOnStories, PromptLookupSpeculationGivesTheSameTokensInFewerSteps) {
   for (bool pipeline : {false, true}) {
     ModelEngine plain(path, 1024, 16, std::nullopt, pipeline);
     const std::vector<Outcome> want = run_prompts(plain, kMaxTokens);
-    const SpecOptions lookup{.max_draft = 4, .min_ngram = 2, .max_ngram = 4, .adaptive = false};
+    SpecOptions lookup;
+    lookup.max_draft = 4;
+    lookup.min_ngram = 2;
+    lookup.max_ngram = 4;
+    lookup.adaptive = false;
     ModelEngine spec(path, 1024, 16, std::nullopt, pipeline, 1, 0, lookup);
     const std::vector<Outcome> got = run_prompts(spec, kMaxTokens);
     for (size_t i = 0; i < want.size(); ++i) {

@@ -200,11 +200,15 @@ TEST(SpeculationDraftModel, AFailureAtAnyCallOfEitherDeviceAnswersEveryRequestOn
       for (size_t i = 0; i < ids.size(); ++i) {
         ASSERT_EQ(f.req.at(ids[i]).num_terminal(), 1) << "failing call " << n;
         // A failed draft model only costs speed: every request finishes as without it.
-        if (fail_draft) EXPECT_EQ(f.req.at(ids[i]).tokens, off.tokens[i]) << "failing draft call " << n;
+        if (fail_draft) {
+          EXPECT_EQ(f.req.at(ids[i]).tokens, off.tokens[i]) << "failing draft call " << n;
+        }
       }
       EXPECT_TRUE(f.pool_is_full()) << "failing call " << n;
       EXPECT_EQ(side.model->num_free_blocks(), side.device->info().num_kv_blocks) << "failing call " << n;
-      if (fail_draft) EXPECT_TRUE(side.model->failed()) << "failing draft call " << n;
+      if (fail_draft) {
+        EXPECT_TRUE(side.model->failed()) << "failing draft call " << n;
+      }
     }
   }
 }

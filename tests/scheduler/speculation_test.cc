@@ -238,8 +238,12 @@ TEST(Speculation, AWrongPredictionLeavesTheOutputAlone) {
 
 TEST(Speculation, OptionsOutOfRangeAreRefused) {
   auto with = [](int32_t max_draft, int32_t min_ngram, int32_t max_ngram, int32_t prediction_draft) {
-    return SpecOptions{.max_draft = max_draft, .min_ngram = min_ngram, .max_ngram = max_ngram,
-                       .prediction_draft = prediction_draft};
+    SpecOptions o;
+    o.max_draft = max_draft;
+    o.min_ngram = min_ngram;
+    o.max_ngram = max_ngram;
+    o.prediction_draft = prediction_draft;
+    return o;
   };
   for (const SpecOptions bad : {with(-1, 2, 4, 8), with(kMaxDraftTokens + 1, 2, 4, 8), with(4, 0, 4, 8),
                                 with(4, 5, 4, 8), with(4, 2, 4, 0), with(4, 2, 4, kMaxDraftTokens + 1)}) {

@@ -32,6 +32,17 @@ std::vector<TokenId> prompt(int32_t n, TokenId first) {
   return t;
 }
 
+// A device of `blocks` KV blocks (and the given limits).
+FakeDeviceOptions device_options(int32_t blocks, int32_t max_rows = 512, int32_t max_seqs = 64,
+                                 int32_t max_context = 4096) {
+  FakeDeviceOptions o;
+  o.num_kv_blocks = blocks;
+  o.max_rows = max_rows;
+  o.max_seqs = max_seqs;
+  o.max_context = max_context;
+  return o;
+}
+
 struct Seq {
   uint64_t id;
   std::vector<TokenId> tokens;
@@ -46,7 +57,7 @@ void propose(DraftModel& model, std::vector<Seq>& seqs, int32_t num_drafts) {
 
 TEST(DraftModel, DraftsAreTheGreedyContinuationOfEachSequenceBatchedAndChunked) {
   // Prompts longer than a step's rows are caught up in chunks.
-  FakeDevice device(FakeDeviceOptions{.num_kv_blocks = 64, .max_rows = 32, .max_seqs = 4});
+  FakeDevice device(device_options(64, 32, 4));
   DraftModel model(device);
   std::vector<Seq> seqs = {{1, prompt(70, 3), {}}, {2, prompt(5, 11), {}}, {3, prompt(33, 40), {}}};
   propose(model, seqs, 4);
@@ -57,7 +68,7 @@ TEST(DraftModel, DraftsAreTheGreedyContinuationOfEachSequenceBatchedAndChunked) 
 }
 
 TEST(DraftModel, ContinuesFromTheFirstTokenThatDiffersAfterAVerifyStep) {
-  FakeDevice device(FakeDeviceOptions{.num_kv_blocks = 64});
+  FakeDevice device(device_options(64));
   DraftModel model(device);
   std::vector<Seq> seqs = {{7, prompt(20, 1), {}}};
   propose(model, seqs, 4);
@@ -85,7 +96,7 @@ TEST(DraftModel, ContinuesFromTheFirstTokenThatDiffersAfterAVerifyStep) {
 
 TEST(DraftModel, ASequenceThePoolCannotHoldGetsNoDraftsAndHoldsNothing) {
   // 6 blocks of 16 positions: the first sequence takes 3, the second needs 4.
-  FakeDevice device(FakeDeviceOptions{.num_kv_blocks = 6});
+  FakeDevice device(device_options(6));
   DraftModel model(device);
   std::vector<Seq> seqs = {{1, prompt(40, 2), {}}, {2, prompt(60, 9), {}}};
   propose(model, seqs, 4);
@@ -105,7 +116,7 @@ TEST(DraftModel, ASequenceThePoolCannotHoldGetsNoDraftsAndHoldsNothing) {
 }
 
 TEST(DraftModel, RetainOnlyGivesBackTheBlocksOfSequencesThatLeft) {
-  FakeDevice device(FakeDeviceOptions{.num_kv_blocks = 32});
+  FakeDevice device(device_options(32));
   DraftModel model(device);
   std::vector<Seq> seqs = {{1, prompt(40, 2), {}}, {2, prompt(17, 9), {}}, {3, prompt(3, 5), {}}};
   propose(model, seqs, 4);
@@ -120,7 +131,7 @@ TEST(DraftModel, RetainOnlyGivesBackTheBlocksOfSequencesThatLeft) {
 }
 
 TEST(DraftModel, AskPastTheDraftModelsContextGetsNone) {
-  FakeDevice device(FakeDeviceOptions{.num_kv_blocks = 32, .max_context = 64});
+  FakeDevice device(device_options(32, 512, 64, 64));
   DraftModel model(device);
   std::vector<Seq> seqs = {{1, prompt(62, 2), {}}};
   propose(model, seqs, 4);  // positions up to 62 - 1 + 3 = 64: one too many
@@ -130,7 +141,7 @@ TEST(DraftModel, AskPastTheDraftModelsContextGetsNone) {
 }
 
 TEST(DraftModel, AFailedStepTurnsDraftingOffAndGivesEveryBlockBack) {
-  FakeDevice device(FakeDeviceOptions{.num_kv_blocks = 32});
+  FakeDevice device(device_options(32));
   DraftModel model(device);
   std::vector<Seq> seqs = {{1, prompt(20, 2), {}}, {2, prompt(9, 4), {}}};
   propose(model, seqs, 2);
