@@ -39,7 +39,8 @@ Result<Timed> run_one(CpuEngine& e, EngineRequest r) {
     out.tokens.insert(out.tokens.end(), d->tokens.begin(), d->tokens.end());
   }
   const double s = std::chrono::duration<double>(last - first).count();
-  if (out.tokens.size() > first_count && s > 0) out.decode_tok_s = static_cast<double>(out.tokens.size() - first_count) / s;
+  const size_t decoded = out.tokens.size() - first_count;  // after the first delta
+  if (decoded > 0 && s > 0) out.decode_tok_s = static_cast<double>(decoded) / s;
   const EngineStatsSnapshot after = e.engine().stats();
   out.drafted = after.spec_drafted - before.spec_drafted;
   out.accepted = after.spec_accepted - before.spec_accepted;
