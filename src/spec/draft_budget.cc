@@ -2,6 +2,7 @@
 #include "spec/draft_budget.h"
 
 #include <algorithm>
+#include <climits>
 
 namespace met {
 
@@ -42,32 +43,66 @@ bool StepCostModel::known() const {
   return usable_buckets >= 2;
 }
 
-void StepCostModel::fit() const {
-  if (fitted_) return;
+CostLine StepCostModel::fit_line(int32_t max_rows) const {
+  // Buckets up to max_rows, unless fewer than two are known: then all.
+  int near = 0;
+  for (const Bucket& k : buckets_) near += usable(k) && median(k).rows <= max_rows ? 1 : 0;
+  const bool all = near < 2;
   double w = 0, sr = 0, srr = 0, st = 0, srt = 0;
   for (int i = 0; i < kBuckets; ++i) {
     if (!usable(buckets_[i])) continue;
     const Step m = median(buckets_[i]);
+    if (!all && m.rows > max_rows) continue;
     w += 1;
     sr += m.rows;
     srr += m.rows * m.rows;
     st += m.ns;
     srt += m.rows * m.ns;
   }
+  CostLine line;
+  if (w == 0) return line;
   const double spread = w * srr - sr * sr;
-  b_ = spread > 1e-9 ? std::max((w * srt - sr * st) / spread, 0.0) : 0.0;
-  a_ = std::max((st - b_ * sr) / w, 0.0);
+  line.b = spread > 1e-9 ? std::max((w * srt - sr * st) / spread, 0.0) : 0.0;
+  line.a = std::max((st - line.b * sr) / w, 0.0);
+  return line;
+}
+
+CostLine StepCostModel::line_up_to(int32_t max_rows) const { return fit_line(max_rows); }
+
+double StepCostModel::measured_ns(int32_t rows, const CostLine& line) const {
+  // The measured sizes around `rows` (buckets are in increasing size).
+  bool have_below = false;
+  Step below, above;
+  for (const Bucket& k : buckets_) {
+    if (!usable(k)) continue;
+    const Step m = median(k);
+    if (m.rows <= rows) {
+      below = m;
+      have_below = true;
+      continue;
+    }
+    above = m;
+    if (!have_below) return std::max(m.ns - line.b * (m.rows - rows), 1.0);  // below every size
+    return below.ns + (above.ns - below.ns) * (rows - below.rows) / (above.rows - below.rows);
+  }
+  if (!have_below) return line.step_ns(rows);
+  return below.ns + line.b * (rows - below.rows);  // above every size
+}
+
+void StepCostModel::fit() const {
+  if (fitted_) return;
+  line_ = fit_line(INT32_MAX);
   fitted_ = true;
 }
 
 double StepCostModel::row_ns() const {
   fit();
-  return b_;
+  return line_.b;
 }
 
 double StepCostModel::step_ns(int32_t rows) const {
   fit();
-  return std::max(a_ + b_ * rows, 1.0);
+  return line_.step_ns(rows);
 }
 
 void AcceptanceRate::observe(int32_t drafted, int32_t accepted) {
@@ -88,12 +123,24 @@ void allocate_drafts(std::span<const DraftOffer> offers, const StepCostModel& co
   // Unknown cost: alternate. Known: every kExploreSteps-th step lets every
   // proposal stand, so the sizes the budget stopped running are measured
   // again (a cost judged too dear by a run of slow steps is not kept).
-  if (!cost.known() || step % kExploreSteps == kExploreSteps - 1) {
-    if (cost.measuring() && !cost.known() && step % 2 == 1) return;
+  // Exploring, drafts that cost more than their row (a draft model's,
+  // whose first drafts after a pause catch up every token since) sit out.
+  if (!cost.known()) {
+    if (cost.measuring() && step % 2 == 1) return;
     for (size_t i = 0; i < offers.size(); ++i) out[i] = std::max(offers[i].available, 0);
     return;
   }
-  const double row = cost.row_ns();
+  if (step % kExploreSteps == kExploreSteps - 1) {
+    for (size_t i = 0; i < offers.size(); ++i) out[i] = offers[i].extra_ns > 0 ? 0 : std::max(offers[i].available, 0);
+    return;
+  }
+  // The line of the steps this one can become: a device whose rows cost
+  // more at small batch than in its large prefill steps is priced as it is
+  // at this batch.
+  int32_t most_rows = std::max(decode_rows, 1);
+  for (const DraftOffer& o : offers) most_rows += std::max(o.available, 0);
+  const CostLine line = cost.line_up_to(most_rows);
+  const double row = line.b;
   auto& cand = scratch.candidates;
   cand.clear();
   for (size_t i = 0; i < offers.size(); ++i) {
@@ -114,9 +161,12 @@ void allocate_drafts(std::span<const DraftOffer> offers, const StepCostModel& co
   int32_t rows = std::max(decode_rows, 1);
   double extra = 0;  // the drafts' time beyond their rows, so far
   for (const auto& c : cand) {
-    // Worth it while the draft's tokens per ns beat the step's so far.
-    const double time = cost.step_ns(rows) + extra;
-    if (c.gain * time <= tokens) break;
+    // Worth it while the draft's tokens per ns beat the step's so far: the
+    // row's time as measured at this size (a device's cost per row can jump
+    // where its kernels' tiles fill up), and what the draft costs beyond it.
+    const double now = cost.measured_ns(rows, line);
+    const double row_cost = std::max(cost.measured_ns(rows + 1, line) - now, 0.0) + offers[c.seq].extra_ns;
+    if (c.worth * (now + extra) <= tokens * row_cost) break;
     ++out[c.seq];
     tokens += c.worth;
     extra += offers[c.seq].extra_ns;

@@ -21,8 +21,9 @@
 //    token per row and speculation backs off by itself. Until the model has
 //    seen steps of two sizes it has no evidence: every proposal stands on
 //    alternate steps and none on the others (StepCostModel::known); once
-//    known, every kExploreSteps-th step lets every proposal stand, so a
-//    cost judged too dear (slow steps on a shared host) is measured again.
+//    known, every kExploreSteps-th step lets every free proposal stand (not
+//    a draft model's), so a cost judged too dear (slow steps on a shared
+//    host) is measured again.
 // Threading: pure values, no allocation beyond the caller's scratch. Tested
 // by tests/spec/draft_budget_test.cc.
 #pragma once
@@ -32,6 +33,12 @@
 #include <vector>
 
 namespace met {
+
+// A step's time as a + b * rows.
+struct CostLine {
+  double a = 0, b = 0;
+  double step_ns(int32_t rows) const { return a + b * rows > 1.0 ? a + b * rows : 1.0; }
+};
 
 class StepCostModel {
  public:
@@ -54,13 +61,23 @@ class StepCostModel {
   double row_ns() const;
   // a + b * rows (> 0). REQUIRES: known().
   double step_ns(int32_t rows) const;
+  // The line fitted to the sizes of at most max_rows rows only (to every
+  // size when fewer than two of those are known): what rows cost at the
+  // batch the budget is building, where a device's small-batch rows may
+  // cost more per row than its large prefill steps say. REQUIRES: known().
+  CostLine line_up_to(int32_t max_rows) const;
+  // A step of `rows` rows as measured: between the two nearest sizes seen,
+  // interpolated; beyond them, `line`'s slope from the nearest.
+  // REQUIRES: known().
+  double measured_ns(int32_t rows, const CostLine& line) const;
 
  private:
   // Steps are grouped by size (one bucket per row count up to 8, then one
   // per doubling); each bucket keeps its last kRecent steps and stands for
   // their lower median (by time, with that step's rows), so a step slowed now and
   // then (a cold first step, a preempted thread on a shared host) does not
-  // count. The line is fitted to the buckets, each counting once.
+  // count. The line is fitted to the buckets, each counting once (those up
+  // to a size, for line_up_to).
   static constexpr int kExactBuckets = 8;
   static constexpr int kBuckets = kExactBuckets + 9;
   static constexpr int kRecent = 5;
@@ -75,12 +92,13 @@ class StepCostModel {
   static Step median(const Bucket& k);
   static int bucket_of(int32_t rows);
   bool usable(const Bucket& k) const { return k.count >= kMinSteps && steps_ - k.last_seen < kStaleSteps; }
+  CostLine fit_line(int32_t max_rows) const;
   void fit() const;
 
   Bucket buckets_[kBuckets] = {};
   int64_t steps_ = 0;
   mutable bool fitted_ = false;
-  mutable double a_ = 0, b_ = 0;
+  mutable CostLine line_;  // fitted to every size
 };
 
 class AcceptanceRate {

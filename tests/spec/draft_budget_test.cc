@@ -155,6 +155,9 @@ TEST(AllocateDrafts, OnceEveryExploreStepsEveryProposalStandsAgain) {
     for (int32_t k : allocate(offers, compute_bound, 8, step)) EXPECT_EQ(k, 0) << "step " << step;
   }
   for (int32_t k : allocate(offers, compute_bound, 8, kExploreSteps - 1)) EXPECT_EQ(k, 4);
+  // A draft model's drafts are not free to try: they sit out.
+  EXPECT_EQ(allocate({{0.7, 4, 5e6}, {0.7, 4, 0.0}}, compute_bound, 2, kExploreSteps - 1),
+            (std::vector<int32_t>{0, 4}));
 }
 
 // A draft model's drafts cost its own time as well as their rows: good
@@ -183,6 +186,49 @@ TEST(DraftCost, IsTheLowerMedianOfRecentProposalsPerDraft) {
   EXPECT_DOUBLE_EQ(c.per_draft_ns(), 10e6);
   for (int i = 0; i < 5; ++i) c.observe(8, 48000000);  // the last five: 6 ms a draft
   EXPECT_DOUBLE_EQ(c.per_draft_ns(), 6e6);
+}
+
+// A device whose rows cost 3 ms each at decode batches but 0.4 ms in its
+// large prefill steps (F16 on these hosts): the budget prices the rows of
+// the step it builds from the small steps, not from the line through all.
+TEST(AllocateDrafts, RowsArePricedAtTheBatchBeingBuiltNotAtPrefillSizes) {
+  StepCostModel m;
+  for (int rep = 0; rep < 3; ++rep) {
+    for (int32_t r : {1, 2, 4, 8, 16, 32}) m.observe(r, static_cast<int64_t>(20e6 + 3e6 * r));
+    for (int32_t r : {128, 256, 512}) m.observe(r, static_cast<int64_t>(20e6 + 0.4e6 * r));
+  }
+  EXPECT_NEAR(m.line_up_to(80).b, 3e6, 0.01e6);
+  EXPECT_LT(m.row_ns(), 1e6) << "the line through every size";
+  EXPECT_NEAR(m.line_up_to(1 << 20).b, m.row_ns(), 1.0);
+  EXPECT_NEAR(m.line_up_to(1).b, m.row_ns(), 1.0) << "fewer than two sizes that small: every size";
+  const std::vector<DraftOffer> offers(16, DraftOffer{0.6, 4});
+  int32_t total = 0;
+  for (int32_t k : allocate(offers, m, 16)) total += k;
+  EXPECT_EQ(total, 0) << "a 60% draft does not pay for a 3 ms row in a 68 ms step of 16 tokens";
+  EXPECT_GE(allocate({{0.6, 4}}, m, 1)[0], 2) << "at batch 1 it does";
+}
+
+// Rows cost 3 ms up to 16, then 6 ms (a kernel's tile of 16 rows is full):
+// between two measured sizes the step's time is interpolated, so a row past
+// 16 is priced at 6 ms where the line through every size says about 4.4.
+TEST(StepCostModel, MeasuredTimeFollowsTheSizesSeenAndTheLineBeyondThem) {
+  auto t = [](int32_t r) { return r <= 16 ? 20e6 + 3e6 * r : 68e6 + 6e6 * (r - 16); };
+  StepCostModel m;
+  for (int rep = 0; rep < 3; ++rep) {
+    for (int32_t r : {1, 2, 4, 8, 16, 24, 32}) m.observe(r, static_cast<int64_t>(t(r)));
+  }
+  const CostLine line = m.line_up_to(64);
+  EXPECT_NEAR(m.measured_ns(20, line), t(20), 1e3);
+  EXPECT_NEAR(m.measured_ns(17, line) - m.measured_ns(16, line), 6e6, 1e3);
+  EXPECT_NEAR(m.measured_ns(6, line), t(6), 1e3);
+  EXPECT_NEAR(m.measured_ns(40, line), t(32) + line.b * 8, 1e3) << "beyond: the line's slope";
+  EXPECT_LT(line.b, 5e6);
+  // 16 sequences drafting at 95%: 0.95 token for a 6 ms row is less than the
+  // step makes (16 tokens in 68 ms); for a 3 ms row it would be more.
+  const std::vector<DraftOffer> offers(16, DraftOffer{0.95, 1});
+  int32_t total = 0;
+  for (int32_t k : allocate(offers, m, 16)) total += k;
+  EXPECT_EQ(total, 0);
 }
 
 TEST(AllocateDrafts, TheBetterSequenceIsServedFirstAndEachKeepsAPrefix) {
