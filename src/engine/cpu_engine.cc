@@ -42,6 +42,46 @@ cpu::KvLayout kv_layout(const ModelHParams& hp, GgmlType dtype) {
   return layout;
 }
 
+// The target's device: the pool, the threads, and room for an output per
+// verify row as well as per decode row (prompt lookup's drafts, a predicted
+// output's, a draft model's).
+CpuDeviceOptions device_options(const CpuEngineConfig& config, const ModelHParams& hp, GgmlType kv_dtype,
+                                int32_t num_blocks) {
+  CpuDeviceOptions dopt;
+  dopt.num_threads = config.num_threads;
+  dopt.kv_dtype = kv_dtype;
+  dopt.num_kv_blocks = num_blocks;
+  const int32_t drafts = std::max({config.spec_lookup, SpecOptions{}.prediction_draft,
+                                   config.draft_model_path.empty() ? 0 : config.draft_max});
+  const int64_t outputs = int64_t{config.max_seqs} * (1 + drafts);
+  dopt.limits = ForwardLimits{.max_rows = config.max_batch_tokens,
+                              .max_outputs = static_cast<int32_t>(std::min<int64_t>(outputs, config.max_batch_tokens)),
+                              .max_seqs = config.max_seqs};
+  if (hp.is_hybrid()) {
+    dopt.num_state_snapshots = config.state_snapshots < 0 ? config.max_seqs : config.state_snapshots;
+    dopt.state_rollback = config.state_rollback;
+  }
+  return dopt;
+}
+
+EngineOptions engine_options(const CpuEngineConfig& config, DraftModel* drafter) {
+  EngineOptions eopt;
+  eopt.scheduler.max_seqs = config.max_seqs;
+  eopt.scheduler.max_batch_tokens = config.max_batch_tokens;
+  eopt.scheduler.preempt = config.preempt;
+  eopt.scheduler.pipeline = config.pipeline;
+  SpecOptions& spec = eopt.scheduler.spec;
+  spec.max_draft = config.spec_lookup;
+  spec.min_ngram = config.spec_min_ngram;
+  spec.max_ngram = config.spec_max_ngram;
+  spec.adaptive = config.spec_adaptive;
+  spec.draft_model = drafter;
+  spec.model_draft = config.draft_max;
+  eopt.state_snapshot_blocks = config.state_snapshot_blocks;
+  eopt.streams = config.streams;
+  return eopt;
+}
+
 }  // namespace
 
 Status check_draft_vocab(const Vocab& target, const Vocab& draft) {
@@ -97,22 +137,7 @@ Result<std::unique_ptr<CpuEngine>> CpuEngine::create(const Model& model, const C
   }
   MET_ASSIGN_OR_RETURN(int32_t num_blocks, pool_blocks(config, layout, hp.context_length, *block_bytes));
 
-  CpuDeviceOptions dopt;
-  dopt.num_threads = config.num_threads;
-  dopt.kv_dtype = layout.dtype;
-  dopt.num_kv_blocks = num_blocks;
-  // Speculation: an output for each verify row as well as each decode row
-  // (prompt lookup's drafts, or a predicted output's).
-  const int32_t drafts = std::max({config.spec_lookup, SpecOptions{}.prediction_draft,
-                                   config.draft_model_path.empty() ? 0 : config.draft_max});
-  const int64_t outputs = int64_t{config.max_seqs} * (1 + drafts);
-  dopt.limits = ForwardLimits{.max_rows = config.max_batch_tokens,
-                              .max_outputs = static_cast<int32_t>(std::min<int64_t>(outputs, config.max_batch_tokens)),
-                              .max_seqs = config.max_seqs};
-  if (hp.is_hybrid()) {
-    dopt.num_state_snapshots = config.state_snapshots < 0 ? config.max_seqs : config.state_snapshots;
-    dopt.state_rollback = config.state_rollback;
-  }
+  const CpuDeviceOptions dopt = device_options(config, hp, layout.dtype, num_blocks);
   Result<std::unique_ptr<CpuDevice>> device = CpuDevice::create(*e->model_, dopt);
   if (!device.ok()) {
     const bool sized = config.kv_blocks.has_value() || config.kv_mem_bytes.has_value();
@@ -126,20 +151,7 @@ Result<std::unique_ptr<CpuEngine>> CpuEngine::create(const Model& model, const C
     e->spill_ = std::move(*spill);
   }
   if (!config.draft_model_path.empty()) MET_RETURN_IF_ERROR(e->open_draft(config));
-  EngineOptions eopt;
-  eopt.scheduler.max_seqs = config.max_seqs;
-  eopt.scheduler.max_batch_tokens = config.max_batch_tokens;
-  eopt.scheduler.preempt = config.preempt;
-  eopt.scheduler.pipeline = config.pipeline;
-  SpecOptions& spec = eopt.scheduler.spec;
-  spec.max_draft = config.spec_lookup;
-  spec.min_ngram = config.spec_min_ngram;
-  spec.max_ngram = config.spec_max_ngram;
-  spec.adaptive = config.spec_adaptive;
-  spec.draft_model = e->drafter_.get();
-  spec.model_draft = config.draft_max;
-  eopt.state_snapshot_blocks = config.state_snapshot_blocks;
-  eopt.streams = config.streams;
+  EngineOptions eopt = engine_options(config, e->drafter_.get());
   MET_ASSIGN_OR_RETURN(e->engine_, Engine::create(*e->device_, *e->tokenizer_, e->spill_.get(), e->clock_,
                                                   std::move(eopt)));
   return e;
