@@ -59,9 +59,12 @@ bool DraftPlanner::propose(std::vector<ActiveSeq>& active, const SpecOptions& op
     from_model_.push_back(model > 0);
   }
   if (offers_.empty()) return false;
-  given_.clear();
-  for (const DraftOffer& o : offers_) given_.push_back(o.available);  // every proposal stands...
-  if (options.adaptive) allocate_drafts(offers_, cost_, decode_rows, steps_, given_, scratch_);  // ... or the budget's
+  if (options.adaptive) {
+    allocate_drafts(offers_, cost_, decode_rows, steps_, given_, scratch_);
+  } else {
+    given_.clear();
+    for (const DraftOffer& o : offers_) given_.push_back(o.available);  // every proposal stands
+  }
   return trim_to_budget(active, options, tel, mode);
 }
 

@@ -5,6 +5,23 @@
 #include <climits>
 
 namespace met {
+namespace {
+
+// The lower median of values[0, n) by `key` (n >= 1): a slow step is noise,
+// a fast one is not. An insertion sort (std::sort over a fixed array trips
+// GCC 12's -Warray-bounds).
+template <class T, int N, class Key>
+T lower_median(const T (&values)[N], int n, Key key) {
+  T sorted[N];
+  for (int i = 0; i < n; ++i) {
+    int j = i;
+    for (; j > 0 && key(sorted[j - 1]) > key(values[i]); --j) sorted[j] = sorted[j - 1];
+    sorted[j] = values[i];
+  }
+  return sorted[(n - 1) / 2];
+}
+
+}  // namespace
 
 int StepCostModel::bucket_of(int32_t rows) {
   if (rows <= kExactBuckets) return rows - 1;
@@ -24,34 +41,31 @@ void StepCostModel::observe(int32_t rows, int64_t ns) {
   fitted_ = false;
 }
 
-StepCostModel::Step StepCostModel::median(const Bucket& k) {
-  // An insertion sort of at most kRecent steps by time (std::sort over the
-  // fixed array trips GCC 12's -Warray-bounds).
-  const int n = static_cast<int>(std::min<int64_t>(k.count, kRecent));
-  Step sorted[kRecent];
-  for (int i = 0; i < n; ++i) {
-    int j = i;
-    for (; j > 0 && sorted[j - 1].ns > k.recent[i].ns; --j) sorted[j] = sorted[j - 1];
-    sorted[j] = k.recent[i];
+void StepCostModel::refresh() const {
+  if (fitted_) return;
+  num_typical_ = 0;
+  for (const Bucket& k : buckets_) {
+    if (k.count < kMinSteps || steps_ - k.last_seen >= kStaleSteps) continue;
+    const int n = static_cast<int>(std::min<int64_t>(k.count, kRecent));
+    typical_[num_typical_++] = lower_median(k.recent, n, [](const Step& x) { return x.ns; });
   }
-  return sorted[(n - 1) / 2];  // the lower median: a slow step is noise, a fast one is not
+  line_ = fit_line(INT32_MAX);
+  fitted_ = true;
 }
 
 bool StepCostModel::known() const {
-  int usable_buckets = 0;
-  for (const Bucket& k : buckets_) usable_buckets += usable(k) ? 1 : 0;
-  return usable_buckets >= 2;
+  refresh();
+  return num_typical_ >= 2;
 }
 
 CostLine StepCostModel::fit_line(int32_t max_rows) const {
-  // Buckets up to max_rows, unless fewer than two are known: then all.
+  // The sizes up to max_rows, unless fewer than two are known: then all.
   int near = 0;
-  for (const Bucket& k : buckets_) near += usable(k) && median(k).rows <= max_rows ? 1 : 0;
+  for (int i = 0; i < num_typical_; ++i) near += typical_[i].rows <= max_rows ? 1 : 0;
   const bool all = near < 2;
   double w = 0, sr = 0, srr = 0, st = 0, srt = 0;
-  for (int i = 0; i < kBuckets; ++i) {
-    if (!usable(buckets_[i])) continue;
-    const Step m = median(buckets_[i]);
+  for (int i = 0; i < num_typical_; ++i) {
+    const Step& m = typical_[i];
     if (!all && m.rows > max_rows) continue;
     w += 1;
     sr += m.rows;
@@ -67,41 +81,33 @@ CostLine StepCostModel::fit_line(int32_t max_rows) const {
   return line;
 }
 
-CostLine StepCostModel::line_up_to(int32_t max_rows) const { return fit_line(max_rows); }
-
-double StepCostModel::measured_ns(int32_t rows, const CostLine& line) const {
-  // The measured sizes around `rows` (buckets are in increasing size).
-  bool have_below = false;
-  Step below, above;
-  for (const Bucket& k : buckets_) {
-    if (!usable(k)) continue;
-    const Step m = median(k);
-    if (m.rows <= rows) {
-      below = m;
-      have_below = true;
-      continue;
-    }
-    above = m;
-    if (!have_below) return std::max(m.ns - line.b * (m.rows - rows), 1.0);  // below every size
-    return below.ns + (above.ns - below.ns) * (rows - below.rows) / (above.rows - below.rows);
-  }
-  if (!have_below) return line.step_ns(rows);
-  return below.ns + line.b * (rows - below.rows);  // above every size
+CostLine StepCostModel::line_up_to(int32_t max_rows) const {
+  refresh();
+  return fit_line(max_rows);
 }
 
-void StepCostModel::fit() const {
-  if (fitted_) return;
-  line_ = fit_line(INT32_MAX);
-  fitted_ = true;
+double StepCostModel::measured_ns(int32_t rows, const CostLine& line) const {
+  refresh();
+  // The measured sizes around `rows` (typical_ is in increasing size).
+  for (int i = 0; i < num_typical_; ++i) {
+    const Step& above = typical_[i];
+    if (above.rows <= rows) continue;
+    if (i == 0) return std::max(above.ns - line.b * (above.rows - rows), 1.0);  // below every size
+    const Step& below = typical_[i - 1];
+    return below.ns + (above.ns - below.ns) * (rows - below.rows) / (above.rows - below.rows);
+  }
+  if (num_typical_ == 0) return line.step_ns(rows);
+  const Step& last = typical_[num_typical_ - 1];
+  return last.ns + line.b * (rows - last.rows);  // above every size
 }
 
 double StepCostModel::row_ns() const {
-  fit();
+  refresh();
   return line_.b;
 }
 
 double StepCostModel::step_ns(int32_t rows) const {
-  fit();
+  refresh();
   return line_.step_ns(rows);
 }
 
@@ -182,14 +188,7 @@ void DraftCost::observe(int32_t drafts, int64_t ns) {
 
 double DraftCost::per_draft_ns() const {
   const int n = static_cast<int>(std::min<int64_t>(count_, kRecent));
-  if (n == 0) return 0;
-  double sorted[kRecent];
-  for (int i = 0; i < n; ++i) {
-    int j = i;
-    for (; j > 0 && sorted[j - 1] > recent_[i]; --j) sorted[j] = sorted[j - 1];
-    sorted[j] = recent_[i];
-  }
-  return sorted[(n - 1) / 2];
+  return n == 0 ? 0 : lower_median(recent_, n, [](double x) { return x; });
 }
 
 }  // namespace met

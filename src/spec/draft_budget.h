@@ -89,15 +89,18 @@ class StepCostModel {
     int64_t count = 0;
     int64_t last_seen = 0;  // the step count when it was last observed
   };
-  static Step median(const Bucket& k);
   static int bucket_of(int32_t rows);
-  bool usable(const Bucket& k) const { return k.count >= kMinSteps && steps_ - k.last_seen < kStaleSteps; }
   CostLine fit_line(int32_t max_rows) const;
-  void fit() const;
+  // Recomputes typical_ and line_ after an observation (once per step at
+  // most, however often the budget asks).
+  void refresh() const;
 
   Bucket buckets_[kBuckets] = {};
   int64_t steps_ = 0;
   mutable bool fitted_ = false;
+  // The usable buckets' lower medians, in increasing size.
+  mutable Step typical_[kBuckets] = {};
+  mutable int num_typical_ = 0;
   mutable CostLine line_;  // fitted to every size
 };
 

@@ -77,6 +77,19 @@ TEST(MetRun, GreedyContinuationOfStories260KIsTheKnownText) {
   EXPECT_NE(r.err.find("tok/s"), std::string::npos) << r.err;
 }
 
+// --draft-model through the CLI: the model drafting for itself gives the
+// known text, and its drafts are all accepted (the per-request log line).
+TEST(MetRun, ADraftModelGivesTheKnownTextAndItsDraftsAreAccepted) {
+  MET_REQUIRE_SHARED(path, "models/stories260K.gguf");
+  auto r = run_command(met_binary() + " run " + shell_quote(path) + " --prompt 'Once upon a time' -n 48 --temp 0" +
+                       " --threads 2 --draft-model " + shell_quote(path) + " --spec-adaptive off");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            ", there was a little girl named Lily. She loved to play outside in the park. One day, "
+            "she saw a big, red ball. She wanted to play with it,");
+  EXPECT_NE(r.err.find("accepted (100%)"), std::string::npos) << r.err;
+}
+
 TEST(MetRun, SameSeedSameTextAtATemperature) {
   MET_REQUIRE_SHARED(path, "models/stories260K.gguf");
   const std::string cmd = met_binary() + " run " + shell_quote(path) + " -n 40 --temp 1.0 --seed 9";

@@ -132,16 +132,29 @@ double drafted_so_far(uint16_t port) {
 
 constexpr const char* kSampled = R"(, "temperature": 0.9, "top_p": 0.95, "seed": 11)";
 
+struct PlainTexts {
+  std::string greedy;
+  std::string sampled;  // with kSampled
+};
+
+// The texts of a server without speculation (empty when it did not start).
+PlainTexts plain_texts(const std::string& model) {
+  ServeProcess plain(serve_args(model));
+  EXPECT_NE(plain.port(), 0) << plain.error();
+  if (plain.port() == 0) return {};
+  PlainTexts t;
+  t.greedy = complete(plain.port(), "")["choices"][0]["text"];
+  t.sampled = complete(plain.port(), kSampled)["choices"][0]["text"];
+  EXPECT_EQ(plain.stop(), 0) << plain.stderr_text();
+  return t;
+}
+
 TEST(MetServeSpecLookup, TheTextIsTheTextWithoutItAndMetricsCountTheDrafts) {
   MET_REQUIRE_SHARED(model, "models/stories260K.gguf");
-  std::string want, want_sampled;
-  {
-    ServeProcess plain(serve_args(model));
-    ASSERT_NE(plain.port(), 0) << plain.error();
-    want = complete(plain.port(), "")["choices"][0]["text"];
-    want_sampled = complete(plain.port(), kSampled)["choices"][0]["text"];
-    EXPECT_EQ(plain.stop(), 0) << plain.stderr_text();
-  }
+  const PlainTexts plain = plain_texts(model);
+  ASSERT_FALSE(plain.greedy.empty());
+  const std::string& want = plain.greedy;
+  const std::string& want_sampled = plain.sampled;
   ServeProcess server(serve_args(model, "--spec-lookup 4 --spec-adaptive off"));  // every proposal verified
   ASSERT_NE(server.port(), 0) << server.error();
   EXPECT_EQ(complete(server.port(), "")["choices"][0]["text"], want);
@@ -161,13 +174,8 @@ TEST(MetServeSpecLookup, TheTextIsTheTextWithoutItAndMetricsCountTheDrafts) {
 // two depends on the host's timing).
 TEST(MetServeSpecLookup, TheDraftBudgetKeepsTheTextAndCountsWhatItHoldsBack) {
   MET_REQUIRE_SHARED(model, "models/stories260K.gguf");
-  std::string want;
-  {
-    ServeProcess plain(serve_args(model));
-    ASSERT_NE(plain.port(), 0) << plain.error();
-    want = complete(plain.port(), "")["choices"][0]["text"];
-    EXPECT_EQ(plain.stop(), 0) << plain.stderr_text();
-  }
+  const std::string want = plain_texts(model).greedy;
+  ASSERT_FALSE(want.empty());
   ServeProcess server(serve_args(model, "--spec-lookup 4"));
   ASSERT_NE(server.port(), 0) << server.error();
   EXPECT_EQ(complete(server.port(), "")["choices"][0]["text"], want);
@@ -182,14 +190,10 @@ TEST(MetServeSpecLookup, TheDraftBudgetKeepsTheTextAndCountsWhatItHoldsBack) {
 
 TEST(MetServeDraftModel, TheTextIsTheTextWithoutItAndEveryGreedyDraftIsAccepted) {
   MET_REQUIRE_SHARED(model, "models/stories260K.gguf");
-  std::string want, want_sampled;
-  {
-    ServeProcess plain(serve_args(model));
-    ASSERT_NE(plain.port(), 0) << plain.error();
-    want = complete(plain.port(), "")["choices"][0]["text"];
-    want_sampled = complete(plain.port(), kSampled)["choices"][0]["text"];
-    EXPECT_EQ(plain.stop(), 0) << plain.stderr_text();
-  }
+  const PlainTexts plain = plain_texts(model);
+  ASSERT_FALSE(plain.greedy.empty());
+  const std::string& want = plain.greedy;
+  const std::string& want_sampled = plain.sampled;
   ServeProcess server(serve_args(model, fmt::format("--draft-model {} --draft-max 5 --spec-adaptive off", model)));
   ASSERT_NE(server.port(), 0) << server.error();
   EXPECT_EQ(complete(server.port(), "")["choices"][0]["text"], want);
