@@ -65,6 +65,9 @@ struct DeviceInfo {
   // ring): a step may start from any of the last state_rollback positions a
   // sequence's slot ran through, as well as from its newest.
   int32_t state_rollback = 0;
+  // Drafts a sequence with recurrent state may verify in one step (rows of
+  // a StepSeq with state_checkpoints, less one); 0: none.
+  int32_t state_drafts = 0;
 };
 
 class Device {

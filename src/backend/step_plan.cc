@@ -135,6 +135,7 @@ void copy_plan(const StepPlan& from, StepPlan& to) {
     t.num_rows = f.num_rows;
     t.num_cached = f.num_cached;
     t.state_slot = f.state_slot;
+    t.state_checkpoints = f.state_checkpoints;
     assign_block_table(t.block_table, f.block_table);
   }
 }
@@ -185,11 +186,16 @@ Status validate_copies(const StepPlan& plan, int32_t num_state_slots) {
 
 }  // namespace
 
-Status validate_state_slots(const StepPlan& plan, int32_t num_state_slots) {
+Status validate_state_slots(const StepPlan& plan, int32_t num_state_slots, int32_t state_drafts) {
   for (size_t i = 0; i < plan.seqs.size(); ++i) {
     const std::optional<StateSlotId>& slot = plan.seqs[i].state_slot;
+    if (plan.seqs[i].state_checkpoints && plan.seqs[i].num_rows - 1 > state_drafts) {
+      return invalid_argument("step plan: seq {} verifies {} drafts; a sequence with recurrent state may verify {}", i,
+                              plan.seqs[i].num_rows - 1, state_drafts);
+    }
     if (num_state_slots == 0) {
       if (slot.has_value()) return invalid_argument("step plan: seq {} names a state slot; the model has none", i);
+      if (plan.seqs[i].state_checkpoints) return invalid_argument("step plan: seq {} keeps state checkpoints", i);
       continue;
     }
     if (!slot.has_value()) return invalid_argument("step plan: seq {} has no state slot", i);

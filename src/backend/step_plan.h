@@ -48,6 +48,11 @@ struct StepSeq {
   // device clears the slot first); otherwise the slot holds the state after
   // its first num_cached tokens. Empty for models without recurrent layers.
   std::optional<StateSlotId> state_slot;
+  // A verify step's rows (speculative decoding): the device keeps the state
+  // after each row, not only after the last, so the next step may start from
+  // any of num_cached + 1 … num_cached + num_rows (the accepted drafts).
+  // REQUIRES: a state_slot, and num_rows - 1 <= DeviceInfo::state_drafts.
+  bool state_checkpoints = false;
 };
 
 enum class OutputKind : uint8_t {
@@ -115,8 +120,9 @@ void copy_plan(const StepPlan& from, StepPlan& to);
 // copies into the slot of a seq with num_cached > 0 from a slot no seq runs
 // in; each snapshot copies out of a seq's slot into a slot no seq runs in,
 // no two into the same. With 0, none names a slot and there are no copies.
-// The message names the first seq or copy at fault.
-Status validate_state_slots(const StepPlan& plan, int32_t num_state_slots);
+// A seq with state_checkpoints verifies at most `state_drafts` drafts (and
+// needs a slot). The message names the first seq or copy at fault.
+Status validate_state_slots(const StepPlan& plan, int32_t num_state_slots, int32_t state_drafts);
 
 // Checks the invariants above; `max_blocks` bounds block ids, `max_context`
 // positions, `block_tokens` is the token slots of one block, `window` the

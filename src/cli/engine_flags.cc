@@ -93,6 +93,9 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& flags) {
                  "per sequence); 2 or more lets a decode step launched ahead be redone, 0 keeps one version and "
                  "the host re-picks from the step's logits instead")
       ->capture_default_str();
+  cmd.add_option("--state-drafts", flags.state_drafts,
+                 "Hybrid recurrent models: drafts a sequence may verify per step (its state is kept after each "
+                 "draft, taken from memory only when used); default: the most any draft source asks, 0: none");
   cmd.add_option("--spec-lookup", flags.spec_lookup,
                  "Speculative decoding: draft up to N tokens a step from earlier text of the prompt and output "
                  "(prompt lookup) and verify them in one step; same output (with the same seed); 0 is off")
@@ -165,6 +168,9 @@ Status validate_engine_flags(const EngineFlags& f) {
   if (f.state_rollback < 0 || f.state_rollback > kMaxStateRollbackFlag) {
     return invalid_argument("--state-rollback {} must be between 0 and {}", f.state_rollback, kMaxStateRollbackFlag);
   }
+  if (f.state_drafts < -1 || f.state_drafts > kMaxStateRollbackFlag) {
+    return invalid_argument("--state-drafts {} must be between 0 and {}", f.state_drafts, kMaxStateRollbackFlag);
+  }
   if (f.spec_lookup < 0 || f.spec_lookup > kMaxSpecLookupFlag) {
     return invalid_argument("--spec-lookup {} must be between 0 and {}", f.spec_lookup, kMaxSpecLookupFlag);
   }
@@ -196,6 +202,7 @@ Result<CpuEngineConfig> engine_config(const EngineFlags& flags, StreamLimits str
   c.state_snapshots = flags.state_snapshots;
   c.state_snapshot_blocks = flags.state_snapshot_blocks;
   c.state_rollback = flags.state_rollback;
+  c.state_drafts = flags.state_drafts;
   c.spec_lookup = flags.spec_lookup;
   c.spec_min_ngram = flags.spec_ngram_min;
   c.spec_max_ngram = flags.spec_ngram_max;

@@ -41,6 +41,7 @@ struct EngineFlags {
   int32_t state_snapshots = -1;       // hybrid models' prefix cache: -1 as many as --max-seqs
   int32_t state_snapshot_blocks = 16;
   int32_t state_rollback = 0;  // hybrid models: tokens a sequence's state can be rewound
+  int32_t state_drafts = -1;   // hybrid models: drafts one verify step keeps states for (-1: every source's most)
   int32_t spec_lookup = 0;     // speculative decoding: prompt-lookup drafts per step (0: off)
   int32_t spec_ngram_min = 2;
   int32_t spec_ngram_max = 5;

@@ -60,6 +60,7 @@ CpuDeviceOptions device_options(const CpuEngineConfig& config, const ModelHParam
   if (hp.is_hybrid()) {
     dopt.num_state_snapshots = config.state_snapshots < 0 ? config.max_seqs : config.state_snapshots;
     dopt.state_rollback = config.state_rollback;
+    dopt.state_drafts = config.state_drafts < 0 ? drafts : config.state_drafts;
   }
   return dopt;
 }

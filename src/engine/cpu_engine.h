@@ -68,6 +68,10 @@ struct CpuEngineConfig {
   // then copies its state into the version a step writes, which at batch 16
   // cost about half the decode speed of a medium qwen35 (bench/peer/README).
   int32_t state_rollback = 0;
+  // Hybrid recurrent models: drafts a sequence may verify per step
+  // (CpuDeviceOptions::state_drafts); -1: the most any draft source asks
+  // (prompt lookup's, a predicted output's, the draft model's).
+  int32_t state_drafts = -1;
   // Speculative decoding by prompt lookup (scheduler/speculation.h): drafts
   // per step (0: off) and the n-gram lengths matched.
   int32_t spec_lookup = 0;

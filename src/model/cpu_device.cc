@@ -40,6 +40,7 @@ Result<std::optional<cpu::RecurrentState>> make_state(const Model& model, const 
   layout.num_slots = options.limits.max_seqs + options.num_state_snapshots;
   layout.num_ring_slots = options.limits.max_seqs;
   layout.rollback = options.state_rollback;
+  layout.checkpoints = options.state_drafts;
   MET_ASSIGN_OR_RETURN(cpu::RecurrentState state, cpu::RecurrentState::create(layout));
   return std::optional<cpu::RecurrentState>(std::move(state));
 }
@@ -82,6 +83,7 @@ CpuDevice::CpuDevice(const Model& model, cpu::KvCache kv, std::optional<cpu::Rec
     info_.state_slot_bytes = state_->slot_bytes();
     info_.num_state_snapshot_slots = options.num_state_snapshots;
     info_.state_rollback = options.state_rollback;
+    info_.state_drafts = options.state_drafts;
     // Without a ring deep enough for the lane, a step advances state it
     // cannot rewind: a launched step always stands.
     if (options.state_rollback < kLaneStateRollback) info_.fed_ahead_policy = FedAheadPolicy::kRepickOnly;
@@ -125,7 +127,7 @@ Status CpuDevice::check_plan(const StepPlan& plan) const {
       return invalid_argument("step bans token {}, outside the vocabulary of {}", plan.banned[i], info_.vocab_size);
     }
   }
-  MET_RETURN_IF_ERROR(validate_state_slots(plan, info_.num_state_slots));
+  MET_RETURN_IF_ERROR(validate_state_slots(plan, info_.num_state_slots, info_.state_drafts));
   return validate_plan(plan, info_.num_kv_blocks, max_context, cpu::kBlockTokens, info_.kv_window);
 }
 

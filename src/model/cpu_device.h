@@ -47,6 +47,10 @@ struct CpuDeviceOptions {
   // Models with recurrent layers: tokens a sequence's state can be rewound
   // (versions its slot keeps behind the current one; DeviceInfo::state_rollback).
   int32_t state_rollback = 0;
+  // Models with recurrent layers: drafts a sequence may verify in one step
+  // (DeviceInfo::state_drafts): its slot keeps the state after each verify
+  // row. Versions are calloc'ed, so memory is taken only when used.
+  int32_t state_drafts = 0;
 };
 
 

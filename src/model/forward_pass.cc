@@ -196,7 +196,8 @@ Status ForwardPass::prepare_states(const StepPlan& plan) {
     }
   }
   for (const StepSeq& s : plan.seqs) {
-    MET_RETURN_IF_ERROR(state_->begin_step(*s.state_slot, s.num_cached, s.num_cached + s.num_rows));
+    MET_RETURN_IF_ERROR(
+        state_->begin_step(*s.state_slot, s.num_cached, s.num_cached + s.num_rows, s.state_checkpoints));
   }
   return ok_status();
 }

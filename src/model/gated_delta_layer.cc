@@ -3,9 +3,11 @@
 
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 #include "backend/cpu/kernels/ops.h"
 #include "backend/cpu/kernels/short_conv.h"
+#include "model/state_checkpoints.h"
 
 namespace met {
 namespace {
@@ -68,12 +70,16 @@ void GatedDeltaLayer::run(cpu::ThreadCtx& ctx, const LayerWeights& l, int32_t rl
 // Threads split the channels; each sequence's rows convolve with its own state.
 void GatedDeltaLayer::conv(cpu::ThreadCtx& ctx, const GatedDeltaWeights& w, int32_t rlayer, const StepPlan& plan,
                            cpu::RecurrentState& state) {
-  const auto [c0, c1] = ctx.split(conv_dim_, 16);
+  // Named, not a structured binding: the lambda below captures them.
+  const std::pair<int64_t, int64_t> channels = ctx.split(conv_dim_, 16);
+  const int64_t c0 = channels.first, c1 = channels.second;
   if (c0 < c1) {
     for (const StepSeq& s : plan.seqs) {
-      const int64_t at = static_cast<int64_t>(s.row_begin) * conv_dim_;
-      cpu::short_conv_silu(&qkv_[static_cast<size_t>(at)], conv_dim_, s.num_rows, conv_dim_, c0, c1, w.conv, d_conv_,
-                           state.conv(*s.state_slot, rlayer), &conv_out_[static_cast<size_t>(at)], conv_dim_);
+      convolve_seq(state, s, rlayer, d_conv_, conv_dim_, c0, c1, [&](int32_t r, int32_t n, float* st) {
+        const int64_t at = static_cast<int64_t>(s.row_begin + r) * conv_dim_;
+        cpu::short_conv_silu(&qkv_[static_cast<size_t>(at)], conv_dim_, n, conv_dim_, c0, c1, w.conv, d_conv_, st,
+                             &conv_out_[static_cast<size_t>(at)], conv_dim_);
+      });
     }
   }
   ctx.barrier();
@@ -134,7 +140,11 @@ void GatedDeltaLayer::delta_rule(cpu::ThreadCtx& ctx, int32_t rlayer, const Step
     if (const float* src = state.ssm_source(*s.state_slot, rlayer)) {
       std::memcpy(st, src + h * head_floats, static_cast<size_t>(head_floats) * sizeof(float));
     }
-    if (chunked_ && s.num_rows >= kMinChunkedRows) {
+    if (s.state_checkpoints) {
+      advance_rows_with_checkpoints(state, s, rlayer, h * head_floats, head_floats, st, [&](int32_t r) {
+        cpu::gated_delta_recurrent(cpu::rows_from(in, r), 1, head_dim_, st);
+      });
+    } else if (chunked_ && s.num_rows >= kMinChunkedRows) {
       cpu::gated_delta_chunked(in, s.num_rows, head_dim_, st, scratch_[static_cast<size_t>(ctx.ith())]);
     } else {
       cpu::gated_delta_recurrent(in, s.num_rows, head_dim_, st);

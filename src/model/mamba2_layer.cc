@@ -2,9 +2,11 @@
 #include "model/mamba2_layer.h"
 
 #include <cstring>
+#include <utility>
 
 #include "backend/cpu/kernels/ops.h"
 #include "backend/cpu/kernels/short_conv.h"
+#include "model/state_checkpoints.h"
 
 namespace met {
 namespace {
@@ -52,13 +54,17 @@ void Mamba2Layer::run(cpu::ThreadCtx& ctx, const LayerWeights& l, int32_t rlayer
 // Threads split the channels; each sequence's rows convolve with its own state.
 void Mamba2Layer::conv(cpu::ThreadCtx& ctx, const Mamba2Weights& w, int32_t rlayer, const StepPlan& plan,
                        cpu::RecurrentState& state) {
-  const auto [c0, c1] = ctx.split(conv_dim_, 16);
+  // Named, not a structured binding: the lambda below captures them.
+  const std::pair<int64_t, int64_t> channels = ctx.split(conv_dim_, 16);
+  const int64_t c0 = channels.first, c1 = channels.second;
   if (c0 < c1) {
     for (const StepSeq& s : plan.seqs) {
-      const auto row = static_cast<int64_t>(s.row_begin);
-      cpu::short_conv_silu(&proj_[static_cast<size_t>(row * proj_dim_ + inner_)], proj_dim_, s.num_rows, conv_dim_,
-                           c0, c1, w.conv, d_conv_, state.conv(*s.state_slot, rlayer),
-                           &xbc_[static_cast<size_t>(row * conv_dim_)], conv_dim_, w.conv_bias);
+      convolve_seq(state, s, rlayer, d_conv_, conv_dim_, c0, c1, [&](int32_t r, int32_t n, float* st) {
+        const auto row = static_cast<int64_t>(s.row_begin + r);
+        cpu::short_conv_silu(&proj_[static_cast<size_t>(row * proj_dim_ + inner_)], proj_dim_, n, conv_dim_, c0, c1,
+                             w.conv, d_conv_, st, &xbc_[static_cast<size_t>(row * conv_dim_)], conv_dim_,
+                             w.conv_bias);
+      });
     }
   }
   ctx.barrier();
@@ -94,7 +100,11 @@ void Mamba2Layer::scan(cpu::ThreadCtx& ctx, const Mamba2Weights& w, int32_t rlay
     if (const float* src = state.ssm_source(*s.state_slot, rlayer)) {
       std::memcpy(st, src + h * head_floats, static_cast<size_t>(head_floats) * sizeof(float));
     }
-    if (chunked_ && s.num_rows >= kMinScanChunkedRows) {
+    if (s.state_checkpoints) {
+      advance_rows_with_checkpoints(state, s, rlayer, h * head_floats, head_floats, st, [&](int32_t r) {
+        cpu::ssm_scan_recurrent(cpu::rows_from(in, r), 1, head_dim_, d_state_, st);
+      });
+    } else if (chunked_ && s.num_rows >= kMinScanChunkedRows) {
       cpu::ssm_scan_chunked(in, s.num_rows, head_dim_, d_state_, st, scratch_[static_cast<size_t>(ctx.ith())]);
     } else {
       cpu::ssm_scan_recurrent(in, s.num_rows, head_dim_, d_state_, st);

@@ -20,7 +20,7 @@ StepPlan& PlanBuilder::begin() {
 }
 
 void PlanBuilder::add_seq(int32_t row_begin, int32_t num_rows, int32_t num_cached, std::span<const BlockId> table,
-                          std::optional<StateSlotId> state_slot) {
+                          std::optional<StateSlotId> state_slot, bool state_checkpoints) {
   if (num_seqs_ == plan_.seqs.size()) {
     plan_.seqs.emplace_back();
     if (!spare_.empty()) {
@@ -33,6 +33,7 @@ void PlanBuilder::add_seq(int32_t row_begin, int32_t num_rows, int32_t num_cache
   s.num_rows = num_rows;
   s.num_cached = num_cached;
   s.state_slot = state_slot;
+  s.state_checkpoints = state_checkpoints;
   assign_block_table(s.block_table, table);
 }
 

@@ -23,9 +23,10 @@ class PlanBuilder {
   // Starts a new step: rows, outputs and bans are cleared; seq slots are kept.
   StepPlan& begin();
   // Appends a sequence run of rows with a copy of `table`.
-  // `state_slot`: the seq's recurrent-state slot (models with recurrent layers).
+  // `state_slot`: the seq's recurrent-state slot (models with recurrent
+  // layers); `state_checkpoints`: StepSeq's (a verify step's rows).
   void add_seq(int32_t row_begin, int32_t num_rows, int32_t num_cached, std::span<const BlockId> table,
-               std::optional<StateSlotId> state_slot = std::nullopt);
+               std::optional<StateSlotId> state_slot = std::nullopt, bool state_checkpoints = false);
   // Trims the plan's seqs to those added since begin(); returns the plan.
   const StepPlan& finish();
 

@@ -277,7 +277,8 @@ void Scheduler::after_lane() {
 }
 
 bool Scheduler::propose_all_drafts(DraftPlanner::Mode mode) {
-  return drafts_.propose(active_, options_.spec, max_seq_len_, io_.tel, mode);
+  const DraftLimits limits{max_seq_len_, io_.dev.info().state_drafts};
+  return drafts_.propose(active_, options_.spec, limits, io_.tel, mode);
 }
 
 bool Scheduler::tick() {

@@ -8,22 +8,22 @@
 namespace met {
 
 bool can_speculate(const ActiveSeq& a) {
-  return !a.status.finished && pending_tokens(a) == 1 && !a.seq.state_slot.has_value() && !wants_prompt_logprobs(a) &&
-         a.spec.max_draft > 0;
+  return !a.status.finished && pending_tokens(a) == 1 && !wants_prompt_logprobs(a) && a.spec.max_draft > 0;
 }
 
-int64_t draft_room(const ActiveSeq& a, size_t max_seq_len) {
+int64_t draft_room(const ActiveSeq& a, const DraftLimits& limits) {
   // k drafts commit up to k + 1 tokens: within the output budget and the
   // context (the rows' positions end at tokens.size() - 1 + k).
-  const auto room = static_cast<int64_t>(max_seq_len) - static_cast<int64_t>(a.seq.tokens.size());
-  return std::min({int64_t{a.limits.remaining} - 1, room, int64_t{a.spec.max_draft}});
+  const auto room = static_cast<int64_t>(limits.max_seq_len) - static_cast<int64_t>(a.seq.tokens.size());
+  const int64_t state = a.seq.state_slot.has_value() ? limits.state_drafts : int64_t{kMaxDraftTokens};
+  return std::min({int64_t{a.limits.remaining} - 1, room, int64_t{a.spec.max_draft}, state});
 }
 
-void propose_drafts(ActiveSeq& a, const SpecOptions& options, size_t max_seq_len) {
+void propose_drafts(ActiveSeq& a, const SpecOptions& options, const DraftLimits& limits) {
   a.spec.drafts.clear();
   a.spec.drafts_from_prediction = false;
   if ((!options.enabled() && !a.spec.prediction.has_value()) || !can_speculate(a)) return;
-  const int64_t budget = draft_room(a, max_seq_len);
+  const int64_t budget = draft_room(a, limits);
   if (a.spec.prediction.has_value()) {
     const int64_t cap = std::min<int64_t>(options.prediction_draft, budget);
     if (cap > 0) a.spec.prediction->propose(static_cast<int32_t>(cap), a.spec.drafts);
@@ -36,12 +36,12 @@ void propose_drafts(ActiveSeq& a, const SpecOptions& options, size_t max_seq_len
   propose_prompt_lookup(a.seq.tokens, lookup, a.spec.drafts);
 }
 
-int32_t model_draft_offer(const ActiveSeq& a, const SpecOptions& options, size_t max_seq_len) {
+int32_t model_draft_offer(const ActiveSeq& a, const SpecOptions& options, const DraftLimits& limits) {
   if (options.draft_model == nullptr || !a.spec.drafts.empty() || !can_speculate(a)) return 0;
-  return static_cast<int32_t>(std::clamp<int64_t>(draft_room(a, max_seq_len), 0, options.model_draft));
+  return static_cast<int32_t>(std::clamp<int64_t>(draft_room(a, limits), 0, options.model_draft));
 }
 
-bool DraftPlanner::propose(std::vector<ActiveSeq>& active, const SpecOptions& options, size_t max_seq_len,
+bool DraftPlanner::propose(std::vector<ActiveSeq>& active, const SpecOptions& options, const DraftLimits& limits,
                            TelPort& tel, Mode mode) {
   offers_.clear();
   offered_.clear();
@@ -49,9 +49,9 @@ bool DraftPlanner::propose(std::vector<ActiveSeq>& active, const SpecOptions& op
   int32_t decode_rows = 0;
   for (size_t i = 0; i < active.size(); ++i) {
     ActiveSeq& a = active[i];
-    propose_drafts(a, options, max_seq_len);
+    propose_drafts(a, options, limits);
     if (!a.status.finished && pending_tokens(a) == 1) ++decode_rows;
-    const int32_t model = model_draft_offer(a, options, max_seq_len);
+    const int32_t model = model_draft_offer(a, options, limits);
     const int32_t available = model > 0 ? model : static_cast<int32_t>(a.spec.drafts.size());
     if (available == 0) continue;
     offers_.push_back({a.spec.rate.rate(), available, model > 0 ? draft_cost_.per_draft_ns() : 0.0});

@@ -16,8 +16,10 @@
 // Outputs, spec/prediction.h) while the output is in step with it, else, when
 // the server turns them on, from prompt lookup (spec/prompt_lookup.h) where it
 // finds a match (it costs nothing), else from a draft model
-// (spec/draft_model.h), capped by the request's max_draft_tokens, for models
-// without recurrent state (whose state a rejected row would have advanced).
+// (spec/draft_model.h), capped by the request's max_draft_tokens and, for a
+// sequence with recurrent state, by the checkpoints its slot keeps
+// (DeviceInfo::state_drafts): its verify rows leave the state after each
+// row, so a rejected row's state is never the one the next step runs from.
 // The draft budget decides how many drafts each sequence gets before the
 // draft model runs, so the draft model only computes drafts that are
 // verified. A verify step runs in the synchronous path: the pipelined lane
@@ -60,24 +62,32 @@ struct SpecOptions {
   bool enabled() const { return max_draft > 0; }
 };
 
+// What bounds any sequence's drafts besides its request: the context, and
+// for sequences with recurrent state the drafts one verify step may keep
+// the state after (DeviceInfo::state_drafts).
+struct DraftLimits {
+  size_t max_seq_len = 0;
+  int32_t state_drafts = 0;
+};
+
 // Whether `a` may run verify rows this step: a decoding sequence (one
-// pending token, no prompt logprobs owed) of a model without recurrent state
-// whose request allows drafts.
+// pending token, no prompt logprobs owed) whose request allows drafts.
 bool can_speculate(const ActiveSeq& a);
 
 // The most drafts `a` may verify in one step: committed tokens stay within
-// its output budget and max_seq_len, drafts within its request's cap.
-int64_t draft_room(const ActiveSeq& a, size_t max_seq_len);
+// its output budget and max_seq_len, drafts within its request's cap and,
+// with recurrent state, within state_drafts.
+int64_t draft_room(const ActiveSeq& a, const DraftLimits& limits);
 
 // Replaces a.spec.drafts with the next tokens of a's predicted output, or
 // (none, and prompt lookup on) prompt lookup's proposal for a's history,
 // capped by draft_room; empty when `a` may not speculate.
-void propose_drafts(ActiveSeq& a, const SpecOptions& options, size_t max_seq_len);
+void propose_drafts(ActiveSeq& a, const SpecOptions& options, const DraftLimits& limits);
 
 // How many drafts a draft model would be asked for `a` (options.model_draft
 // within draft_room), when neither a prediction nor prompt lookup gave any;
 // 0 when there is no draft model or `a` may not speculate.
-int32_t model_draft_offer(const ActiveSeq& a, const SpecOptions& options, size_t max_seq_len);
+int32_t model_draft_offer(const ActiveSeq& a, const SpecOptions& options, const DraftLimits& limits);
 
 // The scheduler's speculation across steps: the draft budget
 // (spec/draft_budget.h) with its step cost model, fed every step's measured
@@ -95,7 +105,7 @@ class DraftPlanner {
   // the drafts held back (TelPort::drafts_withheld) and lets the sequences
   // left without any drift back towards trying; a second call for the same
   // step (the lane settled first) proposes again without counting.
-  bool propose(std::vector<ActiveSeq>& active, const SpecOptions& options, size_t max_seq_len, TelPort& tel,
+  bool propose(std::vector<ActiveSeq>& active, const SpecOptions& options, const DraftLimits& limits, TelPort& tel,
                Mode mode);
   // The draft model gives back what it holds for sequences no longer in
   // `active` (finished, failed, preempted).

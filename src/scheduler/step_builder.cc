@@ -37,7 +37,9 @@ void StepBuilder::add_verify(ActiveSeq& a, size_t idx, int32_t n) {
     plan.inputs.push_back(FeedToken{k == 0 ? a.seq.tokens.back() : a.spec.drafts[at - 1]});
     plan.positions.push_back(a.seq.seq_len + k);
   }
-  builder_.add_seq(begin, n, a.seq.seq_len, a.seq.block_table, a.seq.state_slot);
+  // Recurrent state: the step keeps the state after each row, for the
+  // prefix of the drafts that is accepted.
+  builder_.add_seq(begin, n, a.seq.seq_len, a.seq.block_table, a.seq.state_slot, a.seq.state_slot.has_value());
   Scheduled s{idx, n, static_cast<int32_t>(plan.outputs.size())};
   s.num_drafts = n - 1;
   add_verify_outputs(plan, begin, n, a);

@@ -172,6 +172,57 @@ TEST(RecurrentStateRing, CopyAndOverwriteLeaveOneVersionAtTheirPosition) {
   EXPECT_FALSE(s->at(b, 3).ok());
 }
 
+// A verify step of 4 rows from 3 runs in place (no sync) and tags the
+// versions after rows 0-2 as 4, 5 and 6; a step from any of them (an
+// accepted prefix) runs from that exact version and forgets the rest.
+TEST(RecurrentStateCheckpoints, AVerifyStepTagsTheStateAfterEachRowAndAnyOfThemCanBeResumed) {
+  RecurrentLayout layout = small_layout();
+  layout.num_ring_slots = 2;
+  layout.checkpoints = 3;
+  Result<RecurrentState> s = RecurrentState::create(layout);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const StateSlotId slot(1);
+  EXPECT_EQ(s->num_versions(slot), 4);
+  EXPECT_EQ(s->num_versions(StateSlotId(2)), 1);
+  for (int64_t p = 0; p < 3; ++p) run_token(*s, slot, p, static_cast<float>(p + 1));
+  float* before = s->conv(slot, 0);  // without a lane ring, plain steps run in place
+  ASSERT_TRUE(s->begin_step(slot, 3, 7, true).ok());
+  EXPECT_FALSE(s->needs_sync(slot));
+  EXPECT_EQ(s->conv(slot, 0), before);
+  for (int64_t p = 4; p < 7; ++p) {
+    float* c = s->checkpoint(slot, 1, p);
+    EXPECT_NE(c, s->conv(slot, 1));
+    c[0] = static_cast<float>(10 * p);  // what the layer leaves after row p - 4
+  }
+  s->conv(slot, 1)[0] = 70.0f;
+  EXPECT_EQ(s->position(slot), 7);
+  for (int64_t p = 4; p <= 7; ++p) {
+    EXPECT_TRUE(s->holds(slot, p)) << p;
+    EXPECT_EQ(reinterpret_cast<const float*>(bytes_at(*s, slot, p).data())[layout.conv_floats + layout.ssm_floats],
+              static_cast<float>(10 * p));
+  }
+  ASSERT_TRUE(s->begin_step(slot, 5, 6).ok());  // two of four rows accepted
+  EXPECT_EQ(s->conv(slot, 1)[0], 50.0f);
+  EXPECT_FALSE(s->holds(slot, 7));
+  EXPECT_FALSE(s->at(slot, 7).ok());
+}
+
+TEST(RecurrentStateCheckpoints, AVerifyStepLongerThanTheSlotKeepsIsRefusedAndChangesNothing) {
+  RecurrentLayout layout = small_layout();
+  layout.num_ring_slots = 1;
+  layout.checkpoints = 2;
+  Result<RecurrentState> s = RecurrentState::create(layout);
+  ASSERT_TRUE(s.ok());
+  const StateSlotId slot(0);
+  run_token(*s, slot, 0, 1.0f);
+  const Status st = s->begin_step(slot, 1, 5, true);
+  EXPECT_NE(st.message().find("a verify step of 4 rows keeps 3 states"), std::string::npos) << st.message();
+  EXPECT_EQ(s->position(slot), 1);
+  EXPECT_TRUE(s->begin_step(slot, 1, 4, true).ok());
+  layout.checkpoints = kMaxStateRollback + 1;
+  EXPECT_NE(RecurrentState::create(layout).status().message().find("checkpoints"), std::string::npos);
+}
+
 TEST(RecurrentStateRing, ARollbackPastTheLimitIsRefused) {
   RecurrentLayout l = ring_layout(kMaxStateRollback + 1);
   EXPECT_NE(RecurrentState::create(l).status().message().find("rollback"), std::string::npos);

@@ -111,6 +111,17 @@ TEST(ValidateEngineFlags, StateRollbackIsOffByDefaultReachesTheConfigAndIsInRang
   EXPECT_FALSE(validate_engine_flags(f).ok());
 }
 
+TEST(ValidateEngineFlags, StateDraftsFollowTheDraftSourcesByDefaultReachTheConfigAndAreInRange) {
+  EngineFlags f;
+  EXPECT_EQ(engine_config(f)->state_drafts, -1);
+  f.state_drafts = 0;
+  EXPECT_EQ(engine_config(f)->state_drafts, 0);
+  f.state_drafts = -2;
+  EXPECT_NE(validate_engine_flags(f).message().find("--state-drafts -2"), std::string::npos);
+  f.state_drafts = kMaxStateRollbackFlag + 1;
+  EXPECT_FALSE(validate_engine_flags(f).ok());
+}
+
 TEST(ValidateEngineFlags, SpecLookupIsOffByDefaultReachesTheConfigAndIsInRange) {
   EngineFlags f;
   EXPECT_EQ(engine_config(f)->spec_lookup, 0);

@@ -8,7 +8,9 @@
 // the pipelined lane gives the synchronous tokens, and a request's tokens,
 // logprobs and prompt logprobs are the same alone on one thread and in a
 // batch of seventeen on three (batch invariance through routing: which rows
-// share an expert's matmul, and how large its group is, must not matter).
+// share an expert's matmul, and how large its group is, must not matter),
+// and speculative decoding (predicted outputs with edits; recurrent state
+// kept after each verify row) gives the plain run's tokens.
 // Exact equality throughout: with F32 weights a restore that flips one bit
 // of KV, or routing that lets a row's neighbours or the thread count move its
 // sums by an ulp, shows (Q8_0's 8-bit activations absorb most such
@@ -105,6 +107,7 @@ struct Options {
   std::optional<int32_t> prompt_logprobs;
   bool one_at_a_time = false;  // each request ends before the next is submitted
   std::vector<std::string> extra_prompts;
+  std::vector<std::vector<TokenId>> predictions;  // request i's predicted output, where given
 };
 
 // Every prompt (and the extra ones) submitted at once, unless one at a time,
@@ -122,6 +125,7 @@ std::vector<Outcome> run_prompts(ModelEngine& m, const Options& o) {
     r.ignore_eos = true;
     r.logprobs = o.logprobs;
     r.prompt_logprobs = o.prompt_logprobs;
+    if (handles.size() < o.predictions.size()) r.prediction = o.predictions[handles.size()];
     Result<RequestHandle> h = m.engine().submit(std::move(r));
     EXPECT_TRUE(h.ok()) << h.status().to_string();
     handles.push_back(std::move(*h));
@@ -227,6 +231,39 @@ TEST_P(EngineOnMoe, ARequestsLogitsAreTheSameAloneOnOneThreadAndInABatchOnThree)
   const std::vector<Outcome> together = run_prompts(batch, o);
   EXPECT_GT(together.back().prompt_logprobs.size(), 100u);
   expect_same_outcomes(alone, together, "batch of 17 on 3 threads");
+}
+
+// Speculative decoding on every architecture, with recurrent state too (a
+// verify step keeps the state after each row and the next step runs from the
+// accepted prefix's): each request predicts the plain run's output with two
+// tokens changed, so drafts are accepted, rejected and picked up again; the
+// tokens are the plain run's, in a big pool and in a tight one that swaps.
+TEST_P(EngineOnMoe, PredictedOutputsWithEditsGiveTheTokensWithoutThem) {
+  testing::TempDir dir;
+  const std::string path = make_moe_model(dir, GetParam());
+  ModelEngine plain(path, 512, 16, std::nullopt);
+  const std::vector<Outcome> want = run_prompts(plain, {});
+  Options o;
+  for (const Outcome& w : want) {
+    std::vector<TokenId> p = w.tokens;
+    p[p.size() / 3] = p[p.size() / 3] == 9 ? 10 : 9;
+    p[2 * p.size() / 3] = p[2 * p.size() / 3] == 9 ? 10 : 9;
+    o.predictions.push_back(std::move(p));
+  }
+  testing::TempDir spill;
+  for (const int32_t blocks : {512, 14}) {
+    ModelEngine spec(path, blocks, 16, blocks == 14 ? std::optional(spill.path()) : std::nullopt);
+    const std::vector<Outcome> got = run_prompts(spec, o);
+    expect_same_outcomes(want, got, fmt::format("predicted, {} blocks", blocks));
+    int64_t accepted = 0, rejected = 0;
+    for (const Outcome& g : got) {
+      if (!g.finish.has_value()) continue;
+      accepted += g.finish->usage.accepted_prediction_tokens;
+      rejected += g.finish->usage.rejected_prediction_tokens;
+    }
+    EXPECT_GT(accepted, 16 * 30) << blocks << " blocks";
+    EXPECT_GT(rejected, 0) << blocks << " blocks";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(MoeModels, EngineOnMoe,

@@ -19,8 +19,9 @@
 namespace met::testing {
 
 // A model, its tokenizer and an engine over a CpuDevice with `num_blocks`
-// (and, for a recurrent model, `state_rollback` older state versions), with
-// speculative decoding as `spec` says.
+// (and, for a recurrent model, `state_rollback` older state versions, and
+// states kept for as many drafts as `spec` may verify), with speculative
+// decoding as `spec` says.
 class ModelEngine {
  public:
   ModelEngine(const std::string& path, int32_t num_blocks, int32_t max_seqs, std::optional<std::string> spill_dir,
@@ -35,6 +36,7 @@ class ModelEngine {
     d.limits = ForwardLimits{.max_rows = 128, .max_outputs = std::min(128, max_seqs * (1 + drafts)),
                              .max_seqs = max_seqs};
     d.state_rollback = state_rollback;  // recurrent models: the decode rollback ring
+    d.state_drafts = drafts;
     device_ = std::move(*CpuDevice::create(*model_, d));
     EngineOptions eo;
     eo.scheduler.max_seqs = max_seqs;

@@ -5,7 +5,8 @@
 // position of a fixed prompt, per weight dtype; prefill in one chunk, in
 // several and token by token gives the same logits; a sequence's logits do
 // not depend on the sequences sharing its steps or the thread count; a seq
-// that starts at token 0 starts from a zero state whatever its slot held.
+// that starts at token 0 starts from a zero state whatever its slot held; a
+// verify step keeps the state after each row, exactly.
 #include <algorithm>
 #include <cmath>
 
@@ -206,6 +207,14 @@ TEST(HybridModel, AStepRewoundThroughTheRollbackRingIsExact) {
   EXPECT_EQ(dev->info().fed_ahead_policy, FedAheadPolicy::kRewindable);
   EXPECT_EQ(dev->info().state_rollback, kLaneStateRollback);
   EXPECT_EQ(testing::make_test_device(*m)->info().fed_ahead_policy, FedAheadPolicy::kRepickOnly);
+}
+
+// Speculative decoding's verify step on a gated delta net model.
+TEST(HybridModel, AVerifyStepKeepsTheStateAfterEachRowAndContinuesFromAnyAcceptedPrefix) {
+  testing::TempDir dir;
+  auto m = testing::make_and_load(hybrid_spec(Arch::kQwen35, GgmlType::kF32), dir);
+  ASSERT_NE(m, nullptr);
+  testing::expect_verify_steps_rewind_exactly(*m, 4);
 }
 
 TEST(HybridModel, StateSlotsReadBackWhatWasWrittenAndRefuseBadSizes) {

@@ -209,6 +209,13 @@ TEST_P(Mamba2Archs, AStepRewoundThroughTheRollbackRingIsExact) {
   testing::expect_rewound_steps_are_exact(*m, 3);
 }
 
+TEST_P(Mamba2Archs, AVerifyStepKeepsTheStateAfterEachRowAndContinuesFromAnyAcceptedPrefix) {
+  testing::TempDir dir;
+  auto m = testing::make_and_load(mamba_spec(GetParam(), GgmlType::kF32), dir);
+  ASSERT_NE(m, nullptr);
+  testing::expect_verify_steps_rewind_exactly(*m, 4);
+}
+
 INSTANTIATE_TEST_SUITE_P(Archs, Mamba2Archs, ::testing::Values(Arch::kGraniteHybrid, Arch::kNemotronH),
                          [](const auto& param_info) { return std::string(arch_name(param_info.param)); });
 

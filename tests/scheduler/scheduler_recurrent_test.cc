@@ -140,7 +140,7 @@ TEST(SchedulerRecurrent, EachRunningSequenceHoldsItsOwnSlot) {
   }
   EXPECT_EQ(most_in_use, 6);
   for (const StepPlan& plan : f.device->plans()) {
-    ASSERT_TRUE(validate_state_slots(plan, f.kv->num_state_slots()).ok());
+    ASSERT_TRUE(validate_state_slots(plan, f.kv->num_state_slots(), 0).ok());
   }
   EXPECT_TRUE(f.pool_is_full());
 }

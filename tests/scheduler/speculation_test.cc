@@ -6,8 +6,8 @@
 // and in one that swaps or recomputes, with max_tokens and EOS falling inside
 // a draft; a verify step's rejected rows give their blocks back; a step fails
 // at any device call and every request still gets one terminal frame with
-// the pool full again; sequences with recurrent state never get drafts
-// (sampled rows, logprobs, grammars: speculation_sampled_test.cc). A request's predicted output (OpenAI's
+// the pool full again; sequences with recurrent state get drafts only as
+// many as the device keeps states for, and keep their output (sampled rows, logprobs, grammars: speculation_sampled_test.cc). A request's predicted output (OpenAI's
 // Predicted Outputs) is drafted without prompt lookup: one equal to the
 // output is accepted whole (rejected 0), one with an edit is picked up again
 // after it; either way the output is the output without it.
@@ -15,7 +15,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "core/fault_flag.h"
 #include "scheduler_fixture.h"
@@ -164,7 +168,7 @@ TEST(Speculation, AFailureAtAnyDeviceCallAnswersEveryRequestOnce) {
   }
 }
 
-TEST(Speculation, RecurrentSequencesGetNoDrafts) {
+TEST(Speculation, RecurrentSequencesGetNoDraftsWhenTheDeviceKeepsNoStatesForThem) {
   SchedFixtureOptions o = with_spec({}, 4, false);
   o.device.num_state_slots = o.sched.max_seqs;
   o.device.policy = FedAheadPolicy::kRepickOnly;
@@ -175,6 +179,71 @@ TEST(Speculation, RecurrentSequencesGetNoDrafts) {
   EXPECT_EQ(f.req.at(id).finishes.size(), 1u);
   EXPECT_EQ(f.tel.num_drafted, 0);
   EXPECT_TRUE(f.pool_is_full());
+}
+
+struct RecurrentRun {
+  std::vector<std::vector<TokenId>> tokens;
+  int64_t drafted = 0;
+  int64_t accepted = 0;
+  int32_t most_drafts = 0;  // in any verify seq of any step
+  bool all_checkpointed = true;
+  int64_t state_mismatches = 0;
+};
+
+// Four greedy requests on a recurrent FakeDevice whose slots keep states
+// for `state_drafts` drafts; its next token reads the tokens of the context
+// (the state's two entries dropped: a stale state is counted as a mismatch).
+RecurrentRun run_recurrent(int32_t max_draft, int32_t state_drafts, bool pipeline, int32_t kv_blocks) {
+  SchedFixtureOptions o = with_spec({}, max_draft, pipeline);
+  o.device.num_state_slots = o.sched.max_seqs;
+  o.device.state_drafts = state_drafts;
+  o.device.num_kv_blocks = kv_blocks;
+  o.device.policy = FedAheadPolicy::kRepickOnly;
+  SchedFixture f(o);
+  f.device->keep_plans(true);
+  f.device->set_next_token([](std::span<const TokenId> ctx) { return next_token(ctx.first(ctx.size() - 2), 0); });
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < 4; ++i) ids.push_back(f.submit(greedy_request(make_prompt(20 + 9 * i, 40 + i), 50 + i)));
+  f.run();
+  RecurrentRun r;
+  for (uint64_t id : ids) {
+    EXPECT_EQ(f.req.at(id).num_terminal(), 1);
+    r.tokens.push_back(f.req.at(id).tokens);
+  }
+  EXPECT_TRUE(f.pool_is_full());
+  for (const StepPlan& p : f.device->plans()) {
+    for (const StepSeq& s : p.seqs) {
+      const bool verify = s.num_rows > 1 && s.num_cached > 30;  // past every prompt: drafts
+      if (verify) r.all_checkpointed = r.all_checkpointed && s.state_checkpoints;
+      if (s.state_checkpoints) r.most_drafts = std::max(r.most_drafts, s.num_rows - 1);
+    }
+  }
+  r.drafted = f.tel.num_drafted;
+  r.accepted = f.tel.num_accepted;
+  r.state_mismatches = f.device->num_state_mismatches();
+  return r;
+}
+
+// With states kept after each verify row, sequences with recurrent state
+// verify drafts (at most state_drafts a step), each step after a partly
+// rejected verify runs from the state after the accepted prefix, and the
+// output is the output without speculation: pipelined or not, in a roomy
+// pool and in one that preempts.
+TEST(Speculation, RecurrentSequencesVerifyUpToTheStatesTheDeviceKeepsWithTheSameOutput) {
+  for (const bool pipeline : {false, true}) {
+    for (const int32_t blocks : {64, 9}) {
+      const RecurrentRun plain = run_recurrent(0, 3, pipeline, blocks);
+      const RecurrentRun spec = run_recurrent(6, 3, pipeline, blocks);
+      const std::string where = fmt::format("pipeline {} blocks {}", pipeline, blocks);
+      EXPECT_EQ(spec.tokens, plain.tokens) << where;
+      EXPECT_GT(spec.accepted, 0) << where;
+      EXPECT_LT(spec.accepted, spec.drafted) << where;  // some rejected: the rewind is exercised
+      EXPECT_EQ(spec.most_drafts, 3) << where;
+      EXPECT_TRUE(spec.all_checkpointed) << where;
+      EXPECT_EQ(spec.state_mismatches, 0) << where;
+      EXPECT_EQ(plain.state_mismatches, 0) << where;
+    }
+  }
 }
 
 struct Predicted {

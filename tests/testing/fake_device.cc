@@ -50,6 +50,7 @@ FakeDevice::FakeDevice(FakeDeviceOptions options) : options_(std::move(options))
   info_.state_slot_bytes = options_.num_state_slots > 0 ? static_cast<int64_t>(sizeof(uint64_t)) : 0;
   info_.num_state_snapshot_slots = options_.num_state_snapshot_slots;
   info_.state_rollback = options_.state_rollback;
+  info_.state_drafts = options_.state_drafts;
   states_.assign(static_cast<size_t>(options_.num_state_slots), std::vector<SlotState>(1));
 }
 
@@ -73,7 +74,7 @@ FakeDevice::SlotState FakeDevice::begin_state(StateSlotId slot, int64_t from) {
 void FakeDevice::end_state(StateSlotId slot, const SlotState& st) {
   std::vector<SlotState>& versions = states_[static_cast<size_t>(slot.value())];
   versions.push_back(st);
-  const size_t keep = 1 + static_cast<size_t>(options_.state_rollback);
+  const size_t keep = 1 + static_cast<size_t>(std::max(options_.state_rollback, options_.state_drafts));
   if (versions.size() > keep) versions.erase(versions.begin(), versions.end() - static_cast<ptrdiff_t>(keep));
 }
 
@@ -91,6 +92,7 @@ void FakeDevice::run_states(const StepPlan& plan, std::span<const TokenId> token
       st.hash = mix_state(st.hash, tokens[row]);
       ++st.num_tokens;
       row_state_[row] = st.hash;
+      if (sq.state_checkpoints && k + 1 < sq.num_rows) end_state(*sq.state_slot, st);
     }
     end_state(*sq.state_slot, st);
   }
@@ -119,7 +121,7 @@ Result<Ticket> FakeDevice::launch(const StepPlan& plan) {
   MET_RETURN_IF_ERROR(count(DeviceCall::kLaunch));
   MET_RETURN_IF_ERROR(
       validate_plan(plan, info_.num_kv_blocks, info_.max_context, info_.kv_block_tokens, info_.kv_window));
-  MET_RETURN_IF_ERROR(validate_state_slots(plan, info_.num_state_slots));
+  MET_RETURN_IF_ERROR(validate_state_slots(plan, info_.num_state_slots, info_.state_drafts));
   if (plan.num_rows() > info_.max_rows) return invalid_argument("{} rows > {}", plan.num_rows(), info_.max_rows);
   if (pending_.size() >= 2) return internal_error("FakeDevice keeps at most two steps in flight");
   const Ticket ticket(next_ticket_++);

@@ -19,7 +19,7 @@
 // state_rollback, a slot keeps that many older versions and a step runs from
 // the one at its num_cached, as a device with a decode rollback ring does;
 // read_state_slot reads the version at a position and refuses when there is
-// none. A plan's state restores are made before its rows and its snapshots
+// none. With state_drafts, a verify seq keeps a version after each row. A plan's state restores are made before its rows and its snapshots
 // after them.
 // Threading: one caller (the engine thread). Never linked into apps/.
 #pragma once
@@ -56,6 +56,9 @@ struct FakeDeviceOptions {
   int32_t num_state_snapshot_slots = 0;
   // DeviceInfo::state_rollback: older state versions each slot keeps.
   int32_t state_rollback = 0;
+  // DeviceInfo::state_drafts: a verify seq (StepSeq::state_checkpoints)
+  // keeps the state after each of its rows, up to this many drafts.
+  int32_t state_drafts = 0;
   // Tokens the default next-token function never returns (EOG ids).
   std::vector<TokenId> avoid;
   // StepResult::busy_ns of a step of so many rows (unset: 0, not measured).

@@ -8,6 +8,8 @@
 #include <functional>
 #include <numeric>
 
+#include <fmt/format.h>
+
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
 #include "testing/reference_forward.h"
@@ -36,6 +38,7 @@ std::unique_ptr<CpuDevice> make_test_device(const Model& model, const TestDevice
   o.limits = options.limits;
   o.forward = options.forward;
   o.state_rollback = options.state_rollback;
+  o.state_drafts = options.state_drafts;
   auto d = CpuDevice::create(model, o);
   EXPECT_TRUE(d.ok()) << d.status().to_string();
   return d.ok() ? std::move(d).value() : nullptr;
@@ -136,16 +139,18 @@ void expect_prefill_chunkings_agree(const Model& model, const ForwardOptions& ch
 namespace {
 
 // One step of `tokens` at [begin, begin + n) of the sequence in slot 0,
-// logits for its last row; the await's status.
-Status step_logits(Device& dev, std::span<const TokenId> tokens, int32_t begin, std::vector<float>& logits) {
+// logits for its last row (a verify step's: for every row, one after
+// another); the await's status.
+Status step_logits(Device& dev, std::span<const TokenId> tokens, int32_t begin, std::vector<float>& logits,
+                   bool verify = false) {
   StepPlan plan;
   const auto n = static_cast<int32_t>(tokens.size());
   for (int32_t i = 0; i < n; ++i) {
     plan.inputs.push_back(FeedToken{tokens[static_cast<size_t>(i)]});
     plan.positions.push_back(begin + i);
+    if (verify || i + 1 == n) plan.outputs.push_back(OutputRow{i, OutputKind::kLogits});
   }
-  plan.seqs.push_back(StepSeq{0, n, begin, block_range(0, 4), StateSlotId(0)});
-  plan.outputs.push_back(OutputRow{n - 1, OutputKind::kLogits});
+  plan.seqs.push_back(StepSeq{0, n, begin, block_range(0, 4), StateSlotId(0), verify});
   Result<Ticket> t = dev.launch(plan);
   if (!t.ok()) return t.status();
   StepResult r;
@@ -180,6 +185,43 @@ void expect_rewound_steps_are_exact(const Model& model, int32_t rollback) {
   }
   const Status too_far = step_logits(*ringed, std::vector<TokenId>{a}, 13, got);
   EXPECT_NE(too_far.message().find("no state after 13 tokens"), std::string::npos) << too_far.message();
+}
+
+void expect_verify_steps_rewind_exactly(const Model& model, int32_t drafts) {
+  const auto vocab = static_cast<uint32_t>(model.hparams().vocab_size);
+  const std::vector<TokenId> prompt = fixed_prompt(12, vocab);
+  std::vector<TokenId> rows;  // the decode row's token, then the drafts
+  for (int32_t i = 0; i <= drafts; ++i) rows.push_back(static_cast<TokenId>((29 * i + 3) % vocab));
+  const TokenId next = 13;  // what the sequence runs after the accepted prefix
+  // want[j]: logits after rows [0, j], decoded one at a time; after[j]: then `next`.
+  std::vector<std::vector<float>> want(rows.size()), after(rows.size());
+  std::vector<float> got;
+  for (size_t j = 0; j < rows.size(); ++j) {
+    auto straight = make_test_device(model);
+    ASSERT_TRUE(step_logits(*straight, prompt, 0, got).ok());
+    for (size_t i = 0; i <= j; ++i) {
+      ASSERT_TRUE(step_logits(*straight, std::span(&rows[i], 1), static_cast<int32_t>(12 + i), want[i]).ok());
+    }
+    ASSERT_TRUE(step_logits(*straight, std::span(&next, 1), static_cast<int32_t>(13 + j), after[j]).ok());
+  }
+  const size_t v = vocab;
+  for (size_t j = 0; j < rows.size(); ++j) {
+    auto dev = make_test_device(model, {.state_drafts = drafts});
+    ASSERT_TRUE(step_logits(*dev, prompt, 0, got).ok());
+    ASSERT_TRUE(step_logits(*dev, rows, 12, got, true).ok());
+    ASSERT_EQ(got.size(), rows.size() * v);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      EXPECT_TRUE(std::equal(want[i].begin(), want[i].end(), got.begin() + static_cast<ptrdiff_t>(i * v)))
+          << "verify row " << i;
+    }
+    // Rows [0, j] accepted: the sequence goes on from 13 + j.
+    ASSERT_TRUE(step_logits(*dev, std::span(&next, 1), static_cast<int32_t>(13 + j), got).ok());
+    EXPECT_EQ(got, after[j]) << "continued after " << j + 1 << " of " << rows.size() << " rows";
+  }
+  auto dev = make_test_device(model, {.state_drafts = drafts});
+  rows.push_back(5);
+  const Status refused = step_logits(*dev, rows, 0, got, true);
+  EXPECT_NE(refused.message().find(fmt::format("may verify {}", drafts)), std::string::npos) << refused.message();
 }
 
 double relative_error(std::span<const float> ref, std::span<const float> got) {

@@ -36,6 +36,7 @@ struct TestDeviceOptions {
   ForwardLimits limits{.max_rows = 64, .max_outputs = 32, .max_seqs = 8};
   ForwardOptions forward{};
   int32_t state_rollback = 0;  // CpuDeviceOptions::state_rollback
+  int32_t state_drafts = 0;    // CpuDeviceOptions::state_drafts
 };
 
 // EXPECTs that creation succeeds.
@@ -74,6 +75,15 @@ void expect_prefill_chunkings_agree(const Model& model, const ForwardOptions& ch
 // past p; a step from a position the ring no longer holds fails at await,
 // naming it.
 void expect_rewound_steps_are_exact(const Model& model, int32_t rollback);
+
+// A recurrent model on a device keeping states for `drafts` drafts: a
+// verify step of drafts + 1 rows (StepSeq::state_checkpoints) gives at each
+// row, bit for bit, the logits of decoding those tokens one step at a time,
+// and a sequence continued after any accepted prefix of them (a step from
+// each position it covers) gives the logits of a device that decoded only
+// that prefix; a verify step with one draft more is refused, naming the
+// limit.
+void expect_verify_steps_rewind_exactly(const Model& model, int32_t drafts);
 
 double relative_error(std::span<const float> ref, std::span<const float> got);
 

@@ -23,18 +23,25 @@ Status check_layout(const RecurrentLayout& layout) {
     return invalid_argument("recurrent state: a rollback of {} tokens is outside [0, {}]", layout.rollback,
                             kMaxStateRollback);
   }
+  if (layout.checkpoints < 0 || layout.checkpoints > kMaxStateRollback) {
+    return invalid_argument("recurrent state: {} checkpoints per verify step is outside [0, {}]", layout.checkpoints,
+                            kMaxStateRollback);
+  }
   if (layout.num_ring_slots < 0 || layout.num_ring_slots > layout.num_slots) {
     return invalid_argument("recurrent state: {} ring slots of {} slots", layout.num_ring_slots, layout.num_slots);
   }
   return ok_status();
 }
 
+// Versions a ring slot keeps besides its current one.
+int64_t ring_extra(const RecurrentLayout& layout) { return std::max(layout.rollback, layout.checkpoints); }
+
 }  // namespace
 
 Result<RecurrentState> RecurrentState::create(const RecurrentLayout& layout) {
   MET_RETURN_IF_ERROR(check_layout(layout));
   const int64_t per_layer = layout.conv_floats + layout.ssm_floats;
-  const int64_t versions = layout.num_slots + int64_t{layout.num_ring_slots} * layout.rollback;
+  const int64_t versions = layout.num_slots + int64_t{layout.num_ring_slots} * ring_extra(layout);
   const int64_t limit = kMaxRecurrentStateBytes / static_cast<int64_t>(sizeof(float));
   if (per_layer > limit / layout.num_layers || per_layer * layout.num_layers > limit / versions) {
     return invalid_argument("recurrent state: {} slot versions of {} layers × {} floats is past {} bytes", versions,
@@ -61,13 +68,14 @@ void RecurrentState::check_slot(StateSlotId slot) const {
 
 int32_t RecurrentState::num_versions(StateSlotId slot) const {
   check_slot(slot);
-  return slot.value() < layout_.num_ring_slots ? 1 + layout_.rollback : 1;
+  return slot.value() < layout_.num_ring_slots ? 1 + static_cast<int32_t>(ring_extra(layout_)) : 1;
 }
 
 int64_t RecurrentState::first_version(StateSlotId slot) const {
   const int64_t s = slot.value();
   const int64_t ring = layout_.num_ring_slots;
-  return s < ring ? s * (1 + layout_.rollback) : ring * (1 + layout_.rollback) + (s - ring);
+  const int64_t per_ring_slot = 1 + ring_extra(layout_);
+  return s < ring ? s * per_ring_slot : ring * per_ring_slot + (s - ring);
 }
 
 float* RecurrentState::version_base(StateSlotId slot, int32_t version) const {
@@ -88,7 +96,7 @@ bool RecurrentState::holds(StateSlotId slot, int64_t from) const {
   return from == 0 || std::find(tags, tags + n, from) != tags + n;
 }
 
-Status RecurrentState::begin_step(StateSlotId slot, int64_t from, int64_t to) {
+Status RecurrentState::begin_step(StateSlotId slot, int64_t from, int64_t to, bool checkpoints) {
   const int32_t n = num_versions(slot);
   int64_t* tags = &tags_[static_cast<size_t>(first_version(slot))];
   int32_t& cur = current_[static_cast<size_t>(slot.value())];
@@ -103,11 +111,18 @@ Status RecurrentState::begin_step(StateSlotId slot, int64_t from, int64_t to) {
     return out_of_range("state slot {}: no state after {} tokens to run from (it holds {})", slot.value(), from,
                         held.empty() ? "none" : held);
   }
+  if (checkpoints && to - from - 1 > n - 1) {
+    src = -1;
+    return out_of_range("state slot {}: a verify step of {} rows keeps {} states besides its last; the slot keeps {}",
+                        slot.value(), to - from, to - from - 1, n - 1);
+  }
   for (int32_t v = 0; v < n; ++v) {
     if (tags[v] > from) tags[v] = -1;  // a branch the sequence was rewound from
   }
   cur = src >= 0 ? src : cur;
-  if (n > 1) {  // keep the version at `from` to rewind to: write a free or the oldest other one
+  // The lane's ring keeps the version at `from` to rewind to: the step
+  // writes a free or the oldest other one. A verify step runs in place.
+  if (!checkpoints && slot.value() < layout_.num_ring_slots && layout_.rollback > 0) {
     cur = src == 0 ? 1 : 0;
     for (int32_t v = 0; v < n; ++v) {
       if (v != src && tags[v] < tags[cur]) cur = v;
@@ -116,7 +131,31 @@ Status RecurrentState::begin_step(StateSlotId slot, int64_t from, int64_t to) {
   if (src < 0) std::memset(version_base(slot, cur), 0, static_cast<size_t>(slot_bytes()));
   if (src == cur) src = -1;  // in place
   tags[cur] = to;
+  if (checkpoints) tag_checkpoints(slot, from, to);
   return ok_status();
+}
+
+void RecurrentState::tag_checkpoints(StateSlotId slot, int64_t from, int64_t to) {
+  const int32_t n = num_versions(slot);
+  int64_t* tags = &tags_[static_cast<size_t>(first_version(slot))];
+  const int32_t cur = current_[static_cast<size_t>(slot.value())];
+  for (int64_t p = from + 1; p < to; ++p) {
+    int32_t pick = -1;
+    for (int32_t v = 0; v < n; ++v) {
+      if (v != cur && (pick < 0 || tags[v] < tags[pick])) pick = v;
+    }
+    tags[pick] = p;  // newer than every other tag: the next pick takes another
+  }
+}
+
+float* RecurrentState::checkpoint(StateSlotId slot, int32_t layer, int64_t position) {
+  const int32_t n = num_versions(slot);
+  const int64_t* tags = &tags_[static_cast<size_t>(first_version(slot))];
+  const auto v = static_cast<int32_t>(std::find(tags, tags + n, position) - tags);
+  MET_CHECK(v < n && position > 0, "state slot {}: no checkpoint after {} tokens", slot.value(), position);
+  MET_CHECK(layer >= 0 && layer < layout_.num_layers, "recurrent layer {} outside [0, {})", layer,
+            layout_.num_layers);
+  return version_base(slot, v) + layer * (layout_.conv_floats + layout_.ssm_floats);
 }
 
 bool RecurrentState::needs_sync(StateSlotId slot) const {

@@ -7,10 +7,13 @@
 // after (the tokens the sequence had consumed; -1: none). The slots of
 // running sequences (the first num_ring_slots) keep `rollback` older versions
 // behind the current one, the decode rollback ring: a step from position p
-// runs on the version tagged p, so a sequence rewound to p (an over-run or a
-// rejected draft) continues from its exact state; other slots (snapshots)
+// runs on the version tagged p, so a sequence rewound to p (an over-run of
+// the pipelined lane) continues from its exact state. They also keep
+// `checkpoints` versions for verify steps (speculative decoding): such a
+// step leaves the state after each of its rows, so the sequence continues
+// from whichever prefix of its drafts was accepted. Other slots (snapshots)
 // keep one. The pool is calloc'ed: pages are zero and taken from the OS only
-// when a slot is first used.
+// when a version is first written.
 // Invariants: slot ids are below num_slots and layer indexes below
 // num_layers (MET_CHECK); the layout is fixed at create(); conv()/ssm() and
 // slot() name a slot's current version; no two versions of a slot hold the
@@ -42,6 +45,9 @@ struct RecurrentLayout {
   // current one (the tokens a running sequence's state can be rewound).
   int32_t num_ring_slots = 0;
   int32_t rollback = 0;
+  // The most rows but one a verify step of a ring slot may keep the state
+  // after (begin_step's checkpoints): its drafts.
+  int32_t checkpoints = 0;
 };
 
 inline constexpr int64_t kMaxRecurrentStateBytes = int64_t{1} << 40;  // 1 TiB: past it is a typo
@@ -76,7 +82,16 @@ class RecurrentState {
   // (sync_layer, or head by head from ssm_source); that version stays, to
   // rewind to. Versions past `from` are
   // forgotten. Refuses, naming the positions it holds, when none holds `from`.
-  Status begin_step(StateSlotId slot, int64_t from, int64_t to);
+  // With `checkpoints` (a verify step, whose sequence is never rewound before
+  // `from + 1`), the step advances the version at `from` in place and other
+  // versions, tagged from + 1 … to - 1, take the state after each row but
+  // the last (checkpoint()); refuses when the slot keeps fewer than
+  // to - from - 1 other versions.
+  Status begin_step(StateSlotId slot, int64_t from, int64_t to, bool checkpoints = false);
+  // Recurrent layer `layer` of the version a checkpointed step tagged
+  // `position`: its conv state, then its SSM state, for the layer to copy
+  // its state after that row into. REQUIRES: such a version.
+  float* checkpoint(StateSlotId slot, int32_t layer, int64_t position);
   // Whether the step begun on `slot` reads another version than it writes.
   bool needs_sync(StateSlotId slot) const;
   // Copies floats [f0, f1) of recurrent layer `layer` (conv, then SSM) from
@@ -120,6 +135,9 @@ class RecurrentState {
   float* layer_base(StateSlotId slot, int32_t layer) const;
   // Forgets every version of `slot` but the current one, which takes `position`.
   void keep_only_current(StateSlotId slot, int64_t position);
+  // Tags from + 1 … to - 1 on the oldest versions of `slot` other than its
+  // current one (begin_step's checkpoints).
+  void tag_checkpoints(StateSlotId slot, int64_t from, int64_t to);
 
   RecurrentLayout layout_;
   int64_t slot_floats_ = 0;

@@ -39,6 +39,17 @@ struct GatedDeltaRows {
   int64_t out_stride = 0;
 };
 
+// The same rows from row r on.
+inline GatedDeltaRows rows_from(GatedDeltaRows rows, int64_t r) {
+  rows.q += r * rows.q_stride;
+  rows.k += r * rows.k_stride;
+  rows.v += r * rows.v_stride;
+  rows.g += r * rows.gb_stride;
+  rows.beta += r * rows.gb_stride;
+  rows.out += r * rows.out_stride;
+  return rows;
+}
+
 // Token by token. state: head_dim*head_dim floats, transposed as above,
 // updated in place.
 void gated_delta_recurrent(const GatedDeltaRows& rows, int64_t num_rows, int32_t head_dim, float* state);

@@ -14,6 +14,7 @@
 // channel. Tested by tests/backend/short_conv_test.cc.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 namespace met::cpu {
@@ -29,5 +30,14 @@ inline constexpr int32_t kMaxShortConvWidth = 8;  // d_conv; Qwen3.5 and Mamba2 
 void short_conv_silu(const float* x, int64_t x_stride, int64_t rows, int64_t channels, int64_t c_begin,
                      int64_t c_end, const float* kernel, int32_t d_conv, float* state, float* out,
                      int64_t out_stride, const float* bias = nullptr);
+
+// Copies channels [c_begin, c_end) of a short convolution's state ((d_conv -
+// 1) rows of `channels` floats) from `from` to `to`: a checkpoint of it.
+inline void copy_conv_state(const float* from, float* to, int32_t d_conv, int64_t channels, int64_t c_begin,
+                            int64_t c_end) {
+  for (int32_t w = 0; w + 1 < d_conv; ++w) {
+    std::copy(from + w * channels + c_begin, from + w * channels + c_end, to + w * channels + c_begin);
+  }
+}
 
 }  // namespace met::cpu

@@ -55,6 +55,16 @@ struct SsmScanRows {
   int64_t y_stride = 0;
 };
 
+// The same rows from row r on.
+inline SsmScanRows rows_from(SsmScanRows rows, int64_t r) {
+  rows.x += r * rows.x_stride;
+  rows.b += r * rows.b_stride;
+  rows.c += r * rows.c_stride;
+  rows.dt += r * rows.dt_stride;
+  rows.y += r * rows.y_stride;
+  return rows;
+}
+
 // Token by token. state: head_dim*d_state floats as above, updated in place.
 void ssm_scan_recurrent(const SsmScanRows& rows, int64_t num_rows, int32_t head_dim, int32_t d_state, float* state);
 
