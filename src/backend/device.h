@@ -68,6 +68,9 @@ struct DeviceInfo {
   // Drafts a sequence with recurrent state may verify in one step (rows of
   // a StepSeq with state_checkpoints, less one); 0: none.
   int32_t state_drafts = 0;
+  // Drafts per step the model's own MTP block gives (StepResult::mtp_argmax);
+  // 0: none runs.
+  int32_t mtp_drafts = 0;
 };
 
 class Device {

@@ -100,6 +100,9 @@ struct StepResult {
   std::vector<float> logits;
   // For output i: its argmax token (filled for every output).
   std::vector<TokenId> argmax;
+  // For output i, with an MTP block running (DeviceInfo::mtp_drafts > 0):
+  // the token it predicts after output i's argmax (a draft); else empty.
+  std::vector<TokenId> mtp_argmax;
   // The device's time on this step, in ns (0: not measured). The draft
   // budget fits its cost model to it (spec/draft_budget.h).
   int64_t busy_ns = 0;

@@ -51,9 +51,12 @@ Result<std::unique_ptr<CpuDevice>> CpuDevice::create(const Model& model, const C
   if (options.num_threads < 1) return invalid_argument("--threads must be at least 1");
   if (options.num_kv_blocks < 1) return invalid_argument("the KV pool needs at least one block");
   const ModelHParams& hp = model.hparams();
+  if (options.forward.mtp && hp.nextn_predict_layers == 0) {
+    return invalid_argument("the model has no MTP block (nextn_predict_layers is 0) to draft with");
+  }
   cpu::KvLayout layout;
   layout.dtype = options.kv_dtype;
-  layout.num_layers = count_layers(model, LayerKind::kAttention);
+  layout.num_layers = ForwardPass::kv_layers(model, options.forward.mtp);
   layout.num_kv_heads = static_cast<int32_t>(hp.num_kv_heads);
   layout.head_dim = static_cast<int32_t>(hp.head_dim);
   layout.num_blocks = options.num_kv_blocks;
@@ -89,6 +92,7 @@ CpuDevice::CpuDevice(const Model& model, cpu::KvCache kv, std::optional<cpu::Rec
     if (options.state_rollback < kLaneStateRollback) info_.fed_ahead_policy = FedAheadPolicy::kRepickOnly;
   }
   info_.num_experts = forward_.expert_load().num_experts();
+  info_.mtp_drafts = options.forward.mtp ? 1 : 0;
   info_.num_kv_heads = static_cast<int32_t>(model.hparams().num_kv_heads);
   info_.head_dim = static_cast<int32_t>(model.hparams().head_dim);
   info_.max_rows = options.limits.max_rows;

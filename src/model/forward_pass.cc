@@ -22,6 +22,8 @@ ForwardPass::ForwardPass(const Model& model, cpu::KvCache& kv, cpu::RecurrentSta
       case LayerKind::kFfnOnly: kind_index_.push_back(0); break;
     }
   }
+  mtp_ = options.mtp;
+  if (mtp_) kind_index_.push_back(num_attention);  // the MTP block: the cache's last layer
   rope_swa_.freq_base = hp.rope_freq_base_swa;
   const size_t rows = static_cast<size_t>(limits.max_rows);
   attn_scale_ = hp.attention_scale != 0.0f ? hp.attention_scale : 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
@@ -35,7 +37,15 @@ ForwardPass::ForwardPass(const Model& model, cpu::KvCache& kv, cpu::RecurrentSta
   gate_.resize(rows * hp.feed_forward_length);
   up_.resize(rows * hp.feed_forward_length);
   out_x_.resize(static_cast<size_t>(limits.max_outputs) * hp.embedding_length);
-  const uint64_t widest = std::max({hp.embedding_length, hp.q_dim(), hp.feed_forward_length, hp.ssm_inner_size});
+  const uint32_t mtp_width = mtp_ ? 2 * hp.embedding_length : 0;  // eh_proj's input
+  const uint64_t widest =
+      std::max({hp.embedding_length, hp.q_dim(), hp.feed_forward_length, hp.ssm_inner_size, mtp_width});
+  if (mtp_) {
+    mtp_in_.resize(rows * mtp_width);
+    mtp_logits_.resize(static_cast<size_t>(limits.max_outputs) * hp.vocab_size);
+    row_output_.resize(rows);
+    row_next_.resize(rows);
+  }
   if (model.traits().gated_attention) {
     qg_.resize(rows * 2 * hp.q_dim());
     attn_gate_.resize(rows * hp.q_dim());
@@ -62,6 +72,19 @@ void ForwardPass::prepare_result(const StepPlan& plan, StepResult& result) const
   result.vocab_size = static_cast<int32_t>(vocab);
   result.logits.resize(plan.outputs.size() * vocab);
   result.argmax.resize(plan.outputs.size());
+  result.mtp_argmax.resize(mtp_ ? plan.outputs.size() : 0);
+}
+
+int32_t ForwardPass::kv_layers(const Model& model, bool mtp) {
+  int32_t n = mtp ? 1 : 0;
+  for (const LayerWeights& l : model.weights().layers) n += l.kind == LayerKind::kAttention ? 1 : 0;
+  return n;
+}
+
+const LayerWeights& ForwardPass::layer_weights(int layer) const {
+  const auto num_layers = static_cast<int>(model_.hparams().num_layers);
+  if (layer < num_layers) return model_.weights().layers[static_cast<size_t>(layer)];
+  return model_.weights().mtp[static_cast<size_t>(layer - num_layers)].block;
 }
 
 void ForwardPass::embed(cpu::ThreadCtx& ctx, std::span<const TokenId> tokens, int64_t rows) {
@@ -80,7 +103,7 @@ void ForwardPass::embed(cpu::ThreadCtx& ctx, std::span<const TokenId> tokens, in
 
 void ForwardPass::qkv_post(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan) {
   const ModelHParams& hp = model_.hparams();
-  const LayerWeights& l = model_.weights().layers[static_cast<size_t>(layer)];
+  const LayerWeights& l = layer_weights(layer);
   const int64_t q_dim = hp.q_dim(), kv_dim = hp.kv_dim(), head_dim = hp.head_dim;
   const auto [r0, r1] = ctx.split(plan.num_rows());
   if (!qg_.empty()) split_q_gate(r0, r1);
@@ -121,7 +144,7 @@ void ForwardPass::qkv_post(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan)
 
 void ForwardPass::attention_block(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan) {
   const ModelHParams& hp = model_.hparams();
-  const LayerWeights& l = model_.weights().layers[static_cast<size_t>(layer)];
+  const LayerWeights& l = layer_weights(layer);
   const int64_t rows = plan.num_rows(), embd = hp.embedding_length;
   if (l.kind == LayerKind::kFfnOnly) return;
   // A recurrent layer's state version is filled before the norm's barrier.
@@ -227,7 +250,7 @@ void ForwardPass::add_residual(cpu::ThreadCtx& ctx, int64_t rows) {
 
 void ForwardPass::ffn_block(cpu::ThreadCtx& ctx, int layer, int64_t rows) {
   const ModelHParams& hp = model_.hparams();
-  const LayerWeights& l = model_.weights().layers[static_cast<size_t>(layer)];
+  const LayerWeights& l = layer_weights(layer);
   const int64_t embd = hp.embedding_length, ff = hp.feed_forward_length;
   if (l.ffn_norm == nullptr) return;  // nemotron_h's mixer layers
   {
@@ -243,7 +266,7 @@ void ForwardPass::ffn_block(cpu::ThreadCtx& ctx, int layer, int64_t rows) {
   }
   if (model_.traits().moe) {
     moe_.run(ctx, l.moe, xn_.data(), rows, tmp_.data());
-    if (ctx.ith() == 0) expert_load_.add(layer, moe_.group_offsets());
+    if (ctx.ith() == 0 && layer < static_cast<int>(hp.num_layers)) expert_load_.add(layer, moe_.group_offsets());
     add_residual(ctx, rows);
     return;
   }
@@ -317,6 +340,7 @@ void ForwardPass::run(cpu::ThreadCtx& ctx, const StepPlan& plan, std::span<const
     for (const StepSeq& s : plan.seqs) {
       attn_seqs_.push_back(cpu::AttnSeq{s.block_table, s.num_cached, s.row_begin, s.num_rows});
     }
+    if (mtp_) index_mtp_rows(plan, tokens);
   }
   embed(ctx, tokens, rows);
   const int num_layers = static_cast<int>(model_.hparams().num_layers);
@@ -326,6 +350,78 @@ void ForwardPass::run(cpu::ThreadCtx& ctx, const StepPlan& plan, std::span<const
   }
   take_snapshots(ctx, plan);  // the last layer ended with a barrier; no later op touches a state
   output(ctx, plan, result);
+  if (mtp_) run_mtp(ctx, plan, tokens, result);
+}
+
+void ForwardPass::index_mtp_rows(const StepPlan& plan, std::span<const TokenId> tokens) {
+  std::fill(row_output_.begin(), row_output_.begin() + plan.num_rows(), -1);
+  for (size_t o = 0; o < plan.outputs.size(); ++o) {
+    row_output_[static_cast<size_t>(plan.outputs[o].row)] = static_cast<int32_t>(o);
+  }
+  for (const StepSeq& s : plan.seqs) {
+    for (int32_t i = 0; i < s.num_rows; ++i) {
+      const auto r = static_cast<size_t>(s.row_begin + i);
+      row_next_[r] = tokens[i + 1 < s.num_rows ? r + 1 : r];
+    }
+  }
+}
+
+void ForwardPass::run_mtp(cpu::ThreadCtx& ctx, const StepPlan& plan, std::span<const TokenId> tokens,
+                          StepResult& result) {
+  ctx.barrier();  // output()'s argmax is read below
+  const ModelHParams& hp = model_.hparams();
+  const int64_t rows = plan.num_rows(), embd = hp.embedding_length;
+  mtp_inputs(ctx, plan, tokens, result);
+  const Product proj[] = {{&model_.weights().mtp[0].eh_proj, x_.data()}};
+  linear(ctx, mtp_in_.data(), rows, 2 * embd, proj, act_);
+  const auto layer = static_cast<int>(hp.num_layers);
+  attention_block(ctx, layer, plan);
+  ffn_block(ctx, layer, rows);
+  mtp_output(ctx, plan, result);
+}
+
+// Row r's input: [enorm(embedding of the token after r); hnorm(output_norm(h_r))].
+// The token after r is r's argmax where r has an output, else the next row's
+// token in its seq (a prompt chunk's last row without an output has
+// neither: its own token stands in, an entry no draft is read from).
+void ForwardPass::mtp_inputs(cpu::ThreadCtx& ctx, const StepPlan& plan, std::span<const TokenId> tokens,
+                             const StepResult& result) {
+  const ModelHParams& hp = model_.hparams();
+  const MtpWeights& m = model_.weights().mtp[0];
+  const int64_t embd = hp.embedding_length;
+  const auto [r0, r1] = ctx.split(plan.num_rows());
+  for (int64_t r = r0; r < r1; ++r) {
+    const int32_t o = row_output_[static_cast<size_t>(r)];
+    const TokenId next = o >= 0 ? result.argmax[static_cast<size_t>(o)] : row_next_[static_cast<size_t>(r)];
+    float* in = &mtp_in_[static_cast<size_t>(r * 2 * embd)];
+    cpu::embedding_row(m.embed_tokens.type, m.embed_tokens.data, embd, next, in);
+    cpu::rms_norm(in, m.enorm, embd, hp.rms_norm_eps, in);
+    cpu::rms_norm(&x_[static_cast<size_t>(r * embd)], model_.weights().output_norm, embd, hp.rms_norm_eps, in + embd);
+    cpu::rms_norm(in + embd, m.hnorm, embd, hp.rms_norm_eps, in + embd);
+  }
+  ctx.barrier();
+}
+
+void ForwardPass::mtp_output(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult& result) {
+  const ModelHParams& hp = model_.hparams();
+  const MtpWeights& m = model_.weights().mtp[0];
+  const int64_t embd = hp.embedding_length, vocab = hp.vocab_size;
+  const auto num_out = static_cast<int64_t>(plan.outputs.size());
+  {
+    const auto [o0, o1] = ctx.split(num_out);
+    for (int64_t o = o0; o < o1; ++o) {
+      const int64_t r = plan.outputs[static_cast<size_t>(o)].row;
+      cpu::rms_norm(&x_[r * embd], m.shared_head_norm, embd, hp.rms_norm_eps, &out_x_[o * embd]);
+    }
+    ctx.barrier();
+  }
+  const Product head[] = {{&m.shared_head_head, mtp_logits_.data()}};
+  linear(ctx, out_x_.data(), num_out, embd, head, act_);
+  const auto [o0, o1] = ctx.split(num_out);
+  for (int64_t o = o0; o < o1; ++o) {
+    result.mtp_argmax[static_cast<size_t>(o)] =
+        static_cast<TokenId>(cpu::argmax(&mtp_logits_[static_cast<size_t>(o * vocab)], vocab));
+  }
 }
 
 }  // namespace met

@@ -17,6 +17,12 @@
 // residual add, and divide the logits; attention_scale replaces
 // 1/sqrt(head_dim); attention layers rotate only where hp.uses_rope;
 // nemotron_h's layers have a mixer or an FFN (relu², no gate), not both.
+// With ForwardOptions::mtp the model's first MTP block (nextn) runs after the
+// trunk on every row: its input is the row's hidden state after output_norm
+// and the embedding of the token after the row (the row's argmax where it
+// has an output, else the next row's token), its attention layer's KV is the
+// cache's last layer, and its head's argmax per output row is
+// StepResult::mtp_argmax: the token it predicts two places past the row.
 // Invariants: all scratch is sized at construction for `max_rows` rows and
 // `max_outputs` output rows; run() allocates nothing. A row's results depend
 // only on its own sequence (batch invariance), never on its neighbours.
@@ -59,6 +65,10 @@ struct ForwardOptions {
   // Mamba2 layers likewise run prefill rows through the chunked (SSD) form
   // of the selective scan; off, every row runs the recurrent form.
   bool chunked_ssm_scan = false;
+  // Runs the model's first MTP block after the trunk (see above). REQUIRES:
+  // nextn_predict_layers >= 1 and a KV cache with one layer past the
+  // model's attention layers.
+  bool mtp = false;
 };
 
 class ForwardPass {
@@ -68,6 +78,9 @@ class ForwardPass {
               int num_threads, ForwardOptions options = {});
 
   const ForwardLimits& limits() const { return limits_; }
+  // KV cache layers this pass writes: the attention layers, and the MTP
+  // block's with ForwardOptions::mtp.
+  static int32_t kv_layers(const Model& model, bool mtp);
   // (token, choice) pairs routed to each expert of each layer so far (MoE
   // models; no layers otherwise): thread 0 adds a layer's group sizes once
   // per step. Readable from any thread.
@@ -105,6 +118,15 @@ class ForwardPass {
   void relu2_ffn(cpu::ThreadCtx& ctx, const LayerWeights& l, int64_t rows);
   void add_residual(cpu::ThreadCtx& ctx, int64_t rows);
   void output(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult& result);
+  // The trunk's layers, then the MTP block as layer num_layers.
+  const LayerWeights& layer_weights(int layer) const;
+  // ForwardOptions::mtp: row_output_ and row_next_ (thread 0, before the trunk).
+  void index_mtp_rows(const StepPlan& plan, std::span<const TokenId> tokens);
+  // ForwardOptions::mtp: the MTP block over every row, its argmax per output.
+  void run_mtp(cpu::ThreadCtx& ctx, const StepPlan& plan, std::span<const TokenId> tokens, StepResult& result);
+  void mtp_inputs(cpu::ThreadCtx& ctx, const StepPlan& plan, std::span<const TokenId> tokens,
+                  const StepResult& result);
+  void mtp_output(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult& result);
 
   const Model& model_;
   cpu::KvCache& kv_;
@@ -121,6 +143,11 @@ class ForwardPass {
   std::vector<float> x_, xn_, q_, k_, v_, attn_out_, tmp_, gate_, up_;
   std::vector<float> out_x_;  // normalized output rows
   std::vector<float> qg_, attn_gate_;  // gated attention: per-head [Q | gate] rows, and the gates
+  bool mtp_ = false;                   // ForwardOptions::mtp
+  std::vector<float> mtp_in_;          // MTP: per row [enorm(e); hnorm(h)]
+  std::vector<float> mtp_logits_;      // MTP: per output row
+  std::vector<int32_t> row_output_;    // MTP: per row, its output's index (-1: none)
+  std::vector<TokenId> row_next_;      // MTP: per row, the next row's token in its seq (its own when last)
   GatedDeltaLayer gdn_;                // hybrid models only
   Mamba2Layer mamba_;                  // Mamba2 hybrids only
   ActivationBuffers act_;  // prepared activations, one slot per distinct weight type

@@ -6,9 +6,13 @@
 // several and token by token gives the same logits; a sequence's logits do
 // not depend on the sequences sharing its steps or the thread count; a seq
 // that starts at token 0 starts from a zero state whatever its slot held; a
-// verify step keeps the state after each row, exactly.
+// verify step keeps the state after each row, exactly; the MTP block
+// predicts as the reference's does and leaves the trunk's logits alone.
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <span>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -23,8 +27,7 @@ namespace {
 
 constexpr uint32_t kVocab = 600;
 
-// 4 trunk layers (0-2 gated delta, 3 attention), one MTP block (loaded, not
-// run); 2 key heads and 4 value heads, so value head h reads key head h % 2
+// 4 trunk layers (0-2 gated delta, 3 attention), one MTP block; 2 key heads and 4 value heads, so value head h reads key head h % 2
 // (qwen3next: h / 2).
 RandomModelSpec hybrid_spec(Arch arch, GgmlType dtype) {
   RandomModelSpec s;
@@ -215,6 +218,82 @@ TEST(HybridModel, AVerifyStepKeepsTheStateAfterEachRowAndContinuesFromAnyAccepte
   auto m = testing::make_and_load(hybrid_spec(Arch::kQwen35, GgmlType::kF32), dir);
   ASSERT_NE(m, nullptr);
   testing::expect_verify_steps_rewind_exactly(*m, 4);
+}
+
+struct MtpRun {
+  std::vector<std::vector<float>> logits;  // per position
+  std::vector<TokenId> argmax, mtp_argmax;
+};
+
+// `tokens` in chunks of 5 with an output at every row, on a device with the
+// MTP block on or off.
+MtpRun run_with_outputs(const Model& m, std::span<const TokenId> tokens, bool mtp) {
+  auto dev = testing::make_test_device(m, {.forward = {.mtp = mtp}});
+  MtpRun run;
+  if (dev == nullptr) return run;
+  const auto n = static_cast<int32_t>(tokens.size());
+  for (int32_t begin = 0; begin < n; begin += 5) {
+    const int32_t rows = std::min(5, n - begin);
+    StepPlan plan;
+    for (int32_t i = 0; i < rows; ++i) {
+      plan.inputs.push_back(FeedToken{tokens[static_cast<size_t>(begin + i)]});
+      plan.positions.push_back(begin + i);
+      plan.outputs.push_back(OutputRow{i, OutputKind::kLogits});
+    }
+    plan.seqs.push_back(StepSeq{0, rows, begin, testing::block_range(0, 2), StateSlotId(0)});
+    const StepResult r = testing::run_step(*dev, plan);
+    for (int32_t i = 0; i < rows; ++i) {
+      run.logits.emplace_back(r.logits.begin() + i * kVocab, r.logits.begin() + (i + 1) * kVocab);
+      run.argmax.push_back(r.argmax[static_cast<size_t>(i)]);
+      if (mtp) run.mtp_argmax.push_back(r.mtp_argmax[static_cast<size_t>(i)]);
+    }
+  }
+  return run;
+}
+
+// The MTP block (ForwardOptions::mtp): each row's MTP argmax is the
+// double-precision reference's, given the row's argmax as the token after
+// it (positions where the reference's top two logits are within float
+// rounding are not compared); the trunk's logits are the same bits as
+// without the block, whose KV is a layer of its own.
+TEST(HybridModel, TheMtpBlockPredictsAsTheReferenceAndLeavesTheTrunkAlone) {
+  for (const Arch arch : {Arch::kQwen35, Arch::kQwen35Moe}) {
+    testing::TempDir dir;
+    auto m = testing::make_and_load(hybrid_spec(arch, GgmlType::kF32), dir);
+    ASSERT_NE(m, nullptr);
+    const auto tokens = testing::fixed_prompt(23, kVocab);
+    const MtpRun plain = run_with_outputs(*m, tokens, false);
+    const MtpRun mtp = run_with_outputs(*m, tokens, true);
+    ASSERT_EQ(mtp.mtp_argmax.size(), tokens.size());
+    EXPECT_EQ(mtp.logits, plain.logits) << arch_name(arch);
+    const testing::ReferenceForward ref(*m);
+    const auto want = ref.mtp_logits(tokens, mtp.argmax);
+    int compared = 0;
+    for (size_t t = 0; t < tokens.size(); ++t) {
+      std::vector<float> sorted = want[t];
+      std::partial_sort(sorted.begin(), sorted.begin() + 2, sorted.end(), std::greater<>());
+      if (sorted[0] - sorted[1] < 1e-4f * std::fabs(sorted[0])) continue;
+      ++compared;
+      const auto best = static_cast<TokenId>(std::max_element(want[t].begin(), want[t].end()) - want[t].begin());
+      EXPECT_EQ(mtp.mtp_argmax[t], best) << arch_name(arch) << " position " << t;
+    }
+    EXPECT_GE(compared, 20) << arch_name(arch);
+  }
+}
+
+TEST(HybridModel, AnMtpDeviceNeedsAModelWithAnMtpBlock) {
+  testing::TempDir dir;
+  RandomModelSpec spec = hybrid_spec(Arch::kQwen35, GgmlType::kF32);
+  spec.nextn_predict_layers = 0;
+  auto m = testing::make_and_load(spec, dir);
+  ASSERT_NE(m, nullptr);
+  CpuDeviceOptions o;
+  o.num_kv_blocks = 4;
+  o.limits = ForwardLimits{.max_rows = 8, .max_outputs = 8, .max_seqs = 2};
+  o.forward.mtp = true;
+  const auto dev = CpuDevice::create(*m, o);
+  ASSERT_FALSE(dev.ok());
+  EXPECT_NE(dev.status().message().find("no MTP block"), std::string::npos) << dev.status().message();
 }
 
 TEST(HybridModel, StateSlotsReadBackWhatWasWrittenAndRefuseBadSizes) {

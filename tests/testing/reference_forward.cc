@@ -90,57 +90,74 @@ ReferenceForward::ReferenceForward(const Model& m) : model_(m) {
   token_embd_ = load(m, "token_embd.weight");
   output_norm_ = load(m, "output_norm.weight");
   output_ = m.weights().tied_output ? token_embd_ : load(m, "output.weight");
-  for (uint32_t i = 0; i < m.hparams().num_layers; ++i) {
-    auto n = [i](const char* what) { return "blk." + std::to_string(i) + "." + what; };
-    Layer& l = layers_.emplace_back();
-    l.attn_norm = load(m, n("attn_norm.weight"));
-    l.wq = load(m, n("attn_q.weight"));
-    l.wk = load(m, n("attn_k.weight"));
-    l.wv = load(m, n("attn_v.weight"));
-    l.wo = load(m, n("attn_output.weight"));
-    l.bq = load(m, n("attn_q.bias"));
-    l.bk = load(m, n("attn_k.bias"));
-    l.bv = load(m, n("attn_v.bias"));
-    l.q_norm = load(m, n("attn_q_norm.weight"));
-    l.k_norm = load(m, n("attn_k_norm.weight"));
-    l.ffn_norm = load(m, n("ffn_norm.weight"));
-    if (l.ffn_norm.empty()) l.ffn_norm = load(m, n("post_attention_norm.weight"));  // gpt-oss
-    l.bo = load(m, n("attn_output.bias"));
-    l.sinks = load(m, n("attn_sinks.weight"));
-    l.router_b = load(m, n("ffn_gate_inp.bias"));
-    l.gate_exps_b = load(m, n("ffn_gate_exps.bias"));
-    l.up_exps_b = load(m, n("ffn_up_exps.bias"));
-    l.down_exps_b = load(m, n("ffn_down_exps.bias"));
-    l.window = m.hparams().layer_window(i);
-    l.w_gate = load(m, n("ffn_gate.weight"));
-    l.w_up = load(m, n("ffn_up.weight"));
-    l.w_down = load(m, n("ffn_down.weight"));
-    l.router = load(m, n("ffn_gate_inp.weight"));
-    l.gate_exps = load(m, n("ffn_gate_exps.weight"));
-    l.up_exps = load(m, n("ffn_up_exps.weight"));
-    l.down_exps = load(m, n("ffn_down_exps.weight"));
-    l.shexp_gate_inp = load(m, n("ffn_gate_inp_shexp.weight"));
-    l.shexp_gate = load(m, n("ffn_gate_shexp.weight"));
-    l.shexp_up = load(m, n("ffn_up_shexp.weight"));
-    l.shexp_down = load(m, n("ffn_down_shexp.weight"));
-    l.recurrent = m.hparams().layer_is_recurrent(i);
-    l.wqkv = load(m, n("attn_qkv.weight"));
-    l.wgate = load(m, n("attn_gate.weight"));
-    l.ssm_conv = load(m, n("ssm_conv1d.weight"));
-    l.ssm_dt = load(m, n("ssm_dt.bias"));
-    l.ssm_a = load(m, n("ssm_a"));
-    l.ssm_beta = load(m, n("ssm_beta.weight"));
-    l.ssm_alpha = load(m, n("ssm_alpha.weight"));
-    l.ssm_ba = load(m, n("ssm_ba.weight"));
-    l.ssm_norm = load(m, n("ssm_norm.weight"));
-    l.ssm_out = load(m, n("ssm_out.weight"));
-    l.mamba2 = l.recurrent && m.hparams().ssm_kind == SsmKind::kMamba2;
-    l.ffn_only = m.hparams().layer_is_ffn_only(i);
-    if (l.ffn_only) l.ffn_norm = l.attn_norm;  // nemotron_h: the FFN reads attn_norm
-    l.ssm_in = load(m, n("ssm_in.weight"));
-    l.ssm_conv_b = load(m, n("ssm_conv1d.bias"));
-    l.ssm_d = load(m, n("ssm_d"));
-  }
+  const ModelHParams& hp = m.hparams();
+  for (uint32_t i = 0; i < hp.num_layers; ++i) layers_.push_back(load_layer(i));
+  if (hp.nextn_predict_layers == 0) return;
+  const std::string mtp = "blk." + std::to_string(hp.num_layers) + ".";
+  mtp_.block = load_layer(hp.num_layers);
+  mtp_.eh_proj = load(m, mtp + "nextn.eh_proj.weight");
+  mtp_.enorm = load(m, mtp + "nextn.enorm.weight");
+  mtp_.hnorm = load(m, mtp + "nextn.hnorm.weight");
+  mtp_.shared_head_norm = load(m, mtp + "nextn.shared_head_norm.weight");
+  if (mtp_.shared_head_norm.empty()) mtp_.shared_head_norm = output_norm_;
+  mtp_.embed = load(m, mtp + "nextn.embed_tokens.weight");
+  if (mtp_.embed.empty()) mtp_.embed = token_embd_;
+  mtp_.head = load(m, mtp + "nextn.shared_head_head.weight");
+  if (mtp_.head.empty()) mtp_.head = output_;
+}
+
+ReferenceForward::Layer ReferenceForward::load_layer(uint32_t i) const {
+  const Model& m = model_;
+  auto n = [i](const char* what) { return "blk." + std::to_string(i) + "." + what; };
+  Layer l;
+  l.attn_norm = load(m, n("attn_norm.weight"));
+  l.wq = load(m, n("attn_q.weight"));
+  l.wk = load(m, n("attn_k.weight"));
+  l.wv = load(m, n("attn_v.weight"));
+  l.wo = load(m, n("attn_output.weight"));
+  l.bq = load(m, n("attn_q.bias"));
+  l.bk = load(m, n("attn_k.bias"));
+  l.bv = load(m, n("attn_v.bias"));
+  l.q_norm = load(m, n("attn_q_norm.weight"));
+  l.k_norm = load(m, n("attn_k_norm.weight"));
+  l.ffn_norm = load(m, n("ffn_norm.weight"));
+  if (l.ffn_norm.empty()) l.ffn_norm = load(m, n("post_attention_norm.weight"));  // gpt-oss
+  l.bo = load(m, n("attn_output.bias"));
+  l.sinks = load(m, n("attn_sinks.weight"));
+  l.router_b = load(m, n("ffn_gate_inp.bias"));
+  l.gate_exps_b = load(m, n("ffn_gate_exps.bias"));
+  l.up_exps_b = load(m, n("ffn_up_exps.bias"));
+  l.down_exps_b = load(m, n("ffn_down_exps.bias"));
+  l.window = m.hparams().layer_window(i);
+  l.w_gate = load(m, n("ffn_gate.weight"));
+  l.w_up = load(m, n("ffn_up.weight"));
+  l.w_down = load(m, n("ffn_down.weight"));
+  l.router = load(m, n("ffn_gate_inp.weight"));
+  l.gate_exps = load(m, n("ffn_gate_exps.weight"));
+  l.up_exps = load(m, n("ffn_up_exps.weight"));
+  l.down_exps = load(m, n("ffn_down_exps.weight"));
+  l.shexp_gate_inp = load(m, n("ffn_gate_inp_shexp.weight"));
+  l.shexp_gate = load(m, n("ffn_gate_shexp.weight"));
+  l.shexp_up = load(m, n("ffn_up_shexp.weight"));
+  l.shexp_down = load(m, n("ffn_down_shexp.weight"));
+  l.recurrent = m.hparams().layer_is_recurrent(i);
+  l.wqkv = load(m, n("attn_qkv.weight"));
+  l.wgate = load(m, n("attn_gate.weight"));
+  l.ssm_conv = load(m, n("ssm_conv1d.weight"));
+  l.ssm_dt = load(m, n("ssm_dt.bias"));
+  l.ssm_a = load(m, n("ssm_a"));
+  l.ssm_beta = load(m, n("ssm_beta.weight"));
+  l.ssm_alpha = load(m, n("ssm_alpha.weight"));
+  l.ssm_ba = load(m, n("ssm_ba.weight"));
+  l.ssm_norm = load(m, n("ssm_norm.weight"));
+  l.ssm_out = load(m, n("ssm_out.weight"));
+  l.mamba2 = l.recurrent && m.hparams().ssm_kind == SsmKind::kMamba2;
+  l.ffn_only = m.hparams().layer_is_ffn_only(i);
+  if (l.ffn_only) l.ffn_norm = l.attn_norm;  // nemotron_h: the FFN reads attn_norm
+  l.ssm_in = load(m, n("ssm_in.weight"));
+  l.ssm_conv_b = load(m, n("ssm_conv1d.bias"));
+  l.ssm_d = load(m, n("ssm_d"));
+  return l;
 }
 
 void ReferenceForward::add_residual(std::vector<double>& x, const std::vector<double>& out) const {
@@ -284,10 +301,9 @@ void ReferenceForward::attention(const Layer& l, Rows& x) const {
   for (size_t t = 0; t < T; ++t) add_residual(x[t], out[t]);
 }
 
-std::vector<std::vector<float>> ReferenceForward::logits(std::span<const TokenId> tokens,
-                                                         std::vector<double>* routing_margins) const {
+Rows ReferenceForward::trunk(std::span<const TokenId> tokens, std::vector<double>* routing_margins) const {
   const ModelHParams& hp = model_.hparams();
-  const size_t embd = hp.embedding_length, vocab = hp.vocab_size, T = tokens.size();
+  const size_t embd = hp.embedding_length, T = tokens.size();
   Rows x(T, std::vector<double>(embd));
   for (size_t t = 0; t < T; ++t) {
     for (size_t i = 0; i < embd; ++i) x[t][i] = token_embd_[static_cast<size_t>(tokens[t]) * embd + i];
@@ -296,21 +312,33 @@ std::vector<std::vector<float>> ReferenceForward::logits(std::span<const TokenId
   }
   constexpr double kInf = std::numeric_limits<double>::infinity();
   std::vector<double> margin(T, kInf);
-  for (const Layer& l : layers_) {
-    if (l.mamba2) {
-      mamba2(l, x);
-    } else if (l.recurrent) {
-      gated_delta(l, x);
-    } else if (!l.ffn_only) {
-      attention(l, x);
-    }
-    if (l.ffn_norm.empty()) continue;  // nemotron_h: a mixer alone
-    for (size_t t = 0; t < T; ++t) {
-      auto xn = rms_norm(x[t], l.ffn_norm.data(), embd, hp.rms_norm_eps);
-      add_residual(x[t], ffn(l, xn, margin[t]));
-    }
-  }
+  for (const Layer& l : layers_) run_layer(l, x, margin);
   if (routing_margins != nullptr) *routing_margins = margin;
+  return x;
+}
+
+void ReferenceForward::run_layer(const Layer& l, Rows& x, std::vector<double>& margin) const {
+  const ModelHParams& hp = model_.hparams();
+  const size_t embd = hp.embedding_length;
+  if (l.mamba2) {
+    mamba2(l, x);
+  } else if (l.recurrent) {
+    gated_delta(l, x);
+  } else if (!l.ffn_only) {
+    attention(l, x);
+  }
+  if (l.ffn_norm.empty()) return;  // nemotron_h: a mixer alone
+  for (size_t t = 0; t < x.size(); ++t) {
+    auto xn = rms_norm(x[t], l.ffn_norm.data(), embd, hp.rms_norm_eps);
+    add_residual(x[t], ffn(l, xn, margin[t]));
+  }
+}
+
+std::vector<std::vector<float>> ReferenceForward::logits(std::span<const TokenId> tokens,
+                                                         std::vector<double>* routing_margins) const {
+  const ModelHParams& hp = model_.hparams();
+  const size_t embd = hp.embedding_length, vocab = hp.vocab_size, T = tokens.size();
+  const Rows x = trunk(tokens, routing_margins);
   std::vector<std::vector<float>> out(T);
   for (size_t t = 0; t < T; ++t) {
     auto xn = rms_norm(x[t], output_norm_.data(), embd, hp.rms_norm_eps);
@@ -318,6 +346,31 @@ std::vector<std::vector<float>> ReferenceForward::logits(std::span<const TokenId
     if (hp.logit_scale != 0.0f) {
       for (double& e : lg) e /= static_cast<double>(hp.logit_scale);
     }
+    out[t].assign(lg.begin(), lg.end());
+  }
+  return out;
+}
+
+std::vector<std::vector<float>> ReferenceForward::mtp_logits(std::span<const TokenId> tokens,
+                                                             std::span<const TokenId> next) const {
+  const ModelHParams& hp = model_.hparams();
+  const size_t embd = hp.embedding_length, vocab = hp.vocab_size, T = tokens.size();
+  const Rows h = trunk(tokens, nullptr);
+  Rows x(T);
+  for (size_t t = 0; t < T; ++t) {
+    std::vector<double> e(mtp_.embed.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(next[t]) * embd),
+                          mtp_.embed.begin() + static_cast<ptrdiff_t>((static_cast<size_t>(next[t]) + 1) * embd));
+    std::vector<double> in = rms_norm(e, mtp_.enorm.data(), embd, hp.rms_norm_eps);
+    const auto hn = rms_norm(rms_norm(h[t], output_norm_.data(), embd, hp.rms_norm_eps), mtp_.hnorm.data(), embd,
+                             hp.rms_norm_eps);
+    in.insert(in.end(), hn.begin(), hn.end());
+    x[t] = matvec(mtp_.eh_proj, in, embd);
+  }
+  std::vector<double> margin(T);
+  run_layer(mtp_.block, x, margin);
+  std::vector<std::vector<float>> out(T);
+  for (size_t t = 0; t < T; ++t) {
+    const auto lg = matvec(mtp_.head, rms_norm(x[t], mtp_.shared_head_norm.data(), embd, hp.rms_norm_eps), vocab);
     out[t].assign(lg.begin(), lg.end());
   }
   return out;

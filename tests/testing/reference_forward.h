@@ -18,7 +18,10 @@
 // wq's rows per head into the query and its gate, rotate the first rope_dims
 // of each head NeoX-wise (what IMROPE does for text when every pair is in a
 // section) and scale the attention output by sigmoid(gate) before wo;
-// post_attention_norm feeds the FFN. MTP blocks are not run.
+// post_attention_norm feeds the FFN. The first MTP block (mtp_logits): per
+// position t, eh_proj · [enorm(embedding of next[t]); hnorm(output_norm(h_t))]
+// through its layer (attending over positions 0..t of those inputs),
+// shared_head_norm and the head.
 // granitehybrid/nemotron_h: Mamba2 layers token by token
 // (reference_mamba2.h); plain attention, rotated (normal rope) only where
 // hp.uses_rope, scaled by attention_scale when set; granite's embedding,
@@ -48,6 +51,9 @@ class ReferenceForward {
   // route differently where the margin is small.
   std::vector<std::vector<float>> logits(std::span<const TokenId> tokens,
                                          std::vector<double>* routing_margins = nullptr) const;
+  // The first MTP block's logits at each position t of `tokens`, given the
+  // token after t (next[t]). REQUIRES: the model has an MTP block.
+  std::vector<std::vector<float>> mtp_logits(std::span<const TokenId> tokens, std::span<const TokenId> next) const;
 
  private:
   struct Layer {
@@ -68,6 +74,11 @@ class ReferenceForward {
     bool ffn_only = false;
     std::vector<float> ssm_in, ssm_conv_b, ssm_d;
   };
+  Layer load_layer(uint32_t i) const;
+  // The residual stream after every trunk layer.
+  Rows trunk(std::span<const TokenId> tokens, std::vector<double>* routing_margins) const;
+  // x through layer l (its mixer, then its FFN).
+  void run_layer(const Layer& l, Rows& x, std::vector<double>& margin) const;
   // x += attention of layer l over all positions.
   void attention(const Layer& l, Rows& x) const;
   // x += the gated delta net of layer l over all positions, token by token
@@ -87,6 +98,11 @@ class ReferenceForward {
   const Model& model_;
   std::vector<float> token_embd_, output_norm_, output_;
   std::vector<Layer> layers_;
+  struct Mtp {
+    Layer block;
+    std::vector<float> eh_proj, enorm, hnorm, shared_head_norm, embed, head;
+  };
+  Mtp mtp_;
 };
 
 }  // namespace met::testing
