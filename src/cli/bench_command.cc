@@ -158,6 +158,7 @@ Status run_spec(const BenchOptions& o, const Model& model) {
   CpuEngineConfig plain_config = spec_config;
   plain_config.spec_lookup = 0;
   plain_config.draft_model_path.clear();
+  plain_config.spec_mtp = false;
   MET_ASSIGN_OR_RETURN(std::unique_ptr<CpuEngine> plain, CpuEngine::create(model, plain_config));
   MET_ASSIGN_OR_RETURN(std::unique_ptr<CpuEngine> spec, CpuEngine::create(model, spec_config));
   MET_ASSIGN_OR_RETURN(SpecReport r, run_spec_bench(*plain, *spec, so));
@@ -167,13 +168,15 @@ Status run_spec(const BenchOptions& o, const Model& model) {
     j["threads"] = spec_config.num_threads;
     j["draft_model"] = o.engine.draft_model;
     j["spec_lookup"] = o.engine.spec_lookup;
+    j["spec_mtp"] = o.engine.spec_mtp;
     j["speculation"] = spec_report_json(r);
     std::cout << j.dump() << "\n";
     return ok_status();
   }
-  std::cout << fmt::format("model {}, {} threads, {} prompt tokens, greedy; speculation: {}{}{}\n", o.model_path,
+  std::cout << fmt::format("model {}, {} threads, {} prompt tokens, greedy; speculation: {}{}{}{}\n", o.model_path,
                            spec_config.num_threads, o.prompt_tokens,
                            o.engine.spec_lookup > 0 ? fmt::format("prompt lookup {} ", o.engine.spec_lookup) : "",
+                           o.engine.spec_mtp ? "MTP " : "",
                            o.engine.draft_model.empty() ? "" : fmt::format("draft model {} ", o.engine.draft_model),
                            fmt::format("(predictions always), adaptive {}", o.engine.spec_adaptive));
   std::cout << spec_report_table(r);
@@ -190,11 +193,11 @@ Status run_bench(const BenchOptions& o) {
   }
   MET_RETURN_IF_ERROR(validate_engine_flags(o.engine));
   MET_RETURN_IF_ERROR(validate_serving_bench(o.serving));
-  const bool drafts = o.engine.spec_lookup > 0 || !o.engine.draft_model.empty();
+  const bool drafts = o.engine.spec_lookup > 0 || !o.engine.draft_model.empty() || o.engine.spec_mtp;
   if (drafts && o.serving.concurrency.empty() && !o.spec) {
     // The device figures run fixed steps; only the engine drafts.
-    return invalid_argument("speculative decoding (--spec-lookup, --draft-model) speeds up the engine's figures "
-                            "only: give --concurrency or --spec too");
+    return invalid_argument("speculative decoding (--spec-lookup, --draft-model, --spec-mtp) speeds up the "
+                            "engine's figures only: give --concurrency or --spec too");
   }
   const GgmlType kv_dtype = *parse_ggml_type(o.engine.kv_dtype);
   ProgressBar load_bar("loading " + std::filesystem::path(o.model_path).filename().string());

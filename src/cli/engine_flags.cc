@@ -105,6 +105,9 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& flags) {
                  "model) drafts tokens greedily on its own KV pool; they are verified in one step; same output");
   cmd.add_option("--draft-max", flags.draft_max, "Speculative decoding: the draft model's drafts per step")
       ->capture_default_str();
+  cmd.add_flag("--spec-mtp", flags.spec_mtp,
+               "Speculative decoding: the model's own MTP block (nextn, e.g. Qwen3.5's) drafts a token a step, "
+               "verified in the next; same output");
   cmd.add_option("--spec-adaptive", flags.spec_adaptive,
                  "Speculative decoding: on verifies only drafts worth their row, from each request's acceptance "
                  "and the measured cost of a row (backing off as the batch grows compute-bound); off verifies "
@@ -209,6 +212,7 @@ Result<CpuEngineConfig> engine_config(const EngineFlags& flags, StreamLimits str
   c.spec_adaptive = flags.spec_adaptive == "on";
   c.draft_model_path = flags.draft_model;
   c.draft_max = flags.draft_max;
+  c.spec_mtp = flags.spec_mtp;
   c.streams = streams;
   return c;
 }

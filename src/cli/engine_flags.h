@@ -47,6 +47,7 @@ struct EngineFlags {
   int32_t spec_ngram_max = 5;
   std::string draft_model;      // speculative decoding: a draft model's GGUF ("": none)
   int32_t draft_max = 4;        // its drafts per step
+  bool spec_mtp = false;        // speculative decoding: the model's MTP block drafts
   std::string spec_adaptive = "on";  // on: drafts within the draft budget (spec/draft_budget.h)
 };
 

@@ -36,6 +36,8 @@ struct MakeModelOptions {
   std::optional<uint32_t> experts, experts_used, expert_ff, shared_expert_ff;
   std::optional<uint32_t> sliding_window, swa_pattern;
   std::optional<uint32_t> head_dim, ssm_state, ssm_groups, ssm_heads, conv_kernel, full_attn_interval, mtp_layers;
+  bool mtp_copy_last_layer = false;
+  float branch_scale = 1.0f;
   std::optional<std::string> pattern;
   bool attn_rope = false;
 };
@@ -86,6 +88,7 @@ Status apply_hybrid_options(const MakeModelOptions& o, RandomModelSpec& spec) {
   spec.ssm_conv_kernel = o.conv_kernel.value_or(spec.ssm_conv_kernel);
   spec.full_attention_interval = o.full_attn_interval.value_or(spec.full_attention_interval);
   spec.nextn_predict_layers = o.mtp_layers.value_or(spec.nextn_predict_layers);
+  spec.mtp_copies_last_layer = o.mtp_copy_last_layer;
   return ok_status();
 }
 
@@ -109,6 +112,7 @@ Result<RandomModelSpec> build_spec(const MakeModelOptions& o) {
     return invalid_argument("--sliding-window and --swa-pattern need --arch gpt-oss");
   }
   spec.sliding_window = o.sliding_window.value_or(0);
+  spec.branch_scale = o.branch_scale;
   spec.swa_pattern = o.swa_pattern.value_or(spec.swa_pattern);
   spec.num_layers = o.layers.value_or(spec.num_layers);
   spec.embedding_length = o.embd.value_or(spec.embedding_length);
@@ -197,6 +201,12 @@ void add_make_model_command(CLI::App& app) {
   cmd->add_option("--full-attn-interval", o->full_attn_interval,
                   "qwen35: every N-th layer is full attention, the rest gated delta (default 4)");
   cmd->add_option("--mtp-layers", o->mtp_layers, "qwen35: MTP (nextn) blocks after the trunk (default 1)");
+  cmd->add_option("--branch-scale", o->branch_scale,
+                  "Scale of every layer's output projection (attn_output, ffn_down, ssm_out): below 1 the layers "
+                  "nudge the residual stream and the next token follows the last more (default 1)");
+  cmd->add_flag("--mtp-copy-last-layer", o->mtp_copy_last_layer,
+                "qwen35: the MTP block's layer is the trunk's last attention layer and its projection passes the "
+                "next token's embedding through, so its drafts often match (for measuring MTP drafting)");
   cmd->add_option("--pattern", o->pattern,
                   "granitehybrid/nemotron_h: layer kinds, repeated over the layers: M Mamba2, * attention, - an MLP "
                   "(nemotron_h) (presets: granitehybrid MMM*, MMMMM*, MMMMMMM*; nemotron_h M-M-M-M*-)");

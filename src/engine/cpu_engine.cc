@@ -57,6 +57,7 @@ CpuDeviceOptions device_options(const CpuEngineConfig& config, const ModelHParam
   dopt.limits = ForwardLimits{.max_rows = config.max_batch_tokens,
                               .max_outputs = static_cast<int32_t>(std::min<int64_t>(outputs, config.max_batch_tokens)),
                               .max_seqs = config.max_seqs};
+  dopt.forward.mtp = config.spec_mtp;
   if (hp.is_hybrid()) {
     dopt.num_state_snapshots = config.state_snapshots < 0 ? config.max_seqs : config.state_snapshots;
     dopt.state_rollback = config.state_rollback;
@@ -78,6 +79,7 @@ EngineOptions engine_options(const CpuEngineConfig& config, DraftModel* drafter)
   spec.adaptive = config.spec_adaptive;
   spec.draft_model = drafter;
   spec.model_draft = config.draft_max;
+  spec.mtp = config.spec_mtp;
   eopt.state_snapshot_blocks = config.state_snapshot_blocks;
   eopt.streams = config.streams;
   return eopt;

@@ -83,6 +83,9 @@ struct CpuEngineConfig {
   // its context, as default_kv_blocks sizes it), and its drafts per step.
   std::string draft_model_path;
   int32_t draft_max = 4;
+  // Speculative decoding by the model's own MTP block (its first nextn
+  // block runs after the trunk on every row: ForwardOptions::mtp).
+  bool spec_mtp = false;
   StreamLimits streams;  // each client's unsent-bytes bound
 };
 

@@ -5,6 +5,9 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -88,9 +91,18 @@ void fill_row(const TensorSpec& t, RowRng& rng, std::vector<float>& row) {
   }
 }
 
-GgufWriter::Fill tensor_fill(const TensorSpec& t, GgmlType type, uint64_t tensor_seed,
-                             int num_threads) {
-  return [t, type, tensor_seed, num_threads](std::span<uint8_t> out) -> Status {
+// RandomModelSpec::branch_scale's tensors.
+bool is_branch_output(const std::string& name) {
+  for (const char* end : {"attn_output.weight", "ffn_down.weight", "ffn_down_exps.weight", "ffn_down_shexp.weight",
+                          "ssm_out.weight"}) {
+    if (name.ends_with(end)) return true;
+  }
+  return false;
+}
+
+GgufWriter::Fill tensor_fill(const TensorSpec& t, GgmlType type, uint64_t tensor_seed, int num_threads,
+                             float scale) {
+  return [t, type, tensor_seed, num_threads, scale](std::span<uint8_t> out) -> Status {
     const uint64_t row_len = t.shape[0];
     uint64_t num_rows = 1;  // a 3-D expert tensor stacks its matrices' rows
     for (size_t d = 1; d < t.shape.size(); ++d) num_rows *= t.shape[d];
@@ -102,6 +114,9 @@ GgufWriter::Fill tensor_fill(const TensorSpec& t, GgmlType type, uint64_t tensor
       for (int64_t r = begin; r < end; ++r) {
         RowRng rng(tensor_seed ^ mix64(static_cast<uint64_t>(r) + 1));
         fill_row(t, rng, row);
+        if (scale != 1.0f) {
+          for (float& x : row) x *= scale;
+        }
         auto dst = out.subspan(static_cast<size_t>(r) * row_bytes, row_bytes);
         Status s = quantize_row(type, row, dst);
         if (!s.ok()) {
@@ -113,6 +128,45 @@ GgufWriter::Fill tensor_fill(const TensorSpec& t, GgmlType type, uint64_t tensor
     });
     return first_error;
   };
+}
+
+// Row r of eh_proj [2 embd, embd] is e_r: out = enorm(e), the next token's
+// embedding path (RandomModelSpec::mtp_copies_last_layer).
+GgufWriter::Fill embedding_path_fill(const TensorSpec& t, GgmlType type) {
+  return [t, type](std::span<uint8_t> out) -> Status {
+    const uint64_t row_len = t.shape[0], row_bytes = *ggml_row_bytes(type, row_len);
+    std::vector<float> row(row_len);
+    for (uint64_t r = 0; r < t.shape[1]; ++r) {
+      std::fill(row.begin(), row.end(), 0.0f);
+      row[r] = 1.0f;
+      MET_RETURN_IF_ERROR(quantize_row(type, row, out.subspan(r * row_bytes, row_bytes)));
+    }
+    return ok_status();
+  };
+}
+
+// Each tensor's seed; with mtp_copies_last_layer, an MTP block's layer
+// tensor takes the seed of the same tensor of the trunk's last attention
+// layer (so the same values).
+std::vector<uint64_t> tensor_seeds(const RandomModelSpec& spec, const ModelHParams& hp,
+                                   const std::vector<TensorSpec>& specs) {
+  std::vector<uint64_t> seeds;
+  std::unordered_map<std::string, size_t> index;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    seeds.push_back(mix64(spec.seed * 0x9e3779b97f4a7c15ull + i + 1));
+    index.emplace(specs[i].name, i);
+  }
+  if (!spec.mtp_copies_last_layer || hp.nextn_predict_layers == 0) return seeds;
+  uint32_t last = hp.num_layers - 1;
+  while (last > 0 && hp.layer_is_recurrent(last)) --last;
+  const std::string mtp = fmt::format("blk.{}.", hp.num_layers), trunk = fmt::format("blk.{}.", last);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const std::string& name = specs[i].name;
+    if (!name.starts_with(mtp) || name.starts_with(mtp + "nextn.")) continue;
+    const auto it = index.find(trunk + name.substr(mtp.size()));
+    if (it != index.end()) seeds[i] = seeds[it->second];
+  }
+  return seeds;
 }
 
 // The SSM sizes every recurrent architecture writes (ssm.*).
@@ -233,6 +287,9 @@ Status validate_experts(const RandomModelSpec& s) {
 }
 
 Status validate_hybrid(const RandomModelSpec& s) {
+  if (s.mtp_copies_last_layer && s.nextn_predict_layers == 0) {
+    return invalid_argument("--mtp-copy-last-layer needs an MTP block (--mtp-layers 1, qwen35's presets)");
+  }
   if (!arch_is_hybrid(s.arch)) {
     if (s.nextn_predict_layers != 0) return invalid_argument("--mtp-layers needs --arch qwen35, qwen35moe or qwen3next");
     return ok_status();
@@ -393,6 +450,9 @@ Status validate_spec(const RandomModelSpec& s) {
       s.context_length == 0 || s.num_heads == 0 || s.num_kv_heads == 0) {
     return invalid_argument("--layers, --embd, --ff, --ctx, --heads and --kv-heads must be positive");
   }
+  if (!(s.branch_scale > 0.0f && s.branch_scale <= 1.0f)) {
+    return invalid_argument("--branch-scale {} must be in (0, 1]", s.branch_scale);
+  }
   if (s.head_dim == 0 && s.embedding_length % s.num_heads != 0) {
     return invalid_argument("--embd {} is not a multiple of --heads {}", s.embedding_length, s.num_heads);
   }
@@ -522,14 +582,18 @@ Result<RandomModelSummary> make_random_model(const RandomModelSpec& spec, const 
 
   RandomModelSummary summary;
   const std::vector<TensorSpec> specs = arch_tensors(spec.arch, hp, spec.tied_output);
+  const std::vector<uint64_t> seeds = tensor_seeds(spec, hp, specs);
+  const std::string eh_proj = fmt::format("blk.{}.nextn.eh_proj.weight", hp.num_layers);
   for (size_t i = 0; i < specs.size(); ++i) {
     const TensorSpec& t = specs[i];
     const GgmlType type = storage_type(t, spec.dtype, summary.fallbacks);
     uint64_t n = 1;
     for (uint64_t d : t.shape) n *= d;
     summary.num_params += n;
-    const uint64_t tensor_seed = mix64(spec.seed * 0x9e3779b97f4a7c15ull + i + 1);
-    auto fill = tensor_fill(t, type, tensor_seed, std::max(1, spec.num_threads));
+    auto fill = spec.mtp_copies_last_layer && t.name == eh_proj
+                    ? embedding_path_fill(t, type)
+                    : tensor_fill(t, type, seeds[i], std::max(1, spec.num_threads),
+                                  is_branch_output(t.name) ? spec.branch_scale : 1.0f);
     auto counted = [fill, i, total = specs.size(), &progress](std::span<uint8_t> out) -> Status {
       MET_RETURN_IF_ERROR(fill(out));
       if (progress) progress(i + 1, total);

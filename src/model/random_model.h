@@ -83,6 +83,17 @@ struct RandomModelSpec {
   uint32_t ssm_time_step_rank = 4;  // value heads (a multiple of the key heads)
   uint32_t full_attention_interval = 4;
   uint32_t nextn_predict_layers = 0;  // MTP blocks after the num_layers trunk layers
+  // The MTP block's layer is the trunk's last attention layer (the same
+  // weights) and its eh_proj passes the next token's embedding through
+  // (identity on that half, zero on the hidden state's): a block that
+  // predicts as a one-layer copy of the trunk's end, so its drafts are often
+  // the trunk's next token (for measuring MTP drafting; trained blocks do
+  // better).
+  bool mtp_copies_last_layer = false;
+  // Scales every residual branch's output projection (attn_output,
+  // ffn_down and its expert forms, ssm_out): below 1 the layers nudge the
+  // residual stream, and the next token follows the last one more.
+  float branch_scale = 1.0f;
   // granitehybrid/nemotron_h only (ssm_* above are the Mamba2 sizes; heads =
   // ssm_time_step_rank). The layer pattern, repeated over the layers: 'M'
   // Mamba2, '*' attention, '-' an FFN alone (nemotron_h).

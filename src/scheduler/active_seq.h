@@ -118,6 +118,10 @@ struct SpecTrack {
   AcceptanceRate rate;          // its recent verify steps (the draft budget's input)
   int64_t num_drafted = 0;      // drafts verified
   int64_t num_accepted = 0;     // of them, committed in place
+  // The model's MTP block's guess at the token after the pending one (from
+  // the step that committed it), while `a.seq.tokens` holds mtp_for tokens.
+  TokenId mtp_draft = 0;
+  size_t mtp_for = 0;  // 0: none
 };
 
 struct ActiveSeq {

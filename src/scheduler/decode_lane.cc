@@ -8,6 +8,7 @@
 #include "core/log.h"
 #include "scheduler/lifecycle.h"
 #include "scheduler/commit_token.h"
+#include "scheduler/speculation.h"
 
 namespace met {
 
@@ -162,6 +163,7 @@ Settled DecodeLane::settle(std::vector<ActiveSeq>& active) {
     release_behind_window(io_, a.seq, kv_window_);
     const TokenId token = pick_token(a, result_, i, inf.host_logits, pick_scratch_);
     commit_token(io_, a, token, max_seq_len_);
+    note_mtp_draft(a, result_, i, token);
   }
   io_.tel.step_done(static_cast<int32_t>(active.size()), io_.kv.num_blocks_in_use());
   if (pipe_.next.has_value()) {

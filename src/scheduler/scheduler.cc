@@ -38,6 +38,9 @@ Result<std::unique_ptr<Scheduler>> Scheduler::create(SchedIo io, SpillIo* spill,
     return invalid_argument("the draft model's vocabulary has {} tokens; the model's has {}",
                             spec.draft_model->info().vocab_size, di.vocab_size);
   }
+  if (spec.mtp && di.mtp_drafts == 0) {
+    return invalid_argument("MTP drafting needs a device that runs the model's MTP block (DeviceInfo::mtp_drafts)");
+  }
   if (spec.min_ngram < 1 || spec.max_ngram < spec.min_ngram) {
     return invalid_argument("--spec-ngram {}..{}: the shortest n-gram must be at least 1 and at most the longest",
                             spec.min_ngram, spec.max_ngram);
@@ -246,6 +249,7 @@ void Scheduler::settle_step() {
     const bool use_logits = step_.plan().outputs[i].kind == OutputKind::kLogits;
     const TokenId token = pick_token(a, result_, i, use_logits, pick_scratch_);
     commit_token(io_, a, token, max_seq_len_);
+    note_mtp_draft(a, result_, i, token);
   }
 }
 

@@ -30,10 +30,20 @@ void propose_drafts(ActiveSeq& a, const SpecOptions& options, const DraftLimits&
     a.spec.drafts_from_prediction = !a.spec.drafts.empty();
     if (a.spec.drafts_from_prediction) return;
   }
-  const int64_t cap = std::min<int64_t>(options.max_draft, budget);
+  const int64_t cap = std::min<int64_t>(std::max(options.max_draft, options.mtp ? 1 : 0), budget);
   if (cap <= 0) return;
   const PromptLookupOptions lookup{options.min_ngram, options.max_ngram, static_cast<int32_t>(cap)};
-  propose_prompt_lookup(a.seq.tokens, lookup, a.spec.drafts);
+  if (options.max_draft > 0) propose_prompt_lookup(a.seq.tokens, lookup, a.spec.drafts);
+  if (a.spec.drafts.empty() && options.mtp && a.spec.mtp_for == a.seq.tokens.size()) {
+    a.spec.drafts.push_back(a.spec.mtp_draft);
+  }
+}
+
+void note_mtp_draft(ActiveSeq& a, const StepResult& result, size_t o, TokenId token) {
+  a.spec.mtp_for = 0;
+  if (o >= result.mtp_argmax.size() || result.argmax[o] != token || a.status.finished) return;
+  a.spec.mtp_draft = result.mtp_argmax[o];
+  a.spec.mtp_for = a.seq.tokens.size();
 }
 
 int32_t model_draft_offer(const ActiveSeq& a, const SpecOptions& options, const DraftLimits& limits) {
@@ -131,6 +141,7 @@ void settle_verify(const SchedIo& io, ActiveSeq& a, std::span<const OutputRow> o
     a.seq.seq_len = base + j + 1;
     const TokenId token = pick_token(a, result, o, use_logits, scratch);
     commit_token(io, a, token, max_seq_len);
+    note_mtp_draft(a, result, o, token);
     const bool kept = j < num_drafts && token == a.spec.drafts[static_cast<size_t>(j)];
     if (kept) ++accepted;
     if (!kept || a.status.finished) break;

@@ -15,8 +15,9 @@
 // Drafts come from the request's predicted output (OpenAI's Predicted
 // Outputs, spec/prediction.h) while the output is in step with it, else, when
 // the server turns them on, from prompt lookup (spec/prompt_lookup.h) where it
-// finds a match (it costs nothing), else from a draft model
-// (spec/draft_model.h), capped by the request's max_draft_tokens and, for a
+// finds a match (it costs nothing), else from the model's own MTP block
+// (one draft: what the step that committed the pending token predicted past
+// it, SpecOptions::mtp), else from a draft model (spec/draft_model.h), capped by the request's max_draft_tokens and, for a
 // sequence with recurrent state, by the checkpoints its slot keeps
 // (DeviceInfo::state_drafts): its verify rows leave the state after each
 // row, so a rejected row's state is never the one the next step runs from.
@@ -59,7 +60,9 @@ struct SpecOptions {
   // that neither a prediction nor prompt lookup gave drafts.
   DraftModel* draft_model = nullptr;
   int32_t model_draft = 4;
-  bool enabled() const { return max_draft > 0; }
+  // Drafts from the model's MTP block (the device runs it: DeviceInfo::mtp_drafts).
+  bool mtp = false;
+  bool enabled() const { return max_draft > 0 || mtp; }
 };
 
 // What bounds any sequence's drafts besides its request: the context, and
@@ -80,8 +83,9 @@ bool can_speculate(const ActiveSeq& a);
 int64_t draft_room(const ActiveSeq& a, const DraftLimits& limits);
 
 // Replaces a.spec.drafts with the next tokens of a's predicted output, or
-// (none, and prompt lookup on) prompt lookup's proposal for a's history,
-// capped by draft_room; empty when `a` may not speculate.
+// (none, and prompt lookup on) prompt lookup's proposal for a's history, or
+// (none, and options.mtp) the MTP block's draft, capped by draft_room; empty
+// when `a` may not speculate.
 void propose_drafts(ActiveSeq& a, const SpecOptions& options, const DraftLimits& limits);
 
 // How many drafts a draft model would be asked for `a` (options.model_draft
@@ -136,6 +140,11 @@ class DraftPlanner {
   std::vector<DraftAsk> asks_;     // the draft model's, this step
   std::vector<uint64_t> live_;     // running sequences' ids (the draft model keeps only theirs)
 };
+
+// Remembers the MTP block's draft past `token`, just committed from output
+// `o` of `result` (StepResult::mtp_argmax), when the block read that token
+// (it reads the row's argmax); forgets any older one otherwise.
+void note_mtp_draft(ActiveSeq& a, const StepResult& result, size_t o, TokenId token);
 
 // Appends the outputs of `a`'s verify rows [first_row, + num_rows): logits
 // where the host picks a's tokens (needs_logits), else argmax, each with the

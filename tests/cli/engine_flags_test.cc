@@ -122,6 +122,13 @@ TEST(ValidateEngineFlags, StateDraftsFollowTheDraftSourcesByDefaultReachTheConfi
   EXPECT_FALSE(validate_engine_flags(f).ok());
 }
 
+TEST(ValidateEngineFlags, SpecMtpIsOffByDefaultAndReachesTheConfig) {
+  EngineFlags f;
+  EXPECT_FALSE(engine_config(f)->spec_mtp);
+  f.spec_mtp = true;
+  EXPECT_TRUE(engine_config(f)->spec_mtp);
+}
+
 TEST(ValidateEngineFlags, SpecLookupIsOffByDefaultReachesTheConfigAndIsInRange) {
   EngineFlags f;
   EXPECT_EQ(engine_config(f)->spec_lookup, 0);

@@ -90,6 +90,35 @@ TEST(MetRun, ADraftModelGivesTheKnownTextAndItsDraftsAreAccepted) {
   EXPECT_NE(r.err.find("accepted (100%)"), std::string::npos) << r.err;
 }
 
+// make-model's MTP fixture (the block a copy of the last attention layer
+// over scaled-down layers) drafts through --spec-mtp: the text is the text
+// without it, and drafts are accepted; --spec-mtp on a model without an MTP
+// block is refused by name.
+TEST(MetRun, AModelsMtpBlockDraftsAndTheTextIsTheTextWithoutIt) {
+  testing::TempDir dir;
+  const std::string model = dir.file("mtp.gguf");
+  const auto made = run_command(met_binary() + " make-model -o " + shell_quote(model) +
+                                " --arch qwen35 --preset tiny --layers 4 --embd 128 --heads 4 --kv-heads 2 --ff 256"
+                                " --vocab 600 --dtype q8_0 --mtp-copy-last-layer --branch-scale 0.01");
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const std::string run = met_binary() + " run " + shell_quote(model) + " --prompt 'hello world' -n 40 --temp 0";
+  const auto plain = run_command(run);
+  const auto mtp = run_command(run + " --spec-mtp --spec-adaptive off");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(mtp.exit_code, 0) << mtp.err;
+  EXPECT_EQ(mtp.out, plain.out);
+  EXPECT_NE(mtp.err.find("drafted tokens accepted"), std::string::npos) << mtp.err;
+  EXPECT_EQ(mtp.err.find(" 0 of "), std::string::npos) << mtp.err;
+  const std::string dense = dir.file("dense.gguf");
+  ASSERT_EQ(run_command(met_binary() + " make-model -o " + shell_quote(dense) +
+                        " --layers 2 --embd 128 --heads 4 --kv-heads 2 --ff 256 --vocab 600")
+                .exit_code,
+            0);
+  const auto refused = run_command(met_binary() + " run " + shell_quote(dense) + " --prompt hi -n 4 --spec-mtp");
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.err.find("no MTP block"), std::string::npos) << refused.err;
+}
+
 TEST(MetRun, SameSeedSameTextAtATemperature) {
   MET_REQUIRE_SHARED(path, "models/stories260K.gguf");
   const std::string cmd = met_binary() + " run " + shell_quote(path) + " -n 40 --temp 1.0 --seed 9";

@@ -266,6 +266,55 @@ TEST_P(EngineOnMoe, PredictedOutputsWithEditsGiveTheTokensWithoutThem) {
   }
 }
 
+// Drafting with the model's own MTP block (qwen35, qwen35moe; the block a
+// copy of the last attention layer over layers scaled down, so its drafts
+// are mostly the trunk's next token): the tokens are the plain run's,
+// pipelined or not, in a big pool and in a tight one that swaps; drafts are
+// accepted and rejected.
+TEST(EngineMtp, MtpDraftsGiveTheTokensWithoutThem) {
+  for (const Arch arch : {Arch::kQwen35, Arch::kQwen35Moe}) {
+    testing::TempDir dir;
+    RandomModelSpec s;
+    s.arch = arch;
+    s.embedding_length = 128;
+    s.num_heads = 4;
+    s.num_kv_heads = 2;
+    s.feed_forward_length = 256;
+    s.vocab_size = 700;
+    s.seed = 5;
+    if (arch == Arch::kQwen35Moe) {
+      s.num_experts = 16;
+      s.num_experts_used = 4;
+      s.expert_feed_forward_length = 64;
+      s.shared_expert_feed_forward_length = 96;
+    }
+    make_hybrid(s);
+    s.nextn_predict_layers = 1;
+    s.mtp_copies_last_layer = true;
+    s.branch_scale = 0.01f;
+    const std::string path = dir.file("mtp.gguf");
+    const Result<RandomModelSummary> made = make_random_model(s, path);
+    ASSERT_TRUE(made.ok()) << made.status().message();
+    ModelEngine plain(path, 512, 16, std::nullopt);
+    const std::vector<Outcome> want = run_prompts(plain, {});
+    SpecOptions spec;
+    spec.mtp = true;
+    testing::TempDir spill;
+    for (const bool pipeline : {true, false}) {
+      for (const int32_t blocks : {512, 14}) {
+        ModelEngine mtp(path, blocks, 16, blocks == 14 ? std::optional(spill.path()) : std::nullopt, pipeline, 1, 0,
+                        spec);
+        const std::vector<Outcome> got = run_prompts(mtp, {});
+        const std::string what = fmt::format("{} pipeline {} blocks {}", arch_name(arch), pipeline, blocks);
+        expect_same_outcomes(want, got, what);
+        const EngineStatsSnapshot st = mtp.engine().stats();
+        EXPECT_GT(st.spec_accepted, 0) << what;
+        EXPECT_LT(st.spec_accepted, st.spec_drafted) << what;
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(MoeModels, EngineOnMoe,
                          ::testing::Values(MoeCase{0, GgmlType::kF32}, MoeCase{96, GgmlType::kF32},
                                            MoeCase{96, GgmlType::kQ8_0}, MoeCase{0, GgmlType::kF32, Arch::kGptOss},

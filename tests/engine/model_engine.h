@@ -37,6 +37,7 @@ class ModelEngine {
                              .max_seqs = max_seqs};
     d.state_rollback = state_rollback;  // recurrent models: the decode rollback ring
     d.state_drafts = drafts;
+    d.forward.mtp = spec.mtp;  // the model's MTP block runs when it drafts
     device_ = std::move(*CpuDevice::create(*model_, d));
     EngineOptions eo;
     eo.scheduler.max_seqs = max_seqs;

@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <fstream>
+#include <string>
+#include <vector>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -235,6 +237,58 @@ TEST(RandomModelPreset, ImropeSectionsRotateEveryPair) {
 
 // The keys llama.cpp's qwen35 loader reads, with the values a tiny preset
 // writes; block_count counts the MTP block.
+// mtp_copies_last_layer: the MTP block's layer tensors hold the trunk's last
+// attention layer's values, and eh_proj passes the embedding half through;
+// branch_scale scales the layers' output projections only.
+TEST(RandomModel, AnMtpBlockCanCopyTheLastAttentionLayerAndBranchesCanBeScaled) {
+  testing::TempDir dir;
+  RandomModelSpec s = *random_model_preset("tiny", Arch::kQwen35);
+  s.mtp_copies_last_layer = true;
+  s.branch_scale = 0.25f;
+  s.dtype = GgmlType::kF32;
+  ASSERT_TRUE(make_random_model(s, dir.file("copy.gguf")).ok());
+  s.mtp_copies_last_layer = false;
+  s.branch_scale = 1.0f;
+  ASSERT_TRUE(make_random_model(s, dir.file("plain.gguf")).ok());
+  auto copy = GgufFile::open(dir.file("copy.gguf"));
+  auto plain = GgufFile::open(dir.file("plain.gguf"));
+  ASSERT_TRUE(copy.ok() && plain.ok());
+  const ModelHParams hp = spec_hparams(s);
+  uint32_t last = hp.num_layers - 1;
+  while (hp.layer_is_recurrent(last)) --last;
+  auto values = [](const GgufFile& f, const std::string& name) {
+    const GgufTensorInfo* t = f.find_tensor(name);
+    EXPECT_NE(t, nullptr) << name;
+    return t == nullptr ? std::vector<float>() : dequantize(f, *t);
+  };
+  const std::string mtp = "blk." + std::to_string(hp.num_layers) + ".";
+  const std::string trunk = "blk." + std::to_string(last) + ".";
+  for (const char* name : {"attn_q.weight", "attn_k.weight", "ffn_up.weight", "attn_output.weight"}) {
+    EXPECT_EQ(values(*copy, mtp + name), values(*copy, trunk + name)) << name;
+    EXPECT_NE(values(*plain, mtp + name), values(*plain, trunk + name)) << name;
+  }
+  const std::vector<float> eh = values(*copy, mtp + "nextn.eh_proj.weight");
+  const size_t embd = hp.embedding_length;
+  ASSERT_EQ(eh.size(), 2 * embd * embd);
+  for (size_t r = 0; r < embd; ++r) {
+    for (size_t c = 0; c < 2 * embd; ++c) ASSERT_EQ(eh[r * 2 * embd + c], c == r ? 1.0f : 0.0f) << r << "," << c;
+  }
+  const std::vector<float> scaled = values(*copy, "blk.0.ffn_down.weight");
+  const std::vector<float> unscaled = values(*plain, "blk.0.ffn_down.weight");
+  ASSERT_EQ(scaled.size(), unscaled.size());
+  for (size_t i = 0; i < scaled.size(); ++i) ASSERT_EQ(scaled[i], unscaled[i] * 0.25f) << i;
+  EXPECT_EQ(values(*copy, "blk.0.ffn_up.weight"), values(*plain, "blk.0.ffn_up.weight"));
+  RandomModelSpec bad = s;
+  bad.branch_scale = 0.0f;
+  EXPECT_NE(make_random_model(bad, dir.file("bad.gguf")).status().message().find("--branch-scale"),
+            std::string::npos);
+  bad = s;
+  bad.nextn_predict_layers = 0;
+  bad.mtp_copies_last_layer = true;
+  EXPECT_NE(make_random_model(bad, dir.file("bad.gguf")).status().message().find("--mtp-copy-last-layer"),
+            std::string::npos);
+}
+
 TEST(RandomModel, Qwen35FileCarriesLlamaCppsKeys) {
   testing::TempDir dir;
   RandomModelSpec s = *random_model_preset("tiny", Arch::kQwen35);

@@ -7,7 +7,8 @@
 // a draft; a verify step's rejected rows give their blocks back; a step fails
 // at any device call and every request still gets one terminal frame with
 // the pool full again; sequences with recurrent state get drafts only as
-// many as the device keeps states for, and keep their output (sampled rows, logprobs, grammars: speculation_sampled_test.cc). A request's predicted output (OpenAI's
+// many as the device keeps states for, and keep their output; the MTP
+// block's drafts are verified and keep the output (sampled rows, logprobs, grammars: speculation_sampled_test.cc). A request's predicted output (OpenAI's
 // Predicted Outputs) is drafted without prompt lookup: one equal to the
 // output is accepted whole (rejected 0), one with an edit is picked up again
 // after it; either way the output is the output without it.
@@ -244,6 +245,45 @@ TEST(Speculation, RecurrentSequencesVerifyUpToTheStatesTheDeviceKeepsWithTheSame
       EXPECT_EQ(plain.state_mismatches, 0) << where;
     }
   }
+}
+
+// The model's MTP block drafts one token a step: a perfect one (the
+// device's own next token past the row's argmax) is nearly always accepted,
+// a wrong one never; either way the output is the output without it,
+// pipelined or not, in a roomy pool and in one that recomputes.
+TEST(Speculation, MtpDraftsAreVerifiedAndKeepTheOutput) {
+  for (const bool pipeline : {false, true}) {
+    for (const int32_t blocks : {64, 12}) {
+      SchedFixtureOptions o = with_spec({}, 0, pipeline);
+      o.device.num_kv_blocks = blocks;
+      const SpecRun plain = run_six(o, 45);
+      o.sched.spec.mtp = true;
+      o.device.mtp = [](std::span<const TokenId> ctx) { return next_token(ctx, 0); };
+      const SpecRun right = run_six(o, 45);
+      o.device.mtp = [](std::span<const TokenId>) { return TokenId{70}; };  // never the next token
+      const SpecRun wrong = run_six(o, 45);
+      const std::string where = fmt::format("pipeline {} blocks {}", pipeline, blocks);
+      EXPECT_EQ(right.tokens, plain.tokens) << where;
+      EXPECT_EQ(wrong.tokens, plain.tokens) << where;
+      EXPECT_GT(right.accepted, right.drafted * 9 / 10) << where;
+      EXPECT_LT(right.num_steps, plain.num_steps * 3 / 4) << where;
+      EXPECT_EQ(wrong.accepted, 0) << where;
+    }
+  }
+}
+
+TEST(Speculation, MtpDraftingNeedsADeviceThatRunsTheBlock) {
+  testing::FakeDevice device({});
+  DevPort port(device);
+  KvManager kv(device);
+  testing::RecordingReq req;
+  testing::CountingTel tel;
+  FakeClock clock;
+  SchedulerOptions o;
+  o.spec.mtp = true;
+  const auto s = Scheduler::create(SchedIo{port, kv, req, tel, clock}, nullptr, testing::test_tokenizer(), o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("MTP"), std::string::npos) << s.status().message();
 }
 
 struct Predicted {

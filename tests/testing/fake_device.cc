@@ -51,6 +51,7 @@ FakeDevice::FakeDevice(FakeDeviceOptions options) : options_(std::move(options))
   info_.num_state_snapshot_slots = options_.num_state_snapshot_slots;
   info_.state_rollback = options_.state_rollback;
   info_.state_drafts = options_.state_drafts;
+  info_.mtp_drafts = options_.mtp ? 1 : 0;
   states_.assign(static_cast<size_t>(options_.num_state_slots), std::vector<SlotState>(1));
 }
 
@@ -173,6 +174,7 @@ Status FakeDevice::await_result(Ticket ticket, StepResult& out) {
   out.busy_ns = options_.step_ns ? options_.step_ns(plan.num_rows()) : 0;
   out.logits.assign(plan.outputs.size() * static_cast<size_t>(info_.vocab_size), 0.0f);
   out.argmax.assign(plan.outputs.size(), 0);
+  out.mtp_argmax.assign(options_.mtp ? plan.outputs.size() : 0, 0);
   for (size_t o = 0; o < plan.outputs.size(); ++o) {
     const int32_t row = plan.outputs[o].row;
     const StepSeq* sq = nullptr;
@@ -205,6 +207,10 @@ Status FakeDevice::await_result(Ticket ticket, StepResult& out) {
           -std::numeric_limits<float>::infinity();
     }
     out.argmax[o] = static_cast<TokenId>(std::max_element(logits, logits + info_.vocab_size) - logits);
+    if (options_.mtp) {
+      context_.push_back(out.argmax[o]);
+      out.mtp_argmax[o] = options_.mtp(context_);
+    }
   }
   for (const Override& ov : overrides_) {
     if (ov.step == num_steps_ - 1 && ov.output < out.argmax.size()) out.argmax[ov.output] = ov.token;

@@ -19,8 +19,9 @@
 // state_rollback, a slot keeps that many older versions and a step runs from
 // the one at its num_cached, as a device with a decode rollback ring does;
 // read_state_slot reads the version at a position and refuses when there is
-// none. With state_drafts, a verify seq keeps a version after each row. A plan's state restores are made before its rows and its snapshots
-// after them.
+// none. With state_drafts, a verify seq keeps a version after each row. A
+// plan's state restores are made before its rows and its snapshots after
+// them. FakeDeviceOptions::mtp plays a model's MTP block.
 // Threading: one caller (the engine thread). Never linked into apps/.
 #pragma once
 
@@ -63,6 +64,9 @@ struct FakeDeviceOptions {
   std::vector<TokenId> avoid;
   // StepResult::busy_ns of a step of so many rows (unset: 0, not measured).
   std::function<int64_t(int32_t rows)> step_ns;
+  // Plays an MTP block (DeviceInfo::mtp_drafts = 1): each output's
+  // mtp_argmax is mtp(its context followed by its argmax). Null: none.
+  std::function<TokenId(std::span<const TokenId>)> mtp = nullptr;
 };
 
 class FakeDevice final : public Device {

@@ -58,6 +58,7 @@ Result<RecurrentState> RecurrentState::create(const RecurrentLayout& layout) {
   s.current_.assign(static_cast<size_t>(layout.num_slots), 0);
   s.source_.assign(static_cast<size_t>(layout.num_slots), -1);
   s.tags_.assign(static_cast<size_t>(versions), -1);
+  s.touched_.assign(static_cast<size_t>(versions), 0);
   return s;
 }
 
@@ -131,6 +132,7 @@ Status RecurrentState::begin_step(StateSlotId slot, int64_t from, int64_t to, bo
   if (src < 0) std::memset(version_base(slot, cur), 0, static_cast<size_t>(slot_bytes()));
   if (src == cur) src = -1;  // in place
   tags[cur] = to;
+  touched_[static_cast<size_t>(first_version(slot) + cur)] = 1;
   if (checkpoints) tag_checkpoints(slot, from, to);
   return ok_status();
 }
@@ -138,13 +140,21 @@ Status RecurrentState::begin_step(StateSlotId slot, int64_t from, int64_t to, bo
 void RecurrentState::tag_checkpoints(StateSlotId slot, int64_t from, int64_t to) {
   const int32_t n = num_versions(slot);
   int64_t* tags = &tags_[static_cast<size_t>(first_version(slot))];
+  uint8_t* touched = &touched_[static_cast<size_t>(first_version(slot))];
   const int32_t cur = current_[static_cast<size_t>(slot.value())];
+  // Versions written before first (their pages are the process's already:
+  // a first write takes a page fault per page, as long as the step), then
+  // the oldest.
+  auto before = [&](int32_t a, int32_t b) {
+    return touched[a] != touched[b] ? touched[a] > touched[b] : tags[a] < tags[b];
+  };
   for (int64_t p = from + 1; p < to; ++p) {
     int32_t pick = -1;
     for (int32_t v = 0; v < n; ++v) {
-      if (v != cur && (pick < 0 || tags[v] < tags[pick])) pick = v;
+      if (v != cur && tags[v] <= from && (pick < 0 || before(v, pick))) pick = v;
     }
-    tags[pick] = p;  // newer than every other tag: the next pick takes another
+    tags[pick] = p;  // past `from`: the next pick takes another
+    touched[pick] = 1;
   }
 }
 

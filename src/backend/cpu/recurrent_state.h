@@ -145,6 +145,7 @@ class RecurrentState {
   std::vector<int32_t> current_;  // per slot: its current version
   std::vector<int32_t> source_;   // per slot: the version the step reads, if not current_ (-1: none)
   std::vector<int64_t> tags_;     // per version of every slot: the position it holds, -1: none
+  std::vector<uint8_t> touched_;  // per version of every slot: written by a checkpointed step before
 };
 
 }  // namespace met::cpu
