@@ -350,7 +350,7 @@ void ForwardPass::run(cpu::ThreadCtx& ctx, const StepPlan& plan, std::span<const
   }
   take_snapshots(ctx, plan);  // the last layer ended with a barrier; no later op touches a state
   output(ctx, plan, result);
-  if (mtp_) run_mtp(ctx, plan, tokens, result);
+  if (mtp_) run_mtp(ctx, plan, result);
 }
 
 void ForwardPass::index_mtp_rows(const StepPlan& plan, std::span<const TokenId> tokens) {
@@ -366,12 +366,11 @@ void ForwardPass::index_mtp_rows(const StepPlan& plan, std::span<const TokenId> 
   }
 }
 
-void ForwardPass::run_mtp(cpu::ThreadCtx& ctx, const StepPlan& plan, std::span<const TokenId> tokens,
-                          StepResult& result) {
+void ForwardPass::run_mtp(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult& result) {
   ctx.barrier();  // output()'s argmax is read below
   const ModelHParams& hp = model_.hparams();
   const int64_t rows = plan.num_rows(), embd = hp.embedding_length;
-  mtp_inputs(ctx, plan, tokens, result);
+  mtp_inputs(ctx, plan, result);
   const Product proj[] = {{&model_.weights().mtp[0].eh_proj, x_.data()}};
   linear(ctx, mtp_in_.data(), rows, 2 * embd, proj, act_);
   const auto layer = static_cast<int>(hp.num_layers);
@@ -383,9 +382,9 @@ void ForwardPass::run_mtp(cpu::ThreadCtx& ctx, const StepPlan& plan, std::span<c
 // Row r's input: [enorm(embedding of the token after r); hnorm(output_norm(h_r))].
 // The token after r is r's argmax where r has an output, else the next row's
 // token in its seq (a prompt chunk's last row without an output has
-// neither: its own token stands in, an entry no draft is read from).
-void ForwardPass::mtp_inputs(cpu::ThreadCtx& ctx, const StepPlan& plan, std::span<const TokenId> tokens,
-                             const StepResult& result) {
+// neither: its own token stands in, and the block's KV there, which later
+// rows attend to, is a wrong pair's: drafts may suffer, outputs never).
+void ForwardPass::mtp_inputs(cpu::ThreadCtx& ctx, const StepPlan& plan, const StepResult& result) {
   const ModelHParams& hp = model_.hparams();
   const MtpWeights& m = model_.weights().mtp[0];
   const int64_t embd = hp.embedding_length;

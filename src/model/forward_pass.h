@@ -123,9 +123,8 @@ class ForwardPass {
   // ForwardOptions::mtp: row_output_ and row_next_ (thread 0, before the trunk).
   void index_mtp_rows(const StepPlan& plan, std::span<const TokenId> tokens);
   // ForwardOptions::mtp: the MTP block over every row, its argmax per output.
-  void run_mtp(cpu::ThreadCtx& ctx, const StepPlan& plan, std::span<const TokenId> tokens, StepResult& result);
-  void mtp_inputs(cpu::ThreadCtx& ctx, const StepPlan& plan, std::span<const TokenId> tokens,
-                  const StepResult& result);
+  void run_mtp(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult& result);
+  void mtp_inputs(cpu::ThreadCtx& ctx, const StepPlan& plan, const StepResult& result);
   void mtp_output(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult& result);
 
   const Model& model_;
