@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -145,12 +146,14 @@ TEST(Speculation, RejectedRowsGiveTheirBlocksBack) {
   EXPECT_TRUE(f.pool_is_full());
 }
 
-TEST(Speculation, AFailureAtAnyDeviceCallAnswersEveryRequestOnce) {
-  const SchedFixtureOptions o = with_spec({}, 4, true);
+// Fails each device call of a clean run in turn: every request still gets
+// exactly one terminal frame, and no block or state slot is left held.
+void expect_every_failure_answered_once(const SchedFixtureOptions& o,
+                                        const std::function<TokenId(std::span<const TokenId>)>& next) {
   int64_t calls = 0;
   {
     SchedFixture clean(o);
-    clean.device->set_next_token([](std::span<const TokenId> ctx) { return next_token(ctx, 0); });
+    clean.device->set_next_token(next);
     for (int i = 0; i < 3; ++i) clean.submit(greedy_request(make_prompt(20 + 5 * i, 9 + i), 40));
     clean.run();
     ASSERT_GT(clean.tel.num_accepted, 0);
@@ -159,7 +162,7 @@ TEST(Speculation, AFailureAtAnyDeviceCallAnswersEveryRequestOnce) {
   for (int64_t n = 0; n < calls; ++n) {
     ScopedFaultReset reset;
     SchedFixture f(o);
-    f.device->set_next_token([](std::span<const TokenId> ctx) { return next_token(ctx, 0); });
+    f.device->set_next_token(next);
     f.device->fail_call(n);
     std::vector<uint64_t> ids;
     for (int i = 0; i < 3; ++i) ids.push_back(f.submit(greedy_request(make_prompt(20 + 5 * i, 9 + i), 40)));
@@ -167,6 +170,29 @@ TEST(Speculation, AFailureAtAnyDeviceCallAnswersEveryRequestOnce) {
     for (uint64_t id : ids) ASSERT_EQ(f.req.at(id).num_terminal(), 1) << "failing call " << n;
     EXPECT_TRUE(f.pool_is_full()) << "failing call " << n;
   }
+}
+
+TEST(Speculation, AFailureAtAnyDeviceCallAnswersEveryRequestOnce) {
+  expect_every_failure_answered_once(with_spec({}, 4, true),
+                                     [](std::span<const TokenId> ctx) { return next_token(ctx, 0); });
+}
+
+// The same with recurrent state kept after each verify row and MTP drafts:
+// a failed verify step leaves no state slot held either.
+TEST(Speculation, AFailureAtAnyDeviceCallOfARecurrentModelWithMtpAnswersEveryRequestOnce) {
+  SchedFixtureOptions o = with_spec({}, 4, true);
+  o.device.num_state_slots = o.sched.max_seqs;
+  o.device.state_drafts = 4;
+  o.device.policy = FedAheadPolicy::kRepickOnly;
+  o.sched.spec.mtp = true;
+  o.device.mtp = [](std::span<const TokenId> ctx) {  // the context, the state's two entries, the argmax
+    std::vector<TokenId> seen(ctx.begin(), ctx.end() - 3);
+    seen.push_back(ctx.back());
+    return next_token(seen, 0);
+  };
+  expect_every_failure_answered_once(o, [](std::span<const TokenId> ctx) {
+    return next_token(ctx.first(ctx.size() - 2), 0);  // the state's two entries dropped
+  });
 }
 
 TEST(Speculation, RecurrentSequencesGetNoDraftsWhenTheDeviceKeepsNoStatesForThem) {
