@@ -63,6 +63,39 @@ TEST(CpuEngine, OpensAModelWithThePoolItWasGivenAndServesARequest) {
   EXPECT_EQ(tokens, 3);
 }
 
+// With --spec-mtp the MTP block keeps KV too: --kv-mem's pool counts its
+// layer, so the blocks fit the budget.
+TEST(CpuEngine, AKvMemPoolCountsTheMtpBlocksLayer) {
+  testing::TempDir dir;
+  RandomModelSpec s = *random_model_preset("tiny", Arch::kQwen35);
+  s.num_layers = 4;
+  s.embedding_length = 128;
+  s.num_heads = 4;
+  s.num_kv_heads = 2;
+  s.feed_forward_length = 256;
+  s.vocab_size = 512;
+  const std::string path = dir.file("mtp.gguf");
+  ASSERT_TRUE(make_random_model(s, path).ok());
+  const int64_t budget = int64_t{4} << 20;
+  int32_t plain_blocks = 0;
+  for (const bool mtp : {false, true}) {
+    CpuEngineConfig c;
+    c.kv_mem_bytes = budget;
+    c.max_seqs = 2;
+    c.max_batch_tokens = 64;
+    c.spec_mtp = mtp;
+    Result<std::unique_ptr<CpuEngine>> e = CpuEngine::open(path, c);
+    ASSERT_TRUE(e.ok()) << e.status().message();
+    const int32_t blocks = (*e)->engine().limits().num_kv_blocks;
+    if (!mtp) {
+      plain_blocks = blocks;
+      continue;
+    }
+    // qwen35 tiny here: one attention layer in four, so the MTP layer doubles a block.
+    EXPECT_EQ(blocks, plain_blocks / 2) << plain_blocks;
+  }
+}
+
 TEST(CpuEngine, APoolTooSmallForOneBlockIsRefusedNamingWhatSizedIt) {
   testing::TempDir dir;
   CpuEngineConfig c;
