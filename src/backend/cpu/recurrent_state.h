@@ -18,7 +18,8 @@
 // num_layers (MET_CHECK); the layout is fixed at create(); conv()/ssm() and
 // slot() name a slot's current version; no two versions of a slot hold the
 // same position; after begin_step(from, to) no version holds a position past
-// `from` but the current one (a rewound branch is forgotten).
+// `from` but the current one and, for a verify step, its checkpoints (a
+// rewound branch is forgotten).
 // Threading: a slot is written only by the step that runs its sequence;
 // distinct slots may be touched by distinct threads at once. begin_step,
 // copy, clear, at, overwrite and slot() only while no step uses the slot.
