@@ -134,6 +134,9 @@ Result<std::unique_ptr<CpuEngine>> CpuEngine::create(const Model& model, const C
   MET_ASSIGN_OR_RETURN(Tokenizer tok, Tokenizer::from_gguf(model.file().metadata()));
   e->tokenizer_ = std::make_unique<Tokenizer>(std::move(tok));
   const ModelHParams& hp = e->model_->hparams();
+  if (config.spec_mtp && hp.nextn_predict_layers == 0) {
+    return invalid_argument("--spec-mtp: the model has no MTP block (its nextn_predict_layers is 0)");
+  }
   const cpu::KvLayout layout = kv_layout(hp, config.kv_dtype, config.spec_mtp);
   Result<int64_t> block_bytes = cpu::kv_block_bytes(layout);
   if (!block_bytes.ok()) {
