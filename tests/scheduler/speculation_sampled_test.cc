@@ -3,7 +3,7 @@
 // and predictions draft well) and 0 elsewhere (so a sampled row often
 // leaves the cycle): with the same seed, sampled output with speculation on
 // is the output with it off, token for token, under penalties, top-p, the
-// pipelined lane and logprobs; over independent seeds, the distribution of
+// pipelined lane and logprobs, and with MTP drafts on a recurrent model; over independent seeds, the distribution of
 // the first tokens with speculation passes a chi-square homogeneity test
 // against the distribution without (the rule's own exactness test, with
 // negative controls, is tests/spec/acceptance_test.cc). min_tokens ending
@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <functional>
 #include <vector>
 
 #include "grammar/json_schema.h"
@@ -43,9 +44,10 @@ struct SampledRun {
 
 // Runs `requests` to the end on the cycling device; each gets one terminal
 // frame and the pool is full after.
-SampledRun run_requests(SchedFixtureOptions o, std::vector<EngineRequest> requests) {
+SampledRun run_requests(SchedFixtureOptions o, std::vector<EngineRequest> requests,
+                        const std::function<TokenId(std::span<const TokenId>)>& next = cycle_token) {
   SchedFixture f(o);
-  f.device->set_next_token(cycle_token);
+  f.device->set_next_token(next);
   std::vector<uint64_t> ids;
   for (EngineRequest& r : requests) ids.push_back(f.submit(std::move(r)));
   f.run();
@@ -91,6 +93,38 @@ TEST(SpeculationSampled, TheSameSeedGivesTheOutputWithoutItTokenForToken) {
     EXPECT_GT(on.accepted, 50) << "the cycle is drafted and often sampled";
     EXPECT_LT(on.accepted, on.drafted) << "sampling leaves the cycle: some drafts are rejected";
     EXPECT_LT(on.num_steps, off.num_steps);
+  }
+}
+
+// The model's MTP block drafting mixed samplers on a recurrent model (the
+// state kept after each verify row): the same seeds give the output without
+// it, token for token, pipelined or not; drafts are accepted and rejected.
+TEST(SpeculationSampled, MtpDraftsOnARecurrentModelKeepTheSeededOutput) {
+  auto recurrent = [](bool mtp, bool pipeline) {
+    SchedFixtureOptions o = sampled_spec(0, pipeline);
+    o.device.num_state_slots = o.sched.max_seqs;
+    o.device.state_drafts = 4;
+    o.device.policy = FedAheadPolicy::kRepickOnly;
+    o.sched.spec.mtp = mtp;
+    if (mtp) {
+      o.device.mtp = [](std::span<const TokenId> ctx) {  // the context, the state's two entries, the argmax
+        std::vector<TokenId> seen(ctx.begin(), ctx.end() - 3);
+        seen.push_back(ctx.back());
+        return cycle_token(seen);
+      };
+    }
+    return o;
+  };
+  const auto next = [](std::span<const TokenId> ctx) { return cycle_token(ctx.first(ctx.size() - 2)); };
+  const SampledRun off = run_requests(recurrent(false, false), mixed_samplers(8), next);
+  for (bool pipeline : {false, true}) {
+    const SampledRun on = run_requests(recurrent(true, pipeline), mixed_samplers(8), next);
+    ASSERT_EQ(on.requests.size(), off.requests.size());
+    for (size_t i = 0; i < on.requests.size(); ++i) {
+      EXPECT_EQ(on.requests[i].tokens, off.requests[i].tokens) << "request " << i << " pipeline " << pipeline;
+    }
+    EXPECT_GT(on.accepted, 50) << "pipeline " << pipeline;
+    EXPECT_LT(on.accepted, on.drafted) << "pipeline " << pipeline;
   }
 }
 
