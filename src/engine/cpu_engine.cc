@@ -31,12 +31,13 @@ Result<int32_t> pool_blocks(const CpuEngineConfig& c, const cpu::KvLayout& layou
   return default_kv_blocks(c.max_seqs, context_length, block_bytes);
 }
 
-// The KV layout of `hp`'s attention layers in `dtype` (and the MTP block's
-// when it runs), one block.
-cpu::KvLayout kv_layout(const ModelHParams& hp, GgmlType dtype, bool mtp) {
+// The KV layout of `model`'s attention layers in `dtype` (and the MTP
+// block's when it runs: the layers the device's cache holds), one block.
+cpu::KvLayout kv_layout(const Model& model, GgmlType dtype, bool mtp) {
+  const ModelHParams& hp = model.hparams();
   cpu::KvLayout layout;
   layout.dtype = dtype;
-  layout.num_layers = static_cast<int32_t>(hp.num_attention_layers()) + (mtp ? 1 : 0);  // layers with KV
+  layout.num_layers = ForwardPass::kv_layers(model, mtp);
   layout.num_kv_heads = static_cast<int32_t>(hp.num_kv_heads);
   layout.head_dim = static_cast<int32_t>(hp.head_dim);
   layout.num_blocks = 1;
@@ -137,7 +138,7 @@ Result<std::unique_ptr<CpuEngine>> CpuEngine::create(const Model& model, const C
   if (config.spec_mtp && hp.nextn_predict_layers == 0) {
     return invalid_argument("--spec-mtp: the model has no MTP block (its nextn_predict_layers is 0)");
   }
-  const cpu::KvLayout layout = kv_layout(hp, config.kv_dtype, config.spec_mtp);
+  const cpu::KvLayout layout = kv_layout(*e->model_, config.kv_dtype, config.spec_mtp);
   Result<int64_t> block_bytes = cpu::kv_block_bytes(layout);
   if (!block_bytes.ok()) {
     return block_bytes.status().with_prefix(fmt::format("KV dtype {}", ggml_type_name(config.kv_dtype)));
@@ -175,7 +176,7 @@ Status CpuEngine::open_draft(const CpuEngineConfig& config) {
   if (!tok.ok()) return tok.status().with_prefix(fmt::format("draft model {}", path));
   const Status vocab = check_draft_vocab(tokenizer_->vocab(), tok->vocab());
   if (!vocab.ok()) return vocab.with_prefix(fmt::format("draft model {}", path));
-  const cpu::KvLayout layout = kv_layout(hp, config.kv_dtype, false);
+  const cpu::KvLayout layout = kv_layout(*draft_model_, config.kv_dtype, false);
   MET_ASSIGN_OR_RETURN(int64_t block_bytes, cpu::kv_block_bytes(layout));
   CpuDeviceOptions dopt;
   dopt.num_threads = config.num_threads;

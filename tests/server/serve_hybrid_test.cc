@@ -5,7 +5,9 @@
 // shows the recurrent-state slots, all free again when the requests are done;
 // a server with a decode rollback ring (--state-rollback 2: its pipelined
 // lane redoes the steps a changed mask discards) writes what one without
-// writes.
+// writes; speculation through the API (the model's MTP block with
+// --spec-mtp, a predicted output verified row by row) writes the text of a
+// server without it.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -89,6 +91,46 @@ TEST(MetServeHybrid, ARollbackRingServesTheTextOfAServerWithout) {
     EXPECT_EQ(server.stop(), 0) << server.stderr_text();
   }
   EXPECT_EQ(texts[1], texts[0]);
+}
+
+// A qwen35 model whose MTP block drafts well (make-model's fixture). The
+// plain server's text is the text of a server drafting by the MTP block,
+// whose /metrics counts accepted drafts, and of that server given the text
+// as a predicted output, whose usage counts accepted prediction tokens.
+TEST(MetServeHybrid, MtpDraftsAndAPredictedOutputServeTheTextOfAServerWithout) {
+  testing::TempDir dir;
+  const std::string model = testing::make_small_model(
+      dir, "mtp.gguf", 600, "--arch qwen35 --full-attn-interval 2 --head-dim 32 --ssm-state 32 --ssm-groups 2 "
+                            "--ssm-heads 4 --mtp-copy-last-layer --branch-scale 0.01");
+  const nlohmann::json req = {{"prompt", "Once upon a time"}, {"max_tokens", 40}, {"ignore_eos", true},
+                              {"temperature", 0}};
+  auto complete = [](int port, const nlohmann::json& body) {
+    auto r = http_call(port, "POST", "/v1/completions", body.dump());
+    EXPECT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, 200) << r->body;
+    return body_json(r);
+  };
+  std::string plain;
+  {
+    ServeProcess server(serve_args(model, "--model-alias hybrid"));
+    ASSERT_NE(server.port(), 0) << server.error();
+    plain = complete(server.port(), req)["choices"][0]["text"];
+    EXPECT_EQ(server.stop(), 0) << server.stderr_text();
+  }
+  ServeProcess server(serve_args(model, "--spec-mtp --spec-adaptive off --model-alias hybrid"));
+  ASSERT_NE(server.port(), 0) << server.error();
+  EXPECT_EQ(complete(server.port(), req)["choices"][0]["text"], plain);
+  auto m = http_call(server.port(), "GET", "/metrics");
+  ASSERT_TRUE(m.has_value());
+  const testing::PrometheusText t = testing::parse_prometheus_text(m->body);
+  ASSERT_EQ(t.error, "");
+  EXPECT_GT(t.value("met:spec_decode_num_accepted_tokens_total"), 0);
+  nlohmann::json predicted = req;
+  predicted["prediction"] = {{"type", "content"}, {"content", plain}};
+  const nlohmann::json j = complete(server.port(), predicted);
+  EXPECT_EQ(j["choices"][0]["text"], plain);
+  EXPECT_GT(j["usage"]["completion_tokens_details"]["accepted_prediction_tokens"].get<int>(), 0) << j.dump();
+  EXPECT_EQ(server.stop(), 0) << server.stderr_text();
 }
 
 }  // namespace
