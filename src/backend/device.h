@@ -68,9 +68,12 @@ struct DeviceInfo {
   // Drafts a sequence with recurrent state may verify in one step (rows of
   // a StepSeq with state_checkpoints, less one); 0: none.
   int32_t state_drafts = 0;
-  // Drafts per step the model's own MTP block gives (StepResult::mtp_argmax);
-  // 0: none runs.
+  // Drafts per step the model's own MTP block gives: one per output
+  // (StepResult::mtp_argmax), and up to mtp_drafts - 1 more chained from a
+  // seq's last output (StepSeq::mtp_chain, StepResult::mtp_chain) for at
+  // most mtp_chain_seqs seqs of a step. 0: none runs.
   int32_t mtp_drafts = 0;
+  int32_t mtp_chain_seqs = 0;
 };
 
 class Device {

@@ -136,8 +136,30 @@ void copy_plan(const StepPlan& from, StepPlan& to) {
     t.num_cached = f.num_cached;
     t.state_slot = f.state_slot;
     t.state_checkpoints = f.state_checkpoints;
+    t.mtp_chain = f.mtp_chain;
     assign_block_table(t.block_table, f.block_table);
   }
+}
+
+Status validate_mtp_chains(const StepPlan& plan, int32_t max_chain, int32_t max_chain_seqs) {
+  int32_t chaining = 0;
+  for (size_t i = 0; i < plan.seqs.size(); ++i) {
+    const StepSeq& s = plan.seqs[i];
+    if (s.mtp_chain == 0) continue;
+    if (s.mtp_chain < 0 || s.mtp_chain > max_chain) {
+      return invalid_argument("step plan: seq {} chains {} MTP drafts; the device chains 0 to {}", i, s.mtp_chain,
+                              max_chain);
+    }
+    if (++chaining > max_chain_seqs) {
+      return invalid_argument("step plan: seq {} is chaining seq {}; the device chains at most {} a step", i,
+                              chaining, max_chain_seqs);
+    }
+    const int32_t last = s.row_begin + s.num_rows - 1;
+    const bool has_output =
+        std::any_of(plan.outputs.begin(), plan.outputs.end(), [&](const OutputRow& o) { return o.row == last; });
+    if (!has_output) return invalid_argument("step plan: seq {} chains MTP drafts from row {}, not an output", i, last);
+  }
+  return ok_status();
 }
 
 void StepPlan::clear() {

@@ -53,6 +53,12 @@ struct StepSeq {
   // any of num_cached + 1 … num_cached + num_rows (the accepted drafts).
   // REQUIRES: a state_slot, and num_rows - 1 <= DeviceInfo::state_drafts.
   bool state_checkpoints = false;
+  // With an MTP block running (DeviceInfo::mtp_drafts > 1): the block is fed
+  // its own guess this many more times after the step, from the seq's last
+  // row (which must be an output), giving StepResult::mtp_chain. 0: none.
+  // REQUIRES: at most DeviceInfo::mtp_drafts - 1, and at most
+  // DeviceInfo::mtp_chain_seqs seqs of a step chain.
+  int32_t mtp_chain = 0;
 };
 
 enum class OutputKind : uint8_t {
@@ -93,6 +99,8 @@ struct StepPlan {
   void clear();  // keeps capacity: the scheduler reuses one plan per lane
 };
 
+inline constexpr TokenId kNoChainToken = -1;
+
 struct StepResult {
   int32_t vocab_size = 0;
   // For output i: logits at [i * vocab_size, (i+1) * vocab_size) when its kind
@@ -103,6 +111,13 @@ struct StepResult {
   // For output i, with an MTP block running (DeviceInfo::mtp_drafts > 0):
   // the token it predicts after output i's argmax (a draft); else empty.
   std::vector<TokenId> mtp_argmax;
+  // Chained MTP drafts (StepSeq::mtp_chain): output o's at [o * mtp_chain_width,
+  // (o + 1) * mtp_chain_width), the tokens the block guesses after
+  // mtp_argmax[o] when fed its own guesses, for the last output of a seq
+  // that asked (its first mtp_chain entries); kNoChainToken elsewhere.
+  // Width: DeviceInfo::mtp_drafts - 1 (0: empty).
+  int32_t mtp_chain_width = 0;
+  std::vector<TokenId> mtp_chain;
   // The device's time on this step, in ns (0: not measured). The draft
   // budget fits its cost model to it (spec/draft_budget.h).
   int64_t busy_ns = 0;
@@ -126,6 +141,12 @@ void copy_plan(const StepPlan& from, StepPlan& to);
 // A seq with state_checkpoints verifies at most `state_drafts` drafts (and
 // needs a slot). The message names the first seq or copy at fault.
 Status validate_state_slots(const StepPlan& plan, int32_t num_state_slots, int32_t state_drafts);
+
+// With `max_chain` (DeviceInfo::mtp_drafts - 1, or 0) and `max_chain_seqs`
+// (DeviceInfo::mtp_chain_seqs): each seq's mtp_chain is within [0,
+// max_chain], at most max_chain_seqs seqs chain, and a chaining seq's last row
+// is an output. The message names the first seq at fault.
+Status validate_mtp_chains(const StepPlan& plan, int32_t max_chain, int32_t max_chain_seqs);
 
 // Checks the invariants above; `max_blocks` bounds block ids, `max_context`
 // positions, `block_tokens` is the token slots of one block, `window` the

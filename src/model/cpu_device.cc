@@ -59,7 +59,8 @@ Result<std::unique_ptr<CpuDevice>> CpuDevice::create(const Model& model, const C
   layout.num_layers = ForwardPass::kv_layers(model, options.forward.mtp);
   layout.num_kv_heads = static_cast<int32_t>(hp.num_kv_heads);
   layout.head_dim = static_cast<int32_t>(hp.head_dim);
-  layout.num_blocks = options.num_kv_blocks;
+  // Chained MTP drafts keep their keys in scratch blocks past the pool's.
+  layout.num_blocks = options.num_kv_blocks + ForwardPass::scratch_blocks(options.forward, options.limits);
   MET_ASSIGN_OR_RETURN(cpu::KvCache kv, cpu::KvCache::create(layout));
   MET_ASSIGN_OR_RETURN(std::optional<cpu::RecurrentState> state, make_state(model, options));
   return std::unique_ptr<CpuDevice>(new CpuDevice(model, std::move(kv), std::move(state), options));
@@ -92,7 +93,9 @@ CpuDevice::CpuDevice(const Model& model, cpu::KvCache kv, std::optional<cpu::Rec
     if (options.state_rollback < kLaneStateRollback) info_.fed_ahead_policy = FedAheadPolicy::kRepickOnly;
   }
   info_.num_experts = forward_.expert_load().num_experts();
-  info_.mtp_drafts = options.forward.mtp ? 1 : 0;
+  info_.mtp_chain_seqs = ForwardPass::scratch_blocks(options.forward, options.limits) / 2;
+  const int32_t chain = info_.mtp_chain_seqs > 0 ? std::clamp(options.forward.mtp_chain, 0, kMaxMtpChain) : 0;
+  info_.mtp_drafts = options.forward.mtp ? 1 + chain : 0;
   info_.num_kv_heads = static_cast<int32_t>(model.hparams().num_kv_heads);
   info_.head_dim = static_cast<int32_t>(model.hparams().head_dim);
   info_.max_rows = options.limits.max_rows;
@@ -132,6 +135,7 @@ Status CpuDevice::check_plan(const StepPlan& plan) const {
     }
   }
   MET_RETURN_IF_ERROR(validate_state_slots(plan, info_.num_state_slots, info_.state_drafts));
+  MET_RETURN_IF_ERROR(validate_mtp_chains(plan, std::max(info_.mtp_drafts - 1, 0), info_.mtp_chain_seqs));
   return validate_plan(plan, info_.num_kv_blocks, max_context, cpu::kBlockTokens, info_.kv_window);
 }
 

@@ -45,6 +45,15 @@ ForwardPass::ForwardPass(const Model& model, cpu::KvCache& kv, cpu::RecurrentSta
     mtp_logits_.resize(static_cast<size_t>(limits.max_outputs) * hp.vocab_size);
     row_output_.resize(rows);
     row_next_.resize(rows);
+    chain_max_ = std::clamp(options.mtp_chain, 0, kMaxMtpChain);
+    chain_seqs_ = scratch_blocks(options, limits) / 2;
+    first_scratch_ = kv.layout().num_blocks - 2 * chain_seqs_;
+    chain_.reserve(static_cast<size_t>(chain_seqs_));
+    chain_plan_.inputs.reserve(static_cast<size_t>(chain_seqs_));
+    chain_plan_.positions.reserve(static_cast<size_t>(chain_seqs_));
+    chain_plan_.seqs.resize(static_cast<size_t>(chain_seqs_));
+    chain_h_.resize(static_cast<size_t>(chain_seqs_) * hp.embedding_length);
+    chain_tok_.resize(static_cast<size_t>(chain_seqs_));
   }
   if (model.traits().gated_attention) {
     qg_.resize(rows * 2 * hp.q_dim());
@@ -73,6 +82,13 @@ void ForwardPass::prepare_result(const StepPlan& plan, StepResult& result) const
   result.logits.resize(plan.outputs.size() * vocab);
   result.argmax.resize(plan.outputs.size());
   result.mtp_argmax.resize(mtp_ ? plan.outputs.size() : 0);
+  result.mtp_chain_width = chain_max_;
+  result.mtp_chain.assign(plan.outputs.size() * static_cast<size_t>(chain_max_), kNoChainToken);
+}
+
+int32_t ForwardPass::scratch_blocks(const ForwardOptions& options, const ForwardLimits& limits) {
+  if (!options.mtp || options.mtp_chain <= 0) return 0;
+  return 2 * std::min({options.mtp_chain_seqs, limits.max_seqs, limits.max_outputs, limits.max_rows});
 }
 
 int32_t ForwardPass::kv_layers(const Model& model, bool mtp) {
@@ -351,6 +367,7 @@ void ForwardPass::run(cpu::ThreadCtx& ctx, const StepPlan& plan, std::span<const
   take_snapshots(ctx, plan);  // the last layer ended with a barrier; no later op touches a state
   output(ctx, plan, result);
   if (mtp_) run_mtp(ctx, plan, result);
+  if (chain_max_ > 0) run_mtp_chain(ctx, plan, result);
 }
 
 }  // namespace met

@@ -23,6 +23,9 @@
 // has an output, else the next row's token), its attention layer's KV is the
 // cache's last layer, and its head's argmax per output row is
 // StepResult::mtp_argmax: the token it predicts two places past the row.
+// A seq with StepSeq::mtp_chain then runs the block that many more times
+// past its last row, fed the block's own guess and hidden state, its keys in
+// scratch blocks (StepResult::mtp_chain).
 // Invariants: all scratch is sized at construction for `max_rows` rows and
 // `max_outputs` output rows; run() allocates nothing. A row's results depend
 // only on its own sequence (batch invariance), never on its neighbours.
@@ -69,7 +72,17 @@ struct ForwardOptions {
   // nextn_predict_layers >= 1 and a KV cache with one layer past the
   // model's attention layers.
   bool mtp = false;
+  // With mtp: the most drafts a seq's chain adds (StepSeq::mtp_chain: the
+  // block fed its own guess and its own hidden state, one position further
+  // each time), for at most mtp_chain_seqs seqs of a step (clamped to the
+  // limits). Their keys go to scratch blocks past the scheduler's
+  // (scratch_blocks()); the cache's own blocks are never written past a
+  // step's rows.
+  int32_t mtp_chain = 0;
+  int32_t mtp_chain_seqs = 32;
 };
+
+inline constexpr int32_t kMaxMtpChain = 15;
 
 class ForwardPass {
  public:
@@ -81,6 +94,9 @@ class ForwardPass {
   // KV cache layers this pass writes: the attention layers, and the MTP
   // block's with ForwardOptions::mtp.
   static int32_t kv_layers(const Model& model, bool mtp);
+  // KV blocks the pass uses as scratch for chained MTP drafts: the cache's
+  // last ones, past the blocks plans may name.
+  static int32_t scratch_blocks(const ForwardOptions& options, const ForwardLimits& limits);
   // (token, choice) pairs routed to each expert of each layer so far (MoE
   // models; no layers otherwise): thread 0 adds a layer's group sizes once
   // per step. Readable from any thread.
@@ -126,6 +142,16 @@ class ForwardPass {
   void run_mtp(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult& result);
   void mtp_inputs(cpu::ThreadCtx& ctx, const StepPlan& plan, const StepResult& result);
   void mtp_output(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult& result);
+  // Chained MTP drafts (StepSeq::mtp_chain), after run_mtp.
+  void run_mtp_chain(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult& result);
+  // Thread 0: chain_ and chain_plan_'s seqs from `plan` (the scratch blocks
+  // given their copy of each seq's partial last block).
+  void begin_chain(const StepPlan& plan, const StepResult& result);
+  // Thread 0: chain_plan_ and attn_seqs_ for chain step j (1-based); returns
+  // the rows (seqs still chaining).
+  int32_t chain_step_plan(int32_t j);
+  void chain_inputs(cpu::ThreadCtx& ctx, int32_t rows);
+  void chain_output(cpu::ThreadCtx& ctx, int32_t j, int32_t rows, StepResult& result);
 
   const Model& model_;
   cpu::KvCache& kv_;
@@ -147,6 +173,19 @@ class ForwardPass {
   std::vector<float> mtp_logits_;      // MTP: per output row
   std::vector<int32_t> row_output_;    // MTP: per row, its output's index (-1: none)
   std::vector<TokenId> row_next_;      // MTP: per row, the next row's token in its seq (its own when last)
+  struct ChainSeq {
+    int32_t seq = 0;        // in the step's plan
+    int32_t output = 0;     // the seq's last output row
+    int32_t length = 0;     // StepSeq::mtp_chain
+    int32_t first_pos = 0;  // the chain's first position (past the seq's rows)
+  };
+  int32_t chain_max_ = 0;              // ForwardOptions::mtp_chain
+  int32_t chain_seqs_ = 0;             // ForwardOptions::mtp_chain_seqs, clamped
+  int32_t first_scratch_ = 0;          // the first of 2 * chain_seqs_ scratch blocks
+  std::vector<ChainSeq> chain_;        // this step's chaining seqs, longest first
+  StepPlan chain_plan_;                // one row per chaining seq
+  std::vector<float> chain_h_;         // per chaining seq: its last hidden state (shared_head_norm'ed)
+  std::vector<TokenId> chain_tok_;     // per chaining seq: its last guess
   GatedDeltaLayer gdn_;                // hybrid models only
   Mamba2Layer mamba_;                  // Mamba2 hybrids only
   ActivationBuffers act_;  // prepared activations, one slot per distinct weight type

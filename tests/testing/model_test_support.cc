@@ -249,4 +249,32 @@ LogitsAgreement expect_logits_agree(const std::vector<std::vector<float>>& ref,
   return a;
 }
 
+// 4 trunk layers (0-2 gated delta, 3 attention), one MTP block; 2 key heads and 4 value heads, so value head h reads key head h % 2
+// (qwen3next: h / 2).
+RandomModelSpec hybrid_spec(Arch arch, GgmlType dtype, uint32_t vocab) {
+  RandomModelSpec s;
+  s.arch = arch;
+  s.num_layers = 4;
+  s.embedding_length = 128;
+  s.num_heads = 2;
+  s.num_kv_heads = 1;
+  s.head_dim = 64;
+  s.feed_forward_length = 256;
+  s.vocab_size = vocab;
+  s.context_length = 512;
+  s.ssm_state_size = 32;
+  s.ssm_group_count = 2;
+  s.ssm_time_step_rank = 4;
+  s.nextn_predict_layers = 1;
+  s.dtype = dtype;
+  s.seed = 17;
+  if (arch != Arch::kQwen35) {
+    s.num_experts = 4;
+    s.num_experts_used = 2;
+    s.expert_feed_forward_length = 64;
+    s.shared_expert_feed_forward_length = 96;
+  }
+  return s;
+}
+
 }  // namespace met::testing

@@ -26,6 +26,10 @@ namespace met::testing {
 // EXPECT) when either step fails.
 std::unique_ptr<Model> make_and_load(const RandomModelSpec& spec, const TempDir& dir);
 
+// A small qwen35-family model with one MTP block (qwen35moe, qwen3next:
+// with 4 experts, 2 used, and a shared expert), seed 17.
+RandomModelSpec hybrid_spec(Arch arch, GgmlType dtype, uint32_t vocab);
+
 // Block ids first, first + 1, …, first + n - 1.
 std::vector<BlockId> block_range(int32_t first, int32_t n);
 

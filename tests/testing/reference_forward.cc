@@ -351,27 +351,69 @@ std::vector<std::vector<float>> ReferenceForward::logits(std::span<const TokenId
   return out;
 }
 
+namespace {
+
+// eh_proj · [enorm(embedding of `token`); hnorm(h)].
+std::vector<double> mtp_input(const ModelHParams& hp, const std::vector<float>& embed, const std::vector<float>& enorm,
+                              const std::vector<float>& hnorm, const std::vector<float>& eh_proj, TokenId token,
+                              const std::vector<double>& h) {
+  const size_t embd = hp.embedding_length;
+  std::vector<double> e(embed.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(token) * embd),
+                        embed.begin() + static_cast<ptrdiff_t>((static_cast<size_t>(token) + 1) * embd));
+  std::vector<double> in = rms_norm(e, enorm.data(), embd, hp.rms_norm_eps);
+  const auto hn = rms_norm(h, hnorm.data(), embd, hp.rms_norm_eps);
+  in.insert(in.end(), hn.begin(), hn.end());
+  return matvec(eh_proj, in, embd);
+}
+
+}  // namespace
+
+Rows ReferenceForward::mtp_inputs(std::span<const TokenId> tokens,
+                                    std::span<const TokenId> next) const {
+  const ModelHParams& hp = model_.hparams();
+  const size_t embd = hp.embedding_length;
+  const Rows h = trunk(tokens, nullptr);
+  Rows x(tokens.size());
+  for (size_t t = 0; t < tokens.size(); ++t) {
+    const auto hn = rms_norm(h[t], output_norm_.data(), embd, hp.rms_norm_eps);
+    x[t] = mtp_input(hp, mtp_.embed, mtp_.enorm, mtp_.hnorm, mtp_.eh_proj, next[t], hn);
+  }
+  return x;
+}
+
+std::vector<float> ReferenceForward::mtp_head(const std::vector<double>& x) const {
+  const ModelHParams& hp = model_.hparams();
+  const auto lg = matvec(mtp_.head, rms_norm(x, mtp_.shared_head_norm.data(), hp.embedding_length, hp.rms_norm_eps),
+                         hp.vocab_size);
+  return std::vector<float>(lg.begin(), lg.end());
+}
+
 std::vector<std::vector<float>> ReferenceForward::mtp_logits(std::span<const TokenId> tokens,
                                                              std::span<const TokenId> next) const {
-  const ModelHParams& hp = model_.hparams();
-  const size_t embd = hp.embedding_length, vocab = hp.vocab_size, T = tokens.size();
-  const Rows h = trunk(tokens, nullptr);
-  Rows x(T);
-  for (size_t t = 0; t < T; ++t) {
-    std::vector<double> e(mtp_.embed.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(next[t]) * embd),
-                          mtp_.embed.begin() + static_cast<ptrdiff_t>((static_cast<size_t>(next[t]) + 1) * embd));
-    std::vector<double> in = rms_norm(e, mtp_.enorm.data(), embd, hp.rms_norm_eps);
-    const auto hn = rms_norm(rms_norm(h[t], output_norm_.data(), embd, hp.rms_norm_eps), mtp_.hnorm.data(), embd,
-                             hp.rms_norm_eps);
-    in.insert(in.end(), hn.begin(), hn.end());
-    x[t] = matvec(mtp_.eh_proj, in, embd);
-  }
-  std::vector<double> margin(T);
+  Rows x = mtp_inputs(tokens, next);
+  std::vector<double> margin(x.size());
   run_layer(mtp_.block, x, margin);
-  std::vector<std::vector<float>> out(T);
-  for (size_t t = 0; t < T; ++t) {
-    const auto lg = matvec(mtp_.head, rms_norm(x[t], mtp_.shared_head_norm.data(), embd, hp.rms_norm_eps), vocab);
-    out[t].assign(lg.begin(), lg.end());
+  std::vector<std::vector<float>> out;
+  for (const std::vector<double>& row : x) out.push_back(mtp_head(row));
+  return out;
+}
+
+std::vector<std::vector<float>> ReferenceForward::mtp_chain_logits(std::span<const TokenId> tokens,
+                                                                   std::span<const TokenId> next,
+                                                                   std::span<const TokenId> fed) const {
+  const ModelHParams& hp = model_.hparams();
+  Rows in = mtp_inputs(tokens, next);
+  std::vector<std::vector<float>> out;
+  for (const TokenId token : fed) {
+    Rows x = in;  // the layer over every row so far (its earlier rows do not depend on later ones)
+    std::vector<double> margin(x.size());
+    run_layer(mtp_.block, x, margin);
+    const auto h = rms_norm(x.back(), mtp_.shared_head_norm.data(), hp.embedding_length, hp.rms_norm_eps);
+    in.push_back(mtp_input(hp, mtp_.embed, mtp_.enorm, mtp_.hnorm, mtp_.eh_proj, token, h));
+    x = in;
+    margin.assign(x.size(), 0.0);
+    run_layer(mtp_.block, x, margin);
+    out.push_back(mtp_head(x.back()));
   }
   return out;
 }

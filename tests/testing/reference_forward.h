@@ -21,7 +21,7 @@
 // post_attention_norm feeds the FFN. The first MTP block (mtp_logits): per
 // position t, eh_proj · [enorm(embedding of next[t]); hnorm(output_norm(h_t))]
 // through its layer (attending over positions 0..t of those inputs),
-// shared_head_norm and the head.
+// shared_head_norm and the head; mtp_chain_logits feeds it its own output.
 // granitehybrid/nemotron_h: Mamba2 layers token by token
 // (reference_mamba2.h); plain attention, rotated (normal rope) only where
 // hp.uses_rope, scaled by attention_scale when set; granite's embedding,
@@ -54,6 +54,12 @@ class ReferenceForward {
   // The first MTP block's logits at each position t of `tokens`, given the
   // token after t (next[t]). REQUIRES: the model has an MTP block.
   std::vector<std::vector<float>> mtp_logits(std::span<const TokenId> tokens, std::span<const TokenId> next) const;
+  // A chain from the last position T - 1 (ForwardPass's StepSeq::mtp_chain):
+  // the block's logits at positions T, T + 1, … where position T - 1 + j
+  // reads eh_proj · [enorm(embedding of fed[j - 1]); hnorm(shared_head_norm(
+  // the block's output at T - 2 + j))] (fed[0]: the block's guess at T - 1).
+  std::vector<std::vector<float>> mtp_chain_logits(std::span<const TokenId> tokens, std::span<const TokenId> next,
+                                                   std::span<const TokenId> fed) const;
 
  private:
   struct Layer {
@@ -77,6 +83,10 @@ class ReferenceForward {
   Layer load_layer(uint32_t i) const;
   // The residual stream after every trunk layer.
   Rows trunk(std::span<const TokenId> tokens, std::vector<double>* routing_margins) const;
+  // The MTP block's input rows for positions 0..T-1 (mtp_logits), and its
+  // head's logits for an output row of its layer.
+  Rows mtp_inputs(std::span<const TokenId> tokens, std::span<const TokenId> next) const;
+  std::vector<float> mtp_head(const std::vector<double>& x) const;
   // x through layer l (its mixer, then its FFN).
   void run_layer(const Layer& l, Rows& x, std::vector<double>& margin) const;
   // x += attention of layer l over all positions.

@@ -186,6 +186,18 @@ void KvCache::store(int32_t layer, std::span<const BlockId> block_table, int32_t
   }
 }
 
+void KvCache::copy_slots(int32_t layer, BlockId from, BlockId to, int32_t num_slots) {
+  MET_CHECK(layer >= 0 && layer < layout_.num_layers, "layer {} of {}", layer, layout_.num_layers);
+  MET_CHECK(num_slots >= 0 && num_slots <= kBlockTokens, "{} slots of a block", num_slots);
+  const uint8_t* src = data_.get() + block_offset(from) + k_offset(layer, 0);
+  uint8_t* dst = data_.get() + block_offset(to) + k_offset(layer, 0);
+  const auto bytes = static_cast<size_t>(num_slots * row_bytes_);
+  for (int32_t h = 0; h < layout_.num_kv_heads; ++h) {
+    std::memcpy(dst + h * head_stride_, src + h * head_stride_, bytes);
+    std::memcpy(dst + kv_stride_ + h * head_stride_, src + kv_stride_ + h * head_stride_, bytes);
+  }
+}
+
 void KvCache::load(int32_t layer, std::span<const BlockId> block_table, int32_t pos, float* k_row,
                    float* v_row) const {
   const uint8_t* k = slot(layer, block_table, pos, 0);

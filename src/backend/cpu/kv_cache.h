@@ -96,6 +96,10 @@ class KvCache {
   // REQUIRES: pos / kBlockTokens < block_table.size().
   void store(int32_t layer, std::span<const BlockId> block_table, int32_t pos, const float* k_row,
              const float* v_row);
+  // Copies slots [0, num_slots) of `layer` (K and V, every head) from block
+  // `from` to block `to`, leaving the other layers and slots of `to` alone.
+  // REQUIRES: num_slots <= kBlockTokens.
+  void copy_slots(int32_t layer, BlockId from, BlockId to, int32_t num_slots);
   // The inverse, with the scalar reference dequantizers (tests, references).
   void load(int32_t layer, std::span<const BlockId> block_table, int32_t pos, float* k_row,
             float* v_row) const;
