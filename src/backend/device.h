@@ -32,6 +32,9 @@ enum class FedAheadPolicy : uint8_t {
 // the host committed.
 inline constexpr int32_t kLaneStateRollback = 2;
 
+// The most DeviceInfo::mtp_drafts any device gives.
+inline constexpr int32_t kMaxMtpDrafts = 16;
+
 struct DeviceInfo {
   int32_t vocab_size = 0;
   int32_t num_kv_blocks = 0;      // the pool's size, in blocks of kv_block_tokens

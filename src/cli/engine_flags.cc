@@ -106,8 +106,12 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& flags) {
   cmd.add_option("--draft-max", flags.draft_max, "Speculative decoding: the draft model's drafts per step")
       ->capture_default_str();
   cmd.add_flag("--spec-mtp", flags.spec_mtp,
-               "Speculative decoding: the model's own MTP block (nextn, e.g. Qwen3.5's) drafts a token a step, "
-               "verified in the next; same output");
+               "Speculative decoding: the model's own MTP block (nextn, e.g. Qwen3.5's) drafts tokens, verified "
+               "in the next step; same output");
+  cmd.add_option("--spec-mtp-drafts", flags.spec_mtp_drafts,
+                 "Speculative decoding: the MTP block's drafts per step (past the first, the block is fed its own "
+                 "guess; a sequence's chain grows one a step while its drafts are verified)")
+      ->capture_default_str();
   cmd.add_option("--spec-adaptive", flags.spec_adaptive,
                  "Speculative decoding: on verifies only drafts worth their row, from each request's acceptance "
                  "and the measured cost of a row (backing off as the batch grows compute-bound); off verifies "
@@ -177,6 +181,10 @@ Status validate_engine_flags(const EngineFlags& f) {
   if (f.spec_lookup < 0 || f.spec_lookup > kMaxSpecLookupFlag) {
     return invalid_argument("--spec-lookup {} must be between 0 and {}", f.spec_lookup, kMaxSpecLookupFlag);
   }
+  if (f.spec_mtp_drafts < 1 || f.spec_mtp_drafts > kMaxSpecMtpDraftsFlag) {
+    return invalid_argument("--spec-mtp-drafts {} must be between 1 and {}", f.spec_mtp_drafts,
+                            kMaxSpecMtpDraftsFlag);
+  }
   if (f.draft_max < 1 || f.draft_max > kMaxSpecLookupFlag) {
     return invalid_argument("--draft-max {} must be between 1 and {}", f.draft_max, kMaxSpecLookupFlag);
   }
@@ -213,6 +221,7 @@ Result<CpuEngineConfig> engine_config(const EngineFlags& flags, StreamLimits str
   c.draft_model_path = flags.draft_model;
   c.draft_max = flags.draft_max;
   c.spec_mtp = flags.spec_mtp;
+  c.spec_mtp_drafts = flags.spec_mtp_drafts;
   c.streams = streams;
   return c;
 }

@@ -48,6 +48,7 @@ struct EngineFlags {
   std::string draft_model;      // speculative decoding: a draft model's GGUF ("": none)
   int32_t draft_max = 4;        // its drafts per step
   bool spec_mtp = false;        // speculative decoding: the model's MTP block drafts
+  int32_t spec_mtp_drafts = 3;  // its drafts per step (the block fed its own guesses past the first)
   std::string spec_adaptive = "on";  // on: drafts within the draft budget (spec/draft_budget.h)
 };
 

@@ -54,12 +54,14 @@ CpuDeviceOptions device_options(const CpuEngineConfig& config, const ModelHParam
   dopt.kv_dtype = kv_dtype;
   dopt.num_kv_blocks = num_blocks;
   const int32_t drafts = std::max({config.spec_lookup, SpecOptions{}.prediction_draft,
-                                   config.draft_model_path.empty() ? 0 : config.draft_max});
+                                   config.draft_model_path.empty() ? 0 : config.draft_max,
+                                   config.spec_mtp ? config.spec_mtp_drafts : 0});
   const int64_t outputs = int64_t{config.max_seqs} * (1 + drafts);
   dopt.limits = ForwardLimits{.max_rows = config.max_batch_tokens,
                               .max_outputs = static_cast<int32_t>(std::min<int64_t>(outputs, config.max_batch_tokens)),
                               .max_seqs = config.max_seqs};
   dopt.forward.mtp = config.spec_mtp;
+  dopt.forward.mtp_chain = config.spec_mtp ? config.spec_mtp_drafts - 1 : 0;
   if (hp.is_hybrid()) {
     dopt.num_state_snapshots = config.state_snapshots < 0 ? config.max_seqs : config.state_snapshots;
     dopt.state_rollback = config.state_rollback;

@@ -86,11 +86,16 @@ struct CpuEngineConfig {
   // Speculative decoding by the model's own MTP block (its first nextn
   // block runs after the trunk on every row: ForwardOptions::mtp).
   bool spec_mtp = false;
+  // Its drafts per step: past the first, the block is fed its own guesses
+  // (ForwardOptions::mtp_chain = spec_mtp_drafts - 1). 1 to kMaxMtpDrafts.
+  int32_t spec_mtp_drafts = 3;
   StreamLimits streams;  // each client's unsent-bytes bound
 };
 
 // The most drafts CpuEngineConfig::spec_lookup may ask for per step.
 inline constexpr int32_t kMaxSpecLookupFlag = kMaxDraftTokens;
+// The most CpuEngineConfig::spec_mtp_drafts.
+inline constexpr int32_t kMaxSpecMtpDraftsFlag = kMaxMtpDrafts;
 
 // Checks that a draft model's vocabulary is the target's: the same tokens
 // with the same text, naming the first that differs.

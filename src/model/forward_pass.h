@@ -41,6 +41,7 @@
 #include "backend/cpu/kv_cache.h"
 #include "backend/cpu/recurrent_state.h"
 #include "backend/cpu/worker_pool.h"
+#include "backend/device.h"
 #include "backend/step_plan.h"
 #include "model/expert_load.h"
 #include "model/gated_delta_layer.h"
@@ -82,7 +83,7 @@ struct ForwardOptions {
   int32_t mtp_chain_seqs = 32;
 };
 
-inline constexpr int32_t kMaxMtpChain = 15;
+inline constexpr int32_t kMaxMtpChain = kMaxMtpDrafts - 1;
 
 class ForwardPass {
  public:

@@ -15,12 +15,14 @@
 // Threading: engine thread only. Tested through tests/scheduler/*.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "backend/device.h"
 #include "core/clock.h"
 #include "core/ids.h"
 #include "grammar/grammar_matcher.h"
@@ -118,9 +120,11 @@ struct SpecTrack {
   AcceptanceRate rate;          // its recent verify steps (the draft budget's input)
   int64_t num_drafted = 0;      // drafts verified
   int64_t num_accepted = 0;     // of them, committed in place
-  // The model's MTP block's guess at the token after the pending one (from
-  // the step that committed it), while `a.seq.tokens` holds mtp_for tokens.
-  TokenId mtp_draft = 0;
+  // The model's MTP block's guesses at the tokens after the pending one (from
+  // the step that committed it: its own, then its chain), while
+  // `a.seq.tokens` holds mtp_for tokens.
+  std::array<TokenId, kMaxMtpDrafts> mtp_drafts{};
+  int32_t num_mtp_drafts = 0;
   size_t mtp_for = 0;  // 0: none
 };
 

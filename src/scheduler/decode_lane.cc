@@ -53,8 +53,9 @@ bool DecodeLane::reserve_all(std::vector<ActiveSeq>& active) {
 
 bool DecodeLane::launch_ahead(std::vector<ActiveSeq>& active) {
   const Inflight& inf = *pipe_.inflight;
-  const bool repick_only = io_.dev.info().fed_ahead_policy == FedAheadPolicy::kRepickOnly;
-  StepPlan& plan = builder_.begin();
+  const DeviceInfo& info = io_.dev.info();
+  const bool repick_only = info.fed_ahead_policy == FedAheadPolicy::kRepickOnly;
+  StepPlan& plan = builder_.begin(info.mtp_chain_seqs);
   Inflight next = take_spare();
   next.t0 = io_.clock.now();
   if (!next.inputs.has_value()) next.inputs.emplace();
@@ -65,7 +66,8 @@ bool DecodeLane::launch_ahead(std::vector<ActiveSeq>& active) {
     const RowInput in = FeedFromRow{static_cast<int32_t>(i)};
     plan.inputs.push_back(in);
     plan.positions.push_back(pos);
-    builder_.add_seq(static_cast<int32_t>(i), 1, pos, a.seq.block_table, a.seq.state_slot);
+    builder_.add_seq(static_cast<int32_t>(i), 1, pos, a.seq.block_table, a.seq.state_slot, false,
+                     mtp_chain_for(a, 0, info.mtp_drafts));
     // A RepickOnly step always stands, so its logits come back in case the
     // host has to pick again.
     add_output_row(plan, static_cast<int32_t>(i), repick_only ? OutputKind::kLogits : OutputKind::kArgmax, a);

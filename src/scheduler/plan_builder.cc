@@ -8,7 +8,8 @@ PlanBuilder::PlanBuilder(size_t max_seqs) {
   spare_.reserve(max_seqs);
 }
 
-StepPlan& PlanBuilder::begin() {
+StepPlan& PlanBuilder::begin(int32_t max_chain_seqs) {
+  chain_seqs_left_ = max_chain_seqs;
   plan_.inputs.clear();
   plan_.positions.clear();
   plan_.outputs.clear();
@@ -20,7 +21,7 @@ StepPlan& PlanBuilder::begin() {
 }
 
 void PlanBuilder::add_seq(int32_t row_begin, int32_t num_rows, int32_t num_cached, std::span<const BlockId> table,
-                          std::optional<StateSlotId> state_slot, bool state_checkpoints) {
+                          std::optional<StateSlotId> state_slot, bool state_checkpoints, int32_t mtp_chain) {
   if (num_seqs_ == plan_.seqs.size()) {
     plan_.seqs.emplace_back();
     if (!spare_.empty()) {
@@ -34,6 +35,8 @@ void PlanBuilder::add_seq(int32_t row_begin, int32_t num_rows, int32_t num_cache
   s.num_cached = num_cached;
   s.state_slot = state_slot;
   s.state_checkpoints = state_checkpoints;
+  s.mtp_chain = chain_seqs_left_ > 0 ? mtp_chain : 0;
+  if (s.mtp_chain > 0) --chain_seqs_left_;
   assign_block_table(s.block_table, table);
 }
 

@@ -20,13 +20,17 @@ class PlanBuilder {
  public:
   explicit PlanBuilder(size_t max_seqs = 0);
 
-  // Starts a new step: rows, outputs and bans are cleared; seq slots are kept.
-  StepPlan& begin();
+  // Starts a new step: rows, outputs and bans are cleared; seq slots are
+  // kept. At most `max_chain_seqs` seqs of it chain MTP drafts
+  // (DeviceInfo::mtp_chain_seqs).
+  StepPlan& begin(int32_t max_chain_seqs = 0);
   // Appends a sequence run of rows with a copy of `table`.
   // `state_slot`: the seq's recurrent-state slot (models with recurrent
-  // layers); `state_checkpoints`: StepSeq's (a verify step's rows).
+  // layers); `state_checkpoints`: StepSeq's (a verify step's rows);
+  // `mtp_chain`: StepSeq's, dropped to 0 once max_chain_seqs seqs chain.
   void add_seq(int32_t row_begin, int32_t num_rows, int32_t num_cached, std::span<const BlockId> table,
-               std::optional<StateSlotId> state_slot = std::nullopt, bool state_checkpoints = false);
+               std::optional<StateSlotId> state_slot = std::nullopt, bool state_checkpoints = false,
+               int32_t mtp_chain = 0);
   // Trims the plan's seqs to those added since begin(); returns the plan.
   const StepPlan& finish();
 
@@ -36,6 +40,7 @@ class PlanBuilder {
  private:
   StepPlan plan_;
   size_t num_seqs_ = 0;
+  int32_t chain_seqs_left_ = 0;
   std::vector<std::vector<BlockId>> spare_;  // tables of seqs trimmed off, kept for reuse
 };
 

@@ -30,20 +30,37 @@ void propose_drafts(ActiveSeq& a, const SpecOptions& options, const DraftLimits&
     a.spec.drafts_from_prediction = !a.spec.drafts.empty();
     if (a.spec.drafts_from_prediction) return;
   }
-  const int64_t cap = std::min<int64_t>(std::max(options.max_draft, options.mtp ? 1 : 0), budget);
-  if (cap <= 0) return;
-  const PromptLookupOptions lookup{options.min_ngram, options.max_ngram, static_cast<int32_t>(cap)};
-  if (options.max_draft > 0) propose_prompt_lookup(a.seq.tokens, lookup, a.spec.drafts);
+  if (budget <= 0) return;
+  if (options.max_draft > 0) {
+    const auto cap = static_cast<int32_t>(std::min<int64_t>(options.max_draft, budget));
+    propose_prompt_lookup(a.seq.tokens, PromptLookupOptions{options.min_ngram, options.max_ngram, cap}, a.spec.drafts);
+  }
   if (a.spec.drafts.empty() && options.mtp && a.spec.mtp_for == a.seq.tokens.size()) {
-    a.spec.drafts.push_back(a.spec.mtp_draft);
+    const int64_t n = std::min<int64_t>(a.spec.num_mtp_drafts, budget);
+    a.spec.drafts.assign(a.spec.mtp_drafts.begin(), a.spec.mtp_drafts.begin() + n);
   }
 }
 
 void note_mtp_draft(ActiveSeq& a, const StepResult& result, size_t o, TokenId token) {
   a.spec.mtp_for = 0;
+  a.spec.num_mtp_drafts = 0;
   if (o >= result.mtp_argmax.size() || result.argmax[o] != token || a.status.finished) return;
-  a.spec.mtp_draft = result.mtp_argmax[o];
+  a.spec.mtp_drafts[0] = result.mtp_argmax[o];
+  int32_t n = 1;
+  const auto width = static_cast<size_t>(result.mtp_chain_width);
+  for (size_t j = 0; j < width && n < kMaxMtpDrafts; ++j) {
+    const TokenId t = result.mtp_chain[o * width + j];
+    if (t == kNoChainToken) break;
+    a.spec.mtp_drafts[static_cast<size_t>(n++)] = t;
+  }
+  a.spec.num_mtp_drafts = n;
   a.spec.mtp_for = a.seq.tokens.size();
+}
+
+int32_t mtp_chain_for(const ActiveSeq& a, int32_t num_drafts, int32_t device_mtp_drafts) {
+  if (device_mtp_drafts <= 1 || a.spec.prediction.has_value() || wants_prompt_logprobs(a)) return 0;
+  const int64_t room = std::min<int64_t>(a.spec.max_draft, a.limits.remaining - 1) - 1;
+  return static_cast<int32_t>(std::clamp<int64_t>(std::min(room, int64_t{num_drafts} + 1), 0, device_mtp_drafts - 1));
 }
 
 int32_t model_draft_offer(const ActiveSeq& a, const SpecOptions& options, const DraftLimits& limits) {

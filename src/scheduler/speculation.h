@@ -141,10 +141,20 @@ class DraftPlanner {
   std::vector<uint64_t> live_;     // running sequences' ids (the draft model keeps only theirs)
 };
 
-// Remembers the MTP block's draft past `token`, just committed from output
-// `o` of `result` (StepResult::mtp_argmax), when the block read that token
-// (it reads the row's argmax); forgets any older one otherwise.
+// Remembers the MTP block's drafts past `token`, just committed from output
+// `o` of `result` (StepResult::mtp_argmax, then the output's chain in
+// StepResult::mtp_chain), when the block read that token (it reads the
+// row's argmax); forgets any older ones otherwise.
 void note_mtp_draft(ActiveSeq& a, const StepResult& result, size_t o, TokenId token);
+
+// The chained MTP drafts (StepSeq::mtp_chain) to ask of a step that verifies
+// `num_drafts` of a's drafts (0: decodes one token) and has an output at a's
+// last row: one more than it verifies, so a sequence whose drafts the
+// budget keeps taking chains further (up to the device's
+// DeviceInfo::mtp_drafts - 1), within the request's draft cap and its
+// output budget; 0 for a sequence drafted by its prediction or owing prompt
+// logprobs.
+int32_t mtp_chain_for(const ActiveSeq& a, int32_t num_drafts, int32_t device_mtp_drafts);
 
 // Appends the outputs of `a`'s verify rows [first_row, + num_rows): logits
 // where the host picks a's tokens (needs_logits), else argmax, each with the

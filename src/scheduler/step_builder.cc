@@ -39,7 +39,8 @@ void StepBuilder::add_verify(ActiveSeq& a, size_t idx, int32_t n) {
   }
   // Recurrent state: the step keeps the state after each row, for the
   // prefix of the drafts that is accepted.
-  builder_.add_seq(begin, n, a.seq.seq_len, a.seq.block_table, a.seq.state_slot, a.seq.state_slot.has_value());
+  builder_.add_seq(begin, n, a.seq.seq_len, a.seq.block_table, a.seq.state_slot, a.seq.state_slot.has_value(),
+                   mtp_chain_for(a, n - 1, mtp_drafts_));
   Scheduled s{idx, n, static_cast<int32_t>(plan.outputs.size())};
   s.num_drafts = n - 1;
   add_verify_outputs(plan, begin, n, a);
@@ -55,10 +56,12 @@ void StepBuilder::add(ActiveSeq& a, size_t idx, int32_t n) {
     plan.inputs.push_back(FeedToken{a.seq.tokens[static_cast<size_t>(a.seq.seq_len + k)]});
     plan.positions.push_back(a.seq.seq_len + k);
   }
-  builder_.add_seq(begin, n, a.seq.seq_len, a.seq.block_table, a.seq.state_slot);
+  const bool output = a.seq.seq_len + n == static_cast<int32_t>(a.seq.tokens.size());
+  builder_.add_seq(begin, n, a.seq.seq_len, a.seq.block_table, a.seq.state_slot, false,
+                   output ? mtp_chain_for(a, 0, mtp_drafts_) : 0);
   Scheduled s{idx, n, std::nullopt};
   add_prompt_outputs(a, begin, n, s);
-  if (a.seq.seq_len + n == static_cast<int32_t>(a.seq.tokens.size())) {
+  if (output) {
     s.output = static_cast<int32_t>(plan.outputs.size());
     add_output_row(plan, begin + n - 1, needs_logits(a) ? OutputKind::kLogits : OutputKind::kArgmax, a);
   }
@@ -82,7 +85,8 @@ void StepBuilder::add_prompt_outputs(const ActiveSeq& a, int32_t begin, int32_t 
 
 bool StepBuilder::build(std::vector<ActiveSeq>& active, const DeviceInfo& info, KvManager& kv,
                         int32_t max_batch_tokens) {
-  builder_.begin();
+  builder_.begin(info.mtp_chain_seqs);
+  mtp_drafts_ = info.mtp_drafts;
   scheduled_.clear();
   views_.clear();
   for (const ActiveSeq& a : active) {

@@ -71,6 +71,7 @@ class StepBuilder {
   std::vector<RowView> views_;
   std::vector<RowChoice> rows_;
   std::vector<size_t> order_;
+  int32_t mtp_drafts_ = 0;  // DeviceInfo::mtp_drafts of the step being built
 };
 
 }  // namespace met

@@ -173,5 +173,16 @@ TEST(ValidateEngineFlags, DraftModelIsOffByDefaultReachesTheConfigAndItsDraftsAr
   }
 }
 
+TEST(ValidateEngineFlags, MtpDraftsReachTheConfigAndAreInRange) {
+  EngineFlags f;
+  EXPECT_EQ(engine_config(f)->spec_mtp_drafts, 3);
+  f.spec_mtp_drafts = 5;
+  EXPECT_EQ(engine_config(f)->spec_mtp_drafts, 5);
+  for (int32_t bad : {0, kMaxSpecMtpDraftsFlag + 1}) {
+    f.spec_mtp_drafts = bad;
+    EXPECT_NE(validate_engine_flags(f).message().find(fmt::format("--spec-mtp-drafts {}", bad)), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace met

@@ -91,8 +91,8 @@ TEST(MetRun, ADraftModelGivesTheKnownTextAndItsDraftsAreAccepted) {
 }
 
 // make-model's MTP fixture (the block a copy of the last attention layer
-// over scaled-down layers) drafts through --spec-mtp: the text is the text
-// without it, and drafts are accepted; --spec-mtp on a model without an MTP
+// over scaled-down layers) drafts through --spec-mtp, one a step or
+// chained: the text is the text without it, and drafts are accepted; --spec-mtp on a model without an MTP
 // block is refused by name.
 TEST(MetRun, AModelsMtpBlockDraftsAndTheTextIsTheTextWithoutIt) {
   testing::TempDir dir;
@@ -103,12 +103,14 @@ TEST(MetRun, AModelsMtpBlockDraftsAndTheTextIsTheTextWithoutIt) {
   ASSERT_EQ(made.exit_code, 0) << made.err;
   const std::string run = met_binary() + " run " + shell_quote(model) + " --prompt 'hello world' -n 40 --temp 0";
   const auto plain = run_command(run);
-  const auto mtp = run_command(run + " --spec-mtp --spec-adaptive off");
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
-  ASSERT_EQ(mtp.exit_code, 0) << mtp.err;
-  EXPECT_EQ(mtp.out, plain.out);
-  EXPECT_NE(mtp.err.find("drafted tokens accepted"), std::string::npos) << mtp.err;
-  EXPECT_EQ(mtp.err.find(" 0 of "), std::string::npos) << mtp.err;
+  for (const char* drafts : {"1", "4"}) {
+    const auto mtp = run_command(run + " --spec-mtp --spec-adaptive off --spec-mtp-drafts " + drafts);
+    ASSERT_EQ(mtp.exit_code, 0) << mtp.err;
+    EXPECT_EQ(mtp.out, plain.out) << drafts;
+    EXPECT_NE(mtp.err.find("drafted tokens accepted"), std::string::npos) << mtp.err;
+    EXPECT_EQ(mtp.err.find(" 0 of "), std::string::npos) << mtp.err;
+  }
   const std::string dense = dir.file("dense.gguf");
   ASSERT_EQ(run_command(met_binary() + " make-model -o " + shell_quote(dense) +
                         " --layers 2 --embd 128 --heads 4 --kv-heads 2 --ff 256 --vocab 600")

@@ -7,8 +7,9 @@
 // a draft; a verify step's rejected rows give their blocks back; a step fails
 // at any device call and every request still gets one terminal frame with
 // the pool full again; sequences with recurrent state get drafts only as
-// many as the device keeps states for, and keep their output; the MTP
-// block's drafts are verified and keep the output (sampled rows, logprobs, grammars: speculation_sampled_test.cc). A request's predicted output (OpenAI's
+// many as the device keeps states for, and keep their output (MTP drafts:
+// speculation_mtp_test.cc; sampled rows, logprobs, grammars:
+// speculation_sampled_test.cc). A request's predicted output (OpenAI's
 // Predicted Outputs) is drafted without prompt lookup: one equal to the
 // output is accepted whole (rejected 0), one with an edit is picked up again
 // after it; either way the output is the output without it.
@@ -25,6 +26,7 @@
 
 #include "core/fault_flag.h"
 #include "scheduler_fixture.h"
+#include "speculation_support.h"
 
 namespace met {
 namespace {
@@ -34,55 +36,11 @@ using testing::make_prompt;
 using testing::SchedFixture;
 using testing::SchedFixtureOptions;
 
-constexpr TokenId kEos = 2;  // the test tokenizer's EOG id is avoided unless a test returns it
-
-// A token from the last two of the context, in a 5-token alphabet (so the
-// output soon cycles, and a 2-gram seen before predicts the next token), and
-// a different one at every 37th position (a draft that lookup takes from the
-// cycle is rejected there). `eos_at`: EOS at that context length.
-TokenId next_token(std::span<const TokenId> ctx, size_t eos_at) {
-  const size_t n = ctx.size();
-  if (n == eos_at) return kEos;
-  uint32_t h = 17;
-  for (size_t i = n >= 2 ? n - 2 : 0; i < n; ++i) h = h * 31 + static_cast<uint32_t>(ctx[i]);
-  if (n % 37 == 0) h += 2;
-  return static_cast<TokenId>(60 + h % 5);
-}
-
-SchedFixtureOptions with_spec(SchedFixtureOptions o, int32_t max_draft, bool pipeline) {
-  return testing::with_prompt_lookup(std::move(o), max_draft, 2, 4, pipeline);
-}
-
-struct SpecRun {
-  std::vector<std::vector<TokenId>> tokens;
-  int num_steps = 0;
-  int64_t drafted = 0;
-  int64_t accepted = 0;
-};
-
-// Six greedy requests with max_tokens `max_tokens + i`, the outputs of the
-// device above, run to the end; each gets one finish frame and the pool is
-// full after.
-SpecRun run_six(SchedFixtureOptions o, int32_t max_tokens, size_t eos_at = 0) {
-  SchedFixture f(o);
-  f.device->set_next_token([eos_at](std::span<const TokenId> ctx) { return next_token(ctx, eos_at); });
-  std::vector<uint64_t> ids;
-  for (int i = 0; i < 6; ++i) {
-    ids.push_back(f.submit(greedy_request(make_prompt(20 + 7 * i, 100 + static_cast<uint32_t>(i)), max_tokens + i)));
-  }
-  f.run();
-  SpecRun r;
-  for (uint64_t id : ids) {
-    EXPECT_EQ(f.req.at(id).num_terminal(), 1);
-    EXPECT_EQ(f.req.at(id).finishes.size(), 1u);
-    r.tokens.push_back(f.req.at(id).tokens);
-  }
-  EXPECT_TRUE(f.pool_is_full());
-  r.num_steps = f.tel.num_steps;
-  r.drafted = f.tel.num_drafted;
-  r.accepted = f.tel.num_accepted;
-  return r;
-}
+using spec_testing::kEos;
+using spec_testing::next_token;
+using spec_testing::run_six;
+using spec_testing::SpecRun;
+using spec_testing::with_spec;
 
 TEST(Speculation, GreedyOutputIsTheOutputWithoutItPipelinedOrNot) {
   const SpecRun off = run_six(with_spec({}, 0, false), 90);
@@ -177,19 +135,16 @@ TEST(Speculation, AFailureAtAnyDeviceCallAnswersEveryRequestOnce) {
                                      [](std::span<const TokenId> ctx) { return next_token(ctx, 0); });
 }
 
-// The same with recurrent state kept after each verify row and MTP drafts:
-// a failed verify step leaves no state slot held either.
+// The same with recurrent state kept after each verify row and chained MTP
+// drafts: a failed verify step leaves no state slot held either.
 TEST(Speculation, AFailureAtAnyDeviceCallOfARecurrentModelWithMtpAnswersEveryRequestOnce) {
   SchedFixtureOptions o = with_spec({}, 4, true);
   o.device.num_state_slots = o.sched.max_seqs;
   o.device.state_drafts = 4;
   o.device.policy = FedAheadPolicy::kRepickOnly;
   o.sched.spec.mtp = true;
-  o.device.mtp = [](std::span<const TokenId> ctx) {  // the context, the state's two entries, the argmax
-    std::vector<TokenId> seen(ctx.begin(), ctx.end() - 3);
-    seen.push_back(ctx.back());
-    return next_token(seen, 0);
-  };
+  o.device.mtp = spec_testing::mtp_past_state;
+  o.device.mtp_chain = 3;
   expect_every_failure_answered_once(o, [](std::span<const TokenId> ctx) {
     return next_token(ctx.first(ctx.size() - 2), 0);  // the state's two entries dropped
   });
@@ -271,45 +226,6 @@ TEST(Speculation, RecurrentSequencesVerifyUpToTheStatesTheDeviceKeepsWithTheSame
       EXPECT_EQ(plain.state_mismatches, 0) << where;
     }
   }
-}
-
-// The model's MTP block drafts one token a step: a perfect one (the
-// device's own next token past the row's argmax) is nearly always accepted,
-// a wrong one never; either way the output is the output without it,
-// pipelined or not, in a roomy pool and in one that recomputes.
-TEST(Speculation, MtpDraftsAreVerifiedAndKeepTheOutput) {
-  for (const bool pipeline : {false, true}) {
-    for (const int32_t blocks : {64, 12}) {
-      SchedFixtureOptions o = with_spec({}, 0, pipeline);
-      o.device.num_kv_blocks = blocks;
-      const SpecRun plain = run_six(o, 45);
-      o.sched.spec.mtp = true;
-      o.device.mtp = [](std::span<const TokenId> ctx) { return next_token(ctx, 0); };
-      const SpecRun right = run_six(o, 45);
-      o.device.mtp = [](std::span<const TokenId>) { return TokenId{70}; };  // never the next token
-      const SpecRun wrong = run_six(o, 45);
-      const std::string where = fmt::format("pipeline {} blocks {}", pipeline, blocks);
-      EXPECT_EQ(right.tokens, plain.tokens) << where;
-      EXPECT_EQ(wrong.tokens, plain.tokens) << where;
-      EXPECT_GT(right.accepted, right.drafted * 9 / 10) << where;
-      EXPECT_LT(right.num_steps, plain.num_steps * 3 / 4) << where;
-      EXPECT_EQ(wrong.accepted, 0) << where;
-    }
-  }
-}
-
-TEST(Speculation, MtpDraftingNeedsADeviceThatRunsTheBlock) {
-  testing::FakeDevice device({});
-  DevPort port(device);
-  KvManager kv(device);
-  testing::RecordingReq req;
-  testing::CountingTel tel;
-  FakeClock clock;
-  SchedulerOptions o;
-  o.spec.mtp = true;
-  const auto s = Scheduler::create(SchedIo{port, kv, req, tel, clock}, nullptr, testing::test_tokenizer(), o);
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.status().message().find("MTP"), std::string::npos) << s.status().message();
 }
 
 struct Predicted {

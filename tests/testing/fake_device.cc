@@ -51,7 +51,8 @@ FakeDevice::FakeDevice(FakeDeviceOptions options) : options_(std::move(options))
   info_.num_state_snapshot_slots = options_.num_state_snapshot_slots;
   info_.state_rollback = options_.state_rollback;
   info_.state_drafts = options_.state_drafts;
-  info_.mtp_drafts = options_.mtp ? 1 : 0;
+  info_.mtp_drafts = options_.mtp ? 1 + options_.mtp_chain : 0;
+  info_.mtp_chain_seqs = options_.mtp && options_.mtp_chain > 0 ? options_.max_seqs : 0;
   states_.assign(static_cast<size_t>(options_.num_state_slots), std::vector<SlotState>(1));
 }
 
@@ -123,6 +124,7 @@ Result<Ticket> FakeDevice::launch(const StepPlan& plan) {
   MET_RETURN_IF_ERROR(
       validate_plan(plan, info_.num_kv_blocks, info_.max_context, info_.kv_block_tokens, info_.kv_window));
   MET_RETURN_IF_ERROR(validate_state_slots(plan, info_.num_state_slots, info_.state_drafts));
+  MET_RETURN_IF_ERROR(validate_mtp_chains(plan, std::max(info_.mtp_drafts - 1, 0), info_.mtp_chain_seqs));
   if (plan.num_rows() > info_.max_rows) return invalid_argument("{} rows > {}", plan.num_rows(), info_.max_rows);
   if (pending_.size() >= 2) return internal_error("FakeDevice keeps at most two steps in flight");
   const Ticket ticket(next_ticket_++);
@@ -175,6 +177,8 @@ Status FakeDevice::await_result(Ticket ticket, StepResult& out) {
   out.logits.assign(plan.outputs.size() * static_cast<size_t>(info_.vocab_size), 0.0f);
   out.argmax.assign(plan.outputs.size(), 0);
   out.mtp_argmax.assign(options_.mtp ? plan.outputs.size() : 0, 0);
+  out.mtp_chain_width = options_.mtp ? options_.mtp_chain : 0;
+  out.mtp_chain.assign(plan.outputs.size() * static_cast<size_t>(out.mtp_chain_width), kNoChainToken);
   for (size_t o = 0; o < plan.outputs.size(); ++o) {
     const int32_t row = plan.outputs[o].row;
     const StepSeq* sq = nullptr;
@@ -210,6 +214,11 @@ Status FakeDevice::await_result(Ticket ticket, StepResult& out) {
     if (options_.mtp) {
       context_.push_back(out.argmax[o]);
       out.mtp_argmax[o] = options_.mtp(context_);
+      if (row != sq->row_begin + sq->num_rows - 1) continue;
+      for (int32_t j = 0; j < sq->mtp_chain; ++j) {
+        context_.push_back(j == 0 ? out.mtp_argmax[o] : out.mtp_chain[o * static_cast<size_t>(options_.mtp_chain) + j - 1]);
+        out.mtp_chain[o * static_cast<size_t>(options_.mtp_chain) + static_cast<size_t>(j)] = options_.mtp(context_);
+      }
     }
   }
   for (const Override& ov : overrides_) {

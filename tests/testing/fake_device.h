@@ -64,9 +64,12 @@ struct FakeDeviceOptions {
   std::vector<TokenId> avoid;
   // StepResult::busy_ns of a step of so many rows (unset: 0, not measured).
   std::function<int64_t(int32_t rows)> step_ns;
-  // Plays an MTP block (DeviceInfo::mtp_drafts = 1): each output's
-  // mtp_argmax is mtp(its context followed by its argmax). Null: none.
+  // Plays an MTP block (DeviceInfo::mtp_drafts = 1 + mtp_chain): each
+  // output's mtp_argmax is mtp(its context followed by its argmax); a
+  // chaining seq's (StepSeq::mtp_chain) next guesses are mtp of that context
+  // followed by the guesses before. Null: none.
   std::function<TokenId(std::span<const TokenId>)> mtp = nullptr;
+  int32_t mtp_chain = 0;
 };
 
 class FakeDevice final : public Device {
