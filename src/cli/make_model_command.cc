@@ -50,9 +50,7 @@ Status apply_mamba_options(const MakeModelOptions& o, RandomModelSpec& spec) {
     }
     return ok_status();
   }
-  if (o.full_attn_interval || o.mtp_layers) {
-    return invalid_argument("--full-attn-interval and --mtp-layers need --arch qwen35, qwen35moe or qwen3next");
-  }
+  if (o.full_attn_interval) return invalid_argument("--full-attn-interval needs --arch qwen35, qwen35moe or qwen3next");
   if (o.attn_rope && spec.arch != Arch::kGraniteHybrid) {
     return invalid_argument("--attn-rope needs --arch granitehybrid");
   }
@@ -74,12 +72,11 @@ Status apply_mamba_options(const MakeModelOptions& o, RandomModelSpec& spec) {
 
 // The gated delta flags, for --arch qwen35, qwen35moe and qwen3next only.
 Status apply_hybrid_options(const MakeModelOptions& o, RandomModelSpec& spec) {
-  const bool any = o.ssm_state || o.ssm_groups || o.ssm_heads || o.conv_kernel || o.full_attn_interval ||
-                   o.mtp_layers;
+  const bool any = o.ssm_state || o.ssm_groups || o.ssm_heads || o.conv_kernel || o.full_attn_interval;
   if (arch_is_mamba_hybrid(spec.arch)) return ok_status();  // apply_mamba_options
   if (any && !arch_is_hybrid(spec.arch)) {
-    return invalid_argument("--ssm-state, --ssm-groups, --ssm-heads, --conv-kernel, --full-attn-interval and "
-                            "--mtp-layers need --arch qwen35, qwen35moe or qwen3next");
+    return invalid_argument("--ssm-state, --ssm-groups, --ssm-heads, --conv-kernel and --full-attn-interval need "
+                            "--arch qwen35, qwen35moe or qwen3next");
   }
   spec.head_dim = o.head_dim.value_or(o.embd || o.heads ? 0 : spec.head_dim);
   spec.ssm_state_size = o.ssm_state.value_or(spec.ssm_state_size);
@@ -87,9 +84,14 @@ Status apply_hybrid_options(const MakeModelOptions& o, RandomModelSpec& spec) {
   spec.ssm_time_step_rank = o.ssm_heads.value_or(spec.ssm_time_step_rank);
   spec.ssm_conv_kernel = o.conv_kernel.value_or(spec.ssm_conv_kernel);
   spec.full_attention_interval = o.full_attn_interval.value_or(spec.full_attention_interval);
+  return ok_status();
+}
+
+// MTP blocks: qwen35's presets have one; dense and MoE transformers (met's
+// test models) one given --mtp-layers.
+void apply_mtp_options(const MakeModelOptions& o, RandomModelSpec& spec) {
   spec.nextn_predict_layers = o.mtp_layers.value_or(spec.nextn_predict_layers);
   spec.mtp_copies_last_layer = o.mtp_copy_last_layer;
-  return ok_status();
 }
 
 Result<RandomModelSpec> build_spec(const MakeModelOptions& o) {
@@ -104,6 +106,7 @@ Result<RandomModelSpec> build_spec(const MakeModelOptions& o) {
   RandomModelSpec spec = *preset;
   MET_RETURN_IF_ERROR(apply_hybrid_options(o, spec));
   MET_RETURN_IF_ERROR(apply_mamba_options(o, spec));
+  apply_mtp_options(o, spec);
   spec.num_experts = o.experts.value_or(0);
   spec.num_experts_used = o.experts_used.value_or(0);
   spec.expert_feed_forward_length = o.expert_ff.value_or(0);
@@ -200,12 +203,14 @@ void add_make_model_command(CLI::App& app) {
   cmd->add_option("--conv-kernel", o->conv_kernel, "qwen35: taps of the short convolution (default 4)");
   cmd->add_option("--full-attn-interval", o->full_attn_interval,
                   "qwen35: every N-th layer is full attention, the rest gated delta (default 4)");
-  cmd->add_option("--mtp-layers", o->mtp_layers, "qwen35: MTP (nextn) blocks after the trunk (default 1)");
+  cmd->add_option("--mtp-layers", o->mtp_layers,
+                  "MTP (nextn) blocks after the trunk (qwen35 presets: 1; others 0; llama.cpp reads them for the "
+                  "qwen35 family only, and refuses other files that have them)");
   cmd->add_option("--branch-scale", o->branch_scale,
                   "Scale of every layer's output projection (attn_output, ffn_down, ssm_out): below 1 the layers "
                   "nudge the residual stream and the next token follows the last more (default 1)");
   cmd->add_flag("--mtp-copy-last-layer", o->mtp_copy_last_layer,
-                "qwen35: the MTP block's layer is the trunk's last attention layer and its projection passes the "
+                "The MTP block's layer is the trunk's last attention layer and its projection passes the "
                 "next token's embedding through, so its drafts often match (for measuring MTP drafting)");
   cmd->add_option("--pattern", o->pattern,
                   "granitehybrid/nemotron_h: layer kinds, repeated over the layers: M Mamba2, * attention, - an MLP "

@@ -102,6 +102,16 @@ void add_gated_delta(uint32_t layer, const ModelHParams& hp, bool packed_ba, std
   t.push_back({name("ssm_out.weight"), {value, embd}, TensorRole::kMatrix});
 }
 
+// An MTP block's own tensors (its layer's are the trunk layers').
+void add_mtp_tensors(uint32_t layer, const ModelHParams& hp, std::vector<TensorSpec>& t) {
+  auto name = [layer](std::string_view what) { return fmt::format("blk.{}.nextn.{}", layer, what); };
+  const uint64_t embd = hp.embedding_length;
+  t.push_back({name("eh_proj.weight"), {2 * embd, embd}, TensorRole::kMatrix});
+  t.push_back({name("enorm.weight"), {embd}, TensorRole::kNorm});
+  t.push_back({name("hnorm.weight"), {embd}, TensorRole::kNorm});
+  t.push_back({name("shared_head_norm.weight"), {embd}, TensorRole::kNorm});
+}
+
 // qwen35/qwen35moe/qwen3next: trunk layers (gated delta or gated attention),
 // then the MTP blocks.
 void add_hybrid_layers(Arch arch, const ModelHParams& hp, std::vector<TensorSpec>& t) {
@@ -120,11 +130,7 @@ void add_hybrid_layers(Arch arch, const ModelHParams& hp, std::vector<TensorSpec
     } else {
       add_dense_ffn(i, hp, t);
     }
-    if (i < hp.num_layers) continue;
-    t.push_back({name("nextn.eh_proj.weight"), {2 * embd, embd}, TensorRole::kMatrix});
-    t.push_back({name("nextn.enorm.weight"), {embd}, TensorRole::kNorm});
-    t.push_back({name("nextn.hnorm.weight"), {embd}, TensorRole::kNorm});
-    t.push_back({name("nextn.shared_head_norm.weight"), {embd}, TensorRole::kNorm});
+    if (i >= hp.num_layers) add_mtp_tensors(i, hp, t);
   }
 }
 
@@ -202,8 +208,11 @@ std::vector<TensorSpec> arch_tensors(Arch arch, const ModelHParams& hp, bool tie
     add_mamba_hybrid_layers(arch, hp, t);
     return t;
   }
-  for (uint32_t i = 0; i < hp.num_layers; ++i) {
+  // Dense and MoE transformers: the trunk's layers, then any MTP blocks
+  // (met's test models: llama.cpp reads nextn for qwen35-class files only).
+  for (uint32_t i = 0; i < hp.num_layers + hp.nextn_predict_layers; ++i) {
     auto name = [i](std::string_view what) { return fmt::format("blk.{}.{}", i, what); };
+    if (i >= hp.num_layers) add_mtp_tensors(i, hp, t);
     t.push_back({name("attn_norm.weight"), {embd}, TensorRole::kNorm});
     t.push_back({name("attn_q.weight"), {embd, q_dim}, TensorRole::kMatrix});
     t.push_back({name("attn_k.weight"), {embd, kv_dim}, TensorRole::kMatrix});

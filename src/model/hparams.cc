@@ -232,6 +232,18 @@ Status read_recurrent_layers(const GgufMetadata& md, uint32_t block_count, Model
   return ok_status();
 }
 
+// MTP blocks (nextn_predict_layers), the last of block_count: taken off
+// num_layers.
+Status take_nextn_layers(const GgufMetadata& md, ModelHParams& hp) {
+  MET_ASSIGN_OR_RETURN(hp.nextn_predict_layers, arch_u32_or(md, "nextn_predict_layers", 0));
+  if (hp.nextn_predict_layers >= hp.num_layers) {
+    return invalid_argument("{}.nextn_predict_layers {} must be below block_count {}", hp.arch,
+                            hp.nextn_predict_layers, hp.num_layers);
+  }
+  hp.num_layers -= hp.nextn_predict_layers;
+  return ok_status();
+}
+
 // qwen35/qwen35moe/qwen3next: the gated delta sizes, MTP blocks (taken off
 // num_layers), the recurrent layers and (not qwen3next) the rope sections.
 Status read_hybrid(const GgufMetadata& md, ModelHParams& hp) {
@@ -242,13 +254,8 @@ Status read_hybrid(const GgufMetadata& md, ModelHParams& hp) {
   MET_ASSIGN_OR_RETURN(hp.ssm_state_size, arch_u32(md, "ssm.state_size"));
   MET_ASSIGN_OR_RETURN(hp.ssm_time_step_rank, arch_u32(md, "ssm.time_step_rank"));
   MET_ASSIGN_OR_RETURN(hp.ssm_group_count, arch_u32(md, "ssm.group_count"));
-  MET_ASSIGN_OR_RETURN(hp.nextn_predict_layers, arch_u32_or(md, "nextn_predict_layers", 0));
   const uint32_t block_count = hp.num_layers;
-  if (hp.nextn_predict_layers >= block_count) {
-    return invalid_argument("{}.nextn_predict_layers {} must be below block_count {}", hp.arch,
-                            hp.nextn_predict_layers, block_count);
-  }
-  hp.num_layers = block_count - hp.nextn_predict_layers;
+  MET_RETURN_IF_ERROR(take_nextn_layers(md, hp));
   MET_RETURN_IF_ERROR(read_recurrent_layers(md, block_count, hp));
   if (hp.arch == "qwen3next") {
     hp.ssm_grouped_v_heads = true;  // llama.cpp's qwen3next graph: q and k repeat-interleaved
@@ -405,6 +412,8 @@ Result<ModelHParams> read_hparams(const GgufMetadata& md) {
   MET_RETURN_IF_ERROR(read_experts(md, hp));
   MET_RETURN_IF_ERROR(read_sliding_window(md, hp));
   MET_RETURN_IF_ERROR(read_hybrid(md, hp));
+  // Dense and MoE transformers' MTP blocks (met's test models).
+  if (!is_hybrid_arch(hp.arch) && !is_mamba_arch(hp.arch)) MET_RETURN_IF_ERROR(take_nextn_layers(md, hp));
   if (md.contains("tokenizer.ggml.tokens")) {
     MET_ASSIGN_OR_RETURN(const GgufArray* tokens, md.get_array("tokenizer.ggml.tokens"));
     hp.vocab_size = static_cast<uint32_t>(tokens->size());

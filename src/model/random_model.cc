@@ -85,6 +85,9 @@ void write_hparams(const RandomModelSpec& spec, const ModelHParams& hp, GgufMeta
     md.set(key("attention.value_length"), hp.head_dim);
   }
   if (arch_is_hybrid(spec.arch)) write_hybrid_hparams(hp, md);
+  if (!arch_is_hybrid(spec.arch) && hp.nextn_predict_layers > 0) {
+    md.set(key("nextn_predict_layers"), hp.nextn_predict_layers);  // met's dense test models
+  }
   if (arch_is_mamba_hybrid(spec.arch)) write_mamba_hparams(hp, md);
   if (spec.arch == Arch::kGptOss) {
     md.set(key("attention.sliding_window"), hp.sliding_window);
@@ -138,7 +141,9 @@ Status validate_hybrid(const RandomModelSpec& s) {
     return invalid_argument("--mtp-copy-last-layer needs an MTP block (--mtp-layers 1, qwen35's presets)");
   }
   if (!arch_is_hybrid(s.arch)) {
-    if (s.nextn_predict_layers != 0) return invalid_argument("--mtp-layers needs --arch qwen35, qwen35moe or qwen3next");
+    if (s.nextn_predict_layers != 0 && (arch_is_mamba_hybrid(s.arch) || s.arch == Arch::kGptOss)) {
+      return invalid_argument("--mtp-layers: {} models get no MTP block", arch_name(s.arch));
+    }
     return ok_status();
   }
   if (s.ssm_conv_kernel == 0 || s.ssm_state_size == 0 || s.ssm_group_count == 0 || s.full_attention_interval == 0) {
@@ -337,7 +342,6 @@ void set_hybrid_hparams(const RandomModelSpec& s, ModelHParams& hp) {
   hp.ssm_time_step_rank = s.ssm_time_step_rank;
   hp.ssm_inner_size = s.ssm_state_size * s.ssm_time_step_rank;
   hp.full_attention_interval = s.full_attention_interval;
-  hp.nextn_predict_layers = s.nextn_predict_layers;
   hp.recurrent_layers.resize(hp.num_layers);
   for (uint32_t i = 0; i < hp.num_layers; ++i) hp.recurrent_layers[i] = (i + 1) % s.full_attention_interval != 0;
 }
@@ -384,6 +388,7 @@ ModelHParams spec_hparams(const RandomModelSpec& s) {
                     arch_is_hybrid(s.arch);
   hp.rms_norm_eps = qwen ? 1e-6f : 1e-5f;
   if (arch_is_hybrid(s.arch)) set_hybrid_hparams(s, hp);
+  hp.nextn_predict_layers = s.nextn_predict_layers;
   if (arch_is_mamba_hybrid(s.arch)) set_mamba_hparams(s, hp);
   if (spec_is_moe(s)) {
     hp.expert_count = s.num_experts;

@@ -91,25 +91,27 @@ TEST(MetRun, ADraftModelGivesTheKnownTextAndItsDraftsAreAccepted) {
 }
 
 // make-model's MTP fixture (the block a copy of the last attention layer
-// over scaled-down layers) drafts through --spec-mtp, one a step or
-// chained: the text is the text without it, and drafts are accepted; --spec-mtp on a model without an MTP
+// over scaled-down layers), of the qwen35 family and of a dense qwen3,
+// drafts through --spec-mtp, one a step or chained: the text is the text without it, and drafts are accepted; --spec-mtp on a model without an MTP
 // block is refused by name.
 TEST(MetRun, AModelsMtpBlockDraftsAndTheTextIsTheTextWithoutIt) {
   testing::TempDir dir;
-  const std::string model = dir.file("mtp.gguf");
-  const auto made = run_command(met_binary() + " make-model -o " + shell_quote(model) +
-                                " --arch qwen35 --preset tiny --layers 4 --embd 128 --heads 4 --kv-heads 2 --ff 256"
-                                " --vocab 600 --dtype q8_0 --mtp-copy-last-layer --branch-scale 0.01");
-  ASSERT_EQ(made.exit_code, 0) << made.err;
-  const std::string run = met_binary() + " run " + shell_quote(model) + " --prompt 'hello world' -n 40 --temp 0";
-  const auto plain = run_command(run);
-  ASSERT_EQ(plain.exit_code, 0) << plain.err;
-  for (const char* drafts : {"1", "4"}) {
-    const auto mtp = run_command(run + " --spec-mtp --spec-adaptive off --spec-mtp-drafts " + drafts);
-    ASSERT_EQ(mtp.exit_code, 0) << mtp.err;
-    EXPECT_EQ(mtp.out, plain.out) << drafts;
-    EXPECT_NE(mtp.err.find("drafted tokens accepted"), std::string::npos) << mtp.err;
-    EXPECT_EQ(mtp.err.find(" 0 of "), std::string::npos) << mtp.err;
+  for (const char* arch : {"qwen35", "qwen3"}) {
+    const std::string model = dir.file(std::string(arch) + ".gguf");
+    const auto made = run_command(met_binary() + " make-model -o " + shell_quote(model) + " --arch " + arch +
+                                  " --preset tiny --layers 4 --embd 128 --heads 4 --kv-heads 2 --ff 256 --vocab 600"
+                                  " --dtype q8_0 --mtp-layers 1 --mtp-copy-last-layer --branch-scale 0.01");
+    ASSERT_EQ(made.exit_code, 0) << made.err;
+    const std::string run = met_binary() + " run " + shell_quote(model) + " --prompt 'hello world' -n 40 --temp 0";
+    const auto plain = run_command(run);
+    ASSERT_EQ(plain.exit_code, 0) << plain.err;
+    for (const char* drafts : {"1", "4"}) {
+      const auto mtp = run_command(run + " --spec-mtp --spec-adaptive off --spec-mtp-drafts " + drafts);
+      ASSERT_EQ(mtp.exit_code, 0) << mtp.err;
+      EXPECT_EQ(mtp.out, plain.out) << arch << " " << drafts;
+      EXPECT_NE(mtp.err.find("drafted tokens accepted"), std::string::npos) << mtp.err;
+      EXPECT_EQ(mtp.err.find(" 0 of "), std::string::npos) << mtp.err;
+    }
   }
   const std::string dense = dir.file("dense.gguf");
   ASSERT_EQ(run_command(met_binary() + " make-model -o " + shell_quote(dense) +

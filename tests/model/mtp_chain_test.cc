@@ -5,7 +5,8 @@
 // seq that does not chain gets none; chaining leaves the cache's blocks as
 // they were (the next step's logits equal a device's that never chained);
 // plans that chain too far, too many seqs or from a row without an output
-// are refused.
+// are refused; a dense model's MTP block (met's test models) and its chain
+// are the reference's too.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -168,6 +169,61 @@ TEST(MtpChain, PlansThatChainBeyondTheDeviceAreRefused) {
   s = prefill_plan();
   s.plan.outputs[0].row -= 1;
   refused(s.plan, "not an output");
+}
+
+// A dense transformer's MTP block (met's test models: llama.cpp reads
+// nextn for the qwen35 family only): make-model writes one after the trunk,
+// and its guess at every position and its chain are the reference's.
+TEST(MtpChain, ADenseModelsMtpBlockAndItsChainAreTheReferences) {
+  for (const Arch arch : {Arch::kLlama, Arch::kQwen3}) {
+    RandomModelSpec spec;
+    spec.arch = arch;
+    spec.num_layers = 2;
+    spec.embedding_length = 128;
+    spec.num_heads = 4;
+    spec.num_kv_heads = 2;
+    spec.feed_forward_length = 256;
+    spec.vocab_size = kVocab;
+    spec.context_length = 512;
+    spec.nextn_predict_layers = 1;
+    spec.dtype = GgmlType::kF32;
+    spec.seed = 23;
+    testing::TempDir dir;
+    auto m = testing::make_and_load(spec, dir);
+    ASSERT_NE(m, nullptr);
+    ASSERT_EQ(m->weights().mtp.size(), 1u);
+    auto dev = testing::make_test_device(*m, chain_device(kChain));
+    ASSERT_NE(dev, nullptr);
+    const auto tokens = testing::fixed_prompt(30, kVocab);
+    StepPlan plan;
+    for (int32_t k = 0; k < 30; ++k) {
+      plan.inputs.push_back(FeedToken{tokens[static_cast<size_t>(k)]});
+      plan.positions.push_back(k);
+      plan.outputs.push_back(OutputRow{k, OutputKind::kArgmax});
+    }
+    StepSeq seq{0, 30, 0, testing::block_range(0, 2)};
+    seq.mtp_chain = kChain;
+    plan.seqs.push_back(seq);
+    const StepResult r = testing::run_step(*dev, plan);
+    const testing::ReferenceForward ref(*m);
+    const auto want = ref.mtp_logits(tokens, r.argmax);
+    int compared = 0;
+    for (size_t t = 0; t < tokens.size(); ++t) {
+      if (!clear_winner(want[t])) continue;
+      ++compared;
+      EXPECT_EQ(r.mtp_argmax[t], argmax(want[t])) << arch_name(arch) << " position " << t;
+    }
+    EXPECT_GE(compared, 25) << arch_name(arch);
+    const TokenId* chain = &r.mtp_chain[29 * kChain];
+    std::vector<TokenId> fed{r.mtp_argmax[29]};
+    fed.insert(fed.end(), chain, chain + kChain - 1);
+    const auto chained = ref.mtp_chain_logits(tokens, r.argmax, fed);
+    for (int32_t j = 0; j < kChain; ++j) {
+      if (clear_winner(chained[static_cast<size_t>(j)])) {
+        EXPECT_EQ(chain[j], argmax(chained[static_cast<size_t>(j)])) << arch_name(arch) << " step " << j;
+      }
+    }
+  }
 }
 
 }  // namespace
