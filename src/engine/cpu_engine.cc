@@ -173,7 +173,6 @@ Status CpuEngine::open_draft(const CpuEngineConfig& config) {
   if (!model.ok()) return model.status().with_prefix(fmt::format("draft model {}", path));
   draft_model_ = std::move(*model);
   const ModelHParams& hp = draft_model_->hparams();
-  if (hp.is_hybrid()) return invalid_argument("draft model {}: a model with recurrent layers cannot draft yet", path);
   Result<Tokenizer> tok = Tokenizer::from_gguf(draft_model_->file().metadata());
   if (!tok.ok()) return tok.status().with_prefix(fmt::format("draft model {}", path));
   const Status vocab = check_draft_vocab(tokenizer_->vocab(), tok->vocab());
@@ -186,6 +185,9 @@ Status CpuEngine::open_draft(const CpuEngineConfig& config) {
   dopt.num_kv_blocks = default_kv_blocks(config.max_seqs, hp.context_length, block_bytes);
   dopt.limits = ForwardLimits{.max_rows = config.max_batch_tokens, .max_outputs = config.max_seqs,
                               .max_seqs = config.max_seqs};
+  // Recurrent layers: a slot per sequence, whose ring keeps the state after
+  // each draft fed, so a rejected one is rewound (spec/draft_model.h).
+  dopt.state_rollback = std::min(config.draft_max, cpu::kMaxStateRollback);
   Result<std::unique_ptr<CpuDevice>> device = CpuDevice::create(*draft_model_, dopt);
   if (!device.ok()) return device.status().with_prefix(fmt::format("draft model {}", path));
   draft_device_ = std::move(*device);

@@ -11,13 +11,19 @@ DraftModel::DraftModel(Device& device) : device_(device), block_tokens_(device.i
   const int32_t n = device.info().num_kv_blocks;
   free_.reserve(static_cast<size_t>(n));
   for (int32_t b = n - 1; b >= 0; --b) free_.push_back(BlockId(b));
+  // Running sequences' slots are the first ones (the rest hold snapshots).
+  const DeviceInfo& in = device.info();
+  for (int32_t s = in.num_state_slots - in.num_state_snapshot_slots - 1; s >= 0; --s) {
+    free_slots_.push_back(StateSlotId(s));
+  }
+  kept_versions_ = 1 + static_cast<size_t>(std::max(in.state_rollback, 0));
 }
 
 DraftModel::Track& DraftModel::track_for(uint64_t seq_id) {
   for (Track& t : tracks_) {
     if (t.seq_id == seq_id) return t;
   }
-  tracks_.push_back(Track{seq_id, {}, {}, false});
+  tracks_.push_back(Track{seq_id, {}, {}, false, std::nullopt, {}});
   return tracks_.back();
 }
 
@@ -25,6 +31,23 @@ void DraftModel::release(Track& t) {
   free_.insert(free_.end(), t.blocks.begin(), t.blocks.end());
   t.blocks.clear();
   t.tokens.clear();
+  if (t.slot.has_value()) free_slots_.push_back(*t.slot);
+  t.slot.reset();
+  t.versions.clear();
+}
+
+size_t DraftModel::state_start(const Track& t, size_t tokens) const {
+  size_t start = 0;
+  for (const int32_t v : t.versions) {
+    if (static_cast<size_t>(v) <= tokens) start = std::max(start, static_cast<size_t>(v));
+  }
+  return start;
+}
+
+void DraftModel::note_state(Track& t, int32_t from, int32_t to) const {
+  std::erase_if(t.versions, [from](int32_t v) { return v > from; });  // a rewound branch is gone
+  t.versions.push_back(to);
+  if (t.versions.size() > kept_versions_) t.versions.erase(t.versions.begin());
 }
 
 void DraftModel::retain_only(std::span<const uint64_t> live) {
@@ -47,9 +70,16 @@ bool DraftModel::prepare(Track& t, const DraftAsk& ask) {
   if (info().max_context > 0 && positions > info().max_context) return false;
   const auto shared = static_cast<size_t>(
       std::mismatch(t.tokens.begin(), t.tokens.end(), ask.tokens.begin(), ask.tokens.end()).first - t.tokens.begin());
-  t.tokens.resize(std::min(shared, static_cast<size_t>(n - 1)));  // the last token runs again for its logits
+  size_t keep = std::min(shared, static_cast<size_t>(n - 1));  // the last token runs again for its logits
+  const bool has_state = info().num_state_slots > 0;
+  if (has_state && !t.slot.has_value() && !free_slots_.empty()) {
+    t.slot = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  if (has_state) keep = state_start(t, keep);
+  t.tokens.resize(keep);
   const auto need = static_cast<size_t>((positions + block_tokens_ - 1) / block_tokens_);
-  if (need - std::min(need, t.blocks.size()) > free_.size()) {
+  if ((has_state && !t.slot.has_value()) || need - std::min(need, t.blocks.size()) > free_.size()) {
     release(t);
     t.starved = true;
     return false;
@@ -89,6 +119,7 @@ void DraftModel::add_seq(Job& job, std::span<const TokenId> inputs, bool with_ou
   seq.row_begin = first;
   seq.num_rows = job.rows;
   seq.num_cached = cached;
+  seq.state_slot = job.track->slot;
   assign_block_table(seq.block_table, job.track->blocks);
   for (size_t r = 0; r < inputs.size(); ++r) {
     plan_.inputs.emplace_back(FeedToken{inputs[r]});
@@ -120,6 +151,9 @@ bool DraftModel::catch_up() {
     for (Job& job : jobs_) {
       const size_t held = job.track->tokens.size();
       const auto rows = static_cast<size_t>(job.rows);
+      if (rows > 0 && job.track->slot.has_value()) {
+        note_state(*job.track, static_cast<int32_t>(held), static_cast<int32_t>(held + rows));
+      }
       job.track->tokens.insert(job.track->tokens.end(), job.ask->tokens.begin() + static_cast<std::ptrdiff_t>(held),
                                job.ask->tokens.begin() + static_cast<std::ptrdiff_t>(held + rows));
       if (job.output >= 0) job.ask->drafts->push_back(result_.argmax[static_cast<size_t>(job.output)]);
@@ -141,6 +175,8 @@ bool DraftModel::extend(int32_t k) {
   for (Job& job : jobs_) {
     if (job.rows == 0) continue;
     std::vector<TokenId>& drafts = *job.ask->drafts;
+    const auto held = static_cast<int32_t>(job.track->tokens.size());
+    if (job.track->slot.has_value()) note_state(*job.track, held, held + 1);
     job.track->tokens.push_back(drafts[static_cast<size_t>(k - 1)]);
     drafts.push_back(result_.argmax[static_cast<size_t>(job.output)]);
   }

@@ -9,17 +9,26 @@
 // every sequence's previous draft. Drafts are the draft model's argmax: a
 // point mass, which the target's verification accepts by spec/acceptance.h's
 // rule, so output never depends on the draft model, only speed does.
-// A sequence the pool cannot hold gives its blocks back and gets no drafts
-// while it runs (it never evicts another's). A failed draft step is logged
-// and turns drafting off for good: the target's output is unaffected.
+// A draft model with recurrent layers (DeviceInfo::num_state_slots > 0)
+// gives each sequence a state slot of its own and tracks the positions the
+// slot's versions hold (its rollback ring, DeviceInfo::state_rollback): a
+// catch-up starts from the newest version at or before the first token that
+// differs (from token 0 when none is), so a rejected draft's state is
+// rewound, not recomputed, while the ring is deeper than the drafts.
+// A sequence the pool cannot hold (or, with state, that finds no free slot)
+// gives its blocks back and gets no drafts while it runs (it never evicts
+// another's). A failed draft step is logged and turns drafting off for
+// good: the target's output is unaffected.
 // Invariants: a track's blocks cover every position its KV holds; its
 // tokens are the tokens at those positions; blocks are either free or held
-// by exactly one track.
+// by exactly one track, and so are state slots; a track's versions are the
+// positions its slot holds a state after, newest last.
 // Threading: one caller (the engine thread); the device may compute on its
 // own threads. Tested by tests/spec/draft_model_test.cc.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -66,6 +75,8 @@ class DraftModel {
     std::vector<TokenId> tokens;  // tokens whose KV the track's blocks hold
     std::vector<BlockId> blocks;
     bool starved = false;         // the pool could not hold it: no drafts
+    std::optional<StateSlotId> slot;  // models with recurrent layers
+    std::vector<int32_t> versions;    // positions the slot holds a state after
   };
   struct Job {
     DraftAsk* ask = nullptr;
@@ -88,11 +99,19 @@ class DraftModel {
   void add_seq(Job& job, std::span<const TokenId> inputs, bool with_output);
   bool run();
   void fail(const Status& status);
+  // Models with recurrent layers: `t` holds no state version at `tokens`
+  // (the catch-up must start earlier): the newest position at or before it
+  // that one holds, else 0.
+  size_t state_start(const Track& t, size_t tokens) const;
+  // Records that a step advanced `t`'s slot from `from` to `to` tokens.
+  void note_state(Track& t, int32_t from, int32_t to) const;
 
   Device& device_;
   int32_t block_tokens_ = 0;
   std::vector<Track> tracks_;
   std::vector<BlockId> free_;
+  std::vector<StateSlotId> free_slots_;  // models with recurrent layers
+  size_t kept_versions_ = 1;             // versions a slot keeps (1 + DeviceInfo::state_rollback)
   std::vector<Job> jobs_;
   StepPlan plan_;
   size_t num_seqs_ = 0;  // plan_.seqs in use (the rest keep their tables' storage)

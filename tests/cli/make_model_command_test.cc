@@ -189,7 +189,8 @@ TEST(MetMakeModel, GatedDeltaFlagsNeedAQwen35Arch) {
                   " --arch qwen35 --ssm-groups 3 --ssm-heads 4");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("--ssm-heads 4 must be a positive multiple of --ssm-groups 3"), std::string::npos) << r.err;
-  r = run_command(met_binary() + " make-model -o " + shell_quote(dir.file("m.gguf")) + " --arch gpt-oss --mtp-layers 1");
+  r = run_command(met_binary() + " make-model -o " + shell_quote(dir.file("m.gguf")) +
+                  " --arch gpt-oss --mtp-layers 1");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("gpt-oss models get no MTP block"), std::string::npos) << r.err;
 }

@@ -92,7 +92,8 @@ TEST(MetRun, ADraftModelGivesTheKnownTextAndItsDraftsAreAccepted) {
 
 // make-model's MTP fixture (the block a copy of the last attention layer
 // over scaled-down layers), of the qwen35 family and of a dense qwen3,
-// drafts through --spec-mtp, one a step or chained: the text is the text without it, and drafts are accepted; --spec-mtp on a model without an MTP
+// drafts through --spec-mtp, one a step or chained: the text is the text
+// without it, and drafts are accepted; --spec-mtp on a model without an MTP
 // block is refused by name.
 TEST(MetRun, AModelsMtpBlockDraftsAndTheTextIsTheTextWithoutIt) {
   testing::TempDir dir;

@@ -2,9 +2,9 @@
 // on the real stories260K model, greedy output with the model drafting for
 // itself or with its Q8_0 and Q4_0 twins drafting is the output without a
 // draft model, token for token, and the drafts are counted (all accepted
-// when the model drafts for itself); a draft model of another vocabulary,
-// a file that is no model and a recurrent draft model are refused, naming
-// the file and what differs.
+// when the model drafts for itself); so for a model with recurrent layers
+// and its twin; a draft model of another vocabulary and a file that is no
+// model are refused, naming the file and what differs.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -117,10 +117,28 @@ TEST(CpuEngineDraft, ADraftModelThatCannotDraftIsRefusedNamingWhy) {
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.status().message().find("draft model"), std::string::npos) << e.status().message();
 
-  c.draft_model_path = random_model(dir, "hybrid.gguf", 512, Arch::kQwen35);
-  e = CpuEngine::open(target, c);
-  ASSERT_FALSE(e.ok());
-  EXPECT_NE(e.status().message().find("recurrent"), std::string::npos) << e.status().message();
+}
+
+// A model with recurrent layers drafts too: drafting for itself every draft
+// is accepted; its Q8_0 twin's rejected drafts rewind the drafter's state
+// (a step from a position its slot no longer holds would be refused, and
+// drafting would stop); the output is the output without drafts.
+TEST(CpuEngineDraft, AModelWithRecurrentLayersDraftsWithoutChangingTheOutput) {
+  testing::TempDir dir;
+  const std::string target = random_model(dir, "hybrid.gguf", 512, Arch::kQwen35);
+  const Outcome plain = run_prompts(target, "");
+  const Outcome self = run_prompts(target, target);
+  EXPECT_EQ(self.tokens, plain.tokens);
+  EXPECT_GT(self.stats.spec_drafted, 100);
+  EXPECT_EQ(self.stats.spec_accepted, self.stats.spec_drafted);
+  const std::string twin = dir.file("q8_0.gguf");
+  ASSERT_TRUE(quantize_model(target, twin, GgmlType::kQ8_0, 1).ok());
+  const Outcome drafted = run_prompts(target, twin);
+  EXPECT_EQ(drafted.tokens, plain.tokens);
+  EXPECT_GT(drafted.stats.spec_accepted, 0);
+  EXPECT_LT(drafted.stats.spec_accepted, drafted.stats.spec_drafted) << "no draft rejected: no rewind exercised";
+  // Each of the 4 requests' 80 tokens is drafted for until they end.
+  EXPECT_GT(drafted.stats.spec_drafted, 100) << "drafting stopped early";
 }
 
 TEST(CpuEngineDraft, TokensWithOtherTextAreNamed) {

@@ -156,6 +156,60 @@ TEST(DraftModel, AFailedStepTurnsDraftingOffAndGivesEveryBlockBack) {
   for (const Seq& s : seqs) EXPECT_TRUE(s.drafts.empty());
 }
 
+// The fake's next token without the state's two entries it reads.
+FakeDevice::NextToken past_state(const FakeDevice& device) {
+  return [&device](std::span<const TokenId> ctx) { return device.default_next(ctx.first(ctx.size() - 2)); };
+}
+
+// A draft model with recurrent layers (FakeDevice state slots whose ring
+// keeps `rollback` older versions; its next token ignores the state, whose
+// misuse num_state_mismatches counts): after two drafts are accepted and the
+// third replaced, the catch-up starts from the state after the accepted
+// ones with a ring deep enough, from token 0 without one; either way the
+// drafts are the greedy continuation.
+TEST(DraftModel, ARecurrentDraftModelRewindsItsStateToTheFirstTokenThatDiffers) {
+  for (const int32_t rollback : {4, 0}) {
+    FakeDeviceOptions o = device_options(64);
+    o.num_state_slots = 2;
+    o.state_rollback = rollback;
+    FakeDevice device(o);
+    device.set_next_token(past_state(device));
+    device.keep_plans(true);
+    DraftModel model(device);
+    std::vector<Seq> seqs = {{7, prompt(20, 1), {}}};
+    propose(model, seqs, 4);
+    const std::vector<TokenId> first = seqs[0].drafts;
+    ASSERT_EQ(first, greedy(device, seqs[0].tokens, 4));
+    seqs[0].tokens.insert(seqs[0].tokens.end(), first.begin(), first.begin() + 2);
+    seqs[0].tokens.push_back(static_cast<TokenId>((first[2] + 1) % 500));
+    const size_t before = device.plans().size();
+    propose(model, seqs, 3);
+    EXPECT_EQ(seqs[0].drafts, greedy(device, seqs[0].tokens, 3)) << "rollback " << rollback;
+    ASSERT_GT(device.plans().size(), before);
+    EXPECT_EQ(device.plans()[before].seqs[0].num_cached, rollback > 0 ? 22 : 0) << "rollback " << rollback;
+    EXPECT_EQ(device.num_state_mismatches(), 0) << "rollback " << rollback;
+  }
+}
+
+// Each sequence takes a state slot of its own: one more sequence than slots
+// gets no drafts while it runs; a slot given back serves a new sequence.
+TEST(DraftModel, ASequenceWithoutAFreeStateSlotGetsNoDrafts) {
+  FakeDeviceOptions o = device_options(64);
+  o.num_state_slots = 1;
+  FakeDevice device(o);
+  device.set_next_token(past_state(device));
+  DraftModel model(device);
+  std::vector<Seq> seqs = {{1, prompt(10, 2), {}}, {2, prompt(12, 9), {}}};
+  propose(model, seqs, 2);
+  EXPECT_EQ(seqs[0].drafts, greedy(device, seqs[0].tokens, 2));
+  EXPECT_TRUE(seqs[1].drafts.empty());
+  model.retain_only(std::vector<uint64_t>{2});
+  std::vector<Seq> next = {{3, prompt(12, 9), {}}};
+  propose(model, next, 2);
+  EXPECT_EQ(next[0].drafts, greedy(device, next[0].tokens, 2));
+  EXPECT_EQ(device.num_state_mismatches(), 0);
+}
+
 }  // namespace
 }  // namespace draft_model_test
 }  // namespace met

@@ -215,9 +215,10 @@ Status FakeDevice::await_result(Ticket ticket, StepResult& out) {
       context_.push_back(out.argmax[o]);
       out.mtp_argmax[o] = options_.mtp(context_);
       if (row != sq->row_begin + sq->num_rows - 1) continue;
+      TokenId* chain = &out.mtp_chain[o * static_cast<size_t>(options_.mtp_chain)];
       for (int32_t j = 0; j < sq->mtp_chain; ++j) {
-        context_.push_back(j == 0 ? out.mtp_argmax[o] : out.mtp_chain[o * static_cast<size_t>(options_.mtp_chain) + j - 1]);
-        out.mtp_chain[o * static_cast<size_t>(options_.mtp_chain) + static_cast<size_t>(j)] = options_.mtp(context_);
+        context_.push_back(j == 0 ? out.mtp_argmax[o] : chain[j - 1]);
+        chain[j] = options_.mtp(context_);
       }
     }
   }

@@ -249,8 +249,8 @@ LogitsAgreement expect_logits_agree(const std::vector<std::vector<float>>& ref,
   return a;
 }
 
-// 4 trunk layers (0-2 gated delta, 3 attention), one MTP block; 2 key heads and 4 value heads, so value head h reads key head h % 2
-// (qwen3next: h / 2).
+// 4 trunk layers (0-2 gated delta, 3 attention), one MTP block; 2 key heads
+// and 4 value heads, so value head h reads key head h % 2 (qwen3next: h / 2).
 RandomModelSpec hybrid_spec(Arch arch, GgmlType dtype, uint32_t vocab) {
   RandomModelSpec s;
   s.arch = arch;
