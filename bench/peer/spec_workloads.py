@@ -13,7 +13,11 @@ model works):
   plain       no prediction: the baseline, and the text the others reuse;
   predicted   prediction = that text (OpenAI's Predicted Outputs);
   edited      prediction = that text with three small edits, at 1/4, 1/2 and
-              3/4 of it (what "rewrite this file with three changes" sends).
+              3/4 of it (what "rewrite this file with three changes" sends);
+  quoted      (--quoted) no prediction; the prompt is the prompt, that text
+              and the prompt again, so a model whose next token follows its
+              last ones (make-model --branch-scale) quotes its prompt: the
+              workload prompt lookup is for.
 A server started with prompt lookup (met --spec-lookup N, llama.cpp's
 --spec-type ngram-*) speeds up `plain` itself; run the script against it
 and without it. tok/s = completion tokens / request wall time (prefill
@@ -60,6 +64,7 @@ def main():
     ap.add_argument("--prompt", default="Once upon a time")
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--skip-prediction", action="store_true", help="the server ignores `prediction` (llama.cpp)")
+    ap.add_argument("--quoted", action="store_true", help="also the quoted workload")
     a = ap.parse_args()
     base = {"prompt": a.prompt, "max_tokens": a.tokens, "temperature": 0, "ignore_eos": True}
     results = {}
@@ -76,7 +81,17 @@ def main():
                          "same_text": out["choices"][0]["text"] == text,
                          "accepted": details.get("accepted_prediction_tokens"),
                          "rejected": details.get("rejected_prediction_tokens")}
+    if a.quoted:
+        out, wall = run(a.port, dict(base, prompt=a.prompt + text + "\n\n" + a.prompt), a.repeats)
+        n = out["usage"]["completion_tokens"]
+        quoted = out["choices"][0]["text"]
+        same = sum(1 for x, y in zip(quoted, text) if x == y) / max(1, len(text))
+        results["quoted"] = {"tokens": n, "seconds": wall, "tok_s": n / wall, "quoted_share": same}
     for name, r in results.items():
+        if name == "quoted":
+            print(f"{name:10s} {r['tokens']:5d} tokens in {r['seconds']:7.2f} s  {r['tok_s']:7.1f} tok/s"
+                  f"  {100 * r['quoted_share']:.0f}% of its characters quote the plain text")
+            continue
         extra = "" if name == "plain" else \
             f"  accepted {r['accepted']} rejected {r['rejected']} same text {r['same_text']}"
         print(f"{name:10s} {r['tokens']:5d} tokens in {r['seconds']:7.2f} s  {r['tok_s']:7.1f} tok/s{extra}")
