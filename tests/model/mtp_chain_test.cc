@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -201,7 +202,7 @@ TEST(MtpChain, ADenseModelsMtpBlockAndItsChainAreTheReferences) {
       plan.positions.push_back(k);
       plan.outputs.push_back(OutputRow{k, OutputKind::kArgmax});
     }
-    StepSeq seq{0, 30, 0, testing::block_range(0, 2)};
+    StepSeq seq{0, 30, 0, testing::block_range(0, 2), std::nullopt};
     seq.mtp_chain = kChain;
     plan.seqs.push_back(seq);
     const StepResult r = testing::run_step(*dev, plan);
