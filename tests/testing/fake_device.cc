@@ -215,7 +215,7 @@ Status FakeDevice::await_result(Ticket ticket, StepResult& out) {
       context_.push_back(out.argmax[o]);
       out.mtp_argmax[o] = options_.mtp(context_);
       if (row != sq->row_begin + sq->num_rows - 1) continue;
-      TokenId* chain = &out.mtp_chain[o * static_cast<size_t>(options_.mtp_chain)];
+      TokenId* chain = out.mtp_chain.data() + o * static_cast<size_t>(options_.mtp_chain);  // empty: no chain
       for (int32_t j = 0; j < sq->mtp_chain; ++j) {
         context_.push_back(j == 0 ? out.mtp_argmax[o] : chain[j - 1]);
         chain[j] = options_.mtp(context_);
