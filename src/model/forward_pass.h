@@ -142,6 +142,9 @@ class ForwardPass {
   // ForwardOptions::mtp: the MTP block over every row, its argmax per output.
   void run_mtp(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult& result);
   void mtp_inputs(cpu::ThreadCtx& ctx, const StepPlan& plan, const StepResult& result);
+  // One row's MTP input `in` (2 × embd): [enorm(embedding of `next`);
+  // hnorm(h)], h a hidden state after the output (or shared head) norm.
+  void mtp_input_row(TokenId next, const float* h, float* in) const;
   void mtp_output(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult& result);
   // Chained MTP drafts (StepSeq::mtp_chain), after run_mtp.
   void run_mtp_chain(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult& result);

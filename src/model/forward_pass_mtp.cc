@@ -44,19 +44,25 @@ void ForwardPass::run_mtp(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult&
 // rows attend to, is a wrong pair's: drafts may suffer, outputs never).
 void ForwardPass::mtp_inputs(cpu::ThreadCtx& ctx, const StepPlan& plan, const StepResult& result) {
   const ModelHParams& hp = model_.hparams();
-  const MtpWeights& m = model_.weights().mtp[0];
   const int64_t embd = hp.embedding_length;
   const auto [r0, r1] = ctx.split(plan.num_rows());
   for (int64_t r = r0; r < r1; ++r) {
     const int32_t o = row_output_[static_cast<size_t>(r)];
     const TokenId next = o >= 0 ? result.argmax[static_cast<size_t>(o)] : row_next_[static_cast<size_t>(r)];
     float* in = &mtp_in_[static_cast<size_t>(r * 2 * embd)];
-    cpu::embedding_row(m.embed_tokens.type, m.embed_tokens.data, embd, next, in);
-    cpu::rms_norm(in, m.enorm, embd, hp.rms_norm_eps, in);
     cpu::rms_norm(&x_[static_cast<size_t>(r * embd)], model_.weights().output_norm, embd, hp.rms_norm_eps, in + embd);
-    cpu::rms_norm(in + embd, m.hnorm, embd, hp.rms_norm_eps, in + embd);
+    mtp_input_row(next, in + embd, in);
   }
   ctx.barrier();
+}
+
+void ForwardPass::mtp_input_row(TokenId next, const float* h, float* in) const {
+  const ModelHParams& hp = model_.hparams();
+  const MtpWeights& m = model_.weights().mtp[0];
+  const int64_t embd = hp.embedding_length;
+  cpu::embedding_row(m.embed_tokens.type, m.embed_tokens.data, embd, next, in);
+  cpu::rms_norm(in, m.enorm, embd, hp.rms_norm_eps, in);
+  cpu::rms_norm(h, m.hnorm, embd, hp.rms_norm_eps, in + embd);
 }
 
 void ForwardPass::mtp_output(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult& result) {
@@ -88,6 +94,8 @@ void ForwardPass::mtp_output(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResu
 // to the seq's two scratch blocks, which stand in for the blocks from p + 1
 // on (the first given a copy of the block layer's slots before p + 1).
 void ForwardPass::run_mtp_chain(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult& result) {
+  // Every thread reads the same plan: a step without chains costs no barrier.
+  if (std::none_of(plan.seqs.begin(), plan.seqs.end(), [](const StepSeq& s) { return s.mtp_chain > 0; })) return;
   ctx.barrier();  // mtp_output's argmax and out_x_ are read below
   if (ctx.ith() == 0) begin_chain(plan, result);
   ctx.barrier();
@@ -160,15 +168,11 @@ int32_t ForwardPass::chain_step_plan(int32_t j) {
 }
 
 void ForwardPass::chain_inputs(cpu::ThreadCtx& ctx, int32_t rows) {
-  const ModelHParams& hp = model_.hparams();
-  const MtpWeights& m = model_.weights().mtp[0];
-  const int64_t embd = hp.embedding_length;
+  const int64_t embd = model_.hparams().embedding_length;
   const auto [r0, r1] = ctx.split(rows);
   for (int64_t r = r0; r < r1; ++r) {
-    float* in = &mtp_in_[static_cast<size_t>(r * 2 * embd)];
-    cpu::embedding_row(m.embed_tokens.type, m.embed_tokens.data, embd, chain_tok_[static_cast<size_t>(r)], in);
-    cpu::rms_norm(in, m.enorm, embd, hp.rms_norm_eps, in);
-    cpu::rms_norm(&chain_h_[static_cast<size_t>(r * embd)], m.hnorm, embd, hp.rms_norm_eps, in + embd);
+    mtp_input_row(chain_tok_[static_cast<size_t>(r)], &chain_h_[static_cast<size_t>(r * embd)],
+                  &mtp_in_[static_cast<size_t>(r * 2 * embd)]);
   }
   ctx.barrier();
 }

@@ -58,7 +58,9 @@ void note_mtp_draft(ActiveSeq& a, const StepResult& result, size_t o, TokenId to
 }
 
 int32_t mtp_chain_for(const ActiveSeq& a, int32_t num_drafts, int32_t device_mtp_drafts) {
-  if (device_mtp_drafts <= 1 || a.spec.prediction.has_value() || wants_prompt_logprobs(a)) return 0;
+  if (num_drafts == 0 || device_mtp_drafts <= 1 || a.spec.prediction.has_value() || wants_prompt_logprobs(a)) {
+    return 0;
+  }
   const int64_t room = std::min<int64_t>(a.spec.max_draft, a.limits.remaining - 1) - 1;
   return static_cast<int32_t>(std::clamp<int64_t>(std::min(room, int64_t{num_drafts} + 1), 0, device_mtp_drafts - 1));
 }

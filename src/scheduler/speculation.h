@@ -148,12 +148,13 @@ class DraftPlanner {
 void note_mtp_draft(ActiveSeq& a, const StepResult& result, size_t o, TokenId token);
 
 // The chained MTP drafts (StepSeq::mtp_chain) to ask of a step that verifies
-// `num_drafts` of a's drafts (0: decodes one token) and has an output at a's
-// last row: one more than it verifies, so a sequence whose drafts the
-// budget keeps taking chains further (up to the device's
-// DeviceInfo::mtp_drafts - 1), within the request's draft cap and its
-// output budget; 0 for a sequence drafted by its prediction or owing prompt
-// logprobs.
+// `num_drafts` of a's drafts and has an output at a's last row: one more
+// than it verifies, so a sequence whose drafts the budget keeps taking
+// chains further (up to the device's DeviceInfo::mtp_drafts - 1), within
+// the request's draft cap and its output budget. 0 for a step that
+// verifies none (the budget gave it none, or it has just one MTP guess so
+// far: its chain starts once that one is verified), for a sequence drafted
+// by its prediction or owing prompt logprobs.
 int32_t mtp_chain_for(const ActiveSeq& a, int32_t num_drafts, int32_t device_mtp_drafts);
 
 // Appends the outputs of `a`'s verify rows [first_row, + num_rows): logits

@@ -90,6 +90,24 @@ TEST(MetRun, ADraftModelGivesTheKnownTextAndItsDraftsAreAccepted) {
   EXPECT_NE(r.err.find("accepted (100%)"), std::string::npos) << r.err;
 }
 
+// A draft model with recurrent layers through the CLI: a qwen35 model
+// drafting for itself gives the text without a draft model, every draft
+// accepted.
+TEST(MetRun, ARecurrentDraftModelGivesTheTextWithoutIt) {
+  testing::TempDir dir;
+  const std::string model = dir.file("hybrid.gguf");
+  const auto made = run_command(met_binary() + " make-model -o " + shell_quote(model) +
+                                " --arch qwen35 --preset tiny --vocab 600 --dtype q8_0");
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const std::string run = met_binary() + " run " + shell_quote(model) + " --prompt 'hello world' -n 40 --temp 0";
+  const auto plain = run_command(run);
+  const auto drafted = run_command(run + " --spec-adaptive off --draft-model " + shell_quote(model));
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(drafted.exit_code, 0) << drafted.err;
+  EXPECT_EQ(drafted.out, plain.out);
+  EXPECT_NE(drafted.err.find("accepted (100%)"), std::string::npos) << drafted.err;
+}
+
 // make-model's MTP fixture (the block a copy of the last attention layer
 // over scaled-down layers), of the qwen35 family and of a dense qwen3,
 // drafts through --spec-mtp, one a step or chained: the text is the text

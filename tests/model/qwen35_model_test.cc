@@ -22,29 +22,12 @@ namespace {
 
 constexpr uint32_t kVocab = 600;
 
-// 4 trunk layers (0-2 gated delta, 3 attention), one MTP block; 2 key heads
-// and 4 value heads, so value head h reads key head h % 2 (qwen3next: h / 2).
+// testing::hybrid_spec with heads of 32, a context of 256 and seed 35.
 RandomModelSpec small_spec(Arch arch, GgmlType dtype) {
-  RandomModelSpec s;
-  s.arch = arch;
-  s.num_layers = 4;
-  s.embedding_length = 128;
-  s.num_heads = 2;
-  s.num_kv_heads = 1;
+  RandomModelSpec s = testing::hybrid_spec(arch, dtype, kVocab);
   s.head_dim = 32;
-  s.feed_forward_length = 256;
-  s.vocab_size = kVocab;
   s.context_length = 256;
-  s.ssm_state_size = 32;
-  s.ssm_group_count = 2;
-  s.ssm_time_step_rank = 4;
-  s.nextn_predict_layers = 1;
-  s.dtype = dtype;
   s.seed = 35;
-  if (arch != Arch::kQwen35) {
-    s.num_experts = 4, s.num_experts_used = 2, s.expert_feed_forward_length = 64;
-    s.shared_expert_feed_forward_length = 96;
-  }
   return s;
 }
 
