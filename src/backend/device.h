@@ -10,9 +10,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
+#include "backend/lora_adapter.h"
 #include "backend/step_plan.h"
 #include "core/ids.h"
 #include "core/status.h"
@@ -77,6 +79,11 @@ struct DeviceInfo {
   // most mtp_chain_seqs seqs of a step. 0: none runs.
   int32_t mtp_drafts = 0;
   int32_t mtp_chain_seqs = 0;
+  // LoRA adapters: slots a step's seqs may name (StepSeq::adapter_slot),
+  // each holding one adapter (Device::bind_adapter) of rank at most
+  // max_lora_rank. 0: the device runs no adapters.
+  int32_t num_adapter_slots = 0;
+  int32_t max_lora_rank = 0;
 };
 
 class Device {
@@ -107,6 +114,16 @@ class Device {
   }
   virtual Status write_state_slot(StateSlotId slot, int64_t /*position*/, std::span<const uint8_t> /*bytes*/) {
     return unimplemented("state slot {}: this device keeps no recurrent state", slot.value());
+  }
+
+  // Makes `adapter` the weights of adapter slot `slot` for the steps
+  // launched from now on (a step in flight keeps what it was launched
+  // with); null empties the slot. Refused: a slot outside
+  // DeviceInfo::num_adapter_slots, or an adapter this device cannot run (a
+  // rank above max_lora_rank, matrices that are not the model's). A step
+  // naming an empty slot is refused at launch.
+  virtual Status bind_adapter(int32_t slot, std::shared_ptr<const LoraAdapter> /*adapter*/) {
+    return unimplemented("adapter slot {}: this device runs no LoRA adapters", slot);
   }
 
   // Nanoseconds spent running steps since creation (0 where not measured):

@@ -137,6 +137,7 @@ void copy_plan(const StepPlan& from, StepPlan& to) {
     t.state_slot = f.state_slot;
     t.state_checkpoints = f.state_checkpoints;
     t.mtp_chain = f.mtp_chain;
+    t.adapter_slot = f.adapter_slot;
     assign_block_table(t.block_table, f.block_table);
   }
 }
@@ -158,6 +159,18 @@ Status validate_mtp_chains(const StepPlan& plan, int32_t max_chain, int32_t max_
     const bool has_output =
         std::any_of(plan.outputs.begin(), plan.outputs.end(), [&](const OutputRow& o) { return o.row == last; });
     if (!has_output) return invalid_argument("step plan: seq {} chains MTP drafts from row {}, not an output", i, last);
+  }
+  return ok_status();
+}
+
+Status validate_adapter_slots(const StepPlan& plan, int32_t num_adapter_slots) {
+  for (size_t i = 0; i < plan.seqs.size(); ++i) {
+    const int32_t slot = plan.seqs[i].adapter_slot;
+    if (slot == kNoAdapterSlot) continue;
+    if (slot < 0 || slot >= num_adapter_slots) {
+      return invalid_argument("step plan: seq {} runs adapter slot {}; the device has {} adapter slots", i, slot,
+                              num_adapter_slots);
+    }
   }
   return ok_status();
 }

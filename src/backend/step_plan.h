@@ -37,6 +37,8 @@ struct FeedFromRow {
 };
 using RowInput = std::variant<FeedToken, FeedFromRow>;
 
+inline constexpr int32_t kNoAdapterSlot = -1;
+
 struct StepSeq {
   int32_t row_begin = 0;
   int32_t num_rows = 0;
@@ -59,6 +61,11 @@ struct StepSeq {
   // REQUIRES: at most DeviceInfo::mtp_drafts - 1, and at most
   // DeviceInfo::mtp_chain_seqs seqs of a step chain.
   int32_t mtp_chain = 0;
+  // The LoRA adapter slot whose adapter this seq's rows run with
+  // (Device::bind_adapter); kNoAdapterSlot: the base model alone.
+  // REQUIRES: below DeviceInfo::num_adapter_slots, and a slot with an
+  // adapter bound when the step is launched.
+  int32_t adapter_slot = kNoAdapterSlot;
 };
 
 enum class OutputKind : uint8_t {
@@ -147,6 +154,10 @@ Status validate_state_slots(const StepPlan& plan, int32_t num_state_slots, int32
 // max_chain], at most max_chain_seqs seqs chain, and a chaining seq's last row
 // is an output. The message names the first seq at fault.
 Status validate_mtp_chains(const StepPlan& plan, int32_t max_chain, int32_t max_chain_seqs);
+
+// Each seq's adapter_slot is kNoAdapterSlot or below `num_adapter_slots`;
+// the message names the first seq at fault.
+Status validate_adapter_slots(const StepPlan& plan, int32_t num_adapter_slots);
 
 // Checks the invariants above; `max_blocks` bounds block ids, `max_context`
 // positions, `block_tokens` is the token slots of one block, `window` the

@@ -51,6 +51,7 @@ KvManager::KvManager(Device& device, int32_t snapshot_interval_blocks)
       pool_(device.info().num_kv_blocks),
       prefix_(pool_),
       state_slots_(device.info().num_state_slots - device.info().num_state_snapshot_slots),
+      adapter_slots_(device),
       snapshots_(snapshot_slots(device.info())) {
   MET_CHECK(snapshot_interval_blocks > 0, "a state snapshot every {} blocks", snapshot_interval_blocks);
   if (snapshots_.capacity() > 0) snapshot_interval_blocks_ = snapshot_interval_blocks;
@@ -60,6 +61,17 @@ bool KvManager::acquire_state_slot(SeqState& seq) {
   if (state_slots_.num_slots() == 0 || seq.state_slot.has_value()) return true;
   seq.state_slot = state_slots_.acquire();
   return seq.state_slot.has_value();
+}
+
+Result<bool> KvManager::acquire_adapter_slot(SeqState& seq) {
+  if (seq.adapter == nullptr || seq.adapter_slot >= 0) return true;
+  if (adapter_slots_.num_slots() == 0) {
+    return invalid_argument("adapter '{}': this server runs no adapters (--max-loras is 0)", seq.adapter->name);
+  }
+  MET_ASSIGN_OR_RETURN(std::optional<int32_t> slot, adapter_slots_.acquire(seq.adapter));
+  if (!slot) return false;
+  seq.adapter_slot = *slot;
+  return true;
 }
 
 int32_t KvManager::max_match_blocks(const SeqState& seq) const {
@@ -89,6 +101,10 @@ void KvManager::release_seq(const ReleaseSeq& e) {
   if (seq.state_slot.has_value()) {
     state_slots_.release(*seq.state_slot);
     seq.state_slot.reset();
+  }
+  if (seq.adapter_slot >= 0) {
+    adapter_slots_.release(seq.adapter_slot);
+    seq.adapter_slot = -1;
   }
 }
 

@@ -17,6 +17,9 @@
 // `snapshot_interval_blocks` blocks of a prompt into the device's snapshot
 // slots (StateSnapshotCache, LRU), and a sequence admitted from one restores
 // it in its first step. Without snapshot slots no prefix is reused.
+// LoRA adapters: a running sequence with an adapter holds a reference on
+// the device's adapter slot holding it (acquire_adapter_slot), which
+// ReleaseSeq gives back with its blocks (adapter_slot_pool.h).
 // Threading: engine thread only. Tested by tests/kv/kv_manager_test.cc.
 #pragma once
 
@@ -28,6 +31,7 @@
 
 #include "backend/device.h"
 #include "core/status.h"
+#include "kv/adapter_slot_pool.h"
 #include "kv/block_pool.h"
 #include "kv/kv_seq.h"
 #include "kv/prefix_cache.h"
@@ -118,6 +122,15 @@ class KvManager {
   // without recurrent state.
   [[nodiscard]] bool acquire_state_slot(SeqState& seq);
 
+  // Gives `seq` a reference on an adapter slot holding seq.adapter when it
+  // has an adapter and no slot (true: it holds one, or needs none); false
+  // when every slot is used by other adapters (nothing changed); an error
+  // when the device refuses the adapter.
+  Result<bool> acquire_adapter_slot(SeqState& seq);
+  // The adapter slots, for admission plans (AdapterSlotPool::plan_take).
+  AdapterSlotPool& adapter_slots() { return adapter_slots_; }
+  const AdapterSlotPool& adapter_slots() const { return adapter_slots_; }
+
   void apply(const Effect& effect);
 
   // Grows `seq`'s block table to cover `num_tokens` positions; kNever when
@@ -172,6 +185,7 @@ class KvManager {
   BlockPool pool_;
   PrefixCache prefix_;
   StateSlotPool state_slots_;
+  AdapterSlotPool adapter_slots_;
   StateSnapshotCache snapshots_;
   int32_t snapshot_interval_blocks_ = 0;  // 0: no snapshots
   mutable std::vector<BlockKey> scratch_keys_;

@@ -11,8 +11,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
+
+#include "backend/lora_adapter.h"
 
 #include "core/ids.h"
 #include "kv/block_key.h"
@@ -35,6 +38,12 @@ struct SeqState {
   // Admitted from a cached state snapshot (hybrid prefix cache): the
   // snapshot slot its first step restores from, pinned until then.
   std::optional<StateSlotId> restore_from;
+  // The LoRA adapter its rows run with (null: the base model; salt.adapter
+  // is its id), and the device's adapter slot holding it while it runs
+  // (KvManager::acquire_adapter_slot; given back with its blocks by
+  // ReleaseSeq); -1 while it holds none.
+  std::shared_ptr<const LoraAdapter> adapter;
+  int32_t adapter_slot = -1;
 };
 
 }  // namespace met

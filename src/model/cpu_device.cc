@@ -68,7 +68,8 @@ Result<std::unique_ptr<CpuDevice>> CpuDevice::create(const Model& model, const C
 
 CpuDevice::CpuDevice(const Model& model, cpu::KvCache kv, std::optional<cpu::RecurrentState> state,
                      const CpuDeviceOptions& options)
-    : kv_(std::move(kv)),
+    : model_(model),
+      kv_(std::move(kv)),
       state_(std::move(state)),
       options_(options),
       pool_(options.num_threads),
@@ -98,6 +99,9 @@ CpuDevice::CpuDevice(const Model& model, cpu::KvCache kv, std::optional<cpu::Rec
   info_.mtp_drafts = options.forward.mtp ? 1 + chain : 0;
   info_.num_kv_heads = static_cast<int32_t>(model.hparams().num_kv_heads);
   info_.head_dim = static_cast<int32_t>(model.hparams().head_dim);
+  info_.num_adapter_slots = options.forward.max_lora_rank > 0 ? options.num_adapter_slots : 0;
+  info_.max_lora_rank = info_.num_adapter_slots > 0 ? options.forward.max_lora_rank : 0;
+  adapters_.resize(static_cast<size_t>(info_.num_adapter_slots));
   info_.max_rows = options.limits.max_rows;
   info_.max_seqs = options.limits.max_seqs;
   info_.max_outputs = options.limits.max_outputs;
@@ -136,6 +140,7 @@ Status CpuDevice::check_plan(const StepPlan& plan) const {
   }
   MET_RETURN_IF_ERROR(validate_state_slots(plan, info_.num_state_slots, info_.state_drafts));
   MET_RETURN_IF_ERROR(validate_mtp_chains(plan, std::max(info_.mtp_drafts - 1, 0), info_.mtp_chain_seqs));
+  MET_RETURN_IF_ERROR(check_adapters(plan));
   return validate_plan(plan, info_.num_kv_blocks, max_context, cpu::kBlockTokens, info_.kv_window);
 }
 
@@ -153,6 +158,12 @@ Result<Ticket> CpuDevice::launch(const StepPlan& plan) {
     }
     step->ticket = ticket;
     copy_plan(plan, step->plan);
+    step->adapters.resize(adapters_.size());
+    step->adapter_ptrs.resize(adapters_.size());
+    for (size_t i = 0; i < adapters_.size(); ++i) {
+      step->adapters[i] = adapters_[i];
+      step->adapter_ptrs[i] = adapters_[i].get();
+    }
     step->done = false;
     steps_.push_back(std::move(step));
   }
@@ -171,6 +182,7 @@ Status CpuDevice::await_result(Ticket ticket, StepResult& out) {
   std::swap(out, step->result);
   Status status = std::move(step->status);
   step->status = ok_status();
+  for (auto& a : step->adapters) a.reset();  // an unloaded adapter is freed once no step holds it
   free_steps_.push_back(std::move(step));
   return status;
 }
@@ -218,10 +230,40 @@ void CpuDevice::run_step(Step& step) {
     }
   }
   forward_.prepare_result(plan, step.result);
+  forward_.prepare_adapters(plan, step.adapter_ptrs);
   step.status = forward_.prepare_states(plan);
   if (!step.status.ok()) return;
   pool_.run([&](cpu::ThreadCtx& ctx) { forward_.run(ctx, plan, tokens_, step.result); });
   prev_argmax_.assign(step.result.argmax.begin(), step.result.argmax.end());
+}
+
+Status CpuDevice::check_adapters(const StepPlan& plan) const {
+  MET_RETURN_IF_ERROR(validate_adapter_slots(plan, info_.num_adapter_slots));
+  for (size_t i = 0; i < plan.seqs.size(); ++i) {
+    const int32_t slot = plan.seqs[i].adapter_slot;
+    if (slot != kNoAdapterSlot && adapters_[static_cast<size_t>(slot)] == nullptr) {
+      return invalid_argument("step plan: seq {} runs adapter slot {}, which holds no adapter", i, slot);
+    }
+  }
+  return ok_status();
+}
+
+Status CpuDevice::bind_adapter(int32_t slot, std::shared_ptr<const LoraAdapter> adapter) {
+  if (slot < 0 || slot >= info_.num_adapter_slots) {
+    return invalid_argument("adapter slot {} is outside the device's {}", slot, info_.num_adapter_slots);
+  }
+  if (adapter != nullptr) {
+    if (adapter->max_rank > info_.max_lora_rank) {
+      return invalid_argument("adapter '{}' has rank {}; this server runs ranks up to {} (--max-lora-rank)",
+                              adapter->name, adapter->max_rank, info_.max_lora_rank);
+    }
+    if (adapter->layers.size() != model_.hparams().num_layers) {
+      return invalid_argument("adapter '{}' has {} layers; the model has {}", adapter->name, adapter->layers.size(),
+                              model_.hparams().num_layers);
+    }
+  }
+  adapters_[static_cast<size_t>(slot)] = std::move(adapter);
+  return ok_status();
 }
 
 Status CpuDevice::read_kv_block(BlockId block, std::span<uint8_t> bytes) {

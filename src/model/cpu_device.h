@@ -13,6 +13,10 @@
 // version at its num_cached, so a step launched ahead can be redone
 // (kRewindable); with less its steps are RepickOnly. A step whose state is
 // not there fails at await, naming the slot.
+// LoRA adapters: bind_adapter (owner thread) sets a slot's adapter; launch
+// copies the slots' adapters into the step, so a step runs with what the
+// slots held when it was launched and keeps those adapters alive while it
+// runs, whatever is bound or unloaded meanwhile.
 // Invariants: steps run strictly in launch order; a ticket is awaited once;
 // every launched step is awaited before its ticket is reused.
 // Threading: launch/await/kv I/O from one owner thread (the engine); the
@@ -51,6 +55,9 @@ struct CpuDeviceOptions {
   // (DeviceInfo::state_drafts): its slot keeps the state after each verify
   // row. Versions are calloc'ed, so memory is taken only when used.
   int32_t state_drafts = 0;
+  // LoRA adapter slots (DeviceInfo::num_adapter_slots), each holding an
+  // adapter of rank up to forward.max_lora_rank; 0: no adapters run.
+  int32_t num_adapter_slots = 0;
 };
 
 
@@ -68,6 +75,7 @@ class CpuDevice final : public Device {
   void read_expert_tokens(std::vector<int64_t>& counts) const override { forward_.expert_load().read(counts); }
   Status read_state_slot(StateSlotId slot, int64_t position, std::span<uint8_t> bytes) override;
   Status write_state_slot(StateSlotId slot, int64_t position, std::span<const uint8_t> bytes) override;
+  Status bind_adapter(int32_t slot, std::shared_ptr<const LoraAdapter> adapter) override;
 
  private:
   struct Step {
@@ -76,6 +84,10 @@ class CpuDevice final : public Device {
     StepResult result;
     Status status;  // what await_result answers (a step whose state is not there)
     bool done = false;
+    // The adapter slots' adapters at launch (num_adapter_slots entries),
+    // and their raw pointers for the forward pass.
+    std::vector<std::shared_ptr<const LoraAdapter>> adapters;
+    std::vector<const LoraAdapter*> adapter_ptrs;
   };
 
   CpuDevice(const Model& model, cpu::KvCache kv, std::optional<cpu::RecurrentState> state,
@@ -84,7 +96,10 @@ class CpuDevice final : public Device {
   void run_step(Step& step);
   Status check_plan(const StepPlan& plan) const;
   Status check_state_io(StateSlotId slot, size_t num_bytes) const;
+  // Each seq's adapter slot is in range and holds an adapter.
+  Status check_adapters(const StepPlan& plan) const;
 
+  const Model& model_;
   cpu::KvCache kv_;
   std::optional<cpu::RecurrentState> state_;  // models with recurrent layers
   CpuDeviceOptions options_;
@@ -93,6 +108,7 @@ class CpuDevice final : public Device {
   ForwardPass forward_;
   std::vector<TokenId> tokens_;        // device thread: resolved inputs
   std::vector<TokenId> prev_argmax_;   // device thread: outputs of the last step run
+  std::vector<std::shared_ptr<const LoraAdapter>> adapters_;  // owner thread: per adapter slot
 
   Mutex mu_;
   CondVar cv_;

@@ -62,6 +62,7 @@ ForwardPass::ForwardPass(const Model& model, cpu::KvCache& kv, cpu::RecurrentSta
   if (num_recurrent > num_mamba) gdn_ = GatedDeltaLayer(hp, limits.max_rows, num_threads, options.chunked_delta_rule);
   if (num_mamba > 0) mamba_ = Mamba2Layer(hp, limits.max_rows, num_threads, options.chunked_ssm_scan);
   act_ = ActivationBuffers(static_cast<int64_t>(rows), static_cast<int64_t>(widest));
+  lora_ = LoraStep(limits.max_rows, limits.max_outputs, options.max_lora_rank);
   if (hp.is_moe()) {
     moe_ = MoeFfn(hp, limits.max_rows);
     expert_load_ = ExpertLoad(static_cast<int32_t>(hp.num_layers), static_cast<int32_t>(hp.expert_count));
@@ -95,6 +96,10 @@ int32_t ForwardPass::kv_layers(const Model& model, bool mtp) {
   int32_t n = mtp ? 1 : 0;
   for (const LayerWeights& l : model.weights().layers) n += l.kind == LayerKind::kAttention ? 1 : 0;
   return n;
+}
+
+LoraCall ForwardPass::lora_for(int layer) const {
+  return layer < static_cast<int>(model_.hparams().num_layers) ? lora_.rows_call(layer) : LoraCall{};
 }
 
 const LayerWeights& ForwardPass::layer_weights(int layer) const {
@@ -186,8 +191,10 @@ void ForwardPass::attention_block(cpu::ThreadCtx& ctx, int layer, const StepPlan
     add_residual(ctx, rows);
     return;
   }
-  const Product qkv[] = {{&l.wq, qg_.empty() ? q_.data() : qg_.data()}, {&l.wk, k_.data()}, {&l.wv, v_.data()}};
-  linear(ctx, xn_.data(), rows, embd, qkv, act_);
+  const Product qkv[] = {{&l.wq, qg_.empty() ? q_.data() : qg_.data(), LoraTarget::kQ},
+                         {&l.wk, k_.data(), LoraTarget::kK},
+                         {&l.wv, v_.data(), LoraTarget::kV}};
+  linear(ctx, xn_.data(), rows, embd, qkv, act_, lora_for(layer));
   qkv_post(ctx, layer, plan);
   const cpu::AttnLayerOptions opts{.window = static_cast<int32_t>(l.window), .sinks = l.sinks};
   cpu::paged_attention(ctx, kv_, kind_index_[static_cast<size_t>(layer)], attn_seqs_, q_.data(), hp.q_dim(),
@@ -195,8 +202,8 @@ void ForwardPass::attention_block(cpu::ThreadCtx& ctx, int layer, const StepPlan
                        attn_scratch_, opts);
   ctx.barrier();
   if (!qg_.empty()) apply_attn_gate(ctx, rows);
-  const Product o[] = {{&l.wo, tmp_.data()}};
-  linear(ctx, attn_out_.data(), rows, hp.q_dim(), o, act_);
+  const Product o[] = {{&l.wo, tmp_.data(), LoraTarget::kO}};
+  linear(ctx, attn_out_.data(), rows, hp.q_dim(), o, act_, lora_for(layer));
   if (l.bo != nullptr) {
     const auto [r0, r1] = ctx.split(rows);
     for (int64_t r = r0; r < r1; ++r) cpu::add(&tmp_[r * embd], l.bo, embd, &tmp_[r * embd]);
@@ -277,7 +284,7 @@ void ForwardPass::ffn_block(cpu::ThreadCtx& ctx, int layer, int64_t rows) {
     ctx.barrier();
   }
   if (model_.traits().ffn_relu2) {
-    relu2_ffn(ctx, l, rows);
+    relu2_ffn(ctx, layer, rows);
     return;
   }
   if (model_.traits().moe) {
@@ -286,24 +293,25 @@ void ForwardPass::ffn_block(cpu::ThreadCtx& ctx, int layer, int64_t rows) {
     add_residual(ctx, rows);
     return;
   }
-  const Product gate_up[] = {{&l.w_gate, gate_.data()}, {&l.w_up, up_.data()}};
-  linear(ctx, xn_.data(), rows, embd, gate_up, act_);
+  const Product gate_up[] = {{&l.w_gate, gate_.data(), LoraTarget::kGate}, {&l.w_up, up_.data(), LoraTarget::kUp}};
+  linear(ctx, xn_.data(), rows, embd, gate_up, act_, lora_for(layer));
   {
     const auto [r0, r1] = ctx.split(rows);
     if (r0 < r1) cpu::swiglu(&gate_[r0 * ff], &up_[r0 * ff], (r1 - r0) * ff, &gate_[r0 * ff]);
     ctx.barrier();
   }
-  const Product down[] = {{&l.w_down, tmp_.data()}};
-  linear(ctx, gate_.data(), rows, ff, down, act_);
+  const Product down[] = {{&l.w_down, tmp_.data(), LoraTarget::kDown}};
+  linear(ctx, gate_.data(), rows, ff, down, act_, lora_for(layer));
   add_residual(ctx, rows);
 }
 
 // nemotron_h: down · relu(up · xn)², no gate.
-void ForwardPass::relu2_ffn(cpu::ThreadCtx& ctx, const LayerWeights& l, int64_t rows) {
+void ForwardPass::relu2_ffn(cpu::ThreadCtx& ctx, int layer, int64_t rows) {
   const ModelHParams& hp = model_.hparams();
+  const LayerWeights& l = layer_weights(layer);
   const int64_t embd = hp.embedding_length, ff = hp.feed_forward_length;
-  const Product up[] = {{&l.w_up, up_.data()}};
-  linear(ctx, xn_.data(), rows, embd, up, act_);
+  const Product up[] = {{&l.w_up, up_.data(), LoraTarget::kUp}};
+  linear(ctx, xn_.data(), rows, embd, up, act_, lora_for(layer));
   {
     const auto [r0, r1] = ctx.split(rows);
     for (int64_t i = r0 * ff; i < r1 * ff; ++i) {
@@ -312,8 +320,8 @@ void ForwardPass::relu2_ffn(cpu::ThreadCtx& ctx, const LayerWeights& l, int64_t 
     }
     ctx.barrier();
   }
-  const Product down[] = {{&l.w_down, tmp_.data()}};
-  linear(ctx, up_.data(), rows, ff, down, act_);
+  const Product down[] = {{&l.w_down, tmp_.data(), LoraTarget::kDown}};
+  linear(ctx, up_.data(), rows, ff, down, act_, lora_for(layer));
   add_residual(ctx, rows);
 }
 
@@ -329,8 +337,8 @@ void ForwardPass::output(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult& 
     }
     ctx.barrier();
   }
-  const Product logits[] = {{&model_.weights().output, result.logits.data()}};
-  linear(ctx, out_x_.data(), num_out, embd, logits, act_);
+  const Product logits[] = {{&model_.weights().output, result.logits.data(), LoraTarget::kOutput}};
+  linear(ctx, out_x_.data(), num_out, embd, logits, act_, lora_.outputs_call());
   const auto [o0, o1] = ctx.split(num_out);
   const float logit_scale = hp.logit_scale;  // granite's: the logits are divided by it
   for (int64_t o = o0; o < o1; ++o) {

@@ -81,6 +81,8 @@ struct ForwardOptions {
   // step's rows.
   int32_t mtp_chain = 0;
   int32_t mtp_chain_seqs = 32;
+  // LoRA adapters of rank up to this may run (prepare_adapters); 0: none.
+  int32_t max_lora_rank = 0;
 };
 
 inline constexpr int32_t kMaxMtpChain = kMaxMtpDrafts - 1;
@@ -115,6 +117,15 @@ class ForwardPass {
   // state at a seq's num_cached) means run() must not be called.
   Status prepare_states(const StepPlan& plan);
 
+  // The adapters of the plan's seqs (`slots[s]`: the adapter slot s held
+  // at launch), grouped for the step's trunk layers and head: a seq's rows
+  // add its adapter's updates to every matrix it adapts (not the MTP
+  // block's). Before run(), on one thread. REQUIRES: every named slot has
+  // an adapter of rank at most ForwardOptions::max_lora_rank.
+  void prepare_adapters(const StepPlan& plan, std::span<const LoraAdapter* const> slots) {
+    lora_.begin(plan, slots);
+  }
+
   // Sizes `result` for `plan` (called by the launching thread before run()).
   void prepare_result(const StepPlan& plan, StepResult& result) const;
 
@@ -132,11 +143,13 @@ class ForwardPass {
   // Thread 0 makes the plan's state snapshots (after every layer).
   void take_snapshots(cpu::ThreadCtx& ctx, const StepPlan& plan);
   void ffn_block(cpu::ThreadCtx& ctx, int layer, int64_t rows);
-  void relu2_ffn(cpu::ThreadCtx& ctx, const LayerWeights& l, int64_t rows);
+  void relu2_ffn(cpu::ThreadCtx& ctx, int layer, int64_t rows);
   void add_residual(cpu::ThreadCtx& ctx, int64_t rows);
   void output(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult& result);
   // The trunk's layers, then the MTP block as layer num_layers.
   const LayerWeights& layer_weights(int layer) const;
+  // The adapters' call for `layer`'s products (none for the MTP block's).
+  LoraCall lora_for(int layer) const;
   // ForwardOptions::mtp: row_output_ and row_next_ (thread 0, before the trunk).
   void index_mtp_rows(const StepPlan& plan, std::span<const TokenId> tokens);
   // ForwardOptions::mtp: the MTP block over every row, its argmax per output.
@@ -193,6 +206,7 @@ class ForwardPass {
   GatedDeltaLayer gdn_;                // hybrid models only
   Mamba2Layer mamba_;                  // Mamba2 hybrids only
   ActivationBuffers act_;  // prepared activations, one slot per distinct weight type
+  LoraStep lora_;          // this step's adapters (ForwardOptions::max_lora_rank > 0)
   MoeFfn moe_;             // MoE models only
   ExpertLoad expert_load_;  // MoE models only
   std::vector<cpu::AttnSeq> attn_seqs_;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "backend/cpu/kernels/lora.h"
 #include "core/check.h"
 
 namespace met {
@@ -20,8 +21,39 @@ size_t max_activation_row_bytes(int64_t cols) {
 ActivationBuffers::ActivationBuffers(int64_t max_rows, int64_t max_cols)
     : slots_(kMaxSlots, std::vector<uint8_t>(max_activation_row_bytes(max_cols) * static_cast<size_t>(max_rows))) {}
 
+namespace {
+
+// x·Aᵀ of this thread's share of (row, product) pairs.
+void lora_shrink_share(cpu::ThreadCtx& ctx, const float* x, int64_t rows, int64_t cols,
+                       std::span<const Product> products, const LoraCall& lora) {
+  const auto n = static_cast<int64_t>(products.size());
+  const auto [i0, i1] = ctx.split(rows * n);
+  for (int64_t i = i0; i < i1; ++i) {
+    const int32_t r = static_cast<int32_t>(i / n);
+    const auto j = static_cast<size_t>(i % n);
+    const LoraAdapter* a = lora.rows->adapter[static_cast<size_t>(r)];
+    const LoraPair* p = a != nullptr ? a->find(lora.layer, products[j].lora) : nullptr;
+    if (p == nullptr) continue;
+    cpu::lora_shrink(p->a.data(), p->rank, cols, x, cols, std::span<const int32_t>(&r, 1),
+                     lora.t + static_cast<int64_t>(j) * lora.t_product_stride, lora.t_stride);
+  }
+}
+
+// Adds B's part to columns [n0, n1) of product j, group by group.
+void lora_expand_columns(const Product& p, size_t j, const LoraCall& lora, int64_t n0, int64_t n1) {
+  for (const LoraRows::Segment& s : lora.rows->segments) {
+    const LoraPair* pair = s.adapter->find(lora.layer, p.lora);
+    if (pair == nullptr) continue;
+    cpu::lora_expand(pair->bt.data(), pair->rank, p.w->rows, pair->scale,
+                     lora.t + static_cast<int64_t>(j) * lora.t_product_stride, lora.t_stride,
+                     lora.rows->indices(s), p.y, p.w->rows, n0, n1);
+  }
+}
+
+}  // namespace
+
 void linear(cpu::ThreadCtx& ctx, const float* x, int64_t rows, int64_t cols, std::span<const Product> products,
-            ActivationBuffers& act) {
+            ActivationBuffers& act, const LoraCall& lora) {
   GgmlType slot_type[ActivationBuffers::kMaxSlots];
   int slot_of[8];
   MET_DCHECK(products.size() <= 8);
@@ -38,11 +70,17 @@ void linear(cpu::ThreadCtx& ctx, const float* x, int64_t rows, int64_t cols, std
   }
   const auto [r0, r1] = ctx.split(rows);
   for (int s = 0; s < num_slots; ++s) cpu::prepare_activations(slot_type[s], x, cols, cols, r0, r1, act.slot(s));
+  const bool adapted = lora.rows != nullptr;
+  if (adapted) {
+    MET_DCHECK(products.size() <= static_cast<size_t>(LoraStep::kMaxProducts) && lora.rows->num_indices == rows);
+    lora_shrink_share(ctx, x, rows, cols, products, lora);
+  }
   ctx.barrier();
   for (size_t j = 0; j < products.size(); ++j) {
     const cpu::WeightMatrix& w = *products[j].w;
     const auto [n0, n1] = ctx.split(w.rows, cpu::matmul_column_tile(w.type));
     if (n0 < n1) cpu::matmul(w, act.slot(slot_of[j]), rows, products[j].y, w.rows, n0, n1);
+    if (adapted && n0 < n1 && products[j].lora != LoraTarget::kNone) lora_expand_columns(products[j], j, lora, n0, n1);
   }
   ctx.barrier();
 }

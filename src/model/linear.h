@@ -4,6 +4,11 @@
 // product's output columns are split between the threads, so every weight
 // row is read once per call for the whole batch. ActivationBuffers holds the
 // prepared rows, sized once for the widest input and the most rows.
+// With a LoraCall (lora_step.h), each product whose target the rows'
+// adapters adapt adds scale · B·(A·x) per row: x·Aᵀ is computed beside the
+// prepared rows (split by row and product, before the same barrier), and
+// B's part is added by the thread that wrote those output columns, one
+// pass per adapter's group of rows, so the call gains no barrier.
 // Invariants: linear() allocates nothing; it ends with a barrier.
 // Threading: linear() is called by every thread of one job.
 // Tested through tests/model/cpu_device_test.cc and moe_ffn_test.cc.
@@ -15,12 +20,14 @@
 
 #include "backend/cpu/kernels/matmul.h"
 #include "backend/cpu/worker_pool.h"
+#include "model/lora_step.h"
 
 namespace met {
 
 struct Product {
   const cpu::WeightMatrix* w;
   float* y;  // rows × w->rows
+  LoraTarget lora = LoraTarget::kNone;  // the matrix adapters may update
 };
 
 class ActivationBuffers {
@@ -40,8 +47,9 @@ class ActivationBuffers {
 size_t max_activation_row_bytes(int64_t cols);
 
 // REQUIRES: every product has w->cols == cols; at most kMaxSlots distinct
-// weight types; rows and cols within the buffers' sizes.
+// weight types; rows and cols within the buffers' sizes; with `lora`, at
+// most LoraStep::kMaxProducts products and its rows' grouping over `rows`.
 void linear(cpu::ThreadCtx& ctx, const float* x, int64_t rows, int64_t cols, std::span<const Product> products,
-            ActivationBuffers& act);
+            ActivationBuffers& act, const LoraCall& lora = {});
 
 }  // namespace met

@@ -19,6 +19,8 @@
 
 namespace met {
 
+struct LoraAdapter;  // backend/lora_adapter.h
+
 // The most drafts one verify step checks per sequence (scheduler/speculation.h).
 inline constexpr int32_t kMaxDraftTokens = 32;
 
@@ -33,6 +35,10 @@ struct EngineRequest {
   std::optional<Duration> timeout;     // from submission; "timeout" when it passes
   std::string cache_salt;              // prefix-cache hits stay within one salt
   uint64_t adapter_id = 0;             // 0: the base model
+  // The LoRA adapter the request runs with (adapter_id names it; null: the
+  // base model). Held by the request until it ends, so unloading the
+  // adapter never changes a request that was accepted with it.
+  std::shared_ptr<const LoraAdapter> adapter;
   // Logprobs of each output token with this many alternatives (0 to
   // kMaxTopLogprobs); nullopt: none. Defined before any sampler step
   // (sampling/logprobs.h).

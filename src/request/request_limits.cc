@@ -32,6 +32,9 @@ Status validate_request(const EngineRequest& r, const RequestLimits& limits) {
     return invalid_argument("max_draft_tokens must be between 0 and {}, got {}", kMaxDraftTokens, *r.max_draft_tokens);
   }
   if (r.timeout.has_value() && r.timeout->count() <= 0) return invalid_argument("the timeout must be positive");
+  if (r.adapter != nullptr && limits.num_adapter_slots == 0) {
+    return invalid_argument("the request asks for a LoRA adapter; this engine runs none");
+  }
   const auto n = static_cast<int64_t>(r.prompt.size());
   if (!prompt_exceeds_context(n, limits)) return ok_status();
   if (limits.max_seq_len > 0 && n >= limits.max_seq_len) {

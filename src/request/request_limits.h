@@ -21,6 +21,8 @@ struct RequestLimits {
   // DeviceInfo::kv_window when the scheduler gives back the blocks behind
   // it (0: a sequence keeps all its blocks).
   int32_t kv_window = 0;
+  // DeviceInfo::num_adapter_slots: 0 refuses a request with an adapter.
+  int32_t num_adapter_slots = 0;
 
   // Token positions the whole KV pool holds.
   int64_t kv_capacity_tokens() const { return int64_t{num_kv_blocks} * kKvBlockTokens; }

@@ -177,6 +177,14 @@ Result<ActiveSeq> resume_swapped_seq(const SchedIo& io, SwappedSeq s, SpillIo& s
     return st;
   }
   ActiveSeq a = std::move(s.a);
+  // Swap-out gave back its adapter slot and a resume runs no prefill to
+  // take one: it takes it here (the plan found it one).
+  const Result<bool> adapter = io.kv.acquire_adapter_slot(a.seq);
+  if (!adapter.ok() || !*adapter) {
+    const Status err = adapter.ok() ? internal_error("no adapter slot is free") : adapter.status();
+    send_error(io, a, fmt::format("swap-in failed: {}", err.message()));
+    return err;
+  }
   a.seq.seq_len = s.seq_len;
   a.seq.owns_slot = true;
   a.status.finished = false;

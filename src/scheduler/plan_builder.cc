@@ -21,7 +21,8 @@ StepPlan& PlanBuilder::begin(int32_t max_chain_seqs) {
 }
 
 void PlanBuilder::add_seq(int32_t row_begin, int32_t num_rows, int32_t num_cached, std::span<const BlockId> table,
-                          std::optional<StateSlotId> state_slot, bool state_checkpoints, int32_t mtp_chain) {
+                          std::optional<StateSlotId> state_slot, bool state_checkpoints, int32_t mtp_chain,
+                          int32_t adapter_slot) {
   if (num_seqs_ == plan_.seqs.size()) {
     plan_.seqs.emplace_back();
     if (!spare_.empty()) {
@@ -35,6 +36,7 @@ void PlanBuilder::add_seq(int32_t row_begin, int32_t num_rows, int32_t num_cache
   s.num_cached = num_cached;
   s.state_slot = state_slot;
   s.state_checkpoints = state_checkpoints;
+  s.adapter_slot = adapter_slot;
   s.mtp_chain = chain_seqs_left_ > 0 ? mtp_chain : 0;
   if (s.mtp_chain > 0) --chain_seqs_left_;
   assign_block_table(s.block_table, table);

@@ -27,10 +27,11 @@ class PlanBuilder {
   // Appends a sequence run of rows with a copy of `table`.
   // `state_slot`: the seq's recurrent-state slot (models with recurrent
   // layers); `state_checkpoints`: StepSeq's (a verify step's rows);
-  // `mtp_chain`: StepSeq's, dropped to 0 once max_chain_seqs seqs chain.
+  // `mtp_chain`: StepSeq's, dropped to 0 once max_chain_seqs seqs chain;
+  // `adapter_slot`: StepSeq's (the seq's LoRA adapter slot).
   void add_seq(int32_t row_begin, int32_t num_rows, int32_t num_cached, std::span<const BlockId> table,
                std::optional<StateSlotId> state_slot = std::nullopt, bool state_checkpoints = false,
-               int32_t mtp_chain = 0);
+               int32_t mtp_chain = 0, int32_t adapter_slot = kNoAdapterSlot);
   // Trims the plan's seqs to those added since begin(); returns the plan.
   const StepPlan& finish();
 

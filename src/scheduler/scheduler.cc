@@ -89,7 +89,8 @@ Scheduler::~Scheduler() {
 }
 
 RequestLimits Scheduler::limits() const {
-  return RequestLimits{io_.dev.info().vocab_size, options_.max_seq_len, io_.kv.num_blocks(), kv_window_};
+  return RequestLimits{io_.dev.info().vocab_size, options_.max_seq_len, io_.kv.num_blocks(), kv_window_,
+                       io_.dev.info().num_adapter_slots};
 }
 
 void Scheduler::fail_all(std::string_view message) {

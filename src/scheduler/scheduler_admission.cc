@@ -44,6 +44,7 @@ ActiveSeq Scheduler::make_seq(EngineRequest&& r, ResponseSink&& sink, TimePoint 
   a.seq.tokens = std::move(r.prompt);
   reserve_for_output(a, r.max_tokens);
   a.seq.salt = CacheSalt{tenant_salt(r.cache_salt), r.adapter_id};
+  a.seq.adapter = std::move(r.adapter);
   a.limits.remaining = r.max_tokens;
   a.limits.min_tokens = r.min_tokens;
   if (!r.ignore_eos) a.limits.eos_tokens = model_eos_;
@@ -132,8 +133,19 @@ void Scheduler::view_queues() {
       running_views_[i].num_sole_blocks = io_.kv.num_sole_blocks(active_[i].seq);
     }
   }
+  // Resumes and admissions stop at the first sequence whose adapter could
+  // not get a slot (every slot busy with other adapters): it waits there,
+  // FCFS, until one frees; a swapped one holds back admissions too.
+  io_.kv.adapter_slots().begin_plan();
+  bool adapters_blocked = false;
   swapped_views_.clear();
-  for (const SwappedSeq& s : swapped_) swapped_views_.push_back(SwappedView{s.num_blocks});
+  for (const SwappedSeq& s : swapped_) {
+    if (!io_.kv.adapter_slots().plan_take(s.a.seq.adapter.get())) {
+      adapters_blocked = true;
+      break;
+    }
+    swapped_views_.push_back(SwappedView{s.num_blocks});
+  }
   // Only the requests that could be admitted this tick are looked up.
   waiting_views_.clear();
   idle_hits_.clear();
@@ -141,9 +153,11 @@ void Scheduler::view_queues() {
   hits_begin_.clear();
   const auto slots = static_cast<ptrdiff_t>(options_.max_seqs) - static_cast<ptrdiff_t>(active_.size()) -
                      static_cast<ptrdiff_t>(swapped_.size());
-  const size_t num_candidates = slots > 0 ? std::min(waiting_.size(), static_cast<size_t>(slots)) : 0;
+  const size_t num_candidates =
+      slots > 0 && !adapters_blocked ? std::min(waiting_.size(), static_cast<size_t>(slots)) : 0;
   for (size_t i = 0; i < num_candidates; ++i) {
     const ActiveSeq& a = waiting_[i];
+    if (!io_.kv.adapter_slots().plan_take(a.seq.adapter.get())) break;
     WaitingView w;
     w.num_tokens = static_cast<int32_t>(a.seq.tokens.size());
     w.first_block = first_block_key(a.seq);
@@ -205,6 +219,13 @@ void Scheduler::resume_front() {
 void Scheduler::admit_front(size_t waiting_idx) {
   ActiveSeq& a = waiting_.front();
   const WaitingView& w = waiting_views_[waiting_idx];
+  // The plan found it a slot; the device may still refuse the adapter.
+  const Result<bool> adapter = io_.kv.acquire_adapter_slot(a.seq);
+  if (!adapter.ok() || !*adapter) {
+    send_error(io_, a, adapter.ok() ? "no adapter slot is free" : adapter.status().message());
+    waiting_.pop_front();
+    return;
+  }
   PrefixMatch m;
   if (w.may_share_first_block) {
     const auto hits = std::span<const BlockId>(hit_blocks_).subspan(hits_begin_[waiting_idx],

@@ -40,7 +40,7 @@ void StepBuilder::add_verify(ActiveSeq& a, size_t idx, int32_t n) {
   // Recurrent state: the step keeps the state after each row, for the
   // prefix of the drafts that is accepted.
   builder_.add_seq(begin, n, a.seq.seq_len, a.seq.block_table, a.seq.state_slot, a.seq.state_slot.has_value(),
-                   mtp_chain_for(a, n - 1, mtp_drafts_));
+                   mtp_chain_for(a, n - 1, mtp_drafts_), a.seq.adapter_slot);
   Scheduled s{idx, n, static_cast<int32_t>(plan.outputs.size())};
   s.num_drafts = n - 1;
   add_verify_outputs(plan, begin, n, a);
@@ -58,7 +58,7 @@ void StepBuilder::add(ActiveSeq& a, size_t idx, int32_t n) {
   }
   const bool output = a.seq.seq_len + n == static_cast<int32_t>(a.seq.tokens.size());
   builder_.add_seq(begin, n, a.seq.seq_len, a.seq.block_table, a.seq.state_slot, false,
-                   output ? mtp_chain_for(a, 0, mtp_drafts_) : 0);
+                   output ? mtp_chain_for(a, 0, mtp_drafts_) : 0, a.seq.adapter_slot);
   Scheduled s{idx, n, std::nullopt};
   add_prompt_outputs(a, begin, n, s);
   if (output) {

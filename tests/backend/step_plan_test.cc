@@ -125,3 +125,45 @@ TEST(StepPlan, AReleasedEntryIsValidOnlyWhollyBeforeTheWindowOfTheSeqsFirstRow) 
 
 }  // namespace
 }  // namespace met
+
+namespace met {
+namespace {
+
+TEST(StepPlan, AdapterSlotsAreNoneOrBelowTheDevicesCount) {
+  StepPlan plan = make_plan();
+  EXPECT_TRUE(validate_adapter_slots(plan, 0).ok());  // every seq runs the base model
+  plan.seqs[1].adapter_slot = 1;
+  EXPECT_TRUE(validate_adapter_slots(plan, 2).ok());
+  const Status past = validate_adapter_slots(plan, 1);
+  EXPECT_EQ(past.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(past.message().find("seq 1 runs adapter slot 1; the device has 1 adapter slots"), std::string::npos)
+      << past.message();
+  plan.seqs[0].adapter_slot = -2;
+  EXPECT_NE(validate_adapter_slots(plan, 2).message().find("seq 0 runs adapter slot -2"), std::string::npos);
+}
+
+TEST(StepPlan, CopyPlanCopiesEverySeqField) {
+  StepPlan plan = make_plan();
+  plan.seqs[0].state_slot = StateSlotId(3);
+  plan.seqs[0].state_checkpoints = true;
+  plan.seqs[0].mtp_chain = 2;
+  plan.seqs[1].adapter_slot = 4;
+  StepPlan copy;
+  copy_plan(plan, copy);
+  ASSERT_EQ(copy.seqs.size(), plan.seqs.size());
+  for (size_t i = 0; i < plan.seqs.size(); ++i) {
+    const StepSeq& a = plan.seqs[i];
+    const StepSeq& b = copy.seqs[i];
+    EXPECT_EQ(a.row_begin, b.row_begin);
+    EXPECT_EQ(a.num_rows, b.num_rows);
+    EXPECT_EQ(a.num_cached, b.num_cached);
+    EXPECT_EQ(a.block_table, b.block_table);
+    EXPECT_EQ(a.state_slot, b.state_slot);
+    EXPECT_EQ(a.state_checkpoints, b.state_checkpoints);
+    EXPECT_EQ(a.mtp_chain, b.mtp_chain);
+    EXPECT_EQ(a.adapter_slot, b.adapter_slot) << "seq " << i;
+  }
+}
+
+}  // namespace
+}  // namespace met

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <limits>
+#include <string>
 
 namespace met::testing {
 namespace {
@@ -23,6 +25,7 @@ const char* call_name(DeviceCall k) {
     case DeviceCall::kWriteKv: return "write_kv_block";
     case DeviceCall::kReadState: return "read_state_slot";
     case DeviceCall::kWriteState: return "write_state_slot";
+    case DeviceCall::kBindAdapter: return "bind_adapter";
   }
   return "?";
 }
@@ -53,6 +56,9 @@ FakeDevice::FakeDevice(FakeDeviceOptions options) : options_(std::move(options))
   info_.state_drafts = options_.state_drafts;
   info_.mtp_drafts = options_.mtp ? 1 + options_.mtp_chain : 0;
   info_.mtp_chain_seqs = options_.mtp && options_.mtp_chain > 0 ? options_.max_seqs : 0;
+  info_.num_adapter_slots = options_.num_adapter_slots;
+  info_.max_lora_rank = options_.num_adapter_slots > 0 ? options_.max_lora_rank : 0;
+  adapters_.resize(static_cast<size_t>(options_.num_adapter_slots));
   states_.assign(static_cast<size_t>(options_.num_state_slots), std::vector<SlotState>(1));
 }
 
@@ -127,8 +133,18 @@ Result<Ticket> FakeDevice::launch(const StepPlan& plan) {
   MET_RETURN_IF_ERROR(validate_mtp_chains(plan, std::max(info_.mtp_drafts - 1, 0), info_.mtp_chain_seqs));
   if (plan.num_rows() > info_.max_rows) return invalid_argument("{} rows > {}", plan.num_rows(), info_.max_rows);
   if (pending_.size() >= 2) return internal_error("FakeDevice keeps at most two steps in flight");
+  MET_RETURN_IF_ERROR(validate_adapter_slots(plan, info_.num_adapter_slots));
+  std::vector<TokenId> marks(plan.seqs.size(), 0);
+  for (size_t i = 0; i < plan.seqs.size(); ++i) {
+    const int32_t slot = plan.seqs[i].adapter_slot;
+    if (slot == kNoAdapterSlot) continue;
+    const LoraAdapter* a = adapters_[static_cast<size_t>(slot)].get();
+    if (a == nullptr) return invalid_argument("seq {} runs adapter slot {}, which holds no adapter", i, slot);
+    marks[i] = static_cast<TokenId>(std::hash<std::string>()(a->name) & 0x3FFFFFFF) + 1;
+  }
   const Ticket ticket(next_ticket_++);
   pending_.emplace_back(ticket, plan);
+  pending_marks_.push_back(std::move(marks));
   if (keep_plans_) plans_.push_back(plan);
   return ticket;
 }
@@ -140,6 +156,8 @@ Status FakeDevice::await_result(Ticket ticket, StepResult& out) {
   }
   StepPlan plan = std::move(pending_.front().second);
   pending_.pop_front();
+  const std::vector<TokenId> marks = std::move(pending_marks_.front());
+  pending_marks_.pop_front();
   if (!s.ok()) {
     prev_argmax_.clear();  // a step fed from this one has no input
     return s;
@@ -182,8 +200,13 @@ Status FakeDevice::await_result(Ticket ticket, StepResult& out) {
   for (size_t o = 0; o < plan.outputs.size(); ++o) {
     const int32_t row = plan.outputs[o].row;
     const StepSeq* sq = nullptr;
-    for (const StepSeq& s2 : plan.seqs) {
-      if (row >= s2.row_begin && row < s2.row_begin + s2.num_rows) sq = &s2;
+    TokenId mark = 0;
+    for (size_t i = 0; i < plan.seqs.size(); ++i) {
+      const StepSeq& s2 = plan.seqs[i];
+      if (row >= s2.row_begin && row < s2.row_begin + s2.num_rows) {
+        sq = &s2;
+        mark = marks[i];
+      }
     }
     const int32_t pos = plan.positions[static_cast<size_t>(row)];
     context_.clear();
@@ -197,6 +220,7 @@ Status FakeDevice::await_result(Ticket ticket, StepResult& out) {
       // so a lost or misplaced block changes the output.
       context_.push_back(cell[1] == p ? cell[0] : -1000 - p);
     }
+    if (mark != 0) context_.push_back(-mark);  // the adapter changes what the model says
     if (!states_.empty()) {  // a recurrent model's output reads its state too
       const uint64_t h = row_state_[static_cast<size_t>(row)];
       context_.push_back(static_cast<TokenId>(h & 0x7FFFFFFF));
@@ -240,6 +264,20 @@ Status FakeDevice::write_kv_block(BlockId block, std::span<const uint8_t> bytes)
   MET_RETURN_IF_ERROR(count(DeviceCall::kWriteKv));
   if (static_cast<int64_t>(bytes.size()) != info_.kv_block_bytes) return invalid_argument("bad block size");
   std::memcpy(&kv_[static_cast<size_t>(block.value()) * kBlockInts], bytes.data(), bytes.size());
+  return ok_status();
+}
+
+Status FakeDevice::bind_adapter(int32_t slot, std::shared_ptr<const LoraAdapter> adapter) {
+  MET_RETURN_IF_ERROR(count(DeviceCall::kBindAdapter));
+  if (slot < 0 || slot >= info_.num_adapter_slots) {
+    return invalid_argument("adapter slot {} is outside the device's {}", slot, info_.num_adapter_slots);
+  }
+  if (adapter != nullptr && adapter->max_rank > info_.max_lora_rank) {
+    return invalid_argument("adapter '{}' has rank {}; the device runs up to {}", adapter->name, adapter->max_rank,
+                            info_.max_lora_rank);
+  }
+  num_binds_ += adapter != nullptr ? 1 : 0;
+  adapters_[static_cast<size_t>(slot)] = std::move(adapter);
   return ok_status();
 }
 

@@ -21,7 +21,11 @@
 // read_state_slot reads the version at a position and refuses when there is
 // none. With state_drafts, a verify seq keeps a version after each row. A
 // plan's state restores are made before its rows and its snapshots after
-// them. FakeDeviceOptions::mtp plays a model's MTP block.
+// them. FakeDeviceOptions::mtp plays a model's MTP block. With
+// num_adapter_slots > 0 it runs LoRA adapters: a seq's outputs depend on
+// the name of the adapter its slot held at launch (as if the adapter's
+// weights changed the model), so a row run with the wrong adapter, or
+// none, changes the output; a step naming an empty slot is refused.
 // Threading: one caller (the engine thread). Never linked into apps/.
 #pragma once
 
@@ -37,7 +41,7 @@
 
 namespace met::testing {
 
-enum class DeviceCall { kLaunch, kAwait, kReadKv, kWriteKv, kReadState, kWriteState };
+enum class DeviceCall { kLaunch, kAwait, kReadKv, kWriteKv, kReadState, kWriteState, kBindAdapter };
 
 struct FakeDeviceOptions {
   int32_t vocab_size = 512;
@@ -70,6 +74,9 @@ struct FakeDeviceOptions {
   // followed by the guesses before. Null: none.
   std::function<TokenId(std::span<const TokenId>)> mtp = nullptr;
   int32_t mtp_chain = 0;
+  // DeviceInfo::num_adapter_slots and max_lora_rank.
+  int32_t num_adapter_slots = 0;
+  int32_t max_lora_rank = 64;
 };
 
 class FakeDevice final : public Device {
@@ -85,6 +92,12 @@ class FakeDevice final : public Device {
   Status write_kv_block(BlockId block, std::span<const uint8_t> bytes) override;
   Status read_state_slot(StateSlotId slot, int64_t position, std::span<uint8_t> bytes) override;
   Status write_state_slot(StateSlotId slot, int64_t position, std::span<const uint8_t> bytes) override;
+  Status bind_adapter(int32_t slot, std::shared_ptr<const LoraAdapter> adapter) override;
+
+  // Adapters bound so far (bind_adapter calls with an adapter), and what a
+  // slot holds now.
+  int64_t num_binds() const { return num_binds_; }
+  const LoraAdapter* bound(int32_t slot) const { return adapters_[static_cast<size_t>(slot)].get(); }
 
   void set_next_token(NextToken fn) { next_token_ = std::move(fn); }
   // Step `step` (0-based, in await order) reports `token` as its argmax for
@@ -125,6 +138,10 @@ class FakeDevice final : public Device {
   std::vector<int32_t> kv_;  // per block: kKvBlockTokens x (token, position)
   NextToken next_token_;
   std::deque<std::pair<Ticket, StepPlan>> pending_;  // launched, not yet awaited
+  // Per pending step, per seq: its adapter's mark (0: none), taken at launch.
+  std::deque<std::vector<TokenId>> pending_marks_;
+  std::vector<std::shared_ptr<const LoraAdapter>> adapters_;  // per adapter slot
+  int64_t num_binds_ = 0;
   uint64_t next_ticket_ = 1;
   std::optional<int64_t> fail_at_;
   std::optional<DeviceCall> fail_kind_;

@@ -39,6 +39,7 @@ std::unique_ptr<CpuDevice> make_test_device(const Model& model, const TestDevice
   o.forward = options.forward;
   o.state_rollback = options.state_rollback;
   o.state_drafts = options.state_drafts;
+  o.num_adapter_slots = options.num_adapter_slots;
   auto d = CpuDevice::create(model, o);
   EXPECT_TRUE(d.ok()) << d.status().to_string();
   return d.ok() ? std::move(d).value() : nullptr;
@@ -63,7 +64,7 @@ std::vector<TokenId> fixed_prompt(size_t n, uint32_t vocab) {
 
 std::vector<std::vector<float>> logits_at_every_position(Device& dev, std::span<const TokenId> tokens,
                                                          int32_t prefill, int32_t chunk,
-                                                         std::span<const BlockId> table) {
+                                                         std::span<const BlockId> table, int32_t adapter_slot) {
   std::vector<std::vector<float>> out;
   const auto vocab = static_cast<size_t>(dev.info().vocab_size);
   std::optional<StateSlotId> slot;
@@ -78,6 +79,7 @@ std::vector<std::vector<float>> logits_at_every_position(Device& dev, std::span<
       plan.outputs.push_back(OutputRow{i, OutputKind::kLogits});
     }
     plan.seqs.push_back(StepSeq{0, rows, begin, std::vector<BlockId>(table.begin(), table.end()), slot});
+    plan.seqs.back().adapter_slot = adapter_slot;
     const StepResult r = run_step(dev, plan);
     if (r.logits.size() < static_cast<size_t>(rows) * vocab) return out;
     for (int32_t i = 0; i < rows; ++i) {

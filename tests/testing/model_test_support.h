@@ -41,6 +41,7 @@ struct TestDeviceOptions {
   ForwardOptions forward{};
   int32_t state_rollback = 0;  // CpuDeviceOptions::state_rollback
   int32_t state_drafts = 0;    // CpuDeviceOptions::state_drafts
+  int32_t num_adapter_slots = 0;  // CpuDeviceOptions::num_adapter_slots (forward.max_lora_rank sets the rank)
 };
 
 // EXPECTs that creation succeeds.
@@ -55,10 +56,11 @@ std::vector<TokenId> fixed_prompt(size_t n, uint32_t vocab);
 // The logits after each of `tokens`: the first `prefill` go in chunks of
 // `chunk` rows (an output per row), the rest one per step; the sequence
 // reads and writes `table`, and state slot 0 when the device keeps
-// recurrent state.
+// recurrent state; it runs with `adapter_slot`'s adapter.
 std::vector<std::vector<float>> logits_at_every_position(Device& dev, std::span<const TokenId> tokens,
                                                          int32_t prefill, int32_t chunk,
-                                                         std::span<const BlockId> table);
+                                                         std::span<const BlockId> table,
+                                                         int32_t adapter_slot = kNoAdapterSlot);
 
 // max |ref - got| / max |ref|.
 // Copies the GGUF `from` to `to`, leaving out tensor `drop` and writing
