@@ -73,6 +73,7 @@ int main(int argc, char** argv) {
   app.add_flag("--version", show_version, "Print the version and the kernel tier, then exit");
   met::add_bench_command(app);
   met::add_info_command(app);
+  met::add_make_lora_command(app);
   met::add_make_model_command(app);
   const met::HubEnv hub = hub_env();
   met::add_pull_command(app, hub);

@@ -25,6 +25,7 @@ struct HubEnv {
 
 void add_bench_command(CLI::App& app);
 void add_info_command(CLI::App& app);
+void add_make_lora_command(CLI::App& app);
 void add_make_model_command(CLI::App& app);
 void add_pull_command(CLI::App& app, const HubEnv& env);
 void add_quantize_command(CLI::App& app);

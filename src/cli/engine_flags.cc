@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 
 #include <fmt/format.h>
@@ -117,6 +118,13 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& flags) {
                  "and the measured cost of a row (backing off as the batch grows compute-bound); off verifies "
                  "every proposal")
       ->capture_default_str();
+  cmd.add_option("--lora", flags.loras,
+                 "A LoRA adapter (llama.cpp's GGUF form) to load at start, as NAME=PATH (repeatable); a request "
+                 "runs it with model: NAME");
+  cmd.add_option("--max-loras", flags.max_loras,
+                 "LoRA adapters resident at once, one device slot each (default: one per --lora; 0: none)");
+  cmd.add_option("--max-lora-rank", flags.max_lora_rank, "The highest rank of a LoRA adapter the server runs")
+      ->capture_default_str();
   cmd.add_option("--spec-ngram-min", flags.spec_ngram_min,
                  "Speculative decoding: the shortest run of last tokens a prompt lookup matches")
       ->capture_default_str();
@@ -141,6 +149,30 @@ Result<int64_t> parse_kv_mem(std::string_view text) {
   }
   return static_cast<int64_t>(bytes);
 }
+
+namespace {
+
+// "NAME=PATH", or a PATH named by its file's stem.
+Result<std::pair<std::string, std::string>> lora_entry(const std::string& flag) {
+  if (flag.find('=') != std::string::npos) return parse_lora_flag(flag);
+  const std::string stem = std::filesystem::path(flag).stem().string();
+  if (stem.empty()) return invalid_argument("--lora '{}': expected NAME=PATH or a file", flag);
+  return std::pair{stem, flag};
+}
+
+Status validate_lora_flags(const EngineFlags& f) {
+  for (const std::string& l : f.loras) MET_RETURN_IF_ERROR(lora_entry(l).status());
+  if (f.max_loras < -1 || f.max_loras > kMaxLorasFlag) {
+    return invalid_argument("--max-loras {} must be between 0 and {}", f.max_loras, kMaxLorasFlag);
+  }
+  if (f.max_lora_rank < 1 || f.max_lora_rank > kMaxLoraRankFlag) {
+    return invalid_argument("--max-lora-rank {} must be between 1 and {}", f.max_lora_rank, kMaxLoraRankFlag);
+  }
+  if (f.max_loras == 0 && !f.loras.empty()) return invalid_argument("--lora needs --max-loras of at least 1");
+  return ok_status();
+}
+
+}  // namespace
 
 Status validate_engine_flags(const EngineFlags& f) {
   if (f.threads < 0) return invalid_argument("--threads {} must be at least 1 (leave it out for all cores)", f.threads);
@@ -192,6 +224,7 @@ Status validate_engine_flags(const EngineFlags& f) {
     return invalid_argument("--spec-ngram-min {} and --spec-ngram-max {} must satisfy 1 <= min <= max <= 64",
                             f.spec_ngram_min, f.spec_ngram_max);
   }
+  MET_RETURN_IF_ERROR(validate_lora_flags(f));
   return preempt_mode(f).status();
 }
 
@@ -222,6 +255,13 @@ Result<CpuEngineConfig> engine_config(const EngineFlags& flags, StreamLimits str
   c.draft_max = flags.draft_max;
   c.spec_mtp = flags.spec_mtp;
   c.spec_mtp_drafts = flags.spec_mtp_drafts;
+  for (const std::string& l : flags.loras) {
+    MET_ASSIGN_OR_RETURN(auto entry, lora_entry(l));
+    c.loras.push_back(std::move(entry));
+  }
+  c.max_loras =
+      flags.max_loras >= 0 ? flags.max_loras : std::min(static_cast<int32_t>(flags.loras.size()), kMaxLorasFlag);
+  c.max_lora_rank = flags.max_lora_rank;
   c.streams = streams;
   return c;
 }

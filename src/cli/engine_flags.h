@@ -1,7 +1,8 @@
 // EngineFlags: the engine options shared by `met run`, `met bench` and
 // `met serve` (--threads, --kv-dtype, --kv-mem | --kv-blocks, --max-seqs,
 // --max-batch-tokens, --spill-dir, --preempt, --pipeline, the hybrid models'
-// --state-* and speculative decoding's --spec-*), and
+// --state-*, speculative decoding's --spec-* and LoRA's --lora, --max-loras,
+// --max-lora-rank), and
 // engine_config(), which turns them into the CpuEngineConfig the commands
 // open their engine with (engine/cpu_engine.h).
 // Invariants: every bad value is refused with one line naming the flag and
@@ -15,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -50,6 +52,9 @@ struct EngineFlags {
   bool spec_mtp = false;        // speculative decoding: the model's MTP block drafts
   int32_t spec_mtp_drafts = 3;  // its drafts per step (the block fed its own guesses past the first)
   std::string spec_adaptive = "on";  // on: drafts within the draft budget (spec/draft_budget.h)
+  std::vector<std::string> loras;  // LoRA adapters loaded at start: NAME=PATH (or PATH, named by its stem)
+  int32_t max_loras = -1;          // adapter slots (-1: one per --lora)
+  int32_t max_lora_rank = 64;
 };
 
 // Registers the flags on `cmd`; they write into `flags`, which outlives it.

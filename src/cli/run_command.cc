@@ -7,6 +7,7 @@
 //   {"index", "text", "finish_reason", "prompt_tokens", "completion_tokens", "cached_tokens"}
 // or {"index", "error"} for a prompt the engine refused or failed; then the
 // command exits non-zero. A malformed file fails before anything is submitted.
+// With --lora, every prompt runs the first adapter given.
 // Threading: main thread (the engine runs its own). Tested by
 // tests/cli/run_command_test.cc.
 #include <filesystem>
@@ -207,6 +208,13 @@ Status run(const RunOptions& o) {
       CpuEngine::open(o.model_path, config, [&](size_t done, size_t total) { load_bar.update(done, total); }));
   MET_ASSIGN_OR_RETURN(std::vector<EngineRequest> requests,
                        make_requests(prompts, e->tokenizer(), e->context_length(), o));
+  if (!config.loras.empty()) {
+    const std::optional<AdapterRegistry::Entry> a = e->adapters().find(config.loras.front().first);
+    for (EngineRequest& r : requests) {
+      r.adapter = a->adapter;
+      r.adapter_id = a->id;
+    }
+  }
   if (o.prompts_file.empty()) return stream_one(e->engine(), std::move(requests.front()));
   return run_batch(e->engine(), e->clock(), std::move(requests));
 }

@@ -217,7 +217,7 @@ Status serve(ServeOptions o) {
   std::fprintf(stderr, "met: listening on http://%s%s%s:%u\n", v6 ? "[" : "", host.c_str(), v6 ? "]" : "",
                static_cast<unsigned>(server->port()));
   std::fflush(stderr);
-  server->serve(ServedModel{e->engine(), prompts, tokenize, e->clock()});
+  server->serve(ServedModel{e->engine(), prompts, tokenize, e->clock(), LoraApi{&e->adapters(), e->max_loras()}});
   server.reset();  // it borrows the engine, the prompts and the tokenizer
   e->engine().drain();
   return ok_status();

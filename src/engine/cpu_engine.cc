@@ -10,6 +10,7 @@
 #include "kv/kv_block.h"
 #include "kv/spill_store.h"
 #include "model/cpu_device.h"
+#include "model/lora_load.h"
 #include "model/model.h"
 #include "spec/draft_model.h"
 
@@ -62,6 +63,8 @@ CpuDeviceOptions device_options(const CpuEngineConfig& config, const ModelHParam
                               .max_seqs = config.max_seqs};
   dopt.forward.mtp = config.spec_mtp;
   dopt.forward.mtp_chain = config.spec_mtp ? config.spec_mtp_drafts - 1 : 0;
+  dopt.num_adapter_slots = config.max_loras;
+  dopt.forward.max_lora_rank = config.max_loras > 0 ? config.max_lora_rank : 0;
   if (hp.is_hybrid()) {
     dopt.num_state_snapshots = config.state_snapshots < 0 ? config.max_seqs : config.state_snapshots;
     dopt.state_rollback = config.state_rollback;
@@ -161,10 +164,40 @@ Result<std::unique_ptr<CpuEngine>> CpuEngine::create(const Model& model, const C
     e->spill_ = std::move(*spill);
   }
   if (!config.draft_model_path.empty()) MET_RETURN_IF_ERROR(e->open_draft(config));
+  MET_RETURN_IF_ERROR(e->open_adapters(config));
   EngineOptions eopt = engine_options(config, e->drafter_.get());
   MET_ASSIGN_OR_RETURN(e->engine_, Engine::create(*e->device_, *e->tokenizer_, e->spill_.get(), e->clock_,
                                                   std::move(eopt)));
   return e;
+}
+
+Status CpuEngine::open_adapters(const CpuEngineConfig& config) {
+  if (config.max_loras < 0 || config.max_loras > kMaxLorasFlag) {
+    return invalid_argument("--max-loras {} is outside 0 to {}", config.max_loras, kMaxLorasFlag);
+  }
+  if (config.max_lora_rank < 1 || config.max_lora_rank > kMaxLoraRankFlag) {
+    return invalid_argument("--max-lora-rank {} is outside 1 to {}", config.max_lora_rank, kMaxLoraRankFlag);
+  }
+  if (!config.loras.empty() && config.max_loras == 0) {
+    return invalid_argument("--lora needs --max-loras of at least 1 (adapter slots)");
+  }
+  max_loras_ = config.max_loras;
+  const Model& model = *model_;
+  const int32_t max_rank = config.max_lora_rank;
+  adapters_ = std::make_unique<AdapterRegistry>(
+      [&model, max_rank](const std::string& path, const std::string& name)
+          -> Result<std::shared_ptr<const LoraAdapter>> {
+        MET_ASSIGN_OR_RETURN(std::shared_ptr<const LoraAdapter> a, load_lora(path, model, name));
+        if (a->max_rank > max_rank) {
+          return invalid_argument("{}: rank {}; this server runs ranks up to {} (--max-lora-rank)", path, a->max_rank,
+                                  max_rank);
+        }
+        return a;
+      });
+  for (const auto& [name, path] : config.loras) {
+    MET_RETURN_IF_ERROR(adapters_->load(name, path).with_prefix(fmt::format("--lora {}", name)));
+  }
+  return ok_status();
 }
 
 Status CpuEngine::open_draft(const CpuEngineConfig& config) {

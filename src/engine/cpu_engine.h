@@ -16,10 +16,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "backend/cpu/recurrent_state.h"
 #include "core/clock.h"
 #include "core/status.h"
+#include "engine/adapter_registry.h"
 #include "engine/engine.h"
 #include "scheduler/speculation.h"
 #include "gguf/ggml_type.h"
@@ -89,8 +92,18 @@ struct CpuEngineConfig {
   // Its drafts per step: past the first, the block is fed its own guesses
   // (ForwardOptions::mtp_chain = spec_mtp_drafts - 1). 1 to kMaxMtpDrafts.
   int32_t spec_mtp_drafts = 3;
+  // LoRA adapters: slots for adapters resident at once (--max-loras; 0: no
+  // adapters), the highest rank they may have, and those loaded at start
+  // (--lora NAME=PATH, in order).
+  int32_t max_loras = 0;
+  int32_t max_lora_rank = 64;
+  std::vector<std::pair<std::string, std::string>> loras;
   StreamLimits streams;  // each client's unsent-bytes bound
 };
+
+// The bounds of CpuEngineConfig::max_loras and max_lora_rank.
+inline constexpr int32_t kMaxLorasFlag = 64;
+inline constexpr int32_t kMaxLoraRankFlag = 512;
 
 // The most drafts CpuEngineConfig::spec_lookup may ask for per step.
 inline constexpr int32_t kMaxSpecLookupFlag = kMaxDraftTokens;
@@ -119,6 +132,10 @@ class CpuEngine {
   ~CpuEngine();
 
   Engine& engine() { return *engine_; }
+  // The loaded LoRA adapters (CpuEngineConfig::loras first); loading more
+  // needs max_loras > 0.
+  AdapterRegistry& adapters() { return *adapters_; }
+  int32_t max_loras() const { return max_loras_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   const GgufMetadata& metadata() const;
   int64_t context_length() const;
@@ -130,6 +147,8 @@ class CpuEngine {
   CpuEngine();
   // Loads config.draft_model_path and starts its device and drafter.
   Status open_draft(const CpuEngineConfig& config);
+  // Checks the adapter flags, makes the registry and loads config.loras.
+  Status open_adapters(const CpuEngineConfig& config);
 
   std::unique_ptr<Model> owned_model_;  // null when the model is borrowed
   const Model* model_ = nullptr;
@@ -142,6 +161,8 @@ class CpuEngine {
   std::unique_ptr<CpuDevice> draft_device_;
   std::unique_ptr<DraftModel> drafter_;
   RealClock clock_;
+  std::unique_ptr<AdapterRegistry> adapters_;
+  int32_t max_loras_ = 0;
   std::unique_ptr<Engine> engine_;  // last: destroyed first
 };
 

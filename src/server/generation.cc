@@ -130,6 +130,14 @@ awaitable<bool> generate(ServerState& s, beast::tcp_stream& stream, const HttpRe
   const int32_t n = r.n;
   const bool has_seed = r.has_seed;
   const AgentFields agent = r.agent;
+  // vLLM's convention: `model` naming a loaded LoRA adapter runs it.
+  const std::optional<AdapterRegistry::Entry> adapter = m.lora.adapter_for_model(r.model);
+  // With adapters served, a name that is neither the model nor an adapter
+  // (a typo, an unloaded adapter) is refused rather than run on the base.
+  if (!adapter && m.lora.max_loras > 0 && !r.model.empty() && r.model != s.options.model_name) {
+    co_return co_await fail(http_error(404, fmt::format("The model '{}' does not exist.", r.model), "model_not_found"),
+                            keep);
+  }
   ApiResult<std::vector<EngineRequest>> built = m.prompts.build(std::move(r));
   if (auto* e = std::get_if<ApiError>(&built)) co_return co_await fail(*e, keep);
   std::vector<EngineRequest>& prompts = std::get<std::vector<EngineRequest>>(built);
@@ -140,11 +148,15 @@ awaitable<bool> generate(ServerState& s, beast::tcp_stream& stream, const HttpRe
     er.timeout = effective_timeout(er.timeout, s.options.request_timeout);
     // Without a seed each request draws its own stream.
     if (!has_seed) er.sampling.seed = unique * 0x9E3779B97F4A7C15ull;
+    if (adapter.has_value()) {
+      er.adapter = adapter->adapter;
+      er.adapter_id = adapter->id;
+    }
   }
   ResponseMeta meta{.endpoint = endpoint,
                     .id = front.response_id(unique),
                     .created = static_cast<int64_t>(std::time(nullptr)),
-                    .model = s.options.model_name,
+                    .model = adapter.has_value() ? adapter->name : s.options.model_name,
                     .system_fingerprint = s.options.system_fingerprint,
                     .tokenizer = &m.prompts.tokenizer(),
                     .shape = chat_shape(endpoint, m.prompts.chat_format(), prompts[0], agent, unique),
@@ -156,7 +168,10 @@ awaitable<bool> generate(ServerState& s, beast::tcp_stream& stream, const HttpRe
   Result<std::vector<RequestHandle>> handles = submit_choices(m.engine, std::move(prompts), n);
   if (!handles.ok()) co_return co_await fail(submit_error(handles.status()), keep);
   std::vector<RequestTimer> timers;
-  for (size_t i = 0; i < handles->size(); ++i) timers.emplace_back(s.metrics, m.clock, arrived);
+  for (size_t i = 0; i < handles->size(); ++i) {
+    timers.emplace_back(s.metrics, m.clock, arrived);
+    if (adapter.has_value()) timers.back().set_adapter(adapter->name);
+  }
   const std::unique_ptr<ResponseEncoder> encoder = front.encoder(std::move(meta), follow.streaming);
   const bool more = co_await follow_request(stream, req, std::move(*handles), *encoder, follow, timers);
   co_return more && !s.stopping.load();

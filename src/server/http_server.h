@@ -32,6 +32,7 @@
 #include "server/api_keys.h"
 #include "server/cors.h"
 #include "server/prompt_builder.h"
+#include "server/lora_api.h"
 #include "server/tokenize_api.h"
 
 namespace met {
@@ -63,6 +64,7 @@ struct ServedModel {
   const PromptBuilder& prompts;
   const TokenizeApi& tokenize;
   const Clock& clock;  // the engine's
+  LoraApi lora{};      // the LoRA adapters (none by default)
 };
 
 struct ServerState;

@@ -25,7 +25,10 @@ void RequestTimer::on_event(const StreamEvent& event) {
     return;
   }
   metrics_.observe_e2e(seconds(now - arrived_));
-  if (const auto* f = std::get_if<FinishEvent>(&event)) metrics_.count_success(f->finish_reason);
+  if (const auto* f = std::get_if<FinishEvent>(&event)) {
+    metrics_.count_success(f->finish_reason);
+    if (!adapter_.empty()) metrics_.count_adapter(adapter_, f->usage.prompt_tokens, f->usage.completion_tokens);
+  }
 }
 
 }  // namespace met

@@ -77,7 +77,8 @@ std::optional<http::verb> verb_of(std::string_view target) {
     return http::verb::get;
   }
   if (target == "/v1/completions" || target == "/v1/chat/completions" || target == "/tokenize" ||
-      target == "/detokenize" || target == "/v1/messages" || target == "/v1/messages/count_tokens") {
+      target == "/detokenize" || target == "/v1/messages" || target == "/v1/messages/count_tokens" ||
+      target == "/v1/load_lora_adapter" || target == "/v1/unload_lora_adapter") {
     return http::verb::post;
   }
   return std::nullopt;
@@ -94,7 +95,16 @@ awaitable<bool> dispatch(ServerState& s, beast::tcp_stream& stream, const HttpRe
   }
   if (target == "/v1/models") {
     co_return co_await write_body(stream, req.version(), http::status::ok,
-                                  dump_json(models_body(s.options.model_name, s.created)), kJson, keep, cors);
+                                  dump_json(m.lora.models(s.options.model_name, s.created)), kJson, keep, cors);
+  }
+  if (target == "/v1/load_lora_adapter" || target == "/v1/unload_lora_adapter") {
+    const ApiResult<std::string> r =
+        target == "/v1/load_lora_adapter" ? m.lora.load(req.body()) : m.lora.unload(req.body());
+    if (const auto* e = std::get_if<ApiError>(&r)) {
+      co_return co_await write_error(stream, req.version(), *e, keep, cors, ErrorStyle::kOpenAi);
+    }
+    co_return co_await write_body(stream, req.version(), http::status::ok, std::get<std::string>(r),
+                                  "text/plain; charset=utf-8", keep, cors);
   }
   if (target == "/tokenize") co_return co_await json_result(stream, req, m.tokenize.tokenize(req.body()), cors);
   if (target == "/detokenize") co_return co_await json_result(stream, req, m.tokenize.detokenize(req.body()), cors);

@@ -6,6 +6,7 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <map>
 #include <sstream>
 #include <utility>
 
@@ -130,6 +131,18 @@ ServerMetrics::ServerMetrics(std::string model_name)
                   .Name("met:request_success_total")
                   .Help("Requests that finished, by finish reason.")
                   .Register(*registry_);
+  lora_requests_ = &prometheus::BuildCounter()
+                        .Name("met:lora_requests_total")
+                        .Help("Requests that ended, by the LoRA adapter they ran with.")
+                        .Register(*registry_);
+  lora_prompt_tokens_ = &prometheus::BuildCounter()
+                             .Name("met:lora_prompt_tokens_total")
+                             .Help("Prompt tokens of requests that ran a LoRA adapter, by adapter.")
+                             .Register(*registry_);
+  lora_generation_tokens_ = &prometheus::BuildCounter()
+                                 .Name("met:lora_generation_tokens_total")
+                                 .Help("Tokens generated with a LoRA adapter, by adapter.")
+                                 .Register(*registry_);
   // Each finish reason's series exists from the start (at 0), as in vLLM.
   for (const char* reason : {"stop", "length", "timeout", "tool_calls"}) count_success_n(reason, 0);
 }
@@ -150,6 +163,13 @@ void ServerMetrics::count_success(std::string_view finish_reason) { count_succes
 
 void ServerMetrics::count_success_n(std::string_view finish_reason, double n) {
   success_->Add({{"model_name", model_name_}, {"finished_reason", std::string(finish_reason)}}).Increment(n);
+}
+
+void ServerMetrics::count_adapter(const std::string& adapter, int64_t prompt_tokens, int64_t generation_tokens) {
+  const std::map<std::string, std::string> labels = {{"model_name", model_name_}, {"adapter", adapter}};
+  lora_requests_->Add(labels).Increment();
+  lora_prompt_tokens_->Add(labels).Increment(static_cast<double>(prompt_tokens));
+  lora_generation_tokens_->Add(labels).Increment(static_cast<double>(generation_tokens));
 }
 
 std::string ServerMetrics::render(const EngineStatsSnapshot& stats) const {

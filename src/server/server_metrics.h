@@ -53,6 +53,11 @@ class ServerMetrics {
   void observe_inter_token(double gap_seconds, size_t num_tokens);
   void observe_e2e(double seconds);
   void count_success(std::string_view finish_reason);
+  // A request run with LoRA adapter `adapter` ended: its tokens, in
+  // met:lora_requests_total, met:lora_prompt_tokens_total and
+  // met:lora_generation_tokens_total{adapter} (as many series as adapters
+  // served, at most AdapterRegistry's bound at once).
+  void count_adapter(const std::string& adapter, int64_t prompt_tokens, int64_t generation_tokens);
 
   // The whole exposition: the engine's families, then the server's.
   std::string render(const EngineStatsSnapshot& stats) const;
@@ -66,6 +71,9 @@ class ServerMetrics {
   prometheus::Histogram* inter_token_;
   prometheus::Histogram* e2e_;
   prometheus::Family<prometheus::Counter>* success_;
+  prometheus::Family<prometheus::Counter>* lora_requests_;
+  prometheus::Family<prometheus::Counter>* lora_prompt_tokens_;
+  prometheus::Family<prometheus::Counter>* lora_generation_tokens_;
 };
 
 // The engine's counters and gauges as Prometheus families.

@@ -186,3 +186,38 @@ TEST(ValidateEngineFlags, MtpDraftsReachTheConfigAndAreInRange) {
 
 }  // namespace
 }  // namespace met
+
+namespace met {
+namespace {
+
+TEST(EngineConfig, LoraFlagsGiveTheAdaptersAndOneSlotEach) {
+  EngineFlags f;
+  f.loras = {"sql=/m/sql.gguf", "/m/chat-v2.gguf"};
+  Result<CpuEngineConfig> c = engine_config(f);
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  ASSERT_EQ(c->loras.size(), 2u);
+  EXPECT_EQ(c->loras[0], (std::pair<std::string, std::string>{"sql", "/m/sql.gguf"}));
+  EXPECT_EQ(c->loras[1].first, "chat-v2");  // named by its file's stem
+  EXPECT_EQ(c->max_loras, 2);
+  f.max_loras = 8;
+  EXPECT_EQ(engine_config(f)->max_loras, 8);
+  EXPECT_EQ(engine_config(EngineFlags{})->max_loras, 0) << "adapters on without being asked for";
+}
+
+TEST(ValidateEngineFlags, RefusesBadLoraFlagsNamingThem) {
+  EngineFlags f;
+  f.loras = {"sql="};
+  EXPECT_NE(validate_engine_flags(f).message().find("--lora 'sql=': expected NAME=PATH"), std::string::npos);
+  f.loras = {"a=x.gguf"};
+  f.max_loras = 0;
+  EXPECT_NE(validate_engine_flags(f).message().find("--lora needs --max-loras of at least 1"), std::string::npos);
+  f.max_loras = 65;
+  EXPECT_NE(validate_engine_flags(f).message().find("--max-loras 65 must be between 0 and 64"), std::string::npos);
+  f.max_loras = 1;
+  f.max_lora_rank = 0;
+  EXPECT_NE(validate_engine_flags(f).message().find("--max-lora-rank 0 must be between 1 and 512"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace met
