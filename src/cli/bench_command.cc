@@ -32,6 +32,7 @@
 #include "core/parallel_for.h"
 #include "backend/cpu/memory_bandwidth.h"
 #include "model/cpu_device.h"
+#include "model/lora_load.h"
 
 namespace met {
 namespace {
@@ -53,6 +54,7 @@ struct DecodeFigure {
   int32_t batch;
   int32_t context;
   double tok_s;
+  int32_t adapters = 0;  // LoRA adapters over the batch (0: the base model)
 };
 
 using Clock = std::chrono::steady_clock;
@@ -91,7 +93,8 @@ std::vector<StepPlan> prefill_plans(int32_t tokens, int32_t max_rows, int32_t vo
 // `steps` decode steps of `batch` sequences, each `context` positions deep
 // (with recurrent state, sequence b's in slot b: its content does not change
 // the time a step takes).
-std::vector<StepPlan> decode_plans(int32_t batch, int32_t context, int32_t steps, int32_t vocab, bool recurrent) {
+std::vector<StepPlan> decode_plans(int32_t batch, int32_t context, int32_t steps, int32_t vocab, bool recurrent,
+                                   int32_t adapters = 0) {
   const int32_t blocks_per_seq = (context + steps + cpu::kBlockTokens - 1) / cpu::kBlockTokens;
   std::vector<StepPlan> plans;
   std::mt19937 rng(2);
@@ -104,6 +107,7 @@ std::vector<StepPlan> decode_plans(int32_t batch, int32_t context, int32_t steps
       p.positions.push_back(context + s);
       p.seqs.push_back(
           StepSeq{b, 1, context + s, std::move(blocks), recurrent ? std::optional(StateSlotId(b)) : std::nullopt});
+      p.seqs.back().adapter_slot = adapters > 0 ? b % adapters : kNoAdapterSlot;
       p.outputs.push_back(OutputRow{b, OutputKind::kArgmax});
     }
     plans.push_back(std::move(p));
@@ -117,6 +121,17 @@ Status seed_states(Device& dev, int32_t batch, int32_t context) {
   const std::vector<uint8_t> zero(static_cast<size_t>(dev.info().state_slot_bytes));
   for (int32_t b = 0; b < batch; ++b) MET_RETURN_IF_ERROR(dev.write_state_slot(StateSlotId(b), context, zero));
   return ok_status();
+}
+
+// Loads each --lora adapter into its own slot of `dev`; how many.
+Result<int32_t> bind_bench_adapters(CpuDevice& dev, const Model& model, const EngineFlags& flags) {
+  MET_ASSIGN_OR_RETURN(const CpuEngineConfig config, engine_config(flags));
+  for (size_t i = 0; i < config.loras.size(); ++i) {
+    const auto& [name, path] = config.loras[i];
+    MET_ASSIGN_OR_RETURN(std::shared_ptr<const LoraAdapter> a, load_lora(path, model, name));
+    MET_RETURN_IF_ERROR(dev.bind_adapter(static_cast<int32_t>(i), std::move(a)).with_prefix("--lora " + name));
+  }
+  return static_cast<int32_t>(config.loras.size());
 }
 
 int64_t peak_rss_bytes() {
@@ -219,7 +234,10 @@ Status run_bench(const BenchOptions& o) {
   dopt.num_kv_blocks = std::max(max_batch * per_seq, (o.prompt_tokens + cpu::kBlockTokens - 1) / cpu::kBlockTokens);
   dopt.limits = ForwardLimits{.max_rows = std::max(512, max_batch), .max_outputs = max_batch, .max_seqs = max_batch};
   dopt.state_rollback = o.engine.state_rollback;  // the rollback ring costs what serving pays
+  dopt.num_adapter_slots = static_cast<int32_t>(o.engine.loras.size());
+  dopt.forward.max_lora_rank = o.engine.loras.empty() ? 0 : o.engine.max_lora_rank;
   MET_ASSIGN_OR_RETURN(std::unique_ptr<CpuDevice> dev, CpuDevice::create(*model, dopt));
+  MET_ASSIGN_OR_RETURN(const int32_t adapters, bind_bench_adapters(*dev, *model, o.engine));
 
   const bool recurrent = dev->info().num_state_slots > 0;
   MET_ASSIGN_OR_RETURN(double prefill_s, time_steps(*dev, prefill_plans(o.prompt_tokens, 512, vocab, recurrent)));
@@ -230,6 +248,10 @@ Status run_bench(const BenchOptions& o) {
       if (recurrent) MET_RETURN_IF_ERROR(seed_states(*dev, b, ctx));
       MET_ASSIGN_OR_RETURN(double s, time_steps(*dev, decode_plans(b, ctx, o.gen_tokens, vocab, recurrent)));
       decode.push_back({b, ctx, static_cast<double>(b) * o.gen_tokens / s});
+      if (adapters == 0) continue;
+      if (recurrent) MET_RETURN_IF_ERROR(seed_states(*dev, b, ctx));
+      MET_ASSIGN_OR_RETURN(s, time_steps(*dev, decode_plans(b, ctx, o.gen_tokens, vocab, recurrent, adapters)));
+      decode.push_back({b, ctx, static_cast<double>(b) * o.gen_tokens / s, std::min(adapters, b)});
     }
   }
   const int64_t kv_bytes = dev->info().kv_block_bytes * dopt.num_kv_blocks;
@@ -254,7 +276,9 @@ Status run_bench(const BenchOptions& o) {
     j["gen_tokens"] = o.gen_tokens;
     j["prefill_tok_s"] = prefill_tok_s;
     j["decode"] = nlohmann::json::array();
-    for (const auto& d : decode) j["decode"].push_back({{"batch", d.batch}, {"context", d.context}, {"tok_s", d.tok_s}});
+    for (const auto& d : decode) {
+      j["decode"].push_back({{"batch", d.batch}, {"context", d.context}, {"tok_s", d.tok_s}, {"adapters", d.adapters}});
+    }
     j["weight_bytes"] = model->weight_bytes();
     j["decode_step_bytes"] = step_bytes;
     j["memory_read_bytes_s"] = read_bytes_s;
@@ -270,7 +294,8 @@ Status run_bench(const BenchOptions& o) {
                            o.engine.kv_dtype);
   std::cout << fmt::format("prefill {:>6} tokens {:>10.1f} tok/s\n", o.prompt_tokens, prefill_tok_s);
   for (const auto& d : decode) {
-    std::cout << fmt::format("decode  batch {:>3} context {:>5} {:>10.1f} tok/s\n", d.batch, d.context, d.tok_s);
+    std::cout << fmt::format("decode  batch {:>3} context {:>5} {:>10.1f} tok/s{}\n", d.batch, d.context, d.tok_s,
+                             d.adapters > 0 ? fmt::format("  ({} LoRA adapters)", d.adapters) : "");
   }
   std::cout << fmt::format("ceiling {:.1f} tok/s at batch 1: memory read {:.1f} GB/s now / {:.1f} MB per step\n",
                            ceiling_tok_s, read_bytes_s / 1e9, step_bytes / 1e6);

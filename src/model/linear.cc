@@ -23,19 +23,23 @@ ActivationBuffers::ActivationBuffers(int64_t max_rows, int64_t max_cols)
 
 namespace {
 
-// x·Aᵀ of this thread's share of (row, product) pairs.
-void lora_shrink_share(cpu::ThreadCtx& ctx, const float* x, int64_t rows, int64_t cols,
-                       std::span<const Product> products, const LoraCall& lora) {
-  const auto n = static_cast<int64_t>(products.size());
-  const auto [i0, i1] = ctx.split(rows * n);
+// x·Aᵀ of this thread's share of (group, product, block of 4 of A's rows):
+// each item streams its 4 rows of A once for all of the group's rows.
+void lora_shrink_share(cpu::ThreadCtx& ctx, const float* x, int64_t cols, std::span<const Product> products,
+                       const LoraCall& lora) {
+  const auto num_products = static_cast<int64_t>(products.size());
+  const int64_t blocks = (lora.t_stride + 3) / 4;  // of the largest rank
+  const auto num_segments = static_cast<int64_t>(lora.rows->segments.size());
+  const auto [i0, i1] = ctx.split(num_segments * num_products * blocks);
   for (int64_t i = i0; i < i1; ++i) {
-    const int32_t r = static_cast<int32_t>(i / n);
-    const auto j = static_cast<size_t>(i % n);
-    const LoraAdapter* a = lora.rows->adapter[static_cast<size_t>(r)];
-    const LoraPair* p = a != nullptr ? a->find(lora.layer, products[j].lora) : nullptr;
-    if (p == nullptr) continue;
-    cpu::lora_shrink(p->a.data(), p->rank, cols, x, cols, std::span<const int32_t>(&r, 1),
-                     lora.t + static_cast<int64_t>(j) * lora.t_product_stride, lora.t_stride);
+    const LoraRows::Segment& s = lora.rows->segments[static_cast<size_t>(i / (num_products * blocks))];
+    const auto j = static_cast<size_t>(i / blocks % num_products);
+    const auto k0 = static_cast<int32_t>(i % blocks * 4);
+    const LoraPair* p = s.adapter->find(lora.layer, products[j].lora);
+    if (p == nullptr || k0 >= p->rank) continue;
+    cpu::lora_shrink(p->a.data() + int64_t{k0} * cols, std::min(4, p->rank - k0), cols, x, cols,
+                     lora.rows->indices(s), lora.t + static_cast<int64_t>(j) * lora.t_product_stride + k0,
+                     lora.t_stride);
   }
 }
 
@@ -73,7 +77,7 @@ void linear(cpu::ThreadCtx& ctx, const float* x, int64_t rows, int64_t cols, std
   const bool adapted = lora.rows != nullptr;
   if (adapted) {
     MET_DCHECK(products.size() <= static_cast<size_t>(LoraStep::kMaxProducts) && lora.rows->num_indices == rows);
-    lora_shrink_share(ctx, x, rows, cols, products, lora);
+    lora_shrink_share(ctx, x, cols, products, lora);
   }
   ctx.barrier();
   for (size_t j = 0; j < products.size(); ++j) {

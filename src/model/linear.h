@@ -6,7 +6,8 @@
 // prepared rows, sized once for the widest input and the most rows.
 // With a LoraCall (lora_step.h), each product whose target the rows'
 // adapters adapt adds scale · B·(A·x) per row: x·Aᵀ is computed beside the
-// prepared rows (split by row and product, before the same barrier), and
+// prepared rows (split by adapter group, product and block of A's rows,
+// before the same barrier), and
 // B's part is added by the thread that wrote those output columns, one
 // pass per adapter's group of rows, so the call gains no barrier.
 // Invariants: linear() allocates nothing; it ends with a barrier.

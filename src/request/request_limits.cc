@@ -35,6 +35,12 @@ Status validate_request(const EngineRequest& r, const RequestLimits& limits) {
   if (r.adapter != nullptr && limits.num_adapter_slots == 0) {
     return invalid_argument("the request asks for a LoRA adapter; this engine runs none");
   }
+  // The id salts the prefix cache: an adapter under the base model's id 0
+  // would share its cached blocks.
+  if ((r.adapter != nullptr) != (r.adapter_id != 0)) {
+    return invalid_argument("adapter_id {} does not match the request's adapter ({})", r.adapter_id,
+                            r.adapter != nullptr ? "given" : "none");
+  }
   const auto n = static_cast<int64_t>(r.prompt.size());
   if (!prompt_exceeds_context(n, limits)) return ok_status();
   if (limits.max_seq_len > 0 && n >= limits.max_seq_len) {

@@ -106,9 +106,11 @@ TEST(SchedulerAdapters, ARequestWhoseAdapterFindsEverySlotBusyWaitsUntilOneFrees
   SchedFixture f(with_slots({}, 1));
   EngineRequest first = testing::greedy_request(testing::make_prompt(20, 1), 12);
   first.adapter = ads.list[0];
+  first.adapter_id = 1;
   const uint64_t a = f.submit(std::move(first));
   EngineRequest second = testing::greedy_request(testing::make_prompt(20, 2), 12);
   second.adapter = ads.list[1];
+  second.adapter_id = 2;
   const uint64_t b = f.submit(std::move(second));
   const uint64_t c = f.submit(testing::greedy_request(testing::make_prompt(20, 3), 12));  // the base model
   bool b_started_before_a_finished = false, c_started_before_b = false;
@@ -130,6 +132,7 @@ TEST(SchedulerAdapters, ACancelledRequestGivesItsSlotBack) {
   auto stream = std::make_shared<ResponseStream>();
   EngineRequest r = testing::greedy_request(testing::make_prompt(30, 4), 1000);
   r.adapter = ads.list[0];
+  r.adapter_id = 1;
   f.sched->enqueue(std::move(r), ResponseSink(RequestId(99), stream), f.clock.now());
   for (int i = 0; i < 3; ++i) f.sched->tick();
   EXPECT_EQ(f.kv->adapter_slots().users(0), 1);
@@ -168,9 +171,11 @@ TEST(SchedulerAdapters, ADeviceRefusingAnAdapterFailsItsRequestAlone) {
   SchedFixture f(o);
   EngineRequest wide = testing::greedy_request(testing::make_prompt(20, 5), 10);
   wide.adapter = adapter("wide", 64);
+  wide.adapter_id = 9;
   const uint64_t bad = f.submit(std::move(wide));
   EngineRequest fine = testing::greedy_request(testing::make_prompt(20, 6), 10);
   fine.adapter = ads.list[2];
+  fine.adapter_id = 3;
   const uint64_t good = f.submit(std::move(fine));
   f.run();
   ASSERT_EQ(f.req.at(bad).errors.size(), 1u);
@@ -185,12 +190,14 @@ TEST(SchedulerAdapters, AnAdapterDroppedByAllButItsRequestsServesThemAndIsFreedW
   const std::weak_ptr<const LoraAdapter> weak = x;
   EngineRequest r = testing::greedy_request(testing::make_prompt(20, 7), 10);
   r.adapter = std::move(x);  // the only holder now, as after an unload
+  r.adapter_id = 5;
   const uint64_t first = f.submit(std::move(r));
   f.run();
   EXPECT_EQ(f.req.at(first).finishes.size(), 1u);
   EXPECT_FALSE(weak.expired()) << "warm in its slot";
   EngineRequest next = testing::greedy_request(testing::make_prompt(20, 8), 10);
   next.adapter = adapter("y");
+  next.adapter_id = 6;
   f.submit(std::move(next));
   f.run();
   EXPECT_TRUE(weak.expired()) << "the slot was reused and the dropped adapter is still held";
@@ -200,12 +207,15 @@ TEST(SchedulerAdapters, AnAdapterDroppedByAllButItsRequestsServesThemAndIsFreedW
 TEST(SchedulerAdapters, ARequestWithAnAdapterIsRefusedWhereTheDeviceRunsNone) {
   EngineRequest r = testing::greedy_request(testing::make_prompt(10, 9), 5);
   r.adapter = adapter("a");
+  r.adapter_id = 1;
   RequestLimits limits{512, 4096, 64, 0, 0};
   const Status s = validate_request(r, limits);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("this engine runs none"), std::string::npos);
   limits.num_adapter_slots = 1;
   EXPECT_TRUE(validate_request(r, limits).ok());
+  r.adapter_id = 0;  // an adapter under the base model's cache salt
+  EXPECT_NE(validate_request(r, limits).message().find("adapter_id 0 does not match"), std::string::npos);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
-// AVX-512 LoRA kernels (lora_kernels.h). Shrink: per row, four of A's rows
-// at a time against one load of x, 16 inputs per vector (masked at the
-// end), each dot product reduced at its end. Expand: 16 outputs per vector,
+// AVX-512 LoRA kernels (lora_kernels.h). Shrink: four of A's rows at a
+// time against each row of the group in turn (one load of x for the four),
+// 16 inputs per vector (masked at the end), each dot product reduced at its
+// end. Expand: 16 outputs per vector,
 // four vectors per pass; per row the sum over k is t[k] broadcast times
 // B-transposed's row k (fused multiply-add), then y += scale · sum. Sums
 // group differently from the reference: results agree to float rounding.
@@ -34,10 +35,12 @@ void shrink_rows_of_a(const float* a, int32_t k0, int32_t n, int64_t cols, const
 
 void lora_shrink(const float* a, int32_t rank, int64_t cols, const float* x, int64_t x_stride, const int32_t* rows,
                  int64_t num_rows, float* t, int64_t t_stride) {
-  for (int64_t i = 0; i < num_rows; ++i) {
-    const float* xi = x + rows[i] * x_stride;
-    float* ti = t + rows[i] * t_stride;
-    for (int32_t k = 0; k < rank; k += 4) shrink_rows_of_a(a, k, rank - k < 4 ? rank - k : 4, cols, xi, ti);
+  // Four rows of A at a time for every row of x: those rows stay in L1 while
+  // the group's rows stream past them, so A is read from memory once per group.
+  for (int32_t k = 0; k < rank; k += 4) {
+    for (int64_t i = 0; i < num_rows; ++i) {
+      shrink_rows_of_a(a, k, rank - k < 4 ? rank - k : 4, cols, x + rows[i] * x_stride, t + rows[i] * t_stride);
+    }
   }
 }
 
