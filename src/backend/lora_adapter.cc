@@ -19,9 +19,9 @@ const char* lora_target_name(LoraTarget t) {
 }
 
 int64_t LoraAdapter::num_bytes() const {
-  int64_t n = static_cast<int64_t>(output.a.size() + output.bt.size());
+  int64_t n = static_cast<int64_t>(output.a.size() + output.bp.size());
   for (const auto& layer : layers) {
-    for (const LoraPair& p : layer) n += static_cast<int64_t>(p.a.size() + p.bt.size());
+    for (const LoraPair& p : layer) n += static_cast<int64_t>(p.a.size() + p.bp.size());
   }
   return n * static_cast<int64_t>(sizeof(float));
 }

@@ -2,12 +2,13 @@
 // adapted matrix W (rows × cols) of the model, the low-rank pair whose
 // product updates the matrix's output: y = W·x + scale · B·(A·x), A being
 // rank × cols and B rows × rank (llama.cpp's lora_a and lora_b). A is kept
-// row-major and B transposed (rank × rows), the layouts the CPU kernels
-// stream (backend/cpu/kernels/lora.h). Matrices are named by layer and
+// row-major and B in panels of kLoraPanel outputs (lora_panel_index), the
+// layouts the CPU kernels stream (backend/cpu/kernels/lora.h). Matrices are named by layer and
 // LoraTarget; model/lora_load.h reads them from GGUF and checks them against
 // the model.
 // Invariants: a pair with rank 0 adapts nothing; otherwise a has rank × cols
-// floats and bt rank × rows, for the matrix's own rows and cols.
+// floats and bp lora_panel_floats(rows, rank), for the matrix's own rows and
+// cols, the padding of the last panel zero.
 // Threading: immutable once built; shared by the devices' slots and the
 // requests using it (std::shared_ptr<const LoraAdapter>).
 #pragma once
@@ -26,13 +27,25 @@ inline constexpr int kNumLoraTargets = 8;  // kQ … kOutput
 // Its tensor's name in a layer (attn_q, …, ffn_down) or alone (output).
 const char* lora_target_name(LoraTarget t);
 
+// B's packed layout: outputs in panels of kLoraPanel; panel p holds B[o][k]
+// for o in [16p, 16p + 16) at k * 16 + o % 16 (rank × 16 floats, outputs
+// fastest), so the kernels read B as one contiguous stream whatever the
+// rank and the batch.
+inline constexpr int64_t kLoraPanel = 16;
+inline int64_t lora_panel_index(int64_t o, int64_t k, int64_t rank) {
+  return o / kLoraPanel * rank * kLoraPanel + k * kLoraPanel + o % kLoraPanel;
+}
+inline int64_t lora_panel_floats(int64_t rows, int64_t rank) {
+  return (rows + kLoraPanel - 1) / kLoraPanel * kLoraPanel * rank;
+}
+
 struct LoraPair {
   int32_t rank = 0;          // 0: not adapted
   float scale = 0.0f;        // alpha / rank (1 without alpha), times the adapter's scale
   int64_t rows = 0;          // the matrix's outputs
   int64_t cols = 0;          // its inputs
   std::vector<float> a;      // rank × cols, row-major
-  std::vector<float> bt;     // rank × rows: B transposed
+  std::vector<float> bp;     // B in panels (lora_panel_index)
 };
 
 struct LoraAdapter {

@@ -48,7 +48,7 @@ void lora_expand_columns(const Product& p, size_t j, const LoraCall& lora, int64
   for (const LoraRows::Segment& s : lora.rows->segments) {
     const LoraPair* pair = s.adapter->find(lora.layer, p.lora);
     if (pair == nullptr) continue;
-    cpu::lora_expand(pair->bt.data(), pair->rank, p.w->rows, pair->scale,
+    cpu::lora_expand(pair->bp.data(), pair->rank, p.w->rows, pair->scale,
                      lora.t + static_cast<int64_t>(j) * lora.t_product_stride, lora.t_stride,
                      lora.rows->indices(s), p.y, p.w->rows, n0, n1);
   }

@@ -112,9 +112,11 @@ Status read_pair(const GgufFile& file, const GgufTensorInfo& w, const PairInfo& 
   out.rows = static_cast<int64_t>(rows);
   out.cols = static_cast<int64_t>(cols);
   out.scale = alpha != 0.0f ? scale * alpha / static_cast<float>(rank) : scale;
-  out.bt.resize(rank * rows);
-  for (uint64_t o = 0; o < rows; ++o) {
-    for (uint64_t k = 0; k < rank; ++k) out.bt[k * rows + o] = b[o * rank + k];
+  out.bp.assign(static_cast<size_t>(lora_panel_floats(out.rows, out.rank)), 0.0f);
+  for (int64_t o = 0; o < out.rows; ++o) {
+    for (int64_t k = 0; k < out.rank; ++k) {
+      out.bp[static_cast<size_t>(lora_panel_index(o, k, out.rank))] = b[static_cast<size_t>(o * out.rank + k)];
+    }
   }
   return ok_status();
 }

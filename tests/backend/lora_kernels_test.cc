@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "backend/cpu/kernels/lora_kernels.h"
+#include "backend/lora_adapter.h"
 #include "core/cpu_features.h"
 
 namespace met::cpu {
@@ -27,7 +28,7 @@ struct LoraCase {
   int64_t cols = 0;  // A's inputs
   int64_t outs = 0;  // B's outputs
   int64_t num_rows = 0;
-  std::vector<float> a, bt, x, t, y;
+  std::vector<float> a, bp, x, t, y;  // bp: B in panels (lora_panel_index)
   std::vector<int32_t> rows;  // a subset, out of order
   int64_t x_stride() const { return cols + 3; }
   int64_t t_stride() const { return rank + 2; }
@@ -37,11 +38,11 @@ struct LoraCase {
     std::mt19937 rng(seed);
     std::normal_distribution<float> normal(0.0f, 1.0f);
     a.resize(static_cast<size_t>(rank * cols));
-    bt.resize(static_cast<size_t>(rank * outs));
+    bp.resize(static_cast<size_t>(lora_panel_floats(outs, rank)));
     x.resize(static_cast<size_t>(num_rows * x_stride()));
     t.resize(static_cast<size_t>(num_rows * t_stride()));
     y.resize(static_cast<size_t>(num_rows * y_stride()));
-    for (std::vector<float>* v : {&a, &bt, &x, &t, &y}) {
+    for (std::vector<float>* v : {&a, &bp, &x, &t, &y}) {
       for (float& f : *v) f = normal(rng);
     }
     for (int64_t i = num_rows - 1; i >= 0; i -= 2) rows.push_back(static_cast<int32_t>(i));
@@ -56,7 +57,7 @@ TEST(LoraReference, ShrinkAndExpandMatchDouble) {
   std::vector<float> t = c.t, y = c.y;
   ref::lora_shrink(c.a.data(), c.rank, c.cols, c.x.data(), c.x_stride(), c.rows.data(),
                    static_cast<int64_t>(c.rows.size()), t.data(), c.t_stride());
-  ref::lora_expand(c.bt.data(), c.rank, c.outs, 0.75f, t.data(), c.t_stride(), c.rows.data(),
+  ref::lora_expand(c.bp.data(), c.rank, c.outs, 0.75f, t.data(), c.t_stride(), c.rows.data(),
                    static_cast<int64_t>(c.rows.size()), y.data(), c.y_stride(), 0, c.outs);
   for (int32_t r : c.rows) {
     for (int32_t k = 0; k < c.rank; ++k) {
@@ -73,7 +74,7 @@ TEST(LoraReference, ShrinkAndExpandMatchDouble) {
       double sum = 0, abs_sum = 0;
       for (int32_t k = 0; k < c.rank; ++k) {
         const double p =
-            double{t[static_cast<size_t>(r * c.t_stride() + k)]} * c.bt[static_cast<size_t>(k * c.outs + o)];
+            double{t[static_cast<size_t>(r * c.t_stride() + k)]} * c.bp[static_cast<size_t>(lora_panel_index(o, k, c.rank))];
         sum += p;
         abs_sum += std::fabs(p);
       }
@@ -124,9 +125,9 @@ TEST_P(LoraTiers, MatchTheReference) {
       // Expand over a range that starts and ends off the vector width.
       const int64_t o0 = outs > 3 ? 3 : 0, o1 = outs - 1;
       std::vector<float> y_ref = c.y, y_got = c.y;
-      reference.expand(c.bt.data(), rank, outs, 0.5f, t_ref.data(), c.t_stride(), c.rows.data(), n, y_ref.data(),
+      reference.expand(c.bp.data(), rank, outs, 0.5f, t_ref.data(), c.t_stride(), c.rows.data(), n, y_ref.data(),
                        c.y_stride(), o0, o1);
-      kernels_.expand(c.bt.data(), rank, outs, 0.5f, t_ref.data(), c.t_stride(), c.rows.data(), n, y_got.data(),
+      kernels_.expand(c.bp.data(), rank, outs, 0.5f, t_ref.data(), c.t_stride(), c.rows.data(), n, y_got.data(),
                       c.y_stride(), o0, o1);
       for (size_t i = 0; i < y_ref.size(); ++i) {
         ASSERT_NEAR(y_got[i], y_ref[i], 1e-4 * std::sqrt(static_cast<double>(rank)) * 4 + 1e-6)
@@ -143,10 +144,10 @@ TEST_P(LoraTiers, AnOutputRangeSplitAcrossCallsGivesOneCallsResults) {
   LoraCase c(16, 64, 200, 4, 99);
   const auto n = static_cast<int64_t>(c.rows.size());
   std::vector<float> whole = c.y, split = c.y;
-  kernels_.expand(c.bt.data(), c.rank, c.outs, 2.0f, c.t.data(), c.t_stride(), c.rows.data(), n, whole.data(),
+  kernels_.expand(c.bp.data(), c.rank, c.outs, 2.0f, c.t.data(), c.t_stride(), c.rows.data(), n, whole.data(),
                   c.y_stride(), 0, c.outs);
   for (int64_t o = 0; o < c.outs; o += 37) {
-    kernels_.expand(c.bt.data(), c.rank, c.outs, 2.0f, c.t.data(), c.t_stride(), c.rows.data(), n, split.data(),
+    kernels_.expand(c.bp.data(), c.rank, c.outs, 2.0f, c.t.data(), c.t_stride(), c.rows.data(), n, split.data(),
                     c.y_stride(), o, o + 37 < c.outs ? o + 37 : c.outs);
   }
   EXPECT_EQ(whole, split);
@@ -163,12 +164,12 @@ TEST(Lora, PublicEntryPointsRunTheSelectedKernelsAndCheckTheirContracts) {
   selected.shrink(c.a.data(), c.rank, c.cols, c.x.data(), c.x_stride(), c.rows.data(), n, t_ref.data(), c.t_stride());
   lora_shrink(c.a.data(), c.rank, c.cols, c.x.data(), c.x_stride(), c.rows, t_got.data(), c.t_stride());
   EXPECT_EQ(t_ref, t_got);
-  selected.expand(c.bt.data(), c.rank, c.outs, 1.0f, t_ref.data(), c.t_stride(), c.rows.data(), n, y_ref.data(),
+  selected.expand(c.bp.data(), c.rank, c.outs, 1.0f, t_ref.data(), c.t_stride(), c.rows.data(), n, y_ref.data(),
                   c.y_stride(), 0, c.outs);
-  lora_expand(c.bt.data(), c.rank, c.outs, 1.0f, t_ref.data(), c.t_stride(), c.rows, y_got.data(), c.y_stride(), 0,
+  lora_expand(c.bp.data(), c.rank, c.outs, 1.0f, t_ref.data(), c.t_stride(), c.rows, y_got.data(), c.y_stride(), 0,
               c.outs);
   EXPECT_EQ(y_ref, y_got);
-  EXPECT_DEATH(lora_expand(c.bt.data(), c.rank, c.outs, 1.0f, t_ref.data(), c.t_stride(), c.rows, y_got.data(),
+  EXPECT_DEATH(lora_expand(c.bp.data(), c.rank, c.outs, 1.0f, t_ref.data(), c.t_stride(), c.rows, y_got.data(),
                            c.y_stride(), 0, c.outs + 1),
                "lora_expand: rank 4, outputs \\[0, 51\\) of 50");
 }

@@ -89,7 +89,7 @@ TEST(LoraLoad, AMadeAdapterLoadsEveryPairAsStored) {
   EXPECT_FLOAT_EQ(down->scale, 3.0f * 4.0f / 8.0f);
   ASSERT_NE(ad.find(0, LoraTarget::kOutput), nullptr);
   EXPECT_EQ(ad.output.rows, 512);
-  // A as stored; B transposed.
+  // A as stored; B in panels.
   auto file = GgufFile::open(dir.file("a.gguf"));
   ASSERT_TRUE(file.ok());
   const GgufTensorInfo* fa = file->find_tensor("blk.1.ffn_down.weight.lora_a");
@@ -101,9 +101,10 @@ TEST(LoraLoad, AMadeAdapterLoadsEveryPairAsStored) {
   EXPECT_EQ(down->a, av);
   for (int64_t o = 0; o < 64; ++o) {
     for (int64_t k = 0; k < 8; ++k) {
-      ASSERT_EQ(down->bt[static_cast<size_t>(k * 64 + o)], bv[static_cast<size_t>(o * 8 + k)]);
+      ASSERT_EQ(down->bp[static_cast<size_t>(lora_panel_index(o, k, 8))], bv[static_cast<size_t>(o * 8 + k)]);
     }
   }
+  EXPECT_EQ(down->bp.size(), 64u * 8);
   EXPECT_EQ(ad.num_bytes(), 4 * (2 * 8 * (64 + 96) + 2 * 8 * (64 + 64) + 8 * (64 + 512)));
 }
 

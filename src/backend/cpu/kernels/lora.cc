@@ -41,12 +41,12 @@ void lora_shrink(const float* a, int32_t rank, int64_t cols, const float* x, int
                                  t_stride);
 }
 
-void lora_expand(const float* bt, int32_t rank, int64_t out_cols, float scale, const float* t, int64_t t_stride,
+void lora_expand(const float* bp, int32_t rank, int64_t out_cols, float scale, const float* t, int64_t t_stride,
                  std::span<const int32_t> rows, float* y, int64_t y_stride, int64_t o_begin, int64_t o_end) {
   MET_CHECK(rank >= 1 && 0 <= o_begin && o_begin <= o_end && o_end <= out_cols,
             "lora_expand: rank {}, outputs [{}, {}) of {}", rank, o_begin, o_end, out_cols);
   if (rows.empty() || o_begin == o_end) return;
-  selected_lora_kernels().expand(bt, rank, out_cols, scale, t, t_stride, rows.data(),
+  selected_lora_kernels().expand(bp, rank, out_cols, scale, t, t_stride, rows.data(),
                                  static_cast<int64_t>(rows.size()), y, y_stride, o_begin, o_end);
 }
 

@@ -4,8 +4,9 @@
 //   lora_shrink: t[i][k] = sum_c a[k][c] · x_i[c] for k < rank, for each of
 //     the group's rows i (x_i at x + row_i · x_stride, t_i at t + row_i ·
 //     t_stride);
-//   lora_expand: y_i[o] += scale · sum_k t_i[k] · bt[k][o] for o in
-//     [o_begin, o_end), bt being B transposed (rank × out_cols).
+//   lora_expand: y_i[o] += scale · sum_k t_i[k] · B[o][k] for o in
+//     [o_begin, o_end), B given in panels of 16 outputs (bp; the layout of
+//     backend/lora_adapter.h's lora_panel_index).
 // Shrink sums each dot product in float over c, expand over k in order
 // (k = 0 first), each row independently of the group's others (batch
 // invariance: a row's result never depends on its neighbours).
@@ -23,7 +24,7 @@ void lora_shrink(const float* a, int32_t rank, int64_t cols, const float* x, int
                  std::span<const int32_t> rows, float* t, int64_t t_stride);
 
 // REQUIRES: rank >= 1, 0 <= o_begin <= o_end <= out_cols.
-void lora_expand(const float* bt, int32_t rank, int64_t out_cols, float scale, const float* t, int64_t t_stride,
+void lora_expand(const float* bp, int32_t rank, int64_t out_cols, float scale, const float* t, int64_t t_stride,
                  std::span<const int32_t> rows, float* y, int64_t y_stride, int64_t o_begin, int64_t o_end);
 
 }  // namespace met::cpu

@@ -1,7 +1,7 @@
 // AVX2 LoRA kernels (lora_kernels.h): lora_avx512.cc's order with 8 lanes
 // per vector; shrink's last partial vector of inputs is summed lane by lane,
-// expand's last partial vector of outputs is masked. Results agree with the
-// reference to float rounding.
+// expand takes two panels a pass as four halves, masked at the range's ends.
+// Results agree with the reference to float rounding.
 // Threading: pure functions. Tested by tests/backend/lora_kernels_test.cc.
 #include <immintrin.h>
 
@@ -10,10 +10,13 @@
 namespace met::cpu::avx2 {
 namespace {
 
-// Lanes below `remaining` (all 8 from 8 on).
-__m256i tail_mask(int64_t remaining) {
-  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int32_t>(remaining < 8 ? remaining : 8)), lanes);
+// The lanes of the 8 outputs from `first` that lie in [begin, end).
+__m256i range_mask(int64_t first, int64_t begin, int64_t end) {
+  const __m256i o = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int32_t>(first - begin)),
+                                     _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  const __m256i in_lo = _mm256_cmpgt_epi32(o, _mm256_set1_epi32(-1));
+  const __m256i in_hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int32_t>(end - begin)), o);
+  return _mm256_and_si256(in_lo, in_hi);
 }
 
 float lora_hsum(__m256 v) {
@@ -50,33 +53,31 @@ void lora_shrink(const float* a, int32_t rank, int64_t cols, const float* x, int
   }
 }
 
-void lora_expand(const float* bt, int32_t rank, int64_t out_cols, float scale, const float* t, int64_t t_stride,
-                 const int32_t* rows, int64_t num_rows, float* y, int64_t y_stride, int64_t o_begin, int64_t o_end) {
+void lora_expand(const float* bp, int32_t rank, int64_t /*out_cols*/, float scale, const float* t,
+                 int64_t t_stride, const int32_t* rows, int64_t num_rows, float* y, int64_t y_stride, int64_t o_begin,
+                 int64_t o_end) {
   const __m256 s = _mm256_set1_ps(scale);
-  for (int64_t i = 0; i < num_rows; ++i) {
-    const float* ti = t + rows[i] * t_stride;
-    float* yi = y + rows[i] * y_stride;
-    int64_t o = o_begin;
-    for (; o + 32 <= o_end; o += 32) {
+  const int64_t panel_floats = int64_t{rank} * 16;
+  // Two panels a pass, each as two halves of 8 outputs.
+  for (int64_t p0 = o_begin / 16; p0 * 16 < o_end; p0 += 2) {
+    __m256i m[4];
+    for (int v = 0; v < 4; ++v) m[v] = range_mask(p0 * 16 + 8 * v, o_begin, o_end);
+    const float* panel = bp + p0 * panel_floats;
+    for (int64_t i = 0; i < num_rows; ++i) {
+      const float* ti = t + rows[i] * t_stride;
+      float* yi = y + rows[i] * y_stride + p0 * 16;
       __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
       for (int32_t k = 0; k < rank; ++k) {
         const __m256 tk = _mm256_set1_ps(ti[k]);
-        const float* bk = bt + k * out_cols + o;
-        for (int v = 0; v < 4; ++v) acc[v] = _mm256_fmadd_ps(tk, _mm256_loadu_ps(bk + 8 * v), acc[v]);
+        for (int v = 0; v < 4; ++v) {
+          const float* at = panel + (v / 2) * panel_floats + k * 16 + 8 * (v % 2);
+          acc[v] = _mm256_fmadd_ps(tk, _mm256_maskload_ps(at, m[v]), acc[v]);
+        }
       }
       for (int v = 0; v < 4; ++v) {
-        _mm256_storeu_ps(yi + o + 8 * v, _mm256_add_ps(_mm256_loadu_ps(yi + o + 8 * v), _mm256_mul_ps(s, acc[v])));
+        const __m256 yv = _mm256_maskload_ps(yi + 8 * v, m[v]);
+        _mm256_maskstore_ps(yi + 8 * v, m[v], _mm256_add_ps(yv, _mm256_mul_ps(s, acc[v])));
       }
-    }
-    // The rest 8 at a time, the last vector masked: every output takes the
-    // same operations wherever a range starts or ends.
-    for (; o < o_end; o += 8) {
-      const __m256i m = tail_mask(o_end - o);
-      __m256 acc = _mm256_setzero_ps();
-      for (int32_t k = 0; k < rank; ++k) {
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(ti[k]), _mm256_maskload_ps(bt + k * out_cols + o, m), acc);
-      }
-      _mm256_maskstore_ps(yi + o, m, _mm256_add_ps(_mm256_maskload_ps(yi + o, m), _mm256_mul_ps(s, acc)));
     }
   }
 }
