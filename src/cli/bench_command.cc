@@ -14,6 +14,8 @@
 #include <filesystem>
 #include <sys/resource.h>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -134,6 +136,46 @@ Result<int32_t> bind_bench_adapters(CpuDevice& dev, const Model& model, const En
   return static_cast<int32_t>(config.loras.size());
 }
 
+// Decode tok/s of `batch` sequences at `context` (with `adapters` LoRA
+// adapters over them when > 0).
+Result<double> decode_tok_s(CpuDevice& dev, const BenchOptions& o, int32_t batch, int32_t context, int32_t vocab,
+                            bool recurrent, int32_t adapters) {
+  if (recurrent) MET_RETURN_IF_ERROR(seed_states(dev, batch, context));
+  MET_ASSIGN_OR_RETURN(const double s,
+                       time_steps(dev, decode_plans(batch, context, o.gen_tokens, vocab, recurrent, adapters)));
+  return static_cast<double>(batch) * o.gen_tokens / s;
+}
+
+double median3(std::array<double, 3> v) {
+  std::sort(v.begin(), v.end());
+  return v[1];
+}
+
+// Each batch size at each context; with adapters, the plain and the adapted
+// figures alternate three times and each is the median (the host's noise
+// moves single runs by more than adapters cost).
+Result<std::vector<DecodeFigure>> decode_figures(CpuDevice& dev, const BenchOptions& o, int32_t vocab,
+                                                 bool recurrent, int32_t adapters) {
+  std::vector<DecodeFigure> out;
+  for (int32_t ctx : o.contexts) {
+    for (int32_t b : o.batches) {
+      if (adapters == 0) {
+        MET_ASSIGN_OR_RETURN(const double tok_s, decode_tok_s(dev, o, b, ctx, vocab, recurrent, 0));
+        out.push_back({b, ctx, tok_s});
+        continue;
+      }
+      std::array<double, 3> plain{}, adapted{};
+      for (size_t r = 0; r < 3; ++r) {
+        MET_ASSIGN_OR_RETURN(plain[r], decode_tok_s(dev, o, b, ctx, vocab, recurrent, 0));
+        MET_ASSIGN_OR_RETURN(adapted[r], decode_tok_s(dev, o, b, ctx, vocab, recurrent, adapters));
+      }
+      out.push_back({b, ctx, median3(plain)});
+      out.push_back({b, ctx, median3(adapted), std::min(adapters, b)});
+    }
+  }
+  return out;
+}
+
 int64_t peak_rss_bytes() {
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
@@ -242,18 +284,7 @@ Status run_bench(const BenchOptions& o) {
   const bool recurrent = dev->info().num_state_slots > 0;
   MET_ASSIGN_OR_RETURN(double prefill_s, time_steps(*dev, prefill_plans(o.prompt_tokens, 512, vocab, recurrent)));
   const double prefill_tok_s = o.prompt_tokens / prefill_s;
-  std::vector<DecodeFigure> decode;
-  for (int32_t ctx : o.contexts) {
-    for (int32_t b : o.batches) {
-      if (recurrent) MET_RETURN_IF_ERROR(seed_states(*dev, b, ctx));
-      MET_ASSIGN_OR_RETURN(double s, time_steps(*dev, decode_plans(b, ctx, o.gen_tokens, vocab, recurrent)));
-      decode.push_back({b, ctx, static_cast<double>(b) * o.gen_tokens / s});
-      if (adapters == 0) continue;
-      if (recurrent) MET_RETURN_IF_ERROR(seed_states(*dev, b, ctx));
-      MET_ASSIGN_OR_RETURN(s, time_steps(*dev, decode_plans(b, ctx, o.gen_tokens, vocab, recurrent, adapters)));
-      decode.push_back({b, ctx, static_cast<double>(b) * o.gen_tokens / s, std::min(adapters, b)});
-    }
-  }
+  MET_ASSIGN_OR_RETURN(std::vector<DecodeFigure> decode, decode_figures(*dev, o, vocab, recurrent, adapters));
   const int64_t kv_bytes = dev->info().kv_block_bytes * dopt.num_kv_blocks;
   // Batch-1 decode reads the weights one token uses once: of the embedding
   // one row, of a MoE layer's experts the k it routes to (`met info` shows the

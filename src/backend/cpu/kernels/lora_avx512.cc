@@ -1,10 +1,12 @@
-// AVX-512 LoRA kernels (lora_kernels.h). Shrink: four of A's rows at a
-// time against each row of the group in turn (one load of x for the four),
-// 16 inputs per vector (masked at the end), each dot product reduced at its
-// end. Expand: four panels of 16 outputs (B's packed layout) per pass,
-// masked at the range's ends; per row the sum over k is t[k] broadcast
-// times the panel's row k (fused multiply-add), then y += scale · sum. Sums
-// group differently from the reference: results agree to float rounding.
+// AVX-512 LoRA kernels (lora_kernels.h), register-blocked over the group's
+// rows. Shrink: four of A's rows against four rows of x at a time (16 dot
+// products in registers, 16 inputs per vector, masked at the end), each
+// reduced at its end. Expand: four panels of 16 outputs (B's packed layout)
+// for four rows at a time, masked at the range's ends; per row the sum over
+// k is t[k] broadcast times the panel's row k (fused multiply-add), then
+// y += scale · sum. Each row's arithmetic is the same whatever rows share
+// its block (batch invariance); sums group differently from the reference:
+// results agree to float rounding.
 // core/avx512_intrinsics.h includes the intrinsics (GCC 12's headers warn).
 // Threading: pure functions. Tested by tests/backend/lora_kernels_test.cc.
 #include "core/avx512_intrinsics.h"
@@ -20,28 +22,73 @@ __mmask16 tail_mask(int64_t remaining) {
   return remaining >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << remaining) - 1);
 }
 
-// t[k0 .. k0 + n) for one row, n <= 4.
-void shrink_rows_of_a(const float* a, int32_t k0, int32_t n, int64_t cols, const float* x, float* t) {
-  __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+// t[k0 .. k0 + nk) of NR rows at once (nk <= 4): a 4 × NR block of dot
+// products, each load of A or x used by four or NR multiply-adds.
+template <int NR>
+void shrink_block(const float* a, int32_t k0, int32_t nk, int64_t cols, const float* x, int64_t x_stride,
+                  const int32_t* rows, float* t, int64_t t_stride) {
+  const float* ar[4];
+  for (int j = 0; j < 4; ++j) ar[j] = a + (k0 + (j < nk ? j : 0)) * cols;  // rows past nk repeat row k0, unused
+  const float* xr[NR];
+  for (int r = 0; r < NR; ++r) xr[r] = x + rows[r] * x_stride;
+  __m512 acc[4][NR];
+  for (auto& row : acc) {
+    for (__m512& v : row) v = _mm512_setzero_ps();
+  }
   for (int64_t c = 0; c < cols; c += 16) {
     const __mmask16 m = tail_mask(cols - c);
-    const __m512 xv = _mm512_maskz_loadu_ps(m, x + c);
-    for (int32_t j = 0; j < n; ++j) {
-      acc[j] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + (k0 + j) * cols + c), xv, acc[j]);
+    __m512 xv[NR];
+    for (int r = 0; r < NR; ++r) xv[r] = _mm512_maskz_loadu_ps(m, xr[r] + c);
+    for (int j = 0; j < 4; ++j) {
+      const __m512 av = _mm512_maskz_loadu_ps(m, ar[j] + c);
+      for (int r = 0; r < NR; ++r) acc[j][r] = _mm512_fmadd_ps(av, xv[r], acc[j][r]);
     }
   }
-  for (int32_t j = 0; j < n; ++j) t[k0 + j] = _mm512_reduce_add_ps(acc[j]);
+  for (int r = 0; r < NR; ++r) {
+    float* tr = t + rows[r] * t_stride + k0;
+    for (int j = 0; j < nk; ++j) tr[j] = _mm512_reduce_add_ps(acc[j][r]);
+  }
+}
+
+// Panels [p0, p0 + 4) for NR rows at once: each panel vector loaded once
+// for the NR rows.
+template <int NR>
+void expand_block(const float* panel, int64_t panel_floats, int32_t rank, const __mmask16* m, __m512 s,
+                  const float* t, int64_t t_stride, const int32_t* rows, float* y, int64_t y_stride, int64_t o0) {
+  __m512 acc[NR][4];
+  for (auto& row : acc) {
+    for (__m512& v : row) v = _mm512_setzero_ps();
+  }
+  for (int32_t k = 0; k < rank; ++k) {
+    __m512 pv[4];
+    for (int v = 0; v < 4; ++v) pv[v] = _mm512_maskz_loadu_ps(m[v], panel + v * panel_floats + k * 16);
+    for (int r = 0; r < NR; ++r) {
+      const __m512 tk = _mm512_set1_ps(t[rows[r] * t_stride + k]);
+      for (int v = 0; v < 4; ++v) acc[r][v] = _mm512_fmadd_ps(tk, pv[v], acc[r][v]);
+    }
+  }
+  for (int r = 0; r < NR; ++r) {
+    float* yr = y + rows[r] * y_stride + o0;
+    for (int v = 0; v < 4; ++v) {
+      const __m512 yv = _mm512_maskz_loadu_ps(m[v], yr + 16 * v);
+      _mm512_mask_storeu_ps(yr + 16 * v, m[v], _mm512_add_ps(yv, _mm512_mul_ps(s, acc[r][v])));
+    }
+  }
 }
 
 }  // namespace
 
 void lora_shrink(const float* a, int32_t rank, int64_t cols, const float* x, int64_t x_stride, const int32_t* rows,
                  int64_t num_rows, float* t, int64_t t_stride) {
-  // Four rows of A at a time for every row of x: those rows stay in L1 while
-  // the group's rows stream past them, so A is read from memory once per group.
   for (int32_t k = 0; k < rank; k += 4) {
-    for (int64_t i = 0; i < num_rows; ++i) {
-      shrink_rows_of_a(a, k, rank - k < 4 ? rank - k : 4, cols, x + rows[i] * x_stride, t + rows[i] * t_stride);
+    const int32_t nk = rank - k < 4 ? rank - k : 4;
+    int64_t i = 0;
+    for (; i + 4 <= num_rows; i += 4) shrink_block<4>(a, k, nk, cols, x, x_stride, rows + i, t, t_stride);
+    switch (num_rows - i) {
+      case 3: shrink_block<3>(a, k, nk, cols, x, x_stride, rows + i, t, t_stride); break;
+      case 2: shrink_block<2>(a, k, nk, cols, x, x_stride, rows + i, t, t_stride); break;
+      case 1: shrink_block<1>(a, k, nk, cols, x, x_stride, rows + i, t, t_stride); break;
+      default: break;
     }
   }
 }
@@ -51,7 +98,6 @@ void lora_expand(const float* bp, int32_t rank, int64_t /*out_cols*/, float scal
                  int64_t o_end) {
   const __m512 s = _mm512_set1_ps(scale);
   const int64_t panel_floats = int64_t{rank} * 16;
-  // Up to four panels a pass; each is one contiguous run of rank vectors.
   for (int64_t p0 = o_begin / 16; p0 * 16 < o_end; p0 += 4) {
     __mmask16 m[4];
     for (int v = 0; v < 4; ++v) {
@@ -59,20 +105,15 @@ void lora_expand(const float* bp, int32_t rank, int64_t /*out_cols*/, float scal
       m[v] = hi > lo ? static_cast<__mmask16>(((1u << (hi - lo)) - 1) << (lo - (p0 + v) * 16)) : 0;
     }
     const float* panel = bp + p0 * panel_floats;
-    for (int64_t i = 0; i < num_rows; ++i) {
-      const float* ti = t + rows[i] * t_stride;
-      float* yi = y + rows[i] * y_stride + p0 * 16;
-      __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-      for (int32_t k = 0; k < rank; ++k) {
-        const __m512 tk = _mm512_set1_ps(ti[k]);
-        for (int v = 0; v < 4; ++v) {
-          acc[v] = _mm512_fmadd_ps(tk, _mm512_maskz_loadu_ps(m[v], panel + v * panel_floats + k * 16), acc[v]);
-        }
-      }
-      for (int v = 0; v < 4; ++v) {
-        const __m512 yv = _mm512_maskz_loadu_ps(m[v], yi + 16 * v);
-        _mm512_mask_storeu_ps(yi + 16 * v, m[v], _mm512_add_ps(yv, _mm512_mul_ps(s, acc[v])));
-      }
+    int64_t i = 0;
+    for (; i + 4 <= num_rows; i += 4) {
+      expand_block<4>(panel, panel_floats, rank, m, s, t, t_stride, rows + i, y, y_stride, p0 * 16);
+    }
+    switch (num_rows - i) {
+      case 3: expand_block<3>(panel, panel_floats, rank, m, s, t, t_stride, rows + i, y, y_stride, p0 * 16); break;
+      case 2: expand_block<2>(panel, panel_floats, rank, m, s, t, t_stride, rows + i, y, y_stride, p0 * 16); break;
+      case 1: expand_block<1>(panel, panel_floats, rank, m, s, t, t_stride, rows + i, y, y_stride, p0 * 16); break;
+      default: break;
     }
   }
 }
