@@ -18,12 +18,21 @@ const char* lora_target_name(LoraTarget t) {
   return "none";
 }
 
+namespace {
+
+int64_t pair_bytes(const LoraPair& p) {
+  return static_cast<int64_t>((p.a.size() + p.bp.size()) * sizeof(float) +
+                              (p.a16.size() + p.bp16.size()) * sizeof(uint16_t));
+}
+
+}  // namespace
+
 int64_t LoraAdapter::num_bytes() const {
-  int64_t n = static_cast<int64_t>(output.a.size() + output.bp.size());
+  int64_t n = pair_bytes(output);
   for (const auto& layer : layers) {
-    for (const LoraPair& p : layer) n += static_cast<int64_t>(p.a.size() + p.bp.size());
+    for (const LoraPair& p : layer) n += pair_bytes(p);
   }
-  return n * static_cast<int64_t>(sizeof(float));
+  return n;
 }
 
 }  // namespace met

@@ -44,8 +44,14 @@ struct LoraPair {
   float scale = 0.0f;        // alpha / rank (1 without alpha), times the adapter's scale
   int64_t rows = 0;          // the matrix's outputs
   int64_t cols = 0;          // its inputs
-  std::vector<float> a;      // rank × cols, row-major
-  std::vector<float> bp;     // B in panels (lora_panel_index)
+  // A (rank × cols, row-major) and B (in panels, lora_panel_index) as F32,
+  // or, with f16 (a file whose pair is F16), as the file's F16 bits: half
+  // the bytes a step streams, no value changed.
+  bool f16 = false;
+  std::vector<float> a, bp;
+  std::vector<uint16_t> a16, bp16;
+  const void* a_data() const { return f16 ? static_cast<const void*>(a16.data()) : a.data(); }
+  const void* bp_data() const { return f16 ? static_cast<const void*>(bp16.data()) : bp.data(); }
 };
 
 struct LoraAdapter {

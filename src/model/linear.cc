@@ -37,7 +37,9 @@ void lora_shrink_share(cpu::ThreadCtx& ctx, const float* x, int64_t cols, std::s
     const auto k0 = static_cast<int32_t>(i % blocks * 4);
     const LoraPair* p = s.adapter->find(lora.layer, products[j].lora);
     if (p == nullptr || k0 >= p->rank) continue;
-    cpu::lora_shrink(p->a.data() + int64_t{k0} * cols, std::min(4, p->rank - k0), cols, x, cols,
+    const void* a = p->f16 ? static_cast<const void*>(p->a16.data() + int64_t{k0} * cols)
+                           : static_cast<const void*>(p->a.data() + int64_t{k0} * cols);
+    cpu::lora_shrink(a, p->f16, std::min(4, p->rank - k0), cols, x, cols,
                      lora.rows->indices(s), lora.t + static_cast<int64_t>(j) * lora.t_product_stride + k0,
                      lora.t_stride);
   }
@@ -48,7 +50,7 @@ void lora_expand_columns(const Product& p, size_t j, const LoraCall& lora, int64
   for (const LoraRows::Segment& s : lora.rows->segments) {
     const LoraPair* pair = s.adapter->find(lora.layer, p.lora);
     if (pair == nullptr) continue;
-    cpu::lora_expand(pair->bp.data(), pair->rank, p.w->rows, pair->scale,
+    cpu::lora_expand(pair->bp_data(), pair->f16, pair->rank, p.w->rows, pair->scale,
                      lora.t + static_cast<int64_t>(j) * lora.t_product_stride, lora.t_stride,
                      lora.rows->indices(s), p.y, p.w->rows, n0, n1);
   }

@@ -1,10 +1,12 @@
 // LoRA adapter files. Tested by tests/model/lora_load_test.cc.
 #include "model/lora_load.h"
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 #include <string_view>
 
+#include "tensor/half.h"
 #include "tensor/quantize.h"
 
 namespace met {
@@ -116,6 +118,15 @@ Status read_pair(const GgufFile& file, const GgufTensorInfo& w, const PairInfo& 
   for (int64_t o = 0; o < out.rows; ++o) {
     for (int64_t k = 0; k < out.rank; ++k) {
       out.bp[static_cast<size_t>(lora_panel_index(o, k, out.rank))] = b[static_cast<size_t>(o * out.rank + k)];
+    }
+  }
+  // An F16 pair is kept as F16: its values are those bits exactly.
+  if (p.a->type == GgmlType::kF16 && p.b->type == GgmlType::kF16) {
+    out.f16 = true;
+    for (auto [from, to] : {std::pair{&out.a, &out.a16}, std::pair{&out.bp, &out.bp16}}) {
+      to->resize(from->size());
+      std::transform(from->begin(), from->end(), to->begin(), [](float v) { return f32_to_fp16(v); });
+      std::vector<float>().swap(*from);
     }
   }
   return ok_status();

@@ -8,6 +8,7 @@
 // write.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
 #include <iterator>
 
@@ -106,6 +107,35 @@ TEST(LoraLoad, AMadeAdapterLoadsEveryPairAsStored) {
   }
   EXPECT_EQ(down->bp.size(), 64u * 8);
   EXPECT_EQ(ad.num_bytes(), 4 * (2 * 8 * (64 + 96) + 2 * 8 * (64 + 64) + 8 * (64 + 512)));
+}
+
+TEST(LoraLoad, AnF16AdapterIsKeptAsItsF16BitsAndOthersAsF32) {
+  testing::TempDir dir;
+  auto model = testing::make_and_load(llama_spec(1, 64), dir);
+  ASSERT_NE(model, nullptr);
+  for (const GgmlType dtype : {GgmlType::kF16, GgmlType::kBF16}) {
+    RandomLoraSpec spec;
+    spec.rank = 4;
+    spec.dtype = dtype;
+    spec.targets = *parse_lora_targets("v");
+    ASSERT_TRUE(make_random_lora(dir.file("m.gguf"), dir.file("a.gguf"), spec).ok());
+    auto a = load_lora(dir.file("a.gguf"), *model, "x");
+    ASSERT_TRUE(a.ok()) << a.status().to_string();
+    const LoraPair* v = (*a)->find(0, LoraTarget::kV);
+    ASSERT_NE(v, nullptr);
+    auto file = GgufFile::open(dir.file("a.gguf"));
+    const GgufTensorInfo* fa = file->find_tensor("blk.0.attn_v.weight.lora_a");
+    if (dtype == GgmlType::kF16) {
+      EXPECT_TRUE(v->f16);
+      ASSERT_EQ(v->a16.size(), 4u * 64);
+      EXPECT_EQ(std::memcmp(v->a16.data(), file->tensor_data(*fa).data(), 4 * 64 * 2), 0) << "A's bits changed";
+      EXPECT_TRUE(v->a.empty());
+      EXPECT_EQ((*a)->num_bytes(), 2 * (4 * 64 + 32 * 4));
+    } else {
+      EXPECT_FALSE(v->f16);  // BF16 widens exactly to F32
+      EXPECT_EQ(v->a.size(), 4u * 64);
+    }
+  }
 }
 
 TEST(LoraLoad, WithoutAlphaTheScaleIsTheUsersAlone) {

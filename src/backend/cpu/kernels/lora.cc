@@ -33,20 +33,20 @@ const LoraKernels& selected_lora_kernels() {
   return kernels;
 }
 
-void lora_shrink(const float* a, int32_t rank, int64_t cols, const float* x, int64_t x_stride,
+void lora_shrink(const void* a, bool f16, int32_t rank, int64_t cols, const float* x, int64_t x_stride,
                  std::span<const int32_t> rows, float* t, int64_t t_stride) {
   MET_CHECK(rank >= 1 && cols >= 0, "lora_shrink: rank {}, cols {}", rank, cols);
   if (rows.empty()) return;
-  selected_lora_kernels().shrink(a, rank, cols, x, x_stride, rows.data(), static_cast<int64_t>(rows.size()), t,
+  selected_lora_kernels().shrink(a, f16, rank, cols, x, x_stride, rows.data(), static_cast<int64_t>(rows.size()), t,
                                  t_stride);
 }
 
-void lora_expand(const float* bp, int32_t rank, int64_t out_cols, float scale, const float* t, int64_t t_stride,
+void lora_expand(const void* bp, bool f16, int32_t rank, int64_t out_cols, float scale, const float* t, int64_t t_stride,
                  std::span<const int32_t> rows, float* y, int64_t y_stride, int64_t o_begin, int64_t o_end) {
   MET_CHECK(rank >= 1 && 0 <= o_begin && o_begin <= o_end && o_end <= out_cols,
             "lora_expand: rank {}, outputs [{}, {}) of {}", rank, o_begin, o_end, out_cols);
   if (rows.empty() || o_begin == o_end) return;
-  selected_lora_kernels().expand(bp, rank, out_cols, scale, t, t_stride, rows.data(),
+  selected_lora_kernels().expand(bp, f16, rank, out_cols, scale, t, t_stride, rows.data(),
                                  static_cast<int64_t>(rows.size()), y, y_stride, o_begin, o_end);
 }
 

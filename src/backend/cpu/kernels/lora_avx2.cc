@@ -1,11 +1,13 @@
 // AVX2 LoRA kernels (lora_kernels.h): lora_avx512.cc's order with 8 lanes
-// per vector; shrink's last partial vector of inputs is summed lane by lane,
-// expand takes two panels a pass as four halves, masked at the range's ends.
+// per vector, for F32 or F16 storage (F16 widened exactly as it is loaded,
+// F16C); shrink's last partial vector of inputs is summed lane by lane,
+// expand takes two panels a pass as four halves, y masked at the range's ends.
 // Results agree with the reference to float rounding.
 // Threading: pure functions. Tested by tests/backend/lora_kernels_test.cc.
 #include <immintrin.h>
 
 #include "backend/cpu/kernels/lora_kernels.h"
+#include "tensor/half.h"
 
 namespace met::cpu::avx2 {
 namespace {
@@ -25,53 +27,73 @@ float lora_hsum(__m256 v) {
   return _mm_cvtss_f32(_mm_add_ss(h, _mm_movehdup_ps(h)));
 }
 
+// 8 values at element i of F32 or F16 storage.
+template <bool F16>
+__m256 load8(const void* p, int64_t i) {
+  if constexpr (F16) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(p) + i)));
+  } else {
+    return _mm256_loadu_ps(static_cast<const float*>(p) + i);
+  }
+}
+
+template <bool F16>
+float load1(const void* p, int64_t i) {
+  if constexpr (F16) {
+    return fp16_to_f32(static_cast<const uint16_t*>(p)[i]);
+  } else {
+    return static_cast<const float*>(p)[i];
+  }
+}
+
 // t[k0 .. k0 + n) for one row, n <= 4.
-void shrink_rows_of_a(const float* a, int32_t k0, int32_t n, int64_t cols, const float* x, float* t) {
+template <bool F16>
+void shrink_rows_of_a(const void* a, int32_t k0, int32_t n, int64_t cols, const float* x, float* t) {
   __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
   const int64_t full = cols / 8 * 8;
   for (int64_t c = 0; c < full; c += 8) {
     const __m256 xv = _mm256_loadu_ps(x + c);
-    for (int32_t j = 0; j < n; ++j) acc[j] = _mm256_fmadd_ps(_mm256_loadu_ps(a + (k0 + j) * cols + c), xv, acc[j]);
+    for (int32_t j = 0; j < n; ++j) acc[j] = _mm256_fmadd_ps(load8<F16>(a, (k0 + j) * cols + c), xv, acc[j]);
   }
   for (int32_t j = 0; j < n; ++j) {
     float sum = lora_hsum(acc[j]);
-    for (int64_t c = full; c < cols; ++c) sum += a[(k0 + j) * cols + c] * x[c];
+    for (int64_t c = full; c < cols; ++c) sum += load1<F16>(a, (k0 + j) * cols + c) * x[c];
     t[k0 + j] = sum;
   }
 }
 
-}  // namespace
-
-void lora_shrink(const float* a, int32_t rank, int64_t cols, const float* x, int64_t x_stride, const int32_t* rows,
-                 int64_t num_rows, float* t, int64_t t_stride) {
+template <bool F16>
+void shrink(const void* a, int32_t rank, int64_t cols, const float* x, int64_t x_stride, const int32_t* rows,
+            int64_t num_rows, float* t, int64_t t_stride) {
   // Four rows of A at a time for every row of x: those rows stay in L1 while
   // the group's rows stream past them, so A is read from memory once per group.
   for (int32_t k = 0; k < rank; k += 4) {
     for (int64_t i = 0; i < num_rows; ++i) {
-      shrink_rows_of_a(a, k, rank - k < 4 ? rank - k : 4, cols, x + rows[i] * x_stride, t + rows[i] * t_stride);
+      shrink_rows_of_a<F16>(a, k, rank - k < 4 ? rank - k : 4, cols, x + rows[i] * x_stride, t + rows[i] * t_stride);
     }
   }
 }
 
-void lora_expand(const float* bp, int32_t rank, int64_t /*out_cols*/, float scale, const float* t,
-                 int64_t t_stride, const int32_t* rows, int64_t num_rows, float* y, int64_t y_stride, int64_t o_begin,
-                 int64_t o_end) {
+template <bool F16>
+void expand(const void* bp, int32_t rank, float scale, const float* t, int64_t t_stride, const int32_t* rows,
+            int64_t num_rows, float* y, int64_t y_stride, int64_t o_begin, int64_t o_end) {
   const __m256 s = _mm256_set1_ps(scale);
   const int64_t panel_floats = int64_t{rank} * 16;
-  // Two panels a pass, each as two halves of 8 outputs.
+  // Two panels a pass, each as two halves of 8 outputs; panels are padded,
+  // so only y's lanes are masked.
   for (int64_t p0 = o_begin / 16; p0 * 16 < o_end; p0 += 2) {
     __m256i m[4];
     for (int v = 0; v < 4; ++v) m[v] = range_mask(p0 * 16 + 8 * v, o_begin, o_end);
-    const float* panel = bp + p0 * panel_floats;
+    const bool second = (p0 + 1) * 16 < o_end;  // the pass's second panel is in range
     for (int64_t i = 0; i < num_rows; ++i) {
       const float* ti = t + rows[i] * t_stride;
       float* yi = y + rows[i] * y_stride + p0 * 16;
       __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
       for (int32_t k = 0; k < rank; ++k) {
         const __m256 tk = _mm256_set1_ps(ti[k]);
-        for (int v = 0; v < 4; ++v) {
-          const float* at = panel + (v / 2) * panel_floats + k * 16 + 8 * (v % 2);
-          acc[v] = _mm256_fmadd_ps(tk, _mm256_maskload_ps(at, m[v]), acc[v]);
+        for (int v = 0; v < (second ? 4 : 2); ++v) {
+          const int64_t at = (p0 + v / 2) * panel_floats + k * 16 + 8 * (v % 2);
+          acc[v] = _mm256_fmadd_ps(tk, load8<F16>(bp, at), acc[v]);
         }
       }
       for (int v = 0; v < 4; ++v) {
@@ -80,6 +102,21 @@ void lora_expand(const float* bp, int32_t rank, int64_t /*out_cols*/, float scal
       }
     }
   }
+}
+
+}  // namespace
+
+void lora_shrink(const void* a, bool f16, int32_t rank, int64_t cols, const float* x, int64_t x_stride,
+                 const int32_t* rows, int64_t num_rows, float* t, int64_t t_stride) {
+  if (f16) return shrink<true>(a, rank, cols, x, x_stride, rows, num_rows, t, t_stride);
+  shrink<false>(a, rank, cols, x, x_stride, rows, num_rows, t, t_stride);
+}
+
+void lora_expand(const void* bp, bool f16, int32_t rank, int64_t /*out_cols*/, float scale, const float* t,
+                 int64_t t_stride, const int32_t* rows, int64_t num_rows, float* y, int64_t y_stride, int64_t o_begin,
+                 int64_t o_end) {
+  if (f16) return expand<true>(bp, rank, scale, t, t_stride, rows, num_rows, y, y_stride, o_begin, o_end);
+  expand<false>(bp, rank, scale, t, t_stride, rows, num_rows, y, y_stride, o_begin, o_end);
 }
 
 }  // namespace met::cpu::avx2

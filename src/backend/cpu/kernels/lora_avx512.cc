@@ -1,5 +1,6 @@
 // AVX-512 LoRA kernels (lora_kernels.h), register-blocked over the group's
-// rows. Shrink: four of A's rows against four rows of x at a time (16 dot
+// rows, for F32 or F16 storage (F16 widened exactly as it is loaded).
+// Shrink: four of A's rows against four rows of x at a time (16 dot
 // products in registers, 16 inputs per vector, masked at the end), each
 // reduced at its end. Expand: four panels of 16 outputs (B's packed layout)
 // for four rows at a time, masked at the range's ends; per row the sum over
@@ -22,13 +23,23 @@ __mmask16 tail_mask(int64_t remaining) {
   return remaining >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << remaining) - 1);
 }
 
+// 16 values at `p` (element i of F32 or F16 storage), lanes outside `m` zero.
+template <bool F16>
+__m512 load16(const void* p, int64_t i, __mmask16 m) {
+  if constexpr (F16) {
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, static_cast<const uint16_t*>(p) + i));
+  } else {
+    return _mm512_maskz_loadu_ps(m, static_cast<const float*>(p) + i);
+  }
+}
+
 // t[k0 .. k0 + nk) of NR rows at once (nk <= 4): a 4 × NR block of dot
 // products, each load of A or x used by four or NR multiply-adds.
-template <int NR>
-void shrink_block(const float* a, int32_t k0, int32_t nk, int64_t cols, const float* x, int64_t x_stride,
+template <bool F16, int NR>
+void shrink_block(const void* a, int32_t k0, int32_t nk, int64_t cols, const float* x, int64_t x_stride,
                   const int32_t* rows, float* t, int64_t t_stride) {
-  const float* ar[4];
-  for (int j = 0; j < 4; ++j) ar[j] = a + (k0 + (j < nk ? j : 0)) * cols;  // rows past nk repeat row k0, unused
+  int64_t ar[4];  // element offsets of the four rows of A
+  for (int j = 0; j < 4; ++j) ar[j] = (k0 + (j < nk ? j : 0)) * cols;  // rows past nk repeat row k0, unused
   const float* xr[NR];
   for (int r = 0; r < NR; ++r) xr[r] = x + rows[r] * x_stride;
   __m512 acc[4][NR];
@@ -40,7 +51,7 @@ void shrink_block(const float* a, int32_t k0, int32_t nk, int64_t cols, const fl
     __m512 xv[NR];
     for (int r = 0; r < NR; ++r) xv[r] = _mm512_maskz_loadu_ps(m, xr[r] + c);
     for (int j = 0; j < 4; ++j) {
-      const __m512 av = _mm512_maskz_loadu_ps(m, ar[j] + c);
+      const __m512 av = load16<F16>(a, ar[j] + c, m);
       for (int r = 0; r < NR; ++r) acc[j][r] = _mm512_fmadd_ps(av, xv[r], acc[j][r]);
     }
   }
@@ -52,8 +63,8 @@ void shrink_block(const float* a, int32_t k0, int32_t nk, int64_t cols, const fl
 
 // Panels [p0, p0 + 4) for NR rows at once: each panel vector loaded once
 // for the NR rows.
-template <int NR>
-void expand_block(const float* panel, int64_t panel_floats, int32_t rank, const __mmask16* m, __m512 s,
+template <bool F16, int NR>
+void expand_block(const void* bp, int64_t panel0, int64_t panel_floats, int32_t rank, const __mmask16* m, __m512 s,
                   const float* t, int64_t t_stride, const int32_t* rows, float* y, int64_t y_stride, int64_t o0) {
   __m512 acc[NR][4];
   for (auto& row : acc) {
@@ -61,7 +72,7 @@ void expand_block(const float* panel, int64_t panel_floats, int32_t rank, const 
   }
   for (int32_t k = 0; k < rank; ++k) {
     __m512 pv[4];
-    for (int v = 0; v < 4; ++v) pv[v] = _mm512_maskz_loadu_ps(m[v], panel + v * panel_floats + k * 16);
+    for (int v = 0; v < 4; ++v) pv[v] = load16<F16>(bp, panel0 + v * panel_floats + k * 16, m[v]);
     for (int r = 0; r < NR; ++r) {
       const __m512 tk = _mm512_set1_ps(t[rows[r] * t_stride + k]);
       for (int v = 0; v < 4; ++v) acc[r][v] = _mm512_fmadd_ps(tk, pv[v], acc[r][v]);
@@ -76,26 +87,25 @@ void expand_block(const float* panel, int64_t panel_floats, int32_t rank, const 
   }
 }
 
-}  // namespace
-
-void lora_shrink(const float* a, int32_t rank, int64_t cols, const float* x, int64_t x_stride, const int32_t* rows,
-                 int64_t num_rows, float* t, int64_t t_stride) {
+template <bool F16>
+void shrink(const void* a, int32_t rank, int64_t cols, const float* x, int64_t x_stride, const int32_t* rows,
+            int64_t num_rows, float* t, int64_t t_stride) {
   for (int32_t k = 0; k < rank; k += 4) {
     const int32_t nk = rank - k < 4 ? rank - k : 4;
     int64_t i = 0;
-    for (; i + 4 <= num_rows; i += 4) shrink_block<4>(a, k, nk, cols, x, x_stride, rows + i, t, t_stride);
+    for (; i + 4 <= num_rows; i += 4) shrink_block<F16, 4>(a, k, nk, cols, x, x_stride, rows + i, t, t_stride);
     switch (num_rows - i) {
-      case 3: shrink_block<3>(a, k, nk, cols, x, x_stride, rows + i, t, t_stride); break;
-      case 2: shrink_block<2>(a, k, nk, cols, x, x_stride, rows + i, t, t_stride); break;
-      case 1: shrink_block<1>(a, k, nk, cols, x, x_stride, rows + i, t, t_stride); break;
+      case 3: shrink_block<F16, 3>(a, k, nk, cols, x, x_stride, rows + i, t, t_stride); break;
+      case 2: shrink_block<F16, 2>(a, k, nk, cols, x, x_stride, rows + i, t, t_stride); break;
+      case 1: shrink_block<F16, 1>(a, k, nk, cols, x, x_stride, rows + i, t, t_stride); break;
       default: break;
     }
   }
 }
 
-void lora_expand(const float* bp, int32_t rank, int64_t /*out_cols*/, float scale, const float* t,
-                 int64_t t_stride, const int32_t* rows, int64_t num_rows, float* y, int64_t y_stride, int64_t o_begin,
-                 int64_t o_end) {
+template <bool F16>
+void expand(const void* bp, int32_t rank, float scale, const float* t, int64_t t_stride, const int32_t* rows,
+            int64_t num_rows, float* y, int64_t y_stride, int64_t o_begin, int64_t o_end) {
   const __m512 s = _mm512_set1_ps(scale);
   const int64_t panel_floats = int64_t{rank} * 16;
   for (int64_t p0 = o_begin / 16; p0 * 16 < o_end; p0 += 4) {
@@ -104,18 +114,31 @@ void lora_expand(const float* bp, int32_t rank, int64_t /*out_cols*/, float scal
       const int64_t lo = std::max(o_begin, (p0 + v) * 16), hi = std::min(o_end, (p0 + v + 1) * 16);
       m[v] = hi > lo ? static_cast<__mmask16>(((1u << (hi - lo)) - 1) << (lo - (p0 + v) * 16)) : 0;
     }
-    const float* panel = bp + p0 * panel_floats;
+    const int64_t panel0 = p0 * panel_floats, o0 = p0 * 16;
     int64_t i = 0;
     for (; i + 4 <= num_rows; i += 4) {
-      expand_block<4>(panel, panel_floats, rank, m, s, t, t_stride, rows + i, y, y_stride, p0 * 16);
+      expand_block<F16, 4>(bp, panel0, panel_floats, rank, m, s, t, t_stride, rows + i, y, y_stride, o0);
     }
-    switch (num_rows - i) {
-      case 3: expand_block<3>(panel, panel_floats, rank, m, s, t, t_stride, rows + i, y, y_stride, p0 * 16); break;
-      case 2: expand_block<2>(panel, panel_floats, rank, m, s, t, t_stride, rows + i, y, y_stride, p0 * 16); break;
-      case 1: expand_block<1>(panel, panel_floats, rank, m, s, t, t_stride, rows + i, y, y_stride, p0 * 16); break;
-      default: break;
-    }
+    const int64_t left = num_rows - i;
+    if (left == 3) expand_block<F16, 3>(bp, panel0, panel_floats, rank, m, s, t, t_stride, rows + i, y, y_stride, o0);
+    if (left == 2) expand_block<F16, 2>(bp, panel0, panel_floats, rank, m, s, t, t_stride, rows + i, y, y_stride, o0);
+    if (left == 1) expand_block<F16, 1>(bp, panel0, panel_floats, rank, m, s, t, t_stride, rows + i, y, y_stride, o0);
   }
+}
+
+}  // namespace
+
+void lora_shrink(const void* a, bool f16, int32_t rank, int64_t cols, const float* x, int64_t x_stride,
+                 const int32_t* rows, int64_t num_rows, float* t, int64_t t_stride) {
+  if (f16) return shrink<true>(a, rank, cols, x, x_stride, rows, num_rows, t, t_stride);
+  shrink<false>(a, rank, cols, x, x_stride, rows, num_rows, t, t_stride);
+}
+
+void lora_expand(const void* bp, bool f16, int32_t rank, int64_t /*out_cols*/, float scale, const float* t,
+                 int64_t t_stride, const int32_t* rows, int64_t num_rows, float* y, int64_t y_stride, int64_t o_begin,
+                 int64_t o_end) {
+  if (f16) return expand<true>(bp, rank, scale, t, t_stride, rows, num_rows, y, y_stride, o_begin, o_end);
+  expand<false>(bp, rank, scale, t, t_stride, rows, num_rows, y, y_stride, o_begin, o_end);
 }
 
 }  // namespace met::cpu::avx512

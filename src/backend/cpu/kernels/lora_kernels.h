@@ -11,9 +11,9 @@
 namespace met::cpu {
 
 // lora.h's contracts over rows[0, num_rows), checked by the caller.
-using LoraShrinkFn = void (*)(const float* a, int32_t rank, int64_t cols, const float* x, int64_t x_stride,
+using LoraShrinkFn = void (*)(const void* a, bool f16, int32_t rank, int64_t cols, const float* x, int64_t x_stride,
                               const int32_t* rows, int64_t num_rows, float* t, int64_t t_stride);
-using LoraExpandFn = void (*)(const float* bp, int32_t rank, int64_t out_cols, float scale, const float* t,
+using LoraExpandFn = void (*)(const void* bp, bool f16, int32_t rank, int64_t out_cols, float scale, const float* t,
                               int64_t t_stride, const int32_t* rows, int64_t num_rows, float* y, int64_t y_stride,
                               int64_t o_begin, int64_t o_end);
 
@@ -23,9 +23,9 @@ struct LoraKernels {
 };
 
 #define MET_LORA_KERNELS_DECL                                                                               \
-  void lora_shrink(const float* a, int32_t rank, int64_t cols, const float* x, int64_t x_stride,          \
+  void lora_shrink(const void* a, bool f16, int32_t rank, int64_t cols, const float* x, int64_t x_stride, \
                    const int32_t* rows, int64_t num_rows, float* t, int64_t t_stride);                    \
-  void lora_expand(const float* bp, int32_t rank, int64_t out_cols, float scale, const float* t,          \
+  void lora_expand(const void* bp, bool f16, int32_t rank, int64_t out_cols, float scale, const float* t, \
                    int64_t t_stride, const int32_t* rows, int64_t num_rows, float* y, int64_t y_stride,    \
                    int64_t o_begin, int64_t o_end);
 
