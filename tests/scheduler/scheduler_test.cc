@@ -373,7 +373,12 @@ TEST(Scheduler, APrefixHitReusesCachedBlocksAndCountsCachedTokens) {
 }
 
 TEST(Scheduler, PrefixHitsNeverCrossTenantsOrAdapters) {
-  SchedFixture f;
+  SchedFixtureOptions o;
+  o.device.num_adapter_slots = 1;
+  SchedFixture f(o);
+  auto lora = std::make_shared<LoraAdapter>();
+  lora->name = "x";
+  lora->max_rank = 4;
   const std::vector<TokenId> prompt = make_prompt(70, 21);
   EngineRequest a = greedy_request(prompt, 2);
   a.cache_salt = "alice";
@@ -384,15 +389,23 @@ TEST(Scheduler, PrefixHitsNeverCrossTenantsOrAdapters) {
   const uint64_t b = f.submit(std::move(bob));
   EngineRequest adapter = greedy_request(prompt, 2);
   adapter.cache_salt = "alice";
+  adapter.adapter = lora;
   adapter.adapter_id = 3;
   const uint64_t c = f.submit(std::move(adapter));
   EngineRequest alice2 = greedy_request(prompt, 2);
   alice2.cache_salt = "alice";
   const uint64_t d = f.submit(std::move(alice2));
   f.run();
+  EngineRequest adapter2 = greedy_request(prompt, 2);
+  adapter2.cache_salt = "alice";
+  adapter2.adapter = lora;
+  adapter2.adapter_id = 3;
+  const uint64_t e = f.submit(std::move(adapter2));
+  f.run();
   EXPECT_EQ(f.req.at(b).finishes.at(0).usage.cached_prompt_tokens, 0);
   EXPECT_EQ(f.req.at(c).finishes.at(0).usage.cached_prompt_tokens, 0);
   EXPECT_EQ(f.req.at(d).finishes.at(0).usage.cached_prompt_tokens, 64);
+  EXPECT_EQ(f.req.at(e).finishes.at(0).usage.cached_prompt_tokens, 64) << "the adapter's own prefix missed";
 }
 
 TEST(Scheduler, AFailedSequenceIsNeverCached) {
