@@ -1,11 +1,15 @@
-// Tests for `met make-lora` and `met run --lora`, running the built binary:
-// an adapter is written for a made model, the same for a seed; `met run`
-// with it continues a prompt differently from the base model, the same way
-// each time; bad invocations exit non-zero with one line naming the fault.
+// Tests for `met make-lora`, `met run --lora` and `met bench --lora`,
+// running the built binary: an adapter is written for a made model, the
+// same for a seed; `met run` with it continues a prompt differently from the
+// base model, the same way each time; `met bench` reports each decode figure
+// plain and with adapters; bad invocations exit non-zero with one line
+// naming the fault.
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <iterator>
+
+#include <nlohmann/json.hpp>
 
 #include "testing/run_command.h"
 #include "testing/temp_dir.h"
@@ -44,6 +48,35 @@ TEST(MetMakeLora, WritesAnAdapterThatMetRunRuns) {
   ASSERT_EQ(adapted.exit_code, 0) << adapted.err;
   EXPECT_NE(base.out, adapted.out);
   EXPECT_EQ(adapted.out, again.out);
+}
+
+TEST(MetMakeLora, MetBenchReportsEachDecodeFigureWithAndWithoutAdapters) {
+  testing::TempDir dir;
+  const std::string model = dir.file("m.gguf");
+  ASSERT_EQ(run_command(met_binary() + " make-model -o " + shell_quote(model) +
+                        " --layers 1 --embd 64 --heads 4 --kv-heads 2 --ff 128 --vocab 600")
+                .exit_code,
+            0);
+  std::string loras;
+  for (const char* name : {"a", "b"}) {
+    const std::string path = dir.file(std::string(name) + ".gguf");
+    ASSERT_EQ(run_command(met_binary() + " make-lora " + shell_quote(model) + " -o " + shell_quote(path)).exit_code, 0);
+    loras += std::string(" --lora ") + name + "=" + shell_quote(path);
+  }
+  const auto r = run_command(met_binary() + " bench " + shell_quote(model) +
+                             " --prompt-tokens 8 --gen-tokens 2 --batch 1,4 --threads 1 --json" + loras);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["decode"].size(), 4u) << r.out;
+  const int adapters[] = {0, 1, 0, 2};  // batch 1 plain, with 1; batch 4 plain, over both
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(j["decode"][i]["adapters"], adapters[i]) << i;
+    EXPECT_GT(j["decode"][i]["tok_s"].get<double>(), 0.0);
+  }
+  const auto bad = run_command(met_binary() + " bench " + shell_quote(model) + " --gen-tokens 2 --lora x=" +
+                               shell_quote(model));
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("not a LoRA adapter file"), std::string::npos) << bad.err;
 }
 
 TEST(MetMakeLora, BadInvocationsExitNonZeroWithOneLine) {

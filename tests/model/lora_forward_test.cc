@@ -115,37 +115,41 @@ TEST(LoraForward, EachTargetAloneIsItsMergedModel) {
   }
 }
 
+// Appends a seq prefilling `prompt`'s first 7 tokens in `block` with an
+// output on every row, run with adapter `slot`.
+void add_prefill(StepPlan& plan, std::span<const TokenId> prompt, int32_t block, int32_t slot) {
+  const int32_t begin = plan.num_rows();
+  for (int32_t j = 0; j < 7; ++j) {
+    plan.inputs.push_back(FeedToken{prompt[static_cast<size_t>(j)]});
+    plan.positions.push_back(j);
+    plan.outputs.push_back(OutputRow{begin + j, OutputKind::kLogits});
+  }
+  plan.seqs.push_back(StepSeq{begin, 7, 0, {BlockId(block)}, std::nullopt});
+  plan.seqs.back().adapter_slot = slot;
+}
+
 // One seq per entry of `slots`, each prefilling its own 7-token prompt with
 // an output on every row, in one step (or alone); its logits, per seq.
 std::vector<std::vector<float>> run_seqs(Device& dev, const std::vector<int32_t>& slots, bool together) {
   std::vector<std::vector<float>> out(slots.size());
   StepPlan plan;
-  auto flush = [&](std::vector<size_t>& members) {
+  std::vector<size_t> members;
+  auto flush = [&] {
     const StepResult r = testing::run_step(dev, plan);
-    size_t o = 0;
-    for (size_t i : members) {
-      out[i].assign(r.logits.begin() + static_cast<ptrdiff_t>(o * 512),
-                    r.logits.begin() + static_cast<ptrdiff_t>((o + 7) * 512));
-      o += 7;
+    for (size_t m = 0; m < members.size(); ++m) {
+      out[members[m]].assign(r.logits.begin() + static_cast<ptrdiff_t>(m * 7 * 512),
+                             r.logits.begin() + static_cast<ptrdiff_t>((m + 1) * 7 * 512));
     }
     plan = StepPlan{};
     members.clear();
   };
-  std::vector<size_t> members;
   for (size_t i = 0; i < slots.size(); ++i) {
     const auto prompt = testing::fixed_prompt(7 + i, 512);
-    const auto begin = plan.num_rows();
-    for (int32_t j = 0; j < 7; ++j) {
-      plan.inputs.push_back(FeedToken{prompt[static_cast<size_t>(j) + i]});
-      plan.positions.push_back(j);
-      plan.outputs.push_back(OutputRow{begin + j, OutputKind::kLogits});
-    }
-    plan.seqs.push_back(StepSeq{begin, 7, 0, {BlockId(static_cast<int32_t>(i))}, std::nullopt});
-    plan.seqs.back().adapter_slot = slots[i];
+    add_prefill(plan, std::span<const TokenId>(prompt).subspan(i), static_cast<int32_t>(i), slots[i]);
     members.push_back(i);
-    if (!together) flush(members);
+    if (!together) flush();
   }
-  if (together) flush(members);
+  if (together) flush();
   return out;
 }
 
@@ -187,14 +191,7 @@ TEST(LoraForward, ALaunchedStepKeepsTheAdaptersItWasLaunchedWith) {
   ASSERT_TRUE(dev->bind_adapter(0, held).ok());
   const auto expected = run_seqs(*dev, {0}, true);
   StepPlan plan;
-  const auto prompt = testing::fixed_prompt(7, 512);
-  for (int32_t j = 0; j < 7; ++j) {
-    plan.inputs.push_back(FeedToken{prompt[static_cast<size_t>(j)]});
-    plan.positions.push_back(j);
-    plan.outputs.push_back(OutputRow{j, OutputKind::kLogits});
-  }
-  plan.seqs.push_back(StepSeq{0, 7, 0, {BlockId(0)}, std::nullopt});
-  plan.seqs.back().adapter_slot = 0;
+  add_prefill(plan, testing::fixed_prompt(7, 512), 0, 0);
   auto ticket = dev->launch(plan);
   ASSERT_TRUE(ticket.ok());
   const std::weak_ptr<const LoraAdapter> weak = held;

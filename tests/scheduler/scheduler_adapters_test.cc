@@ -46,19 +46,11 @@ SchedFixtureOptions with_slots(SchedFixtureOptions o, int32_t slots) {
   return o;
 }
 
-// Runs requests 0..n-1 to the end; each must finish once; the pools are full.
+// Runs requests 0..n-1 to the end (testing::run_to_end's checks).
 std::vector<std::vector<TokenId>> run_adapters(SchedFixture& f, const Adapters& ads, int n) {
   std::vector<uint64_t> ids;
   for (int i = 0; i < n; ++i) ids.push_back(f.submit(adapter_request(ads, i)));
-  f.run();
-  std::vector<std::vector<TokenId>> out;
-  for (uint64_t id : ids) {
-    EXPECT_EQ(f.req.at(id).num_terminal(), 1);
-    EXPECT_EQ(f.req.at(id).finishes.size(), 1u) << (f.req.at(id).errors.empty() ? "" : f.req.at(id).errors[0]);
-    out.push_back(f.req.at(id).tokens);
-  }
-  EXPECT_TRUE(f.pool_is_full());
-  return out;
+  return testing::run_to_end(f, ids);
 }
 
 // Each request alone, on a roomy device with a slot per adapter.

@@ -133,10 +133,9 @@ inline SchedFixtureOptions tight_swap_pool() {
   return o;
 }
 
-// Runs submit_many(f, n) to the end; checks each got one finish frame and the
-// pool is full; returns the tokens.
-inline std::vector<std::vector<TokenId>> run_many(SchedFixture& f, int n) {
-  const std::vector<uint64_t> ids = submit_many(f, n);
+// Runs the requests `ids` to the end; checks each got one finish frame and
+// the pool is full; returns the tokens.
+inline std::vector<std::vector<TokenId>> run_to_end(SchedFixture& f, const std::vector<uint64_t>& ids) {
   f.run();
   std::vector<std::vector<TokenId>> out;
   for (uint64_t id : ids) {
@@ -147,6 +146,9 @@ inline std::vector<std::vector<TokenId>> run_many(SchedFixture& f, int n) {
   EXPECT_TRUE(f.pool_is_full());
   return out;
 }
+
+// Runs submit_many(f, n) to the end, as run_to_end.
+inline std::vector<std::vector<TokenId>> run_many(SchedFixture& f, int n) { return run_to_end(f, submit_many(f, n)); }
 
 enum class FaultPort { kDevice, kSpill };
 
