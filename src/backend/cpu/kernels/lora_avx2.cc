@@ -1,7 +1,8 @@
 // AVX2 LoRA kernels (lora_kernels.h): lora_avx512.cc's order with 8 lanes
 // per vector, for F32 or F16 storage (F16 widened exactly as it is loaded,
-// F16C); shrink's last partial vector of inputs is summed lane by lane,
-// expand takes two panels a pass as four halves, y masked at the range's ends.
+// F16C), register-blocked over two rows at a time (16 registers); shrink's
+// last partial vector of inputs is summed lane by lane, expand takes two
+// panels a pass as four halves, y masked at the range's ends.
 // Results agree with the reference to float rounding.
 // Threading: pure functions. Tested by tests/backend/lora_kernels_test.cc.
 #include <immintrin.h>
@@ -46,30 +47,77 @@ float load1(const void* p, int64_t i) {
   }
 }
 
-// t[k0 .. k0 + n) for one row, n <= 4.
-template <bool F16>
-void shrink_rows_of_a(const void* a, int32_t k0, int32_t n, int64_t cols, const float* x, float* t) {
-  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+// t[k0 .. k0 + n) of NR rows at once (n <= 4): a 4 × NR block of dot
+// products in registers, each load of A or x used by NR or four
+// multiply-adds; inputs past the last full vector are summed lane by lane.
+template <bool F16, int NR>
+void shrink_block(const void* a, int32_t k0, int32_t n, int64_t cols, const float* x, int64_t x_stride,
+                  const int32_t* rows, float* t, int64_t t_stride) {
+  int64_t ar[4];  // element offsets of the four rows of A; rows past n repeat row k0, unused
+  for (int j = 0; j < 4; ++j) ar[j] = (k0 + (j < n ? j : 0)) * cols;
+  const float* xr[NR];
+  for (int r = 0; r < NR; ++r) xr[r] = x + rows[r] * x_stride;
+  __m256 acc[4][NR];  // indexed by constants only, so it stays in registers
+  for (int j = 0; j < 4; ++j) {
+    for (int r = 0; r < NR; ++r) acc[j][r] = _mm256_setzero_ps();
+  }
   const int64_t full = cols / 8 * 8;
   for (int64_t c = 0; c < full; c += 8) {
-    const __m256 xv = _mm256_loadu_ps(x + c);
-    for (int32_t j = 0; j < n; ++j) acc[j] = _mm256_fmadd_ps(load8<F16>(a, (k0 + j) * cols + c), xv, acc[j]);
+    __m256 xv[NR];
+    for (int r = 0; r < NR; ++r) xv[r] = _mm256_loadu_ps(xr[r] + c);
+    for (int j = 0; j < 4; ++j) {
+      const __m256 av = load8<F16>(a, ar[j] + c);
+      for (int r = 0; r < NR; ++r) acc[j][r] = _mm256_fmadd_ps(av, xv[r], acc[j][r]);
+    }
   }
-  for (int32_t j = 0; j < n; ++j) {
-    float sum = lora_hsum(acc[j]);
-    for (int64_t c = full; c < cols; ++c) sum += load1<F16>(a, (k0 + j) * cols + c) * x[c];
-    t[k0 + j] = sum;
+  for (int r = 0; r < NR; ++r) {
+    float sums[4];
+    for (int j = 0; j < 4; ++j) sums[j] = lora_hsum(acc[j][r]);
+    for (int32_t j = 0; j < n; ++j) {
+      for (int64_t c = full; c < cols; ++c) sums[j] += load1<F16>(a, ar[j] + c) * xr[r][c];
+      t[rows[r] * t_stride + k0 + j] = sums[j];
+    }
   }
 }
 
 template <bool F16>
 void shrink(const void* a, int32_t rank, int64_t cols, const float* x, int64_t x_stride, const int32_t* rows,
             int64_t num_rows, float* t, int64_t t_stride) {
-  // Four rows of A at a time for every row of x: those rows stay in L1 while
-  // the group's rows stream past them, so A is read from memory once per group.
   for (int32_t k = 0; k < rank; k += 4) {
-    for (int64_t i = 0; i < num_rows; ++i) {
-      shrink_rows_of_a<F16>(a, k, rank - k < 4 ? rank - k : 4, cols, x + rows[i] * x_stride, t + rows[i] * t_stride);
+    const int32_t n = rank - k < 4 ? rank - k : 4;
+    int64_t i = 0;
+    for (; i + 2 <= num_rows; i += 2) shrink_block<F16, 2>(a, k, n, cols, x, x_stride, rows + i, t, t_stride);
+    if (i < num_rows) shrink_block<F16, 1>(a, k, n, cols, x, x_stride, rows + i, t, t_stride);
+  }
+}
+
+// Panels p0 and p0 + 1 (four halves of 8 outputs; the second panel only if
+// `second`) for NR rows at once: each half loaded once for the NR rows.
+// Panels are padded, so only y's lanes are masked.
+template <bool F16, int NR>
+void expand_block(const void* bp, int64_t p0, int64_t panel_floats, int32_t rank, bool second, const __m256i* m,
+                  __m256 s, const float* t, int64_t t_stride, const int32_t* rows, float* y, int64_t y_stride) {
+  __m256 acc[NR][4];  // indexed by constants only, so it stays in registers
+  for (int r = 0; r < NR; ++r) {
+    for (int v = 0; v < 4; ++v) acc[r][v] = _mm256_setzero_ps();
+  }
+  const float* tr[NR];
+  for (int r = 0; r < NR; ++r) tr[r] = t + rows[r] * t_stride;
+  const int64_t second_at = second ? panel_floats : 0;  // a panel out of range reads the first again, unused
+  for (int32_t k = 0; k < rank; ++k) {
+    const int64_t at = p0 * panel_floats + k * 16;
+    const __m256 pv[4] = {load8<F16>(bp, at), load8<F16>(bp, at + 8), load8<F16>(bp, at + second_at),
+                          load8<F16>(bp, at + second_at + 8)};
+    for (int r = 0; r < NR; ++r) {
+      const __m256 tk = _mm256_set1_ps(tr[r][k]);
+      for (int v = 0; v < 4; ++v) acc[r][v] = _mm256_fmadd_ps(tk, pv[v], acc[r][v]);
+    }
+  }
+  for (int r = 0; r < NR; ++r) {
+    float* yr = y + rows[r] * y_stride + p0 * 16;
+    for (int v = 0; v < 4; ++v) {
+      const __m256 yv = _mm256_maskload_ps(yr + 8 * v, m[v]);
+      _mm256_maskstore_ps(yr + 8 * v, m[v], _mm256_add_ps(yv, _mm256_mul_ps(s, acc[r][v])));
     }
   }
 }
@@ -79,28 +127,15 @@ void expand(const void* bp, int32_t rank, float scale, const float* t, int64_t t
             int64_t num_rows, float* y, int64_t y_stride, int64_t o_begin, int64_t o_end) {
   const __m256 s = _mm256_set1_ps(scale);
   const int64_t panel_floats = int64_t{rank} * 16;
-  // Two panels a pass, each as two halves of 8 outputs; panels are padded,
-  // so only y's lanes are masked.
   for (int64_t p0 = o_begin / 16; p0 * 16 < o_end; p0 += 2) {
     __m256i m[4];
     for (int v = 0; v < 4; ++v) m[v] = range_mask(p0 * 16 + 8 * v, o_begin, o_end);
     const bool second = (p0 + 1) * 16 < o_end;  // the pass's second panel is in range
-    for (int64_t i = 0; i < num_rows; ++i) {
-      const float* ti = t + rows[i] * t_stride;
-      float* yi = y + rows[i] * y_stride + p0 * 16;
-      __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-      for (int32_t k = 0; k < rank; ++k) {
-        const __m256 tk = _mm256_set1_ps(ti[k]);
-        for (int v = 0; v < (second ? 4 : 2); ++v) {
-          const int64_t at = (p0 + v / 2) * panel_floats + k * 16 + 8 * (v % 2);
-          acc[v] = _mm256_fmadd_ps(tk, load8<F16>(bp, at), acc[v]);
-        }
-      }
-      for (int v = 0; v < 4; ++v) {
-        const __m256 yv = _mm256_maskload_ps(yi + 8 * v, m[v]);
-        _mm256_maskstore_ps(yi + 8 * v, m[v], _mm256_add_ps(yv, _mm256_mul_ps(s, acc[v])));
-      }
+    int64_t i = 0;
+    for (; i + 2 <= num_rows; i += 2) {
+      expand_block<F16, 2>(bp, p0, panel_floats, rank, second, m, s, t, t_stride, rows + i, y, y_stride);
     }
+    if (i < num_rows) expand_block<F16, 1>(bp, p0, panel_floats, rank, second, m, s, t, t_stride, rows + i, y, y_stride);
   }
 }
 
