@@ -135,7 +135,9 @@ void expand(const void* bp, int32_t rank, float scale, const float* t, int64_t t
     for (; i + 2 <= num_rows; i += 2) {
       expand_block<F16, 2>(bp, p0, panel_floats, rank, second, m, s, t, t_stride, rows + i, y, y_stride);
     }
-    if (i < num_rows) expand_block<F16, 1>(bp, p0, panel_floats, rank, second, m, s, t, t_stride, rows + i, y, y_stride);
+    if (i < num_rows) {
+      expand_block<F16, 1>(bp, p0, panel_floats, rank, second, m, s, t, t_stride, rows + i, y, y_stride);
+    }
   }
 }
 
