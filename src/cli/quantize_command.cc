@@ -20,18 +20,18 @@ struct QuantizeOptions {
 };
 
 Status run_quantize(const QuantizeOptions& o) {
-  std::optional<GgmlType> type = parse_ggml_type(o.dtype);
-  if (!type) return invalid_argument("--dtype '{}' is not a known type", o.dtype);
+  const std::optional<QuantRecipe> recipe = find_quant_recipe(o.dtype);
+  if (!recipe) return invalid_argument("--dtype '{}' is not a known type or recipe", o.dtype);
   const int threads = o.threads > 0 ? o.threads : default_num_threads();
   QuantizeSummary s;
   {
     ProgressBar bar("quantizing");
-    MET_ASSIGN_OR_RETURN(s, quantize_model(o.in_path, o.out_path, *type, threads,
+    MET_ASSIGN_OR_RETURN(s, quantize_model(o.in_path, o.out_path, *recipe, threads,
                                            [&bar](size_t d, size_t t) { bar.update(d, t); }));
   }
   for (const auto& f : s.fallbacks) std::cerr << "met quantize: note: " << f << "\n";
   std::cout << fmt::format("wrote {}: {} tensors quantized to {}, {} copied; {} -> {} bytes\n",
-                           o.out_path, s.num_quantized, ggml_type_name(*type), s.num_copied,
+                           o.out_path, s.num_quantized, recipe->name, s.num_copied,
                            s.in_bytes, s.out_bytes);
   return ok_status();
 }
@@ -43,7 +43,10 @@ void add_quantize_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("quantize", "Rewrite a GGUF model's weights in another dtype");
   cmd->add_option("input", o->in_path, "Input GGUF file")->required();
   cmd->add_option("output", o->out_path, "Output GGUF file")->required();
-  cmd->add_option("--dtype", o->dtype, "q8_0, q4_0, q4_k, q6_k, f16, bf16, mxfp4 (experts; rest q8_0)")->required();
+  cmd->add_option("--dtype", o->dtype,
+                  "q8_0, q4_0, q4_k, q5_k, q6_k, f16, bf16, mxfp4 (experts; rest q8_0), or llama.cpp's mixes "
+                  "q4_k_m, q5_k_m")
+      ->required();
   cmd->add_option("--threads", o->threads, "Threads (default: all cores)");
   cmd->callback([o] { exit_on_error("quantize", run_quantize(*o)); });
 }

@@ -23,10 +23,10 @@ bool is_weight_matrix(const GgufTensorInfo& t) {
          t.name.find("ffn_gate_inp") == std::string::npos && t.name.find("ssm_conv1d") == std::string::npos;
 }
 
-std::optional<GgmlType> target_type(const GgufTensorInfo& t, GgmlType wanted,
+std::optional<GgmlType> target_type(const GgufTensorInfo& t, const QuantRecipe& recipe, const RecipeModel& model,
                                     std::vector<std::string>& fallbacks) {
   if (!is_weight_matrix(t) || !can_dequantize(t.type)) return std::nullopt;
-  wanted = file_type_matrix_type(wanted, t.shape);
+  const GgmlType wanted = recipe_tensor_type(recipe, model, t.name, t.shape);
   for (GgmlType type : {wanted, GgmlType::kQ8_0, GgmlType::kF16}) {
     if (!ggml_row_bytes(type, t.shape[0])) continue;
     if (type != wanted) {
@@ -63,18 +63,51 @@ GgufWriter::Fill requantize_fill(std::span<const uint8_t> src, const GgufTensorI
   };
 }
 
+// What a recipe's mix reads of the model.
+RecipeModel recipe_model_of(const GgufFile& in) {
+  RecipeModel m;
+  const Result<std::string> arch = in.metadata().get_string("general.architecture");
+  const auto count = [&](std::string_view suffix) {
+    if (!arch.ok()) return 0;
+    const Result<uint32_t> n = in.metadata().get_u32_or(*arch + std::string(suffix), 0);
+    return n.ok() ? static_cast<int>(*n) : 0;
+  };
+  m.num_layers = count(".block_count");
+  m.num_experts = count(".expert_count");
+  m.has_output = in.find_tensor("output.weight") != nullptr;
+  for (const GgufTensorInfo& t : in.tensors()) {
+    if (t.name.find(".attn_v.") != std::string::npos || t.name.find(".attn_qkv.") != std::string::npos) ++m.num_attn_v;
+  }
+  return m;
+}
+
+// Whether met can write every type the recipe gives.
+bool can_write(const QuantRecipe& recipe) {
+  if (!can_quantize(recipe.base)) return false;
+  if (recipe.mix == QuantMix::kPlain) return true;
+  for (GgmlType t : {GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_0}) {
+    if (!can_quantize(t)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Result<QuantizeSummary> quantize_model(const std::string& in_path, const std::string& out_path,
                                        GgmlType type, int num_threads, const ProgressFn& progress) {
-  const std::optional<uint32_t> file_type = llama_file_type(type);
-  if (!file_type || !can_quantize(type)) {
-    return invalid_argument("cannot quantize to {}", ggml_type_name(type));
-  }
+  const std::optional<QuantRecipe> recipe = plain_quant_recipe(type);
+  if (!recipe) return invalid_argument("cannot quantize to {}", ggml_type_name(type));
+  return quantize_model(in_path, out_path, *recipe, num_threads, progress);
+}
+
+Result<QuantizeSummary> quantize_model(const std::string& in_path, const std::string& out_path,
+                                       const QuantRecipe& recipe, int num_threads, const ProgressFn& progress) {
+  if (!can_write(recipe)) return invalid_argument("cannot quantize to {}", recipe.name);
   MET_ASSIGN_OR_RETURN(GgufFile in, GgufFile::open(in_path));
+  const RecipeModel model = recipe_model_of(in);
   GgufWriter writer(in.alignment());
   for (const auto& [key, value] : in.metadata().entries()) writer.set(key, value);
-  writer.set("general.file_type", *file_type);
+  writer.set("general.file_type", recipe.file_type);
   writer.set("general.quantization_version", uint32_t{2});
 
   QuantizeSummary summary;
@@ -83,7 +116,7 @@ Result<QuantizeSummary> quantize_model(const std::string& in_path, const std::st
   for (size_t i = 0; i < total; ++i) {
     const GgufTensorInfo& t = in.tensors()[i];
     const std::span<const uint8_t> src = in.tensor_data(t);
-    const std::optional<GgmlType> to = target_type(t, type, summary.fallbacks);
+    const std::optional<GgmlType> to = target_type(t, recipe, model, summary.fallbacks);
     GgufWriter::Fill fill;
     if (to && *to != t.type) {
       fill = requantize_fill(src, t, *to, std::max(1, num_threads));

@@ -1,7 +1,8 @@
 // quantize_model: rewrites a GGUF model with its weight matrices in another
-// dtype (what `met quantize` does). Metadata is copied with general.file_type
-// updated; norms, biases and other 1-D tensors are copied unchanged; a matrix
-// whose rows do not fit the target block falls back to Q8_0, then F16. MXFP4
+// dtype, or in a recipe's mix of types (quant_recipe.h; what `met quantize`
+// does). Metadata is copied with general.file_type updated; norms, biases and
+// other 1-D tensors are copied unchanged; a matrix whose rows do not fit the
+// type it gets falls back to Q8_0, then F16. MXFP4
 // means llama.cpp's MOSTLY_MXFP4_MOE: experts MXFP4, other matrices Q8_0
 // (file_type_matrix_type); expert routers and ssm_conv1d kernels are kept as
 // they are.
@@ -14,6 +15,7 @@
 
 #include "core/status.h"
 #include "gguf/ggml_type.h"
+#include "model/quant_recipe.h"
 #include "model/random_model.h"
 
 namespace met {
@@ -26,6 +28,10 @@ struct QuantizeSummary {
   std::vector<std::string> fallbacks;
 };
 
+Result<QuantizeSummary> quantize_model(const std::string& in_path, const std::string& out_path,
+                                       const QuantRecipe& recipe, int num_threads,
+                                       const ProgressFn& progress = {});
+// The plain recipe of `type`.
 Result<QuantizeSummary> quantize_model(const std::string& in_path, const std::string& out_path,
                                        GgmlType type, int num_threads,
                                        const ProgressFn& progress = {});

@@ -21,6 +21,7 @@ void quantize_row_f16(const float* src, uint8_t* dst, int64_t num_elements);
 void quantize_row_bf16(const float* src, uint8_t* dst, int64_t num_elements);
 void quantize_row_q8_0(const float* src, uint8_t* dst, int64_t num_elements);
 void quantize_row_q4_k(const float* src, uint8_t* dst, int64_t num_elements);
+void quantize_row_q5_k(const float* src, uint8_t* dst, int64_t num_elements);
 void quantize_row_q6_k(const float* src, uint8_t* dst, int64_t num_elements);
 // The group searches inside the two above (see ref::fit_q4_k_group).
 ref::ScaleMinFit fit_q4_k_group(const float* x);

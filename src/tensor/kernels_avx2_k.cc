@@ -77,6 +77,10 @@ void quantize_row_q4_k(const float* src, uint8_t* dst, int64_t num_elements) {
   ref::quantize_row_q4_k_with<Avx2LevelKernels>(src, dst, num_elements);
 }
 
+void quantize_row_q5_k(const float* src, uint8_t* dst, int64_t num_elements) {
+  ref::quantize_row_q5_k_with<Avx2LevelKernels>(src, dst, num_elements);
+}
+
 void quantize_row_q6_k(const float* src, uint8_t* dst, int64_t num_elements) {
   ref::quantize_row_q6_k_with<Avx2LevelKernels>(src, dst, num_elements);
 }

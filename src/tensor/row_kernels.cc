@@ -29,7 +29,7 @@ constexpr Entry kReference[] = {
     {GgmlType::kQ2_K, {ref::dequantize_row_q2_k, nullptr}},
     {GgmlType::kQ3_K, {ref::dequantize_row_q3_k, nullptr}},
     {GgmlType::kQ4_K, {ref::dequantize_row_q4_k, ref::quantize_row_q4_k}},
-    {GgmlType::kQ5_K, {ref::dequantize_row_q5_k, nullptr}},
+    {GgmlType::kQ5_K, {ref::dequantize_row_q5_k, ref::quantize_row_q5_k}},
     {GgmlType::kQ6_K, {ref::dequantize_row_q6_k, ref::quantize_row_q6_k}},
     {GgmlType::kQ8_K, {ref::dequantize_row_q8_k, ref::quantize_row_q8_k}},
     {GgmlType::kMXFP4, {ref::dequantize_row_mxfp4, ref::quantize_row_mxfp4}},
@@ -40,6 +40,7 @@ constexpr Entry kAvx2[] = {
     {GgmlType::kBF16, {avx2::dequantize_row_bf16, avx2::quantize_row_bf16}},
     {GgmlType::kQ8_0, {avx2::dequantize_row_q8_0, avx2::quantize_row_q8_0}},
     {GgmlType::kQ4_K, {nullptr, avx2::quantize_row_q4_k}},
+    {GgmlType::kQ5_K, {nullptr, avx2::quantize_row_q5_k}},
     {GgmlType::kQ6_K, {nullptr, avx2::quantize_row_q6_k}},
 };
 

@@ -5,7 +5,7 @@
 // (odd counts included); odd output ranges; splits of [n_begin, n_end).
 // Tolerances, relative to sum_k |w_k a_k| of the output (the largest errors
 // seen on this data are in brackets):
-//   integer paths (Q8_0, Q4_0, MXFP4, Q4_K, Q6_K): 4e-6 [Q8_0/Q4_0 2e-7, K-quants
+//   integer paths (Q8_0, Q4_0, MXFP4, Q4_K, Q5_K, Q6_K): 4e-6 [Q8_0/Q4_0 2e-7, K-quants
 //     1.2e-6]. Kernel and reference see the same quantized activations and
 //     compute exact integer dots; only the float scaling (<= 3 roundings per
 //     block) and the f32 summation of the block terms differ from the
@@ -41,7 +41,8 @@ namespace met::cpu {
 namespace {
 
 constexpr GgmlType kTypes[] = {GgmlType::kF32,  GgmlType::kF16,  GgmlType::kBF16, GgmlType::kQ8_0,
-                               GgmlType::kQ4_0, GgmlType::kMXFP4, GgmlType::kQ4_K, GgmlType::kQ6_K};
+                               GgmlType::kQ4_0, GgmlType::kMXFP4, GgmlType::kQ4_K, GgmlType::kQ5_K,
+                               GgmlType::kQ6_K};
 constexpr int64_t kRowCounts[] = {1, 2, 3, 7, 16, 17, 64};
 
 bool is_float_type(GgmlType type) {
@@ -227,7 +228,7 @@ TEST(MatmulReference, Q8_0ActivationsCarryTheirLaneSumsAndTails) {
   for (size_t i = content; i < row.size(); ++i) EXPECT_EQ(row[i], 0) << "padding byte " << i;
 }
 
-TEST(Matmul, SupportsTheEightWeightTypesOnWholeBlocks) {
+TEST(Matmul, SupportsItsWeightTypesOnWholeBlocks) {
   for (const GgmlType type : kTypes) {
     const int64_t block = ggml_type_traits(type).block_size;
     EXPECT_TRUE(matmul_supports(type, 4 * block * 32)) << ggml_type_name(type);
@@ -237,7 +238,7 @@ TEST(Matmul, SupportsTheEightWeightTypesOnWholeBlocks) {
     EXPECT_EQ(activation_row_bytes(type, block * 3) % 64, 0u) << ggml_type_name(type);
     EXPECT_EQ(matmul_column_tile(type) % 4, 0);
   }
-  EXPECT_FALSE(matmul_supports(GgmlType::kQ5_K, 256));
+  EXPECT_FALSE(matmul_supports(GgmlType::kQ3_K, 256));
   EXPECT_FALSE(matmul_supports(GgmlType::kF32, 0));
 }
 

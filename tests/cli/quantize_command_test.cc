@@ -19,7 +19,7 @@ TEST(MetQuantize, EveryDtypeItOffersReadsBack) {
                         " --layers 1 --embd 256 --heads 4 --ff 512 --vocab 512")
                 .exit_code,
             0);
-  for (const std::string dtype : {"q8_0", "q4_0", "q4_k", "q6_k", "f16", "bf16"}) {
+  for (const std::string dtype : {"q8_0", "q4_0", "q4_k", "q5_k", "q6_k", "f16", "bf16"}) {
     const std::string out = dir.file(dtype + ".gguf");
     auto r = run_command(met_binary() + " quantize " + shell_quote(f32) + " " + shell_quote(out) +
                          " --dtype " + dtype);

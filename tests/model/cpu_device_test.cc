@@ -13,6 +13,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "gguf/gguf_file.h"
+#include "model/quantize_model.h"
 #include "model/random_model.h"
 #include "testing/reference_forward.h"
 #include "testing/shared_data.h"
@@ -311,27 +313,16 @@ struct ArchDtype {
 
 class RandomModelVsReference : public ::testing::TestWithParam<ArchDtype> {};
 
-TEST_P(RandomModelVsReference, LogitsAgreeWithinTheDtypesTolerance) {
-  const ArchDtype p = GetParam();
-  testing::TempDir dir;
-  RandomModelSpec s;
-  s.arch = p.arch;
-  s.num_layers = 2;
-  s.embedding_length = 256;
-  s.num_heads = 4;
-  s.num_kv_heads = 2;
-  s.feed_forward_length = 512;
-  s.vocab_size = 600;
-  s.dtype = p.dtype;
-  s.seed = 11;
-  ASSERT_TRUE(make_random_model(s, dir.file("m.gguf")).ok());
-  auto m = Model::load(dir.file("m.gguf"));
+// Prefills 17 tokens of the model at `path` in one chunk, then runs four
+// single-token steps, and compares every output's logits with the
+// reference forward: max |error| relative to the largest |logit|.
+void expect_logits_match_reference(const std::string& path, double tolerance, const std::string& label) {
+  auto m = Model::load(path);
   ASSERT_TRUE(m.ok()) << m.status().to_string();
   std::vector<TokenId> tokens(21);
   for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<TokenId>((i * 37 + 5) % 600);
   const auto ref = testing::ReferenceForward(**m).logits(tokens);
   auto dev = make_device(**m, 2, 4);
-  // Prefill 17 tokens in one chunk, then four single-token steps.
   StepPlan plan;
   for (int i = 0; i < 17; ++i) {
     plan.inputs.push_back(FeedToken{tokens[static_cast<size_t>(i)]});
@@ -358,8 +349,46 @@ TEST_P(RandomModelVsReference, LogitsAgreeWithinTheDtypesTolerance) {
       max_ref = std::max(max_ref, std::fabs(double(ref[pos][v])));
       max_err = std::max(max_err, std::fabs(double(ref[pos][v]) - logits[v]));
     }
-    EXPECT_LT(max_err / max_ref, p.tolerance) << arch_name(p.arch) << " " << ggml_type_name(p.dtype)
-                                              << " position " << pos;
+    EXPECT_LT(max_err / max_ref, tolerance) << label << " position " << pos;
+  }
+}
+
+RandomModelSpec reference_test_spec(Arch arch, GgmlType dtype) {
+  RandomModelSpec s;
+  s.arch = arch;
+  s.num_layers = 2;
+  s.embedding_length = 256;
+  s.num_heads = 4;
+  s.num_kv_heads = 2;
+  s.feed_forward_length = 512;
+  s.vocab_size = 600;
+  s.dtype = dtype;
+  s.seed = 11;
+  return s;
+}
+
+TEST_P(RandomModelVsReference, LogitsAgreeWithinTheDtypesTolerance) {
+  const ArchDtype p = GetParam();
+  testing::TempDir dir;
+  ASSERT_TRUE(make_random_model(reference_test_spec(p.arch, p.dtype), dir.file("m.gguf")).ok());
+  expect_logits_match_reference(dir.file("m.gguf"), p.tolerance,
+                                std::string(arch_name(p.arch)) + " " + std::string(ggml_type_name(p.dtype)));
+}
+
+// llama.cpp's mixes (quant_recipe.h): Q4_K, Q5_K and Q6_K matrices in one
+// model, each layer's own, within the k-quants' tolerance.
+TEST(RandomModelVsReference, LlamaCppMixesAgreeWithinTheKQuantsTolerance) {
+  for (const char* mix : {"q4_k_m", "q5_k_m"}) {
+    testing::TempDir dir;
+    ASSERT_TRUE(make_random_model(reference_test_spec(Arch::kLlama, GgmlType::kF32), dir.file("f32.gguf")).ok());
+    auto q = quantize_model(dir.file("f32.gguf"), dir.file("mix.gguf"), *find_quant_recipe(mix), 2);
+    ASSERT_TRUE(q.ok()) << q.status().to_string();
+    auto f = GgufFile::open(dir.file("mix.gguf"));
+    ASSERT_TRUE(f.ok());
+    // Two layers: both are "more bits" layers (the first and last eighth).
+    EXPECT_EQ(f->find_tensor("blk.1.ffn_down.weight")->type, GgmlType::kQ6_K) << mix;
+    EXPECT_EQ(f->find_tensor("blk.1.ffn_up.weight")->type, find_quant_recipe(mix)->base) << mix;
+    expect_logits_match_reference(dir.file("mix.gguf"), 5e-2, mix);
   }
 }
 
@@ -381,6 +410,7 @@ INSTANTIATE_TEST_SUITE_P(
         v.push_back({a, GgmlType::kQ8_0, 3e-2});
         v.push_back({a, GgmlType::kQ4_0, 3e-2});
         v.push_back({a, GgmlType::kQ4_K, 5e-2});
+        v.push_back({a, GgmlType::kQ5_K, 5e-2});
         v.push_back({a, GgmlType::kQ6_K, 5e-2});
       }
       return v;

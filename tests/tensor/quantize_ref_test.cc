@@ -32,6 +32,7 @@ struct Codec {
 constexpr Codec kQ8_0{GgmlType::kQ8_0, ref::quantize_row_q8_0, ref::dequantize_row_q8_0};
 constexpr Codec kQ4_0{GgmlType::kQ4_0, ref::quantize_row_q4_0, ref::dequantize_row_q4_0};
 constexpr Codec kQ4_K{GgmlType::kQ4_K, ref::quantize_row_q4_k, ref::dequantize_row_q4_k};
+constexpr Codec kQ5_K{GgmlType::kQ5_K, ref::quantize_row_q5_k, ref::dequantize_row_q5_k};
 constexpr Codec kQ6_K{GgmlType::kQ6_K, ref::quantize_row_q6_k, ref::dequantize_row_q6_k};
 constexpr Codec kQ8_K{GgmlType::kQ8_K, ref::quantize_row_q8_k, ref::dequantize_row_q8_k};
 constexpr Codec kF16{GgmlType::kF16, ref::quantize_row_f16, ref::dequantize_row_f16};
@@ -94,6 +95,18 @@ TEST(QuantizeQ4_K, RoundTripErrorBeatsPlainMinMaxScaling) {
 
 TEST(QuantizeQ4_K, IsMoreAccurateThanQ4_0AtTheSameSize) {
   EXPECT_LT(gaussian_error(kQ4_K), 0.85 * gaussian_error(kQ4_0));  // both 4.5 bits per weight
+}
+
+TEST(QuantizeQ5_K, RoundTripErrorIsWithinTheStepOf32Levels) {
+  // Min/max over 31 steps of a group of 32 spanning about 2 * 2.1: s = 0.135,
+  // s / sqrt(12) = 0.039 before the search, the 6-bit scales and fp16
+  // super-scales.
+  EXPECT_LT(gaussian_error(kQ5_K), 0.039);
+}
+
+TEST(QuantizeQ5_K, HalvesQ4_KsError) {
+  // One more bit halves the step (5.5 against 4.5 bits per weight).
+  EXPECT_LT(gaussian_error(kQ5_K), 0.6 * gaussian_error(kQ4_K));
 }
 
 TEST(QuantizeQ6_K, RoundTripErrorIsWithinTheStepOf64Levels) {
@@ -163,6 +176,19 @@ TEST(QuantizeQ4_K, RoundTripsValuesOnItsGridExactly) {
   EXPECT_EQ(round_trip(kQ4_K, x), x);
 }
 
+TEST(QuantizeQ5_K, RoundTripsValuesOnItsGridExactly) {
+  // As Q4_K's grid with q covering 0..31: every fifth bit is exercised in
+  // both halves of every 64.
+  std::vector<float> x(kQkK * 2);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const int g = static_cast<int>(i % kQkK) / 32;
+    const int q = static_cast<int>(i * 7 % 32);
+    x[i] = static_cast<float>(63 - 7 * g) / 64.0f * static_cast<float>(q) -
+           static_cast<float>(63 - 9 * g) / 32.0f;
+  }
+  EXPECT_EQ(round_trip(kQ5_K, x), x);
+}
+
 TEST(QuantizeQ6_K, RoundTripsValuesOnItsGridExactly) {
   // Group g: x = s_g * q, q in -32..31 with -32 present, s_g = (128 - 5g) / 512,
   // so d = -1/512 and the 8-bit scale -(128 - 5g) are exact.
@@ -177,7 +203,7 @@ TEST(QuantizeQ6_K, RoundTripsValuesOnItsGridExactly) {
 
 TEST(QuantizeBlockTypes, EncodeZerosAsZeros) {
   const std::vector<float> zeros(kQkK * 2, 0.0f);
-  for (const Codec& codec : {kQ8_0, kQ4_0, kQ4_K, kQ6_K, kQ8_K}) {
+  for (const Codec& codec : {kQ8_0, kQ4_0, kQ4_K, kQ5_K, kQ6_K, kQ8_K}) {
     EXPECT_EQ(round_trip(codec, zeros), zeros) << ggml_type_name(codec.type);
   }
 }
@@ -185,7 +211,7 @@ TEST(QuantizeBlockTypes, EncodeZerosAsZeros) {
 TEST(QuantizeBlockTypes, KeepConstantBlocksClose) {
   for (const float c : {3.0f, -0.75f}) {
     const std::vector<float> x(kQkK, c);
-    for (const Codec& codec : {kQ8_0, kQ4_0, kQ4_K, kQ6_K, kQ8_K}) {
+    for (const Codec& codec : {kQ8_0, kQ4_0, kQ4_K, kQ5_K, kQ6_K, kQ8_K}) {
       const std::vector<float> y = round_trip(codec, x);
       for (const float v : y) ASSERT_NEAR(v, c, 0.01 * std::fabs(c)) << ggml_type_name(codec.type);
     }
@@ -196,7 +222,7 @@ TEST(QuantizeBlockTypes, HandleBlocksOfWildlyDifferentMagnitudes) {
   std::vector<float> x = gaussian(kQkK * 4, 99);
   for (size_t i = 0; i < x.size(); ++i)
     x[i] *= std::ldexp(1.0f, static_cast<int>(i / 32 % 8) * 3 - 12);
-  for (const Codec& codec : {kQ8_0, kQ4_0, kQ4_K, kQ6_K, kQ8_K}) {
+  for (const Codec& codec : {kQ8_0, kQ4_0, kQ4_K, kQ5_K, kQ6_K, kQ8_K}) {
     const std::vector<float> y = round_trip(codec, x);
     for (const float v : y) ASSERT_TRUE(std::isfinite(v)) << ggml_type_name(codec.type);
     EXPECT_LT(relative_rms_error(x, y), 0.2) << ggml_type_name(codec.type);
@@ -220,7 +246,7 @@ TEST(QuantizeBlockTypes, NeverProduceOutOfRangeCodesFromNonFiniteInput) {
   x[3] = std::nanf("");
   x[40] = INFINITY;
   x[77] = -INFINITY;
-  for (const Codec& codec : {kQ8_0, kQ4_0, kQ4_K, kQ6_K, kQ8_K}) {
+  for (const Codec& codec : {kQ8_0, kQ4_0, kQ4_K, kQ5_K, kQ6_K, kQ8_K}) {
     const std::vector<float> y = round_trip(codec, x);  // must not trap (UBSan) or crash
     EXPECT_EQ(y.size(), x.size());
   }

@@ -35,12 +35,12 @@ TEST(CanDequantize, CoversEveryTypeWithAReferenceDecoder) {
 
 TEST(CanQuantize, CoversTheTypesMetWrites) {
   for (const GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0,
-                              GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ6_K, GgmlType::kQ8_K,
-                              GgmlType::kMXFP4}) {
+                              GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
+                              GgmlType::kQ8_K, GgmlType::kMXFP4}) {
     EXPECT_TRUE(can_quantize(type)) << ggml_type_name(type);
   }
   for (const GgmlType type :
-       {GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kQ5_K, GgmlType::kQ4_1, GgmlType::kIQ4_XS}) {
+       {GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kQ4_1, GgmlType::kIQ4_XS}) {
     EXPECT_FALSE(can_quantize(type)) << ggml_type_name(type);
   }
 }
@@ -48,7 +48,7 @@ TEST(CanQuantize, CoversTheTypesMetWrites) {
 TEST(QuantizeRow, MatchesTheReferenceAndRoundTrips) {
   const std::vector<float> x = testing::gaussian(kQkK * 3, 21);
   for (const GgmlType type :
-       {GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ6_K}) {
+       {GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K}) {
     std::vector<uint8_t> bytes(testing::row_bytes(type, x.size()));
     ASSERT_TRUE(quantize_row(type, x, bytes).ok()) << ggml_type_name(type);
     std::vector<float> y(x.size());

@@ -1,4 +1,4 @@
-// The Q4_K and Q6_K encoders, written once as templates over a pair of level
+// The Q4_K, Q5_K and Q6_K encoders, written once as templates over a pair of level
 // kernels (the only loops worth vectorizing): reference/quantize_k_ref.cc
 // instantiates them with scalar kernels, kernels_avx2_k.cc with AVX2 ones. Both translation units
 // build with the same flags and -ffp-contract=off, so the shared code computes the same bits in
@@ -101,10 +101,21 @@ bool prepare_q4_k_group(const float* x, Q4KGroup& g) {
   return true;
 }
 
-// One Q4_K group of 32: x ~ scale * q - min with q in 0..15.
+// The scale-and-min search of one group of 32 (Q4_K, Q5_K): codes 0..max_code,
+// inverse scales (max_code + ladder_start + 0.1 step) / range for step 0..steps
+// (ggml's make_qkx2_quants(32, max_code, …, rmin = ladder_start, 0.1, steps)).
+struct ScaleMinSearch {
+  float max_code;
+  float ladder_start;
+  int steps;
+};
+inline constexpr ScaleMinSearch kQ4KSearch{15.0f, -1.0f, 20};
+inline constexpr ScaleMinSearch kQ5KSearch{31.0f, -0.5f, 15};
+
+// One group of 32: x ~ scale * q - min with q in 0..search.max_code.
 template <class Kernels>
-ScaleMinFit search_q4_k_group(const float* x) {
-  constexpr float kMaxCode = 15.0f;
+ScaleMinFit search_scale_min_group(const float* x, const ScaleMinSearch& search) {
+  const float kMaxCode = search.max_code;
   Q4KGroup g;
   if (!prepare_q4_k_group(x, g)) return {0.0f, -g.lo};
   float iscale = kMaxCode / g.range;
@@ -112,8 +123,8 @@ ScaleMinFit search_q4_k_group(const float* x) {
   double best_scale = 1.0f / iscale;
   double best_offset = g.lo;
   double best_error = weighted_error(best_scale, best_offset, sums, g.sum_w, g.sum_wx, g.sum_wx2);
-  for (int step = 0; step <= 20; ++step) {
-    iscale = (kMaxCode - 1.0f + 0.1f * static_cast<float>(step)) / g.range;
+  for (int step = 0; step <= search.steps; ++step) {
+    iscale = (kMaxCode + search.ladder_start + 0.1f * static_cast<float>(step)) / g.range;
     sums = Kernels::level_sums(g.xs, g.w, g.wx, iscale, 0.0f, kMaxCode, Q4KGroup::kSize);
     const double det = g.sum_w * sums.w_l2 - static_cast<double>(sums.w_l) * sums.w_l;
     if (!(det > 0.0)) continue;
@@ -131,6 +142,12 @@ ScaleMinFit search_q4_k_group(const float* x) {
     }
   }
   return {static_cast<float>(best_scale), static_cast<float>(-best_offset)};
+}
+
+// One Q4_K group of 32: x ~ scale * q - min with q in 0..15.
+template <class Kernels>
+ScaleMinFit search_q4_k_group(const float* x) {
+  return search_scale_min_group<Kernels>(x, kQ4KSearch);
 }
 
 // One Q6_K group of 16: x ~ scale * q with q in -32..31 (scale may be negative).
@@ -169,13 +186,23 @@ float search_q6_k_group(const float* x) {
   return static_cast<float>(scale);
 }
 
+// The super-block scale fields shared by Q4_K and Q5_K: each group's fit
+// (search), the 6-bit scales and mins packed against fp16 d and dmin, and
+// the codes 0..search.max_code of the 256 elements in order.
+struct ScaleMinFields {
+  uint16_t d = 0;
+  uint16_t dmin = 0;
+  uint8_t scales[kKScaleBytes] = {};
+};
+
 template <class Kernels>
-void quantize_block_q4_k(const float* x, BlockQ4_K& block) {
+ScaleMinFields quantize_scale_min_block(const float* x, const ScaleMinSearch& search, uint8_t* codes) {
+  ScaleMinFields fields;
   ScaleMinFit fits[8];
   float max_scale = 0.0f;
   float max_min = 0.0f;
   for (int g = 0; g < 8; ++g) {
-    fits[g] = search_q4_k_group<Kernels>(x + 32 * g);
+    fits[g] = search_scale_min_group<Kernels>(x + 32 * g, search);
     max_scale = fits[g].scale > max_scale ? fits[g].scale : max_scale;
     max_min = fits[g].min > max_min ? fits[g].min : max_min;
   }
@@ -186,12 +213,11 @@ void quantize_block_q4_k(const float* x, BlockQ4_K& block) {
     scales[g] = static_cast<uint8_t>(round_code(inv_scale * fits[g].scale, 0.0f, 63.0f));
     mins[g] = static_cast<uint8_t>(round_code(inv_min * fits[g].min, 0.0f, 63.0f));
   }
-  pack_k4_scale_mins(scales, mins, block.scales);
-  block.d = f32_to_fp16(max_scale / 63.0f);
-  block.dmin = f32_to_fp16(max_min / 63.0f);
-  const float d = fp16_to_f32(block.d);
-  const float dmin = fp16_to_f32(block.dmin);
-  uint8_t codes[kQkK];
+  pack_k4_scale_mins(scales, mins, fields.scales);
+  fields.d = f32_to_fp16(max_scale / 63.0f);
+  fields.dmin = f32_to_fp16(max_min / 63.0f);
+  const float d = fp16_to_f32(fields.d);
+  const float dmin = fp16_to_f32(fields.dmin);
   for (int g = 0; g < 8; ++g) {
     const float dg = d * static_cast<float>(scales[g]);
     if (dg == 0.0f) {
@@ -199,12 +225,43 @@ void quantize_block_q4_k(const float* x, BlockQ4_K& block) {
       continue;
     }
     const float mg = dmin * static_cast<float>(mins[g]);
-    Kernels::quantize_levels(x + 32 * g, mg, dg, 0.0f, 15.0f, 32, codes + 32 * g);
+    Kernels::quantize_levels(x + 32 * g, mg, dg, 0.0f, search.max_code, 32, codes + 32 * g);
   }
+  return fields;
+}
+
+template <class Block>
+void store_scale_min_fields(const ScaleMinFields& fields, Block& block) {
+  block.d = fields.d;
+  block.dmin = fields.dmin;
+  std::memcpy(block.scales, fields.scales, kKScaleBytes);
+}
+
+template <class Kernels>
+void quantize_block_q4_k(const float* x, BlockQ4_K& block) {
+  uint8_t codes[kQkK];
+  store_scale_min_fields(quantize_scale_min_block<Kernels>(x, kQ4KSearch, codes), block);
   for (int chunk = 0; chunk < 4; ++chunk) {
     for (int l = 0; l < 32; ++l) {
       block.qs[32 * chunk + l] =
           static_cast<uint8_t>(codes[64 * chunk + l] | (codes[64 * chunk + 32 + l] << 4));
+    }
+  }
+}
+
+// Q4_K's nibbles of the low 4 bits; bit 4 of element 64p + l in bit 2p of
+// qh[l], of element 64p + 32 + l in bit 2p + 1 (BlockQ5_K).
+template <class Kernels>
+void quantize_block_q5_k(const float* x, BlockQ5_K& block) {
+  uint8_t codes[kQkK];
+  store_scale_min_fields(quantize_scale_min_block<Kernels>(x, kQ5KSearch, codes), block);
+  std::memset(block.qh, 0, sizeof(block.qh));
+  for (int chunk = 0; chunk < 4; ++chunk) {
+    for (int l = 0; l < 32; ++l) {
+      const uint8_t lo = codes[64 * chunk + l], hi = codes[64 * chunk + 32 + l];
+      block.qs[32 * chunk + l] = static_cast<uint8_t>((lo & 0x0F) | ((hi & 0x0F) << 4));
+      block.qh[l] =
+          static_cast<uint8_t>(block.qh[l] | ((lo >> 4) << (2 * chunk)) | ((hi >> 4) << (2 * chunk + 1)));
     }
   }
 }
@@ -261,6 +318,14 @@ void quantize_row_q4_k_with(const float* src, uint8_t* dst, int64_t num_elements
   auto* blocks = reinterpret_cast<BlockQ4_K*>(dst);
   for (int64_t b = 0; b < num_elements / kQkK; ++b) {
     quantize_block_q4_k<Kernels>(src + b * kQkK, blocks[b]);
+  }
+}
+
+template <class Kernels>
+void quantize_row_q5_k_with(const float* src, uint8_t* dst, int64_t num_elements) {
+  auto* blocks = reinterpret_cast<BlockQ5_K*>(dst);
+  for (int64_t b = 0; b < num_elements / kQkK; ++b) {
+    quantize_block_q5_k<Kernels>(src + b * kQkK, blocks[b]);
   }
 }
 

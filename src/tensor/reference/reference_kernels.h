@@ -47,9 +47,10 @@ void quantize_row_q8_0(const float* src, uint8_t* dst, int64_t num_elements);
 // d = -(the x of largest magnitude) / 8, q = clamp(round(x / d) + 8, 0, 15).
 void quantize_row_q4_0(const float* src, uint8_t* dst, int64_t num_elements);
 
-// quantize_k_ref.cc: sub-block scales from the searches in scale_search.h,
-// then quantized to 6 (Q4_K) or 8 (Q6_K) bits against an fp16 super-scale.
+// quantize_k_ref.cc: sub-block scales from the searches in k_quantizer.h,
+// then quantized to 6 (Q4_K, Q5_K) or 8 (Q6_K) bits against an fp16 super-scale.
 void quantize_row_q4_k(const float* src, uint8_t* dst, int64_t num_elements);
+void quantize_row_q5_k(const float* src, uint8_t* dst, int64_t num_elements);
 void quantize_row_q6_k(const float* src, uint8_t* dst, int64_t num_elements);
 // d = max|x| / 127 as a float, q = round(x / d), bsums filled.
 void quantize_row_q8_k(const float* src, uint8_t* dst, int64_t num_elements);

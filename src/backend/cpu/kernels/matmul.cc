@@ -66,6 +66,7 @@ constexpr Entry kReference[] = {
     {GgmlType::kQ4_0, {ref::prepare_q8_0, ref::matmul_q4_0}},
     {GgmlType::kMXFP4, {ref::prepare_q8_0, ref::matmul_mxfp4}},
     {GgmlType::kQ4_K, {ref::prepare_q8_k, ref::matmul_q4_k}},
+    {GgmlType::kQ5_K, {ref::prepare_q8_k, ref::matmul_q5_k}},
     {GgmlType::kQ6_K, {ref::prepare_q8_k, ref::matmul_q6_k}},
 };
 
@@ -77,6 +78,7 @@ constexpr Entry kAvx2[] = {
     {GgmlType::kQ4_0, {prepare_q8_0_fast, avx2::matmul_q4_0}},
     {GgmlType::kMXFP4, {prepare_q8_0_fast, avx2::matmul_mxfp4, avx2::matmul_mxfp4x16}},
     {GgmlType::kQ4_K, {avx2::prepare_q8_k, avx2::matmul_q4_k}},
+    {GgmlType::kQ5_K, {avx2::prepare_q8_k, avx2::matmul_q5_k}},
     {GgmlType::kQ6_K, {avx2::prepare_q8_k, avx2::matmul_q6_k}},
 };
 
@@ -88,6 +90,7 @@ constexpr Entry kAvx512[] = {
     {GgmlType::kQ4_0, {prepare_q8_0_fast, avx512::matmul_q4_0}},
     {GgmlType::kMXFP4, {prepare_q8_0_fast, avx512::matmul_mxfp4, avx512::matmul_mxfp4x16}},
     {GgmlType::kQ4_K, {avx512::prepare_q8_k, avx512::matmul_q4_k}},
+    {GgmlType::kQ5_K, {avx512::prepare_q8_k, avx512::matmul_q5_k}},
     {GgmlType::kQ6_K, {avx512::prepare_q8_k, avx512::matmul_q6_k}},
 };
 
@@ -125,7 +128,7 @@ size_t activation_content_bytes(GgmlType weight_type, int64_t cols) {
   if (weight_type == GgmlType::kQ8_0 || weight_type == GgmlType::kQ4_0 || weight_type == GgmlType::kMXFP4) {
     return n / kQk * (sizeof(BlockQ8_0) + kQk / 4 * sizeof(int16_t) + sizeof(ActQ8_0Tail));
   }
-  if (weight_type == GgmlType::kQ4_K || weight_type == GgmlType::kQ6_K) {
+  if (weight_type == GgmlType::kQ4_K || weight_type == GgmlType::kQ5_K || weight_type == GgmlType::kQ6_K) {
     return n / kQkK * sizeof(BlockQ8_K);
   }
   MET_CHECK(false, "matmul: no activation format for {}", ggml_type_name(weight_type));

@@ -10,7 +10,7 @@
 //                         then per block an ActQ8_0Tail (its whole-block
 //                         offset and its scale as a float, for kernels whose
 //                         int32 lanes are output rows, not parts of a block)
-//   Q4_K, Q6_K weights -> Q8_K blocks (codes, float scale, sums per 16)
+//   Q4_K, Q5_K, Q6_K weights -> Q8_K blocks (codes, float scale, sums per 16)
 // Every tier's kernel consumes the same prepared bytes, so integer paths
 // differ from the reference only in the order floats are summed.
 // Declarations only: no intrinsics and no inline code, so the per-tier
@@ -98,6 +98,7 @@ void matmul_q8_0x16(const MatmulTask& task);
 void matmul_mxfp4x16(const MatmulTask& task);
 // matmul_kquant_avx2.cc
 void matmul_q4_k(const MatmulTask& task);
+void matmul_q5_k(const MatmulTask& task);
 void matmul_q6_k(const MatmulTask& task);
 void prepare_q8_k(const float* x, int64_t cols, uint8_t* out);
 }  // namespace avx2
@@ -117,6 +118,7 @@ void matmul_q8_0x16(const MatmulTask& task);
 void matmul_mxfp4x16(const MatmulTask& task);
 // matmul_kquant_avx512.cc
 void matmul_q4_k(const MatmulTask& task);
+void matmul_q5_k(const MatmulTask& task);
 void matmul_q6_k(const MatmulTask& task);
 void prepare_q8_k(const float* x, int64_t cols, uint8_t* out);
 }  // namespace avx512

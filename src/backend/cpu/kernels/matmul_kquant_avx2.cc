@@ -1,10 +1,10 @@
-// AVX2 matmul kernels for Q4_K and Q6_K weights against Q8_K activations,
+// AVX2 matmul kernels for Q4_K, Q5_K and Q6_K weights against Q8_K activations,
 // and the AVX2 Q8_K activation quantizer (bit for bit src/tensor's
 // reference: same max, same 1/d, same clamp-then-round-half-even).
 // Per super-block and (row, column) pair: vpmaddubsw of the unsigned weight
 // codes with the activation codes, vpmaddwd against the group scales, summed
 // in int32 lanes (exact); then one float step per super-block, the same
-// formula as the reference: d_a d_w * I - d_a dmin * M (Q4_K's mins, from the
+// formula as the reference: d_a d_w * I - d_a dmin * M (Q4_K's and Q5_K's mins, from the
 // activation's 16-element sums) or d_a d_w * (I - 32 S) (Q6_K's offset).
 // Tiles of up to 2 activation rows x 2 weight rows.
 // Built with -march=x86-64-v3: includes only intrinsics and declarations.
@@ -58,7 +58,9 @@ struct Q4_KDecoded {
   float d, dmin;
 };
 
-Q4_KDecoded decode_q4_k(const BlockQ4_K& block) {
+// The codes' low 4 bits, the scales and mins of a Q4_K or Q5_K block.
+template <class Block>
+Q4_KDecoded decode_q4_k(const Block& block) {
   Q4_KDecoded out;
   const ScalesMins sm = unpack_q4_k_scales(block.scales);
   alignas(16) uint8_t scales[8];
@@ -74,6 +76,25 @@ Q4_KDecoded decode_q4_k(const BlockQ4_K& block) {
   out.mins_pairs = _mm256_set_m128i(_mm_unpackhi_epi16(mins, mins), _mm_unpacklo_epi16(mins, mins));
   out.d = _cvtsh_ss(block.d);
   out.dmin = _cvtsh_ss(block.dmin);
+  return out;
+}
+
+// Q4_K's decoding plus the fifth bit: element 64k + l takes bit 2k of qh[l],
+// element 64k + 32 + l bit 2k + 1, as bit 4 of its code (0..31). A 16-bit
+// shift of 4 - b (left) or b - 4 (right) brings bit b of every byte to bit 4
+// without a neighbouring byte's bit.
+Q4_KDecoded decode_q5_k(const BlockQ5_K& block) {
+  Q4_KDecoded out = decode_q4_k(block);
+  const __m256i qh = load256(block.qh);
+  const __m256i bit4 = _mm256_set1_epi8(0x10);
+  out.codes[0] = _mm256_or_si256(out.codes[0], _mm256_and_si256(_mm256_slli_epi16(qh, 4), bit4));
+  out.codes[1] = _mm256_or_si256(out.codes[1], _mm256_and_si256(_mm256_slli_epi16(qh, 3), bit4));
+  out.codes[2] = _mm256_or_si256(out.codes[2], _mm256_and_si256(_mm256_slli_epi16(qh, 2), bit4));
+  out.codes[3] = _mm256_or_si256(out.codes[3], _mm256_and_si256(_mm256_slli_epi16(qh, 1), bit4));
+  out.codes[4] = _mm256_or_si256(out.codes[4], _mm256_and_si256(qh, bit4));
+  out.codes[5] = _mm256_or_si256(out.codes[5], _mm256_and_si256(_mm256_srli_epi16(qh, 1), bit4));
+  out.codes[6] = _mm256_or_si256(out.codes[6], _mm256_and_si256(_mm256_srli_epi16(qh, 2), bit4));
+  out.codes[7] = _mm256_or_si256(out.codes[7], _mm256_and_si256(_mm256_srli_epi16(qh, 3), bit4));
   return out;
 }
 
@@ -142,6 +163,11 @@ struct Q4_KWeights {
   static Q4_KDecoded decode(const Block& b) { return decode_q4_k(b); }
   static __m256 term(const Q4_KDecoded& w, const BlockQ8_K& a) { return q4_k_term(w, a); }
 };
+struct Q5_KWeights {
+  using Block = BlockQ5_K;
+  static Q4_KDecoded decode(const Block& b) { return decode_q5_k(b); }
+  static __m256 term(const Q4_KDecoded& w, const BlockQ8_K& a) { return q4_k_term(w, a); }
+};
 struct Q6_KWeights {
   using Block = BlockQ6_K;
   static Q6_KDecoded decode(const Block& b) { return decode_q6_k(b); }
@@ -186,12 +212,14 @@ constexpr int kCols = 2;
   }
 
 constexpr TileFn kQ4_KTiles[] = MET_KQUANT_TILES(Q4_KWeights);
+constexpr TileFn kQ5_KTiles[] = MET_KQUANT_TILES(Q5_KWeights);
 constexpr TileFn kQ6_KTiles[] = MET_KQUANT_TILES(Q6_KWeights);
 #undef MET_KQUANT_TILES
 
 }  // namespace
 
 void matmul_q4_k(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ4_KTiles}); }
+void matmul_q5_k(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ5_KTiles}); }
 void matmul_q6_k(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ6_KTiles}); }
 
 void prepare_q8_k(const float* x, int64_t cols, uint8_t* out) {

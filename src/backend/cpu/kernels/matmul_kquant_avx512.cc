@@ -1,10 +1,10 @@
-// AVX-512 matmul kernels for Q4_K and Q6_K weights against Q8_K activations,
+// AVX-512 matmul kernels for Q4_K, Q5_K and Q6_K weights against Q8_K activations,
 // and the AVX-512 Q8_K activation quantizer (bit for bit src/tensor's
 // reference). A super-block is four 64-element vectors: vpmaddubsw of the
-// unsigned weight codes (0..15, or 0..63 for Q6_K, so pairs stay below 2^15)
+// unsigned weight codes (0..15, 0..31 for Q5_K, or 0..63 for Q6_K, so pairs stay below 2^15)
 // with the activation codes, then vpdpwssd against the group scales spread
 // over int16 lanes, exact in int32 lanes. One float step per super-block
-// follows the reference's formula: d_a d_w * I - d_a dmin * M for Q4_K (M from
+// follows the reference's formula: d_a d_w * I - d_a dmin * M for Q4_K and Q5_K (M from
 // the activation's 16-element sums against the mins), d_a d_w * (I - 32 S)
 // for Q6_K (S the same sums against the scales).
 // Tiles of up to 4 activation rows x 4 weight rows; each weight super-block is
@@ -41,7 +41,9 @@ struct Q4_KDecoded {
   float d, dmin;
 };
 
-Q4_KDecoded decode_q4_k(const BlockQ4_K& block, const __m512i (&scale_index)[4]) {
+// The codes' low 4 bits, the scales and mins of a Q4_K or Q5_K block.
+template <class Block>
+Q4_KDecoded decode_q4_k(const Block& block, const __m512i (&scale_index)[4]) {
   Q4_KDecoded out;
   const __m512i shifts = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
   const __m512i low_mask = _mm512_set1_epi8(0x0F);
@@ -67,6 +69,28 @@ Q4_KDecoded decode_q4_k(const BlockQ4_K& block, const __m512i (&scale_index)[4])
   out.mins_pairs = _mm256_permutexvar_epi16(mins_index, wide);
   out.d = _cvtsh_ss(block.d);
   out.dmin = _cvtsh_ss(block.dmin);
+  return out;
+}
+
+// Q4_K's decoding plus the fifth bit: element 64k + l takes bit 2k of qh[l],
+// element 64k + 32 + l bit 2k + 1, as bit 4 of its code (0..31).
+Q4_KDecoded decode_q5_k(const BlockQ5_K& block, const __m512i (&scale_index)[4]) {
+  Q4_KDecoded out = decode_q4_k(block, scale_index);
+  const __m512i qh = _mm512_broadcast_i64x4(load256(block.qh));
+  const __m512i bit4 = _mm512_set1_epi8(0x10);
+  const auto per_half = [](int low, int high) {  // int16 lanes: `low` in the lower 256 bits
+    return _mm512_inserti64x4(_mm512_set1_epi16(static_cast<int16_t>(low)), _mm256_set1_epi16(static_cast<int16_t>(high)),
+                              1);
+  };
+  for (int k = 0; k < 4; ++k) {
+    // Bit b of each byte to bit 4: 16-bit shifts of 4 - b (left) or b - 4
+    // (right) move no neighbouring byte's bit into bit 4.
+    const int b0 = 2 * k, b1 = 2 * k + 1;
+    const __m512i left = per_half(b0 <= 4 ? 4 - b0 : 0, b1 <= 4 ? 4 - b1 : 0);
+    const __m512i right = per_half(b0 > 4 ? b0 - 4 : 0, b1 > 4 ? b1 - 4 : 0);
+    const __m512i high = _mm512_and_si512(_mm512_srlv_epi16(_mm512_sllv_epi16(qh, left), right), bit4);
+    out.codes[k] = _mm512_or_si512(out.codes[k], high);
+  }
   return out;
 }
 
@@ -134,6 +158,14 @@ struct Q4_KWeights {
     return q4_k_term(w, a, acc);
   }
 };
+struct Q5_KWeights {
+  using Block = BlockQ5_K;
+  static constexpr int kLanesPerScale = 16;
+  static Q4_KDecoded decode(const Block& b, const __m512i (&idx)[4]) { return decode_q5_k(b, idx); }
+  static __m512 term(const Q4_KDecoded& w, const BlockQ8_K& a, __m512 acc) {
+    return q4_k_term(w, a, acc);
+  }
+};
 struct Q6_KWeights {
   using Block = BlockQ6_K;
   static constexpr int kLanesPerScale = 8;  // groups of 16 = 8 int16 pairs
@@ -187,6 +219,7 @@ constexpr int kCols = 4;
   { MET_TILE_ROW(W, 1), MET_TILE_ROW(W, 2), MET_TILE_ROW(W, 3), MET_TILE_ROW(W, 4) }
 
 constexpr TileFn kQ4_KTiles[] = MET_KQUANT_TILES(Q4_KWeights);
+constexpr TileFn kQ5_KTiles[] = MET_KQUANT_TILES(Q5_KWeights);
 constexpr TileFn kQ6_KTiles[] = MET_KQUANT_TILES(Q6_KWeights);
 #undef MET_KQUANT_TILES
 #undef MET_TILE_ROW
@@ -194,6 +227,7 @@ constexpr TileFn kQ6_KTiles[] = MET_KQUANT_TILES(Q6_KWeights);
 }  // namespace
 
 void matmul_q4_k(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ4_KTiles}); }
+void matmul_q5_k(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ5_KTiles}); }
 void matmul_q6_k(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ6_KTiles}); }
 
 void prepare_q8_k(const float* x, int64_t cols, uint8_t* out) {

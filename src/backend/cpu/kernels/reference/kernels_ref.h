@@ -30,6 +30,7 @@ void matmul_q8_0(const MatmulTask& task);
 void matmul_q4_0(const MatmulTask& task);
 void matmul_mxfp4(const MatmulTask& task);  // ActQ8_0 activations
 void matmul_q4_k(const MatmulTask& task);
+void matmul_q5_k(const MatmulTask& task);
 void matmul_q6_k(const MatmulTask& task);
 
 // ops_ref.cc

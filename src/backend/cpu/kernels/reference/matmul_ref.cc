@@ -111,6 +111,36 @@ double dot_q4_k(const uint8_t* w, const uint8_t* act, int64_t cols) {
   return sum;
 }
 
+// As dot_q4_k with 5-bit codes: bit 4 of element 64p + l is bit 2p of qh[l]
+// (2p + 1 for element 64p + 32 + l).
+double dot_q5_k(const uint8_t* w, const uint8_t* act, int64_t cols) {
+  const auto* wb = reinterpret_cast<const BlockQ5_K*>(w);
+  const auto* ab = reinterpret_cast<const BlockQ8_K*>(act);
+  double sum = 0.0;
+  for (int64_t b = 0; b < cols / kQkK; ++b) {
+    const BlockQ5_K& wk = wb[b];
+    const BlockQ8_K& ak = ab[b];
+    int scaled = 0;
+    int mins = 0;
+    for (int sub = 0; sub < 8; ++sub) {
+      const met::ref::ScaleMin sm = met::ref::unpack_k4_scale_min(wk.scales, sub);
+      const uint8_t* qs = wk.qs + 32 * (sub / 2);
+      const int shift = 4 * (sub % 2);
+      int dot = 0;
+      for (int l = 0; l < 32; ++l) {
+        const int code = ((qs[l] >> shift) & 0x0F) | (((wk.qh[l] >> sub) & 1) << 4);
+        dot += code * ak.qs[32 * sub + l];
+      }
+      scaled += sm.scale * dot;
+      mins += sm.min * (ak.bsums[2 * sub] + ak.bsums[2 * sub + 1]);
+    }
+    const float d = ak.d * fp16_to_f32(wk.d);
+    const float dmin = ak.d * fp16_to_f32(wk.dmin);
+    sum += static_cast<double>(d * static_cast<float>(scaled) - dmin * static_cast<float>(mins));
+  }
+  return sum;
+}
+
 // The 6-bit code (0..63) of element e of a Q6_K block, as the decoder reads it.
 int q6_k_code(const BlockQ6_K& block, int e) {
   const int half = e / 128, l = e % 32, k = (e % 128) / 32;
@@ -210,6 +240,7 @@ void matmul_q8_0(const MatmulTask& task) { for_each_output(task, dot_q8_0); }
 void matmul_q4_0(const MatmulTask& task) { for_each_output(task, dot_q4_0); }
 void matmul_mxfp4(const MatmulTask& task) { for_each_output(task, dot_mxfp4); }
 void matmul_q4_k(const MatmulTask& task) { for_each_output(task, dot_q4_k); }
+void matmul_q5_k(const MatmulTask& task) { for_each_output(task, dot_q5_k); }
 void matmul_q6_k(const MatmulTask& task) { for_each_output(task, dot_q6_k); }
 
 }  // namespace met::cpu::ref

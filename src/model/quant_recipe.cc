@@ -1,0 +1,68 @@
+// llama.cpp's per-tensor quantization mixes. Tested by tests/model/quant_recipe_test.cc.
+#include "model/quant_recipe.h"
+
+#include <charconv>
+
+#include "model/file_type.h"
+
+namespace met {
+namespace {
+
+constexpr uint32_t kFileTypeQ4_K_M = 15;
+constexpr uint32_t kFileTypeQ5_K_M = 17;
+
+// The layer of "blk.N.…", or -1.
+int layer_of(std::string_view name) {
+  if (!name.starts_with("blk.")) return -1;
+  name.remove_prefix(4);
+  int layer = -1;
+  const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), layer);
+  return ec == std::errc() && end != name.data() ? layer : -1;
+}
+
+// llama.cpp's use_more_bits: the first and last eighth, and every third layer between.
+bool use_more_bits(int layer, int num_layers) {
+  return layer < num_layers / 8 || layer >= 7 * num_layers / 8 || (layer - num_layers / 8) % 3 == 2;
+}
+
+bool has_part(std::string_view name, std::string_view part) { return name.find(part) != std::string_view::npos; }
+
+GgmlType k_m_type(const QuantRecipe& recipe, const RecipeModel& model, std::string_view name,
+                  std::span<const uint64_t> shape) {
+  const bool output = name == "output.weight" || (!model.has_output && name == "token_embd.weight");
+  if (output) return shape[0] % 256 == 0 ? GgmlType::kQ6_K : GgmlType::kQ8_0;
+  const int layer = layer_of(name);
+  if (has_part(name, ".attn_v.") || has_part(name, ".attn_qkv.")) {
+    if (model.num_experts == 8) return GgmlType::kQ8_0;
+    return use_more_bits(layer, model.num_attn_v) ? GgmlType::kQ6_K : recipe.base;
+  }
+  if (has_part(name, ".attn_k.") && model.num_experts == 8) return GgmlType::kQ8_0;
+  if (has_part(name, ".attn_output.") && model.num_experts == 8) return GgmlType::kQ5_K;
+  if (has_part(name, ".ffn_down")) {  // ffn_down, ffn_down_exps, ffn_down_shexp
+    return use_more_bits(layer, model.num_layers) ? GgmlType::kQ6_K : recipe.base;
+  }
+  return recipe.base;
+}
+
+}  // namespace
+
+std::optional<QuantRecipe> plain_quant_recipe(GgmlType type) {
+  const std::optional<uint32_t> file_type = llama_file_type(type);
+  if (!file_type) return std::nullopt;
+  return QuantRecipe{std::string(ggml_type_name(type)), QuantMix::kPlain, type, *file_type};
+}
+
+std::optional<QuantRecipe> find_quant_recipe(std::string_view name) {
+  if (name == "q4_k_m") return QuantRecipe{"q4_k_m", QuantMix::kQ4_K_M, GgmlType::kQ4_K, kFileTypeQ4_K_M};
+  if (name == "q5_k_m") return QuantRecipe{"q5_k_m", QuantMix::kQ5_K_M, GgmlType::kQ5_K, kFileTypeQ5_K_M};
+  const std::optional<GgmlType> type = parse_ggml_type(name);
+  return type ? plain_quant_recipe(*type) : std::nullopt;
+}
+
+GgmlType recipe_tensor_type(const QuantRecipe& recipe, const RecipeModel& model, std::string_view name,
+                            std::span<const uint64_t> shape) {
+  if (recipe.mix == QuantMix::kPlain) return file_type_matrix_type(recipe.base, shape);
+  return k_m_type(recipe, model, name, shape);
+}
+
+}  // namespace met

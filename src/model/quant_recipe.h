@@ -1,0 +1,52 @@
+// Quantization recipes: the type `met quantize` gives each tensor. A plain
+// type puts every weight matrix in it (file_type_matrix_type); a mix is
+// llama.cpp's LLAMA_FTYPE_MOSTLY_*_M choice (llama_tensor_get_type in its
+// src/llama-quant.cpp), so the files met writes are the files users download:
+//   q4_k_m / q5_k_m: Q4_K / Q5_K, with the output matrix (or the token
+//     embeddings where the model ties them) Q6_K, and attention V (or fused
+//     QKV) and FFN down Q6_K in "more bits" layers: the first and last eighth
+//     of the layers and every third between (use_more_bits). Models of 8
+//     experts keep attention K and V in Q8_0 and attention output in Q5_K.
+// Where a row length does not fit the chosen type's block, quantize_model
+// falls back (Q8_0, then F16) as it does for plain types.
+// Threading: pure functions. Tested by tests/model/quant_recipe_test.cc.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "gguf/ggml_type.h"
+
+namespace met {
+
+enum class QuantMix : uint8_t { kPlain, kQ4_K_M, kQ5_K_M };
+
+struct QuantRecipe {
+  std::string name;    // "q4_k_m", or the plain type's name
+  QuantMix mix = QuantMix::kPlain;
+  GgmlType base = GgmlType::kF16;  // the type of most matrices
+  uint32_t file_type = 0;          // general.file_type (LLAMA_FTYPE_*)
+};
+
+// A plain type's recipe, or nullopt where no file type describes it.
+std::optional<QuantRecipe> plain_quant_recipe(GgmlType type);
+// "q4_k_m", "q5_k_m" or a type name ("q8_0", "q6_k" …).
+std::optional<QuantRecipe> find_quant_recipe(std::string_view name);
+
+// What a mix needs to know of the model, read once from its file.
+struct RecipeModel {
+  int num_layers = 0;      // <arch>.block_count
+  int num_attn_v = 0;      // attn_v / attn_qkv tensors
+  int num_experts = 0;     // <arch>.expert_count, 0 for a dense model
+  bool has_output = true;  // false: the output reuses token_embd (tied)
+};
+
+// The type for the matrix `name` of `shape` (ggml order). REQUIRES: `name` is
+// a weight matrix quantize_model rewrites.
+GgmlType recipe_tensor_type(const QuantRecipe& recipe, const RecipeModel& model, std::string_view name,
+                            std::span<const uint64_t> shape);
+
+}  // namespace met

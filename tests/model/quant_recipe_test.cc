@@ -1,0 +1,101 @@
+// Tests for quant_recipe.h: llama.cpp's mixes as its llama_tensor_get_type
+// (src/llama-quant.cpp) states them, tensor by tensor.
+#include "model/quant_recipe.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace met {
+namespace {
+
+const std::vector<uint64_t> kMatrix = {1024, 1024};
+
+GgmlType type_of(const QuantRecipe& r, const RecipeModel& m, const std::string& name,
+                 const std::vector<uint64_t>& shape = kMatrix) {
+  return recipe_tensor_type(r, m, name, shape);
+}
+
+TEST(QuantRecipe, NamesTheMixesAndEveryPlainTypeWithAFileType) {
+  const auto q4km = find_quant_recipe("q4_k_m");
+  ASSERT_TRUE(q4km);
+  EXPECT_EQ(q4km->base, GgmlType::kQ4_K);
+  EXPECT_EQ(q4km->file_type, 15u);  // LLAMA_FTYPE_MOSTLY_Q4_K_M
+  const auto q5km = find_quant_recipe("q5_k_m");
+  ASSERT_TRUE(q5km);
+  EXPECT_EQ(q5km->base, GgmlType::kQ5_K);
+  EXPECT_EQ(q5km->file_type, 17u);
+  const auto q6k = find_quant_recipe("q6_k");
+  ASSERT_TRUE(q6k);
+  EXPECT_EQ(q6k->mix, QuantMix::kPlain);
+  EXPECT_EQ(q6k->file_type, 18u);
+  EXPECT_FALSE(find_quant_recipe("q4_k_x"));
+  EXPECT_FALSE(find_quant_recipe("q8_k"));  // no file is "mostly Q8_K"
+}
+
+// use_more_bits(i, n): i < n/8, i >= 7n/8, or (i - n/8) % 3 == 2. For 28
+// layers: 0-2, 5, 8, 11, 14, 17, 20, 23, and 24-27.
+TEST(QuantRecipe, Q4_K_MPutsAttentionVAndFfnDownOfMoreBitsLayersInQ6_K) {
+  const QuantRecipe r = *find_quant_recipe("q4_k_m");
+  const RecipeModel m{28, 28, 0, true};
+  const std::vector<int> more = {0, 1, 2, 5, 8, 11, 14, 17, 20, 23, 24, 25, 26, 27};
+  for (int layer = 0; layer < 28; ++layer) {
+    const bool wide = std::find(more.begin(), more.end(), layer) != more.end();
+    const std::string blk = "blk." + std::to_string(layer) + ".";
+    const GgmlType expect = wide ? GgmlType::kQ6_K : GgmlType::kQ4_K;
+    EXPECT_EQ(type_of(r, m, blk + "attn_v.weight"), expect) << layer;
+    EXPECT_EQ(type_of(r, m, blk + "ffn_down.weight"), expect) << layer;
+    EXPECT_EQ(type_of(r, m, blk + "attn_q.weight"), GgmlType::kQ4_K) << layer;
+    EXPECT_EQ(type_of(r, m, blk + "attn_k.weight"), GgmlType::kQ4_K) << layer;
+    EXPECT_EQ(type_of(r, m, blk + "attn_output.weight"), GgmlType::kQ4_K) << layer;
+    EXPECT_EQ(type_of(r, m, blk + "ffn_gate.weight"), GgmlType::kQ4_K) << layer;
+    EXPECT_EQ(type_of(r, m, blk + "ffn_up.weight"), GgmlType::kQ4_K) << layer;
+  }
+  EXPECT_EQ(type_of(r, m, "blk.3.attn_qkv.weight"), GgmlType::kQ4_K);  // fused QKV counts as V
+  EXPECT_EQ(type_of(r, m, "blk.5.attn_qkv.weight"), GgmlType::kQ6_K);
+}
+
+TEST(QuantRecipe, Q5_K_MIsQ5_KWithTheSameQ6_KLayers) {
+  const QuantRecipe r = *find_quant_recipe("q5_k_m");
+  const RecipeModel m{8, 8, 0, true};  // more bits: 0, 3, 6, 7
+  EXPECT_EQ(type_of(r, m, "blk.0.ffn_down.weight"), GgmlType::kQ6_K);
+  EXPECT_EQ(type_of(r, m, "blk.1.ffn_down.weight"), GgmlType::kQ5_K);
+  EXPECT_EQ(type_of(r, m, "blk.3.attn_v.weight"), GgmlType::kQ6_K);
+  EXPECT_EQ(type_of(r, m, "blk.4.attn_v.weight"), GgmlType::kQ5_K);
+  EXPECT_EQ(type_of(r, m, "blk.7.ffn_down.weight"), GgmlType::kQ6_K);
+  EXPECT_EQ(type_of(r, m, "blk.2.ffn_up.weight"), GgmlType::kQ5_K);
+  EXPECT_EQ(type_of(r, m, "token_embd.weight"), GgmlType::kQ5_K);
+}
+
+TEST(QuantRecipe, TheOutputIsQ6_KOrQ8_0WhereItsRowsDoNotFitQ6_K) {
+  const QuantRecipe r = *find_quant_recipe("q4_k_m");
+  const RecipeModel untied{2, 2, 0, true};
+  EXPECT_EQ(type_of(r, untied, "output.weight"), GgmlType::kQ6_K);
+  EXPECT_EQ(type_of(r, untied, "output.weight", {288, 32000}), GgmlType::kQ8_0);
+  EXPECT_EQ(type_of(r, untied, "token_embd.weight"), GgmlType::kQ4_K);
+  // Tied: the embeddings are the output matrix and get its type.
+  const RecipeModel tied{2, 2, 0, false};
+  EXPECT_EQ(type_of(r, tied, "token_embd.weight"), GgmlType::kQ6_K);
+}
+
+TEST(QuantRecipe, EightExpertModelsKeepAttentionKAndVInQ8_0) {
+  const QuantRecipe r = *find_quant_recipe("q4_k_m");
+  const RecipeModel m{32, 32, 8, true};
+  EXPECT_EQ(type_of(r, m, "blk.9.attn_v.weight"), GgmlType::kQ8_0);
+  EXPECT_EQ(type_of(r, m, "blk.9.attn_k.weight"), GgmlType::kQ8_0);
+  EXPECT_EQ(type_of(r, m, "blk.9.attn_output.weight"), GgmlType::kQ5_K);
+  EXPECT_EQ(type_of(r, m, "blk.0.ffn_down_exps.weight", {1024, 1024, 8}), GgmlType::kQ6_K);
+  EXPECT_EQ(type_of(r, m, "blk.10.ffn_down_exps.weight", {1024, 1024, 8}), GgmlType::kQ4_K);  // (10 - 4) % 3 = 0
+}
+
+TEST(QuantRecipe, APlainTypeGoesToEveryMatrix) {
+  const QuantRecipe r = *find_quant_recipe("q5_k");
+  const RecipeModel m{28, 28, 0, true};
+  EXPECT_EQ(type_of(r, m, "output.weight"), GgmlType::kQ5_K);
+  EXPECT_EQ(type_of(r, m, "blk.0.attn_v.weight"), GgmlType::kQ5_K);
+}
+
+}  // namespace
+}  // namespace met
