@@ -60,7 +60,7 @@ struct Q4_KDecoded {
 
 // The codes' low 4 bits, the scales and mins of a Q4_K or Q5_K block.
 template <class Block>
-Q4_KDecoded decode_q4_k(const Block& block) {
+[[gnu::always_inline]] inline Q4_KDecoded decode_q4_k(const Block& block) {
   Q4_KDecoded out;
   const ScalesMins sm = unpack_q4_k_scales(block.scales);
   alignas(16) uint8_t scales[8];
@@ -83,7 +83,7 @@ Q4_KDecoded decode_q4_k(const Block& block) {
 // element 64k + 32 + l bit 2k + 1, as bit 4 of its code (0..31). A 16-bit
 // shift of 4 - b (left) or b - 4 (right) brings bit b of every byte to bit 4
 // without a neighbouring byte's bit.
-Q4_KDecoded decode_q5_k(const BlockQ5_K& block) {
+[[gnu::always_inline]] inline Q4_KDecoded decode_q5_k(const BlockQ5_K& block) {
   Q4_KDecoded out = decode_q4_k(block);
   const __m256i qh = load256(block.qh);
   const __m256i bit4 = _mm256_set1_epi8(0x10);
@@ -117,7 +117,7 @@ struct Q6_KDecoded {
   float d;
 };
 
-Q6_KDecoded decode_q6_k(const BlockQ6_K& block) {
+[[gnu::always_inline]] inline Q6_KDecoded decode_q6_k(const BlockQ6_K& block) {
   Q6_KDecoded out;
   const __m256i low_mask = _mm256_set1_epi8(0x0F);
   const __m256i high_mask = _mm256_set1_epi8(0x30);

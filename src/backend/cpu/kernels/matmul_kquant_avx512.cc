@@ -43,7 +43,8 @@ struct Q4_KDecoded {
 
 // The codes' low 4 bits, the scales and mins of a Q4_K or Q5_K block.
 template <class Block>
-Q4_KDecoded decode_q4_k(const Block& block, const __m512i (&scale_index)[4]) {
+[[gnu::always_inline]] inline Q4_KDecoded decode_q4_k(const Block& block,
+                                                    const __m512i (&scale_index)[4]) {
   Q4_KDecoded out;
   const __m512i shifts = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
   const __m512i low_mask = _mm512_set1_epi8(0x0F);
@@ -74,7 +75,8 @@ Q4_KDecoded decode_q4_k(const Block& block, const __m512i (&scale_index)[4]) {
 
 // Q4_K's decoding plus the fifth bit: element 64k + l takes bit 2k of qh[l],
 // element 64k + 32 + l bit 2k + 1, as bit 4 of its code (0..31).
-Q4_KDecoded decode_q5_k(const BlockQ5_K& block, const __m512i (&scale_index)[4]) {
+[[gnu::always_inline]] inline Q4_KDecoded decode_q5_k(const BlockQ5_K& block,
+                                                    const __m512i (&scale_index)[4]) {
   Q4_KDecoded out = decode_q4_k(block, scale_index);
   const __m512i qh = _mm512_broadcast_i64x4(load256(block.qh));
   const __m512i bit4 = _mm512_set1_epi8(0x10);
@@ -114,7 +116,8 @@ struct Q6_KDecoded {
   float d;
 };
 
-Q6_KDecoded decode_q6_k(const BlockQ6_K& block, const __m512i (&scale_index)[4]) {
+[[gnu::always_inline]] inline Q6_KDecoded decode_q6_k(const BlockQ6_K& block,
+                                                    const __m512i (&scale_index)[4]) {
   Q6_KDecoded out;
   const __m512i low_mask = _mm512_set1_epi8(0x0F);
   const __m512i high_mask = _mm512_set1_epi8(0x30);
