@@ -45,7 +45,7 @@ void add_quantize_command(CLI::App& app) {
   cmd->add_option("output", o->out_path, "Output GGUF file")->required();
   cmd->add_option("--dtype", o->dtype,
                   "q8_0, q4_0, q4_k, q5_k, q6_k, f16, bf16, mxfp4 (experts; rest q8_0), or llama.cpp's mixes "
-                  "q4_k_m, q5_k_m")
+                  "q4_k_m, q5_k_m, iq4_nl, iq4_xs")
       ->required();
   cmd->add_option("--threads", o->threads, "Threads (default: all cores)");
   cmd->callback([o] { exit_on_error("quantize", run_quantize(*o)); });

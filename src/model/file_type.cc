@@ -21,6 +21,7 @@ constexpr FileTypeEntry kFileTypes[] = {
     {13, "MOSTLY_Q3_K_L", std::nullopt},  {14, "MOSTLY_Q4_K_S", GgmlType::kQ4_K},
     {15, "MOSTLY_Q4_K_M", std::nullopt},  {16, "MOSTLY_Q5_K_S", GgmlType::kQ5_K},
     {17, "MOSTLY_Q5_K_M", std::nullopt},  {18, "MOSTLY_Q6_K", GgmlType::kQ6_K},
+    {25, "MOSTLY_IQ4_NL", GgmlType::kIQ4_NL}, {30, "MOSTLY_IQ4_XS", GgmlType::kIQ4_XS},
     {32, "MOSTLY_BF16", GgmlType::kBF16}, {38, "MOSTLY_MXFP4_MOE", GgmlType::kMXFP4},
 };
 

@@ -10,6 +10,8 @@ namespace {
 
 constexpr uint32_t kFileTypeQ4_K_M = 15;
 constexpr uint32_t kFileTypeQ5_K_M = 17;
+constexpr uint32_t kFileTypeIq4_NL = 25;
+constexpr uint32_t kFileTypeIq4_XS = 30;
 
 // The layer of "blk.N.…", or -1.
 int layer_of(std::string_view name) {
@@ -44,6 +46,21 @@ GgmlType k_m_type(const QuantRecipe& recipe, const RecipeModel& model, std::stri
   return recipe.base;
 }
 
+GgmlType iq4_type(const QuantRecipe& recipe, const RecipeModel& model, std::string_view name,
+                  std::span<const uint64_t> shape) {
+  const bool output = name == "output.weight" || (!model.has_output && name == "token_embd.weight");
+  if (output) return shape[0] % 256 == 0 ? GgmlType::kQ6_K : GgmlType::kQ8_0;
+  const int layer = layer_of(name);
+  if (has_part(name, ".attn_v.") || has_part(name, ".attn_qkv.")) {
+    if (model.num_experts == 8) return GgmlType::kQ8_0;
+    return model.gqa >= 4 ? GgmlType::kQ5_K : recipe.base;
+  }
+  if (has_part(name, ".attn_k.") && model.num_experts == 8) return GgmlType::kQ8_0;
+  if (has_part(name, ".attn_output.") && model.num_experts == 8) return GgmlType::kQ5_K;
+  if (has_part(name, ".ffn_down")) return layer < model.num_layers / 8 ? GgmlType::kQ5_K : recipe.base;
+  return recipe.base;
+}
+
 }  // namespace
 
 std::optional<QuantRecipe> plain_quant_recipe(GgmlType type) {
@@ -55,14 +72,21 @@ std::optional<QuantRecipe> plain_quant_recipe(GgmlType type) {
 std::optional<QuantRecipe> find_quant_recipe(std::string_view name) {
   if (name == "q4_k_m") return QuantRecipe{"q4_k_m", QuantMix::kQ4_K_M, GgmlType::kQ4_K, kFileTypeQ4_K_M};
   if (name == "q5_k_m") return QuantRecipe{"q5_k_m", QuantMix::kQ5_K_M, GgmlType::kQ5_K, kFileTypeQ5_K_M};
+  if (name == "iq4_nl") return QuantRecipe{"iq4_nl", QuantMix::kIq4, GgmlType::kIQ4_NL, kFileTypeIq4_NL};
+  if (name == "iq4_xs") return QuantRecipe{"iq4_xs", QuantMix::kIq4, GgmlType::kIQ4_XS, kFileTypeIq4_XS};
   const std::optional<GgmlType> type = parse_ggml_type(name);
   return type ? plain_quant_recipe(*type) : std::nullopt;
 }
 
 GgmlType recipe_tensor_type(const QuantRecipe& recipe, const RecipeModel& model, std::string_view name,
                             std::span<const uint64_t> shape) {
-  if (recipe.mix == QuantMix::kPlain) return file_type_matrix_type(recipe.base, shape);
-  return k_m_type(recipe, model, name, shape);
+  switch (recipe.mix) {
+    case QuantMix::kPlain: return file_type_matrix_type(recipe.base, shape);
+    case QuantMix::kQ4_K_M:
+    case QuantMix::kQ5_K_M: return k_m_type(recipe, model, name, shape);
+    case QuantMix::kIq4: return iq4_type(recipe, model, name, shape);
+  }
+  return recipe.base;
 }
 
 }  // namespace met

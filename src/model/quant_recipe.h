@@ -7,6 +7,10 @@
 //     QKV) and FFN down Q6_K in "more bits" layers: the first and last eighth
 //     of the layers and every third between (use_more_bits). Models of 8
 //     experts keep attention K and V in Q8_0 and attention output in Q5_K.
+//   iq4_nl / iq4_xs (llama.cpp without an importance matrix): IQ4_NL / IQ4_XS,
+//     the output matrix Q6_K, attention V Q5_K where 4 or more query heads
+//     share a KV head, FFN down Q5_K in the first eighth of the layers, and
+//     the same 8-expert rules.
 // Where a row length does not fit the chosen type's block, quantize_model
 // falls back (Q8_0, then F16) as it does for plain types.
 // Threading: pure functions. Tested by tests/model/quant_recipe_test.cc.
@@ -22,7 +26,7 @@
 
 namespace met {
 
-enum class QuantMix : uint8_t { kPlain, kQ4_K_M, kQ5_K_M };
+enum class QuantMix : uint8_t { kPlain, kQ4_K_M, kQ5_K_M, kIq4 };
 
 struct QuantRecipe {
   std::string name;    // "q4_k_m", or the plain type's name
@@ -42,6 +46,7 @@ struct RecipeModel {
   int num_attn_v = 0;      // attn_v / attn_qkv tensors
   int num_experts = 0;     // <arch>.expert_count, 0 for a dense model
   bool has_output = true;  // false: the output reuses token_embd (tied)
+  int gqa = 1;             // query heads per KV head
 };
 
 // The type for the matrix `name` of `shape` (ggml order). REQUIRES: `name` is

@@ -74,6 +74,8 @@ RecipeModel recipe_model_of(const GgufFile& in) {
   };
   m.num_layers = count(".block_count");
   m.num_experts = count(".expert_count");
+  const int heads = count(".attention.head_count"), kv_heads = count(".attention.head_count_kv");
+  m.gqa = heads > 0 && kv_heads > 0 ? heads / kv_heads : 1;
   m.has_output = in.find_tensor("output.weight") != nullptr;
   for (const GgufTensorInfo& t : in.tensors()) {
     if (t.name.find(".attn_v.") != std::string::npos || t.name.find(".attn_qkv.") != std::string::npos) ++m.num_attn_v;

@@ -114,6 +114,28 @@ struct [[gnu::packed]] BlockMxfp4 {
 // negatives (code 8 is -0).
 inline constexpr int8_t kMxfp4Values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
+// IQ4_NL: x = d * kIq4Values[q], a non-linear 4-bit code; element j < 16 in
+// the low nibble of qs[j], j + 16 in the high (as Q4_0).
+struct [[gnu::packed]] BlockIq4Nl {
+  uint16_t d;
+  uint8_t qs[kQk / 2];
+};
+
+// IQ4_XS: 8 groups of 32, x = d * (ls[g] - 32) * kIq4Values[q]; the 6-bit ls[g]
+// keeps its low 4 bits in nibble g % 2 of scales_l[g / 2] and its top 2 bits
+// in bits 2g, 2g + 1 of scales_h. Group g's codes are qs[16g .. 16g + 15] laid
+// out as an IQ4_NL block's.
+struct [[gnu::packed]] BlockIq4Xs {
+  uint16_t d;
+  uint16_t scales_h;
+  uint8_t scales_l[kQkK / 64];
+  uint8_t qs[kQkK / 2];
+};
+
+// The 16 values of the IQ4 codes (ggml's kvalues_iq4nl), ascending.
+inline constexpr int8_t kIq4Values[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                          1,    13,   25,  38,  53,  69,  89,  113};
+
 // x = d * q with a float d; bsums[g] is the sum of q over group g of 16 (an
 // intermediate format for dot products).
 struct [[gnu::packed]] BlockQ8_K {
@@ -134,5 +156,7 @@ static_assert(sizeof(BlockQ5_K) == 176 && alignof(BlockQ5_K) == 1);
 static_assert(sizeof(BlockQ6_K) == 210 && alignof(BlockQ6_K) == 1);
 static_assert(sizeof(BlockQ8_K) == 292 && alignof(BlockQ8_K) == 1);
 static_assert(sizeof(BlockMxfp4) == 17 && alignof(BlockMxfp4) == 1);
+static_assert(sizeof(BlockIq4Nl) == 18 && alignof(BlockIq4Nl) == 1);
+static_assert(sizeof(BlockIq4Xs) == 136 && alignof(BlockIq4Xs) == 1);
 
 }  // namespace met

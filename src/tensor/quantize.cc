@@ -53,7 +53,7 @@ Status quantize_row(GgmlType type, std::span<const float> src, std::span<uint8_t
   if (kernels.quantize == nullptr) {
     return unimplemented(
         "quantize_row: met cannot quantize to {} (it can to f32, f16, bf16, q8_0, q4_0, q4_k, "
-        "q5_k, q6_k, q8_k, mxfp4)",
+        "q5_k, q6_k, q8_k, mxfp4, iq4_nl, iq4_xs)",
         type_label(type));
   }
   MET_RETURN_IF_ERROR(check_row_sizes("quantize_row", type, src.size(), dst.size(), "destination"));

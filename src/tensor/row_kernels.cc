@@ -33,6 +33,8 @@ constexpr Entry kReference[] = {
     {GgmlType::kQ6_K, {ref::dequantize_row_q6_k, ref::quantize_row_q6_k}},
     {GgmlType::kQ8_K, {ref::dequantize_row_q8_k, ref::quantize_row_q8_k}},
     {GgmlType::kMXFP4, {ref::dequantize_row_mxfp4, ref::quantize_row_mxfp4}},
+    {GgmlType::kIQ4_NL, {ref::dequantize_row_iq4_nl, ref::quantize_row_iq4_nl}},
+    {GgmlType::kIQ4_XS, {ref::dequantize_row_iq4_xs, ref::quantize_row_iq4_xs}},
 };
 
 constexpr Entry kAvx2[] = {

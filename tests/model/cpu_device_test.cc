@@ -378,16 +378,19 @@ TEST_P(RandomModelVsReference, LogitsAgreeWithinTheDtypesTolerance) {
 // llama.cpp's mixes (quant_recipe.h): Q4_K, Q5_K and Q6_K matrices in one
 // model, each layer's own, within the k-quants' tolerance.
 TEST(RandomModelVsReference, LlamaCppMixesAgreeWithinTheKQuantsTolerance) {
-  for (const char* mix : {"q4_k_m", "q5_k_m"}) {
+  for (const char* mix : {"q4_k_m", "q5_k_m", "iq4_xs"}) {
     testing::TempDir dir;
     ASSERT_TRUE(make_random_model(reference_test_spec(Arch::kLlama, GgmlType::kF32), dir.file("f32.gguf")).ok());
     auto q = quantize_model(dir.file("f32.gguf"), dir.file("mix.gguf"), *find_quant_recipe(mix), 2);
     ASSERT_TRUE(q.ok()) << q.status().to_string();
     auto f = GgufFile::open(dir.file("mix.gguf"));
     ASSERT_TRUE(f.ok());
-    // Two layers: both are "more bits" layers (the first and last eighth).
-    EXPECT_EQ(f->find_tensor("blk.1.ffn_down.weight")->type, GgmlType::kQ6_K) << mix;
+    // Two layers, both "more bits" layers of the K mixes (the first and last
+    // eighth); the IQ4 mix widens FFN down only below num_layers / 8 = 0.
+    const bool k_mix = std::string_view(mix) != "iq4_xs";
+    EXPECT_EQ(f->find_tensor("blk.1.ffn_down.weight")->type, k_mix ? GgmlType::kQ6_K : GgmlType::kIQ4_XS) << mix;
     EXPECT_EQ(f->find_tensor("blk.1.ffn_up.weight")->type, find_quant_recipe(mix)->base) << mix;
+    EXPECT_EQ(f->find_tensor("output.weight")->type, GgmlType::kQ6_K) << mix;
     expect_logits_match_reference(dir.file("mix.gguf"), 5e-2, mix);
   }
 }
@@ -411,6 +414,8 @@ INSTANTIATE_TEST_SUITE_P(
         v.push_back({a, GgmlType::kQ4_0, 3e-2});
         v.push_back({a, GgmlType::kQ4_K, 5e-2});
         v.push_back({a, GgmlType::kQ5_K, 5e-2});
+        v.push_back({a, GgmlType::kIQ4_NL, 5e-2});
+        v.push_back({a, GgmlType::kIQ4_XS, 5e-2});
         v.push_back({a, GgmlType::kQ6_K, 5e-2});
       }
       return v;

@@ -90,6 +90,21 @@ TEST(QuantRecipe, EightExpertModelsKeepAttentionKAndVInQ8_0) {
   EXPECT_EQ(type_of(r, m, "blk.10.ffn_down_exps.weight", {1024, 1024, 8}), GgmlType::kQ4_K);  // (10 - 4) % 3 = 0
 }
 
+TEST(QuantRecipe, Iq4_XsWidensAttentionVForGroupedHeadsAndTheFirstEighthsFfnDown) {
+  const QuantRecipe r = *find_quant_recipe("iq4_xs");
+  EXPECT_EQ(r.file_type, 30u);  // LLAMA_FTYPE_MOSTLY_IQ4_XS
+  const RecipeModel grouped{16, 16, 0, true, 4};
+  EXPECT_EQ(type_of(r, grouped, "blk.7.attn_v.weight"), GgmlType::kQ5_K);
+  EXPECT_EQ(type_of(r, grouped, "blk.1.ffn_down.weight"), GgmlType::kQ5_K);  // 1 < 16 / 8
+  EXPECT_EQ(type_of(r, grouped, "blk.2.ffn_down.weight"), GgmlType::kIQ4_XS);
+  EXPECT_EQ(type_of(r, grouped, "blk.15.ffn_down.weight"), GgmlType::kIQ4_XS);
+  EXPECT_EQ(type_of(r, grouped, "output.weight"), GgmlType::kQ6_K);
+  EXPECT_EQ(type_of(r, grouped, "blk.3.ffn_gate.weight"), GgmlType::kIQ4_XS);
+  const RecipeModel pairs{16, 16, 0, true, 2};
+  EXPECT_EQ(type_of(r, pairs, "blk.7.attn_v.weight"), GgmlType::kIQ4_XS);
+  EXPECT_EQ(find_quant_recipe("iq4_nl")->base, GgmlType::kIQ4_NL);
+}
+
 TEST(QuantRecipe, APlainTypeGoesToEveryMatrix) {
   const QuantRecipe r = *find_quant_recipe("q5_k");
   const RecipeModel m{28, 28, 0, true};

@@ -219,7 +219,7 @@ TEST(SelectedRowKernels, UseTheBestTierTheCpuHasForEachDirection) {
 
 TEST(SelectedRowKernels, HaveNothingForTypesMetCannotConvert) {
   for (const GgmlType type :
-       {GgmlType::kIQ2_XXS, GgmlType::kQ8_1, GgmlType::kI32, GgmlType::kIQ4_NL}) {
+       {GgmlType::kIQ2_XXS, GgmlType::kQ8_1, GgmlType::kI32, GgmlType::kIQ3_S}) {
     EXPECT_EQ(selected_row_kernels(type).dequantize, nullptr) << ggml_type_name(type);
     EXPECT_EQ(selected_row_kernels(type).quantize, nullptr) << ggml_type_name(type);
   }

@@ -60,6 +60,15 @@ void quantize_row_q8_k(const float* src, uint8_t* dst, int64_t num_elements);
 void dequantize_row_mxfp4(const uint8_t* src, float* dst, int64_t num_elements);
 void quantize_row_mxfp4(const float* src, uint8_t* dst, int64_t num_elements);
 
+// iq4_ref.cc: ggml's IQ4_NL and IQ4_XS codecs. The encoders search each
+// group's scale as llama-quantize does without an importance matrix
+// (weights x^2, seven steps either side of -max / 127), IQ4_XS then fits the
+// group scales to 6 bits against an fp16 super-scale.
+void dequantize_row_iq4_nl(const uint8_t* src, float* dst, int64_t num_elements);
+void dequantize_row_iq4_xs(const uint8_t* src, float* dst, int64_t num_elements);
+void quantize_row_iq4_nl(const float* src, uint8_t* dst, int64_t num_elements);
+void quantize_row_iq4_xs(const float* src, uint8_t* dst, int64_t num_elements);
+
 // The group scale searches inside quantize_row_q4_k / q6_k, exposed so tests
 // can compare vector versions on their continuous outputs (a difference in
 // the last bit of a scale rarely changes the packed bytes).

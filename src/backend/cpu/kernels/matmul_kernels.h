@@ -92,6 +92,7 @@ void matmul_bf16(const MatmulTask& task);
 void matmul_q8_0(const MatmulTask& task);
 void matmul_q4_0(const MatmulTask& task);
 void matmul_mxfp4(const MatmulTask& task);
+void matmul_iq4_nl(const MatmulTask& task);
 // matmul_x16_avx2.cc: weights in WeightLayout::kQ8_0x16, kMxfp4x16
 // (task.weights is the packed matrix; weight_row_bytes its group stride)
 void matmul_q8_0x16(const MatmulTask& task);
@@ -99,6 +100,7 @@ void matmul_mxfp4x16(const MatmulTask& task);
 // matmul_kquant_avx2.cc
 void matmul_q4_k(const MatmulTask& task);
 void matmul_q5_k(const MatmulTask& task);
+void matmul_iq4_xs(const MatmulTask& task);
 void matmul_q6_k(const MatmulTask& task);
 void prepare_q8_k(const float* x, int64_t cols, uint8_t* out);
 }  // namespace avx2
@@ -112,6 +114,7 @@ void matmul_bf16(const MatmulTask& task);
 void matmul_q8_0(const MatmulTask& task);
 void matmul_q4_0(const MatmulTask& task);
 void matmul_mxfp4(const MatmulTask& task);
+void matmul_iq4_nl(const MatmulTask& task);
 // matmul_x16_avx512.cc: weights in WeightLayout::kQ8_0x16, kMxfp4x16
 // (task.weights is the packed matrix; weight_row_bytes its group stride)
 void matmul_q8_0x16(const MatmulTask& task);
@@ -119,6 +122,7 @@ void matmul_mxfp4x16(const MatmulTask& task);
 // matmul_kquant_avx512.cc
 void matmul_q4_k(const MatmulTask& task);
 void matmul_q5_k(const MatmulTask& task);
+void matmul_iq4_xs(const MatmulTask& task);
 void matmul_q6_k(const MatmulTask& task);
 void prepare_q8_k(const float* x, int64_t cols, uint8_t* out);
 }  // namespace avx512

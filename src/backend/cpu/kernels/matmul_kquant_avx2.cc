@@ -1,4 +1,4 @@
-// AVX2 matmul kernels for Q4_K, Q5_K and Q6_K weights against Q8_K activations,
+// AVX2 matmul kernels for Q4_K, Q5_K, Q6_K and IQ4_XS weights against Q8_K activations,
 // and the AVX2 Q8_K activation quantizer (bit for bit src/tensor's
 // reference: same max, same 1/d, same clamp-then-round-half-even).
 // Per super-block and (row, column) pair: vpmaddubsw of the unsigned weight
@@ -158,6 +158,41 @@ __m256 q6_k_term(const Q6_KDecoded& w, const BlockQ8_K& a) {
   return _mm256_mul_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(a.d * w.d));
 }
 
+struct Iq4XsDecoded {
+  __m256i magnitude[8];  // group j: |kIq4Values[q]|, elements in order
+  __m256i sign[8];       // group j: the values, to move their signs onto a
+  __m256i scale16[8];    // group j's ls - 32 in every int16 lane
+  float d;
+};
+
+[[gnu::always_inline]] inline Iq4XsDecoded decode_iq4_xs(const BlockIq4Xs& block) {
+  Iq4XsDecoded out;
+  const __m256i table = _mm256_broadcastsi128_si256(
+      _mm_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113));
+  for (int j = 0; j < 8; ++j) {
+    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block.qs + 16 * j));
+    const __m128i low = _mm_and_si128(packed, _mm_set1_epi8(0x0F));
+    const __m128i high = _mm_and_si128(_mm_srli_epi16(packed, 4), _mm_set1_epi8(0x0F));
+    const __m256i values = _mm256_shuffle_epi8(table, _mm256_set_m128i(high, low));
+    out.magnitude[j] = _mm256_sign_epi8(values, values);
+    out.sign[j] = values;
+    const int ls = ((block.scales_l[j / 2] >> (4 * (j % 2))) & 0x0F) | (((block.scales_h >> (2 * j)) & 3) << 4);
+    out.scale16[j] = _mm256_set1_epi16(static_cast<int16_t>(ls - 32));
+  }
+  out.d = _cvtsh_ss(block.d);
+  return out;
+}
+
+// d_a * d * sum_j (ls_j - 32) * sum |v| * sign(a, v), in lanes.
+__m256 iq4_xs_term(const Iq4XsDecoded& w, const BlockQ8_K& a) {
+  __m256i isum = _mm256_setzero_si256();
+  for (int j = 0; j < 8; ++j) {
+    const __m256i act = _mm256_sign_epi8(load256(a.qs + 32 * j), w.sign[j]);
+    isum = _mm256_add_epi32(isum, _mm256_madd_epi16(_mm256_maddubs_epi16(w.magnitude[j], act), w.scale16[j]));
+  }
+  return _mm256_mul_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(a.d * w.d));
+}
+
 struct Q4_KWeights {
   using Block = BlockQ4_K;
   static Q4_KDecoded decode(const Block& b) { return decode_q4_k(b); }
@@ -167,6 +202,11 @@ struct Q5_KWeights {
   using Block = BlockQ5_K;
   static Q4_KDecoded decode(const Block& b) { return decode_q5_k(b); }
   static __m256 term(const Q4_KDecoded& w, const BlockQ8_K& a) { return q4_k_term(w, a); }
+};
+struct Iq4XsWeights {
+  using Block = BlockIq4Xs;
+  static Iq4XsDecoded decode(const Block& b) { return decode_iq4_xs(b); }
+  static __m256 term(const Iq4XsDecoded& w, const BlockQ8_K& a) { return iq4_xs_term(w, a); }
 };
 struct Q6_KWeights {
   using Block = BlockQ6_K;
@@ -214,6 +254,7 @@ constexpr int kCols = 2;
 constexpr TileFn kQ4_KTiles[] = MET_KQUANT_TILES(Q4_KWeights);
 constexpr TileFn kQ5_KTiles[] = MET_KQUANT_TILES(Q5_KWeights);
 constexpr TileFn kQ6_KTiles[] = MET_KQUANT_TILES(Q6_KWeights);
+constexpr TileFn kIq4XsTiles[] = MET_KQUANT_TILES(Iq4XsWeights);
 #undef MET_KQUANT_TILES
 
 }  // namespace
@@ -221,6 +262,7 @@ constexpr TileFn kQ6_KTiles[] = MET_KQUANT_TILES(Q6_KWeights);
 void matmul_q4_k(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ4_KTiles}); }
 void matmul_q5_k(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ5_KTiles}); }
 void matmul_q6_k(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ6_KTiles}); }
+void matmul_iq4_xs(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kIq4XsTiles}); }
 
 void prepare_q8_k(const float* x, int64_t cols, uint8_t* out) {
   auto* blocks = reinterpret_cast<BlockQ8_K*>(out);

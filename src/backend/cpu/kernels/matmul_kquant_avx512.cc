@@ -1,4 +1,4 @@
-// AVX-512 matmul kernels for Q4_K, Q5_K and Q6_K weights against Q8_K activations,
+// AVX-512 matmul kernels for Q4_K, Q5_K, Q6_K and IQ4_XS weights against Q8_K activations,
 // and the AVX-512 Q8_K activation quantizer (bit for bit src/tensor's
 // reference). A super-block is four 64-element vectors: vpmaddubsw of the
 // unsigned weight codes (0..15, 0..31 for Q5_K, or 0..63 for Q6_K, so pairs stay below 2^15)
@@ -6,7 +6,9 @@
 // over int16 lanes, exact in int32 lanes. One float step per super-block
 // follows the reference's formula: d_a d_w * I - d_a dmin * M for Q4_K and Q5_K (M from
 // the activation's 16-element sums against the mins), d_a d_w * (I - 32 S)
-// for Q6_K (S the same sums against the scales).
+// for Q6_K (S the same sums against the scales). IQ4_XS's signed values
+// (vpshufb of its codes) go in as |v| with v's sign moved onto the
+// activation (pairs below 2 * 127 * 128), then d_a d_w * I.
 // Tiles of up to 4 activation rows x 4 weight rows; each weight super-block is
 // decoded once per tile column and used for every row.
 // core/avx512_intrinsics.h includes the intrinsics (GCC 12's headers warn).
@@ -153,6 +155,57 @@ __m512 q6_k_term(const Q6_KDecoded& w, const BlockQ8_K& a, __m512 acc) {
   return _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_set1_ps(a.d * w.d), acc);
 }
 
+struct Iq4XsDecoded {
+  __m512i magnitude[4];  // elements 64k .. 64k+63: |kIq4Values[q]|
+  __mmask64 negative[4];  // the elements whose value is negative
+  __m512i scale16[4];    // groups 2k, 2k+1: ls - 32 in int16 lanes 0-15, 16-31
+  float d;
+};
+
+// The eight 6-bit group scales of an IQ4_XS block minus 32, as int16.
+__m128i iq4_xs_scales(const BlockIq4Xs& block) {
+  const uint32_t low = load_u32(block.scales_l);
+  const uint64_t nibbles = _pdep_u64(low, 0x0F0F0F0F0F0F0F0Full);        // ls & 15 of group g in byte g
+  const uint64_t high = _pdep_u64(block.scales_h, 0x0303030303030303ull);  // ls >> 4 of group g in byte g
+  const __m128i bytes = _mm_cvtsi64_si128(static_cast<long long>(nibbles | (high << 4)));
+  return _mm_sub_epi16(_mm_cvtepu8_epi16(bytes), _mm_set1_epi16(32));
+}
+
+[[gnu::always_inline]] inline Iq4XsDecoded decode_iq4_xs(const BlockIq4Xs& block, const __m512i (&scale_index)[4]) {
+  Iq4XsDecoded out;
+  // Group 2k's 16 bytes then group 2k+1's, each as [low nibbles | high nibbles].
+  const __m512i spread_index = _mm512_setr_epi64(0, 1, 0, 1, 2, 3, 2, 3);
+  const __m512i shifts = _mm512_setr_epi64(0, 0, 0x0004000400040004, 0x0004000400040004, 0, 0,
+                                           0x0004000400040004, 0x0004000400040004);
+  const __m512i table = _mm512_broadcast_i32x4(
+      _mm_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113));
+  for (int k = 0; k < 4; ++k) {
+    const __m512i packed = _mm512_castsi256_si512(load256(block.qs + 32 * k));
+    const __m512i spread = _mm512_permutexvar_epi64(spread_index, packed);
+    const __m512i codes = _mm512_and_si512(_mm512_srlv_epi16(spread, shifts), _mm512_set1_epi8(0x0F));
+    const __m512i values = _mm512_shuffle_epi8(table, codes);
+    out.negative[k] = _mm512_movepi8_mask(values);
+    out.magnitude[k] = _mm512_abs_epi8(values);
+  }
+  const __m512i scales = _mm512_castsi128_si512(iq4_xs_scales(block));
+  for (int k = 0; k < 4; ++k) out.scale16[k] = _mm512_permutexvar_epi16(scale_index[k], scales);
+  out.d = _cvtsh_ss(block.d);
+  return out;
+}
+
+// d_a * d * sum_g (ls_g - 32) * sum |v| * (a with v's sign), in lanes.
+__m512 iq4_xs_term(const Iq4XsDecoded& w, const BlockQ8_K& a, __m512 acc) {
+  __m512i isum = _mm512_setzero_si512();
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    const __m512i act = _mm512_loadu_si512(a.qs + 64 * k);
+    const __m512i signed_act = _mm512_mask_sub_epi8(act, w.negative[k], _mm512_setzero_si512(), act);
+    const __m512i pairs = _mm512_maddubs_epi16(w.magnitude[k], signed_act);
+    isum = _mm512_dpwssd_epi32(isum, pairs, w.scale16[k]);
+  }
+  return _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_set1_ps(a.d * w.d), acc);
+}
+
 struct Q4_KWeights {
   using Block = BlockQ4_K;
   static constexpr int kLanesPerScale = 16;  // sub-blocks of 32 = 16 int16 pairs
@@ -168,6 +221,12 @@ struct Q5_KWeights {
   static __m512 term(const Q4_KDecoded& w, const BlockQ8_K& a, __m512 acc) {
     return q4_k_term(w, a, acc);
   }
+};
+struct Iq4XsWeights {
+  using Block = BlockIq4Xs;
+  static constexpr int kLanesPerScale = 16;  // groups of 32 = 16 int16 pairs
+  static Iq4XsDecoded decode(const Block& b, const __m512i (&idx)[4]) { return decode_iq4_xs(b, idx); }
+  static __m512 term(const Iq4XsDecoded& w, const BlockQ8_K& a, __m512 acc) { return iq4_xs_term(w, a, acc); }
 };
 struct Q6_KWeights {
   using Block = BlockQ6_K;
@@ -224,6 +283,7 @@ constexpr int kCols = 4;
 constexpr TileFn kQ4_KTiles[] = MET_KQUANT_TILES(Q4_KWeights);
 constexpr TileFn kQ5_KTiles[] = MET_KQUANT_TILES(Q5_KWeights);
 constexpr TileFn kQ6_KTiles[] = MET_KQUANT_TILES(Q6_KWeights);
+constexpr TileFn kIq4XsTiles[] = MET_KQUANT_TILES(Iq4XsWeights);
 #undef MET_KQUANT_TILES
 #undef MET_TILE_ROW
 
@@ -232,6 +292,7 @@ constexpr TileFn kQ6_KTiles[] = MET_KQUANT_TILES(Q6_KWeights);
 void matmul_q4_k(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ4_KTiles}); }
 void matmul_q5_k(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ5_KTiles}); }
 void matmul_q6_k(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ6_KTiles}); }
+void matmul_iq4_xs(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kIq4XsTiles}); }
 
 void prepare_q8_k(const float* x, int64_t cols, uint8_t* out) {
   auto* blocks = reinterpret_cast<BlockQ8_K*>(out);

@@ -1,11 +1,12 @@
-// AVX2 matmul kernels for Q8_0, Q4_0 and MXFP4 weights against ActQ8_0
+// AVX2 matmul kernels for Q8_0, Q4_0, MXFP4 and IQ4_NL weights against ActQ8_0
 // activations (matmul_kernels.h). Per 32-element block: vpmaddubsw (u8 x s8 ->
 // s16 pairs) and vpmaddwd against ones give 8 exact int32 partial dots, scaled
 // in float by d_w * d_a and accumulated with FMA; lanes are summed at the end.
 // Q8_0 uses |w| and sign(a, w) to make the unsigned operand (pairs stay below
 // 2 * 128 * 127, so vpmaddubsw never saturates), and so does MXFP4 on its
 // codes' doubled E2M1 values (|w| <= 12, looked up with vpshufb; offset to
-// unsigned, pairs of 2 * 140 * 128 would saturate); Q4_0 uses its raw codes 0..15
+// unsigned, pairs of 2 * 140 * 128 would saturate) and IQ4_NL on its values
+// (|w| <= 127, looked up the same way); Q4_0 uses its raw codes 0..15
 // and subtracts 8 * (the lane's 4 activation codes) from each lane, from the
 // activation row's lane sums, so every lane holds an exact signed partial dot
 // and float rounding stays relative to sum |w a|.
@@ -93,6 +94,21 @@ struct Mxfp4Weights {
   }
 };
 
+struct Iq4NlWeights {
+  using Block = BlockIq4Nl;
+  using Decoded = Q8_0Weights::Decoded;
+  static Decoded decode(const Block& block) {
+    // kIq4Values (block_types.h) in both 128-bit lanes.
+    const __m256i table = _mm256_broadcastsi128_si256(
+        _mm_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113));
+    const __m256i w = _mm256_shuffle_epi8(table, nibble_codes(block.qs));
+    return {_mm256_sign_epi8(w, w), w};
+  }
+  static __m256i dot(const Decoded& w, const ActBlock& a) { return Q8_0Weights::dot(w, a); }
+  static __m256i lane_bias(const ActBlock&) { return _mm256_setzero_si256(); }
+  static float scale(const Block& block) { return _cvtsh_ss(block.d); }
+};
+
 struct Q4_0Weights {
   using Block = BlockQ4_0;
   struct Decoded {
@@ -163,6 +179,7 @@ constexpr int kCols = 4;
 constexpr TileFn kQ8_0Tiles[] = MET_QUANT_TILES(Q8_0Weights);
 constexpr TileFn kQ4_0Tiles[] = MET_QUANT_TILES(Q4_0Weights);
 constexpr TileFn kMxfp4Tiles[] = MET_QUANT_TILES(Mxfp4Weights);
+constexpr TileFn kIq4NlTiles[] = MET_QUANT_TILES(Iq4NlWeights);
 #undef MET_QUANT_TILES
 
 }  // namespace
@@ -170,5 +187,6 @@ constexpr TileFn kMxfp4Tiles[] = MET_QUANT_TILES(Mxfp4Weights);
 void matmul_q8_0(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ8_0Tiles}); }
 void matmul_q4_0(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ4_0Tiles}); }
 void matmul_mxfp4(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kMxfp4Tiles}); }
+void matmul_iq4_nl(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kIq4NlTiles}); }
 
 }  // namespace met::cpu::avx2

@@ -1,8 +1,8 @@
-// AVX-512 VNNI matmul kernels for Q8_0, Q4_0 and MXFP4 weights against
+// AVX-512 VNNI matmul kernels for Q8_0, Q4_0, MXFP4 and IQ4_NL weights against
 // ActQ8_0 activations (matmul_kernels.h), two 32-element blocks per 512-bit
 // vector. vpdpbusd needs an unsigned operand: Q8_0 codes are offset to
-// w + 128 (xor 0x80), Q4_0 codes are 0..15 as stored, and MXFP4 codes are
-// looked up (vpshufb) as their doubled E2M1 values + 128; the offsets (128 or
+// w + 128 (xor 0x80), Q4_0 codes are 0..15 as stored, and MXFP4 and IQ4_NL
+// codes are looked up (vpshufb) as their values (MXFP4's doubled) + 128; the offsets (128 or
 // 8 times the lane's 4 activation codes, from the activation row's lane sums)
 // start the accumulator, so each int32 lane holds an exact signed partial dot
 // and float rounding stays relative to sum |w a|. Lanes are scaled by
@@ -109,6 +109,22 @@ struct Mxfp4Weights {
   }
 };
 
+struct Iq4NlWeights {
+  using Block = BlockIq4Nl;
+  static constexpr int kOffsetShift = 7;  // values offset by 128
+  template <bool kSingle>
+  static __m512i decode(const Block* blocks, int64_t b) {
+    // kIq4Values + 128 (block_types.h), in every 128-bit lane.
+    const __m512i table = _mm512_broadcast_i32x4(_mm_setr_epi8(1, 24, 45, 63, 79, 93, 106, 118, static_cast<char>(129),
+                                                               static_cast<char>(141), static_cast<char>(153),
+                                                               static_cast<char>(166), static_cast<char>(181),
+                                                               static_cast<char>(197), static_cast<char>(217),
+                                                               static_cast<char>(241)));
+    return _mm512_shuffle_epi8(table, nibble_codes<Block, kSingle>(blocks, b));
+  }
+  static float scale(const Block& block) { return _cvtsh_ss(block.d); }
+};
+
 template <class W, int R, int C, bool kSingle>
 void tile_step(const typename W::Block* const (&w)[C], const uint8_t* const (&a)[R],
                int64_t num_blocks, int64_t b, __m512 (&acc)[R][C]) {
@@ -169,6 +185,7 @@ constexpr int kCols = 4;
 constexpr TileFn kQ8_0Tiles[] = MET_QUANT_TILES(Q8_0Weights);
 constexpr TileFn kQ4_0Tiles[] = MET_QUANT_TILES(Q4_0Weights);
 constexpr TileFn kMxfp4Tiles[] = MET_QUANT_TILES(Mxfp4Weights);
+constexpr TileFn kIq4NlTiles[] = MET_QUANT_TILES(Iq4NlWeights);
 #undef MET_QUANT_TILES
 #undef MET_TILE_ROW
 
@@ -177,5 +194,6 @@ constexpr TileFn kMxfp4Tiles[] = MET_QUANT_TILES(Mxfp4Weights);
 void matmul_q8_0(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ8_0Tiles}); }
 void matmul_q4_0(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ4_0Tiles}); }
 void matmul_mxfp4(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kMxfp4Tiles}); }
+void matmul_iq4_nl(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kIq4NlTiles}); }
 
 }  // namespace met::cpu::avx512

@@ -85,6 +85,45 @@ double dot_mxfp4(const uint8_t* w, const uint8_t* act, int64_t cols) {
   return sum;
 }
 
+// Per block: (d_w * d_a) * sum_j kIq4Values[q_j] a_j, as dot_q4_0.
+double dot_iq4_nl(const uint8_t* w, const uint8_t* act, int64_t cols) {
+  const auto* wb = reinterpret_cast<const BlockIq4Nl*>(w);
+  const auto* ab = reinterpret_cast<const BlockQ8_0*>(act);
+  double sum = 0.0;
+  for (int64_t b = 0; b < cols / kQk; ++b) {
+    int isum = 0;
+    for (int j = 0; j < kQk / 2; ++j) {
+      isum += kIq4Values[wb[b].qs[j] & 0x0F] * ab[b].qs[j];
+      isum += kIq4Values[wb[b].qs[j] >> 4] * ab[b].qs[j + kQk / 2];
+    }
+    const float scale = fp16_to_f32(wb[b].d) * fp16_to_f32(ab[b].d);
+    sum += static_cast<double>(scale * static_cast<float>(isum));
+  }
+  return sum;
+}
+
+// Per super-block: d_a * d_w * sum_g (ls_g - 32) * sum_{e in g} kIq4Values[q_e] a_e.
+double dot_iq4_xs(const uint8_t* w, const uint8_t* act, int64_t cols) {
+  const auto* wb = reinterpret_cast<const BlockIq4Xs*>(w);
+  const auto* ab = reinterpret_cast<const BlockQ8_K*>(act);
+  double sum = 0.0;
+  for (int64_t b = 0; b < cols / kQkK; ++b) {
+    const BlockIq4Xs& wk = wb[b];
+    int isum = 0;
+    for (int g = 0; g < 8; ++g) {
+      const int ls = (((wk.scales_l[g / 2] >> (4 * (g % 2))) & 0x0F) | (((wk.scales_h >> (2 * g)) & 3) << 4)) - 32;
+      const uint8_t* qs = wk.qs + 16 * g;
+      const int8_t* a = ab[b].qs + 32 * g;
+      int dot = 0;
+      for (int j = 0; j < 16; ++j) dot += kIq4Values[qs[j] & 0x0F] * a[j] + kIq4Values[qs[j] >> 4] * a[j + 16];
+      isum += ls * dot;
+    }
+    const float d = ab[b].d * fp16_to_f32(wk.d);
+    sum += static_cast<double>(d * static_cast<float>(isum));
+  }
+  return sum;
+}
+
 // Per super-block: d_a * (d * sum_j sc_j dot_j - dmin * sum_j m_j sum_j(a)).
 double dot_q4_k(const uint8_t* w, const uint8_t* act, int64_t cols) {
   const auto* wb = reinterpret_cast<const BlockQ4_K*>(w);
@@ -241,6 +280,8 @@ void matmul_q4_0(const MatmulTask& task) { for_each_output(task, dot_q4_0); }
 void matmul_mxfp4(const MatmulTask& task) { for_each_output(task, dot_mxfp4); }
 void matmul_q4_k(const MatmulTask& task) { for_each_output(task, dot_q4_k); }
 void matmul_q5_k(const MatmulTask& task) { for_each_output(task, dot_q5_k); }
+void matmul_iq4_nl(const MatmulTask& task) { for_each_output(task, dot_iq4_nl); }
+void matmul_iq4_xs(const MatmulTask& task) { for_each_output(task, dot_iq4_xs); }
 void matmul_q6_k(const MatmulTask& task) { for_each_output(task, dot_q6_k); }
 
 }  // namespace met::cpu::ref
