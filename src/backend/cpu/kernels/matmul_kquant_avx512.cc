@@ -83,8 +83,8 @@ template <class Block>
   const __m512i qh = _mm512_broadcast_i64x4(load256(block.qh));
   const __m512i bit4 = _mm512_set1_epi8(0x10);
   const auto per_half = [](int low, int high) {  // int16 lanes: `low` in the lower 256 bits
-    return _mm512_inserti64x4(_mm512_set1_epi16(static_cast<int16_t>(low)), _mm256_set1_epi16(static_cast<int16_t>(high)),
-                              1);
+    const auto lanes = [](int v) { return static_cast<int16_t>(v); };
+    return _mm512_inserti64x4(_mm512_set1_epi16(lanes(low)), _mm256_set1_epi16(lanes(high)), 1);
   };
   for (int k = 0; k < 4; ++k) {
     // Bit b of each byte to bit 4: 16-bit shifts of 4 - b (left) or b - 4
