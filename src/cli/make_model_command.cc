@@ -224,7 +224,8 @@ void add_make_model_command(CLI::App& app) {
   cmd->add_option("--ff", o->ff, "Feed-forward length");
   cmd->add_option("--vocab", o->vocab, "Vocabulary size (>= 512)");
   cmd->add_option("--ctx", o->ctx, "Training context length");
-  cmd->add_option("--dtype", o->dtype, "f32, f16, bf16, q8_0, q4_0, q4_k, q6_k or mxfp4 (experts; the rest q8_0)")
+  cmd->add_option("--dtype", o->dtype,
+                  "f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k, iq4_nl, iq4_xs or mxfp4 (experts; the rest q8_0)")
       ->capture_default_str();
   cmd->add_option("--seed", o->seed, "Random seed")->capture_default_str();
   cmd->add_option("--tokenizer", o->tokenizer, "spm or bpe (default: spm for llama/mistral)");

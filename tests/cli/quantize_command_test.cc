@@ -31,6 +31,26 @@ TEST(MetQuantize, EveryDtypeItOffersReadsBack) {
   }
 }
 
+// llama.cpp's Q4_K_M on 8 layers: attention V and FFN down of layers 0, 3,
+// 6 and 7 (use_more_bits) and the output matrix in Q6_K, the rest Q4_K.
+TEST(MetQuantize, Q4_K_MWritesLlamaCppsMixAndFileType) {
+  testing::TempDir dir;
+  const std::string f32 = dir.file("f32.gguf");
+  ASSERT_EQ(run_command(met_binary() + " make-model -o " + shell_quote(f32) +
+                        " --layers 8 --embd 256 --heads 4 --ff 512 --vocab 512")
+                .exit_code,
+            0);
+  const std::string out = dir.file("q4_k_m.gguf");
+  auto r = run_command(met_binary() + " quantize " + shell_quote(f32) + " " + shell_quote(out) + " --dtype q4_k_m");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto info = run_command(met_binary() + " info --json " + shell_quote(out));
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  const auto j = nlohmann::json::parse(info.out);
+  EXPECT_EQ(j["tensors"]["by_dtype"]["q6_k"]["tensors"], 4 + 4 + 1);
+  EXPECT_EQ(j["tensors"]["by_dtype"]["q4_k"]["tensors"], 8 * 7 + 2 - 9);
+  EXPECT_EQ(j["file_type"], 15);  // LLAMA_FTYPE_MOSTLY_Q4_K_M
+}
+
 TEST(MetQuantize, UnknownDtypeExitsNonZeroWithOneLine) {
   auto r = run_command(met_binary() + " quantize a.gguf b.gguf --dtype q9_9");
   EXPECT_NE(r.exit_code, 0);
