@@ -29,35 +29,27 @@ bool use_more_bits(int layer, int num_layers) {
 
 bool has_part(std::string_view name, std::string_view part) { return name.find(part) != std::string_view::npos; }
 
-GgmlType k_m_type(const QuantRecipe& recipe, const RecipeModel& model, std::string_view name,
+// llama_tensor_get_type's rules for the K and IQ4 mixes, without an
+// importance matrix.
+GgmlType mix_type(const QuantRecipe& recipe, const RecipeModel& model, std::string_view name,
                   std::span<const uint64_t> shape) {
   const bool output = name == "output.weight" || (!model.has_output && name == "token_embd.weight");
   if (output) return shape[0] % 256 == 0 ? GgmlType::kQ6_K : GgmlType::kQ8_0;
-  const int layer = layer_of(name);
-  if (has_part(name, ".attn_v.") || has_part(name, ".attn_qkv.")) {
-    if (model.num_experts == 8) return GgmlType::kQ8_0;
-    return use_more_bits(layer, model.num_attn_v) ? GgmlType::kQ6_K : recipe.base;
+  const bool attn_v = has_part(name, ".attn_v.") || has_part(name, ".attn_qkv.");  // fused QKV counts as V
+  if (model.num_experts == 8) {
+    if (attn_v || has_part(name, ".attn_k.")) return GgmlType::kQ8_0;
+    if (has_part(name, ".attn_output.")) return GgmlType::kQ5_K;
   }
-  if (has_part(name, ".attn_k.") && model.num_experts == 8) return GgmlType::kQ8_0;
-  if (has_part(name, ".attn_output.") && model.num_experts == 8) return GgmlType::kQ5_K;
-  if (has_part(name, ".ffn_down")) {  // ffn_down, ffn_down_exps, ffn_down_shexp
-    return use_more_bits(layer, model.num_layers) ? GgmlType::kQ6_K : recipe.base;
-  }
-  return recipe.base;
-}
-
-GgmlType iq4_type(const QuantRecipe& recipe, const RecipeModel& model, std::string_view name,
-                  std::span<const uint64_t> shape) {
-  const bool output = name == "output.weight" || (!model.has_output && name == "token_embd.weight");
-  if (output) return shape[0] % 256 == 0 ? GgmlType::kQ6_K : GgmlType::kQ8_0;
   const int layer = layer_of(name);
-  if (has_part(name, ".attn_v.") || has_part(name, ".attn_qkv.")) {
-    if (model.num_experts == 8) return GgmlType::kQ8_0;
+  const bool k_mix = recipe.mix != QuantMix::kIq4;
+  if (attn_v) {
+    if (k_mix) return use_more_bits(layer, model.num_attn_v) ? GgmlType::kQ6_K : recipe.base;
     return model.gqa >= 4 ? GgmlType::kQ5_K : recipe.base;
   }
-  if (has_part(name, ".attn_k.") && model.num_experts == 8) return GgmlType::kQ8_0;
-  if (has_part(name, ".attn_output.") && model.num_experts == 8) return GgmlType::kQ5_K;
-  if (has_part(name, ".ffn_down")) return layer < model.num_layers / 8 ? GgmlType::kQ5_K : recipe.base;
+  if (has_part(name, ".ffn_down")) {  // ffn_down, ffn_down_exps, ffn_down_shexp
+    if (k_mix) return use_more_bits(layer, model.num_layers) ? GgmlType::kQ6_K : recipe.base;
+    return layer < model.num_layers / 8 ? GgmlType::kQ5_K : recipe.base;
+  }
   return recipe.base;
 }
 
@@ -80,13 +72,8 @@ std::optional<QuantRecipe> find_quant_recipe(std::string_view name) {
 
 GgmlType recipe_tensor_type(const QuantRecipe& recipe, const RecipeModel& model, std::string_view name,
                             std::span<const uint64_t> shape) {
-  switch (recipe.mix) {
-    case QuantMix::kPlain: return file_type_matrix_type(recipe.base, shape);
-    case QuantMix::kQ4_K_M:
-    case QuantMix::kQ5_K_M: return k_m_type(recipe, model, name, shape);
-    case QuantMix::kIq4: return iq4_type(recipe, model, name, shape);
-  }
-  return recipe.base;
+  if (recipe.mix == QuantMix::kPlain) return file_type_matrix_type(recipe.base, shape);
+  return mix_type(recipe, model, name, shape);
 }
 
 }  // namespace met
