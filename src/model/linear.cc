@@ -13,7 +13,7 @@ size_t max_activation_row_bytes(int64_t cols) {
   const int64_t padded = (cols + 255) / 256 * 256;
   for (GgmlType t : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_0,
                      GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kMXFP4,
-                     GgmlType::kIQ4_NL, GgmlType::kIQ4_XS}) {
+                     GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kQ5_0, GgmlType::kQ4_1, GgmlType::kQ5_1}) {
     bytes = std::max(bytes, cpu::activation_row_bytes(t, padded));
   }
   return bytes;

@@ -52,7 +52,7 @@ Status quantize_row(GgmlType type, std::span<const float> src, std::span<uint8_t
   const RowKernels& kernels = selected_row_kernels(type);
   if (kernels.quantize == nullptr) {
     return unimplemented(
-        "quantize_row: met cannot quantize to {} (it can to f32, f16, bf16, q8_0, q4_0, q4_k, "
+        "quantize_row: met cannot quantize to {} (it can to f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, "
         "q5_k, q6_k, q8_k, mxfp4, iq4_nl, iq4_xs)",
         type_label(type));
   }

@@ -4,7 +4,7 @@
 // row_kernels.h); every kernel matches the scalar reference bit for bit.
 // Dequantize: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K,
 // Q5_K, Q6_K, Q8_K, MXFP4, IQ4_NL, IQ4_XS. Quantize: F32, F16, BF16, Q8_0, Q4_0,
-// Q4_K, Q5_K, Q6_K, Q8_K, MXFP4, IQ4_NL, IQ4_XS.
+// Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K, Q8_K, MXFP4, IQ4_NL, IQ4_XS.
 // Invariants: on error nothing is written. Rows do not overlap their
 // destination. Quantizing inf/NaN into a block type gives unspecified (but
 // in-range) codes; F16/BF16 keep NaN as NaN.

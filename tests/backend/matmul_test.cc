@@ -5,7 +5,7 @@
 // (odd counts included); odd output ranges; splits of [n_begin, n_end).
 // Tolerances, relative to sum_k |w_k a_k| of the output (the largest errors
 // seen on this data are in brackets):
-//   integer paths (Q8_0, Q4_0, MXFP4, IQ4_NL, Q4_K, Q5_K, Q6_K, IQ4_XS): 4e-6 [Q8_0/Q4_0 2e-7, K-quants
+//   integer paths (Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, MXFP4, IQ4_NL, Q4_K, Q5_K, Q6_K, IQ4_XS): 4e-6 [Q8_0/Q4_0 2e-7, K-quants
 //     1.2e-6]. Kernel and reference see the same quantized activations and
 //     compute exact integer dots; only the float scaling (<= 3 roundings per
 //     block) and the f32 summation of the block terms differ from the
@@ -42,7 +42,8 @@ namespace {
 
 constexpr GgmlType kTypes[] = {GgmlType::kF32,  GgmlType::kF16,  GgmlType::kBF16, GgmlType::kQ8_0,
                                GgmlType::kQ4_0, GgmlType::kMXFP4, GgmlType::kQ4_K, GgmlType::kQ5_K,
-                               GgmlType::kQ6_K, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS};
+                               GgmlType::kQ6_K, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS,
+                               GgmlType::kQ5_0, GgmlType::kQ4_1, GgmlType::kQ5_1};
 constexpr int64_t kRowCounts[] = {1, 2, 3, 7, 16, 17, 64};
 
 bool is_float_type(GgmlType type) {
@@ -99,7 +100,8 @@ std::vector<float> dequantized_activation_row(GgmlType type, const uint8_t* row,
   } else if (type == GgmlType::kBF16) {
     met::ref::dequantize_row_bf16(row, out.data(), cols);
   } else if (type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0 || type == GgmlType::kMXFP4 ||
-             type == GgmlType::kIQ4_NL) {
+             type == GgmlType::kIQ4_NL || type == GgmlType::kQ5_0 || type == GgmlType::kQ4_1 ||
+             type == GgmlType::kQ5_1) {
     met::ref::dequantize_row_q8_0(row, out.data(), cols);
   } else {
     met::ref::dequantize_row_q8_k(row, out.data(), cols);

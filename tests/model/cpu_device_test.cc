@@ -415,6 +415,9 @@ INSTANTIATE_TEST_SUITE_P(
         v.push_back({a, GgmlType::kQ4_K, 5e-2});
         v.push_back({a, GgmlType::kQ5_K, 5e-2});
         v.push_back({a, GgmlType::kIQ4_NL, 5e-2});
+        v.push_back({a, GgmlType::kQ5_0, 3e-2});
+        v.push_back({a, GgmlType::kQ4_1, 3e-2});
+        v.push_back({a, GgmlType::kQ5_1, 3e-2});
         v.push_back({a, GgmlType::kIQ4_XS, 5e-2});
         v.push_back({a, GgmlType::kQ6_K, 5e-2});
       }

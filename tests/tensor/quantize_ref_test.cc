@@ -32,6 +32,9 @@ struct Codec {
 constexpr Codec kQ8_0{GgmlType::kQ8_0, ref::quantize_row_q8_0, ref::dequantize_row_q8_0};
 constexpr Codec kQ4_0{GgmlType::kQ4_0, ref::quantize_row_q4_0, ref::dequantize_row_q4_0};
 constexpr Codec kQ4_K{GgmlType::kQ4_K, ref::quantize_row_q4_k, ref::dequantize_row_q4_k};
+constexpr Codec kQ5_0{GgmlType::kQ5_0, ref::quantize_row_q5_0, ref::dequantize_row_q5_0};
+constexpr Codec kQ4_1{GgmlType::kQ4_1, ref::quantize_row_q4_1, ref::dequantize_row_q4_1};
+constexpr Codec kQ5_1{GgmlType::kQ5_1, ref::quantize_row_q5_1, ref::dequantize_row_q5_1};
 constexpr Codec kQ5_K{GgmlType::kQ5_K, ref::quantize_row_q5_k, ref::dequantize_row_q5_k};
 constexpr Codec kQ6_K{GgmlType::kQ6_K, ref::quantize_row_q6_k, ref::dequantize_row_q6_k};
 constexpr Codec kQ8_K{GgmlType::kQ8_K, ref::quantize_row_q8_k, ref::dequantize_row_q8_k};
@@ -81,6 +84,42 @@ TEST(QuantizeQ4_0, RoundTripErrorIsWithinTheStepOf8Levels) {
   // s = 2.1 / 8 = 0.26, s / sqrt(12) = 0.076 before the clamped +8 side;
   // measured 0.086.
   EXPECT_LT(gaussian_error(kQ4_0), 0.105);
+}
+
+TEST(QuantizeQ5_0, HalvesQ4_0sStep) {
+  // 32 levels over the same signed range: half Q4_0's step.
+  EXPECT_LT(gaussian_error(kQ5_0), 0.6 * gaussian_error(kQ4_0));
+}
+
+TEST(QuantizeQ4_1, RoundTripErrorIsWithinTheStepOf16LevelsOverTheRange) {
+  // The range of 32 N(0, 1) values is about 2 * 2.1: s = 4.2 / 15 = 0.28,
+  // s / sqrt(12) = 0.081, with fp16 d and m; the offset wastes no level on
+  // the side Q4_0 leaves empty, so it must also beat Q4_0.
+  EXPECT_LT(gaussian_error(kQ4_1), 0.095);
+  EXPECT_LT(gaussian_error(kQ4_1), gaussian_error(kQ4_0));
+}
+
+TEST(QuantizeQ5_1, HalvesQ4_1sStep) {
+  EXPECT_LT(gaussian_error(kQ5_1), 0.6 * gaussian_error(kQ4_1));
+}
+
+TEST(QuantizeLegacy, RoundTripsValuesOnTheirGridsExactly) {
+  // Block b: d_b = 2^(b - 6) and every code q present, values d_b (q - offset)
+  // (Q5_0: -16 d_b is the extreme) or d_b q - 3 d_b (minimum -3 d_b, exact in
+  // fp16): the block's extremes give back d_b, and every value is a code.
+  const auto grid = [](int levels, int offset, bool with_min) {
+    std::vector<float> x(32 * 6);
+    for (size_t i = 0; i < x.size(); ++i) {
+      const int b = static_cast<int>(i / 32);
+      const int q = static_cast<int>((i * 7) % 32) % levels;
+      const float d = std::ldexp(1.0f, b - 6);
+      x[i] = with_min ? d * static_cast<float>(q) - 3.0f * d : d * static_cast<float>(q - offset);
+    }
+    return x;
+  };
+  EXPECT_EQ(round_trip(kQ5_0, grid(32, 16, false)), grid(32, 16, false));
+  EXPECT_EQ(round_trip(kQ4_1, grid(16, 0, true)), grid(16, 0, true));
+  EXPECT_EQ(round_trip(kQ5_1, grid(32, 0, true)), grid(32, 0, true));
 }
 
 TEST(QuantizeQ4_K, RoundTripErrorBeatsPlainMinMaxScaling) {
@@ -203,7 +242,7 @@ TEST(QuantizeQ6_K, RoundTripsValuesOnItsGridExactly) {
 
 TEST(QuantizeBlockTypes, EncodeZerosAsZeros) {
   const std::vector<float> zeros(kQkK * 2, 0.0f);
-  for (const Codec& codec : {kQ8_0, kQ4_0, kQ4_K, kQ5_K, kQ6_K, kQ8_K}) {
+  for (const Codec& codec : {kQ8_0, kQ4_0, kQ5_0, kQ4_1, kQ5_1, kQ4_K, kQ5_K, kQ6_K, kQ8_K}) {
     EXPECT_EQ(round_trip(codec, zeros), zeros) << ggml_type_name(codec.type);
   }
 }
@@ -211,7 +250,7 @@ TEST(QuantizeBlockTypes, EncodeZerosAsZeros) {
 TEST(QuantizeBlockTypes, KeepConstantBlocksClose) {
   for (const float c : {3.0f, -0.75f}) {
     const std::vector<float> x(kQkK, c);
-    for (const Codec& codec : {kQ8_0, kQ4_0, kQ4_K, kQ5_K, kQ6_K, kQ8_K}) {
+    for (const Codec& codec : {kQ8_0, kQ4_0, kQ5_0, kQ4_1, kQ5_1, kQ4_K, kQ5_K, kQ6_K, kQ8_K}) {
       const std::vector<float> y = round_trip(codec, x);
       for (const float v : y) ASSERT_NEAR(v, c, 0.01 * std::fabs(c)) << ggml_type_name(codec.type);
     }
@@ -222,7 +261,7 @@ TEST(QuantizeBlockTypes, HandleBlocksOfWildlyDifferentMagnitudes) {
   std::vector<float> x = gaussian(kQkK * 4, 99);
   for (size_t i = 0; i < x.size(); ++i)
     x[i] *= std::ldexp(1.0f, static_cast<int>(i / 32 % 8) * 3 - 12);
-  for (const Codec& codec : {kQ8_0, kQ4_0, kQ4_K, kQ5_K, kQ6_K, kQ8_K}) {
+  for (const Codec& codec : {kQ8_0, kQ4_0, kQ5_0, kQ4_1, kQ5_1, kQ4_K, kQ5_K, kQ6_K, kQ8_K}) {
     const std::vector<float> y = round_trip(codec, x);
     for (const float v : y) ASSERT_TRUE(std::isfinite(v)) << ggml_type_name(codec.type);
     EXPECT_LT(relative_rms_error(x, y), 0.2) << ggml_type_name(codec.type);
@@ -246,7 +285,7 @@ TEST(QuantizeBlockTypes, NeverProduceOutOfRangeCodesFromNonFiniteInput) {
   x[3] = std::nanf("");
   x[40] = INFINITY;
   x[77] = -INFINITY;
-  for (const Codec& codec : {kQ8_0, kQ4_0, kQ4_K, kQ5_K, kQ6_K, kQ8_K}) {
+  for (const Codec& codec : {kQ8_0, kQ4_0, kQ5_0, kQ4_1, kQ5_1, kQ4_K, kQ5_K, kQ6_K, kQ8_K}) {
     const std::vector<float> y = round_trip(codec, x);  // must not trap (UBSan) or crash
     EXPECT_EQ(y.size(), x.size());
   }

@@ -37,11 +37,12 @@ TEST(CanDequantize, CoversEveryTypeWithAReferenceDecoder) {
 TEST(CanQuantize, CoversTheTypesMetWrites) {
   for (const GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0,
                               GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
-                              GgmlType::kQ8_K, GgmlType::kMXFP4, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS}) {
+                              GgmlType::kQ8_K, GgmlType::kMXFP4, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kQ5_0,
+                              GgmlType::kQ4_1, GgmlType::kQ5_1}) {
     EXPECT_TRUE(can_quantize(type)) << ggml_type_name(type);
   }
   for (const GgmlType type :
-       {GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kQ4_1, GgmlType::kIQ2_XXS}) {
+       {GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kIQ2_XXS}) {
     EXPECT_FALSE(can_quantize(type)) << ggml_type_name(type);
   }
 }

@@ -46,6 +46,11 @@ void quantize_row_bf16(const float* src, uint8_t* dst, int64_t num_elements);
 void quantize_row_q8_0(const float* src, uint8_t* dst, int64_t num_elements);
 // d = -(the x of largest magnitude) / 8, q = clamp(round(x / d) + 8, 0, 15).
 void quantize_row_q4_0(const float* src, uint8_t* dst, int64_t num_elements);
+// d = -(the x of largest magnitude) / 16, q = clamp(round(x / d) + 16, 0, 31).
+void quantize_row_q5_0(const float* src, uint8_t* dst, int64_t num_elements);
+// m = min x, d = (max x - m) / 15 (Q4_1) or / 31 (Q5_1), q = round((x - m) / d).
+void quantize_row_q4_1(const float* src, uint8_t* dst, int64_t num_elements);
+void quantize_row_q5_1(const float* src, uint8_t* dst, int64_t num_elements);
 
 // quantize_k_ref.cc: sub-block scales from the searches in k_quantizer.h,
 // then quantized to 6 (Q4_K, Q5_K) or 8 (Q6_K) bits against an fp16 super-scale.

@@ -68,6 +68,9 @@ constexpr Entry kReference[] = {
     {GgmlType::kQ4_K, {ref::prepare_q8_k, ref::matmul_q4_k}},
     {GgmlType::kQ5_K, {ref::prepare_q8_k, ref::matmul_q5_k}},
     {GgmlType::kIQ4_NL, {ref::prepare_q8_0, ref::matmul_iq4_nl}},
+    {GgmlType::kQ5_0, {ref::prepare_q8_0, ref::matmul_q5_0}},
+    {GgmlType::kQ4_1, {ref::prepare_q8_0, ref::matmul_q4_1}},
+    {GgmlType::kQ5_1, {ref::prepare_q8_0, ref::matmul_q5_1}},
     {GgmlType::kIQ4_XS, {ref::prepare_q8_k, ref::matmul_iq4_xs}},
     {GgmlType::kQ6_K, {ref::prepare_q8_k, ref::matmul_q6_k}},
 };
@@ -82,6 +85,9 @@ constexpr Entry kAvx2[] = {
     {GgmlType::kQ4_K, {avx2::prepare_q8_k, avx2::matmul_q4_k}},
     {GgmlType::kQ5_K, {avx2::prepare_q8_k, avx2::matmul_q5_k}},
     {GgmlType::kIQ4_NL, {prepare_q8_0_fast, avx2::matmul_iq4_nl}},
+    {GgmlType::kQ5_0, {prepare_q8_0_fast, avx2::matmul_q5_0}},
+    {GgmlType::kQ4_1, {prepare_q8_0_fast, avx2::matmul_q4_1}},
+    {GgmlType::kQ5_1, {prepare_q8_0_fast, avx2::matmul_q5_1}},
     {GgmlType::kIQ4_XS, {avx2::prepare_q8_k, avx2::matmul_iq4_xs}},
     {GgmlType::kQ6_K, {avx2::prepare_q8_k, avx2::matmul_q6_k}},
 };
@@ -96,6 +102,9 @@ constexpr Entry kAvx512[] = {
     {GgmlType::kQ4_K, {avx512::prepare_q8_k, avx512::matmul_q4_k}},
     {GgmlType::kQ5_K, {avx512::prepare_q8_k, avx512::matmul_q5_k}},
     {GgmlType::kIQ4_NL, {prepare_q8_0_fast, avx512::matmul_iq4_nl}},
+    {GgmlType::kQ5_0, {prepare_q8_0_fast, avx512::matmul_q5_0}},
+    {GgmlType::kQ4_1, {prepare_q8_0_fast, avx512::matmul_q4_1}},
+    {GgmlType::kQ5_1, {prepare_q8_0_fast, avx512::matmul_q5_1}},
     {GgmlType::kIQ4_XS, {avx512::prepare_q8_k, avx512::matmul_iq4_xs}},
     {GgmlType::kQ6_K, {avx512::prepare_q8_k, avx512::matmul_q6_k}},
 };
@@ -132,7 +141,8 @@ size_t activation_content_bytes(GgmlType weight_type, int64_t cols) {
   if (weight_type == GgmlType::kF32 || weight_type == GgmlType::kF16) return n * sizeof(float);
   if (weight_type == GgmlType::kBF16) return n * sizeof(uint16_t);
   if (weight_type == GgmlType::kQ8_0 || weight_type == GgmlType::kQ4_0 || weight_type == GgmlType::kMXFP4 ||
-      weight_type == GgmlType::kIQ4_NL) {
+      weight_type == GgmlType::kIQ4_NL || weight_type == GgmlType::kQ5_0 || weight_type == GgmlType::kQ4_1 ||
+      weight_type == GgmlType::kQ5_1) {
     return n / kQk * (sizeof(BlockQ8_0) + kQk / 4 * sizeof(int16_t) + sizeof(ActQ8_0Tail));
   }
   if (weight_type == GgmlType::kQ4_K || weight_type == GgmlType::kQ5_K || weight_type == GgmlType::kQ6_K ||

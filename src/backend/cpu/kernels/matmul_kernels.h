@@ -93,6 +93,9 @@ void matmul_q8_0(const MatmulTask& task);
 void matmul_q4_0(const MatmulTask& task);
 void matmul_mxfp4(const MatmulTask& task);
 void matmul_iq4_nl(const MatmulTask& task);
+void matmul_q5_0(const MatmulTask& task);
+void matmul_q4_1(const MatmulTask& task);
+void matmul_q5_1(const MatmulTask& task);
 // matmul_x16_avx2.cc: weights in WeightLayout::kQ8_0x16, kMxfp4x16
 // (task.weights is the packed matrix; weight_row_bytes its group stride)
 void matmul_q8_0x16(const MatmulTask& task);
@@ -115,6 +118,9 @@ void matmul_q8_0(const MatmulTask& task);
 void matmul_q4_0(const MatmulTask& task);
 void matmul_mxfp4(const MatmulTask& task);
 void matmul_iq4_nl(const MatmulTask& task);
+void matmul_q5_0(const MatmulTask& task);
+void matmul_q4_1(const MatmulTask& task);
+void matmul_q5_1(const MatmulTask& task);
 // matmul_x16_avx512.cc: weights in WeightLayout::kQ8_0x16, kMxfp4x16
 // (task.weights is the packed matrix; weight_row_bytes its group stride)
 void matmul_q8_0x16(const MatmulTask& task);

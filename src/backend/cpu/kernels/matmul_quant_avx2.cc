@@ -1,4 +1,5 @@
-// AVX2 matmul kernels for Q8_0, Q4_0, MXFP4 and IQ4_NL weights against ActQ8_0
+// AVX2 matmul kernels for Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, MXFP4 and IQ4_NL weights
+// against ActQ8_0
 // activations (matmul_kernels.h). Per 32-element block: vpmaddubsw (u8 x s8 ->
 // s16 pairs) and vpmaddwd against ones give 8 exact int32 partial dots, scaled
 // in float by d_w * d_a and accumulated with FMA; lanes are summed at the end.
@@ -8,8 +9,10 @@
 // unsigned, pairs of 2 * 140 * 128 would saturate) and IQ4_NL on its values
 // (|w| <= 127, looked up the same way); Q4_0 uses its raw codes 0..15
 // and subtracts 8 * (the lane's 4 activation codes) from each lane, from the
-// activation row's lane sums, so every lane holds an exact signed partial dot
-// and float rounding stays relative to sum |w a|.
+// activation row's lane sums (Q5_0: its codes 0..31 and 16 times them), so
+// every lane holds an exact signed partial dot and float rounding stays
+// relative to sum |w a|; Q4_1 and Q5_1 dot their raw codes and add m_w d_a
+// times the lane sums in float.
 // Tiles of up to 2 activation rows x 4 weight rows.
 // Built with -march=x86-64-v3: includes only intrinsics and declarations.
 // Threading: pure functions. Tested by tests/backend/matmul_test.cc.
@@ -47,6 +50,7 @@ ActBlock load_act(const uint8_t* row, int64_t num_blocks, int64_t b) {
 // Weight block decoders: the unsigned operand for vpmaddubsw, the signed
 // activation operand to pair with it, and a per-lane int32 correction.
 struct Q8_0Weights {
+  static constexpr bool kHasMin = false;
   using Block = BlockQ8_0;
   struct Decoded {
     __m256i magnitude;  // |w|
@@ -73,6 +77,7 @@ __m256i nibble_codes(const uint8_t* qs) {
 }
 
 struct Mxfp4Weights {
+  static constexpr bool kHasMin = false;
   using Block = BlockMxfp4;
   using Decoded = Q8_0Weights::Decoded;
   static Decoded decode(const Block& block) {
@@ -95,6 +100,7 @@ struct Mxfp4Weights {
 };
 
 struct Iq4NlWeights {
+  static constexpr bool kHasMin = false;
   using Block = BlockIq4Nl;
   using Decoded = Q8_0Weights::Decoded;
   static Decoded decode(const Block& block) {
@@ -110,6 +116,7 @@ struct Iq4NlWeights {
 };
 
 struct Q4_0Weights {
+  static constexpr bool kHasMin = false;
   using Block = BlockQ4_0;
   struct Decoded {
     __m256i codes;  // 0..15: elements 0..15 then 16..31
@@ -125,6 +132,67 @@ struct Q4_0Weights {
   }
   static float scale(const Block& block) { return _cvtsh_ss(block.d); }
 };
+
+// Bit 4 of a Q5 block's 32 codes (qh bit j: element j) as 0x10 bytes: byte j
+// takes byte j / 8 of qh, all bits but j % 8 are set, and it is all ones
+// exactly when that bit was set too.
+__m256i q5_high_bits(const uint8_t* qh_bytes) {
+  uint32_t qh;
+  std::memcpy(&qh, qh_bytes, sizeof(qh));
+  const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(qh)),
+                                             _mm256_setr_epi64x(0, 0x0101010101010101, 0x0202020202020202,
+                                                                0x0303030303030303));
+  const __m256i others = _mm256_set1_epi64x(0x7FBFDFEFF7FBFDFE);
+  const __m256i set = _mm256_cmpeq_epi8(_mm256_or_si256(spread, others), _mm256_set1_epi8(-1));
+  return _mm256_and_si256(set, _mm256_set1_epi8(0x10));
+}
+
+// Unsigned codes against signed activations, no offset.
+__m256i unsigned_dot(__m256i codes, const ActBlock& a) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(codes, a.q), _mm256_set1_epi16(1));
+}
+
+__m256i lane_sums_i32(const ActBlock& a) {
+  return _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a.lane_sums)));
+}
+
+struct Q5_0Weights {
+  using Block = BlockQ5_0;
+  static constexpr bool kHasMin = false;
+  struct Decoded {
+    __m256i codes;  // 0..31
+  };
+  static Decoded decode(const Block& block) {
+    return {_mm256_or_si256(nibble_codes(block.qs), q5_high_bits(block.qh))};
+  }
+  static __m256i dot(const Decoded& w, const ActBlock& a) { return unsigned_dot(w.codes, a); }
+  // sum (q - 16) a = sum q a - 16 sum a, lane by lane.
+  static __m256i lane_bias(const ActBlock& a) {
+    return _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(lane_sums_i32(a), 4));
+  }
+  static float scale(const Block& block) { return _cvtsh_ss(block.d); }
+};
+
+// x = d q + m: the codes' dot, plus m d_a times the activation's lane sums
+// (quant_tile's kHasMin term).
+template <class B, bool kFive>
+struct WithMinWeights {
+  using Block = B;
+  static constexpr bool kHasMin = true;
+  struct Decoded {
+    __m256i codes;
+  };
+  static Decoded decode(const Block& block) {
+    if constexpr (kFive) return {_mm256_or_si256(nibble_codes(block.qs), q5_high_bits(block.qh))};
+    return {nibble_codes(block.qs)};
+  }
+  static __m256i dot(const Decoded& w, const ActBlock& a) { return unsigned_dot(w.codes, a); }
+  static __m256i lane_bias(const ActBlock&) { return _mm256_setzero_si256(); }
+  static float scale(const Block& block) { return _cvtsh_ss(block.d); }
+  static float min(const Block& block) { return _cvtsh_ss(block.m); }
+};
+using Q4_1Weights = WithMinWeights<BlockQ4_1, false>;
+using Q5_1Weights = WithMinWeights<BlockQ5_1, true>;
 
 template <class W, int R, int C>
 void quant_tile(const MatmulTask& t, int64_t i0, int64_t n0) {
@@ -143,11 +211,13 @@ void quant_tile(const MatmulTask& t, int64_t i0, int64_t n0) {
   for (int64_t b = 0; b < num_blocks; ++b) {
     typename W::Decoded wd[C];
     __m256 wscale[C];
+    __m256 wmin[C];  // kHasMin only
 #pragma GCC unroll 4
     for (int c = 0; c < C; ++c) {
       _mm_prefetch(reinterpret_cast<const char*>(w[c] + b) + kPrefetchBytes, _MM_HINT_T0);
       wd[c] = W::decode(w[c][b]);
       wscale[c] = _mm256_set1_ps(W::scale(w[c][b]));
+      if constexpr (W::kHasMin) wmin[c] = _mm256_set1_ps(W::min(w[c][b]));
     }
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) {
@@ -158,6 +228,9 @@ void quant_tile(const MatmulTask& t, int64_t i0, int64_t n0) {
         const __m256i dot = _mm256_add_epi32(W::dot(wd[c], ab), bias);
         const __m256 scale = _mm256_mul_ps(wscale[c], ab.scale);
         acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), scale, acc[r][c]);
+        if constexpr (W::kHasMin) {
+          acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lane_sums_i32(ab)), _mm256_mul_ps(wmin[c], ab.scale), acc[r][c]);
+        }
       }
     }
   }
@@ -180,6 +253,9 @@ constexpr TileFn kQ8_0Tiles[] = MET_QUANT_TILES(Q8_0Weights);
 constexpr TileFn kQ4_0Tiles[] = MET_QUANT_TILES(Q4_0Weights);
 constexpr TileFn kMxfp4Tiles[] = MET_QUANT_TILES(Mxfp4Weights);
 constexpr TileFn kIq4NlTiles[] = MET_QUANT_TILES(Iq4NlWeights);
+constexpr TileFn kQ5_0Tiles[] = MET_QUANT_TILES(Q5_0Weights);
+constexpr TileFn kQ4_1Tiles[] = MET_QUANT_TILES(Q4_1Weights);
+constexpr TileFn kQ5_1Tiles[] = MET_QUANT_TILES(Q5_1Weights);
 #undef MET_QUANT_TILES
 
 }  // namespace
@@ -188,5 +264,8 @@ void matmul_q8_0(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ
 void matmul_q4_0(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ4_0Tiles}); }
 void matmul_mxfp4(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kMxfp4Tiles}); }
 void matmul_iq4_nl(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kIq4NlTiles}); }
+void matmul_q5_0(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ5_0Tiles}); }
+void matmul_q4_1(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ4_1Tiles}); }
+void matmul_q5_1(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ5_1Tiles}); }
 
 }  // namespace met::cpu::avx2

@@ -1,7 +1,9 @@
-// AVX-512 VNNI matmul kernels for Q8_0, Q4_0, MXFP4 and IQ4_NL weights against
+// AVX-512 VNNI matmul kernels for Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, MXFP4 and IQ4_NL weights against
 // ActQ8_0 activations (matmul_kernels.h), two 32-element blocks per 512-bit
 // vector. vpdpbusd needs an unsigned operand: Q8_0 codes are offset to
-// w + 128 (xor 0x80), Q4_0 codes are 0..15 as stored, and MXFP4 and IQ4_NL
+// w + 128 (xor 0x80), Q4_0 codes are 0..15 as stored (Q5_0's 0..31, bit 4
+// from qh), Q4_1 and Q5_1 codes as stored with m_w d_a times the lane sums
+// added in float, and MXFP4 and IQ4_NL
 // codes are looked up (vpshufb) as their values (MXFP4's doubled) + 128; the offsets (128 or
 // 8 times the lane's 4 activation codes, from the activation row's lane sums)
 // start the accumulator, so each int32 lane holds an exact signed partial dot
@@ -50,6 +52,7 @@ ActPair load_act_pair(const uint8_t* row, int64_t num_blocks, int64_t b) {
 
 struct Q8_0Weights {
   using Block = BlockQ8_0;
+  static constexpr bool kHasMin = false;
   static constexpr int kOffsetShift = 7;  // codes offset by 128
   template <bool kSingle>
   static __m512i decode(const Block* blocks, int64_t b) {
@@ -76,8 +79,18 @@ __m512i nibble_codes(const Block* blocks, int64_t b) {
   return _mm512_and_si512(_mm512_srlv_epi16(spread, shifts), _mm512_set1_epi8(0x0F));
 }
 
+// Bit 4 of the 5-bit codes of blocks b and b + 1 (qh bit j: element j).
+template <class Block, bool kSingle>
+__m512i q5_high_bits(const Block* blocks, int64_t b) {
+  uint32_t first, second = 0;
+  std::memcpy(&first, blocks[b].qh, sizeof(first));
+  if (!kSingle) std::memcpy(&second, blocks[b + 1].qh, sizeof(second));
+  return _mm512_maskz_mov_epi8(first | (uint64_t{second} << 32), _mm512_set1_epi8(0x10));
+}
+
 struct Q4_0Weights {
   using Block = BlockQ4_0;
+  static constexpr bool kHasMin = false;
   static constexpr int kOffsetShift = 3;  // codes offset by 8
   template <bool kSingle>
   static __m512i decode(const Block* blocks, int64_t b) {
@@ -86,8 +99,46 @@ struct Q4_0Weights {
   static float scale(const Block& block) { return _cvtsh_ss(block.d); }
 };
 
+struct Q5_0Weights {
+  using Block = BlockQ5_0;
+  static constexpr bool kHasMin = false;
+  static constexpr int kOffsetShift = 4;  // codes offset by 16
+  template <bool kSingle>
+  static __m512i decode(const Block* blocks, int64_t b) {
+    return _mm512_or_si512(nibble_codes<Block, kSingle>(blocks, b), q5_high_bits<Block, kSingle>(blocks, b));
+  }
+  static float scale(const Block& block) { return _cvtsh_ss(block.d); }
+};
+
+// x = d q + m: the dot of the codes (no offset) plus m d_a times the
+// activation's sums (tile_step's kHasMin term).
+struct Q4_1Weights {
+  using Block = BlockQ4_1;
+  static constexpr bool kHasMin = true;
+  static constexpr int kOffsetShift = -1;  // no offset
+  template <bool kSingle>
+  static __m512i decode(const Block* blocks, int64_t b) {
+    return nibble_codes<Block, kSingle>(blocks, b);
+  }
+  static float scale(const Block& block) { return _cvtsh_ss(block.d); }
+  static float min(const Block& block) { return _cvtsh_ss(block.m); }
+};
+
+struct Q5_1Weights {
+  using Block = BlockQ5_1;
+  static constexpr bool kHasMin = true;
+  static constexpr int kOffsetShift = -1;
+  template <bool kSingle>
+  static __m512i decode(const Block* blocks, int64_t b) {
+    return _mm512_or_si512(nibble_codes<Block, kSingle>(blocks, b), q5_high_bits<Block, kSingle>(blocks, b));
+  }
+  static float scale(const Block& block) { return _cvtsh_ss(block.d); }
+  static float min(const Block& block) { return _cvtsh_ss(block.m); }
+};
+
 struct Mxfp4Weights {
   using Block = BlockMxfp4;
+  static constexpr bool kHasMin = false;
   static constexpr int kOffsetShift = 7;  // values offset by 128
   template <bool kSingle>
   static __m512i decode(const Block* blocks, int64_t b) {
@@ -111,6 +162,7 @@ struct Mxfp4Weights {
 
 struct Iq4NlWeights {
   using Block = BlockIq4Nl;
+  static constexpr bool kHasMin = false;
   static constexpr int kOffsetShift = 7;  // values offset by 128
   template <bool kSingle>
   static __m512i decode(const Block* blocks, int64_t b) {
@@ -130,6 +182,7 @@ void tile_step(const typename W::Block* const (&w)[C], const uint8_t* const (&a)
                int64_t num_blocks, int64_t b, __m512 (&acc)[R][C]) {
   __m512i wq[C];
   __m512 wscale[C];
+  __m512 wmin[C];  // kHasMin only
 #pragma GCC unroll 4
   for (int c = 0; c < C; ++c) {
     const char* ahead = reinterpret_cast<const char*>(w[c] + b) + kPrefetchBytes;
@@ -137,17 +190,21 @@ void tile_step(const typename W::Block* const (&w)[C], const uint8_t* const (&a)
     if (sizeof(typename W::Block) * 2 > 64) _mm_prefetch(ahead + 64, _MM_HINT_T0);
     wq[c] = W::template decode<kSingle>(w[c], b);
     wscale[c] = pair_splat(W::scale(w[c][b]), kSingle ? 0.0f : W::scale(w[c][b + 1]));
+    if constexpr (W::kHasMin) wmin[c] = pair_splat(W::min(w[c][b]), kSingle ? 0.0f : W::min(w[c][b + 1]));
   }
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r) {
     const ActPair ap = load_act_pair<kSingle>(a[r], num_blocks, b);
-    const __m512i bias =
-        _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(ap.lane_sums, W::kOffsetShift));
+    __m512i bias = _mm512_setzero_si512();
+    if constexpr (W::kOffsetShift >= 0) bias = _mm512_sub_epi32(bias, _mm512_slli_epi32(ap.lane_sums, W::kOffsetShift));
 #pragma GCC unroll 4
     for (int c = 0; c < C; ++c) {
       const __m512i dot = _mm512_dpbusd_epi32(bias, wq[c], ap.q);
       const __m512 scale = _mm512_mul_ps(wscale[c], ap.scale);
       acc[r][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc[r][c]);
+      if constexpr (W::kHasMin) {
+        acc[r][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ap.lane_sums), _mm512_mul_ps(wmin[c], ap.scale), acc[r][c]);
+      }
     }
   }
 }
@@ -186,6 +243,9 @@ constexpr TileFn kQ8_0Tiles[] = MET_QUANT_TILES(Q8_0Weights);
 constexpr TileFn kQ4_0Tiles[] = MET_QUANT_TILES(Q4_0Weights);
 constexpr TileFn kMxfp4Tiles[] = MET_QUANT_TILES(Mxfp4Weights);
 constexpr TileFn kIq4NlTiles[] = MET_QUANT_TILES(Iq4NlWeights);
+constexpr TileFn kQ5_0Tiles[] = MET_QUANT_TILES(Q5_0Weights);
+constexpr TileFn kQ4_1Tiles[] = MET_QUANT_TILES(Q4_1Weights);
+constexpr TileFn kQ5_1Tiles[] = MET_QUANT_TILES(Q5_1Weights);
 #undef MET_QUANT_TILES
 #undef MET_TILE_ROW
 
@@ -195,5 +255,8 @@ void matmul_q8_0(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ
 void matmul_q4_0(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ4_0Tiles}); }
 void matmul_mxfp4(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kMxfp4Tiles}); }
 void matmul_iq4_nl(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kIq4NlTiles}); }
+void matmul_q5_0(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ5_0Tiles}); }
+void matmul_q4_1(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ4_1Tiles}); }
+void matmul_q5_1(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ5_1Tiles}); }
 
 }  // namespace met::cpu::avx512

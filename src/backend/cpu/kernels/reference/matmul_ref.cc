@@ -67,6 +67,53 @@ double dot_q4_0(const uint8_t* w, const uint8_t* act, int64_t cols) {
   return sum;
 }
 
+// The 5-bit code of element j of a Q5_0 / Q5_1 block.
+template <class Block>
+int q5_code(const Block& block, int j) {
+  uint32_t qh;
+  std::memcpy(&qh, block.qh, sizeof(qh));
+  const int nibble = j < kQk / 2 ? block.qs[j] & 0x0F : block.qs[j - kQk / 2] >> 4;
+  return nibble | static_cast<int>(((qh >> j) & 1u) << 4);
+}
+
+// The 4-bit code of element j of a Q4_1 block.
+int q4_1_code(const BlockQ4_1& block, int j) {
+  return j < kQk / 2 ? block.qs[j] & 0x0F : block.qs[j - kQk / 2] >> 4;
+}
+
+// Per block: (d_w * d_a) * sum_j (q_j - 16) a_j.
+double dot_q5_0(const uint8_t* w, const uint8_t* act, int64_t cols) {
+  const auto* wb = reinterpret_cast<const BlockQ5_0*>(w);
+  const auto* ab = reinterpret_cast<const BlockQ8_0*>(act);
+  double sum = 0.0;
+  for (int64_t b = 0; b < cols / kQk; ++b) {
+    int isum = 0;
+    for (int j = 0; j < kQk; ++j) isum += (q5_code(wb[b], j) - 16) * ab[b].qs[j];
+    const float scale = fp16_to_f32(wb[b].d) * fp16_to_f32(ab[b].d);
+    sum += static_cast<double>(scale * static_cast<float>(isum));
+  }
+  return sum;
+}
+
+// Per block: (d_w * d_a) * sum_j q_j a_j + (m_w * d_a) * sum_j a_j.
+template <class Block, int (*kCode)(const Block&, int)>
+double dot_with_min(const uint8_t* w, const uint8_t* act, int64_t cols) {
+  const auto* wb = reinterpret_cast<const Block*>(w);
+  const auto* ab = reinterpret_cast<const BlockQ8_0*>(act);
+  double sum = 0.0;
+  for (int64_t b = 0; b < cols / kQk; ++b) {
+    int isum = 0, asum = 0;
+    for (int j = 0; j < kQk; ++j) {
+      isum += kCode(wb[b], j) * ab[b].qs[j];
+      asum += ab[b].qs[j];
+    }
+    const float da = fp16_to_f32(ab[b].d);
+    const float scale = fp16_to_f32(wb[b].d) * da, min_scale = fp16_to_f32(wb[b].m) * da;
+    sum += static_cast<double>(scale * static_cast<float>(isum) + min_scale * static_cast<float>(asum));
+  }
+  return sum;
+}
+
 // Per block: (2^(e-128) * d_a) * sum_j kMxfp4Values[q_j] a_j, as ggml's
 // ggml_vec_dot_mxfp4_q8_0 (the doubled E2M1 values against the halved scale).
 double dot_mxfp4(const uint8_t* w, const uint8_t* act, int64_t cols) {
@@ -280,6 +327,9 @@ void matmul_q4_0(const MatmulTask& task) { for_each_output(task, dot_q4_0); }
 void matmul_mxfp4(const MatmulTask& task) { for_each_output(task, dot_mxfp4); }
 void matmul_q4_k(const MatmulTask& task) { for_each_output(task, dot_q4_k); }
 void matmul_q5_k(const MatmulTask& task) { for_each_output(task, dot_q5_k); }
+void matmul_q5_0(const MatmulTask& task) { for_each_output(task, dot_q5_0); }
+void matmul_q4_1(const MatmulTask& task) { for_each_output(task, dot_with_min<BlockQ4_1, q4_1_code>); }
+void matmul_q5_1(const MatmulTask& task) { for_each_output(task, dot_with_min<BlockQ5_1, q5_code<BlockQ5_1>>); }
 void matmul_iq4_nl(const MatmulTask& task) { for_each_output(task, dot_iq4_nl); }
 void matmul_iq4_xs(const MatmulTask& task) { for_each_output(task, dot_iq4_xs); }
 void matmul_q6_k(const MatmulTask& task) { for_each_output(task, dot_q6_k); }
