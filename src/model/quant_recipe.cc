@@ -76,4 +76,15 @@ GgmlType recipe_tensor_type(const QuantRecipe& recipe, const RecipeModel& model,
   return mix_type(recipe, model, name, shape);
 }
 
+GgmlType row_fallback_type(GgmlType type) {
+  switch (type) {
+    case GgmlType::kIQ4_XS: return GgmlType::kIQ4_NL;
+    case GgmlType::kQ2_K:
+    case GgmlType::kQ3_K: return GgmlType::kQ4_0;
+    case GgmlType::kQ4_K: return GgmlType::kQ5_0;
+    case GgmlType::kQ5_K: return GgmlType::kQ5_1;
+    default: return GgmlType::kQ8_0;
+  }
+}
+
 }  // namespace met

@@ -12,7 +12,7 @@
 //     share a KV head, FFN down Q5_K in the first eighth of the layers, and
 //     the same 8-expert rules.
 // Where a row length does not fit the chosen type's block, quantize_model
-// falls back (Q8_0, then F16) as it does for plain types.
+// falls back as llama.cpp does (row_fallback_type), then to F16.
 // Threading: pure functions. Tested by tests/model/quant_recipe_test.cc.
 #pragma once
 
@@ -53,5 +53,11 @@ struct RecipeModel {
 // a weight matrix quantize_model rewrites.
 GgmlType recipe_tensor_type(const QuantRecipe& recipe, const RecipeModel& model, std::string_view name,
                             std::span<const uint64_t> shape);
+
+// llama.cpp's type for a row that does not fit `type`'s block (its
+// tensor_type_fallback): a 32-element type of about the same size (Q4_K ->
+// Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, IQ4_XS -> IQ4_NL, Q2_K and Q3_K -> Q4_0),
+// Q8_0 for the rest.
+GgmlType row_fallback_type(GgmlType type);
 
 }  // namespace met

@@ -27,7 +27,7 @@ std::optional<GgmlType> target_type(const GgufTensorInfo& t, const QuantRecipe& 
                                     std::vector<std::string>& fallbacks) {
   if (!is_weight_matrix(t) || !can_dequantize(t.type)) return std::nullopt;
   const GgmlType wanted = recipe_tensor_type(recipe, model, t.name, t.shape);
-  for (GgmlType type : {wanted, GgmlType::kQ8_0, GgmlType::kF16}) {
+  for (GgmlType type : {wanted, row_fallback_type(wanted), GgmlType::kF16}) {
     if (!ggml_row_bytes(type, t.shape[0])) continue;
     if (type != wanted) {
       fallbacks.push_back(fmt::format("{}: {} needs rows of {}, used {}", t.name,

@@ -2,7 +2,7 @@
 // dtype, or in a recipe's mix of types (quant_recipe.h; what `met quantize`
 // does). Metadata is copied with general.file_type updated; norms, biases and
 // other 1-D tensors are copied unchanged; a matrix whose rows do not fit the
-// type it gets falls back to Q8_0, then F16. MXFP4
+// type it gets falls back as llama.cpp does (row_fallback_type), then to F16. MXFP4
 // means llama.cpp's MOSTLY_MXFP4_MOE: experts MXFP4, other matrices Q8_0
 // (file_type_matrix_type); expert routers and ssm_conv1d kernels are kept as
 // they are.

@@ -105,6 +105,15 @@ TEST(QuantRecipe, Iq4_XsWidensAttentionVForGroupedHeadsAndTheFirstEighthsFfnDown
   EXPECT_EQ(find_quant_recipe("iq4_nl")->base, GgmlType::kIQ4_NL);
 }
 
+TEST(QuantRecipe, RowsThatDoNotFitABlockFallBackAsLlamaCppDoes) {
+  EXPECT_EQ(row_fallback_type(GgmlType::kQ4_K), GgmlType::kQ5_0);
+  EXPECT_EQ(row_fallback_type(GgmlType::kQ5_K), GgmlType::kQ5_1);
+  EXPECT_EQ(row_fallback_type(GgmlType::kQ6_K), GgmlType::kQ8_0);
+  EXPECT_EQ(row_fallback_type(GgmlType::kIQ4_XS), GgmlType::kIQ4_NL);
+  EXPECT_EQ(row_fallback_type(GgmlType::kQ3_K), GgmlType::kQ4_0);
+  EXPECT_EQ(row_fallback_type(GgmlType::kQ4_0), GgmlType::kQ8_0);
+}
+
 TEST(QuantRecipe, APlainTypeGoesToEveryMatrix) {
   const QuantRecipe r = *find_quant_recipe("q5_k");
   const RecipeModel m{28, 28, 0, true};

@@ -106,6 +106,30 @@ TEST(QuantizeModel, Mxfp4PutsExpertsInMxfp4AndOtherMatricesInQ8_0) {
   EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), expected.begin(), expected.end()));
 }
 
+// Rows of 288 fit 32-element blocks, not 256: llama.cpp's fallbacks.
+TEST(QuantizeModel, RowsThatDoNotFitAKQuantTakeLlamaCppsFallback) {
+  testing::TempDir dir;
+  RandomModelSpec s;
+  s.num_layers = 1;
+  s.embedding_length = 288;
+  s.num_heads = 4;
+  s.num_kv_heads = 4;
+  s.feed_forward_length = 512;
+  s.vocab_size = 600;
+  ASSERT_TRUE(make_random_model(s, dir.file("f32.gguf")).ok());
+  for (const auto& [type, fallback] : {std::pair{GgmlType::kQ4_K, GgmlType::kQ5_0},
+                                       std::pair{GgmlType::kQ5_K, GgmlType::kQ5_1},
+                                       std::pair{GgmlType::kQ6_K, GgmlType::kQ8_0}}) {
+    auto q = quantize_model(dir.file("f32.gguf"), dir.file("q.gguf"), type, 1);
+    ASSERT_TRUE(q.ok()) << q.status().to_string();
+    EXPECT_FALSE(q->fallbacks.empty());
+    auto out = GgufFile::open(dir.file("q.gguf"));
+    ASSERT_TRUE(out.ok());
+    EXPECT_EQ(out->find_tensor("blk.0.attn_q.weight")->type, fallback) << ggml_type_name(type);
+    EXPECT_EQ(out->find_tensor("blk.0.ffn_down.weight")->type, type) << ggml_type_name(type);  // rows of 512
+  }
+}
+
 TEST_F(QuantizeModelTest, RefusesATypeItCannotWrite) {
   auto s = quantize_model(dir_.file("f32.gguf"), dir_.file("x.gguf"), GgmlType::kQ2_K, 1);
   ASSERT_FALSE(s.ok());
