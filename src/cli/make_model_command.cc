@@ -32,6 +32,7 @@ struct MakeModelOptions {
   std::string tokenizer;  // "" = the arch's default
   std::string chat_template = "chatml";
   bool tie_embeddings = false;
+  bool llama3_rope = false;
   int threads = 0;
   std::optional<uint32_t> experts, experts_used, expert_ff, shared_expert_ff;
   std::optional<uint32_t> sliding_window, swa_pattern;
@@ -148,6 +149,7 @@ Result<RandomModelSpec> build_spec(const MakeModelOptions& o) {
     spec.control_tokens = chat_control_tokens(spec.chat_template);
   }
   spec.tied_output = o.tie_embeddings;
+  spec.llama3_rope = o.llama3_rope;
   spec.num_threads = o.threads > 0 ? o.threads : default_num_threads();
   MET_RETURN_IF_ERROR(validate_spec(spec));
   return spec;
@@ -233,6 +235,7 @@ void add_make_model_command(CLI::App& app) {
                   "chatml or a Jinja file (its markers become control tokens)")
       ->capture_default_str();
   cmd->add_flag("--tie-embeddings", o->tie_embeddings, "Omit output.weight (reuse the embedding)");
+  cmd->add_flag("--llama3-rope", o->llama3_rope, "Write rope_freqs.weight with Llama 3.1's rope scaling");
   cmd->add_option("--threads", o->threads, "Threads (default: all cores)");
   cmd->callback([o] { exit_on_error("make-model", run_make_model(*o)); });
 }

@@ -304,6 +304,7 @@ Status Model::bind() {
   MET_ASSIGN_OR_RETURN(weights_.token_embd, bind_matrix("token_embd.weight", embd, vocab));
   MET_ASSIGN_OR_RETURN(weights_.output_norm, bind_vector("output_norm.weight", embd));
   weights_.tied_output = file_.find_tensor("output.weight") == nullptr;
+  MET_ASSIGN_OR_RETURN(weights_.rope_freqs, bind_vector_or_null("rope_freqs.weight", hp.rope_dims / 2));
   num_matrices_total_ = count_matrices();
   if (weights_.tied_output) {
     weights_.output = weights_.token_embd;
@@ -367,6 +368,7 @@ cpu::RopeParams Model::rope_params() const {
   p.rope_dims = static_cast<int32_t>(hparams_.rope_dims);
   p.freq_base = hparams_.rope_freq_base;
   p.layout = traits_.rope_layout;
+  p.freq_factors = weights_.rope_freqs;
   const RopeScaling& rs = hparams_.rope_scaling;
   switch (rs.kind) {
     case RopeScalingKind::kNone:

@@ -185,6 +185,7 @@ struct ModelWeights {
   const float* output_norm = nullptr;
   cpu::WeightMatrix output;  // token_embd when the file ties them
   bool tied_output = false;
+  const float* rope_freqs = nullptr;  // rope_dims / 2 frequency divisors (Llama 3.x), or null
   std::vector<LayerWeights> layers;  // the trunk: hp.num_layers
   std::vector<MtpWeights> mtp;       // hp.nextn_predict_layers blocks
 };

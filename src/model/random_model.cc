@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <numbers>
 #include <string>
 #include <vector>
 
@@ -305,6 +306,9 @@ Status validate_spec(const RandomModelSpec& s) {
   if (!(s.branch_scale > 0.0f && s.branch_scale <= 1.0f)) {
     return invalid_argument("--branch-scale {} must be in (0, 1]", s.branch_scale);
   }
+  if (s.llama3_rope && s.arch != Arch::kLlama) {
+    return invalid_argument("--llama3-rope is for --arch llama (llama.cpp reads rope_freqs.weight there)");
+  }
   if (s.head_dim == 0 && s.embedding_length % s.num_heads != 0) {
     return invalid_argument("--embd {} is not a multiple of --heads {}", s.embedding_length, s.num_heads);
   }
@@ -403,6 +407,25 @@ ModelHParams spec_hparams(const RandomModelSpec& s) {
   return hp;
 }
 
+std::vector<float> llama3_rope_factors(uint32_t rope_dims, float freq_base, float factor, float low, float high,
+                                       float original_context) {
+  std::vector<float> factors(rope_dims / 2);
+  const double low_wavelength = original_context / low, high_wavelength = original_context / high;
+  for (uint32_t i = 0; i < rope_dims / 2; ++i) {
+    const double freq = std::pow(static_cast<double>(freq_base), -2.0 * i / rope_dims);
+    const double wavelength = 2.0 * std::numbers::pi / freq;
+    double f = 1.0;
+    if (wavelength > low_wavelength) {
+      f = factor;
+    } else if (wavelength >= high_wavelength) {
+      const double smooth = (original_context / wavelength - low) / (high - low);
+      f = 1.0 / ((1.0 - smooth) / factor + smooth);
+    }
+    factors[i] = static_cast<float>(f);
+  }
+  return factors;
+}
+
 std::string_view chatml_template() {
   return "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
          "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}"
@@ -452,6 +475,14 @@ Result<RandomModelSummary> make_random_model(const RandomModelSpec& spec, const 
       return ok_status();
     };
     MET_RETURN_IF_ERROR(writer.add_tensor(t.name, t.shape, type, counted));
+  }
+  if (spec.llama3_rope) {
+    const std::vector<float> factors = llama3_rope_factors(hp.rope_dims, hp.rope_freq_base);
+    MET_RETURN_IF_ERROR(writer.add_tensor("rope_freqs.weight", {factors.size()}, GgmlType::kF32,
+                                          [factors](std::span<uint8_t> out) {
+                                            std::memcpy(out.data(), factors.data(), out.size());
+                                            return ok_status();
+                                          }));
   }
   MET_RETURN_IF_ERROR(writer.write_file(path));
   std::error_code ec;

@@ -106,7 +106,18 @@ struct RandomModelSpec {
   float attention_scale = 0.0f;
   float logit_scale = 0.0f;
   bool attention_rope = false;
+  // Writes rope_freqs.weight with Llama 3.1's scaling (factor 8, low and high
+  // frequency factors 1 and 4, original context 8192), as llama.cpp's
+  // converter does for rope_scaling.rope_type = "llama3".
+  bool llama3_rope = false;
 };
+
+// Llama 3.x's per-pair frequency divisors for `rope_dims` rotated dims at
+// base `freq_base` (convert_hf_to_gguf's rope_freqs): 1 for wavelengths
+// below original_context / high, `factor` above original_context / low,
+// and a smooth blend between.
+std::vector<float> llama3_rope_factors(uint32_t rope_dims, float freq_base, float factor = 8.0f,
+                                       float low = 1.0f, float high = 4.0f, float original_context = 8192.0f);
 
 struct RandomModelSummary {
   uint64_t num_params = 0;

@@ -375,6 +375,37 @@ TEST_P(RandomModelVsReference, LogitsAgreeWithinTheDtypesTolerance) {
                                 std::string(arch_name(p.arch)) + " " + std::string(ggml_type_name(p.dtype)));
 }
 
+// Llama 3.x's rope scaling (rope_freqs.weight): the same logits as the
+// reference with the factors, and other logits than without them.
+TEST(RandomModelVsReference, Llama3RopeFrequencyFactorsAreApplied) {
+  testing::TempDir dir;
+  RandomModelSpec s = reference_test_spec(Arch::kLlama, GgmlType::kF32);
+  s.llama3_rope = true;
+  ASSERT_TRUE(make_random_model(s, dir.file("scaled.gguf")).ok());
+  expect_logits_match_reference(dir.file("scaled.gguf"), 1e-4, "llama3 rope");
+  auto scaled = Model::load(dir.file("scaled.gguf"));
+  ASSERT_TRUE(scaled.ok());
+  ASSERT_NE((*scaled)->weights().rope_freqs, nullptr);
+  // The factors span 1 (short wavelengths) to 8 (long ones) at base 10000.
+  const std::vector<float> f = llama3_rope_factors(64, 10000.0f);
+  EXPECT_EQ(f.front(), 1.0f);
+  EXPECT_EQ(f.back(), 8.0f);
+  s.llama3_rope = false;
+  ASSERT_TRUE(make_random_model(s, dir.file("plain.gguf")).ok());
+  auto plain = Model::load(dir.file("plain.gguf"));
+  ASSERT_TRUE(plain.ok());
+  std::vector<TokenId> tokens(21);
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<TokenId>((i * 37 + 5) % 600);
+  const auto a = testing::ReferenceForward(**scaled).logits(tokens);
+  const auto b = testing::ReferenceForward(**plain).logits(tokens);
+  double diff = 0;
+  for (size_t v = 0; v < 600; ++v) diff = std::max(diff, std::fabs(double(a[20][v]) - b[20][v]));
+  // Position 20, where long wavelengths turn 8 times slower: well past the
+  // 1e-4-of-the-largest-logit agreement above (about 5e-4 here), so a
+  // forward that ignored the factors would fail it.
+  EXPECT_GT(diff, 1e-3) << diff;
+}
+
 // llama.cpp's mixes (quant_recipe.h): Q4_K, Q5_K and Q6_K matrices in one
 // model, each layer's own, within the k-quants' tolerance.
 TEST(RandomModelVsReference, LlamaCppMixesAgreeWithinTheKQuantsTolerance) {

@@ -54,13 +54,15 @@ std::vector<double> swiglu_ffn(const float* gate, const float* up, const float* 
   return d;
 }
 
-// Rotates each head's first rope_dims dims by pos * base^(-2i/rope_dims).
+// Rotates each head's first rope_dims dims by pos * base^(-2i/rope_dims),
+// divided by factors[i] where the model has frequency factors.
 void rope(std::vector<double>& x, size_t num_heads, size_t head_dim, size_t rope_dims, double base,
-          bool neox, int pos) {
+          bool neox, int pos, const float* factors) {
   for (size_t h = 0; h < num_heads; ++h) {
     double* v = &x[h * head_dim];
     for (size_t i = 0; i < rope_dims / 2; ++i) {
-      const double theta = pos * std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(rope_dims));
+      double theta = pos * std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(rope_dims));
+      if (factors != nullptr) theta /= factors[i];
       const size_t a = neox ? i : 2 * i;
       const size_t b = neox ? i + rope_dims / 2 : 2 * i + 1;
       const double x0 = v[a], x1 = v[b];
@@ -268,8 +270,8 @@ void ReferenceForward::attention(const Layer& l, Rows& x) const {
       head_norm(k[t], nkv, l.k_norm);
     }
     if (hp.uses_rope) {
-      rope(q[t], nh, hd, hp.rope_dims, base, neox, static_cast<int>(t));
-      rope(k[t], nkv, hd, hp.rope_dims, base, neox, static_cast<int>(t));
+      rope(q[t], nh, hd, hp.rope_dims, base, neox, static_cast<int>(t), model_.weights().rope_freqs);
+      rope(k[t], nkv, hd, hp.rope_dims, base, neox, static_cast<int>(t), model_.weights().rope_freqs);
     }
   }
   Rows out(T);

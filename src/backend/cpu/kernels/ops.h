@@ -45,6 +45,10 @@ struct RopeParams {
   float beta_fast = 32.0f;
   float beta_slow = 1.0f;
   int32_t original_context = 0;
+  // Per-pair frequency divisors (rope_dims / 2 of them; llama.cpp's
+  // freq_factors, from a file's rope_freqs.weight: Llama 3.x's scaling), or
+  // null: pair i's extrapolated angle is pos * base^(-2i/rope_dims) / f[i].
+  const float* freq_factors = nullptr;
 };
 
 // Rotates each of `num_heads` heads of one row (head h at x + h*head_dim) for

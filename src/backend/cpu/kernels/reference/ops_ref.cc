@@ -73,8 +73,8 @@ void rope_cache(int32_t pos, const RopeParams& p, float* cos_sin) {
   }
   for (int32_t i = 0; i < p.rope_dims / 2; ++i) {
     const double exponent = -2.0 * i / p.rope_dims;
-    const auto extrapolated =
-        static_cast<float>(pos * std::pow(static_cast<double>(p.freq_base), exponent));
+    auto extrapolated = static_cast<float>(pos * std::pow(static_cast<double>(p.freq_base), exponent));
+    if (p.freq_factors != nullptr) extrapolated /= p.freq_factors[i];
     const float interpolated = p.freq_scale * extrapolated;
     float theta = interpolated;
     if (yarn) {
