@@ -115,17 +115,17 @@ inline constexpr ScaleMinSearch kQ5KSearch{31.0f, -0.5f, 15};
 // One group of 32: x ~ scale * q - min with q in 0..search.max_code.
 template <class Kernels>
 ScaleMinFit search_scale_min_group(const float* x, const ScaleMinSearch& search) {
-  const float kMaxCode = search.max_code;
+  const float max_code = search.max_code;
   Q4KGroup g;
   if (!prepare_q4_k_group(x, g)) return {0.0f, -g.lo};
-  float iscale = kMaxCode / g.range;
-  LevelSums sums = Kernels::level_sums(g.xs, g.w, g.wx, iscale, 0.0f, kMaxCode, Q4KGroup::kSize);
+  float iscale = max_code / g.range;
+  LevelSums sums = Kernels::level_sums(g.xs, g.w, g.wx, iscale, 0.0f, max_code, Q4KGroup::kSize);
   double best_scale = 1.0f / iscale;
   double best_offset = g.lo;
   double best_error = weighted_error(best_scale, best_offset, sums, g.sum_w, g.sum_wx, g.sum_wx2);
   for (int step = 0; step <= search.steps; ++step) {
-    iscale = (kMaxCode + search.ladder_start + 0.1f * static_cast<float>(step)) / g.range;
-    sums = Kernels::level_sums(g.xs, g.w, g.wx, iscale, 0.0f, kMaxCode, Q4KGroup::kSize);
+    iscale = (max_code + search.ladder_start + 0.1f * static_cast<float>(step)) / g.range;
+    sums = Kernels::level_sums(g.xs, g.w, g.wx, iscale, 0.0f, max_code, Q4KGroup::kSize);
     const double det = g.sum_w * sums.w_l2 - static_cast<double>(sums.w_l) * sums.w_l;
     if (!(det > 0.0)) continue;
     double scale = (g.sum_w * sums.wx_l - g.sum_wx * sums.w_l) / det;
