@@ -1,4 +1,5 @@
 // Tests for `met make-model`, run as a user would run it.
+#include <algorithm>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -206,6 +207,27 @@ TEST(MetMakeModel, BadArgumentsExitNonZeroWithOneLine) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
     EXPECT_EQ(r.err.rfind("met make-model: ", 0), 0u) << r.err;
   }
+}
+
+// --llama3-rope adds rope_freqs.weight (which met and llama.cpp apply; see
+// cpu_device_test.cc), for llama only.
+TEST(MetMakeModel, Llama3RopeWritesTheFrequencyTensorForLlamaOnly) {
+  testing::TempDir dir;
+  const std::string shape = " --layers 1 --embd 256 --heads 4 --ff 512 --vocab 512";
+  const auto count = [&](const std::string& flags) {
+    const std::string path = dir.file("m.gguf");
+    auto r = run_command(met_binary() + " make-model -o " + shell_quote(path) + shape + flags);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    auto info = run_command(met_binary() + " info --json " + shell_quote(path));
+    EXPECT_EQ(info.exit_code, 0) << info.err;
+    return nlohmann::json::parse(info.out)["tensors"]["count"].get<int>();
+  };
+  EXPECT_EQ(count(" --llama3-rope"), count("") + 1);
+  auto refused = run_command(met_binary() + " make-model -o " + shell_quote(dir.file("q.gguf")) + shape +
+                             " --arch qwen3 --llama3-rope");
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+  EXPECT_NE(refused.err.find("--llama3-rope"), std::string::npos) << refused.err;
 }
 
 }  // namespace

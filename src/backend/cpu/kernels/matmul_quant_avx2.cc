@@ -223,14 +223,14 @@ void quant_tile(const MatmulTask& t, int64_t i0, int64_t n0) {
     for (int r = 0; r < R; ++r) {
       const ActBlock ab = load_act(a[r], num_blocks, b);
       const __m256i bias = W::lane_bias(ab);
+      __m256 sums = _mm256_setzero_ps();  // kHasMin only: the lane sums, once per row
+      if constexpr (W::kHasMin) sums = _mm256_cvtepi32_ps(lane_sums_i32(ab));
 #pragma GCC unroll 4
       for (int c = 0; c < C; ++c) {
         const __m256i dot = _mm256_add_epi32(W::dot(wd[c], ab), bias);
         const __m256 scale = _mm256_mul_ps(wscale[c], ab.scale);
         acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), scale, acc[r][c]);
-        if constexpr (W::kHasMin) {
-          acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lane_sums_i32(ab)), _mm256_mul_ps(wmin[c], ab.scale), acc[r][c]);
-        }
+        if constexpr (W::kHasMin) acc[r][c] = _mm256_fmadd_ps(sums, _mm256_mul_ps(wmin[c], ab.scale), acc[r][c]);
       }
     }
   }

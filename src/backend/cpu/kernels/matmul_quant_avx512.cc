@@ -197,14 +197,14 @@ void tile_step(const typename W::Block* const (&w)[C], const uint8_t* const (&a)
     const ActPair ap = load_act_pair<kSingle>(a[r], num_blocks, b);
     __m512i bias = _mm512_setzero_si512();
     if constexpr (W::kOffsetShift >= 0) bias = _mm512_sub_epi32(bias, _mm512_slli_epi32(ap.lane_sums, W::kOffsetShift));
+    __m512 sums = _mm512_setzero_ps();  // kHasMin only: the lane sums, once per row
+    if constexpr (W::kHasMin) sums = _mm512_cvtepi32_ps(ap.lane_sums);
 #pragma GCC unroll 4
     for (int c = 0; c < C; ++c) {
       const __m512i dot = _mm512_dpbusd_epi32(bias, wq[c], ap.q);
       const __m512 scale = _mm512_mul_ps(wscale[c], ap.scale);
       acc[r][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc[r][c]);
-      if constexpr (W::kHasMin) {
-        acc[r][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ap.lane_sums), _mm512_mul_ps(wmin[c], ap.scale), acc[r][c]);
-      }
+      if constexpr (W::kHasMin) acc[r][c] = _mm512_fmadd_ps(sums, _mm512_mul_ps(wmin[c], ap.scale), acc[r][c]);
     }
   }
 }

@@ -3,6 +3,7 @@
 // fast versions match bit for bit, so the prepared bytes are one definition.
 // Threading: pure functions. Tested by tests/backend/matmul_test.cc.
 #include <cstring>
+#include <type_traits>
 
 #include "backend/cpu/kernels/reference/kernels_ref.h"
 #include "core/check.h"
@@ -51,51 +52,51 @@ double dot_q8_0(const uint8_t* w, const uint8_t* act, int64_t cols) {
   return sum;
 }
 
-double dot_q4_0(const uint8_t* w, const uint8_t* act, int64_t cols) {
-  const auto* wb = reinterpret_cast<const BlockQ4_0*>(w);
-  const auto* ab = reinterpret_cast<const BlockQ8_0*>(act);
-  double sum = 0.0;
-  for (int64_t b = 0; b < cols / kQk; ++b) {
-    int isum = 0;
-    for (int j = 0; j < kQk / 2; ++j) {
-      isum += ((wb[b].qs[j] & 0x0F) - 8) * ab[b].qs[j];
-      isum += ((wb[b].qs[j] >> 4) - 8) * ab[b].qs[j + kQk / 2];
-    }
-    const float scale = fp16_to_f32(wb[b].d) * fp16_to_f32(ab[b].d);
-    sum += static_cast<double>(scale * static_cast<float>(isum));
-  }
-  return sum;
+// The 4-bit code of element j of a 32-element block (elements 0..15 in the
+// low nibbles of qs, 16..31 in the high ones).
+template <class Block>
+int nibble(const Block& block, int j) {
+  return j < kQk / 2 ? block.qs[j] & 0x0F : block.qs[j - kQk / 2] >> 4;
 }
 
-// The 5-bit code of element j of a Q5_0 / Q5_1 block.
+// The 5-bit code of element j of a Q5_0 / Q5_1 block (bit 4: bit j of qh).
 template <class Block>
 int q5_code(const Block& block, int j) {
   uint32_t qh;
   std::memcpy(&qh, block.qh, sizeof(qh));
-  const int nibble = j < kQk / 2 ? block.qs[j] & 0x0F : block.qs[j - kQk / 2] >> 4;
-  return nibble | static_cast<int>(((qh >> j) & 1u) << 4);
+  return nibble(block, j) | static_cast<int>(((qh >> j) & 1u) << 4);
 }
 
-// The 4-bit code of element j of a Q4_1 block.
-int q4_1_code(const BlockQ4_1& block, int j) {
-  return j < kQk / 2 ? block.qs[j] & 0x0F : block.qs[j - kQk / 2] >> 4;
+// Each type's value of element j (its code, offset or looked up) and its
+// block scale.
+int q4_0_value(const BlockQ4_0& b, int j) { return nibble(b, j) - 8; }
+int q5_0_value(const BlockQ5_0& b, int j) { return q5_code(b, j) - 16; }
+int mxfp4_value(const BlockMxfp4& b, int j) { return kMxfp4Values[nibble(b, j)]; }
+int iq4_nl_value(const BlockIq4Nl& b, int j) { return kIq4Values[nibble(b, j)]; }
+template <class Block>
+float fp16_scale(const Block& b) {
+  return fp16_to_f32(b.d);
 }
+// 2^(e-128): with MXFP4's doubled E2M1 values, as ggml's
+// ggml_vec_dot_mxfp4_q8_0 (the doubled values against the halved scale).
+float mxfp4_scale(const BlockMxfp4& b) { return e8m0_to_f32_half(b.e); }
 
-// Per block: (d_w * d_a) * sum_j (q_j - 16) a_j.
-double dot_q5_0(const uint8_t* w, const uint8_t* act, int64_t cols) {
-  const auto* wb = reinterpret_cast<const BlockQ5_0*>(w);
+// Per block: (scale_w * d_a) * sum_j value_j a_j (Q4_0, Q5_0, MXFP4, IQ4_NL).
+template <class Block, int (*kValue)(const Block&, int), float (*kScale)(const Block&)>
+double dot_q8_0_blocks(const uint8_t* w, const uint8_t* act, int64_t cols) {
+  const auto* wb = reinterpret_cast<const Block*>(w);
   const auto* ab = reinterpret_cast<const BlockQ8_0*>(act);
   double sum = 0.0;
   for (int64_t b = 0; b < cols / kQk; ++b) {
     int isum = 0;
-    for (int j = 0; j < kQk; ++j) isum += (q5_code(wb[b], j) - 16) * ab[b].qs[j];
-    const float scale = fp16_to_f32(wb[b].d) * fp16_to_f32(ab[b].d);
+    for (int j = 0; j < kQk; ++j) isum += kValue(wb[b], j) * ab[b].qs[j];
+    const float scale = kScale(wb[b]) * fp16_to_f32(ab[b].d);
     sum += static_cast<double>(scale * static_cast<float>(isum));
   }
   return sum;
 }
 
-// Per block: (d_w * d_a) * sum_j q_j a_j + (m_w * d_a) * sum_j a_j.
+// Per block: (d_w * d_a) * sum_j q_j a_j + (m_w * d_a) * sum_j a_j (Q4_1, Q5_1).
 template <class Block, int (*kCode)(const Block&, int)>
 double dot_with_min(const uint8_t* w, const uint8_t* act, int64_t cols) {
   const auto* wb = reinterpret_cast<const Block*>(w);
@@ -110,41 +111,6 @@ double dot_with_min(const uint8_t* w, const uint8_t* act, int64_t cols) {
     const float da = fp16_to_f32(ab[b].d);
     const float scale = fp16_to_f32(wb[b].d) * da, min_scale = fp16_to_f32(wb[b].m) * da;
     sum += static_cast<double>(scale * static_cast<float>(isum) + min_scale * static_cast<float>(asum));
-  }
-  return sum;
-}
-
-// Per block: (2^(e-128) * d_a) * sum_j kMxfp4Values[q_j] a_j, as ggml's
-// ggml_vec_dot_mxfp4_q8_0 (the doubled E2M1 values against the halved scale).
-double dot_mxfp4(const uint8_t* w, const uint8_t* act, int64_t cols) {
-  const auto* wb = reinterpret_cast<const BlockMxfp4*>(w);
-  const auto* ab = reinterpret_cast<const BlockQ8_0*>(act);
-  double sum = 0.0;
-  for (int64_t b = 0; b < cols / kQk; ++b) {
-    int isum = 0;
-    for (int j = 0; j < kQk / 2; ++j) {
-      isum += kMxfp4Values[wb[b].qs[j] & 0x0F] * ab[b].qs[j];
-      isum += kMxfp4Values[wb[b].qs[j] >> 4] * ab[b].qs[j + kQk / 2];
-    }
-    const float scale = e8m0_to_f32_half(wb[b].e) * fp16_to_f32(ab[b].d);
-    sum += static_cast<double>(scale * static_cast<float>(isum));
-  }
-  return sum;
-}
-
-// Per block: (d_w * d_a) * sum_j kIq4Values[q_j] a_j, as dot_q4_0.
-double dot_iq4_nl(const uint8_t* w, const uint8_t* act, int64_t cols) {
-  const auto* wb = reinterpret_cast<const BlockIq4Nl*>(w);
-  const auto* ab = reinterpret_cast<const BlockQ8_0*>(act);
-  double sum = 0.0;
-  for (int64_t b = 0; b < cols / kQk; ++b) {
-    int isum = 0;
-    for (int j = 0; j < kQk / 2; ++j) {
-      isum += kIq4Values[wb[b].qs[j] & 0x0F] * ab[b].qs[j];
-      isum += kIq4Values[wb[b].qs[j] >> 4] * ab[b].qs[j + kQk / 2];
-    }
-    const float scale = fp16_to_f32(wb[b].d) * fp16_to_f32(ab[b].d);
-    sum += static_cast<double>(scale * static_cast<float>(isum));
   }
   return sum;
 }
@@ -171,52 +137,31 @@ double dot_iq4_xs(const uint8_t* w, const uint8_t* act, int64_t cols) {
   return sum;
 }
 
-// Per super-block: d_a * (d * sum_j sc_j dot_j - dmin * sum_j m_j sum_j(a)).
-double dot_q4_k(const uint8_t* w, const uint8_t* act, int64_t cols) {
-  const auto* wb = reinterpret_cast<const BlockQ4_K*>(w);
-  const auto* ab = reinterpret_cast<const BlockQ8_K*>(act);
-  double sum = 0.0;
-  for (int64_t b = 0; b < cols / kQkK; ++b) {
-    const BlockQ4_K& wk = wb[b];
-    const BlockQ8_K& ak = ab[b];
-    int scaled = 0;
-    int mins = 0;
-    for (int sub = 0; sub < 8; ++sub) {
-      const met::ref::ScaleMin sm = met::ref::unpack_k4_scale_min(wk.scales, sub);
-      const uint8_t* qs = wk.qs + 32 * (sub / 2);
-      const int shift = 4 * (sub % 2);
-      int dot = 0;
-      for (int l = 0; l < 32; ++l) dot += ((qs[l] >> shift) & 0x0F) * ak.qs[32 * sub + l];
-      scaled += sm.scale * dot;
-      mins += sm.min * (ak.bsums[2 * sub] + ak.bsums[2 * sub + 1]);
-    }
-    const float d = ak.d * fp16_to_f32(wk.d);
-    const float dmin = ak.d * fp16_to_f32(wk.dmin);
-    sum += static_cast<double>(d * static_cast<float>(scaled) - dmin * static_cast<float>(mins));
-  }
-  return sum;
+// The code of element 32 sub + l of a Q4_K block (its nibble), or of a
+// Q5_K block (bit 4 of element 64p + l is bit 2p of qh[l], of element
+// 64p + 32 + l bit 2p + 1, i.e. bit `sub` of qh[l]).
+template <class Block>
+int k4_code(const Block& block, int sub, int l) {
+  const int code = (block.qs[32 * (sub / 2) + l] >> (4 * (sub % 2))) & 0x0F;
+  if constexpr (std::is_same_v<Block, BlockQ5_K>) return code | (((block.qh[l] >> sub) & 1) << 4);
+  return code;
 }
 
-// As dot_q4_k with 5-bit codes: bit 4 of element 64p + l is bit 2p of qh[l]
-// (2p + 1 for element 64p + 32 + l).
-double dot_q5_k(const uint8_t* w, const uint8_t* act, int64_t cols) {
-  const auto* wb = reinterpret_cast<const BlockQ5_K*>(w);
+// Per super-block: d_a * (d * sum_j sc_j dot_j - dmin * sum_j m_j sum_j(a)) (Q4_K, Q5_K).
+template <class Block>
+double dot_scale_min_k(const uint8_t* w, const uint8_t* act, int64_t cols) {
+  const auto* wb = reinterpret_cast<const Block*>(w);
   const auto* ab = reinterpret_cast<const BlockQ8_K*>(act);
   double sum = 0.0;
   for (int64_t b = 0; b < cols / kQkK; ++b) {
-    const BlockQ5_K& wk = wb[b];
+    const Block& wk = wb[b];
     const BlockQ8_K& ak = ab[b];
     int scaled = 0;
     int mins = 0;
     for (int sub = 0; sub < 8; ++sub) {
       const met::ref::ScaleMin sm = met::ref::unpack_k4_scale_min(wk.scales, sub);
-      const uint8_t* qs = wk.qs + 32 * (sub / 2);
-      const int shift = 4 * (sub % 2);
       int dot = 0;
-      for (int l = 0; l < 32; ++l) {
-        const int code = ((qs[l] >> shift) & 0x0F) | (((wk.qh[l] >> sub) & 1) << 4);
-        dot += code * ak.qs[32 * sub + l];
-      }
+      for (int l = 0; l < 32; ++l) dot += k4_code(wk, sub, l) * ak.qs[32 * sub + l];
       scaled += sm.scale * dot;
       mins += sm.min * (ak.bsums[2 * sub] + ak.bsums[2 * sub + 1]);
     }
@@ -323,14 +268,22 @@ void matmul_bf16(const MatmulTask& task) {
 }
 
 void matmul_q8_0(const MatmulTask& task) { for_each_output(task, dot_q8_0); }
-void matmul_q4_0(const MatmulTask& task) { for_each_output(task, dot_q4_0); }
-void matmul_mxfp4(const MatmulTask& task) { for_each_output(task, dot_mxfp4); }
-void matmul_q4_k(const MatmulTask& task) { for_each_output(task, dot_q4_k); }
-void matmul_q5_k(const MatmulTask& task) { for_each_output(task, dot_q5_k); }
-void matmul_q5_0(const MatmulTask& task) { for_each_output(task, dot_q5_0); }
-void matmul_q4_1(const MatmulTask& task) { for_each_output(task, dot_with_min<BlockQ4_1, q4_1_code>); }
+void matmul_q4_0(const MatmulTask& task) {
+  for_each_output(task, dot_q8_0_blocks<BlockQ4_0, q4_0_value, fp16_scale<BlockQ4_0>>);
+}
+void matmul_mxfp4(const MatmulTask& task) {
+  for_each_output(task, dot_q8_0_blocks<BlockMxfp4, mxfp4_value, mxfp4_scale>);
+}
+void matmul_q4_k(const MatmulTask& task) { for_each_output(task, dot_scale_min_k<BlockQ4_K>); }
+void matmul_q5_k(const MatmulTask& task) { for_each_output(task, dot_scale_min_k<BlockQ5_K>); }
+void matmul_q5_0(const MatmulTask& task) {
+  for_each_output(task, dot_q8_0_blocks<BlockQ5_0, q5_0_value, fp16_scale<BlockQ5_0>>);
+}
+void matmul_q4_1(const MatmulTask& task) { for_each_output(task, dot_with_min<BlockQ4_1, nibble<BlockQ4_1>>); }
 void matmul_q5_1(const MatmulTask& task) { for_each_output(task, dot_with_min<BlockQ5_1, q5_code<BlockQ5_1>>); }
-void matmul_iq4_nl(const MatmulTask& task) { for_each_output(task, dot_iq4_nl); }
+void matmul_iq4_nl(const MatmulTask& task) {
+  for_each_output(task, dot_q8_0_blocks<BlockIq4Nl, iq4_nl_value, fp16_scale<BlockIq4Nl>>);
+}
 void matmul_iq4_xs(const MatmulTask& task) { for_each_output(task, dot_iq4_xs); }
 void matmul_q6_k(const MatmulTask& task) { for_each_output(task, dot_q6_k); }
 
