@@ -44,8 +44,9 @@ void add_quantize_command(CLI::App& app) {
   cmd->add_option("input", o->in_path, "Input GGUF file")->required();
   cmd->add_option("output", o->out_path, "Output GGUF file")->required();
   cmd->add_option("--dtype", o->dtype,
-                  "q8_0, q4_0, q4_k, q5_k, q6_k, f16, bf16, mxfp4 (experts; rest q8_0), or llama.cpp's mixes "
-                  "q4_k_m, q5_k_m, iq4_nl, iq4_xs")
+                  "f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q3_k, q4_k, q5_k, q6_k, mxfp4 (experts; rest "
+                  "q8_0), or llama.cpp's mixes q2_k, q3_k_s, q3_k_m, q3_k_l, q4_k_s, q4_k_m, q5_k_s, q5_k_m, "
+                  "iq4_nl, iq4_xs")
       ->required();
   cmd->add_option("--threads", o->threads, "Threads (default: all cores)");
   cmd->callback([o] { exit_on_error("quantize", run_quantize(*o)); });

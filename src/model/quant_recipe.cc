@@ -1,17 +1,13 @@
 // llama.cpp's per-tensor quantization mixes. Tested by tests/model/quant_recipe_test.cc.
 #include "model/quant_recipe.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "model/file_type.h"
 
 namespace met {
 namespace {
-
-constexpr uint32_t kFileTypeQ4_K_M = 15;
-constexpr uint32_t kFileTypeQ5_K_M = 17;
-constexpr uint32_t kFileTypeIq4_NL = 25;
-constexpr uint32_t kFileTypeIq4_XS = 30;
 
 // The layer of "blk.N.…", or -1.
 int layer_of(std::string_view name) {
@@ -29,29 +25,91 @@ bool use_more_bits(int layer, int num_layers) {
 
 bool has_part(std::string_view name, std::string_view part) { return name.find(part) != std::string_view::npos; }
 
+// Which attention V tensor (0, 1, …) layer `layer`'s is: llama.cpp counts them.
+int attn_v_index(const RecipeModel& model, int layer) {
+  if (model.attn_v_layers.empty()) return layer;
+  const auto it = std::lower_bound(model.attn_v_layers.begin(), model.attn_v_layers.end(), layer);
+  return static_cast<int>(it - model.attn_v_layers.begin());
+}
+
+// Attention V (or fused QKV), the `index`-th of num_attn_v.
+GgmlType attn_v_type(const QuantRecipe& recipe, const RecipeModel& model, int index) {
+  switch (recipe.mix) {
+    case QuantMix::kQ2_K: return model.gqa >= 4 ? GgmlType::kQ4_K : GgmlType::kQ3_K;
+    case QuantMix::kQ3_K_M: return index < 2 ? GgmlType::kQ5_K : GgmlType::kQ4_K;
+    case QuantMix::kQ3_K_L: return GgmlType::kQ5_K;
+    case QuantMix::kQ4_K_S: return index < 4 ? GgmlType::kQ5_K : recipe.base;
+    case QuantMix::kQ4_K_M:
+    case QuantMix::kQ5_K_M: return use_more_bits(index, model.num_attn_v) ? GgmlType::kQ6_K : recipe.base;
+    case QuantMix::kIq4: return model.gqa >= 4 ? GgmlType::kQ5_K : recipe.base;
+    case QuantMix::kPlain:
+    case QuantMix::kQ3_K_S:
+    case QuantMix::kQ5_K_S: return recipe.base;
+  }
+  return recipe.base;
+}
+
+GgmlType ffn_down_type(const QuantRecipe& recipe, const RecipeModel& model, int layer) {
+  const int n = model.num_layers;
+  switch (recipe.mix) {
+    case QuantMix::kQ2_K: return GgmlType::kQ3_K;
+    case QuantMix::kQ3_K_M: return layer < n / 16 ? GgmlType::kQ5_K : GgmlType::kQ4_K;
+    case QuantMix::kQ3_K_L: return GgmlType::kQ5_K;
+    case QuantMix::kQ4_K_S:
+    case QuantMix::kIq4: return layer < n / 8 ? GgmlType::kQ5_K : recipe.base;
+    case QuantMix::kQ4_K_M:
+    case QuantMix::kQ5_K_M: return use_more_bits(layer, n) ? GgmlType::kQ6_K : recipe.base;
+    case QuantMix::kPlain:
+    case QuantMix::kQ3_K_S:
+    case QuantMix::kQ5_K_S: return recipe.base;
+  }
+  return recipe.base;
+}
+
+GgmlType attn_output_type(const QuantRecipe& recipe, const RecipeModel& model) {
+  if (model.num_experts == 8) {
+    const bool bumped = recipe.mix != QuantMix::kQ3_K_L && recipe.mix != QuantMix::kQ5_K_S &&
+                        recipe.mix != QuantMix::kQ5_K_M;
+    return bumped ? GgmlType::kQ5_K : recipe.base;
+  }
+  switch (recipe.mix) {
+    case QuantMix::kQ2_K: return GgmlType::kQ3_K;
+    case QuantMix::kQ3_K_M: return GgmlType::kQ4_K;
+    case QuantMix::kQ3_K_L: return GgmlType::kQ5_K;
+    default: return recipe.base;
+  }
+}
+
 // llama_tensor_get_type's rules for the K and IQ4 mixes, without an
 // importance matrix.
 GgmlType mix_type(const QuantRecipe& recipe, const RecipeModel& model, std::string_view name,
                   std::span<const uint64_t> shape) {
   const bool output = name == "output.weight" || (!model.has_output && name == "token_embd.weight");
   if (output) return shape[0] % 256 == 0 ? GgmlType::kQ6_K : GgmlType::kQ8_0;
-  const bool attn_v = has_part(name, ".attn_v.") || has_part(name, ".attn_qkv.");  // fused QKV counts as V
-  if (model.num_experts == 8) {
-    if (attn_v || has_part(name, ".attn_k.")) return GgmlType::kQ8_0;
-    if (has_part(name, ".attn_output.")) return GgmlType::kQ5_K;
-  }
   const int layer = layer_of(name);
-  const bool k_mix = recipe.mix != QuantMix::kIq4;
-  if (attn_v) {
-    if (k_mix) return use_more_bits(layer, model.num_attn_v) ? GgmlType::kQ6_K : recipe.base;
-    return model.gqa >= 4 ? GgmlType::kQ5_K : recipe.base;
+  if (has_part(name, ".attn_v.") || has_part(name, ".attn_qkv.")) {  // fused QKV counts as V
+    return model.num_experts == 8 ? GgmlType::kQ8_0 : attn_v_type(recipe, model, attn_v_index(model, layer));
   }
-  if (has_part(name, ".ffn_down")) {  // ffn_down, ffn_down_exps, ffn_down_shexp
-    if (k_mix) return use_more_bits(layer, model.num_layers) ? GgmlType::kQ6_K : recipe.base;
-    return layer < model.num_layers / 8 ? GgmlType::kQ5_K : recipe.base;
-  }
+  if (has_part(name, ".attn_k.") && model.num_experts == 8) return GgmlType::kQ8_0;
+  if (has_part(name, ".attn_output.")) return attn_output_type(recipe, model);
+  if (has_part(name, ".ffn_down")) return ffn_down_type(recipe, model, layer);  // also _exps, _shexp
   return recipe.base;
 }
+
+struct NamedMix {
+  std::string_view name;
+  QuantMix mix;
+  GgmlType base;
+  uint32_t file_type;  // LLAMA_FTYPE_MOSTLY_*
+};
+
+constexpr NamedMix kMixes[] = {
+    {"q2_k", QuantMix::kQ2_K, GgmlType::kQ2_K, 10},         {"q3_k_s", QuantMix::kQ3_K_S, GgmlType::kQ3_K, 11},
+    {"q3_k_m", QuantMix::kQ3_K_M, GgmlType::kQ3_K, 12},     {"q3_k_l", QuantMix::kQ3_K_L, GgmlType::kQ3_K, 13},
+    {"q4_k_s", QuantMix::kQ4_K_S, GgmlType::kQ4_K, 14},     {"q4_k_m", QuantMix::kQ4_K_M, GgmlType::kQ4_K, 15},
+    {"q5_k_s", QuantMix::kQ5_K_S, GgmlType::kQ5_K, 16},     {"q5_k_m", QuantMix::kQ5_K_M, GgmlType::kQ5_K, 17},
+    {"iq4_nl", QuantMix::kIq4, GgmlType::kIQ4_NL, 25},      {"iq4_xs", QuantMix::kIq4, GgmlType::kIQ4_XS, 30},
+};
 
 }  // namespace
 
@@ -62,10 +120,9 @@ std::optional<QuantRecipe> plain_quant_recipe(GgmlType type) {
 }
 
 std::optional<QuantRecipe> find_quant_recipe(std::string_view name) {
-  if (name == "q4_k_m") return QuantRecipe{"q4_k_m", QuantMix::kQ4_K_M, GgmlType::kQ4_K, kFileTypeQ4_K_M};
-  if (name == "q5_k_m") return QuantRecipe{"q5_k_m", QuantMix::kQ5_K_M, GgmlType::kQ5_K, kFileTypeQ5_K_M};
-  if (name == "iq4_nl") return QuantRecipe{"iq4_nl", QuantMix::kIq4, GgmlType::kIQ4_NL, kFileTypeIq4_NL};
-  if (name == "iq4_xs") return QuantRecipe{"iq4_xs", QuantMix::kIq4, GgmlType::kIQ4_XS, kFileTypeIq4_XS};
+  for (const NamedMix& m : kMixes) {
+    if (m.name == name) return QuantRecipe{std::string(m.name), m.mix, m.base, m.file_type};
+  }
   const std::optional<GgmlType> type = parse_ggml_type(name);
   return type ? plain_quant_recipe(*type) : std::nullopt;
 }

@@ -1,6 +1,8 @@
 // GGUF-to-GGUF quantization. Tested by tests/model/quantize_model_test.cc.
 #include "model/quantize_model.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -78,8 +80,12 @@ RecipeModel recipe_model_of(const GgufFile& in) {
   m.gqa = heads > 0 && kv_heads > 0 ? heads / kv_heads : 1;
   m.has_output = in.find_tensor("output.weight") != nullptr;
   for (const GgufTensorInfo& t : in.tensors()) {
-    if (t.name.find(".attn_v.") != std::string::npos || t.name.find(".attn_qkv.") != std::string::npos) ++m.num_attn_v;
+    if (t.name.find(".attn_v.") == std::string::npos && t.name.find(".attn_qkv.") == std::string::npos) continue;
+    ++m.num_attn_v;
+    int layer = -1;
+    if (std::sscanf(t.name.c_str(), "blk.%d.", &layer) == 1) m.attn_v_layers.push_back(layer);
   }
+  std::sort(m.attn_v_layers.begin(), m.attn_v_layers.end());
   return m;
 }
 
@@ -87,7 +93,7 @@ RecipeModel recipe_model_of(const GgufFile& in) {
 bool can_write(const QuantRecipe& recipe) {
   if (!can_quantize(recipe.base)) return false;
   if (recipe.mix == QuantMix::kPlain) return true;
-  for (GgmlType t : {GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_0}) {
+  for (GgmlType t : {GgmlType::kQ3_K, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_0}) {
     if (!can_quantize(t)) return false;
   }
   return true;

@@ -20,6 +20,8 @@ void dequantize_row_q8_0(const uint8_t* src, float* dst, int64_t num_elements);
 void quantize_row_f16(const float* src, uint8_t* dst, int64_t num_elements);
 void quantize_row_bf16(const float* src, uint8_t* dst, int64_t num_elements);
 void quantize_row_q8_0(const float* src, uint8_t* dst, int64_t num_elements);
+void quantize_row_q2_k(const float* src, uint8_t* dst, int64_t num_elements);
+void quantize_row_q3_k(const float* src, uint8_t* dst, int64_t num_elements);
 void quantize_row_q4_k(const float* src, uint8_t* dst, int64_t num_elements);
 void quantize_row_q5_k(const float* src, uint8_t* dst, int64_t num_elements);
 void quantize_row_q6_k(const float* src, uint8_t* dst, int64_t num_elements);

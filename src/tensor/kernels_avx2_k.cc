@@ -1,4 +1,4 @@
-// AVX2 level kernels for the Q4_K and Q6_K encoders in
+// AVX2 level kernels for the K-quant encoders in
 // reference/k_quantizer.h: the candidate evaluation of the scale search and
 // the final snap to codes, 8 floats per vector. They reproduce
 // ScalarLevelKernels (reference/quantize_k_ref.cc) bit for bit: lane k of
@@ -72,6 +72,14 @@ ref::ScaleMinFit fit_q4_k_group(const float* x) {
 }
 
 float fit_q6_k_group(const float* x) { return ref::search_q6_k_group<Avx2LevelKernels>(x); }
+
+void quantize_row_q2_k(const float* src, uint8_t* dst, int64_t num_elements) {
+  ref::quantize_row_q2_k_with<Avx2LevelKernels>(src, dst, num_elements);
+}
+
+void quantize_row_q3_k(const float* src, uint8_t* dst, int64_t num_elements) {
+  ref::quantize_row_q3_k_with<Avx2LevelKernels>(src, dst, num_elements);
+}
 
 void quantize_row_q4_k(const float* src, uint8_t* dst, int64_t num_elements) {
   ref::quantize_row_q4_k_with<Avx2LevelKernels>(src, dst, num_elements);

@@ -5,7 +5,7 @@
 // (odd counts included); odd output ranges; splits of [n_begin, n_end).
 // Tolerances, relative to sum_k |w_k a_k| of the output (the largest errors
 // seen on this data are in brackets):
-//   integer paths (Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, MXFP4, IQ4_NL, Q4_K, Q5_K, Q6_K, IQ4_XS): 4e-6 [Q8_0/Q4_0 2e-7, K-quants
+//   integer paths (Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, MXFP4, IQ4_NL, Q2_K..Q6_K, IQ4_XS): 4e-6 [Q8_0/Q4_0 2e-7, K-quants
 //     1.2e-6]. Kernel and reference see the same quantized activations and
 //     compute exact integer dots; only the float scaling (<= 3 roundings per
 //     block) and the f32 summation of the block terms differ from the
@@ -43,7 +43,8 @@ namespace {
 constexpr GgmlType kTypes[] = {GgmlType::kF32,  GgmlType::kF16,  GgmlType::kBF16, GgmlType::kQ8_0,
                                GgmlType::kQ4_0, GgmlType::kMXFP4, GgmlType::kQ4_K, GgmlType::kQ5_K,
                                GgmlType::kQ6_K, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS,
-                               GgmlType::kQ5_0, GgmlType::kQ4_1, GgmlType::kQ5_1};
+                               GgmlType::kQ5_0, GgmlType::kQ4_1, GgmlType::kQ5_1, GgmlType::kQ2_K,
+                               GgmlType::kQ3_K};
 constexpr int64_t kRowCounts[] = {1, 2, 3, 7, 16, 17, 64};
 
 bool is_float_type(GgmlType type) {
@@ -241,7 +242,7 @@ TEST(Matmul, SupportsItsWeightTypesOnWholeBlocks) {
     EXPECT_EQ(activation_row_bytes(type, block * 3) % 64, 0u) << ggml_type_name(type);
     EXPECT_EQ(matmul_column_tile(type) % 4, 0);
   }
-  EXPECT_FALSE(matmul_supports(GgmlType::kQ3_K, 256));
+  EXPECT_FALSE(matmul_supports(GgmlType::kIQ2_XXS, 256));
   EXPECT_FALSE(matmul_supports(GgmlType::kF32, 0));
 }
 

@@ -406,20 +406,25 @@ TEST(RandomModelVsReference, Llama3RopeFrequencyFactorsAreApplied) {
   EXPECT_GT(diff, 1e-3) << diff;
 }
 
-// llama.cpp's mixes (quant_recipe.h): Q4_K, Q5_K and Q6_K matrices in one
-// model, each layer's own, within the k-quants' tolerance.
+// llama.cpp's mixes (quant_recipe.h): K-quant and IQ4 matrices of several
+// types in one model, each layer's own, within the k-quants' tolerance.
 TEST(RandomModelVsReference, LlamaCppMixesAgreeWithinTheKQuantsTolerance) {
-  for (const char* mix : {"q4_k_m", "q5_k_m", "iq4_xs"}) {
+  // Two layers, both "more bits" layers of q4_k_m/q5_k_m (the first and last
+  // eighth); iq4_xs widens FFN down only below num_layers / 8 = 0, q3_k_m
+  // below num_layers / 16 = 0 (then Q4_K), q2_k puts it in Q3_K.
+  const std::pair<const char*, GgmlType> kMixes[] = {{"q4_k_m", GgmlType::kQ6_K},
+                                                     {"q5_k_m", GgmlType::kQ6_K},
+                                                     {"iq4_xs", GgmlType::kIQ4_XS},
+                                                     {"q3_k_m", GgmlType::kQ4_K},
+                                                     {"q2_k", GgmlType::kQ3_K}};
+  for (const auto& [mix, ffn_down] : kMixes) {
     testing::TempDir dir;
     ASSERT_TRUE(make_random_model(reference_test_spec(Arch::kLlama, GgmlType::kF32), dir.file("f32.gguf")).ok());
     auto q = quantize_model(dir.file("f32.gguf"), dir.file("mix.gguf"), *find_quant_recipe(mix), 2);
     ASSERT_TRUE(q.ok()) << q.status().to_string();
     auto f = GgufFile::open(dir.file("mix.gguf"));
     ASSERT_TRUE(f.ok());
-    // Two layers, both "more bits" layers of the K mixes (the first and last
-    // eighth); the IQ4 mix widens FFN down only below num_layers / 8 = 0.
-    const bool k_mix = std::string_view(mix) != "iq4_xs";
-    EXPECT_EQ(f->find_tensor("blk.1.ffn_down.weight")->type, k_mix ? GgmlType::kQ6_K : GgmlType::kIQ4_XS) << mix;
+    EXPECT_EQ(f->find_tensor("blk.1.ffn_down.weight")->type, ffn_down) << mix;
     EXPECT_EQ(f->find_tensor("blk.1.ffn_up.weight")->type, find_quant_recipe(mix)->base) << mix;
     EXPECT_EQ(f->find_tensor("output.weight")->type, GgmlType::kQ6_K) << mix;
     expect_logits_match_reference(dir.file("mix.gguf"), 5e-2, mix);
@@ -451,6 +456,8 @@ INSTANTIATE_TEST_SUITE_P(
         v.push_back({a, GgmlType::kQ5_1, 3e-2});
         v.push_back({a, GgmlType::kIQ4_XS, 5e-2});
         v.push_back({a, GgmlType::kQ6_K, 5e-2});
+        v.push_back({a, GgmlType::kQ2_K, 5e-2});
+        v.push_back({a, GgmlType::kQ3_K, 5e-2});
       }
       return v;
     }()),

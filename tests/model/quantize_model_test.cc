@@ -131,9 +131,9 @@ TEST(QuantizeModel, RowsThatDoNotFitAKQuantTakeLlamaCppsFallback) {
 }
 
 TEST_F(QuantizeModelTest, RefusesATypeItCannotWrite) {
-  auto s = quantize_model(dir_.file("f32.gguf"), dir_.file("x.gguf"), GgmlType::kQ2_K, 1);
+  auto s = quantize_model(dir_.file("f32.gguf"), dir_.file("x.gguf"), GgmlType::kIQ2_XXS, 1);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.status().message().find("q2_k"), std::string::npos);
+  EXPECT_NE(s.status().message().find("iq2_xxs"), std::string::npos);
 }
 
 TEST_F(QuantizeModelTest, MissingInputNamesThePath) {

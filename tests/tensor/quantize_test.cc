@@ -38,11 +38,10 @@ TEST(CanQuantize, CoversTheTypesMetWrites) {
   for (const GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0,
                               GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
                               GgmlType::kQ8_K, GgmlType::kMXFP4, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kQ5_0,
-                              GgmlType::kQ4_1, GgmlType::kQ5_1}) {
+                              GgmlType::kQ4_1, GgmlType::kQ5_1, GgmlType::kQ2_K, GgmlType::kQ3_K}) {
     EXPECT_TRUE(can_quantize(type)) << ggml_type_name(type);
   }
-  for (const GgmlType type :
-       {GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kIQ2_XXS}) {
+  for (const GgmlType type : {GgmlType::kIQ2_XXS, GgmlType::kIQ3_S, GgmlType::kTQ2_0}) {
     EXPECT_FALSE(can_quantize(type)) << ggml_type_name(type);
   }
 }
@@ -64,11 +63,12 @@ TEST(QuantizeRow, MatchesTheReferenceAndRoundTrips) {
 
 TEST(QuantizeRow, RejectsAnUnsupportedTypeNamingIt) {
   const std::vector<float> x(256, 1.0f);
-  std::vector<uint8_t> bytes(84, 0xAB);
-  const Status status = quantize_row(GgmlType::kQ2_K, x, bytes);
+  std::vector<uint8_t> bytes(testing::row_bytes(GgmlType::kIQ2_XXS, x.size()), 0xAB);
+  const std::vector<uint8_t> before = bytes;
+  const Status status = quantize_row(GgmlType::kIQ2_XXS, x, bytes);
   EXPECT_EQ(status.code(), StatusCode::kUnimplemented);
-  EXPECT_THAT(status.message(), HasSubstr("q2_k"));
-  EXPECT_EQ(bytes, std::vector<uint8_t>(84, 0xAB));
+  EXPECT_THAT(status.message(), HasSubstr("iq2_xxs"));
+  EXPECT_EQ(bytes, before);
 }
 
 TEST(QuantizeRow, RejectsARowThatIsNotWholeBlocks) {

@@ -48,4 +48,18 @@ inline int unpack_q3_k_scale(const uint8_t* packed, int group) {
   return (low | (high << 4)) - 32;
 }
 
+// REQUIRES: stored[g] < 64 (scale g plus 32), for g < 16.
+inline void pack_q3_k_scales(const uint8_t* stored, uint8_t* packed) {
+  for (int i = 0; i < 12; ++i) packed[i] = 0;
+  for (int group = 0; group < 16; ++group) {
+    const int low = stored[group] & 0x0F;
+    if (group < 8) {
+      packed[group] = static_cast<uint8_t>(packed[group] | low);
+    } else {
+      packed[group - 8] = static_cast<uint8_t>(packed[group - 8] | (low << 4));
+    }
+    packed[8 + group % 4] = static_cast<uint8_t>(packed[8 + group % 4] | ((stored[group] >> 4) << (2 * (group / 4))));
+  }
+}
+
 }  // namespace met::ref

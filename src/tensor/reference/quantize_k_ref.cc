@@ -1,4 +1,4 @@
-// Reference k-quant encoders: Q4_K, Q5_K and Q6_K (the scale search in
+// Reference k-quant encoders: Q2_K, Q3_K, Q4_K, Q5_K and Q6_K (the scale search in
 // k_quantizer.h over the scalar level kernels defined here) and Q8_K.
 // The scalar level kernels fix the arithmetic the vector ones must reproduce:
 // 8 accumulation lanes, fma, and the lane reduction order below.
@@ -59,6 +59,16 @@ void ScalarLevelKernels::quantize_levels(const float* x, float add, float d, flo
 ScaleMinFit fit_q4_k_group(const float* x) { return search_q4_k_group<ScalarLevelKernels>(x); }
 
 float fit_q6_k_group(const float* x) { return search_q6_k_group<ScalarLevelKernels>(x); }
+
+void quantize_row_q2_k(const float* src, uint8_t* dst, int64_t num_elements) {
+  MET_DCHECK(num_elements % kQkK == 0);
+  quantize_row_q2_k_with<ScalarLevelKernels>(src, dst, num_elements);
+}
+
+void quantize_row_q3_k(const float* src, uint8_t* dst, int64_t num_elements) {
+  MET_DCHECK(num_elements % kQkK == 0);
+  quantize_row_q3_k_with<ScalarLevelKernels>(src, dst, num_elements);
+}
 
 void quantize_row_q4_k(const float* src, uint8_t* dst, int64_t num_elements) {
   MET_DCHECK(num_elements % kQkK == 0);

@@ -53,7 +53,10 @@ void quantize_row_q4_1(const float* src, uint8_t* dst, int64_t num_elements);
 void quantize_row_q5_1(const float* src, uint8_t* dst, int64_t num_elements);
 
 // quantize_k_ref.cc: sub-block scales from the searches in k_quantizer.h,
-// then quantized to 6 (Q4_K, Q5_K) or 8 (Q6_K) bits against an fp16 super-scale.
+// then quantized to 4 (Q2_K), 6 (Q3_K, Q4_K, Q5_K) or 8 (Q6_K) bits against an
+// fp16 super-scale.
+void quantize_row_q2_k(const float* src, uint8_t* dst, int64_t num_elements);
+void quantize_row_q3_k(const float* src, uint8_t* dst, int64_t num_elements);
 void quantize_row_q4_k(const float* src, uint8_t* dst, int64_t num_elements);
 void quantize_row_q5_k(const float* src, uint8_t* dst, int64_t num_elements);
 void quantize_row_q6_k(const float* src, uint8_t* dst, int64_t num_elements);

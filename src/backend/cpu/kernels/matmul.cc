@@ -73,6 +73,8 @@ constexpr Entry kReference[] = {
     {GgmlType::kQ5_1, {ref::prepare_q8_0, ref::matmul_q5_1}},
     {GgmlType::kIQ4_XS, {ref::prepare_q8_k, ref::matmul_iq4_xs}},
     {GgmlType::kQ6_K, {ref::prepare_q8_k, ref::matmul_q6_k}},
+    {GgmlType::kQ2_K, {ref::prepare_q8_k, ref::matmul_q2_k}},
+    {GgmlType::kQ3_K, {ref::prepare_q8_k, ref::matmul_q3_k}},
 };
 
 constexpr Entry kAvx2[] = {
@@ -90,6 +92,8 @@ constexpr Entry kAvx2[] = {
     {GgmlType::kQ5_1, {prepare_q8_0_fast, avx2::matmul_q5_1}},
     {GgmlType::kIQ4_XS, {avx2::prepare_q8_k, avx2::matmul_iq4_xs}},
     {GgmlType::kQ6_K, {avx2::prepare_q8_k, avx2::matmul_q6_k}},
+    {GgmlType::kQ2_K, {avx2::prepare_q8_k, avx2::matmul_q2_k}},
+    {GgmlType::kQ3_K, {avx2::prepare_q8_k, avx2::matmul_q3_k}},
 };
 
 constexpr Entry kAvx512[] = {
@@ -107,6 +111,8 @@ constexpr Entry kAvx512[] = {
     {GgmlType::kQ5_1, {prepare_q8_0_fast, avx512::matmul_q5_1}},
     {GgmlType::kIQ4_XS, {avx512::prepare_q8_k, avx512::matmul_iq4_xs}},
     {GgmlType::kQ6_K, {avx512::prepare_q8_k, avx512::matmul_q6_k}},
+    {GgmlType::kQ2_K, {avx512::prepare_q8_k, avx512::matmul_q2_k}},
+    {GgmlType::kQ3_K, {avx512::prepare_q8_k, avx512::matmul_q3_k}},
 };
 
 std::span<const Entry> tier_entries(Isa isa) {
@@ -145,8 +151,8 @@ size_t activation_content_bytes(GgmlType weight_type, int64_t cols) {
       weight_type == GgmlType::kQ5_1) {
     return n / kQk * (sizeof(BlockQ8_0) + kQk / 4 * sizeof(int16_t) + sizeof(ActQ8_0Tail));
   }
-  if (weight_type == GgmlType::kQ4_K || weight_type == GgmlType::kQ5_K || weight_type == GgmlType::kQ6_K ||
-      weight_type == GgmlType::kIQ4_XS) {
+  if (weight_type == GgmlType::kQ2_K || weight_type == GgmlType::kQ3_K || weight_type == GgmlType::kQ4_K ||
+      weight_type == GgmlType::kQ5_K || weight_type == GgmlType::kQ6_K || weight_type == GgmlType::kIQ4_XS) {
     return n / kQkK * sizeof(BlockQ8_K);
   }
   MET_CHECK(false, "matmul: no activation format for {}", ggml_type_name(weight_type));

@@ -1,11 +1,11 @@
 // Weight × activation products, the bulk of a forward pass:
 //   y[i][n] = sum_k W[n][k] * x[i][k]   for activation rows i < m
 // with W a GGUF weight matrix (row n = output n, `cols` inputs, any of F32,
-// F16, BF16, Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, MXFP4, IQ4_NL, Q4_K, Q5_K, Q6_K,
-// IQ4_XS) read in place from the mmap, or from a
+// F16, BF16, Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, MXFP4, IQ4_NL, Q2_K, Q3_K, Q4_K,
+// Q5_K, Q6_K, IQ4_XS) read in place from the mmap, or from a
 // copy packed once at load into a kernel's layout (packed_weights.h), and x
 // float activations. Integer paths first quantize the activations to 8 bits
-// per block (Q8_0 blocks for the 32-element types, Q8_K for Q4_K/Q5_K/Q6_K/IQ4_XS), as
+// per block (Q8_0 blocks for the 32-element types, Q8_K for the K-quants and IQ4_XS), as
 // llama.cpp does; float paths convert them to the form the kernel wants. prepare_activations does that
 // once per step, split by rows;
 // matmul then splits the output columns n between threads, so every weight

@@ -10,7 +10,7 @@
 //                         then per block an ActQ8_0Tail (its whole-block
 //                         offset and its scale as a float, for kernels whose
 //                         int32 lanes are output rows, not parts of a block)
-//   Q4_K, Q5_K, Q6_K weights -> Q8_K blocks (codes, float scale, sums per 16)
+//   Q2_K..Q6_K, IQ4_XS weights -> Q8_K blocks (codes, float scale, sums per 16)
 // Every tier's kernel consumes the same prepared bytes, so integer paths
 // differ from the reference only in the order floats are summed.
 // Declarations only: no intrinsics and no inline code, so the per-tier
@@ -104,8 +104,11 @@ void matmul_mxfp4x16(const MatmulTask& task);
 void matmul_q4_k(const MatmulTask& task);
 void matmul_q5_k(const MatmulTask& task);
 void matmul_iq4_xs(const MatmulTask& task);
-void matmul_q6_k(const MatmulTask& task);
 void prepare_q8_k(const float* x, int64_t cols, uint8_t* out);
+// matmul_kquant16_avx2.cc
+void matmul_q2_k(const MatmulTask& task);
+void matmul_q3_k(const MatmulTask& task);
+void matmul_q6_k(const MatmulTask& task);
 }  // namespace avx2
 
 namespace avx512 {
@@ -129,8 +132,11 @@ void matmul_mxfp4x16(const MatmulTask& task);
 void matmul_q4_k(const MatmulTask& task);
 void matmul_q5_k(const MatmulTask& task);
 void matmul_iq4_xs(const MatmulTask& task);
-void matmul_q6_k(const MatmulTask& task);
 void prepare_q8_k(const float* x, int64_t cols, uint8_t* out);
+// matmul_kquant16_avx512.cc
+void matmul_q2_k(const MatmulTask& task);
+void matmul_q3_k(const MatmulTask& task);
+void matmul_q6_k(const MatmulTask& task);
 }  // namespace avx512
 
 }  // namespace met::cpu

@@ -1,35 +1,18 @@
-// AVX2 matmul kernels for Q4_K, Q5_K, Q6_K and IQ4_XS weights against Q8_K activations,
-// and the AVX2 Q8_K activation quantizer (bit for bit src/tensor's
-// reference: same max, same 1/d, same clamp-then-round-half-even).
-// Per super-block and (row, column) pair: vpmaddubsw of the unsigned weight
-// codes with the activation codes, vpmaddwd against the group scales, summed
-// in int32 lanes (exact); then one float step per super-block, the same
-// formula as the reference: d_a d_w * I - d_a dmin * M (Q4_K's and Q5_K's mins, from the
-// activation's 16-element sums) or d_a d_w * (I - 32 S) (Q6_K's offset).
-// Tiles of up to 2 activation rows x 2 weight rows.
+// AVX2 matmul kernels for Q4_K, Q5_K and IQ4_XS weights (groups of 32)
+// against Q8_K activations, and the AVX2 Q8_K activation quantizer (bit for
+// bit src/tensor's reference: same max, same 1/d, same
+// clamp-then-round-half-even). Per super-block and (row, column) pair:
+// vpmaddubsw of the unsigned weight codes with the activation codes,
+// vpmaddwd against the group scales, summed in int32 lanes (exact); then one
+// float step per super-block, the same formula as the reference: d_a d_w * I
+// - d_a dmin * M (the mins against the activation's 16-element sums).
+// Tiles as kquant_tile_avx2.h lays them out.
 // Built with -march=x86-64-v3: includes only intrinsics and declarations.
 // Threading: pure functions. Tested by tests/backend/matmul_test.cc.
-#include <immintrin.h>
-
-#include "backend/cpu/kernels/matmul_kernels.h"
-#include "tensor/block_types.h"
+#include "backend/cpu/kernels/kquant_tile_avx2.h"
 
 namespace met::cpu::avx2 {
 namespace {
-
-float hsum(__m256 v) {
-  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(t, _mm_movehdup_ps(t)));
-}
-
-__m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-
-uint32_t load_u32(const uint8_t* p) {
-  uint32_t v;
-  __builtin_memcpy(&v, p, sizeof(v));
-  return v;
-}
 
 // A Q4_K block's eight 6-bit scales and mins (k_scales.h), as bytes.
 struct ScalesMins {
@@ -110,54 +93,6 @@ __m256 q4_k_term(const Q4_KDecoded& w, const BlockQ8_K& a) {
   return _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mins), _mm256_set1_ps(a.d * w.dmin), scaled);
 }
 
-struct Q6_KDecoded {
-  __m256i codes[8];     // 32 elements each, in order: codes 0..63
-  __m256i scale16[8];   // groups 2j, 2j+1: scales as int16, 8 lanes each
-  __m256i scales_i16;   // the 16 scales as int16, for the offset term
-  float d;
-};
-
-[[gnu::always_inline]] inline Q6_KDecoded decode_q6_k(const BlockQ6_K& block) {
-  Q6_KDecoded out;
-  const __m256i low_mask = _mm256_set1_epi8(0x0F);
-  const __m256i high_mask = _mm256_set1_epi8(0x30);
-  for (int half = 0; half < 2; ++half) {
-    const __m256i ql0 = load256(block.ql + 64 * half);
-    const __m256i ql1 = load256(block.ql + 64 * half + 32);
-    const __m256i qh = load256(block.qh + 32 * half);
-    // Element l + 32k takes bits 2k, 2k+1 of qh[l] as bits 4, 5.
-    const __m256i h0 = _mm256_and_si256(_mm256_slli_epi16(qh, 4), high_mask);
-    const __m256i h1 = _mm256_and_si256(_mm256_slli_epi16(qh, 2), high_mask);
-    const __m256i h2 = _mm256_and_si256(qh, high_mask);
-    const __m256i h3 = _mm256_and_si256(_mm256_srli_epi16(qh, 2), high_mask);
-    __m256i* codes = out.codes + 4 * half;
-    codes[0] = _mm256_or_si256(_mm256_and_si256(ql0, low_mask), h0);
-    codes[1] = _mm256_or_si256(_mm256_and_si256(ql1, low_mask), h1);
-    codes[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low_mask), h2);
-    codes[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low_mask), h3);
-  }
-  for (int j = 0; j < 8; ++j) {
-    out.scale16[j] = _mm256_set_m128i(_mm_set1_epi16(block.scales[2 * j + 1]),
-                                      _mm_set1_epi16(block.scales[2 * j]));
-  }
-  out.scales_i16 =
-      _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block.scales)));
-  out.d = _cvtsh_ss(block.d);
-  return out;
-}
-
-// d_a * d * (sum_g sc_g dot_g - 32 sum_g sc_g bsums_g), in lanes.
-__m256 q6_k_term(const Q6_KDecoded& w, const BlockQ8_K& a) {
-  __m256i isum = _mm256_setzero_si256();
-  for (int j = 0; j < 8; ++j) {
-    const __m256i pairs = _mm256_maddubs_epi16(w.codes[j], load256(a.qs + 32 * j));
-    isum = _mm256_add_epi32(isum, _mm256_madd_epi16(pairs, w.scale16[j]));
-  }
-  const __m256i offset = _mm256_madd_epi16(load256(a.bsums), w.scales_i16);
-  isum = _mm256_sub_epi32(isum, _mm256_slli_epi32(offset, 5));
-  return _mm256_mul_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(a.d * w.d));
-}
-
 struct Iq4XsDecoded {
   __m256i magnitude[8];  // group j: |kIq4Values[q]|, elements in order
   __m256i sign[8];       // group j: the values, to move their signs onto a
@@ -208,61 +143,11 @@ struct Iq4XsWeights {
   static Iq4XsDecoded decode(const Block& b) { return decode_iq4_xs(b); }
   static __m256 term(const Iq4XsDecoded& w, const BlockQ8_K& a) { return iq4_xs_term(w, a); }
 };
-struct Q6_KWeights {
-  using Block = BlockQ6_K;
-  static Q6_KDecoded decode(const Block& b) { return decode_q6_k(b); }
-  static __m256 term(const Q6_KDecoded& w, const BlockQ8_K& a) { return q6_k_term(w, a); }
-};
-
-template <class W, int R, int C>
-void kquant_tile(const MatmulTask& t, int64_t i0, int64_t n0) {
-  using Block = typename W::Block;
-  const int64_t num_blocks = t.cols / kQkK;
-  const Block* w[C];
-  const BlockQ8_K* a[R];
-  for (int c = 0; c < C; ++c) {
-    w[c] = reinterpret_cast<const Block*>(t.weights + static_cast<size_t>(n0 + c) * t.weight_row_bytes);
-  }
-  for (int r = 0; r < R; ++r) {
-    a[r] = reinterpret_cast<const BlockQ8_K*>(t.act + static_cast<size_t>(i0 + r) * t.act_row_bytes);
-  }
-  __m256 acc[R][C];
-  for (int r = 0; r < R; ++r) {
-    for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();
-  }
-  for (int64_t b = 0; b < num_blocks; ++b) {
-    for (int c = 0; c < C; ++c) {
-      const char* ahead = reinterpret_cast<const char*>(w[c] + b) + kPrefetchBytes;
-      for (size_t off = 0; off < sizeof(Block); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
-      const auto decoded = W::decode(w[c][b]);
-      for (int r = 0; r < R; ++r) acc[r][c] = _mm256_add_ps(acc[r][c], W::term(decoded, a[r][b]));
-    }
-  }
-  for (int r = 0; r < R; ++r) {
-    for (int c = 0; c < C; ++c) t.y[(i0 + r) * t.y_stride + n0 + c] = hsum(acc[r][c]);
-  }
-}
-
-constexpr int kRows = 2;
-constexpr int kCols = 2;
-
-#define MET_KQUANT_TILES(W)                                                            \
-  {                                                                                    \
-    kquant_tile<W, 1, 1>, kquant_tile<W, 1, 2>, kquant_tile<W, 2, 1>, kquant_tile<W, 2, 2>, \
-  }
-
-constexpr TileFn kQ4_KTiles[] = MET_KQUANT_TILES(Q4_KWeights);
-constexpr TileFn kQ5_KTiles[] = MET_KQUANT_TILES(Q5_KWeights);
-constexpr TileFn kQ6_KTiles[] = MET_KQUANT_TILES(Q6_KWeights);
-constexpr TileFn kIq4XsTiles[] = MET_KQUANT_TILES(Iq4XsWeights);
-#undef MET_KQUANT_TILES
-
 }  // namespace
 
-void matmul_q4_k(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ4_KTiles}); }
-void matmul_q5_k(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ5_KTiles}); }
-void matmul_q6_k(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kQ6_KTiles}); }
-void matmul_iq4_xs(const MatmulTask& task) { for_each_tile(task, {kRows, kCols, kIq4XsTiles}); }
+void matmul_q4_k(const MatmulTask& task) { kquant_matmul<Q4_KWeights>(task); }
+void matmul_q5_k(const MatmulTask& task) { kquant_matmul<Q5_KWeights>(task); }
+void matmul_iq4_xs(const MatmulTask& task) { kquant_matmul<Iq4XsWeights>(task); }
 
 void prepare_q8_k(const float* x, int64_t cols, uint8_t* out) {
   auto* blocks = reinterpret_cast<BlockQ8_K*>(out);

@@ -31,6 +31,8 @@ void matmul_q4_0(const MatmulTask& task);
 void matmul_mxfp4(const MatmulTask& task);  // ActQ8_0 activations
 void matmul_q4_k(const MatmulTask& task);
 void matmul_q5_k(const MatmulTask& task);
+void matmul_q2_k(const MatmulTask& task);
+void matmul_q3_k(const MatmulTask& task);
 void matmul_q5_0(const MatmulTask& task);
 void matmul_q4_1(const MatmulTask& task);
 void matmul_q5_1(const MatmulTask& task);

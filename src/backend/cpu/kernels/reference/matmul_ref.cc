@@ -172,6 +172,57 @@ double dot_scale_min_k(const uint8_t* w, const uint8_t* act, int64_t cols) {
   return sum;
 }
 
+// The 2-bit code (0..3) of element e of a Q2_K block, or the low bits of a
+// Q3_K code: bits 2s of byte 32h + l for element 128h + 32s + l.
+template <class Block>
+int low2_code(const Block& block, int e) {
+  return (block.qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3;
+}
+
+// Per super-block: d_a * (d * sum_g sc_g dot_g - dmin * sum_g m_g sum_g(a)),
+// sc_g and m_g the low and high nibbles of scales[g] (Q2_K).
+double dot_q2_k(const uint8_t* w, const uint8_t* act, int64_t cols) {
+  const auto* wb = reinterpret_cast<const BlockQ2_K*>(w);
+  const auto* ab = reinterpret_cast<const BlockQ8_K*>(act);
+  double sum = 0.0;
+  for (int64_t b = 0; b < cols / kQkK; ++b) {
+    int scaled = 0;
+    int mins = 0;
+    for (int g = 0; g < 16; ++g) {
+      int dot = 0;
+      for (int e = 16 * g; e < 16 * g + 16; ++e) dot += low2_code(wb[b], e) * ab[b].qs[e];
+      scaled += (wb[b].scales[g] & 0x0F) * dot;
+      mins += (wb[b].scales[g] >> 4) * ab[b].bsums[g];
+    }
+    const float d = ab[b].d * fp16_to_f32(wb[b].d);
+    const float dmin = ab[b].d * fp16_to_f32(wb[b].dmin);
+    sum += static_cast<double>(d * static_cast<float>(scaled) - dmin * static_cast<float>(mins));
+  }
+  return sum;
+}
+
+// Per super-block: d_a * d * sum_g sc_g * sum_{e in g} q_e a_e, q_e the low
+// two bits plus 4 times the hmask bit, minus 4 (Q3_K).
+double dot_q3_k(const uint8_t* w, const uint8_t* act, int64_t cols) {
+  const auto* wb = reinterpret_cast<const BlockQ3_K*>(w);
+  const auto* ab = reinterpret_cast<const BlockQ8_K*>(act);
+  double sum = 0.0;
+  for (int64_t b = 0; b < cols / kQkK; ++b) {
+    int isum = 0;
+    for (int g = 0; g < 16; ++g) {
+      int dot = 0;
+      for (int e = 16 * g; e < 16 * g + 16; ++e) {
+        const int high = (wb[b].hmask[e % 32] >> (e / 32)) & 1;
+        dot += (low2_code(wb[b], e) + 4 * high - 4) * ab[b].qs[e];
+      }
+      isum += met::ref::unpack_q3_k_scale(wb[b].scales, g) * dot;
+    }
+    const float d = ab[b].d * fp16_to_f32(wb[b].d);
+    sum += static_cast<double>(d * static_cast<float>(isum));
+  }
+  return sum;
+}
+
 // The 6-bit code (0..63) of element e of a Q6_K block, as the decoder reads it.
 int q6_k_code(const BlockQ6_K& block, int e) {
   const int half = e / 128, l = e % 32, k = (e % 128) / 32;
@@ -276,6 +327,8 @@ void matmul_mxfp4(const MatmulTask& task) {
 }
 void matmul_q4_k(const MatmulTask& task) { for_each_output(task, dot_scale_min_k<BlockQ4_K>); }
 void matmul_q5_k(const MatmulTask& task) { for_each_output(task, dot_scale_min_k<BlockQ5_K>); }
+void matmul_q2_k(const MatmulTask& task) { for_each_output(task, dot_q2_k); }
+void matmul_q3_k(const MatmulTask& task) { for_each_output(task, dot_q3_k); }
 void matmul_q5_0(const MatmulTask& task) {
   for_each_output(task, dot_q8_0_blocks<BlockQ5_0, q5_0_value, fp16_scale<BlockQ5_0>>);
 }
