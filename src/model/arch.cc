@@ -8,7 +8,7 @@ namespace met {
 std::optional<Arch> parse_arch(std::string_view name) {
   for (Arch a : {Arch::kLlama, Arch::kMistral, Arch::kQwen2, Arch::kQwen3, Arch::kQwen3Moe, Arch::kMixtral,
                  Arch::kGptOss, Arch::kQwen35, Arch::kQwen35Moe, Arch::kQwen3Next, Arch::kGraniteHybrid,
-                 Arch::kNemotronH}) {
+                 Arch::kNemotronH, Arch::kGemma3, Arch::kGranite, Arch::kSmollm3, Arch::kOlmo2}) {
     if (arch_name(a) == name) return a;
   }
   return std::nullopt;
@@ -28,6 +28,10 @@ std::string_view arch_name(Arch arch) {
     case Arch::kQwen3Next: return "qwen3next";
     case Arch::kGraniteHybrid: return "granitehybrid";
     case Arch::kNemotronH: return "nemotron_h";
+    case Arch::kGemma3: return "gemma3";
+    case Arch::kGranite: return "granite";
+    case Arch::kSmollm3: return "smollm3";
+    case Arch::kOlmo2: return "olmo2";
   }
   return "unknown";
 }
@@ -184,6 +188,22 @@ void add_mamba_hybrid_layers(Arch arch, const ModelHParams& hp, std::vector<Tens
   }
 }
 
+// gemma3 (pre- and post-norms, per-head q/k norms) and olmo2 (post-norms
+// only, q/k norms over all heads), in llama.cpp's order.
+void add_sandwich_layer(Arch arch, uint32_t i, const ModelHParams& hp, std::vector<TensorSpec>& t) {
+  auto name = [i](std::string_view what) { return fmt::format("blk.{}.{}", i, what); };
+  const uint64_t embd = hp.embedding_length;
+  const bool gemma = arch == Arch::kGemma3;
+  if (gemma) t.push_back({name("attn_norm.weight"), {embd}, TensorRole::kNorm});
+  add_plain_attention(i, hp, t);
+  t.push_back({name("attn_q_norm.weight"), {gemma ? hp.head_dim : hp.q_dim()}, TensorRole::kNorm});
+  t.push_back({name("attn_k_norm.weight"), {gemma ? hp.head_dim : hp.kv_dim()}, TensorRole::kNorm});
+  t.push_back({name("post_attention_norm.weight"), {embd}, TensorRole::kNorm});
+  if (gemma) t.push_back({name("ffn_norm.weight"), {embd}, TensorRole::kNorm});
+  add_dense_ffn(i, hp, t);
+  t.push_back({name("post_ffw_norm.weight"), {embd}, TensorRole::kNorm});
+}
+
 }  // namespace
 
 bool arch_is_mamba_hybrid(Arch arch) { return arch == Arch::kGraniteHybrid || arch == Arch::kNemotronH; }
@@ -206,6 +226,10 @@ std::vector<TensorSpec> arch_tensors(Arch arch, const ModelHParams& hp, bool tie
   }
   if (arch_is_mamba_hybrid(arch)) {
     add_mamba_hybrid_layers(arch, hp, t);
+    return t;
+  }
+  if (arch == Arch::kGemma3 || arch == Arch::kOlmo2) {
+    for (uint32_t i = 0; i < hp.num_layers; ++i) add_sandwich_layer(arch, i, hp, t);
     return t;
   }
   // Dense and MoE transformers: the trunk's layers, then any MTP blocks

@@ -45,6 +45,12 @@
 // has no `ffn_gate_inp_shexp`. nemotron_h: a layer has one of the three (Mamba2,
 // attention, or hp.layer_is_ffn_only: `ffn_up` and `ffn_down`, relu² and no
 // gate, read through attn_norm).
+// Dense transformers beyond llama's tensors: `granite` and `smollm3` have
+// llama's tensors; `gemma3` adds per-head `attn_q_norm`/`attn_k_norm`
+// [head_dim] and post-norms on both blocks, `post_attention_norm` (the
+// attention's output, before the residual add) and `post_ffw_norm` (the
+// FFN's); `olmo2` has those post-norms and no pre-norms (no attn_norm or
+// ffn_norm), and q/k norms over the whole of Q and K ([q_dim], [kv_dim]).
 // Threading: pure functions. Tested by tests/model/arch_test.cc.
 #pragma once
 
@@ -71,6 +77,10 @@ enum class Arch {
   kQwen3Next,
   kGraniteHybrid,
   kNemotronH,
+  kGemma3,
+  kGranite,
+  kSmollm3,
+  kOlmo2,
 };
 
 enum class TensorRole {

@@ -25,6 +25,11 @@ ForwardPass::ForwardPass(const Model& model, cpu::KvCache& kv, cpu::RecurrentSta
   mtp_ = options.mtp;
   if (mtp_) kind_index_.push_back(num_attention);  // the MTP block: the cache's last layer
   rope_swa_.freq_base = hp.rope_freq_base_swa;
+  if (hp.swa_rope_unscaled) {  // gemma3, olmo2: the windowed layers' rope has no scaling
+    rope_swa_.freq_scale = 1.0f;
+    rope_swa_.ext_factor = 0.0f;
+    rope_swa_.attn_factor = 1.0f;
+  }
   const size_t rows = static_cast<size_t>(limits.max_rows);
   attn_scale_ = hp.attention_scale != 0.0f ? hp.attention_scale : 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
   x_.resize(rows * hp.embedding_length);
@@ -137,7 +142,10 @@ void ForwardPass::qkv_post(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan)
       cpu::add(k, l.bk, kv_dim, k);
       cpu::add(v, l.bv, kv_dim, v);
     }
-    if (l.q_norm != nullptr) {
+    if (l.q_norm != nullptr && model_.traits().qk_norm_full) {
+      cpu::rms_norm(q, l.q_norm, q_dim, hp.rms_norm_eps, q);
+      cpu::rms_norm(k, l.k_norm, kv_dim, hp.rms_norm_eps, k);
+    } else if (l.q_norm != nullptr) {
       for (uint32_t h = 0; h < hp.num_heads; ++h) {
         cpu::rms_norm(q + h * head_dim, l.q_norm, head_dim, hp.rms_norm_eps, q + h * head_dim);
       }
@@ -145,7 +153,7 @@ void ForwardPass::qkv_post(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan)
         cpu::rms_norm(k + h * head_dim, l.k_norm, head_dim, hp.rms_norm_eps, k + h * head_dim);
       }
     }
-    if (!hp.uses_rope) continue;
+    if (!hp.layer_uses_rope(static_cast<uint32_t>(layer))) continue;
     const int32_t pos = plan.positions[static_cast<size_t>(r)];
     const cpu::RopeParams& rope = l.window > 0 ? rope_swa_ : rope_;
     cpu::rope(q, static_cast<int32_t>(hp.num_heads), pos, rope);
@@ -173,13 +181,7 @@ void ForwardPass::attention_block(cpu::ThreadCtx& ctx, int layer, const StepPlan
     // The layer copies its SSM state head by head as it reads it.
     sync_states(ctx, kind_index_[static_cast<size_t>(layer)], plan, state_->layout().conv_floats);
   }
-  {
-    const auto [r0, r1] = ctx.split(rows);
-    for (int64_t r = r0; r < r1; ++r) {
-      cpu::rms_norm(&x_[r * embd], l.attn_norm, embd, hp.rms_norm_eps, &xn_[r * embd]);
-    }
-    ctx.barrier();
-  }
+  input_norm(ctx, l.attn_norm, rows);
   const int32_t index = kind_index_[static_cast<size_t>(layer)];
   if (l.kind == LayerKind::kGatedDelta) {
     gdn_.run(ctx, l, index, plan, xn_.data(), *state_, act_, tmp_.data());
@@ -208,7 +210,21 @@ void ForwardPass::attention_block(cpu::ThreadCtx& ctx, int layer, const StepPlan
     const auto [r0, r1] = ctx.split(rows);
     for (int64_t r = r0; r < r1; ++r) cpu::add(&tmp_[r * embd], l.bo, embd, &tmp_[r * embd]);
   }
-  add_residual(ctx, rows);
+  add_residual(ctx, rows, l.attn_post_norm);
+}
+
+void ForwardPass::input_norm(cpu::ThreadCtx& ctx, const float* norm, int64_t rows) {
+  const ModelHParams& hp = model_.hparams();
+  const int64_t embd = hp.embedding_length;
+  const auto [r0, r1] = ctx.split(rows);
+  for (int64_t r = r0; r < r1; ++r) {
+    if (norm == nullptr) {  // olmo2: no pre-norm
+      std::copy(&x_[r * embd], &x_[(r + 1) * embd], &xn_[r * embd]);
+    } else {
+      cpu::rms_norm(&x_[r * embd], norm, embd, hp.rms_norm_eps, &xn_[r * embd]);
+    }
+  }
+  ctx.barrier();
 }
 
 void ForwardPass::split_q_gate(int64_t r0, int64_t r1) {
@@ -260,10 +276,16 @@ void ForwardPass::take_snapshots(cpu::ThreadCtx& ctx, const StepPlan& plan) {
   for (const StateCopy& c : plan.state_snapshots) state_->copy(c.from, c.to);
 }
 
-void ForwardPass::add_residual(cpu::ThreadCtx& ctx, int64_t rows) {
-  const int64_t embd = model_.hparams().embedding_length;
+void ForwardPass::add_residual(cpu::ThreadCtx& ctx, int64_t rows, const float* post_norm) {
+  const ModelHParams& hp = model_.hparams();
+  const int64_t embd = hp.embedding_length;
   const auto [r0, r1] = ctx.split(rows);
-  const float scale = model_.hparams().residual_scale;  // granite's
+  if (post_norm != nullptr) {  // gemma3, olmo2: the block's output is normalised first
+    for (int64_t r = r0; r < r1; ++r) {
+      cpu::rms_norm(&tmp_[r * embd], post_norm, embd, hp.rms_norm_eps, &tmp_[r * embd]);
+    }
+  }
+  const float scale = hp.residual_scale;  // granite's
   if (scale != 0.0f) {
     for (int64_t i = r0 * embd; i < r1 * embd; ++i) tmp_[static_cast<size_t>(i)] *= scale;
   }
@@ -275,14 +297,8 @@ void ForwardPass::ffn_block(cpu::ThreadCtx& ctx, int layer, int64_t rows) {
   const ModelHParams& hp = model_.hparams();
   const LayerWeights& l = layer_weights(layer);
   const int64_t embd = hp.embedding_length, ff = hp.feed_forward_length;
-  if (l.ffn_norm == nullptr) return;  // nemotron_h's mixer layers
-  {
-    const auto [r0, r1] = ctx.split(rows);
-    for (int64_t r = r0; r < r1; ++r) {
-      cpu::rms_norm(&x_[r * embd], l.ffn_norm, embd, hp.rms_norm_eps, &xn_[r * embd]);
-    }
-    ctx.barrier();
-  }
+  if (!l.has_ffn) return;  // nemotron_h's mixer layers
+  input_norm(ctx, l.ffn_norm, rows);
   if (model_.traits().ffn_relu2) {
     relu2_ffn(ctx, layer, rows);
     return;
@@ -297,12 +313,16 @@ void ForwardPass::ffn_block(cpu::ThreadCtx& ctx, int layer, int64_t rows) {
   linear(ctx, xn_.data(), rows, embd, gate_up, act_, lora_for(layer));
   {
     const auto [r0, r1] = ctx.split(rows);
-    if (r0 < r1) cpu::swiglu(&gate_[r0 * ff], &up_[r0 * ff], (r1 - r0) * ff, &gate_[r0 * ff]);
+    if (r0 < r1 && model_.traits().ffn_geglu) {
+      cpu::geglu(&gate_[r0 * ff], &up_[r0 * ff], (r1 - r0) * ff, &gate_[r0 * ff]);
+    } else if (r0 < r1) {
+      cpu::swiglu(&gate_[r0 * ff], &up_[r0 * ff], (r1 - r0) * ff, &gate_[r0 * ff]);
+    }
     ctx.barrier();
   }
   const Product down[] = {{&l.w_down, tmp_.data(), LoraTarget::kDown}};
   linear(ctx, gate_.data(), rows, ff, down, act_, lora_for(layer));
-  add_residual(ctx, rows);
+  add_residual(ctx, rows, l.ffn_post_norm);
 }
 
 // nemotron_h: down · relu(up · xn)², no gate.
@@ -341,11 +361,15 @@ void ForwardPass::output(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult& 
   linear(ctx, out_x_.data(), num_out, embd, logits, act_, lora_.outputs_call());
   const auto [o0, o1] = ctx.split(num_out);
   const float logit_scale = hp.logit_scale;  // granite's: the logits are divided by it
+  const float cap = hp.final_logit_softcap;  // gemma's: cap * tanh(logit / cap)
   for (int64_t o = o0; o < o1; ++o) {
     const OutputRow& out = plan.outputs[static_cast<size_t>(o)];
+    float* row = &result.logits[static_cast<size_t>(o * vocab)];
     if (logit_scale != 0.0f) {
-      float* row = &result.logits[static_cast<size_t>(o * vocab)];
       for (int64_t i = 0; i < vocab; ++i) row[i] *= 1.0f / logit_scale;
+    }
+    if (cap != 0.0f) {
+      for (int64_t i = 0; i < vocab; ++i) row[i] = cap * std::tanh(row[i] / cap);
     }
     for (int32_t k = 0; k < out.num_banned; ++k) {
       const TokenId t = plan.banned[static_cast<size_t>(out.banned_begin + k)];

@@ -17,6 +17,10 @@
 // residual add, and divide the logits; attention_scale replaces
 // 1/sqrt(head_dim); attention layers rotate only where hp.uses_rope;
 // nemotron_h's layers have a mixer or an FFN (relu², no gate), not both.
+// gemma3 and olmo2 normalise each block's output (post-norms) before its
+// residual add; olmo2 has no pre-norms and norms Q and K whole; gemma3's FFN
+// is GeGLU and its logits may be soft-capped; smollm3's every fourth layer
+// does not rotate.
 // With ForwardOptions::mtp the model's first MTP block (nextn) runs after the
 // trunk on every row: its input is the row's hidden state after output_norm
 // and the embedding of the token after the row (the row's argmax where it
@@ -144,7 +148,10 @@ class ForwardPass {
   void take_snapshots(cpu::ThreadCtx& ctx, const StepPlan& plan);
   void ffn_block(cpu::ThreadCtx& ctx, int layer, int64_t rows);
   void relu2_ffn(cpu::ThreadCtx& ctx, int layer, int64_t rows);
-  void add_residual(cpu::ThreadCtx& ctx, int64_t rows);
+  // x += tmp_ (normalised by `post_norm` first when not null).
+  void add_residual(cpu::ThreadCtx& ctx, int64_t rows, const float* post_norm = nullptr);
+  // xn_ = rms_norm(x_) by `norm`, or x_ itself when `norm` is null.
+  void input_norm(cpu::ThreadCtx& ctx, const float* norm, int64_t rows);
   void output(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult& result);
   // The trunk's layers, then the MTP block as layer num_layers.
   const LayerWeights& layer_weights(int layer) const;

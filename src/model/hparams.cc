@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "backend/cpu/kernels/short_conv.h"
 
 namespace met {
@@ -117,10 +119,22 @@ Status read_experts(const GgufMetadata& md, ModelHParams& hp) {
   return ok_status();
 }
 
-// gpt-oss's windowed layers (llama.cpp reads these keys for no other arch
-// met runs).
+// gemma3/olmo2: windowed layers only where the file has a window.
+Status read_optional_window(const GgufMetadata& md, ModelHParams& hp) {
+  MET_ASSIGN_OR_RETURN(hp.sliding_window, arch_u32_or(md, "attention.sliding_window", 0));
+  if (hp.sliding_window == 0) return ok_status();
+  const bool gemma = hp.arch == "gemma3";
+  MET_ASSIGN_OR_RETURN(hp.swa_pattern, arch_u32_or(md, "attention.sliding_window_pattern", gemma ? 6 : 4));
+  MET_ASSIGN_OR_RETURN(hp.rope_freq_base_swa,
+                       arch_f32_or(md, "rope.freq_base_swa", gemma ? 10000.0f : hp.rope_freq_base));
+  hp.swa_rope_unscaled = true;
+  return ok_status();
+}
+
+// The windowed layers of gpt-oss (always), gemma3 and olmo2.
 Status read_sliding_window(const GgufMetadata& md, ModelHParams& hp) {
   hp.rope_freq_base_swa = hp.rope_freq_base;
+  if (hp.arch == "gemma3" || hp.arch == "olmo2") return read_optional_window(md, hp);
   if (hp.arch != "gpt-oss") return ok_status();
   MET_ASSIGN_OR_RETURN(hp.sliding_window, arch_u32(md, "attention.sliding_window"));
   MET_ASSIGN_OR_RETURN(hp.swa_pattern, arch_u32_or(md, "attention.sliding_window_pattern", 2));
@@ -314,6 +328,22 @@ Status read_granite_scales(const GgufMetadata& md, ModelHParams& hp) {
   return ok_status();
 }
 
+// What llama.cpp's granite, smollm3 and gemma3 loaders set beyond the
+// common keys (see hparams.h).
+Status read_dense_extras(const GgufMetadata& md, ModelHParams& hp) {
+  if (hp.arch == "granite") return read_granite_scales(md, hp);
+  if (hp.arch == "smollm3") {
+    hp.no_rope_layer_step = 4;
+    return ok_status();
+  }
+  if (hp.arch != "gemma3" || hp.num_heads == 0 || hp.head_dim == 0) return ok_status();  // validate() names 0s
+  MET_ASSIGN_OR_RETURN(hp.final_logit_softcap, arch_f32_or(md, "final_logit_softcapping", 0.0f));
+  hp.embedding_scale = std::sqrt(static_cast<float>(hp.embedding_length));
+  const uint32_t scale_dim = hp.num_layers == 62 ? hp.embedding_length / hp.num_heads : hp.head_dim;
+  hp.attention_scale = 1.0f / std::sqrt(static_cast<float>(scale_dim));
+  return ok_status();
+}
+
 // granitehybrid/nemotron_h: the Mamba2 sizes, the per-layer head_count_kv
 // and feed_forward_length that say each layer's kind, granite's scales.
 Status read_mamba_hybrid(const GgufMetadata& md, ModelHParams& hp) {
@@ -411,6 +441,7 @@ Result<ModelHParams> read_hparams(const GgufMetadata& md) {
   MET_ASSIGN_OR_RETURN(hp.rope_scaling, read_rope_scaling(md));
   MET_RETURN_IF_ERROR(read_experts(md, hp));
   MET_RETURN_IF_ERROR(read_sliding_window(md, hp));
+  MET_RETURN_IF_ERROR(read_dense_extras(md, hp));
   MET_RETURN_IF_ERROR(read_hybrid(md, hp));
   // Dense and MoE transformers' MTP blocks (met's test models).
   if (!is_hybrid_arch(hp.arch) && !is_mamba_arch(hp.arch)) MET_RETURN_IF_ERROR(take_nextn_layers(md, hp));

@@ -45,6 +45,14 @@
 // feed_forward_length wide, `expert_shared_feed_forward_length` (default 0)
 // an ungated shared expert, as llama.cpp's loader reads them; MoE nemotron_h
 // is refused.
+// Dense transformers (llama.cpp's loaders): granite reads granite's four
+// scales; smollm3 leaves rope out of every fourth layer (no_rope_layer_step);
+// gemma3 scales the embeddings by sqrt(embedding_length) and the queries by
+// 1/sqrt(head_dim) (1/sqrt(embedding_length / head_count) for its 62-layer
+// 27B), reads `final_logit_softcapping` (optional); gemma3 and olmo2 window
+// their layers only where `attention.sliding_window` is present and > 0,
+// with `sliding_window_pattern` (default 6, olmo2 4) and `rope.freq_base_swa`
+// (default 10000, olmo2 rope.freq_base), those layers' rope unscaled.
 // Threading: plain value. Tested by tests/model/hparams_test.cc.
 #pragma once
 
@@ -110,8 +118,15 @@ struct ModelHParams {
   float attention_scale = 0.0f;  // replaces 1/sqrt(head_dim) on the scores
   float logit_scale = 0.0f;      // the logits are divided by it
   bool uses_rope = true;
+  uint32_t no_rope_layer_step = 0;   // smollm3: layer i has no rope when (i + 1) % step == 0
+  float final_logit_softcap = 0.0f;  // gemma3: logits = cap * tanh(logits / cap) (0: none)
+  bool swa_rope_unscaled = false;    // gemma3, olmo2: windowed layers rope without the file's scaling
 
   bool is_moe() const { return expert_count > 0; }
+  // Whether layer `i`'s attention rotates its queries and keys.
+  bool layer_uses_rope(uint32_t i) const {
+    return uses_rope && !(no_rope_layer_step > 0 && (i + 1) % no_rope_layer_step == 0);
+  }
   // Whether layer `i` attends through the sliding window.
   bool layer_is_swa(uint32_t i) const {
     return sliding_window > 0 && (swa_pattern == 0 || i % swa_pattern < swa_pattern - 1);

@@ -61,6 +61,22 @@ ArchTraits arch_traits(Arch arch) {
       t.mamba2 = true;  // no rope
       t.ffn_relu2 = true;
       break;
+    case Arch::kGranite:
+    case Arch::kSmollm3:
+      break;  // llama.cpp's LLAMA_ROPE_TYPE_NORM
+    case Arch::kGemma3:
+      t.rope_layout = cpu::RopeLayout::kNeox;
+      t.qk_norm = true;
+      t.post_norms = true;
+      t.ffn_geglu = true;
+      break;
+    case Arch::kOlmo2:
+      t.rope_layout = cpu::RopeLayout::kNeox;
+      t.qk_norm = true;
+      t.qk_norm_full = true;
+      t.post_norms = true;
+      t.no_pre_norms = true;
+      break;
   }
   return t;
 }
@@ -251,7 +267,9 @@ Status Model::bind_attention(uint32_t layer, LayerWeights& l) {
   const ModelHParams& hp = hparams_;
   const uint64_t embd = hp.embedding_length;
   auto name = [layer](std::string_view what) { return fmt::format("blk.{}.{}", layer, what); };
-  MET_ASSIGN_OR_RETURN(l.attn_norm, bind_vector(name("attn_norm.weight"), embd));
+  if (!traits_.no_pre_norms) {
+    MET_ASSIGN_OR_RETURN(l.attn_norm, bind_vector(name("attn_norm.weight"), embd));
+  }
   const uint64_t q_rows = traits_.gated_attention ? 2 * uint64_t{hp.q_dim()} : hp.q_dim();
   MET_ASSIGN_OR_RETURN(l.wq, bind_packed(name("attn_q.weight"), embd, q_rows));
   MET_ASSIGN_OR_RETURN(l.wk, bind_packed(name("attn_k.weight"), embd, hp.kv_dim()));
@@ -263,8 +281,12 @@ Status Model::bind_attention(uint32_t layer, LayerWeights& l) {
     MET_ASSIGN_OR_RETURN(l.bv, bind_vector(name("attn_v.bias"), hp.kv_dim()));
   }
   if (traits_.qk_norm) {
-    MET_ASSIGN_OR_RETURN(l.q_norm, bind_vector(name("attn_q_norm.weight"), hp.head_dim));
-    MET_ASSIGN_OR_RETURN(l.k_norm, bind_vector(name("attn_k_norm.weight"), hp.head_dim));
+    const bool full = traits_.qk_norm_full;
+    MET_ASSIGN_OR_RETURN(l.q_norm, bind_vector(name("attn_q_norm.weight"), full ? hp.q_dim() : hp.head_dim));
+    MET_ASSIGN_OR_RETURN(l.k_norm, bind_vector(name("attn_k_norm.weight"), full ? hp.kv_dim() : hp.head_dim));
+  }
+  if (traits_.post_norms) {
+    MET_ASSIGN_OR_RETURN(l.attn_post_norm, bind_vector(name("post_attention_norm.weight"), embd));
   }
   if (traits_.gpt_oss) {
     MET_ASSIGN_OR_RETURN(l.bo, bind_vector(name("attn_output.bias"), embd));
@@ -280,7 +302,8 @@ Status Model::bind() {
   std::optional<Arch> arch = parse_arch(gguf_arch);
   if (!arch) {
     return unimplemented("architecture '{}' is not supported (met runs llama, mistral, mixtral, qwen2, qwen3, "
-                         "qwen3moe, gpt-oss, qwen35, qwen35moe, qwen3next, granitehybrid, nemotron_h)",
+                         "qwen3moe, gpt-oss, qwen35, qwen35moe, qwen3next, granitehybrid, nemotron_h, gemma3, "
+                         "granite, smollm3, olmo2)",
                          gguf_arch);
   }
   arch_ = *arch;
@@ -333,7 +356,12 @@ Status Model::bind_layer(uint32_t layer, LayerWeights& l) {
     MET_RETURN_IF_ERROR(bind_attention(layer, l));
   }
   const char* ffn_norm = traits_.post_attention_norm ? "post_attention_norm.weight" : "ffn_norm.weight";
-  MET_ASSIGN_OR_RETURN(l.ffn_norm, bind_vector(name(ffn_norm), embd));
+  if (!traits_.no_pre_norms) {
+    MET_ASSIGN_OR_RETURN(l.ffn_norm, bind_vector(name(ffn_norm), embd));
+  }
+  if (traits_.post_norms) {
+    MET_ASSIGN_OR_RETURN(l.ffn_post_norm, bind_vector(name("post_ffw_norm.weight"), embd));
+  }
   if (traits_.moe) return bind_moe(layer, l.moe);
   MET_ASSIGN_OR_RETURN(l.w_gate, bind_packed(name("ffn_gate.weight"), embd, ff));
   MET_ASSIGN_OR_RETURN(l.w_up, bind_packed(name("ffn_up.weight"), embd, ff));

@@ -32,6 +32,8 @@
 // also reads, are refused by name. A granitehybrid with expert_count > 0 is
 // MoE (softmax router, renormalised top-k, as llama.cpp's graph) with an
 // ungated shared expert when expert_shared_feed_forward_length > 0.
+// gemma3 and olmo2 bind each block's post-norm; olmo2 binds no pre-norms
+// and its q/k norms over all of Q and K.
 // Invariants: weights point into file_ (which the Model owns), owned_vectors_
 // or packed_; all live as long as the Model.
 // Threading: immutable after load; any thread. Tested by tests/model/model_test.cc.
@@ -70,6 +72,12 @@ struct ArchTraits {
   bool moe = false;               // qwen3moe, mixtral, gpt-oss, qwen35moe: routed experts replace the FFN
   bool moe_norm_weights = false;  // renormalise the top-k routing weights
   bool gpt_oss = false;           // sinks, o/router/expert biases, clamped SwiGLU, top-k then softmax
+  // gemma3, olmo2: post_attention_norm and post_ffw_norm normalise each
+  // block's output before its residual add.
+  bool post_norms = false;
+  bool no_pre_norms = false;  // olmo2: the blocks read the residual stream unnormalised
+  bool qk_norm_full = false;  // olmo2: q/k RMSNorm over all of Q ([q_dim]) and K ([kv_dim]), before rope
+  bool ffn_geglu = false;     // gemma3: the FFN's activation is gelu(gate) * up (tanh approximation)
 };
 
 // How a router's logits become the k routing weights of a token.
@@ -151,7 +159,7 @@ struct LayerWeights {
   LayerKind kind = LayerKind::kAttention;
   GatedDeltaWeights gdn;  // kGatedDelta only
   Mamba2Weights mamba;    // kMamba2 only
-  const float* attn_norm = nullptr;
+  const float* attn_norm = nullptr;  // null (olmo2): the mixer reads the residual stream as it is
   cpu::WeightMatrix wq, wk, wv, wo;  // wq: 2 q_dim rows with gated_attention
   const float* bq = nullptr;  // qkv_bias only
   const float* bk = nullptr;
@@ -159,9 +167,12 @@ struct LayerWeights {
   const float* bo = nullptr;     // gpt-oss: attention output bias
   const float* sinks = nullptr;  // gpt-oss: one softmax sink logit per head
   uint32_t window = 0;           // > 0: this layer attends through a sliding window of this many positions
-  const float* q_norm = nullptr;  // qk_norm only: head_dim floats
+  const float* q_norm = nullptr;  // qk_norm: head_dim floats; qk_norm_full: q_dim (k_norm: kv_dim)
   const float* k_norm = nullptr;
-  const float* ffn_norm = nullptr;  // gpt-oss, qwen35: post_attention_norm; null: no FFN (nemotron_h)
+  const float* attn_post_norm = nullptr;  // post_norms: the attention output's norm
+  bool has_ffn = true;                    // false: a mixer alone (nemotron_h)
+  const float* ffn_norm = nullptr;  // gpt-oss, qwen35: post_attention_norm; null (olmo2): the FFN reads x as is
+  const float* ffn_post_norm = nullptr;    // post_norms: the FFN output's norm
   cpu::WeightMatrix w_gate, w_up, w_down;  // dense layers (no w_gate with ffn_relu2)
   MoeWeights moe;                          // MoE layers (traits().moe)
 };

@@ -111,7 +111,10 @@ Status Model::bind_mamba_hybrid_layer(uint32_t layer, LayerWeights& l) {
     }
     MET_ASSIGN_OR_RETURN(l.bo, bind_vector_or_null(name("attn_output.bias"), embd));
   }
-  if (traits_.ffn_relu2) return ok_status();  // nemotron_h: a mixer alone
+  if (traits_.ffn_relu2) {  // nemotron_h: a mixer alone
+    l.has_ffn = false;
+    return ok_status();
+  }
   MET_ASSIGN_OR_RETURN(l.ffn_norm, bind_vector(name("ffn_norm.weight"), embd));
   if (traits_.moe) return bind_moe(layer, l.moe);
   MET_ASSIGN_OR_RETURN(l.w_gate, bind_packed(name("ffn_gate.weight"), embd, ff));

@@ -40,6 +40,15 @@ void write_hybrid_hparams(const ModelHParams& hp, GgufMetadata& md) {
   if (hp.nextn_predict_layers > 0) md.set(key("nextn_predict_layers"), hp.nextn_predict_layers);
 }
 
+// granite's and granitehybrid's multipliers (0: none, not written).
+void write_granite_scales(const ModelHParams& hp, GgufMetadata& md) {
+  auto key = [&hp](std::string_view suffix) { return fmt::format("{}.{}", hp.arch, suffix); };
+  if (hp.embedding_scale != 0.0f) md.set(key("embedding_scale"), hp.embedding_scale);
+  if (hp.residual_scale != 0.0f) md.set(key("residual_scale"), hp.residual_scale);
+  if (hp.attention_scale != 0.0f) md.set(key("attention.scale"), hp.attention_scale);
+  if (hp.logit_scale != 0.0f) md.set(key("logit_scale"), hp.logit_scale);
+}
+
 // granitehybrid/nemotron_h's keys, as llama.cpp's loaders read them: the
 // per-layer head_count_kv (0: Mamba2) and, for nemotron_h, feed_forward_length
 // (0 but for the FFN-only layers), as its converter writes them.
@@ -58,10 +67,7 @@ void write_mamba_hparams(const ModelHParams& hp, GgufMetadata& md) {
     return;
   }
   md.set(key("rope.scaling.finetuned"), hp.uses_rope);
-  if (hp.embedding_scale != 0.0f) md.set(key("embedding_scale"), hp.embedding_scale);
-  if (hp.residual_scale != 0.0f) md.set(key("residual_scale"), hp.residual_scale);
-  if (hp.attention_scale != 0.0f) md.set(key("attention.scale"), hp.attention_scale);
-  if (hp.logit_scale != 0.0f) md.set(key("logit_scale"), hp.logit_scale);
+  write_granite_scales(hp, md);
 }
 
 void write_hparams(const RandomModelSpec& spec, const ModelHParams& hp, GgufMetadata& md) {
@@ -81,7 +87,7 @@ void write_hparams(const RandomModelSpec& spec, const ModelHParams& hp, GgufMeta
   md.set(key("attention.layer_norm_rms_epsilon"), hp.rms_norm_eps);
   md.set(key("vocab_size"), hp.vocab_size);
   if (spec.arch == Arch::kQwen3 || spec.arch == Arch::kQwen3Moe || spec.arch == Arch::kGptOss ||
-      arch_is_hybrid(spec.arch) || arch_is_mamba_hybrid(spec.arch)) {
+      spec.arch == Arch::kGemma3 || arch_is_hybrid(spec.arch) || arch_is_mamba_hybrid(spec.arch)) {
     md.set(key("attention.key_length"), hp.head_dim);
     md.set(key("attention.value_length"), hp.head_dim);
   }
@@ -90,10 +96,13 @@ void write_hparams(const RandomModelSpec& spec, const ModelHParams& hp, GgufMeta
     md.set(key("nextn_predict_layers"), hp.nextn_predict_layers);  // met's dense test models
   }
   if (arch_is_mamba_hybrid(spec.arch)) write_mamba_hparams(hp, md);
-  if (spec.arch == Arch::kGptOss) {
+  if (spec.arch == Arch::kGranite) write_granite_scales(hp, md);
+  if (hp.sliding_window > 0) {
     md.set(key("attention.sliding_window"), hp.sliding_window);
     md.set(key("attention.sliding_window_pattern"), hp.swa_pattern);
+    if (spec.arch != Arch::kGptOss) md.set(key("rope.freq_base_swa"), hp.rope_freq_base_swa);
   }
+  if (hp.final_logit_softcap != 0.0f) md.set(key("final_logit_softcapping"), hp.final_logit_softcap);
   if (!hp.is_moe()) return;
   md.set(key("expert_count"), hp.expert_count);
   md.set(key("expert_used_count"), hp.expert_used_count);
@@ -131,9 +140,6 @@ Status validate_experts(const RandomModelSpec& s) {
     return invalid_argument("--shared-expert-ff must be positive: {} always has its shared expert",
                             arch_name(s.arch));
   }
-  if (s.arch != Arch::kGptOss && s.sliding_window != 0) {
-    return invalid_argument("--sliding-window needs --arch gpt-oss");
-  }
   return ok_status();
 }
 
@@ -142,7 +148,8 @@ Status validate_hybrid(const RandomModelSpec& s) {
     return invalid_argument("--mtp-copy-last-layer needs an MTP block (--mtp-layers 1, qwen35's presets)");
   }
   if (!arch_is_hybrid(s.arch)) {
-    if (s.nextn_predict_layers != 0 && (arch_is_mamba_hybrid(s.arch) || s.arch == Arch::kGptOss)) {
+    const bool sandwich = s.arch == Arch::kGemma3 || s.arch == Arch::kOlmo2;
+    if (s.nextn_predict_layers != 0 && (arch_is_mamba_hybrid(s.arch) || s.arch == Arch::kGptOss || sandwich)) {
       return invalid_argument("--mtp-layers: {} models get no MTP block", arch_name(s.arch));
     }
     return ok_status();
@@ -231,6 +238,22 @@ std::optional<RandomModelSpec> mamba_preset(std::string_view name, Arch arch) {
   return s;
 }
 
+// What the dense archs beyond llama's shape have in their real models:
+// gemma3's windowed layers (5 of every 6, a 512 window at these sizes),
+// olmo2's window pattern, and
+// granite's multipliers (Granite 3.x's).
+void set_dense_arch_defaults(RandomModelSpec& s) {
+  if (s.arch == Arch::kGemma3) {
+    s.sliding_window = 512;
+    s.swa_pattern = 6;
+  }
+  if (s.arch == Arch::kOlmo2) s.swa_pattern = 4;  // Olmo 3's, where a window is given
+  if (s.arch == Arch::kGranite) {
+    s.embedding_scale = 12.0f, s.residual_scale = 0.22f, s.logit_scale = 8.0f;
+    s.attention_scale = 0.015625f;
+  }
+}
+
 // Qwen3.5-like shapes for the hybrid archs; one MTP block.
 std::optional<RandomModelSpec> hybrid_preset(std::string_view name, Arch arch) {
   RandomModelSpec s;
@@ -284,6 +307,7 @@ std::optional<RandomModelSpec> random_model_preset(std::string_view name, Arch a
   if (arch_is_mamba_hybrid(arch)) return mamba_preset(name, arch);
   RandomModelSpec s;
   s.arch = arch;
+  set_dense_arch_defaults(s);
   if (name == "tiny") return s;  // ~14.7M parameters
   if (name == "small") {         // ~113M
     s.num_layers = 12, s.embedding_length = 768, s.num_heads = 12, s.num_kv_heads = 4;
@@ -322,6 +346,12 @@ Status validate_spec(const RandomModelSpec& s) {
   }
   if (!llama_file_type(s.dtype) || !can_quantize(s.dtype)) {
     return invalid_argument("--dtype {} is not one make-model writes", ggml_type_name(s.dtype));
+  }
+  if (s.sliding_window != 0 && s.arch != Arch::kGptOss && s.arch != Arch::kGemma3 && s.arch != Arch::kOlmo2) {
+    return invalid_argument("--sliding-window needs --arch gpt-oss, gemma3 or olmo2");
+  }
+  if (s.final_logit_softcap != 0.0f && s.arch != Arch::kGemma3) {
+    return invalid_argument("--logit-softcap needs --arch gemma3");
   }
   MET_RETURN_IF_ERROR(validate_hybrid(s));
   MET_RETURN_IF_ERROR(validate_mamba_hybrid(s));
@@ -367,6 +397,30 @@ void set_mamba_hparams(const RandomModelSpec& s, ModelHParams& hp) {
   hp.logit_scale = s.logit_scale;
 }
 
+// gemma3, granite, smollm3 and olmo2 as their llama.cpp loaders read them
+// back (read_hparams derives gemma3's scales from its shape).
+void set_dense_hparams(const RandomModelSpec& s, ModelHParams& hp) {
+  if (s.arch == Arch::kGemma3 || s.arch == Arch::kOlmo2) {
+    hp.sliding_window = s.sliding_window;
+    hp.swa_pattern = s.swa_pattern;
+    hp.swa_rope_unscaled = s.sliding_window > 0;
+    if (s.arch == Arch::kGemma3) hp.rope_freq_base_swa = 10000.0f;
+  }
+  if (s.arch == Arch::kGemma3) {
+    hp.rms_norm_eps = 1e-6f;
+    hp.final_logit_softcap = s.final_logit_softcap;
+    hp.embedding_scale = std::sqrt(static_cast<float>(hp.embedding_length));
+    hp.attention_scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
+  }
+  if (s.arch == Arch::kGranite) {
+    hp.embedding_scale = s.embedding_scale;
+    hp.residual_scale = s.residual_scale;
+    hp.attention_scale = s.attention_scale;
+    hp.logit_scale = s.logit_scale;
+  }
+  if (s.arch == Arch::kSmollm3) hp.no_rope_layer_step = 4;
+}
+
 }  // namespace
 
 ModelHParams spec_hparams(const RandomModelSpec& s) {
@@ -391,6 +445,7 @@ ModelHParams spec_hparams(const RandomModelSpec& s) {
   const bool qwen = s.arch == Arch::kQwen2 || s.arch == Arch::kQwen3 || s.arch == Arch::kQwen3Moe ||
                     arch_is_hybrid(s.arch);
   hp.rms_norm_eps = qwen ? 1e-6f : 1e-5f;
+  set_dense_hparams(s, hp);
   if (arch_is_hybrid(s.arch)) set_hybrid_hparams(s, hp);
   hp.nextn_predict_layers = s.nextn_predict_layers;
   if (arch_is_mamba_hybrid(s.arch)) set_mamba_hparams(s, hp);

@@ -73,8 +73,10 @@ struct RandomModelSpec {
   uint32_t num_experts_used = 0;
   uint32_t expert_feed_forward_length = 0;
   uint32_t shared_expert_feed_forward_length = 0;  // 0: none
-  uint32_t sliding_window = 0;  // gpt-oss only (0: its default, 128)
-  uint32_t swa_pattern = 2;     // gpt-oss only: layer i windowed when i % pattern < pattern - 1 (0: all)
+  // gpt-oss (0: its default, 128), gemma3 and olmo2 (0: no windowed layers).
+  uint32_t sliding_window = 0;
+  uint32_t swa_pattern = 2;  // layer i windowed when i % pattern < pattern - 1 (0: all); presets: gemma3 6, olmo2 4
+  float final_logit_softcap = 0.0f;  // gemma3 only (0: none)
   uint32_t head_dim = 0;        // 0: embedding_length / num_heads
   // qwen35/qwen35moe/qwen3next only.
   uint32_t ssm_conv_kernel = 4;
@@ -99,8 +101,8 @@ struct RandomModelSpec {
   // Mamba2, '*' attention, '-' an FFN alone (nemotron_h).
   std::string layer_pattern = "MMM*";
   uint32_t ssm_inner_size = 0;  // d_inner; 0: 2 × embedding_length
-  // granitehybrid only: its multipliers (0: none) and rope on the attention
-  // layers (rope.scaling.finetuned; Granite 4.0-H has none).
+  // granitehybrid and granite: their multipliers (0: none); granitehybrid:
+  // rope on the attention layers (rope.scaling.finetuned; Granite 4.0-H has none).
   float embedding_scale = 0.0f;
   float residual_scale = 0.0f;
   float attention_scale = 0.0f;

@@ -364,6 +364,15 @@ RandomModelSpec reference_test_spec(Arch arch, GgmlType dtype) {
   s.vocab_size = 600;
   s.dtype = dtype;
   s.seed = 11;
+  if (arch == Arch::kGemma3 || arch == Arch::kOlmo2) {
+    s.sliding_window = 8;  // layer 0 windowed (of the 21 tokens the tests run), layer 1 global
+    s.swa_pattern = 2;
+  }
+  if (arch == Arch::kGemma3) s.final_logit_softcap = 30.0f;
+  if (arch == Arch::kGranite) {
+    s.embedding_scale = 12.0f, s.residual_scale = 0.22f, s.logit_scale = 8.0f, s.attention_scale = 0.015625f;
+  }
+  if (arch == Arch::kSmollm3) s.num_layers = 4;  // layer 3 has no rope
   return s;
 }
 
@@ -458,6 +467,12 @@ INSTANTIATE_TEST_SUITE_P(
         v.push_back({a, GgmlType::kQ6_K, 5e-2});
         v.push_back({a, GgmlType::kQ2_K, 5e-2});
         v.push_back({a, GgmlType::kQ3_K, 5e-2});
+      }
+      for (Arch a : {Arch::kGemma3, Arch::kGranite, Arch::kSmollm3, Arch::kOlmo2}) {
+        v.push_back({a, GgmlType::kF32, 1e-4});
+        v.push_back({a, GgmlType::kF16, 1e-4});
+        v.push_back({a, GgmlType::kQ8_0, 3e-2});
+        v.push_back({a, GgmlType::kQ4_K, 5e-2});
       }
       return v;
     }()),

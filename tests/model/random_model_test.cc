@@ -121,8 +121,8 @@ TEST(RandomModel, InvalidSpecsAreRefusedWithTheReason) {
   RandomModelSpec s = small_spec(Arch::kLlama, GgmlType::kF32);
   s.num_kv_heads = 3;
   EXPECT_NE(validate_spec(s).message().find("--kv-heads 3"), std::string::npos);
-  s = small_spec(Arch::kLlama, GgmlType::kQ2_K);
-  EXPECT_NE(validate_spec(s).message().find("--dtype q2_k"), std::string::npos);
+  s = small_spec(Arch::kLlama, GgmlType::kIQ2_XXS);
+  EXPECT_NE(validate_spec(s).message().find("--dtype iq2_xxs"), std::string::npos);
   s = small_spec(Arch::kLlama, GgmlType::kF32);
   s.embedding_length = 250;
   EXPECT_NE(validate_spec(s).message().find("--embd 250"), std::string::npos);

@@ -123,7 +123,13 @@ ReferenceForward::Layer ReferenceForward::load_layer(uint32_t i) const {
   l.q_norm = load(m, n("attn_q_norm.weight"));
   l.k_norm = load(m, n("attn_k_norm.weight"));
   l.ffn_norm = load(m, n("ffn_norm.weight"));
-  if (l.ffn_norm.empty()) l.ffn_norm = load(m, n("post_attention_norm.weight"));  // gpt-oss
+  if (m.traits().post_norms) {
+    l.attn_post_norm = load(m, n("post_attention_norm.weight"));
+    l.ffn_post_norm = load(m, n("post_ffw_norm.weight"));
+  } else if (l.ffn_norm.empty()) {
+    l.ffn_norm = load(m, n("post_attention_norm.weight"));  // gpt-oss, qwen35
+  }
+  l.rope = m.hparams().layer_uses_rope(i);
   l.bo = load(m, n("attn_output.bias"));
   l.sinks = load(m, n("attn_sinks.weight"));
   l.router_b = load(m, n("ffn_gate_inp.bias"));
@@ -162,9 +168,18 @@ ReferenceForward::Layer ReferenceForward::load_layer(uint32_t i) const {
   return l;
 }
 
-void ReferenceForward::add_residual(std::vector<double>& x, const std::vector<double>& out) const {
-  const float scale = model_.hparams().residual_scale;
-  for (size_t i = 0; i < x.size(); ++i) x[i] += scale != 0.0f ? static_cast<double>(scale) * out[i] : out[i];
+void ReferenceForward::add_residual(std::vector<double>& x, const std::vector<double>& out,
+                                    const std::vector<float>& post_norm) const {
+  const ModelHParams& hp = model_.hparams();
+  const std::vector<double> normed = post_norm.empty() ? out : rms_norm(out, post_norm.data(), out.size(),
+                                                                           hp.rms_norm_eps);
+  const float scale = hp.residual_scale;
+  for (size_t i = 0; i < x.size(); ++i) x[i] += scale != 0.0f ? static_cast<double>(scale) * normed[i] : normed[i];
+}
+
+std::vector<double> ReferenceForward::pre_norm(const std::vector<double>& x, const std::vector<float>& norm) const {
+  if (norm.empty()) return x;
+  return rms_norm(x, norm.data(), x.size(), model_.hparams().rms_norm_eps);
 }
 
 std::vector<double> ReferenceForward::ffn(const Layer& l, const std::vector<double>& xn, double& margin) const {
@@ -175,7 +190,17 @@ std::vector<double> ReferenceForward::ffn(const Layer& l, const std::vector<doub
     for (double& e : u) e = e > 0.0 ? e * e : 0.0;
     return matvec(l.w_down, u, xn.size());
   }
-  return swiglu_ffn(l.w_gate.data(), l.w_up.data(), l.w_down.data(), xn, model_.hparams().feed_forward_length);
+  const size_t ff = model_.hparams().feed_forward_length;
+  if (model_.traits().ffn_geglu) {  // gemma3: gelu(gate) * up, tanh approximation
+    auto g = matvec(l.w_gate, xn, ff);
+    const auto u = matvec(l.w_up, xn, ff);
+    const double c = std::sqrt(2.0 / 3.14159265358979323846);
+    for (size_t i = 0; i < ff; ++i) {
+      g[i] = 0.5 * g[i] * (1.0 + std::tanh(c * (g[i] + 0.044715 * g[i] * g[i] * g[i]))) * u[i];
+    }
+    return matvec(l.w_down, g, xn.size());
+  }
+  return swiglu_ffn(l.w_gate.data(), l.w_up.data(), l.w_down.data(), xn, ff);
 }
 
 std::vector<std::pair<size_t, double>> ReferenceForward::route(const Layer& l, const std::vector<double>& xn,
@@ -247,6 +272,10 @@ void ReferenceForward::attention(const Layer& l, Rows& x) const {
                                                          : 1.0 / std::sqrt(static_cast<double>(hd));
   const double base = l.window > 0 ? hp.rope_freq_base_swa : hp.rope_freq_base;
   auto head_norm = [&](std::vector<double>& v, size_t heads, const std::vector<float>& w) {
+    if (w.size() == v.size()) {  // olmo2: one norm over all heads
+      v = rms_norm(v, w.data(), v.size(), hp.rms_norm_eps);
+      return;
+    }
     for (size_t h = 0; h < heads; ++h) {
       std::vector<double> head(v.begin() + h * hd, v.begin() + (h + 1) * hd);
       auto nrm = rms_norm(head, w.data(), hd, hp.rms_norm_eps);
@@ -257,7 +286,7 @@ void ReferenceForward::attention(const Layer& l, Rows& x) const {
   const bool gated = model_.traits().gated_attention;
   Rows q(T), k(T), v(T), gate(T);
   for (size_t t = 0; t < T; ++t) {
-    auto xn = rms_norm(x[t], l.attn_norm.data(), embd, hp.rms_norm_eps);
+    auto xn = pre_norm(x[t], l.attn_norm);
     q[t] = matvec(l.wq, xn, gated ? 2 * q_dim : q_dim);
     if (gated) split_query_gate(q[t], gate[t], nh, hd);
     k[t] = matvec(l.wk, xn, kv_dim);
@@ -269,7 +298,7 @@ void ReferenceForward::attention(const Layer& l, Rows& x) const {
       head_norm(q[t], nh, l.q_norm);
       head_norm(k[t], nkv, l.k_norm);
     }
-    if (hp.uses_rope) {
+    if (l.rope) {
       rope(q[t], nh, hd, hp.rope_dims, base, neox, static_cast<int>(t), model_.weights().rope_freqs);
       rope(k[t], nkv, hd, hp.rope_dims, base, neox, static_cast<int>(t), model_.weights().rope_freqs);
     }
@@ -300,7 +329,7 @@ void ReferenceForward::attention(const Layer& l, Rows& x) const {
     out[t] = matvec(l.wo, attn, embd);
     add_bias(out[t], bias(l.bo));
   }
-  for (size_t t = 0; t < T; ++t) add_residual(x[t], out[t]);
+  for (size_t t = 0; t < T; ++t) add_residual(x[t], out[t], l.attn_post_norm);
 }
 
 Rows ReferenceForward::trunk(std::span<const TokenId> tokens, std::vector<double>* routing_margins) const {
@@ -320,8 +349,6 @@ Rows ReferenceForward::trunk(std::span<const TokenId> tokens, std::vector<double
 }
 
 void ReferenceForward::run_layer(const Layer& l, Rows& x, std::vector<double>& margin) const {
-  const ModelHParams& hp = model_.hparams();
-  const size_t embd = hp.embedding_length;
   if (l.mamba2) {
     mamba2(l, x);
   } else if (l.recurrent) {
@@ -329,10 +356,9 @@ void ReferenceForward::run_layer(const Layer& l, Rows& x, std::vector<double>& m
   } else if (!l.ffn_only) {
     attention(l, x);
   }
-  if (l.ffn_norm.empty()) return;  // nemotron_h: a mixer alone
+  if (l.w_down.empty() && l.router.empty()) return;  // nemotron_h: a mixer alone
   for (size_t t = 0; t < x.size(); ++t) {
-    auto xn = rms_norm(x[t], l.ffn_norm.data(), embd, hp.rms_norm_eps);
-    add_residual(x[t], ffn(l, xn, margin[t]));
+    add_residual(x[t], ffn(l, pre_norm(x[t], l.ffn_norm), margin[t]), l.ffn_post_norm);
   }
 }
 
@@ -347,6 +373,10 @@ std::vector<std::vector<float>> ReferenceForward::logits(std::span<const TokenId
     auto lg = matvec(output_, xn, vocab);
     if (hp.logit_scale != 0.0f) {
       for (double& e : lg) e /= static_cast<double>(hp.logit_scale);
+    }
+    if (hp.final_logit_softcap != 0.0f) {
+      const double cap = hp.final_logit_softcap;
+      for (double& e : lg) e = cap * std::tanh(e / cap);
     }
     out[t].assign(lg.begin(), lg.end());
   }

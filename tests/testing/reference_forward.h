@@ -70,6 +70,9 @@ class ReferenceForward {
     // gpt-oss.
     std::vector<float> bo, sinks, router_b, gate_exps_b, up_exps_b, down_exps_b;
     size_t window = 0;
+    // gemma3, olmo2: each block's output norm; smollm3: layers without rope.
+    std::vector<float> attn_post_norm, ffn_post_norm;
+    bool rope = true;
     // Gated delta layers (qwen35).
     bool recurrent = false;
     std::vector<float> wqkv, wgate, ssm_conv, ssm_dt, ssm_a, ssm_beta, ssm_alpha, ssm_norm, ssm_out;
@@ -97,8 +100,12 @@ class ReferenceForward {
   // x += the Mamba2 mixer of layer l over all positions, token by token
   // (reference_mamba2.cc).
   void mamba2(const Layer& l, Rows& x) const;
-  // x += out, scaled by granite's residual_scale when set.
-  void add_residual(std::vector<double>& x, const std::vector<double>& out) const;
+  // x += out (normalised by post_norm first when not empty), scaled by
+  // granite's residual_scale when set.
+  void add_residual(std::vector<double>& x, const std::vector<double>& out,
+                    const std::vector<float>& post_norm = {}) const;
+  // rms_norm(x) by `norm`, or x itself when `norm` is empty (olmo2).
+  std::vector<double> pre_norm(const std::vector<double>& x, const std::vector<float>& norm) const;
   // The k experts a router chose with their weights.
   std::vector<std::pair<size_t, double>> route(const Layer& l, const std::vector<double>& xn,
                                                double& margin) const;

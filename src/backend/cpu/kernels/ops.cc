@@ -84,6 +84,14 @@ void swiglu(const float* gate, const float* up, int64_t n, float* out) {
   selected_ops_kernels().swiglu(gate, up, n, out);
 }
 
+void geglu(const float* gate, const float* up, int64_t n, float* out) {
+  constexpr float kSqrt2OverPi = 0.79788456080286535588f, kCubic = 0.044715f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    out[i] = 0.5f * g * (1.0f + std::tanh(kSqrt2OverPi * g * (1.0f + kCubic * g * g))) * up[i];
+  }
+}
+
 void swiglu_oai(const float* gate, const float* up, int64_t n, float* out) {
   constexpr float kAlpha = 1.702f, kLimit = 7.0f;
   for (int64_t i = 0; i < n; ++i) {

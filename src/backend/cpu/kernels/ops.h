@@ -64,6 +64,11 @@ void swiglu(const float* gate, const float* up, int64_t n, float* out);
 // expert matmuls. out may alias gate or up.
 void swiglu_oai(const float* gate, const float* up, int64_t n, float* out);
 
+// out[i] = gelu(gate[i]) * up[i] with ggml's tanh approximation of gelu,
+// 0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3))) (gemma's GeGLU). out may
+// alias gate or up.
+void geglu(const float* gate, const float* up, int64_t n, float* out);
+
 // out[i] = a[i] + b[i]. out may alias a or b.
 void add(const float* a, const float* b, int64_t n, float* out);
 

@@ -1,0 +1,173 @@
+// Tests for the dense transformers beyond llama's shape (gemma3, granite,
+// smollm3, olmo2): the hyper-parameters read_hparams derives from their
+// llama.cpp keys, the tensors arch_tensors lists, and what Model binds. Their
+// logits against the reference forward are in cpu_device_test.cc; against
+// llama.cpp, bench/peer/crosscheck.sh (see bench/peer/README.md).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "model/arch.h"
+#include "model/hparams.h"
+#include "model/model.h"
+#include "model/random_model.h"
+#include "testing/model_test_support.h"
+#include "testing/temp_dir.h"
+
+namespace met {
+namespace {
+
+GgufMetadata dense_metadata(const std::string& arch, uint32_t layers = 4) {
+  GgufMetadata md;
+  auto key = [&arch](std::string_view suffix) { return arch + "." + std::string(suffix); };
+  md.set("general.architecture", arch);
+  md.set(key("block_count"), layers);
+  md.set(key("embedding_length"), uint32_t{1152});
+  md.set(key("feed_forward_length"), uint32_t{6912});
+  md.set(key("attention.head_count"), uint32_t{4});
+  md.set(key("attention.head_count_kv"), uint32_t{1});
+  md.set(key("attention.key_length"), uint32_t{256});
+  md.set(key("attention.value_length"), uint32_t{256});
+  md.set(key("rope.freq_base"), 1000000.0f);
+  return md;
+}
+
+TEST(DenseArchHParams, Gemma3ScalesEmbeddingsAndQueriesAndWindowsWhereTheFileSays) {
+  GgufMetadata md = dense_metadata("gemma3");
+  md.set("gemma3.attention.sliding_window", uint32_t{512});
+  auto hp = read_hparams(md);
+  ASSERT_TRUE(hp.ok()) << hp.status().to_string();
+  EXPECT_FLOAT_EQ(hp->embedding_scale, std::sqrt(1152.0f));
+  EXPECT_FLOAT_EQ(hp->attention_scale, 1.0f / 16.0f);  // 1 / sqrt(head_dim 256), not of 1152 / 4
+  EXPECT_EQ(hp->sliding_window, 512u);
+  EXPECT_EQ(hp->swa_pattern, 6u);                     // llama.cpp's default: 5 windowed layers in 6
+  EXPECT_FLOAT_EQ(hp->rope_freq_base_swa, 10000.0f);  // Gemma 3's local base
+  EXPECT_TRUE(hp->swa_rope_unscaled);
+  EXPECT_TRUE(hp->layer_is_swa(4));
+  EXPECT_FALSE(hp->layer_is_swa(5));
+  EXPECT_FLOAT_EQ(hp->final_logit_softcap, 0.0f);
+}
+
+TEST(DenseArchHParams, Gemma3ReadsItsKeysOverTheDefaults) {
+  GgufMetadata md = dense_metadata("gemma3", 62);
+  md.set("gemma3.attention.sliding_window", uint32_t{1024});
+  md.set("gemma3.attention.sliding_window_pattern", uint32_t{3});
+  md.set("gemma3.rope.freq_base_swa", 20000.0f);
+  md.set("gemma3.final_logit_softcapping", 30.0f);
+  auto hp = read_hparams(md);
+  ASSERT_TRUE(hp.ok()) << hp.status().to_string();
+  EXPECT_EQ(hp->swa_pattern, 3u);
+  EXPECT_FLOAT_EQ(hp->rope_freq_base_swa, 20000.0f);
+  EXPECT_FLOAT_EQ(hp->final_logit_softcap, 30.0f);
+  // The 62-layer Gemma 3 27B scales queries by 1 / sqrt(embd / heads).
+  EXPECT_FLOAT_EQ(hp->attention_scale, 1.0f / std::sqrt(1152.0f / 4.0f));
+}
+
+TEST(DenseArchHParams, Gemma3AndOlmo2WithoutAWindowHaveNoWindowedLayers) {
+  for (const char* arch : {"gemma3", "olmo2"}) {
+    auto hp = read_hparams(dense_metadata(arch));
+    ASSERT_TRUE(hp.ok()) << arch;
+    EXPECT_EQ(hp->sliding_window, 0u) << arch;
+    EXPECT_FALSE(hp->layer_is_swa(0)) << arch;
+  }
+}
+
+TEST(DenseArchHParams, Olmo2WindowsThreeLayersInFourWithTheGlobalRopeBase) {
+  GgufMetadata md = dense_metadata("olmo2");
+  md.set("olmo2.attention.sliding_window", uint32_t{4096});
+  auto hp = read_hparams(md);
+  ASSERT_TRUE(hp.ok());
+  EXPECT_EQ(hp->swa_pattern, 4u);
+  EXPECT_FLOAT_EQ(hp->rope_freq_base_swa, 1000000.0f);
+  EXPECT_TRUE(hp->layer_is_swa(2));
+  EXPECT_FALSE(hp->layer_is_swa(3));
+}
+
+TEST(DenseArchHParams, Smollm3LeavesRopeOutOfEveryFourthLayer) {
+  auto hp = read_hparams(dense_metadata("smollm3", 8));
+  ASSERT_TRUE(hp.ok());
+  for (uint32_t i = 0; i < 8; ++i) EXPECT_EQ(hp->layer_uses_rope(i), (i + 1) % 4 != 0) << i;
+  auto llama = read_hparams(dense_metadata("llama", 8));
+  ASSERT_TRUE(llama.ok());
+  EXPECT_TRUE(llama->layer_uses_rope(3));
+}
+
+TEST(DenseArchHParams, GraniteReadsItsFourScales) {
+  GgufMetadata md = dense_metadata("granite");
+  md.set("granite.embedding_scale", 12.0f);
+  md.set("granite.residual_scale", 0.22f);
+  md.set("granite.attention.scale", 0.0078125f);
+  md.set("granite.logit_scale", 8.0f);
+  auto hp = read_hparams(md);
+  ASSERT_TRUE(hp.ok());
+  EXPECT_FLOAT_EQ(hp->embedding_scale, 12.0f);
+  EXPECT_FLOAT_EQ(hp->residual_scale, 0.22f);
+  EXPECT_FLOAT_EQ(hp->attention_scale, 0.0078125f);
+  EXPECT_FLOAT_EQ(hp->logit_scale, 8.0f);
+  EXPECT_TRUE(hp->uses_rope);
+}
+
+std::map<std::string, std::vector<uint64_t>> tensor_shapes(Arch arch, const ModelHParams& hp) {
+  std::map<std::string, std::vector<uint64_t>> out;
+  for (const TensorSpec& t : arch_tensors(arch, hp, true)) out[t.name] = t.shape;
+  return out;
+}
+
+TEST(DenseArchTensors, Gemma3HasPerHeadQkNormsAndPostNormsAroundBothBlocks) {
+  auto hp = read_hparams(dense_metadata("gemma3", 1));
+  ASSERT_TRUE(hp.ok());
+  const auto t = tensor_shapes(Arch::kGemma3, *hp);
+  EXPECT_EQ(t.at("blk.0.attn_q_norm.weight"), std::vector<uint64_t>{256});
+  EXPECT_EQ(t.at("blk.0.attn_k_norm.weight"), std::vector<uint64_t>{256});
+  for (const char* norm : {"attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"}) {
+    EXPECT_EQ(t.at(std::string("blk.0.") + norm + ".weight"), std::vector<uint64_t>{1152}) << norm;
+  }
+}
+
+TEST(DenseArchTensors, Olmo2HasPostNormsOnlyAndNormsWholeQAndK) {
+  auto hp = read_hparams(dense_metadata("olmo2", 1));
+  ASSERT_TRUE(hp.ok());
+  const auto t = tensor_shapes(Arch::kOlmo2, *hp);
+  EXPECT_EQ(t.count("blk.0.attn_norm.weight"), 0u);
+  EXPECT_EQ(t.count("blk.0.ffn_norm.weight"), 0u);
+  EXPECT_EQ(t.at("blk.0.attn_q_norm.weight"), std::vector<uint64_t>{1024});  // 4 heads of 256
+  EXPECT_EQ(t.at("blk.0.attn_k_norm.weight"), std::vector<uint64_t>{256});   // 1 KV head
+  EXPECT_EQ(t.count("blk.0.post_attention_norm.weight"), 1u);
+  EXPECT_EQ(t.count("blk.0.post_ffw_norm.weight"), 1u);
+}
+
+TEST(DenseArchModel, BindsEachArchsNormsAsItsGraphReadsThem) {
+  testing::TempDir dir;
+  for (Arch arch : {Arch::kGemma3, Arch::kOlmo2, Arch::kGranite, Arch::kSmollm3}) {
+    RandomModelSpec s = *random_model_preset("tiny", arch);
+    s.num_layers = 2, s.embedding_length = 128, s.feed_forward_length = 256, s.vocab_size = 600;
+    const std::string path = dir.file(std::string(arch_name(arch)) + ".gguf");
+    ASSERT_TRUE(make_random_model(s, path).ok()) << arch_name(arch);
+    auto m = Model::load(path);
+    ASSERT_TRUE(m.ok()) << m.status().to_string();
+    EXPECT_EQ((*m)->arch(), arch);
+    const LayerWeights& l = (*m)->weights().layers[0];
+    const bool sandwich = arch == Arch::kGemma3 || arch == Arch::kOlmo2;
+    EXPECT_EQ(l.attn_post_norm != nullptr, sandwich) << arch_name(arch);
+    EXPECT_EQ(l.ffn_post_norm != nullptr, sandwich) << arch_name(arch);
+    EXPECT_EQ(l.attn_norm == nullptr, arch == Arch::kOlmo2) << arch_name(arch);
+    EXPECT_EQ(l.ffn_norm == nullptr, arch == Arch::kOlmo2) << arch_name(arch);
+    EXPECT_TRUE(l.has_ffn);
+  }
+}
+
+TEST(DenseArchModel, AFileWithoutAPostNormIsRefusedNamingIt) {
+  testing::TempDir dir;
+  RandomModelSpec s = *random_model_preset("tiny", Arch::kGemma3);
+  s.num_layers = 1, s.embedding_length = 128, s.feed_forward_length = 256, s.vocab_size = 600;
+  ASSERT_TRUE(make_random_model(s, dir.file("gemma3.gguf")).ok());
+  testing::rewrite_gguf(dir.file("gemma3.gguf"), dir.file("cut.gguf"), "blk.0.post_ffw_norm.weight");
+  auto m = Model::load(dir.file("cut.gguf"));
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("blk.0.post_ffw_norm.weight"), std::string::npos) << m.status().to_string();
+}
+
+}  // namespace
+}  // namespace met
