@@ -11,6 +11,7 @@
 // Built against a llama.cpp build by build_llama_logits.sh, never by met's
 // CMake or CI. Threading: the main thread (libllama runs its own).
 // Tested by use (crosscheck.sh).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -70,7 +71,10 @@ int main(int argc, char** argv) {
   }
 
   llama_context_params cp = llama_context_default_params();
-  cp.n_ctx = static_cast<uint32_t>(n);
+  // The model's training context, as llama.cpp's default (-c 0) takes it and
+  // met runs: phi3's LongRoPE picks its factors by the context (a context of
+  // just the tokens would make llama.cpp use the short ones).
+  cp.n_ctx = static_cast<uint32_t>(std::max<int64_t>(n, llama_model_n_ctx_train(model)));
   cp.n_batch = static_cast<uint32_t>(n);
   cp.n_ubatch = static_cast<uint32_t>(n);
   cp.n_seq_max = 1;

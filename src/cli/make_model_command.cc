@@ -33,6 +33,7 @@ struct MakeModelOptions {
   std::string chat_template = "chatml";
   bool tie_embeddings = false;
   bool llama3_rope = false;
+  bool longrope = false;
   int threads = 0;
   std::optional<uint32_t> experts, experts_used, expert_ff, shared_expert_ff;
   std::optional<uint32_t> sliding_window, swa_pattern;
@@ -100,7 +101,7 @@ Result<RandomModelSpec> build_spec(const MakeModelOptions& o) {
   std::optional<Arch> arch = parse_arch(o.arch);
   if (!arch) {
     return invalid_argument("--arch '{}' is not llama, mistral, qwen2, qwen3, qwen3moe, mixtral, gpt-oss, qwen35, "
-                            "qwen35moe, qwen3next, granitehybrid, nemotron_h, gemma3, granite, smollm3 or olmo2",
+                            "qwen35moe, qwen3next, granitehybrid, nemotron_h, gemma3, granite, smollm3, olmo2 or phi3",
                             o.arch);
   }
   std::optional<RandomModelSpec> preset = random_model_preset(o.preset, *arch);
@@ -153,6 +154,7 @@ Result<RandomModelSpec> build_spec(const MakeModelOptions& o) {
   }
   spec.tied_output = o.tie_embeddings;
   spec.llama3_rope = o.llama3_rope;
+  spec.longrope = o.longrope;
   spec.num_threads = o.threads > 0 ? o.threads : default_num_threads();
   MET_RETURN_IF_ERROR(validate_spec(spec));
   return spec;
@@ -185,7 +187,7 @@ void add_make_model_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--arch", o->arch,
                   "llama, mistral, qwen2, qwen3, qwen3moe, mixtral, gpt-oss, qwen35, qwen35moe, qwen3next, "
-                  "granitehybrid, nemotron_h, gemma3, granite, smollm3 or olmo2")
+                  "granitehybrid, nemotron_h, gemma3, granite, smollm3, olmo2 or phi3")
       ->capture_default_str();
   cmd->add_option("--experts", o->experts, "Experts per MoE layer (default by preset: 8, 16, 32)");
   cmd->add_option("--experts-used", o->experts_used, "Experts each token uses (default by preset: 2, 4, 4)");
@@ -241,6 +243,7 @@ void add_make_model_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--tie-embeddings", o->tie_embeddings, "Omit output.weight (reuse the embedding)");
   cmd->add_flag("--llama3-rope", o->llama3_rope, "Write rope_freqs.weight with Llama 3.1's rope scaling");
+  cmd->add_flag("--longrope", o->longrope, "phi3: LongRoPE's long and short factors (an original context of --ctx / 4)");
   cmd->add_option("--threads", o->threads, "Threads (default: all cores)");
   cmd->callback([o] { exit_on_error("make-model", run_make_model(*o)); });
 }

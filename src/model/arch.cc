@@ -8,7 +8,7 @@ namespace met {
 std::optional<Arch> parse_arch(std::string_view name) {
   for (Arch a : {Arch::kLlama, Arch::kMistral, Arch::kQwen2, Arch::kQwen3, Arch::kQwen3Moe, Arch::kMixtral,
                  Arch::kGptOss, Arch::kQwen35, Arch::kQwen35Moe, Arch::kQwen3Next, Arch::kGraniteHybrid,
-                 Arch::kNemotronH, Arch::kGemma3, Arch::kGranite, Arch::kSmollm3, Arch::kOlmo2}) {
+                 Arch::kNemotronH, Arch::kGemma3, Arch::kGranite, Arch::kSmollm3, Arch::kOlmo2, Arch::kPhi3}) {
     if (arch_name(a) == name) return a;
   }
   return std::nullopt;
@@ -32,6 +32,7 @@ std::string_view arch_name(Arch arch) {
     case Arch::kGranite: return "granite";
     case Arch::kSmollm3: return "smollm3";
     case Arch::kOlmo2: return "olmo2";
+    case Arch::kPhi3: return "phi3";
   }
   return "unknown";
 }
@@ -204,6 +205,19 @@ void add_sandwich_layer(Arch arch, uint32_t i, const ModelHParams& hp, std::vect
   t.push_back({name("post_ffw_norm.weight"), {embd}, TensorRole::kNorm});
 }
 
+// phi3: fused QKV and gate-up.
+void add_phi3_layer(uint32_t i, const ModelHParams& hp, std::vector<TensorSpec>& t) {
+  auto name = [i](std::string_view what) { return fmt::format("blk.{}.{}", i, what); };
+  const uint64_t embd = hp.embedding_length, ff = hp.feed_forward_length;
+  t.push_back({name("attn_norm.weight"), {embd}, TensorRole::kNorm});
+  const uint64_t qkv = uint64_t{hp.q_dim()} + 2 * uint64_t{hp.kv_dim()};
+  t.push_back({name("attn_qkv.weight"), {embd, qkv}, TensorRole::kMatrix});
+  t.push_back({name("attn_output.weight"), {hp.q_dim(), embd}, TensorRole::kMatrix});
+  t.push_back({name("ffn_norm.weight"), {embd}, TensorRole::kNorm});
+  t.push_back({name("ffn_down.weight"), {ff, embd}, TensorRole::kMatrix});
+  t.push_back({name("ffn_up.weight"), {embd, 2 * ff}, TensorRole::kMatrix});
+}
+
 }  // namespace
 
 bool arch_is_mamba_hybrid(Arch arch) { return arch == Arch::kGraniteHybrid || arch == Arch::kNemotronH; }
@@ -226,6 +240,10 @@ std::vector<TensorSpec> arch_tensors(Arch arch, const ModelHParams& hp, bool tie
   }
   if (arch_is_mamba_hybrid(arch)) {
     add_mamba_hybrid_layers(arch, hp, t);
+    return t;
+  }
+  if (arch == Arch::kPhi3) {
+    for (uint32_t i = 0; i < hp.num_layers; ++i) add_phi3_layer(i, hp, t);
     return t;
   }
   if (arch == Arch::kGemma3 || arch == Arch::kOlmo2) {

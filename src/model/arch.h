@@ -51,6 +51,9 @@
 // attention's output, before the residual add) and `post_ffw_norm` (the
 // FFN's); `olmo2` has those post-norms and no pre-norms (no attn_norm or
 // ffn_norm), and q/k norms over the whole of Q and K ([q_dim], [kv_dim]).
+// `phi3` fuses Q, K and V into `attn_qkv` [embd, q_dim + 2 kv_dim] and gate
+// and up into `ffn_up` [embd, 2 ff] (gate rows first); LongRoPE models add
+// the global `rope_factors_long` and `rope_factors_short` [rope_dims / 2].
 // Threading: pure functions. Tested by tests/model/arch_test.cc.
 #pragma once
 
@@ -81,6 +84,7 @@ enum class Arch {
   kGranite,
   kSmollm3,
   kOlmo2,
+  kPhi3,
 };
 
 enum class TensorRole {

@@ -39,6 +39,7 @@ Result<RopeScaling> read_rope_scaling(const GgufMetadata& md) {
   MET_ASSIGN_OR_RETURN(rs.factor, arch_f32_or(md, "rope.scaling.factor", 1.0f));
   MET_ASSIGN_OR_RETURN(rs.original_context_length,
                        arch_u32_or(md, "rope.scaling.original_context_length", 0));
+  MET_ASSIGN_OR_RETURN(rs.attn_factor, arch_f32_or(md, "rope.scaling.attn_factor", 1.0f));
   if (type == "none") {
     rs.kind = RopeScalingKind::kNone;
   } else if (type == "linear") {

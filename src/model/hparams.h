@@ -72,6 +72,7 @@ struct RopeScaling {
   RopeScalingKind kind = RopeScalingKind::kNone;
   float factor = 1.0f;
   uint32_t original_context_length = 0;
+  float attn_factor = 1.0f;  // rope.scaling.attn_factor: cos and sin are scaled by it (phi3's LongRoPE)
 };
 
 // The recurrent layers' kind (the architecture decides).

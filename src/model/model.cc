@@ -70,6 +70,9 @@ ArchTraits arch_traits(Arch arch) {
       t.post_norms = true;
       t.ffn_geglu = true;
       break;
+    case Arch::kPhi3:
+      t.rope_layout = cpu::RopeLayout::kNeox;
+      break;
     case Arch::kOlmo2:
       t.rope_layout = cpu::RopeLayout::kNeox;
       t.qk_norm = true;
@@ -303,7 +306,7 @@ Status Model::bind() {
   if (!arch) {
     return unimplemented("architecture '{}' is not supported (met runs llama, mistral, mixtral, qwen2, qwen3, "
                          "qwen3moe, gpt-oss, qwen35, qwen35moe, qwen3next, granitehybrid, nemotron_h, gemma3, "
-                         "granite, smollm3, olmo2)",
+                         "granite, smollm3, olmo2, phi3)",
                          gguf_arch);
   }
   arch_ = *arch;
@@ -327,7 +330,7 @@ Status Model::bind() {
   MET_ASSIGN_OR_RETURN(weights_.token_embd, bind_matrix("token_embd.weight", embd, vocab));
   MET_ASSIGN_OR_RETURN(weights_.output_norm, bind_vector("output_norm.weight", embd));
   weights_.tied_output = file_.find_tensor("output.weight") == nullptr;
-  MET_ASSIGN_OR_RETURN(weights_.rope_freqs, bind_vector_or_null("rope_freqs.weight", hp.rope_dims / 2));
+  MET_RETURN_IF_ERROR(bind_rope_factors());
   num_matrices_total_ = count_matrices();
   if (weights_.tied_output) {
     weights_.output = weights_.token_embd;
@@ -343,8 +346,67 @@ Status Model::bind() {
   return ok_status();
 }
 
+// Llama 3.x's rope_freqs, or phi3's LongRoPE factors: the long ones where
+// the model's context is past the original one (what llama.cpp picks at its
+// default context, the training one), else the short ones.
+Status Model::bind_rope_factors() {
+  const ModelHParams& hp = hparams_;
+  const uint64_t n = hp.rope_dims / 2;
+  MET_ASSIGN_OR_RETURN(weights_.rope_freqs, bind_vector_or_null("rope_freqs.weight", n));
+  if (weights_.rope_freqs != nullptr || file_.find_tensor("rope_factors_long.weight") == nullptr) return ok_status();
+  const uint32_t original = hp.rope_scaling.original_context_length;
+  const bool long_context = original > 0 && hp.context_length > original;
+  MET_ASSIGN_OR_RETURN(weights_.rope_freqs,
+                       bind_vector(long_context ? "rope_factors_long.weight" : "rope_factors_short.weight", n));
+  return ok_status();
+}
+
+// Row slices [first, first + rows) of the matrix `name` (cols × total rows),
+// each packed as its own matrix: phi3's fused attn_qkv and ffn_up.
+Result<std::vector<cpu::WeightMatrix>> Model::bind_row_slices(const std::string& name, uint64_t cols,
+                                                             std::span<const uint64_t> rows) {
+  uint64_t total = 0;
+  for (uint64_t r : rows) total += r;
+  MET_ASSIGN_OR_RETURN(cpu::WeightMatrix all, bind_matrix(name, cols, total));
+  std::vector<cpu::WeightMatrix> out;
+  uint64_t first = 0;
+  for (uint64_t r : rows) {
+    cpu::WeightMatrix w = all;
+    w.rows = static_cast<int64_t>(r);
+    w.data = all.data + first * all.row_bytes;
+    out.push_back(pack(w));
+    first += r;
+  }
+  return out;
+}
+
+// phi3: attention from the fused attn_qkv, the FFN from the fused ffn_up.
+Status Model::bind_phi3_layer(uint32_t layer, LayerWeights& l) {
+  const ModelHParams& hp = hparams_;
+  const uint64_t embd = hp.embedding_length, ff = hp.feed_forward_length;
+  auto name = [layer](std::string_view what) { return fmt::format("blk.{}.{}", layer, what); };
+  if (file_.find_tensor(name("attn_qkv.weight")) == nullptr) {
+    MET_RETURN_IF_ERROR(bind_attention(layer, l));  // llama.cpp also takes separate q, k, v
+  } else {
+    MET_ASSIGN_OR_RETURN(l.attn_norm, bind_vector(name("attn_norm.weight"), embd));
+    const uint64_t qkv_rows[] = {hp.q_dim(), hp.kv_dim(), hp.kv_dim()};
+    MET_ASSIGN_OR_RETURN(std::vector<cpu::WeightMatrix> qkv,
+                         bind_row_slices(name("attn_qkv.weight"), embd, qkv_rows));
+    l.wq = qkv[0], l.wk = qkv[1], l.wv = qkv[2];
+    MET_ASSIGN_OR_RETURN(l.wo, bind_packed(name("attn_output.weight"), hp.q_dim(), embd));
+  }
+  MET_ASSIGN_OR_RETURN(l.ffn_norm, bind_vector(name("ffn_norm.weight"), embd));
+  const uint64_t gate_up_rows[] = {ff, ff};
+  MET_ASSIGN_OR_RETURN(std::vector<cpu::WeightMatrix> gate_up,
+                       bind_row_slices(name("ffn_up.weight"), embd, gate_up_rows));
+  l.w_gate = gate_up[0], l.w_up = gate_up[1];
+  MET_ASSIGN_OR_RETURN(l.w_down, bind_packed(name("ffn_down.weight"), ff, embd));
+  return ok_status();
+}
+
 Status Model::bind_layer(uint32_t layer, LayerWeights& l) {
   if (traits_.mamba2) return bind_mamba_hybrid_layer(layer, l);
+  if (arch_ == Arch::kPhi3) return bind_phi3_layer(layer, l);
   const ModelHParams& hp = hparams_;
   const uint64_t embd = hp.embedding_length, ff = hp.feed_forward_length;
   auto name = [layer](std::string_view what) { return fmt::format("blk.{}.{}", layer, what); };
@@ -397,6 +459,7 @@ cpu::RopeParams Model::rope_params() const {
   p.freq_base = hparams_.rope_freq_base;
   p.layout = traits_.rope_layout;
   p.freq_factors = weights_.rope_freqs;
+  p.attn_factor = hparams_.rope_scaling.attn_factor;
   const RopeScaling& rs = hparams_.rope_scaling;
   switch (rs.kind) {
     case RopeScalingKind::kNone:

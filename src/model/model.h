@@ -33,7 +33,10 @@
 // MoE (softmax router, renormalised top-k, as llama.cpp's graph) with an
 // ungated shared expert when expert_shared_feed_forward_length > 0.
 // gemma3 and olmo2 bind each block's post-norm; olmo2 binds no pre-norms
-// and its q/k norms over all of Q and K.
+// and its q/k norms over all of Q and K. phi3's fused attn_qkv and ffn_up
+// are bound as row slices (wq, wk, wv; w_gate, w_up), each packed as its own
+// matrix; its LongRoPE factors are the long ones where context_length is
+// past rope.scaling.original_context_length, else the short ones.
 // Invariants: weights point into file_ (which the Model owns), owned_vectors_
 // or packed_; all live as long as the Model.
 // Threading: immutable after load; any thread. Tested by tests/model/model_test.cc.
@@ -196,7 +199,9 @@ struct ModelWeights {
   const float* output_norm = nullptr;
   cpu::WeightMatrix output;  // token_embd when the file ties them
   bool tied_output = false;
-  const float* rope_freqs = nullptr;  // rope_dims / 2 frequency divisors (Llama 3.x), or null
+  // rope_dims / 2 frequency divisors (Llama 3.x's rope_freqs, phi3's LongRoPE
+  // factors), or null.
+  const float* rope_freqs = nullptr;
   std::vector<LayerWeights> layers;  // the trunk: hp.num_layers
   std::vector<MtpWeights> mtp;       // hp.nextn_predict_layers blocks
 };
@@ -240,6 +245,10 @@ class Model {
   // A layer's mixer (attention or gated delta) and its FFN.
   Status bind_layer(uint32_t layer, LayerWeights& l);
   Status bind_mtp(uint32_t layer, MtpWeights& m);
+  Status bind_rope_factors();
+  Result<std::vector<cpu::WeightMatrix>> bind_row_slices(const std::string& name, uint64_t cols,
+                                                         std::span<const uint64_t> rows);
+  Status bind_phi3_layer(uint32_t layer, LayerWeights& l);
   // bind_matrix, then packed into the preferred layout of its type.
   Result<cpu::WeightMatrix> bind_packed(const std::string& name, uint64_t cols, uint64_t rows);
   // bind_packed when the file has `name`, else `fallback`.

@@ -1,6 +1,7 @@
 // Random-weight model files. Tested by tests/model/random_model_test.cc.
 #include "model/random_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -97,6 +98,10 @@ void write_hparams(const RandomModelSpec& spec, const ModelHParams& hp, GgufMeta
   }
   if (arch_is_mamba_hybrid(spec.arch)) write_mamba_hparams(hp, md);
   if (spec.arch == Arch::kGranite) write_granite_scales(hp, md);
+  if (spec.longrope) {
+    md.set(key("rope.scaling.original_context_length"), hp.rope_scaling.original_context_length);
+    md.set(key("rope.scaling.attn_factor"), hp.rope_scaling.attn_factor);
+  }
   if (hp.sliding_window > 0) {
     md.set(key("attention.sliding_window"), hp.sliding_window);
     md.set(key("attention.sliding_window_pattern"), hp.swa_pattern);
@@ -330,6 +335,7 @@ Status validate_spec(const RandomModelSpec& s) {
   if (!(s.branch_scale > 0.0f && s.branch_scale <= 1.0f)) {
     return invalid_argument("--branch-scale {} must be in (0, 1]", s.branch_scale);
   }
+  if (s.longrope && s.arch != Arch::kPhi3) return invalid_argument("--longrope is for --arch phi3");
   if (s.llama3_rope && s.arch != Arch::kLlama) {
     return invalid_argument("--llama3-rope is for --arch llama (llama.cpp reads rope_freqs.weight there)");
   }
@@ -419,6 +425,13 @@ void set_dense_hparams(const RandomModelSpec& s, ModelHParams& hp) {
     hp.logit_scale = s.logit_scale;
   }
   if (s.arch == Arch::kSmollm3) hp.no_rope_layer_step = 4;
+  if (s.longrope) {
+    hp.rope_scaling.original_context_length =
+        s.longrope_original_context != 0 ? s.longrope_original_context : std::max(1u, hp.context_length / 4);
+    const double scale = static_cast<double>(hp.context_length) / hp.rope_scaling.original_context_length;
+    hp.rope_scaling.attn_factor = static_cast<float>(
+        std::sqrt(1.0 + std::log(scale) / std::log(static_cast<double>(hp.rope_scaling.original_context_length))));
+  }
 }
 
 }  // namespace
@@ -481,6 +494,14 @@ std::vector<float> llama3_rope_factors(uint32_t rope_dims, float freq_base, floa
   return factors;
 }
 
+std::vector<float> longrope_factors(uint32_t rope_dims, bool long_factors) {
+  const size_t n = rope_dims / 2;
+  const float top = long_factors ? 4.0f : 1.2f;
+  std::vector<float> f(n, 1.0f);
+  for (size_t i = 1; i < n; ++i) f[i] = 1.0f + (top - 1.0f) * static_cast<float>(i) / static_cast<float>(n - 1);
+  return f;
+}
+
 std::string_view chatml_template() {
   return "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
          "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}"
@@ -500,6 +521,8 @@ Result<RandomModelSummary> make_random_model(const RandomModelSpec& spec, const 
   vopt.seed = spec.seed;
   vopt.bpe_pre = qwen ? "qwen2" : gpt_oss ? "gpt-4o" : "llama-bpe";
   vopt.control_tokens = spec.control_tokens;
+  // Phi-3's vocab has it, and llama.cpp's loader looks it up in any model named phi3.
+  if (spec.arch == Arch::kPhi3) vopt.control_tokens.push_back("<|endoftext|>");
   MET_ASSIGN_OR_RETURN(SyntheticVocab vocab, make_synthetic_vocab(vopt));
 
   GgufWriter writer;
@@ -530,6 +553,16 @@ Result<RandomModelSummary> make_random_model(const RandomModelSpec& spec, const 
       return ok_status();
     };
     MET_RETURN_IF_ERROR(writer.add_tensor(t.name, t.shape, type, counted));
+  }
+  for (const bool long_factors : {true, false}) {
+    if (!spec.longrope) break;
+    const std::vector<float> factors = longrope_factors(hp.rope_dims, long_factors);
+    const char* name = long_factors ? "rope_factors_long.weight" : "rope_factors_short.weight";
+    MET_RETURN_IF_ERROR(writer.add_tensor(name, {factors.size()}, GgmlType::kF32,
+                                          [factors](std::span<uint8_t> out) {
+                                            std::memcpy(out.data(), factors.data(), out.size());
+                                            return ok_status();
+                                          }));
   }
   if (spec.llama3_rope) {
     const std::vector<float> factors = llama3_rope_factors(hp.rope_dims, hp.rope_freq_base);

@@ -112,7 +112,16 @@ struct RandomModelSpec {
   // frequency factors 1 and 4, original context 8192), as llama.cpp's
   // converter does for rope_scaling.rope_type = "llama3".
   bool llama3_rope = false;
+  // phi3 only: LongRoPE, as Phi-3's 128K models have it: rope_factors_long
+  // and rope_factors_short, rope.scaling.attn_factor and an original context
+  // (0: a quarter of context_length, so the long factors apply).
+  bool longrope = false;
+  uint32_t longrope_original_context = 0;
 };
+
+// The factors make-model writes for --longrope: long 1 .. 4 and short
+// 1 .. 1.2, rising linearly over the rope_dims / 2 pairs.
+std::vector<float> longrope_factors(uint32_t rope_dims, bool long_factors);
 
 // Llama 3.x's per-pair frequency divisors for `rope_dims` rotated dims at
 // base `freq_base` (convert_hf_to_gguf's rope_freqs): 1 for wavelengths

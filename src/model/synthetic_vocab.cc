@@ -181,9 +181,13 @@ void append(SyntheticVocab& v, std::string token, TokenKind type, float score) {
 }
 
 // options.control_tokens without duplicates and without the tokens every
-// synthetic vocab has.
+// synthetic vocab of its kind has.
 std::vector<std::string> extra_control_tokens(const SyntheticVocabOptions& options) {
-  const std::vector<std::string> built_in = {"<unk>", "<s>", "</s>", "<|endoftext|>", "<|im_start|>", "<|im_end|>"};
+  const std::vector<std::string> built_in = options.kind == VocabKind::kSpm
+                                                ? std::vector<std::string>{"<unk>", "<s>", "</s>", "<|im_start|>",
+                                                                           "<|im_end|>"}
+                                                : std::vector<std::string>{"<|endoftext|>", "<|im_start|>",
+                                                                           "<|im_end|>"};
   std::vector<std::string> extra;
   for (const std::string& token : options.control_tokens) {
     if (token.empty() || std::find(built_in.begin(), built_in.end(), token) != built_in.end() ||

@@ -373,6 +373,7 @@ RandomModelSpec reference_test_spec(Arch arch, GgmlType dtype) {
     s.embedding_scale = 12.0f, s.residual_scale = 0.22f, s.logit_scale = 8.0f, s.attention_scale = 0.015625f;
   }
   if (arch == Arch::kSmollm3) s.num_layers = 4;  // layer 3 has no rope
+  if (arch == Arch::kPhi3) s.longrope = true;
   return s;
 }
 
@@ -468,7 +469,7 @@ INSTANTIATE_TEST_SUITE_P(
         v.push_back({a, GgmlType::kQ2_K, 5e-2});
         v.push_back({a, GgmlType::kQ3_K, 5e-2});
       }
-      for (Arch a : {Arch::kGemma3, Arch::kGranite, Arch::kSmollm3, Arch::kOlmo2}) {
+      for (Arch a : {Arch::kGemma3, Arch::kGranite, Arch::kSmollm3, Arch::kOlmo2, Arch::kPhi3}) {
         v.push_back({a, GgmlType::kF32, 1e-4});
         v.push_back({a, GgmlType::kF16, 1e-4});
         v.push_back({a, GgmlType::kQ8_0, 3e-2});

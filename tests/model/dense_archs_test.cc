@@ -158,6 +158,26 @@ TEST(DenseArchModel, BindsEachArchsNormsAsItsGraphReadsThem) {
   }
 }
 
+TEST(DenseArchModel, Phi3TakesItsLongRopeFactorsWhereItsContextIsPastTheOriginal) {
+  testing::TempDir dir;
+  RandomModelSpec s = *random_model_preset("tiny", Arch::kPhi3);
+  s.num_layers = 1, s.embedding_length = 128, s.feed_forward_length = 256, s.vocab_size = 600;
+  s.context_length = 2048, s.longrope = true;
+  const auto last_factor = [&](uint32_t original) {
+    s.longrope_original_context = original;
+    const std::string path = dir.file("phi3-" + std::to_string(original) + ".gguf");
+    EXPECT_TRUE(make_random_model(s, path).ok());
+    auto m = Model::load(path);
+    EXPECT_TRUE(m.ok()) << m.status().to_string();
+    const float* f = (*m)->weights().rope_freqs;
+    EXPECT_NE(f, nullptr);
+    EXPECT_FLOAT_EQ((*m)->rope_params().attn_factor, (*m)->hparams().rope_scaling.attn_factor);
+    return f[(*m)->hparams().rope_dims / 2 - 1];
+  };
+  EXPECT_FLOAT_EQ(last_factor(512), 4.0f);   // longrope_factors: long ones rise to 4
+  EXPECT_FLOAT_EQ(last_factor(2048), 1.2f);  // short ones to 1.2
+}
+
 TEST(DenseArchModel, AFileWithoutAPostNormIsRefusedNamingIt) {
   testing::TempDir dir;
   RandomModelSpec s = *random_model_preset("tiny", Arch::kGemma3);

@@ -55,9 +55,10 @@ std::vector<double> swiglu_ffn(const float* gate, const float* up, const float* 
 }
 
 // Rotates each head's first rope_dims dims by pos * base^(-2i/rope_dims),
-// divided by factors[i] where the model has frequency factors.
+// divided by factors[i] where the model has frequency factors, and scales
+// the rotated pairs by mscale (rope.scaling.attn_factor).
 void rope(std::vector<double>& x, size_t num_heads, size_t head_dim, size_t rope_dims, double base,
-          bool neox, int pos, const float* factors) {
+          bool neox, int pos, const float* factors, double mscale) {
   for (size_t h = 0; h < num_heads; ++h) {
     double* v = &x[h * head_dim];
     for (size_t i = 0; i < rope_dims / 2; ++i) {
@@ -66,8 +67,8 @@ void rope(std::vector<double>& x, size_t num_heads, size_t head_dim, size_t rope
       const size_t a = neox ? i : 2 * i;
       const size_t b = neox ? i + rope_dims / 2 : 2 * i + 1;
       const double x0 = v[a], x1 = v[b];
-      v[a] = x0 * std::cos(theta) - x1 * std::sin(theta);
-      v[b] = x0 * std::sin(theta) + x1 * std::cos(theta);
+      v[a] = (x0 * std::cos(theta) - x1 * std::sin(theta)) * mscale;
+      v[b] = (x0 * std::sin(theta) + x1 * std::cos(theta)) * mscale;
     }
   }
 }
@@ -87,6 +88,26 @@ void split_query_gate(std::vector<double>& q, std::vector<double>& gate, size_t 
 }
 
 }  // namespace
+
+// phi3's fused matrices: attn_qkv's rows are Q's, K's, then V's; ffn_up's
+// the gate's, then up's.
+void ReferenceForward::split_fused(Layer& l) const {
+  const ModelHParams& hp = model_.hparams();
+  const size_t embd = hp.embedding_length, ff = hp.feed_forward_length;
+  const auto rows = [&](const std::vector<float>& m, size_t first, size_t n) {
+    return std::vector<float>(m.begin() + static_cast<ptrdiff_t>(first * embd),
+                              m.begin() + static_cast<ptrdiff_t>((first + n) * embd));
+  };
+  if (!l.recurrent && l.wq.empty() && !l.wqkv.empty()) {
+    l.wq = rows(l.wqkv, 0, hp.q_dim());
+    l.wk = rows(l.wqkv, hp.q_dim(), hp.kv_dim());
+    l.wv = rows(l.wqkv, hp.q_dim() + hp.kv_dim(), hp.kv_dim());
+  }
+  if (l.w_gate.empty() && l.w_up.size() == 2 * ff * embd) {
+    l.w_gate = rows(l.w_up, 0, ff);
+    l.w_up = rows(l.w_up, ff, ff);
+  }
+}
 
 ReferenceForward::ReferenceForward(const Model& m) : model_(m) {
   token_embd_ = load(m, "token_embd.weight");
@@ -165,6 +186,7 @@ ReferenceForward::Layer ReferenceForward::load_layer(uint32_t i) const {
   l.ssm_in = load(m, n("ssm_in.weight"));
   l.ssm_conv_b = load(m, n("ssm_conv1d.bias"));
   l.ssm_d = load(m, n("ssm_d"));
+  split_fused(l);
   return l;
 }
 
@@ -299,8 +321,10 @@ void ReferenceForward::attention(const Layer& l, Rows& x) const {
       head_norm(k[t], nkv, l.k_norm);
     }
     if (l.rope) {
-      rope(q[t], nh, hd, hp.rope_dims, base, neox, static_cast<int>(t), model_.weights().rope_freqs);
-      rope(k[t], nkv, hd, hp.rope_dims, base, neox, static_cast<int>(t), model_.weights().rope_freqs);
+      const float* factors = model_.weights().rope_freqs;
+      const double mscale = hp.rope_scaling.attn_factor;
+      rope(q[t], nh, hd, hp.rope_dims, base, neox, static_cast<int>(t), factors, mscale);
+      rope(k[t], nkv, hd, hp.rope_dims, base, neox, static_cast<int>(t), factors, mscale);
     }
   }
   Rows out(T);

@@ -84,6 +84,7 @@ class ReferenceForward {
     std::vector<float> ssm_in, ssm_conv_b, ssm_d;
   };
   Layer load_layer(uint32_t i) const;
+  void split_fused(Layer& l) const;
   // The residual stream after every trunk layer.
   Rows trunk(std::span<const TokenId> tokens, std::vector<double>* routing_margins) const;
   // The MTP block's input rows for positions 0..T-1 (mtp_logits), and its
