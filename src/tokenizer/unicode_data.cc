@@ -32,6 +32,14 @@ std::string normalize_nfd(std::string_view text) {
   return map_with(text, UTF8PROC_STABLE | UTF8PROC_DECOMPOSE);
 }
 
+char32_t nfd_first(char32_t cp) {
+  utf8proc_int32_t out[8];
+  int last_boundclass = 0;
+  const utf8proc_ssize_t n = utf8proc_decompose_char(static_cast<utf8proc_int32_t>(cp), out, 8,
+                                                     UTF8PROC_DECOMPOSE, &last_boundclass);
+  return n > 0 ? static_cast<char32_t>(out[0]) : cp;  // n > 8 fills none; no canonical decomposition is that long
+}
+
 std::string normalize_nfkc(std::string_view text) {
   return map_with(text, UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_COMPAT);
 }

@@ -15,6 +15,10 @@ namespace met {
 // REQUIRES: `text` is valid UTF-8.
 std::string normalize_nfd(std::string_view text);
 std::string normalize_nfkc(std::string_view text);
+// The first code point of `cp`'s full canonical decomposition (cp itself if
+// it has none): a Hangul syllable's leading consonant, an accented letter's
+// base letter (llama.cpp's NFD table for WordPiece keeps only that).
+char32_t nfd_first(char32_t cp);
 
 // Unicode's simple (one code point to one) lowercase mapping.
 char32_t to_lower(char32_t cp);

@@ -36,15 +36,18 @@ std::string clean_text(std::string_view raw) {
   return out;
 }
 
+// With strip_accents each character becomes the first code point of its
+// canonical decomposition (as llama.cpp's WordPiece does: a Hangul syllable
+// its leading consonant) and combining marks are dropped.
 std::string strip_accents_and_lower(std::string_view text, bool strip_accents, bool lowercase) {
-  const std::string decomposed = strip_accents ? normalize_nfd(text) : std::string(text);
   std::string out;
-  out.reserve(decomposed.size());
-  for (size_t pos = 0; pos < decomposed.size();) {
-    const Utf8Char c = decode_utf8(decomposed, pos);
+  out.reserve(text.size());
+  for (size_t pos = 0; pos < text.size();) {
+    const Utf8Char c = decode_utf8(text, pos);
     pos += c.length;
-    if (strip_accents && is_nonspacing_mark(c.code_point)) continue;
-    append_utf8(out, lowercase ? to_lower(c.code_point) : c.code_point);
+    const char32_t cp = strip_accents ? nfd_first(c.code_point) : c.code_point;
+    if (strip_accents && is_nonspacing_mark(cp)) continue;
+    append_utf8(out, lowercase ? to_lower(cp) : cp);
   }
   return out;
 }

@@ -1,8 +1,10 @@
 // WpmTokenizer: WordPiece for `tokenizer.ggml.model = bert`, as Hugging Face's
 // BertNormalizer + BertPreTokenizer + WordPiece do it: control characters are
 // dropped and whitespace unified; CJK ideographs, punctuation (Unicode P* and
-// ASCII symbols) become one-character words; accents are stripped (NFD, then
-// nonspacing marks removed) and text lowercased when the vocab says so; then
+// ASCII symbols) become one-character words; accents are stripped (each
+// character to the first code point of its NFD, as llama.cpp does, so a
+// Hangul syllable keeps its leading consonant; then nonspacing marks removed)
+// and text lowercased when the vocab says so; then
 // each word is cut greedily into the longest known pieces, or becomes the
 // unknown token when it cannot be (or is longer than 100 characters).
 // GGUF stores word-initial pieces with a leading "▁" and continuation pieces

@@ -12,6 +12,14 @@ TEST(UnicodeData, NfdDecomposesAccentedLetters) {
   EXPECT_EQ(normalize_nfd(""), "");
 }
 
+TEST(UnicodeData, NfdFirstIsTheFirstCodePointOfTheFullDecomposition) {
+  EXPECT_EQ(nfd_first(U'\u00E9'), U'e');       // é = e + U+0301
+  EXPECT_EQ(nfd_first(U'\u01D7'), U'U');       // Ǘ = U + U+0308 + U+0301 (recursively)
+  EXPECT_EQ(nfd_first(U'\uD55C'), U'\u1112');  // 한 = ᄒ ᅡ ᆫ (Hangul, algorithmic)
+  EXPECT_EQ(nfd_first(U'\uFB01'), U'\uFB01');  // ﬁ: a compatibility decomposition only
+  EXPECT_EQ(nfd_first(U'a'), U'a');
+}
+
 TEST(UnicodeData, NfkcFoldsCompatibilityCharacters) {
   EXPECT_EQ(normalize_nfkc("\xEF\xAC\x81"), "fi");  // ﬁ ligature
   EXPECT_EQ(normalize_nfkc("\xE2\x91\xA0"), "1");   // ①

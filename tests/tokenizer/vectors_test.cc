@@ -57,6 +57,21 @@ MET_VECTOR_TEST(RefactMatchesEveryCase, "refact")
 MET_VECTOR_TEST(StarcoderMatchesEveryCase, "starcoder")
 MET_VECTOR_TEST(BertBgeMatchesEveryCase, "bert-bge")
 
+// llama.cpp's WordPiece keeps the first code point of each character's
+// canonical decomposition (its NFD table maps a code point to that alone):
+// a Hangul syllable becomes its leading consonant, a letter with accents its
+// base letter. Ids from llama-tokenize on ggml-vocab-bert-bge.gguf (without
+// its [CLS] 101 and [SEP] 102).
+TEST(TokenizerVectors, BertBgeTakesEachCharactersFirstDecomposedCodePointAsLlamaCppDoes) {
+  MET_REQUIRE_SHARED(path, "tokenizer-vectors/ggml-vocab-bert-bge.gguf");
+  auto tokenizer = testing::load_tokenizer(path);
+  ASSERT_TRUE(tokenizer.ok()) << tokenizer.status().to_string();
+  EXPECT_EQ(tokenizer->encode("한국어 안녕하세요"),
+            (std::vector<TokenId>{1469, 29991, 29999, 1463, 29992, 30005, 29997, 29999}));
+  EXPECT_EQ(tokenizer->encode("Ǘ 가각 ﬁ 각ǘ"), (std::vector<TokenId>{1057, 1455, 29991, 1984, 1455, 2226}));
+  EXPECT_EQ(tokenizer->encode("café naïve 한 Ünïcödé"), (std::vector<TokenId>{7668, 15743, 1469, 27260}));
+}
+
 void expect_round_trips(const std::string& path) {
   auto tokenizer = testing::load_tokenizer(path);
   ASSERT_TRUE(tokenizer.ok()) << tokenizer.status().to_string();
