@@ -37,7 +37,7 @@ struct MakeModelOptions {
   int threads = 0;
   std::optional<uint32_t> experts, experts_used, expert_ff, shared_expert_ff;
   std::optional<uint32_t> sliding_window, swa_pattern;
-  std::optional<float> logit_softcap;
+  std::optional<float> logit_softcap, attn_softcap;
   std::optional<uint32_t> head_dim, ssm_state, ssm_groups, ssm_heads, conv_kernel, full_attn_interval, mtp_layers;
   bool mtp_copy_last_layer = false;
   float branch_scale = 1.0f;
@@ -101,7 +101,8 @@ Result<RandomModelSpec> build_spec(const MakeModelOptions& o) {
   std::optional<Arch> arch = parse_arch(o.arch);
   if (!arch) {
     return invalid_argument("--arch '{}' is not llama, mistral, qwen2, qwen3, qwen3moe, mixtral, gpt-oss, qwen35, "
-                            "qwen35moe, qwen3next, granitehybrid, nemotron_h, gemma3, granite, smollm3, olmo2 or phi3",
+                            "qwen35moe, qwen3next, granitehybrid, nemotron_h, gemma2, gemma3, granite, smollm3, "
+                            "olmo2 or phi3",
                             o.arch);
   }
   std::optional<RandomModelSpec> preset = random_model_preset(o.preset, *arch);
@@ -114,12 +115,14 @@ Result<RandomModelSpec> build_spec(const MakeModelOptions& o) {
   spec.num_experts_used = o.experts_used.value_or(0);
   spec.expert_feed_forward_length = o.expert_ff.value_or(0);
   spec.shared_expert_feed_forward_length = o.shared_expert_ff.value_or(0);
-  const bool windowed = spec.arch == Arch::kGptOss || spec.arch == Arch::kGemma3 || spec.arch == Arch::kOlmo2;
+  const bool windowed = spec.arch == Arch::kGptOss || spec.arch == Arch::kGemma2 || spec.arch == Arch::kGemma3 ||
+                        spec.arch == Arch::kOlmo2;
   if ((o.sliding_window || o.swa_pattern) && !windowed) {
-    return invalid_argument("--sliding-window and --swa-pattern need --arch gpt-oss, gemma3 or olmo2");
+    return invalid_argument("--sliding-window and --swa-pattern need --arch gpt-oss, gemma2, gemma3 or olmo2");
   }
   spec.sliding_window = o.sliding_window.value_or(spec.sliding_window);
-  spec.final_logit_softcap = o.logit_softcap.value_or(0.0f);
+  spec.final_logit_softcap = o.logit_softcap.value_or(spec.final_logit_softcap);
+  spec.attn_logit_softcap = o.attn_softcap.value_or(spec.attn_logit_softcap);
   spec.branch_scale = o.branch_scale;
   spec.swa_pattern = o.swa_pattern.value_or(spec.swa_pattern);
   spec.num_layers = o.layers.value_or(spec.num_layers);
@@ -187,7 +190,7 @@ void add_make_model_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--arch", o->arch,
                   "llama, mistral, qwen2, qwen3, qwen3moe, mixtral, gpt-oss, qwen35, qwen35moe, qwen3next, "
-                  "granitehybrid, nemotron_h, gemma3, granite, smollm3, olmo2 or phi3")
+                  "granitehybrid, nemotron_h, gemma2, gemma3, granite, smollm3, olmo2 or phi3")
       ->capture_default_str();
   cmd->add_option("--experts", o->experts, "Experts per MoE layer (default by preset: 8, 16, 32)");
   cmd->add_option("--experts-used", o->experts_used, "Experts each token uses (default by preset: 2, 4, 4)");
@@ -196,10 +199,13 @@ void add_make_model_command(CLI::App& app) {
                   "qwen3moe: add a shared expert of this feed-forward length (met only; llama.cpp's "
                   "qwen3moe loader refuses its tensors)");
   cmd->add_option("--sliding-window", o->sliding_window,
-                  "gpt-oss, gemma3, olmo2: positions a windowed layer reads (defaults 128, 512, none)");
+                  "gpt-oss, gemma2, gemma3, olmo2: positions a windowed layer reads (defaults 128, 4096, 512, none)");
   cmd->add_option("--swa-pattern", o->swa_pattern,
-                  "gpt-oss, gemma3, olmo2: layer i is windowed when i % N < N - 1 (defaults 2, 6, 4; 0: every layer)");
-  cmd->add_option("--logit-softcap", o->logit_softcap, "gemma3: final logit soft-capping (default none)");
+                  "gpt-oss, gemma2, gemma3, olmo2: layer i is windowed when i % N < N - 1 (defaults 2, 2, 6, 4; "
+                  "0: every layer)");
+  cmd->add_option("--logit-softcap", o->logit_softcap,
+                  "gemma2, gemma3: final logit soft-capping (defaults 30, none)");
+  cmd->add_option("--attn-softcap", o->attn_softcap, "gemma2: attention score soft-capping (default 50)");
   cmd->add_option("--head-dim", o->head_dim, "Attention head dimension (default: the preset's, or --embd / "
                   "--heads when either is given; qwen35 presets: 64, 128, 256)");
   cmd->add_option("--ssm-state", o->ssm_state, "qwen35: gated delta head dimension (presets: 64, 128, "
@@ -243,7 +249,8 @@ void add_make_model_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--tie-embeddings", o->tie_embeddings, "Omit output.weight (reuse the embedding)");
   cmd->add_flag("--llama3-rope", o->llama3_rope, "Write rope_freqs.weight with Llama 3.1's rope scaling");
-  cmd->add_flag("--longrope", o->longrope, "phi3: LongRoPE's long and short factors (an original context of --ctx / 4)");
+  cmd->add_flag("--longrope", o->longrope,
+                "phi3: LongRoPE's long and short factors (an original context of --ctx / 4)");
   cmd->add_option("--threads", o->threads, "Threads (default: all cores)");
   cmd->callback([o] { exit_on_error("make-model", run_make_model(*o)); });
 }

@@ -8,7 +8,8 @@ namespace met {
 std::optional<Arch> parse_arch(std::string_view name) {
   for (Arch a : {Arch::kLlama, Arch::kMistral, Arch::kQwen2, Arch::kQwen3, Arch::kQwen3Moe, Arch::kMixtral,
                  Arch::kGptOss, Arch::kQwen35, Arch::kQwen35Moe, Arch::kQwen3Next, Arch::kGraniteHybrid,
-                 Arch::kNemotronH, Arch::kGemma3, Arch::kGranite, Arch::kSmollm3, Arch::kOlmo2, Arch::kPhi3}) {
+                 Arch::kNemotronH, Arch::kGemma3, Arch::kGranite, Arch::kSmollm3, Arch::kOlmo2, Arch::kPhi3,
+                 Arch::kGemma2}) {
     if (arch_name(a) == name) return a;
   }
   return std::nullopt;
@@ -33,6 +34,7 @@ std::string_view arch_name(Arch arch) {
     case Arch::kSmollm3: return "smollm3";
     case Arch::kOlmo2: return "olmo2";
     case Arch::kPhi3: return "phi3";
+    case Arch::kGemma2: return "gemma2";
   }
   return "unknown";
 }
@@ -189,16 +191,18 @@ void add_mamba_hybrid_layers(Arch arch, const ModelHParams& hp, std::vector<Tens
   }
 }
 
-// gemma3 (pre- and post-norms, per-head q/k norms) and olmo2 (post-norms
-// only, q/k norms over all heads), in llama.cpp's order.
+// gemma2 and gemma3 (pre- and post-norms; gemma3 per-head q/k norms) and
+// olmo2 (post-norms only, q/k norms over all heads), in llama.cpp's order.
 void add_sandwich_layer(Arch arch, uint32_t i, const ModelHParams& hp, std::vector<TensorSpec>& t) {
   auto name = [i](std::string_view what) { return fmt::format("blk.{}.{}", i, what); };
   const uint64_t embd = hp.embedding_length;
-  const bool gemma = arch == Arch::kGemma3;
+  const bool gemma = arch == Arch::kGemma3 || arch == Arch::kGemma2;
   if (gemma) t.push_back({name("attn_norm.weight"), {embd}, TensorRole::kNorm});
   add_plain_attention(i, hp, t);
-  t.push_back({name("attn_q_norm.weight"), {gemma ? hp.head_dim : hp.q_dim()}, TensorRole::kNorm});
-  t.push_back({name("attn_k_norm.weight"), {gemma ? hp.head_dim : hp.kv_dim()}, TensorRole::kNorm});
+  if (arch != Arch::kGemma2) {
+    t.push_back({name("attn_q_norm.weight"), {gemma ? hp.head_dim : hp.q_dim()}, TensorRole::kNorm});
+    t.push_back({name("attn_k_norm.weight"), {gemma ? hp.head_dim : hp.kv_dim()}, TensorRole::kNorm});
+  }
   t.push_back({name("post_attention_norm.weight"), {embd}, TensorRole::kNorm});
   if (gemma) t.push_back({name("ffn_norm.weight"), {embd}, TensorRole::kNorm});
   add_dense_ffn(i, hp, t);
@@ -233,7 +237,8 @@ std::vector<TensorSpec> arch_tensors(Arch arch, const ModelHParams& hp, bool tie
   std::vector<TensorSpec> t;
   t.push_back({"token_embd.weight", {embd, hp.vocab_size}, TensorRole::kMatrix});
   t.push_back({"output_norm.weight", {embd}, TensorRole::kNorm});
-  if (!tied_output) t.push_back({"output.weight", {embd, hp.vocab_size}, TensorRole::kMatrix});
+  // gemma2's output is always its token embedding (llama.cpp's loader reads no output.weight).
+  if (!tied_output && arch != Arch::kGemma2) t.push_back({"output.weight", {embd, hp.vocab_size}, TensorRole::kMatrix});
   if (arch_is_hybrid(arch)) {
     add_hybrid_layers(arch, hp, t);
     return t;
@@ -246,7 +251,7 @@ std::vector<TensorSpec> arch_tensors(Arch arch, const ModelHParams& hp, bool tie
     for (uint32_t i = 0; i < hp.num_layers; ++i) add_phi3_layer(i, hp, t);
     return t;
   }
-  if (arch == Arch::kGemma3 || arch == Arch::kOlmo2) {
+  if (arch == Arch::kGemma2 || arch == Arch::kGemma3 || arch == Arch::kOlmo2) {
     for (uint32_t i = 0; i < hp.num_layers; ++i) add_sandwich_layer(arch, i, hp, t);
     return t;
   }

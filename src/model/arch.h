@@ -49,7 +49,8 @@
 // llama's tensors; `gemma3` adds per-head `attn_q_norm`/`attn_k_norm`
 // [head_dim] and post-norms on both blocks, `post_attention_norm` (the
 // attention's output, before the residual add) and `post_ffw_norm` (the
-// FFN's); `olmo2` has those post-norms and no pre-norms (no attn_norm or
+// FFN's); `gemma2` is gemma3 without the q/k norms, its output always the
+// token embedding; `olmo2` has those post-norms and no pre-norms (no attn_norm or
 // ffn_norm), and q/k norms over the whole of Q and K ([q_dim], [kv_dim]).
 // `phi3` fuses Q, K and V into `attn_qkv` [embd, q_dim + 2 kv_dim] and gate
 // and up into `ffn_up` [embd, 2 ff] (gate rows first); LongRoPE models add
@@ -85,6 +86,7 @@ enum class Arch {
   kSmollm3,
   kOlmo2,
   kPhi3,
+  kGemma2,
 };
 
 enum class TensorRole {

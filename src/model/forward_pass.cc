@@ -198,7 +198,8 @@ void ForwardPass::attention_block(cpu::ThreadCtx& ctx, int layer, const StepPlan
                          {&l.wv, v_.data(), LoraTarget::kV}};
   linear(ctx, xn_.data(), rows, embd, qkv, act_, lora_for(layer));
   qkv_post(ctx, layer, plan);
-  const cpu::AttnLayerOptions opts{.window = static_cast<int32_t>(l.window), .sinks = l.sinks};
+  const cpu::AttnLayerOptions opts{
+      .window = static_cast<int32_t>(l.window), .sinks = l.sinks, .softcap = hp.attn_logit_softcap};
   cpu::paged_attention(ctx, kv_, kind_index_[static_cast<size_t>(layer)], attn_seqs_, q_.data(), hp.q_dim(),
                        static_cast<int32_t>(hp.num_heads), attn_scale_, attn_out_.data(), hp.q_dim(),
                        attn_scratch_, opts);

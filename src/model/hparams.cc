@@ -132,9 +132,23 @@ Status read_optional_window(const GgufMetadata& md, ModelHParams& hp) {
   return ok_status();
 }
 
-// The windowed layers of gpt-oss (always), gemma3 and olmo2.
+// gemma2: windowed layers always, soft-capped scores and logits.
+Status read_gemma2_window(const GgufMetadata& md, ModelHParams& hp) {
+  MET_ASSIGN_OR_RETURN(hp.sliding_window, arch_u32_or(md, "attention.sliding_window", 4096));
+  MET_ASSIGN_OR_RETURN(hp.swa_pattern, arch_u32_or(md, "attention.sliding_window_pattern", 2));
+  MET_ASSIGN_OR_RETURN(hp.rope_freq_base_swa, arch_f32_or(md, "rope.freq_base_swa", hp.rope_freq_base));
+  MET_ASSIGN_OR_RETURN(hp.attn_logit_softcap, arch_f32_or(md, "attn_logit_softcapping", 50.0f));
+  MET_ASSIGN_OR_RETURN(hp.final_logit_softcap, arch_f32_or(md, "final_logit_softcapping", 30.0f));
+  if (hp.attn_logit_softcap < 0.0f || hp.final_logit_softcap < 0.0f) {
+    return invalid_argument("{}: soft-capping values must not be negative", hp.arch);
+  }
+  return ok_status();
+}
+
+// The windowed layers of gpt-oss (always), gemma2, gemma3 and olmo2.
 Status read_sliding_window(const GgufMetadata& md, ModelHParams& hp) {
   hp.rope_freq_base_swa = hp.rope_freq_base;
+  if (hp.arch == "gemma2") return read_gemma2_window(md, hp);
   if (hp.arch == "gemma3" || hp.arch == "olmo2") return read_optional_window(md, hp);
   if (hp.arch != "gpt-oss") return ok_status();
   MET_ASSIGN_OR_RETURN(hp.sliding_window, arch_u32(md, "attention.sliding_window"));
@@ -337,10 +351,16 @@ Status read_dense_extras(const GgufMetadata& md, ModelHParams& hp) {
     hp.no_rope_layer_step = 4;
     return ok_status();
   }
-  if (hp.arch != "gemma3" || hp.num_heads == 0 || hp.head_dim == 0) return ok_status();  // validate() names 0s
-  MET_ASSIGN_OR_RETURN(hp.final_logit_softcap, arch_f32_or(md, "final_logit_softcapping", 0.0f));
+  const bool gemma2 = hp.arch == "gemma2";
+  if ((hp.arch != "gemma3" && !gemma2) || hp.num_heads == 0 || hp.head_dim == 0) {
+    return ok_status();  // validate() names the zeros
+  }
+  if (!gemma2) {
+    MET_ASSIGN_OR_RETURN(hp.final_logit_softcap, arch_f32_or(md, "final_logit_softcapping", 0.0f));
+  }
   hp.embedding_scale = std::sqrt(static_cast<float>(hp.embedding_length));
-  const uint32_t scale_dim = hp.num_layers == 62 ? hp.embedding_length / hp.num_heads : hp.head_dim;
+  const uint32_t big = gemma2 ? 46 : 62;  // the 27B's layers: its queries scale by 1/sqrt(embd / heads)
+  const uint32_t scale_dim = hp.num_layers == big ? hp.embedding_length / hp.num_heads : hp.head_dim;
   hp.attention_scale = 1.0f / std::sqrt(static_cast<float>(scale_dim));
   return ok_status();
 }

@@ -53,6 +53,11 @@
 // their layers only where `attention.sliding_window` is present and > 0,
 // with `sliding_window_pattern` (default 6, olmo2 4) and `rope.freq_base_swa`
 // (default 10000, olmo2 rope.freq_base), those layers' rope unscaled.
+// gemma2 (llama.cpp's loader): every other layer windowed (pattern 2) by
+// `attention.sliding_window` (default 4096) with rope.freq_base_swa (default
+// rope.freq_base, scaled as the others), `attn_logit_softcapping` (default
+// 50) and `final_logit_softcapping` (default 30), gemma3's scales (its 27B
+// has 46 layers).
 // Threading: plain value. Tested by tests/model/hparams_test.cc.
 #pragma once
 
@@ -120,7 +125,8 @@ struct ModelHParams {
   float logit_scale = 0.0f;      // the logits are divided by it
   bool uses_rope = true;
   uint32_t no_rope_layer_step = 0;   // smollm3: layer i has no rope when (i + 1) % step == 0
-  float final_logit_softcap = 0.0f;  // gemma3: logits = cap * tanh(logits / cap) (0: none)
+  float final_logit_softcap = 0.0f;  // gemma2/3: logits = cap * tanh(logits / cap) (0: none)
+  float attn_logit_softcap = 0.0f;   // gemma2: scores = cap * tanh(scores / cap) (0: none)
   bool swa_rope_unscaled = false;    // gemma3, olmo2: windowed layers rope without the file's scaling
 
   bool is_moe() const { return expert_count > 0; }

@@ -64,6 +64,11 @@ ArchTraits arch_traits(Arch arch) {
     case Arch::kGranite:
     case Arch::kSmollm3:
       break;  // llama.cpp's LLAMA_ROPE_TYPE_NORM
+    case Arch::kGemma2:
+      t.rope_layout = cpu::RopeLayout::kNeox;
+      t.post_norms = true;
+      t.ffn_geglu = true;
+      break;
     case Arch::kGemma3:
       t.rope_layout = cpu::RopeLayout::kNeox;
       t.qk_norm = true;
@@ -306,7 +311,7 @@ Status Model::bind() {
   if (!arch) {
     return unimplemented("architecture '{}' is not supported (met runs llama, mistral, mixtral, qwen2, qwen3, "
                          "qwen3moe, gpt-oss, qwen35, qwen35moe, qwen3next, granitehybrid, nemotron_h, gemma3, "
-                         "granite, smollm3, olmo2, phi3)",
+                         "granite, smollm3, olmo2, phi3, gemma2)",
                          gguf_arch);
   }
   arch_ = *arch;
@@ -329,7 +334,8 @@ Status Model::bind() {
   const uint64_t embd = hp.embedding_length, vocab = hp.vocab_size;
   MET_ASSIGN_OR_RETURN(weights_.token_embd, bind_matrix("token_embd.weight", embd, vocab));
   MET_ASSIGN_OR_RETURN(weights_.output_norm, bind_vector("output_norm.weight", embd));
-  weights_.tied_output = file_.find_tensor("output.weight") == nullptr;
+  // gemma2 ties them always: llama.cpp's loader never reads its output.weight.
+  weights_.tied_output = arch_ == Arch::kGemma2 || file_.find_tensor("output.weight") == nullptr;
   MET_RETURN_IF_ERROR(bind_rope_factors());
   num_matrices_total_ = count_matrices();
   if (weights_.tied_output) {

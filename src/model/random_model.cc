@@ -88,7 +88,8 @@ void write_hparams(const RandomModelSpec& spec, const ModelHParams& hp, GgufMeta
   md.set(key("attention.layer_norm_rms_epsilon"), hp.rms_norm_eps);
   md.set(key("vocab_size"), hp.vocab_size);
   if (spec.arch == Arch::kQwen3 || spec.arch == Arch::kQwen3Moe || spec.arch == Arch::kGptOss ||
-      spec.arch == Arch::kGemma3 || arch_is_hybrid(spec.arch) || arch_is_mamba_hybrid(spec.arch)) {
+      spec.arch == Arch::kGemma2 || spec.arch == Arch::kGemma3 || arch_is_hybrid(spec.arch) ||
+      arch_is_mamba_hybrid(spec.arch)) {
     md.set(key("attention.key_length"), hp.head_dim);
     md.set(key("attention.value_length"), hp.head_dim);
   }
@@ -107,7 +108,10 @@ void write_hparams(const RandomModelSpec& spec, const ModelHParams& hp, GgufMeta
     md.set(key("attention.sliding_window_pattern"), hp.swa_pattern);
     if (spec.arch != Arch::kGptOss) md.set(key("rope.freq_base_swa"), hp.rope_freq_base_swa);
   }
-  if (hp.final_logit_softcap != 0.0f) md.set(key("final_logit_softcapping"), hp.final_logit_softcap);
+  if (hp.final_logit_softcap != 0.0f || spec.arch == Arch::kGemma2) {
+    md.set(key("final_logit_softcapping"), hp.final_logit_softcap);
+  }
+  if (spec.arch == Arch::kGemma2) md.set(key("attn_logit_softcapping"), hp.attn_logit_softcap);
   if (!hp.is_moe()) return;
   md.set(key("expert_count"), hp.expert_count);
   md.set(key("expert_used_count"), hp.expert_used_count);
@@ -153,7 +157,7 @@ Status validate_hybrid(const RandomModelSpec& s) {
     return invalid_argument("--mtp-copy-last-layer needs an MTP block (--mtp-layers 1, qwen35's presets)");
   }
   if (!arch_is_hybrid(s.arch)) {
-    const bool sandwich = s.arch == Arch::kGemma3 || s.arch == Arch::kOlmo2;
+    const bool sandwich = s.arch == Arch::kGemma2 || s.arch == Arch::kGemma3 || s.arch == Arch::kOlmo2;
     if (s.nextn_predict_layers != 0 && (arch_is_mamba_hybrid(s.arch) || s.arch == Arch::kGptOss || sandwich)) {
       return invalid_argument("--mtp-layers: {} models get no MTP block", arch_name(s.arch));
     }
@@ -253,6 +257,10 @@ void set_dense_arch_defaults(RandomModelSpec& s) {
     s.swa_pattern = 6;
   }
   if (s.arch == Arch::kOlmo2) s.swa_pattern = 4;  // Olmo 3's, where a window is given
+  if (s.arch == Arch::kGemma2) {  // Gemma 2's
+    s.sliding_window = 4096, s.swa_pattern = 2;
+    s.attn_logit_softcap = 50.0f, s.final_logit_softcap = 30.0f;
+  }
   if (s.arch == Arch::kGranite) {
     s.embedding_scale = 12.0f, s.residual_scale = 0.22f, s.logit_scale = 8.0f;
     s.attention_scale = 0.015625f;
@@ -353,11 +361,17 @@ Status validate_spec(const RandomModelSpec& s) {
   if (!llama_file_type(s.dtype) || !can_quantize(s.dtype)) {
     return invalid_argument("--dtype {} is not one make-model writes", ggml_type_name(s.dtype));
   }
-  if (s.sliding_window != 0 && s.arch != Arch::kGptOss && s.arch != Arch::kGemma3 && s.arch != Arch::kOlmo2) {
-    return invalid_argument("--sliding-window needs --arch gpt-oss, gemma3 or olmo2");
+  if (s.sliding_window != 0 && s.arch != Arch::kGptOss && s.arch != Arch::kGemma2 && s.arch != Arch::kGemma3 &&
+      s.arch != Arch::kOlmo2) {
+    return invalid_argument("--sliding-window needs --arch gpt-oss, gemma2, gemma3 or olmo2");
   }
-  if (s.final_logit_softcap != 0.0f && s.arch != Arch::kGemma3) {
-    return invalid_argument("--logit-softcap needs --arch gemma3");
+  const bool gemma = s.arch == Arch::kGemma2 || s.arch == Arch::kGemma3;
+  if (s.final_logit_softcap != 0.0f && !gemma) return invalid_argument("--logit-softcap needs --arch gemma2 or gemma3");
+  if (s.attn_logit_softcap != 0.0f && s.arch != Arch::kGemma2) {
+    return invalid_argument("--attn-softcap needs --arch gemma2");
+  }
+  if (s.final_logit_softcap < 0.0f || s.attn_logit_softcap < 0.0f) {
+    return invalid_argument("--logit-softcap and --attn-softcap must not be negative");
   }
   MET_RETURN_IF_ERROR(validate_hybrid(s));
   MET_RETURN_IF_ERROR(validate_mamba_hybrid(s));
@@ -406,15 +420,16 @@ void set_mamba_hparams(const RandomModelSpec& s, ModelHParams& hp) {
 // gemma3, granite, smollm3 and olmo2 as their llama.cpp loaders read them
 // back (read_hparams derives gemma3's scales from its shape).
 void set_dense_hparams(const RandomModelSpec& s, ModelHParams& hp) {
-  if (s.arch == Arch::kGemma3 || s.arch == Arch::kOlmo2) {
+  if (s.arch == Arch::kGemma2 || s.arch == Arch::kGemma3 || s.arch == Arch::kOlmo2) {
     hp.sliding_window = s.sliding_window;
     hp.swa_pattern = s.swa_pattern;
-    hp.swa_rope_unscaled = s.sliding_window > 0;
+    hp.swa_rope_unscaled = s.arch != Arch::kGemma2 && s.sliding_window > 0;
     if (s.arch == Arch::kGemma3) hp.rope_freq_base_swa = 10000.0f;
   }
-  if (s.arch == Arch::kGemma3) {
+  if (s.arch == Arch::kGemma2 || s.arch == Arch::kGemma3) {
     hp.rms_norm_eps = 1e-6f;
     hp.final_logit_softcap = s.final_logit_softcap;
+    hp.attn_logit_softcap = s.attn_logit_softcap;
     hp.embedding_scale = std::sqrt(static_cast<float>(hp.embedding_length));
     hp.attention_scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
   }

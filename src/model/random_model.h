@@ -76,7 +76,8 @@ struct RandomModelSpec {
   // gpt-oss (0: its default, 128), gemma3 and olmo2 (0: no windowed layers).
   uint32_t sliding_window = 0;
   uint32_t swa_pattern = 2;  // layer i windowed when i % pattern < pattern - 1 (0: all); presets: gemma3 6, olmo2 4
-  float final_logit_softcap = 0.0f;  // gemma3 only (0: none)
+  float final_logit_softcap = 0.0f;  // gemma2/3 only (0: none; gemma2's preset 30)
+  float attn_logit_softcap = 0.0f;   // gemma2 only (its preset 50)
   uint32_t head_dim = 0;        // 0: embedding_length / num_heads
   // qwen35/qwen35moe/qwen3next only.
   uint32_t ssm_conv_kernel = 4;

@@ -55,12 +55,13 @@ constexpr float kWindowTolerance = 1e-5f;
 // head's at kv_offset), in double, with an optional sink logit.
 void attend_in_double(const float* q, const std::vector<float>& k, const std::vector<float>& v,
                       int32_t n, int64_t width, int64_t kv_offset, int32_t head_dim, double scale,
-                      const float* sink, float* out) {
+                      const float* sink, double softcap, float* out) {
   std::vector<double> s(static_cast<size_t>(n));
   for (int32_t t = 0; t < n; ++t) {
     double dot = 0.0;
     for (int32_t d = 0; d < head_dim; ++d) dot += double{q[d]} * k[t * width + kv_offset + d];
     s[static_cast<size_t>(t)] = dot * scale;
+    if (softcap > 0.0) s[static_cast<size_t>(t)] = softcap * std::tanh(s[static_cast<size_t>(t)] / softcap);
   }
   double m = *std::max_element(s.begin(), s.end());
   if (sink != nullptr) m = std::max(m, double{*sink});
@@ -95,7 +96,7 @@ std::vector<float> window_reference(const Batch& b, int32_t layer, const AttnLay
         const int64_t at = row * sh.q_width() + int64_t{h} * sh.head_dim;
         attend_in_double(b.q.data() + at, k, v, len - begin, sh.width(),
                          int64_t{h / group} * sh.head_dim, sh.head_dim, sh.scale(),
-                         o.sinks != nullptr ? o.sinks + h : nullptr, out.data() + at);
+                         o.sinks != nullptr ? o.sinks + h : nullptr, o.softcap, out.data() + at);
       }
     }
   }
@@ -167,6 +168,22 @@ TEST_P(PagedAttentionWindowTier, SinksJoinEveryHeadsSoftmaxWithAndWithoutAWindow
           "window " + std::to_string(window) + ", " + std::to_string(threads) + " threads");
     }
   }
+}
+
+// gemma2's soft-capping: caps below, among and far above the scores (~N(0,
+// 1) times the scale here, so 0.05 caps every score hard and 50 barely).
+TEST_P(PagedAttentionWindowTier, SoftCappedScoresMatchWithAndWithoutAWindow) {
+  const Batch b(Shape{}, mixed_batch(), Placement::kShuffled);
+  for (const float cap : {0.05f, 0.5f, 50.0f}) {
+    for (const int32_t window : {0, 100}) {
+      expect_matches(b, RunOptions{.num_threads = 2, .attn = {.window = window, .softcap = cap}},
+                     "cap " + std::to_string(cap) + " window " + std::to_string(window));
+    }
+  }
+  // A cap that bites changes the output; an enormous one changes nothing measurable.
+  const std::vector<float> plain = run_kernel(b, isa(), RunOptions{});
+  EXPECT_GT(max_abs_error(run_kernel(b, isa(), RunOptions{.attn = {.softcap = 0.05f}}), plain), 1e-3f);
+  EXPECT_LE(max_abs_error(run_kernel(b, isa(), RunOptions{.attn = {.softcap = 1e6f}}), plain), kWindowTolerance);
 }
 
 TEST_P(PagedAttentionWindowTier, EveryGqaRatioAndHeadDimMatchesWithWindowAndSinks) {

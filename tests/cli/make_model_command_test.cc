@@ -234,7 +234,7 @@ TEST(MetMakeModel, Llama3RopeWritesTheFrequencyTensorForLlamaOnly) {
 // run by `met run` (a real forward of the arch's graph end to end).
 TEST(MetMakeModel, TheDenseArchsRunAsMade) {
   testing::TempDir dir;
-  for (const std::string arch : {"gemma3", "granite", "smollm3", "olmo2", "phi3"}) {
+  for (const std::string arch : {"gemma2", "gemma3", "granite", "smollm3", "olmo2", "phi3"}) {
     const std::string path = dir.file(arch + ".gguf");
     auto r = run_command(met_binary() + " make-model -o " + shell_quote(path) + " --arch " + arch +
                          " --layers 4 --embd 128 --heads 4 --kv-heads 2 --ff 256 --vocab 512 --seed 5");

@@ -65,6 +65,29 @@ TEST(DenseArchHParams, Gemma3ReadsItsKeysOverTheDefaults) {
   EXPECT_FLOAT_EQ(hp->attention_scale, 1.0f / std::sqrt(1152.0f / 4.0f));
 }
 
+TEST(DenseArchHParams, Gemma2WindowsEveryOtherLayerAndSoftCapsByDefault) {
+  auto hp = read_hparams(dense_metadata("gemma2"));
+  ASSERT_TRUE(hp.ok()) << hp.status().to_string();
+  EXPECT_EQ(hp->sliding_window, 4096u);
+  EXPECT_TRUE(hp->layer_is_swa(0));
+  EXPECT_FALSE(hp->layer_is_swa(1));
+  EXPECT_FLOAT_EQ(hp->rope_freq_base_swa, 1000000.0f);
+  EXPECT_FALSE(hp->swa_rope_unscaled);
+  EXPECT_FLOAT_EQ(hp->attn_logit_softcap, 50.0f);
+  EXPECT_FLOAT_EQ(hp->final_logit_softcap, 30.0f);
+  EXPECT_FLOAT_EQ(hp->embedding_scale, std::sqrt(1152.0f));
+  GgufMetadata md = dense_metadata("gemma2", 46);  // the 27B
+  md.set("gemma2.attention.sliding_window", uint32_t{128});
+  md.set("gemma2.attn_logit_softcapping", 20.0f);
+  auto big = read_hparams(md);
+  ASSERT_TRUE(big.ok());
+  EXPECT_EQ(big->sliding_window, 128u);
+  EXPECT_FLOAT_EQ(big->attn_logit_softcap, 20.0f);
+  EXPECT_FLOAT_EQ(big->attention_scale, 1.0f / std::sqrt(1152.0f / 4.0f));
+  md.set("gemma2.final_logit_softcapping", -1.0f);
+  EXPECT_FALSE(read_hparams(md).ok());
+}
+
 TEST(DenseArchHParams, Gemma3AndOlmo2WithoutAWindowHaveNoWindowedLayers) {
   for (const char* arch : {"gemma3", "olmo2"}) {
     auto hp = read_hparams(dense_metadata(arch));
@@ -140,7 +163,7 @@ TEST(DenseArchTensors, Olmo2HasPostNormsOnlyAndNormsWholeQAndK) {
 
 TEST(DenseArchModel, BindsEachArchsNormsAsItsGraphReadsThem) {
   testing::TempDir dir;
-  for (Arch arch : {Arch::kGemma3, Arch::kOlmo2, Arch::kGranite, Arch::kSmollm3}) {
+  for (Arch arch : {Arch::kGemma2, Arch::kGemma3, Arch::kOlmo2, Arch::kGranite, Arch::kSmollm3}) {
     RandomModelSpec s = *random_model_preset("tiny", arch);
     s.num_layers = 2, s.embedding_length = 128, s.feed_forward_length = 256, s.vocab_size = 600;
     const std::string path = dir.file(std::string(arch_name(arch)) + ".gguf");
@@ -149,7 +172,7 @@ TEST(DenseArchModel, BindsEachArchsNormsAsItsGraphReadsThem) {
     ASSERT_TRUE(m.ok()) << m.status().to_string();
     EXPECT_EQ((*m)->arch(), arch);
     const LayerWeights& l = (*m)->weights().layers[0];
-    const bool sandwich = arch == Arch::kGemma3 || arch == Arch::kOlmo2;
+    const bool sandwich = arch == Arch::kGemma2 || arch == Arch::kGemma3 || arch == Arch::kOlmo2;
     EXPECT_EQ(l.attn_post_norm != nullptr, sandwich) << arch_name(arch);
     EXPECT_EQ(l.ffn_post_norm != nullptr, sandwich) << arch_name(arch);
     EXPECT_EQ(l.attn_norm == nullptr, arch == Arch::kOlmo2) << arch_name(arch);

@@ -339,6 +339,10 @@ void ReferenceForward::attention(const Layer& l, Rows& x) const {
         double dot = 0.0;
         for (size_t i = 0; i < hd; ++i) dot += q[t][h * hd + i] * k[s][kvh * hd + i];
         scores[s - first] = dot * score_scale;
+        if (hp.attn_logit_softcap > 0.0f) {
+          const double cap = hp.attn_logit_softcap;
+          scores[s - first] = cap * std::tanh(scores[s - first] / cap);
+        }
         mx = std::max(mx, scores[s - first]);
       }
       double sum = l.sinks.empty() ? 0.0 : std::exp(static_cast<double>(l.sinks[h]) - mx);

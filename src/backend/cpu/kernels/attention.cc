@@ -66,6 +66,7 @@ struct Run {
   int64_t out_stride;
   int32_t window;
   const float* sinks;
+  float softcap;
   attn::ChunkKernel kernel;
 
   const AttnSeq& seq(const AttnUnit& u) const { return s.seqs[static_cast<size_t>(u.seq)]; }
@@ -158,6 +159,7 @@ attn::ChunkJob chunk_job(const Run& run, const AttnUnit& u, int32_t c, QueryRang
       .limit = tb.limit.data() + r.first,
       .start = run.window > 0 ? tb.start.data() + r.first : nullptr,
       .scale = run.scale,
+      .softcap = run.softcap,
       .scores = tb.scores.get(),
       .records = tb.records.data() + r.first,
       .next_blocks = prefetch_next ? blocks + kBlocksPerChunk : nullptr,
@@ -257,6 +259,7 @@ void paged_attention(ThreadCtx& ctx, const KvCache& cache, int32_t layer,
                 .out_stride = out_stride,
                 .window = opts.window,
                 .sinks = opts.sinks,
+                .softcap = opts.softcap,
                 .kernel = kernel};
   AttnThreadBuffers& tb = s.threads[static_cast<size_t>(ctx.ith())];
   const auto num_items = static_cast<int32_t>(s.items.size());

@@ -72,6 +72,9 @@ struct AttnSeq {
 struct AttnLayerOptions {
   int32_t window = 0;  // > 0: a row at position p reads positions [p - window + 1, p]; 0: [0, p]
   const float* sinks = nullptr;  // num_heads logits joining each head's softmax (unscaled), or null
+  // > 0 (gemma2): each scaled score s becomes softcap * tanh(s / softcap)
+  // before the softmax, as ggml's attention with attn_soft_cap.
+  float softcap = 0.0f;
 };
 
 class AttentionScratch;

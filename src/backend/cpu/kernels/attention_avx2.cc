@@ -289,12 +289,14 @@ void chunk(const ChunkJob& job) {
   const int32_t nv = job.head_dim / 8;
   if (job.start == nullptr) {
     scores_any<Load, false>(job, nv, 0);
+    soft_cap_scores(job);
     softmax_pass<false>(job, 0);
     values_pass<Load>(job, nv, 0);
     return;
   }
   const int32_t g0 = first_block(job);
   scores_any<Load, true>(job, nv, g0);
+  soft_cap_scores(job);
   softmax_pass<true>(job, g0);
   values_pass<Load>(job, nv, g0);
 }

@@ -291,12 +291,14 @@ void chunk(const ChunkJob& job) {
   const Lanes lanes{nv, first_lanes(job.head_dim - (nv - 1) * 16)};
   if (job.start == nullptr) {
     scores_any<Load, false>(job, lanes, 0);
+    soft_cap_scores(job);
     softmax_pass<false>(job, 0);
     values_pass<Load>(job, lanes, 0);
     return;
   }
   const int32_t g0 = first_block(job);
   scores_any<Load, true>(job, lanes, g0);
+  soft_cap_scores(job);
   softmax_pass<true>(job, g0);
   values_pass<Load>(job, lanes, g0);
 }

@@ -27,6 +27,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include <cmath>
+
 #include "backend/cpu/block_tokens.h"
 #include "backend/step_plan.h"
 #include "core/cpu_features.h"
@@ -53,6 +55,7 @@ struct ChunkJob {
   const int32_t* limit = nullptr;   // query i sees tokens [start[i], limit[i]) of the chunk
   const int32_t* start = nullptr;   // null: every start is 0
   float scale = 1.0f;
+  float softcap = 0.0f;             // > 0: scores soft-capped (AttnLayerOptions::softcap)
   float* scores = nullptr;          // scratch: num_queries * kChunkTokens floats
   float* const* records = nullptr;  // out: query i's m, l, acc
   // A hint: the blocks of the chunk this thread runs next (its K is
@@ -64,6 +67,19 @@ struct ChunkJob {
 // Query i's first token: tokens before it are masked out of its softmax.
 inline int32_t query_start(const ChunkJob& job, int32_t i) {
   return job.start == nullptr ? 0 : job.start[i];
+}
+
+// Soft-caps the scores each query reads, softcap * tanh(s / softcap), between
+// a kernel's score and softmax passes (every tier the same scalar code: a
+// gemma2-only path, a tanh per score).
+inline void soft_cap_scores(const ChunkJob& job) {
+  if (job.softcap <= 0.0f) return;
+  for (int32_t i = 0; i < job.num_queries; ++i) {
+    float* s = job.scores + static_cast<ptrdiff_t>(i) * kChunkTokens;
+    for (int32_t t = query_start(job, i); t < job.limit[i]; ++t) {
+      s[t] = job.softcap * std::tanh(s[t] / job.softcap);
+    }
+  }
 }
 
 // The first block of the chunk any query reads: the kernels begin there.

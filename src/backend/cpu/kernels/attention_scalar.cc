@@ -90,6 +90,7 @@ void values_pass(const ChunkJob& job) {
 template <typename Load>
 void chunk(const ChunkJob& job) {
   scores_pass<Load>(job);
+  soft_cap_scores(job);
   softmax_pass(job);
   values_pass<Load>(job);
 }
