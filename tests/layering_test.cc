@@ -16,17 +16,18 @@
 namespace {
 
 const std::vector<std::string> kModuleOrder = {
-    "core", "gguf", "tensor", "backend", "model", "kv", "tokenizer", "chat",
+    "core", "gguf", "tensor", "backend", "model", "kv", "tokenizer", "hf", "chat",
     "sampling", "grammar", "request", "spec", "scheduler", "engine", "server", "hub", "cli"};
 
 // server/ and cli/ reach the engine through engine/ and request/ alone: they
 // never include the modules the engine is built from.
 const std::vector<std::string> kEngineInternals = {"scheduler", "kv", "model", "backend"};
 // cli/ files that are model and device tools rather than engine clients: the
-// device benchmark, make-model, make-lora, quantize, info, and serve's default model
+// device benchmark, make-model, make-lora, quantize, convert, info, and serve's default model
 // (made with make-model's code). Their engines, like run's, come from
 // engine/cpu_engine.h.
-const std::vector<std::string> kCliModelTools = {"bench_command.cc", "make_model_command.cc", "make_lora_command.cc",
+const std::vector<std::string> kCliModelTools = {"bench_command.cc", "convert_command.cc", "make_model_command.cc",
+                                                 "make_lora_command.cc",
                                                  "quantize_command.cc", "model_info.h", "model_info.cc",
                                                  "serve_command.cc"};
 
