@@ -189,16 +189,18 @@ Status add_special_tokens(const Json& tok, const Json& config, TokenTable& t, Gg
     return ok_status();
   };
   std::optional<std::string> unk = token_content(config, "unk_token");
-  if (!unk && tok["model"].contains("unk_token") && tok["model"]["unk_token"].is_string()) {
-    unk = tok["model"]["unk_token"].get<std::string>();
+  const Json& model_unk = tok["model"].value("unk_token", Json());
+  if (!unk && model_unk.is_string() && t.ids.contains(model_unk.get<std::string>())) {
+    unk = model_unk.get<std::string>();
   }
   if (unk && t.ids.contains(*unk)) t.types[t.ids.find(*unk)->second] = static_cast<int32_t>(TokenKind::kUnknown);
   std::optional<std::string> bos = token_content(config, "bos_token");
-  MET_RETURN_IF_ERROR(set_id("tokenizer.ggml.bos_token_id", bos ? bos : ends.first));
+  if (!bos && ends.first && t.ids.contains(*ends.first)) bos = ends.first;
+  MET_RETURN_IF_ERROR(set_id("tokenizer.ggml.bos_token_id", bos));
   MET_RETURN_IF_ERROR(set_id("tokenizer.ggml.eos_token_id", token_content(config, "eos_token")));
   MET_RETURN_IF_ERROR(set_id("tokenizer.ggml.unknown_token_id", unk));
   MET_RETURN_IF_ERROR(set_id("tokenizer.ggml.padding_token_id", token_content(config, "pad_token")));
-  const bool template_bos = ends.first.has_value() && (!bos || *ends.first == *bos);
+  const bool template_bos = ends.first.has_value() && bos.has_value() && *ends.first == *bos;
   const auto add_bos = config.find("add_bos_token");
   md.set("tokenizer.ggml.add_bos_token",
          add_bos != config.end() && add_bos->is_boolean() ? add_bos->get<bool>() : template_bos);
