@@ -7,7 +7,7 @@
 // range, and a byte range inside the data section; no two ranges overlap.
 // Every violation is a kDataLoss error naming the file and the tensor.
 // Threading: immutable after construction; any thread.
-// Tested by tests/hf/safetensors_file_test.cc.
+// Tested by tests/hf/safetensors_file_test.cc; fuzzed by fuzz/safetensors_fuzz.cc.
 #pragma once
 
 #include <cstdint>

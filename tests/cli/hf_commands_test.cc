@@ -37,7 +37,7 @@ testing::CommandOutput greedy_run(const std::string& model, const std::string& p
                      " -n 48 --temp 0");
 }
 
-int count_lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+int num_lines_of(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
 TEST(MetRunHfFolder, PrintsTheExpectedGreedyText) {
   MET_REQUIRE_SHARED(dir, kFolder);
@@ -112,7 +112,7 @@ TEST(MetConvert, AFileInsteadOfAFolderExitsWithOneLine) {
   const auto r = run_command(met_binary() + " convert " + shell_quote(tmp.file("model.gguf")) + " -o " +
                              shell_quote(tmp.file("out.gguf")));
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_EQ(num_lines_of(r.err), 1) << r.err;
   EXPECT_EQ(r.err.rfind("met convert: ", 0), 0u) << r.err;
   EXPECT_NE(r.err.find("is not a folder"), std::string::npos) << r.err;
 }
