@@ -82,9 +82,11 @@ Result<std::string> byte_level_pre_name(const Json& tok) {
     const std::string type = component_type(p);
     if (type == "Split" && p.contains("pattern") && p["pattern"].contains("Regex")) {
       patterns.push_back(p["pattern"]["Regex"].get<std::string>());
+    } else if (type == "ByteLevel" && p.value("add_prefix_space", false)) {
+      return unimplemented("pre_tokenizer {} adds a prefix space, which met does not", p.dump());
     } else if (type == "ByteLevel" && p.value("use_regex", true)) {
       patterns.push_back(pre_tokenizer_patterns(PreTokenizerKind::kGpt2).front());
-    } else if (type != "ByteLevel" && type != "Digits") {
+    } else if (type != "ByteLevel") {
       return unimplemented("pre_tokenizer {} is not supported", p.dump());
     }
   }
