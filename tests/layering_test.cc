@@ -2,8 +2,10 @@
 // headers of its own module or of modules above it in the table
 // (`scheduler/` never includes `server/`; `backend/` never includes
 // `scheduler/`); request/ (the engine's request API) sits between grammar/
-// and scheduler/. server/ never includes scheduler/, kv/, model/ or
-// backend/, nor does cli/ but in its model and device tools.
+// and scheduler/, and hf/ (Hugging Face folders opened as GGUF, which the
+// engine and the CLI open model paths with) after tokenizer/. server/ never
+// includes scheduler/, kv/, model/ or backend/, nor does cli/ but in its
+// model and device tools.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>

@@ -99,7 +99,8 @@ const GgufTensorInfo* GgufFile::find_tensor(std::string_view name) const {
 
 std::span<const uint8_t> GgufFile::tensor_data(const GgufTensorInfo& info) const {
   if (assembled_) {
-    if (&info >= tensors_.data() && &info < tensors_.data() + tensors_.size()) {
+    const std::less<const GgufTensorInfo*> before;  // a total order, for any two pointers
+    if (!before(&info, tensors_.data()) && before(&info, tensors_.data() + tensors_.size())) {
       return tensor_bytes_[static_cast<size_t>(&info - tensors_.data())];
     }
     auto it = tensor_index_.find(info.name);  // a copy of an entry

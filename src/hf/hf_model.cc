@@ -29,9 +29,10 @@ Result<std::optional<std::string>> read_optional_text(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return std::optional<std::string>();
   std::ifstream in(path, std::ios::binary);
+  if (!in.is_open() || fs::is_directory(path, ec)) return io_error("{}: cannot be read", path.string());
   std::ostringstream text;
   text << in.rdbuf();
-  if (!in.good() && !in.eof()) return data_loss("{}: cannot be read", path.string());
+  if (in.bad()) return io_error("{}: cannot be read", path.string());
   return std::optional<std::string>(text.str());
 }
 
