@@ -97,7 +97,8 @@ void add_tokenize_command(CLI::App& app) {
       "Text to token ids with a model's tokenizer, or ids back to text.\n"
       "Prints ids as one line of space-separated integers (--json: one JSON array);\n"
       "with --ids prints the decoded text exactly, without an added newline.");
-  cmd->add_option("model", opt->model_path, "GGUF file (a vocab-only file is enough) or Hugging Face model folder")->required();
+  cmd->add_option("model", opt->model_path, "GGUF file (a vocab-only file is enough) or Hugging Face model folder")
+      ->required();
   cmd->add_option("--text", opt->text, "Text to tokenize");
   cmd->add_option("--text-file", opt->text_file, "File whose bytes are the text to tokenize");
   cmd->add_option("--ids", opt->ids, "Space-separated token ids to decode");

@@ -279,10 +279,14 @@ std::vector<BadFolder> bad_folders() {
        [](const auto& d) { replace_safetensors(d, [](auto& t) { t.erase(t.begin()); }); },
        "tensor 'model.embed_tokens.weight' is missing"},
       {"unknown tensor",
-       [](const auto& d) { replace_safetensors(d, [](auto& t) { t.push_back({"model.vision.proj", "F32", {1}, {0, 0, 0, 0}}); }); },
+       [](const auto& d) {
+         replace_safetensors(d, [](auto& t) { t.push_back({"model.vision.proj", "F32", {1}, {0, 0, 0, 0}}); });
+       },
        "tensor 'model.vision.proj' is not a tensor of LlamaForCausalLM"},
       {"unsupported architecture",
-       [](const auto& d) { testing::write_file(d.file("config.json"), testing::tiny_hf_config({.architecture = "GemmaForCausalLM"})); },
+       [](const auto& d) {
+         testing::write_file(d.file("config.json"), testing::tiny_hf_config({.architecture = "GemmaForCausalLM"}));
+       },
        "config.json: architectures [\"GemmaForCausalLM\"] is not supported"},
       {"index names a missing shard",
        [](const auto& d) {

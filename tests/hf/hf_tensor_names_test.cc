@@ -63,7 +63,7 @@ TEST(PermuteRopeRows, MovesEachRowWhereTheFormulaSays) {
     for (uint64_t i = 0; i < kHeadDim / 2; ++i) {
       for (uint64_t j = 0; j < 2; ++j) {
         for (uint64_t c = 0; c < kCols; ++c) {
-          EXPECT_EQ(p[((h * kHeadDim) + 2 * i + j) * kCols + c], w[((h * kHeadDim) + j * kHeadDim / 2 + i) * kCols + c]);
+          EXPECT_EQ(p[(h * kHeadDim + 2 * i + j) * kCols + c], w[(h * kHeadDim + j * kHeadDim / 2 + i) * kCols + c]);
         }
       }
     }
