@@ -255,6 +255,10 @@ Status add_tokenizer(const Json& tok, const Json& config, uint32_t vocab_size, G
   MET_ASSIGN_OR_RETURN(TokenTable t, read_tokens(tok, vocab_size));
   MET_ASSIGN_OR_RETURN(std::vector<std::string> merges, read_merges(*model));
   if (is_byte_level(tok)) {
+    // Qwen's NFC normalizer is not applied, as llama.cpp does not apply it.
+    for (const Json& n : components(tok.value("normalizer", Json()), "normalizers")) {
+      if (component_type(n) != "NFC") return unimplemented("normalizer {} is not supported", n.dump());
+    }
     MET_ASSIGN_OR_RETURN(std::string pre, byte_level_pre_name(tok));
     md.set("tokenizer.ggml.model", "gpt2");
     md.set("tokenizer.ggml.pre", pre);

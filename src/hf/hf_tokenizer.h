@@ -8,7 +8,8 @@
 //    Prepend("▁") normalizer or a Metaspace pre-tokenizer, byte_fallback's
 //    <0xNN> tokens typed BYTE;
 //  - byte-level BPE (Llama 3, Qwen2/3): model "gpt2", `tokenizer.ggml.pre`
-//    found by comparing the Split regexes with met's known pre-tokenizers.
+//    found by comparing the Split regexes with met's known pre-tokenizers
+//    (an NFC normalizer is accepted and, as llama.cpp does, not applied).
 // Added tokens are CONTROL when special (USER_DEFINED otherwise), the unk
 // token UNKNOWN; ids the files leave out up to config's vocab_size become
 // "[PAD<id>]" UNUSED tokens, as llama.cpp's converter pads. Special ids,
