@@ -129,6 +129,7 @@ TEST(HfTokenizer, UnsupportedTokenizersAreRefusedNamingWhatWasFound) {
   nlohmann::json spaces = tiny_json();
   spaces["normalizer"] = nullptr;
   nlohmann::json byte_level = tiny_json();
+  byte_level["normalizer"] = nullptr;
   byte_level["pre_tokenizer"] = {{"type", "Sequence"},
                                  {"pretokenizers",
                                   {{{"type", "Split"}, {"pattern", {{"Regex", "\\w+"}}}, {"behavior", "Isolated"}},
