@@ -151,7 +151,8 @@ TEST(HfTokenizerVectors, LlamaTwosSentencePieceTokenizerJsonEncodesAsItsVocab) {
       {"normalizer",
        {{"type", "Sequence"},
         {"normalizers",
-         {{{"type", "Prepend"}, {"prepend", s}}, {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", s}}}}}},
+         {{{"type", "Prepend"}, {"prepend", s}},
+          {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", s}}}}}},
       {"pre_tokenizer", nullptr},
       {"post_processor", nullptr},
       {"decoder", {{"type", "Sequence"}, {"decoders", Json::array()}}}};
