@@ -169,6 +169,11 @@ struct TemplateEnds {
 TemplateEnds template_ends(const Json& tok) {
   TemplateEnds ends;
   for (const Json& p : components(tok.value("post_processor", Json()), "processors")) {
+    if (component_type(p) == "BertProcessing" && p.contains("cls") && p.contains("sep")) {  // [CLS] $A [SEP]
+      ends.first = p["cls"][0].get<std::string>();
+      ends.last = p["sep"][0].get<std::string>();
+      continue;
+    }
     if (component_type(p) != "TemplateProcessing" || !p.contains("single") || !p["single"].is_array()) continue;
     const Json& single = p["single"];
     if (!single.empty() && single.front().contains("SpecialToken")) {
@@ -202,6 +207,8 @@ Status add_special_tokens(const Json& tok, const Json& config, TokenTable& t, Gg
   MET_RETURN_IF_ERROR(set_id("tokenizer.ggml.eos_token_id", token_content(config, "eos_token")));
   MET_RETURN_IF_ERROR(set_id("tokenizer.ggml.unknown_token_id", unk));
   MET_RETURN_IF_ERROR(set_id("tokenizer.ggml.padding_token_id", token_content(config, "pad_token")));
+  MET_RETURN_IF_ERROR(set_id("tokenizer.ggml.cls_token_id", token_content(config, "cls_token")));
+  MET_RETURN_IF_ERROR(set_id("tokenizer.ggml.mask_token_id", token_content(config, "mask_token")));
   const bool template_bos = ends.first.has_value() && bos.has_value() && *ends.first == *bos;
   const auto add_bos = config.find("add_bos_token");
   md.set("tokenizer.ggml.add_bos_token",
@@ -245,14 +252,51 @@ std::vector<float> merge_scores(const TokenTable& t, const std::vector<std::stri
   return scores;
 }
 
+// WordPiece (BERT) as llama.cpp's converter writes it: word-initial pieces
+// get a leading "▁", continuation pieces lose their "##", [BRACKETED] and
+// added tokens stay; [CLS] is BOS and [SEP] is added after the text.
+Status add_wordpiece(const Json& tok, const Json& config, TokenTable& t, GgufMetadata& md) {
+  const Json normalizers = tok.value("normalizer", Json());
+  if (!normalizers.is_null() && component_type(normalizers) != "BertNormalizer") {
+    return unimplemented("normalizer {} is not supported", normalizers.dump());
+  }
+  if (component_type(tok.value("pre_tokenizer", Json())) != "BertPreTokenizer") {
+    return unimplemented("pre_tokenizer {} is not supported", tok.value("pre_tokenizer", Json()).dump());
+  }
+  const bool lowercase = normalizers.is_object() && normalizers.value("lowercase", true);
+  const Json strip = normalizers.is_object() ? normalizers.value("strip_accents", Json()) : Json();
+  md.set("tokenizer.ggml.model", "bert");
+  md.set("tokenizer.ggml.normalizer.lowercase", lowercase);
+  md.set("tokenizer.ggml.normalizer.strip_accents", strip.is_boolean() ? strip.get<bool>() : lowercase);
+  MET_RETURN_IF_ERROR(add_special_tokens(tok, config, t, md));
+  const TemplateEnds ends = template_ends(tok);
+  const std::optional<std::string> sep = token_content(config, "sep_token");
+  const std::optional<std::string> sep_text = sep ? sep : ends.last;
+  if (sep_text && t.ids.contains(*sep_text)) md.set("tokenizer.ggml.seperator_token_id", t.ids.find(*sep_text)->second);
+  md.set("tokenizer.ggml.add_eos_token", false);
+  md.set("tokenizer.ggml.add_sep_token", ends.last.has_value());
+  const std::string prefix = tok["model"].value("continuing_subword_prefix", "##");
+  for (size_t id = 0; id < t.texts.size(); ++id) {
+    std::string& text = t.texts[id];
+    const auto kind = static_cast<TokenKind>(t.types[id]);
+    if (kind != TokenKind::kNormal || (text.starts_with('[') && text.ends_with(']'))) continue;
+    text = text.starts_with(prefix) ? text.substr(prefix.size()) : std::string(kMetaSpace) + text;
+  }
+  md.set("tokenizer.ggml.tokens", GgufValue::array(std::move(t.texts)));
+  md.set("tokenizer.ggml.token_type", GgufValue::array(std::move(t.types)));
+  add_chat_template(config, md);
+  return ok_status();
+}
+
 Status add_tokenizer(const Json& tok, const Json& config, uint32_t vocab_size, GgufMetadata& md) {
   const auto model = tok.find("model");
   if (model == tok.end() || !model->is_object()) return data_loss("no 'model' object");
   const std::string type = component_type(*model);
-  if (type != "BPE") {
-    return unimplemented("model type '{}' is not supported (met converts BPE tokenizers)", type);
+  if (type != "BPE" && type != "WordPiece") {
+    return unimplemented("model type '{}' is not supported (met converts BPE and WordPiece tokenizers)", type);
   }
   MET_ASSIGN_OR_RETURN(TokenTable t, read_tokens(tok, vocab_size));
+  if (type == "WordPiece") return add_wordpiece(tok, config, t, md);
   MET_ASSIGN_OR_RETURN(std::vector<std::string> merges, read_merges(*model));
   if (is_byte_level(tok)) {
     // Qwen's NFC normalizer is not applied, as llama.cpp does not apply it.

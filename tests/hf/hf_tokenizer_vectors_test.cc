@@ -166,5 +166,46 @@ TEST(HfTokenizerVectors, LlamaTwosSentencePieceTokenizerJsonEncodesAsItsVocab) {
   expect_every_case(path, tok);
 }
 
+// BERT's WordPiece tokenizer.json: GGUF's "▁word" pieces bare, its bare
+// continuation pieces with "##" again, [BRACKETED] pieces as they are.
+TEST(HfTokenizerVectors, BertWordPieceTokenizerJsonEncodesAsItsVocab) {
+  MET_REQUIRE_SHARED(path, "tokenizer-vectors/ggml-vocab-bert-bge.gguf");
+  Result<GgufFile> file = GgufFile::open(path);
+  ASSERT_TRUE(file.ok()) << file.status().to_string();
+  const GgufMetadata& md = file->metadata();
+  const std::vector<std::string> tokens = *md.get_string_array("tokenizer.ggml.tokens");
+  const std::vector<int64_t> types = *md.get_int_array("tokenizer.ggml.token_type");
+  const std::string s = "\xe2\x96\x81";
+  Json tok = {{"normalizer", {{"type", "BertNormalizer"}, {"lowercase", true}, {"strip_accents", nullptr}}},
+              {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
+              {"post_processor", {{"type", "BertProcessing"}, {"sep", {"[SEP]", 102}}, {"cls", {"[CLS]", 101}}}},
+              {"added_tokens", Json::array()}};
+  tok["model"] = {{"type", "WordPiece"}, {"unk_token", "[UNK]"}, {"continuing_subword_prefix", "##"},
+                  {"vocab", Json::object()}};
+  for (size_t id = 0; id < tokens.size(); ++id) {
+    const std::string& t = tokens[id];
+    if (static_cast<TokenKind>(types[id]) == TokenKind::kControl) {
+      tok["added_tokens"].push_back({{"id", id}, {"content", t}, {"special", true}});
+    } else if (t.starts_with(s)) {
+      tok["model"]["vocab"][t.substr(s.size())] = id;
+    } else {
+      tok["model"]["vocab"][t.starts_with('[') && t.ends_with(']') ? t : "##" + t] = id;
+    }
+  }
+  GgufMetadata converted;
+  const Status status = add_hf_tokenizer_metadata(
+      tok.dump(), R"({"unk_token": "[UNK]", "sep_token": "[SEP]", "cls_token": "[CLS]", "pad_token": "[PAD]",
+                      "mask_token": "[MASK]"})",
+      0, converted);
+  ASSERT_TRUE(status.ok()) << status.to_string();
+  EXPECT_EQ(*converted.get_string_array("tokenizer.ggml.tokens"), tokens);  // llama.cpp's form exactly
+  Result<Tokenizer> t = Tokenizer::from_gguf(converted);
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  EXPECT_EQ(t->vocab().special().bos, 101);  // [CLS]
+  EXPECT_EQ(t->vocab().special().sep, 102);
+  EXPECT_TRUE(t->vocab().add_sep());
+  for (const VectorCase& c : vector_cases(path)) EXPECT_EQ(t->encode(c.text), c.ids) << "'" << c.text << "'";
+}
+
 }  // namespace
 }  // namespace met
