@@ -137,7 +137,12 @@ Result<TokenTable> read_tokens(const Json& tok, uint32_t vocab_size) {
     const TokenKind kind = added.value("special", false) ? TokenKind::kControl : TokenKind::kUserDefined;
     by_id[added["id"].get<uint64_t>()] = {added["content"].get<std::string>(), kind};
   }
-  const uint64_t size = std::max<uint64_t>(vocab_size, by_id.empty() ? 0 : by_id.rbegin()->first + 1);
+  const uint64_t used = by_id.empty() ? 0 : by_id.rbegin()->first + 1;
+  if (vocab_size > 0 && used > vocab_size) {  // the embeddings have no row for it (llama.cpp's converter asserts)
+    return data_loss("token id {} ('{}') is past config.json's vocab_size {}", used - 1, by_id.rbegin()->second.first,
+                     vocab_size);
+  }
+  const uint64_t size = std::max<uint64_t>(vocab_size, used);
   if (size > (uint64_t{1} << 24)) return data_loss("{} tokens is too many", size);
   TokenTable t;
   for (uint64_t id = 0; id < size; ++id) {

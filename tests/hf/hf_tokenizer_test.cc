@@ -106,6 +106,13 @@ TEST(HfTokenizer, IdsPastTheFilesUpToVocabSizeArePadding) {
   EXPECT_EQ(tok->vocab().token(11).kind, TokenKind::kUnused);
 }
 
+TEST(HfTokenizer, ATokenPastConfigsVocabSizeIsRefused) {
+  GgufMetadata md;
+  const Status s = add_hf_tokenizer_metadata(testing::tiny_hf_tokenizer_json(), "", 9, md);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("token id 9 ('\xe2\x96\x81" "ab') is past config.json's vocab_size 9"));
+}
+
 TEST(HfTokenizer, ChatTemplateAndSpecialTokensComeFromTokenizerConfig) {
   GgufMetadata md;
   Result<Tokenizer> tok = tokenizer_of(
