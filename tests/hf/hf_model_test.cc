@@ -190,6 +190,23 @@ TEST(HfModel, ShardsListedByTheIndexLoadAsOneFile) {
   EXPECT_EQ(tiny_logits(sharded.path()), tiny_logits(one.path()));
 }
 
+TEST(HfModel, TensorsAtUnalignedOffsetsAreCopiedAndRunTheSame) {
+  testing::TempDir aligned, unaligned;
+  testing::write_tiny_hf_folder(aligned.path());
+  testing::write_tiny_hf_folder(unaligned.path());
+  const std::vector<testing::FakeTensor> tensors = testing::tiny_hf_tensors({});
+  std::string header = testing::safetensors_header(tensors);
+  while ((8 + header.size()) % 4 != 2) header += ' ';  // every F32 tensor 2 bytes off a 4-byte boundary
+  std::string bytes(8, '\0');
+  for (int i = 0; i < 8; ++i) bytes[static_cast<size_t>(i)] = static_cast<char>(header.size() >> (8 * i));
+  bytes += header;
+  for (const auto& t : tensors) bytes.append(reinterpret_cast<const char*>(t.data.data()), t.data.size());
+  testing::write_file(unaligned.file("model.safetensors"), bytes);
+  const auto expected = tiny_logits(aligned.path());
+  ASSERT_EQ(expected.size(), 7u);
+  EXPECT_EQ(tiny_logits(unaligned.path()), expected);
+}
+
 TEST(HfModel, Llama3RopeScalingAddsRopeFreqs) {
   testing::TempDir tmp;
   testing::write_tiny_hf_folder(tmp.path());
