@@ -2,8 +2,10 @@
 // headers of its own module or of modules above it in the table
 // (`scheduler/` never includes `server/`; `backend/` never includes
 // `scheduler/`); request/ (the engine's request API) sits between grammar/
-// and scheduler/. server/ never includes scheduler/, kv/, model/ or
-// backend/, nor does cli/ but in its model and device tools.
+// and scheduler/, and hf/ (Hugging Face folders opened as GGUF, which the
+// engine and the CLI open model paths with) after tokenizer/. server/ never
+// includes scheduler/, kv/, model/ or backend/, nor does cli/ but in its
+// model and device tools.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -16,17 +18,18 @@
 namespace {
 
 const std::vector<std::string> kModuleOrder = {
-    "core", "gguf", "tensor", "backend", "model", "kv", "tokenizer", "chat",
+    "core", "gguf", "tensor", "backend", "model", "kv", "tokenizer", "hf", "chat",
     "sampling", "grammar", "request", "spec", "scheduler", "engine", "server", "hub", "cli"};
 
 // server/ and cli/ reach the engine through engine/ and request/ alone: they
 // never include the modules the engine is built from.
 const std::vector<std::string> kEngineInternals = {"scheduler", "kv", "model", "backend"};
 // cli/ files that are model and device tools rather than engine clients: the
-// device benchmark, make-model, make-lora, quantize, info, and serve's default model
+// device benchmark, make-model, make-lora, quantize, convert, info, and serve's default model
 // (made with make-model's code). Their engines, like run's, come from
 // engine/cpu_engine.h.
-const std::vector<std::string> kCliModelTools = {"bench_command.cc", "make_model_command.cc", "make_lora_command.cc",
+const std::vector<std::string> kCliModelTools = {"bench_command.cc", "convert_command.cc", "make_model_command.cc",
+                                                 "make_lora_command.cc",
                                                  "quantize_command.cc", "model_info.h", "model_info.cc",
                                                  "serve_command.cc"};
 

@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
   bool show_version = false;
   app.add_flag("--version", show_version, "Print the version and the kernel tier, then exit");
   met::add_bench_command(app);
+  met::add_convert_command(app);
   met::add_info_command(app);
   met::add_make_lora_command(app);
   met::add_make_model_command(app);

@@ -33,6 +33,7 @@
 #include "cli/spec_bench.h"
 #include "core/parallel_for.h"
 #include "backend/cpu/memory_bandwidth.h"
+#include "hf/model_loader.h"
 #include "model/cpu_device.h"
 #include "model/lora_load.h"
 
@@ -259,7 +260,7 @@ Status run_bench(const BenchOptions& o) {
   const GgmlType kv_dtype = *parse_ggml_type(o.engine.kv_dtype);
   ProgressBar load_bar("loading " + std::filesystem::path(o.model_path).filename().string());
   MET_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
-                       Model::load(o.model_path, [&](size_t done, size_t total) { load_bar.update(done, total); }));
+                       load_model(o.model_path, [&](size_t done, size_t total) { load_bar.update(done, total); }));
   if (o.spec) return run_spec(o, *model);
   const int64_t model_ctx = model->hparams().context_length;
   if (!o.serving.concurrency.empty() && model_ctx > 0 && int64_t{o.prompt_tokens} + o.gen_tokens > model_ctx) {
@@ -347,7 +348,7 @@ Status run_bench(const BenchOptions& o) {
 void add_bench_command(CLI::App& app) {
   auto o = std::make_shared<BenchOptions>();
   CLI::App* cmd = app.add_subcommand("bench", "Measure prefill and decode speed of a model");
-  cmd->add_option("model", o->model_path, "GGUF model")->required();
+  cmd->add_option("model", o->model_path, "GGUF model or Hugging Face model folder")->required();
   cmd->add_option("--prompt-tokens", o->prompt_tokens, "Prefill length")->capture_default_str();
   cmd->add_option("--gen-tokens", o->gen_tokens, "Decode steps per measurement")->capture_default_str();
   cmd->add_option("--batch", o->batches, "Decode batch sizes")->delimiter(',')->capture_default_str();

@@ -24,6 +24,7 @@ struct HubEnv {
 };
 
 void add_bench_command(CLI::App& app);
+void add_convert_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_make_lora_command(CLI::App& app);
 void add_make_model_command(CLI::App& app);

@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/model_info.h"
+#include "hf/hf_model.h"
 
 namespace met {
 namespace {
@@ -15,7 +16,7 @@ struct InfoOptions {
 };
 
 Status run_info(const InfoOptions& opt) {
-  MET_ASSIGN_OR_RETURN(GgufFile file, GgufFile::open(opt.model_path));
+  MET_ASSIGN_OR_RETURN(GgufFile file, open_model_file(opt.model_path));
   MET_ASSIGN_OR_RETURN(ModelInfo info, gather_model_info(file, opt.model_path));
   if (opt.json) {
     std::cout << model_info_json(info).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
@@ -38,7 +39,7 @@ void exit_on_error(std::string_view command, const Status& s) {
 void add_info_command(CLI::App& app) {
   auto opt = std::make_shared<InfoOptions>();
   CLI::App* cmd = app.add_subcommand("info", "Describe a GGUF model: architecture, sizes, vocab");
-  cmd->add_option("model", opt->model_path, "GGUF file")->required();
+  cmd->add_option("model", opt->model_path, "GGUF file or Hugging Face model folder")->required();
   cmd->add_flag("--json", opt->json, "Print one JSON object");
   cmd->callback([opt] { exit_on_error("info", run_info(*opt)); });
 }

@@ -224,7 +224,7 @@ Status run(const RunOptions& o) {
 void add_run_command(CLI::App& app) {
   auto o = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand("run", "Continue prompts with a model through the engine");
-  cmd->add_option("model", o->model_path, "GGUF model")->required();
+  cmd->add_option("model", o->model_path, "GGUF model or Hugging Face model folder")->required();
   cmd->add_option("-p,--prompt", o->prompt, "Prompt text (BOS added as the model says); its text to stdout");
   cmd->add_option("--prompts-file", o->prompts_file,
                   "One JSON string per line, all submitted at once; one JSON result per line to stdout");

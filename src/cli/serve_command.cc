@@ -162,7 +162,10 @@ Result<ServerOptions> server_options(const ServeOptions& o) {
   so.port = static_cast<uint16_t>(o.port);
   so.max_concurrent = o.max_concurrent;
   so.max_body_bytes = static_cast<size_t>(o.max_body_bytes);
-  so.model_name = o.alias.empty() ? std::filesystem::path(o.model_path).stem().string() : o.alias;
+  // "models/llama/" (a Hugging Face folder) is named "llama", as "models/llama.gguf" is.
+  const std::filesystem::path model_path = std::filesystem::path(o.model_path).lexically_normal();
+  const std::filesystem::path named = model_path.has_filename() ? model_path : model_path.parent_path();
+  so.model_name = o.alias.empty() ? named.stem().string() : o.alias;
   so.system_fingerprint = system_fingerprint(o);
   so.request_timeout = seconds_or_none(o.request_timeout_s);
   so.drain_timeout = seconds_or_none(o.drain_timeout_s).value_or(Duration::zero());
@@ -229,7 +232,8 @@ void add_serve_command(CLI::App& app, const HubEnv& env) {
   auto o = std::make_shared<ServeOptions>();
   o->cache_dir = env.cache_dir;
   CLI::App* cmd = app.add_subcommand("serve", "Serve the OpenAI HTTP API (completions, chat completions)");
-  cmd->add_option("model", o->model_path, "GGUF model (default: a random-weight model kept in --cache-dir)");
+  cmd->add_option("model", o->model_path,
+                  "GGUF model or Hugging Face model folder (default: a random-weight model kept in --cache-dir)");
   cmd->add_option("--cache-dir", o->cache_dir, "Where downloaded models and the default one are kept (env MET_CACHE)")
       ->capture_default_str();
   add_hub_flags(*cmd, o->hub, env, /*with_hf=*/true);

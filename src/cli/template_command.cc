@@ -15,6 +15,7 @@
 #include "chat/chat_template.h"
 #include "cli/commands.h"
 #include "gguf/gguf_file.h"
+#include "hf/hf_model.h"
 
 namespace met {
 namespace {
@@ -56,7 +57,7 @@ std::optional<std::string> special_token(const GgufMetadata& meta, std::string_v
 }
 
 Result<std::string> template_from_model(const std::string& path, nlohmann::ordered_json& context) {
-  MET_ASSIGN_OR_RETURN(GgufFile file, GgufFile::open(path));
+  MET_ASSIGN_OR_RETURN(GgufFile file, open_model_file(path));
   const GgufMetadata& meta = file.metadata();
   MET_ASSIGN_OR_RETURN(std::string source, meta.get_string("tokenizer.chat_template"));
   static constexpr std::pair<const char*, const char*> kSpecial[] = {

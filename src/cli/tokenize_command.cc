@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "gguf/gguf_file.h"
+#include "hf/hf_model.h"
 #include "tokenizer/tokenizer.h"
 
 namespace met {
@@ -68,7 +69,7 @@ void print_ids(const std::vector<TokenId>& ids, bool json) {
 Status run_tokenize(const TokenizeOptions& opt) {
   const int sources = opt.text.has_value() + opt.text_file.has_value() + opt.ids.has_value();
   if (sources != 1) return invalid_argument("give exactly one of --text, --text-file or --ids");
-  MET_ASSIGN_OR_RETURN(GgufFile file, GgufFile::open(opt.model_path));
+  MET_ASSIGN_OR_RETURN(GgufFile file, open_model_file(opt.model_path));
   Result<Tokenizer> tokenizer = Tokenizer::from_gguf(file.metadata());
   if (!tokenizer.ok()) return tokenizer.status().with_prefix(opt.model_path);
   if (opt.ids) {
@@ -96,7 +97,8 @@ void add_tokenize_command(CLI::App& app) {
       "Text to token ids with a model's tokenizer, or ids back to text.\n"
       "Prints ids as one line of space-separated integers (--json: one JSON array);\n"
       "with --ids prints the decoded text exactly, without an added newline.");
-  cmd->add_option("model", opt->model_path, "GGUF file (a vocab-only file is enough)")->required();
+  cmd->add_option("model", opt->model_path, "GGUF file (a vocab-only file is enough) or Hugging Face model folder")
+      ->required();
   cmd->add_option("--text", opt->text, "Text to tokenize");
   cmd->add_option("--text-file", opt->text_file, "File whose bytes are the text to tokenize");
   cmd->add_option("--ids", opt->ids, "Space-separated token ids to decode");

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "backend/cpu/kv_cache.h"
+#include "hf/model_loader.h"
 #include "kv/kv_block.h"
 #include "kv/spill_store.h"
 #include "model/cpu_device.h"
@@ -128,7 +129,7 @@ int64_t CpuEngine::device_busy_ns() const { return device_->busy_ns(); }
 
 Result<std::unique_ptr<CpuEngine>> CpuEngine::open(const std::string& model_path, const CpuEngineConfig& config,
                                                    const Progress& progress) {
-  MET_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::load(model_path, progress));
+  MET_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, load_model(model_path, progress));
   MET_ASSIGN_OR_RETURN(std::unique_ptr<CpuEngine> e, create(*model, config));
   e->owned_model_ = std::move(model);
   return e;
@@ -202,7 +203,7 @@ Status CpuEngine::open_adapters(const CpuEngineConfig& config) {
 
 Status CpuEngine::open_draft(const CpuEngineConfig& config) {
   const std::string& path = config.draft_model_path;
-  Result<std::unique_ptr<Model>> model = Model::load(path);
+  Result<std::unique_ptr<Model>> model = load_model(path);
   if (!model.ok()) return model.status().with_prefix(fmt::format("draft model {}", path));
   draft_model_ = std::move(*model);
   const ModelHParams& hp = draft_model_->hparams();

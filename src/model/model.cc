@@ -91,18 +91,20 @@ ArchTraits arch_traits(Arch arch) {
 
 Result<std::unique_ptr<Model>> Model::load(const std::string& path, const LoadProgress& progress) {
   MET_ASSIGN_OR_RETURN(GgufFile file, GgufFile::open(path));
-  std::unique_ptr<Model> m(new Model(std::move(file)));
-  m->file_is_mapped_ = true;
-  m->progress_ = progress;
-  Status s = m->bind();
-  m->progress_ = nullptr;
-  if (!s.ok()) return s.with_prefix(path);
+  Result<std::unique_ptr<Model>> m = from_file(std::move(file), progress);
+  if (!m.ok()) return m.status().with_prefix(path);
   return m;
 }
 
-Result<std::unique_ptr<Model>> Model::from_file(GgufFile file) {
+Result<std::unique_ptr<Model>> Model::from_file(GgufFile file, const LoadProgress& progress) {
   std::unique_ptr<Model> m(new Model(std::move(file)));
-  MET_RETURN_IF_ERROR(m->bind());
+  // Only pages of a read-only file mapping may be dropped; an assembled or
+  // parsed file's bytes may be owned memory.
+  m->file_is_mapped_ = m->file_.is_mapped_file();
+  m->progress_ = progress;
+  Status s = m->bind();
+  m->progress_ = nullptr;
+  MET_RETURN_IF_ERROR(s);
   return m;
 }
 

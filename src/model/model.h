@@ -212,8 +212,9 @@ class Model {
   // where a kernel wants them so, repacked (the slow part of a load).
   using LoadProgress = std::function<void(size_t done, size_t total)>;
   static Result<std::unique_ptr<Model>> load(const std::string& path, const LoadProgress& progress = nullptr);
-  // Binds a file already opened (tests build models in memory).
-  static Result<std::unique_ptr<Model>> from_file(GgufFile file);
+  // Binds a file already opened (tests build models in memory; a Hugging Face
+  // folder is assembled in memory by hf/hf_model.h).
+  static Result<std::unique_ptr<Model>> from_file(GgufFile file, const LoadProgress& progress = nullptr);
 
   Arch arch() const { return arch_; }
   const ArchTraits& traits() const { return traits_; }

@@ -112,11 +112,19 @@ Result<QuantizeSummary> quantize_model(const std::string& in_path, const std::st
                                        const QuantRecipe& recipe, int num_threads, const ProgressFn& progress) {
   if (!can_write(recipe)) return invalid_argument("cannot quantize to {}", recipe.name);
   MET_ASSIGN_OR_RETURN(GgufFile in, GgufFile::open(in_path));
+  return quantize_model(in, out_path, &recipe, num_threads, progress);
+}
+
+Result<QuantizeSummary> quantize_model(const GgufFile& in, const std::string& out_path, const QuantRecipe* recipe,
+                                       int num_threads, const ProgressFn& progress) {
+  if (recipe != nullptr && !can_write(*recipe)) return invalid_argument("cannot quantize to {}", recipe->name);
   const RecipeModel model = recipe_model_of(in);
   GgufWriter writer(in.alignment());
   for (const auto& [key, value] : in.metadata().entries()) writer.set(key, value);
-  writer.set("general.file_type", recipe.file_type);
-  writer.set("general.quantization_version", uint32_t{2});
+  if (recipe != nullptr) {
+    writer.set("general.file_type", recipe->file_type);
+    writer.set("general.quantization_version", uint32_t{2});
+  }
 
   QuantizeSummary summary;
   summary.in_bytes = in.file_size();
@@ -124,7 +132,8 @@ Result<QuantizeSummary> quantize_model(const std::string& in_path, const std::st
   for (size_t i = 0; i < total; ++i) {
     const GgufTensorInfo& t = in.tensors()[i];
     const std::span<const uint8_t> src = in.tensor_data(t);
-    const std::optional<GgmlType> to = target_type(t, recipe, model, summary.fallbacks);
+    const std::optional<GgmlType> to =
+        recipe != nullptr ? target_type(t, *recipe, model, summary.fallbacks) : std::nullopt;
     GgufWriter::Fill fill;
     if (to && *to != t.type) {
       fill = requantize_fill(src, t, *to, std::max(1, num_threads));

@@ -15,6 +15,7 @@
 
 #include "core/status.h"
 #include "gguf/ggml_type.h"
+#include "gguf/gguf_file.h"
 #include "model/quant_recipe.h"
 #include "model/random_model.h"
 
@@ -31,6 +32,10 @@ struct QuantizeSummary {
 Result<QuantizeSummary> quantize_model(const std::string& in_path, const std::string& out_path,
                                        const QuantRecipe& recipe, int num_threads,
                                        const ProgressFn& progress = {});
+// The same over a file already open (an assembled Hugging Face folder:
+// `met convert`); a null recipe copies every tensor as it is.
+Result<QuantizeSummary> quantize_model(const GgufFile& in, const std::string& out_path, const QuantRecipe* recipe,
+                                       int num_threads, const ProgressFn& progress = {});
 // The plain recipe of `type`.
 Result<QuantizeSummary> quantize_model(const std::string& in_path, const std::string& out_path,
                                        GgmlType type, int num_threads,

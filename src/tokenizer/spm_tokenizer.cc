@@ -20,7 +20,7 @@ struct Symbol {
 };
 
 struct Bigram {
-  float score;
+  double score;  // the token's score, or minus the merge's rank
   int left;
   int right;
   size_t len;
@@ -64,10 +64,16 @@ std::optional<TokenId> mergeable(const Vocab& vocab, std::string_view text) {
   return std::nullopt;
 }
 
+uint64_t pair_key(TokenId left, TokenId right) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
+}
+
 // One encode call's working state.
 class SpmSession {
  public:
-  SpmSession(std::string_view text, const Vocab& vocab) : text_(text), vocab_(vocab) {}
+  // `ranks` empty: merges by score.
+  SpmSession(std::string_view text, const Vocab& vocab, const SpmTokenizer::MergeRanks& ranks)
+      : text_(text), vocab_(vocab), ranks_(ranks) {}
 
   // Runs the merges; returns the final symbols' texts in order.
   std::vector<std::string_view> run() {
@@ -113,6 +119,15 @@ class SpmSession {
     const std::string_view merged = text_.substr(l.begin, l.len + r.len);
     const std::optional<TokenId> id = mergeable(vocab_, merged);
     if (!id) return;
+    if (!ranks_.empty()) {
+      const std::optional<TokenId> l_id = vocab_.find(text_.substr(l.begin, l.len));
+      const std::optional<TokenId> r_id = vocab_.find(text_.substr(r.begin, r.len));
+      if (!l_id || !r_id) return;
+      const auto rank = ranks_.find(pair_key(*l_id, *r_id));
+      if (rank == ranks_.end()) return;
+      queue_.push({-static_cast<double>(rank->second), left, right, merged.size()});
+      return;
+    }
     queue_.push({vocab_.token(*id).score, left, right, merged.size()});
     if (vocab_.token(*id).kind == TokenKind::kUnused) {
       rev_merge_[merged] = {text_.substr(l.begin, l.len), text_.substr(r.begin, r.len)};
@@ -121,6 +136,7 @@ class SpmSession {
 
   std::string_view text_;
   const Vocab& vocab_;
+  const SpmTokenizer::MergeRanks& ranks_;
   std::vector<Symbol> symbols_;
   std::priority_queue<Bigram, std::vector<Bigram>, BigramOrder> queue_;
   std::unordered_map<std::string_view, std::pair<std::string_view, std::string_view>> rev_merge_;
@@ -130,9 +146,16 @@ class SpmSession {
 
 SpmTokenizer::SpmTokenizer(const Vocab& vocab) : vocab_(&vocab) {
   for (int b = 0; b < 256; ++b) byte_tokens_[b] = vocab.find(fmt::format("<0x{:02X}>", b));
+  const auto& merges = vocab.merges();
+  for (size_t rank = 0; rank < merges.size(); ++rank) {
+    const std::optional<TokenId> left = vocab.find(merges[rank].first);
+    const std::optional<TokenId> right = vocab.find(merges[rank].second);
+    if (!left || !right || !vocab.find(merges[rank].first + merges[rank].second)) continue;
+    merge_ranks_.emplace(pair_key(*left, *right), static_cast<int32_t>(rank));  // the first rank of a pair wins
+  }
 }
 
-void SpmTokenizer::emit_symbol(std::string_view text, std::vector<TokenId>& out) const {
+void SpmTokenizer::emit_symbol(std::string_view text, size_t fragment_begin, std::vector<TokenId>& out) const {
   const std::optional<TokenId> id = vocab_->find(text);
   if (id) {
     out.push_back(*id);
@@ -142,15 +165,18 @@ void SpmTokenizer::emit_symbol(std::string_view text, std::vector<TokenId>& out)
   for (char c : text) all_bytes = all_bytes && byte_tokens_[static_cast<uint8_t>(c)].has_value();
   if (all_bytes) {
     for (char c : text) out.push_back(*byte_tokens_[static_cast<uint8_t>(c)]);
-  } else if (vocab_->special().unk) {
-    out.push_back(*vocab_->special().unk);
+  } else if (const std::optional<TokenId> unk = vocab_->special().unk) {
+    // A merging-by-rank vocab fuses a run of unknowns, as its BPE does.
+    if (!merge_ranks_.empty() && out.size() > fragment_begin && out.back() == *unk) return;
+    out.push_back(*unk);
   }
 }
 
 void SpmTokenizer::encode(std::string_view raw, bool add_space_prefix,
                           std::vector<TokenId>& out) const {
+  const size_t fragment_begin = out.size();
   const std::string text = escape_spaces(raw, add_space_prefix);
-  SpmSession session(text, *vocab_);
+  SpmSession session(text, *vocab_, merge_ranks_);
   const std::vector<std::string_view> symbols = session.run();
   // Resegments UNUSED results into their halves, depth first.
   std::vector<std::string_view> stack;
@@ -166,7 +192,7 @@ void SpmTokenizer::encode(std::string_view raw, bool add_space_prefix,
         stack.push_back(it->second.first);
         continue;
       }
-      emit_symbol(s, out);
+      emit_symbol(s, fragment_begin, out);
     }
   }
 }

@@ -39,7 +39,10 @@ class VocabLoader {
     MET_RETURN_IF_ERROR(read_model());
     MET_RETURN_IF_ERROR(read_tokens());
     MET_RETURN_IF_ERROR(read_token_details());
-    if (v_.model_ == VocabModel::kBpe) MET_RETURN_IF_ERROR(read_merges());
+    // A SentencePiece-style vocab may carry merges (a converted tokenizer.json BPE).
+    if (v_.model_ == VocabModel::kBpe || (v_.model_ == VocabModel::kSpm && md_.contains("tokenizer.ggml.merges"))) {
+      MET_RETURN_IF_ERROR(read_merges());
+    }
     MET_RETURN_IF_ERROR(read_special_ids());
     MET_RETURN_IF_ERROR(read_flags());
     collect_eog_ids();

@@ -88,7 +88,9 @@ class Vocab {
   bool strip_accents() const { return strip_accents_; }
 
   // BPE merges in rank order ("left right" split at the first space after
-  // the first byte, as llama.cpp does). Empty for other models.
+  // the first byte, as llama.cpp does). A SentencePiece-style vocab has them
+  // when converted from a Hugging Face BPE tokenizer.json, and then merges by
+  // their rank (spm_tokenizer.h). Empty for other models.
   const std::vector<std::pair<std::string, std::string>>& merges() const { return merges_; }
 
  private:

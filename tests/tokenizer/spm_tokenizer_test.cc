@@ -57,6 +57,32 @@ TEST(SpmTokenizer, ControlTokenTextIsNeverFormedByMerges) {
   EXPECT_EQ(spm_pieces(testing::tiny_vocab(v), "<s>"), (Texts{"<s", ">"}));
 }
 
+// A vocab with merges (a converted tokenizer.json BPE) merges by their rank.
+TEST(SpmTokenizer, WithMergesTheLowestRankedListedPairMergesFirstWhateverTheScores) {
+  testing::TinyVocab v = testing::tiny_spm({"ab", "bc", "a", "b", "c"});  // scores favour "ab"
+  v.merges = {"b c", "a b"};
+  EXPECT_EQ(spm_pieces(testing::tiny_vocab(v), "abc"), (Texts{"a", "bc"}));
+}
+
+TEST(SpmTokenizer, WithMergesOnlyListedPairsMerge) {
+  testing::TinyVocab v = testing::tiny_spm({"abc", "ab", "a", "b", "c"});  // "abc" is a token ...
+  v.merges = {"a b"};                                                       // ... but no merge forms it
+  EXPECT_EQ(spm_pieces(testing::tiny_vocab(v), "abc"), (Texts{"ab", "c"}));
+  v.merges = {"a b", "ab c"};
+  EXPECT_EQ(spm_pieces(testing::tiny_vocab(v), "abc"), (Texts{"abc"}));
+}
+
+TEST(SpmTokenizer, WithMergesARunOfUnknownCharactersIsOneUnk) {
+  testing::TinyVocab v;
+  v.tokens = {"<unk>", "<s>", "</s>", "a", "b", "ab"};
+  v.types = {2, 3, 3, 1, 1, 1};
+  v.scores = {0, 0, 0, 0, 0, -1};
+  v.merges = {"a b"};
+  EXPECT_EQ(spm_pieces(testing::tiny_vocab(v), "a\xC3\xA9\xC3\xB6" "ab\xC3\xA9"), (Texts{"a", "<unk>", "ab", "<unk>"}));
+  v.merges.clear();  // without merges (SentencePiece): one <unk> per character, as before
+  EXPECT_EQ(spm_pieces(testing::tiny_vocab(v), "a\xC3\xA9\xC3\xB6"), (Texts{"a", "<unk>", "<unk>"}));
+}
+
 TEST(SpmTokenizer, EmptyTextGivesNoTokensWithoutAPrefix) {
   EXPECT_TRUE(spm_pieces(testing::tiny_vocab(testing::tiny_spm({"a"})), "").empty());
 }
