@@ -35,14 +35,17 @@ namespace {
 
 constexpr double kPackTolerance = 4e-6;
 constexpr float kPackCanary = -12345.0f;
-constexpr WeightLayout kPackedLayouts[] = {WeightLayout::kQ8_0x16, WeightLayout::kMxfp4x16};
+constexpr WeightLayout kPackedLayouts[] = {WeightLayout::kQ8_0x16, WeightLayout::kMxfp4x16,
+                                           WeightLayout::kIq4NlX16};
 
 GgmlType type_of(WeightLayout layout) {
-  return layout == WeightLayout::kQ8_0x16 ? GgmlType::kQ8_0 : GgmlType::kMXFP4;
+  if (layout == WeightLayout::kQ8_0x16) return GgmlType::kQ8_0;
+  return layout == WeightLayout::kMxfp4x16 ? GgmlType::kMXFP4 : GgmlType::kIQ4_NL;
 }
 
 std::string layout_name(WeightLayout layout) {
-  return layout == WeightLayout::kQ8_0x16 ? "q8_0x16" : "mxfp4x16";
+  if (layout == WeightLayout::kQ8_0x16) return "q8_0x16";
+  return layout == WeightLayout::kMxfp4x16 ? "mxfp4x16" : "iq4_nlx16";
 }
 
 struct RowMajor {
@@ -62,6 +65,13 @@ void add_extremes(RowMajor& out) {
     return;
   }
   const int64_t num_blocks = out.w.cols / kQk;
+  if (out.w.type == GgmlType::kIQ4_NL) {  // every code in both nibbles; fp16 d of both signs, subnormal and 0
+    auto row = [&](int64_t n) { return reinterpret_cast<BlockIq4Nl*>(out.bytes.data() + n * out.w.row_bytes); };
+    for (int j = 0; j < kQk / 2; ++j) row(0)[0].qs[j] = static_cast<uint8_t>(j | (15 - j) << 4);
+    const uint16_t scales[] = {0x0001, 0x8400, 0x0000, 0x3C00};
+    for (int64_t b = 0; b < num_blocks && out.w.rows > 1; ++b) row(1)[b].d = scales[b % 4];
+    return;
+  }
   auto row = [&](int64_t n) { return reinterpret_cast<BlockMxfp4*>(out.bytes.data() + n * out.w.row_bytes); };
   for (int j = 0; j < kQk / 2; ++j) row(0)[0].qs[j] = static_cast<uint8_t>(j | (15 - j) << 4);
   for (int64_t b = 0; b < num_blocks && out.w.rows > 1; ++b) row(1)[b].e = static_cast<uint8_t>(b % 2);
@@ -154,9 +164,21 @@ TEST(PackedWeights, Mxfp4x16TakesWholeGroupsOfCacheLines) {
   EXPECT_EQ(layout_groups(WeightLayout::kMxfp4x16, 17), 2);
 }
 
+TEST(PackedWeights, Iq4NlX16TakesWholeGroupsOfCacheLines) {
+  EXPECT_EQ(iq4_nlx16_group_bytes(128), 1152u);                // one unit of four blocks: 18 lines
+  EXPECT_EQ(iq4_nlx16_group_bytes(32), 256u + 128u);           // a last unit of one block
+  EXPECT_EQ(iq4_nlx16_group_bytes(224), 1152u + 3 * 256 + 128);
+  EXPECT_EQ(iq4_nlx16_group_bytes(160) % 64, 0u);
+  // Whole groups and units hold the GGUF bytes exactly: 18 bytes a block-row.
+  EXPECT_EQ(layout_bytes(WeightLayout::kIq4NlX16, GgmlType::kIQ4_NL, 32, 4096),
+            layout_bytes(WeightLayout::kRows, GgmlType::kIQ4_NL, 32, 4096));
+  EXPECT_EQ(layout_groups(WeightLayout::kIq4NlX16, 17), 2);
+}
+
 TEST(PackedWeights, PreferredLayoutHasASelectedKernel) {
   for (const GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0,
-                              GgmlType::kQ4_0, GgmlType::kMXFP4, GgmlType::kQ4_K, GgmlType::kQ6_K}) {
+                              GgmlType::kQ4_0, GgmlType::kMXFP4, GgmlType::kQ4_K, GgmlType::kQ6_K,
+                              GgmlType::kIQ4_NL}) {
     const WeightLayout layout = preferred_layout(type);
     if (layout != WeightLayout::kRows) {
       EXPECT_NE(selected_matmul_kernels(type).matmul_packed, nullptr) << ggml_type_name(type);

@@ -105,7 +105,7 @@ constexpr Entry kAvx512[] = {
     {GgmlType::kMXFP4, {prepare_q8_0_fast, avx512::matmul_mxfp4, avx512::matmul_mxfp4x16}},
     {GgmlType::kQ4_K, {avx512::prepare_q8_k, avx512::matmul_q4_k}},
     {GgmlType::kQ5_K, {avx512::prepare_q8_k, avx512::matmul_q5_k}},
-    {GgmlType::kIQ4_NL, {prepare_q8_0_fast, avx512::matmul_iq4_nl}},
+    {GgmlType::kIQ4_NL, {prepare_q8_0_fast, avx512::matmul_iq4_nl, avx512::matmul_iq4_nlx16}},
     {GgmlType::kQ5_0, {prepare_q8_0_fast, avx512::matmul_q5_0}},
     {GgmlType::kQ4_1, {prepare_q8_0_fast, avx512::matmul_q4_1}},
     {GgmlType::kQ5_1, {prepare_q8_0_fast, avx512::matmul_q5_1}},

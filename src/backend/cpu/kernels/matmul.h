@@ -29,6 +29,7 @@ enum class WeightLayout : uint8_t {
   kRows,      // GGUF order: row n at data + n * row_bytes
   kQ8_0x16,   // Q8_0 packed 16 rows at a time (packed_weights.h)
   kMxfp4x16,  // MXFP4 packed 16 rows at a time (packed_weights.h)
+  kIq4NlX16,  // IQ4_NL packed 16 rows at a time (packed_weights.h)
 };
 
 struct WeightMatrix {

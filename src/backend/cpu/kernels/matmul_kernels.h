@@ -124,10 +124,11 @@ void matmul_iq4_nl(const MatmulTask& task);
 void matmul_q5_0(const MatmulTask& task);
 void matmul_q4_1(const MatmulTask& task);
 void matmul_q5_1(const MatmulTask& task);
-// matmul_x16_avx512.cc: weights in WeightLayout::kQ8_0x16, kMxfp4x16
+// matmul_x16_avx512.cc: weights in WeightLayout::kQ8_0x16, kMxfp4x16, kIq4NlX16
 // (task.weights is the packed matrix; weight_row_bytes its group stride)
 void matmul_q8_0x16(const MatmulTask& task);
 void matmul_mxfp4x16(const MatmulTask& task);
+void matmul_iq4_nlx16(const MatmulTask& task);
 // matmul_kquant_avx512.cc
 void matmul_q4_k(const MatmulTask& task);
 void matmul_q5_k(const MatmulTask& task);

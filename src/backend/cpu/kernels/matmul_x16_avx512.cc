@@ -1,5 +1,5 @@
 // AVX-512 VNNI matmul for the 16-row packed layouts (packed_weights.h),
-// WeightLayout::kQ8_0x16 and kMxfp4x16, against ActQ8_0 activations
+// WeightLayout::kQ8_0x16, kMxfp4x16 and kIq4NlX16, against ActQ8_0 activations
 // (matmul_kernels.h): one tile driver, templated on the block decoder.
 // A decoder turns one block of a 16-row group into the operand vpdpbusd
 // takes: 8 registers, register j holding 16 rows' 4 unsigned bytes of quad j
@@ -25,6 +25,8 @@
 //     a batch, 8 rows 10%); one float accumulator per row. The first row tile
 //     of a group prefetches two units ahead, which took m = 1 from about 70%
 //     to about 90% of Q8_0x16's DRAM bytes a second.
+//   Iq4NlX16: as Mxfp4x16, through kIq4Values + 128, the 16 fp16 scales
+//     widened with one vcvtph2ps.
 // The group's weights are decoded once per row tile, so at m <= the tile
 // height every weight byte is read from memory once for all rows (a MoE
 // expert's few rows at batch 16). Outputs outside [n_begin, n_end) are masked
@@ -97,6 +99,34 @@ struct Mxfp4x16Decoder {
       w[j + 4] = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(v, 4), low_mask));
     }
     return mxfp4_scales(unit + static_cast<size_t>(unit_blocks) * kBlockBytes + kGroupRows * static_cast<size_t>(k));
+  }
+};
+
+// Iq4NlX16: Mxfp4x16's units with 128 bytes of fp16 scales (16 rows x the
+// unit's blocks); the codes go through one vpshufb of kIq4Values + 128.
+struct Iq4NlX16Decoder {
+  static constexpr int kUnitBlocks = 4;
+  static constexpr size_t kBlockBytes = kGroupRows * kQk / 2;  // 256
+  static constexpr size_t kUnitBytes = kUnitBlocks * kBlockBytes + 128;
+  static constexpr int kMaxRows = 16;
+  static constexpr int kChains = 1;
+  static constexpr size_t kPrefetchUnits = 2;
+  static __m512 decode(const uint8_t* unit, int64_t k, int64_t unit_blocks, __m512i (&w)[8]) {
+    // kIq4Values + 128 (block_types.h), in every 128-bit lane.
+    const __m512i table = _mm512_broadcast_i32x4(_mm_setr_epi8(
+        1, 24, 45, 63, 79, 93, 106, 118, static_cast<char>(129), static_cast<char>(141), static_cast<char>(153),
+        static_cast<char>(166), static_cast<char>(181), static_cast<char>(197), static_cast<char>(217),
+        static_cast<char>(241)));
+    const __m512i low_mask = _mm512_set1_epi8(0x0F);
+    const uint8_t* nibbles = unit + static_cast<size_t>(k) * kBlockBytes;
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      const __m512i v = _mm512_load_si512(nibbles + 64 * j);
+      w[j] = _mm512_shuffle_epi8(table, _mm512_and_si512(v, low_mask));
+      w[j + 4] = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(v, 4), low_mask));
+    }
+    const uint8_t* scales = unit + static_cast<size_t>(unit_blocks) * kBlockBytes + 32 * static_cast<size_t>(k);
+    return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(scales)));
   }
 };
 
@@ -224,5 +254,7 @@ void run_groups(const MatmulTask& t) {
 void matmul_q8_0x16(const MatmulTask& t) { run_groups<Q8_0x16Decoder>(t); }
 
 void matmul_mxfp4x16(const MatmulTask& t) { run_groups<Mxfp4x16Decoder>(t); }
+
+void matmul_iq4_nlx16(const MatmulTask& t) { run_groups<Iq4NlX16Decoder>(t); }
 
 }  // namespace met::cpu::avx512

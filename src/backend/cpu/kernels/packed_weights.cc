@@ -64,54 +64,77 @@ void unpack_q8_0x16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
   }
 }
 
-constexpr int64_t kMxfp4UnitBlocks = 4;
-constexpr size_t kMxfp4BlockNibbleBytes = kMxfp4x16Rows * kQk / 2;  // 256
-constexpr size_t kMxfp4ExponentBytes = 64;                          // one line: 16 rows x 4 blocks
-constexpr size_t kMxfp4UnitBytes = kMxfp4UnitBlocks * kMxfp4BlockNibbleBytes + kMxfp4ExponentBytes;
+// The 4-bit layouts packed 16 rows at a time (Mxfp4x16, Iq4NlX16): blocks
+// in units of four, each unit the blocks' nibbles, then 16 scales per
+// block of `scale_bytes` each (MXFP4's E8M0 byte, IQ4_NL's fp16 d).
+constexpr int64_t kNibbleUnitBlocks = 4;
+constexpr size_t kNibbleBlockBytes = kMxfp4x16Rows * kQk / 2;  // 256
+static_assert(kMxfp4x16Rows == kIq4NlX16Rows);
 
-// Where block b's nibbles start in a Mxfp4x16 group, and where its 16
-// exponents are.
-size_t mxfp4_nibbles_offset(int64_t b) {
-  return static_cast<size_t>(b / kMxfp4UnitBlocks) * kMxfp4UnitBytes +
-         static_cast<size_t>(b % kMxfp4UnitBlocks) * kMxfp4BlockNibbleBytes;
-}
-size_t mxfp4_exponents_offset(int64_t b, int64_t num_blocks) {
-  const int64_t unit_begin = b / kMxfp4UnitBlocks * kMxfp4UnitBlocks;
-  const int64_t unit_blocks = std::min(kMxfp4UnitBlocks, num_blocks - unit_begin);
-  return static_cast<size_t>(b / kMxfp4UnitBlocks) * kMxfp4UnitBytes +
-         static_cast<size_t>(unit_blocks) * kMxfp4BlockNibbleBytes +
-         static_cast<size_t>(b % kMxfp4UnitBlocks) * kMxfp4x16Rows;
+size_t scale_bytes_of(GgmlType type) { return type == GgmlType::kMXFP4 ? 1 : 2; }
+size_t nibble_scales_bytes(size_t scale_bytes) { return 64 * scale_bytes; }  // 16 rows x 4 blocks
+size_t nibble_unit_bytes(size_t scale_bytes) {
+  return kNibbleUnitBlocks * kNibbleBlockBytes + nibble_scales_bytes(scale_bytes);
 }
 
-// Packs group g of row-major MXFP4 `w` into `group` (zeroed beforehand:
-// padding rows stay zero).
-void pack_mxfp4x16_group(const WeightMatrix& w, int64_t g, uint8_t* group) {
+// Where block b's nibbles start in a group, and where its 16 scales are.
+size_t nibbles_offset(int64_t b, size_t scale_bytes) {
+  return static_cast<size_t>(b / kNibbleUnitBlocks) * nibble_unit_bytes(scale_bytes) +
+         static_cast<size_t>(b % kNibbleUnitBlocks) * kNibbleBlockBytes;
+}
+size_t nibble_scales_offset(int64_t b, int64_t num_blocks, size_t scale_bytes) {
+  const int64_t unit_begin = b / kNibbleUnitBlocks * kNibbleUnitBlocks;
+  const int64_t unit_blocks = std::min(kNibbleUnitBlocks, num_blocks - unit_begin);
+  return static_cast<size_t>(b / kNibbleUnitBlocks) * nibble_unit_bytes(scale_bytes) +
+         static_cast<size_t>(unit_blocks) * kNibbleBlockBytes +
+         static_cast<size_t>(b % kNibbleUnitBlocks) * kMxfp4x16Rows * scale_bytes;
+}
+
+size_t nibble_x16_group_bytes(int64_t cols, size_t scale_bytes) {
+  const int64_t num_blocks = cols / kQk;
+  const int64_t tail_blocks = num_blocks % kNibbleUnitBlocks;
+  const size_t tail = tail_blocks == 0 ? 0
+                                       : static_cast<size_t>(tail_blocks) * kNibbleBlockBytes +
+                                             nibble_scales_bytes(scale_bytes);
+  return static_cast<size_t>(num_blocks / kNibbleUnitBlocks) * nibble_unit_bytes(scale_bytes) + tail;
+}
+
+// A 4-bit block as bytes: its scale (scale_bytes, first in GGUF) then its 16
+// bytes of nibbles (BlockMxfp4, BlockIq4Nl).
+constexpr size_t kNibbleQsBytes = kQk / 2;
+
+// Packs group g of row-major MXFP4 or IQ4_NL `w` into `group` (zeroed
+// beforehand: padding rows stay zero).
+void pack_nibble_x16_group(const WeightMatrix& w, int64_t g, uint8_t* group) {
   const int64_t num_blocks = w.cols / kQk;
+  const size_t sb = scale_bytes_of(w.type), block_bytes = sb + kNibbleQsBytes;
   for (int r = 0; r < kMxfp4x16Rows; ++r) {
     const int64_t n = g * kMxfp4x16Rows + r;
     if (n >= w.rows) break;
-    const auto* blocks = reinterpret_cast<const BlockMxfp4*>(w.data + static_cast<size_t>(n) * w.row_bytes);
+    const uint8_t* row = w.data + static_cast<size_t>(n) * w.row_bytes;
     for (int64_t b = 0; b < num_blocks; ++b) {
-      uint8_t* nibbles = group + mxfp4_nibbles_offset(b) + static_cast<size_t>(r) * kQuadBytes;
+      const uint8_t* block = row + static_cast<size_t>(b) * block_bytes;
+      uint8_t* nibbles = group + nibbles_offset(b, sb) + static_cast<size_t>(r) * kQuadBytes;
       for (int j = 0; j < kQk / 8; ++j) {  // bytes 4j .. 4j+3 of row r's block
-        std::memcpy(nibbles + static_cast<size_t>(j) * 64, blocks[b].qs + 4 * j, kQuadBytes);
+        std::memcpy(nibbles + static_cast<size_t>(j) * 64, block + sb + 4 * j, kQuadBytes);
       }
-      group[mxfp4_exponents_offset(b, num_blocks) + static_cast<size_t>(r)] = blocks[b].e;
+      std::memcpy(group + nibble_scales_offset(b, num_blocks, sb) + static_cast<size_t>(r) * sb, block, sb);
     }
   }
 }
 
-void unpack_mxfp4x16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
+void unpack_nibble_x16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
   const int64_t num_blocks = w.cols / kQk;
-  const uint8_t* group = w.data + static_cast<size_t>(n / kMxfp4x16Rows) * mxfp4x16_group_bytes(w.cols);
+  const size_t sb = scale_bytes_of(w.type), block_bytes = sb + kNibbleQsBytes;
+  const uint8_t* group = w.data + static_cast<size_t>(n / kMxfp4x16Rows) * nibble_x16_group_bytes(w.cols, sb);
   const auto r = static_cast<size_t>(n % kMxfp4x16Rows);
-  auto* blocks = reinterpret_cast<BlockMxfp4*>(out);
   for (int64_t b = 0; b < num_blocks; ++b) {
-    const uint8_t* nibbles = group + mxfp4_nibbles_offset(b) + r * kQuadBytes;
+    uint8_t* block = out + static_cast<size_t>(b) * block_bytes;
+    const uint8_t* nibbles = group + nibbles_offset(b, sb) + r * kQuadBytes;
     for (int j = 0; j < kQk / 8; ++j) {
-      std::memcpy(blocks[b].qs + 4 * j, nibbles + static_cast<size_t>(j) * 64, kQuadBytes);
+      std::memcpy(block + sb + 4 * j, nibbles + static_cast<size_t>(j) * 64, kQuadBytes);
     }
-    blocks[b].e = group[mxfp4_exponents_offset(b, num_blocks) + r];
+    std::memcpy(block, group + nibble_scales_offset(b, num_blocks, sb) + r * sb, sb);
   }
 }
 
@@ -124,6 +147,8 @@ GgmlType packed_type(WeightLayout layout) {
       return GgmlType::kQ8_0;
     case WeightLayout::kMxfp4x16:
       return GgmlType::kMXFP4;
+    case WeightLayout::kIq4NlX16:
+      return GgmlType::kIQ4_NL;
   }
   MET_CHECK(false, "kRows is not a packed layout");
   return GgmlType::kF32;
@@ -131,7 +156,8 @@ GgmlType packed_type(WeightLayout layout) {
 
 // Bytes of one group of a packed layout.
 size_t packed_group_bytes(WeightLayout layout, int64_t cols) {
-  return layout == WeightLayout::kQ8_0x16 ? q8_0x16_group_bytes(cols) : mxfp4x16_group_bytes(cols);
+  if (layout == WeightLayout::kQ8_0x16) return q8_0x16_group_bytes(cols);
+  return layout == WeightLayout::kMxfp4x16 ? mxfp4x16_group_bytes(cols) : iq4_nlx16_group_bytes(cols);
 }
 
 }  // namespace
@@ -141,17 +167,15 @@ size_t q8_0x16_group_bytes(int64_t cols) {
   return static_cast<size_t>(num_blocks / 2) * kPairBytes + (num_blocks % 2) * kSingleBytes;
 }
 
-size_t mxfp4x16_group_bytes(int64_t cols) {
-  const int64_t num_blocks = cols / kQk;
-  const int64_t tail_blocks = num_blocks % kMxfp4UnitBlocks;
-  return static_cast<size_t>(num_blocks / kMxfp4UnitBlocks) * kMxfp4UnitBytes +
-         (tail_blocks == 0 ? 0 : static_cast<size_t>(tail_blocks) * kMxfp4BlockNibbleBytes + kMxfp4ExponentBytes);
-}
+size_t mxfp4x16_group_bytes(int64_t cols) { return nibble_x16_group_bytes(cols, 1); }
+
+size_t iq4_nlx16_group_bytes(int64_t cols) { return nibble_x16_group_bytes(cols, 2); }
 
 WeightLayout preferred_layout(GgmlType type) {
   if (selected_matmul_kernels(type).matmul_packed == nullptr) return WeightLayout::kRows;
   if (type == GgmlType::kQ8_0) return WeightLayout::kQ8_0x16;
   if (type == GgmlType::kMXFP4) return WeightLayout::kMxfp4x16;
+  if (type == GgmlType::kIQ4_NL) return WeightLayout::kIq4NlX16;
   return WeightLayout::kRows;
 }
 
@@ -162,6 +186,7 @@ int64_t layout_groups(WeightLayout layout, int64_t rows) {
     case WeightLayout::kQ8_0x16:
       return (rows + kQ8_0x16Rows - 1) / kQ8_0x16Rows;
     case WeightLayout::kMxfp4x16:
+    case WeightLayout::kIq4NlX16:
       return (rows + kMxfp4x16Rows - 1) / kMxfp4x16Rows;
   }
   return 0;
@@ -173,6 +198,7 @@ size_t layout_group_stride(const WeightMatrix& w) {
       return w.row_bytes;
     case WeightLayout::kQ8_0x16:
     case WeightLayout::kMxfp4x16:
+    case WeightLayout::kIq4NlX16:
       return packed_group_bytes(w.layout, w.cols);
   }
   return 0;
@@ -185,6 +211,7 @@ size_t layout_bytes(WeightLayout layout, GgmlType type, int64_t rows, int64_t co
              static_cast<size_t>(rows);
     case WeightLayout::kQ8_0x16:
     case WeightLayout::kMxfp4x16:
+    case WeightLayout::kIq4NlX16:
       MET_CHECK(type == packed_type(layout), "{} weights do not go in this packed layout", ggml_type_name(type));
       return static_cast<size_t>(layout_groups(layout, rows)) * packed_group_bytes(layout, cols);
   }
@@ -204,7 +231,7 @@ WeightMatrix pack_weights(const WeightMatrix& w, WeightLayout layout, uint8_t* d
     if (layout == WeightLayout::kQ8_0x16) {
       pack_q8_0x16_group(w, g, group);
     } else {
-      pack_mxfp4x16_group(w, g, group);
+      pack_nibble_x16_group(w, g, group);
     }
   }
   WeightMatrix packed = w;
@@ -223,7 +250,8 @@ void unpack_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
       unpack_q8_0x16_row(w, n, out);
       return;
     case WeightLayout::kMxfp4x16:
-      unpack_mxfp4x16_row(w, n, out);
+    case WeightLayout::kIq4NlX16:
+      unpack_nibble_x16_row(w, n, out);
       return;
   }
 }

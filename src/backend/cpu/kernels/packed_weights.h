@@ -28,6 +28,9 @@
 //   (as many as the rows hold once they fill whole groups and units): a
 //   kernel decodes 16 rows' codes with two vpshufb per load, once per tile
 //   of activation rows.
+//   WeightLayout::kIq4NlX16: IQ4_NL as Mxfp4x16, each block's scale its
+//   fp16 d, so a unit's scales take 128 bytes (16 rows x 4 blocks x 2; a
+//   unit is 1152 bytes, 18 lines; a last unit k x 256 + 128).
 // Packing is exact: unpack_row() gives back the GGUF row bit for bit.
 // Threading: pure functions; PackedMatrix is immutable after pack().
 // Tested by tests/backend/packed_weights_test.cc.
@@ -45,11 +48,14 @@ namespace met::cpu {
 
 inline constexpr int64_t kQ8_0x16Rows = 16;
 inline constexpr int64_t kMxfp4x16Rows = 16;
+inline constexpr int64_t kIq4NlX16Rows = 16;
 
 // Bytes of one 16-row group of Q8_0x16 with `cols` inputs (a multiple of 32).
 size_t q8_0x16_group_bytes(int64_t cols);
 // Bytes of one 16-row group of Mxfp4x16 with `cols` inputs (a multiple of 32).
 size_t mxfp4x16_group_bytes(int64_t cols);
+// Bytes of one 16-row group of Iq4NlX16 with `cols` inputs (a multiple of 32).
+size_t iq4_nlx16_group_bytes(int64_t cols);
 
 // The layout matmul runs fastest on for weights of `type` on this CPU:
 // kRows, or a packed layout when the selected kernels have one for it.
