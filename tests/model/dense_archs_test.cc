@@ -201,6 +201,20 @@ TEST(DenseArchModel, Phi3TakesItsLongRopeFactorsWhereItsContextIsPastTheOriginal
   EXPECT_FLOAT_EQ(last_factor(2048), 1.2f);  // short ones to 1.2
 }
 
+TEST(DenseArchModel, AMatrixOfATypeMetCannotRunIsRefusedNamingTensorAndType) {
+  testing::TempDir dir;
+  RandomModelSpec s = *random_model_preset("tiny", Arch::kLlama);
+  s.num_layers = 1, s.embedding_length = 256, s.feed_forward_length = 256, s.vocab_size = 600;
+  ASSERT_TRUE(make_random_model(s, dir.file("llama.gguf")).ok());
+  testing::rewrite_gguf(dir.file("llama.gguf"), dir.file("iq2.gguf"), "", "blk.0.attn_q.weight", {256, 256},
+                        GgmlType::kIQ2_XXS);
+  auto m = Model::load(dir.file("iq2.gguf"));
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(m.status().message().find("blk.0.attn_q.weight"), std::string::npos) << m.status().to_string();
+  EXPECT_NE(m.status().message().find("iq2_xxs"), std::string::npos) << m.status().to_string();
+}
+
 TEST(DenseArchModel, AFileWithoutAPostNormIsRefusedNamingIt) {
   testing::TempDir dir;
   RandomModelSpec s = *random_model_preset("tiny", Arch::kGemma3);

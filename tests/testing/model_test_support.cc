@@ -92,7 +92,7 @@ std::vector<std::vector<float>> logits_at_every_position(Device& dev, std::span<
 }
 
 void rewrite_gguf(const std::string& from, const std::string& to, const std::string& drop,
-                  const std::string& replace, const std::vector<uint64_t>& shape) {
+                  const std::string& replace, const std::vector<uint64_t>& shape, GgmlType replace_type) {
   auto full = GgufFile::open(from);
   ASSERT_TRUE(full.ok());
   GgufWriter w;
@@ -100,8 +100,10 @@ void rewrite_gguf(const std::string& from, const std::string& to, const std::str
   for (const auto& t : full->tensors()) {
     if (t.name == drop) continue;
     if (t.name == replace) {
-      const uint64_t n = std::accumulate(shape.begin(), shape.end(), uint64_t{1}, std::multiplies<>());
-      ASSERT_TRUE(w.add_tensor_bytes(t.name, shape, GgmlType::kF32, std::vector<uint8_t>(n * 4)).ok());
+      const uint64_t rows = std::accumulate(shape.begin() + 1, shape.end(), uint64_t{1}, std::multiplies<>());
+      const auto row_bytes = ggml_row_bytes(replace_type, shape[0]);
+      ASSERT_TRUE(row_bytes.has_value());
+      ASSERT_TRUE(w.add_tensor_bytes(t.name, shape, replace_type, std::vector<uint8_t>(*row_bytes * rows)).ok());
       continue;
     }
     auto bytes = full->tensor_data(t);

@@ -64,9 +64,10 @@ std::vector<std::vector<float>> logits_at_every_position(Device& dev, std::span<
 
 // max |ref - got| / max |ref|.
 // Copies the GGUF `from` to `to`, leaving out tensor `drop` and writing
-// `replace` (if named) as F32 zeros of shape `shape`.
+// `replace` (if named) as zero bytes of `replace_type` and shape `shape`.
 void rewrite_gguf(const std::string& from, const std::string& to, const std::string& drop,
-                  const std::string& replace = "", const std::vector<uint64_t>& shape = {});
+                  const std::string& replace = "", const std::vector<uint64_t>& shape = {},
+                  GgmlType replace_type = GgmlType::kF32);
 
 // A recurrent model's logits for a 45-token prompt whose first 37 tokens are
 // prefilled in one chunk, in chunks of 8 and of 5, and one token per step:
