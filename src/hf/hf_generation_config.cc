@@ -9,8 +9,8 @@
 namespace met {
 
 Status add_hf_generation_metadata(std::string_view generation_config_json, GgufMetadata& md) {
-  using Json = nlohmann::json;
-  const Json j = Json::parse(generation_config_json.begin(), generation_config_json.end(), nullptr, false);
+  const nlohmann::json j =
+      nlohmann::json::parse(generation_config_json.begin(), generation_config_json.end(), nullptr, false);
   if (j.is_discarded() || !j.is_object()) return data_loss("generation_config.json is not a JSON object");
   static constexpr std::array<std::pair<const char*, const char*>, 5> kKeys = {{
       {"temperature", "general.sampling.temp"},
