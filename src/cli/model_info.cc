@@ -2,6 +2,7 @@
 #include "cli/model_info.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -156,6 +157,8 @@ Result<ModelInfo> gather_model_info(const GgufFile& file, const std::string& pat
   ModelInfo info;
   const GgufMetadata& md = file.metadata();
   info.path = path;
+  std::error_code ec;
+  info.hf_folder = std::filesystem::is_directory(path, ec);
   info.gguf_version = file.version();
   info.file_bytes = file.file_size();
   info.alignment = file.alignment();
@@ -199,8 +202,12 @@ std::string render_model_info_text(const ModelInfo& info) {
   auto line = [&out](std::string_view label, const std::string& value) {
     out += fmt::format("{:<15}{}\n", label, value);
   };
-  line("file", fmt::format("{} ({}, GGUF v{}, alignment {})", info.path, human_bytes(info.file_bytes),
-                           info.gguf_version, info.alignment));
+  if (info.hf_folder) {
+    line("file", fmt::format("{} (Hugging Face folder, {} as GGUF)", info.path, human_bytes(info.file_bytes)));
+  } else {
+    line("file", fmt::format("{} ({}, GGUF v{}, alignment {})", info.path, human_bytes(info.file_bytes),
+                             info.gguf_version, info.alignment));
+  }
   line("architecture", info.architecture.empty() ? "(none)" : info.architecture);
   if (!info.name.empty()) line("name", info.name);
   if (info.file_type) {
@@ -276,6 +283,7 @@ std::string render_model_info_text(const ModelInfo& info) {
 nlohmann::json model_info_json(const ModelInfo& info) {
   nlohmann::json j;
   j["file"] = info.path;
+  j["format"] = info.hf_folder ? "hf-folder" : "gguf";
   j["gguf_version"] = info.gguf_version;
   j["file_bytes"] = info.file_bytes;
   j["alignment"] = info.alignment;

@@ -36,6 +36,7 @@ struct SpecialToken {
 
 struct ModelInfo {
   std::string path;
+  bool hf_folder = false;  // a Hugging Face folder read as GGUF in memory (no GGUF file)
   uint32_t gguf_version = 0;
   uint64_t file_bytes = 0;
   uint64_t alignment = 0;

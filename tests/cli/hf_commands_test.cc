@@ -76,6 +76,7 @@ TEST(MetConvert, QuantizedTypesWriteModelsThatRun) {
     ASSERT_EQ(convert.exit_code, 0) << convert.err;
     const auto info = run_command(met_binary() + " info --json " + shell_quote(gguf));
     ASSERT_EQ(info.exit_code, 0) << info.err;
+    EXPECT_EQ(nlohmann::json::parse(info.out)["format"], "gguf");
     const auto run = greedy_run(gguf, "Once upon a time");
     EXPECT_EQ(run.exit_code, 0) << run.err;
     EXPECT_FALSE(run.out.empty()) << dtype;
@@ -87,6 +88,7 @@ TEST(MetInfoHfFolder, DescribesTheFolderAsItsConversion) {
   const auto r = run_command(met_binary() + " info --json " + shell_quote(dir));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["format"], "hf-folder");
   EXPECT_EQ(j["hparams"]["layers"], 2);  // README.md
   EXPECT_EQ(j["hparams"]["embedding"], 128);
   EXPECT_EQ(j["hparams"]["heads"], 8);
