@@ -31,6 +31,23 @@ inline uint32_t load_u32(const uint8_t* p) {
   return v;
 }
 
+// d_a d_w * I - d_a dmin * M, in lanes, for a decoded scale-and-min block
+// (Q2_K, Q4_K, Q5_K): I the codes against the activation's codes,
+// vpmaddwd'd against the group scales (exact in int32 lanes), M the mins
+// against the activation's 16-element sums. D has codes[8], scale16[8],
+// mins16, d, dmin.
+template <class D>
+[[gnu::always_inline]] inline __m256 scale_min_term(const D& w, const BlockQ8_K& a) {
+  __m256i isum = _mm256_setzero_si256();
+  for (int j = 0; j < 8; ++j) {
+    const __m256i pairs = _mm256_maddubs_epi16(w.codes[j], load256(a.qs + 32 * j));
+    isum = _mm256_add_epi32(isum, _mm256_madd_epi16(pairs, w.scale16[j]));
+  }
+  const __m256i mins = _mm256_madd_epi16(load256(a.bsums), w.mins16);
+  const __m256 scaled = _mm256_mul_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(a.d * w.d));
+  return _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mins), _mm256_set1_ps(a.d * w.dmin), scaled);
+}
+
 template <class W, int R, int C>
 void kquant_tile(const MatmulTask& t, int64_t i0, int64_t n0) {
   using Block = typename W::Block;

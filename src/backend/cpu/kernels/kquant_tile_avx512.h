@@ -32,6 +32,23 @@ inline __m512i spread_index(int k, int lanes_per_value, int values_per_vector) {
   return _mm512_load_si512(idx);
 }
 
+// acc + d_a d_w * I - d_a dmin * M for a decoded scale-and-min block (Q2_K,
+// Q4_K, Q5_K): I the codes against the activation's codes, vpdpwssd'd
+// against the group scales (exact in int32 lanes), M the mins against the
+// activation's 16-element sums. D has codes[4], scale16[4], mins16, d, dmin.
+template <class D>
+[[gnu::always_inline]] inline __m512 scale_min_term(const D& w, const BlockQ8_K& a, __m512 acc) {
+  __m512i isum = _mm512_setzero_si512();
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    const __m512i pairs = _mm512_maddubs_epi16(w.codes[k], _mm512_loadu_si512(a.qs + 64 * k));
+    isum = _mm512_dpwssd_epi32(isum, pairs, w.scale16[k]);
+  }
+  const __m256i mins = _mm256_madd_epi16(load256(a.bsums), w.mins16);
+  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_set1_ps(a.d * w.d), acc);
+  return _mm512_fnmadd_ps(_mm512_cvtepi32_ps(_mm512_zextsi256_si512(mins)), _mm512_set1_ps(a.d * w.dmin), acc);
+}
+
 template <class W, int R, int C>
 void kquant_tile(const MatmulTask& t, int64_t i0, int64_t n0) {
   using Block = typename W::Block;

@@ -35,7 +35,7 @@ namespace {
 struct Q2_KDecoded {
   __m256i codes[8];    // 32 elements each, in order: codes 0..3
   __m256i scale16[8];  // groups 2j, 2j+1: scales as int16, 8 lanes each
-  __m256i mins_i16;    // the 16 mins as int16
+  __m256i mins16;      // the 16 mins as int16: against the 16 activation sums
   float d, dmin;
 };
 
@@ -44,22 +44,10 @@ struct Q2_KDecoded {
   decode_2bit_codes(block.qs, out.codes);
   const __m256i packed = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block.scales)));
   spread_scales(_mm256_and_si256(packed, _mm256_set1_epi16(0x0F)), out.scale16);
-  out.mins_i16 = _mm256_srli_epi16(packed, 4);
+  out.mins16 = _mm256_srli_epi16(packed, 4);
   out.d = _cvtsh_ss(block.d);
   out.dmin = _cvtsh_ss(block.dmin);
   return out;
-}
-
-// d_a * (d * sum_g sc_g dot_g) - d_a * dmin * sum_g m_g bsums_g, in lanes.
-__m256 q2_k_term(const Q2_KDecoded& w, const BlockQ8_K& a) {
-  __m256i isum = _mm256_setzero_si256();
-  for (int j = 0; j < 8; ++j) {
-    const __m256i pairs = _mm256_maddubs_epi16(w.codes[j], load256(a.qs + 32 * j));
-    isum = _mm256_add_epi32(isum, _mm256_madd_epi16(pairs, w.scale16[j]));
-  }
-  const __m256i mins = _mm256_madd_epi16(load256(a.bsums), w.mins_i16);
-  const __m256 scaled = _mm256_mul_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(a.d * w.d));
-  return _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mins), _mm256_set1_ps(a.d * w.dmin), scaled);
 }
 
 // A Q3_K or Q6_K block: codes and signed scales, values code - offset.
@@ -145,7 +133,7 @@ __m256 symmetric_term(const SymmetricDecoded& w, const BlockQ8_K& a) {
 struct Q2_KWeights {
   using Block = BlockQ2_K;
   static Q2_KDecoded decode(const Block& b) { return decode_q2_k(b); }
-  static __m256 term(const Q2_KDecoded& w, const BlockQ8_K& a) { return q2_k_term(w, a); }
+  static __m256 term(const Q2_KDecoded& w, const BlockQ8_K& a) { return scale_min_term(w, a); }
 };
 struct Q3_KWeights {
   using Block = BlockQ3_K;

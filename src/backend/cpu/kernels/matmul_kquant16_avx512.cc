@@ -35,7 +35,7 @@ __m512i per_half16(int low, int high) {
 struct Q2_KDecoded {
   __m512i codes[4];    // elements 64k .. 64k+63, codes 0..3
   __m512i scale16[4];  // groups 4k .. 4k+3: scales in int16 lanes of 8
-  __m256i mins_i16;    // the 16 mins as int16
+  __m256i mins16;      // the 16 mins as int16: against the 16 activation sums
   float d, dmin;
 };
 
@@ -45,22 +45,10 @@ struct Q2_KDecoded {
   const __m256i packed = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block.scales)));
   const __m512i scales = _mm512_castsi256_si512(_mm256_and_si256(packed, _mm256_set1_epi16(0x0F)));
   for (int k = 0; k < 4; ++k) out.scale16[k] = _mm512_permutexvar_epi16(scale_index[k], scales);
-  out.mins_i16 = _mm256_srli_epi16(packed, 4);
+  out.mins16 = _mm256_srli_epi16(packed, 4);
   out.d = _cvtsh_ss(block.d);
   out.dmin = _cvtsh_ss(block.dmin);
   return out;
-}
-
-__m512 q2_k_term(const Q2_KDecoded& w, const BlockQ8_K& a, __m512 acc) {
-  __m512i isum = _mm512_setzero_si512();
-#pragma GCC unroll 4
-  for (int k = 0; k < 4; ++k) {
-    const __m512i pairs = _mm512_maddubs_epi16(w.codes[k], _mm512_loadu_si512(a.qs + 64 * k));
-    isum = _mm512_dpwssd_epi32(isum, pairs, w.scale16[k]);
-  }
-  const __m256i mins = _mm256_madd_epi16(load256(a.bsums), w.mins_i16);
-  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_set1_ps(a.d * w.d), acc);
-  return _mm512_fnmadd_ps(_mm512_cvtepi32_ps(_mm512_zextsi256_si512(mins)), _mm512_set1_ps(a.d * w.dmin), acc);
 }
 
 // A Q3_K or Q6_K block: codes and signed scales, values code - offset.
@@ -149,7 +137,7 @@ struct Q2_KWeights {
   using Block = BlockQ2_K;
   static constexpr int kLanesPerScale = 8;  // groups of 16 = 8 int16 pairs
   static Q2_KDecoded decode(const Block& b, const __m512i (&idx)[4]) { return decode_q2_k(b, idx); }
-  static __m512 term(const Q2_KDecoded& w, const BlockQ8_K& a, __m512 acc) { return q2_k_term(w, a, acc); }
+  static __m512 term(const Q2_KDecoded& w, const BlockQ8_K& a, __m512 acc) { return scale_min_term(w, a, acc); }
 };
 struct Q3_KWeights {
   using Block = BlockQ3_K;

@@ -37,7 +37,7 @@ __m128i bytes8_to_i16(const uint32_t (&words)[2]) {
 struct Q4_KDecoded {
   __m256i codes[8];       // sub-block j: 32 codes 0..15
   __m256i scale16[8];     // sub-block j's scale in every int16 lane
-  __m256i mins_pairs;     // mins m0 m0 m1 m1 .. m7 m7 as int16
+  __m256i mins16;         // mins m0 m0 m1 m1 .. m7 m7 as int16: against the 16 activation sums
   float d, dmin;
 };
 
@@ -56,7 +56,7 @@ template <class Block>
   }
   for (int j = 0; j < 8; ++j) out.scale16[j] = _mm256_set1_epi16(scales[j]);
   const __m128i mins = bytes8_to_i16(sm.mins);
-  out.mins_pairs = _mm256_set_m128i(_mm_unpackhi_epi16(mins, mins), _mm_unpacklo_epi16(mins, mins));
+  out.mins16 = _mm256_set_m128i(_mm_unpackhi_epi16(mins, mins), _mm_unpacklo_epi16(mins, mins));
   out.d = _cvtsh_ss(block.d);
   out.dmin = _cvtsh_ss(block.dmin);
   return out;
@@ -79,18 +79,6 @@ template <class Block>
   out.codes[6] = _mm256_or_si256(out.codes[6], _mm256_and_si256(_mm256_srli_epi16(qh, 2), bit4));
   out.codes[7] = _mm256_or_si256(out.codes[7], _mm256_and_si256(_mm256_srli_epi16(qh, 3), bit4));
   return out;
-}
-
-// d_a * (d * sum_j sc_j dot_j) - d_a * dmin * sum_j m_j (bsums_2j + bsums_2j+1), in lanes.
-__m256 q4_k_term(const Q4_KDecoded& w, const BlockQ8_K& a) {
-  __m256i isum = _mm256_setzero_si256();
-  for (int j = 0; j < 8; ++j) {
-    const __m256i pairs = _mm256_maddubs_epi16(w.codes[j], load256(a.qs + 32 * j));
-    isum = _mm256_add_epi32(isum, _mm256_madd_epi16(pairs, w.scale16[j]));
-  }
-  const __m256i mins = _mm256_madd_epi16(load256(a.bsums), w.mins_pairs);
-  const __m256 scaled = _mm256_mul_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(a.d * w.d));
-  return _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mins), _mm256_set1_ps(a.d * w.dmin), scaled);
 }
 
 struct Iq4XsDecoded {
@@ -131,12 +119,12 @@ __m256 iq4_xs_term(const Iq4XsDecoded& w, const BlockQ8_K& a) {
 struct Q4_KWeights {
   using Block = BlockQ4_K;
   static Q4_KDecoded decode(const Block& b) { return decode_q4_k(b); }
-  static __m256 term(const Q4_KDecoded& w, const BlockQ8_K& a) { return q4_k_term(w, a); }
+  static __m256 term(const Q4_KDecoded& w, const BlockQ8_K& a) { return scale_min_term(w, a); }
 };
 struct Q5_KWeights {
   using Block = BlockQ5_K;
   static Q4_KDecoded decode(const Block& b) { return decode_q5_k(b); }
-  static __m256 term(const Q4_KDecoded& w, const BlockQ8_K& a) { return q4_k_term(w, a); }
+  static __m256 term(const Q4_KDecoded& w, const BlockQ8_K& a) { return scale_min_term(w, a); }
 };
 struct Iq4XsWeights {
   using Block = BlockIq4Xs;

@@ -19,7 +19,7 @@ namespace {
 struct Q4_KDecoded {
   __m512i codes[4];    // elements 64k .. 64k+63, codes 0..15
   __m512i scale16[4];  // sub-blocks 2k, 2k+1: scales in int16 lanes 0-15, 16-31
-  __m256i mins_pairs;  // m0 m0 m1 m1 .. m7 m7 as int16
+  __m256i mins16;      // m0 m0 m1 m1 .. m7 m7 as int16: against the 16 activation sums
   float d, dmin;
 };
 
@@ -49,7 +49,7 @@ template <class Block>
   for (int k = 0; k < 4; ++k) out.scale16[k] = _mm512_permutexvar_epi16(scale_index[k], scales);
   const __m256i mins_index =
       _mm256_setr_epi16(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
-  out.mins_pairs = _mm256_permutexvar_epi16(mins_index, wide);
+  out.mins16 = _mm256_permutexvar_epi16(mins_index, wide);
   out.d = _cvtsh_ss(block.d);
   out.dmin = _cvtsh_ss(block.dmin);
   return out;
@@ -76,19 +76,6 @@ template <class Block>
     out.codes[k] = _mm512_or_si512(out.codes[k], high);
   }
   return out;
-}
-
-__m512 q4_k_term(const Q4_KDecoded& w, const BlockQ8_K& a, __m512 acc) {
-  __m512i isum = _mm512_setzero_si512();
-#pragma GCC unroll 4
-  for (int k = 0; k < 4; ++k) {
-    const __m512i pairs = _mm512_maddubs_epi16(w.codes[k], _mm512_loadu_si512(a.qs + 64 * k));
-    isum = _mm512_dpwssd_epi32(isum, pairs, w.scale16[k]);
-  }
-  const __m256i mins = _mm256_madd_epi16(load256(a.bsums), w.mins_pairs);
-  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_set1_ps(a.d * w.d), acc);
-  return _mm512_fnmadd_ps(_mm512_cvtepi32_ps(_mm512_zextsi256_si512(mins)),
-                          _mm512_set1_ps(a.d * w.dmin), acc);
 }
 
 struct Iq4XsDecoded {
@@ -147,7 +134,7 @@ struct Q4_KWeights {
   static constexpr int kLanesPerScale = 16;  // sub-blocks of 32 = 16 int16 pairs
   static Q4_KDecoded decode(const Block& b, const __m512i (&idx)[4]) { return decode_q4_k(b, idx); }
   static __m512 term(const Q4_KDecoded& w, const BlockQ8_K& a, __m512 acc) {
-    return q4_k_term(w, a, acc);
+    return scale_min_term(w, a, acc);
   }
 };
 struct Q5_KWeights {
@@ -155,7 +142,7 @@ struct Q5_KWeights {
   static constexpr int kLanesPerScale = 16;
   static Q4_KDecoded decode(const Block& b, const __m512i (&idx)[4]) { return decode_q5_k(b, idx); }
   static __m512 term(const Q4_KDecoded& w, const BlockQ8_K& a, __m512 acc) {
-    return q4_k_term(w, a, acc);
+    return scale_min_term(w, a, acc);
   }
 };
 struct Iq4XsWeights {

@@ -75,6 +75,19 @@ __m512 mxfp4_scales(const uint8_t* e16) {
   return _mm512_castsi512_ps(_mm512_mask_blend_epi32(is_normal, subnormal, normal));
 }
 
+// The 16 rows' 4-bit codes of one block of a Mxfp4x16 or Iq4NlX16 unit (4
+// aligned loads) through `table` (the values + 128, per 128-bit lane): w[j]
+// the low nibbles of load j (elements 4j .. 4j+3), w[j + 4] the high ones.
+[[gnu::always_inline]] inline void decode_nibbles(__m512i table, const uint8_t* nibbles, __m512i (&w)[8]) {
+  const __m512i low_mask = _mm512_set1_epi8(0x0F);
+#pragma GCC unroll 4
+  for (int j = 0; j < 4; ++j) {
+    const __m512i v = _mm512_load_si512(nibbles + 64 * j);
+    w[j] = _mm512_shuffle_epi8(table, _mm512_and_si512(v, low_mask));
+    w[j + 4] = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(v, 4), low_mask));
+  }
+}
+
 // Mxfp4x16: units of four blocks' nibbles (256 bytes each), then 64 bytes of
 // exponents (16 rows x the unit's blocks).
 struct Mxfp4x16Decoder {
@@ -90,14 +103,7 @@ struct Mxfp4x16Decoder {
         static_cast<char>(128), static_cast<char>(129), static_cast<char>(130), static_cast<char>(131),
         static_cast<char>(132), static_cast<char>(134), static_cast<char>(136), static_cast<char>(140),
         static_cast<char>(128), 127, 126, 125, 124, 122, 120, 116));
-    const __m512i low_mask = _mm512_set1_epi8(0x0F);
-    const uint8_t* nibbles = unit + static_cast<size_t>(k) * kBlockBytes;
-#pragma GCC unroll 4
-    for (int j = 0; j < 4; ++j) {
-      const __m512i v = _mm512_load_si512(nibbles + 64 * j);
-      w[j] = _mm512_shuffle_epi8(table, _mm512_and_si512(v, low_mask));
-      w[j + 4] = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(v, 4), low_mask));
-    }
+    decode_nibbles(table, unit + static_cast<size_t>(k) * kBlockBytes, w);
     return mxfp4_scales(unit + static_cast<size_t>(unit_blocks) * kBlockBytes + kGroupRows * static_cast<size_t>(k));
   }
 };
@@ -117,14 +123,7 @@ struct Iq4NlX16Decoder {
         1, 24, 45, 63, 79, 93, 106, 118, static_cast<char>(129), static_cast<char>(141), static_cast<char>(153),
         static_cast<char>(166), static_cast<char>(181), static_cast<char>(197), static_cast<char>(217),
         static_cast<char>(241)));
-    const __m512i low_mask = _mm512_set1_epi8(0x0F);
-    const uint8_t* nibbles = unit + static_cast<size_t>(k) * kBlockBytes;
-#pragma GCC unroll 4
-    for (int j = 0; j < 4; ++j) {
-      const __m512i v = _mm512_load_si512(nibbles + 64 * j);
-      w[j] = _mm512_shuffle_epi8(table, _mm512_and_si512(v, low_mask));
-      w[j + 4] = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(v, 4), low_mask));
-    }
+    decode_nibbles(table, unit + static_cast<size_t>(k) * kBlockBytes, w);
     const uint8_t* scales = unit + static_cast<size_t>(unit_blocks) * kBlockBytes + 32 * static_cast<size_t>(k);
     return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(scales)));
   }
