@@ -161,15 +161,8 @@ ScaleMinFit search_q4_k_group(const float* x) {
 template <class Kernels>
 float search_symmetric_group(const float* x, float levels) {
   constexpr int n = 16;
-  float amax = 0.0f;
-  float extreme = 0.0f;
-  for (int i = 0; i < n; ++i) {
-    if (std::fabs(x[i]) > amax) {
-      amax = std::fabs(x[i]);
-      extreme = x[i];
-    }
-  }
-  if (!(amax >= kGroupMaxEps)) return 0.0f;
+  const float extreme = signed_extreme(x, n);
+  if (!(std::fabs(extreme) >= kGroupMaxEps)) return 0.0f;
   float w[n], wx[n];
   for (int i = 0; i < n; ++i) {
     w[i] = x[i] * x[i];
@@ -308,16 +301,9 @@ void pack_q6_k_codes(const uint8_t* codes, BlockQ6_K& block) {
 template <class Kernels>
 void quantize_block_q6_k(const float* x, BlockQ6_K& block) {
   float scales[16];
-  float max_abs_scale = 0.0f;
-  float max_scale = 0.0f;
-  for (int g = 0; g < 16; ++g) {
-    scales[g] = search_q6_k_group<Kernels>(x + 16 * g);
-    if (std::fabs(scales[g]) > max_abs_scale) {
-      max_abs_scale = std::fabs(scales[g]);
-      max_scale = scales[g];
-    }
-  }
-  if (!(max_abs_scale >= kGroupMaxEps)) {
+  for (int g = 0; g < 16; ++g) scales[g] = search_q6_k_group<Kernels>(x + 16 * g);
+  const float max_scale = signed_extreme(scales, 16);
+  if (!(std::fabs(max_scale) >= kGroupMaxEps)) {
     std::memset(&block, 0, sizeof(block));
     return;
   }
@@ -377,19 +363,12 @@ void quantize_block_q2_k(const float* x, BlockQ2_K& block) {
 template <class Kernels>
 void quantize_block_q3_k(const float* x, BlockQ3_K& block) {
   float scales[16];
-  float max_abs_scale = 0.0f;
-  float max_scale = 0.0f;
-  for (int g = 0; g < 16; ++g) {
-    scales[g] = search_symmetric_group<Kernels>(x + 16 * g, 4.0f);
-    if (std::fabs(scales[g]) > max_abs_scale) {
-      max_abs_scale = std::fabs(scales[g]);
-      max_scale = scales[g];
-    }
-  }
+  for (int g = 0; g < 16; ++g) scales[g] = search_symmetric_group<Kernels>(x + 16 * g, 4.0f);
+  const float max_scale = signed_extreme(scales, 16);
   std::memset(&block, 0, sizeof(block));
   uint8_t codes[kQkK];
   std::memset(codes, 4, sizeof(codes));
-  if (max_abs_scale >= kGroupMaxEps) {
+  if (std::fabs(max_scale) >= kGroupMaxEps) {
     const float iscale = -32.0f / max_scale;
     block.d = f32_to_fp16(1.0f / iscale);
     const float d = fp16_to_f32(block.d);

@@ -20,20 +20,6 @@ namespace {
 
 void store_u16(uint8_t* p, uint16_t v) { std::memcpy(p, &v, sizeof(v)); }
 
-// The first of a block's values of largest magnitude, with its sign (0 for
-// an all-zero or all-NaN block).
-float signed_extreme(const float* x) {
-  float amax = 0.0f;
-  float extreme = 0.0f;
-  for (int j = 0; j < kQk; ++j) {
-    if (std::fabs(x[j]) > amax) {
-      amax = std::fabs(x[j]);
-      extreme = x[j];
-    }
-  }
-  return extreme;
-}
-
 // The largest |x|, ignoring NaN (the order of _mm_max_ps(|x|, acc)).
 float max_abs(const float* x, int n) {
   float amax = 0.0f;
@@ -78,7 +64,7 @@ void quantize_row_q4_0(const float* src, uint8_t* dst, int64_t num_elements) {
   for (int64_t b = 0; b < num_elements / kQk; ++b, src += kQk) {
     // The signed value of largest magnitude maps to code 0 (-8 d); the
     // opposite extreme clamps to code 15 (+7 d).
-    const float d = signed_extreme(src) / -8.0f;
+    const float d = signed_extreme(src, kQk) / -8.0f;
     const float inverse = d != 0.0f ? 1.0f / d : 0.0f;
     BlockQ4_0& block = blocks[b];
     block.d = f32_to_fp16(d);
@@ -130,7 +116,7 @@ void quantize_row_q5_0(const float* src, uint8_t* dst, int64_t num_elements) {
   auto* blocks = reinterpret_cast<BlockQ5_0*>(dst);
   for (int64_t b = 0; b < num_elements / kQk; ++b, src += kQk) {
     // As Q4_0 with 32 levels: the extreme maps to code 0 (-16 d).
-    const float d = signed_extreme(src) / -16.0f;
+    const float d = signed_extreme(src, kQk) / -16.0f;
     const float inverse = d != 0.0f ? 1.0f / d : 0.0f;
     int codes[kQk];
     for (int j = 0; j < kQk; ++j) codes[j] = static_cast<int>(round_code(src[j] * inverse, -16.0f, 15.0f)) + 16;

@@ -22,4 +22,18 @@ inline float round_code(float v, float lo, float hi) {
   return std::nearbyint(clamp_as_simd(v, lo, hi));
 }
 
+// The first of x[0 .. n) of largest magnitude, with its sign (0 when every
+// value is 0 or NaN): what the symmetric quantizers map to their extreme code.
+inline float signed_extreme(const float* x, int n) {
+  float amax = 0.0f;
+  float extreme = 0.0f;
+  for (int i = 0; i < n; ++i) {
+    if (std::fabs(x[i]) > amax) {
+      amax = std::fabs(x[i]);
+      extreme = x[i];
+    }
+  }
+  return extreme;
+}
+
 }  // namespace met::ref
