@@ -34,7 +34,7 @@ std::optional<char> byte_token_value(std::string_view text) {
 
 std::string piece_of(const Vocab& vocab, const TokenData& t) {
   switch (t.kind) {
-    case TokenKind::kNormal:
+    case TokenKind::kNormal:  // SentencePiece, Unigram and WordPiece texts use "▁"
       return vocab.model() == VocabModel::kBpe ? from_byte_level(t.text)
                                                : replace_all(t.text, kSpmSpace, " ");
     case TokenKind::kByte:
@@ -64,6 +64,10 @@ Result<Tokenizer> Tokenizer::create(Vocab vocab, const TokenizerOptions& options
     case VocabModel::kBpe: {
       MET_ASSIGN_OR_RETURN(BpeTokenizer bpe, BpeTokenizer::create(v, options.bpe_cache_entries));
       return Tokenizer(std::move(owned), std::move(bpe));
+    }
+    case VocabModel::kUgm: {
+      MET_ASSIGN_OR_RETURN(UgmTokenizer ugm, UgmTokenizer::create(v));
+      return Tokenizer(std::move(owned), std::move(ugm));
     }
   }
   return internal_error("unknown vocab model");
@@ -130,8 +134,17 @@ std::string_view Tokenizer::token_to_piece(TokenId id, bool render_special) cons
 }
 
 bool Tokenizer::strips_leading_space() const {
-  return (vocab_->model() == VocabModel::kSpm && vocab_->add_space_prefix()) ||
-         vocab_->model() == VocabModel::kWpm;
+  switch (vocab_->model()) {
+    case VocabModel::kSpm:
+      return vocab_->add_space_prefix();
+    case VocabModel::kUgm:  // remove_extra_whitespaces puts "▁" before the first word too
+      return vocab_->add_space_prefix() || vocab_->remove_extra_whitespaces();
+    case VocabModel::kWpm:
+      return true;
+    case VocabModel::kBpe:
+      return false;
+  }
+  return false;
 }
 
 std::string Tokenizer::decode(std::span<const TokenId> ids, bool skip_special) const {

@@ -1,7 +1,7 @@
 // Tokenizer: text to token ids and back, exactly as the model was trained.
-// Owns the Vocab and one algorithm (SentencePiece-style BPE, byte-level BPE
-// or WordPiece) chosen by tokenizer.ggml.model; special tokens are cut out
-// first by SpecialTokenSplitter.
+// Owns the Vocab and one algorithm (SentencePiece-style BPE, byte-level BPE,
+// WordPiece or Unigram) chosen by tokenizer.ggml.model; special tokens are cut
+// out first by SpecialTokenSplitter.
 // Invalid UTF-8 given to encode() is not an error: each maximal invalid
 // subpart becomes U+FFFD first (see utf8.h), so any byte string tokenizes.
 // decode() returns valid UTF-8 (invalid byte sequences from byte tokens become
@@ -26,6 +26,7 @@
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/special_token_splitter.h"
 #include "tokenizer/spm_tokenizer.h"
+#include "tokenizer/ugm_tokenizer.h"
 #include "tokenizer/vocab.h"
 #include "tokenizer/wpm_tokenizer.h"
 
@@ -61,11 +62,12 @@ class Tokenizer {
   std::string_view token_to_piece(TokenId id, bool render_special = true) const;
 
   // Whether decoding drops one leading space from the first piece of a
-  // sequence (SentencePiece with add_space_prefix, and WordPiece).
+  // sequence (SentencePiece with add_space_prefix, Unigram when it adds "▁"
+  // before the first word, and WordPiece).
   bool strips_leading_space() const;
 
  private:
-  using Algorithm = std::variant<SpmTokenizer, BpeTokenizer, WpmTokenizer>;
+  using Algorithm = std::variant<SpmTokenizer, BpeTokenizer, WpmTokenizer, UgmTokenizer>;
   Tokenizer(std::unique_ptr<const Vocab> vocab, Algorithm algorithm);
   void encode_fragment(std::string_view raw, bool after_special, std::vector<TokenId>& out) const;
 

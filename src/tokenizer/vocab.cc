@@ -48,6 +48,7 @@ class VocabLoader {
     collect_eog_ids();
     apply_name_attributes();
     MET_RETURN_IF_ERROR(read_normalizer());
+    MET_RETURN_IF_ERROR(read_charsmap());
     return std::move(v_);
   }
 
@@ -62,6 +63,7 @@ class VocabLoader {
   void drop_harmony_message_end();
   void apply_name_attributes();
   Status read_normalizer();
+  Status read_charsmap();
   std::optional<TokenId> checked_id(int64_t id) const {
     if (id < 0 || static_cast<uint64_t>(id) >= v_.tokens_.size()) return std::nullopt;
     return static_cast<TokenId>(id);
@@ -94,8 +96,12 @@ Status VocabLoader::read_model() {
     default_ids_ = {101, -1, -1, -1, 100, 102, 0, 103};
     v_.add_bos_ = true;
     v_.add_sep_ = true;
+  } else if (model == "t5") {
+    v_.model_ = VocabModel::kUgm;
+    default_ids_ = {-1, 1, -1, -1, 2, -1, 0, -1};
+    v_.add_eos_ = true;
   } else {
-    return unimplemented("tokenizer model '{}' is not supported (llama, gpt2 and bert are)", model);
+    return unimplemented("tokenizer model '{}' is not supported (llama, gpt2, bert and t5 are)", model);
   }
   return ok_status();
 }
@@ -189,13 +195,17 @@ Status VocabLoader::read_special_ids() {
   return ok_status();
 }
 
+// A model's default add_eos holds only when the vocab has the token (a small
+// "t5" vocab without id 1); a key that asks for a missing token is an error.
 Status VocabLoader::read_flags() {
+  const SpecialTokenIds& s = v_.special_;
   MET_ASSIGN_OR_RETURN(v_.add_bos_, md_.get_bool_or("tokenizer.ggml.add_bos_token", v_.add_bos_));
-  MET_ASSIGN_OR_RETURN(v_.add_eos_, md_.get_bool_or("tokenizer.ggml.add_eos_token", v_.add_eos_));
+  MET_ASSIGN_OR_RETURN(v_.add_eos_, md_.get_bool_or("tokenizer.ggml.add_eos_token", v_.add_eos_ && s.eos.has_value()));
   MET_ASSIGN_OR_RETURN(v_.add_sep_, md_.get_bool_or("tokenizer.ggml.add_sep_token", v_.add_sep_));
   MET_ASSIGN_OR_RETURN(v_.add_space_prefix_,
                        md_.get_bool_or("tokenizer.ggml.add_space_prefix", v_.add_space_prefix_));
-  const SpecialTokenIds& s = v_.special_;
+  MET_ASSIGN_OR_RETURN(v_.remove_extra_whitespaces_,
+                       md_.get_bool_or("tokenizer.ggml.remove_extra_whitespaces", false));
   if (v_.add_bos_ && !s.bos) return data_loss("add_bos_token is true but the vocabulary has no BOS token");
   if (v_.add_eos_ && !s.eos) return data_loss("add_eos_token is true but the vocabulary has no EOS token");
   if (v_.add_sep_ && !s.sep) return data_loss("add_sep_token is true but the vocabulary has no SEP token");
@@ -265,6 +275,25 @@ Status VocabLoader::read_normalizer() {
   return ok_status();
 }
 
+// Unigram: the charsmap's bytes, an array of uint8 or int8 as llama.cpp accepts.
+Status VocabLoader::read_charsmap() {
+  constexpr std::string_view kKey = "tokenizer.ggml.precompiled_charsmap";
+  if (v_.model_ != VocabModel::kUgm) {
+    v_.remove_extra_whitespaces_ = false;
+    return ok_status();
+  }
+  if (!md_.contains(kKey)) return ok_status();
+  MET_ASSIGN_OR_RETURN(const GgufArray* array, md_.get_array(kKey));
+  if (const auto* bytes = std::get_if<std::vector<uint8_t>>(&array->items)) {
+    v_.precompiled_charsmap_ = *bytes;
+  } else if (const auto* signed_bytes = std::get_if<std::vector<int8_t>>(&array->items)) {
+    v_.precompiled_charsmap_.assign(signed_bytes->begin(), signed_bytes->end());
+  } else {
+    return invalid_argument("metadata key '{}' is not an array of uint8 or int8", kKey);
+  }
+  return ok_status();
+}
+
 Result<Vocab> Vocab::from_gguf(const GgufMetadata& md) { return VocabLoader(md).load(); }
 
 const TokenData& Vocab::token(TokenId id) const {
@@ -290,6 +319,8 @@ std::string_view vocab_model_name(VocabModel model) {
       return "gpt2";
     case VocabModel::kWpm:
       return "bert";
+    case VocabModel::kUgm:
+      return "t5";
   }
   return "?";
 }

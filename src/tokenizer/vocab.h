@@ -2,7 +2,7 @@
 // (`tokenizer.ggml.*`): token texts, scores and types, BPE merges, the special
 // token ids and the add_bos/add_eos/add_space_prefix flags, with llama.cpp's
 // defaults where a key is absent. Plain data plus lookups; the algorithms live
-// in spm_tokenizer, bpe_tokenizer and wpm_tokenizer.
+// in spm_tokenizer, bpe_tokenizer, wpm_tokenizer and ugm_tokenizer.
 // Invariants: every token has a non-empty, unique text; every special id is
 // < size(); an add_* flag is set only when its token exists; eog_ids() holds
 // eos, eot and eom when present, and control tokens named as chat ends
@@ -32,8 +32,8 @@ namespace met {
 using TokenId = int32_t;
 
 // tokenizer.ggml.model: "llama" (SentencePiece), "gpt2" (byte-level BPE),
-// "bert" (WordPiece).
-enum class VocabModel { kSpm, kBpe, kWpm };
+// "bert" (WordPiece), "t5" (SentencePiece Unigram).
+enum class VocabModel { kSpm, kBpe, kWpm, kUgm };
 
 struct TokenData {
   std::string text;
@@ -83,6 +83,11 @@ class Vocab {
   bool add_eos() const { return add_eos_; }
   bool add_sep() const { return add_sep_; }
   bool add_space_prefix() const { return add_space_prefix_; }
+  // Unigram normalization: tokenizer.ggml.remove_extra_whitespaces and the
+  // raw tokenizer.ggml.precompiled_charsmap (empty when absent; parsed by
+  // PrecompiledCharsmap). Both stay false/empty for other models.
+  bool remove_extra_whitespaces() const { return remove_extra_whitespaces_; }
+  const std::vector<uint8_t>& precompiled_charsmap() const { return precompiled_charsmap_; }
   // WordPiece normalization (tokenizer.ggml.normalizer.*; absent: from the vocab).
   bool lowercase() const { return lowercase_; }
   bool strip_accents() const { return strip_accents_; }
@@ -109,11 +114,13 @@ class Vocab {
   bool add_eos_ = false;
   bool add_sep_ = false;
   bool add_space_prefix_ = false;
+  bool remove_extra_whitespaces_ = false;
+  std::vector<uint8_t> precompiled_charsmap_;
   bool lowercase_ = false;
   bool strip_accents_ = false;
   std::vector<std::pair<std::string, std::string>> merges_;
 };
 
-std::string_view vocab_model_name(VocabModel model);  // "llama", "gpt2", "bert"
+std::string_view vocab_model_name(VocabModel model);  // "llama", "gpt2", "bert", "t5"
 
 }  // namespace met

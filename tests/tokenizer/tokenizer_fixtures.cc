@@ -1,7 +1,11 @@
 // Tokenizer test fixtures.
 #include "tokenizer/tokenizer_fixtures.h"
 
+#include <algorithm>
 #include <fstream>
+#include <map>
+#include <memory>
+#include <queue>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -110,6 +114,97 @@ TinyVocab tiny_bpe(const std::vector<std::string>& merges, const std::vector<std
   v.extra.emplace_back("tokenizer.ggml.eos_token_id", GgufValue(uint32_t{0}));
   return v;
 }
+
+TinyVocab tiny_ugm(const std::vector<std::pair<std::string, float>>& pieces) {
+  TinyVocab v;
+  v.model = "t5";
+  v.tokens = {"<pad>", "</s>", "<unk>"};
+  v.types = {3, 3, 2};
+  v.scores = {0, 0, 0};
+  for (const auto& [text, score] : pieces) {
+    v.tokens.push_back(text);
+    v.types.push_back(1);
+    v.scores.push_back(score);
+  }
+  v.extra.emplace_back("tokenizer.ggml.add_space_prefix", GgufValue(false));
+  v.extra.emplace_back("tokenizer.ggml.add_eos_token", GgufValue(false));
+  return v;
+}
+
+namespace {
+
+struct CharsmapTrieNode {
+  std::map<uint8_t, std::unique_ptr<CharsmapTrieNode>> children;
+  std::optional<uint32_t> replacement_offset;
+};
+
+void put_le32(std::vector<uint8_t>& out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+
+// Places each node's children (and its NUL value child) at index ^ offset ^
+// label, the first offset whose slots are all free, breadth first.
+std::vector<uint32_t> charsmap_units(const CharsmapTrieNode& root) {
+  std::vector<uint32_t> units(1, 0);
+  std::vector<bool> used(1, true);
+  std::queue<std::pair<const CharsmapTrieNode*, uint32_t>> pending;
+  pending.push({&root, 0});
+  while (!pending.empty()) {
+    const CharsmapTrieNode* node = pending.front().first;
+    const uint32_t index = pending.front().second;
+    pending.pop();
+    std::vector<uint32_t> labels;
+    if (node->replacement_offset) labels.push_back(0);
+    for (const auto& child : node->children) labels.push_back(child.first);
+    if (labels.empty()) continue;
+    uint32_t offset = 1;
+    const auto slot = [&](uint32_t label) { return index ^ offset ^ label; };
+    const auto is_free = [&](uint32_t label) {
+      return slot(label) != 0 && (slot(label) >= used.size() || !used[slot(label)]);
+    };
+    while (!std::all_of(labels.begin(), labels.end(), is_free)) ++offset;
+    units[index] |= offset << 10;
+    for (uint32_t label : labels) {
+      if (slot(label) >= units.size()) {
+        units.resize(slot(label) + 1, 0);
+        used.resize(slot(label) + 1, false);
+      }
+      used[slot(label)] = true;
+    }
+    if (node->replacement_offset) units[slot(0)] = (1u << 31) | *node->replacement_offset;
+    for (const auto& [label, child] : node->children) {
+      units[slot(label)] = label | (child->replacement_offset ? 1u << 8 : 0u);
+      pending.push({child.get(), slot(label)});
+    }
+  }
+  return units;
+}
+
+}  // namespace
+
+std::vector<uint8_t> tiny_charsmap(const std::vector<std::pair<std::string, std::string>>& rules) {
+  CharsmapTrieNode root;
+  std::string replacements;
+  for (const auto& [from, to] : rules) {
+    CharsmapTrieNode* node = &root;
+    for (const char c : from) {
+      auto& child = node->children[static_cast<uint8_t>(c)];
+      if (!child) child = std::make_unique<CharsmapTrieNode>();
+      node = child.get();
+    }
+    node->replacement_offset = static_cast<uint32_t>(replacements.size());
+    replacements.append(to);
+    replacements.push_back('\0');
+  }
+  const std::vector<uint32_t> units = charsmap_units(root);
+  std::vector<uint8_t> blob;
+  put_le32(blob, static_cast<uint32_t>(units.size() * 4));
+  for (const uint32_t unit : units) put_le32(blob, unit);
+  blob.insert(blob.end(), replacements.begin(), replacements.end());
+  return blob;
+}
+
+GgufValue charsmap_value(std::vector<uint8_t> blob) { return GgufArray{GgufType::kUint8, std::move(blob)}; }
 
 Tokenizer synthetic_tokenizer(VocabKind kind, uint32_t size, uint64_t seed) {
   SyntheticVocabOptions options;

@@ -52,6 +52,16 @@ TinyVocab tiny_spm(const std::vector<std::string>& pieces);
 TinyVocab tiny_bpe(const std::vector<std::string>& merges, const std::vector<std::string>& extra_tokens = {},
                    const std::string& pre = "gpt-2");
 
+// A Unigram ("t5") vocab: <pad> </s> <unk> (llama.cpp's default ids), then
+// `pieces` as NORMAL tokens with their scores; no space prefix, no EOS added.
+TinyVocab tiny_ugm(const std::vector<std::pair<std::string, float>>& pieces);
+
+// A precompiled charsmap blob (precompiled_charsmap.h) holding `rules`
+// (input bytes -> replacement), laid out as SentencePiece's builder does.
+// REQUIRES: at least one rule; no rule's input is empty or contains NUL.
+std::vector<uint8_t> tiny_charsmap(const std::vector<std::pair<std::string, std::string>>& rules);
+GgufValue charsmap_value(std::vector<uint8_t> blob);  // the GGUF uint8 array
+
 // The tokenizer of `met make-model`'s synthetic vocab of that kind.
 Tokenizer synthetic_tokenizer(VocabKind kind, uint32_t size = 2000, uint64_t seed = 7);
 

@@ -55,6 +55,33 @@ TEST(Tokenizer, SentencePieceSpacePrefixFollowsEverySpecialToken) {
   EXPECT_EQ(tokenizer.encode("a</s>a", {.parse_special = true}), (std::vector<TokenId>{259, 2, 259}));
 }
 
+testing::TinyVocab prefixed_ugm() {
+  testing::TinyVocab v = testing::tiny_ugm({{"\xE2\x96\x81" "a", -1}, {"\xE2\x96\x81" "b", -1}});
+  v.extra = {{"tokenizer.ggml.add_space_prefix", GgufValue(true)}};
+  return v;
+}
+
+TEST(Tokenizer, UnigramAddsEosAndDecodesMetaSpacesAsSpaces) {
+  const Tokenizer tokenizer = testing::tiny_tokenizer(prefixed_ugm());
+  const std::vector<TokenId> ids = tokenizer.encode("a b", {.add_special = true});
+  EXPECT_EQ(ids, (std::vector<TokenId>{3, 4, 1}));  // llama.cpp's t5 default: EOS, no BOS
+  EXPECT_EQ(tokenizer.decode(ids), "a b");
+  EXPECT_EQ(tokenizer.decode(ids, /*skip_special=*/false), "a b</s>");
+  EXPECT_TRUE(tokenizer.strips_leading_space());
+}
+
+TEST(Tokenizer, UnigramSpacePrefixStartsEveryFragmentBetweenSpecialTokens) {
+  const Tokenizer tokenizer = testing::tiny_tokenizer(prefixed_ugm());
+  EXPECT_EQ(tokenizer.encode("a</s>b", {.parse_special = true}), (std::vector<TokenId>{3, 1, 4}));
+  EXPECT_EQ(tokenizer.encode("a</s>b"), (std::vector<TokenId>{3, 2}));  // "</s>b" as text: one unknown run
+}
+
+TEST(Tokenizer, UnigramWithAMalformedCharsmapFailsToLoad) {
+  testing::TinyVocab v = prefixed_ugm();
+  v.extra.emplace_back("tokenizer.ggml.precompiled_charsmap", testing::charsmap_value({8, 0, 0, 0, 1, 2, 3}));
+  EXPECT_FALSE(Tokenizer::from_gguf(testing::tiny_metadata(v)).ok());
+}
+
 TEST(Tokenizer, InvalidUtf8IsReplacedNotRejected) {
   const Tokenizer tokenizer = testing::synthetic_tokenizer(VocabKind::kBpe);
   const auto ids = tokenizer.encode("ok\xFF\xC3(");

@@ -98,8 +98,49 @@ TEST(Vocab, ModelKeyMustBePresentAndKnown) {
   GgufMetadata empty;
   EXPECT_EQ(Vocab::from_gguf(empty).status().code(), StatusCode::kNotFound);
   testing::TinyVocab v = testing::tiny_spm({"a"});
-  v.model = "t5";
+  v.model = "rwkv";
   EXPECT_EQ(load(v).status().code(), StatusCode::kUnimplemented);
+}
+
+TEST(Vocab, UnigramFollowsLlamaCppsT5Defaults) {
+  testing::TinyVocab v;
+  v.model = "t5";
+  v.tokens = {"<pad>", "</s>", "<unk>", "a"};
+  auto vocab = load(v);
+  ASSERT_TRUE(vocab.ok()) << vocab.status().to_string();
+  EXPECT_EQ(vocab->model(), VocabModel::kUgm);
+  EXPECT_EQ(vocab_model_name(vocab->model()), "t5");
+  EXPECT_FALSE(vocab->special().bos.has_value());
+  EXPECT_EQ(vocab->special().eos, 1);
+  EXPECT_EQ(vocab->special().unk, 2);
+  EXPECT_EQ(vocab->special().pad, 0);
+  EXPECT_FALSE(vocab->add_bos());
+  EXPECT_TRUE(vocab->add_eos());
+  EXPECT_FALSE(vocab->add_space_prefix());
+  EXPECT_FALSE(vocab->remove_extra_whitespaces());
+  EXPECT_TRUE(vocab->precompiled_charsmap().empty());
+}
+
+TEST(Vocab, UnigramWithoutAnEosTokenDoesNotAddOne) {
+  testing::TinyVocab v;
+  v.model = "t5";
+  v.tokens = {"<pad>"};
+  auto vocab = load(v);
+  ASSERT_TRUE(vocab.ok()) << vocab.status().to_string();
+  EXPECT_FALSE(vocab->add_eos());
+}
+
+TEST(Vocab, UnigramReadsItsNormalizationKeys) {
+  testing::TinyVocab v = testing::tiny_ugm({{"a", -1}});
+  v.extra.emplace_back("tokenizer.ggml.remove_extra_whitespaces", GgufValue(true));
+  v.extra.emplace_back("tokenizer.ggml.precompiled_charsmap",
+                       GgufValue(GgufArray{GgufType::kInt8, std::vector<int8_t>{4, 0, -1}}));
+  auto vocab = load(v);
+  ASSERT_TRUE(vocab.ok()) << vocab.status().to_string();
+  EXPECT_TRUE(vocab->remove_extra_whitespaces());
+  EXPECT_EQ(vocab->precompiled_charsmap(), (std::vector<uint8_t>{4, 0, 0xFF}));
+  v.extra.back().second = GgufValue(GgufArray{GgufType::kFloat32, std::vector<float>{1.0f}});
+  EXPECT_FALSE(load(v).ok());
 }
 
 TEST(Vocab, DuplicateTokenTextIsDataLoss) {
