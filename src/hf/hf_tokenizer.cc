@@ -1,5 +1,6 @@
-// add_hf_tokenizer_metadata: tokenizer.json's model, added tokens and
-// normalizer/pre-tokenizer, and tokenizer_config.json's special tokens.
+// add_hf_tokenizer_metadata: tokenizer.json's model (BPE, WordPiece or
+// Unigram), added tokens and normalizer/pre-tokenizer, and
+// tokenizer_config.json's special tokens.
 // Tested by tests/hf/hf_tokenizer_test.cc.
 #include "hf/hf_tokenizer.h"
 
@@ -120,16 +121,46 @@ struct TokenTable {
   std::map<std::string, uint32_t, std::less<>> ids;
 };
 
-Result<TokenTable> read_tokens(const Json& tok, uint32_t vocab_size) {
-  const Json& model = tok["model"];
+using TokensById = std::map<uint64_t, std::pair<std::string, TokenKind>>;
+
+bool is_byte_token_text(std::string_view text) {
+  return text.size() == 6 && text.starts_with("<0x") && text.back() == '>';
+}
+
+// BPE and WordPiece: model.vocab is {"piece": id, ...}.
+Result<TokensById> vocab_object_tokens(const Json& model) {
   const auto vocab = model.find("vocab");
   if (vocab == model.end() || !vocab->is_object()) return data_loss("model.vocab is not an object");
-  std::map<uint64_t, std::pair<std::string, TokenKind>> by_id;
+  TokensById by_id;
   for (const auto& [text, id] : vocab->items()) {
     if (!id.is_number_unsigned()) return data_loss("model.vocab['{}'] is not a token id", text);
-    const bool byte = text.size() == 6 && text.starts_with("<0x") && text.back() == '>';
-    by_id[id.get<uint64_t>()] = {text, byte ? TokenKind::kByte : TokenKind::kNormal};
+    by_id[id.get<uint64_t>()] = {text, is_byte_token_text(text) ? TokenKind::kByte : TokenKind::kNormal};
   }
+  return by_id;
+}
+
+// Unigram: model.vocab is [["piece", score], ...] in id order; <0xNN> pieces
+// are BYTE tokens when the model falls back to bytes.
+Result<TokensById> unigram_tokens(const Json& model, std::vector<float>& scores) {
+  const auto vocab = model.find("vocab");
+  if (vocab == model.end() || !vocab->is_array()) return data_loss("model.vocab is not an array");
+  const bool byte_fallback = model.value("byte_fallback", false);
+  TokensById by_id;
+  for (const Json& entry : *vocab) {
+    if (!entry.is_array() || entry.size() != 2 || !entry[0].is_string() || !entry[1].is_number()) {
+      return data_loss("model.vocab entry {} is not [piece, score]", entry.dump());
+    }
+    const std::string text = entry[0].get<std::string>();
+    const TokenKind kind = byte_fallback && is_byte_token_text(text) ? TokenKind::kByte : TokenKind::kNormal;
+    by_id[by_id.size()] = {text, kind};
+    scores.push_back(entry[1].get<float>());
+  }
+  return by_id;
+}
+
+// Adds tokenizer.json's added tokens to the model's and pads the ids the
+// files leave out up to `vocab_size`.
+Result<TokenTable> complete_tokens(const Json& tok, TokensById by_id, uint32_t vocab_size) {
   for (const Json& added : tok.value("added_tokens", Json::array())) {
     if (!added.contains("id") || !added["id"].is_number_unsigned() || !added.contains("content")) {
       return data_loss("added token {} has no id or content", added.dump());
@@ -293,14 +324,154 @@ Status add_wordpiece(const Json& tok, const Json& config, TokenTable& t, GgufMet
   return ok_status();
 }
 
+// Decodes standard base64 (padding optional); nullopt on any other character.
+std::optional<std::vector<uint8_t>> decode_base64(std::string_view text) {
+  constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  while (!text.empty() && text.back() == '=') text.remove_suffix(1);
+  std::vector<uint8_t> out;
+  out.reserve(text.size() * 3 / 4);
+  uint32_t bits = 0;
+  int num_bits = 0;
+  for (const char c : text) {
+    const size_t value = kAlphabet.find(c);
+    if (value == std::string_view::npos) return std::nullopt;
+    bits = (bits << 6) | static_cast<uint32_t>(value);
+    num_bits += 6;
+    if (num_bits >= 8) {
+      num_bits -= 8;
+      out.push_back(static_cast<uint8_t>((bits >> num_bits) & 0xFF));
+    }
+  }
+  return out;
+}
+
+// What a Unigram tokenizer.json's normalizer and pre-tokenizer mean in
+// llama.cpp's "t5" terms.
+struct UnigramNormalization {
+  std::vector<uint8_t> charsmap;
+  bool remove_extra_whitespaces = false;  // runs of spaces collapse, ends are trimmed
+  bool add_space_prefix = false;
+  bool strips = false;                    // a Strip normalizer
+  bool nfkc = false;                      // an NFKC normalizer
+  bool escapes_spaces = false;            // a Metaspace pre-tokenizer
+};
+
+// A Replace of runs of spaces by one space or "▁" (SpmConverter's " {2,}").
+bool collapses_spaces(const Json& n) {
+  if (!n.contains("pattern") || !n["pattern"].is_object()) return false;
+  const std::string content = n.value("content", "");
+  return n["pattern"].value("Regex", "") == " {2,}" && (content == " " || content == kMetaSpace);
+}
+
+Status read_unigram_normalizers(const Json& tok, UnigramNormalization& u) {
+  for (const Json& n : components(tok.value("normalizer", Json()), "normalizers")) {
+    const std::string type = component_type(n);
+    if (type == "Precompiled") {
+      const Json& blob = n.value("precompiled_charsmap", Json());
+      if (blob.is_null()) continue;
+      if (!blob.is_string()) return data_loss("Precompiled normalizer's precompiled_charsmap is not a string");
+      std::optional<std::vector<uint8_t>> bytes = decode_base64(blob.get<std::string>());
+      if (!bytes) return data_loss("Precompiled normalizer's precompiled_charsmap is not base64");
+      u.charsmap = std::move(*bytes);
+    } else if (type == "Replace" && collapses_spaces(n)) {
+      u.remove_extra_whitespaces = true;
+    } else if (type == "Strip") {
+      u.strips = true;
+    } else if (type == "NFKC") {
+      u.nfkc = true;
+    } else if (type == "Prepend" && n.value("prepend", "") == kMetaSpace) {
+      u.add_space_prefix = true;
+    } else {
+      return unimplemented("normalizer {} is not supported for a Unigram model", n.dump());
+    }
+  }
+  return ok_status();
+}
+
+Status read_unigram_pre_tokenizers(const Json& tok, UnigramNormalization& u) {
+  for (const Json& p : components(tok.value("pre_tokenizer", Json()), "pretokenizers")) {
+    const std::string type = component_type(p);
+    if (type == "WhitespaceSplit") {
+      u.remove_extra_whitespaces = true;  // whitespace only separates words
+    } else if (type == "Metaspace" && p.value("replacement", "") == kMetaSpace) {
+      u.escapes_spaces = true;
+      const std::string scheme = p.value("prepend_scheme", p.value("add_prefix_space", true) ? "always" : "never");
+      u.add_space_prefix = u.add_space_prefix || scheme != "never";
+    } else {
+      return unimplemented("pre_tokenizer {} is not supported for a Unigram model", p.dump());
+    }
+  }
+  return ok_status();
+}
+
+Result<UnigramNormalization> unigram_normalization(const Json& tok) {
+  UnigramNormalization u;
+  MET_RETURN_IF_ERROR(read_unigram_normalizers(tok, u));
+  MET_RETURN_IF_ERROR(read_unigram_pre_tokenizers(tok, u));
+  if (!u.escapes_spaces) {
+    return unimplemented(
+        "a Unigram tokenizer without a Metaspace pre_tokenizer (spaces kept as spaces) is not supported");
+  }
+  if (u.strips && !u.remove_extra_whitespaces) {
+    return unimplemented("a Strip normalizer without collapsing spaces (Replace \" {{2,}}\" or WhitespaceSplit) "
+                         "is not representable as remove_extra_whitespaces");
+  }
+  if (u.nfkc && u.charsmap.empty()) {
+    return unimplemented("an NFKC normalizer without a Precompiled charsmap is not representable (met, like "
+                         "llama.cpp, normalizes Unigram text only through the charsmap)");
+  }
+  return u;
+}
+
+// Unigram (T5, ALBERT, XLM-R, mT5) as llama.cpp's converter writes it: model
+// "t5", the pieces' scores (0 for added tokens outside the model's vocab,
+// -10000 for padding), unk_id's token UNKNOWN, and the normalization above.
+Status add_unigram(const Json& tok, const Json& config, uint32_t vocab_size, GgufMetadata& md) {
+  const Json& model = tok["model"];
+  MET_ASSIGN_OR_RETURN(UnigramNormalization norm, unigram_normalization(tok));
+  std::vector<float> piece_scores;
+  MET_ASSIGN_OR_RETURN(TokensById by_id, unigram_tokens(model, piece_scores));
+  MET_ASSIGN_OR_RETURN(TokenTable t, complete_tokens(tok, std::move(by_id), vocab_size));
+  std::vector<float> scores(t.texts.size(), -10000.0f);
+  for (size_t id = 0; id < scores.size(); ++id) {
+    if (id < piece_scores.size()) {
+      scores[id] = piece_scores[id];
+    } else if (t.types[id] != static_cast<int32_t>(TokenKind::kUnused)) {
+      scores[id] = 0.0f;
+    }
+  }
+  md.set("tokenizer.ggml.model", "t5");
+  md.set("tokenizer.ggml.pre", "default");
+  MET_RETURN_IF_ERROR(add_special_tokens(tok, config, t, md));
+  const Json& unk_id = model.value("unk_id", Json());
+  if (unk_id.is_number_unsigned()) {
+    if (unk_id.get<uint64_t>() >= t.texts.size()) return data_loss("model.unk_id {} is past the vocab", unk_id.dump());
+    t.types[unk_id.get<size_t>()] = static_cast<int32_t>(TokenKind::kUnknown);
+    md.set("tokenizer.ggml.unknown_token_id", unk_id.get<uint32_t>());
+  }
+  md.set("tokenizer.ggml.tokens", GgufValue::array(std::move(t.texts)));
+  md.set("tokenizer.ggml.scores", GgufValue::array(std::move(scores)));
+  md.set("tokenizer.ggml.token_type", GgufValue::array(std::move(t.types)));
+  md.set("tokenizer.ggml.add_space_prefix", norm.add_space_prefix);
+  md.set("tokenizer.ggml.remove_extra_whitespaces", norm.remove_extra_whitespaces);
+  if (!norm.charsmap.empty()) {
+    md.set("tokenizer.ggml.precompiled_charsmap", GgufArray{GgufType::kUint8, std::move(norm.charsmap)});
+  }
+  add_chat_template(config, md);
+  return ok_status();
+}
+
 Status add_tokenizer(const Json& tok, const Json& config, uint32_t vocab_size, GgufMetadata& md) {
   const auto model = tok.find("model");
   if (model == tok.end() || !model->is_object()) return data_loss("no 'model' object");
   const std::string type = component_type(*model);
+  if (type == "Unigram") return add_unigram(tok, config, vocab_size, md);
   if (type != "BPE" && type != "WordPiece") {
-    return unimplemented("model type '{}' is not supported (met converts BPE and WordPiece tokenizers)", type);
+    return unimplemented("model type '{}' is not supported (met converts BPE, WordPiece and Unigram tokenizers)",
+                         type);
   }
-  MET_ASSIGN_OR_RETURN(TokenTable t, read_tokens(tok, vocab_size));
+  MET_ASSIGN_OR_RETURN(TokensById by_id, vocab_object_tokens(*model));
+  MET_ASSIGN_OR_RETURN(TokenTable t, complete_tokens(tok, std::move(by_id), vocab_size));
   if (type == "WordPiece") return add_wordpiece(tok, config, t, md);
   MET_ASSIGN_OR_RETURN(std::vector<std::string> merges, read_merges(*model));
   if (is_byte_level(tok)) {

@@ -129,8 +129,8 @@ TEST(HfTokenizer, ChatTemplateAndSpecialTokensComeFromTokenizerConfig) {
 nlohmann::json tiny_json() { return nlohmann::json::parse(testing::tiny_hf_tokenizer_json()); }
 
 TEST(HfTokenizer, UnsupportedTokenizersAreRefusedNamingWhatWasFound) {
-  nlohmann::json unigram = tiny_json();
-  unigram["model"]["type"] = "Unigram";
+  nlohmann::json word_level = tiny_json();
+  word_level["model"]["type"] = "WordLevel";
   nlohmann::json nfkc = tiny_json();
   nfkc["normalizer"] = {{"type", "NFKC"}};
   nlohmann::json spaces = tiny_json();
@@ -145,7 +145,7 @@ TEST(HfTokenizer, UnsupportedTokenizersAreRefusedNamingWhatWasFound) {
     nlohmann::json tok;
     const char* message;
   } cases[] = {
-      {unigram, "tokenizer.json: model type 'Unigram' is not supported"},
+      {word_level, "tokenizer.json: model type 'WordLevel' is not supported"},
       {nfkc, "tokenizer.json: normalizer {\"type\":\"NFKC\"} is not supported"},
       {spaces, "keeps spaces as spaces is not supported"},
       {byte_level, "pre_tokenizer regexes [\"\\\\w+\"] match no pre-tokenizer met knows"},
@@ -158,6 +158,126 @@ TEST(HfTokenizer, UnsupportedTokenizersAreRefusedNamingWhatWasFound) {
   }
   GgufMetadata md;
   EXPECT_THAT(add_hf_tokenizer_metadata("{", "", 0, md).message(), HasSubstr("tokenizer.json is not a JSON object"));
+}
+
+std::string to_base64(const std::vector<uint8_t>& bytes) {
+  constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    const uint32_t group = static_cast<uint32_t>(bytes[i]) << 16 |
+                           (i + 1 < bytes.size() ? static_cast<uint32_t>(bytes[i + 1]) << 8 : 0u) |
+                           (i + 2 < bytes.size() ? bytes[i + 2] : 0u);
+    for (size_t k = 0; k < 4; ++k) out += i + k <= bytes.size() ? kAlphabet[(group >> (18 - 6 * k)) & 63] : '=';
+  }
+  return out;
+}
+
+// A charsmap with the one rule "A" -> "a" (precompiled_charsmap.h's layout):
+// the root's base 0x40 puts its child 'A' at 0 ^ 0x40 ^ 0x41 = 1; that node
+// has a leaf and base 3, so its value unit is at 1 ^ 3 = 2: offset 0 of "a\0".
+std::vector<uint8_t> one_rule_charsmap() {
+  const uint32_t units[] = {0x40u << 10, 0x41u | 1u << 8 | 3u << 10, 1u << 31};
+  std::vector<uint8_t> blob = {12, 0, 0, 0};
+  for (const uint32_t unit : units) {
+    for (int i = 0; i < 4; ++i) blob.push_back(static_cast<uint8_t>(unit >> (8 * i)));
+  }
+  blob.push_back('a');
+  blob.push_back(0);
+  return blob;
+}
+
+// T5's tokenizer.json shape over a tiny vocab.
+nlohmann::json tiny_unigram_json() {
+  return nlohmann::json::parse(R"({
+    "added_tokens": [{"id": 0, "content": "<pad>", "special": true}, {"id": 1, "content": "</s>", "special": true},
+                     {"id": 2, "content": "<unk>", "special": true}, {"id": 7, "content": "<x>", "special": false}],
+    "normalizer": {"type": "Sequence", "normalizers": [
+        {"type": "Precompiled", "precompiled_charsmap": ")" + to_base64(one_rule_charsmap()) + R"("},
+        {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}]},
+    "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+        {"type": "WhitespaceSplit"}, {"type": "Metaspace", "replacement": "▁", "add_prefix_space": true}]},
+    "post_processor": {"type": "TemplateProcessing", "single": [{"Sequence": {"id": "A", "type_id": 0}},
+                                                                {"SpecialToken": {"id": "</s>", "type_id": 0}}]},
+    "decoder": {"type": "Metaspace", "replacement": "▁", "add_prefix_space": true},
+    "model": {"type": "Unigram", "unk_id": 2, "vocab": [["<pad>", 0], ["</s>", 0], ["<unk>", 0], ["▁a", -1],
+              ["▁b", -2], ["b", -1.5], ["▁", -3], ["<x>", 0]]}})");
+}
+
+TEST(HfTokenizer, UnigramBecomesLlamaCppsT5Metadata) {
+  GgufMetadata md;
+  const Status s = add_hf_tokenizer_metadata(tiny_unigram_json().dump(), "", 10, md);
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  EXPECT_EQ(*md.get_string("tokenizer.ggml.model"), "t5");
+  EXPECT_EQ(*md.get_string("tokenizer.ggml.pre"), "default");
+  EXPECT_EQ(*md.get_f32_array("tokenizer.ggml.scores"),
+            (std::vector<float>{0, 0, 0, -1, -2, -1.5f, -3, 0, -10000, -10000}));
+  EXPECT_EQ(*md.get_int_array("tokenizer.ggml.token_type"), (std::vector<int64_t>{3, 3, 2, 1, 1, 1, 1, 4, 5, 5}));
+  EXPECT_EQ(*md.get_i64("tokenizer.ggml.unknown_token_id"), 2);
+  EXPECT_TRUE(*md.get_bool("tokenizer.ggml.add_eos_token"));  // the post-processor's template ends in </s>
+  EXPECT_FALSE(*md.get_bool("tokenizer.ggml.add_bos_token"));
+  EXPECT_TRUE(*md.get_bool("tokenizer.ggml.add_space_prefix"));
+  EXPECT_TRUE(*md.get_bool("tokenizer.ggml.remove_extra_whitespaces"));
+  const GgufValue* charsmap = md.find("tokenizer.ggml.precompiled_charsmap");
+  ASSERT_NE(charsmap, nullptr);
+  EXPECT_EQ(*charsmap, GgufValue(GgufArray{GgufType::kUint8, one_rule_charsmap()}));
+}
+
+TEST(HfTokenizer, UnigramEncodesThroughTheCharsmapAndTheBestPath) {
+  Result<Tokenizer> tok = tokenizer_of(tiny_unigram_json().dump(), R"({"eos_token": "</s>"})");
+  ASSERT_TRUE(tok.ok()) << tok.status().to_string();
+  EXPECT_EQ(tok->vocab().model(), VocabModel::kUgm);
+  // "A" -> "a" by the charsmap; "▁a▁b" at -3 beats "▁a"+"▁"+"b" at -5.5.
+  EXPECT_EQ(tok->encode("  A   b ", kWithBos), (std::vector<TokenId>{3, 4, 1}));
+  EXPECT_EQ(tok->encode("bb"), (std::vector<TokenId>{4, 5}));  // "▁b"+"b" at -3.5 beats "▁"+"b"+"b" at -6
+  EXPECT_EQ(tok->encode("a<x>b"), (std::vector<TokenId>{3, 7, 4}));  // the added token, then "▁" again
+  EXPECT_EQ(tok->encode("a?b"), (std::vector<TokenId>{3, 2, 5}));
+  EXPECT_EQ(tok->decode(std::vector<TokenId>{3, 4, 1}), "a b");
+}
+
+TEST(HfTokenizer, UnigramByteFallbackTypesByteTokens) {
+  nlohmann::json tok = tiny_unigram_json();
+  tok["model"]["byte_fallback"] = true;
+  tok["model"]["vocab"].push_back({"<0xC3>", 0});
+  tok["model"]["vocab"].push_back({"<0xA9>", 0});
+  tok["added_tokens"].erase(3);  // "<x>" gives its id 7 back to the vocab's "<x>" piece
+  Result<Tokenizer> tok_or = tokenizer_of(tok.dump(), "");
+  ASSERT_TRUE(tok_or.ok()) << tok_or.status().to_string();
+  EXPECT_EQ(tok_or->vocab().token(8).kind, TokenKind::kByte);
+  EXPECT_EQ(tok_or->encode("a\xC3\xA9"), (std::vector<TokenId>{3, 8, 9}));
+  EXPECT_EQ(tok_or->decode(std::vector<TokenId>{3, 8, 9}), "a\xC3\xA9");
+}
+
+TEST(HfTokenizer, UnsupportedUnigramPartsAreRefusedNamingWhatWasFound) {
+  nlohmann::json lowercase = tiny_unigram_json();
+  lowercase["normalizer"]["normalizers"].push_back({{"type", "Lowercase"}});
+  nlohmann::json no_metaspace = tiny_unigram_json();
+  no_metaspace["pre_tokenizer"] = {{"type", "WhitespaceSplit"}};
+  nlohmann::json nfkc_only = tiny_unigram_json();
+  nfkc_only["normalizer"] = {{"type", "NFKC"}};
+  nlohmann::json strip_only = tiny_unigram_json();
+  strip_only["normalizer"] = {{"type", "Strip"}, {"strip_left", true}, {"strip_right", true}};
+  strip_only["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "\u2581"}, {"prepend_scheme", "always"}};
+  nlohmann::json bad_piece = tiny_unigram_json();
+  bad_piece["model"]["vocab"][3] = "\u2581a";
+  nlohmann::json bad_base64 = tiny_unigram_json();
+  bad_base64["normalizer"]["normalizers"][0]["precompiled_charsmap"] = "not base64!";
+  const struct {
+    nlohmann::json tok;
+    const char* message;
+  } cases[] = {
+      {lowercase, "normalizer {\"type\":\"Lowercase\"} is not supported for a Unigram model"},
+      {no_metaspace, "a Unigram tokenizer without a Metaspace pre_tokenizer"},
+      {nfkc_only, "an NFKC normalizer without a Precompiled charsmap is not representable"},
+      {strip_only, "a Strip normalizer without collapsing spaces"},
+      {bad_piece, "model.vocab entry \"\u2581a\" is not [piece, score]"},
+      {bad_base64, "precompiled_charsmap is not base64"},
+  };
+  for (const auto& c : cases) {
+    GgufMetadata md;
+    const Status s = add_hf_tokenizer_metadata(c.tok.dump(), "", 0, md);
+    ASSERT_FALSE(s.ok()) << c.message;
+    EXPECT_THAT(s.message(), HasSubstr(c.message));
+  }
 }
 
 TEST(HfTokenizer, ByteLevelBpeFindsItsPreTokenizerByRegex) {

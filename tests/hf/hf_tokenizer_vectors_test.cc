@@ -4,10 +4,13 @@
 // it (byte-level: the vocab, merges and the published Split regex; Llama 2's
 // SentencePiece vocab: merges made as transformers' SentencePieceExtractor
 // makes them, over "▁" text with byte fallback), converted, and must encode
-// every case as the vectors say.
+// every case as the vectors say. Unigram: ALBERT's SentencePiece model as a
+// trimmed tokenizer.json with ids from Hugging Face tokenizers, committed under
+// tests/tokenizer/data (made by make_ugm_vectors.mjs there).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -205,6 +208,36 @@ TEST(HfTokenizerVectors, BertWordPieceTokenizerJsonEncodesAsItsVocab) {
   EXPECT_EQ(t->vocab().special().sep, 102);
   EXPECT_TRUE(t->vocab().add_sep());
   for (const VectorCase& c : vector_cases(path)) EXPECT_EQ(t->encode(c.text), c.ids) << "'" << c.text << "'";
+}
+
+// Hugging Face splits special added tokens out of any text, as met does when
+// parsing special tokens; decoding skips them as its decode(ids, true) does.
+TEST(HfTokenizerVectors, AlbertUnigramTokenizerJsonEncodesAsHuggingFaceTokenizers) {
+  const std::string dir = std::string(MET_SOURCE_DIR) + "/tests/tokenizer/data/";
+  const std::string tokenizer_json = testing::read_file(dir + "albert-unigram.tokenizer.json");
+  const std::string vectors_json = testing::read_file(dir + "albert-unigram.vectors.json");
+  if (tokenizer_json.empty() || vectors_json.empty()) {
+    GTEST_SKIP() << dir << "albert-unigram.{tokenizer,vectors}.json are absent (make_ugm_vectors.mjs writes them)";
+  }
+  const Json vectors = Json::parse(vectors_json);
+  GgufMetadata md;
+  const Status status = add_hf_tokenizer_metadata(tokenizer_json, "", 0, md);
+  ASSERT_TRUE(status.ok()) << status.to_string();
+  // The flags the SentencePiece model's normalizer spec has, as llama.cpp's converter copies them.
+  EXPECT_EQ(*md.get_bool("tokenizer.ggml.add_space_prefix"), vectors["add_space_prefix"].get<bool>());
+  EXPECT_EQ(*md.get_bool("tokenizer.ggml.remove_extra_whitespaces"), vectors["remove_extra_whitespaces"].get<bool>());
+  Result<Tokenizer> t = Tokenizer::from_gguf(md);
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  ASSERT_EQ(t->vocab().precompiled_charsmap().size(), 237539u);  // nmt_nfkc's
+  int passed = 0;
+  for (const Json& c : vectors["cases"]) {
+    const std::string text = c["text"].get<std::string>();
+    const std::vector<TokenId> ids = t->encode(text, {.add_special = false, .parse_special = true});
+    EXPECT_EQ(ids, c["ids"].get<std::vector<TokenId>>()) << "'" << text << "'";
+    EXPECT_EQ(t->decode(ids), c["decoded"].get<std::string>()) << "'" << text << "'";
+    passed += ids == c["ids"].get<std::vector<TokenId>>() ? 1 : 0;
+  }
+  std::printf("albert-unigram: %d/%zu\n", passed, vectors["cases"].size());
 }
 
 }  // namespace
