@@ -17,6 +17,7 @@
 #include "backend/lora_adapter.h"
 #include "backend/step_plan.h"
 #include "core/ids.h"
+#include "core/pooling.h"
 #include "core/status.h"
 #include "gguf/ggml_type.h"
 
@@ -84,6 +85,17 @@ struct DeviceInfo {
   // max_lora_rank. 0: the device runs no adapters.
   int32_t num_adapter_slots = 0;
   int32_t max_lora_rank = 0;
+  // Embeddings: the width of a hidden output (OutputKind::kHidden), and
+  // whether the model can give logits at all (an encoder such as BERT has
+  // no head: every output is a hidden one). A model whose attention is not
+  // causal (every row of a sequence reads all of its rows) needs each
+  // sequence whole in one step: num_cached 0, every prompt row present.
+  int32_t hidden_size = 0;
+  bool has_head = true;
+  bool causal = true;
+  // How the model's embeddings pool a sequence (the file's pooling_type;
+  // without one, the last token's for a causal model, CLS for an encoder).
+  Pooling pooling = Pooling::kLast;
 };
 
 class Device {

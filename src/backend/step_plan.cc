@@ -90,6 +90,12 @@ bool outputs_increase(const StepPlan& plan) {
   return true;
 }
 
+// Whether `row` is the last row of its seq.
+bool ends_its_seq(const StepPlan& plan, int32_t row) {
+  return std::any_of(plan.seqs.begin(), plan.seqs.end(),
+                     [&](const StepSeq& s) { return s.num_rows > 0 && s.row_begin + s.num_rows - 1 == row; });
+}
+
 Status validate_outputs(const StepPlan& plan) {
   std::vector<bool> seen;
   if (!outputs_increase(plan)) seen.assign(static_cast<size_t>(plan.num_rows()), false);
@@ -107,6 +113,9 @@ Status validate_outputs(const StepPlan& plan) {
         static_cast<size_t>(o.banned_begin) + static_cast<size_t>(o.num_banned) > plan.banned.size()) {
       return invalid_argument("step plan: output {} bans ids [{}, +{}) of {}", i, o.banned_begin, o.num_banned,
                               plan.banned.size());
+    }
+    if (o.kind == OutputKind::kHiddenSum && !ends_its_seq(plan, row)) {
+      return invalid_argument("step plan: output {} sums hidden states up to row {}, not its seq's last", i, row);
     }
   }
   return ok_status();
@@ -262,6 +271,26 @@ Status validate_plan(const StepPlan& plan, int32_t max_blocks, int32_t max_conte
     return invalid_argument("step plan: seqs cover rows [0, {}) of {}", next_row, plan.num_rows());
   }
   return validate_outputs(plan);
+}
+
+Status validate_model_outputs(const StepPlan& plan, bool has_head, bool causal) {
+  if (!has_head) {
+    for (size_t i = 0; i < plan.outputs.size(); ++i) {
+      if (!is_hidden_output(plan.outputs[i].kind)) {
+        return invalid_argument("step plan: output {} asks for logits of a model without a head (an encoder)", i);
+      }
+    }
+  }
+  if (!causal) {
+    for (size_t i = 0; i < plan.seqs.size(); ++i) {
+      if (plan.seqs[i].num_cached != 0) {
+        return invalid_argument("step plan: seq {} continues after {} cached tokens; a model without causal "
+                                "attention takes each sequence whole in one step",
+                                i, plan.seqs[i].num_cached);
+      }
+    }
+  }
+  return ok_status();
 }
 
 }  // namespace met

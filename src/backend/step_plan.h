@@ -71,7 +71,18 @@ struct StepSeq {
 enum class OutputKind : uint8_t {
   kLogits,  // the row's full logits come back to the host
   kArgmax,  // only the row's argmax token id comes back
+  // Embeddings (DeviceInfo::hidden_size): the row's final hidden state, as
+  // the head would read it (after the output norm), comes back instead of
+  // logits; kHiddenSum gives the sum of those of every row of the row's
+  // seq in this step (mean pooling over prefill chunks). Neither has logits
+  // or an argmax. REQUIRES (kHiddenSum): the row is its seq's last.
+  kHidden,
+  kHiddenSum,
 };
+
+inline bool is_hidden_output(OutputKind kind) {
+  return kind == OutputKind::kHidden || kind == OutputKind::kHiddenSum;
+}
 
 struct OutputRow {
   int32_t row = 0;  // flat row index
@@ -113,8 +124,13 @@ struct StepResult {
   // For output i: logits at [i * vocab_size, (i+1) * vocab_size) when its kind
   // is kLogits (rows of kArgmax outputs are left unspecified).
   std::vector<float> logits;
-  // For output i: its argmax token (filled for every output).
+  // For output i: its argmax token (filled for every output but hidden ones).
   std::vector<TokenId> argmax;
+  // For output i of a hidden kind: its hidden state (or sum of them) at
+  // [i * hidden_size, (i+1) * hidden_size); other rows unspecified. Empty
+  // when the step has no hidden outputs.
+  int32_t hidden_size = 0;
+  std::vector<float> hidden;
   // For output i, with an MTP block running (DeviceInfo::mtp_drafts > 0):
   // the token it predicts after output i's argmax (a draft); else empty.
   std::vector<TokenId> mtp_argmax;
@@ -158,6 +174,12 @@ Status validate_mtp_chains(const StepPlan& plan, int32_t max_chain, int32_t max_
 // Each seq's adapter_slot is kNoAdapterSlot or below `num_adapter_slots`;
 // the message names the first seq at fault.
 Status validate_adapter_slots(const StepPlan& plan, int32_t num_adapter_slots);
+
+// A model without a head (DeviceInfo::has_head false) gives hidden outputs
+// only; one without causal attention (DeviceInfo::causal false) takes every
+// seq from its first token (num_cached 0). The message names the first
+// output or seq at fault.
+Status validate_model_outputs(const StepPlan& plan, bool has_head, bool causal);
 
 // Checks the invariants above; `max_blocks` bounds block ids, `max_context`
 // positions, `block_tokens` is the token slots of one block, `window` the

@@ -40,6 +40,7 @@
 #include "cli/progress_bar.h"
 #include "cli/version.h"
 #include "core/log.h"
+#include "core/pooling.h"
 #include "model/random_model.h"
 #include "server/http_server.h"
 #include "server/prompt_builder.h"
@@ -60,6 +61,7 @@ struct ServeOptions {
   std::vector<std::string> api_keys;
   std::string api_key_file;
   std::vector<std::string> cors_origins;
+  std::string pooling;  // "": the model's
   double request_timeout_s = 0;  // 0: none
   double drain_timeout_s = 30;
   double stall_timeout_s = 60;  // 0: not checked
@@ -173,6 +175,12 @@ Result<ServerOptions> server_options(const ServeOptions& o) {
   so.slow_client_timeout = *seconds_or_none(o.slow_client_timeout_s);
   MET_ASSIGN_OR_RETURN(so.api_keys, ApiKeys::create(o.api_keys, o.api_key_file));
   MET_ASSIGN_OR_RETURN(so.cors, CorsPolicy::create(o.cors_origins));
+  if (!o.pooling.empty()) {
+    so.pooling = parse_pooling(o.pooling);
+    if (!so.pooling.has_value()) {
+      return invalid_argument("--pooling must be none, mean, cls or last, not '{}'", o.pooling);
+    }
+  }
   return so;
 }
 
@@ -266,6 +274,9 @@ void add_serve_command(CLI::App& app, const HubEnv& env) {
                   "Seconds a client may stay over --max-pending-bytes before its request is cancelled (a "
                   "write it takes twice as long to accept closes its connection)")
       ->capture_default_str();
+  cmd->add_option("--pooling", o->pooling,
+                  "How /v1/embeddings pools an input's hidden states: mean, cls or last (default: the model's "
+                  "pooling_type, else last for a decoder, cls for an encoder)");
   add_engine_flags(*cmd, o->engine);
   cmd->callback([o] { exit_on_error("serve", serve(*o)); });
 }

@@ -69,6 +69,13 @@ class RequestHandle {
   std::shared_ptr<ResponseStream> stream_;
 };
 
+// What an embedding client needs of the model (DeviceInfo's view).
+struct EmbeddingInfo {
+  int32_t hidden_size = 0;  // the pooled vector's width
+  Pooling pooling = Pooling::kLast;
+  bool has_head = true;  // false: an encoder, which only embeds
+};
+
 class Engine {
  public:
   // Borrows device, tokenizer, spill (may be null) and clock; they outlive it.
@@ -78,6 +85,10 @@ class Engine {
 
   Result<RequestHandle> submit(EngineRequest request);
   RequestLimits limits() const { return limits_; }
+  EmbeddingInfo embedding_info() const {
+    const DeviceInfo& i = device_.info();
+    return EmbeddingInfo{i.hidden_size, i.pooling, i.has_head};
+  }
   // The counters and load, and a MoE model's expert load from the device.
   EngineStatsSnapshot stats() const;
   // REQUIRES: drain() or stop() returned (the engine thread owns them before).

@@ -102,6 +102,10 @@ CpuDevice::CpuDevice(const Model& model, cpu::KvCache kv, std::optional<cpu::Rec
   info_.num_adapter_slots = options.forward.max_lora_rank > 0 ? options.num_adapter_slots : 0;
   info_.max_lora_rank = info_.num_adapter_slots > 0 ? options.forward.max_lora_rank : 0;
   adapters_.resize(static_cast<size_t>(info_.num_adapter_slots));
+  info_.hidden_size = static_cast<int32_t>(model.hparams().embedding_length);
+  info_.causal = model.hparams().causal_attention;
+  info_.has_head = info_.causal;  // the encoders (BERT family) have no head
+  info_.pooling = model.hparams().pooling.value_or(info_.causal ? Pooling::kLast : Pooling::kCls);
   info_.max_rows = options.limits.max_rows;
   info_.max_seqs = options.limits.max_seqs;
   info_.max_outputs = options.limits.max_outputs;
@@ -141,6 +145,7 @@ Status CpuDevice::check_plan(const StepPlan& plan) const {
   MET_RETURN_IF_ERROR(validate_state_slots(plan, info_.num_state_slots, info_.state_drafts));
   MET_RETURN_IF_ERROR(validate_mtp_chains(plan, std::max(info_.mtp_drafts - 1, 0), info_.mtp_chain_seqs));
   MET_RETURN_IF_ERROR(check_adapters(plan));
+  MET_RETURN_IF_ERROR(validate_model_outputs(plan, info_.has_head, info_.causal));
   return validate_plan(plan, info_.num_kv_blocks, max_context, cpu::kBlockTokens, info_.kv_window);
 }
 

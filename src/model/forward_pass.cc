@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "model/hidden_outputs.h"
+
 namespace met {
 ForwardPass::ForwardPass(const Model& model, cpu::KvCache& kv, cpu::RecurrentState* state, ForwardLimits limits,
                          int num_threads, ForwardOptions options)
@@ -90,6 +92,7 @@ void ForwardPass::prepare_result(const StepPlan& plan, StepResult& result) const
   result.mtp_argmax.resize(mtp_ ? plan.outputs.size() : 0);
   result.mtp_chain_width = chain_max_;
   result.mtp_chain.assign(plan.outputs.size() * static_cast<size_t>(chain_max_), kNoChainToken);
+  size_hidden_result(plan, static_cast<int32_t>(model_.hparams().embedding_length), result);
 }
 
 int32_t ForwardPass::scratch_blocks(const ForwardOptions& options, const ForwardLimits& limits) {
@@ -379,6 +382,16 @@ void ForwardPass::output(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult& 
     result.argmax[static_cast<size_t>(o)] =
         static_cast<TokenId>(cpu::argmax(&result.logits[static_cast<size_t>(o * vocab)], vocab));
   }
+  if (result.hidden.empty()) return;
+  // Hidden outputs: the rows the head read (out_x_), or for a sum every row
+  // of the seq normalised the same way (into tmp_, which no op needs now).
+  const float* norm = model_.weights().output_norm;
+  const float eps = hp.rms_norm_eps;
+  write_hidden_outputs(ctx, plan, out_x_.data(), embd, result, [&](int64_t r) {
+    float* to = &tmp_[static_cast<size_t>(r * embd)];
+    cpu::rms_norm(&x_[static_cast<size_t>(r * embd)], norm, embd, eps, to);
+    return to;
+  });
 }
 
 void ForwardPass::run(cpu::ThreadCtx& ctx, const StepPlan& plan, std::span<const TokenId> tokens,

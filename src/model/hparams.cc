@@ -365,6 +365,32 @@ Status read_dense_extras(const GgufMetadata& md, ModelHParams& hp) {
   return ok_status();
 }
 
+// The BERT family (bert, nomic-bert) is not causal and norms with
+// LayerNorm; any model may name its pooling.
+Status read_embedding_keys(const GgufMetadata& md, ModelHParams& hp) {
+  const bool encoder = hp.arch == "bert" || hp.arch == "nomic-bert";
+  MET_ASSIGN_OR_RETURN(std::string causal_key, md.arch_key("attention.causal"));
+  MET_ASSIGN_OR_RETURN(hp.causal_attention, md.get_bool_or(causal_key, !encoder));
+  if (hp.causal_attention == encoder) {
+    return unimplemented("metadata key '{}': {} attention is not supported for {}", causal_key,
+                         encoder ? "causal" : "non-causal", hp.arch);
+  }
+  MET_ASSIGN_OR_RETURN(std::string pooling_key, md.arch_key("pooling_type"));
+  if (md.contains(pooling_key)) {
+    MET_ASSIGN_OR_RETURN(const uint32_t value, md.get_u32(pooling_key));
+    hp.pooling = pooling_from_gguf(value);
+    if (!hp.pooling.has_value()) {
+      return unimplemented("metadata key '{}': pooling type {} is not supported (none 0, mean 1, cls 2, last 3)",
+                           pooling_key, value);
+    }
+  }
+  if (!encoder) return ok_status();
+  MET_ASSIGN_OR_RETURN(std::string eps_key, md.arch_key("attention.layer_norm_epsilon"));
+  MET_ASSIGN_OR_RETURN(hp.layer_norm_eps, md.get_f32(eps_key));
+  MET_ASSIGN_OR_RETURN(hp.token_type_count, md.get_u32_or("tokenizer.ggml.token_type_count", 0));
+  return ok_status();
+}
+
 // granitehybrid/nemotron_h: the Mamba2 sizes, the per-layer head_count_kv
 // and feed_forward_length that say each layer's kind, granite's scales.
 Status read_mamba_hybrid(const GgufMetadata& md, ModelHParams& hp) {
@@ -463,6 +489,7 @@ Result<ModelHParams> read_hparams(const GgufMetadata& md) {
   MET_RETURN_IF_ERROR(read_experts(md, hp));
   MET_RETURN_IF_ERROR(read_sliding_window(md, hp));
   MET_RETURN_IF_ERROR(read_dense_extras(md, hp));
+  MET_RETURN_IF_ERROR(read_embedding_keys(md, hp));
   MET_RETURN_IF_ERROR(read_hybrid(md, hp));
   // Dense and MoE transformers' MTP blocks (met's test models).
   if (!is_hybrid_arch(hp.arch) && !is_mamba_arch(hp.arch)) MET_RETURN_IF_ERROR(take_nextn_layers(md, hp));

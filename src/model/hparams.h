@@ -63,9 +63,11 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/pooling.h"
 #include "core/status.h"
 #include "gguf/gguf_value.h"
 
@@ -128,6 +130,15 @@ struct ModelHParams {
   float final_logit_softcap = 0.0f;  // gemma2/3: logits = cap * tanh(logits / cap) (0: none)
   float attn_logit_softcap = 0.0f;   // gemma2: scores = cap * tanh(scores / cap) (0: none)
   bool swa_rope_unscaled = false;    // gemma3, olmo2: windowed layers rope without the file's scaling
+  // Embedding models: the file's pooling ({arch}.pooling_type; nullopt: the
+  // key is absent), whether attention is causal ({arch}.attention.causal;
+  // false for the BERT family, whose rows read their whole sequence), the
+  // LayerNorm epsilon of the BERT family ({arch}.attention.layer_norm_epsilon)
+  // and its token types (tokenizer.ggml.token_type_count: rows of token_types).
+  std::optional<Pooling> pooling;
+  bool causal_attention = true;
+  float layer_norm_eps = 1e-12f;
+  uint32_t token_type_count = 0;
 
   bool is_moe() const { return expert_count > 0; }
   // Whether layer `i`'s attention rotates its queries and keys.

@@ -14,6 +14,7 @@
 #include "gguf/gguf_writer.h"
 #include "model/file_type.h"
 #include "model/random_tensor_fill.h"
+#include "tensor/quantize.h"
 
 namespace met {
 namespace {

@@ -13,6 +13,7 @@
 
 #include "core/clock.h"
 #include "core/ids.h"
+#include "core/pooling.h"
 #include "grammar/grammar.h"
 #include "request/thinking_config.h"
 #include "sampling/sampler.h"
@@ -78,6 +79,10 @@ struct EngineRequest {
     std::shared_ptr<const Grammar> grammar;
   };
   std::optional<TriggeredGrammar> triggered_grammar;
+  // Embeddings: the request asks for its prompt's final hidden states pooled
+  // this way (FinishEvent::embedding) and generates nothing: max_tokens and
+  // the output's fields are ignored. REQUIRES: not Pooling::kNone.
+  std::optional<Pooling> embed;
 };
 
 }  // namespace met

@@ -8,6 +8,32 @@
 
 namespace met {
 
+namespace {
+
+// An embedding request: no output, so the whole context (and the KV a
+// prompt needs, less the output's slot) is the input's.
+Status validate_embed_request(const EngineRequest& r, const RequestLimits& limits) {
+  if (*r.embed == Pooling::kNone) return invalid_argument("pooling 'none' gives no single vector per input");
+  if (r.adapter != nullptr) return invalid_argument("embeddings run the base model; the request names an adapter");
+  const auto n = static_cast<int64_t>(r.prompt.size());
+  if (limits.max_whole_prompt > 0 && n > limits.max_whole_prompt) {
+    return invalid_argument("the input has {} tokens; this encoder reads each input whole in one step of at most {} "
+                            "(raise --max-batch-tokens)",
+                            n, limits.max_whole_prompt);
+  }
+  if (limits.max_seq_len > 0 && n > limits.max_seq_len) {
+    return invalid_argument("the input has {} tokens; the context is {}", n, limits.max_seq_len);
+  }
+  if (prompt_kv_blocks(n - 1, limits) > limits.num_kv_blocks) {
+    return invalid_argument(
+        "the input needs {} KV blocks of {} tokens; the pool has {} (raise --kv-mem or --kv-blocks)",
+        prompt_kv_blocks(n - 1, limits), kKvBlockTokens, limits.num_kv_blocks);
+  }
+  return ok_status();
+}
+
+}  // namespace
+
 Status validate_request(const EngineRequest& r, const RequestLimits& limits) {
   if (r.prompt.empty()) return invalid_argument("the prompt is empty");
   for (size_t i = 0; i < r.prompt.size(); ++i) {
@@ -15,6 +41,10 @@ Status validate_request(const EngineRequest& r, const RequestLimits& limits) {
       return invalid_argument("prompt token {} is {}, outside the vocabulary of {}", i, r.prompt[i],
                               limits.vocab_size);
     }
+  }
+  if (r.embed.has_value()) return validate_embed_request(r, limits);
+  if (!limits.has_head) {
+    return invalid_argument("this model is an encoder without a head: it gives embeddings, not text");
   }
   if (r.max_tokens < 0) return invalid_argument("max_tokens must be >= 0, got {}", r.max_tokens);
   if (r.min_tokens < 0 || r.min_tokens > r.max_tokens) {

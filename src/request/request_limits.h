@@ -23,6 +23,11 @@ struct RequestLimits {
   int32_t kv_window = 0;
   // DeviceInfo::num_adapter_slots: 0 refuses a request with an adapter.
   int32_t num_adapter_slots = 0;
+  // DeviceInfo::has_head: false (an encoder) refuses generation.
+  bool has_head = true;
+  // A model without causal attention runs each input whole in one step:
+  // the most tokens one holds (0: a causal model, no such bound).
+  int32_t max_whole_prompt = 0;
 
   // Token positions the whole KV pool holds.
   int64_t kv_capacity_tokens() const { return int64_t{num_kv_blocks} * kKvBlockTokens; }

@@ -46,6 +46,9 @@ struct FinishEvent {
   double decode_time_ms = 0;
   // "stop" because of a stop string: its index in EngineRequest::stop_strings.
   std::optional<size_t> stop_string_index = std::nullopt;
+  // An embedding request's (EngineRequest::embed) pooled hidden state, not
+  // normalised; empty for generation.
+  std::vector<float> embedding = {};
 };
 
 struct ErrorEvent {

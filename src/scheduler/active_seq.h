@@ -128,6 +128,17 @@ struct SpecTrack {
   size_t mtp_for = 0;  // 0: none
 };
 
+// Embeddings (EngineRequest::embed): the pooling and what is pooled so far.
+struct EmbedTrack {
+  std::optional<Pooling> pooling;  // nullopt: a generation request
+  // Mean: the sum of the hidden states of the rows run so far; CLS and
+  // last: the row's state once its step ran.
+  std::vector<float> pooled;
+  // False on a model without causal attention: a block's KV depends on the
+  // tokens after it, so the sequence's blocks are never cached or reused.
+  bool kv_shareable = true;
+};
+
 struct ActiveSeq {
   SeqState seq;            // the KV side
   OutputState out;
@@ -137,6 +148,7 @@ struct ActiveSeq {
   ThinkingTrack think;
   GrammarTrack gram;
   SpecTrack spec;
+  EmbedTrack embed;
   SeqStatus status;
   QueueState queue;
   SeqTimings timing;
@@ -146,6 +158,17 @@ struct ActiveSeq {
 // Whether prompt logprobs are asked for and some are still to be computed.
 inline bool wants_prompt_logprobs(const ActiveSeq& a) {
   return a.logprobs.prompt.has_value() && a.logprobs.prompt_next < a.out.prompt_len;
+}
+
+inline bool is_embedding(const ActiveSeq& a) { return a.embed.pooling.has_value(); }
+
+// Whether a prefix-cache hit may stand in for the start of `a`'s prompt:
+// not while prompt logprobs or a pooling over every row (mean) or the
+// first one (CLS) need those rows run, nor where KV is not shareable.
+inline bool may_reuse_prefix(const ActiveSeq& a) {
+  const bool pools_early_rows =
+      a.embed.pooling.has_value() && (*a.embed.pooling == Pooling::kMean || *a.embed.pooling == Pooling::kCls);
+  return !wants_prompt_logprobs(a) && !pools_early_rows && a.embed.kv_shareable;
 }
 
 // Tokens of `a` whose KV is not computed yet (1 for a decoding sequence: its

@@ -25,6 +25,15 @@ void log_finished(const ActiveSeq& a, std::string_view reason, double ttft_ms, d
                a.out.tokens.size(), reason, tps, ttft_ms, drafts);
 }
 
+// The pooled vector an embedding answers with (a mean divides its sum).
+std::vector<float> pooled_embedding(ActiveSeq& a) {
+  std::vector<float> v = std::move(a.embed.pooled);
+  if (*a.embed.pooling == Pooling::kMean && a.out.prompt_len > 0) {
+    for (float& x : v) x /= static_cast<float>(a.out.prompt_len);
+  }
+  return v;
+}
+
 }  // namespace
 
 void finish_sequence(const SchedIo& io, ActiveSeq& a, size_t max_seq_len) {
@@ -36,6 +45,12 @@ void finish_sequence(const SchedIo& io, ActiveSeq& a, size_t max_seq_len) {
     send_error(io, a, msg);
     return;
   }
+  if (is_embedding(a) && a.seq.seq_len < a.out.prompt_len) {  // cut short by a guard: no vector to give
+    const char* why = a.status.guard_stop.has_value() ? guard_stop_name(*a.status.guard_stop) : "stopped";
+    send_error(io, a, fmt::format("the input was not embedded: {} after {} of its {} tokens", why, a.seq.seq_len,
+                                  a.out.prompt_len));
+    return;
+  }
   FinishInputs in;
   in.guard_stop = a.status.guard_stop;
   if (!a.out.tokens.empty()) in.last_tok = a.out.tokens.back();
@@ -45,7 +60,8 @@ void finish_sequence(const SchedIo& io, ActiveSeq& a, size_t max_seq_len) {
   in.remaining = static_cast<size_t>(std::max(a.limits.remaining, 0));
   in.seq_len = a.seq.tokens.size();
   in.max_seq_len = max_seq_len;
-  const std::string_view reason = derive_finish_reason(in);
+  // An embedding ends when its prompt has run: nothing was cut short.
+  const std::string_view reason = is_embedding(a) ? kFinishStop : derive_finish_reason(in);
 
   // Text held back (an incomplete character, a possible stop-string prefix)
   // is final now.
@@ -69,13 +85,14 @@ void finish_sequence(const SchedIo& io, ActiveSeq& a, size_t max_seq_len) {
   }
   fe.time_to_first_token_ms = a.timing.decode_start ? ms_between(a.timing.request_start, first) : 0.0;
   fe.decode_time_ms = ms_between(first, now);
+  if (is_embedding(a)) fe.embedding = pooled_embedding(a);
   RequestTiming timing{fe.time_to_first_token_ms, fe.decode_time_ms, a.out.prompt_len,
                        static_cast<int64_t>(a.out.tokens.size()), a.out.cached_prompt_tokens};
   log_finished(a, reason, timing.ttft_ms, timing.decode_ms);
   io.req.finish(a.sink, std::move(fe));
   io.tel.request_finished(timing);
   // Cache prompt + output while the block ids are valid, then free them.
-  io.kv.apply(ReleaseSeq{&a.seq, /*cache=*/true, "finish_sequence"});
+  io.kv.apply(ReleaseSeq{&a.seq, /*cache=*/a.embed.kv_shareable, "finish_sequence"});
 }
 
 void send_error(const SchedIo& io, ActiveSeq& a, std::string_view msg) {

@@ -89,8 +89,11 @@ Scheduler::~Scheduler() {
 }
 
 RequestLimits Scheduler::limits() const {
-  return RequestLimits{io_.dev.info().vocab_size, options_.max_seq_len, io_.kv.num_blocks(), kv_window_,
-                       io_.dev.info().num_adapter_slots};
+  const DeviceInfo& info = io_.dev.info();
+  RequestLimits r{info.vocab_size, options_.max_seq_len, io_.kv.num_blocks(), kv_window_, info.num_adapter_slots};
+  r.has_head = info.has_head;
+  r.max_whole_prompt = info.causal ? 0 : std::min(options_.max_batch_tokens, info.max_rows);
+  return r;
 }
 
 void Scheduler::fail_all(std::string_view message) {
@@ -242,9 +245,17 @@ void Scheduler::settle_step() {
     a.seq.seq_len += s.num_rows;
     // A prefill chunk's full blocks are shareable at once (a sibling choice
     // or another request with the same prefix hits them while `a` runs).
-    if (s.num_rows > 1) io_.kv.apply(PublishPrefix{&a.seq});
+    if (s.num_rows > 1 && a.embed.kv_shareable) io_.kv.apply(PublishPrefix{&a.seq});
     release_behind_window(io_, a.seq, kv_window_);
     record_prompt_logprobs(a, s, result_);
+    if (s.embeds) {
+      record_embedding(a, s, result_);
+      if (a.seq.seq_len == a.out.prompt_len) {
+        a.timing.decode_start = io_.clock.now();  // its one answer is ready: the "first token"
+        a.status.finished = true;
+      }
+      continue;
+    }
     if (!s.output.has_value()) continue;
     const auto i = static_cast<size_t>(*s.output);
     const bool use_logits = step_.plan().outputs[i].kind == OutputKind::kLogits;

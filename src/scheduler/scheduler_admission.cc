@@ -66,6 +66,9 @@ ActiveSeq Scheduler::make_seq(EngineRequest&& r, ResponseSink&& sink, TimePoint 
   a.gram.triggered = std::move(r.triggered_grammar);
   if (!r.prediction.empty()) a.spec.prediction.emplace(std::move(r.prediction));
   if (r.max_draft_tokens.has_value()) a.spec.max_draft = *r.max_draft_tokens;
+  a.embed.pooling = r.embed;
+  a.embed.kv_shareable = io_.dev.info().causal;
+  if (is_embedding(a)) a.spec.max_draft = 0;  // nothing is decoded
   DetokenizerOptions dopt;
   dopt.skip_special = !r.render_special_tokens;
   dopt.stop_strings = std::move(r.stop_strings);
@@ -87,7 +90,7 @@ void Scheduler::enqueue(EngineRequest request, ResponseSink sink, TimePoint subm
   MET_DCHECK(validate_request(request, limits()).ok(), "request {}: enqueued without Engine::submit's checks",
              sink.id().value());
   ActiveSeq a = make_seq(std::move(request), std::move(sink), submitted);
-  if (a.limits.remaining == 0) {  // nothing to generate: answered without a step
+  if (a.limits.remaining == 0 && !is_embedding(a)) {  // nothing to generate: answered without a step
     finish_sequence(io_, a, max_seq_len_);
     return;
   }
@@ -161,8 +164,8 @@ void Scheduler::view_queues() {
     WaitingView w;
     w.num_tokens = static_cast<int32_t>(a.seq.tokens.size());
     w.first_block = first_block_key(a.seq);
-    // Prompt logprobs need every prompt position evaluated: no reuse.
-    w.may_share_first_block = !wants_prompt_logprobs(a);
+    // Prompt logprobs and some poolings need every prompt position evaluated: no reuse.
+    w.may_share_first_block = may_reuse_prefix(a);
     hits_begin_.push_back(hit_blocks_.size());
     if (w.may_share_first_block) w.hit_blocks = io_.kv.find_prefix(a.seq, hit_blocks_).num_blocks;
     w.idle_hits_begin = idle_hits_.size();

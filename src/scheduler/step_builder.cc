@@ -21,6 +21,18 @@ void record_prompt_logprobs(ActiveSeq& a, const Scheduled& s, const StepResult& 
   }
 }
 
+void record_embedding(ActiveSeq& a, const Scheduled& s, const StepResult& result) {
+  if (a.seq.seq_len == s.num_rows) a.embed.pooled.clear();  // the prompt ran from its start (again)
+  if (!s.output.has_value()) return;
+  const auto width = static_cast<size_t>(result.hidden_size);
+  const float* h = result.hidden.data() + static_cast<size_t>(*s.output) * width;
+  if (*a.embed.pooling == Pooling::kMean && !a.embed.pooled.empty()) {
+    for (size_t i = 0; i < width; ++i) a.embed.pooled[i] += h[i];
+  } else {
+    a.embed.pooled.assign(h, h + width);
+  }
+}
+
 StepBuilder::StepBuilder(size_t max_seqs) : builder_(max_seqs) {
   scheduled_.reserve(max_seqs);
   views_.reserve(max_seqs);
@@ -47,15 +59,48 @@ void StepBuilder::add_verify(ActiveSeq& a, size_t idx, int32_t n) {
   scheduled_.push_back(s);
 }
 
-void StepBuilder::add(ActiveSeq& a, size_t idx, int32_t n) {
-  if (pending_tokens(a) == 1 && n > 1) return add_verify(a, idx, n);
-  a.spec.drafts.clear();  // given no room: this step decodes alone
+int32_t StepBuilder::add_known_rows(const ActiveSeq& a, int32_t n) {
   StepPlan& plan = builder_.plan();
   const int32_t begin = plan.num_rows();
   for (int32_t k = 0; k < n; ++k) {
     plan.inputs.push_back(FeedToken{a.seq.tokens[static_cast<size_t>(a.seq.seq_len + k)]});
     plan.positions.push_back(a.seq.seq_len + k);
   }
+  return begin;
+}
+
+// An embedding's chunk: a sum output on each (mean), the first row's state
+// (CLS) or the prompt's last row's (last).
+void StepBuilder::add_embedding(ActiveSeq& a, size_t idx, int32_t n) {
+  StepPlan& plan = builder_.plan();
+  const int32_t begin = add_known_rows(a, n);
+  builder_.add_seq(begin, n, a.seq.seq_len, a.seq.block_table, a.seq.state_slot, false, 0, a.seq.adapter_slot);
+  Scheduled s{idx, n, std::nullopt};
+  s.embeds = true;
+  std::optional<OutputRow> out;
+  switch (*a.embed.pooling) {
+    case Pooling::kMean: out = OutputRow{begin + n - 1, OutputKind::kHiddenSum}; break;
+    case Pooling::kCls:
+      if (a.seq.seq_len == 0) out = OutputRow{begin, OutputKind::kHidden};
+      break;
+    case Pooling::kLast:
+      if (a.seq.seq_len + n == a.out.prompt_len) out = OutputRow{begin + n - 1, OutputKind::kHidden};
+      break;
+    case Pooling::kNone: break;  // refused at submit
+  }
+  if (out.has_value()) {
+    s.output = static_cast<int32_t>(plan.outputs.size());
+    plan.outputs.push_back(*out);
+  }
+  scheduled_.push_back(s);
+}
+
+void StepBuilder::add(ActiveSeq& a, size_t idx, int32_t n) {
+  if (is_embedding(a)) return add_embedding(a, idx, n);
+  if (pending_tokens(a) == 1 && n > 1) return add_verify(a, idx, n);
+  a.spec.drafts.clear();  // given no room: this step decodes alone
+  StepPlan& plan = builder_.plan();
+  const int32_t begin = add_known_rows(a, n);
   const bool output = a.seq.seq_len + n == static_cast<int32_t>(a.seq.tokens.size());
   builder_.add_seq(begin, n, a.seq.seq_len, a.seq.block_table, a.seq.state_slot, false,
                    output ? mtp_chain_for(a, 0, mtp_drafts_) : 0, a.seq.adapter_slot);
@@ -93,7 +138,8 @@ bool StepBuilder::build(std::vector<ActiveSeq>& active, const DeviceInfo& info, 
     views_.push_back(RowView{a.status.finished, a.seq.seq_len, static_cast<int32_t>(a.seq.tokens.size()),
                              static_cast<int32_t>(a.seq.block_table.size()), a.seq.num_released_blocks,
                              a.queue.admit_order, wants_prompt_logprobs(a), a.logprobs.prompt_next,
-                             a.out.prompt_len, static_cast<int32_t>(a.spec.drafts.size())});
+                             a.out.prompt_len, static_cast<int32_t>(a.spec.drafts.size()), is_embedding(a),
+                             !a.embed.kv_shareable});
   }
   const StepLimits limits{max_batch_tokens, info.max_outputs, kv.num_blocks(), kv.num_free_blocks()};
   choose_step_rows(views_, limits, rows_, order_);
@@ -128,7 +174,7 @@ bool StepBuilder::is_decode_only(size_t num_active) const {
   if (scheduled_.size() != num_active) return false;
   for (size_t i = 0; i < scheduled_.size(); ++i) {
     const Scheduled& s = scheduled_[i];
-    if (s.active_idx != i || s.num_rows != 1 || !s.output.has_value()) return false;
+    if (s.active_idx != i || s.num_rows != 1 || !s.output.has_value() || s.embeds) return false;
   }
   return true;
 }

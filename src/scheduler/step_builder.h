@@ -7,6 +7,8 @@
 // with an argmax output (speculation.h); drafts it got no room for are
 // dropped. A sequence that wants prompt logprobs gets a logits row
 // for every prompt row, so its chunks also fit the device's max_outputs.
+// An embedding's chunks get a hidden output where its pooling reads one
+// (record_embedding keeps it); nothing is sampled for it.
 // Invariants: every scheduled sequence has the blocks its rows write
 // (reserved here); the plan's rows never exceed the budget.
 // Threading: engine thread only. Tested through tests/scheduler/scheduler_test.cc
@@ -38,11 +40,17 @@ struct Scheduled {
   // A verify step (speculation.h): the drafts after the decode row, each
   // row with an output (outputs *output .. *output + num_drafts).
   int32_t num_drafts = 0;
+  bool embeds = false;  // an embedding's chunk: its output (if any) is a hidden state
 };
 
 // Appends the logprobs of the prompt tokens a step's rows predicted for `a`
 // (sampling/logprobs.h) and advances a.prompt_logprobs_next.
 void record_prompt_logprobs(ActiveSeq& a, const Scheduled& s, const StepResult& result);
+
+// Keeps what a step's chunk of embedding `a` gave its pooling (after its
+// seq_len took the chunk's rows): the sum of a mean, the CLS or last row's
+// state; a chunk from the prompt's start drops what an earlier run left.
+void record_embedding(ActiveSeq& a, const Scheduled& s, const StepResult& result);
 
 class StepBuilder {
  public:
@@ -62,6 +70,9 @@ class StepBuilder {
 
  private:
   void add(ActiveSeq& a, size_t idx, int32_t n);
+  // Appends rows for the next n of a's known tokens; returns the first row.
+  int32_t add_known_rows(const ActiveSeq& a, int32_t n);
+  void add_embedding(ActiveSeq& a, size_t idx, int32_t n);
   void add_verify(ActiveSeq& a, size_t idx, int32_t n);
   void add_prompt_outputs(const ActiveSeq& a, int32_t begin, int32_t n, Scheduled& s);
   static int32_t cut_at_snapshot(const ActiveSeq& a, int32_t num_rows, int32_t interval_tokens);

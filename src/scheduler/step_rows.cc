@@ -13,6 +13,7 @@ namespace {
 // token it predicts that still misses its logprob, and the sampled token's
 // row when the chunk ends the known tokens.
 int32_t outputs_of(const RowView& r, int32_t n) {
+  if (r.embeds) return 1;
   if (r.num_tokens - r.seq_len == 1) return n;  // a decode row and its verify rows: one each
   int32_t outputs = r.seq_len + n == r.num_tokens ? 1 : 0;
   if (!r.wants_prompt_logprobs) return outputs;
@@ -76,7 +77,7 @@ void choose_step_rows(std::span<const RowView> rows, const StepLimits& limits, s
     const int32_t output_room = r.wants_prompt_logprobs ? limits.max_outputs - num_outputs - 1
                                                         : std::numeric_limits<int32_t>::max();
     const int32_t n = std::min({r.num_tokens - r.seq_len, budget, room, output_room});
-    if (n <= 0) continue;
+    if (n <= 0 || (r.whole_prompt && n < r.num_tokens - r.seq_len)) continue;
     free_blocks -= std::max(blocks_for_tokens(r.seq_len + n) - r.num_blocks, 0);
     out.push_back(RowChoice{i, n});
     num_outputs += outputs_of(r, n);

@@ -5,7 +5,8 @@
 // budget, the free blocks and the device's outputs allow; then prefill
 // chunks, oldest admission first, each as long as the step's token budget,
 // the blocks free after the rows before it, and (for prompt logprobs, a
-// logits row per prompt row) the device's outputs allow. StepBuilder applies
+// logits row per prompt row) the device's outputs allow; a prompt that must
+// run whole (a non-causal model's) waits until it fits in one chunk. StepBuilder applies
 // the choice: it reserves each row's KV and writes the StepPlan. Blocks
 // given back behind a sliding window do not count against the pool.
 // Invariants: the rows never exceed max_batch_tokens; the blocks they need
@@ -35,6 +36,10 @@ struct RowView {
   // Drafts a decoding sequence would verify after its decode row, each a
   // row with an output (speculation.h).
   int32_t num_drafts = 0;
+  // An embedding: at most one output row per chunk (a hidden state).
+  bool embeds = false;
+  // A model without causal attention: the prompt runs in one chunk or waits.
+  bool whole_prompt = false;
 };
 
 struct RowChoice {

@@ -12,23 +12,6 @@
 namespace met {
 namespace {
 
-// One admitted generation request; released when the coroutine leaves it.
-class InFlightSlot {
- public:
-  explicit InFlightSlot(ServerState& s)
-      : s_(s), admitted_(s.in_flight.fetch_add(1) < s.options.max_concurrent) {}
-  ~InFlightSlot() {
-    if (s_.in_flight.fetch_sub(1) == 1) s_.notify();
-  }
-  InFlightSlot(const InFlightSlot&) = delete;
-  InFlightSlot& operator=(const InFlightSlot&) = delete;
-  bool admitted() const { return admitted_; }
-
- private:
-  ServerState& s_;
-  bool admitted_;
-};
-
 // A prompt too long to serve, as OpenAI answers it: 400 with code
 // "context_length_exceeded" and the front's `param`.
 std::optional<ApiError> context_error(std::optional<std::string> param, const std::vector<EngineRequest>& prompts,

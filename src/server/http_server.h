@@ -27,6 +27,7 @@
 #include <string>
 
 #include "core/clock.h"
+#include "core/pooling.h"
 #include "core/status.h"
 #include "engine/engine.h"
 #include "server/api_keys.h"
@@ -56,6 +57,7 @@ struct ServerOptions {
   Duration slow_client_timeout = std::chrono::seconds(30);
   ApiKeys api_keys;                         // none: every request is let in
   CorsPolicy cors;                          // off: no browser origin may read responses
+  std::optional<Pooling> pooling;           // --pooling: embeddings pool this way, not the model's
 };
 
 // What the server serves once the model is loaded; all borrowed.

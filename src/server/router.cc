@@ -6,6 +6,7 @@
 
 #include "core/fault_flag.h"
 #include "server/chat_page.h"
+#include "server/embeddings_api.h"
 #include "server/generation.h"
 #include "server/health.h"
 #include "server/messages_front.h"
@@ -58,7 +59,8 @@ std::string_view header_value(const HttpRequest& req, std::string_view name) {
 // OpenAI-compatible servers commonly answer the API's routes without the
 // /v1 prefix too (clients configured with a bare base URL send them so).
 std::string_view with_v1_prefix(std::string_view target) {
-  for (std::string_view route : {"/v1/chat/completions", "/v1/completions", "/v1/models", "/v1/responses"}) {
+  for (std::string_view route :
+       {"/v1/chat/completions", "/v1/completions", "/v1/models", "/v1/responses", "/v1/embeddings"}) {
     if (target == route.substr(3)) return route;
   }
   return target;
@@ -78,7 +80,7 @@ std::optional<http::verb> verb_of(std::string_view target) {
   }
   if (target == "/v1/completions" || target == "/v1/chat/completions" || target == "/tokenize" ||
       target == "/detokenize" || target == "/v1/messages" || target == "/v1/messages/count_tokens" ||
-      target == "/v1/load_lora_adapter" || target == "/v1/unload_lora_adapter") {
+      target == "/v1/load_lora_adapter" || target == "/v1/unload_lora_adapter" || target == "/v1/embeddings") {
     return http::verb::post;
   }
   return std::nullopt;
@@ -106,6 +108,7 @@ awaitable<bool> dispatch(ServerState& s, beast::tcp_stream& stream, const HttpRe
     co_return co_await write_body(stream, req.version(), http::status::ok, std::get<std::string>(r),
                                   "text/plain; charset=utf-8", keep, cors);
   }
+  if (target == "/v1/embeddings") co_return co_await serve_embeddings(s, stream, req, cors);
   if (target == "/tokenize") co_return co_await json_result(stream, req, m.tokenize.tokenize(req.body()), cors);
   if (target == "/detokenize") co_return co_await json_result(stream, req, m.tokenize.detokenize(req.body()), cors);
   if (target == "/v1/messages/count_tokens") {

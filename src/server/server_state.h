@@ -68,4 +68,22 @@ struct ServerState {
   }
 };
 
+// One admitted generation (or embedding) request: counted in in_flight, at
+// most options.max_concurrent admitted; released when the coroutine leaves it.
+class InFlightSlot {
+ public:
+  explicit InFlightSlot(ServerState& s)
+      : s_(s), admitted_(s.in_flight.fetch_add(1) < s.options.max_concurrent) {}
+  ~InFlightSlot() {
+    if (s_.in_flight.fetch_sub(1) == 1) s_.notify();
+  }
+  InFlightSlot(const InFlightSlot&) = delete;
+  InFlightSlot& operator=(const InFlightSlot&) = delete;
+  bool admitted() const { return admitted_; }
+
+ private:
+  ServerState& s_;
+  bool admitted_;
+};
+
 }  // namespace met

@@ -67,3 +67,40 @@ TEST(ValidateRequest, WithAWindowAPromptNeedsNoMoreBlocksThanTheWindowStraddles)
 
 }  // namespace
 }  // namespace met
+
+namespace met {
+namespace {
+
+EngineRequest embed(std::vector<TokenId> prompt, Pooling pooling = Pooling::kMean) {
+  EngineRequest r;
+  r.prompt = std::move(prompt);
+  r.max_tokens = 0;
+  r.embed = pooling;
+  return r;
+}
+
+TEST(ValidateRequest, AnEmbeddingMayFillTheWholeContextSinceNothingFollowsIt) {
+  const RequestLimits lim{.vocab_size = 100, .max_seq_len = 32, .num_kv_blocks = 2};
+  EXPECT_TRUE(validate_request(embed(std::vector<TokenId>(32, 1)), lim).ok());
+  const Status st = validate_request(embed(std::vector<TokenId>(33, 1)), lim);
+  EXPECT_NE(st.message().find("the input has 33 tokens; the context is 32"), std::string::npos) << st.message();
+  EXPECT_FALSE(validate_request(request(std::vector<TokenId>(32, 1)), lim).ok()) << "generation needs one more slot";
+}
+
+TEST(ValidateRequest, AnEncoderTakesEachInputWholeAndGeneratesNothing) {
+  RequestLimits lim{.vocab_size = 100, .max_seq_len = 512, .num_kv_blocks = 64};
+  lim.has_head = false;
+  lim.max_whole_prompt = 64;
+  EXPECT_TRUE(validate_request(embed(std::vector<TokenId>(64, 1)), lim).ok());
+  Status st = validate_request(embed(std::vector<TokenId>(65, 1)), lim);
+  EXPECT_NE(st.message().find("65 tokens; this encoder reads each input whole in one step of at most 64"),
+            std::string::npos)
+      << st.message();
+  st = validate_request(request({1, 2}), lim);
+  EXPECT_NE(st.message().find("gives embeddings, not text"), std::string::npos) << st.message();
+  st = validate_request(embed({1, 2}, Pooling::kNone), lim);
+  EXPECT_NE(st.message().find("pooling 'none'"), std::string::npos) << st.message();
+}
+
+}  // namespace
+}  // namespace met

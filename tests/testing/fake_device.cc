@@ -58,6 +58,10 @@ FakeDevice::FakeDevice(FakeDeviceOptions options) : options_(std::move(options))
   info_.mtp_chain_seqs = options_.mtp && options_.mtp_chain > 0 ? options_.max_seqs : 0;
   info_.num_adapter_slots = options_.num_adapter_slots;
   info_.max_lora_rank = options_.num_adapter_slots > 0 ? options_.max_lora_rank : 0;
+  info_.hidden_size = kFakeHiddenSize;
+  info_.has_head = options_.has_head;
+  info_.causal = options_.causal;
+  info_.pooling = options_.pooling;
   adapters_.resize(static_cast<size_t>(options_.num_adapter_slots));
   states_.assign(static_cast<size_t>(options_.num_state_slots), std::vector<SlotState>(1));
 }
@@ -134,6 +138,7 @@ Result<Ticket> FakeDevice::launch(const StepPlan& plan) {
   if (plan.num_rows() > info_.max_rows) return invalid_argument("{} rows > {}", plan.num_rows(), info_.max_rows);
   if (pending_.size() >= 2) return internal_error("FakeDevice keeps at most two steps in flight");
   MET_RETURN_IF_ERROR(validate_adapter_slots(plan, info_.num_adapter_slots));
+  MET_RETURN_IF_ERROR(validate_model_outputs(plan, info_.has_head, info_.causal));
   std::vector<TokenId> marks(plan.seqs.size(), 0);
   for (size_t i = 0; i < plan.seqs.size(); ++i) {
     const int32_t slot = plan.seqs[i].adapter_slot;
@@ -246,11 +251,49 @@ Status FakeDevice::await_result(Ticket ticket, StepResult& out) {
       }
     }
   }
+  write_hidden(plan, out);
   for (const Override& ov : overrides_) {
     if (ov.step == num_steps_ - 1 && ov.output < out.argmax.size()) out.argmax[ov.output] = ov.token;
   }
   prev_argmax_ = out.argmax;
   return ok_status();
+}
+
+void FakeDevice::add_row_hidden(const StepPlan& plan, const StepSeq& sq, int32_t row, float* h) const {
+  const int32_t pos = plan.positions[static_cast<size_t>(row)];
+  const int32_t last = info_.causal ? pos : sq.num_cached + sq.num_rows - 1;
+  float context_sum = 0.0f;
+  TokenId token = 0;
+  for (int32_t p = 0; p <= last; ++p) {
+    const BlockId b = sq.block_table[static_cast<size_t>(p / kKvBlockTokens)];
+    const int32_t* cell =
+        &kv_[static_cast<size_t>(b.value()) * kBlockInts + static_cast<size_t>(p % kKvBlockTokens) * kCellInts];
+    const TokenId t = cell[1] == p ? cell[0] : -1000 - p;
+    context_sum += static_cast<float>(t);
+    if (p == pos) token = t;
+  }
+  h[0] += static_cast<float>(token);
+  h[1] += static_cast<float>(pos);
+  h[2] += context_sum;
+  h[3] += 1.0f;
+}
+
+void FakeDevice::write_hidden(const StepPlan& plan, StepResult& out) const {
+  out.hidden_size = kFakeHiddenSize;
+  out.hidden.assign(plan.outputs.size() * kFakeHiddenSize, 0.0f);
+  for (size_t o = 0; o < plan.outputs.size(); ++o) {
+    const OutputRow& orow = plan.outputs[o];
+    if (!is_hidden_output(orow.kind)) continue;
+    for (const StepSeq& sq : plan.seqs) {
+      if (orow.row < sq.row_begin || orow.row >= sq.row_begin + sq.num_rows) continue;
+      float* h = &out.hidden[o * kFakeHiddenSize];
+      if (orow.kind == OutputKind::kHidden) {
+        add_row_hidden(plan, sq, orow.row, h);
+      } else {
+        for (int32_t r = sq.row_begin; r < sq.row_begin + sq.num_rows; ++r) add_row_hidden(plan, sq, r, h);
+      }
+    }
+  }
 }
 
 Status FakeDevice::read_kv_block(BlockId block, std::span<uint8_t> bytes) {

@@ -19,7 +19,11 @@
 // state_rollback, a slot keeps that many older versions and a step runs from
 // the one at its num_cached, as a device with a decode rollback ring does;
 // read_state_slot reads the version at a position and refuses when there is
-// none. With state_drafts, a verify seq keeps a version after each row. A
+// none. Hidden outputs (embeddings) have kFakeHiddenSize floats read back
+// from the KV like an output's context: a row at position p gives (its
+// token, p, the sum of the tokens at positions [0, p] or, for a non-causal
+// model, of its whole seq in the step, 1); a sum output adds its seq's rows.
+// With state_drafts, a verify seq keeps a version after each row. A
 // plan's state restores are made before its rows and its snapshots after
 // them. FakeDeviceOptions::mtp plays a model's MTP block. With
 // num_adapter_slots > 0 it runs LoRA adapters: a seq's outputs depend on
@@ -77,7 +81,13 @@ struct FakeDeviceOptions {
   // DeviceInfo::num_adapter_slots and max_lora_rank.
   int32_t num_adapter_slots = 0;
   int32_t max_lora_rank = 64;
+  // DeviceInfo::has_head, causal and pooling (an embedding model).
+  bool has_head = true;
+  bool causal = true;
+  Pooling pooling = Pooling::kLast;
 };
+
+inline constexpr int32_t kFakeHiddenSize = 4;
 
 class FakeDevice final : public Device {
  public:
@@ -123,6 +133,9 @@ class FakeDevice final : public Device {
   // Advances the state slots over the plan's rows; row_state_ gets each
   // row's state after it.
   void run_states(const StepPlan& plan, std::span<const TokenId> tokens);
+  // Adds the hidden state of `row` of `sq` to `h` (kFakeHiddenSize floats).
+  void add_row_hidden(const StepPlan& plan, const StepSeq& sq, int32_t row, float* h) const;
+  void write_hidden(const StepPlan& plan, StepResult& out) const;
 
   struct SlotState {
     uint64_t hash = 0;

@@ -411,6 +411,27 @@ std::vector<std::vector<float>> ReferenceForward::logits(std::span<const TokenId
   return out;
 }
 
+Rows ReferenceForward::hidden(std::span<const TokenId> tokens) const {
+  const ModelHParams& hp = model_.hparams();
+  Rows x = trunk(tokens, nullptr);
+  for (auto& row : x) row = rms_norm(row, output_norm_.data(), hp.embedding_length, hp.rms_norm_eps);
+  return x;
+}
+
+std::vector<double> pool_rows(const Rows& rows, Pooling p) {
+  switch (p) {
+    case Pooling::kCls: return rows.front();
+    case Pooling::kLast: return rows.back();
+    case Pooling::kMean:
+    case Pooling::kNone: break;
+  }
+  std::vector<double> mean(rows.front().size(), 0.0);
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < mean.size(); ++i) mean[i] += r[i] / static_cast<double>(rows.size());
+  }
+  return mean;
+}
+
 namespace {
 
 // eh_proj · [enorm(embedding of `token`); hnorm(h)].

@@ -51,6 +51,9 @@ class ReferenceForward {
   // route differently where the margin is small.
   std::vector<std::vector<float>> logits(std::span<const TokenId> tokens,
                                          std::vector<double>* routing_margins = nullptr) const;
+  // The final hidden state after each of `tokens` (output_norm applied:
+  // what the head reads, and what an embedding pools).
+  Rows hidden(std::span<const TokenId> tokens) const;
   // The first MTP block's logits at each position t of `tokens`, given the
   // token after t (next[t]). REQUIRES: the model has an MTP block.
   std::vector<std::vector<float>> mtp_logits(std::span<const TokenId> tokens, std::span<const TokenId> next) const;
@@ -122,5 +125,9 @@ class ReferenceForward {
   };
   Mtp mtp_;
 };
+
+// One vector from a sequence's hidden states (core/pooling.h): their mean,
+// the first (CLS) or the last. REQUIRES: rows not empty, p not kNone.
+std::vector<double> pool_rows(const Rows& rows, Pooling p);
 
 }  // namespace met::testing

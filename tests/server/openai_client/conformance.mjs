@@ -1,5 +1,6 @@
 // met serve driven by the official OpenAI Node client (openai@6): models,
-// completions and chat (plain and streamed with include_usage), stop, seed,
+// completions and chat (plain and streamed with include_usage), embeddings
+// (base64, the SDK default, and float with dimensions), stop, seed,
 // usage fields, and errors surfacing as the SDK's error classes (400 as
 // BadRequestError with its param, 401 as AuthenticationError).
 // Usage: node conformance.mjs --met BUILD/apps/met --model stories260K.gguf
@@ -122,6 +123,23 @@ check('a streamed chat starts with the role and ends with usage', async (client)
   assert.deepEqual(last.choices, []);
   expectUsage(last.usage);
   assert.ok(chunks.some((c) => c.choices.length > 0 && c.choices[0].finish_reason));
+});
+
+check('embeddings come back as unit vectors, base64 (the SDK default) and float alike', async (client) => {
+  const r = await client.embeddings.create({ model: 'stories', input: ['Once upon a time', 'the end'] });
+  assert.equal(r.object, 'list');
+  assert.equal(r.data.length, 2);
+  assert.deepEqual(r.data.map((d) => d.index), [0, 1]);
+  const v = r.data[0].embedding;
+  assert.ok(v.length > 0);
+  assert.ok(Math.abs(Math.hypot(...v) - 1) < 1e-5, 'unit length');
+  assert.ok(r.usage.prompt_tokens >= 2);
+  assert.equal(r.usage.total_tokens, r.usage.prompt_tokens);
+  const f = await client.embeddings.create({ model: 'stories', input: 'Once upon a time', encoding_format: 'float',
+                                            dimensions: 8 });
+  assert.equal(f.data[0].embedding.length, 8);
+  const head = Math.hypot(...v.slice(0, 8));
+  f.data[0].embedding.forEach((x, i) => assert.ok(Math.abs(x - v[i] / head) < 1e-5, `dimension ${i}`));
 });
 
 check('a bad field is a BadRequestError naming it', async (client) => {
