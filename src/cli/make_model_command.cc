@@ -17,6 +17,7 @@
 #include "chat/output/chat_control_tokens.h"
 #include "cli/progress_bar.h"
 #include "core/parallel_for.h"
+#include "core/pooling.h"
 #include "model/random_model.h"
 
 namespace met {
@@ -34,6 +35,7 @@ struct MakeModelOptions {
   bool tie_embeddings = false;
   bool llama3_rope = false;
   bool longrope = false;
+  std::string pooling;  // "": the arch's default
   int threads = 0;
   std::optional<uint32_t> experts, experts_used, expert_ff, shared_expert_ff;
   std::optional<uint32_t> sliding_window, swa_pattern;
@@ -102,7 +104,7 @@ Result<RandomModelSpec> build_spec(const MakeModelOptions& o) {
   if (!arch) {
     return invalid_argument("--arch '{}' is not llama, mistral, qwen2, qwen3, qwen3moe, mixtral, gpt-oss, qwen35, "
                             "qwen35moe, qwen3next, granitehybrid, nemotron_h, gemma2, gemma3, granite, smollm3, "
-                            "olmo2 or phi3",
+                            "olmo2, phi3, bert or nomic-bert",
                             o.arch);
   }
   std::optional<RandomModelSpec> preset = random_model_preset(o.preset, *arch);
@@ -158,6 +160,10 @@ Result<RandomModelSpec> build_spec(const MakeModelOptions& o) {
   spec.tied_output = o.tie_embeddings;
   spec.llama3_rope = o.llama3_rope;
   spec.longrope = o.longrope;
+  if (!o.pooling.empty()) {
+    spec.pooling = parse_pooling(o.pooling);
+    if (!spec.pooling.has_value()) return invalid_argument("--pooling '{}' is not none, mean, cls or last", o.pooling);
+  }
   spec.num_threads = o.threads > 0 ? o.threads : default_num_threads();
   MET_RETURN_IF_ERROR(validate_spec(spec));
   return spec;
@@ -190,7 +196,7 @@ void add_make_model_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--arch", o->arch,
                   "llama, mistral, qwen2, qwen3, qwen3moe, mixtral, gpt-oss, qwen35, qwen35moe, qwen3next, "
-                  "granitehybrid, nemotron_h, gemma2, gemma3, granite, smollm3, olmo2 or phi3")
+                  "granitehybrid, nemotron_h, gemma2, gemma3, granite, smollm3, olmo2, phi3, bert or nomic-bert")
       ->capture_default_str();
   cmd->add_option("--experts", o->experts, "Experts per MoE layer (default by preset: 8, 16, 32)");
   cmd->add_option("--experts-used", o->experts_used, "Experts each token uses (default by preset: 2, 4, 4)");
@@ -251,6 +257,9 @@ void add_make_model_command(CLI::App& app) {
   cmd->add_flag("--llama3-rope", o->llama3_rope, "Write rope_freqs.weight with Llama 3.1's rope scaling");
   cmd->add_flag("--longrope", o->longrope,
                 "phi3: LongRoPE's long and short factors (an original context of --ctx / 4)");
+  cmd->add_option("--pooling", o->pooling,
+                  "Write {arch}.pooling_type: mean, cls, last or none (an embedding model; encoders default to "
+                  "bert cls, nomic-bert mean)");
   cmd->add_option("--threads", o->threads, "Threads (default: all cores)");
   cmd->callback([o] { exit_on_error("make-model", run_make_model(*o)); });
 }

@@ -234,7 +234,13 @@ std::string render_model_info_text(const ModelInfo& info) {
       line("scales", fmt::format("embedding {}, residual {}, attention {}, logit {} (0: none)", hp.embedding_scale,
                                  hp.residual_scale, hp.attention_scale, hp.logit_scale));
     }
-    line("rms norm eps", fmt::format("{}", hp.rms_norm_eps));
+    if (hp.causal_attention) {
+      line("rms norm eps", fmt::format("{}", hp.rms_norm_eps));
+    } else {
+      line("encoder", fmt::format("attention over the whole input (not causal), layer norm eps {}",
+                                  hp.layer_norm_eps));
+    }
+    if (hp.pooling.has_value()) line("pooling", std::string(pooling_name(*hp.pooling)));
     if (hp.is_moe()) {
       std::string experts = fmt::format("{}, {} used per token, feed-forward {}", hp.expert_count,
                                         hp.expert_used_count, hp.expert_feed_forward_length);
@@ -300,11 +306,13 @@ nlohmann::json model_info_json(const ModelInfo& info) {
                     {"feed_forward", hp.feed_forward_length},
                     {"context", hp.context_length},
                     {"rms_norm_eps", hp.rms_norm_eps},
+                    {"causal", hp.causal_attention},
                     {"rope",
                      {{"dims", hp.rope_dims},
                       {"freq_base", hp.rope_freq_base},
                       {"scaling", rope_scaling_name(hp.rope_scaling.kind)},
                       {"factor", hp.rope_scaling.factor}}}};
+    if (hp.pooling.has_value()) j["hparams"]["pooling"] = pooling_name(*hp.pooling);
     if (hp.is_moe()) {
       j["hparams"]["experts"] = {{"count", hp.expert_count},
                                  {"used", hp.expert_used_count},

@@ -9,7 +9,7 @@ std::optional<Arch> parse_arch(std::string_view name) {
   for (Arch a : {Arch::kLlama, Arch::kMistral, Arch::kQwen2, Arch::kQwen3, Arch::kQwen3Moe, Arch::kMixtral,
                  Arch::kGptOss, Arch::kQwen35, Arch::kQwen35Moe, Arch::kQwen3Next, Arch::kGraniteHybrid,
                  Arch::kNemotronH, Arch::kGemma3, Arch::kGranite, Arch::kSmollm3, Arch::kOlmo2, Arch::kPhi3,
-                 Arch::kGemma2}) {
+                 Arch::kGemma2, Arch::kBert, Arch::kNomicBert}) {
     if (arch_name(a) == name) return a;
   }
   return std::nullopt;
@@ -35,6 +35,8 @@ std::string_view arch_name(Arch arch) {
     case Arch::kOlmo2: return "olmo2";
     case Arch::kPhi3: return "phi3";
     case Arch::kGemma2: return "gemma2";
+    case Arch::kBert: return "bert";
+    case Arch::kNomicBert: return "nomic-bert";
   }
   return "unknown";
 }
@@ -231,6 +233,7 @@ bool arch_is_hybrid(Arch arch) {
 }
 
 std::vector<TensorSpec> arch_tensors(Arch arch, const ModelHParams& hp, bool tied_output) {
+  if (arch_is_encoder(arch)) return encoder_tensors(arch, hp);
   const uint64_t embd = hp.embedding_length;
   const uint64_t q_dim = hp.q_dim();
   const uint64_t kv_dim = hp.kv_dim();

@@ -55,6 +55,15 @@
 // `phi3` fuses Q, K and V into `attn_qkv` [embd, q_dim + 2 kv_dim] and gate
 // and up into `ffn_up` [embd, 2 ff] (gate rows first); LongRoPE models add
 // the global `rope_factors_long` and `rope_factors_short` [rope_dims / 2].
+// Encoders (the BERT family; no head, output_norm or output.weight): `bert`
+// has token_embd, `token_types` [embd, token_type_count] (optional in
+// llama.cpp, always written here), `position_embd` [embd, context_length],
+// `token_embd_norm` weight and bias, and per layer attn_q/k/v and
+// attn_output each with its bias, `attn_output_norm` and
+// `layer_output_norm` (LayerNorm weight and bias, after each residual add),
+// ffn_up and ffn_down with biases (a GELU FFN). `nomic-bert` has no
+// position_embd (rotary positions), the fused `attn_qkv` [embd, 3 embd]
+// without biases, and a SwiGLU FFN (ffn_up, ffn_gate, ffn_down, no biases).
 // Threading: pure functions. Tested by tests/model/arch_test.cc.
 #pragma once
 
@@ -87,6 +96,8 @@ enum class Arch {
   kOlmo2,
   kPhi3,
   kGemma2,
+  kBert,
+  kNomicBert,
 };
 
 enum class TensorRole {
@@ -117,5 +128,9 @@ std::vector<TensorSpec> arch_tensors(Arch arch, const ModelHParams& hp, bool tie
 bool arch_is_hybrid(Arch arch);
 // Whether `arch` has Mamba2 layers (granitehybrid, nemotron_h).
 bool arch_is_mamba_hybrid(Arch arch);
+// Whether `arch` is an encoder (bert, nomic-bert): attention not causal, no head.
+bool arch_is_encoder(Arch arch);
+// An encoder's tensors (arch_tensors for one), in llama.cpp's converter's order.
+std::vector<TensorSpec> encoder_tensors(Arch arch, const ModelHParams& hp);
 
 }  // namespace met

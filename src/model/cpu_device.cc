@@ -73,8 +73,12 @@ CpuDevice::CpuDevice(const Model& model, cpu::KvCache kv, std::optional<cpu::Rec
       state_(std::move(state)),
       options_(options),
       pool_(options.num_threads),
-      forward_(model, kv_, state_.has_value() ? &*state_ : nullptr, options.limits, options.num_threads,
-               options.forward) {
+      forward_(model.traits().encoder
+                   ? nullptr
+                   : std::make_unique<ForwardPass>(model, kv_, state_.has_value() ? &*state_ : nullptr,
+                                                   options.limits, options.num_threads, options.forward)),
+      encoder_(model.traits().encoder ? std::make_unique<EncoderPass>(model, kv_, options.limits, options.num_threads)
+                                      : nullptr) {
   info_.vocab_size = static_cast<int32_t>(model.hparams().vocab_size);
   info_.num_kv_blocks = options.num_kv_blocks;
   info_.kv_block_tokens = cpu::kBlockTokens;
@@ -93,13 +97,13 @@ CpuDevice::CpuDevice(const Model& model, cpu::KvCache kv, std::optional<cpu::Rec
     // cannot rewind: a launched step always stands.
     if (options.state_rollback < kLaneStateRollback) info_.fed_ahead_policy = FedAheadPolicy::kRepickOnly;
   }
-  info_.num_experts = forward_.expert_load().num_experts();
+  info_.num_experts = forward_ != nullptr ? forward_->expert_load().num_experts() : 0;
   info_.mtp_chain_seqs = ForwardPass::scratch_blocks(options.forward, options.limits) / 2;
   const int32_t chain = info_.mtp_chain_seqs > 0 ? std::clamp(options.forward.mtp_chain, 0, kMaxMtpChain) : 0;
   info_.mtp_drafts = options.forward.mtp ? 1 + chain : 0;
   info_.num_kv_heads = static_cast<int32_t>(model.hparams().num_kv_heads);
   info_.head_dim = static_cast<int32_t>(model.hparams().head_dim);
-  info_.num_adapter_slots = options.forward.max_lora_rank > 0 ? options.num_adapter_slots : 0;
+  info_.num_adapter_slots = options.forward.max_lora_rank > 0 && encoder_ == nullptr ? options.num_adapter_slots : 0;
   info_.max_lora_rank = info_.num_adapter_slots > 0 ? options.forward.max_lora_rank : 0;
   adapters_.resize(static_cast<size_t>(info_.num_adapter_slots));
   info_.hidden_size = static_cast<int32_t>(model.hparams().embedding_length);
@@ -123,7 +127,7 @@ CpuDevice::~CpuDevice() {
 }
 
 Status CpuDevice::check_plan(const StepPlan& plan) const {
-  const ForwardLimits& lim = forward_.limits();
+  const ForwardLimits& lim = options_.limits;
   if (plan.num_rows() == 0) return invalid_argument("a step needs at least one row");
   if (plan.num_rows() > lim.max_rows) {
     return invalid_argument("step has {} rows, more than the device's {}", plan.num_rows(), lim.max_rows);
@@ -234,11 +238,17 @@ void CpuDevice::run_step(Step& step) {
       tokens_[r] = i < prev_argmax_.size() ? prev_argmax_[i] : 0;
     }
   }
-  forward_.prepare_result(plan, step.result);
-  forward_.prepare_adapters(plan, step.adapter_ptrs);
-  step.status = forward_.prepare_states(plan);
+  if (encoder_ != nullptr) {
+    encoder_->prepare_result(plan, step.result);
+    pool_.run([&](cpu::ThreadCtx& ctx) { encoder_->run(ctx, plan, tokens_, step.result); });
+    prev_argmax_.assign(step.result.argmax.begin(), step.result.argmax.end());
+    return;
+  }
+  forward_->prepare_result(plan, step.result);
+  forward_->prepare_adapters(plan, step.adapter_ptrs);
+  step.status = forward_->prepare_states(plan);
   if (!step.status.ok()) return;
-  pool_.run([&](cpu::ThreadCtx& ctx) { forward_.run(ctx, plan, tokens_, step.result); });
+  pool_.run([&](cpu::ThreadCtx& ctx) { forward_->run(ctx, plan, tokens_, step.result); });
   prev_argmax_.assign(step.result.argmax.begin(), step.result.argmax.end());
 }
 

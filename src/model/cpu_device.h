@@ -17,6 +17,9 @@
 // copies the slots' adapters into the step, so a step runs with what the
 // slots held when it was launched and keeps those adapters alive while it
 // runs, whatever is bound or unloaded meanwhile.
+// An encoder (bert, nomic-bert) runs on an EncoderPass instead: hidden
+// outputs only, each sequence whole in its step (DeviceInfo::has_head and
+// causal false).
 // Invariants: steps run strictly in launch order; a ticket is awaited once;
 // every launched step is awaited before its ticket is reused.
 // Threading: launch/await/kv I/O from one owner thread (the engine); the
@@ -34,6 +37,7 @@
 #include "backend/cpu/recurrent_state.h"
 #include "backend/cpu/worker_pool.h"
 #include "backend/device.h"
+#include "model/encoder_pass.h"
 #include "model/forward_pass.h"
 #include "model/model.h"
 
@@ -72,7 +76,13 @@ class CpuDevice final : public Device {
   Status read_kv_block(BlockId block, std::span<uint8_t> bytes) override;
   Status write_kv_block(BlockId block, std::span<const uint8_t> bytes) override;
   int64_t busy_ns() const override { return busy_ns_.load(std::memory_order_relaxed); }
-  void read_expert_tokens(std::vector<int64_t>& counts) const override { forward_.expert_load().read(counts); }
+  void read_expert_tokens(std::vector<int64_t>& counts) const override {
+    if (forward_ != nullptr) {
+      forward_->expert_load().read(counts);
+    } else {
+      counts.clear();
+    }
+  }
   Status read_state_slot(StateSlotId slot, int64_t position, std::span<uint8_t> bytes) override;
   Status write_state_slot(StateSlotId slot, int64_t position, std::span<const uint8_t> bytes) override;
   Status bind_adapter(int32_t slot, std::shared_ptr<const LoraAdapter> adapter) override;
@@ -105,7 +115,9 @@ class CpuDevice final : public Device {
   CpuDeviceOptions options_;
   DeviceInfo info_;
   cpu::WorkerPool pool_;
-  ForwardPass forward_;
+  // One of the two: an encoder's steps run the EncoderPass.
+  std::unique_ptr<ForwardPass> forward_;
+  std::unique_ptr<EncoderPass> encoder_;
   std::vector<TokenId> tokens_;        // device thread: resolved inputs
   std::vector<TokenId> prev_argmax_;   // device thread: outputs of the last step run
   std::vector<std::shared_ptr<const LoraAdapter>> adapters_;  // owner thread: per adapter slot

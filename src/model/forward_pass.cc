@@ -400,7 +400,7 @@ void ForwardPass::run(cpu::ThreadCtx& ctx, const StepPlan& plan, std::span<const
   if (ctx.ith() == 0) {
     attn_seqs_.clear();
     for (const StepSeq& s : plan.seqs) {
-      attn_seqs_.push_back(cpu::AttnSeq{s.block_table, s.num_cached, s.row_begin, s.num_rows});
+      attn_seqs_.push_back(cpu::AttnSeq{s.block_table, s.num_cached, s.row_begin, s.num_rows, true});
     }
     if (mtp_) index_mtp_rows(plan, tokens);
   }

@@ -161,7 +161,7 @@ int32_t ForwardPass::chain_step_plan(int32_t j) {
     if (!runs) continue;
     chain_plan_.inputs.push_back(FeedToken{chain_tok_[i]});
     chain_plan_.positions.push_back(s.num_cached);
-    attn_seqs_.push_back(cpu::AttnSeq{s.block_table, s.num_cached, s.row_begin, 1});
+    attn_seqs_.push_back(cpu::AttnSeq{s.block_table, s.num_cached, s.row_begin, 1, true});
   }
   for (size_t i = chain_.size(); i < chain_plan_.seqs.size(); ++i) chain_plan_.seqs[i].num_rows = 0;
   return chain_plan_.num_rows();

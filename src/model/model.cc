@@ -78,6 +78,13 @@ ArchTraits arch_traits(Arch arch) {
     case Arch::kPhi3:
       t.rope_layout = cpu::RopeLayout::kNeox;
       break;
+    case Arch::kBert:
+      t.encoder = true;
+      break;
+    case Arch::kNomicBert:
+      t.encoder = true;
+      t.rope_layout = cpu::RopeLayout::kNeox;
+      break;
     case Arch::kOlmo2:
       t.rope_layout = cpu::RopeLayout::kNeox;
       t.qk_norm = true;
@@ -313,7 +320,7 @@ Status Model::bind() {
   if (!arch) {
     return unimplemented("architecture '{}' is not supported (met runs llama, mistral, mixtral, qwen2, qwen3, "
                          "qwen3moe, gpt-oss, qwen35, qwen35moe, qwen3next, granitehybrid, nemotron_h, gemma3, "
-                         "granite, smollm3, olmo2, phi3, gemma2)",
+                         "granite, smollm3, olmo2, phi3, gemma2, bert, nomic-bert)",
                          gguf_arch);
   }
   arch_ = *arch;
@@ -335,6 +342,7 @@ Status Model::bind() {
   const ModelHParams& hp = hparams_;
   const uint64_t embd = hp.embedding_length, vocab = hp.vocab_size;
   MET_ASSIGN_OR_RETURN(weights_.token_embd, bind_matrix("token_embd.weight", embd, vocab));
+  if (traits_.encoder) return bind_encoder();
   MET_ASSIGN_OR_RETURN(weights_.output_norm, bind_vector("output_norm.weight", embd));
   // gemma2 ties them always: llama.cpp's loader never reads its output.weight.
   weights_.tied_output = arch_ == Arch::kGemma2 || file_.find_tensor("output.weight") == nullptr;

@@ -37,6 +37,10 @@
 // are bound as row slices (wq, wk, wv; w_gate, w_up), each packed as its own
 // matrix; its LongRoPE factors are the long ones where context_length is
 // past rope.scaling.original_context_length, else the short ones.
+// bert/nomic-bert (model_encoder.cc) bind EncoderWeights and per layer the
+// attention (nomic-bert's attn_qkv as row slices), the LayerNorms after
+// each residual add as the post-norms with their biases, and the FFN with
+// its biases (bert) or gate (nomic-bert); no output_norm or output.
 // Invariants: weights point into file_ (which the Model owns), owned_vectors_
 // or packed_; all live as long as the Model.
 // Threading: immutable after load; any thread. Tested by tests/model/model_test.cc.
@@ -81,6 +85,10 @@ struct ArchTraits {
   bool no_pre_norms = false;  // olmo2: the blocks read the residual stream unnormalised
   bool qk_norm_full = false;  // olmo2: q/k RMSNorm over all of Q ([q_dim]) and K ([kv_dim]), before rope
   bool ffn_geglu = false;     // gemma3: the FFN's activation is gelu(gate) * up (tanh approximation)
+  // bert, nomic-bert: an encoder (EncoderPass runs it): attention over the
+  // whole sequence, LayerNorm after each residual add, no head. bert's FFN
+  // is gelu(up · x + b) without a gate; nomic-bert's SwiGLU, rotary (NeoX).
+  bool encoder = false;
 };
 
 // How a router's logits become the k routing weights of a token.
@@ -178,6 +186,21 @@ struct LayerWeights {
   const float* ffn_post_norm = nullptr;    // post_norms: the FFN output's norm
   cpu::WeightMatrix w_gate, w_up, w_down;  // dense layers (no w_gate with ffn_relu2)
   MoeWeights moe;                          // MoE layers (traits().moe)
+  // Encoders: the LayerNorm biases of attn_post_norm (attn_output_norm) and
+  // ffn_post_norm (layer_output_norm), and the FFN's biases (null: none).
+  const float* attn_post_norm_b = nullptr;
+  const float* ffn_post_norm_b = nullptr;
+  const float* b_up = nullptr;
+  const float* b_down = nullptr;
+};
+
+// An encoder's input side: token embedding + token type 0's row + (bert)
+// the position's row, then LayerNorm.
+struct EncoderWeights {
+  const float* token_type = nullptr;  // token_types' row 0 ("sentence A", as llama.cpp); null: none
+  cpu::WeightMatrix position;         // bert: position_embd (rows gathered); nomic-bert: none (rows 0)
+  const float* norm = nullptr;        // token_embd_norm
+  const float* norm_b = nullptr;
 };
 
 // A multi-token-prediction block (llama.cpp's nextn): from the trunk's last
@@ -204,6 +227,7 @@ struct ModelWeights {
   const float* rope_freqs = nullptr;
   std::vector<LayerWeights> layers;  // the trunk: hp.num_layers
   std::vector<MtpWeights> mtp;       // hp.nextn_predict_layers blocks
+  EncoderWeights encoder;            // encoders only (output_norm and output unbound)
 };
 
 class Model {
@@ -250,6 +274,9 @@ class Model {
   Result<std::vector<cpu::WeightMatrix>> bind_row_slices(const std::string& name, uint64_t cols,
                                                          std::span<const uint64_t> rows);
   Status bind_phi3_layer(uint32_t layer, LayerWeights& l);
+  // Encoders (model_encoder.cc): everything after token_embd.
+  Status bind_encoder();
+  Status bind_encoder_layer(uint32_t layer, LayerWeights& l);
   // bind_matrix, then packed into the preferred layout of its type.
   Result<cpu::WeightMatrix> bind_packed(const std::string& name, uint64_t cols, uint64_t rows);
   // bind_packed when the file has `name`, else `fallback`.

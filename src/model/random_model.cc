@@ -88,6 +88,11 @@ void write_hparams(const RandomModelSpec& spec, const ModelHParams& hp, GgufMeta
   md.set(key("rope.freq_base"), hp.rope_freq_base);
   md.set(key("attention.layer_norm_rms_epsilon"), hp.rms_norm_eps);
   md.set(key("vocab_size"), hp.vocab_size);
+  if (hp.pooling.has_value()) md.set(key("pooling_type"), static_cast<uint32_t>(*hp.pooling));
+  if (!hp.causal_attention) {
+    md.set(key("attention.causal"), false);
+    md.set(key("attention.layer_norm_epsilon"), hp.layer_norm_eps);
+  }
   if (spec.arch == Arch::kQwen3 || spec.arch == Arch::kQwen3Moe || spec.arch == Arch::kGptOss ||
       spec.arch == Arch::kGemma2 || spec.arch == Arch::kGemma3 || arch_is_hybrid(spec.arch) ||
       arch_is_mamba_hybrid(spec.arch)) {
@@ -253,6 +258,11 @@ std::optional<RandomModelSpec> mamba_preset(std::string_view name, Arch arch) {
 // olmo2's window pattern, and
 // granite's multipliers (Granite 3.x's).
 void set_dense_arch_defaults(RandomModelSpec& s) {
+  if (arch_is_encoder(s.arch)) {  // BERT-base-like heads (no GQA), 512 positions
+    s.num_kv_heads = s.num_heads;
+    s.context_length = 512;
+    s.pooling = s.arch == Arch::kBert ? Pooling::kCls : Pooling::kMean;
+  }
   if (s.arch == Arch::kGemma3) {
     s.sliding_window = 512;
     s.swa_pattern = 6;
@@ -323,14 +333,19 @@ std::optional<RandomModelSpec> random_model_preset(std::string_view name, Arch a
   s.arch = arch;
   set_dense_arch_defaults(s);
   if (name == "tiny") return s;  // ~14.7M parameters
-  if (name == "small") {         // ~113M
+  const bool encoder = arch_is_encoder(arch);
+  if (name == "small") {         // ~113M (encoders: bge-small's shape)
     s.num_layers = 12, s.embedding_length = 768, s.num_heads = 12, s.num_kv_heads = 4;
     s.feed_forward_length = 2048, s.vocab_size = 24576, s.context_length = 4096;
+    if (encoder) s.embedding_length = 384, s.num_heads = s.num_kv_heads = 12, s.feed_forward_length = 1536;
+    if (encoder) s.vocab_size = 30522, s.context_length = 512;
     return s;
   }
-  if (name == "medium") {  // ~506M
+  if (name == "medium") {  // ~506M (encoders: bge-base's shape)
     s.num_layers = 28, s.embedding_length = 1024, s.num_heads = 16, s.num_kv_heads = 8;
     s.feed_forward_length = 4096, s.vocab_size = 32000, s.context_length = 4096;
+    if (encoder) s.num_layers = 12, s.embedding_length = 768, s.num_heads = s.num_kv_heads = 12;
+    if (encoder) s.feed_forward_length = 3072, s.vocab_size = 30522, s.context_length = 512;
     return s;
   }
   return std::nullopt;
@@ -355,6 +370,10 @@ Status validate_spec(const RandomModelSpec& s) {
   if (head_dim % 2 != 0) return invalid_argument("head dimension {} must be even for RoPE", head_dim);
   if (s.num_heads % s.num_kv_heads != 0) {
     return invalid_argument("--kv-heads {} does not divide --heads {}", s.num_kv_heads, s.num_heads);
+  }
+  if (arch_is_encoder(s.arch) && (s.num_kv_heads != s.num_heads || s.tied_output || s.nextn_predict_layers > 0)) {
+    return invalid_argument("{} has as many key/value heads as heads, no output to tie and no MTP block",
+                            arch_name(s.arch));
   }
   if (s.vocab_size < kMinSyntheticVocab) {
     return invalid_argument("--vocab {} is below the minimum of {}", s.vocab_size, kMinSyntheticVocab);
@@ -475,6 +494,13 @@ ModelHParams spec_hparams(const RandomModelSpec& s) {
                     arch_is_hybrid(s.arch);
   hp.rms_norm_eps = qwen ? 1e-6f : 1e-5f;
   set_dense_hparams(s, hp);
+  hp.pooling = s.pooling;
+  if (arch_is_encoder(s.arch)) {
+    hp.causal_attention = false;
+    hp.layer_norm_eps = 1e-12f;
+    hp.token_type_count = 2;
+    hp.rope_freq_base = 1000.0f;  // nomic-embed's; bert has no rope
+  }
   if (arch_is_hybrid(s.arch)) set_hybrid_hparams(s, hp);
   hp.nextn_predict_layers = s.nextn_predict_layers;
   if (arch_is_mamba_hybrid(s.arch)) set_mamba_hparams(s, hp);
@@ -540,14 +566,22 @@ Result<RandomModelSummary> make_random_model(const RandomModelSpec& spec, const 
   // Phi-3's vocab has it, and llama.cpp's loader looks it up in any model named phi3.
   if (spec.arch == Arch::kPhi3) vopt.control_tokens.push_back("<|endoftext|>");
   MET_ASSIGN_OR_RETURN(SyntheticVocab vocab, make_synthetic_vocab(vopt));
+  if (arch_is_encoder(spec.arch)) {
+    if (vopt.kind != VocabKind::kSpm) {
+      return invalid_argument("{} takes a WordPiece vocab, made from --tokenizer spm", arch_name(spec.arch));
+    }
+    vocab = as_wordpiece(std::move(vocab));
+  }
 
   GgufWriter writer;
   write_hparams(spec, hp, writer.metadata());
   writer.set("general.file_type", *llama_file_type(spec.dtype));
   writer.set("general.quantization_version", uint32_t{2});
   write_vocab_metadata(vocab, writer.metadata());
-  writer.set("tokenizer.chat_template",
-             spec.chat_template.empty() ? std::string(chatml_template()) : spec.chat_template);
+  if (!arch_is_encoder(spec.arch)) {  // an encoder is never chatted with
+    writer.set("tokenizer.chat_template",
+               spec.chat_template.empty() ? std::string(chatml_template()) : spec.chat_template);
+  }
 
   RandomModelSummary summary;
   const std::vector<TensorSpec> specs = arch_tensors(spec.arch, hp, spec.tied_output);

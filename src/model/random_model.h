@@ -79,6 +79,9 @@ struct RandomModelSpec {
   float final_logit_softcap = 0.0f;  // gemma2/3 only (0: none; gemma2's preset 30)
   float attn_logit_softcap = 0.0f;   // gemma2 only (its preset 50)
   uint32_t head_dim = 0;        // 0: embedding_length / num_heads
+  // {arch}.pooling_type to write (nullopt: none; encoders: bert CLS,
+  // nomic-bert mean, as their sentence-transformers models pool).
+  std::optional<Pooling> pooling;
   // qwen35/qwen35moe/qwen3next only.
   uint32_t ssm_conv_kernel = 4;
   uint32_t ssm_state_size = 64;

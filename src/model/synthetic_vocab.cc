@@ -265,9 +265,22 @@ Result<SyntheticVocab> make_synthetic_vocab(const SyntheticVocabOptions& options
   return v;
 }
 
+SyntheticVocab as_wordpiece(SyntheticVocab spm) {
+  spm.tokens[spm.unk_id] = "[UNK]";
+  spm.tokens[spm.bos_id] = "[CLS]";
+  spm.tokens[spm.eos_id] = "[SEP]";
+  // WordPiece has no byte fallback (llama.cpp aborts on a BYTE token in one):
+  // the <0xNN> pieces stay as unused ids, like BERT's [unused] ones.
+  for (int32_t& type : spm.token_types) {
+    if (type == static_cast<int32_t>(TokenKind::kByte)) type = static_cast<int32_t>(TokenKind::kUnused);
+  }
+  spm.wordpiece = true;
+  return spm;
+}
+
 void write_vocab_metadata(const SyntheticVocab& v, GgufMetadata& md) {
   const bool spm = v.kind == VocabKind::kSpm;
-  md.set("tokenizer.ggml.model", std::string(spm ? "llama" : "gpt2"));
+  md.set("tokenizer.ggml.model", std::string(v.wordpiece ? "bert" : spm ? "llama" : "gpt2"));
   if (!spm) md.set("tokenizer.ggml.pre", v.pre);
   md.set("tokenizer.ggml.tokens", GgufValue::array(v.tokens));
   if (spm) md.set("tokenizer.ggml.scores", GgufValue::array(v.scores));
@@ -279,6 +292,12 @@ void write_vocab_metadata(const SyntheticVocab& v, GgufMetadata& md) {
   if (spm) md.set("tokenizer.ggml.unknown_token_id", v.unk_id);
   md.set("tokenizer.ggml.add_bos_token", v.add_bos);
   md.set("tokenizer.ggml.add_eos_token", false);
+  if (v.wordpiece) {
+    md.set("tokenizer.ggml.seperator_token_id", v.eos_id);
+    md.set("tokenizer.ggml.add_sep_token", true);
+    md.set("tokenizer.ggml.token_type_count", uint32_t{2});
+    return;
+  }
   md.set("tokenizer.ggml.add_space_prefix", spm);
 }
 

@@ -46,12 +46,20 @@ struct SyntheticVocab {
   uint32_t eot_id = 0;
   uint32_t unk_id = 0;                // kSpm only
   bool add_bos = false;
+  bool wordpiece = false;             // as_wordpiece: written as model "bert"
 };
 
 inline constexpr uint32_t kMinSyntheticVocab = 512;
 
 // Fails when size < kMinSyntheticVocab or the random fill cannot reach size.
 Result<SyntheticVocab> make_synthetic_vocab(const SyntheticVocabOptions& options);
+
+// The kSpm vocab `spm` recast as WordPiece (BERT's model "bert", as
+// llama.cpp's converter stores it: "▁"-initial pieces begin a word, the
+// others continue one): <unk>, <s> and </s> become [UNK], [CLS] and [SEP],
+// the byte pieces become unused ids (WordPiece has no byte fallback), and a
+// text is encoded as [CLS] … [SEP].
+SyntheticVocab as_wordpiece(SyntheticVocab spm);
 
 // Writes tokenizer.ggml.* keys for `vocab` into `md`.
 void write_vocab_metadata(const SyntheticVocab& vocab, GgufMetadata& md);

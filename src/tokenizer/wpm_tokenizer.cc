@@ -87,15 +87,24 @@ void WpmTokenizer::encode_word(std::string_view word, std::vector<TokenId>& out)
   const size_t first = out.size();
   bool ok = num_chars <= kMaxWordChars;
   std::string candidate;
+  bool phantom = true;  // the "▁" before the word is not matched yet
   for (size_t start = 0; ok && start < word.size();) {
     std::optional<TokenId> found;
     size_t end = std::min(word.size(), start + vocab_->max_token_bytes());
     for (; end > start; --end) {
       if (end < word.size() && (static_cast<uint8_t>(word[end]) & 0xC0) == 0x80) continue;
-      candidate.assign(start == 0 ? kSpmSpace : std::string_view());
+      candidate.assign(phantom ? kSpmSpace : std::string_view());
       candidate.append(word.substr(start, end - start));
       if ((found = vocab_->find(candidate))) break;
     }
+    // As llama.cpp (which matches over "▁" + word): where no piece starts
+    // with the "▁" and the word's first letters, "▁" alone may.
+    if (!found && phantom && (found = vocab_->find(kSpmSpace))) {
+      out.push_back(*found);
+      phantom = false;
+      continue;
+    }
+    phantom = false;
     ok = found.has_value();
     if (ok) out.push_back(*found);
     start = end;

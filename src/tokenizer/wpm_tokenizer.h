@@ -8,7 +8,9 @@
 // each word is cut greedily into the longest known pieces, or becomes the
 // unknown token when it cannot be (or is longer than 100 characters).
 // GGUF stores word-initial pieces with a leading "▁" and continuation pieces
-// ("##ing" in BERT) bare, so a word is matched as "▁" + word.
+// ("##ing" in BERT) bare, so a word is matched as "▁" + word (where the
+// vocab has "▁" alone and no piece "▁" + the word's start, "▁" is a piece
+// of its own, as llama.cpp's byte-wise match over "▁" + word finds).
 // Threading: immutable; encode() may run on many threads at once.
 // Tested by tests/tokenizer/wpm_tokenizer_test.cc and the bert-bge vectors.
 #pragma once

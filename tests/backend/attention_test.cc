@@ -95,6 +95,27 @@ TEST_P(PagedAttentionTier, OnePositionGivesItsValueAndTwoGiveTheirSoftmaxBlend) 
   EXPECT_EQ(run_kernel(one, isa()), v0);  // weight exactly 1
 }
 
+TEST_P(PagedAttentionTier, RowsThatAreNotCausalReadTheWholeSequence) {
+  // An encoder's sequence: every row reads all of its positions, so its
+  // last row is what a causal run gives and its first row is not.
+  for (const int32_t n : {1, 7, 130, 300}) {
+    const std::vector<SeqSpec> whole = {{0, n, 51, false}, {0, 3, 52, true}, {0, 20, 53, false}};
+    expect_matches_reference(Shape{}, whole, "not causal, " + std::to_string(n) + " rows");
+    expect_matches_reference(Shape{}, whole, "not causal, split",
+                             RunOptions{.num_threads = 3, .split = SplitK::kAlways});
+    const Batch causal(Shape{}, {{0, n, 51, true}}, Placement::kContiguous);
+    const Batch full(Shape{}, {{0, n, 51, false}}, Placement::kContiguous);
+    const std::vector<float> c = run_kernel(causal, isa()), f = run_kernel(full, isa());
+    const size_t w = static_cast<size_t>(Shape{}.q_width());
+    EXPECT_LE(max_abs_error(std::vector<float>(f.end() - static_cast<ptrdiff_t>(w), f.end()),
+                            std::vector<float>(c.end() - static_cast<ptrdiff_t>(w), c.end())),
+              kTolerance);
+    if (n > 1) EXPECT_GT(max_abs_error(std::vector<float>(f.begin(), f.begin() + static_cast<ptrdiff_t>(w)),
+                                       std::vector<float>(c.begin(), c.begin() + static_cast<ptrdiff_t>(w))),
+                         kTolerance) << "row 0 reads past itself";
+  }
+}
+
 TEST_P(PagedAttentionTier, DecodeRowsMatchReferenceAtEveryContext) {
   for (const int32_t context : {1, 15, 16, 17, 100, 1000, 4096}) {
     expect_matches_reference(Shape{},

@@ -39,6 +39,7 @@ struct SeqSpec {
   int32_t num_cached = 0;
   int32_t num_rows = 1;
   uint32_t seed = 1;
+  bool causal = true;
 };
 
 inline uint32_t mix(uint32_t seed, uint32_t a, uint32_t b) {
@@ -75,7 +76,8 @@ struct Batch {
       seqs.push_back(AttnSeq{.block_table = {},
                              .num_cached = s.num_cached,
                              .row_begin = rows,
-                             .num_rows = s.num_rows});
+                             .num_rows = s.num_rows,
+                             .causal = s.causal});
       for (int32_t r = 0; r < s.num_rows; ++r) {
         const std::vector<float> row =
             testing::gaussian(static_cast<size_t>(shape.q_width()),

@@ -410,5 +410,36 @@ INSTANTIATE_TEST_SUITE_P(Tiers, OpsTiers, ::testing::Values(Isa::kAvx2, Isa::kAv
                            return std::string(isa_name(tier.param));
                          });
 
+TEST(LayerNorm, CentresScalesThenAppliesWeightAndBiasAsDefined) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> d(0.5f, 3.0f);
+  std::vector<float> x(384), w(384), b(384), out(384);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = d(rng), w[i] = d(rng), b[i] = d(rng);
+  layer_norm(x.data(), w.data(), b.data(), 384, 1e-12f, out.data());
+  double mean = 0.0, var = 0.0;
+  for (float v : x) mean += v / 384.0;
+  for (float v : x) var += (v - mean) * (v - mean) / 384.0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double want = (x[i] - mean) / std::sqrt(var + 1e-12) * w[i] + b[i];
+    EXPECT_NEAR(out[i], want, 1e-4 * (1.0 + std::abs(want))) << i;
+  }
+  std::vector<float> same = x;
+  layer_norm(same.data(), w.data(), b.data(), 384, 1e-12f, same.data());
+  EXPECT_EQ(same, out) << "in place";
+}
+
+TEST(Gelu, IsTheTanhApproximationAndAgreesWithGegluTimesOne) {
+  const std::vector<float> x = {-6.0f, -1.5f, -0.1f, 0.0f, 0.3f, 1.0f, 4.0f};
+  std::vector<float> out(x.size()), ones(x.size(), 1.0f), via_geglu(x.size());
+  gelu(x.data(), static_cast<int64_t>(x.size()), out.data());
+  geglu(x.data(), ones.data(), static_cast<int64_t>(x.size()), via_geglu.data());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double g = x[i];
+    const double want = 0.5 * g * (1.0 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (g + 0.044715 * g * g * g)));
+    EXPECT_NEAR(out[i], want, 1e-6) << x[i];
+    EXPECT_EQ(out[i], via_geglu[i]) << x[i];
+  }
+}
+
 }  // namespace
 }  // namespace met::cpu

@@ -251,5 +251,28 @@ TEST(MetMakeModel, TheDenseArchsRunAsMade) {
   EXPECT_NE(refused.err.find("--sliding-window"), std::string::npos) << refused.err;
 }
 
+TEST(MetMakeModel, TheEncodersAreMadeAsEmbeddingModelsThatGenerateNothing) {
+  testing::TempDir dir;
+  for (const std::string arch : {"bert", "nomic-bert"}) {
+    const std::string path = dir.file(arch + ".gguf");
+    auto r = run_command(met_binary() + " make-model -o " + shell_quote(path) + " --arch " + arch +
+                         " --layers 2 --embd 128 --heads 4 --ff 256 --vocab 600");
+    ASSERT_EQ(r.exit_code, 0) << arch << ": " << r.err;
+    auto info = run_command(met_binary() + " info --json " + shell_quote(path));
+    ASSERT_EQ(info.exit_code, 0) << info.err;
+    const nlohmann::json j = nlohmann::json::parse(info.out);
+    EXPECT_EQ(j["architecture"], arch);
+    EXPECT_EQ(j["hparams"]["causal"], false);
+    EXPECT_EQ(j["hparams"]["pooling"], arch == "bert" ? "cls" : "mean");
+    auto run = run_command(met_binary() + " run " + shell_quote(path) + " -p hello -n 4 --temp 0");
+    EXPECT_NE(run.exit_code, 0);
+    EXPECT_NE(run.err.find("gives embeddings, not text"), std::string::npos) << run.err;
+  }
+  auto gqa = run_command(met_binary() + " make-model -o " + shell_quote(dir.file("x.gguf")) +
+                         " --arch bert --heads 4 --kv-heads 2");
+  EXPECT_NE(gqa.exit_code, 0);
+  EXPECT_NE(gqa.err.find("as many key/value heads as heads"), std::string::npos) << gqa.err;
+}
+
 }  // namespace
 }  // namespace met

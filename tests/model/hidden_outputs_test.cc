@@ -18,16 +18,6 @@ namespace {
 using testing::block_range;
 using testing::fixed_prompt;
 
-// max |want - got| over max |want|.
-double rel_error(std::span<const double> want, std::span<const float> got) {
-  double err = 0.0, scale = 0.0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    err = std::max(err, std::abs(want[i] - static_cast<double>(got[i])));
-    scale = std::max(scale, std::abs(want[i]));
-  }
-  return err / scale;
-}
-
 void add_rows(StepPlan& plan, std::span<const TokenId> tokens, int32_t first, int32_t n, std::vector<BlockId> table) {
   const int32_t begin = plan.num_rows();
   for (int32_t i = 0; i < n; ++i) {
@@ -68,11 +58,11 @@ TEST(HiddenOutputs, ChunkSumsAndTheLastRowMatchTheReferencesPooling) {
   const testing::Rows h = ref.hidden(prompt);
   std::vector<float> mean(embd);
   for (size_t i = 0; i < embd; ++i) mean[i] = (a.hidden[i] + b.hidden[i]) / 40.0f;
-  EXPECT_LT(rel_error(testing::pool_rows(h, Pooling::kMean), mean), 1e-4);
-  EXPECT_LT(rel_error(testing::pool_rows(h, Pooling::kLast), std::span(c.hidden).first(embd)), 1e-4);
+  EXPECT_LT(testing::relative_error(testing::pool_rows(h, Pooling::kMean), mean), 1e-4);
+  EXPECT_LT(testing::relative_error(testing::pool_rows(h, Pooling::kLast), std::span(c.hidden).first(embd)), 1e-4);
   const std::vector<std::vector<float>> other_logits = ref.logits(other);
   const std::vector<double> want(other_logits.back().begin(), other_logits.back().end());
-  EXPECT_LT(rel_error(want, std::span(a.logits).subspan(a.vocab_size, a.vocab_size)), 1e-4)
+  EXPECT_LT(testing::relative_error(want, std::span(a.logits).subspan(a.vocab_size, a.vocab_size)), 1e-4)
       << "a generating row beside them is unchanged";
 }
 

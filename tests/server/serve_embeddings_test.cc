@@ -146,5 +146,29 @@ TEST_F(MetServeEmbeddings, BadRequestsGetA400NamingTheField) {
   EXPECT_EQ(embed(port(), {{"input", "still serving"}})["data"].size(), 1u);
 }
 
+TEST(MetServeEncoder, ABertServesEmbeddingsAndRefusesGeneration) {
+  testing::TempDir dir;
+  const std::string model = dir.file("bert.gguf");
+  const auto made = testing::run_command(testing::met_binary() + " make-model -o " + testing::shell_quote(model) +
+                                         " --arch bert --layers 2 --embd 128 --heads 4 --ff 256 --vocab 600");
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  ServeProcess server(serve_args(model, "--max-batch-tokens 64"));
+  ASSERT_NE(server.port(), 0) << server.error();
+  const nlohmann::json e = embed(server.port(), {{"input", {"the cat sat", "a dog", "the cat sat"}}});
+  ASSERT_EQ(e["data"].size(), 3u);
+  const std::vector<float> first = floats_of(e["data"][0]["embedding"]);
+  EXPECT_NEAR(norm(first), 1.0, 1e-5);
+  EXPECT_EQ(floats_of(e["data"][2]["embedding"]), first) << "an input whole in one step, never a cached prefix";
+  std::string words;
+  for (int i = 0; i < 80; ++i) words += "cat ";
+  const nlohmann::json too_long = embed(server.port(), {{"input", words}}, 400);
+  EXPECT_NE(too_long["error"]["message"].get<std::string>().find("raise --max-batch-tokens"), std::string::npos)
+      << too_long.dump();
+  auto chat = http_call(server.port(), "POST", "/v1/completions", R"({"prompt": "hi", "max_tokens": 2})");
+  ASSERT_TRUE(chat.has_value());
+  EXPECT_EQ(chat->status, 400);
+  EXPECT_NE(chat->body.find("gives embeddings, not text"), std::string::npos) << chat->body;
+}
+
 }  // namespace
 }  // namespace met::serve_embeddings_test

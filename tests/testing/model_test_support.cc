@@ -229,10 +229,15 @@ void expect_verify_steps_rewind_exactly(const Model& model, int32_t drafts) {
 }
 
 double relative_error(std::span<const float> ref, std::span<const float> got) {
+  const std::vector<double> wide(ref.begin(), ref.end());
+  return relative_error(std::span<const double>(wide), got);
+}
+
+double relative_error(std::span<const double> ref, std::span<const float> got) {
   double max_ref = 0, max_err = 0;
   for (size_t v = 0; v < ref.size(); ++v) {
-    max_ref = std::max(max_ref, std::fabs(double(ref[v])));
-    max_err = std::max(max_err, std::fabs(double(ref[v]) - got[v]));
+    max_ref = std::max(max_ref, std::fabs(ref[v]));
+    max_err = std::max(max_err, std::fabs(ref[v] - got[v]));
   }
   return max_err / max_ref;
 }

@@ -62,7 +62,6 @@ std::vector<std::vector<float>> logits_at_every_position(Device& dev, std::span<
                                                          std::span<const BlockId> table,
                                                          int32_t adapter_slot = kNoAdapterSlot);
 
-// max |ref - got| / max |ref|.
 // Copies the GGUF `from` to `to`, leaving out tensor `drop` and writing
 // `replace` (if named) as zero bytes of `replace_type` and shape `shape`.
 void rewrite_gguf(const std::string& from, const std::string& to, const std::string& drop,
@@ -92,7 +91,9 @@ void expect_rewound_steps_are_exact(const Model& model, int32_t rollback);
 // limit.
 void expect_verify_steps_rewind_exactly(const Model& model, int32_t drafts);
 
+// max |ref - got| / max |ref|.
 double relative_error(std::span<const float> ref, std::span<const float> got);
+double relative_error(std::span<const double> ref, std::span<const float> got);
 
 // EXPECTs every position's relative_error below `tolerance`, skipping the
 // positions whose routing margin (ReferenceForward's, when `margins` is

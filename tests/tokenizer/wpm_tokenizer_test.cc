@@ -71,6 +71,15 @@ TEST(WpmTokenizer, AWordThatCannotBeCutIsOneUnknownToken) {
   EXPECT_EQ(wpm_pieces(vocab, "unxable un"), (Texts{"[UNK]", kW + "un"}));
 }
 
+TEST(WpmTokenizer, ALoneSpaceMarkStartsAWordNoLongerPieceStarts) {
+  // llama.cpp matches pieces over "▁" + word byte by byte, so "▁" alone is
+  // taken where no "▁"-initial piece covers the word's first letters.
+  const Vocab vocab = testing::tiny_vocab(bert({kW, "qu", "ick", kW + "the"}));
+  EXPECT_EQ(wpm_pieces(vocab, "quick the"), (Texts{kW, "qu", "ick", kW + "the"}));
+  const Vocab without = testing::tiny_vocab(bert({"qu", "ick"}));
+  EXPECT_EQ(wpm_pieces(without, "quick"), (Texts{"[UNK]"}));
+}
+
 TEST(WpmTokenizer, AWordLongerThanAHundredCharactersIsUnknown) {
   const Vocab vocab = testing::tiny_vocab(bert({kW + "a", "a"}));
   EXPECT_EQ(wpm_pieces(vocab, std::string(100, 'a')).size(), 100u);

@@ -97,7 +97,7 @@ void gather_queries(const Run& run, const AttnUnit& u, AttnThreadBuffers& tb) {
     const int64_t row = seq.row_begin + run.row_of(u, i);
     const auto q = static_cast<size_t>(i);
     tb.q[q] = run.q + row * run.q_stride + int64_t{run.head_of(u, i)} * run.s.limits.head_dim;
-    tb.len[q] = seq.num_cached + run.row_of(u, i) + 1;
+    tb.len[q] = row_read_end(seq, run.row_of(u, i));
     tb.begin[q] = run.window_begin(tb.len[q]);
   }
 }
@@ -212,7 +212,7 @@ void run_whole(const Run& run, const AttnUnit& u, AttnThreadBuffers& tb) {
 // first chunk its window meets.
 void run_merge(const Run& run, const AttnMerge& m) {
   const AttnUnit& u = run.s.units[static_cast<size_t>(m.unit)];
-  const int32_t len = run.seq(u).num_cached + run.row_of(u, m.query) + 1;
+  const int32_t len = row_read_end(run.seq(u), run.row_of(u, m.query));
   const int32_t first = run.window_begin(len) / kAttnChunkTokens;
   const int32_t chunks = (len + kAttnChunkTokens - 1) / kAttnChunkTokens;
   const int32_t hd = run.s.limits.head_dim;

@@ -3,7 +3,8 @@
 // head h reads kv head h / (num_heads / num_kv_heads)).
 // For a sequence with num_cached tokens in the cache whose rows r = 0 ..
 // num_rows-1 have their K/V already stored (positions num_cached + r), row r
-// attends causally to positions [0, num_cached + r]:
+// attends causally to positions [0, num_cached + r] (a sequence that is not
+// causal, AttnSeq::causal false: every row to all of its positions):
 //   out[row][h] = softmax(q[row][h] . K^T * scale) . V
 // computed with an online softmax over fixed chunks of kAttnChunkTokens
 // positions read through the block table (no T x T score matrix).
@@ -65,7 +66,15 @@ struct AttnSeq {
   int32_t num_cached = 0;
   int32_t row_begin = 0;
   int32_t num_rows = 0;
+  // False (an encoder's sequence): every row reads all of [0, num_cached +
+  // num_rows), its later rows too. REQUIRES: no window then.
+  bool causal = true;
 };
+
+// The end (exclusive) of the positions row `row` of `seq` reads.
+inline int32_t row_read_end(const AttnSeq& seq, int32_t row) {
+  return seq.num_cached + (seq.causal ? row + 1 : seq.num_rows);
+}
 
 // Per-layer options of paged_attention. The plan of a step does not depend
 // on them: layers with and without a window share it.

@@ -78,9 +78,10 @@ void build_units(AttentionState& s) {
     const AttnSeq& seq = s.seqs[si];
     for (int32_t r0 = 0; r0 < seq.num_rows; r0 += s.rows_per_tile) {
       const int32_t n = std::min(s.rows_per_tile, seq.num_rows - r0);
-      const int64_t first_len = int64_t{seq.num_cached} + r0 + 1;
-      const int64_t last_len = first_len + n - 1;
-      const int64_t cost = s.group * (n * first_len + int64_t{n} * (n - 1) / 2);
+      const int64_t first_len = row_read_end(seq, r0);
+      const int64_t last_len = row_read_end(seq, r0 + n - 1);
+      const int64_t cost =
+          seq.causal ? s.group * (n * first_len + int64_t{n} * (n - 1) / 2) : s.group * n * first_len;
       const auto chunks =
           static_cast<int32_t>((last_len + kAttnChunkTokens - 1) / kAttnChunkTokens);
       for (int32_t kv = 0; kv < s.limits.num_kv_heads; ++kv) {
@@ -215,7 +216,8 @@ Status AttentionScratch::plan(std::span<const AttnSeq> seqs) {
 void AttentionScratch::plan_for(std::span<const AttnSeq> seqs) {
   AttentionState& s = *s_;
   const auto same_shape = [](const AttnSeq& a, const AttnSeq& b) {
-    return a.row_begin == b.row_begin && a.num_rows == b.num_rows && a.num_cached == b.num_cached;
+    return a.row_begin == b.row_begin && a.num_rows == b.num_rows && a.num_cached == b.num_cached &&
+           a.causal == b.causal;
   };
   if (seqs.size() == s.seqs.size() &&
       std::equal(seqs.begin(), seqs.end(), s.seqs.begin(), same_shape)) {

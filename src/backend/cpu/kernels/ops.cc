@@ -92,6 +92,24 @@ void geglu(const float* gate, const float* up, int64_t n, float* out) {
   }
 }
 
+void gelu(const float* x, int64_t n, float* out) {
+  constexpr float kSqrt2OverPi = 0.79788456080286535588f, kCubic = 0.044715f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = x[i];
+    out[i] = 0.5f * g * (1.0f + std::tanh(kSqrt2OverPi * g * (1.0f + kCubic * g * g)));
+  }
+}
+
+void layer_norm(const float* x, const float* weight, const float* bias, int64_t n, float eps, float* out) {
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; ++i) sum += x[i];
+  const auto mean = static_cast<float>(sum / static_cast<double>(n));
+  double var = 0.0;
+  for (int64_t i = 0; i < n; ++i) var += static_cast<double>(x[i] - mean) * (x[i] - mean);
+  const auto scale = static_cast<float>(1.0 / std::sqrt(var / static_cast<double>(n) + eps));
+  for (int64_t i = 0; i < n; ++i) out[i] = (x[i] - mean) * scale * weight[i] + bias[i];
+}
+
 void swiglu_oai(const float* gate, const float* up, int64_t n, float* out) {
   constexpr float kAlpha = 1.702f, kLimit = 7.0f;
   for (int64_t i = 0; i < n; ++i) {

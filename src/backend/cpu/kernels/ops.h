@@ -69,6 +69,14 @@ void swiglu_oai(const float* gate, const float* up, int64_t n, float* out);
 // alias gate or up.
 void geglu(const float* gate, const float* up, int64_t n, float* out);
 
+// out[i] = gelu(x[i]), the same tanh approximation (BERT's FFN). out may alias x.
+void gelu(const float* x, int64_t n, float* out);
+
+// LayerNorm (ggml's norm, then the weight and bias): out[i] = (x[i] - mean)
+// / sqrt(var + eps) * weight[i] + bias[i], mean and var over the n values.
+// Scalar only (a row per token, small beside the matmuls). out may alias x.
+void layer_norm(const float* x, const float* weight, const float* bias, int64_t n, float eps, float* out);
+
 // out[i] = a[i] + b[i]. out may alias a or b.
 void add(const float* a, const float* b, int64_t n, float* out);
 

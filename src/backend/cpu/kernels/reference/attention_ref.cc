@@ -66,7 +66,7 @@ void paged_attention(const KvCache& cache, int32_t layer, std::span<const AttnSe
       const int64_t row = seq.row_begin + r;
       for (int32_t h = 0; h < num_heads; ++h) {
         attend(kv, width, h / group, hd, q + row * q_stride + int64_t{h} * hd,
-               seq.num_cached + r + 1, scale, out + row * out_stride + int64_t{h} * hd);
+               row_read_end(seq, r), scale, out + row * out_stride + int64_t{h} * hd);
       }
     }
   }
