@@ -15,11 +15,13 @@ using Json = nlohmann::json;
 
 // convert_hf_to_gguf.py writes Mistral as llama; qwen2/qwen3 use NeoX rope in
 // GGUF, so their q/k rows stay in HF's order.
-const std::array<HfArchInfo, 4>& supported_architectures() {
-  static const std::array<HfArchInfo, 4> kArchitectures = {{{"LlamaForCausalLM", "llama", true},
-                                                            {"MistralForCausalLM", "llama", true},
-                                                            {"Qwen2ForCausalLM", "qwen2", false},
-                                                            {"Qwen3ForCausalLM", "qwen3", false}}};
+const std::array<HfArchInfo, 6>& supported_architectures() {
+  static const std::array<HfArchInfo, 6> kArchitectures = {{{"LlamaForCausalLM", "llama", true, false},
+                                                            {"MistralForCausalLM", "llama", true, false},
+                                                            {"Qwen2ForCausalLM", "qwen2", false, false},
+                                                            {"Qwen3ForCausalLM", "qwen3", false, false},
+                                                            {"BertModel", "bert", false, true},
+                                                            {"BertForMaskedLM", "bert", false, true}}};
   return kArchitectures;
 }
 
@@ -33,7 +35,7 @@ Result<HfArchInfo> find_architecture(const Json& j) {
     if (a.hf_name == name) return a;
   }
   return unimplemented("architectures {} is not supported (met converts LlamaForCausalLM, MistralForCausalLM, "
-                       "Qwen2ForCausalLM and Qwen3ForCausalLM)",
+                       "Qwen2ForCausalLM, Qwen3ForCausalLM, BertModel and BertForMaskedLM)",
                        it->dump());
 }
 
@@ -114,10 +116,36 @@ Result<HfConfig> read_config(const Json& j) {
   if (tie != j.end() && !tie->is_boolean()) return invalid_argument("key 'tie_word_embeddings' is not a boolean");
   c.tie_word_embeddings = tie != j.end() && tie->get<bool>();
   MET_ASSIGN_OR_RETURN(c.rope_scaling, read_rope_scaling(j));
+  if (c.arch.encoder) {
+    MET_ASSIGN_OR_RETURN(c.layer_norm_eps, float_key(j, "layer_norm_eps", 1e-12f));
+    MET_ASSIGN_OR_RETURN(c.type_vocab_size, size_key(j, "type_vocab_size", 2));
+  }
   return c;
 }
 
 }  // namespace
+
+Result<Pooling> parse_hf_pooling(std::string_view json_text) {
+  const Json j = Json::parse(json_text.begin(), json_text.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return data_loss("the Pooling module's config.json is not a JSON object");
+  const auto set = [&j](const char* key) {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_boolean() && it->get<bool>();
+  };
+  for (const char* unsupported :
+       {"pooling_mode_max_tokens", "pooling_mode_mean_sqrt_len_tokens", "pooling_mode_weightedmean_tokens"}) {
+    if (set(unsupported)) return unimplemented("Pooling config.json: {} is not a pooling met runs", unsupported);
+  }
+  std::optional<Pooling> found;
+  int num_set = 0;
+  for (const auto& [key, pooling] : {std::pair{"pooling_mode_cls_token", Pooling::kCls},
+                                     std::pair{"pooling_mode_mean_tokens", Pooling::kMean},
+                                     std::pair{"pooling_mode_lasttoken", Pooling::kLast}}) {
+    if (set(key)) found = pooling, ++num_set;
+  }
+  if (num_set != 1) return invalid_argument("Pooling config.json sets {} pooling modes, not one", num_set);
+  return *found;
+}
 
 Result<HfConfig> parse_hf_config(std::string_view json_text) {
   const Json j = Json::parse(json_text.begin(), json_text.end(), nullptr, /*allow_exceptions=*/false);
@@ -144,6 +172,12 @@ void add_hf_config_metadata(const HfConfig& c, GgufMetadata& md) {
   md.set(key("attention.head_count_kv"), c.num_kv_heads);
   md.set(key("attention.key_length"), c.head_dim);
   md.set(key("attention.value_length"), c.head_dim);
+  if (c.arch.encoder) {
+    md.set(key("attention.layer_norm_epsilon"), c.layer_norm_eps);
+    md.set(key("attention.causal"), false);
+    md.set("tokenizer.ggml.token_type_count", c.type_vocab_size);
+    return;  // no rope
+  }
   md.set(key("attention.layer_norm_rms_epsilon"), c.rms_norm_eps);
   md.set(key("rope.freq_base"), c.rope_theta);
   md.set(key("rope.dimension_count"), c.head_dim);

@@ -1,6 +1,9 @@
 // HfConfig: a Hugging Face model folder's config.json, reduced to what met
 // runs (the llama family: LlamaForCausalLM, MistralForCausalLM,
-// Qwen2ForCausalLM, Qwen3ForCausalLM), and the GGUF metadata keys llama.cpp's
+// Qwen2ForCausalLM, Qwen3ForCausalLM; and BERT encoders, BertModel and
+// BertForMaskedLM, as `bert` with attention.causal false,
+// attention.layer_norm_epsilon and tokenizer.ggml.token_type_count from
+// type_vocab_size), and the GGUF metadata keys llama.cpp's
 // convert_hf_to_gguf.py writes for it (`general.architecture`,
 // `<arch>.block_count`, `.embedding_length`, `.feed_forward_length`,
 // `.attention.head_count[_kv]`, `.attention.key_length`/`value_length`,
@@ -18,6 +21,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/pooling.h"
 #include "core/status.h"
 #include "gguf/gguf_value.h"
 
@@ -29,6 +33,7 @@ struct HfArchInfo {
   std::string hf_name;    // "LlamaForCausalLM"
   std::string gguf_arch;  // "llama"
   bool permute_qk = false;
+  bool encoder = false;   // BERT: tensors under embeddings./encoder.layer., LayerNorm, no head
 };
 
 struct HfRopeScaling {
@@ -53,7 +58,16 @@ struct HfConfig {
   float rope_theta = 10000.0f;
   bool tie_word_embeddings = false;
   HfRopeScaling rope_scaling;
+  // BERT: layer_norm_eps and type_vocab_size (the rows of token_types).
+  float layer_norm_eps = 1e-12f;
+  uint32_t type_vocab_size = 0;
 };
+
+// A sentence-transformers Pooling module's config.json (1_Pooling/): the
+// pooling whose pooling_mode_* flag is set (cls_token, mean_tokens,
+// lasttoken). Refused: none or several set, or max / weighted-mean /
+// sqrt-len pooling, which llama.cpp's pooling_type cannot express.
+Result<Pooling> parse_hf_pooling(std::string_view json_text);
 
 // Parses config.json's text. Errors name the key ("config.json: key
 // 'hidden_size' is missing").

@@ -74,8 +74,28 @@ Result<std::vector<fs::path>> safetensors_paths(const fs::path& dir) {
   return paths;
 }
 
+// A sentence-transformers folder's pooling (modules.json's Pooling module,
+// else 1_Pooling/) as {arch}.pooling_type; nothing without one.
+Status add_pooling_metadata(const fs::path& dir, const HfConfig& config, GgufMetadata& md) {
+  fs::path pooling_dir = dir / "1_Pooling";
+  MET_ASSIGN_OR_RETURN(std::optional<std::string> modules, read_optional_text(dir / "modules.json"));
+  const nlohmann::json list = modules ? nlohmann::json::parse(*modules, nullptr, false) : nlohmann::json();
+  for (const nlohmann::json& m : list.is_array() ? list : nlohmann::json::array()) {
+    const bool pooling = m.is_object() && m.value("type", "").ends_with(".Pooling") && m.contains("path") &&
+                         m["path"].is_string();
+    if (pooling) pooling_dir = dir / m["path"].get<std::string>();
+  }
+  MET_ASSIGN_OR_RETURN(std::optional<std::string> text, read_optional_text(pooling_dir / "config.json"));
+  if (!text) return ok_status();
+  Result<Pooling> p = parse_hf_pooling(*text);
+  if (!p.ok()) return p.status().with_prefix(pooling_dir.string());
+  md.set(config.arch.gguf_arch + ".pooling_type", static_cast<uint32_t>(*p));
+  return ok_status();
+}
+
 Status add_folder_metadata(const fs::path& dir, const HfConfig& config, GgufMetadata& md) {
   add_hf_config_metadata(config, md);
+  MET_RETURN_IF_ERROR(add_pooling_metadata(dir, config, md));
   md.set("general.name", dir.filename().string());
   MET_ASSIGN_OR_RETURN(std::string tokenizer, read_text(dir / "tokenizer.json", "met reads tokenizer.json"));
   MET_ASSIGN_OR_RETURN(std::optional<std::string> tokenizer_config,

@@ -38,12 +38,43 @@ constexpr std::array<NameRule, 16> kLayerRules = {{
     {"self_attn.rotary_emb.inv_freq", "", HfTensorRole::kIgnored, false},
 }};
 
-std::optional<HfTensorName> map_layer_tensor(std::string_view rest) {
+
+// BERT's layer tensors after "encoder.layer.N.".
+constexpr std::array<NameRule, 16> kBertLayerRules = {{
+    {"attention.self.query.weight", "attn_q.weight", HfTensorRole::kPlain, false},
+    {"attention.self.query.bias", "attn_q.bias", HfTensorRole::kPlain, false},
+    {"attention.self.key.weight", "attn_k.weight", HfTensorRole::kPlain, false},
+    {"attention.self.key.bias", "attn_k.bias", HfTensorRole::kPlain, false},
+    {"attention.self.value.weight", "attn_v.weight", HfTensorRole::kPlain, false},
+    {"attention.self.value.bias", "attn_v.bias", HfTensorRole::kPlain, false},
+    {"attention.output.dense.weight", "attn_output.weight", HfTensorRole::kPlain, false},
+    {"attention.output.dense.bias", "attn_output.bias", HfTensorRole::kPlain, false},
+    {"attention.output.LayerNorm.weight", "attn_output_norm.weight", HfTensorRole::kPlain, false},
+    {"attention.output.LayerNorm.bias", "attn_output_norm.bias", HfTensorRole::kPlain, false},
+    {"intermediate.dense.weight", "ffn_up.weight", HfTensorRole::kPlain, false},
+    {"intermediate.dense.bias", "ffn_up.bias", HfTensorRole::kPlain, false},
+    {"output.dense.weight", "ffn_down.weight", HfTensorRole::kPlain, false},
+    {"output.dense.bias", "ffn_down.bias", HfTensorRole::kPlain, false},
+    {"output.LayerNorm.weight", "layer_output_norm.weight", HfTensorRole::kPlain, false},
+    {"output.LayerNorm.bias", "layer_output_norm.bias", HfTensorRole::kPlain, false},
+}};
+
+// Older BERT checkpoints name a LayerNorm's weight and bias gamma and beta.
+std::string modern_norm_name(std::string_view name) {
+  std::string s(name);
+  if (s.ends_with("LayerNorm.gamma")) s.replace(s.size() - 5, 5, "weight");
+  if (s.ends_with("LayerNorm.beta")) s.replace(s.size() - 4, 4, "bias");
+  return s;
+}
+
+// `rest` is "N.suffix": the rule for suffix in `rules`, as blk.N.<gguf>.
+template <size_t kN>
+std::optional<HfTensorName> map_numbered(std::string_view rest, const std::array<NameRule, kN>& rules) {
   uint32_t layer = 0;
   const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), layer);
   if (ec != std::errc() || end == rest.data() || end == rest.data() + rest.size() || *end != '.') return std::nullopt;
   const std::string_view suffix = rest.substr(static_cast<size_t>(end - rest.data()) + 1);
-  for (const NameRule& r : kLayerRules) {
+  for (const NameRule& r : rules) {
     if (r.hf_suffix != suffix) continue;
     if (r.role == HfTensorRole::kIgnored) return HfTensorName{"", HfTensorRole::kIgnored, false};
     return HfTensorName{fmt::format("blk.{}.{}", layer, r.gguf_suffix), r.role, r.is_key};
@@ -51,14 +82,39 @@ std::optional<HfTensorName> map_layer_tensor(std::string_view rest) {
   return std::nullopt;
 }
 
+// BERT (BertModel; BertForMaskedLM's under "bert."): the embeddings, the
+// encoder layers; the pooler and the masked-LM head are not used.
+std::optional<HfTensorName> map_bert_tensor_name(std::string_view hf_name) {
+  const std::string modern = modern_norm_name(hf_name);
+  std::string_view name = modern;
+  if (name.starts_with("bert.")) name.remove_prefix(5);
+  if (name.starts_with("pooler.") || name.starts_with("cls.") || name == "embeddings.position_ids") {
+    return HfTensorName{"", HfTensorRole::kIgnored, false};
+  }
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 5> kEmbeddings = {{
+      {"embeddings.word_embeddings.weight", "token_embd.weight"},
+      {"embeddings.position_embeddings.weight", "position_embd.weight"},
+      {"embeddings.token_type_embeddings.weight", "token_types.weight"},
+      {"embeddings.LayerNorm.weight", "token_embd_norm.weight"},
+      {"embeddings.LayerNorm.bias", "token_embd_norm.bias"},
+  }};
+  for (const auto& [hf, gguf] : kEmbeddings) {
+    if (name == hf) return HfTensorName{std::string(gguf), HfTensorRole::kPlain, false};
+  }
+  constexpr std::string_view kLayers = "encoder.layer.";
+  if (name.starts_with(kLayers)) return map_numbered(name.substr(kLayers.size()), kBertLayerRules);
+  return std::nullopt;
+}
+
 }  // namespace
 
-std::optional<HfTensorName> map_hf_tensor_name(std::string_view hf_name) {
+std::optional<HfTensorName> map_hf_tensor_name(std::string_view hf_name, bool encoder) {
+  if (encoder) return map_bert_tensor_name(hf_name);
   if (hf_name == "model.embed_tokens.weight") return HfTensorName{"token_embd.weight", HfTensorRole::kPlain, false};
   if (hf_name == "model.norm.weight") return HfTensorName{"output_norm.weight", HfTensorRole::kPlain, false};
   if (hf_name == "lm_head.weight") return HfTensorName{"output.weight", HfTensorRole::kPlain, false};
   constexpr std::string_view kLayers = "model.layers.";
-  if (hf_name.starts_with(kLayers)) return map_layer_tensor(hf_name.substr(kLayers.size()));
+  if (hf_name.starts_with(kLayers)) return map_numbered(hf_name.substr(kLayers.size()), kLayerRules);
   return std::nullopt;
 }
 

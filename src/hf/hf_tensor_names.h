@@ -29,8 +29,10 @@ struct HfTensorName {
   bool is_key = false;
 };
 
-// nullopt for a name the llama family does not have.
-std::optional<HfTensorName> map_hf_tensor_name(std::string_view hf_name);
+// nullopt for a name the llama family (or with `encoder`, BERT:
+// embeddings.word_embeddings.weight -> token_embd.weight, encoder.layer.3.
+// attention.self.query.weight -> blk.3.attn_q.weight, …) does not have.
+std::optional<HfTensorName> map_hf_tensor_name(std::string_view hf_name, bool encoder = false);
 
 // Rows of a [rows, row_bytes] matrix reordered per head of rows / num_heads
 // rows: within a head, output row 2 i + h is input row h * (head_rows / 2) + i

@@ -56,6 +56,7 @@ Result<GgmlType> ggml_type_of(const TensorRef& ref) {
 
 // The Hugging Face tensors the config's model cannot run without.
 std::vector<std::string> required_tensors(const HfConfig& c) {
+  if (c.arch.encoder) return {};  // BertForMaskedLM's live under "bert.": Model::load names what is missing
   std::vector<std::string> names = {"model.norm.weight"};
   for (uint32_t l = 0; l < c.num_layers; ++l) {
     for (const char* suffix : {"input_layernorm.weight", "post_attention_layernorm.weight",
@@ -122,8 +123,9 @@ class WeightBuilder {
 
 Status add_mapped_tensors(const HfConfig& c, const TensorRefs& refs, WeightBuilder& builder) {
   for (const auto& [name, ref] : refs) {
-    if (name == "model.embed_tokens.weight" || name == "lm_head.weight") continue;  // add_embeddings
-    const std::optional<HfTensorName> mapped = map_hf_tensor_name(name);
+    const bool embedding = name == "model.embed_tokens.weight" || name == "lm_head.weight";
+    if (embedding && !c.arch.encoder) continue;  // add_embeddings
+    const std::optional<HfTensorName> mapped = map_hf_tensor_name(name, c.arch.encoder);
     if (!mapped) {
       return unimplemented("{}: tensor '{}' is not a tensor of {}", ref.file->source_name(), name, c.arch.hf_name);
     }
@@ -159,7 +161,7 @@ Result<HfWeights> assemble_hf_weights(const HfConfig& config, std::vector<Safete
     if (!refs.contains(name)) return not_found("tensor '{}' is missing", name);
   }
   WeightBuilder builder;
-  MET_RETURN_IF_ERROR(add_embeddings(config, refs, builder));
+  if (!config.arch.encoder) MET_RETURN_IF_ERROR(add_embeddings(config, refs, builder));
   MET_RETURN_IF_ERROR(add_mapped_tensors(config, refs, builder));
   const HfRopeScaling& rs = config.rope_scaling;
   if (rs.type == "llama3") {

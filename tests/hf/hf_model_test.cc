@@ -23,6 +23,7 @@
 #include "hf_test_support.h"
 #include "model/quantize_model.h"
 #include "testing/model_test_support.h"
+#include "testing/reference_encoder.h"
 #include "testing/shared_data.h"
 #include "testing/temp_dir.h"
 
@@ -330,6 +331,63 @@ TEST(HfModel, AFileGoesThroughTheGgufReader) {
   Result<GgufFile> file = open_model_file("/nonexistent/model.gguf");
   ASSERT_FALSE(file.ok());
   EXPECT_THAT(file.status().message(), HasSubstr("/nonexistent/model.gguf"));
+}
+
+}  // namespace
+}  // namespace met
+
+namespace met {
+namespace {
+
+// The tiny BERT folder's CLS embedding of `text` on a CpuDevice, and the
+// double-precision reference's on the same model.
+void expect_bert_folder_matches_reference(const std::string& dir, const std::string& text) {
+  Result<GgufFile> file = open_hf_folder(dir);
+  ASSERT_TRUE(file.ok()) << file.status().to_string();
+  Result<std::unique_ptr<Model>> model = Model::from_file(std::move(*file));
+  ASSERT_TRUE(model.ok()) << model.status().to_string();
+  ASSERT_EQ((*model)->arch(), Arch::kBert);
+  const ModelHParams& hp = (*model)->hparams();
+  EXPECT_FALSE(hp.causal_attention);
+  EXPECT_EQ(hp.pooling, Pooling::kCls);
+  EXPECT_EQ(hp.token_type_count, 2u);
+  Result<Tokenizer> tok = Tokenizer::from_gguf((*model)->file().metadata());
+  ASSERT_TRUE(tok.ok()) << tok.status().to_string();
+  const std::vector<TokenId> ids = tok->encode(text, EncodeOptions{.add_special = true, .parse_special = false});
+  EXPECT_EQ(ids, (std::vector<TokenId>{2, 5, 6, 7, 8, 9, 10, 3})) << "[CLS] the cat sat ##s a dog [SEP]";
+  auto dev = testing::make_test_device(**model);
+  StepPlan plan;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    plan.inputs.push_back(FeedToken{ids[i]});
+    plan.positions.push_back(static_cast<int32_t>(i));
+  }
+  plan.seqs.push_back(StepSeq{0, static_cast<int32_t>(ids.size()), 0, testing::block_range(0, 1), std::nullopt});
+  plan.outputs.push_back(OutputRow{0, OutputKind::kHidden});
+  const StepResult r = testing::run_step(*dev, plan);
+  const testing::Rows want = testing::ReferenceEncoder(**model).hidden(ids);
+  EXPECT_LT(testing::relative_error(want[0], r.hidden), 1e-4);
+}
+
+TEST(HfModel, ASentenceTransformersBertFolderEmbedsAsTheReference) {
+  testing::TempDir dir;
+  testing::write_tiny_bert_folder(dir.path(), /*masked_lm=*/false, "pooling_mode_cls_token");
+  expect_bert_folder_matches_reference(dir.path(), "The cat sats a dog");
+  testing::TempDir mlm;
+  testing::write_tiny_bert_folder(mlm.path(), /*masked_lm=*/true, "pooling_mode_cls_token");
+  expect_bert_folder_matches_reference(mlm.path(), "the CAT sats a dog");
+}
+
+TEST(HfModel, APoolingMetCannotRunIsRefusedNamingIt) {
+  testing::TempDir dir;
+  testing::write_tiny_bert_folder(dir.path(), false, "pooling_mode_max_tokens");
+  const Result<GgufFile> file = open_hf_folder(dir.path());
+  ASSERT_FALSE(file.ok());
+  EXPECT_THAT(file.status().message(), HasSubstr("pooling_mode_max_tokens"));
+  testing::TempDir mean;
+  testing::write_tiny_bert_folder(mean.path(), false, "pooling_mode_mean_tokens");
+  const Result<GgufFile> ok = open_hf_folder(mean.path());
+  ASSERT_TRUE(ok.ok()) << ok.status().to_string();
+  EXPECT_EQ(*ok->metadata().get_u32("bert.pooling_type"), 1u);
 }
 
 }  // namespace

@@ -146,3 +146,38 @@ TEST(PermuteRopeRows, InterleavedRopeOverPermutedRowsScoresAsRotateHalfOverTheOr
 
 }  // namespace
 }  // namespace met
+
+namespace met {
+namespace {
+
+TEST(HfTensorNames, BertNamesMapAsLlamaCppsConverterMapsThem) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"embeddings.word_embeddings.weight", "token_embd.weight"},
+      {"bert.embeddings.position_embeddings.weight", "position_embd.weight"},
+      {"embeddings.token_type_embeddings.weight", "token_types.weight"},
+      {"embeddings.LayerNorm.weight", "token_embd_norm.weight"},
+      {"embeddings.LayerNorm.beta", "token_embd_norm.bias"},
+      {"encoder.layer.2.attention.self.query.weight", "blk.2.attn_q.weight"},
+      {"encoder.layer.2.attention.self.key.bias", "blk.2.attn_k.bias"},
+      {"encoder.layer.2.attention.self.value.weight", "blk.2.attn_v.weight"},
+      {"encoder.layer.2.attention.output.dense.bias", "blk.2.attn_output.bias"},
+      {"encoder.layer.2.attention.output.LayerNorm.gamma", "blk.2.attn_output_norm.weight"},
+      {"bert.encoder.layer.11.intermediate.dense.weight", "blk.11.ffn_up.weight"},
+      {"encoder.layer.0.output.dense.bias", "blk.0.ffn_down.bias"},
+      {"encoder.layer.0.output.LayerNorm.bias", "blk.0.layer_output_norm.bias"},
+  };
+  for (const auto& [hf, gguf] : cases) {
+    const std::optional<HfTensorName> n = map_hf_tensor_name(hf, /*encoder=*/true);
+    ASSERT_TRUE(n.has_value()) << hf;
+    EXPECT_EQ(n->gguf_name, gguf) << hf;
+    EXPECT_EQ(n->role, HfTensorRole::kPlain) << hf;
+  }
+  for (const char* ignored : {"pooler.dense.weight", "cls.predictions.bias", "embeddings.position_ids"}) {
+    EXPECT_EQ(map_hf_tensor_name(ignored, true)->role, HfTensorRole::kIgnored) << ignored;
+  }
+  EXPECT_FALSE(map_hf_tensor_name("encoder.layer.0.crossattention.self.query.weight", true).has_value());
+  EXPECT_FALSE(map_hf_tensor_name("embeddings.word_embeddings.weight").has_value()) << "not a llama name";
+}
+
+}  // namespace
+}  // namespace met

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -95,6 +96,87 @@ FakeTensor random_tensor(const std::string& name, std::vector<uint64_t> shape, c
 }
 
 }  // namespace
+
+namespace {
+
+std::vector<FakeTensor> tiny_bert_tensors(bool masked_lm) {
+  std::mt19937_64 rng(11);
+  const std::string b = masked_lm ? "bert." : "";
+  std::vector<FakeTensor> t;
+  t.push_back(random_tensor(b + "embeddings.word_embeddings.weight", {12, kHidden}, "F32", rng));
+  t.push_back(random_tensor(b + "embeddings.position_embeddings.weight", {512, kHidden}, "F32", rng));
+  t.push_back(random_tensor(b + "embeddings.token_type_embeddings.weight", {2, kHidden}, "F32", rng));
+  t.push_back(random_tensor(b + "embeddings.LayerNorm.weight", {kHidden}, "F32", rng, true));
+  t.push_back(random_tensor(b + "embeddings.LayerNorm.bias", {kHidden}, "F32", rng));
+  for (int l = 0; l < 2; ++l) {
+    const std::string p = fmt::format("{}encoder.layer.{}.", b, l);
+    for (const char* m : {"attention.self.query", "attention.self.key", "attention.self.value",
+                          "attention.output.dense"}) {
+      t.push_back(random_tensor(p + m + ".weight", {kHidden, kHidden}, "F32", rng));
+      t.push_back(random_tensor(p + m + ".bias", {kHidden}, "F32", rng));
+    }
+    t.push_back(random_tensor(p + "attention.output.LayerNorm.weight", {kHidden}, "F32", rng, true));
+    t.push_back(random_tensor(p + "attention.output.LayerNorm.bias", {kHidden}, "F32", rng));
+    t.push_back(random_tensor(p + "intermediate.dense.weight", {kFfn, kHidden}, "F32", rng));
+    t.push_back(random_tensor(p + "intermediate.dense.bias", {kFfn}, "F32", rng));
+    t.push_back(random_tensor(p + "output.dense.weight", {kHidden, kFfn}, "F32", rng));
+    t.push_back(random_tensor(p + "output.dense.bias", {kHidden}, "F32", rng));
+    t.push_back(random_tensor(p + "output.LayerNorm.weight", {kHidden}, "F32", rng, true));
+    t.push_back(random_tensor(p + "output.LayerNorm.bias", {kHidden}, "F32", rng));
+  }
+  if (masked_lm) t.push_back(random_tensor("cls.predictions.bias", {12}, "F32", rng));
+  t.push_back(random_tensor(b + "pooler.dense.weight", {kHidden, kHidden}, "F32", rng));
+  return t;
+}
+
+std::string tiny_bert_tokenizer_json() {
+  nlohmann::json added = nlohmann::json::array();
+  const std::vector<std::string> special = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
+  nlohmann::json vocab = nlohmann::json::object();
+  for (size_t i = 0; i < special.size(); ++i) {
+    added.push_back({{"id", i}, {"content", special[i]}, {"special", true}});
+    vocab[special[i]] = i;
+  }
+  int id = 5;
+  for (const char* w : {"the", "cat", "sat", "##s", "a", "dog", "on"}) vocab[w] = id++;
+  const nlohmann::json tok = {
+      {"version", "1.0"},
+      {"added_tokens", added},
+      {"normalizer", {{"type", "BertNormalizer"}, {"lowercase", true}, {"strip_accents", nullptr}}},
+      {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
+      {"post_processor", {{"type", "BertProcessing"}, {"sep", {"[SEP]", 3}}, {"cls", {"[CLS]", 2}}}},
+      {"model",
+       {{"type", "WordPiece"}, {"unk_token", "[UNK]"}, {"continuing_subword_prefix", "##"}, {"vocab", vocab}}}};
+  return tok.dump();
+}
+
+}  // namespace
+
+void write_tiny_bert_folder(const std::string& dir, bool masked_lm, const std::string& pooling_mode) {
+  std::filesystem::create_directories(dir + "/1_Pooling");
+  const nlohmann::json config = {{"architectures", {masked_lm ? "BertForMaskedLM" : "BertModel"}},
+                                 {"model_type", "bert"},
+                                 {"hidden_size", kHidden},
+                                 {"num_hidden_layers", 2},
+                                 {"num_attention_heads", 2},
+                                 {"intermediate_size", kFfn},
+                                 {"max_position_embeddings", 512},
+                                 {"type_vocab_size", 2},
+                                 {"vocab_size", 12},
+                                 {"layer_norm_eps", 1e-12},
+                                 {"hidden_act", "gelu"}};
+  write_file(dir + "/config.json", config.dump());
+  write_file(dir + "/tokenizer.json", tiny_bert_tokenizer_json());
+  write_file(dir + "/tokenizer_config.json",
+             R"({"unk_token": "[UNK]", "sep_token": "[SEP]", "cls_token": "[CLS]", "pad_token": "[PAD]",
+                 "mask_token": "[MASK]"})");
+  write_file(dir + "/model.safetensors", safetensors_file(tiny_bert_tensors(masked_lm)));
+  write_file(dir + "/modules.json",
+             R"([{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+                 {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}])");
+  const nlohmann::json pooling = {{"word_embedding_dimension", kHidden}, {pooling_mode, true}};
+  write_file(dir + "/1_Pooling/config.json", pooling.dump());
+}
 
 std::vector<FakeTensor> tiny_hf_tensors(const TinyHfModel& m) {
   std::mt19937_64 rng(m.seed);

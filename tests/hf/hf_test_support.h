@@ -53,6 +53,13 @@ std::string tiny_hf_tokenizer_json();
 // Writes config.json, tokenizer.json, tokenizer_config.json and model.safetensors into `dir`.
 void write_tiny_hf_folder(const std::string& dir, const TinyHfModel& m = {});
 
+// A tiny BERT folder (hidden 16, 2 heads, 2 layers, FFN 32, 512 positions, a
+// 12-token WordPiece tokenizer.json with [CLS] … [SEP]), written as
+// sentence-transformers does: BertModel's tensor names (BertForMaskedLM's,
+// under "bert.", with `masked_lm`), modules.json and 1_Pooling/config.json
+// with `pooling_mode` (e.g. "pooling_mode_cls_token") set.
+void write_tiny_bert_folder(const std::string& dir, bool masked_lm, const std::string& pooling_mode);
+
 // One line of tinystories-656k-hf/expected.jsonl.
 struct ExpectedRun {
   std::string prompt;
