@@ -122,7 +122,7 @@ TEST_P(EncoderVsReference, PooledHiddenStatesMatchTheReferenceAndDoNotDependOnTh
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, EncoderVsReference, ::testing::Values(Arch::kBert, Arch::kNomicBert),
-                         [](const auto& info) { return info.param == Arch::kBert ? "bert" : "nomic_bert"; });
+                         [](const auto& p) { return p.param == Arch::kBert ? "bert" : "nomic_bert"; });
 
 TEST(EncoderDevice, RefusesLogitsAndSequencesThatAreNotWhole) {
   testing::TempDir dir;
