@@ -37,6 +37,12 @@
 // are bound as row slices (wq, wk, wv; w_gate, w_up), each packed as its own
 // matrix; its LongRoPE factors are the long ones where context_length is
 // past rope.scaling.original_context_length, else the short ones.
+// gemma4 (model_gemma4.cc): each layer at its own sizes (hp.layer_head_dim,
+// layer_kv_heads, layer_ffn_length); a shared-KV layer binds no K or V and
+// names the layer whose KV it reads (kv_from); a layer without attn_v
+// leaves wv empty (K serves as V); the optional layer_output_scale; the
+// per-layer embedding tensors; rope_freqs (the proportional rope of the
+// global layers) when the file has it. A gemma4 with experts is refused.
 // Invariants: weights point into file_ (which the Model owns), owned_vectors_
 // or packed_; all live as long as the Model.
 // Threading: immutable after load; any thread. Tested by tests/model/model_test.cc.
@@ -44,6 +50,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -81,6 +88,9 @@ struct ArchTraits {
   bool no_pre_norms = false;  // olmo2: the blocks read the residual stream unnormalised
   bool qk_norm_full = false;  // olmo2: q/k RMSNorm over all of Q ([q_dim]) and K ([kv_dim]), before rope
   bool ffn_geglu = false;     // gemma3: the FFN's activation is gelu(gate) * up (tanh approximation)
+  // gemma4: per-layer head sizes and KV heads, shared-KV layers, V RMS-normed
+  // per head without a weight, per-layer embeddings (forward_pass_gemma4.cc).
+  bool layer_shapes = false;
 };
 
 // How a router's logits become the k routing weights of a token.
@@ -178,6 +188,15 @@ struct LayerWeights {
   const float* ffn_post_norm = nullptr;    // post_norms: the FFN output's norm
   cpu::WeightMatrix w_gate, w_up, w_down;  // dense layers (no w_gate with ffn_relu2)
   MoeWeights moe;                          // MoE layers (traits().moe)
+  // gemma4 (traits().layer_shapes): a shared-KV layer's KV is that of layer
+  // kv_from (its wk and wv are empty); wv empty otherwise: V is K's
+  // projection; the layer's output is scaled by out_scale[0] where not null;
+  // per-layer embeddings: pe_gate (pl × embd), pe_proj (embd × pl) and
+  // pe_post_norm [embd].
+  std::optional<uint32_t> kv_from;
+  const float* out_scale = nullptr;
+  cpu::WeightMatrix pe_gate, pe_proj;
+  const float* pe_post_norm = nullptr;
 };
 
 // A multi-token-prediction block (llama.cpp's nextn): from the trunk's last
@@ -202,6 +221,11 @@ struct ModelWeights {
   // rope_dims / 2 frequency divisors (Llama 3.x's rope_freqs, phi3's LongRoPE
   // factors), or null.
   const float* rope_freqs = nullptr;
+  // gemma4's per-layer embeddings (hp.embedding_length_per_layer > 0; empty
+  // otherwise): the token table (n_layer × pl columns, in the mmap), the
+  // projection of the scaled embedding (n_layer × pl rows) and its norm [pl].
+  cpu::WeightMatrix per_layer_token_embd, per_layer_model_proj;
+  const float* per_layer_proj_norm = nullptr;
   std::vector<LayerWeights> layers;  // the trunk: hp.num_layers
   std::vector<MtpWeights> mtp;       // hp.nextn_predict_layers blocks
 };
@@ -250,6 +274,10 @@ class Model {
   Result<std::vector<cpu::WeightMatrix>> bind_row_slices(const std::string& name, uint64_t cols,
                                                          std::span<const uint64_t> rows);
   Status bind_phi3_layer(uint32_t layer, LayerWeights& l);
+  // gemma4 (model_gemma4.cc).
+  Status bind_gemma4_layer(uint32_t layer, LayerWeights& l);
+  Status bind_per_layer_embeddings();
+  size_t count_gemma4_matrices() const;
   // bind_matrix, then packed into the preferred layout of its type.
   Result<cpu::WeightMatrix> bind_packed(const std::string& name, uint64_t cols, uint64_t rows);
   // bind_packed when the file has `name`, else `fallback`.
