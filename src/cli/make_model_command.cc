@@ -101,8 +101,8 @@ Result<RandomModelSpec> build_spec(const MakeModelOptions& o) {
   std::optional<Arch> arch = parse_arch(o.arch);
   if (!arch) {
     return invalid_argument("--arch '{}' is not llama, mistral, qwen2, qwen3, qwen3moe, mixtral, gpt-oss, qwen35, "
-                            "qwen35moe, qwen3next, granitehybrid, nemotron_h, gemma2, gemma3, granite, smollm3, "
-                            "olmo2 or phi3",
+                            "qwen35moe, qwen3next, granitehybrid, nemotron_h, gemma2, gemma3, gemma4, granite, "
+                            "smollm3, olmo2 or phi3",
                             o.arch);
   }
   std::optional<RandomModelSpec> preset = random_model_preset(o.preset, *arch);
@@ -116,9 +116,9 @@ Result<RandomModelSpec> build_spec(const MakeModelOptions& o) {
   spec.expert_feed_forward_length = o.expert_ff.value_or(0);
   spec.shared_expert_feed_forward_length = o.shared_expert_ff.value_or(0);
   const bool windowed = spec.arch == Arch::kGptOss || spec.arch == Arch::kGemma2 || spec.arch == Arch::kGemma3 ||
-                        spec.arch == Arch::kOlmo2;
+                        spec.arch == Arch::kGemma4 || spec.arch == Arch::kOlmo2;
   if ((o.sliding_window || o.swa_pattern) && !windowed) {
-    return invalid_argument("--sliding-window and --swa-pattern need --arch gpt-oss, gemma2, gemma3 or olmo2");
+    return invalid_argument("--sliding-window and --swa-pattern need --arch gpt-oss, gemma2, gemma3, gemma4 or olmo2");
   }
   spec.sliding_window = o.sliding_window.value_or(spec.sliding_window);
   spec.final_logit_softcap = o.logit_softcap.value_or(spec.final_logit_softcap);
@@ -190,7 +190,7 @@ void add_make_model_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--arch", o->arch,
                   "llama, mistral, qwen2, qwen3, qwen3moe, mixtral, gpt-oss, qwen35, qwen35moe, qwen3next, "
-                  "granitehybrid, nemotron_h, gemma2, gemma3, granite, smollm3, olmo2 or phi3")
+                  "granitehybrid, nemotron_h, gemma2, gemma3, gemma4, granite, smollm3, olmo2 or phi3")
       ->capture_default_str();
   cmd->add_option("--experts", o->experts, "Experts per MoE layer (default by preset: 8, 16, 32)");
   cmd->add_option("--experts-used", o->experts_used, "Experts each token uses (default by preset: 2, 4, 4)");
