@@ -199,12 +199,13 @@ void add_make_model_command(CLI::App& app) {
                   "qwen3moe: add a shared expert of this feed-forward length (met only; llama.cpp's "
                   "qwen3moe loader refuses its tensors)");
   cmd->add_option("--sliding-window", o->sliding_window,
-                  "gpt-oss, gemma2, gemma3, olmo2: positions a windowed layer reads (defaults 128, 4096, 512, none)");
+                  "gpt-oss, gemma2, gemma3, gemma4, olmo2: positions a windowed layer reads (defaults 128, 4096, 512, "
+                  "512, none)");
   cmd->add_option("--swa-pattern", o->swa_pattern,
-                  "gpt-oss, gemma2, gemma3, olmo2: layer i is windowed when i % N < N - 1 (defaults 2, 2, 6, 4; "
-                  "0: every layer)");
+                  "gpt-oss, gemma2, gemma3, gemma4, olmo2: layer i is windowed when i % N < N - 1 (defaults 2, 2, 6, "
+                  "4, 4; 0: every layer)");
   cmd->add_option("--logit-softcap", o->logit_softcap,
-                  "gemma2, gemma3: final logit soft-capping (defaults 30, none)");
+                  "gemma2, gemma3, gemma4: final logit soft-capping (defaults 30, none, 30)");
   cmd->add_option("--attn-softcap", o->attn_softcap, "gemma2: attention score soft-capping (default 50)");
   cmd->add_option("--head-dim", o->head_dim, "Attention head dimension (default: the preset's, or --embd / "
                   "--heads when either is given; qwen35 presets: 64, 128, 256)");

@@ -592,7 +592,7 @@ Result<RandomModelSummary> make_random_model(const RandomModelSpec& spec, const 
                                             return ok_status();
                                           }));
   }
-  if (spec.arch == Arch::kGemma4) {
+  if (spec.arch == Arch::kGemma4 && gemma4_has_global_layer(hp)) {
     const std::vector<float> factors = gemma4_rope_freqs(hp);
     MET_RETURN_IF_ERROR(writer.add_tensor("rope_freqs.weight", {factors.size()}, GgmlType::kF32,
                                           [factors](std::span<uint8_t> out) {

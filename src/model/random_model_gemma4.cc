@@ -20,6 +20,10 @@ Status validate_gemma4_spec(const RandomModelSpec& s) {
   if (s.sliding_window == 0) return invalid_argument("gemma4 needs --sliding-window > 0");
   ModelHParams hp;
   set_gemma4_hparams(s, hp);
+  if (std::find(hp.swa_layers.begin(), hp.swa_layers.end(), true) == hp.swa_layers.end()) {
+    // llama.cpp's gemma4 KV cache asserts a windowed layer (GGML_ASSERT(is_swa_any())).
+    return invalid_argument("gemma4: --swa-pattern {} leaves no windowed layer", s.swa_pattern);
+  }
   for (const uint32_t kv : hp.kv_heads_per_layer) {
     if (kv == 0 || s.num_heads % kv != 0 || hp.num_kv_heads % kv != 0) {
       return invalid_argument("gemma4: KV heads {} (global {}) must divide --heads {} and each other",
@@ -86,6 +90,10 @@ void write_gemma4_hparams(const ModelHParams& hp, GgufMetadata& md) {
   md.set(key("attention.shared_kv_layers"), hp.shared_kv_layers);
   md.set(key("embedding_length_per_layer_input"), hp.embedding_length_per_layer);
   if (hp.final_logit_softcap != 0.0f) md.set(key("final_logit_softcapping"), hp.final_logit_softcap);
+}
+
+bool gemma4_has_global_layer(const ModelHParams& hp) {
+  return std::find(hp.swa_layers.begin(), hp.swa_layers.end(), false) != hp.swa_layers.end();
 }
 
 std::vector<float> gemma4_rope_freqs(const ModelHParams& hp) {

@@ -25,6 +25,10 @@ void apply_gemma4_preset(std::string_view name, RandomModelSpec& s);
 Status validate_gemma4_spec(const RandomModelSpec& s);
 void set_gemma4_hparams(const RandomModelSpec& s, ModelHParams& hp);
 void write_gemma4_hparams(const ModelHParams& hp, GgufMetadata& md);
+// Whether some layer is global: only then is rope_freqs.weight written
+// (llama.cpp's loader reads it from the global layers and refuses a file
+// whose tensors it does not read).
+bool gemma4_has_global_layer(const ModelHParams& hp);
 // rope_freqs.weight: head_dim_full / 2 divisors.
 std::vector<float> gemma4_rope_freqs(const ModelHParams& hp);
 

@@ -337,6 +337,29 @@ TEST(DenseArchModel, Gemma4BindsSharedKvLayersWithoutKvAndGlobalLayersWithoutV) 
   EXPECT_GT(w.rope_freqs[8], 1e29f);
 }
 
+// llama.cpp reads rope_freqs.weight from the global layers and refuses a file
+// with a tensor it does not read, so a gemma4 without global layers has none.
+TEST(DenseArchModel, AGemma4WithEveryLayerWindowedIsMadeWithoutRopeFreqs) {
+  testing::TempDir dir;
+  RandomModelSpec s = *random_model_preset("tiny", Arch::kGemma4);
+  s.vocab_size = 600;
+  s.swa_pattern = 0;
+  ASSERT_TRUE(make_random_model(s, dir.file("gemma4.gguf")).ok());
+  auto m = Model::load(dir.file("gemma4.gguf"));
+  ASSERT_TRUE(m.ok()) << m.status().to_string();
+  EXPECT_EQ((*m)->weights().rope_freqs, nullptr);
+}
+
+// llama.cpp's gemma4 KV cache asserts that some layer is windowed.
+TEST(DenseArchModel, AGemma4WithNoWindowedLayerIsRefused) {
+  testing::TempDir dir;
+  RandomModelSpec s = *random_model_preset("tiny", Arch::kGemma4);
+  s.swa_pattern = 1;
+  auto made = make_random_model(s, dir.file("gemma4.gguf"));
+  ASSERT_FALSE(made.ok());
+  EXPECT_NE(made.status().message().find("no windowed layer"), std::string::npos) << made.status().to_string();
+}
+
 TEST(DenseArchModel, AGemma4WithExpertsIsRefusedNamingIt) {
   testing::TempDir dir;
   RandomModelSpec s = *random_model_preset("tiny", Arch::kGemma4);
