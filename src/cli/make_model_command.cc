@@ -103,8 +103,8 @@ Result<RandomModelSpec> build_spec(const MakeModelOptions& o) {
   std::optional<Arch> arch = parse_arch(o.arch);
   if (!arch) {
     return invalid_argument("--arch '{}' is not llama, mistral, qwen2, qwen3, qwen3moe, mixtral, gpt-oss, qwen35, "
-                            "qwen35moe, qwen3next, granitehybrid, nemotron_h, gemma2, gemma3, granite, smollm3, "
-                            "olmo2, phi3, bert or nomic-bert",
+                            "qwen35moe, qwen3next, granitehybrid, nemotron_h, gemma2, gemma3, gemma4, granite, "
+                            "smollm3, olmo2, phi3, bert or nomic-bert",
                             o.arch);
   }
   std::optional<RandomModelSpec> preset = random_model_preset(o.preset, *arch);
@@ -118,9 +118,9 @@ Result<RandomModelSpec> build_spec(const MakeModelOptions& o) {
   spec.expert_feed_forward_length = o.expert_ff.value_or(0);
   spec.shared_expert_feed_forward_length = o.shared_expert_ff.value_or(0);
   const bool windowed = spec.arch == Arch::kGptOss || spec.arch == Arch::kGemma2 || spec.arch == Arch::kGemma3 ||
-                        spec.arch == Arch::kOlmo2;
+                        spec.arch == Arch::kGemma4 || spec.arch == Arch::kOlmo2;
   if ((o.sliding_window || o.swa_pattern) && !windowed) {
-    return invalid_argument("--sliding-window and --swa-pattern need --arch gpt-oss, gemma2, gemma3 or olmo2");
+    return invalid_argument("--sliding-window and --swa-pattern need --arch gpt-oss, gemma2, gemma3, gemma4 or olmo2");
   }
   spec.sliding_window = o.sliding_window.value_or(spec.sliding_window);
   spec.final_logit_softcap = o.logit_softcap.value_or(spec.final_logit_softcap);
@@ -196,7 +196,8 @@ void add_make_model_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--arch", o->arch,
                   "llama, mistral, qwen2, qwen3, qwen3moe, mixtral, gpt-oss, qwen35, qwen35moe, qwen3next, "
-                  "granitehybrid, nemotron_h, gemma2, gemma3, granite, smollm3, olmo2, phi3, bert or nomic-bert")
+                  "granitehybrid, nemotron_h, gemma2, gemma3, gemma4, granite, smollm3, olmo2, phi3, bert or "
+                  "nomic-bert")
       ->capture_default_str();
   cmd->add_option("--experts", o->experts, "Experts per MoE layer (default by preset: 8, 16, 32)");
   cmd->add_option("--experts-used", o->experts_used, "Experts each token uses (default by preset: 2, 4, 4)");
@@ -205,12 +206,13 @@ void add_make_model_command(CLI::App& app) {
                   "qwen3moe: add a shared expert of this feed-forward length (met only; llama.cpp's "
                   "qwen3moe loader refuses its tensors)");
   cmd->add_option("--sliding-window", o->sliding_window,
-                  "gpt-oss, gemma2, gemma3, olmo2: positions a windowed layer reads (defaults 128, 4096, 512, none)");
+                  "gpt-oss, gemma2, gemma3, gemma4, olmo2: positions a windowed layer reads (defaults 128, 4096, 512, "
+                  "512, none)");
   cmd->add_option("--swa-pattern", o->swa_pattern,
-                  "gpt-oss, gemma2, gemma3, olmo2: layer i is windowed when i % N < N - 1 (defaults 2, 2, 6, 4; "
-                  "0: every layer)");
+                  "gpt-oss, gemma2, gemma3, gemma4, olmo2: layer i is windowed when i % N < N - 1 (defaults 2, 2, 6, "
+                  "4, 4; 0: every layer)");
   cmd->add_option("--logit-softcap", o->logit_softcap,
-                  "gemma2, gemma3: final logit soft-capping (defaults 30, none)");
+                  "gemma2, gemma3, gemma4: final logit soft-capping (defaults 30, none, 30)");
   cmd->add_option("--attn-softcap", o->attn_softcap, "gemma2: attention score soft-capping (default 50)");
   cmd->add_option("--head-dim", o->head_dim, "Attention head dimension (default: the preset's, or --embd / "
                   "--heads when either is given; qwen35 presets: 64, 128, 256)");

@@ -9,7 +9,7 @@ std::optional<Arch> parse_arch(std::string_view name) {
   for (Arch a : {Arch::kLlama, Arch::kMistral, Arch::kQwen2, Arch::kQwen3, Arch::kQwen3Moe, Arch::kMixtral,
                  Arch::kGptOss, Arch::kQwen35, Arch::kQwen35Moe, Arch::kQwen3Next, Arch::kGraniteHybrid,
                  Arch::kNemotronH, Arch::kGemma3, Arch::kGranite, Arch::kSmollm3, Arch::kOlmo2, Arch::kPhi3,
-                 Arch::kGemma2, Arch::kBert, Arch::kNomicBert}) {
+                 Arch::kGemma2, Arch::kGemma4, Arch::kBert, Arch::kNomicBert}) {
     if (arch_name(a) == name) return a;
   }
   return std::nullopt;
@@ -35,6 +35,7 @@ std::string_view arch_name(Arch arch) {
     case Arch::kOlmo2: return "olmo2";
     case Arch::kPhi3: return "phi3";
     case Arch::kGemma2: return "gemma2";
+    case Arch::kGemma4: return "gemma4";
     case Arch::kBert: return "bert";
     case Arch::kNomicBert: return "nomic-bert";
   }
@@ -224,6 +225,44 @@ void add_phi3_layer(uint32_t i, const ModelHParams& hp, std::vector<TensorSpec>&
   t.push_back({name("ffn_up.weight"), {embd, 2 * ff}, TensorRole::kMatrix});
 }
 
+// gemma4: per-layer embeddings' global tensors.
+void add_gemma4_globals(const ModelHParams& hp, std::vector<TensorSpec>& t) {
+  const uint64_t embd = hp.embedding_length, pl = hp.embedding_length_per_layer;
+  if (pl == 0) return;
+  const uint64_t all = pl * hp.num_layers;
+  t.push_back({"per_layer_token_embd.weight", {all, hp.vocab_size}, TensorRole::kMatrix});
+  t.push_back({"per_layer_model_proj.weight", {embd, all}, TensorRole::kMatrix});
+  t.push_back({"per_layer_proj_norm.weight", {pl}, TensorRole::kNorm});
+}
+
+// gemma4: one layer at its own sizes (see arch.h).
+void add_gemma4_layer(uint32_t i, const ModelHParams& hp, std::vector<TensorSpec>& t) {
+  auto name = [i](std::string_view what) { return fmt::format("blk.{}.{}", i, what); };
+  const uint64_t embd = hp.embedding_length, hd = hp.layer_head_dim(i), ff = hp.layer_ffn_length(i);
+  const uint64_t q_dim = hd * hp.num_heads, kv_dim = hd * hp.layer_kv_heads(i);
+  t.push_back({name("attn_norm.weight"), {embd}, TensorRole::kNorm});
+  t.push_back({name("attn_q.weight"), {embd, q_dim}, TensorRole::kMatrix});
+  if (hp.layer_has_kv(i)) t.push_back({name("attn_k.weight"), {embd, kv_dim}, TensorRole::kMatrix});
+  if (hp.layer_has_kv(i) && hp.layer_is_swa(i)) {
+    t.push_back({name("attn_v.weight"), {embd, kv_dim}, TensorRole::kMatrix});
+  }
+  t.push_back({name("attn_output.weight"), {q_dim, embd}, TensorRole::kMatrix});
+  t.push_back({name("attn_q_norm.weight"), {hd}, TensorRole::kNorm});
+  if (hp.layer_has_kv(i)) t.push_back({name("attn_k_norm.weight"), {hd}, TensorRole::kNorm});
+  t.push_back({name("post_attention_norm.weight"), {embd}, TensorRole::kNorm});
+  t.push_back({name("layer_output_scale.weight"), {1}, TensorRole::kNorm});
+  t.push_back({name("ffn_norm.weight"), {embd}, TensorRole::kNorm});
+  t.push_back({name("ffn_gate.weight"), {embd, ff}, TensorRole::kMatrix});
+  t.push_back({name("ffn_up.weight"), {embd, ff}, TensorRole::kMatrix});
+  t.push_back({name("ffn_down.weight"), {ff, embd}, TensorRole::kMatrix});
+  t.push_back({name("post_ffw_norm.weight"), {embd}, TensorRole::kNorm});
+  const uint64_t pl = hp.embedding_length_per_layer;
+  if (pl == 0) return;
+  t.push_back({name("inp_gate.weight"), {embd, pl}, TensorRole::kMatrix});
+  t.push_back({name("proj.weight"), {pl, embd}, TensorRole::kMatrix});
+  t.push_back({name("post_norm.weight"), {embd}, TensorRole::kNorm});
+}
+
 }  // namespace
 
 bool arch_is_mamba_hybrid(Arch arch) { return arch == Arch::kGraniteHybrid || arch == Arch::kNemotronH; }
@@ -248,6 +287,11 @@ std::vector<TensorSpec> arch_tensors(Arch arch, const ModelHParams& hp, bool tie
   }
   if (arch_is_mamba_hybrid(arch)) {
     add_mamba_hybrid_layers(arch, hp, t);
+    return t;
+  }
+  if (arch == Arch::kGemma4) {
+    add_gemma4_globals(hp, t);
+    for (uint32_t i = 0; i < hp.num_layers; ++i) add_gemma4_layer(i, hp, t);
     return t;
   }
   if (arch == Arch::kPhi3) {

@@ -55,6 +55,16 @@
 // `phi3` fuses Q, K and V into `attn_qkv` [embd, q_dim + 2 kv_dim] and gate
 // and up into `ffn_up` [embd, 2 ff] (gate rows first); LongRoPE models add
 // the global `rope_factors_long` and `rope_factors_short` [rope_dims / 2].
+// `gemma4` (llama.cpp's names): `per_layer_token_embd` [n_layer * pl, vocab],
+// `per_layer_model_proj` [embd, n_layer * pl] and `per_layer_proj_norm` [pl]
+// when embedding_length_per_layer (pl) > 0; per layer gemma3's tensors at
+// that layer's sizes (hp.layer_head_dim, layer_kv_heads, layer_ffn_length),
+// `layer_output_scale` [1], and with pl > 0 `inp_gate` [embd, pl], `proj`
+// [pl, embd] and `post_norm` [embd]. A shared-KV layer (!hp.layer_has_kv)
+// lists no attn_k, attn_v or attn_k_norm; a global layer lists no attn_v
+// (llama.cpp uses K as V then: met's test models run both ways). The
+// proportional-rope `rope_freqs` [head_dim_full / 2] is optional and not
+// listed.
 // Encoders (the BERT family; no head, output_norm or output.weight): `bert`
 // has token_embd, `token_types` [embd, token_type_count] (optional in
 // llama.cpp, always written here), `position_embd` [embd, context_length],
@@ -96,6 +106,7 @@ enum class Arch {
   kOlmo2,
   kPhi3,
   kGemma2,
+  kGemma4,
   kBert,
   kNomicBert,
 };

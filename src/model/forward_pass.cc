@@ -15,7 +15,10 @@ ForwardPass::ForwardPass(const Model& model, cpu::KvCache& kv, cpu::RecurrentSta
   int32_t num_attention = 0, num_recurrent = 0, num_mamba = 0;
   for (const LayerWeights& l : model.weights().layers) {
     switch (l.kind) {
-      case LayerKind::kAttention: kind_index_.push_back(num_attention++); break;
+      case LayerKind::kAttention:
+        // gemma4's shared-KV layers read their source's cache layer.
+        kind_index_.push_back(l.kv_from ? kind_index_[*l.kv_from] : num_attention++);
+        break;
       case LayerKind::kGatedDelta: kind_index_.push_back(num_recurrent++); break;
       case LayerKind::kMamba2:
         ++num_mamba;
@@ -32,6 +35,12 @@ ForwardPass::ForwardPass(const Model& model, cpu::KvCache& kv, cpu::RecurrentSta
     rope_swa_.ext_factor = 0.0f;
     rope_swa_.attn_factor = 1.0f;
   }
+  if (model.traits().layer_shapes) {  // gemma4: each kind's own head size and rope dimensions
+    rope_.head_dim = static_cast<int32_t>(hp.head_dim_full);
+    rope_swa_.head_dim = static_cast<int32_t>(hp.head_dim_swa);
+    rope_swa_.rope_dims = static_cast<int32_t>(hp.rope_dims_swa);
+    rope_swa_.freq_factors = nullptr;  // rope_freqs is the global layers' proportional rope
+  }
   const size_t rows = static_cast<size_t>(limits.max_rows);
   attn_scale_ = hp.attention_scale != 0.0f ? hp.attention_scale : 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
   x_.resize(rows * hp.embedding_length);
@@ -45,8 +54,18 @@ ForwardPass::ForwardPass(const Model& model, cpu::KvCache& kv, cpu::RecurrentSta
   up_.resize(rows * hp.feed_forward_length);
   out_x_.resize(static_cast<size_t>(limits.max_outputs) * hp.embedding_length);
   const uint32_t mtp_width = mtp_ ? 2 * hp.embedding_length : 0;  // eh_proj's input
-  const uint64_t widest =
-      std::max({hp.embedding_length, hp.q_dim(), hp.feed_forward_length, hp.ssm_inner_size, mtp_width});
+  const uint64_t widest = std::max({hp.embedding_length, hp.q_dim(), hp.feed_forward_length, hp.ssm_inner_size,
+                                    mtp_width, hp.embedding_length_per_layer});
+  if (model.traits().layer_shapes) {
+    const size_t all = size_t{hp.embedding_length_per_layer} * hp.num_layers;
+    qc_.resize(rows * hp.q_dim());
+    kc_.resize(rows * hp.kv_dim());
+    vc_.resize(rows * hp.kv_dim());
+    per_layer_inputs_.resize(rows * all);
+    per_layer_row_.resize(static_cast<size_t>(num_threads) * all);
+    pe_.resize(rows * hp.embedding_length_per_layer);
+    ones_.assign(hp.head_dim, 1.0f);
+  }
   if (mtp_) {
     mtp_in_.resize(rows * mtp_width);
     mtp_logits_.resize(static_cast<size_t>(limits.max_outputs) * hp.vocab_size);
@@ -102,7 +121,7 @@ int32_t ForwardPass::scratch_blocks(const ForwardOptions& options, const Forward
 
 int32_t ForwardPass::kv_layers(const Model& model, bool mtp) {
   int32_t n = mtp ? 1 : 0;
-  for (const LayerWeights& l : model.weights().layers) n += l.kind == LayerKind::kAttention ? 1 : 0;
+  for (const LayerWeights& l : model.weights().layers) n += l.kind == LayerKind::kAttention && !l.kv_from ? 1 : 0;
   return n;
 }
 
@@ -300,7 +319,7 @@ void ForwardPass::add_residual(cpu::ThreadCtx& ctx, int64_t rows, const float* p
 void ForwardPass::ffn_block(cpu::ThreadCtx& ctx, int layer, int64_t rows) {
   const ModelHParams& hp = model_.hparams();
   const LayerWeights& l = layer_weights(layer);
-  const int64_t embd = hp.embedding_length, ff = hp.feed_forward_length;
+  const int64_t embd = hp.embedding_length, ff = hp.layer_ffn_length(static_cast<uint32_t>(layer));
   if (!l.has_ffn) return;  // nemotron_h's mixer layers
   input_norm(ctx, l.ffn_norm, rows);
   if (model_.traits().ffn_relu2) {
@@ -405,10 +424,17 @@ void ForwardPass::run(cpu::ThreadCtx& ctx, const StepPlan& plan, std::span<const
     if (mtp_) index_mtp_rows(plan, tokens);
   }
   embed(ctx, tokens, rows);
+  const bool gemma4 = model_.traits().layer_shapes;
+  if (gemma4) per_layer_inputs(ctx, tokens, rows);
   const int num_layers = static_cast<int>(model_.hparams().num_layers);
   for (int layer = 0; layer < num_layers; ++layer) {
-    attention_block(ctx, layer, plan);
+    if (gemma4) {
+      wide_attention_block(ctx, layer, plan);
+    } else {
+      attention_block(ctx, layer, plan);
+    }
     ffn_block(ctx, layer, rows);
+    if (gemma4) per_layer_block(ctx, layer, rows);
   }
   take_snapshots(ctx, plan);  // the last layer ended with a barrier; no later op touches a state
   output(ctx, plan, result);

@@ -20,7 +20,16 @@
 // gemma3 and olmo2 normalise each block's output (post-norms) before its
 // residual add; olmo2 has no pre-norms and norms Q and K whole; gemma3's FFN
 // is GeGLU and its logits may be soft-capped; smollm3's every fourth layer
-// does not rotate.
+// does not rotate. gemma4 (forward_pass_gemma4.cc) runs each layer at its
+// own head size and KV heads: the KV cache's rows are the widest layer's
+// (hp.head_dim × hp.num_kv_heads); a narrower layer's heads are zero-padded
+// and its KV heads repeated to fill them (query head h still reads cache
+// head h / (heads / cache KV heads), which holds the layer's KV head for h),
+// so one attention plan and kernel serve every layer and the zeros add
+// nothing to a score or an output; its shared-KV layers read the cache
+// layer of their source; V is normed per head without a weight (K's
+// projection where the layer has no attn_v); per-layer embeddings and the
+// layer output scale follow each layer's FFN.
 // With ForwardOptions::mtp the model's first MTP block (nextn) runs after the
 // trunk on every row: its input is the row's hidden state after output_norm
 // and the embedding of the token after the row (the row's argmax where it
@@ -147,6 +156,15 @@ class ForwardPass {
   // Thread 0 makes the plan's state snapshots (after every layer).
   void take_snapshots(cpu::ThreadCtx& ctx, const StepPlan& plan);
   void ffn_block(cpu::ThreadCtx& ctx, int layer, int64_t rows);
+  // gemma4 (forward_pass_gemma4.cc): the attention block at the layer's
+  // sizes; per_layer_inputs_ for the step's rows; after the FFN, the
+  // per-layer embedding's block and the layer output scale.
+  void wide_attention_block(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan);
+  void wide_qkv_post(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan);
+  // Row r's compact K (and V) heads into k_ and v_ at the cache's width.
+  void widen_kv_row(int layer, int64_t r);
+  void per_layer_inputs(cpu::ThreadCtx& ctx, std::span<const TokenId> tokens, int64_t rows);
+  void per_layer_block(cpu::ThreadCtx& ctx, int layer, int64_t rows);
   void relu2_ffn(cpu::ThreadCtx& ctx, int layer, int64_t rows);
   // x += tmp_ (normalised by `post_norm` first when not null).
   void add_residual(cpu::ThreadCtx& ctx, int64_t rows, const float* post_norm = nullptr);
@@ -210,6 +228,11 @@ class ForwardPass {
   StepPlan chain_plan_;                // one row per chaining seq
   std::vector<float> chain_h_;         // per chaining seq: its last hidden state (shared_head_norm'ed)
   std::vector<TokenId> chain_tok_;     // per chaining seq: its last guess
+  // gemma4 only: a layer's compact Q (then its compact attention output),
+  // K and V rows; the per-layer inputs (rows × n_layer × pl), one token's
+  // per-layer embedding per thread, the gate rows (rows × pl); ones for V's
+  // weightless norm.
+  std::vector<float> qc_, kc_, vc_, per_layer_inputs_, per_layer_row_, pe_, ones_;
   GatedDeltaLayer gdn_;                // hybrid models only
   Mamba2Layer mamba_;                  // Mamba2 hybrids only
   ActivationBuffers act_;  // prepared activations, one slot per distinct weight type

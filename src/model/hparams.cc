@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "backend/cpu/kernels/short_conv.h"
@@ -343,6 +344,8 @@ Status read_granite_scales(const GgufMetadata& md, ModelHParams& hp) {
   return ok_status();
 }
 
+Status read_gemma4(const GgufMetadata& md, ModelHParams& hp);
+
 // What llama.cpp's granite, smollm3 and gemma3 loaders set beyond the
 // common keys (see hparams.h).
 Status read_dense_extras(const GgufMetadata& md, ModelHParams& hp) {
@@ -351,6 +354,7 @@ Status read_dense_extras(const GgufMetadata& md, ModelHParams& hp) {
     hp.no_rope_layer_step = 4;
     return ok_status();
   }
+  if (hp.arch == "gemma4") return hp.num_layers == 0 || hp.num_heads == 0 ? ok_status() : read_gemma4(md, hp);
   const bool gemma2 = hp.arch == "gemma2";
   if ((hp.arch != "gemma3" && !gemma2) || hp.num_heads == 0 || hp.head_dim == 0) {
     return ok_status();  // validate() names the zeros
@@ -363,6 +367,93 @@ Status read_dense_extras(const GgufMetadata& md, ModelHParams& hp) {
   const uint32_t scale_dim = hp.num_layers == big ? hp.embedding_length / hp.num_heads : hp.head_dim;
   hp.attention_scale = 1.0f / std::sqrt(static_cast<float>(scale_dim));
   return ok_status();
+}
+
+// gemma4's per-layer head_count_kv and feed_forward_length (arrays, or one
+// value for all): num_kv_heads and feed_forward_length become the largest.
+Status read_gemma4_layer_sizes(const GgufMetadata& md, ModelHParams& hp) {
+  MET_ASSIGN_OR_RETURN(std::string kv_key, md.arch_key("attention.head_count_kv"));
+  MET_ASSIGN_OR_RETURN(std::string ff_key, md.arch_key("feed_forward_length"));
+  MET_ASSIGN_OR_RETURN(hp.kv_heads_per_layer, read_layer_u32s(md, kv_key, hp.num_layers, hp.num_heads));
+  MET_ASSIGN_OR_RETURN(hp.ffn_per_layer, read_layer_u32s(md, ff_key, hp.num_layers, 0));
+  for (uint32_t i = 0; i < hp.num_layers; ++i) {
+    const uint32_t kv = hp.kv_heads_per_layer[i];
+    if (kv == 0 || hp.num_heads % kv != 0) {
+      return invalid_argument("{} of layer {} is {}: it must divide head_count {}", kv_key, i, kv, hp.num_heads);
+    }
+    if (hp.ffn_per_layer[i] == 0) return invalid_argument("{} of layer {} is 0", ff_key, i);
+    hp.num_kv_heads = std::max(hp.num_kv_heads, kv);
+    hp.feed_forward_length = std::max(hp.feed_forward_length, hp.ffn_per_layer[i]);
+  }
+  for (uint32_t i = 0; i < hp.num_layers; ++i) {
+    if (hp.num_kv_heads % hp.kv_heads_per_layer[i] != 0) {  // the cache repeats a layer's heads to its width
+      return unimplemented("{}: layer {}'s {} KV heads do not divide the {} of another layer", kv_key, i,
+                           hp.kv_heads_per_layer[i], hp.num_kv_heads);
+    }
+  }
+  return ok_status();
+}
+
+// gemma4's head sizes by kind: key_length (global layers), key_length_swa
+// (windowed ones), each equal to its value_length; head_dim becomes the wider.
+Status read_gemma4_heads(const GgufMetadata& md, ModelHParams& hp) {
+  const std::string& a = hp.arch;
+  const uint32_t head_default = hp.num_heads == 0 ? 0 : hp.embedding_length / hp.num_heads;
+  hp.head_dim_full = hp.head_dim;
+  MET_ASSIGN_OR_RETURN(const uint32_t v_full, arch_u32_or(md, "attention.value_length", head_default));
+  MET_ASSIGN_OR_RETURN(hp.head_dim_swa, arch_u32(md, "attention.key_length_swa"));
+  MET_ASSIGN_OR_RETURN(const uint32_t v_swa, arch_u32(md, "attention.value_length_swa"));
+  if (v_full != hp.head_dim_full || v_swa != hp.head_dim_swa) {
+    return invalid_argument("{0}.attention.value_length {1} and value_length_swa {2} must equal key_length {3} and "
+                            "key_length_swa {4} (as llama.cpp requires)",
+                            a, v_full, v_swa, hp.head_dim_full, hp.head_dim_swa);
+  }
+  if (hp.head_dim_swa == 0) return invalid_argument("{}.attention.key_length_swa is 0", a);
+  MET_ASSIGN_OR_RETURN(hp.rope_dims_swa, arch_u32_or(md, "rope.dimension_count_swa", hp.rope_dims));
+  if (hp.rope_dims_swa > hp.head_dim_swa || hp.rope_dims_swa % 2 != 0) {
+    return invalid_argument("{}.rope.dimension_count_swa {} must be even and at most key_length_swa {}", a,
+                            hp.rope_dims_swa, hp.head_dim_swa);
+  }
+  if (hp.rope_dims > hp.head_dim_full) {
+    return invalid_argument("{}.rope.dimension_count {} is past key_length {}", a, hp.rope_dims, hp.head_dim_full);
+  }
+  hp.head_dim = std::max(hp.head_dim_full, hp.head_dim_swa);
+  return ok_status();
+}
+
+// gemma4's shared-KV layers read the KV of llama.cpp's choice of layer,
+// which must be of their kind (its heads are theirs).
+Status validate_shared_kv(const ModelHParams& hp) {
+  if (hp.shared_kv_layers == 0) return ok_status();
+  if (hp.shared_kv_layers + 2 > hp.num_layers) {
+    return invalid_argument("{}.attention.shared_kv_layers {} leaves fewer than 2 of {} layers with KV", hp.arch,
+                            hp.shared_kv_layers, hp.num_layers);
+  }
+  for (uint32_t i = hp.num_layers - hp.shared_kv_layers; i < hp.num_layers; ++i) {
+    const uint32_t from = hp.kv_source_layer(i);
+    if (hp.layer_is_swa(from) != hp.layer_is_swa(i) || hp.layer_kv_heads(from) != hp.layer_kv_heads(i)) {
+      return unimplemented("{}.attention.shared_kv_layers: layer {} would read the KV of layer {}, whose window "
+                           "or KV heads differ",
+                           hp.arch, i, from);
+    }
+  }
+  return ok_status();
+}
+
+// gemma4 (llama.cpp's gemma4 loader; see hparams.h).
+Status read_gemma4(const GgufMetadata& md, ModelHParams& hp) {
+  MET_ASSIGN_OR_RETURN(hp.sliding_window, arch_u32(md, "attention.sliding_window"));
+  MET_ASSIGN_OR_RETURN(std::string pattern_key, md.arch_key("attention.sliding_window_pattern"));
+  MET_ASSIGN_OR_RETURN(hp.swa_layers, read_layer_flags(md, pattern_key, hp.num_layers));
+  MET_ASSIGN_OR_RETURN(hp.rope_freq_base_swa, arch_f32_or(md, "rope.freq_base_swa", 10000.0f));
+  hp.swa_rope_unscaled = true;  // llama.cpp's rope_freq_scale_train_swa: 1
+  MET_ASSIGN_OR_RETURN(hp.final_logit_softcap, arch_f32_or(md, "final_logit_softcapping", 0.0f));
+  MET_ASSIGN_OR_RETURN(hp.embedding_length_per_layer, arch_u32(md, "embedding_length_per_layer_input"));
+  MET_ASSIGN_OR_RETURN(hp.shared_kv_layers, arch_u32_or(md, "attention.shared_kv_layers", 0));
+  MET_RETURN_IF_ERROR(read_gemma4_heads(md, hp));
+  hp.embedding_scale = std::sqrt(static_cast<float>(hp.embedding_length));
+  hp.attention_scale = 1.0f;  // llama.cpp: f_attention_scale = 1
+  return validate_shared_kv(hp);
 }
 
 // The BERT family (bert, nomic-bert) is not causal and norms with
@@ -475,6 +566,8 @@ Result<ModelHParams> read_hparams(const GgufMetadata& md) {
   MET_ASSIGN_OR_RETURN(hp.num_heads, arch_u32(md, "attention.head_count"));
   if (is_mamba_arch(hp.arch)) {
     MET_RETURN_IF_ERROR(read_mamba_hybrid(md, hp));  // per-layer feed_forward_length and head_count_kv
+  } else if (hp.arch == "gemma4") {
+    MET_RETURN_IF_ERROR(read_gemma4_layer_sizes(md, hp));
   } else {
     MET_ASSIGN_OR_RETURN(hp.feed_forward_length, arch_u32_or(md, "feed_forward_length", 0));
     MET_ASSIGN_OR_RETURN(hp.num_kv_heads, arch_u32_or(md, "attention.head_count_kv", hp.num_heads));

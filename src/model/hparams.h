@@ -58,6 +58,24 @@
 // rope.freq_base, scaled as the others), `attn_logit_softcapping` (default
 // 50) and `final_logit_softcapping` (default 30), gemma3's scales (its 27B
 // has 46 layers).
+// gemma4 (llama.cpp's gemma4 loader): layer i is windowed by
+// `attention.sliding_window_pattern` (an array of block_count bools, or one
+// for all; required) with `attention.sliding_window` (required); windowed
+// layers have heads of `attention.key_length_swa` (required, = value_length_swa)
+// and rope over `rope.dimension_count_swa` (default rope.dimension_count),
+// the others of `attention.key_length` (= value_length); `head_count_kv` and
+// `feed_forward_length` may be per-layer arrays; the last
+// `attention.shared_kv_layers` (default 0) layers keep no KV and read that of
+// layer n - shared - 2 (windowed) or n - shared - 1 (global), as llama.cpp's
+// KV cache reuses them (met refuses a file where that layer is of the other
+// kind); `embedding_length_per_layer_input` (required; 0: no per-layer
+// embeddings); `rope.freq_base_swa` (default 10000, unscaled);
+// `final_logit_softcapping` (optional); gemma3's sqrt(embd) embedding scale
+// and a query scale of 1. head_dim and num_kv_heads are then the widest
+// layer's and the most any layer has (the KV cache's rows: see
+// forward_pass_gemma4.cc), feed_forward_length the widest layer's;
+// layer_head_dim(i), layer_kv_heads(i) and layer_ffn_length(i) are each
+// layer's own.
 // Threading: plain value. Tested by tests/model/hparams_test.cc.
 #pragma once
 
@@ -130,6 +148,15 @@ struct ModelHParams {
   float final_logit_softcap = 0.0f;  // gemma2/3: logits = cap * tanh(logits / cap) (0: none)
   float attn_logit_softcap = 0.0f;   // gemma2: scores = cap * tanh(scores / cap) (0: none)
   bool swa_rope_unscaled = false;    // gemma3, olmo2: windowed layers rope without the file's scaling
+  // gemma4's per-layer shapes (see above; empty or 0 elsewhere).
+  std::vector<bool> swa_layers;            // per layer: windowed (replaces swa_pattern)
+  uint32_t head_dim_full = 0;              // attention.key_length: the global layers' heads
+  uint32_t head_dim_swa = 0;               // attention.key_length_swa: the windowed layers' heads
+  uint32_t rope_dims_swa = 0;              // rope.dimension_count_swa
+  std::vector<uint32_t> kv_heads_per_layer;  // head_count_kv per layer (empty: num_kv_heads)
+  std::vector<uint32_t> ffn_per_layer;       // feed_forward_length per layer (empty: feed_forward_length)
+  uint32_t shared_kv_layers = 0;           // the last this many layers read an earlier layer's KV
+  uint32_t embedding_length_per_layer = 0;  // per-layer embedding width (0: none)
   // Embedding models: the file's pooling ({arch}.pooling_type; nullopt: the
   // key is absent), whether attention is causal ({arch}.attention.causal;
   // false for the BERT family, whose rows read their whole sequence), the
@@ -147,7 +174,31 @@ struct ModelHParams {
   }
   // Whether layer `i` attends through the sliding window.
   bool layer_is_swa(uint32_t i) const {
+    if (!swa_layers.empty()) return sliding_window > 0 && i < swa_layers.size() && swa_layers[i];
     return sliding_window > 0 && (swa_pattern == 0 || i % swa_pattern < swa_pattern - 1);
+  }
+  // Layer `i`'s head size, KV heads, rope dimensions and FFN width (gemma4's
+  // differ by layer; every other arch's are the model's).
+  uint32_t layer_head_dim(uint32_t i) const {
+    if (head_dim_swa == 0) return head_dim;
+    return layer_is_swa(i) ? head_dim_swa : head_dim_full;
+  }
+  uint32_t layer_kv_heads(uint32_t i) const {
+    return i < kv_heads_per_layer.size() ? kv_heads_per_layer[i] : num_kv_heads;
+  }
+  uint32_t layer_rope_dims(uint32_t i) const {
+    return rope_dims_swa != 0 && layer_is_swa(i) ? rope_dims_swa : rope_dims;
+  }
+  uint32_t layer_ffn_length(uint32_t i) const {
+    return i < ffn_per_layer.size() ? ffn_per_layer[i] : feed_forward_length;
+  }
+  // Whether layer `i` keeps KV of its own (not one of the shared-KV layers).
+  bool layer_has_kv(uint32_t i) const { return i + shared_kv_layers < num_layers; }
+  // The layer whose KV layer `i` reads: itself, or for a shared-KV layer
+  // the last layer with KV of its kind (llama.cpp's reuse rule).
+  uint32_t kv_source_layer(uint32_t i) const {
+    if (layer_has_kv(i)) return i;
+    return num_layers - shared_kv_layers - (layer_is_swa(i) ? 2 : 1);
   }
   // Positions a windowed layer reads (0: the layer reads every position).
   uint32_t layer_window(uint32_t i) const { return layer_is_swa(i) ? sliding_window : 0; }

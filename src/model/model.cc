@@ -75,6 +75,13 @@ ArchTraits arch_traits(Arch arch) {
       t.post_norms = true;
       t.ffn_geglu = true;
       break;
+    case Arch::kGemma4:
+      t.rope_layout = cpu::RopeLayout::kNeox;
+      t.qk_norm = true;
+      t.post_norms = true;
+      t.ffn_geglu = true;
+      t.layer_shapes = true;
+      break;
     case Arch::kPhi3:
       t.rope_layout = cpu::RopeLayout::kNeox;
       break;
@@ -232,6 +239,7 @@ Status Model::bind_moe(uint32_t layer, MoeWeights& moe) {
 }
 
 size_t Model::count_matrices() const {
+  if (traits_.layer_shapes) return count_gemma4_matrices();
   const ModelHParams& hp = hparams_;
   size_t ffn = 3;
   if (traits_.moe) ffn = 3 * hp.expert_count + (hp.expert_shared_feed_forward_length > 0 ? 3 : 0);
@@ -320,7 +328,7 @@ Status Model::bind() {
   if (!arch) {
     return unimplemented("architecture '{}' is not supported (met runs llama, mistral, mixtral, qwen2, qwen3, "
                          "qwen3moe, gpt-oss, qwen35, qwen35moe, qwen3next, granitehybrid, nemotron_h, gemma3, "
-                         "granite, smollm3, olmo2, phi3, gemma2, bert, nomic-bert)",
+                         "granite, smollm3, olmo2, phi3, gemma2, gemma4, bert, nomic-bert)",
                          gguf_arch);
   }
   arch_ = *arch;
@@ -353,6 +361,7 @@ Status Model::bind() {
   } else {
     MET_ASSIGN_OR_RETURN(weights_.output, bind_packed("output.weight", embd, vocab));
   }
+  if (traits_.layer_shapes) MET_RETURN_IF_ERROR(bind_per_layer_embeddings());
   weights_.layers.resize(hp.num_layers);
   for (uint32_t i = 0; i < hp.num_layers; ++i) MET_RETURN_IF_ERROR(bind_layer(i, weights_.layers[i]));
   weights_.mtp.resize(hp.nextn_predict_layers);
@@ -367,7 +376,8 @@ Status Model::bind() {
 // default context, the training one), else the short ones.
 Status Model::bind_rope_factors() {
   const ModelHParams& hp = hparams_;
-  const uint64_t n = hp.rope_dims / 2;
+  // gemma4's are its global layers' ([key_length / 2], llama.cpp's shape).
+  const uint64_t n = (traits_.layer_shapes ? hp.head_dim_full : hp.rope_dims) / 2;
   MET_ASSIGN_OR_RETURN(weights_.rope_freqs, bind_vector_or_null("rope_freqs.weight", n));
   if (weights_.rope_freqs != nullptr || file_.find_tensor("rope_factors_long.weight") == nullptr) return ok_status();
   const uint32_t original = hp.rope_scaling.original_context_length;
@@ -423,6 +433,7 @@ Status Model::bind_phi3_layer(uint32_t layer, LayerWeights& l) {
 Status Model::bind_layer(uint32_t layer, LayerWeights& l) {
   if (traits_.mamba2) return bind_mamba_hybrid_layer(layer, l);
   if (arch_ == Arch::kPhi3) return bind_phi3_layer(layer, l);
+  if (traits_.layer_shapes) return bind_gemma4_layer(layer, l);
   const ModelHParams& hp = hparams_;
   const uint64_t embd = hp.embedding_length, ff = hp.feed_forward_length;
   auto name = [layer](std::string_view what) { return fmt::format("blk.{}.{}", layer, what); };

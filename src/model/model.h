@@ -37,6 +37,12 @@
 // are bound as row slices (wq, wk, wv; w_gate, w_up), each packed as its own
 // matrix; its LongRoPE factors are the long ones where context_length is
 // past rope.scaling.original_context_length, else the short ones.
+// gemma4 (model_gemma4.cc): each layer at its own sizes (hp.layer_head_dim,
+// layer_kv_heads, layer_ffn_length); a shared-KV layer binds no K or V and
+// names the layer whose KV it reads (kv_from); a layer without attn_v
+// leaves wv empty (K serves as V); the optional layer_output_scale; the
+// per-layer embedding tensors; rope_freqs (the proportional rope of the
+// global layers) when the file has it. A gemma4 with experts is refused.
 // bert/nomic-bert (model_encoder.cc) bind EncoderWeights and per layer the
 // attention (nomic-bert's attn_qkv as row slices), the LayerNorms after
 // each residual add as the post-norms with their biases, and the FFN with
@@ -48,6 +54,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -85,6 +92,9 @@ struct ArchTraits {
   bool no_pre_norms = false;  // olmo2: the blocks read the residual stream unnormalised
   bool qk_norm_full = false;  // olmo2: q/k RMSNorm over all of Q ([q_dim]) and K ([kv_dim]), before rope
   bool ffn_geglu = false;     // gemma3: the FFN's activation is gelu(gate) * up (tanh approximation)
+  // gemma4: per-layer head sizes and KV heads, shared-KV layers, V RMS-normed
+  // per head without a weight, per-layer embeddings (forward_pass_gemma4.cc).
+  bool layer_shapes = false;
   // bert, nomic-bert: an encoder (EncoderPass runs it): attention over the
   // whole sequence, LayerNorm after each residual add, no head. bert's FFN
   // is gelu(up · x + b) without a gate; nomic-bert's SwiGLU, rotary (NeoX).
@@ -186,6 +196,15 @@ struct LayerWeights {
   const float* ffn_post_norm = nullptr;    // post_norms: the FFN output's norm
   cpu::WeightMatrix w_gate, w_up, w_down;  // dense layers (no w_gate with ffn_relu2)
   MoeWeights moe;                          // MoE layers (traits().moe)
+  // gemma4 (traits().layer_shapes): a shared-KV layer's KV is that of layer
+  // kv_from (its wk and wv are empty); wv empty otherwise: V is K's
+  // projection; the layer's output is scaled by out_scale[0] where not null;
+  // per-layer embeddings: pe_gate (pl × embd), pe_proj (embd × pl) and
+  // pe_post_norm [embd].
+  std::optional<uint32_t> kv_from;
+  const float* out_scale = nullptr;
+  cpu::WeightMatrix pe_gate, pe_proj;
+  const float* pe_post_norm = nullptr;
   // Encoders: the LayerNorm biases of attn_post_norm (attn_output_norm) and
   // ffn_post_norm (layer_output_norm), and the FFN's biases (null: none).
   const float* attn_post_norm_b = nullptr;
@@ -225,6 +244,11 @@ struct ModelWeights {
   // rope_dims / 2 frequency divisors (Llama 3.x's rope_freqs, phi3's LongRoPE
   // factors), or null.
   const float* rope_freqs = nullptr;
+  // gemma4's per-layer embeddings (hp.embedding_length_per_layer > 0; empty
+  // otherwise): the token table (n_layer × pl columns, in the mmap), the
+  // projection of the scaled embedding (n_layer × pl rows) and its norm [pl].
+  cpu::WeightMatrix per_layer_token_embd, per_layer_model_proj;
+  const float* per_layer_proj_norm = nullptr;
   std::vector<LayerWeights> layers;  // the trunk: hp.num_layers
   std::vector<MtpWeights> mtp;       // hp.nextn_predict_layers blocks
   EncoderWeights encoder;            // encoders only (output_norm and output unbound)
@@ -274,6 +298,10 @@ class Model {
   Result<std::vector<cpu::WeightMatrix>> bind_row_slices(const std::string& name, uint64_t cols,
                                                          std::span<const uint64_t> rows);
   Status bind_phi3_layer(uint32_t layer, LayerWeights& l);
+  // gemma4 (model_gemma4.cc).
+  Status bind_gemma4_layer(uint32_t layer, LayerWeights& l);
+  Status bind_per_layer_embeddings();
+  size_t count_gemma4_matrices() const;
   // Encoders (model_encoder.cc): everything after token_embd.
   Status bind_encoder();
   Status bind_encoder_layer(uint32_t layer, LayerWeights& l);

@@ -13,6 +13,7 @@
 
 #include "gguf/gguf_writer.h"
 #include "model/file_type.h"
+#include "model/random_model_gemma4.h"
 #include "model/random_tensor_fill.h"
 #include "tensor/quantize.h"
 
@@ -118,6 +119,7 @@ void write_hparams(const RandomModelSpec& spec, const ModelHParams& hp, GgufMeta
     md.set(key("final_logit_softcapping"), hp.final_logit_softcap);
   }
   if (spec.arch == Arch::kGemma2) md.set(key("attn_logit_softcapping"), hp.attn_logit_softcap);
+  if (spec.arch == Arch::kGemma4) write_gemma4_hparams(hp, md);
   if (!hp.is_moe()) return;
   md.set(key("expert_count"), hp.expert_count);
   md.set(key("expert_used_count"), hp.expert_used_count);
@@ -332,6 +334,7 @@ std::optional<RandomModelSpec> random_model_preset(std::string_view name, Arch a
   RandomModelSpec s;
   s.arch = arch;
   set_dense_arch_defaults(s);
+  if (arch == Arch::kGemma4) apply_gemma4_preset(name, s);
   if (name == "tiny") return s;  // ~14.7M parameters
   const bool encoder = arch_is_encoder(arch);
   if (name == "small") {         // ~113M (encoders: bge-small's shape)
@@ -382,11 +385,19 @@ Status validate_spec(const RandomModelSpec& s) {
     return invalid_argument("--dtype {} is not one make-model writes", ggml_type_name(s.dtype));
   }
   if (s.sliding_window != 0 && s.arch != Arch::kGptOss && s.arch != Arch::kGemma2 && s.arch != Arch::kGemma3 &&
-      s.arch != Arch::kOlmo2) {
+      s.arch != Arch::kOlmo2 && s.arch != Arch::kGemma4) {
     return invalid_argument("--sliding-window needs --arch gpt-oss, gemma2, gemma3 or olmo2");
   }
-  const bool gemma = s.arch == Arch::kGemma2 || s.arch == Arch::kGemma3;
-  if (s.final_logit_softcap != 0.0f && !gemma) return invalid_argument("--logit-softcap needs --arch gemma2 or gemma3");
+  const bool gemma = s.arch == Arch::kGemma2 || s.arch == Arch::kGemma3 || s.arch == Arch::kGemma4;
+  if (s.final_logit_softcap != 0.0f && !gemma) {
+    return invalid_argument("--logit-softcap needs --arch gemma2, gemma3 or gemma4");
+  }
+  const bool gemma4_fields = s.global_head_dim != 0 || s.global_kv_heads != 0 || s.shared_kv_layers != 0 ||
+                             s.per_layer_embd != 0;
+  if (gemma4_fields && s.arch != Arch::kGemma4) {
+    return invalid_argument("global head sizes, shared-KV layers and per-layer embeddings need --arch gemma4");
+  }
+  if (s.arch == Arch::kGemma4) MET_RETURN_IF_ERROR(validate_gemma4_spec(s));
   if (s.attn_logit_softcap != 0.0f && s.arch != Arch::kGemma2) {
     return invalid_argument("--attn-softcap needs --arch gemma2");
   }
@@ -514,6 +525,7 @@ ModelHParams spec_hparams(const RandomModelSpec& s) {
       hp.feed_forward_length = s.expert_feed_forward_length;
     }
   }
+  if (s.arch == Arch::kGemma4) set_gemma4_hparams(s, hp);
   return hp;
 }
 
@@ -609,6 +621,14 @@ Result<RandomModelSummary> make_random_model(const RandomModelSpec& spec, const 
     const std::vector<float> factors = longrope_factors(hp.rope_dims, long_factors);
     const char* name = long_factors ? "rope_factors_long.weight" : "rope_factors_short.weight";
     MET_RETURN_IF_ERROR(writer.add_tensor(name, {factors.size()}, GgmlType::kF32,
+                                          [factors](std::span<uint8_t> out) {
+                                            std::memcpy(out.data(), factors.data(), out.size());
+                                            return ok_status();
+                                          }));
+  }
+  if (spec.arch == Arch::kGemma4 && gemma4_has_global_layer(hp)) {
+    const std::vector<float> factors = gemma4_rope_freqs(hp);
+    MET_RETURN_IF_ERROR(writer.add_tensor("rope_freqs.weight", {factors.size()}, GgmlType::kF32,
                                           [factors](std::span<uint8_t> out) {
                                             std::memcpy(out.data(), factors.data(), out.size());
                                             return ok_status();

@@ -78,7 +78,14 @@ struct RandomModelSpec {
   uint32_t swa_pattern = 2;  // layer i windowed when i % pattern < pattern - 1 (0: all); presets: gemma3 6, olmo2 4
   float final_logit_softcap = 0.0f;  // gemma2/3 only (0: none; gemma2's preset 30)
   float attn_logit_softcap = 0.0f;   // gemma2 only (its preset 50)
-  uint32_t head_dim = 0;        // 0: embedding_length / num_heads
+  uint32_t head_dim = 0;        // 0: embedding_length / num_heads (gemma4: its windowed layers')
+  // gemma4 only (random_model_gemma4.h): the global layers' head size (0:
+  // twice head_dim) and KV heads (0: num_kv_heads / 2, at least 1), the
+  // shared-KV layers and the per-layer embedding width.
+  uint32_t global_head_dim = 0;
+  uint32_t global_kv_heads = 0;
+  uint32_t shared_kv_layers = 0;
+  uint32_t per_layer_embd = 0;
   // {arch}.pooling_type to write (nullopt: none; encoders: bert CLS,
   // nomic-bert mean, as their sentence-transformers models pool).
   std::optional<Pooling> pooling;

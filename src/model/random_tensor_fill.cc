@@ -43,7 +43,8 @@ class RowRng {
 void fill_row(const TensorSpec& t, RowRng& rng, std::vector<float>& row) {
   switch (t.role) {
     case TensorRole::kNorm:
-      std::fill(row.begin(), row.end(), 1.0f);
+      // gemma4's layer_output_scale is a scale, not a norm's: 0.75 shows it is applied.
+      std::fill(row.begin(), row.end(), t.name.ends_with("layer_output_scale.weight") ? 0.75f : 1.0f);
       return;
     case TensorRole::kBias: {
       // Attention sinks are logits beside the scaled scores: large enough to

@@ -245,6 +245,16 @@ TEST(MetMakeModel, TheDenseArchsRunAsMade) {
     auto run = run_command(met_binary() + " run " + shell_quote(path) + " -p hello -n 4 --temp 0");
     EXPECT_EQ(run.exit_code, 0) << arch << ": " << run.err;
   }
+  // gemma4 at 8 layers: layers 3 and 7 global, 4..7 reading the KV of 2 and 3.
+  const std::string gemma4 = dir.file("gemma4.gguf");
+  auto made = run_command(met_binary() + " make-model -o " + shell_quote(gemma4) +
+                          " --arch gemma4 --layers 8 --embd 128 --heads 4 --kv-heads 2 --ff 256 --vocab 512 --seed 5");
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  auto info = run_command(met_binary() + " info --json " + shell_quote(gemma4));
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  EXPECT_EQ(nlohmann::json::parse(info.out)["architecture"], "gemma4");
+  auto run = run_command(met_binary() + " run " + shell_quote(gemma4) + " -p hello -n 4 --temp 0");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
   auto refused = run_command(met_binary() + " make-model -o " + shell_quote(dir.file("x.gguf")) +
                              " --arch granite --sliding-window 8");
   EXPECT_NE(refused.exit_code, 0);

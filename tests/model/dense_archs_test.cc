@@ -1,5 +1,5 @@
-// Tests for the dense transformers beyond llama's shape (gemma3, granite,
-// smollm3, olmo2): the hyper-parameters read_hparams derives from their
+// Tests for the dense transformers beyond llama's shape (gemma2, gemma3,
+// gemma4, granite, smollm3, olmo2, phi3): the hyper-parameters read_hparams derives from their
 // llama.cpp keys, the tensors arch_tensors lists, and what Model binds. Their
 // logits against the reference forward are in cpu_device_test.cc; against
 // llama.cpp, bench/peer/crosscheck.sh (see bench/peer/README.md).
@@ -224,6 +224,154 @@ TEST(DenseArchModel, AFileWithoutAPostNormIsRefusedNamingIt) {
   auto m = Model::load(dir.file("cut.gguf"));
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.status().message().find("blk.0.post_ffw_norm.weight"), std::string::npos) << m.status().to_string();
+}
+
+
+// gemma4: what llama.cpp's converter writes for an E2B-like model, cut to 6 layers.
+GgufMetadata gemma4_metadata(uint32_t shared_kv_layers = 3) {
+  GgufMetadata md = dense_metadata("gemma4", 6);
+  md.set("gemma4.attention.key_length", uint32_t{512});
+  md.set("gemma4.attention.value_length", uint32_t{512});
+  md.set("gemma4.attention.key_length_swa", uint32_t{256});
+  md.set("gemma4.attention.value_length_swa", uint32_t{256});
+  md.set("gemma4.rope.dimension_count", uint32_t{512});
+  md.set("gemma4.rope.dimension_count_swa", uint32_t{256});
+  md.set("gemma4.attention.sliding_window", uint32_t{512});
+  md.set("gemma4.attention.sliding_window_pattern",
+         GgufValue(GgufArray{GgufType::kBool, std::vector<bool>{true, true, false, true, true, false}}));
+  md.set("gemma4.attention.head_count_kv", GgufValue::array(std::vector<uint32_t>{2, 2, 1, 2, 2, 1}));
+  md.set("gemma4.feed_forward_length", GgufValue::array(std::vector<uint32_t>{6144, 6144, 6144, 12288, 12288, 12288}));
+  md.set("gemma4.attention.shared_kv_layers", shared_kv_layers);
+  md.set("gemma4.embedding_length_per_layer_input", uint32_t{256});
+  md.set("gemma4.final_logit_softcapping", 30.0f);
+  return md;
+}
+
+TEST(DenseArchHParams, Gemma4ReadsEachLayersHeadsWidthsWindowAndKvSource) {
+  auto hp = read_hparams(gemma4_metadata());
+  ASSERT_TRUE(hp.ok()) << hp.status().to_string();
+  EXPECT_EQ(hp->head_dim, 512u);  // the widest layer's: the KV cache's rows
+  EXPECT_EQ(hp->num_kv_heads, 2u);
+  EXPECT_EQ(hp->feed_forward_length, 12288u);
+  EXPECT_EQ(hp->layer_head_dim(0), 256u);
+  EXPECT_EQ(hp->layer_head_dim(2), 512u);
+  EXPECT_EQ(hp->layer_kv_heads(2), 1u);
+  EXPECT_EQ(hp->layer_rope_dims(1), 256u);
+  EXPECT_EQ(hp->layer_rope_dims(5), 512u);
+  EXPECT_EQ(hp->layer_ffn_length(4), 12288u);
+  EXPECT_TRUE(hp->layer_is_swa(3));
+  EXPECT_FALSE(hp->layer_is_swa(5));
+  EXPECT_EQ(hp->layer_window(0), 512u);
+  EXPECT_TRUE(hp->layer_has_kv(2));
+  EXPECT_FALSE(hp->layer_has_kv(3));
+  EXPECT_EQ(hp->kv_source_layer(1), 1u);
+  EXPECT_EQ(hp->kv_source_layer(4), 1u);  // windowed: layer 6 - 3 - 2
+  EXPECT_EQ(hp->kv_source_layer(5), 2u);  // global: layer 6 - 3 - 1
+  EXPECT_FLOAT_EQ(hp->attention_scale, 1.0f);
+  EXPECT_FLOAT_EQ(hp->embedding_scale, std::sqrt(1152.0f));
+  EXPECT_FLOAT_EQ(hp->final_logit_softcap, 30.0f);
+  EXPECT_FLOAT_EQ(hp->rope_freq_base_swa, 10000.0f);
+  EXPECT_EQ(hp->embedding_length_per_layer, 256u);
+}
+
+TEST(DenseArchHParams, Gemma4RefusesSharedKvLayersThatWouldReadALayerOfTheOtherKind) {
+  for (const uint32_t shared : {1u, 2u}) {  // 1: layer 5 (global) would read layer 4; 2: layer 4 layer 2
+    auto bad = read_hparams(gemma4_metadata(shared));
+    ASSERT_FALSE(bad.ok()) << shared;
+    EXPECT_NE(bad.status().message().find("shared_kv_layers"), std::string::npos) << bad.status().to_string();
+  }
+  auto bad = read_hparams(gemma4_metadata(5));  // one layer left with KV
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("shared_kv_layers"), std::string::npos) << bad.status().to_string();
+}
+
+TEST(DenseArchTensors, Gemma4ListsEachLayerAtItsSizesAndNoKvForSharedLayers) {
+  auto hp = read_hparams(gemma4_metadata());
+  ASSERT_TRUE(hp.ok());
+  hp->vocab_size = 1000;
+  const auto t = tensor_shapes(Arch::kGemma4, *hp);
+  EXPECT_EQ(t.at("blk.0.attn_q.weight"), (std::vector<uint64_t>{1152, 1024}));  // 4 heads of 256
+  EXPECT_EQ(t.at("blk.2.attn_q.weight"), (std::vector<uint64_t>{1152, 2048}));  // 4 heads of 512
+  EXPECT_EQ(t.at("blk.2.attn_k.weight"), (std::vector<uint64_t>{1152, 512}));   // 1 KV head
+  EXPECT_EQ(t.count("blk.2.attn_v.weight"), 0u);  // global: K serves as V
+  EXPECT_EQ(t.at("blk.0.attn_v.weight"), (std::vector<uint64_t>{1152, 512}));
+  EXPECT_EQ(t.count("blk.3.attn_k.weight"), 0u);
+  EXPECT_EQ(t.count("blk.3.attn_k_norm.weight"), 0u);
+  EXPECT_EQ(t.at("blk.4.ffn_up.weight"), (std::vector<uint64_t>{1152, 12288}));
+  EXPECT_EQ(t.at("blk.3.attn_q_norm.weight"), std::vector<uint64_t>{256});
+  EXPECT_EQ(t.at("blk.5.attn_output.weight"), (std::vector<uint64_t>{2048, 1152}));
+  EXPECT_EQ(t.at("blk.1.layer_output_scale.weight"), std::vector<uint64_t>{1});
+  EXPECT_EQ(t.at("per_layer_token_embd.weight"), (std::vector<uint64_t>{6 * 256, 1000}));
+  EXPECT_EQ(t.at("per_layer_model_proj.weight"), (std::vector<uint64_t>{1152, 6 * 256}));
+  EXPECT_EQ(t.at("blk.5.inp_gate.weight"), (std::vector<uint64_t>{1152, 256}));
+  EXPECT_EQ(t.at("blk.5.proj.weight"), (std::vector<uint64_t>{256, 1152}));
+  EXPECT_EQ(t.at("blk.5.post_norm.weight"), std::vector<uint64_t>{1152});
+}
+
+TEST(DenseArchModel, Gemma4BindsSharedKvLayersWithoutKvAndGlobalLayersWithoutV) {
+  testing::TempDir dir;
+  RandomModelSpec s = *random_model_preset("tiny", Arch::kGemma4);
+  s.vocab_size = 600;
+  ASSERT_TRUE(make_random_model(s, dir.file("gemma4.gguf")).ok());
+  auto m = Model::load(dir.file("gemma4.gguf"));
+  ASSERT_TRUE(m.ok()) << m.status().to_string();
+  EXPECT_EQ((*m)->arch(), Arch::kGemma4);
+  const ModelWeights& w = (*m)->weights();
+  ASSERT_EQ(w.layers.size(), 8u);  // layers 3 and 7 global; 4..7 share KV
+  EXPECT_NE(w.layers[0].wv.data, nullptr);
+  EXPECT_EQ(w.layers[3].wv.data, nullptr);
+  EXPECT_NE(w.layers[3].wk.data, nullptr);
+  EXPECT_FALSE(w.layers[3].kv_from.has_value());
+  EXPECT_EQ(w.layers[5].kv_from, std::optional<uint32_t>(2));
+  EXPECT_EQ(w.layers[7].kv_from, std::optional<uint32_t>(3));
+  EXPECT_EQ(w.layers[7].wk.data, nullptr);
+  ASSERT_NE(w.layers[1].out_scale, nullptr);
+  EXPECT_FLOAT_EQ(*w.layers[1].out_scale, 0.75f);
+  EXPECT_EQ(w.layers[0].wq.rows, 8 * 32);  // windowed heads of 32
+  EXPECT_EQ(w.layers[3].wq.rows, 8 * 64);  // global heads of 64
+  EXPECT_EQ(w.layers[2].pe_gate.rows, 64);
+  EXPECT_EQ(w.per_layer_model_proj.rows, 8 * 64);
+  EXPECT_NE(w.per_layer_proj_norm, nullptr);
+  ASSERT_NE(w.rope_freqs, nullptr);  // proportional rope: a quarter of the 32 pairs rotate
+  EXPECT_FLOAT_EQ(w.rope_freqs[7], 1.0f);
+  EXPECT_GT(w.rope_freqs[8], 1e29f);
+}
+
+// llama.cpp reads rope_freqs.weight from the global layers and refuses a file
+// with a tensor it does not read, so a gemma4 without global layers has none.
+TEST(DenseArchModel, AGemma4WithEveryLayerWindowedIsMadeWithoutRopeFreqs) {
+  testing::TempDir dir;
+  RandomModelSpec s = *random_model_preset("tiny", Arch::kGemma4);
+  s.vocab_size = 600;
+  s.swa_pattern = 0;
+  ASSERT_TRUE(make_random_model(s, dir.file("gemma4.gguf")).ok());
+  auto m = Model::load(dir.file("gemma4.gguf"));
+  ASSERT_TRUE(m.ok()) << m.status().to_string();
+  EXPECT_EQ((*m)->weights().rope_freqs, nullptr);
+}
+
+// llama.cpp's gemma4 KV cache asserts that some layer is windowed.
+TEST(DenseArchModel, AGemma4WithNoWindowedLayerIsRefused) {
+  testing::TempDir dir;
+  RandomModelSpec s = *random_model_preset("tiny", Arch::kGemma4);
+  s.swa_pattern = 1;
+  auto made = make_random_model(s, dir.file("gemma4.gguf"));
+  ASSERT_FALSE(made.ok());
+  EXPECT_NE(made.status().message().find("no windowed layer"), std::string::npos) << made.status().to_string();
+}
+
+TEST(DenseArchModel, AGemma4WithExpertsIsRefusedNamingIt) {
+  testing::TempDir dir;
+  RandomModelSpec s = *random_model_preset("tiny", Arch::kGemma4);
+  s.vocab_size = 600;
+  ASSERT_TRUE(make_random_model(s, dir.file("gemma4.gguf")).ok());
+  testing::rewrite_gguf_metadata(dir.file("gemma4.gguf"), dir.file("e.gguf"), "gemma4.expert_count",
+                                  GgufValue(uint32_t{128}));
+  testing::rewrite_gguf_metadata(dir.file("e.gguf"), dir.file("moe.gguf"), "gemma4.expert_used_count",
+                                  GgufValue(uint32_t{8}));
+  auto m = Model::load(dir.file("moe.gguf"));
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("gemma4 with experts"), std::string::npos) << m.status().to_string();
 }
 
 }  // namespace

@@ -112,6 +112,20 @@ void rewrite_gguf(const std::string& from, const std::string& to, const std::str
   ASSERT_TRUE(w.write_file(to).ok());
 }
 
+void rewrite_gguf_metadata(const std::string& from, const std::string& to, const std::string& key,
+                           const GgufValue& value) {
+  auto full = GgufFile::open(from);
+  ASSERT_TRUE(full.ok());
+  GgufWriter w;
+  for (const auto& [k, v] : full->metadata().entries()) w.set(k, v);
+  w.set(key, value);
+  for (const auto& t : full->tensors()) {
+    auto bytes = full->tensor_data(t);
+    ASSERT_TRUE(w.add_tensor_bytes(t.name, t.shape, t.type, {bytes.begin(), bytes.end()}).ok());
+  }
+  ASSERT_TRUE(w.write_file(to).ok());
+}
+
 void expect_prefill_chunkings_agree(const Model& model, const ForwardOptions& chunked_forms) {
   const auto tokens = fixed_prompt(45, static_cast<uint32_t>(model.hparams().vocab_size));
   const auto ref = ReferenceForward(model).logits(tokens);

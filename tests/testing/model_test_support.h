@@ -68,6 +68,10 @@ void rewrite_gguf(const std::string& from, const std::string& to, const std::str
                   const std::string& replace = "", const std::vector<uint64_t>& shape = {},
                   GgmlType replace_type = GgmlType::kF32);
 
+// Copies the GGUF `from` to `to` with metadata `key` set to `value`.
+void rewrite_gguf_metadata(const std::string& from, const std::string& to, const std::string& key,
+                           const GgufValue& value);
+
 // A recurrent model's logits for a 45-token prompt whose first 37 tokens are
 // prefilled in one chunk, in chunks of 8 and of 5, and one token per step:
 // the same bits with the default (recurrent) forms, within float rounding

@@ -54,25 +54,6 @@ std::vector<double> swiglu_ffn(const float* gate, const float* up, const float* 
   return d;
 }
 
-// Rotates each head's first rope_dims dims by pos * base^(-2i/rope_dims),
-// divided by factors[i] where the model has frequency factors, and scales
-// the rotated pairs by mscale (rope.scaling.attn_factor).
-void rope(std::vector<double>& x, size_t num_heads, size_t head_dim, size_t rope_dims, double base,
-          bool neox, int pos, const float* factors, double mscale) {
-  for (size_t h = 0; h < num_heads; ++h) {
-    double* v = &x[h * head_dim];
-    for (size_t i = 0; i < rope_dims / 2; ++i) {
-      double theta = pos * std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(rope_dims));
-      if (factors != nullptr) theta /= factors[i];
-      const size_t a = neox ? i : 2 * i;
-      const size_t b = neox ? i + rope_dims / 2 : 2 * i + 1;
-      const double x0 = v[a], x1 = v[b];
-      v[a] = (x0 * std::cos(theta) - x1 * std::sin(theta)) * mscale;
-      v[b] = (x0 * std::sin(theta) + x1 * std::cos(theta)) * mscale;
-    }
-  }
-}
-
 // Gated attention's wq rows hold, per head, its query then its gate: keeps
 // the queries in q and moves the gates to gate.
 void split_query_gate(std::vector<double>& q, std::vector<double>& gate, size_t num_heads, size_t head_dim) {
@@ -113,6 +94,9 @@ ReferenceForward::ReferenceForward(const Model& m) : model_(m) {
   token_embd_ = load(m, "token_embd.weight");
   output_norm_ = load(m, "output_norm.weight");
   output_ = m.weights().tied_output ? token_embd_ : load(m, "output.weight");
+  per_layer_token_embd_ = load(m, "per_layer_token_embd.weight");
+  per_layer_model_proj_ = load(m, "per_layer_model_proj.weight");
+  per_layer_proj_norm_ = load(m, "per_layer_proj_norm.weight");
   const ModelHParams& hp = m.hparams();
   for (uint32_t i = 0; i < hp.num_layers; ++i) layers_.push_back(load_layer(i));
   if (hp.nextn_predict_layers == 0) return;
@@ -186,6 +170,11 @@ ReferenceForward::Layer ReferenceForward::load_layer(uint32_t i) const {
   l.ssm_in = load(m, n("ssm_in.weight"));
   l.ssm_conv_b = load(m, n("ssm_conv1d.bias"));
   l.ssm_d = load(m, n("ssm_d"));
+  l.index = i;
+  l.out_scale = load(m, n("layer_output_scale.weight"));
+  l.pe_gate = load(m, n("inp_gate.weight"));
+  l.pe_proj = load(m, n("proj.weight"));
+  l.pe_post_norm = load(m, n("post_norm.weight"));
   split_fused(l);
   return l;
 }
@@ -212,7 +201,7 @@ std::vector<double> ReferenceForward::ffn(const Layer& l, const std::vector<doub
     for (double& e : u) e = e > 0.0 ? e * e : 0.0;
     return matvec(l.w_down, u, xn.size());
   }
-  const size_t ff = model_.hparams().feed_forward_length;
+  const size_t ff = model_.traits().layer_shapes ? l.w_up.size() / xn.size() : model_.hparams().feed_forward_length;
   if (model_.traits().ffn_geglu) {  // gemma3: gelu(gate) * up, tanh approximation
     auto g = matvec(l.w_gate, xn, ff);
     const auto u = matvec(l.w_up, xn, ff);
@@ -361,6 +350,7 @@ void ReferenceForward::attention(const Layer& l, Rows& x) const {
 }
 
 Rows ReferenceForward::trunk(std::span<const TokenId> tokens, std::vector<double>* routing_margins) const {
+  if (model_.traits().layer_shapes) return gemma4_trunk(tokens);
   const ModelHParams& hp = model_.hparams();
   const size_t embd = hp.embedding_length, T = tokens.size();
   Rows x(T, std::vector<double>(embd));

@@ -28,6 +28,13 @@
 // residual and logit scales; nemotron_h's FFN-only layers run down ·
 // relu(up · attn_norm(x))², its other layers have no FFN; granitehybrid's
 // MoE adds its shared expert's output whole (no gate).
+// gemma4 (reference_gemma4.cc): each layer at its own head size and KV
+// heads, attending with scale 1 over its own keys or, for a shared-KV layer,
+// those of its source layer; q/k norms with their weights, V normed per head
+// without one (K's projection where there is no attn_v); the global layers'
+// rope with rope_freqs, the windowed ones' with their own base and
+// dimensions; after each FFN the per-layer embedding's block and the layer
+// output scale; the per-layer inputs from the scaled embeddings.
 // Threading: one thread. Never linked into apps/.
 #pragma once
 
@@ -85,6 +92,9 @@ class ReferenceForward {
     bool mamba2 = false;
     bool ffn_only = false;
     std::vector<float> ssm_in, ssm_conv_b, ssm_d;
+    // gemma4.
+    uint32_t index = 0;
+    std::vector<float> out_scale, pe_gate, pe_proj, pe_post_norm;
   };
   Layer load_layer(uint32_t i) const;
   void split_fused(Layer& l) const;
@@ -104,6 +114,13 @@ class ReferenceForward {
   // x += the Mamba2 mixer of layer l over all positions, token by token
   // (reference_mamba2.cc).
   void mamba2(const Layer& l, Rows& x) const;
+  // gemma4's trunk (reference_gemma4.cc) and its parts.
+  Rows gemma4_trunk(std::span<const TokenId> tokens) const;
+  Rows per_layer_inputs(std::span<const TokenId> tokens, const Rows& x) const;
+  // x += layer l's attention; its keys and values (normed, rotated) are
+  // added to keys[l.index] and values[l.index] when it keeps KV.
+  void gemma4_attention(const Layer& l, Rows& x, std::vector<Rows>& keys, std::vector<Rows>& values) const;
+  void per_layer_block(const Layer& l, const std::vector<double>& inputs, std::vector<double>& x) const;
   // x += out (normalised by post_norm first when not empty), scaled by
   // granite's residual_scale when set.
   void add_residual(std::vector<double>& x, const std::vector<double>& out,
@@ -118,6 +135,7 @@ class ReferenceForward {
   std::vector<double> moe_ffn(const Layer& l, const std::vector<double>& xn, double& margin) const;
   const Model& model_;
   std::vector<float> token_embd_, output_norm_, output_;
+  std::vector<float> per_layer_token_embd_, per_layer_model_proj_, per_layer_proj_norm_;  // gemma4
   std::vector<Layer> layers_;
   struct Mtp {
     Layer block;

@@ -8,6 +8,12 @@
 // block's stride is padded to 64 bytes so every block starts cache-line
 // aligned. The pool is mmap'ed (2 MiB aligned and advised for huge pages
 // when large) and starts zeroed.
+// Models whose layers differ in head size or KV heads (gemma4) get rows of
+// the widest layer (head_dim, num_kv_heads): the forward pass zero-pads a
+// narrower layer's heads and repeats its KV heads to fill them
+// (forward_pass.h), so the attention kernels keep one shape per cache and a
+// spill image one block size; the cost is the padding's memory on the
+// narrower layers.
 // Invariants: the layout is validated once by create(); block ids passed in
 // are below num_blocks (MET_CHECK); store() converts with the selected
 // tensor row kernel, so the bytes match quantize_row() exactly.
