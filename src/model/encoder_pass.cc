@@ -23,13 +23,7 @@ EncoderPass::EncoderPass(const Model& model, cpu::KvCache& kv, ForwardLimits lim
   act_ = ActivationBuffers(static_cast<int64_t>(rows),
                            static_cast<int64_t>(std::max({hp.embedding_length, hp.q_dim(), hp.feed_forward_length})));
   attn_seqs_.reserve(static_cast<size_t>(limits.max_seqs));
-  cpu::AttentionLimits attn;
-  attn.num_heads = static_cast<int32_t>(hp.num_heads);
-  attn.num_kv_heads = static_cast<int32_t>(hp.num_kv_heads);
-  attn.head_dim = static_cast<int32_t>(hp.head_dim);
-  attn.max_rows = limits.max_rows;
-  attn.num_threads = num_threads;
-  attn_scratch_ = cpu::AttentionScratch(attn);
+  attn_scratch_ = attention_scratch(hp, limits.max_rows, num_threads);
 }
 
 void EncoderPass::prepare_result(const StepPlan& plan, StepResult& result) const {

@@ -94,13 +94,17 @@ ForwardPass::ForwardPass(const Model& model, cpu::KvCache& kv, cpu::RecurrentSta
     expert_load_ = ExpertLoad(static_cast<int32_t>(hp.num_layers), static_cast<int32_t>(hp.expert_count));
   }
   attn_seqs_.reserve(static_cast<size_t>(limits.max_seqs));
+  attn_scratch_ = attention_scratch(hp, limits.max_rows, num_threads);
+}
+
+cpu::AttentionScratch attention_scratch(const ModelHParams& hp, int32_t max_rows, int num_threads) {
   cpu::AttentionLimits attn;
   attn.num_heads = static_cast<int32_t>(hp.num_heads);
   attn.num_kv_heads = static_cast<int32_t>(hp.num_kv_heads);
   attn.head_dim = static_cast<int32_t>(hp.head_dim);
-  attn.max_rows = limits.max_rows;
+  attn.max_rows = max_rows;
   attn.num_threads = num_threads;
-  attn_scratch_ = cpu::AttentionScratch(attn);
+  return cpu::AttentionScratch(attn);
 }
 
 void ForwardPass::prepare_result(const StepPlan& plan, StepResult& result) const {

@@ -100,6 +100,10 @@ struct ForwardOptions {
 
 inline constexpr int32_t kMaxMtpChain = kMaxMtpDrafts - 1;
 
+// The paged attention's scratch for a step of up to max_rows rows of a model
+// of hp's heads (ForwardPass and EncoderPass).
+cpu::AttentionScratch attention_scratch(const ModelHParams& hp, int32_t max_rows, int num_threads);
+
 class ForwardPass {
  public:
   // `state` holds the recurrent layers' state (null for a model without).

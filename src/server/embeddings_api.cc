@@ -209,12 +209,7 @@ awaitable<bool> serve_embeddings(ServerState& s, beast::tcp_stream& stream, cons
     return write_error(stream, req.version(), e, keep_alive, headers, ErrorStyle::kOpenAi);
   };
   InFlightSlot slot(s);
-  if (s.stopping.load()) co_return co_await fail(http_error(503, "the server is shutting down"), false);
-  if (!slot.admitted()) {
-    const std::string msg =
-        fmt::format("more than {} requests in flight (--max-concurrent); retry later", s.options.max_concurrent);
-    co_return co_await fail(http_error(429, msg), keep);
-  }
+  if (const std::optional<ApiError> e = slot.refusal()) co_return co_await fail(*e, keep && e->status != 503);
   const EmbeddingInfo info = m.engine.embedding_info();
   const Pooling pooling = s.options.pooling.value_or(info.pooling);
   if (pooling == Pooling::kNone) {

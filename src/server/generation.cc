@@ -93,12 +93,7 @@ awaitable<bool> generate(ServerState& s, beast::tcp_stream& stream, const HttpRe
     return write_error(stream, req.version(), e, keep_alive, headers, style);
   };
   InFlightSlot slot(s);
-  if (s.stopping.load()) co_return co_await fail(http_error(503, "the server is shutting down"), false);
-  if (!slot.admitted()) {
-    const std::string msg =
-        fmt::format("more than {} requests in flight (--max-concurrent); retry later", s.options.max_concurrent);
-    co_return co_await fail(http_error(429, msg), keep);
-  }
+  if (const std::optional<ApiError> e = slot.refusal()) co_return co_await fail(*e, keep && e->status != 503);
   ApiResult<OpenAiRequest> parsed = front.parse(req.body());
   if (auto* e = std::get_if<ApiError>(&parsed)) co_return co_await fail(*e, keep);
   OpenAiRequest& r = std::get<OpenAiRequest>(parsed);

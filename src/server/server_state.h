@@ -10,13 +10,17 @@
 // Tested through `met serve` by tests/server/http_server_test.cc.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <atomic>
 #include <ctime>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "core/mutex.h"
+#include "server/api_error.h"
 #include "server/http_io.h"
 #include "server/http_server.h"
 #include "server/response_store.h"
@@ -80,6 +84,14 @@ class InFlightSlot {
   InFlightSlot(const InFlightSlot&) = delete;
   InFlightSlot& operator=(const InFlightSlot&) = delete;
   bool admitted() const { return admitted_; }
+  // Why the request is not served (503 while stopping, 429 past
+  // --max-concurrent); nullopt when it is admitted.
+  std::optional<ApiError> refusal() const {
+    if (s_.stopping.load()) return http_error(503, "the server is shutting down");
+    if (admitted_) return std::nullopt;
+    return http_error(429, fmt::format("more than {} requests in flight (--max-concurrent); retry later",
+                                       s_.options.max_concurrent));
+  }
 
  private:
   ServerState& s_;

@@ -22,8 +22,10 @@
 #include "hf/model_loader.h"
 #include "hf_test_support.h"
 #include "model/quantize_model.h"
+#include "testing/http_client.h"
 #include "testing/model_test_support.h"
 #include "testing/reference_encoder.h"
+#include "testing/run_command.h"
 #include "testing/shared_data.h"
 #include "testing/temp_dir.h"
 
@@ -375,6 +377,27 @@ TEST(HfModel, ASentenceTransformersBertFolderEmbedsAsTheReference) {
   testing::TempDir mlm;
   testing::write_tiny_bert_folder(mlm.path(), /*masked_lm=*/true, "pooling_mode_cls_token");
   expect_bert_folder_matches_reference(mlm.path(), "the CAT sats a dog");
+}
+
+TEST(HfModel, MetServesABertFolderOnTheEmbeddingsEndpoint) {
+  testing::TempDir dir;
+  const std::string folder = dir.file("bge-tiny");
+  testing::write_tiny_bert_folder(folder, /*masked_lm=*/false, "pooling_mode_mean_tokens");
+  const auto info = testing::run_command(testing::met_binary() + " info --json " + testing::shell_quote(folder));
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  const nlohmann::json j = nlohmann::json::parse(info.out);
+  EXPECT_EQ(j["architecture"], "bert");
+  EXPECT_EQ(j["hparams"]["pooling"], "mean");
+  testing::ServeProcess server(testing::shell_quote(folder) + " --port 0 --threads 1");
+  ASSERT_NE(server.port(), 0) << server.error();
+  const auto r = testing::http_call(server.port(), "POST", "/v1/embeddings",
+                                    R"({"input": ["the cat sat", "a dog"], "model": "bge-tiny"})");
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->status, 200) << r->body;
+  const nlohmann::json e = nlohmann::json::parse(r->body);
+  ASSERT_EQ(e["data"].size(), 2u);
+  EXPECT_EQ(e["data"][0]["embedding"].size(), 16u);
+  EXPECT_EQ(e["usage"]["prompt_tokens"], 9) << "[CLS] the cat sat [SEP], [CLS] a dog [SEP]";
 }
 
 TEST(HfModel, APoolingMetCannotRunIsRefusedNamingIt) {
