@@ -1,5 +1,5 @@
 // Matmul throughput per weight type and ISA tier this CPU supports, and per
-// packed layout (q8_0x16, mxfp4x16: Q8_0, MXFP4 packed at load,
+// packed layout (q8_0x16, f16x16, ...: weights packed at load,
 // packed_weights.h).
 //   decode/<type>/<tier>/<rows>x<cols>[/m:<m>]/threads:<t>: m = 1 (or a
 //     batch of 16; or 1, 2, 4 rows against 1024 x 1024 copies, a MoE expert's
@@ -209,9 +209,8 @@ void register_all() {
       if (tier > best) continue;
       const MatmulKernels kernels = matmul_kernels_for_isa(type, tier);
       if (kernels.matmul_packed != nullptr) {
-        const bool q8_0 = type == GgmlType::kQ8_0;
-        register_one(q8_0 ? WeightLayout::kQ8_0x16 : WeightLayout::kMxfp4x16, type, tier,
-                     fmt::format("{}/{}", q8_0 ? "q8_0x16" : "mxfp4x16", isa_name(tier)));
+        const WeightLayout layout = packed_layout_of(type);
+        register_one(layout, type, tier, fmt::format("{}/{}", layout_name(layout), isa_name(tier)));
       }
       if (kernels.matmul == nullptr) continue;
       register_one(WeightLayout::kRows, type, tier, fmt::format("{}/{}", ggml_type_name(type), isa_name(tier)));

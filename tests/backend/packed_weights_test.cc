@@ -36,16 +36,36 @@ namespace {
 constexpr double kPackTolerance = 4e-6;
 constexpr float kPackCanary = -12345.0f;
 constexpr WeightLayout kPackedLayouts[] = {WeightLayout::kQ8_0x16, WeightLayout::kMxfp4x16,
-                                           WeightLayout::kIq4NlX16};
+                                           WeightLayout::kIq4NlX16, WeightLayout::kF16x16,
+                                           WeightLayout::kBf16x16};
 
 GgmlType type_of(WeightLayout layout) {
-  if (layout == WeightLayout::kQ8_0x16) return GgmlType::kQ8_0;
-  return layout == WeightLayout::kMxfp4x16 ? GgmlType::kMXFP4 : GgmlType::kIQ4_NL;
+  switch (layout) {
+    case WeightLayout::kRows:
+      break;
+    case WeightLayout::kQ8_0x16:
+      return GgmlType::kQ8_0;
+    case WeightLayout::kMxfp4x16:
+      return GgmlType::kMXFP4;
+    case WeightLayout::kIq4NlX16:
+      return GgmlType::kIQ4_NL;
+    case WeightLayout::kF16x16:
+      return GgmlType::kF16;
+    case WeightLayout::kBf16x16:
+      return GgmlType::kBF16;
+  }
+  return GgmlType::kF32;
 }
 
-std::string layout_name(WeightLayout layout) {
-  if (layout == WeightLayout::kQ8_0x16) return "q8_0x16";
-  return layout == WeightLayout::kMxfp4x16 ? "mxfp4x16" : "iq4_nlx16";
+std::string layout_name_of(WeightLayout layout) { return std::string(layout_name(layout)); }
+
+bool is_float(WeightLayout layout) { return layout == WeightLayout::kF16x16 || layout == WeightLayout::kBf16x16; }
+
+// Input counts each layout is checked at: the block types' multiples of 32,
+// and for the float layouts (block 1) odd counts too.
+std::vector<int64_t> cols_for(WeightLayout layout, std::vector<int64_t> cols) {
+  if (is_float(layout)) cols.insert(cols.end(), {1, 7, 33, 161});
+  return cols;
 }
 
 struct RowMajor {
@@ -58,6 +78,17 @@ struct RowMajor {
 // subnormal scales e = 0, 1 on a whole row (row 1), and e from 2 to 201 on
 // another (row 2; far larger e would overflow float here).
 void add_extremes(RowMajor& out) {
+  if (out.w.type == GgmlType::kF16 || out.w.type == GgmlType::kBF16) {
+    // F16: the largest finite value, a subnormal, -0; BF16: 65536, -0 (a
+    // bf16 subnormal is zero to vdpbf16ps, by design).
+    const bool f16 = out.w.type == GgmlType::kF16;
+    const uint16_t values[] = {static_cast<uint16_t>(f16 ? 0x7BFF : 0x4780),
+                               static_cast<uint16_t>(f16 ? 0x0001 : 0x8000), 0x8000};
+    for (size_t i = 0; i < 3 && i < static_cast<size_t>(out.w.cols); ++i) {
+      std::memcpy(out.bytes.data() + 2 * i, &values[i], sizeof(uint16_t));
+    }
+    return;
+  }
   if (out.w.type == GgmlType::kQ8_0) {
     auto* first = reinterpret_cast<BlockQ8_0*>(out.bytes.data());
     first[0].qs[0] = -128;
@@ -98,7 +129,7 @@ RowMajor random_rows(GgmlType type, int64_t rows, int64_t cols, uint32_t seed) {
 TEST(PackedWeights, EveryLayoutUnpacksToTheSameRows) {
   for (const WeightLayout layout : kPackedLayouts) {
     for (const int64_t rows : {1, 3, 15, 16, 17, 40}) {
-      for (const int64_t cols : {32, 64, 96, 128, 160, 224, 1056}) {
+      for (const int64_t cols : cols_for(layout, {32, 64, 96, 128, 160, 224, 1056})) {
         const RowMajor src = random_rows(type_of(layout), rows, cols, static_cast<uint32_t>(rows * 7 + cols));
         const PackedMatrix packed = PackedMatrix::pack(src.w, layout);
         const WeightMatrix& p = packed.matrix();
@@ -112,7 +143,7 @@ TEST(PackedWeights, EveryLayoutUnpacksToTheSameRows) {
           EXPECT_EQ(
               std::memcmp(row.data(), src.bytes.data() + static_cast<size_t>(n) * src.w.row_bytes, row.size()),
               0)
-              << layout_name(layout) << " rows=" << rows << " cols=" << cols << " row " << n;
+              << layout_name_of(layout) << " rows=" << rows << " cols=" << cols << " row " << n;
         }
       }
     }
@@ -185,7 +216,19 @@ TEST(PackedWeights, PreferredLayoutHasASelectedKernel) {
       EXPECT_EQ(type_of(layout), type);
     }
   }
-  EXPECT_EQ(preferred_layout(GgmlType::kF16), WeightLayout::kRows);
+  EXPECT_EQ(preferred_layout(GgmlType::kF32), WeightLayout::kRows);
+}
+
+TEST(PackedWeights, FloatLayoutsTakeTheRowsBytes) {
+  // 16 rows x 2-byte inputs: exactly the row-major bytes for whole groups;
+  // Bf16x16 pads an odd input count to a pair.
+  EXPECT_EQ(layout_bytes(WeightLayout::kF16x16, GgmlType::kF16, 32, 4096),
+            layout_bytes(WeightLayout::kRows, GgmlType::kF16, 32, 4096));
+  EXPECT_EQ(layout_bytes(WeightLayout::kBf16x16, GgmlType::kBF16, 32, 4096),
+            layout_bytes(WeightLayout::kRows, GgmlType::kBF16, 32, 4096));
+  EXPECT_EQ(layout_bytes(WeightLayout::kF16x16, GgmlType::kF16, 17, 7), 2u * 16 * 7 * 2);
+  EXPECT_EQ(layout_bytes(WeightLayout::kBf16x16, GgmlType::kBF16, 17, 7), 2u * 16 * 8 * 2);
+  EXPECT_EQ(layout_groups(WeightLayout::kBf16x16, 17), 2);
 }
 
 struct PackProblem {
@@ -225,7 +268,18 @@ std::vector<double> pack_magnitudes(const PackProblem& p) {
     EXPECT_TRUE(dequantize_row(p.rows.w.type, src, std::span<float>(w.data() + n * cols, cols)).ok());
   }
   for (int64_t i = 0; i < p.m; ++i) {
-    met::ref::dequantize_row_q8_0(p.act.data() + static_cast<size_t>(i) * act_row, a.data() + i * cols, cols);
+    const uint8_t* row = p.act.data() + static_cast<size_t>(i) * act_row;
+    float* dst = a.data() + i * cols;
+    if (p.rows.w.type == GgmlType::kF16) {
+      std::memcpy(dst, row, static_cast<size_t>(cols) * sizeof(float));
+    } else if (p.rows.w.type == GgmlType::kBF16) {
+      for (int64_t k = 0; k < cols; ++k) {
+        const uint32_t bits = static_cast<uint32_t>(row[2 * k] | row[2 * k + 1] << 8) << 16;
+        std::memcpy(dst + k, &bits, sizeof(float));
+      }
+    } else {
+      met::ref::dequantize_row_q8_0(row, dst, cols);
+    }
   }
   std::vector<double> out(static_cast<size_t>(p.m * rows));
   for (int64_t i = 0; i < p.m; ++i) {
@@ -277,7 +331,7 @@ class PackedKernels : public ::testing::TestWithParam<std::tuple<WeightLayout, I
     const GgmlType type = type_of(layout);
     kernels_ = matmul_kernels_for_isa(type, isa);
     if (kernels_.matmul_packed == nullptr) {
-      GTEST_SKIP() << isa_name(isa) << " has no " << layout_name(layout) << " kernel";
+      GTEST_SKIP() << isa_name(isa) << " has no " << layout_name_of(layout) << " kernel";
     }
     reference_ = matmul_kernels_for_isa(type, Isa::kScalar);
     kernels_.prepare = reference_.prepare;
@@ -297,7 +351,7 @@ std::string describe(int64_t m, int64_t rows, int64_t cols, int64_t n_begin, int
 
 TEST_P(PackedKernels, MatchTheReferenceOnManyShapes) {
   for (const int64_t rows : {16, 37}) {
-    for (const int64_t cols : {32, 64, 96, 128, 160, 224, 512, 1056}) {
+    for (const int64_t cols : cols_for(layout_, {32, 64, 96, 128, 160, 224, 512, 1056})) {
       for (const int64_t m : {1, 2, 3, 4, 5, 7, 9, 64}) {
         const PackProblem p = problem(m, rows, cols, static_cast<uint32_t>(m * 1000 + cols + rows));
         const std::vector<float> expected = run(reference_, p.rows.w, p, 0, rows);
@@ -367,7 +421,7 @@ TEST(PackedWeights, PublicMatmulRunsThePreferredLayout) {
     std::vector<float> y(static_cast<size_t>(3 * 37), kPackCanary);
     matmul(p.packed.matrix(), p.act.data(), 3, y.data(), 37, 0, 37);
     expect_close(p, y, run(matmul_kernels_for_isa(type, Isa::kScalar), p.rows.w, p, 0, 37), 0, 37,
-                 layout_name(layout) + " selected");
+                 layout_name_of(layout) + " selected");
   }
 }
 
@@ -375,7 +429,7 @@ INSTANTIATE_TEST_SUITE_P(Tiers, PackedKernels,
                          ::testing::Combine(::testing::ValuesIn(kPackedLayouts),
                                             ::testing::Values(Isa::kAvx2, Isa::kAvx512, Isa::kAmx)),
                          [](const ::testing::TestParamInfo<std::tuple<WeightLayout, Isa>>& tier) {
-                           return layout_name(std::get<0>(tier.param)) + "_" +
+                           return layout_name_of(std::get<0>(tier.param)) + "_" +
                                   std::string(isa_name(std::get<1>(tier.param)));
                          });
 

@@ -79,8 +79,8 @@ constexpr Entry kReference[] = {
 
 constexpr Entry kAvx2[] = {
     {GgmlType::kF32, {nullptr, avx2::matmul_f32}},
-    {GgmlType::kF16, {nullptr, avx2::matmul_f16}},
-    {GgmlType::kBF16, {prepare_bf16_fast, avx2::matmul_bf16}},
+    {GgmlType::kF16, {nullptr, avx2::matmul_f16, avx2::matmul_f16x16}},
+    {GgmlType::kBF16, {prepare_bf16_fast, avx2::matmul_bf16, avx2::matmul_bf16x16}},
     {GgmlType::kQ8_0, {prepare_q8_0_fast, avx2::matmul_q8_0, avx2::matmul_q8_0x16}},
     {GgmlType::kQ4_0, {prepare_q8_0_fast, avx2::matmul_q4_0}},
     {GgmlType::kMXFP4, {prepare_q8_0_fast, avx2::matmul_mxfp4, avx2::matmul_mxfp4x16}},
@@ -98,8 +98,8 @@ constexpr Entry kAvx2[] = {
 
 constexpr Entry kAvx512[] = {
     {GgmlType::kF32, {nullptr, avx512::matmul_f32}},
-    {GgmlType::kF16, {nullptr, avx512::matmul_f16}},
-    {GgmlType::kBF16, {prepare_bf16_fast, avx512::matmul_bf16}},
+    {GgmlType::kF16, {nullptr, avx512::matmul_f16, avx512::matmul_f16x16}},
+    {GgmlType::kBF16, {prepare_bf16_fast, avx512::matmul_bf16, avx512::matmul_bf16x16}},
     {GgmlType::kQ8_0, {prepare_q8_0_fast, avx512::matmul_q8_0, avx512::matmul_q8_0x16}},
     {GgmlType::kQ4_0, {prepare_q8_0_fast, avx512::matmul_q4_0}},
     {GgmlType::kMXFP4, {prepare_q8_0_fast, avx512::matmul_mxfp4, avx512::matmul_mxfp4x16}},

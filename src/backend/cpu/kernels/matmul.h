@@ -30,6 +30,8 @@ enum class WeightLayout : uint8_t {
   kQ8_0x16,   // Q8_0 packed 16 rows at a time (packed_weights.h)
   kMxfp4x16,  // MXFP4 packed 16 rows at a time (packed_weights.h)
   kIq4NlX16,  // IQ4_NL packed 16 rows at a time (packed_weights.h)
+  kF16x16,    // F16 packed 16 rows at a time (packed_weights.h)
+  kBf16x16,   // BF16 packed 16 rows at a time (packed_weights.h)
 };
 
 struct WeightMatrix {

@@ -105,6 +105,9 @@ void matmul_q5_1(const MatmulTask& task);
 // (task.weights is the packed matrix; weight_row_bytes its group stride)
 void matmul_q8_0x16(const MatmulTask& task);
 void matmul_mxfp4x16(const MatmulTask& task);
+// matmul_fx16_avx2.cc: weights in WeightLayout::kF16x16, kBf16x16
+void matmul_f16x16(const MatmulTask& task);
+void matmul_bf16x16(const MatmulTask& task);
 // matmul_kquant_avx2.cc
 void matmul_q4_k(const MatmulTask& task);
 void matmul_q5_k(const MatmulTask& task);
@@ -134,6 +137,9 @@ void matmul_q5_1(const MatmulTask& task);
 void matmul_q8_0x16(const MatmulTask& task);
 void matmul_mxfp4x16(const MatmulTask& task);
 void matmul_iq4_nlx16(const MatmulTask& task);
+// matmul_fx16_avx512.cc: weights in WeightLayout::kF16x16, kBf16x16
+void matmul_f16x16(const MatmulTask& task);
+void matmul_bf16x16(const MatmulTask& task);
 // matmul_kquant_avx512.cc
 void matmul_q4_k(const MatmulTask& task);
 void matmul_q5_k(const MatmulTask& task);

@@ -138,6 +138,39 @@ void unpack_nibble_x16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
   }
 }
 
+// The float layouts packed 16 rows at a time (F16x16, Bf16x16): per step
+// of `lane_elems` inputs (1 for F16, 2 for BF16), 16 rows x lane_elems
+// 2-byte values in row order; a missing last input (odd cols, BF16) is 0.
+int64_t lane_elems_of(WeightLayout layout) { return layout == WeightLayout::kBf16x16 ? 2 : 1; }
+
+size_t float_x16_group_bytes(WeightLayout layout, int64_t cols) {
+  const int64_t e = lane_elems_of(layout);
+  return static_cast<size_t>((cols + e - 1) / e) * kF16x16Rows * static_cast<size_t>(e) * sizeof(uint16_t);
+}
+
+// Byte offset in a group of row r's input k.
+size_t float_x16_offset(int64_t lane_elems, int64_t r, int64_t k) {
+  return sizeof(uint16_t) * static_cast<size_t>((k / lane_elems * kF16x16Rows + r) * lane_elems + k % lane_elems);
+}
+
+void pack_float_x16_group(const WeightMatrix& w, WeightLayout layout, int64_t g, uint8_t* group) {
+  const int64_t e = lane_elems_of(layout);
+  for (int64_t r = 0; r < kF16x16Rows && g * kF16x16Rows + r < w.rows; ++r) {
+    const uint8_t* row = w.data + static_cast<size_t>(g * kF16x16Rows + r) * w.row_bytes;
+    for (int64_t k = 0; k < w.cols; ++k) {
+      std::memcpy(group + float_x16_offset(e, r, k), row + sizeof(uint16_t) * static_cast<size_t>(k), 2);
+    }
+  }
+}
+
+void unpack_float_x16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
+  const int64_t e = lane_elems_of(w.layout);
+  const uint8_t* group = w.data + static_cast<size_t>(n / kF16x16Rows) * float_x16_group_bytes(w.layout, w.cols);
+  for (int64_t k = 0; k < w.cols; ++k) {
+    std::memcpy(out + sizeof(uint16_t) * static_cast<size_t>(k), group + float_x16_offset(e, n % kF16x16Rows, k), 2);
+  }
+}
+
 // The weight type a packed layout holds.
 GgmlType packed_type(WeightLayout layout) {
   switch (layout) {
@@ -149,6 +182,10 @@ GgmlType packed_type(WeightLayout layout) {
       return GgmlType::kMXFP4;
     case WeightLayout::kIq4NlX16:
       return GgmlType::kIQ4_NL;
+    case WeightLayout::kF16x16:
+      return GgmlType::kF16;
+    case WeightLayout::kBf16x16:
+      return GgmlType::kBF16;
   }
   MET_CHECK(false, "kRows is not a packed layout");
   return GgmlType::kF32;
@@ -157,6 +194,7 @@ GgmlType packed_type(WeightLayout layout) {
 // Bytes of one group of a packed layout.
 size_t packed_group_bytes(WeightLayout layout, int64_t cols) {
   if (layout == WeightLayout::kQ8_0x16) return q8_0x16_group_bytes(cols);
+  if (layout == WeightLayout::kF16x16 || layout == WeightLayout::kBf16x16) return float_x16_group_bytes(layout, cols);
   return layout == WeightLayout::kMxfp4x16 ? mxfp4x16_group_bytes(cols) : iq4_nlx16_group_bytes(cols);
 }
 
@@ -173,9 +211,33 @@ size_t iq4_nlx16_group_bytes(int64_t cols) { return nibble_x16_group_bytes(cols,
 
 WeightLayout preferred_layout(GgmlType type) {
   if (selected_matmul_kernels(type).matmul_packed == nullptr) return WeightLayout::kRows;
+  return packed_layout_of(type);
+}
+
+std::string_view layout_name(WeightLayout layout) {
+  switch (layout) {
+    case WeightLayout::kRows:
+      return "rows";
+    case WeightLayout::kQ8_0x16:
+      return "q8_0x16";
+    case WeightLayout::kMxfp4x16:
+      return "mxfp4x16";
+    case WeightLayout::kIq4NlX16:
+      return "iq4_nlx16";
+    case WeightLayout::kF16x16:
+      return "f16x16";
+    case WeightLayout::kBf16x16:
+      return "bf16x16";
+  }
+  return "?";
+}
+
+WeightLayout packed_layout_of(GgmlType type) {
   if (type == GgmlType::kQ8_0) return WeightLayout::kQ8_0x16;
   if (type == GgmlType::kMXFP4) return WeightLayout::kMxfp4x16;
   if (type == GgmlType::kIQ4_NL) return WeightLayout::kIq4NlX16;
+  if (type == GgmlType::kF16) return WeightLayout::kF16x16;
+  if (type == GgmlType::kBF16) return WeightLayout::kBf16x16;
   return WeightLayout::kRows;
 }
 
@@ -188,6 +250,9 @@ int64_t layout_groups(WeightLayout layout, int64_t rows) {
     case WeightLayout::kMxfp4x16:
     case WeightLayout::kIq4NlX16:
       return (rows + kMxfp4x16Rows - 1) / kMxfp4x16Rows;
+    case WeightLayout::kF16x16:
+    case WeightLayout::kBf16x16:
+      return (rows + kF16x16Rows - 1) / kF16x16Rows;
   }
   return 0;
 }
@@ -199,6 +264,8 @@ size_t layout_group_stride(const WeightMatrix& w) {
     case WeightLayout::kQ8_0x16:
     case WeightLayout::kMxfp4x16:
     case WeightLayout::kIq4NlX16:
+    case WeightLayout::kF16x16:
+    case WeightLayout::kBf16x16:
       return packed_group_bytes(w.layout, w.cols);
   }
   return 0;
@@ -212,6 +279,8 @@ size_t layout_bytes(WeightLayout layout, GgmlType type, int64_t rows, int64_t co
     case WeightLayout::kQ8_0x16:
     case WeightLayout::kMxfp4x16:
     case WeightLayout::kIq4NlX16:
+    case WeightLayout::kF16x16:
+    case WeightLayout::kBf16x16:
       MET_CHECK(type == packed_type(layout), "{} weights do not go in this packed layout", ggml_type_name(type));
       return static_cast<size_t>(layout_groups(layout, rows)) * packed_group_bytes(layout, cols);
   }
@@ -221,7 +290,8 @@ size_t layout_bytes(WeightLayout layout, GgmlType type, int64_t rows, int64_t co
 WeightMatrix pack_weights(const WeightMatrix& w, WeightLayout layout, uint8_t* dst, int64_t group_begin,
                           int64_t group_end) {
   MET_CHECK(w.layout == WeightLayout::kRows, "pack_weights: the source must be row-major");
-  MET_CHECK(layout != WeightLayout::kRows && w.type == packed_type(layout) && w.cols % kQk == 0,
+  const bool float_layout = layout == WeightLayout::kF16x16 || layout == WeightLayout::kBf16x16;
+  MET_CHECK(layout != WeightLayout::kRows && w.type == packed_type(layout) && (float_layout || w.cols % kQk == 0),
             "pack_weights: no such packed layout for {} x {}", ggml_type_name(w.type), w.cols);
   MET_CHECK(reinterpret_cast<uintptr_t>(dst) % 64 == 0, "pack_weights: dst must be 64-byte aligned");
   const size_t group_bytes = packed_group_bytes(layout, w.cols);
@@ -230,6 +300,8 @@ WeightMatrix pack_weights(const WeightMatrix& w, WeightLayout layout, uint8_t* d
     std::memset(group, 0, group_bytes);
     if (layout == WeightLayout::kQ8_0x16) {
       pack_q8_0x16_group(w, g, group);
+    } else if (float_layout) {
+      pack_float_x16_group(w, layout, g, group);
     } else {
       pack_nibble_x16_group(w, g, group);
     }
@@ -252,6 +324,10 @@ void unpack_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
     case WeightLayout::kMxfp4x16:
     case WeightLayout::kIq4NlX16:
       unpack_nibble_x16_row(w, n, out);
+      return;
+    case WeightLayout::kF16x16:
+    case WeightLayout::kBf16x16:
+      unpack_float_x16_row(w, n, out);
       return;
   }
 }

@@ -31,6 +31,15 @@
 //   WeightLayout::kIq4NlX16: IQ4_NL as Mxfp4x16, each block's scale its
 //   fp16 d, so a unit's scales take 128 bytes (16 rows x 4 blocks x 2; a
 //   unit is 1152 bytes, 18 lines; a last unit k x 256 + 128).
+//   WeightLayout::kF16x16: F16 rows packed 16 at a time; input k of the 16
+//   rows is 32 bytes at 32 k (row order), so one load of 32 bytes widens
+//   with one vcvtph2ps into 16 output rows' weights for an FMA against a
+//   broadcast activation (cols any; group_bytes 32 cols).
+//   WeightLayout::kBf16x16: BF16 rows packed 16 at a time in pairs of
+//   inputs: inputs 2p, 2p + 1 of row r are the 4 bytes at 64 p + 4 r, so
+//   one aligned 64-byte load feeds one vdpbf16ps whose 16 lanes are 16
+//   output rows, against the activation's pair broadcast (an odd last input
+//   is paired with 0; group_bytes 64 ceil(cols / 2)).
 // Packing is exact: unpack_row() gives back the GGUF row bit for bit.
 // Threading: pure functions; PackedMatrix is immutable after pack().
 // Tested by tests/backend/packed_weights_test.cc.
@@ -41,6 +50,7 @@
 #include <cstdlib>
 #include <memory>
 #include <span>
+#include <string_view>
 
 #include "backend/cpu/kernels/matmul.h"
 
@@ -49,6 +59,7 @@ namespace met::cpu {
 inline constexpr int64_t kQ8_0x16Rows = 16;
 inline constexpr int64_t kMxfp4x16Rows = 16;
 inline constexpr int64_t kIq4NlX16Rows = 16;
+inline constexpr int64_t kF16x16Rows = 16;  // and Bf16x16
 
 // Bytes of one 16-row group of Q8_0x16 with `cols` inputs (a multiple of 32).
 size_t q8_0x16_group_bytes(int64_t cols);
@@ -60,6 +71,10 @@ size_t iq4_nlx16_group_bytes(int64_t cols);
 // The layout matmul runs fastest on for weights of `type` on this CPU:
 // kRows, or a packed layout when the selected kernels have one for it.
 WeightLayout preferred_layout(GgmlType type);
+// The packed layout weights of `type` have (kRows: none), whatever the CPU.
+WeightLayout packed_layout_of(GgmlType type);
+// "q8_0x16", "f16x16", ... ("rows" for kRows).
+std::string_view layout_name(WeightLayout layout);
 
 // Bytes of a rows x cols matrix of `type` in `layout`.
 size_t layout_bytes(WeightLayout layout, GgmlType type, int64_t rows, int64_t cols);
