@@ -3,9 +3,13 @@
 // batch size and context length, weight and KV bytes, peak RSS. Decode at
 // context C starts from C cached positions whose KV holds zeros: attention
 // reads them at the same cost as real ones, without a long prefill first.
-// The batch-1 ceiling is the memory bandwidth over the bytes of weights one
-// token reads (active_bytes_per_token: one embedding row, k experts of a MoE
-// layer). With --concurrency, the engine is measured afterwards as clients see it
+// Each decode figure stands beside its bytes bound: the bytes one step reads
+// (decode_step_weight_bytes for its batch, plus every sequence's KV over its
+// positions) against the read bandwidth measured just before and after it
+// (the host's rate moves by tens of percent from minute to minute), as tok/s
+// and as the share of that bound reached. The closing batch-1 ceiling is
+// the bandwidth over the weights one token reads (active_bytes_per_token:
+// one embedding row, k experts of a MoE layer). With --concurrency, the engine is measured afterwards as clients see it
 // (serving_bench.h), on a fresh device sized by the engine flags; its figures
 // follow the device's in the table, and under "serving" in the JSON. With
 // --spec, only speculative decoding is measured (spec_bench.h).
@@ -58,6 +62,21 @@ struct DecodeFigure {
   int32_t context;
   double tok_s;
   int32_t adapters = 0;  // LoRA adapters over the batch (0: the base model)
+  // The bytes bound beside it: bytes one step reads, the read bandwidth
+  // measured around the figure, and the tok/s those allow.
+  double step_bytes = 0.0;
+  double read_bytes_s = 0.0;
+  double ceiling_tok_s = 0.0;
+};
+
+// What a decode step reads: the weights (decode_step_weight_bytes) and each
+// sequence's KV over its positions, on average those at the middle step.
+struct StepBytes {
+  std::vector<double> weights_by_batch;  // indexed like BenchOptions::batches
+  double kv_token_bytes = 0.0;
+  double of(size_t batch_index, int32_t batch, int32_t context, int32_t steps) const {
+    return weights_by_batch[batch_index] + batch * kv_token_bytes * (context + (steps + 1) / 2.0);
+  }
 };
 
 using Clock = std::chrono::steady_clock;
@@ -147,31 +166,48 @@ Result<double> decode_tok_s(CpuDevice& dev, const BenchOptions& o, int32_t batch
   return static_cast<double>(batch) * o.gen_tokens / s;
 }
 
-double median3(std::array<double, 3> v) {
-  std::sort(v.begin(), v.end());
+// The figure of median speed of three.
+DecodeFigure median3(std::array<DecodeFigure, 3> v) {
+  std::sort(v.begin(), v.end(), [](const DecodeFigure& a, const DecodeFigure& b) { return a.tok_s < b.tok_s; });
   return v[1];
+}
+
+// Decode tok/s of `batch` at `context` with the read bandwidth measured just
+// before and just after (the better of the two: the rate the host allowed
+// around the figure).
+Result<DecodeFigure> measured_figure(CpuDevice& dev, const BenchOptions& o, const cpu::ReadBandwidthProbe& probe,
+                                     int32_t batch, int32_t context, int32_t vocab, bool recurrent,
+                                     int32_t adapters) {
+  const double before = probe.measure(2);
+  MET_ASSIGN_OR_RETURN(const double tok_s, decode_tok_s(dev, o, batch, context, vocab, recurrent, adapters));
+  const double after = probe.measure(2);
+  return DecodeFigure{batch, context, tok_s, std::min(adapters, batch), 0.0, std::max(before, after), 0.0};
 }
 
 // Each batch size at each context; with adapters, the plain and the adapted
 // figures alternate three times and each is the median (the host's noise
 // moves single runs by more than adapters cost).
 Result<std::vector<DecodeFigure>> decode_figures(CpuDevice& dev, const BenchOptions& o, int32_t vocab,
-                                                 bool recurrent, int32_t adapters) {
+                                                 bool recurrent, int32_t adapters, const StepBytes& bytes,
+                                                 int num_threads) {
+  const cpu::ReadBandwidthProbe probe(num_threads, size_t{1} << 30);
   std::vector<DecodeFigure> out;
   for (int32_t ctx : o.contexts) {
-    for (int32_t b : o.batches) {
-      if (adapters == 0) {
-        MET_ASSIGN_OR_RETURN(const double tok_s, decode_tok_s(dev, o, b, ctx, vocab, recurrent, 0));
-        out.push_back({b, ctx, tok_s});
-        continue;
+    for (size_t bi = 0; bi < o.batches.size(); ++bi) {
+      const int32_t b = o.batches[bi];
+      std::array<DecodeFigure, 3> plain{}, adapted{};
+      for (size_t r = 0; r < (adapters == 0 ? 1 : 3); ++r) {
+        MET_ASSIGN_OR_RETURN(plain[r], measured_figure(dev, o, probe, b, ctx, vocab, recurrent, 0));
+        if (adapters == 0) break;
+        MET_ASSIGN_OR_RETURN(adapted[r], measured_figure(dev, o, probe, b, ctx, vocab, recurrent, adapters));
       }
-      std::array<double, 3> plain{}, adapted{};
-      for (size_t r = 0; r < 3; ++r) {
-        MET_ASSIGN_OR_RETURN(plain[r], decode_tok_s(dev, o, b, ctx, vocab, recurrent, 0));
-        MET_ASSIGN_OR_RETURN(adapted[r], decode_tok_s(dev, o, b, ctx, vocab, recurrent, adapters));
+      const size_t figures = adapters == 0 ? 1 : 2;
+      for (size_t f = 0; f < figures; ++f) {
+        DecodeFigure d = f == 0 ? (adapters == 0 ? plain[0] : median3(plain)) : median3(adapted);
+        d.step_bytes = bytes.of(bi, b, ctx, o.gen_tokens);
+        d.ceiling_tok_s = d.read_bytes_s / d.step_bytes * b;
+        out.push_back(d);
       }
-      out.push_back({b, ctx, median3(plain)});
-      out.push_back({b, ctx, median3(adapted), std::min(adapters, b)});
     }
   }
   return out;
@@ -285,14 +321,23 @@ Status run_bench(const BenchOptions& o) {
   const bool recurrent = dev->info().num_state_slots > 0;
   MET_ASSIGN_OR_RETURN(double prefill_s, time_steps(*dev, prefill_plans(o.prompt_tokens, 512, vocab, recurrent)));
   const double prefill_tok_s = o.prompt_tokens / prefill_s;
-  MET_ASSIGN_OR_RETURN(std::vector<DecodeFigure> decode, decode_figures(*dev, o, vocab, recurrent, adapters));
   const int64_t kv_bytes = dev->info().kv_block_bytes * dopt.num_kv_blocks;
+  StepBytes bytes;
+  bytes.kv_token_bytes = static_cast<double>(dev->info().kv_block_bytes) / cpu::kBlockTokens;
+  for (int32_t b : o.batches) {
+    bytes.weights_by_batch.push_back(
+        static_cast<double>(decode_step_weight_bytes(model->file().tensors(), &model->hparams(), b)));
+  }
+  // Peak RSS before the bandwidth probes' buffers (the device's memory is
+  // all allocated by now; decode adds the KV rows it writes).
+  const int64_t peak_rss = peak_rss_bytes();
+  MET_ASSIGN_OR_RETURN(std::vector<DecodeFigure> decode,
+                       decode_figures(*dev, o, vocab, recurrent, adapters, bytes, dopt.num_threads));
   // Batch-1 decode reads the weights one token uses once: of the embedding
   // one row, of a MoE layer's experts the k it routes to (`met info` shows the
   // same count).
   const double step_bytes =
       static_cast<double>(active_bytes_per_token(model->file().tensors(), &model->hparams()));
-  const int64_t peak_rss = peak_rss_bytes();  // before the probe's buffer
   const double read_bytes_s = cpu::measure_read_bandwidth(dopt.num_threads);
   const double ceiling_tok_s = read_bytes_s / step_bytes;
   dev.reset();  // its KV pool is not the engine's
@@ -309,7 +354,14 @@ Status run_bench(const BenchOptions& o) {
     j["prefill_tok_s"] = prefill_tok_s;
     j["decode"] = nlohmann::json::array();
     for (const auto& d : decode) {
-      j["decode"].push_back({{"batch", d.batch}, {"context", d.context}, {"tok_s", d.tok_s}, {"adapters", d.adapters}});
+      j["decode"].push_back({{"batch", d.batch},
+                             {"context", d.context},
+                             {"tok_s", d.tok_s},
+                             {"adapters", d.adapters},
+                             {"step_bytes", d.step_bytes},
+                             {"read_bytes_s", d.read_bytes_s},
+                             {"ceiling_tok_s", d.ceiling_tok_s},
+                             {"ceiling_share", d.tok_s / d.ceiling_tok_s}});
     }
     j["weight_bytes"] = model->weight_bytes();
     j["decode_step_bytes"] = step_bytes;
@@ -326,7 +378,10 @@ Status run_bench(const BenchOptions& o) {
                            o.engine.kv_dtype);
   std::cout << fmt::format("prefill {:>6} tokens {:>10.1f} tok/s\n", o.prompt_tokens, prefill_tok_s);
   for (const auto& d : decode) {
-    std::cout << fmt::format("decode  batch {:>3} context {:>5} {:>10.1f} tok/s{}\n", d.batch, d.context, d.tok_s,
+    std::cout << fmt::format("decode  batch {:>3} context {:>5} {:>10.1f} tok/s  {:>8.1f} MB/step  bound {:>7.1f} "
+                             "tok/s at {:>5.1f} GB/s: {:>3.0f}%{}\n",
+                             d.batch, d.context, d.tok_s, d.step_bytes / 1e6, d.ceiling_tok_s, d.read_bytes_s / 1e9,
+                             100.0 * d.tok_s / d.ceiling_tok_s,
                              d.adapters > 0 ? fmt::format("  ({} LoRA adapters)", d.adapters) : "");
   }
   std::cout << fmt::format("ceiling {:.1f} tok/s at batch 1: memory read {:.1f} GB/s now / {:.1f} MB per step\n",

@@ -126,16 +126,23 @@ nlohmann::json gated_delta_json(const ModelHParams& hp) {
 }  // namespace
 
 uint64_t active_bytes_per_token(std::span<const GgufTensorInfo> tensors, const ModelHParams* hparams) {
+  return decode_step_weight_bytes(tensors, hparams, 1);
+}
+
+uint64_t decode_step_weight_bytes(std::span<const GgufTensorInfo> tensors, const ModelHParams* hparams,
+                                  int64_t batch) {
   const bool moe = hparams != nullptr && hparams->is_moe();
   const bool tied = std::none_of(tensors.begin(), tensors.end(),
                                  [](const GgufTensorInfo& t) { return t.name == "output.weight"; });
+  const auto tokens = static_cast<uint64_t>(std::max<int64_t>(batch, 1));
   uint64_t n = 0;
   for (const GgufTensorInfo& t : tensors) {
     if (t.name == "token_embd.weight") {
       const uint64_t rows = t.shape.size() > 1 ? t.shape[1] : 1;
-      n += t.num_bytes / rows + (tied ? t.num_bytes : 0);
+      n += t.num_bytes / rows * std::min(tokens, rows) + (tied ? t.num_bytes : 0);
     } else if (moe && is_expert_tensor(t, hparams->expert_count)) {
-      n += t.num_bytes / hparams->expert_count * hparams->expert_used_count;
+      const uint64_t experts = std::min<uint64_t>(tokens * hparams->expert_used_count, hparams->expert_count);
+      n += t.num_bytes / hparams->expert_count * experts;
     } else {
       n += t.num_bytes;
     }

@@ -68,6 +68,12 @@ struct ModelInfo {
 // reads expert_used_count of its expert_count slices. For an untied dense
 // model: every tensor's bytes less all but one embedding row.
 uint64_t active_bytes_per_token(std::span<const GgufTensorInfo> tensors, const ModelHParams* hparams);
+// Bytes of weights one decode step of `batch` tokens reads at least: every
+// tensor once, `batch` embedding rows, and of a MoE layer's experts as many
+// as `batch` tokens can route to (all of them once batch x k reaches their
+// count; fewer when tokens share experts). active_bytes_per_token is batch 1.
+uint64_t decode_step_weight_bytes(std::span<const GgufTensorInfo> tensors, const ModelHParams* hparams,
+                                  int64_t batch);
 
 Result<ModelInfo> gather_model_info(const GgufFile& file, const std::string& path);
 std::string render_model_info_text(const ModelInfo& info);

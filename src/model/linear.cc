@@ -57,6 +57,47 @@ void lora_expand_columns(const Product& p, size_t j, const LoraCall& lora, int64
   }
 }
 
+// The products' output columns cut into chunks, product by product, for
+// threads to claim (ThreadCtx::next_claim): about 8 per thread over all the
+// products, in multiples of the kernels' column tile, so a thread the host
+// slows takes fewer while each chunk still streams whole packed groups.
+class OutputChunks {
+ public:
+  struct Chunk {
+    size_t product;
+    int64_t n0, n1;
+  };
+
+  OutputChunks(std::span<const Product> products, int nth) : products_(products) {
+    int64_t total = 0;
+    int64_t tile = 16;
+    for (const Product& p : products) {
+      total += p.w->rows;
+      tile = std::max(tile, cpu::matmul_column_tile(p.w->type));
+    }
+    const int64_t wanted = total / (8 * static_cast<int64_t>(nth));
+    chunk_rows_ = std::clamp<int64_t>((wanted + tile - 1) / tile * tile, tile, 32 * tile);
+    for (const Product& p : products) count_ += (p.w->rows + chunk_rows_ - 1) / chunk_rows_;
+  }
+  int64_t count() const { return count_; }
+  // Chunk c (< count()).
+  Chunk at(int64_t c) const {
+    size_t j = 0;
+    for (;; ++j) {
+      const int64_t here = (products_[j].w->rows + chunk_rows_ - 1) / chunk_rows_;
+      if (c < here) break;
+      c -= here;
+    }
+    const int64_t n0 = c * chunk_rows_;
+    return {j, n0, std::min(products_[j].w->rows, n0 + chunk_rows_)};
+  }
+
+ private:
+  std::span<const Product> products_;
+  int64_t chunk_rows_ = 16;
+  int64_t count_ = 0;
+};
+
 }  // namespace
 
 void linear(cpu::ThreadCtx& ctx, const float* x, int64_t rows, int64_t cols, std::span<const Product> products,
@@ -77,17 +118,19 @@ void linear(cpu::ThreadCtx& ctx, const float* x, int64_t rows, int64_t cols, std
   }
   const auto [r0, r1] = ctx.split(rows);
   for (int s = 0; s < num_slots; ++s) cpu::prepare_activations(slot_type[s], x, cols, cols, r0, r1, act.slot(s));
+  if (ctx.ith() == 0) ctx.reset_claims();  // claimed after the barrier below
   const bool adapted = lora.rows != nullptr;
   if (adapted) {
     MET_DCHECK(products.size() <= static_cast<size_t>(LoraStep::kMaxProducts) && lora.rows->num_indices == rows);
     lora_shrink_share(ctx, x, cols, products, lora);
   }
   ctx.barrier();
-  for (size_t j = 0; j < products.size(); ++j) {
+  const OutputChunks chunks(products, ctx.nth());
+  for (int64_t c = ctx.first_claim(); c < chunks.count(); c = ctx.next_claim()) {
+    const auto [j, n0, n1] = chunks.at(c);
     const cpu::WeightMatrix& w = *products[j].w;
-    const auto [n0, n1] = ctx.split(w.rows, cpu::matmul_column_tile(w.type));
-    if (n0 < n1) cpu::matmul(w, act.slot(slot_of[j]), rows, products[j].y, w.rows, n0, n1);
-    if (adapted && n0 < n1 && products[j].lora != LoraTarget::kNone) lora_expand_columns(products[j], j, lora, n0, n1);
+    cpu::matmul(w, act.slot(slot_of[j]), rows, products[j].y, w.rows, n0, n1);
+    if (adapted && products[j].lora != LoraTarget::kNone) lora_expand_columns(products[j], j, lora, n0, n1);
   }
   ctx.barrier();
 }

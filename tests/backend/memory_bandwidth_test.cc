@@ -1,5 +1,6 @@
-// Tests for measure_read_bandwidth (src/backend/cpu/memory_bandwidth.h): it
-// returns a positive rate for any thread count (the figure itself is a
+// Tests for measure_read_bandwidth and ReadBandwidthProbe
+// (src/backend/cpu/memory_bandwidth.h): they return a positive rate for any
+// thread count, a probe every time it is asked (the figure itself is a
 // benchmark, never asserted).
 #include "backend/cpu/memory_bandwidth.h"
 
@@ -14,6 +15,11 @@ TEST(MeasureReadBandwidth, ReturnsAPositiveRate) {
 
 TEST(MeasureReadBandwidth, HandlesABufferSmallerThanAPagePerThread) {
   EXPECT_GT(measure_read_bandwidth(4, 1000, 1), 0.0);
+}
+
+TEST(ReadBandwidthProbe, MeasuresAgainOverTheSameBuffer) {
+  const ReadBandwidthProbe probe(2, size_t{8} << 20);
+  for (int i = 0; i < 3; ++i) EXPECT_GT(probe.measure(1), 0.0) << i;
 }
 
 }  // namespace

@@ -80,6 +80,34 @@ TEST(WorkerPool, SplitSharesWorkEvenly) {
   }
 }
 
+// Dynamic shares: every chunk goes to exactly one thread, round after
+// round (reset before a barrier, claimed after it), and a thread held up
+// (here: asleep while the others work) leaves its chunks to the others.
+TEST(WorkerPool, ClaimsGiveEveryChunkToOneThreadAndTheSlowOneTakesFewer) {
+  constexpr int kThreads = 3;
+  constexpr int64_t kChunks = 40;
+  WorkerPool pool(kThreads);
+  for (int round = 0; round < 5; ++round) {
+    std::vector<std::atomic<int>> owner(kChunks);
+    for (auto& o : owner) o.store(-1);
+    std::vector<int64_t> taken(kThreads, 0);
+    pool.run([&](ThreadCtx& ctx) {
+      if (ctx.ith() == 0) ctx.reset_claims();
+      ctx.barrier();
+      for (int64_t c = ctx.first_claim(); c < kChunks; c = ctx.next_claim()) {
+        if (ctx.ith() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        int expected = -1;
+        EXPECT_TRUE(owner[static_cast<size_t>(c)].compare_exchange_strong(expected, ctx.ith())) << c;
+        ++taken[static_cast<size_t>(ctx.ith())];
+      }
+      ctx.barrier();
+    });
+    for (int64_t c = 0; c < kChunks; ++c) EXPECT_GE(owner[static_cast<size_t>(c)].load(), 0) << c;
+    EXPECT_EQ(taken[0] + taken[1] + taken[2], kChunks);
+    EXPECT_LT(taken[0], kChunks / kThreads) << "round " << round;
+  }
+}
+
 TEST(WorkerPool, RunsManyJobsInARow) {
   WorkerPool pool(3);
   std::atomic<int64_t> total{0};

@@ -32,6 +32,30 @@ TEST(MetBench, JsonReportsPrefillAndEachBatchAndContext) {
   EXPECT_LT(j["decode_step_bytes"].get<double>(), j["weight_bytes"].get<double>());
 }
 
+// Each decode figure stands beside its bytes bound: its step reads the
+// weights once and each sequence's KV over its positions, so 40 more
+// positions of context add 40 tokens' KV per sequence (three times as much
+// at batch 3); its share is tok/s over the bound.
+TEST(MetBench, EachDecodeFigureHasItsBytesBound) {
+  MET_REQUIRE_SHARED(path, "models/stories260K.gguf");
+  auto r = run_command(met_binary() + " bench " + shell_quote(path) +
+                       " --prompt-tokens 8 --gen-tokens 4 --batch 1,3 --context 0,40 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["decode"].size(), 4u);  // (b1, c0), (b3, c0), (b1, c40), (b3, c40)
+  auto bytes = [&](int i) { return j["decode"][i]["step_bytes"].get<double>(); };
+  EXPECT_GT(bytes(0), j["decode_step_bytes"].get<double>());  // the weights and some KV
+  const double kv40 = bytes(2) - bytes(0);
+  EXPECT_GT(kv40, 0.0);
+  EXPECT_DOUBLE_EQ(bytes(3) - bytes(1), 3 * kv40);
+  for (const auto& d : j["decode"]) {
+    EXPECT_GT(d["read_bytes_s"].get<double>(), 0.0);
+    EXPECT_DOUBLE_EQ(d["ceiling_tok_s"].get<double>(),
+                     d["read_bytes_s"].get<double>() / d["step_bytes"].get<double>() * d["batch"].get<double>());
+    EXPECT_DOUBLE_EQ(d["ceiling_share"].get<double>(), d["tok_s"].get<double>() / d["ceiling_tok_s"].get<double>());
+  }
+}
+
 // The ceiling's bytes are `met info`'s active bytes: for stories260K (dense,
 // untied, f32, 512 × 64 embedding) every weight byte but 511 embedding rows,
 // as before MoE; for a MoE model, only the k experts a token uses.

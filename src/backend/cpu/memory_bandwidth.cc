@@ -15,10 +15,6 @@
 namespace met::cpu {
 namespace {
 
-struct FreeDeleter {
-  void operator()(uint8_t* p) const { std::free(p); }
-};
-
 // Sums 32-byte words so the loads cannot be optimised away (unsigned: the
 // sum wraps by design).
 uint64_t read_range(const uint8_t* p, size_t n) {
@@ -36,28 +32,34 @@ uint64_t read_range(const uint8_t* p, size_t n) {
 
 }  // namespace
 
-double measure_read_bandwidth(int num_threads, size_t bytes, int repeats) {
-  num_threads = std::max(1, num_threads);
-  bytes = std::max<size_t>(bytes / 4096 * 4096, 4096);
-  std::unique_ptr<uint8_t, FreeDeleter> buf(static_cast<uint8_t*>(std::aligned_alloc(4096, bytes)));
-  if (!buf) return 0.0;
-  std::memset(buf.get(), 1, bytes);  // fault every page in before timing
+ReadBandwidthProbe::ReadBandwidthProbe(int num_threads, size_t bytes)
+    : num_threads_(std::max(1, num_threads)), bytes_(std::max<size_t>(bytes / 4096 * 4096, 4096)) {
+  buf_.reset(static_cast<uint8_t*>(std::aligned_alloc(4096, bytes_)));
+  if (buf_) std::memset(buf_.get(), 1, bytes_);  // fault every page in before timing
+}
+
+double ReadBandwidthProbe::measure(int repeats) const {
+  if (!buf_) return 0.0;
   double best = 0.0;
-  std::vector<uint64_t> sinks(static_cast<size_t>(num_threads));
+  std::vector<uint64_t> sinks(static_cast<size_t>(num_threads_));
+  const size_t per = bytes_ / static_cast<size_t>(num_threads_) / 128 * 128;
   for (int r = 0; r < repeats; ++r) {
-    const size_t per = bytes / static_cast<size_t>(num_threads) / 128 * 128;
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<std::thread> threads;
-    for (int t = 0; t < num_threads; ++t) {
-      threads.emplace_back([&, t] { sinks[static_cast<size_t>(t)] = read_range(buf.get() + per * t, per); });
+    for (int t = 0; t < num_threads_; ++t) {
+      threads.emplace_back([&, t] { sinks[static_cast<size_t>(t)] = read_range(buf_.get() + per * t, per); });
     }
     for (auto& t : threads) t.join();
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    best = std::max(best, static_cast<double>(per * static_cast<size_t>(num_threads)) / s);
+    best = std::max(best, static_cast<double>(per * static_cast<size_t>(num_threads_)) / s);
   }
   volatile uint64_t keep = 0;
   for (uint64_t v : sinks) keep = keep + v;
   return best;
+}
+
+double measure_read_bandwidth(int num_threads, size_t bytes, int repeats) {
+  return ReadBandwidthProbe(num_threads, bytes).measure(repeats);
 }
 
 }  // namespace met::cpu

@@ -56,6 +56,8 @@ class WorkerPool {
   bool stop_ GUARDED_BY(mu_) = false;
   std::atomic<int> running_{0};      // threads still inside the current job
   std::atomic<uint64_t> posted_{0};  // generation visible to spinning workers
+  // Chunks claimed past each thread's first (ThreadCtx::next_claim).
+  std::atomic<int64_t> claims_{0};
   // Sense-reversing barrier.
   std::atomic<int> barrier_count_{0};
   std::atomic<uint32_t> barrier_sense_{0};
@@ -71,6 +73,16 @@ class ThreadCtx {
   // This thread's share [begin, end) of n items, split evenly in chunks that
   // are multiples of `align` (the last may be short).
   std::pair<int64_t, int64_t> split(int64_t n, int64_t align = 1) const;
+
+  // Dynamic shares, for work a core the host slows down should take less
+  // of: chunks 0, 1, ... of a shared pool go to whichever thread gets to
+  // them. Each thread starts at chunk first_claim() (its own), then takes
+  // next_claim() until past the last chunk. Protocol: one thread calls
+  // reset_claims() before a barrier that precedes every claim, and the
+  // claiming ends with a barrier before the next reset.
+  int64_t first_claim() const { return ith_; }
+  int64_t next_claim() { return nth_ + pool_.claims_.fetch_add(1, std::memory_order_relaxed); }
+  void reset_claims() { pool_.claims_.store(0, std::memory_order_relaxed); }
 
  private:
   WorkerPool& pool_;
