@@ -1,6 +1,6 @@
 // Matmul throughput per weight type and ISA tier this CPU supports, and per
-// packed layout (q8_0x16, mxfp4x16: Q8_0, MXFP4 packed at load,
-// packed_weights.h).
+// packed layout (q8_0x16, mxfp4x16, q4_kx16, q6_kx16: Q8_0, MXFP4, Q4_K,
+// Q6_K packed at load, packed_weights.h).
 //   decode/<type>/<tier>/<rows>x<cols>[/m:<m>]/threads:<t>: m = 1 (or a
 //     batch of 16; or 1, 2, 4 rows against 1024 x 1024 copies, a MoE expert's
 //     share of a batch), weights streamed from DRAM: each iteration walks copies
@@ -28,6 +28,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/cpu/kernels/matmul.h"
@@ -202,6 +203,15 @@ void register_one(WeightLayout layout, GgmlType type, Isa tier, const std::strin
   }
 }
 
+// The packed layout of `type` and its name in benchmark names.
+std::pair<WeightLayout, const char*> packed_layout_of(GgmlType type) {
+  if (type == GgmlType::kQ8_0) return {WeightLayout::kQ8_0x16, "q8_0x16"};
+  if (type == GgmlType::kQ4_K) return {WeightLayout::kQ4_Kx16, "q4_kx16"};
+  if (type == GgmlType::kQ6_K) return {WeightLayout::kQ6_Kx16, "q6_kx16"};
+  if (type == GgmlType::kIQ4_NL) return {WeightLayout::kIq4NlX16, "iq4_nlx16"};
+  return {WeightLayout::kMxfp4x16, "mxfp4x16"};
+}
+
 void register_all() {
   const Isa best = best_isa(detect_cpu_features());
   for (const GgmlType type : kTypes) {
@@ -209,9 +219,8 @@ void register_all() {
       if (tier > best) continue;
       const MatmulKernels kernels = matmul_kernels_for_isa(type, tier);
       if (kernels.matmul_packed != nullptr) {
-        const bool q8_0 = type == GgmlType::kQ8_0;
-        register_one(q8_0 ? WeightLayout::kQ8_0x16 : WeightLayout::kMxfp4x16, type, tier,
-                     fmt::format("{}/{}", q8_0 ? "q8_0x16" : "mxfp4x16", isa_name(tier)));
+        const auto [layout, layout_name] = packed_layout_of(type);
+        register_one(layout, type, tier, fmt::format("{}/{}", layout_name, isa_name(tier)));
       }
       if (kernels.matmul == nullptr) continue;
       register_one(WeightLayout::kRows, type, tier, fmt::format("{}/{}", ggml_type_name(type), isa_name(tier)));

@@ -30,6 +30,8 @@ enum class WeightLayout : uint8_t {
   kQ8_0x16,   // Q8_0 packed 16 rows at a time (packed_weights.h)
   kMxfp4x16,  // MXFP4 packed 16 rows at a time (packed_weights.h)
   kIq4NlX16,  // IQ4_NL packed 16 rows at a time (packed_weights.h)
+  kQ4_Kx16,   // Q4_K packed 16 rows at a time (packed_weights.h)
+  kQ6_Kx16,   // Q6_K packed 16 rows at a time (packed_weights.h)
 };
 
 struct WeightMatrix {

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "backend/cpu/kernels/matmul_dispatch.h"
+#include "backend/cpu/kernels/packed_kquant.h"
 #include "core/check.h"
 #include "tensor/block_types.h"
 
@@ -149,6 +150,10 @@ GgmlType packed_type(WeightLayout layout) {
       return GgmlType::kMXFP4;
     case WeightLayout::kIq4NlX16:
       return GgmlType::kIQ4_NL;
+    case WeightLayout::kQ4_Kx16:
+      return GgmlType::kQ4_K;
+    case WeightLayout::kQ6_Kx16:
+      return GgmlType::kQ6_K;
   }
   MET_CHECK(false, "kRows is not a packed layout");
   return GgmlType::kF32;
@@ -157,6 +162,8 @@ GgmlType packed_type(WeightLayout layout) {
 // Bytes of one group of a packed layout.
 size_t packed_group_bytes(WeightLayout layout, int64_t cols) {
   if (layout == WeightLayout::kQ8_0x16) return q8_0x16_group_bytes(cols);
+  if (layout == WeightLayout::kQ4_Kx16) return q4_kx16_group_bytes(cols);
+  if (layout == WeightLayout::kQ6_Kx16) return q6_kx16_group_bytes(cols);
   return layout == WeightLayout::kMxfp4x16 ? mxfp4x16_group_bytes(cols) : iq4_nlx16_group_bytes(cols);
 }
 
@@ -176,6 +183,8 @@ WeightLayout preferred_layout(GgmlType type) {
   if (type == GgmlType::kQ8_0) return WeightLayout::kQ8_0x16;
   if (type == GgmlType::kMXFP4) return WeightLayout::kMxfp4x16;
   if (type == GgmlType::kIQ4_NL) return WeightLayout::kIq4NlX16;
+  if (type == GgmlType::kQ4_K) return WeightLayout::kQ4_Kx16;
+  if (type == GgmlType::kQ6_K) return WeightLayout::kQ6_Kx16;
   return WeightLayout::kRows;
 }
 
@@ -188,6 +197,9 @@ int64_t layout_groups(WeightLayout layout, int64_t rows) {
     case WeightLayout::kMxfp4x16:
     case WeightLayout::kIq4NlX16:
       return (rows + kMxfp4x16Rows - 1) / kMxfp4x16Rows;
+    case WeightLayout::kQ4_Kx16:
+    case WeightLayout::kQ6_Kx16:
+      return (rows + kKx16Rows - 1) / kKx16Rows;
   }
   return 0;
 }
@@ -199,6 +211,8 @@ size_t layout_group_stride(const WeightMatrix& w) {
     case WeightLayout::kQ8_0x16:
     case WeightLayout::kMxfp4x16:
     case WeightLayout::kIq4NlX16:
+    case WeightLayout::kQ4_Kx16:
+    case WeightLayout::kQ6_Kx16:
       return packed_group_bytes(w.layout, w.cols);
   }
   return 0;
@@ -212,6 +226,8 @@ size_t layout_bytes(WeightLayout layout, GgmlType type, int64_t rows, int64_t co
     case WeightLayout::kQ8_0x16:
     case WeightLayout::kMxfp4x16:
     case WeightLayout::kIq4NlX16:
+    case WeightLayout::kQ4_Kx16:
+    case WeightLayout::kQ6_Kx16:
       MET_CHECK(type == packed_type(layout), "{} weights do not go in this packed layout", ggml_type_name(type));
       return static_cast<size_t>(layout_groups(layout, rows)) * packed_group_bytes(layout, cols);
   }
@@ -221,7 +237,8 @@ size_t layout_bytes(WeightLayout layout, GgmlType type, int64_t rows, int64_t co
 WeightMatrix pack_weights(const WeightMatrix& w, WeightLayout layout, uint8_t* dst, int64_t group_begin,
                           int64_t group_end) {
   MET_CHECK(w.layout == WeightLayout::kRows, "pack_weights: the source must be row-major");
-  MET_CHECK(layout != WeightLayout::kRows && w.type == packed_type(layout) && w.cols % kQk == 0,
+  MET_CHECK(layout != WeightLayout::kRows && w.type == packed_type(layout) &&
+                w.cols % ggml_type_traits(w.type).block_size == 0,
             "pack_weights: no such packed layout for {} x {}", ggml_type_name(w.type), w.cols);
   MET_CHECK(reinterpret_cast<uintptr_t>(dst) % 64 == 0, "pack_weights: dst must be 64-byte aligned");
   const size_t group_bytes = packed_group_bytes(layout, w.cols);
@@ -230,6 +247,10 @@ WeightMatrix pack_weights(const WeightMatrix& w, WeightLayout layout, uint8_t* d
     std::memset(group, 0, group_bytes);
     if (layout == WeightLayout::kQ8_0x16) {
       pack_q8_0x16_group(w, g, group);
+    } else if (layout == WeightLayout::kQ4_Kx16) {
+      pack_q4_kx16_group(w, g, group);
+    } else if (layout == WeightLayout::kQ6_Kx16) {
+      pack_q6_kx16_group(w, g, group);
     } else {
       pack_nibble_x16_group(w, g, group);
     }
@@ -252,6 +273,12 @@ void unpack_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
     case WeightLayout::kMxfp4x16:
     case WeightLayout::kIq4NlX16:
       unpack_nibble_x16_row(w, n, out);
+      return;
+    case WeightLayout::kQ4_Kx16:
+      unpack_q4_kx16_row(w, n, out);
+      return;
+    case WeightLayout::kQ6_Kx16:
+      unpack_q6_kx16_row(w, n, out);
       return;
   }
 }

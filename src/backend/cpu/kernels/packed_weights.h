@@ -31,6 +31,24 @@
 //   WeightLayout::kIq4NlX16: IQ4_NL as Mxfp4x16, each block's scale its
 //   fp16 d, so a unit's scales take 128 bytes (16 rows x 4 blocks x 2; a
 //   unit is 1152 bytes, 18 lines; a last unit k x 256 + 128).
+//   WeightLayout::kQ4_Kx16: Q4_K rows packed 16 at a time (groups as above,
+//   padding rows all zero), one unit per super-block of 256 inputs (2368
+//   bytes, 37 lines; kquant_x16_layout.h has the offsets):
+//     codes:  32 loads, load 8c + j holding row r's qs[32c + 4j .. +3] at
+//             byte 4r: its low nibbles are elements 64c + 4j .. +3 of the 16
+//             rows (sub-block 2c), its high ones 64c + 32 + 4j .. (2c + 1)
+//     scales: the 6-bit sub-block scales unpacked to bytes, sub-block s of
+//             row r at byte 16s + r; then the mins, the same way
+//     d:      16 fp16 d (row order), then 16 fp16 dmin
+//   so a kernel never decodes the 12-byte scale packing (a bijection of the
+//   16 6-bit fields: unpack_row re-packs it bit for bit).
+//   WeightLayout::kQ6_Kx16: Q6_K rows as Q4_Kx16, a unit (3392 bytes, 53
+//   lines) per super-block: 32 loads of ql (row r's ql[4j .. +3] at byte 4r
+//   of load j), 16 of qh (qh[4i .. +3]), the 16 int8 scales of each row in
+//   pairs (scales[2p], scales[2p + 1] of row r at bytes 32p + 2r, +1: one
+//   vpmovsxbw gives 16 rows' pairs as int16), 16 fp16 d, 32 zero bytes.
+//   Activations stay Q8_K for both: their per-16 sums serve Q4_K's mins
+//   and Q6_K's offset of 32.
 // Packing is exact: unpack_row() gives back the GGUF row bit for bit.
 // Threading: pure functions; PackedMatrix is immutable after pack().
 // Tested by tests/backend/packed_weights_test.cc.
@@ -49,6 +67,7 @@ namespace met::cpu {
 inline constexpr int64_t kQ8_0x16Rows = 16;
 inline constexpr int64_t kMxfp4x16Rows = 16;
 inline constexpr int64_t kIq4NlX16Rows = 16;
+inline constexpr int64_t kKx16Rows = 16;  // kQ4_Kx16, kQ6_Kx16 (packed_kquant.h)
 
 // Bytes of one 16-row group of Q8_0x16 with `cols` inputs (a multiple of 32).
 size_t q8_0x16_group_bytes(int64_t cols);
