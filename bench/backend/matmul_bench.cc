@@ -42,7 +42,7 @@ namespace met::cpu {
 namespace {
 
 constexpr GgmlType kTypes[] = {GgmlType::kF32,  GgmlType::kF16,   GgmlType::kBF16, GgmlType::kQ8_0,
-                               GgmlType::kQ4_0, GgmlType::kMXFP4, GgmlType::kQ4_K, GgmlType::kQ6_K};
+                               GgmlType::kQ4_0, GgmlType::kMXFP4, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K};
 constexpr size_t kStreamBytes = size_t{256} << 20;
 
 std::vector<float> gaussian(size_t n, uint32_t seed) {
@@ -208,6 +208,7 @@ std::pair<WeightLayout, const char*> packed_layout_of(GgmlType type) {
   if (type == GgmlType::kQ8_0) return {WeightLayout::kQ8_0x16, "q8_0x16"};
   if (type == GgmlType::kQ4_K) return {WeightLayout::kQ4_Kx16, "q4_kx16"};
   if (type == GgmlType::kQ6_K) return {WeightLayout::kQ6_Kx16, "q6_kx16"};
+  if (type == GgmlType::kQ5_K) return {WeightLayout::kQ5_Kx16, "q5_kx16"};
   if (type == GgmlType::kIQ4_NL) return {WeightLayout::kIq4NlX16, "iq4_nlx16"};
   return {WeightLayout::kMxfp4x16, "mxfp4x16"};
 }

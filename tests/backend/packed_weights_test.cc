@@ -1,5 +1,5 @@
 // Tests for packed_weights.h and the kernels that read packed layouts
-// (Q8_0x16, Mxfp4x16, Iq4NlX16, Q4_Kx16, Q6_Kx16): packing is exact (every row unpacks to its GGUF
+// (Q8_0x16, Mxfp4x16, Iq4NlX16, Q4_Kx16, Q5_Kx16, Q6_Kx16): packing is exact (every row unpacks to its GGUF
 // bytes, padding rows included in the byte count), and each tier's packed
 // kernel matches the scalar reference run on the row-major original
 // (ref::matmul_q8_0, ref::matmul_mxfp4: the oracles), on random data over
@@ -9,7 +9,7 @@
 // offset within a group; a row's outputs are bit-identical alone or in a
 // batch. MXFP4 rows include every code in both nibbles and exponents from
 // the subnormal scales (e = 0, 1) to e = 201; Q4_K rows 6-bit scales and
-// mins of 0 and 63, Q6_K rows scales -128 and 127 and codes 0 and 63. The
+// mins of 0 and 63 (Q5_K: and codes 0 and 31), Q6_K rows scales -128 and 127 and codes 0 and 63. The
 // K-quant layouts run the same shapes with 256-input blocks in place of 32.
 // Tolerance as matmul_test.cc's integer paths: 4e-6 of sum_k |w_k a_k|.
 #include "backend/cpu/kernels/packed_weights.h"
@@ -40,12 +40,13 @@ constexpr double kPackTolerance = 4e-6;
 constexpr float kPackCanary = -12345.0f;
 constexpr WeightLayout kPackedLayouts[] = {WeightLayout::kQ8_0x16, WeightLayout::kMxfp4x16,
                                            WeightLayout::kIq4NlX16, WeightLayout::kQ4_Kx16,
-                                           WeightLayout::kQ6_Kx16};
+                                           WeightLayout::kQ5_Kx16, WeightLayout::kQ6_Kx16};
 
 GgmlType type_of(WeightLayout layout) {
   if (layout == WeightLayout::kQ8_0x16) return GgmlType::kQ8_0;
   if (layout == WeightLayout::kQ4_Kx16) return GgmlType::kQ4_K;
   if (layout == WeightLayout::kQ6_Kx16) return GgmlType::kQ6_K;
+  if (layout == WeightLayout::kQ5_Kx16) return GgmlType::kQ5_K;
   return layout == WeightLayout::kMxfp4x16 ? GgmlType::kMXFP4 : GgmlType::kIQ4_NL;
 }
 
@@ -53,13 +54,15 @@ std::string layout_name(WeightLayout layout) {
   if (layout == WeightLayout::kQ8_0x16) return "q8_0x16";
   if (layout == WeightLayout::kQ4_Kx16) return "q4_kx16";
   if (layout == WeightLayout::kQ6_Kx16) return "q6_kx16";
+  if (layout == WeightLayout::kQ5_Kx16) return "q5_kx16";
   return layout == WeightLayout::kMxfp4x16 ? "mxfp4x16" : "iq4_nlx16";
 }
 
 // The K-quant layouts' blocks are 256 inputs, the others' 32: `cols` given
 // in 32-input blocks scaled to the same count of the layout's blocks.
 int64_t scaled_cols(WeightLayout layout, int64_t cols) {
-  const bool k_quant = layout == WeightLayout::kQ4_Kx16 || layout == WeightLayout::kQ6_Kx16;
+  const bool k_quant = layout == WeightLayout::kQ4_Kx16 || layout == WeightLayout::kQ5_Kx16 ||
+                       layout == WeightLayout::kQ6_Kx16;
   return k_quant ? cols / kQk * kQkK : cols;
 }
 
@@ -84,6 +87,14 @@ void add_extremes(RowMajor& out) {
     const uint8_t scales[8] = {63, 0, 63, 1, 62, 63, 0, 63}, mins[8] = {0, 63, 63, 0, 1, 63, 62, 63};
     met::ref::pack_k4_scale_mins(scales, mins, first[0].scales);
     for (int j = 0; j < kQkK / 2; ++j) first[0].qs[j] = static_cast<uint8_t>((j % 16) | (15 - j % 16) << 4);
+    return;
+  }
+  if (out.w.type == GgmlType::kQ5_K) {  // scales and mins 0 and 63, codes 0 and 31 (every qh bit both ways)
+    auto* first = reinterpret_cast<BlockQ5_K*>(out.bytes.data());
+    const uint8_t scales[8] = {63, 0, 63, 1, 62, 63, 0, 63}, mins[8] = {63, 63, 0, 0, 63, 1, 62, 63};
+    met::ref::pack_k4_scale_mins(scales, mins, first[0].scales);
+    for (int j = 0; j < kQkK / 2; ++j) first[0].qs[j] = static_cast<uint8_t>(j % 3 == 0 ? 0xFF : 0x00);
+    for (int j = 0; j < kQkK / 8; ++j) first[0].qh[j] = static_cast<uint8_t>(j % 2 == 0 ? 0xFF : 0x00);
     return;
   }
   if (out.w.type == GgmlType::kQ6_K) {  // scales -128 and 127, codes 0 and 63 (all bits of ql, qh)
@@ -215,6 +226,7 @@ TEST(PackedWeights, KQuantX16TakesWholeCacheLinesPerSuperBlock) {
   EXPECT_EQ(layout_bytes(WeightLayout::kQ4_Kx16, GgmlType::kQ4_K, 32, 4096),
             layout_bytes(WeightLayout::kRows, GgmlType::kQ4_K, 32, 4096) + 32u * 16 * 4);
   EXPECT_EQ(layout_bytes(WeightLayout::kQ6_Kx16, GgmlType::kQ6_K, 17, 512), 2u * 2 * 3392);
+  EXPECT_EQ(layout_bytes(WeightLayout::kQ5_Kx16, GgmlType::kQ5_K, 16, 256), 2880u);  // 45 lines
   EXPECT_EQ(layout_groups(WeightLayout::kQ4_Kx16, 17), 2);
 }
 
@@ -269,7 +281,8 @@ std::vector<double> pack_magnitudes(const PackProblem& p) {
   }
   for (int64_t i = 0; i < p.m; ++i) {
     const uint8_t* row = p.act.data() + static_cast<size_t>(i) * act_row;
-    if (p.rows.w.type == GgmlType::kQ4_K || p.rows.w.type == GgmlType::kQ6_K) {
+    const GgmlType type = p.rows.w.type;
+    if (type == GgmlType::kQ4_K || type == GgmlType::kQ5_K || type == GgmlType::kQ6_K) {
       met::ref::dequantize_row_q8_k(row, a.data() + i * cols, cols);
     } else {
       met::ref::dequantize_row_q8_0(row, a.data() + i * cols, cols);

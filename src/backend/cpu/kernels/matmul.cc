@@ -104,7 +104,7 @@ constexpr Entry kAvx512[] = {
     {GgmlType::kQ4_0, {prepare_q8_0_fast, avx512::matmul_q4_0}},
     {GgmlType::kMXFP4, {prepare_q8_0_fast, avx512::matmul_mxfp4, avx512::matmul_mxfp4x16}},
     {GgmlType::kQ4_K, {avx512::prepare_q8_k, avx512::matmul_q4_k, avx512::matmul_q4_kx16}},
-    {GgmlType::kQ5_K, {avx512::prepare_q8_k, avx512::matmul_q5_k}},
+    {GgmlType::kQ5_K, {avx512::prepare_q8_k, avx512::matmul_q5_k, avx512::matmul_q5_kx16}},
     {GgmlType::kIQ4_NL, {prepare_q8_0_fast, avx512::matmul_iq4_nl, avx512::matmul_iq4_nlx16}},
     {GgmlType::kQ5_0, {prepare_q8_0_fast, avx512::matmul_q5_0}},
     {GgmlType::kQ4_1, {prepare_q8_0_fast, avx512::matmul_q4_1}},

@@ -134,8 +134,9 @@ void matmul_q5_1(const MatmulTask& task);
 void matmul_q8_0x16(const MatmulTask& task);
 void matmul_mxfp4x16(const MatmulTask& task);
 void matmul_iq4_nlx16(const MatmulTask& task);
-// matmul_kx16_avx512.cc: weights in WeightLayout::kQ4_Kx16, kQ6_Kx16
+// matmul_kx16_avx512.cc: weights in WeightLayout::kQ4_Kx16, kQ5_Kx16, kQ6_Kx16
 void matmul_q4_kx16(const MatmulTask& task);
+void matmul_q5_kx16(const MatmulTask& task);
 void matmul_q6_kx16(const MatmulTask& task);
 // matmul_kquant_avx512.cc
 void matmul_q4_k(const MatmulTask& task);

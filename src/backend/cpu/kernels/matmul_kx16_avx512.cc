@@ -1,5 +1,5 @@
-// AVX-512 VNNI matmul for the packed K-quant layouts WeightLayout::kQ4_Kx16
-// and kQ6_Kx16 (packed_weights.h) against Q8_K activations. Each aligned
+// AVX-512 VNNI matmul for the packed K-quant layouts WeightLayout::kQ4_Kx16,
+// kQ5_Kx16 and kQ6_Kx16 (packed_weights.h) against Q8_K activations. Each aligned
 // 64-byte load of a unit holds 4 bytes of each of the 16 rows of a group, so
 // after a mask or shift it is the unsigned operand of one vpdpbusd whose 16
 // int32 lanes are the 16 output rows, against 4 activation codes broadcast.
@@ -9,6 +9,8 @@
 //     one vpmovzxbd, vpmulld: exact in int32), the mins as vpdpwssd of (m, m)
 //     pairs against the activation's per-16 sums. One float step per
 //     super-block: d_a d * I - d_a dmin * M, as the reference.
+//   Q5_Kx16: as Q4_Kx16, each operand's bit 4 merged in from a load of qh
+//     (a shift and a vpternlogd).
 //   Q6_Kx16: per half and pass of 32 inputs, 12 loads (ql, ql, qh) give 16
 //     operands of 6-bit codes (vpternlogd merges each nibble with its two
 //     high bits); per activation row four chains of 4 vpdpbusd (one per
@@ -59,25 +61,48 @@ void prefetch_ahead(const uint8_t* unit, size_t unit_bytes) {
   }
 }
 
-// Chunk c (inputs 64c .. 64c + 63) of a Q4_Kx16 unit for R activation
-// super-blocks `a`: isum += scale-weighted dots, msum += mins x sums.
-template <int R>
-[[gnu::always_inline]] inline void q4_k_chunk(const uint8_t* unit, int c, const uint8_t* const (&a)[R],
-                                              __m512i (&isum)[R], __m512i (&msum)[R]) {
+// Where a Q4_Kx16 or Q5_Kx16 unit keeps its fields (kquant_x16_layout.h);
+// kQh = 0: no fifth bit.
+struct Q4_KFields {
+  static constexpr size_t kCodes = kx16::kQ4_KCodes, kQh = 0, kScales = kx16::kQ4_KScales;
+  static constexpr size_t kMins = kx16::kQ4_KMins, kD = kx16::kQ4_KD, kDmin = kx16::kQ4_KDmin;
+  static constexpr size_t kUnitBytes = kx16::kQ4_KUnitBytes;
+};
+struct Q5_KFields {
+  static constexpr size_t kCodes = kx16::kQ5_KCodes, kQh = kx16::kQ5_KQh, kScales = kx16::kQ5_KScales;
+  static constexpr size_t kMins = kx16::kQ5_KMins, kD = kx16::kQ5_KD, kDmin = kx16::kQ5_KDmin;
+  static constexpr size_t kUnitBytes = kx16::kQ5_KUnitBytes;
+};
+
+// Chunk c (inputs 64c .. 64c + 63) of a Q4_Kx16 or Q5_Kx16 unit for R
+// activation super-blocks `a`: isum += scale-weighted dots, msum += mins x
+// sums. Q5_K's fifth bit of element 64c + l is bit 2c of qh[l] (2c + 1 for
+// 64c + 32 + l): qh shifted right by 2c, then its bits 0 and 1 to bit 4.
+template <class F, int R>
+[[gnu::always_inline]] inline void scale_min_chunk(const uint8_t* unit, int c, const uint8_t* const (&a)[R],
+                                                   __m512i (&isum)[R], __m512i (&msum)[R]) {
   const __m512i low_mask = _mm512_set1_epi8(0x0F);
   __m512i lo[8], hi[8];
 #pragma GCC unroll 8
   for (int j = 0; j < 8; ++j) {
-    const __m512i v = _mm512_load_si512(unit + kx16::kQ4_KCodes + kx16::kLine * static_cast<size_t>(8 * c + j));
+    const __m512i v = _mm512_load_si512(unit + F::kCodes + kx16::kLine * static_cast<size_t>(8 * c + j));
     lo[j] = _mm512_and_si512(v, low_mask);
     hi[j] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low_mask);
+    if constexpr (F::kQh != 0) {  // Q5_K
+      constexpr int kOrAnd = 0xF8;  // a | (b & c)
+      const __m512i bit4 = _mm512_set1_epi8(0x10);
+      const __m512i qh = _mm512_srl_epi16(_mm512_load_si512(unit + F::kQh + kx16::kLine * static_cast<size_t>(j)),
+                                          _mm_cvtsi32_si128(2 * c));
+      lo[j] = _mm512_ternarylogic_epi32(lo[j], _mm512_slli_epi16(qh, 4), bit4, kOrAnd);
+      hi[j] = _mm512_ternarylogic_epi32(hi[j], _mm512_slli_epi16(qh, 3), bit4, kOrAnd);
+    }
   }
   const auto widen = [&](size_t offset, int s) {
     return _mm512_cvtepu8_epi32(
         _mm_load_si128(reinterpret_cast<const __m128i*>(unit + offset + 16 * static_cast<size_t>(s))));
   };
-  const __m512i sc_lo = widen(kx16::kQ4_KScales, 2 * c), sc_hi = widen(kx16::kQ4_KScales, 2 * c + 1);
-  const __m512i m_lo = widen(kx16::kQ4_KMins, 2 * c), m_hi = widen(kx16::kQ4_KMins, 2 * c + 1);
+  const __m512i sc_lo = widen(F::kScales, 2 * c), sc_hi = widen(F::kScales, 2 * c + 1);
+  const __m512i m_lo = widen(F::kMins, 2 * c), m_hi = widen(F::kMins, 2 * c + 1);
   const __m512i mins_lo = _mm512_or_si512(m_lo, _mm512_slli_epi32(m_lo, 16));  // (m, m) int16 pairs
   const __m512i mins_hi = _mm512_or_si512(m_hi, _mm512_slli_epi32(m_hi, 16));
 #pragma GCC unroll 4
@@ -97,15 +122,16 @@ template <int R>
   }
 }
 
-struct Q4_Kx16 {
-  static constexpr size_t kUnitBytes = kx16::kQ4_KUnitBytes;
+template <class F>
+struct ScaleMinX16 {
+  static constexpr size_t kUnitBytes = F::kUnitBytes;
   // acc[r] += row r's terms of the super-block at `unit`.
   template <int R>
   static void unit_step(const uint8_t* unit, const uint8_t* const (&a)[R], __m512 (&acc)[R]) {
     __m512i isum[R], msum[R];
     for (int r = 0; r < R; ++r) isum[r] = msum[r] = _mm512_setzero_si512();
-    for (int c = 0; c < 4; ++c) q4_k_chunk<R>(unit, c, a, isum, msum);
-    const __m512 d = load_ph16(unit + kx16::kQ4_KD), dmin = load_ph16(unit + kx16::kQ4_KDmin);
+    for (int c = 0; c < 4; ++c) scale_min_chunk<F, R>(unit, c, a, isum, msum);
+    const __m512 d = load_ph16(unit + F::kD), dmin = load_ph16(unit + F::kDmin);
     for (int r = 0; r < R; ++r) {
       const __m512 da = _mm512_set1_ps(load_f32(a[r]));
       acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[r]), _mm512_mul_ps(d, da), acc[r]);
@@ -233,7 +259,9 @@ void run_kx16_groups(const MatmulTask& t) {
 
 }  // namespace
 
-void matmul_q4_kx16(const MatmulTask& t) { run_kx16_groups<Q4_Kx16>(t); }
+void matmul_q4_kx16(const MatmulTask& t) { run_kx16_groups<ScaleMinX16<Q4_KFields>>(t); }
+
+void matmul_q5_kx16(const MatmulTask& t) { run_kx16_groups<ScaleMinX16<Q5_KFields>>(t); }
 
 void matmul_q6_kx16(const MatmulTask& t) { run_kx16_groups<Q6_Kx16>(t); }
 

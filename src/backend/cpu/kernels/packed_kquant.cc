@@ -6,6 +6,7 @@
 #include "backend/cpu/kernels/packed_kquant.h"
 
 #include <cstring>
+#include <type_traits>
 
 #include "backend/cpu/kernels/kquant_x16_layout.h"
 #include "tensor/block_types.h"
@@ -40,27 +41,40 @@ const uint8_t* kx16_source_row(const WeightMatrix& w, int64_t n) {
   return n < w.rows ? w.data + static_cast<size_t>(n) * w.row_bytes : nullptr;
 }
 
-void pack_q4_k_block(const BlockQ4_K& block, int r, uint8_t* unit) {
-  interleave_quads(block.qs, 32, r, unit + kx16::kQ4_KCodes);
+// Where a Q4_K or Q5_K unit keeps its fields (kquant_x16_layout.h).
+struct ScaleMinUnit {
+  size_t codes, qh, scales, mins, d, dmin;
+};
+constexpr ScaleMinUnit kQ4_KFields{kx16::kQ4_KCodes, 0, kx16::kQ4_KScales, kx16::kQ4_KMins, kx16::kQ4_KD,
+                                   kx16::kQ4_KDmin};
+constexpr ScaleMinUnit kQ5_KFields{kx16::kQ5_KCodes, kx16::kQ5_KQh, kx16::kQ5_KScales, kx16::kQ5_KMins,
+                                   kx16::kQ5_KD, kx16::kQ5_KDmin};
+
+template <class Block, const ScaleMinUnit& kUnit>
+void pack_scale_min_block(const Block& block, int r, uint8_t* unit) {
+  interleave_quads(block.qs, 32, r, unit + kUnit.codes);
+  if constexpr (std::is_same_v<Block, BlockQ5_K>) interleave_quads(block.qh, 8, r, unit + kUnit.qh);
   for (int s = 0; s < 8; ++s) {
     const met::ref::ScaleMin sm = met::ref::unpack_k4_scale_min(block.scales, s);
-    unit[kx16::kQ4_KScales + 16 * static_cast<size_t>(s) + static_cast<size_t>(r)] = sm.scale;
-    unit[kx16::kQ4_KMins + 16 * static_cast<size_t>(s) + static_cast<size_t>(r)] = sm.min;
+    unit[kUnit.scales + 16 * static_cast<size_t>(s) + static_cast<size_t>(r)] = sm.scale;
+    unit[kUnit.mins + 16 * static_cast<size_t>(s) + static_cast<size_t>(r)] = sm.min;
   }
-  std::memcpy(unit + kx16::kQ4_KD + 2 * static_cast<size_t>(r), &block.d, sizeof(uint16_t));
-  std::memcpy(unit + kx16::kQ4_KDmin + 2 * static_cast<size_t>(r), &block.dmin, sizeof(uint16_t));
+  std::memcpy(unit + kUnit.d + 2 * static_cast<size_t>(r), &block.d, sizeof(uint16_t));
+  std::memcpy(unit + kUnit.dmin + 2 * static_cast<size_t>(r), &block.dmin, sizeof(uint16_t));
 }
 
-void unpack_q4_k_block(const uint8_t* unit, int r, BlockQ4_K& block) {
-  gather_quads(unit + kx16::kQ4_KCodes, 32, r, block.qs);
+template <class Block, const ScaleMinUnit& kUnit>
+void unpack_scale_min_block(const uint8_t* unit, int r, Block& block) {
+  gather_quads(unit + kUnit.codes, 32, r, block.qs);
+  if constexpr (std::is_same_v<Block, BlockQ5_K>) gather_quads(unit + kUnit.qh, 8, r, block.qh);
   uint8_t scales[8], mins[8];
   for (int s = 0; s < 8; ++s) {
-    scales[s] = unit[kx16::kQ4_KScales + 16 * static_cast<size_t>(s) + static_cast<size_t>(r)];
-    mins[s] = unit[kx16::kQ4_KMins + 16 * static_cast<size_t>(s) + static_cast<size_t>(r)];
+    scales[s] = unit[kUnit.scales + 16 * static_cast<size_t>(s) + static_cast<size_t>(r)];
+    mins[s] = unit[kUnit.mins + 16 * static_cast<size_t>(s) + static_cast<size_t>(r)];
   }
   met::ref::pack_k4_scale_mins(scales, mins, block.scales);
-  std::memcpy(&block.d, unit + kx16::kQ4_KD + 2 * static_cast<size_t>(r), sizeof(uint16_t));
-  std::memcpy(&block.dmin, unit + kx16::kQ4_KDmin + 2 * static_cast<size_t>(r), sizeof(uint16_t));
+  std::memcpy(&block.d, unit + kUnit.d + 2 * static_cast<size_t>(r), sizeof(uint16_t));
+  std::memcpy(&block.dmin, unit + kUnit.dmin + 2 * static_cast<size_t>(r), sizeof(uint16_t));
 }
 
 // Scale g of a Q6_K row r sits at byte 32 (g / 2) + 2r + g % 2.
@@ -111,10 +125,16 @@ void unpack_kx16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
 
 size_t q4_kx16_group_bytes(int64_t cols) { return static_cast<size_t>(cols / kQkK) * kx16::kQ4_KUnitBytes; }
 
+size_t q5_kx16_group_bytes(int64_t cols) { return static_cast<size_t>(cols / kQkK) * kx16::kQ5_KUnitBytes; }
+
 size_t q6_kx16_group_bytes(int64_t cols) { return static_cast<size_t>(cols / kQkK) * kx16::kQ6_KUnitBytes; }
 
 void pack_q4_kx16_group(const WeightMatrix& w, int64_t g, uint8_t* group) {
-  pack_kx16_group<BlockQ4_K, kx16::kQ4_KUnitBytes, pack_q4_k_block>(w, g, group);
+  pack_kx16_group<BlockQ4_K, kx16::kQ4_KUnitBytes, pack_scale_min_block<BlockQ4_K, kQ4_KFields>>(w, g, group);
+}
+
+void pack_q5_kx16_group(const WeightMatrix& w, int64_t g, uint8_t* group) {
+  pack_kx16_group<BlockQ5_K, kx16::kQ5_KUnitBytes, pack_scale_min_block<BlockQ5_K, kQ5_KFields>>(w, g, group);
 }
 
 void pack_q6_kx16_group(const WeightMatrix& w, int64_t g, uint8_t* group) {
@@ -122,7 +142,11 @@ void pack_q6_kx16_group(const WeightMatrix& w, int64_t g, uint8_t* group) {
 }
 
 void unpack_q4_kx16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
-  unpack_kx16_row<BlockQ4_K, kx16::kQ4_KUnitBytes, unpack_q4_k_block>(w, n, out);
+  unpack_kx16_row<BlockQ4_K, kx16::kQ4_KUnitBytes, unpack_scale_min_block<BlockQ4_K, kQ4_KFields>>(w, n, out);
+}
+
+void unpack_q5_kx16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
+  unpack_kx16_row<BlockQ5_K, kx16::kQ5_KUnitBytes, unpack_scale_min_block<BlockQ5_K, kQ5_KFields>>(w, n, out);
 }
 
 void unpack_q6_kx16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {

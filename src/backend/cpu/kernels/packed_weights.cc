@@ -154,6 +154,8 @@ GgmlType packed_type(WeightLayout layout) {
       return GgmlType::kQ4_K;
     case WeightLayout::kQ6_Kx16:
       return GgmlType::kQ6_K;
+    case WeightLayout::kQ5_Kx16:
+      return GgmlType::kQ5_K;
   }
   MET_CHECK(false, "kRows is not a packed layout");
   return GgmlType::kF32;
@@ -164,6 +166,7 @@ size_t packed_group_bytes(WeightLayout layout, int64_t cols) {
   if (layout == WeightLayout::kQ8_0x16) return q8_0x16_group_bytes(cols);
   if (layout == WeightLayout::kQ4_Kx16) return q4_kx16_group_bytes(cols);
   if (layout == WeightLayout::kQ6_Kx16) return q6_kx16_group_bytes(cols);
+  if (layout == WeightLayout::kQ5_Kx16) return q5_kx16_group_bytes(cols);
   return layout == WeightLayout::kMxfp4x16 ? mxfp4x16_group_bytes(cols) : iq4_nlx16_group_bytes(cols);
 }
 
@@ -185,6 +188,7 @@ WeightLayout preferred_layout(GgmlType type) {
   if (type == GgmlType::kIQ4_NL) return WeightLayout::kIq4NlX16;
   if (type == GgmlType::kQ4_K) return WeightLayout::kQ4_Kx16;
   if (type == GgmlType::kQ6_K) return WeightLayout::kQ6_Kx16;
+  if (type == GgmlType::kQ5_K) return WeightLayout::kQ5_Kx16;
   return WeightLayout::kRows;
 }
 
@@ -199,6 +203,7 @@ int64_t layout_groups(WeightLayout layout, int64_t rows) {
       return (rows + kMxfp4x16Rows - 1) / kMxfp4x16Rows;
     case WeightLayout::kQ4_Kx16:
     case WeightLayout::kQ6_Kx16:
+    case WeightLayout::kQ5_Kx16:
       return (rows + kKx16Rows - 1) / kKx16Rows;
   }
   return 0;
@@ -213,6 +218,7 @@ size_t layout_group_stride(const WeightMatrix& w) {
     case WeightLayout::kIq4NlX16:
     case WeightLayout::kQ4_Kx16:
     case WeightLayout::kQ6_Kx16:
+    case WeightLayout::kQ5_Kx16:
       return packed_group_bytes(w.layout, w.cols);
   }
   return 0;
@@ -228,6 +234,7 @@ size_t layout_bytes(WeightLayout layout, GgmlType type, int64_t rows, int64_t co
     case WeightLayout::kIq4NlX16:
     case WeightLayout::kQ4_Kx16:
     case WeightLayout::kQ6_Kx16:
+    case WeightLayout::kQ5_Kx16:
       MET_CHECK(type == packed_type(layout), "{} weights do not go in this packed layout", ggml_type_name(type));
       return static_cast<size_t>(layout_groups(layout, rows)) * packed_group_bytes(layout, cols);
   }
@@ -251,6 +258,8 @@ WeightMatrix pack_weights(const WeightMatrix& w, WeightLayout layout, uint8_t* d
       pack_q4_kx16_group(w, g, group);
     } else if (layout == WeightLayout::kQ6_Kx16) {
       pack_q6_kx16_group(w, g, group);
+    } else if (layout == WeightLayout::kQ5_Kx16) {
+      pack_q5_kx16_group(w, g, group);
     } else {
       pack_nibble_x16_group(w, g, group);
     }
@@ -279,6 +288,9 @@ void unpack_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
       return;
     case WeightLayout::kQ6_Kx16:
       unpack_q6_kx16_row(w, n, out);
+      return;
+    case WeightLayout::kQ5_Kx16:
+      unpack_q5_kx16_row(w, n, out);
       return;
   }
 }

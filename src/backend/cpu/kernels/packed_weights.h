@@ -42,6 +42,9 @@
 //     d:      16 fp16 d (row order), then 16 fp16 dmin
 //   so a kernel never decodes the 12-byte scale packing (a bijection of the
 //   16 6-bit fields: unpack_row re-packs it bit for bit).
+//   WeightLayout::kQ5_Kx16: Q5_K rows as Q4_Kx16, with 8 loads of qh after
+//   the codes (row r's qh[4i .. +3] at byte 4r of load i): 2880 bytes, 45
+//   lines a unit.
 //   WeightLayout::kQ6_Kx16: Q6_K rows as Q4_Kx16, a unit (3392 bytes, 53
 //   lines) per super-block: 32 loads of ql (row r's ql[4j .. +3] at byte 4r
 //   of load j), 16 of qh (qh[4i .. +3]), the 16 int8 scales of each row in
@@ -67,7 +70,7 @@ namespace met::cpu {
 inline constexpr int64_t kQ8_0x16Rows = 16;
 inline constexpr int64_t kMxfp4x16Rows = 16;
 inline constexpr int64_t kIq4NlX16Rows = 16;
-inline constexpr int64_t kKx16Rows = 16;  // kQ4_Kx16, kQ6_Kx16 (packed_kquant.h)
+inline constexpr int64_t kKx16Rows = 16;  // kQ4_Kx16, kQ5_Kx16, kQ6_Kx16 (packed_kquant.h)
 
 // Bytes of one 16-row group of Q8_0x16 with `cols` inputs (a multiple of 32).
 size_t q8_0x16_group_bytes(int64_t cols);
