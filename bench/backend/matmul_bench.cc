@@ -28,6 +28,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/cpu/kernels/matmul.h"
@@ -41,7 +42,7 @@ namespace met::cpu {
 namespace {
 
 constexpr GgmlType kTypes[] = {GgmlType::kF32,  GgmlType::kF16,   GgmlType::kBF16, GgmlType::kQ8_0,
-                               GgmlType::kQ4_0, GgmlType::kMXFP4, GgmlType::kQ4_K, GgmlType::kQ6_K};
+                               GgmlType::kQ4_0, GgmlType::kMXFP4, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K};
 constexpr size_t kStreamBytes = size_t{256} << 20;
 
 std::vector<float> gaussian(size_t n, uint32_t seed) {

@@ -1,5 +1,5 @@
 // Tests for packed_weights.h and the kernels that read packed layouts
-// (Q8_0x16 and Mxfp4x16): packing is exact (every row unpacks to its GGUF
+// (Q8_0x16, Mxfp4x16, Iq4NlX16, Q4_Kx16, Q5_Kx16, Q6_Kx16): packing is exact (every row unpacks to its GGUF
 // bytes, padding rows included in the byte count), and each tier's packed
 // kernel matches the scalar reference run on the row-major original
 // (ref::matmul_q8_0, ref::matmul_mxfp4: the oracles), on random data over
@@ -8,7 +8,9 @@
 // that leave a partial last group, odd output ranges and splits at every
 // offset within a group; a row's outputs are bit-identical alone or in a
 // batch. MXFP4 rows include every code in both nibbles and exponents from
-// the subnormal scales (e = 0, 1) to e = 201.
+// the subnormal scales (e = 0, 1) to e = 201; Q4_K rows 6-bit scales and
+// mins of 0 and 63 (Q5_K: and codes 0 and 31), Q6_K rows scales -128 and 127 and codes 0 and 63. The
+// K-quant layouts run the same shapes with 256-input blocks in place of 32.
 // Tolerance as matmul_test.cc's integer paths: 4e-6 of sum_k |w_k a_k|.
 #include "backend/cpu/kernels/packed_weights.h"
 
@@ -27,6 +29,7 @@
 #include "tensor/block_types.h"
 #include "tensor/half.h"
 #include "tensor/quantize.h"
+#include "tensor/reference/k_scales.h"
 #include "tensor/reference/reference_kernels.h"
 #include "tensor/tensor_testing.h"
 
@@ -36,8 +39,9 @@ namespace {
 constexpr double kPackTolerance = 4e-6;
 constexpr float kPackCanary = -12345.0f;
 constexpr WeightLayout kPackedLayouts[] = {WeightLayout::kQ8_0x16, WeightLayout::kMxfp4x16,
-                                           WeightLayout::kIq4NlX16, WeightLayout::kF16x16,
-                                           WeightLayout::kBf16x16};
+                                           WeightLayout::kIq4NlX16, WeightLayout::kQ4_Kx16,
+                                           WeightLayout::kQ5_Kx16, WeightLayout::kQ6_Kx16,
+                                           WeightLayout::kF16x16, WeightLayout::kBf16x16};
 
 GgmlType type_of(WeightLayout layout) {
   switch (layout) {
@@ -49,6 +53,12 @@ GgmlType type_of(WeightLayout layout) {
       return GgmlType::kMXFP4;
     case WeightLayout::kIq4NlX16:
       return GgmlType::kIQ4_NL;
+    case WeightLayout::kQ4_Kx16:
+      return GgmlType::kQ4_K;
+    case WeightLayout::kQ6_Kx16:
+      return GgmlType::kQ6_K;
+    case WeightLayout::kQ5_Kx16:
+      return GgmlType::kQ5_K;
     case WeightLayout::kF16x16:
       return GgmlType::kF16;
     case WeightLayout::kBf16x16:
@@ -66,6 +76,14 @@ bool is_float(WeightLayout layout) { return layout == WeightLayout::kF16x16 || l
 std::vector<int64_t> cols_for(WeightLayout layout, std::vector<int64_t> cols) {
   if (is_float(layout)) cols.insert(cols.end(), {1, 7, 33, 161});
   return cols;
+}
+
+// The K-quant layouts' blocks are 256 inputs, the others' 32: `cols` given
+// in 32-input blocks scaled to the same count of the layout's blocks.
+int64_t scaled_cols(WeightLayout layout, int64_t cols) {
+  const bool k_quant = layout == WeightLayout::kQ4_Kx16 || layout == WeightLayout::kQ5_Kx16 ||
+                       layout == WeightLayout::kQ6_Kx16;
+  return k_quant ? cols / kQk * kQkK : cols;
 }
 
 struct RowMajor {
@@ -93,6 +111,31 @@ void add_extremes(RowMajor& out) {
     auto* first = reinterpret_cast<BlockQ8_0*>(out.bytes.data());
     first[0].qs[0] = -128;
     first[0].qs[1] = 127;
+    return;
+  }
+  if (out.w.type == GgmlType::kQ4_K) {  // every 6-bit scale and min at 0 and 63, every code in both nibbles
+    auto* first = reinterpret_cast<BlockQ4_K*>(out.bytes.data());
+    const uint8_t scales[8] = {63, 0, 63, 1, 62, 63, 0, 63}, mins[8] = {0, 63, 63, 0, 1, 63, 62, 63};
+    met::ref::pack_k4_scale_mins(scales, mins, first[0].scales);
+    for (int j = 0; j < kQkK / 2; ++j) first[0].qs[j] = static_cast<uint8_t>((j % 16) | (15 - j % 16) << 4);
+    return;
+  }
+  if (out.w.type == GgmlType::kQ5_K) {  // scales and mins 0 and 63, codes 0 and 31 (every qh bit both ways)
+    auto* first = reinterpret_cast<BlockQ5_K*>(out.bytes.data());
+    const uint8_t scales[8] = {63, 0, 63, 1, 62, 63, 0, 63}, mins[8] = {63, 63, 0, 0, 63, 1, 62, 63};
+    met::ref::pack_k4_scale_mins(scales, mins, first[0].scales);
+    for (int j = 0; j < kQkK / 2; ++j) first[0].qs[j] = static_cast<uint8_t>(j % 3 == 0 ? 0xFF : 0x00);
+    for (int j = 0; j < kQkK / 8; ++j) first[0].qh[j] = static_cast<uint8_t>(j % 2 == 0 ? 0xFF : 0x00);
+    return;
+  }
+  if (out.w.type == GgmlType::kQ6_K) {  // scales -128 and 127, codes 0 and 63 (all bits of ql, qh)
+    auto* first = reinterpret_cast<BlockQ6_K*>(out.bytes.data());
+    first[0].scales[0] = -128;
+    first[0].scales[15] = 127;
+    first[0].ql[0] = 0xFF;
+    first[0].qh[0] = 0xFF;
+    first[0].ql[1] = 0x00;
+    first[0].qh[1] = 0x00;
     return;
   }
   const int64_t num_blocks = out.w.cols / kQk;
@@ -129,7 +172,8 @@ RowMajor random_rows(GgmlType type, int64_t rows, int64_t cols, uint32_t seed) {
 TEST(PackedWeights, EveryLayoutUnpacksToTheSameRows) {
   for (const WeightLayout layout : kPackedLayouts) {
     for (const int64_t rows : {1, 3, 15, 16, 17, 40}) {
-      for (const int64_t cols : cols_for(layout, {32, 64, 96, 128, 160, 224, 1056})) {
+      for (const int64_t block_cols : cols_for(layout, {32, 64, 96, 128, 160, 224, 1056})) {
+        const int64_t cols = scaled_cols(layout, block_cols);
         const RowMajor src = random_rows(type_of(layout), rows, cols, static_cast<uint32_t>(rows * 7 + cols));
         const PackedMatrix packed = PackedMatrix::pack(src.w, layout);
         const WeightMatrix& p = packed.matrix();
@@ -206,6 +250,17 @@ TEST(PackedWeights, Iq4NlX16TakesWholeGroupsOfCacheLines) {
   EXPECT_EQ(layout_groups(WeightLayout::kIq4NlX16, 17), 2);
 }
 
+TEST(PackedWeights, KQuantX16TakesWholeCacheLinesPerSuperBlock) {
+  EXPECT_EQ(layout_bytes(WeightLayout::kQ4_Kx16, GgmlType::kQ4_K, 16, 256), 2368u);  // 37 lines
+  EXPECT_EQ(layout_bytes(WeightLayout::kQ6_Kx16, GgmlType::kQ6_K, 16, 256), 3392u);  // 53 lines
+  // Q4_K: the GGUF bytes and 2 per row and super-block of unpacked scales.
+  EXPECT_EQ(layout_bytes(WeightLayout::kQ4_Kx16, GgmlType::kQ4_K, 32, 4096),
+            layout_bytes(WeightLayout::kRows, GgmlType::kQ4_K, 32, 4096) + 32u * 16 * 4);
+  EXPECT_EQ(layout_bytes(WeightLayout::kQ6_Kx16, GgmlType::kQ6_K, 17, 512), 2u * 2 * 3392);
+  EXPECT_EQ(layout_bytes(WeightLayout::kQ5_Kx16, GgmlType::kQ5_K, 16, 256), 2880u);  // 45 lines
+  EXPECT_EQ(layout_groups(WeightLayout::kQ4_Kx16, 17), 2);
+}
+
 TEST(PackedWeights, PreferredLayoutHasASelectedKernel) {
   for (const GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0,
                               GgmlType::kQ4_0, GgmlType::kMXFP4, GgmlType::kQ4_K, GgmlType::kQ6_K,
@@ -270,13 +325,16 @@ std::vector<double> pack_magnitudes(const PackProblem& p) {
   for (int64_t i = 0; i < p.m; ++i) {
     const uint8_t* row = p.act.data() + static_cast<size_t>(i) * act_row;
     float* dst = a.data() + i * cols;
-    if (p.rows.w.type == GgmlType::kF16) {
+    const GgmlType type = p.rows.w.type;
+    if (type == GgmlType::kF16) {
       std::memcpy(dst, row, static_cast<size_t>(cols) * sizeof(float));
-    } else if (p.rows.w.type == GgmlType::kBF16) {
+    } else if (type == GgmlType::kBF16) {
       for (int64_t k = 0; k < cols; ++k) {
         const uint32_t bits = static_cast<uint32_t>(row[2 * k] | row[2 * k + 1] << 8) << 16;
         std::memcpy(dst + k, &bits, sizeof(float));
       }
+    } else if (type == GgmlType::kQ4_K || type == GgmlType::kQ5_K || type == GgmlType::kQ6_K) {
+      met::ref::dequantize_row_q8_k(row, dst, cols);
     } else {
       met::ref::dequantize_row_q8_0(row, dst, cols);
     }
@@ -351,7 +409,8 @@ std::string describe(int64_t m, int64_t rows, int64_t cols, int64_t n_begin, int
 
 TEST_P(PackedKernels, MatchTheReferenceOnManyShapes) {
   for (const int64_t rows : {16, 37}) {
-    for (const int64_t cols : cols_for(layout_, {32, 64, 96, 128, 160, 224, 512, 1056})) {
+    for (const int64_t block_cols : cols_for(layout_, {32, 64, 96, 128, 160, 224, 512, 1056})) {
+      const int64_t cols = scaled_cols(layout_, block_cols);
       for (const int64_t m : {1, 2, 3, 4, 5, 7, 9, 64}) {
         const PackProblem p = problem(m, rows, cols, static_cast<uint32_t>(m * 1000 + cols + rows));
         const std::vector<float> expected = run(reference_, p.rows.w, p, 0, rows);
@@ -368,7 +427,7 @@ TEST_P(PackedKernels, MatchTheReferenceOnManyShapes) {
 
 TEST_P(PackedKernels, SplitsAgreeBitForBit) {
   constexpr int64_t kRows = 45;
-  const PackProblem p = problem(17, kRows, 96, 5);
+  const PackProblem p = problem(17, kRows, scaled_cols(layout_, 96), 5);
   const WeightMatrix& w = p.packed.matrix();
   const std::vector<float> whole = run(kernels_, w, p, 0, kRows);
   for (int64_t split = 1; split < kRows; ++split) {
@@ -383,10 +442,11 @@ TEST_P(PackedKernels, SplitsAgreeBitForBit) {
 TEST_P(PackedKernels, RowsAreTheSameAloneOrInABatch) {
   // Batch invariance: an activation row's outputs do not depend on which row
   // tile it lands in, nor on the other rows.
-  constexpr int64_t kRows = 37, kCols = 160, kM = 11;
-  const PackProblem p = problem(kM, kRows, kCols, 21);
+  constexpr int64_t kRows = 37, kM = 11;
+  const int64_t cols = scaled_cols(layout_, 160);
+  const PackProblem p = problem(kM, kRows, cols, 21);
   const std::vector<float> batch = run(kernels_, p.packed.matrix(), p, 0, kRows);
-  const size_t act_row = activation_row_bytes(p.rows.w.type, kCols);
+  const size_t act_row = activation_row_bytes(p.rows.w.type, cols);
   for (int64_t i = 0; i < kM; ++i) {
     std::vector<float> alone(kRows, kPackCanary);
     matmul_with(kernels_, p.packed.matrix(), p.act.data() + static_cast<size_t>(i) * act_row, 1, alone.data(),
@@ -417,7 +477,7 @@ TEST(PackedWeights, PublicMatmulRunsThePreferredLayout) {
       GTEST_LOG_(INFO) << "no packed " << ggml_type_name(type) << " kernel selected on this CPU";
       continue;
     }
-    const PackProblem p = make_problem(layout, 3, 37, 160, 8);
+    const PackProblem p = make_problem(layout, 3, 37, scaled_cols(layout, 160), 8);
     std::vector<float> y(static_cast<size_t>(3 * 37), kPackCanary);
     matmul(p.packed.matrix(), p.act.data(), 3, y.data(), 37, 0, 37);
     expect_close(p, y, run(matmul_kernels_for_isa(type, Isa::kScalar), p.rows.w, p, 0, 37), 0, 37,

@@ -32,6 +32,9 @@ enum class WeightLayout : uint8_t {
   kIq4NlX16,  // IQ4_NL packed 16 rows at a time (packed_weights.h)
   kF16x16,    // F16 packed 16 rows at a time (packed_weights.h)
   kBf16x16,   // BF16 packed 16 rows at a time (packed_weights.h)
+  kQ4_Kx16,   // Q4_K packed 16 rows at a time (packed_weights.h)
+  kQ6_Kx16,   // Q6_K packed 16 rows at a time (packed_weights.h)
+  kQ5_Kx16,   // Q5_K packed 16 rows at a time (packed_weights.h)
 };
 
 struct WeightMatrix {

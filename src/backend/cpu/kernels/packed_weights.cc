@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "backend/cpu/kernels/matmul_dispatch.h"
+#include "backend/cpu/kernels/packed_kquant.h"
 #include "core/check.h"
 #include "tensor/block_types.h"
 
@@ -186,6 +187,12 @@ GgmlType packed_type(WeightLayout layout) {
       return GgmlType::kF16;
     case WeightLayout::kBf16x16:
       return GgmlType::kBF16;
+    case WeightLayout::kQ4_Kx16:
+      return GgmlType::kQ4_K;
+    case WeightLayout::kQ6_Kx16:
+      return GgmlType::kQ6_K;
+    case WeightLayout::kQ5_Kx16:
+      return GgmlType::kQ5_K;
   }
   MET_CHECK(false, "kRows is not a packed layout");
   return GgmlType::kF32;
@@ -195,6 +202,9 @@ GgmlType packed_type(WeightLayout layout) {
 size_t packed_group_bytes(WeightLayout layout, int64_t cols) {
   if (layout == WeightLayout::kQ8_0x16) return q8_0x16_group_bytes(cols);
   if (layout == WeightLayout::kF16x16 || layout == WeightLayout::kBf16x16) return float_x16_group_bytes(layout, cols);
+  if (layout == WeightLayout::kQ4_Kx16) return q4_kx16_group_bytes(cols);
+  if (layout == WeightLayout::kQ6_Kx16) return q6_kx16_group_bytes(cols);
+  if (layout == WeightLayout::kQ5_Kx16) return q5_kx16_group_bytes(cols);
   return layout == WeightLayout::kMxfp4x16 ? mxfp4x16_group_bytes(cols) : iq4_nlx16_group_bytes(cols);
 }
 
@@ -218,6 +228,12 @@ std::string_view layout_name(WeightLayout layout) {
   switch (layout) {
     case WeightLayout::kRows:
       return "rows";
+    case WeightLayout::kQ4_Kx16:
+      return "q4_kx16";
+    case WeightLayout::kQ6_Kx16:
+      return "q6_kx16";
+    case WeightLayout::kQ5_Kx16:
+      return "q5_kx16";
     case WeightLayout::kQ8_0x16:
       return "q8_0x16";
     case WeightLayout::kMxfp4x16:
@@ -238,6 +254,9 @@ WeightLayout packed_layout_of(GgmlType type) {
   if (type == GgmlType::kIQ4_NL) return WeightLayout::kIq4NlX16;
   if (type == GgmlType::kF16) return WeightLayout::kF16x16;
   if (type == GgmlType::kBF16) return WeightLayout::kBf16x16;
+  if (type == GgmlType::kQ4_K) return WeightLayout::kQ4_Kx16;
+  if (type == GgmlType::kQ6_K) return WeightLayout::kQ6_Kx16;
+  if (type == GgmlType::kQ5_K) return WeightLayout::kQ5_Kx16;
   return WeightLayout::kRows;
 }
 
@@ -253,6 +272,10 @@ int64_t layout_groups(WeightLayout layout, int64_t rows) {
     case WeightLayout::kF16x16:
     case WeightLayout::kBf16x16:
       return (rows + kF16x16Rows - 1) / kF16x16Rows;
+    case WeightLayout::kQ4_Kx16:
+    case WeightLayout::kQ6_Kx16:
+    case WeightLayout::kQ5_Kx16:
+      return (rows + kKx16Rows - 1) / kKx16Rows;
   }
   return 0;
 }
@@ -266,6 +289,9 @@ size_t layout_group_stride(const WeightMatrix& w) {
     case WeightLayout::kIq4NlX16:
     case WeightLayout::kF16x16:
     case WeightLayout::kBf16x16:
+    case WeightLayout::kQ4_Kx16:
+    case WeightLayout::kQ6_Kx16:
+    case WeightLayout::kQ5_Kx16:
       return packed_group_bytes(w.layout, w.cols);
   }
   return 0;
@@ -281,6 +307,9 @@ size_t layout_bytes(WeightLayout layout, GgmlType type, int64_t rows, int64_t co
     case WeightLayout::kIq4NlX16:
     case WeightLayout::kF16x16:
     case WeightLayout::kBf16x16:
+    case WeightLayout::kQ4_Kx16:
+    case WeightLayout::kQ6_Kx16:
+    case WeightLayout::kQ5_Kx16:
       MET_CHECK(type == packed_type(layout), "{} weights do not go in this packed layout", ggml_type_name(type));
       return static_cast<size_t>(layout_groups(layout, rows)) * packed_group_bytes(layout, cols);
   }
@@ -291,7 +320,8 @@ WeightMatrix pack_weights(const WeightMatrix& w, WeightLayout layout, uint8_t* d
                           int64_t group_end) {
   MET_CHECK(w.layout == WeightLayout::kRows, "pack_weights: the source must be row-major");
   const bool float_layout = layout == WeightLayout::kF16x16 || layout == WeightLayout::kBf16x16;
-  MET_CHECK(layout != WeightLayout::kRows && w.type == packed_type(layout) && (float_layout || w.cols % kQk == 0),
+  MET_CHECK(layout != WeightLayout::kRows && w.type == packed_type(layout) &&
+                w.cols % ggml_type_traits(w.type).block_size == 0,
             "pack_weights: no such packed layout for {} x {}", ggml_type_name(w.type), w.cols);
   MET_CHECK(reinterpret_cast<uintptr_t>(dst) % 64 == 0, "pack_weights: dst must be 64-byte aligned");
   const size_t group_bytes = packed_group_bytes(layout, w.cols);
@@ -302,6 +332,12 @@ WeightMatrix pack_weights(const WeightMatrix& w, WeightLayout layout, uint8_t* d
       pack_q8_0x16_group(w, g, group);
     } else if (float_layout) {
       pack_float_x16_group(w, layout, g, group);
+    } else if (layout == WeightLayout::kQ4_Kx16) {
+      pack_q4_kx16_group(w, g, group);
+    } else if (layout == WeightLayout::kQ6_Kx16) {
+      pack_q6_kx16_group(w, g, group);
+    } else if (layout == WeightLayout::kQ5_Kx16) {
+      pack_q5_kx16_group(w, g, group);
     } else {
       pack_nibble_x16_group(w, g, group);
     }
@@ -328,6 +364,15 @@ void unpack_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
     case WeightLayout::kF16x16:
     case WeightLayout::kBf16x16:
       unpack_float_x16_row(w, n, out);
+      return;
+    case WeightLayout::kQ4_Kx16:
+      unpack_q4_kx16_row(w, n, out);
+      return;
+    case WeightLayout::kQ6_Kx16:
+      unpack_q6_kx16_row(w, n, out);
+      return;
+    case WeightLayout::kQ5_Kx16:
+      unpack_q5_kx16_row(w, n, out);
       return;
   }
 }

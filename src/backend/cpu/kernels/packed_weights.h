@@ -40,6 +40,27 @@
 //   one aligned 64-byte load feeds one vdpbf16ps whose 16 lanes are 16
 //   output rows, against the activation's pair broadcast (an odd last input
 //   is paired with 0; group_bytes 64 ceil(cols / 2)).
+//   WeightLayout::kQ4_Kx16: Q4_K rows packed 16 at a time (groups as above,
+//   padding rows all zero), one unit per super-block of 256 inputs (2368
+//   bytes, 37 lines; kquant_x16_layout.h has the offsets):
+//     codes:  32 loads, load 8c + j holding row r's qs[32c + 4j .. +3] at
+//             byte 4r: its low nibbles are elements 64c + 4j .. +3 of the 16
+//             rows (sub-block 2c), its high ones 64c + 32 + 4j .. (2c + 1)
+//     scales: the 6-bit sub-block scales unpacked to bytes, sub-block s of
+//             row r at byte 16s + r; then the mins, the same way
+//     d:      16 fp16 d (row order), then 16 fp16 dmin
+//   so a kernel never decodes the 12-byte scale packing (a bijection of the
+//   16 6-bit fields: unpack_row re-packs it bit for bit).
+//   WeightLayout::kQ5_Kx16: Q5_K rows as Q4_Kx16, with 8 loads of qh after
+//   the codes (row r's qh[4i .. +3] at byte 4r of load i): 2880 bytes, 45
+//   lines a unit.
+//   WeightLayout::kQ6_Kx16: Q6_K rows as Q4_Kx16, a unit (3392 bytes, 53
+//   lines) per super-block: 32 loads of ql (row r's ql[4j .. +3] at byte 4r
+//   of load j), 16 of qh (qh[4i .. +3]), the 16 int8 scales of each row in
+//   pairs (scales[2p], scales[2p + 1] of row r at bytes 32p + 2r, +1: one
+//   vpmovsxbw gives 16 rows' pairs as int16), 16 fp16 d, 32 zero bytes.
+//   Activations stay Q8_K for both: their per-16 sums serve Q4_K's mins
+//   and Q6_K's offset of 32.
 // Packing is exact: unpack_row() gives back the GGUF row bit for bit.
 // Threading: pure functions; PackedMatrix is immutable after pack().
 // Tested by tests/backend/packed_weights_test.cc.
@@ -60,6 +81,7 @@ inline constexpr int64_t kQ8_0x16Rows = 16;
 inline constexpr int64_t kMxfp4x16Rows = 16;
 inline constexpr int64_t kIq4NlX16Rows = 16;
 inline constexpr int64_t kF16x16Rows = 16;  // and Bf16x16
+inline constexpr int64_t kKx16Rows = 16;  // kQ4_Kx16, kQ5_Kx16, kQ6_Kx16 (packed_kquant.h)
 
 // Bytes of one 16-row group of Q8_0x16 with `cols` inputs (a multiple of 32).
 size_t q8_0x16_group_bytes(int64_t cols);

@@ -1,0 +1,48 @@
+// Byte offsets inside one super-block unit of the packed K-quant layouts
+// WeightLayout::kQ4_Kx16, kQ5_Kx16 and kQ6_Kx16 (described in packed_weights.h), shared
+// by the packer (packed_kquant.cc) and the kernels (matmul_kx16_avx512.cc).
+// Constants only, no inline code: per-ISA translation units include it.
+// Threading: constants. Tested by tests/backend/packed_weights_test.cc.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace met::cpu::kx16 {
+
+inline constexpr int kRows = 16;     // weight rows per group
+inline constexpr size_t kLine = 64;  // one aligned load: 16 rows x 4 bytes
+
+// Q4_K: 32 lines of codes (line 8c + j: row r's qs[32c + 4j .. 32c + 4j + 3]
+// at byte 4r), 8 x 16 scale bytes and 8 x 16 min bytes (sub-block s of row
+// r at byte 16s + r), 16 fp16 d, 16 fp16 dmin: 37 lines.
+inline constexpr size_t kQ4_KCodes = 0;
+inline constexpr size_t kQ4_KScales = 32 * kLine;           // 2048
+inline constexpr size_t kQ4_KMins = kQ4_KScales + 8 * 16;   // 2176
+inline constexpr size_t kQ4_KD = kQ4_KMins + 8 * 16;        // 2304
+inline constexpr size_t kQ4_KDmin = kQ4_KD + 2 * kRows;     // 2336
+inline constexpr size_t kQ4_KUnitBytes = kQ4_KDmin + 2 * kRows;  // 2368
+
+// Q5_K: Q4_K's unit with 8 lines of qh after the codes (line i: row r's
+// qh[4i .. 4i + 3] at byte 4r): 45 lines.
+inline constexpr size_t kQ5_KCodes = 0;
+inline constexpr size_t kQ5_KQh = 32 * kLine;              // 2048
+inline constexpr size_t kQ5_KScales = kQ5_KQh + 8 * kLine;  // 2560
+inline constexpr size_t kQ5_KMins = kQ5_KScales + 8 * 16;   // 2688
+inline constexpr size_t kQ5_KD = kQ5_KMins + 8 * 16;        // 2816
+inline constexpr size_t kQ5_KDmin = kQ5_KD + 2 * kRows;     // 2848
+inline constexpr size_t kQ5_KUnitBytes = kQ5_KDmin + 2 * kRows;  // 2880
+
+// Q6_K: 32 lines of ql (line j: row r's ql[4j .. 4j + 3] at byte 4r), 16
+// lines of qh (line i: row r's qh[4i .. 4i + 3]), 256 scale bytes (scales[2p]
+// and scales[2p + 1] of row r at bytes 32p + 2r, 32p + 2r + 1), 16 fp16 d,
+// 32 zero bytes: 53 lines.
+inline constexpr size_t kQ6_KQl = 0;
+inline constexpr size_t kQ6_KQh = 32 * kLine;               // 2048
+inline constexpr size_t kQ6_KScales = kQ6_KQh + 16 * kLine;  // 3072
+inline constexpr size_t kQ6_KD = kQ6_KScales + 16 * kRows;  // 3328
+inline constexpr size_t kQ6_KUnitBytes = kQ6_KD + 2 * kRows + 32;  // 3392
+
+static_assert(kQ4_KUnitBytes % kLine == 0 && kQ5_KUnitBytes % kLine == 0 && kQ6_KUnitBytes % kLine == 0);
+
+}  // namespace met::cpu::kx16

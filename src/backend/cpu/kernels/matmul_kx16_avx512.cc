@@ -1,0 +1,268 @@
+// AVX-512 VNNI matmul for the packed K-quant layouts WeightLayout::kQ4_Kx16,
+// kQ5_Kx16 and kQ6_Kx16 (packed_weights.h) against Q8_K activations. Each aligned
+// 64-byte load of a unit holds 4 bytes of each of the 16 rows of a group, so
+// after a mask or shift it is the unsigned operand of one vpdpbusd whose 16
+// int32 lanes are the 16 output rows, against 4 activation codes broadcast.
+//   Q4_Kx16: per chunk of 64 inputs, 8 loads give 16 operands (low nibbles:
+//     sub-block 2c, high: 2c + 1); per activation row two chains of 8
+//     vpdpbusd, each sub-block's dot times its 16 scales (bytes widened with
+//     one vpmovzxbd, vpmulld: exact in int32), the mins as vpdpwssd of (m, m)
+//     pairs against the activation's per-16 sums. One float step per
+//     super-block: d_a d * I - d_a dmin * M, as the reference.
+//   Q5_Kx16: as Q4_Kx16, each operand's bit 4 merged in from a load of qh
+//     (a shift and a vpternlogd).
+//   Q6_Kx16: per half and pass of 32 inputs, 12 loads (ql, ql, qh) give 16
+//     operands of 6-bit codes (vpternlogd merges each nibble with its two
+//     high bits); per activation row four chains of 4 vpdpbusd (one per
+//     group of 16), times the group's scale (vpmulld), and the offset of 32
+//     as vpdpwssd of the scale pairs times -32 against the per-16 sums. One
+//     float step per super-block: d_a d * I.
+// The operands are decoded once per tile of up to 4 activation rows, so a
+// group is read from memory once for the whole tile; the first tile of a
+// group prefetches kPrefetchBytes ahead (a thread's share is one sequential
+// stream of units). Outputs outside [n_begin, n_end) are masked off at the
+// store. A row's arithmetic is the same whatever tile it lands in, so its
+// outputs are bit-identical alone or in a batch.
+// Threading: pure functions. Tested by tests/backend/packed_weights_test.cc.
+#include "core/avx512_intrinsics.h"
+
+#include <cstring>
+
+#include "backend/cpu/kernels/kquant_x16_layout.h"
+#include "backend/cpu/kernels/matmul_kernels.h"
+#include "tensor/block_types.h"
+
+namespace met::cpu::avx512 {
+namespace {
+
+constexpr int kTileRows = 4;
+constexpr size_t kActQs = sizeof(float);                  // BlockQ8_K::qs
+constexpr size_t kActBsums = sizeof(float) + kQkK;        // BlockQ8_K::bsums
+
+__m512i bcast32(const uint8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return _mm512_set1_epi32(v);
+}
+
+float load_f32(const uint8_t* p) {
+  float v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+__m512 load_ph16(const uint8_t* p) {
+  return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+void prefetch_ahead(const uint8_t* unit, size_t unit_bytes) {
+  for (size_t line = 0; line < unit_bytes; line += kx16::kLine) {
+    _mm_prefetch(reinterpret_cast<const char*>(unit + kPrefetchBytes + line), _MM_HINT_T0);
+  }
+}
+
+// Where a Q4_Kx16 or Q5_Kx16 unit keeps its fields (kquant_x16_layout.h);
+// kQh = 0: no fifth bit.
+struct Q4_KFields {
+  static constexpr size_t kCodes = kx16::kQ4_KCodes, kQh = 0, kScales = kx16::kQ4_KScales;
+  static constexpr size_t kMins = kx16::kQ4_KMins, kD = kx16::kQ4_KD, kDmin = kx16::kQ4_KDmin;
+  static constexpr size_t kUnitBytes = kx16::kQ4_KUnitBytes;
+};
+struct Q5_KFields {
+  static constexpr size_t kCodes = kx16::kQ5_KCodes, kQh = kx16::kQ5_KQh, kScales = kx16::kQ5_KScales;
+  static constexpr size_t kMins = kx16::kQ5_KMins, kD = kx16::kQ5_KD, kDmin = kx16::kQ5_KDmin;
+  static constexpr size_t kUnitBytes = kx16::kQ5_KUnitBytes;
+};
+
+// Chunk c (inputs 64c .. 64c + 63) of a Q4_Kx16 or Q5_Kx16 unit for R
+// activation super-blocks `a`: isum += scale-weighted dots, msum += mins x
+// sums. Q5_K's fifth bit of element 64c + l is bit 2c of qh[l] (2c + 1 for
+// 64c + 32 + l): qh shifted right by 2c, then its bits 0 and 1 to bit 4.
+template <class F, int R>
+[[gnu::always_inline]] inline void scale_min_chunk(const uint8_t* unit, int c, const uint8_t* const (&a)[R],
+                                                   __m512i (&isum)[R], __m512i (&msum)[R]) {
+  const __m512i low_mask = _mm512_set1_epi8(0x0F);
+  __m512i lo[8], hi[8];
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; ++j) {
+    const __m512i v = _mm512_load_si512(unit + F::kCodes + kx16::kLine * static_cast<size_t>(8 * c + j));
+    lo[j] = _mm512_and_si512(v, low_mask);
+    hi[j] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low_mask);
+    if constexpr (F::kQh != 0) {  // Q5_K
+      constexpr int kOrAnd = 0xF8;  // a | (b & c)
+      const __m512i bit4 = _mm512_set1_epi8(0x10);
+      const __m512i qh = _mm512_srl_epi16(_mm512_load_si512(unit + F::kQh + kx16::kLine * static_cast<size_t>(j)),
+                                          _mm_cvtsi32_si128(2 * c));
+      lo[j] = _mm512_ternarylogic_epi32(lo[j], _mm512_slli_epi16(qh, 4), bit4, kOrAnd);
+      hi[j] = _mm512_ternarylogic_epi32(hi[j], _mm512_slli_epi16(qh, 3), bit4, kOrAnd);
+    }
+  }
+  const auto widen = [&](size_t offset, int s) {
+    return _mm512_cvtepu8_epi32(
+        _mm_load_si128(reinterpret_cast<const __m128i*>(unit + offset + 16 * static_cast<size_t>(s))));
+  };
+  const __m512i sc_lo = widen(F::kScales, 2 * c), sc_hi = widen(F::kScales, 2 * c + 1);
+  const __m512i m_lo = widen(F::kMins, 2 * c), m_hi = widen(F::kMins, 2 * c + 1);
+  const __m512i mins_lo = _mm512_or_si512(m_lo, _mm512_slli_epi32(m_lo, 16));  // (m, m) int16 pairs
+  const __m512i mins_hi = _mm512_or_si512(m_hi, _mm512_slli_epi32(m_hi, 16));
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+    const uint8_t* qs = a[r] + kActQs + 64 * static_cast<size_t>(c);
+    __m512i dot_lo = _mm512_setzero_si512(), dot_hi = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      dot_lo = _mm512_dpbusd_epi32(dot_lo, lo[j], bcast32(qs + 4 * j));
+      dot_hi = _mm512_dpbusd_epi32(dot_hi, hi[j], bcast32(qs + 32 + 4 * j));
+    }
+    isum[r] = _mm512_add_epi32(isum[r], _mm512_add_epi32(_mm512_mullo_epi32(dot_lo, sc_lo),
+                                                         _mm512_mullo_epi32(dot_hi, sc_hi)));
+    const uint8_t* bsums = a[r] + kActBsums + 8 * static_cast<size_t>(c);  // sums 4c .. 4c + 3
+    msum[r] = _mm512_dpwssd_epi32(msum[r], mins_lo, bcast32(bsums));
+    msum[r] = _mm512_dpwssd_epi32(msum[r], mins_hi, bcast32(bsums + 4));
+  }
+}
+
+template <class F>
+struct ScaleMinX16 {
+  static constexpr size_t kUnitBytes = F::kUnitBytes;
+  // acc[r] += row r's terms of the super-block at `unit`.
+  template <int R>
+  static void unit_step(const uint8_t* unit, const uint8_t* const (&a)[R], __m512 (&acc)[R]) {
+    __m512i isum[R], msum[R];
+    for (int r = 0; r < R; ++r) isum[r] = msum[r] = _mm512_setzero_si512();
+    for (int c = 0; c < 4; ++c) scale_min_chunk<F, R>(unit, c, a, isum, msum);
+    const __m512 d = load_ph16(unit + F::kD), dmin = load_ph16(unit + F::kDmin);
+    for (int r = 0; r < R; ++r) {
+      const __m512 da = _mm512_set1_ps(load_f32(a[r]));
+      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[r]), _mm512_mul_ps(d, da), acc[r]);
+      acc[r] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum[r]), _mm512_mul_ps(dmin, da), acc[r]);
+    }
+  }
+};
+
+// The 16 operands of inputs 128h + 32k + 4(4q + jj) .. +3 (k, jj < 4) of a
+// Q6_Kx16 unit: w[jj][k], 6-bit codes.
+[[gnu::always_inline]] inline void q6_k_decode(const uint8_t* unit, int h, int q, __m512i (&w)[4][4]) {
+  const __m512i low_mask = _mm512_set1_epi8(0x0F);
+  const __m512i bits_0145 = _mm512_set1_epi8(0x33), bits_2367 = _mm512_set1_epi8(static_cast<char>(0xCC));
+  // (a & 0x0F) | (b & 0xF0): vpternlogd with c = the low-nibble mask.
+  constexpr int kSelect = 0xE4;
+#pragma GCC unroll 4
+  for (int jj = 0; jj < 4; ++jj) {
+    const size_t line = static_cast<size_t>(4 * q + jj);
+    const __m512i a = _mm512_load_si512(unit + kx16::kQ6_KQl + kx16::kLine * (16 * static_cast<size_t>(h) + line));
+    const __m512i b =
+        _mm512_load_si512(unit + kx16::kQ6_KQl + kx16::kLine * (16 * static_cast<size_t>(h) + 8 + line));
+    const __m512i qh = _mm512_load_si512(unit + kx16::kQ6_KQh + kx16::kLine * (8 * static_cast<size_t>(h) + line));
+    // Bits 2k, 2k + 1 of each qh byte to bits 4, 5, with zeros at 6, 7.
+    const __m512i even = _mm512_and_si512(qh, bits_0145), odd = _mm512_and_si512(qh, bits_2367);
+    w[jj][0] = _mm512_ternarylogic_epi32(a, _mm512_slli_epi16(even, 4), low_mask, kSelect);
+    w[jj][1] = _mm512_ternarylogic_epi32(b, _mm512_slli_epi16(odd, 2), low_mask, kSelect);
+    w[jj][2] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(a, 4), even, low_mask, kSelect);
+    w[jj][3] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(b, 4), _mm512_srli_epi16(odd, 2), low_mask, kSelect);
+  }
+}
+
+struct Q6_Kx16 {
+  static constexpr size_t kUnitBytes = kx16::kQ6_KUnitBytes;
+  template <int R>
+  static void unit_step(const uint8_t* unit, const uint8_t* const (&a)[R], __m512 (&acc)[R]) {
+    __m512i isum[R];
+    for (int r = 0; r < R; ++r) isum[r] = _mm512_setzero_si512();
+    for (int h = 0; h < 2; ++h) {
+      __m512i pairs[4];  // scales of groups 8h + 2k, 8h + 2k + 1 as int16 pairs
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
+        const uint8_t* p = unit + kx16::kQ6_KScales + 32 * static_cast<size_t>(4 * h + k);
+        pairs[k] = _mm512_cvtepi8_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(p)));
+        const __m512i offset = _mm512_sub_epi16(_mm512_setzero_si512(), _mm512_slli_epi16(pairs[k], 5));
+        for (int r = 0; r < R; ++r) {
+          const uint8_t* bsums = a[r] + kActBsums + 4 * static_cast<size_t>(4 * h + k);
+          isum[r] = _mm512_dpwssd_epi32(isum[r], offset, bcast32(bsums));
+        }
+      }
+      for (int q = 0; q < 2; ++q) q6_k_pass<R>(unit, h, q, pairs, a, isum);
+    }
+    const __m512 d = load_ph16(unit + kx16::kQ6_KD);
+    for (int r = 0; r < R; ++r) {
+      const __m512 da = _mm512_set1_ps(load_f32(a[r]));
+      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[r]), _mm512_mul_ps(d, da), acc[r]);
+    }
+  }
+
+  // Inputs 128h + 32k + 16q .. +15 (k < 4): groups 8h + 2k + q.
+  template <int R>
+  [[gnu::always_inline]] static void q6_k_pass(const uint8_t* unit, int h, int q, const __m512i (&pairs)[4],
+                                               const uint8_t* const (&a)[R], __m512i (&isum)[R]) {
+    __m512i w[4][4];
+    q6_k_decode(unit, h, q, w);
+    __m512i scales[4];
+    for (int k = 0; k < 4; ++k) {
+      scales[k] = q == 0 ? _mm512_srai_epi32(_mm512_slli_epi32(pairs[k], 16), 16) : _mm512_srai_epi32(pairs[k], 16);
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      const uint8_t* qs = a[r] + kActQs + 128 * static_cast<size_t>(h) + 16 * static_cast<size_t>(q);
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
+        __m512i dot = _mm512_setzero_si512();
+#pragma GCC unroll 4
+        for (int jj = 0; jj < 4; ++jj) dot = _mm512_dpbusd_epi32(dot, w[jj][k], bcast32(qs + 32 * k + 4 * jj));
+        isum[r] = _mm512_add_epi32(isum[r], _mm512_mullo_epi32(dot, scales[k]));
+      }
+    }
+  }
+};
+
+// y rows [i0, i0 + R), outputs n0 .. n0 + 15 where `mask` is set, from the
+// group at `group`.
+template <class L, int R>
+void kx16_tile(const MatmulTask& t, int64_t i0, const uint8_t* group, int64_t n0, __mmask16 mask) {
+  const int64_t num_blocks = t.cols / kQkK;
+  const uint8_t* a[R];
+  for (int r = 0; r < R; ++r) a[r] = t.act + static_cast<size_t>(i0 + r) * t.act_row_bytes;
+  __m512 acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+  const uint8_t* unit = group;
+  for (int64_t b = 0; b < num_blocks; ++b, unit += L::kUnitBytes) {
+    if (i0 == 0) prefetch_ahead(unit, L::kUnitBytes);
+    L::template unit_step<R>(unit, a, acc);
+    for (int r = 0; r < R; ++r) a[r] += sizeof(BlockQ8_K);
+  }
+  for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(t.y + (i0 + r) * t.y_stride + n0, mask, acc[r]);
+}
+
+using Kx16TileFn = void (*)(const MatmulTask&, int64_t, const uint8_t*, int64_t, __mmask16);
+
+template <class L>
+constexpr Kx16TileFn kKx16Tiles[kTileRows] = {kx16_tile<L, 1>, kx16_tile<L, 2>, kx16_tile<L, 3>,
+                                              kx16_tile<L, 4>};
+
+// Every group overlapping [n_begin, n_end), front to back; per group, row
+// tiles of up to kTileRows activation rows.
+template <class L>
+void run_kx16_groups(const MatmulTask& t) {
+  for (int64_t g = t.n_begin / kx16::kRows; g * kx16::kRows < t.n_end; ++g) {
+    const int64_t n0 = g * kx16::kRows;
+    // (No std::min/max: an inline template instantiated here would be built
+    // for AVX-512 and could be the copy the linker keeps for baseline code.)
+    const int64_t lo = t.n_begin > n0 ? t.n_begin - n0 : 0;
+    const int64_t hi = t.n_end < n0 + kx16::kRows ? t.n_end - n0 : kx16::kRows;
+    const auto mask = static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1));
+    const uint8_t* group = t.weights + static_cast<size_t>(g) * t.weight_row_bytes;
+    for (int64_t i0 = 0; i0 < t.m; i0 += kTileRows) {
+      const int64_t rows = t.m - i0 < kTileRows ? t.m - i0 : kTileRows;
+      kKx16Tiles<L>[rows - 1](t, i0, group, n0, mask);
+    }
+  }
+}
+
+}  // namespace
+
+void matmul_q4_kx16(const MatmulTask& t) { run_kx16_groups<ScaleMinX16<Q4_KFields>>(t); }
+
+void matmul_q5_kx16(const MatmulTask& t) { run_kx16_groups<ScaleMinX16<Q5_KFields>>(t); }
+
+void matmul_q6_kx16(const MatmulTask& t) { run_kx16_groups<Q6_Kx16>(t); }
+
+}  // namespace met::cpu::avx512

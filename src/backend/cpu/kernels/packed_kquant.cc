@@ -1,0 +1,156 @@
+// Packing of the K-quant layouts (packed_kquant.h): each super-block of 16
+// rows becomes one unit whose codes are interleaved 4 bytes per row per
+// 64-byte line and whose scales are unpacked to bytes (Q4_K's 12-byte 6-bit
+// packing is a bijection, so unpacking re-packs it exactly).
+// Threading: pure functions. Tested by tests/backend/packed_weights_test.cc.
+#include "backend/cpu/kernels/packed_kquant.h"
+
+#include <cstring>
+#include <type_traits>
+
+#include "backend/cpu/kernels/kquant_x16_layout.h"
+#include "tensor/block_types.h"
+#include "tensor/reference/k_scales.h"
+
+namespace met::cpu {
+namespace {
+
+using kx16::kLine;
+using kx16::kRows;
+
+constexpr size_t kKx16Quad = 4;
+
+// Copies `lines` quads of row r: src[4j .. 4j + 3] to unit[64j + 4r].
+void interleave_quads(const uint8_t* src, int lines, int r, uint8_t* unit) {
+  for (int j = 0; j < lines; ++j) {
+    const size_t at = static_cast<size_t>(j) * kLine + kKx16Quad * static_cast<size_t>(r);
+    std::memcpy(unit + at, src + kKx16Quad * j, kKx16Quad);
+  }
+}
+
+// The inverse: unit[64j + 4r] to dst[4j .. 4j + 3].
+void gather_quads(const uint8_t* unit, int lines, int r, uint8_t* dst) {
+  for (int j = 0; j < lines; ++j) {
+    const size_t at = static_cast<size_t>(j) * kLine + kKx16Quad * static_cast<size_t>(r);
+    std::memcpy(dst + kKx16Quad * j, unit + at, kKx16Quad);
+  }
+}
+
+// Row n of `w`'s row-major bytes, or null for a padding row.
+const uint8_t* kx16_source_row(const WeightMatrix& w, int64_t n) {
+  return n < w.rows ? w.data + static_cast<size_t>(n) * w.row_bytes : nullptr;
+}
+
+// Where a Q4_K or Q5_K unit keeps its fields (kquant_x16_layout.h).
+struct ScaleMinUnit {
+  size_t codes, qh, scales, mins, d, dmin;
+};
+constexpr ScaleMinUnit kQ4_KFields{kx16::kQ4_KCodes, 0, kx16::kQ4_KScales, kx16::kQ4_KMins, kx16::kQ4_KD,
+                                   kx16::kQ4_KDmin};
+constexpr ScaleMinUnit kQ5_KFields{kx16::kQ5_KCodes, kx16::kQ5_KQh, kx16::kQ5_KScales, kx16::kQ5_KMins,
+                                   kx16::kQ5_KD, kx16::kQ5_KDmin};
+
+template <class Block, const ScaleMinUnit& kUnit>
+void pack_scale_min_block(const Block& block, int r, uint8_t* unit) {
+  interleave_quads(block.qs, 32, r, unit + kUnit.codes);
+  if constexpr (std::is_same_v<Block, BlockQ5_K>) interleave_quads(block.qh, 8, r, unit + kUnit.qh);
+  for (int s = 0; s < 8; ++s) {
+    const met::ref::ScaleMin sm = met::ref::unpack_k4_scale_min(block.scales, s);
+    unit[kUnit.scales + 16 * static_cast<size_t>(s) + static_cast<size_t>(r)] = sm.scale;
+    unit[kUnit.mins + 16 * static_cast<size_t>(s) + static_cast<size_t>(r)] = sm.min;
+  }
+  std::memcpy(unit + kUnit.d + 2 * static_cast<size_t>(r), &block.d, sizeof(uint16_t));
+  std::memcpy(unit + kUnit.dmin + 2 * static_cast<size_t>(r), &block.dmin, sizeof(uint16_t));
+}
+
+template <class Block, const ScaleMinUnit& kUnit>
+void unpack_scale_min_block(const uint8_t* unit, int r, Block& block) {
+  gather_quads(unit + kUnit.codes, 32, r, block.qs);
+  if constexpr (std::is_same_v<Block, BlockQ5_K>) gather_quads(unit + kUnit.qh, 8, r, block.qh);
+  uint8_t scales[8], mins[8];
+  for (int s = 0; s < 8; ++s) {
+    scales[s] = unit[kUnit.scales + 16 * static_cast<size_t>(s) + static_cast<size_t>(r)];
+    mins[s] = unit[kUnit.mins + 16 * static_cast<size_t>(s) + static_cast<size_t>(r)];
+  }
+  met::ref::pack_k4_scale_mins(scales, mins, block.scales);
+  std::memcpy(&block.d, unit + kUnit.d + 2 * static_cast<size_t>(r), sizeof(uint16_t));
+  std::memcpy(&block.dmin, unit + kUnit.dmin + 2 * static_cast<size_t>(r), sizeof(uint16_t));
+}
+
+// Scale g of a Q6_K row r sits at byte 32 (g / 2) + 2r + g % 2.
+size_t q6_k_scale_offset(int g, int r) {
+  return kx16::kQ6_KScales + 32 * static_cast<size_t>(g / 2) + 2 * static_cast<size_t>(r) + g % 2;
+}
+
+void pack_q6_k_block(const BlockQ6_K& block, int r, uint8_t* unit) {
+  interleave_quads(block.ql, 32, r, unit + kx16::kQ6_KQl);
+  interleave_quads(block.qh, 16, r, unit + kx16::kQ6_KQh);
+  for (int g = 0; g < 16; ++g) std::memcpy(unit + q6_k_scale_offset(g, r), &block.scales[g], 1);
+  std::memcpy(unit + kx16::kQ6_KD + 2 * static_cast<size_t>(r), &block.d, sizeof(uint16_t));
+}
+
+void unpack_q6_k_block(const uint8_t* unit, int r, BlockQ6_K& block) {
+  gather_quads(unit + kx16::kQ6_KQl, 32, r, block.ql);
+  gather_quads(unit + kx16::kQ6_KQh, 16, r, block.qh);
+  for (int g = 0; g < 16; ++g) std::memcpy(&block.scales[g], unit + q6_k_scale_offset(g, r), 1);
+  std::memcpy(&block.d, unit + kx16::kQ6_KD + 2 * static_cast<size_t>(r), sizeof(uint16_t));
+}
+
+template <class Block, size_t kUnitBytes, void (*kPack)(const Block&, int, uint8_t*)>
+void pack_kx16_group(const WeightMatrix& w, int64_t g, uint8_t* group) {
+  const int64_t num_blocks = w.cols / kQkK;
+  for (int r = 0; r < kRows; ++r) {
+    const uint8_t* row = kx16_source_row(w, g * kRows + r);
+    if (row == nullptr) break;
+    for (int64_t b = 0; b < num_blocks; ++b) {
+      Block block;
+      std::memcpy(&block, row + static_cast<size_t>(b) * sizeof(Block), sizeof(Block));
+      kPack(block, r, group + static_cast<size_t>(b) * kUnitBytes);
+    }
+  }
+}
+
+template <class Block, size_t kUnitBytes, void (*kUnpack)(const uint8_t*, int, Block&)>
+void unpack_kx16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
+  const int64_t num_blocks = w.cols / kQkK;
+  const uint8_t* group = w.data + static_cast<size_t>(n / kRows) * static_cast<size_t>(num_blocks) * kUnitBytes;
+  for (int64_t b = 0; b < num_blocks; ++b) {
+    Block block;
+    kUnpack(group + static_cast<size_t>(b) * kUnitBytes, static_cast<int>(n % kRows), block);
+    std::memcpy(out + static_cast<size_t>(b) * sizeof(Block), &block, sizeof(Block));
+  }
+}
+
+}  // namespace
+
+size_t q4_kx16_group_bytes(int64_t cols) { return static_cast<size_t>(cols / kQkK) * kx16::kQ4_KUnitBytes; }
+
+size_t q5_kx16_group_bytes(int64_t cols) { return static_cast<size_t>(cols / kQkK) * kx16::kQ5_KUnitBytes; }
+
+size_t q6_kx16_group_bytes(int64_t cols) { return static_cast<size_t>(cols / kQkK) * kx16::kQ6_KUnitBytes; }
+
+void pack_q4_kx16_group(const WeightMatrix& w, int64_t g, uint8_t* group) {
+  pack_kx16_group<BlockQ4_K, kx16::kQ4_KUnitBytes, pack_scale_min_block<BlockQ4_K, kQ4_KFields>>(w, g, group);
+}
+
+void pack_q5_kx16_group(const WeightMatrix& w, int64_t g, uint8_t* group) {
+  pack_kx16_group<BlockQ5_K, kx16::kQ5_KUnitBytes, pack_scale_min_block<BlockQ5_K, kQ5_KFields>>(w, g, group);
+}
+
+void pack_q6_kx16_group(const WeightMatrix& w, int64_t g, uint8_t* group) {
+  pack_kx16_group<BlockQ6_K, kx16::kQ6_KUnitBytes, pack_q6_k_block>(w, g, group);
+}
+
+void unpack_q4_kx16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
+  unpack_kx16_row<BlockQ4_K, kx16::kQ4_KUnitBytes, unpack_scale_min_block<BlockQ4_K, kQ4_KFields>>(w, n, out);
+}
+
+void unpack_q5_kx16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
+  unpack_kx16_row<BlockQ5_K, kx16::kQ5_KUnitBytes, unpack_scale_min_block<BlockQ5_K, kQ5_KFields>>(w, n, out);
+}
+
+void unpack_q6_kx16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
+  unpack_kx16_row<BlockQ6_K, kx16::kQ6_KUnitBytes, unpack_q6_k_block>(w, n, out);
+}
+
+}  // namespace met::cpu
