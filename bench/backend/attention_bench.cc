@@ -10,6 +10,8 @@
 // very bytes attention reads, in its order (kv head by kv head, blocks in
 // table order).
 // PrefillAttentionInline: a prefill chunk of several row tiles;
+// DecodeAttentionHotInline: one layer read over and over from cache (F16
+// and Q8_0 KV), the kernel's arithmetic ceiling;
 // WindowedDecodeAttentionInline: a layer with a 128-position window and
 // sinks, whose time must not grow with the context.
 // The *Inline variants run on the benchmark's own thread and report rates
@@ -40,13 +42,13 @@ constexpr int32_t kHeads = 16, kKvHeads = 8, kHeadDim = 64;
 constexpr int64_t kPoolBytes = int64_t{256} << 20;
 
 struct DecodeSetup {
-  explicit DecodeSetup(int32_t context) {
+  explicit DecodeSetup(int32_t context, GgmlType dtype = GgmlType::kF16) {
     const int64_t layer_bytes = int64_t{context} * kKvHeads * kHeadDim * 2 * 2;
     const auto layers =
         static_cast<int32_t>(std::clamp<int64_t>(kPoolBytes / layer_bytes, 2, kMaxKvLayers));
     const int32_t blocks = context / cpu::kBlockTokens;
     cache.emplace(
-        KvCache::create(KvLayout{GgmlType::kF16, layers, kKvHeads, kHeadDim, blocks}).value());
+        KvCache::create(KvLayout{dtype, layers, kKvHeads, kHeadDim, blocks}).value());
     fill_random_f16();
     for (int32_t b = 0; b < blocks; ++b) table.emplace_back(b);
     std::shuffle(table.begin(), table.end(), std::mt19937(1));
@@ -73,7 +75,7 @@ struct DecodeSetup {
   }
 
   int64_t kv_bytes_read() const {
-    return int64_t{seq.num_cached + 1} * kKvHeads * kHeadDim * 2 * 2;
+    return int64_t{seq.num_cached + 1} * kKvHeads * cache->row_bytes() * 2;
   }
 
   std::optional<KvCache> cache;
@@ -151,6 +153,28 @@ void BM_DecodeAttentionInline(benchmark::State& state) {
                     scratch);
     benchmark::DoNotOptimize(setup.out.data());
     layer = (layer + 1) % layers;
+  }
+  state.SetBytesProcessed(state.iterations() * setup.kv_bytes_read());
+}
+
+// The same decode reading one layer over and over: at context 1024 its 2
+// MiB of K and V (F16; arg 1: Q8_0, 1.1 MiB) stay in cache, so this is the
+// kernel's arithmetic rate, the ceiling the DRAM-bound variants cannot pass.
+void BM_DecodeAttentionHotInline(benchmark::State& state) {
+  const auto context = static_cast<int32_t>(state.range(0));
+  DecodeSetup setup(context, state.range(1) == 0 ? GgmlType::kF16 : GgmlType::kQ8_0);
+  AttentionScratch scratch(AttentionLimits{.num_heads = kHeads,
+                                           .num_kv_heads = kKvHeads,
+                                           .head_dim = kHeadDim,
+                                           .max_rows = 1,
+                                           .num_threads = 1});
+  WorkerPool pool(1);
+  ThreadCtx ctx(pool, 0, 1);
+  for (auto _ : state) {
+    paged_attention(ctx, *setup.cache, 0, std::span(&setup.seq, 1), setup.q.data(),
+                    kHeads * kHeadDim, kHeads, 0.125f, setup.out.data(), kHeads * kHeadDim,
+                    scratch);
+    benchmark::DoNotOptimize(setup.out.data());
   }
   state.SetBytesProcessed(state.iterations() * setup.kv_bytes_read());
 }
@@ -263,6 +287,7 @@ BENCHMARK(BM_DecodeAttention)->Apply(decode_args);
 BENCHMARK(BM_StreamRead)->Apply(decode_args);
 BENCHMARK(BM_DecodeAttentionInline)->Apply(inline_args);
 BENCHMARK(BM_KvGatherReadInline)->Apply(inline_args);
+BENCHMARK(BM_DecodeAttentionHotInline)->ArgNames({"context", "q8_0"})->Args({1024, 0})->Args({1024, 1});
 BENCHMARK(BM_PrefillAttentionInline)->Apply(prefill_args);
 BENCHMARK(BM_WindowedDecodeAttentionInline)->Apply(window_args);
 

@@ -4,9 +4,10 @@
 // prefill chunks with and without a cached prefix, a mixed batch of 8
 // sequences, GQA ratios 1/2/4/8, head_dim 8/24/40/64/128/256, every KV
 // dtype, one plan across layers and a replan for a new batch; and
-// the invariances: block placement, thread count, split-K on or off and
-// the rest of the batch never change a row's bits. Windows and sinks:
-// attention_window_test.cc; shared helpers: attention_testing.h.
+// the invariances: block placement, thread count, split-K on or off, the
+// rest of the batch and how a tile's queries are grouped never change a
+// row's bits. Windows and sinks: attention_window_test.cc; shared helpers:
+// attention_testing.h.
 //
 // Tolerance: outputs are convex combinations of V values drawn from N(0, 1)
 // (|v| < 6). The kernels compute scores, exp and sums in float (the
@@ -213,6 +214,24 @@ TEST_P(PagedAttentionTier, TheRestOfTheBatchDoesNotChangeARowsBits) {
     EXPECT_TRUE(
         same_bits(rows_of(crowd, out, specs.size() - 1), run_kernel(alone_decode, isa(), o)))
         << threads;
+  }
+}
+
+// A kernel may work on several queries of a tile at once (AVX-512 pairs
+// them to share K); a row's bits must not depend on its neighbours. With 3
+// heads per kv head, the last row of a 2-row chunk is paired unlike the
+// same row decoded alone; 303 cached: the row reads one block its
+// neighbour does not.
+TEST_P(PagedAttentionTier, HowQueriesAreGroupedDoesNotChangeARowsBits) {
+  for (const GgmlType dtype : {GgmlType::kF16, GgmlType::kQ8_0}) {
+    const Shape shape{.dtype = dtype, .num_heads = 3, .num_kv_heads = 1};
+    for (const int32_t cached : {300, 303}) {
+      const Batch chunk(shape, {{cached, 2, 81}}, Placement::kContiguous);
+      const Batch alone(shape, {{cached + 1, 1, 81}}, Placement::kContiguous);
+      const std::vector<float> out = run_kernel(chunk, isa());
+      const std::vector<float> last(out.begin() + shape.q_width(), out.end());
+      EXPECT_TRUE(same_bits(last, run_kernel(alone, isa()))) << ggml_type_name(dtype) << cached;
+    }
   }
 }
 

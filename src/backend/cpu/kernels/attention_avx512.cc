@@ -4,7 +4,10 @@
 // (stories260K's 8) is covered by masked loads. Contract in
 // attention_chunk.h. Built with -march=x86-64-v4 + VNNI + BF16 only.
 // Scores: a block's 16 tokens at a time, one accumulator per token, summed
-// across lanes by one 16x16 transpose-add (no horizontal sum per token).
+// across lanes by one 16x16 transpose-add (no horizontal sum per token);
+// queries go in pairs where head rows fit (head_dim <= 64), 8 tokens x 2
+// queries per transpose, so each K vector is converted once for both (a
+// query's bits are the same paired or not).
 // Values: register accumulators for a tile of queries x up to 8 vectors of
 // the head row. Both passes software-prefetch the next block's K and this
 // block's V: the block table scatters rows, so the hardware prefetcher
@@ -153,6 +156,65 @@ template <typename Load, int NV>
   return transpose_sum(r);
 }
 
+// Scores of two queries (q0, q1) for the 8 tokens [8h, 8h + 8) of block
+// rows `k`, each K vector loaded and converted once for both (a GQA group's
+// heads, or adjacent rows of a tile); pf as in block_scores, for these 8
+// rows. Lanes 0-7 are q0's tokens, 8-15 q1's. Each (query, token) sum is
+// the same fma chain and the same transpose_sum tree as in block_scores (a
+// register's 16 lanes are summed by the same tree wherever it sits, and
+// float addition commutes), so a query's bits do not depend on whether it
+// was paired.
+template <typename Load, int NV>
+[[gnu::always_inline]] inline __m512 pair_scores(const float* q0, const float* q1,
+                                                 const uint8_t* k, int64_t row_bytes, Lanes lanes,
+                                                 int32_t h, Prefetch pf) {
+  __m512 qa[NV], qb[NV];
+#pragma GCC unroll 8
+  for (int v = 0; v < NV; ++v) {
+    qa[v] = _mm512_maskz_loadu_ps(lane_mask<NV>(lanes, v), q0 + 16 * v);
+    qb[v] = _mm512_maskz_loadu_ps(lane_mask<NV>(lanes, v), q1 + 16 * v);
+  }
+  __m512 r[16];
+#pragma GCC unroll 8
+  for (int32_t j = 0; j < 8; ++j) {
+    const int32_t t = 8 * h + j;
+    const uint8_t* row = k + t * row_bytes;
+    if (pf.ahead != nullptr) prefetch_row(pf.ahead + t * row_bytes, row_bytes);
+    if (pf.values != nullptr) prefetch_row(pf.values + t * row_bytes, row_bytes);
+    __m512 a = _mm512_setzero_ps();
+    __m512 b = _mm512_setzero_ps();
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) {
+      const __m512 x = Load::at(row, v, lane_mask<NV>(lanes, v));
+      a = _mm512_fmadd_ps(qa[v], x, a);
+      b = _mm512_fmadd_ps(qb[v], x, b);
+    }
+    r[kRowOf[j]] = a;
+    r[kRowOf[8 + j]] = b;
+  }
+  return transpose_sum(r);
+}
+
+// Queries i and i + 1 of block g through pair_scores: scaled, each query's
+// lanes below its limit stored. REQUIRES: both read some token of block g.
+template <typename Load, int NV>
+[[gnu::always_inline]] inline void pair_block(const ChunkJob& job, int32_t i, int32_t g,
+                                              const uint8_t* k, Lanes lanes, Prefetch pf) {
+  const int32_t n0 = job.limit[i] - 16 * g;
+  const int32_t n1 = job.limit[i + 1] - 16 * g;
+  const __m512 scale = _mm512_set1_ps(job.scale);
+  float* s0 = job.scores + i * kChunkTokens + 16 * g;
+  float* s1 = s0 + kChunkTokens;
+  for (int32_t h = 0; h < 2 && 8 * h < std::max(n0, n1); ++h) {
+    const __m512 s = _mm512_mul_ps(
+        pair_scores<Load, NV>(job.q[i], job.q[i + 1], k, job.row_bytes, lanes, h, pf), scale);
+    const auto m0 = static_cast<__mmask8>(first_lanes(std::clamp(n0 - 8 * h, 0, 8)));
+    const auto m1 = static_cast<__mmask8>(first_lanes(std::clamp(n1 - 8 * h, 0, 8)));
+    _mm256_mask_storeu_ps(s0 + 8 * h, m0, _mm512_castps512_ps256(s));
+    _mm256_mask_storeu_ps(s1 + 8 * h, m1, _mm512_extractf32x8_ps(s, 1));
+  }
+}
+
 template <typename Load, int NV, bool kStarts>
 void scores_pass(const ChunkJob& job, Lanes lanes, int32_t g0) {
   const int32_t groups = (job.num_tokens + 15) / 16;
@@ -163,9 +225,19 @@ void scores_pass(const ChunkJob& job, Lanes lanes, int32_t g0) {
     Prefetch pf{ahead_rows(job, g + kPrefetchBlocks, job.k_offset),
                 block_rows(job, g, job.v_offset)};
     const uint8_t* k = block_rows(job, g, job.k_offset);
-    for (int32_t i = 0; i < job.num_queries; ++i) {
+    const auto reads = [&](int32_t i) {  // query i reads some token of block g
+      return job.limit[i] > 16 * g && !(kStarts && job.start[i] >= 16 * (g + 1));
+    };
+    int32_t i = 0;
+    if constexpr (NV > 0 && NV <= 4) {
+      for (; i + 2 <= job.num_queries && reads(i) && reads(i + 1); i += 2) {
+        pair_block<Load, NV>(job, i, g, k, lanes, pf);
+        pf = Prefetch{};  // the first pair of the block issues them
+      }
+    }
+    for (; i < job.num_queries; ++i) {
       const int32_t n = job.limit[i] - 16 * g;
-      if (n <= 0 || (kStarts && job.start[i] >= 16 * (g + 1))) continue;
+      if (!reads(i)) continue;
       const __m512 s = block_scores<Load, NV>(job.q[i], k, job.row_bytes, lanes, pf);
       pf = Prefetch{};  // the first query of the block issues them
       _mm512_mask_storeu_ps(job.scores + i * kChunkTokens + 16 * g, first_lanes(n),
