@@ -1,7 +1,8 @@
 // Model: a loaded GGUF model of a supported architecture: its hyper-parameters,
 // its architecture traits, and its weights bound in place in the mmap (no
 // copy), except matrices whose type has a faster packed layout on this CPU
-// (cpu::preferred_layout: Q8_0 with AVX-512, MXFP4 with AVX2 or AVX-512), which are packed once at load
+// (cpu::preferred_layout: Q8_0, MXFP4, F16, BF16 with AVX2 or AVX-512;
+// IQ4_NL, Q4_K, Q5_K, Q6_K with AVX-512), which are packed once at load
 // (and their mapped pages dropped, so resident memory holds them once);
 // the token embedding stays in the mmap (rows are gathered from it), and so
 // does a tied output. Norm and bias vectors stored as F16/BF16 are converted
