@@ -43,30 +43,6 @@ constexpr WeightLayout kPackedLayouts[] = {WeightLayout::kQ8_0x16, WeightLayout:
                                            WeightLayout::kQ5_Kx16, WeightLayout::kQ6_Kx16,
                                            WeightLayout::kF16x16, WeightLayout::kBf16x16};
 
-GgmlType type_of(WeightLayout layout) {
-  switch (layout) {
-    case WeightLayout::kRows:
-      break;
-    case WeightLayout::kQ8_0x16:
-      return GgmlType::kQ8_0;
-    case WeightLayout::kMxfp4x16:
-      return GgmlType::kMXFP4;
-    case WeightLayout::kIq4NlX16:
-      return GgmlType::kIQ4_NL;
-    case WeightLayout::kQ4_Kx16:
-      return GgmlType::kQ4_K;
-    case WeightLayout::kQ6_Kx16:
-      return GgmlType::kQ6_K;
-    case WeightLayout::kQ5_Kx16:
-      return GgmlType::kQ5_K;
-    case WeightLayout::kF16x16:
-      return GgmlType::kF16;
-    case WeightLayout::kBf16x16:
-      return GgmlType::kBF16;
-  }
-  return GgmlType::kF32;
-}
-
 std::string layout_name_of(WeightLayout layout) { return std::string(layout_name(layout)); }
 
 bool is_float(WeightLayout layout) { return layout == WeightLayout::kF16x16 || layout == WeightLayout::kBf16x16; }
@@ -174,7 +150,7 @@ TEST(PackedWeights, EveryLayoutUnpacksToTheSameRows) {
     for (const int64_t rows : {1, 3, 15, 16, 17, 40}) {
       for (const int64_t block_cols : cols_for(layout, {32, 64, 96, 128, 160, 224, 1056})) {
         const int64_t cols = scaled_cols(layout, block_cols);
-        const RowMajor src = random_rows(type_of(layout), rows, cols, static_cast<uint32_t>(rows * 7 + cols));
+        const RowMajor src = random_rows(packed_type(layout), rows, cols, static_cast<uint32_t>(rows * 7 + cols));
         const PackedMatrix packed = PackedMatrix::pack(src.w, layout);
         const WeightMatrix& p = packed.matrix();
         EXPECT_EQ(p.layout, layout);
@@ -268,7 +244,7 @@ TEST(PackedWeights, PreferredLayoutHasASelectedKernel) {
     const WeightLayout layout = preferred_layout(type);
     if (layout != WeightLayout::kRows) {
       EXPECT_NE(selected_matmul_kernels(type).matmul_packed, nullptr) << ggml_type_name(type);
-      EXPECT_EQ(type_of(layout), type);
+      EXPECT_EQ(packed_type(layout), type);
     }
   }
   EXPECT_EQ(preferred_layout(GgmlType::kF32), WeightLayout::kRows);
@@ -294,7 +270,7 @@ struct PackProblem {
 };
 
 PackProblem make_problem(WeightLayout layout, int64_t m, int64_t rows, int64_t cols, uint32_t seed) {
-  const GgmlType type = type_of(layout);
+  const GgmlType type = packed_type(layout);
   PackProblem p{random_rows(type, rows, cols, seed), {}, m, {}};
   p.packed = PackedMatrix::pack(p.rows.w, layout);
   const std::vector<float> x = testing::gaussian_with_outliers(static_cast<size_t>(m * cols), seed + 7, 1.0f);
@@ -386,7 +362,7 @@ class PackedKernels : public ::testing::TestWithParam<std::tuple<WeightLayout, I
       GTEST_SKIP() << "this CPU lacks " << isa_name(isa) << "; its kernels are not checked here";
     }
     layout_ = layout;
-    const GgmlType type = type_of(layout);
+    const GgmlType type = packed_type(layout);
     kernels_ = matmul_kernels_for_isa(type, isa);
     if (kernels_.matmul_packed == nullptr) {
       GTEST_SKIP() << isa_name(isa) << " has no " << layout_name_of(layout) << " kernel";
@@ -472,7 +448,7 @@ TEST_P(PackedKernels, ManyActivationRowsAreSplitIntoCacheSizedCalls) {
 
 TEST(PackedWeights, PublicMatmulRunsThePreferredLayout) {
   for (const WeightLayout layout : kPackedLayouts) {
-    const GgmlType type = type_of(layout);
+    const GgmlType type = packed_type(layout);
     if (preferred_layout(type) != layout) {
       GTEST_LOG_(INFO) << "no packed " << ggml_type_name(type) << " kernel selected on this CPU";
       continue;

@@ -172,7 +172,19 @@ void unpack_float_x16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
   }
 }
 
-// The weight type a packed layout holds.
+
+// Bytes of one group of a packed layout.
+size_t packed_group_bytes(WeightLayout layout, int64_t cols) {
+  if (layout == WeightLayout::kQ8_0x16) return q8_0x16_group_bytes(cols);
+  if (layout == WeightLayout::kF16x16 || layout == WeightLayout::kBf16x16) return float_x16_group_bytes(layout, cols);
+  if (layout == WeightLayout::kQ4_Kx16) return q4_kx16_group_bytes(cols);
+  if (layout == WeightLayout::kQ6_Kx16) return q6_kx16_group_bytes(cols);
+  if (layout == WeightLayout::kQ5_Kx16) return q5_kx16_group_bytes(cols);
+  return layout == WeightLayout::kMxfp4x16 ? mxfp4x16_group_bytes(cols) : iq4_nlx16_group_bytes(cols);
+}
+
+}  // namespace
+
 GgmlType packed_type(WeightLayout layout) {
   switch (layout) {
     case WeightLayout::kRows:
@@ -197,18 +209,6 @@ GgmlType packed_type(WeightLayout layout) {
   MET_CHECK(false, "kRows is not a packed layout");
   return GgmlType::kF32;
 }
-
-// Bytes of one group of a packed layout.
-size_t packed_group_bytes(WeightLayout layout, int64_t cols) {
-  if (layout == WeightLayout::kQ8_0x16) return q8_0x16_group_bytes(cols);
-  if (layout == WeightLayout::kF16x16 || layout == WeightLayout::kBf16x16) return float_x16_group_bytes(layout, cols);
-  if (layout == WeightLayout::kQ4_Kx16) return q4_kx16_group_bytes(cols);
-  if (layout == WeightLayout::kQ6_Kx16) return q6_kx16_group_bytes(cols);
-  if (layout == WeightLayout::kQ5_Kx16) return q5_kx16_group_bytes(cols);
-  return layout == WeightLayout::kMxfp4x16 ? mxfp4x16_group_bytes(cols) : iq4_nlx16_group_bytes(cols);
-}
-
-}  // namespace
 
 size_t q8_0x16_group_bytes(int64_t cols) {
   const int64_t num_blocks = cols / kQk;

@@ -93,6 +93,8 @@ size_t iq4_nlx16_group_bytes(int64_t cols);
 // The layout matmul runs fastest on for weights of `type` on this CPU:
 // kRows, or a packed layout when the selected kernels have one for it.
 WeightLayout preferred_layout(GgmlType type);
+// The weight type packed `layout` holds. REQUIRES: layout != kRows.
+GgmlType packed_type(WeightLayout layout);
 // The packed layout weights of `type` have (kRows: none), whatever the CPU.
 WeightLayout packed_layout_of(GgmlType type);
 // "q8_0x16", "f16x16", ... ("rows" for kRows).
