@@ -1,6 +1,6 @@
 // `met serve [MODEL.gguf] [--host 127.0.0.1] [--port 8080] [--model-alias NAME]
 // [--chat-template FILE] [--max-concurrent N] [--max-body-bytes N]
-// [--api-key KEY]... [--api-key-file F] [--request-timeout S]
+// [--api-key KEY]... [--api-key-file F] [--admin-key KEY]... [--request-timeout S]
 // [--drain-timeout S] [--stall-timeout S] [--cache-dir DIR]
 // [--hf ORG/REPO[:FILE|:QUANT] [--hf-endpoint URL] [--hf-revision REV]]` plus
 // the engine flags: the OpenAI-compatible HTTP server (server/http_server.h).
@@ -60,6 +60,7 @@ struct ServeOptions {
   std::string cache_dir;  // where the default model is made and kept
   std::vector<std::string> api_keys;
   std::string api_key_file;
+  std::vector<std::string> admin_keys;
   std::vector<std::string> cors_origins;
   std::string pooling;  // "": the model's
   double request_timeout_s = 0;  // 0: none
@@ -174,6 +175,7 @@ Result<ServerOptions> server_options(const ServeOptions& o) {
   so.stall_timeout = seconds_or_none(o.stall_timeout_s);
   so.slow_client_timeout = *seconds_or_none(o.slow_client_timeout_s);
   MET_ASSIGN_OR_RETURN(so.api_keys, ApiKeys::create(o.api_keys, o.api_key_file));
+  MET_ASSIGN_OR_RETURN(so.admin_keys, ApiKeys::create(o.admin_keys, "", "--admin-key"));
   MET_ASSIGN_OR_RETURN(so.cors, CorsPolicy::create(o.cors_origins));
   if (!o.pooling.empty()) {
     so.pooling = parse_pooling(o.pooling);
@@ -254,7 +256,11 @@ void add_serve_command(CLI::App& app, const HubEnv& env) {
   cmd->add_option("--max-body-bytes", o->max_body_bytes, "Largest request body; larger gets 413")
       ->capture_default_str();
   cmd->add_option("--api-key", o->api_keys, "Require 'Authorization: Bearer KEY' (repeatable)");
-  cmd->add_option("--api-key-file", o->api_key_file, "Require a bearer key from this file (one per line)");
+  cmd->add_option("--api-key-file", o->api_key_file,
+                  "Require a bearer key from this file (one per line: KEY, or KEY TENANT to account it to TENANT)");
+  cmd->add_option("--admin-key", o->admin_keys,
+                  "The key of the operator's routes (/v1/requests, /v1/telemetry, cancel; repeatable); "
+                  "default: the API keys");
   cmd->add_option("--cors-origins", o->cors_origins,
                   "Browser origins that may call the API (e.g. http://localhost:3000, or *); default none")
       ->delimiter(',');

@@ -13,7 +13,7 @@ namespace met {
 Result<std::unique_ptr<Engine>> Engine::create(Device& device, const Tokenizer& tokenizer, SpillIo* spill,
                                                const Clock& clock, EngineOptions options) {
   std::unique_ptr<Engine> e(new Engine(device, clock, std::move(options)));
-  SchedIo io{e->dev_port_, e->kv_, e->req_port_, e->stats_, e->clock_};
+  SchedIo io{e->dev_port_, e->kv_, e->req_port_, e->telemetry_, e->clock_};
   MET_ASSIGN_OR_RETURN(e->scheduler_, Scheduler::create(io, spill, tokenizer, e->options_.scheduler));
   e->limits_ = e->scheduler_->limits();
   e->stats_.set_blocks_total(e->kv_.num_blocks());
@@ -29,6 +29,7 @@ Engine::Engine(Device& device, const Clock& clock, EngineOptions options)
       dev_port_(device),
       kv_(device, options_.state_snapshot_blocks),
       stats_(clock),
+      telemetry_(clock, stats_, feed_),
       publisher_(options_.streams) {}
 
 Engine::~Engine() { stop(); }
@@ -42,6 +43,7 @@ Result<RequestHandle> Engine::submit(EngineRequest request) {
     MutexLock lock(mu_);
     if (!accepting_) return internal_error("the engine is shutting down and accepts no requests");
     inbox_.push_back(Inbound{std::move(request), ResponseSink(id, stream, &publisher_), clock_.now()});
+    live_.emplace(id.value(), stream);
   }
   cv_.notify_all();
   return RequestHandle(id, std::move(stream));
@@ -52,6 +54,48 @@ EngineStatsSnapshot Engine::stats() const {
   s.num_experts = device_.info().num_experts;
   device_.read_expert_tokens(s.expert_tokens);
   return s;
+}
+
+Result<EngineView> Engine::inspect(Duration timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  MutexLock lock(mu_);
+  if (engine_exited_) return internal_error("the engine has stopped");
+  const uint64_t ticket = ++inspect_asked_;
+  cv_.notify_all();
+  while (inspect_answered_ < ticket) {
+    if (engine_exited_) return internal_error("the engine has stopped");
+    if (!inspect_cv_.wait_until(mu_, deadline)) {
+      if (inspect_answered_ >= ticket) break;
+      return internal_error("the engine did not answer within {} ms (a step is running long)",
+                         std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count());
+    }
+  }
+  return inspected_;
+}
+
+bool Engine::cancel(RequestId id, std::string reason) {
+  MutexLock lock(mu_);
+  const auto it = live_.find(id.value());
+  if (it == live_.end()) return false;
+  const std::shared_ptr<ResponseStream> stream = it->second.lock();
+  if (stream == nullptr || stream->cancelled()) return false;
+  stream->cancel(std::move(reason));
+  cv_.notify_all();  // the engine may be waiting for room: it should retire this now
+  return true;
+}
+
+void Engine::answer_inspections() {
+  {
+    MutexLock lock(mu_);
+    if (!inspection_pending()) return;
+  }
+  progress_.clear();
+  scheduler_->describe(progress_);
+  EngineView view = telemetry_.board().view(progress_, telemetry_.unix_ms(clock_.now()));
+  MutexLock lock(mu_);
+  inspected_ = std::move(view);
+  inspect_answered_ = inspect_asked_;
+  inspect_cv_.notify_all();
 }
 
 void Engine::drain() { join(/*drain=*/true); }
@@ -76,6 +120,12 @@ void Engine::publish_load() {
 void Engine::publish_events() {
   const int32_t num_cut = publisher_.publish(clock_.now());
   if (num_cut > 0) stats_.slow_clients_cut(num_cut);
+  feed_.flush();
+  telemetry_.take_ended(ended_);
+  if (ended_.empty()) return;
+  MutexLock lock(mu_);
+  for (RequestId id : ended_) live_.erase(id.value());
+  ended_.clear();
 }
 
 void Engine::engine_main() {
@@ -88,8 +138,9 @@ void Engine::engine_main() {
     bool drain = true;
     {
       MutexLock lock(mu_);
-      if (inbox_.empty() && !stopping_ && scheduler_->idle()) {
-        while (inbox_.empty() && !stopping_) cv_.wait(mu_);
+      if (inbox_.empty() && !stopping_ && scheduler_->idle() && !inspection_pending()) {
+        telemetry_.note_idle();
+        while (inbox_.empty() && !stopping_ && !inspection_pending()) cv_.wait(mu_);
       }
       batch.swap(inbox_);
       stopping = stopping_;
@@ -98,6 +149,8 @@ void Engine::engine_main() {
     for (Inbound& in : batch) {
       if (is_faulted()) {
         in.sink.error(fmt::format("the server is faulted: {}", fault_reason()));
+        MutexLock lock(mu_);
+        live_.erase(in.sink.id().value());
         continue;
       }
       scheduler_->enqueue(std::move(in.request), std::move(in.sink), in.submitted);
@@ -105,6 +158,7 @@ void Engine::engine_main() {
     batch.clear();
     publish_events();
     publish_load();
+    answer_inspections();
     const bool faulted = is_faulted();
     if (faulted) {
       scheduler_->fail_all(fmt::format("the server is faulted: {}", fault_reason()));
@@ -121,12 +175,15 @@ void Engine::engine_main() {
     if ((faulted || stopping) && scheduler_->idle()) {
       // Done, unless a request slipped into the inbox before it closed.
       MutexLock lock(mu_);
-      if (inbox_.empty()) return;
-      continue;
+      if (!inbox_.empty()) continue;
+      engine_exited_ = true;
+      inspect_cv_.notify_all();
+      return;
     }
     const bool ticked = scheduler_->tick();
     publish_events();
     publish_load();
+    answer_inspections();
     if (!ticked && !scheduler_->idle()) {
       // Nothing could run (waiting on a deadline or on room): wait a little.
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);

@@ -12,19 +12,28 @@
 // engine thread. Events reach clients through a StreamPublisher: staged
 // during a tick, each touched request published once after it (no thread and
 // no lock per token; a client's unsent bytes bounded by options.streams).
-// Tested by tests/engine/engine_test.cc.
+// Operators: inspect() answers from the engine thread (the request board
+// merged with the scheduler's live progress, engine_view.h), cancel() ends
+// one request with an error frame as a disconnect would, and
+// subscribe_telemetry() follows the telemetry stream (telemetry_feed.h).
+// Tested by tests/engine/engine_test.cc and tests/engine/engine_telemetry_test.cc.
 #pragma once
 
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "backend/device.h"
 #include "core/clock.h"
 #include "core/mutex.h"
 #include "engine/engine_stats.h"
+#include "engine/engine_telemetry.h"
+#include "engine/engine_view.h"
+#include "engine/telemetry_feed.h"
 #include "kv/kv_manager.h"
 #include "kv/spill_io.h"
 #include "request/engine_request.h"
@@ -91,6 +100,16 @@ class Engine {
   }
   // The counters and load, and a MoE model's expert load from the device.
   EngineStatsSnapshot stats() const;
+  // Every request in flight and the last ones that ended, with per-tenant
+  // totals, as the engine thread sees them at its next tick; an error when
+  // it does not answer within `timeout` (stopped, or one step runs longer).
+  Result<EngineView> inspect(Duration timeout = std::chrono::seconds(5));
+  // Ends request `id` with an error frame saying `reason` at the engine's
+  // next tick (a client's disconnect does the same); false when no such
+  // request is in flight.
+  bool cancel(RequestId id, std::string reason);
+  TelemetryFeed::Subscription subscribe_telemetry() { return feed_.subscribe(); }
+
   // REQUIRES: drain() or stop() returned (the engine thread owns them before).
   int32_t kv_blocks_in_use() const { return kv_.num_blocks_in_use(); }
   const PrefixCache& prefix_cache() const { return kv_.prefix_cache(); }
@@ -112,8 +131,13 @@ class Engine {
   void join(bool drain);
   // Tells stats_ what the scheduler holds (engine thread).
   void publish_load();
-  // Hands every event staged since the last call to its client.
+  // Hands every event staged since the last call to its client, and the
+  // telemetry staged since then to its subscribers.
   void publish_events();
+  // Answers pending inspect() calls (engine thread).
+  void answer_inspections();
+  // Whether an inspect() call waits for an answer.
+  bool inspection_pending() const REQUIRES(mu_) { return inspect_asked_ != inspect_answered_; }
 
   const Clock& clock_;
   const Device& device_;  // stats() reads its expert load (any thread may)
@@ -122,6 +146,8 @@ class Engine {
   KvManager kv_;
   SinkReqPort req_port_;
   EngineStats stats_;
+  TelemetryFeed feed_;
+  EngineTelemetry telemetry_;  // the scheduler's tel port: stats_, the board, feed_
   StreamPublisher publisher_;  // before scheduler_: its sinks enlist here
   std::unique_ptr<Scheduler> scheduler_;
   RequestLimits limits_;
@@ -133,6 +159,15 @@ class Engine {
   bool accepting_ GUARDED_BY(mu_) = true;
   bool stopping_ GUARDED_BY(mu_) = false;
   bool drain_on_stop_ GUARDED_BY(mu_) = true;
+  // The streams of the requests in flight, for cancel().
+  std::unordered_map<uint64_t, std::weak_ptr<ResponseStream>> live_ GUARDED_BY(mu_);
+  uint64_t inspect_asked_ GUARDED_BY(mu_) = 0;
+  uint64_t inspect_answered_ GUARDED_BY(mu_) = 0;
+  bool engine_exited_ GUARDED_BY(mu_) = false;
+  EngineView inspected_ GUARDED_BY(mu_);
+  CondVar inspect_cv_;
+  std::vector<SeqProgress> progress_;  // engine thread's scratch
+  std::vector<RequestId> ended_;       // engine thread's scratch
   std::thread thread_;
 };
 

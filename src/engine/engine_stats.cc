@@ -1,6 +1,8 @@
 // EngineStats. Tested by tests/server/health_test.cc and tests/engine/engine_test.cc.
 #include "engine/engine_stats.h"
 
+#include <chrono>
+
 namespace met {
 namespace {
 
@@ -36,11 +38,26 @@ void EngineStats::cache_queried(int64_t query_tokens, int64_t hit_tokens) {
   cache_hit_tokens_.fetch_add(hit_tokens, std::memory_order_relaxed);
 }
 
-void EngineStats::step_done(int32_t num_rows, int32_t num_blocks_in_use) {
+void EngineStats::step_done(const StepRecord& step) {
   steps_.fetch_add(1, std::memory_order_relaxed);
-  rows_.fetch_add(num_rows, std::memory_order_relaxed);
-  blocks_in_use_.store(num_blocks_in_use, std::memory_order_relaxed);
+  rows_.fetch_add(step.num_rows, std::memory_order_relaxed);
+  prefill_tokens_.fetch_add(step.prefill_tokens, std::memory_order_relaxed);
+  decode_tokens_.fetch_add(step.decode_tokens, std::memory_order_relaxed);
+  device_busy_ns_.fetch_add(step.device_busy_ns, std::memory_order_relaxed);
+  blocks_in_use_.store(step.num_blocks_in_use, std::memory_order_relaxed);
   last_step_at_.store(ticks(clock_.now()), std::memory_order_relaxed);
+}
+
+void EngineStats::spilled(int64_t bytes, Duration took) {
+  spills_.fetch_add(1, std::memory_order_relaxed);
+  spill_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  add(spill_ms_sum_, std::chrono::duration<double, std::milli>(took).count());
+}
+
+void EngineStats::restored(int64_t bytes, Duration took) {
+  restores_.fetch_add(1, std::memory_order_relaxed);
+  restore_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  add(restore_ms_sum_, std::chrono::duration<double, std::milli>(took).count());
 }
 
 void EngineStats::speculated(int32_t drafted, int32_t accepted) {
@@ -84,6 +101,15 @@ EngineStatsSnapshot EngineStats::snapshot() const {
   s.cache_hit_tokens = cache_hit_tokens_.load(std::memory_order_relaxed);
   s.steps = steps_.load(std::memory_order_relaxed);
   s.rows = rows_.load(std::memory_order_relaxed);
+  s.prefill_tokens = prefill_tokens_.load(std::memory_order_relaxed);
+  s.decode_tokens = decode_tokens_.load(std::memory_order_relaxed);
+  s.device_busy_ns = device_busy_ns_.load(std::memory_order_relaxed);
+  s.spills = spills_.load(std::memory_order_relaxed);
+  s.spill_bytes = spill_bytes_.load(std::memory_order_relaxed);
+  s.spill_ms_sum = spill_ms_sum_.load(std::memory_order_relaxed);
+  s.restores = restores_.load(std::memory_order_relaxed);
+  s.restore_bytes = restore_bytes_.load(std::memory_order_relaxed);
+  s.restore_ms_sum = restore_ms_sum_.load(std::memory_order_relaxed);
   s.spec_drafted = spec_drafted_.load(std::memory_order_relaxed);
   s.spec_accepted = spec_accepted_.load(std::memory_order_relaxed);
   s.spec_withheld = spec_withheld_.load(std::memory_order_relaxed);

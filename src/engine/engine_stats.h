@@ -1,4 +1,5 @@
-// EngineStats: the engine's telemetry (the scheduler's `tel` port) plus the
+// EngineStats: the engine's counters (EngineTelemetry, the scheduler's `tel`
+// port, feeds them) plus the
 // load the engine thread publishes after each tick: request, token,
 // preemption, step and speculation counters; requests running, waiting and swapped; KV
 // blocks and recurrent-state slots in use and in the pool; whether there is work and when the last
@@ -38,6 +39,15 @@ struct EngineStatsSnapshot {
   int64_t cache_hit_tokens = 0;
   int64_t steps = 0;
   int64_t rows = 0;
+  int64_t prefill_tokens = 0;  // step rows that computed prompts
+  int64_t decode_tokens = 0;   // step rows that sampled output
+  int64_t device_busy_ns = 0;  // the device's time on the steps
+  int64_t spills = 0;          // swap-outs written, their bytes and time
+  int64_t spill_bytes = 0;
+  double spill_ms_sum = 0;
+  int64_t restores = 0;        // swap-ins read, their bytes and time
+  int64_t restore_bytes = 0;
+  double restore_ms_sum = 0;
   int64_t spec_drafted = 0;   // draft tokens verify steps checked
   int64_t spec_accepted = 0;  // of them, committed in place
   int64_t spec_withheld = 0;  // draft tokens proposed and not verified (the draft budget)
@@ -62,18 +72,20 @@ struct EngineStatsSnapshot {
   std::vector<int64_t> expert_tokens;
 };
 
-class EngineStats final : public TelPort {
+class EngineStats final {
  public:
   // Borrows the engine's clock; it outlives this.
   explicit EngineStats(const Clock& clock) : clock_(clock) {}
 
-  void request_finished(const RequestTiming& t) override;
-  void request_failed() override { requests_failed_.fetch_add(1, std::memory_order_relaxed); }
-  void preempted(PreemptKind kind) override;
-  void cache_queried(int64_t query_tokens, int64_t hit_tokens) override;
-  void step_done(int32_t num_rows, int32_t num_blocks_in_use) override;
-  void speculated(int32_t drafted, int32_t accepted) override;
-  void drafts_withheld(int32_t n) override;
+  void request_finished(const RequestTiming& t);
+  void request_failed() { requests_failed_.fetch_add(1, std::memory_order_relaxed); }
+  void preempted(PreemptKind kind);
+  void cache_queried(int64_t query_tokens, int64_t hit_tokens);
+  void step_done(const StepRecord& step);
+  void spilled(int64_t bytes, Duration took);
+  void restored(int64_t bytes, Duration took);
+  void speculated(int32_t drafted, int32_t accepted);
+  void drafts_withheld(int32_t n);
 
   // The engine thread, after draining its inbox and after each tick.
   void publish_load(const SchedulerCounts& counts, bool has_work, int32_t num_blocks_in_use,
@@ -100,6 +112,15 @@ class EngineStats final : public TelPort {
   std::atomic<int64_t> cache_hit_tokens_{0};
   std::atomic<int64_t> steps_{0};
   std::atomic<int64_t> rows_{0};
+  std::atomic<int64_t> prefill_tokens_{0};
+  std::atomic<int64_t> decode_tokens_{0};
+  std::atomic<int64_t> device_busy_ns_{0};
+  std::atomic<int64_t> spills_{0};
+  std::atomic<int64_t> spill_bytes_{0};
+  std::atomic<double> spill_ms_sum_{0};
+  std::atomic<int64_t> restores_{0};
+  std::atomic<int64_t> restore_bytes_{0};
+  std::atomic<double> restore_ms_sum_{0};
   std::atomic<int64_t> spec_drafted_{0};
   std::atomic<int64_t> spec_accepted_{0};
   std::atomic<int64_t> spec_withheld_{0};

@@ -35,6 +35,9 @@ struct EngineRequest {
   bool ignore_eos = false;
   std::optional<Duration> timeout;     // from submission; "timeout" when it passes
   std::string cache_salt;              // prefix-cache hits stay within one salt
+  // Who the request is accounted to in telemetry and per-tenant metrics and
+  // quotas ("": nobody in particular); the server sets it.
+  std::string tenant;
   uint64_t adapter_id = 0;             // 0: the base model
   // The LoRA adapter the request runs with (adapter_id names it; null: the
   // base model). Held by the request until it ends, so unloading the

@@ -152,6 +152,7 @@ struct ActiveSeq {
   SeqStatus status;
   QueueState queue;
   SeqTimings timing;
+  std::string tenant;  // EngineRequest::tenant, for telemetry
   ResponseSink sink;
 };
 

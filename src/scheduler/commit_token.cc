@@ -108,10 +108,12 @@ namespace {
 // The token joins the output and the sequence; its time is recorded.
 void record_token(const SchedIo& io, ActiveSeq& a, TokenId token) {
   const TimePoint now = io.clock.now();
-  if (!a.timing.decode_start) a.timing.decode_start = now;
+  const bool first = !a.timing.decode_start.has_value();
+  if (first) a.timing.decode_start = now;
   a.timing.last_token_time = now;
   a.out.tokens.push_back(token);
   a.seq.tokens.push_back(token);
+  if (first) io.tel.request_event(request_event_of(a, RequestEventKind::kFirstToken));
   --a.limits.remaining;
   if (a.spec.prediction.has_value() && !a.spec.verifying) a.spec.prediction->on_committed({&token, 1});
 }

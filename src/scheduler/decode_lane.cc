@@ -167,7 +167,12 @@ Settled DecodeLane::settle(std::vector<ActiveSeq>& active) {
     commit_token(io_, a, token, max_seq_len_);
     note_mtp_draft(a, result_, i, token);
   }
-  io_.tel.step_done(static_cast<int32_t>(active.size()), io_.kv.num_blocks_in_use());
+  StepRecord record;
+  record.num_rows = static_cast<int32_t>(active.size());
+  record.decode_tokens = record.num_rows;
+  record.num_blocks_in_use = io_.kv.num_blocks_in_use();
+  record.device_busy_ns = result_.busy_ns;
+  io_.tel.step_done(record);
   if (pipe_.next.has_value()) {
     Inflight next = std::move(*pipe_.next);
     pipe_.next.reset();

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "core/clock.h"
+#include "core/ids.h"
 #include "scheduler/active_seq.h"
 #include "request/response_sink.h"
 
@@ -51,6 +52,43 @@ struct RequestTiming {
 
 enum class PreemptKind : uint8_t { kSwap, kRecompute };
 
+// A request's lifecycle, as the telemetry port hears it.
+enum class RequestEventKind : uint8_t {
+  kQueued,      // accepted into the waiting queue
+  kAdmitted,    // first admission; cached_tokens came from the prefix cache
+  kFirstToken,  // its first output token was committed
+  kPreempted,   // preempted for recompute (back to waiting, KV dropped)
+  kSwapped,     // preempted to a spill image
+  kResumed,     // running again after a preemption or a swap
+  kFinished,    // its finish frame was sent (finish_reason, guard)
+  kFailed,      // its error frame was sent (error)
+};
+const char* request_event_name(RequestEventKind kind);
+
+// One lifecycle event. The views borrow the sequence's strings for the call.
+struct RequestEvent {
+  RequestEventKind kind = RequestEventKind::kQueued;
+  RequestId id;
+  std::string_view tenant;   // "" when the request has none
+  std::string_view adapter;  // the LoRA adapter's name; "" for the base model
+  int32_t prompt_tokens = 0;
+  int32_t cached_tokens = 0;  // prompt tokens served from the prefix cache
+  int32_t output_tokens = 0;
+  int32_t kv_blocks = 0;        // blocks it holds as the event happens
+  std::string_view finish_reason;  // kFinished
+  std::string_view guard;          // kFinished: the guard that cut it short, if any
+  std::string_view error;          // kFailed
+};
+
+// One forward step that was settled.
+struct StepRecord {
+  int32_t num_rows = 0;
+  int32_t prefill_tokens = 0;  // rows of prompts being computed
+  int32_t decode_tokens = 0;   // rows that sample output (drafts verified included)
+  int32_t num_blocks_in_use = 0;
+  int64_t device_busy_ns = 0;  // the device's time on it (0: not measured)
+};
+
 class TelPort {
  public:
   virtual ~TelPort() = default;
@@ -61,7 +99,11 @@ class TelPort {
   // the prefix cache, `hit_tokens` of them found (re-admissions after a
   // preemption are not counted).
   virtual void cache_queried(int64_t query_tokens, int64_t hit_tokens) = 0;
-  virtual void step_done(int32_t num_rows, int32_t num_blocks_in_use) = 0;
+  virtual void step_done(const StepRecord& step) = 0;
+  virtual void request_event(const RequestEvent& event) = 0;
+  // A sequence's KV went to a spill image (swap-out) or came back from one.
+  virtual void spilled(int64_t bytes, Duration took) = 0;
+  virtual void restored(int64_t bytes, Duration took) = 0;
   // A verify step checked `drafted` draft tokens of one sequence and
   // committed `accepted` of them in place (speculation.h).
   virtual void speculated(int32_t drafted, int32_t accepted) = 0;
@@ -76,7 +118,10 @@ class NullTelPort final : public TelPort {
   void request_failed() override {}
   void preempted(PreemptKind) override {}
   void cache_queried(int64_t, int64_t) override {}
-  void step_done(int32_t, int32_t) override {}
+  void step_done(const StepRecord&) override {}
+  void request_event(const RequestEvent&) override {}
+  void spilled(int64_t, Duration) override {}
+  void restored(int64_t, Duration) override {}
   void speculated(int32_t, int32_t) override {}
   void drafts_withheld(int32_t) override {}
 };

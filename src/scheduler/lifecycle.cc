@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/lora_adapter.h"
 #include "core/log.h"
 #include "kv/kv_block.h"
 #include "scheduler/finish_reason.h"
@@ -35,6 +36,19 @@ std::vector<float> pooled_embedding(ActiveSeq& a) {
 }
 
 }  // namespace
+
+RequestEvent request_event_of(const ActiveSeq& a, RequestEventKind kind) {
+  RequestEvent e;
+  e.kind = kind;
+  e.id = a.sink.id();
+  e.tenant = a.tenant;
+  if (a.seq.adapter != nullptr) e.adapter = a.seq.adapter->name;
+  e.prompt_tokens = a.out.prompt_len;
+  e.cached_tokens = a.out.cached_prompt_tokens;
+  e.output_tokens = static_cast<int32_t>(a.out.tokens.size());
+  e.kv_blocks = static_cast<int32_t>(a.seq.block_table.size()) - a.seq.num_released_blocks;
+  return e;
+}
 
 void finish_sequence(const SchedIo& io, ActiveSeq& a, size_t max_seq_len) {
   // A failed sequence is not a finished one: an error frame, and no caching
@@ -89,8 +103,12 @@ void finish_sequence(const SchedIo& io, ActiveSeq& a, size_t max_seq_len) {
   RequestTiming timing{fe.time_to_first_token_ms, fe.decode_time_ms, a.out.prompt_len,
                        static_cast<int64_t>(a.out.tokens.size()), a.out.cached_prompt_tokens};
   log_finished(a, reason, timing.ttft_ms, timing.decode_ms);
+  RequestEvent done = request_event_of(a, RequestEventKind::kFinished);
+  done.finish_reason = reason;
+  if (a.status.guard_stop.has_value()) done.guard = guard_stop_name(*a.status.guard_stop);
   io.req.finish(a.sink, std::move(fe));
   io.tel.request_finished(timing);
+  io.tel.request_event(done);
   // Cache prompt + output while the block ids are valid, then free them.
   io.kv.apply(ReleaseSeq{&a.seq, /*cache=*/a.embed.kv_shareable, "finish_sequence"});
 }
@@ -98,12 +116,20 @@ void finish_sequence(const SchedIo& io, ActiveSeq& a, size_t max_seq_len) {
 void send_error(const SchedIo& io, ActiveSeq& a, std::string_view msg) {
   io.req.error(a.sink, msg, "error frame");
   io.tel.request_failed();
+  RequestEvent failed = request_event_of(a, RequestEventKind::kFailed);
+  failed.error = msg;
+  io.tel.request_event(failed);
   io.kv.apply(ReleaseSeq{&a.seq, /*cache=*/false, "send_error"});
 }
 
 void send_error_to_sink(const SchedIo& io, ResponseSink& sink, std::string_view msg) {
   io.req.error(sink, msg, "pre-seq error frame");
   io.tel.request_failed();
+  RequestEvent failed;
+  failed.kind = RequestEventKind::kFailed;
+  failed.id = sink.id();
+  failed.error = msg;
+  io.tel.request_event(failed);
 }
 
 void fail_sequence(ActiveSeq& a, std::string msg) {
@@ -130,9 +156,11 @@ void release_behind_window(const SchedIo& io, SeqState& seq, int32_t kv_window) 
 }
 
 Status spill_out_sequence(const SchedIo& io, ActiveSeq& a, SpillIo& spill, SpillId swap_id, SpillImage& scratch) {
+  const TimePoint t0 = io.clock.now();
   const int32_t num_blocks = blocks_for_tokens(a.seq.seq_len);
   MET_RETURN_IF_ERROR(io.kv.save_blocks(a.seq, num_blocks, scratch));
   MET_RETURN_IF_ERROR(spill.save(swap_id, scratch));
+  io.tel.spilled(static_cast<int64_t>(scratch.bytes.size()), io.clock.now() - t0);
   return ok_status();
 }
 
@@ -187,7 +215,9 @@ Status restore_swapped_image(const SchedIo& io, SwappedSeq& s, SpillIo& spill, S
 
 Result<ActiveSeq> resume_swapped_seq(const SchedIo& io, SwappedSeq s, SpillIo& spill, SpillImage& scratch) {
   const size_t immune_until = s.a.out.tokens.size() + PREEMPT_IMMUNITY_TOKENS;
+  const TimePoint t0 = io.clock.now();
   Status st = restore_swapped_image(io, s, spill, scratch);
+  if (st.ok()) io.tel.restored(static_cast<int64_t>(scratch.bytes.size()), io.clock.now() - t0);
   if (!st.ok()) {
     // The caller has already taken this request off `swapped`: answer here.
     send_error_to_sink(io, s.a.sink, fmt::format("swap-in failed: {}", st.message()));

@@ -24,6 +24,10 @@
 
 namespace met {
 
+// The telemetry event `kind` of `a` (its id, tenant, adapter, token counts,
+// blocks held); the views borrow from `a`.
+RequestEvent request_event_of(const ActiveSeq& a, RequestEventKind kind);
+
 // Sends the final frame (or, for a failed sequence, the error frame) and
 // releases the sequence, caching its full blocks first. `max_seq_len` is the
 // served context ceiling (0: unlimited).

@@ -177,6 +177,9 @@ void Scheduler::preempt(size_t idx) {
       return;
     }
     ++r->a.queue.num_preemptions;
+    RequestEvent swapped = request_event_of(r->a, RequestEventKind::kSwapped);
+    swapped.kv_blocks = r->num_blocks;  // in the image now
+    io_.tel.request_event(swapped);
     swapped_.push_back(std::move(*r));
     io_.tel.preempted(PreemptKind::kSwap);
     return;
@@ -186,7 +189,27 @@ void Scheduler::preempt(size_t idx) {
   io_.kv.apply(ReleaseSeq{&a.seq, /*cache=*/true, "preempt for recompute"});
   ++a.queue.num_preemptions;
   io_.tel.preempted(PreemptKind::kRecompute);
+  io_.tel.request_event(request_event_of(a, RequestEventKind::kPreempted));
   requeue(std::move(a));
+}
+
+void Scheduler::describe(std::vector<SeqProgress>& out) const {
+  auto progress = [](const ActiveSeq& a, SeqPhase phase) {
+    return SeqProgress{a.sink.id(), phase, static_cast<int32_t>(a.out.tokens.size()),
+                       static_cast<int32_t>(a.seq.block_table.size()) - a.seq.num_released_blocks};
+  };
+  for (const ActiveSeq& a : waiting_) {
+    out.push_back(progress(a, a.queue.num_preemptions > 0 ? SeqPhase::kPreempted : SeqPhase::kWaiting));
+  }
+  for (const ActiveSeq& a : active_) {
+    const bool decoding = a.timing.decode_start.has_value() && pending_tokens(a) <= 1;
+    out.push_back(progress(a, decoding ? SeqPhase::kRunning : SeqPhase::kPrefill));
+  }
+  for (const SwappedSeq& s : swapped_) {
+    SeqProgress p = progress(s.a, SeqPhase::kSwapped);
+    p.kv_blocks = s.num_blocks;
+    out.push_back(p);
+  }
 }
 
 void Scheduler::collect_victim_candidates() {
@@ -230,8 +253,18 @@ void Scheduler::run_step() {
     return;
   }
   drafts_.observe_step(step_.plan().num_rows(), result_.busy_ns);
+  StepRecord record;
+  record.num_rows = step_.plan().num_rows();
+  record.device_busy_ns = result_.busy_ns;
+  for (const Scheduled& s : step_.scheduled()) {
+    // A decode row (and its drafts) samples the sequence's next token; any
+    // other rows compute a prompt (or re-compute one after a preemption).
+    const bool decode = s.output.has_value() && !s.embeds && s.num_rows == 1 + s.num_drafts;
+    (decode ? record.decode_tokens : record.prefill_tokens) += s.num_rows;
+  }
   settle_step();
-  io_.tel.step_done(step_.plan().num_rows(), io_.kv.num_blocks_in_use());
+  record.num_blocks_in_use = io_.kv.num_blocks_in_use();
+  io_.tel.step_done(record);
 }
 
 void Scheduler::settle_step() {

@@ -47,6 +47,16 @@ struct SchedulerOptions {
   SpecOptions spec;  // speculative decoding (speculation.h); off by default
 };
 
+// Where a request stands in the scheduler's queues (Scheduler::describe).
+enum class SeqPhase : uint8_t { kWaiting, kPreempted, kPrefill, kRunning, kSwapped };
+
+struct SeqProgress {
+  RequestId id;
+  SeqPhase phase = SeqPhase::kWaiting;
+  int32_t output_tokens = 0;
+  int32_t kv_blocks = 0;  // blocks it holds (a swapped one: in its image)
+};
+
 struct SchedulerCounts {
   size_t num_waiting = 0;
   size_t num_active = 0;
@@ -71,6 +81,8 @@ class Scheduler {
   // (shutdown, or the process faulted).
   void fail_all(std::string_view message);
   SchedulerCounts counts() const { return {waiting_.size(), active_.size(), swapped_.size()}; }
+  // Appends every request it holds (waiting, running, swapped) to `out`.
+  void describe(std::vector<SeqProgress>& out) const;
 
  private:
 

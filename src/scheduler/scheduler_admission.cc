@@ -45,6 +45,7 @@ ActiveSeq Scheduler::make_seq(EngineRequest&& r, ResponseSink&& sink, TimePoint 
   reserve_for_output(a, r.max_tokens);
   a.seq.salt = CacheSalt{tenant_salt(r.cache_salt), r.adapter_id};
   a.seq.adapter = std::move(r.adapter);
+  a.tenant = std::move(r.tenant);
   a.limits.remaining = r.max_tokens;
   a.limits.min_tokens = r.min_tokens;
   if (!r.ignore_eos) a.limits.eos_tokens = model_eos_;
@@ -90,6 +91,7 @@ void Scheduler::enqueue(EngineRequest request, ResponseSink sink, TimePoint subm
   MET_DCHECK(validate_request(request, limits()).ok(), "request {}: enqueued without Engine::submit's checks",
              sink.id().value());
   ActiveSeq a = make_seq(std::move(request), std::move(sink), submitted);
+  io_.tel.request_event(request_event_of(a, RequestEventKind::kQueued));
   if (a.limits.remaining == 0 && !is_embedding(a)) {  // nothing to generate: answered without a step
     finish_sequence(io_, a, max_seq_len_);
     return;
@@ -214,6 +216,7 @@ void Scheduler::resume_front() {
     return;
   }
   r->seq.slot_idx = static_cast<int32_t>(active_.size());
+  io_.tel.request_event(request_event_of(*r, RequestEventKind::kResumed));
   active_.push_back(std::move(*r));
 }
 
@@ -249,6 +252,8 @@ void Scheduler::admit_front(size_t waiting_idx) {
             a.seq.id.value(), active_.size());
   a.seq.slot_idx = static_cast<int32_t>(active_.size());
   a.seq.owns_slot = true;
+  io_.tel.request_event(
+      request_event_of(a, a.queue.num_preemptions == 0 ? RequestEventKind::kAdmitted : RequestEventKind::kResumed));
   active_.push_back(std::move(a));
   waiting_.pop_front();
 }

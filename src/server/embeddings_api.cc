@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "request/request_limits.h"
+#include "server/operator_api.h"
 #include "server/request_bridge.h"
 
 namespace met {
@@ -178,7 +179,7 @@ class EmbeddingsEncoder final : public ResponseEncoder {
 // Submits one engine request per input; on a refusal, cancels those taken
 // and names the input.
 ApiResult<std::vector<RequestHandle>> submit_inputs(Engine& engine, const EmbeddingsRequest& r, Pooling pooling,
-                                                   std::optional<Duration> timeout) {
+                                                   std::optional<Duration> timeout, const std::string& tenant) {
   std::vector<RequestHandle> handles;
   for (size_t i = 0; i < r.inputs.size(); ++i) {
     EngineRequest er;
@@ -186,6 +187,7 @@ ApiResult<std::vector<RequestHandle>> submit_inputs(Engine& engine, const Embedd
     er.max_tokens = 0;
     er.embed = pooling;
     er.timeout = timeout;
+    er.tenant = tenant;
     Result<RequestHandle> h = engine.submit(std::move(er));
     if (!h.ok()) {
       for (RequestHandle& taken : handles) taken.cancel();
@@ -220,7 +222,8 @@ awaitable<bool> serve_embeddings(ServerState& s, beast::tcp_stream& stream, cons
   ApiResult<EmbeddingsRequest> parsed = parse_embeddings_request(req.body(), m.prompts.tokenizer(), info.hidden_size);
   if (auto* e = std::get_if<ApiError>(&parsed)) co_return co_await fail(*e, keep);
   const EmbeddingsRequest& r = std::get<EmbeddingsRequest>(parsed);
-  ApiResult<std::vector<RequestHandle>> handles = submit_inputs(m.engine, r, pooling, s.options.request_timeout);
+  ApiResult<std::vector<RequestHandle>> handles =
+      submit_inputs(m.engine, r, pooling, s.options.request_timeout, request_tenant(s.options.api_keys, req, ""));
   if (auto* e = std::get_if<ApiError>(&handles)) co_return co_await fail(*e, keep);
   std::vector<RequestTimer> timers;
   for (size_t i = 0; i < r.inputs.size(); ++i) timers.emplace_back(s.metrics, m.clock, arrived);

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "request/request_limits.h"
+#include "server/operator_api.h"
 #include "server/request_bridge.h"
 #include "server/chat_shaper.h"
 
@@ -124,6 +125,7 @@ awaitable<bool> generate(ServerState& s, beast::tcp_stream& stream, const HttpRe
   }
   for (EngineRequest& er : prompts) {
     er.timeout = effective_timeout(er.timeout, s.options.request_timeout);
+    er.tenant = request_tenant(s.options.api_keys, req, er.cache_salt);
     // Without a seed each request draws its own stream.
     if (!has_seed) er.sampling.seed = unique * 0x9E3779B97F4A7C15ull;
     if (adapter.has_value()) {

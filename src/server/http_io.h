@@ -37,6 +37,21 @@ using ExtraHeaders = std::vector<std::pair<std::string, std::string>>;
 awaitable<bool> write_body(beast::tcp_stream& stream, unsigned version, http::status status, std::string body,
                            std::string_view content_type, bool keep_alive, const ExtraHeaders& headers = {});
 
+// The header of an SSE response (text/event-stream; chunked under HTTP/1.1);
+// false when it could not be written.
+awaitable<bool> write_sse_header(beast::tcp_stream& stream, const HttpRequest& req, const ExtraHeaders& headers);
+
+// One piece of an SSE body: a chunk under HTTP/1.1; raw bytes under HTTP/1.0,
+// whose body then ends when the connection closes. A write the client does
+// not take within `timeout` fails (and closes the socket).
+awaitable<bool> write_chunk(beast::tcp_stream& stream, const std::string& bytes, bool chunked,
+                            std::chrono::steady_clock::duration timeout);
+
+// Whether the peer is still there (kSentMore: it sent another request on
+// the connection, so it is), without blocking or reading.
+enum class Peer { kOpen, kClosed, kSentMore };
+Peer peer_state(tcp::socket& socket);
+
 // Writes `e` as {"error": {...}} (or in `style`) with its status.
 awaitable<bool> write_error(beast::tcp_stream& stream, unsigned version, const ApiError& e, bool keep_alive,
                             const ExtraHeaders& headers = {}, ErrorStyle style = ErrorStyle::kOpenAi);

@@ -56,6 +56,9 @@ struct ServerOptions {
   // unsent-bytes bound; the write timeout then frees the socket).
   Duration slow_client_timeout = std::chrono::seconds(30);
   ApiKeys api_keys;                         // none: every request is let in
+  // --admin-key: the keys of the operator's routes (operator_api.h); none:
+  // those take the API keys like every other route.
+  ApiKeys admin_keys;
   CorsPolicy cors;                          // off: no browser origin may read responses
   std::optional<Pooling> pooling;           // --pooling: embeddings pool this way, not the model's
 };

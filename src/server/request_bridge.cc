@@ -15,16 +15,6 @@
 namespace met {
 namespace {
 
-enum class Peer { kOpen, kClosed, kSentMore };
-
-Peer peer_state(tcp::socket& socket) {
-  char c = 0;
-  const ssize_t n = ::recv(socket.native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
-  if (n > 0) return Peer::kSentMore;  // a pipelined request: the peer is there
-  if (n == 0) return Peer::kClosed;
-  return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? Peer::kOpen : Peer::kClosed;
-}
-
 // What a request's coroutine waits on; `wake` is cancelled by the waiter's posts.
 struct EventWait {
   asio::steady_timer wake;
@@ -86,37 +76,12 @@ awaitable<bool> collect_events(beast::tcp_stream& stream, const HttpRequest& req
                                 req.keep_alive(), o.headers);
 }
 
-// One piece of an SSE body: a chunk under HTTP/1.1; raw bytes under HTTP/1.0,
-// whose body then ends when the connection closes. A write the client does
-// not take within `timeout` fails (and closes the socket).
-awaitable<bool> write_chunk(beast::tcp_stream& stream, const std::string& bytes, bool chunked, Duration timeout) {
-  if (bytes.empty()) co_return true;
-  stream.expires_after(timeout);
-  beast::error_code ec;
-  if (!chunked) {
-    std::tie(ec, std::ignore) = co_await asio::async_write(stream, asio::buffer(bytes), kTuple);
-  } else {
-    std::tie(ec, std::ignore) = co_await asio::async_write(stream, http::make_chunk(asio::buffer(bytes)), kTuple);
-  }
-  stream.expires_never();
-  co_return !ec;
-}
-
 // A streaming response: SSE (one write per wake), chunked under HTTP/1.1.
 awaitable<bool> stream_events(beast::tcp_stream& stream, const HttpRequest& req, EventWait& w,
                               ChoiceStreams& waiter, ResponseEncoder& encoder, const FollowOptions& o) {
   const bool chunked = req.version() >= 11;
-  http::response<http::empty_body> res{http::status::ok, req.version()};
-  res.set(http::field::server, "met");
-  res.set(http::field::content_type, "text/event-stream");
-  res.set(http::field::cache_control, "no-cache");
-  for (const auto& [name, value] : o.headers) res.set(name, value);
-  res.chunked(chunked);
-  res.keep_alive(chunked && req.keep_alive());
-  http::response_serializer<http::empty_body> sr{res};
-  auto [ec, n] = co_await http::async_write_header(stream, sr, kTuple);
   size_t num_finished = 0;
-  bool writable = !ec && co_await write_chunk(stream, encoder.start(), chunked, o.write_timeout);
+  bool writable = co_await write_sse_header(stream, req, o.headers) && co_await write_chunk(stream, encoder.start(), chunked, o.write_timeout);
   for (bool done = false; !done;) {
     if (!writable && w.watch_peer) {
       w.watch_peer = false;

@@ -11,6 +11,7 @@
 #include "server/health.h"
 #include "server/messages_front.h"
 #include "server/openai_front.h"
+#include "server/operator_api.h"
 #include "server/responses_front.h"
 
 namespace met {
@@ -71,8 +72,15 @@ bool open_path(std::string_view target) {
   return target == "/health" || target == "/metrics" || is_chat_page_path(target);
 }
 
+// The operator's paths (operator_api.h): --admin-key's key opens them when set.
+bool operator_path(std::string_view target) {
+  return target == kRequestsPath || target == kTelemetryPath || cancel_target(target).has_value();
+}
+
 // The verb each known path takes; nullopt for an unknown path.
 std::optional<http::verb> verb_of(std::string_view target) {
+  if (target == kRequestsPath || target == kTelemetryPath) return http::verb::get;
+  if (cancel_target(target)) return http::verb::post;
   if (target == kResponsesPath) return http::verb::post;
   if (stored_response_id(target)) return http::verb::get;
   if (target == "/health" || target == "/metrics" || target == "/v1/models" || is_chat_page_path(target)) {
@@ -109,6 +117,11 @@ awaitable<bool> dispatch(ServerState& s, beast::tcp_stream& stream, const HttpRe
                                   "text/plain; charset=utf-8", keep, cors);
   }
   if (target == "/v1/embeddings") co_return co_await serve_embeddings(s, stream, req, cors);
+  if (target == kRequestsPath) co_return co_await serve_requests(s, stream, req, cors);
+  if (target == kTelemetryPath) co_return co_await serve_telemetry(s, stream, req, cors);
+  if (const std::optional<uint64_t> id = cancel_target(target)) {
+    co_return co_await serve_cancel(s, stream, req, *id, cors);
+  }
   if (target == "/tokenize") co_return co_await json_result(stream, req, m.tokenize.tokenize(req.body()), cors);
   if (target == "/detokenize") co_return co_await json_result(stream, req, m.tokenize.detokenize(req.body()), cors);
   if (target == "/v1/messages/count_tokens") {
@@ -147,8 +160,11 @@ awaitable<bool> route(ServerState& s, beast::tcp_stream& stream, const HttpReque
   }
   // Anthropic's Messages routes answer errors in Anthropic's shape.
   const ErrorStyle style = target.starts_with("/v1/messages") ? ErrorStyle::kAnthropic : ErrorStyle::kOpenAi;
-  const bool authorized = s.options.api_keys.authorizes(header_value(req, http::field::authorization)) ||
-                          s.options.api_keys.authorizes_key(header_value(req, "x-api-key"));
+  // With --admin-key, the operator's paths take that key and no other.
+  const ApiKeys& keys =
+      operator_path(target) && s.options.admin_keys.required() ? s.options.admin_keys : s.options.api_keys;
+  const bool authorized = keys.authorizes(header_value(req, http::field::authorization)) ||
+                          keys.authorizes_key(header_value(req, "x-api-key"));
   if (!open_path(target) && !authorized) {
     const ApiError e = http_error(401,
                                   "a valid API key is required: send the header 'Authorization: Bearer <key>' "

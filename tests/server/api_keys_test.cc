@@ -64,6 +64,37 @@ TEST(ApiKeys, AKeyFileGivesOneKeyPerLineSkippingBlanksAndComments) {
   EXPECT_TRUE(keys->authorizes("Bearer sk-flag"));
 }
 
+TEST(ApiKeys, AKeyFileLineMayNameTheKeysTenant) {
+  testing::TempDir dir;
+  const std::string path = dir.file("keys");
+  std::ofstream(path) << "sk-a   team-a\nsk-b\tteam.b@corp\nsk-plain\n";
+  Result<ApiKeys> keys = ApiKeys::create({"sk-flag"}, path);
+  ASSERT_TRUE(keys.ok()) << keys.status().message();
+  EXPECT_TRUE(keys->authorizes("Bearer sk-a"));
+  EXPECT_FALSE(keys->authorizes("Bearer sk-a   team-a")) << "the tenant is not part of the key";
+  EXPECT_EQ(keys->tenant_of("Bearer sk-a", ""), "team-a");
+  EXPECT_EQ(keys->tenant_of("", "sk-b"), "team.b@corp");
+  EXPECT_EQ(keys->tenant_of("Bearer sk-plain", ""), "");
+  EXPECT_EQ(keys->tenant_of("Bearer sk-flag", ""), "");
+  EXPECT_EQ(keys->tenant_of("Bearer sk-unknown", ""), "");
+}
+
+TEST(ApiKeys, ATenantWithOddCharactersIsRefusedNamingTheLine) {
+  testing::TempDir dir;
+  const std::string path = dir.file("keys");
+  std::ofstream(path) << "sk-a team-a\nsk-b two words\n";
+  const Result<ApiKeys> keys = ApiKeys::create({}, path);
+  ASSERT_FALSE(keys.ok());
+  EXPECT_NE(keys.status().message().find("line 2"), std::string::npos) << keys.status().message();
+  EXPECT_NE(keys.status().message().find("tenant"), std::string::npos) << keys.status().message();
+}
+
+TEST(ApiKeys, ErrorsNameTheFlagTheKeysCameFrom) {
+  const Result<ApiKeys> keys = ApiKeys::create({""}, "", "--admin-key");
+  ASSERT_FALSE(keys.ok());
+  EXPECT_NE(keys.status().message().find("--admin-key"), std::string::npos) << keys.status().message();
+}
+
 TEST(ApiKeys, AnEmptyKeyAMissingFileOrAFileWithoutKeysIsRefused) {
   testing::TempDir dir;
   EXPECT_FALSE(ApiKeys::create({""}, "").ok());

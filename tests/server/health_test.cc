@@ -60,7 +60,7 @@ TEST(Health, ACompletedStepRestartsTheStallClock) {
   EngineStats stats(clock);
   stats.publish_load(SchedulerCounts{.num_active = 1}, /*has_work=*/true, 1, 0);
   clock.advance(seconds(8));
-  stats.step_done(1, 1);
+  stats.step_done(StepRecord{.num_rows = 1, .num_blocks_in_use = 1});
   clock.advance(seconds(8));
   EXPECT_EQ(decide_health(inputs_from(stats)).state, HealthState::kOk);
   clock.advance(seconds(3));
@@ -71,7 +71,7 @@ TEST(Health, WorkArrivingAfterALongIdleSpellIsNotAStall) {
   FakeClock clock;
   EngineStats stats(clock);
   stats.publish_load(SchedulerCounts{.num_active = 1}, /*has_work=*/true, 1, 0);
-  stats.step_done(1, 1);
+  stats.step_done(StepRecord{.num_rows = 1, .num_blocks_in_use = 1});
   stats.publish_load(SchedulerCounts{}, /*has_work=*/false, 0, 0);
   clock.advance(seconds(600));
   stats.publish_load(SchedulerCounts{.num_waiting = 1}, /*has_work=*/true, 0, 0);

@@ -67,7 +67,30 @@ class CountingTel final : public TelPort {
     num_query_tokens += query_tokens;
     num_hit_tokens += hit_tokens;
   }
-  void step_done(int32_t, int32_t) override { ++num_steps; }
+  void step_done(const StepRecord& step) override {
+    ++num_steps;
+    steps.push_back(step);
+  }
+  void request_event(const RequestEvent& e) override {
+    events.push_back(RecordedEvent{e.kind, e.id.value(), std::string(e.tenant), e.cached_tokens, e.output_tokens,
+                                   std::string(e.finish_reason), std::string(e.error)});
+  }
+  void spilled(int64_t bytes, Duration) override {
+    ++num_spills;
+    spill_bytes += bytes;
+  }
+  void restored(int64_t bytes, Duration) override {
+    ++num_restores;
+    restore_bytes += bytes;
+  }
+  // The kinds of request `id`'s events, in order.
+  std::vector<RequestEventKind> kinds_of(uint64_t id) const {
+    std::vector<RequestEventKind> out;
+    for (const RecordedEvent& e : events) {
+      if (e.id == id) out.push_back(e.kind);
+    }
+    return out;
+  }
   void speculated(int32_t drafted, int32_t accepted) override {
     num_drafted += drafted;
     num_accepted += accepted;
@@ -84,7 +107,22 @@ class CountingTel final : public TelPort {
   int num_swaps = 0;
   int num_recomputes = 0;
   int num_steps = 0;
+  int num_spills = 0;
+  int num_restores = 0;
+  int64_t spill_bytes = 0;
+  int64_t restore_bytes = 0;
   std::vector<RequestTiming> timings;
+  std::vector<StepRecord> steps;
+  struct RecordedEvent {
+    RequestEventKind kind;
+    uint64_t id;
+    std::string tenant;
+    int32_t cached_tokens;
+    int32_t output_tokens;
+    std::string finish_reason;
+    std::string error;
+  };
+  std::vector<RecordedEvent> events;
 };
 
 }  // namespace met::testing
