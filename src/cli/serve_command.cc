@@ -1,6 +1,7 @@
 // `met serve [MODEL.gguf] [--host 127.0.0.1] [--port 8080] [--model-alias NAME]
 // [--chat-template FILE] [--max-concurrent N] [--max-body-bytes N]
-// [--api-key KEY]... [--api-key-file F] [--admin-key KEY]... [--request-timeout S]
+// [--api-key KEY]... [--api-key-file F] [--admin-key KEY]... [--tenant-quota Q]...
+// [--request-timeout S]
 // [--drain-timeout S] [--stall-timeout S] [--cache-dir DIR]
 // [--hf ORG/REPO[:FILE|:QUANT] [--hf-endpoint URL] [--hf-revision REV]]` plus
 // the engine flags: the OpenAI-compatible HTTP server (server/http_server.h).
@@ -61,6 +62,7 @@ struct ServeOptions {
   std::vector<std::string> api_keys;
   std::string api_key_file;
   std::vector<std::string> admin_keys;
+  std::vector<std::string> tenant_quotas;
   std::vector<std::string> cors_origins;
   std::string pooling;  // "": the model's
   double request_timeout_s = 0;  // 0: none
@@ -176,6 +178,7 @@ Result<ServerOptions> server_options(const ServeOptions& o) {
   so.slow_client_timeout = *seconds_or_none(o.slow_client_timeout_s);
   MET_ASSIGN_OR_RETURN(so.api_keys, ApiKeys::create(o.api_keys, o.api_key_file));
   MET_ASSIGN_OR_RETURN(so.admin_keys, ApiKeys::create(o.admin_keys, "", "--admin-key"));
+  MET_ASSIGN_OR_RETURN(so.tenant_quotas, TenantQuotas::parse(o.tenant_quotas));
   MET_ASSIGN_OR_RETURN(so.cors, CorsPolicy::create(o.cors_origins));
   if (!o.pooling.empty()) {
     so.pooling = parse_pooling(o.pooling);
@@ -261,6 +264,9 @@ void add_serve_command(CLI::App& app, const HubEnv& env) {
   cmd->add_option("--admin-key", o->admin_keys,
                   "The key of the operator's routes (/v1/requests, /v1/telemetry, cancel; repeatable); "
                   "default: the API keys");
+  cmd->add_option("--tenant-quota", o->tenant_quotas,
+                  "TENANT:requests=N,kv_blocks=M (either or both; TENANT * for every other tenant; repeatable): "
+                  "past it a tenant's new requests get 429 with Retry-After");
   cmd->add_option("--cors-origins", o->cors_origins,
                   "Browser origins that may call the API (e.g. http://localhost:3000, or *); default none")
       ->delimiter(',');

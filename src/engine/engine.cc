@@ -115,6 +115,18 @@ void Engine::join(bool drain) {
 void Engine::publish_load() {
   stats_.publish_load(scheduler_->counts(), !scheduler_->idle(), kv_.num_blocks_in_use(),
                       kv_.num_state_slots_in_use());
+  if (!track_tenant_blocks_.load(std::memory_order_relaxed)) return;
+  progress_.clear();
+  scheduler_->describe(progress_);
+  telemetry_.board().tenant_blocks(progress_, tenant_blocks_scratch_);
+  MutexLock lock(tenant_mu_);
+  tenant_blocks_.swap(tenant_blocks_scratch_);
+}
+
+int64_t Engine::tenant_kv_blocks(const std::string& tenant) const {
+  MutexLock lock(tenant_mu_);
+  const auto it = tenant_blocks_.find(tenant);
+  return it == tenant_blocks_.end() ? 0 : it->second;
 }
 
 void Engine::publish_events() {

@@ -109,6 +109,11 @@ class Engine {
   // request is in flight.
   bool cancel(RequestId id, std::string reason);
   TelemetryFeed::Subscription subscribe_telemetry() { return feed_.subscribe(); }
+  // From now on the engine thread publishes, after each tick, the KV blocks
+  // each tenant holds (per-tenant KV quotas read them); off by default.
+  void track_tenant_blocks() { track_tenant_blocks_.store(true, std::memory_order_relaxed); }
+  // The KV blocks `tenant`'s requests held after the last tick (0 unless tracked).
+  int64_t tenant_kv_blocks(const std::string& tenant) const;
 
   // REQUIRES: drain() or stop() returned (the engine thread owns them before).
   int32_t kv_blocks_in_use() const { return kv_.num_blocks_in_use(); }
@@ -167,6 +172,10 @@ class Engine {
   EngineView inspected_ GUARDED_BY(mu_);
   CondVar inspect_cv_;
   std::vector<SeqProgress> progress_;  // engine thread's scratch
+  std::atomic<bool> track_tenant_blocks_{false};
+  std::unordered_map<std::string, int64_t> tenant_blocks_scratch_;  // engine thread's
+  mutable Mutex tenant_mu_;
+  std::unordered_map<std::string, int64_t> tenant_blocks_ GUARDED_BY(tenant_mu_);
   std::vector<RequestId> ended_;       // engine thread's scratch
   std::thread thread_;
 };

@@ -111,6 +111,16 @@ void RequestBoard::on_event(const RequestEvent& e, int64_t unix_ms) {
   in_flight_.erase(it);
 }
 
+void RequestBoard::tenant_blocks(std::span<const SeqProgress> live,
+                                 std::unordered_map<std::string, int64_t>& out) const {
+  if (out.size() > 4 * max_tenants_) out.clear();
+  for (auto& [name, blocks] : out) blocks = 0;
+  for (const SeqProgress& p : live) {
+    const auto it = in_flight_.find(p.id.value());
+    if (it != in_flight_.end()) out[it->second.tenant] += p.kv_blocks;
+  }
+}
+
 EngineView RequestBoard::view(std::span<const SeqProgress> live, int64_t now_ms) const {
   EngineView out;
   out.now_ms = now_ms;

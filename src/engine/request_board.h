@@ -36,6 +36,9 @@ class RequestBoard {
   // The board with `live` (Scheduler::describe's) merged in.
   EngineView view(std::span<const SeqProgress> live, int64_t now_ms) const;
   size_t num_in_flight() const { return in_flight_.size(); }
+  // The blocks each tenant's requests in `live` hold, into `out` (its entries
+  // zeroed first, and kept, so a tick allocates only for a tenant new to it).
+  void tenant_blocks(std::span<const SeqProgress> live, std::unordered_map<std::string, int64_t>& out) const;
 
  private:
   TenantView& tenant(std::string_view name);

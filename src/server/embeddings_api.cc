@@ -222,8 +222,15 @@ awaitable<bool> serve_embeddings(ServerState& s, beast::tcp_stream& stream, cons
   ApiResult<EmbeddingsRequest> parsed = parse_embeddings_request(req.body(), m.prompts.tokenizer(), info.hidden_size);
   if (auto* e = std::get_if<ApiError>(&parsed)) co_return co_await fail(*e, keep);
   const EmbeddingsRequest& r = std::get<EmbeddingsRequest>(parsed);
+  const std::string tenant = request_tenant(s.options.api_keys, req, "");
+  const auto num_inputs = static_cast<int32_t>(r.inputs.size());
+  if (std::optional<ApiError> e = s.tenant_gate.admit(tenant, num_inputs, m.engine.tenant_kv_blocks(tenant))) {
+    const ExtraHeaders retry = with_header(headers, "Retry-After", std::to_string(kQuotaRetryAfterSeconds));
+    co_return co_await write_error(stream, req.version(), *e, keep, retry, ErrorStyle::kOpenAi);
+  }
+  const TenantTicket ticket(&s.tenant_gate, tenant, num_inputs);
   ApiResult<std::vector<RequestHandle>> handles =
-      submit_inputs(m.engine, r, pooling, s.options.request_timeout, request_tenant(s.options.api_keys, req, ""));
+      submit_inputs(m.engine, r, pooling, s.options.request_timeout, tenant);
   if (auto* e = std::get_if<ApiError>(&handles)) co_return co_await fail(*e, keep);
   std::vector<RequestTimer> timers;
   for (size_t i = 0; i < r.inputs.size(); ++i) timers.emplace_back(s.metrics, m.clock, arrived);

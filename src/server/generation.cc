@@ -123,9 +123,17 @@ awaitable<bool> generate(ServerState& s, beast::tcp_stream& stream, const HttpRe
   if (std::optional<ApiError> e = context_error(front.prompt_param(endpoint), prompts, m.engine.limits())) {
     co_return co_await fail(*e, keep);
   }
+  // Every prompt of a request has its cache_salt, so one tenant.
+  const std::string tenant = request_tenant(s.options.api_keys, req, prompts[0].cache_salt);
+  const auto num_engine_requests = static_cast<int32_t>(prompts.size()) * n;
+  if (std::optional<ApiError> e = s.tenant_gate.admit(tenant, num_engine_requests, m.engine.tenant_kv_blocks(tenant))) {
+    const ExtraHeaders retry = with_header(headers, "Retry-After", std::to_string(kQuotaRetryAfterSeconds));
+    co_return co_await write_error(stream, req.version(), *e, keep, retry, style);
+  }
+  const TenantTicket ticket(&s.tenant_gate, tenant, num_engine_requests);
   for (EngineRequest& er : prompts) {
     er.timeout = effective_timeout(er.timeout, s.options.request_timeout);
-    er.tenant = request_tenant(s.options.api_keys, req, er.cache_salt);
+    er.tenant = tenant;
     // Without a seed each request draws its own stream.
     if (!has_seed) er.sampling.seed = unique * 0x9E3779B97F4A7C15ull;
     if (adapter.has_value()) {

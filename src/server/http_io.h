@@ -32,6 +32,12 @@ inline constexpr std::string_view kJson = "application/json";
 // Extra response headers: (name, value).
 using ExtraHeaders = std::vector<std::pair<std::string, std::string>>;
 
+// `base` and one more header.
+inline ExtraHeaders with_header(ExtraHeaders base, std::string name, std::string value) {
+  base.emplace_back(std::move(name), std::move(value));
+  return base;
+}
+
 
 // Writes one response; true when the connection may serve another request.
 awaitable<bool> write_body(beast::tcp_stream& stream, unsigned version, http::status status, std::string body,

@@ -104,6 +104,7 @@ uint16_t HttpServer::port() const { return state_->acceptor.local_endpoint().por
 
 void HttpServer::serve(ServedModel model) {
   ServerState& s = *state_;
+  if (s.options.tenant_quotas.limits_kv_blocks()) model.engine.track_tenant_blocks();
   s.served_storage = std::make_unique<ServedModel>(model);
   s.served.store(s.served_storage.get(), std::memory_order_release);
   asio::post(s.accept_strand, [&s] {

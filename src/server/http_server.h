@@ -32,6 +32,7 @@
 #include "engine/engine.h"
 #include "server/api_keys.h"
 #include "server/cors.h"
+#include "server/tenant_quota.h"
 #include "server/prompt_builder.h"
 #include "server/lora_api.h"
 #include "server/tokenize_api.h"
@@ -59,6 +60,7 @@ struct ServerOptions {
   // --admin-key: the keys of the operator's routes (operator_api.h); none:
   // those take the API keys like every other route.
   ApiKeys admin_keys;
+  TenantQuotas tenant_quotas;               // --tenant-quota; none by default
   CorsPolicy cors;                          // off: no browser origin may read responses
   std::optional<Pooling> pooling;           // --pooling: embeddings pool this way, not the model's
 };

@@ -41,12 +41,6 @@ awaitable<bool> json_result(beast::tcp_stream& stream, const HttpRequest& req,
                                 dump_json(std::get<nlohmann::ordered_json>(r)), kJson, req.keep_alive(), cors);
 }
 
-// `base` and one more header.
-ExtraHeaders with_header(ExtraHeaders base, std::string name, std::string value) {
-  base.emplace_back(std::move(name), std::move(value));
-  return base;
-}
-
 std::string_view header_value(const HttpRequest& req, http::field f) {
   const auto v = req[f];
   return {v.data(), v.size()};
@@ -100,8 +94,14 @@ awaitable<bool> dispatch(ServerState& s, beast::tcp_stream& stream, const HttpRe
   const ServedModel& m = *s.model();
   const bool keep = req.keep_alive();
   if (target == "/metrics") {
-    co_return co_await write_body(stream, req.version(), http::status::ok, s.metrics.render(m.engine.stats()),
-                                  kPrometheusText, keep, cors);
+    // The tenants' totals come from the engine thread; a scrape that finds it
+    // busy for longer than this goes without them.
+    const Result<EngineView> view = m.engine.inspect(std::chrono::seconds(2));
+    std::span<const TenantView> tenants;
+    if (view.ok()) tenants = view->tenants;
+    std::string body = s.metrics.render(m.engine.stats(), tenants);
+    co_return co_await write_body(stream, req.version(), http::status::ok, std::move(body), kPrometheusText, keep,
+                                  cors);
   }
   if (target == "/v1/models") {
     co_return co_await write_body(stream, req.version(), http::status::ok,

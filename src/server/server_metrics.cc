@@ -1,6 +1,8 @@
 // ServerMetrics. Tested by tests/server/server_metrics_test.cc.
 #include "server/server_metrics.h"
 
+#include "server/tenant_metrics.h"
+
 #include <prometheus/counter.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
@@ -172,8 +174,9 @@ void ServerMetrics::count_adapter(const std::string& adapter, int64_t prompt_tok
   lora_generation_tokens_->Add(labels).Increment(static_cast<double>(generation_tokens));
 }
 
-std::string ServerMetrics::render(const EngineStatsSnapshot& stats) const {
+std::string ServerMetrics::render(const EngineStatsSnapshot& stats, std::span<const TenantView> tenants) const {
   std::vector<MetricFamily> families = engine_metric_families(stats, model_name_);
+  for (MetricFamily& f : tenant_metric_families(tenants, model_name_)) families.push_back(std::move(f));
   for (MetricFamily& f : registry_->Collect()) families.push_back(std::move(f));
   std::ostringstream out;
   prometheus::TextSerializer().Serialize(out, families);

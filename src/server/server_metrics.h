@@ -24,11 +24,13 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "engine/engine_stats.h"
+#include "engine/engine_view.h"
 
 namespace prometheus {
 class Registry;
@@ -59,8 +61,9 @@ class ServerMetrics {
   // served, at most AdapterRegistry's bound at once).
   void count_adapter(const std::string& adapter, int64_t prompt_tokens, int64_t generation_tokens);
 
-  // The whole exposition: the engine's families, then the server's.
-  std::string render(const EngineStatsSnapshot& stats) const;
+  // The whole exposition: the engine's families, the per-tenant ones
+  // (tenant_metrics.h; none when `tenants` is empty), then the server's.
+  std::string render(const EngineStatsSnapshot& stats, std::span<const TenantView> tenants = {}) const;
 
  private:
   void count_success_n(std::string_view finish_reason, double n);

@@ -30,12 +30,16 @@ namespace met {
 
 struct ServerState {
   explicit ServerState(ServerOptions o)
-      : options(std::move(o)), metrics(options.model_name), created(static_cast<int64_t>(std::time(nullptr))) {}
+      : options(std::move(o)),
+        metrics(options.model_name),
+        created(static_cast<int64_t>(std::time(nullptr))),
+        tenant_gate(options.tenant_quotas) {}
 
   // Declared before ioc: coroutine frames destroyed with ioc still use them.
   ServerOptions options;
   ServerMetrics metrics;
   int64_t created;
+  TenantGate tenant_gate;  // --tenant-quota's counts
   std::unique_ptr<ServedModel> served_storage;
   std::atomic<const ServedModel*> served{nullptr};  // null while loading
   std::atomic<int32_t> in_flight{0};

@@ -4,12 +4,17 @@
 // /v1/requests/{id}/cancel ends that client's stream with an error frame,
 // GET /v1/telemetry streams each step and lifecycle event, and with
 // --admin-key those routes take that key and no other; a telemetry stream
-// left open does not hold up shutdown.
+// left open does not hold up shutdown; --tenant-quota answers a tenant over
+// its requests or KV blocks with 429 and Retry-After while others are
+// served; /metrics has each tenant's totals.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "serve_test_support.h"
@@ -40,7 +45,7 @@ class ServeOperator : public ::testing::Test {
   void SetUp() override {
     model_ = testing::make_small_model(dir_, "small.gguf", 512, "--ctx 8192");
     keys_ = dir_.file("keys");
-    std::ofstream(keys_) << "sk-team team-a\n";
+    std::ofstream(keys_) << "sk-team team-a\nsk-b team-b\n";
   }
   testing::TempDir dir_;
   std::string model_;
@@ -147,6 +152,75 @@ TEST_F(ServeOperator, TheTelemetryStreamCarriesStepsAndARequestsLifecycle) {
   EXPECT_GE(steps, 2);
   EXPECT_GE(decode, 7) << tel.raw();
   // A stream still open does not hold up the server's shutdown.
+  EXPECT_EQ(server.stop(), 0) << server.stderr_text();
+}
+
+// A streaming request of `key`'s that runs until cancelled, once its first event came.
+std::unique_ptr<HttpConnection> long_stream(uint16_t port, const std::string& key) {
+  auto c = std::make_unique<HttpConnection>(port);
+  EXPECT_TRUE(c->send_all(http_request("POST", "/v1/completions", kLongStream, {"Authorization: Bearer " + key})));
+  EXPECT_TRUE(c->read_until("data: "));
+  return c;
+}
+
+constexpr const char* kShort = R"({"prompt": "Once", "max_tokens": 2})";
+
+TEST_F(ServeOperator, ATenantOverItsRequestQuotaGets429WithRetryAfterWhileOthersAreServed) {
+  ServeProcess server(serve_args(model_, "--api-key-file " + keys_ + " --tenant-quota team-a:requests=1"));
+  ASSERT_NE(server.port(), 0) << server.error();
+  std::unique_ptr<HttpConnection> first = long_stream(server.port(), "sk-team");
+  const auto refused = call(server.port(), "POST", "/v1/completions", "sk-team", kShort);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->status, 429) << refused->body;
+  EXPECT_EQ(refused->headers.at("retry-after"), "1");
+  EXPECT_EQ(body_json(refused)["error"]["code"], "tenant_quota_exceeded");
+  const auto other = call(server.port(), "POST", "/v1/completions", "sk-b", kShort);
+  ASSERT_TRUE(other.has_value());
+  EXPECT_EQ(other->status, 200) << "another tenant is not held back";
+  first.reset();  // the client leaves: its request ends and gives its slot back
+  int status = 0;
+  for (int i = 0; i < 200 && status != 200; ++i) {
+    const auto again = call(server.port(), "POST", "/v1/completions", "sk-team", kShort);
+    status = again.has_value() ? again->status : 0;
+    if (status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(server.stop(), 0) << server.stderr_text();
+}
+
+TEST_F(ServeOperator, ATenantHoldingItsKvBlocksQuotaGets429) {
+  ServeProcess server(serve_args(model_, "--api-key-file " + keys_ + " --tenant-quota team-a:kv_blocks=3"));
+  ASSERT_NE(server.port(), 0) << server.error();
+  std::unique_ptr<HttpConnection> first = long_stream(server.port(), "sk-team");
+  int status = 0;
+  std::string body;
+  for (int i = 0; i < 200 && status != 429; ++i) {  // its blocks grow with its output
+    const auto r = call(server.port(), "POST", "/v1/completions", "sk-team", kShort);
+    status = r.has_value() ? r->status : 0;
+    body = r.has_value() ? r->body : "";
+  }
+  EXPECT_EQ(status, 429);
+  EXPECT_NE(body.find("KV cache blocks"), std::string::npos) << body;
+  const auto other = call(server.port(), "POST", "/v1/completions", "sk-b", kShort);
+  ASSERT_TRUE(other.has_value());
+  EXPECT_EQ(other->status, 200);
+  first.reset();
+  EXPECT_EQ(server.stop(), 0) << server.stderr_text();
+}
+
+TEST_F(ServeOperator, MetricsCountEachTenantsRequestsAndTokens) {
+  ServeProcess server(serve_args(model_, "--api-key-file " + keys_));
+  ASSERT_NE(server.port(), 0) << server.error();
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(call(server.port(), "POST", "/v1/completions", "sk-team", kShort)->status, 200);
+  ASSERT_EQ(call(server.port(), "POST", "/v1/completions", "sk-b", kShort)->status, 200);
+  const auto metrics = testing::http_call(server.port(), "GET", "/metrics");
+  ASSERT_TRUE(metrics.has_value());
+  const std::string& text = metrics->body;
+  EXPECT_NE(text.find(R"(met:tenant_requests_total{model_name="small",tenant="team-a"} 3)"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find(R"(met:tenant_requests_total{model_name="small",tenant="team-b"} 1)"), std::string::npos);
+  EXPECT_NE(text.find(R"(met:tenant_generation_tokens_total{model_name="small",tenant="team-a"} 6)"),
+            std::string::npos);
   EXPECT_EQ(server.stop(), 0) << server.stderr_text();
 }
 
