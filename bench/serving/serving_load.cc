@@ -11,6 +11,8 @@
 // /proc/PID/status every 20 ms).
 //   met_serving_load --port 8080 --concurrency 1,4,16,64 --requests 64
 //     --prompt-tokens 128 --output-tokens 128 --server-pid $(pidof met)
+// --api-keys k1,k2,... spreads the clients over keys (tenants, with a key
+// file naming one per key).
 // Invariants: every request is checked (200, [DONE], usage); a failed one is
 // counted and reported, never timed.
 // Threading: the main thread plus N client threads per level.
@@ -49,6 +51,7 @@ struct Options {
   int token_hi = 1000;
   uint64_t seed = 1;
   int server_pid = 0;  // 0: not sampled
+  std::vector<std::string> api_keys;  // client c sends api_keys[c % size] (none: no key)
 };
 
 struct RequestTiming {
@@ -165,7 +168,8 @@ LevelReport run_level(const Options& o, int n, int requests) {
     clients.emplace_back([&, c] {
       std::mt19937_64 rng(o.seed * 1000003 + static_cast<uint64_t>(n) * 7919 + static_cast<uint64_t>(c));
       while (next.fetch_add(1) < requests) {
-        const SseResult r = stream_request(o.host, o.port, "/v1/completions", request_body(o, rng));
+        const std::string key = o.api_keys.empty() ? "" : o.api_keys[static_cast<size_t>(c) % o.api_keys.size()];
+        const SseResult r = stream_request(o.host, o.port, "/v1/completions", request_body(o, rng), key);
         RequestTiming t;
         const std::string error = time_stream(r, t);
         std::lock_guard<std::mutex> lock(mu);
@@ -223,6 +227,9 @@ int main(int argc, char** argv) {
   app.add_option("--token-hi", o.token_hi, "One past the highest prompt token id")->capture_default_str();
   app.add_option("--seed", o.seed, "Prompt seed")->capture_default_str();
   app.add_option("--server-pid", o.server_pid, "Sample this server process's threads and RSS per level");
+  app.add_option("--api-keys", o.api_keys,
+                 "Client c sends key c % K (one tenant each with a key file of KEY TENANT lines)")
+      ->delimiter(',');
   CLI11_PARSE(app, argc, argv);
   if (o.token_hi <= o.token_lo || o.prompt_tokens < 1 || o.output_tokens < 1) {
     std::fprintf(stderr, "met_serving_load: need --token-hi > --token-lo and positive lengths\n");

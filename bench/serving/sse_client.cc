@@ -83,15 +83,17 @@ bool dechunk(const std::string& raw, size_t& pos, std::string& body) {
 
 }  // namespace
 
-SseResult stream_request(const std::string& host, uint16_t port, const std::string& path, const std::string& body) {
+SseResult stream_request(const std::string& host, uint16_t port, const std::string& path, const std::string& body,
+                         const std::string& api_key) {
   SseResult r;
   Socket s(host, port);
   r.sent = Clock::now();
   if (!s.ok()) return r.error = "cannot connect", r;
+  const std::string auth = api_key.empty() ? "" : fmt::format("Authorization: Bearer {}\r\n", api_key);
   const std::string req = fmt::format(
       "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n"
-      "Connection: close\r\n\r\n{}",
-      path, host, body.size(), body);
+      "{}Connection: close\r\n\r\n{}",
+      path, host, body.size(), auth, body);
   r.sent = Clock::now();
   if (!s.send_all(req)) return r.error = "send failed", r;
   std::string raw;

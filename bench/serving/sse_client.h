@@ -26,7 +26,9 @@ struct SseResult {
   std::string error;  // "" when complete
 };
 
-// POSTs `body` to `path` on host:port and reads the whole SSE stream.
-SseResult stream_request(const std::string& host, uint16_t port, const std::string& path, const std::string& body);
+// POSTs `body` to `path` on host:port and reads the whole SSE stream; with
+// `api_key` not empty, as `Authorization: Bearer <api_key>`.
+SseResult stream_request(const std::string& host, uint16_t port, const std::string& path, const std::string& body,
+                         const std::string& api_key = "");
 
 }  // namespace met::bench
