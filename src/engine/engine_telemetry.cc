@@ -53,7 +53,9 @@ void EngineTelemetry::step_done(const StepRecord& step) {
   t.decode_tokens = step.decode_tokens;
   t.kv_blocks_in_use = step.num_blocks_in_use;
   t.device_busy_us = step.device_busy_ns / 1000;
-  if (last_step_at_.has_value()) t.host_unhidden_us = std::max<int64_t>(0, micros(now - *last_step_at_) - t.device_busy_us);
+  if (last_step_at_.has_value()) {
+    t.host_unhidden_us = std::max<int64_t>(0, micros(now - *last_step_at_) - t.device_busy_us);
+  }
   last_step_at_ = now;
   if (feed_.has_subscribers()) feed_.stage(unix_ms(now), t);
 }

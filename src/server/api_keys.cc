@@ -33,7 +33,8 @@ Result<std::pair<std::string_view, std::string_view>> split_line(std::string_vie
   if (gap == std::string_view::npos) return std::pair{line, std::string_view()};
   const std::string_view tenant = trim(line.substr(gap));
   const bool valid = tenant.size() <= 64 && std::all_of(tenant.begin(), tenant.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 || std::string_view("._:@-").find(c) != std::string_view::npos;
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+           std::string_view("._:@-").find(c) != std::string_view::npos;
   });
   if (!valid) {
     return invalid_argument("{}: a tenant is 1 to 64 of A-Z a-z 0-9 . _ : @ - (after the key and whitespace)", where);

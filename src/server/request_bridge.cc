@@ -81,7 +81,8 @@ awaitable<bool> stream_events(beast::tcp_stream& stream, const HttpRequest& req,
                               ChoiceStreams& waiter, ResponseEncoder& encoder, const FollowOptions& o) {
   const bool chunked = req.version() >= 11;
   size_t num_finished = 0;
-  bool writable = co_await write_sse_header(stream, req, o.headers) && co_await write_chunk(stream, encoder.start(), chunked, o.write_timeout);
+  bool writable = co_await write_sse_header(stream, req, o.headers) &&
+                  co_await write_chunk(stream, encoder.start(), chunked, o.write_timeout);
   for (bool done = false; !done;) {
     if (!writable && w.watch_peer) {
       w.watch_peer = false;

@@ -88,8 +88,8 @@ std::optional<ApiError> TenantGate::admit(const std::string& tenant, int32_t n, 
     const int32_t had = count;
     if (count == 0) in_flight_.erase(tenant);
     return http_error(429,
-                      fmt::format("{} has {} requests in flight and asks for {} more; its quota is {} (--tenant-quota); "
-                                  "retry later",
+                      fmt::format("{} has {} requests in flight and asks for {} more; its quota is {} "
+                                  "(--tenant-quota); retry later",
                                   who, had, n, *limit->requests),
                       std::string("tenant_quota_exceeded"));
   }

@@ -25,7 +25,8 @@ TEST(SchedulerTelemetry, ARequestReportsQueuedAdmittedFirstTokenFinishedWithItsT
   r.tenant = "acme";
   const uint64_t id = f.submit(std::move(r));
   f.run();
-  EXPECT_EQ(f.tel.kinds_of(id), (std::vector<Kind>{Kind::kQueued, Kind::kAdmitted, Kind::kFirstToken, Kind::kFinished}));
+  EXPECT_EQ(f.tel.kinds_of(id),
+            (std::vector<Kind>{Kind::kQueued, Kind::kAdmitted, Kind::kFirstToken, Kind::kFinished}));
   for (const auto& e : f.tel.events) EXPECT_EQ(e.tenant, "acme");
   EXPECT_EQ(f.tel.events.back().finish_reason, "length");
   EXPECT_EQ(f.tel.events.back().output_tokens, 5);
