@@ -29,7 +29,12 @@ Engine::Engine(Device& device, const Clock& clock, EngineOptions options)
       dev_port_(device),
       kv_(device, options_.state_snapshot_blocks),
       stats_(clock),
-      publisher_(options_.streams) {}
+      publisher_(options_.streams) {
+  if (options_.kv_events != nullptr) {
+    kv_.set_event_sink(&kv_stager_);
+    kv_stager_.all_blocks_cleared();
+  }
+}
 
 Engine::~Engine() { stop(); }
 
@@ -76,6 +81,10 @@ void Engine::publish_load() {
 void Engine::publish_events() {
   const int32_t num_cut = publisher_.publish(clock_.now());
   if (num_cut > 0) stats_.slow_clients_cut(num_cut);
+  if (options_.kv_events != nullptr && kv_stager_.take(kv_batch_)) {
+    options_.kv_events->publish(std::move(kv_batch_));
+    kv_batch_ = KvEventBatch{};
+  }
 }
 
 void Engine::engine_main() {
