@@ -103,7 +103,6 @@ void KvEventPublisher::publish(KvEventBatch batch) {
 
 void KvEventPublisher::run() {
   pthread_setname_np(pthread_self(), "met-kv-events");
-  std::deque<KvEventBatch> work;
   for (;;) {
     bool stopping = false;
     {
@@ -115,14 +114,24 @@ void KvEventPublisher::run() {
           while (pending_.empty() && !stopping_) cv_.wait(mu_);
         }
       }
-      work.swap(pending_);
       stopping = stopping_;
     }
-    for (const KvEventBatch& batch : work) send(batch);
-    work.clear();
+    send_pending();
     if (sockets_->replay) serve_replays();
-    if (stopping) return;
+    if (stopping) {
+      send_pending();  // what was handed over after the last look
+      return;
+    }
   }
+}
+
+void KvEventPublisher::send_pending() {
+  {
+    MutexLock lock(mu_);
+    work_.swap(pending_);
+  }
+  for (const KvEventBatch& batch : work_) send(batch);
+  work_.clear();
 }
 
 void KvEventPublisher::send(const KvEventBatch& batch) {
@@ -160,6 +169,7 @@ void KvEventPublisher::serve_replays() {
         continue;
       }
       const int64_t start = seq_from_big_endian(frames[2]);
+      send_pending();  // a replay holds every batch handed over before it was asked for
       auto reply = [&](int64_t seq, std::string_view payload) {
         const std::array<uint8_t, 8> s = big_endian_seq(seq);
         replay.send(zmq::buffer(frames[0].data(), frames[0].size()), zmq::send_flags::sndmore);

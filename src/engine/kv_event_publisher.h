@@ -10,9 +10,10 @@
 //   number (8 bytes, big-endian) and gets one reply per buffered batch from
 //   there on, frames (sequence number, payload), then the end marker
 //   (sequence number -1, an empty payload).
-// Invariants: sequence numbers have no gaps; a batch is encoded and sent on
-// the publisher's thread, so publish() never waits on a socket; the
-// destructor sends every batch handed over before it returns.
+// Invariants: sequence numbers have no gaps; a replay holds every batch
+// handed over before the request arrived (if still buffered); a batch is
+// encoded and sent on the publisher's thread, so publish() never waits on a
+// socket; the destructor sends every batch handed over before it returns.
 // Threading: publish() from one thread at a time (the engine thread); the
 // sockets belong to the publisher's own thread. Tested by
 // tests/engine/kv_event_publisher_test.cc.
@@ -65,11 +66,14 @@ class KvEventPublisher {
 
   KvEventPublisher(const KvEventOptions& options, std::unique_ptr<Sockets> sockets);
   void run();
+  // Sends every batch handed over so far, in order.
+  void send_pending();
   void send(const KvEventBatch& batch);
   void serve_replays();
 
   const KvEventOptions options_;
   std::unique_ptr<Sockets> sockets_;  // publisher's thread only, once it runs
+  std::deque<KvEventBatch> work_;     // publisher's thread only: the batches being sent
   std::deque<Sent> sent_;             // publisher's thread only: the replay buffer
   int64_t next_seq_ = 0;              // publisher's thread only
 
