@@ -184,12 +184,20 @@ Status validate_lora_flags(const EngineFlags& f) {
   return ok_status();
 }
 
-// Whether `endpoint` names a ZeroMQ transport met can bind.
+// Whether `endpoint` names a ZeroMQ transport met can bind: ipc://PATH,
+// inproc://NAME, or tcp://HOST:PORT with PORT a number up to 65535 or *
+// (ZeroMQ itself takes 99999 and binds some other port).
 bool is_zmq_endpoint(std::string_view endpoint) {
-  for (std::string_view scheme : {"tcp://", "ipc://", "inproc://"}) {
+  for (std::string_view scheme : {"ipc://", "inproc://"}) {
     if (endpoint.starts_with(scheme) && endpoint.size() > scheme.size()) return true;
   }
-  return false;
+  if (!endpoint.starts_with("tcp://")) return false;
+  const size_t colon = endpoint.rfind(':');
+  if (colon <= 6) return false;  // no host before the port
+  const std::string_view port = endpoint.substr(colon + 1);
+  if (port == "*") return true;
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string_view::npos) return false;
+  return std::stoi(std::string(port)) <= 65535;
 }
 
 Status validate_kv_event_flags(const EngineFlags& f) {

@@ -240,6 +240,10 @@ TEST(ValidateEngineFlags, KvEventFlagsAreRefusedNamingTheFlagAndValue) {
   f.kv_events_endpoint = "localhost:5557";
   EXPECT_NE(validate_engine_flags(f).message().find("--kv-events-endpoint 'localhost:5557' is not a ZeroMQ endpoint"),
             std::string::npos);
+  f.kv_events_endpoint = "tcp://*:99999";
+  EXPECT_NE(validate_engine_flags(f).message().find("--kv-events-endpoint 'tcp://*:99999'"), std::string::npos);
+  f.kv_events_endpoint = "tcp://*:*";
+  EXPECT_TRUE(validate_engine_flags(f).ok());
   f.kv_events_endpoint = "tcp://*:5557";
   f.kv_events_buffer = 0;
   EXPECT_NE(validate_engine_flags(f).message().find("--kv-events-buffer 0"), std::string::npos);
