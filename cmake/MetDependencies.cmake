@@ -11,6 +11,8 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
 pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)
+# KV events for prefix-aware routers (src/engine/kv_event_publisher.cc); cppzmq's zmq.hpp is header-only.
+pkg_check_modules(ZMQ REQUIRED IMPORTED_TARGET libzmq)
 if(MET_BUILD_TESTS)
   find_package(GTest REQUIRED)
   find_package(benchmark REQUIRED)

@@ -12,6 +12,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libpcre2-dev libutf8proc-dev libxxhash-dev prometheus-cpp-dev
   libcurl4-openssl-dev libssl-dev libncurses-dev
+  libzmq3-dev cppzmq-dev
 )
 if [ "${1:-}" = "--tests" ]; then packages+=(chromium); fi
 

@@ -133,6 +133,18 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& flags) {
       ->capture_default_str();
 }
 
+void add_kv_event_flags(CLI::App& cmd, EngineFlags& flags) {
+  cmd.add_option("--kv-events-endpoint", flags.kv_events_endpoint,
+                 "Publish prefix-cache events in vLLM's KV event format (for Dynamo's KV router, llm-d) on this "
+                 "ZeroMQ endpoint, bound as a PUB socket, e.g. tcp://*:5557 (default: off)");
+  cmd.add_option("--kv-events-replay-endpoint", flags.kv_events_replay_endpoint,
+                 "A ZeroMQ ROUTER endpoint to bind where routers ask for missed KV event batches, e.g. tcp://*:5558");
+  cmd.add_option("--kv-events-topic", flags.kv_events_topic, "The topic frame of every KV event message (default: "
+                 "empty)");
+  cmd.add_option("--kv-events-buffer", flags.kv_events_buffer, "KV event batches kept for replay")
+      ->capture_default_str();
+}
+
 Result<int64_t> parse_kv_mem(std::string_view text) {
   size_t end = 0;
   while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) != 0 || text[end] == '.')) ++end;
@@ -169,6 +181,44 @@ Status validate_lora_flags(const EngineFlags& f) {
     return invalid_argument("--max-lora-rank {} must be between 1 and {}", f.max_lora_rank, kMaxLoraRankFlag);
   }
   if (f.max_loras == 0 && !f.loras.empty()) return invalid_argument("--lora needs --max-loras of at least 1");
+  return ok_status();
+}
+
+// Whether `endpoint` names a ZeroMQ transport met can bind: ipc://PATH,
+// inproc://NAME, or tcp://HOST:PORT with PORT a number up to 65535 or *
+// (ZeroMQ itself takes 99999 and binds some other port).
+bool is_zmq_endpoint(std::string_view endpoint) {
+  for (std::string_view scheme : {"ipc://", "inproc://"}) {
+    if (endpoint.starts_with(scheme) && endpoint.size() > scheme.size()) return true;
+  }
+  if (!endpoint.starts_with("tcp://")) return false;
+  const size_t colon = endpoint.rfind(':');
+  if (colon <= 6) return false;  // no host before the port
+  const std::string_view port = endpoint.substr(colon + 1);
+  if (port == "*") return true;
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string_view::npos) return false;
+  return std::stoi(std::string(port)) <= 65535;
+}
+
+Status validate_kv_event_flags(const EngineFlags& f) {
+  if (f.kv_events_endpoint.empty()) {
+    if (!f.kv_events_replay_endpoint.empty()) {
+      return invalid_argument("--kv-events-replay-endpoint needs --kv-events-endpoint");
+    }
+    return ok_status();
+  }
+  if (!is_zmq_endpoint(f.kv_events_endpoint)) {
+    return invalid_argument("--kv-events-endpoint '{}' is not a ZeroMQ endpoint (tcp://HOST:PORT or ipc://PATH)",
+                            f.kv_events_endpoint);
+  }
+  if (!f.kv_events_replay_endpoint.empty() && !is_zmq_endpoint(f.kv_events_replay_endpoint)) {
+    return invalid_argument("--kv-events-replay-endpoint '{}' is not a ZeroMQ endpoint (tcp://HOST:PORT or "
+                            "ipc://PATH)", f.kv_events_replay_endpoint);
+  }
+  if (f.kv_events_buffer < 1 || f.kv_events_buffer > kMaxKvEventBufferBatches) {
+    return invalid_argument("--kv-events-buffer {} must be between 1 and {}", f.kv_events_buffer,
+                            kMaxKvEventBufferBatches);
+  }
   return ok_status();
 }
 
@@ -225,6 +275,7 @@ Status validate_engine_flags(const EngineFlags& f) {
                             f.spec_ngram_min, f.spec_ngram_max);
   }
   MET_RETURN_IF_ERROR(validate_lora_flags(f));
+  MET_RETURN_IF_ERROR(validate_kv_event_flags(f));
   return preempt_mode(f).status();
 }
 
@@ -255,6 +306,10 @@ Result<CpuEngineConfig> engine_config(const EngineFlags& flags, StreamLimits str
   c.draft_max = flags.draft_max;
   c.spec_mtp = flags.spec_mtp;
   c.spec_mtp_drafts = flags.spec_mtp_drafts;
+  c.kv_events.endpoint = flags.kv_events_endpoint;
+  c.kv_events.replay_endpoint = flags.kv_events_replay_endpoint;
+  c.kv_events.topic = flags.kv_events_topic;
+  c.kv_events.buffer_batches = flags.kv_events_buffer;
   for (const std::string& l : flags.loras) {
     MET_ASSIGN_OR_RETURN(auto entry, lora_entry(l));
     c.loras.push_back(std::move(entry));

@@ -2,7 +2,7 @@
 // `met serve` (--threads, --kv-dtype, --kv-mem | --kv-blocks, --max-seqs,
 // --max-batch-tokens, --spill-dir, --preempt, --pipeline, the hybrid models'
 // --state-*, speculative decoding's --spec-* and LoRA's --lora, --max-loras,
-// --max-lora-rank), and
+// --max-lora-rank; and serve's --kv-events-*), and
 // engine_config(), which turns them into the CpuEngineConfig the commands
 // open their engine with (engine/cpu_engine.h).
 // Invariants: every bad value is refused with one line naming the flag and
@@ -55,10 +55,17 @@ struct EngineFlags {
   std::vector<std::string> loras;  // LoRA adapters loaded at start: NAME=PATH (or PATH, named by its stem)
   int32_t max_loras = -1;          // adapter slots (-1: one per --lora)
   int32_t max_lora_rank = 64;
+  // KV events for prefix-aware routers (met serve only; engine/kv_event_publisher.h).
+  std::string kv_events_endpoint;         // "": off
+  std::string kv_events_replay_endpoint;  // "": no replay socket
+  std::string kv_events_topic;
+  int32_t kv_events_buffer = 10000;       // batches kept for replay
 };
 
 // Registers the flags on `cmd`; they write into `flags`, which outlives it.
 void add_engine_flags(CLI::App& cmd, EngineFlags& flags);
+// Registers --kv-events-* (a server's flags: only `met serve` publishes).
+void add_kv_event_flags(CLI::App& cmd, EngineFlags& flags);
 
 // "512", "64K", "64KiB", "1.5G", "2GiB" -> bytes (K, M, G are binary like
 // KiB, MiB, GiB). The message names --kv-mem and the text.

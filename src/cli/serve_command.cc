@@ -290,6 +290,7 @@ void add_serve_command(CLI::App& app, const HubEnv& env) {
                   "How /v1/embeddings pools an input's hidden states: mean, cls or last (default: the model's "
                   "pooling_type, else last for a decoder, cls for an encoder)");
   add_engine_flags(*cmd, o->engine);
+  add_kv_event_flags(*cmd, o->engine);
   cmd->callback([o] { exit_on_error("serve", serve(*o)); });
 }
 

@@ -167,6 +167,10 @@ Result<std::unique_ptr<CpuEngine>> CpuEngine::create(const Model& model, const C
   if (!config.draft_model_path.empty()) MET_RETURN_IF_ERROR(e->open_draft(config));
   MET_RETURN_IF_ERROR(e->open_adapters(config));
   EngineOptions eopt = engine_options(config, e->drafter_.get());
+  if (!config.kv_events.endpoint.empty()) {
+    MET_ASSIGN_OR_RETURN(e->kv_events_, KvEventPublisher::create(config.kv_events));
+    eopt.kv_events = e->kv_events_.get();
+  }
   MET_ASSIGN_OR_RETURN(e->engine_, Engine::create(*e->device_, *e->tokenizer_, e->spill_.get(), e->clock_,
                                                   std::move(eopt)));
   return e;

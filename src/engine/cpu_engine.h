@@ -99,6 +99,9 @@ struct CpuEngineConfig {
   int32_t max_lora_rank = 64;
   std::vector<std::pair<std::string, std::string>> loras;
   StreamLimits streams;  // each client's unsent-bytes bound
+  // KV events for prefix-aware routers (engine/kv_event_publisher.h); off
+  // while kv_events.endpoint is "".
+  KvEventOptions kv_events;
 };
 
 // The bounds of CpuEngineConfig::max_loras and max_lora_rank.
@@ -163,6 +166,7 @@ class CpuEngine {
   RealClock clock_;
   std::unique_ptr<AdapterRegistry> adapters_;
   int32_t max_loras_ = 0;
+  std::unique_ptr<KvEventPublisher> kv_events_;  // null when KV events are off
   std::unique_ptr<Engine> engine_;  // last: destroyed first
 };
 

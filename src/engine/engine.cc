@@ -30,7 +30,12 @@ Engine::Engine(Device& device, const Clock& clock, EngineOptions options)
       kv_(device, options_.state_snapshot_blocks),
       stats_(clock),
       telemetry_(clock, stats_, feed_),
-      publisher_(options_.streams) {}
+      publisher_(options_.streams) {
+  if (options_.kv_events != nullptr) {
+    kv_.set_event_sink(&kv_stager_);
+    kv_stager_.all_blocks_cleared();
+  }
+}
 
 Engine::~Engine() { stop(); }
 
@@ -132,6 +137,10 @@ int64_t Engine::tenant_kv_blocks(const std::string& tenant) const {
 void Engine::publish_events() {
   const int32_t num_cut = publisher_.publish(clock_.now());
   if (num_cut > 0) stats_.slow_clients_cut(num_cut);
+  if (options_.kv_events != nullptr && kv_stager_.take(kv_batch_)) {
+    options_.kv_events->publish(std::move(kv_batch_));
+    kv_batch_ = KvEventBatch{};
+  }
   feed_.flush();
   telemetry_.take_ended(ended_);
   if (ended_.empty()) return;

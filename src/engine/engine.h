@@ -34,6 +34,8 @@
 #include "engine/engine_telemetry.h"
 #include "engine/engine_view.h"
 #include "engine/telemetry_feed.h"
+#include "engine/kv_event_publisher.h"
+#include "engine/kv_event_stager.h"
 #include "kv/kv_manager.h"
 #include "kv/spill_io.h"
 #include "request/engine_request.h"
@@ -51,6 +53,10 @@ struct EngineOptions {
   std::function<void()> on_fault;  // called once from the engine thread after a device fault
   // Hybrid recurrent models: blocks between two state snapshots of a prompt.
   int32_t state_snapshot_blocks = KvManager::kDefaultSnapshotBlocks;
+  // Where the prefix cache's KV events go (null: off), one batch per tick
+  // that changed the cache, opened by an AllBlocksCleared. Borrowed; it
+  // outlives the engine.
+  KvEventPublisher* kv_events = nullptr;
 };
 
 // The client's end of a request.
@@ -136,8 +142,9 @@ class Engine {
   void join(bool drain);
   // Tells stats_ what the scheduler holds (engine thread).
   void publish_load();
-  // Hands every event staged since the last call to its client, and the
-  // telemetry staged since then to its subscribers.
+  // Hands every event staged since the last call to its client, the
+  // telemetry staged since then to its subscribers, and the KV events
+  // staged since then to options_.kv_events.
   void publish_events();
   // Answers pending inspect() calls (engine thread).
   void answer_inspections();
@@ -148,6 +155,8 @@ class Engine {
   const Device& device_;  // stats() reads its expert load (any thread may)
   EngineOptions options_;
   DevPort dev_port_;
+  KvEventStager kv_stager_;  // before kv_, which reports to it when KV events are on
+  KvEventBatch kv_batch_;    // the batch being handed over, its vector's capacity reused
   KvManager kv_;
   SinkReqPort req_port_;
   EngineStats stats_;

@@ -52,4 +52,8 @@ BlockKey block_key(const std::optional<BlockKey>& parent, std::span<const TokenI
 // of them), appended to out after clearing it; a partial last block has none.
 void chain_keys(std::span<const TokenId> tokens, CacheSalt salt, std::vector<BlockKey>& out);
 
+// The 64-bit hash a key is known by outside met (KV events for prefix-aware
+// routers): its low half, which is as uniform as the whole.
+inline uint64_t external_block_hash(const BlockKey& key) { return key.lo; }
+
 }  // namespace met

@@ -56,6 +56,7 @@ std::optional<BlockId> BlockPool::allocate() {
     b = lru_next_[num_blocks()];
     lru_unlink(b);
     index_.erase(*keys_[b]);
+    if (event_sink_ != nullptr) event_sink_->block_removed(*keys_[b]);
     keys_[b].reset();
   } else {
     return std::nullopt;
@@ -113,5 +114,9 @@ std::optional<BlockId> BlockPool::find(const BlockKey& key) const {
 }
 
 std::optional<BlockKey> BlockPool::key_of(BlockId block) const { return keys_[checked_index(block)]; }
+
+void BlockPool::append_keys(std::vector<BlockKey>& out) const {
+  for (const auto& [key, block] : index_) out.push_back(key);
+}
 
 }  // namespace met

@@ -21,6 +21,7 @@
 
 #include "core/ids.h"
 #include "kv/block_key.h"
+#include "kv/kv_event_sink.h"
 
 namespace met {
 
@@ -63,6 +64,14 @@ class BlockPool {
   bool set_key(BlockId block, const BlockKey& key);
   std::optional<BlockId> find(const BlockKey& key) const;
   std::optional<BlockKey> key_of(BlockId block) const;
+  // Every key that names a block now, appended to `out` in no set order.
+  void append_keys(std::vector<BlockKey>& out) const;
+
+  // The observer told of keys dropped by eviction (null: none). The prefix
+  // cache tells it of keys it sets. REQUIRES: `sink` outlives the pool or is
+  // replaced first.
+  void set_event_sink(KvEventSink* sink) { event_sink_ = sink; }
+  KvEventSink* event_sink() const { return event_sink_; }
 
  private:
   // The block's index; CHECKs that it names a block of this pool.
@@ -78,6 +87,7 @@ class BlockPool {
   std::vector<int32_t> lru_prev_;
   std::vector<int32_t> lru_next_;
   int32_t num_evictable_ = 0;
+  KvEventSink* event_sink_ = nullptr;
   // Declared before index_, which allocates its nodes from it.
   std::pmr::unsynchronized_pool_resource index_memory_;
   std::pmr::unordered_map<BlockKey, BlockId, BlockKeyHash> index_;

@@ -98,6 +98,8 @@ class KvManager {
   // Whether no sequence references `block` (it is cached and evictable).
   bool is_idle(BlockId block) const { return pool_.ref_count(block) == 0; }
   const PrefixCache& prefix_cache() const { return prefix_; }
+  // The observer of the prefix cache's keys (kv/kv_event_sink.h; null: none).
+  void set_event_sink(KvEventSink* sink) { pool_.set_event_sink(sink); }
   // Recurrent-state slots for running sequences (0 for a model without
   // recurrent layers), and those holding cached snapshots.
   int32_t num_state_slots() const { return state_slots_.num_slots(); }

@@ -73,7 +73,12 @@ int32_t PrefixCache::register_blocks(std::span<const TokenId> tokens, int32_t nu
                  table[i].value());
       continue;
     }
-    num_keyed += pool_.set_key(table[i], scratch_keys_[i]) ? 1 : 0;
+    if (!pool_.set_key(table[i], scratch_keys_[i])) continue;
+    ++num_keyed;
+    if (KvEventSink* sink = pool_.event_sink()) {
+      const std::optional<BlockKey> parent = i > 0 ? std::optional(scratch_keys_[i - 1]) : std::nullopt;
+      sink->block_stored(scratch_keys_[i], parent, tokens.subspan(i * kKvBlockTokens, kKvBlockTokens), salt.adapter);
+    }
   }
   return num_keyed;
 }

@@ -51,11 +51,16 @@ class PrefixCache {
   // Registers the full blocks among the first `num_tokens` tokens: block i of
   // `table` gets key chain_keys(tokens[0..num_tokens))[i] unless it already
   // has one; blocks whose key already names another block stay unkeyed.
+  // Each newly keyed block is reported to the pool's event sink, if any.
   // Returns how many blocks were newly keyed.
   // REQUIRES: 0 <= num_tokens <= tokens.size();
   //           table.size() >= num_tokens / kKvBlockTokens; those blocks in use.
   int32_t register_blocks(std::span<const TokenId> tokens, int32_t num_tokens,
                           std::span<const BlockId> table, CacheSalt salt);
+
+  // The key of every cached block (in use or evictable), appended to `out`
+  // in no set order.
+  void append_cached_keys(std::vector<BlockKey>& out) const { pool_.append_keys(out); }
 
   int64_t num_queries() const { return num_queries_; }
   int64_t num_hit_tokens() const { return num_hit_tokens_; }

@@ -220,4 +220,36 @@ TEST(ValidateEngineFlags, RefusesBadLoraFlagsNamingThem) {
 }
 
 }  // namespace
+TEST(ValidateEngineFlags, KvEventsAreOffByDefaultAndTheirFlagsReachTheConfig) {
+  EngineFlags f;
+  EXPECT_TRUE(engine_config(f)->kv_events.endpoint.empty());
+  f.kv_events_endpoint = "tcp://*:5557";
+  f.kv_events_replay_endpoint = "ipc:///tmp/met-replay";
+  f.kv_events_topic = "kv";
+  f.kv_events_buffer = 7;
+  const Result<CpuEngineConfig> c = engine_config(f);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->kv_events.endpoint, "tcp://*:5557");
+  EXPECT_EQ(c->kv_events.replay_endpoint, "ipc:///tmp/met-replay");
+  EXPECT_EQ(c->kv_events.topic, "kv");
+  EXPECT_EQ(c->kv_events.buffer_batches, 7);
+}
+
+TEST(ValidateEngineFlags, KvEventFlagsAreRefusedNamingTheFlagAndValue) {
+  EngineFlags f;
+  f.kv_events_endpoint = "localhost:5557";
+  EXPECT_NE(validate_engine_flags(f).message().find("--kv-events-endpoint 'localhost:5557' is not a ZeroMQ endpoint"),
+            std::string::npos);
+  f.kv_events_endpoint = "tcp://*:99999";
+  EXPECT_NE(validate_engine_flags(f).message().find("--kv-events-endpoint 'tcp://*:99999'"), std::string::npos);
+  f.kv_events_endpoint = "tcp://*:*";
+  EXPECT_TRUE(validate_engine_flags(f).ok());
+  f.kv_events_endpoint = "tcp://*:5557";
+  f.kv_events_buffer = 0;
+  EXPECT_NE(validate_engine_flags(f).message().find("--kv-events-buffer 0"), std::string::npos);
+  f = EngineFlags{};
+  f.kv_events_replay_endpoint = "tcp://*:5558";
+  EXPECT_NE(validate_engine_flags(f).message().find("needs --kv-events-endpoint"), std::string::npos);
+}
+
 }  // namespace met

@@ -3,10 +3,13 @@
 #include "kv/prefix_cache.h"
 
 #include <numeric>
+#include <optional>
+#include <span>
 
 #include <gtest/gtest.h>
 
 #include "backend/step_plan.h"
+#include "kv/kv_event_sink.h"
 #include "testing/allocation_counter.h"
 
 namespace met {
@@ -225,6 +228,72 @@ TEST(PrefixCache, SteadyStateDoesNotAllocate) {
   const int64_t before = testing::num_allocations();
   for (int i = 0; i < 10; ++i) serve_one();
   EXPECT_EQ(testing::num_allocations() - before, 0);
+}
+
+// Records what the prefix cache and its pool report.
+struct RecordingEventSink final : KvEventSink {
+  struct Stored {
+    BlockKey key;
+    std::optional<BlockKey> parent;
+    std::vector<TokenId> tokens;
+    uint64_t adapter = 0;
+  };
+  void block_stored(const BlockKey& key, const std::optional<BlockKey>& parent, std::span<const TokenId> tokens,
+                    uint64_t adapter) override {
+    stored.push_back(Stored{key, parent, {tokens.begin(), tokens.end()}, adapter});
+  }
+  void block_removed(const BlockKey& key) override { removed.push_back(key); }
+  void all_blocks_cleared() override { ++num_cleared; }
+  std::vector<Stored> stored;
+  std::vector<BlockKey> removed;
+  int num_cleared = 0;
+};
+
+TEST(PrefixCacheEvents, RegisteringReportsEachNewKeyWithItsParentTokensAndAdapter) {
+  BlockPool pool(8);
+  PrefixCache cache(pool);
+  RecordingEventSink sink;
+  pool.set_event_sink(&sink);
+  const std::vector<TokenId> tokens = prompt(2 * B + 3);
+  prefill_and_register(pool, cache, tokens, CacheSalt{.tenant = 0, .adapter = 7});
+  std::vector<BlockKey> keys;
+  chain_keys(tokens, CacheSalt{.tenant = 0, .adapter = 7}, keys);
+  ASSERT_EQ(sink.stored.size(), 2u);
+  EXPECT_EQ(sink.stored[0].key, keys[0]);
+  EXPECT_FALSE(sink.stored[0].parent.has_value());
+  EXPECT_EQ(sink.stored[0].tokens, std::vector<TokenId>(tokens.begin(), tokens.begin() + B));
+  EXPECT_EQ(sink.stored[0].adapter, 7u);
+  EXPECT_EQ(sink.stored[1].key, keys[1]);
+  EXPECT_EQ(sink.stored[1].parent, std::optional(keys[0]));
+  EXPECT_EQ(sink.stored[1].tokens, std::vector<TokenId>(tokens.begin() + B, tokens.begin() + 2 * B));
+}
+
+TEST(PrefixCacheEvents, AKeyAlreadyCachedIsNotReportedAgain) {
+  BlockPool pool(8);
+  PrefixCache cache(pool);
+  RecordingEventSink sink;
+  pool.set_event_sink(&sink);
+  prefill_and_register(pool, cache, prompt(2 * B));
+  prefill_and_register(pool, cache, prompt(2 * B));  // same keys, other blocks: they stay unkeyed
+  EXPECT_EQ(sink.stored.size(), 2u);
+}
+
+TEST(PrefixCacheEvents, EvictionReportsTheDroppedKeyAndTheCachedKeysFollow) {
+  BlockPool pool(2);
+  PrefixCache cache(pool);
+  RecordingEventSink sink;
+  pool.set_event_sink(&sink);
+  std::vector<BlockId> table = prefill_and_register(pool, cache, prompt(2 * B));
+  pool.release_all(table);
+  std::vector<BlockKey> keys;
+  chain_keys(prompt(2 * B), {}, keys);
+  ASSERT_TRUE(pool.allocate().has_value());  // evicts the least recently released: block 0's key
+  ASSERT_EQ(sink.removed.size(), 1u);
+  EXPECT_EQ(sink.removed[0], keys[0]);
+  std::vector<BlockKey> cached;
+  cache.append_cached_keys(cached);
+  EXPECT_EQ(cached, std::vector<BlockKey>{keys[1]});
+  EXPECT_EQ(sink.num_cleared, 0);
 }
 
 }  // namespace
