@@ -15,7 +15,8 @@ std::string fmt_duration(std::optional<int64_t> ms) {
   const int64_t s = v / 1000;
   if (s < 3600) return fmt::format("{}m{:02}s", s / 60, s % 60);
   if (s < 100 * 3600) return fmt::format("{}h{:02}m", s / 3600, (s / 60) % 60);
-  return fmt::format("{}d", s / 86400);
+  if (s < 100'000 * 86400LL) return fmt::format("{}d", s / 86400);
+  return ">99ky";
 }
 
 std::string fmt_count(int64_t n) {
@@ -23,7 +24,9 @@ std::string fmt_count(int64_t n) {
   if (n < 1'000'000) return fmt::format("{}", n);
   if (n < 10'000'000) return fmt::format("{:.2f}M", static_cast<double>(n) / 1e6);
   if (n < 1'000'000'000) return fmt::format("{}M", n / 1'000'000);
-  return fmt::format("{}G", n / 1'000'000'000);
+  if (n < 1'000'000'000'000) return fmt::format("{}G", n / 1'000'000'000);
+  if (n < 1'000'000'000'000'000) return fmt::format("{}T", n / 1'000'000'000'000);
+  return ">999T";
 }
 
 std::string fmt_rate(std::optional<double> per_s) {

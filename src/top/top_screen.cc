@@ -149,7 +149,7 @@ void add_timeline(GridBuilder& g, const ScreenInput& in) {
   if (!r->finish_reason.empty()) g.add("finish: " + r->finish_reason);
   const int64_t origin = r->queued_ms.value_or(r->timeline.empty() ? 0 : r->timeline.front().ms);
   for (const TimelineEvent& ev : r->timeline) {
-    g.add(fmt::format("  {:>8}  {:<12} {}", "+" + fmt_duration(ev.ms - origin), ev.event, ev.detail));
+    g.add(fmt::format("  {:<8}  {:<12} {}", "+" + fmt_duration(ev.ms - origin), ev.event, ev.detail));
   }
   g.add("  (Enter or Esc returns to the table)");
 }
