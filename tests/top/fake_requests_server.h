@@ -13,7 +13,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -109,7 +111,9 @@ class FakeRequestsServer {
       if (colon == std::string::npos || end == std::string::npos || colon > end) continue;
       std::string key = in.substr(at, colon - at);
       for (char& ch : key) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-      if (key == name) return in.substr(in.find_first_not_of(' ', colon + 1), end - in.find_first_not_of(' ', colon + 1));
+      if (key != name) continue;
+      const size_t value = std::min(in.find_first_not_of(' ', colon + 1), end);
+      return in.substr(value, end - value);
     }
     return "";
   }
