@@ -21,6 +21,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr size_t kHistoryCapacity = 240;
 constexpr int kKeyWaitMs = 100;
+constexpr int kEscapeDelayMs = 50;
 
 // initscr() .. endwin(), so every return restores the terminal.
 class CursesSession {
@@ -31,6 +32,7 @@ class CursesSession {
     noecho();
     keypad(stdscr, TRUE);
     curs_set(0);
+    set_escdelay(kEscapeDelayMs);  // Esc alone closes a view without ncurses' default 1 s wait
     timeout(kKeyWaitMs);
   }
   ~CursesSession() { endwin(); }
