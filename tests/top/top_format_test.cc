@@ -14,7 +14,9 @@ TEST(FmtDuration, PicksAUnitThatFitsSixColumns) {
       {245'000, "4m05s"},  {11'220'000, "3h07m"}, {400'000'000, "4d"}, {std::numeric_limits<int64_t>::max(), ""}};
   for (const auto& [ms, want] : cases) {
     const std::string got = fmt_duration(ms);
-    if (!want.empty()) EXPECT_EQ(got, want);
+    if (!want.empty()) {
+      EXPECT_EQ(got, want);
+    }
     EXPECT_LE(got.size(), 6u) << got;
   }
 }
