@@ -65,8 +65,10 @@ KeyEffect handle_key(UiState& ui, int key, const std::vector<const RequestRow*>&
     case kKeyDown: case 'j': move_selection(ui, rows, 1); break;
     case kKeyPageUp: move_selection(ui, rows, -kPageRows); break;
     case kKeyPageDown: move_selection(ui, rows, kPageRows); break;
-    case 's': ui.order.column = next_column(ui.order.column); ui.flash = "sort: " +
-        std::string(column_name(ui.order.column)); break;
+    case 's':
+      ui.order.column = next_column(ui.order.column);
+      ui.flash = "sort: " + std::string(column_name(ui.order.column));
+      break;
     case 'r': ui.order.descending = !ui.order.descending; break;
     case 't': ui.filter.tenant = cycle(ui.filter.tenant, tenants); ui.flash = filter_flash(ui); break;
     case 'f': ui.filter.state = cycle(ui.filter.state, request_states()); ui.flash = filter_flash(ui); break;
@@ -75,7 +77,7 @@ KeyEffect handle_key(UiState& ui, int key, const std::vector<const RequestRow*>&
       ui.flash = ui.paused ? "paused: p resumes" : "resumed";
       break;
     case 'c':
-      if (const RequestRow* r = selected_row(ui, rows); r != nullptr) {
+      if (selected_row(ui, rows) != nullptr) {
         ui.view = View::kConfirmCancel;
       } else {
         ui.flash = "cancel: no request selected";
