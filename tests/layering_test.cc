@@ -3,7 +3,8 @@
 // (`scheduler/` never includes `server/`; `backend/` never includes
 // `scheduler/`); request/ (the engine's request API) sits between grammar/
 // and scheduler/, and hf/ (Hugging Face folders opened as GGUF, which the
-// engine and the CLI open model paths with) after tokenizer/. server/ never
+// engine and the CLI open model paths with) after tokenizer/; top/ (`met top`,
+// a pure HTTP client) includes core/ alone. server/ never
 // includes scheduler/, kv/, model/ or backend/, nor does cli/ but in its
 // model and device tools.
 #include <algorithm>
@@ -19,7 +20,7 @@ namespace {
 
 const std::vector<std::string> kModuleOrder = {
     "core", "gguf", "tensor", "backend", "model", "kv", "tokenizer", "hf", "chat",
-    "sampling", "grammar", "request", "spec", "scheduler", "engine", "server", "hub", "cli"};
+    "sampling", "grammar", "request", "spec", "scheduler", "engine", "server", "hub", "top", "cli"};
 
 // server/ and cli/ reach the engine through engine/ and request/ alone: they
 // never include the modules the engine is built from.
@@ -85,6 +86,21 @@ TEST(Layering, ModulesIncludeOnlyModulesAboveThem) {
       if (dep < 0) return;  // a third-party header such as "CLI/CLI.hpp" or a generated one
       EXPECT_LE(dep, own) << rel.string() << ":" << line_no << " includes " << included
                           << "/, which is below " << module << "/ in DESIGN.md's table";
+    });
+    ++files_checked;
+  }
+  EXPECT_GT(files_checked, 0);
+}
+
+// top/ (`met top`) is a pure HTTP client of the server: it includes core/ and
+// itself, nothing of the engine or the server.
+TEST(Layering, TheTopDashboardIsAPureHttpClient) {
+  int files_checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(MET_SOURCE_DIR "/src/top")) {
+    if (!entry.is_regular_file()) continue;
+    for_each_included_module(entry.path(), [&](int line_no, const std::string& included) {
+      EXPECT_TRUE(included == "core" || included == "top")
+          << "top/" << entry.path().filename().string() << ":" << line_no << " includes " << included << "/";
     });
     ++files_checked;
   }

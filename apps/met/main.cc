@@ -1,7 +1,7 @@
 // The `met` binary: parses the command line with CLI11 and runs a subcommand.
 // The only place met reads environment variables (MET_ISA, MET_LOG_LEVEL,
-// MET_CACHE, XDG_CACHE_HOME or HOME for the cache directory, and HF_ENDPOINT
-// and HF_TOKEN for the hub).
+// MET_CACHE, XDG_CACHE_HOME or HOME for the cache directory, HF_ENDPOINT
+// and HF_TOKEN for the hub, and MET_API_KEY for `met top`).
 // Threading: main thread. Tested by tests/cli/*_command_test.cc.
 #include <cstdio>
 #include <cstdlib>
@@ -83,6 +83,8 @@ int main(int argc, char** argv) {
   met::add_serve_command(app, hub);
   met::add_template_command(app);
   met::add_tokenize_command(app);
+  const char* api_key = std::getenv("MET_API_KEY");
+  met::add_top_command(app, api_key != nullptr ? api_key : "");
   app.parse_complete_callback([&] {
     if (!apply_isa_cap(isa_flag)) throw CLI::RuntimeError(2);
     if (log_level.empty()) {

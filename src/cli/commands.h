@@ -36,6 +36,8 @@ void add_run_command(CLI::App& app);
 void add_serve_command(CLI::App& app, const HubEnv& env);
 void add_template_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
+// `env_api_key`: $MET_API_KEY, the key `met top` sends when --api-key is not given.
+void add_top_command(CLI::App& app, const std::string& env_api_key);
 
 // Prints "met <command>: <message>" and throws CLI::RuntimeError(1) when `s`
 // is not ok.
