@@ -39,9 +39,14 @@ TEST(SchedulerTelemetry, AnAdmissionReportsThePromptTokensThePrefixCacheServed) 
   f.run();
   const uint64_t second = f.submit(greedy_request(prompt, 2));
   f.run();
+  int admissions = 0;
   for (const auto& e : f.tel.events) {
-    if (e.id == second && e.kind == Kind::kAdmitted) EXPECT_EQ(e.cached_tokens, 32);  // two full blocks
+    if (e.id == second && e.kind == Kind::kAdmitted) {
+      EXPECT_EQ(e.cached_tokens, 32);  // two full blocks
+      ++admissions;
+    }
   }
+  EXPECT_EQ(admissions, 1);
 }
 
 int64_t sum_of(const std::vector<StepRecord>& steps, int32_t StepRecord::*field) {
