@@ -19,22 +19,22 @@
 #include "backend/cpu/block_tokens.h"
 #include "backend/cpu/kernels/attention_chunk.h"
 #include "backend/cpu/kernels/attention_state.h"
+#include "backend/softmax_fold.h"
 #include "core/check.h"
 
 namespace met::cpu {
 namespace {
 
-// total <- total (+) part, both records over head_dim. Never inlined and
-// with explicit fma, so every caller runs the very same instructions.
+// total <- total (+) part, both records over head_dim (softmax_fold.h's
+// definition, which the CUDA backend's merge runs too). Never inlined, so
+// every caller runs the very same instructions.
 [[gnu::noinline]] void fold(float* total, const float* part, int32_t head_dim) {
-  const float m = std::max(total[0], part[0]);
-  const float a = std::exp(total[0] - m);
-  const float b = std::exp(part[0] - m);
-  total[0] = m;
-  total[1] = std::fma(total[1], a, part[1] * b);
+  const FoldWeights w = fold_weights(total[0], part[0]);
+  total[0] = w.m;
+  total[1] = fold_term(total[1], part[1], w);
   float* acc = total + attn::kRecordHeader;
   const float* other = part + attn::kRecordHeader;
-  for (int32_t d = 0; d < head_dim; ++d) acc[d] = std::fma(acc[d], a, other[d] * b);
+  for (int32_t d = 0; d < head_dim; ++d) acc[d] = fold_term(acc[d], other[d], w);
 }
 
 [[gnu::noinline]] void finalize(const float* total, int32_t head_dim, float* out) {
@@ -42,16 +42,13 @@ namespace {
   for (int32_t d = 0; d < head_dim; ++d) out[d] = acc[d] / total[1];
 }
 
-// finalize() with one more logit, `sink`, in the softmax: it joins the max
-// and the denominator and has no value. A sink far above the scores makes
-// a = 0 and the output 0, its limit (no inf / inf).
+// finalize() with one more logit, `sink`, in the softmax. A sink far above
+// the scores makes the scale 0 and the output 0, its limit (no inf / inf).
 [[gnu::noinline]] void finalize_with_sink(const float* total, float sink, int32_t head_dim,
                                           float* out) {
-  const float m = std::max(total[0], sink);
-  const float a = std::exp(total[0] - m);
-  const float l = std::fma(total[1], a, std::exp(sink - m));
+  const SinkWeights w = sink_weights(total[0], total[1], sink);
   const float* acc = total + attn::kRecordHeader;
-  for (int32_t d = 0; d < head_dim; ++d) out[d] = acc[d] * a / l;
+  for (int32_t d = 0; d < head_dim; ++d) out[d] = acc[d] * w.acc_scale / w.l;
 }
 
 // One call's inputs, shared by every item.

@@ -1,0 +1,123 @@
+// Per-element decoding of the weight types the CUDA backend reads (F16,
+// BF16, Q8_0, Q4_K, Q6_K), on raw GGUF bytes, host and device alike: the
+// GEMV kernels decode the elements their thread needs, the GEMM path turns
+// tiles into BF16 first. Each function gives the very float the CPU's
+// scalar reference decoder (tensor/reference/) gives for that element: the
+// same products in the same order. fp16 scales convert with the hardware
+// instruction on the device and tensor/half.h on the host (the same value
+// for every finite or infinite input; NaN stays NaN).
+// Layouts (tensor/block_types.h): Q8_0 blocks of 32 (fp16 d, 32 int8);
+// Q4_K super-blocks of 256 (fp16 d, dmin, 12 bytes of 6-bit scale/min
+// pairs, 128 bytes of nibbles); Q6_K super-blocks of 256 (128 bytes of low
+// nibbles, 64 of high bit pairs, 16 int8 scales, fp16 d).
+// REQUIRES: `row` points at the first block of a row and `i` is within it.
+// Threading: pure functions. Tested by tests/backend/cuda_math_test.cc (host)
+// and tests/backend/cuda_kernels_test.cc (device, label gpu).
+#pragma once
+
+#include <cstdint>
+
+#include "backend/hd.h"
+
+#if defined(__CUDACC__)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#else
+#include "tensor/half.h"
+#endif
+
+namespace met::cuda {
+
+inline constexpr int kHdQk = 32;     // elements per Q8_0 block
+inline constexpr int kHdQkK = 256;   // elements per K-quant super-block
+inline constexpr int kHdQ8_0Bytes = 34;
+inline constexpr int kHdQ4KBytes = 144;
+inline constexpr int kHdQ6KBytes = 210;
+
+MET_HD inline uint16_t hd_load_u16(const uint8_t* p) {
+  return static_cast<uint16_t>(p[0] | (p[1] << 8));
+}
+
+MET_HD inline float hd_fp16(uint16_t bits) {
+#if defined(__CUDA_ARCH__)
+  return __half2float(__ushort_as_half(bits));
+#else
+  return fp16_to_f32(bits);
+#endif
+}
+
+MET_HD inline float hd_bf16(uint16_t bits) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(static_cast<uint32_t>(bits) << 16);
+#else
+  return bf16_to_f32(bits);
+#endif
+}
+
+MET_HD inline float f16_element(const uint8_t* row, int64_t i) { return hd_fp16(hd_load_u16(row + 2 * i)); }
+MET_HD inline float bf16_element(const uint8_t* row, int64_t i) { return hd_bf16(hd_load_u16(row + 2 * i)); }
+
+MET_HD inline float q8_0_element(const uint8_t* row, int64_t i) {
+  const uint8_t* block = row + (i / kHdQk) * kHdQ8_0Bytes;
+  const auto q = static_cast<int8_t>(block[2 + i % kHdQk]);
+  return static_cast<float>(q) * hd_fp16(hd_load_u16(block));
+}
+
+// Pair `pair` (0..7) of a Q4_K/Q5_K super-block's packed 6-bit scale and min
+// (ggml's get_scale_min_k4; tensor/reference/k_scales.h).
+struct HdScaleMin {
+  int scale;
+  int min;
+};
+
+MET_HD inline HdScaleMin hd_k4_scale_min(const uint8_t* packed, int pair) {
+  if (pair < 4) return {packed[pair] & 63, packed[pair + 4] & 63};
+  return {(packed[pair + 4] & 0x0F) | ((packed[pair - 4] >> 6) << 4),
+          (packed[pair + 4] >> 4) | ((packed[pair] >> 6) << 4)};
+}
+
+// x = (d * sc) * q - dmin * m, group of 32 g = j / 32: groups 2c and 2c + 1
+// share the 32 bytes qs[32c ..] (low nibbles, then high).
+MET_HD inline float q4_k_element(const uint8_t* row, int64_t i) {
+  const uint8_t* block = row + (i / kHdQkK) * kHdQ4KBytes;
+  const int j = static_cast<int>(i % kHdQkK);
+  const int group = j / 32, l = j % 32;
+  const HdScaleMin sm = hd_k4_scale_min(block + 4, group);
+  const uint8_t byte = block[16 + 32 * (group / 2) + l];
+  const int q = group % 2 == 0 ? (byte & 0x0F) : (byte >> 4);
+  const float d = hd_fp16(hd_load_u16(block)) * static_cast<float>(sm.scale);
+  const float m = hd_fp16(hd_load_u16(block + 2)) * static_cast<float>(sm.min);
+  return d * static_cast<float>(q) - m;
+}
+
+// x = d * scales[g16] * (q - 32): in half h = j / 128, element l + 32k
+// takes the nibble k / 2 of ql[64h + l + 32 (k % 2)] and bits 2k, 2k + 1 of
+// qh[32h + l]; its scale is scales[8h + l / 16 + 2k].
+MET_HD inline float q6_k_element(const uint8_t* row, int64_t i) {
+  const uint8_t* block = row + (i / kHdQkK) * kHdQ6KBytes;
+  const int j = static_cast<int>(i % kHdQkK);
+  const int half = j / 128, k = (j % 128) / 32, l = j % 32;
+  const uint8_t* ql = block + 64 * half;
+  const uint8_t* qh = block + 128 + 32 * half;
+  const auto* scales = reinterpret_cast<const int8_t*>(block + 192) + 8 * half;
+  const int nibble = (ql[l + 32 * (k % 2)] >> (4 * (k / 2))) & 0x0F;
+  const int q = (nibble | (((qh[l] >> (2 * k)) & 3) << 4)) - 32;
+  const float d = hd_fp16(hd_load_u16(block + 208));
+  return d * static_cast<float>(scales[l / 16 + 2 * k]) * static_cast<float>(q);
+}
+
+// The weight types the CUDA backend decodes, as GGUF numbers them.
+enum class HdWeightType : int32_t { kF16 = 1, kQ8_0 = 8, kQ4_K = 12, kQ6_K = 14, kBF16 = 30 };
+
+MET_HD inline float weight_element(HdWeightType type, const uint8_t* row, int64_t i) {
+  switch (type) {
+    case HdWeightType::kF16: return f16_element(row, i);
+    case HdWeightType::kBF16: return bf16_element(row, i);
+    case HdWeightType::kQ8_0: return q8_0_element(row, i);
+    case HdWeightType::kQ4_K: return q4_k_element(row, i);
+    case HdWeightType::kQ6_K: return q6_k_element(row, i);
+  }
+  return 0.0f;
+}
+
+}  // namespace met::cuda
