@@ -14,6 +14,7 @@
 #include "backend/cpu/kernels/reference/kernels_ref.h"
 #include "backend/cuda/dequant_hd.h"
 #include "backend/cuda/rope_hd.h"
+#include "backend/cuda/rope_table.h"
 #include "backend/softmax_fold.h"
 #include "tensor/half.h"
 #include "tensor/reference/reference_kernels.h"

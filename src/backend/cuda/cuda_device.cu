@@ -3,16 +3,13 @@
 
 #include <cuda_runtime.h>
 
+#include "backend/cuda/cuda_buffer.h"
+
 #include <cmath>
 #include <vector>
 
 namespace met::cuda {
 namespace {
-
-Status cuda_status(cudaError_t err, const char* what) {
-  if (err == cudaSuccess) return ok_status();
-  return internal_error("{}: {}", what, cudaGetErrorString(err));
-}
 
 __global__ void saxpy_kernel(int n, float a, const float* x, float* y) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;

@@ -16,11 +16,11 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "backend/hd.h"
 
 #if defined(__CUDACC__)
-#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #else
 #include "tensor/half.h"
@@ -38,8 +38,11 @@ MET_HD inline uint16_t hd_load_u16(const uint8_t* p) {
   return static_cast<uint16_t>(p[0] | (p[1] << 8));
 }
 
+// Under nvcc (both its device and host passes) cuda_fp16.h's conversion;
+// under a host compiler tensor/half.h's (C++20, which nvcc's C++17 does not
+// take).
 MET_HD inline float hd_fp16(uint16_t bits) {
-#if defined(__CUDA_ARCH__)
+#if defined(__CUDACC__)
   return __half2float(__ushort_as_half(bits));
 #else
   return fp16_to_f32(bits);
@@ -49,6 +52,11 @@ MET_HD inline float hd_fp16(uint16_t bits) {
 MET_HD inline float hd_bf16(uint16_t bits) {
 #if defined(__CUDA_ARCH__)
   return __uint_as_float(static_cast<uint32_t>(bits) << 16);
+#elif defined(__CUDACC__)
+  float f;
+  const uint32_t wide = static_cast<uint32_t>(bits) << 16;
+  std::memcpy(&f, &wide, sizeof(f));
+  return f;
 #else
   return bf16_to_f32(bits);
 #endif

@@ -4,13 +4,12 @@
 // rotation, the reference's rope_rotate one pair at a time.
 // Table layout: position p's row holds rope_dims / 2 (cos, sin) pairs at
 // [p * rope_dims, (p + 1) * rope_dims).
+// rope_table.h builds the table (host code).
 // Threading: pure functions. Tested by tests/backend/cuda_math_test.cc.
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
-#include "backend/cpu/kernels/ops.h"
 #include "backend/hd.h"
 
 namespace met::cuda {
@@ -28,8 +27,5 @@ MET_HD inline void rope_rotate_pair(float* head, int32_t pair, int32_t rope_dims
   *first = x0 * c - x1 * s;
   *second = x0 * s + x1 * c;
 }
-
-// Positions [0, positions) of `params`' angles (host code, at load).
-std::vector<float> rope_table(const cpu::RopeParams& params, int32_t positions);
 
 }  // namespace met::cuda

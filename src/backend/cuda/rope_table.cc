@@ -1,5 +1,5 @@
-// The RoPE angle table (see rope_hd.h).
-#include "backend/cuda/rope_hd.h"
+// The RoPE angle table (see rope_table.h).
+#include "backend/cuda/rope_table.h"
 
 #include "backend/cpu/kernels/reference/kernels_ref.h"
 

@@ -1,0 +1,117 @@
+// The element-wise and small-batch kernels (see math_kernels.h).
+#include "backend/cuda/math_kernels.h"
+
+#include "backend/cuda/cuda_buffer.h"
+#include "backend/cuda/rope_hd.h"
+#include "backend/softmax_fold.h"
+
+namespace met::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kWarp = 32;
+
+int blocks_for(int64_t n) {
+  const int64_t blocks = (n + kThreads - 1) / kThreads;
+  return static_cast<int>(blocks < 65535 ? blocks : 65535);
+}
+
+__global__ void dequantize_kernel(HdWeightType type, const uint8_t* rows, int64_t num_rows, int64_t cols,
+                                  int64_t row_bytes, float* out) {
+  const int64_t n = num_rows * cols;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    out[i] = weight_element(type, rows + (i / cols) * row_bytes, i % cols);
+  }
+}
+
+__global__ void rope_kernel(float* x, int32_t rows, int64_t row_stride, int32_t heads, int32_t head_dim,
+                            int32_t rope_dims, bool neox, const int32_t* positions, const float* table) {
+  const int32_t pairs = rope_dims / 2;
+  const int64_t n = int64_t{rows} * heads * pairs;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    const auto pair = static_cast<int32_t>(i % pairs);
+    const auto head = static_cast<int32_t>(i / pairs % heads);
+    const auto row = static_cast<int32_t>(i / pairs / heads);
+    float* h = x + row * row_stride + int64_t{head} * head_dim;
+    rope_rotate_pair(h, pair, rope_dims, neox, table + int64_t{positions[row]} * rope_dims);
+  }
+}
+
+// A warp per output row: each lane sums its strided elements, then the warp
+// reduces by shuffles.
+__global__ void gemv_kernel(HdWeightType type, const uint8_t* weights, int64_t out_rows, int64_t cols,
+                            int64_t row_bytes, const float* x, int32_t batch, float* y) {
+  const int64_t row = (blockIdx.x * int64_t{blockDim.x} + threadIdx.x) / kWarp;
+  const int lane = static_cast<int>(threadIdx.x % kWarp);
+  if (row >= out_rows) return;
+  const uint8_t* w = weights + row * row_bytes;
+  float acc[kMaxGemvBatch] = {};
+  for (int64_t c = lane; c < cols; c += kWarp) {
+    const float v = weight_element(type, w, c);
+    for (int32_t b = 0; b < batch; ++b) acc[b] = fmaf(v, x[b * cols + c], acc[b]);
+  }
+  for (int32_t b = 0; b < batch; ++b) {
+    float sum = acc[b];
+    for (int offset = kWarp / 2; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xFFFFFFFFu, sum, offset);
+    if (lane == 0) y[b * out_rows + row] = sum;
+  }
+}
+
+// A block per query; thread d folds element d (and every thread the m, l
+// weights, the same for all) over the partitions in order.
+__global__ void fold_kernel(const float* partials, int32_t num_partitions, int32_t queries, int32_t head_dim,
+                            float* out) {
+  const int32_t q = blockIdx.x;
+  const int64_t record = 2 + head_dim;
+  for (int32_t d = threadIdx.x; d < head_dim; d += blockDim.x) {
+    const float* first = partials + int64_t{q} * record;
+    float m = first[0], l = first[1], acc = first[2 + d];
+    for (int32_t p = 1; p < num_partitions; ++p) {
+      const float* part = partials + (int64_t{p} * queries + q) * record;
+      const FoldWeights w = fold_weights(m, part[0]);
+      m = w.m;
+      l = fold_term(l, part[1], w);
+      acc = fold_term(acc, part[2 + d], w);
+    }
+    out[int64_t{q} * head_dim + d] = acc / l;
+  }
+}
+
+}  // namespace
+
+Status dequantize_rows(HdWeightType type, const uint8_t* rows, int64_t num_rows, int64_t cols, int64_t row_bytes,
+                       float* out, cudaStream_t stream) {
+  if (num_rows * cols == 0) return ok_status();
+  dequantize_kernel<<<blocks_for(num_rows * cols), kThreads, 0, stream>>>(type, rows, num_rows, cols, row_bytes, out);
+  return cuda_status(cudaGetLastError(), "dequantize launch");
+}
+
+Status rope_rows(float* x, int32_t rows, int64_t row_stride, int32_t heads, int32_t head_dim, int32_t rope_dims,
+                 bool neox, const int32_t* positions, const float* table, cudaStream_t stream) {
+  const int64_t n = int64_t{rows} * heads * (rope_dims / 2);
+  if (n == 0) return ok_status();
+  rope_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, rows, row_stride, heads, head_dim, rope_dims, neox,
+                                                      positions, table);
+  return cuda_status(cudaGetLastError(), "rope launch");
+}
+
+Status gemv(HdWeightType type, const uint8_t* weights, int64_t out_rows, int64_t cols, int64_t row_bytes,
+            const float* x, int32_t batch, float* y, cudaStream_t stream) {
+  if (batch < 1 || batch > kMaxGemvBatch) {
+    return invalid_argument("gemv: batch {} outside 1..{}", batch, kMaxGemvBatch);
+  }
+  const int64_t blocks = (out_rows * kWarp + kThreads - 1) / kThreads;
+  gemv_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(type, weights, out_rows, cols, row_bytes, x,
+                                                                     batch, y);
+  return cuda_status(cudaGetLastError(), "gemv launch");
+}
+
+Status fold_partials(const float* partials, int32_t num_partitions, int32_t queries, int32_t head_dim, float* out,
+                     cudaStream_t stream) {
+  if (queries == 0) return ok_status();
+  if (num_partitions < 1) return invalid_argument("fold_partials: {} partitions", num_partitions);
+  fold_kernel<<<queries, 128, 0, stream>>>(partials, num_partitions, queries, head_dim, out);
+  return cuda_status(cudaGetLastError(), "fold launch");
+}
+
+}  // namespace met::cuda
