@@ -1,0 +1,106 @@
+// The Device conformance suite (testing/device_conformance.h) on the
+// devices met has: CpuDevice on a made llama (F32 and F16 KV, one and two
+// threads) and FakeDevice. Each runs random mixed plans with every output
+// checked, then each sequence alone must give the same outputs bit for bit;
+// CpuDevice with one thread and with two must agree bit for bit; a
+// sequence's KV blocks moved to another device (another thread count, or
+// the same kind) decode on unchanged. CudaDevice joins these cases, and the
+// CPU-vs-CUDA comparison within each dtype's tolerance, when it lands.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "testing/device_conformance.h"
+#include "testing/fake_device.h"
+#include "testing/model_test_support.h"
+#include "testing/temp_dir.h"
+
+namespace met::testing {
+namespace {
+
+struct DeviceCase {
+  std::string name;
+  GgmlType weights = GgmlType::kF32;
+  GgmlType kv = GgmlType::kF32;
+  int threads = 2;
+  bool fake = false;
+};
+
+void PrintTo(const DeviceCase& c, std::ostream* os) { *os << c.name; }
+
+class DeviceConformance : public ::testing::TestWithParam<DeviceCase> {
+ protected:
+  void SetUp() override {
+    if (GetParam().fake) return;
+    RandomModelSpec spec;
+    spec.num_layers = 2;
+    spec.embedding_length = 256;
+    spec.num_heads = 4;
+    spec.num_kv_heads = 2;
+    spec.feed_forward_length = 256;
+    spec.vocab_size = 512;
+    spec.dtype = GetParam().weights;
+    spec.seed = 5;
+    model_ = make_and_load(spec, dir_);
+    ASSERT_NE(model_, nullptr);
+  }
+
+  std::unique_ptr<Device> make_device(int threads) const {
+    if (GetParam().fake) {
+      FakeDeviceOptions o;
+      o.vocab_size = 512;
+      return std::make_unique<FakeDevice>(o);
+    }
+    return make_test_device(*model_, {.num_threads = threads,
+                                      .num_kv_blocks = 64,
+                                      .kv_dtype = GetParam().kv,
+                                      .limits = {.max_rows = 64, .max_outputs = 16, .max_seqs = 8}});
+  }
+
+  TempDir dir_;
+  std::unique_ptr<Model> model_;
+};
+
+TEST_P(DeviceConformance, MixedPlansMeetTheContractAndEachSequenceAloneGivesTheSameOutputs) {
+  for (const uint32_t seed : {1u, 2u, 3u}) {
+    auto dev = make_device(GetParam().threads);
+    ASSERT_NE(dev, nullptr);
+    const ConformanceRun run = run_mixed_plans(*dev, {.seed = seed});
+    // The run exercised what it is for.
+    EXPECT_GT(run.fed_rows, 0) << "seed " << seed;
+    EXPECT_GT(run.mixed_steps, 0) << "seed " << seed;
+    auto alone_dev = make_device(GetParam().threads);
+    const ConformanceRun alone = replay_each_alone(*alone_dev, run);
+    expect_same_outputs(run, alone, 0.0);
+  }
+}
+
+TEST_P(DeviceConformance, KvBlocksMovedToAnotherDeviceDecodeOnUnchanged) {
+  auto from = make_device(GetParam().threads);
+  auto to = make_device(GetParam().threads == 1 ? 2 : 1);
+  ASSERT_NE(from, nullptr);
+  ASSERT_NE(to, nullptr);
+  const ConformanceRun run = run_mixed_plans(*from, {.seed = 4});
+  expect_kv_moves_between_devices(*from, *to, run, 6, 0.0);
+}
+
+TEST_P(DeviceConformance, OneThreadAndTwoGiveTheSameBits) {
+  if (GetParam().fake) GTEST_SKIP() << "the fake device has no threads";
+  auto one = make_device(1);
+  auto two = make_device(2);
+  const ConformanceRun a = run_mixed_plans(*one, {.seed = 9});
+  const ConformanceRun b = run_mixed_plans(*two, {.seed = 9});
+  expect_same_outputs(a, b, 0.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, DeviceConformance,
+                         ::testing::Values(DeviceCase{"CpuF32", GgmlType::kF32, GgmlType::kF32, 2},
+                                           DeviceCase{"CpuQ8_0KvF16", GgmlType::kQ8_0, GgmlType::kF16, 1},
+                                           DeviceCase{"CpuQ4_KKvQ8_0", GgmlType::kQ4_K, GgmlType::kQ8_0, 2},
+                                           DeviceCase{"Fake", GgmlType::kF32, GgmlType::kF32, 1, true}),
+                         [](const ::testing::TestParamInfo<DeviceCase>& param_info) { return param_info.param.name; });
+
+}  // namespace
+}  // namespace met::testing
