@@ -1,17 +1,20 @@
 // The Device conformance suite (testing/device_conformance.h) on the
-// devices met has: CpuDevice on a made llama (F32 and F16 KV, one and two
-// threads) and FakeDevice. Each runs random mixed plans with every output
+// devices met has: CpuDevice on a made llama (F32, F16 and Q8_0 KV, one and
+// two threads), FakeDevice, and GridDevice on the host backend (the program
+// CudaDevice runs on a GPU). Each runs random mixed plans with every output
 // checked, then each sequence alone must give the same outputs bit for bit;
 // CpuDevice with one thread and with two must agree bit for bit; a
-// sequence's KV blocks moved to another device (another thread count, or
-// the same kind) decode on unchanged. CudaDevice joins these cases, and the
-// CPU-vs-CUDA comparison within each dtype's tolerance, when it lands.
+// sequence's KV blocks moved to another device decode on unchanged; and the
+// CPU and the grid program agree across backends (argmax identical, logits
+// within float summation error, KV moved from one to the other).
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <ostream>
+#include <vector>
 #include <string>
 
+#include "model/grid_device.h"
 #include "testing/device_conformance.h"
 #include "testing/fake_device.h"
 #include "testing/model_test_support.h"
@@ -26,9 +29,21 @@ struct DeviceCase {
   GgmlType kv = GgmlType::kF32;
   int threads = 2;
   bool fake = false;
+  bool grid = false;  // GridDevice on the host backend: CudaDevice's program
 };
 
 void PrintTo(const DeviceCase& c, std::ostream* os) { *os << c.name; }
+
+std::unique_ptr<Device> make_grid(const Model& model, GgmlType kv) {
+  GridDeviceOptions o;
+  o.kv_dtype = kv;
+  o.num_kv_blocks = 64;
+  o.limits = {.max_rows = 64, .max_outputs = 16, .max_seqs = 8};
+  o.max_context = 512;
+  auto d = GridDevice::create(model, cuda::make_host_grid_backend(), o);
+  EXPECT_TRUE(d.ok()) << d.status().to_string();
+  return d.ok() ? std::move(d).value() : nullptr;
+}
 
 class DeviceConformance : public ::testing::TestWithParam<DeviceCase> {
  protected:
@@ -53,6 +68,7 @@ class DeviceConformance : public ::testing::TestWithParam<DeviceCase> {
       o.vocab_size = 512;
       return std::make_unique<FakeDevice>(o);
     }
+    if (GetParam().grid) return make_grid(*model_, GetParam().kv);
     return make_test_device(*model_, {.num_threads = threads,
                                       .num_kv_blocks = 64,
                                       .kv_dtype = GetParam().kv,
@@ -64,7 +80,9 @@ class DeviceConformance : public ::testing::TestWithParam<DeviceCase> {
 };
 
 TEST_P(DeviceConformance, MixedPlansMeetTheContractAndEachSequenceAloneGivesTheSameOutputs) {
-  for (const uint32_t seed : {1u, 2u, 3u}) {
+  // The grid program runs element by element on the host: one seed.
+  const std::vector<uint32_t> seeds = GetParam().grid ? std::vector<uint32_t>{1} : std::vector<uint32_t>{1, 2, 3};
+  for (const uint32_t seed : seeds) {
     auto dev = make_device(GetParam().threads);
     ASSERT_NE(dev, nullptr);
     const ConformanceRun run = run_mixed_plans(*dev, {.seed = seed});
@@ -87,7 +105,7 @@ TEST_P(DeviceConformance, KvBlocksMovedToAnotherDeviceDecodeOnUnchanged) {
 }
 
 TEST_P(DeviceConformance, OneThreadAndTwoGiveTheSameBits) {
-  if (GetParam().fake) GTEST_SKIP() << "the fake device has no threads";
+  if (GetParam().fake || GetParam().grid) GTEST_SKIP() << "the device has no threads";
   auto one = make_device(1);
   auto two = make_device(2);
   const ConformanceRun a = run_mixed_plans(*one, {.seed = 9});
@@ -99,8 +117,41 @@ INSTANTIATE_TEST_SUITE_P(Devices, DeviceConformance,
                          ::testing::Values(DeviceCase{"CpuF32", GgmlType::kF32, GgmlType::kF32, 2},
                                            DeviceCase{"CpuQ8_0KvF16", GgmlType::kQ8_0, GgmlType::kF16, 1},
                                            DeviceCase{"CpuQ4_KKvQ8_0", GgmlType::kQ4_K, GgmlType::kQ8_0, 2},
-                                           DeviceCase{"Fake", GgmlType::kF32, GgmlType::kF32, 1, true}),
+                                           DeviceCase{"Fake", GgmlType::kF32, GgmlType::kF32, 1, true},
+                                           DeviceCase{"GridQ8_0KvF16", GgmlType::kQ8_0, GgmlType::kF16, 1, false, true},
+                                           DeviceCase{"GridQ4_KKvF32", GgmlType::kQ4_K, GgmlType::kF32, 1, false, true}),
                          [](const ::testing::TestParamInfo<DeviceCase>& param_info) { return param_info.param.name; });
+
+// Across backends: CpuDevice and the grid program (what CudaDevice runs) on
+// the same F32 model give the same argmax at every output of the same
+// random mixed plans, logits within float summation error, and a
+// sequence's KV written by the CPU decodes on in the grid device.
+TEST(DeviceConformanceAcrossBackends, CpuAndGridAgreeOnMixedPlansAndMovedKv) {
+  TempDir dir;
+  RandomModelSpec spec;
+  spec.num_layers = 2;
+  spec.embedding_length = 256;
+  spec.num_heads = 4;
+  spec.num_kv_heads = 2;
+  spec.feed_forward_length = 256;
+  spec.vocab_size = 512;
+  spec.seed = 5;
+  auto model = make_and_load(spec, dir);
+  ASSERT_NE(model, nullptr);
+  const TestDeviceOptions cpu_options{.num_kv_blocks = 64, .kv_dtype = GgmlType::kF32,
+                                      .limits = {.max_rows = 64, .max_outputs = 16, .max_seqs = 8}};
+  for (const uint32_t seed : {1u, 2u}) {
+    auto cpu = make_test_device(*model, cpu_options);
+    auto grid = make_grid(*model, GgmlType::kF32);
+    ASSERT_NE(cpu, nullptr);
+    ASSERT_NE(grid, nullptr);
+    const ConformanceRun on_cpu = run_mixed_plans(*cpu, {.seed = seed});
+    const ConformanceRun on_grid = run_mixed_plans(*grid, {.seed = seed});
+    expect_same_outputs(on_cpu, on_grid, 1e-4);
+    auto to = make_grid(*model, GgmlType::kF32);
+    expect_kv_moves_between_devices(*cpu, *to, on_cpu, 6, 1e-4);
+  }
+}
 
 }  // namespace
 }  // namespace met::testing

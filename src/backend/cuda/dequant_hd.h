@@ -1,5 +1,5 @@
-// Per-element decoding of the weight types the CUDA backend reads (F16,
-// BF16, Q8_0, Q4_K, Q6_K), on raw GGUF bytes, host and device alike: the
+// Per-element decoding of the weight types the CUDA backend reads (F32,
+// F16, BF16, Q8_0, Q4_K, Q6_K), on raw GGUF bytes, host and device alike: the
 // GEMV kernels decode the elements their thread needs, the GEMM path turns
 // tiles into BF16 first. Each function gives the very float the CPU's
 // scalar reference decoder (tensor/reference/) gives for that element: the
@@ -114,11 +114,21 @@ MET_HD inline float q6_k_element(const uint8_t* row, int64_t i) {
   return d * static_cast<float>(scales[l / 16 + 2 * k]) * static_cast<float>(q);
 }
 
+MET_HD inline float f32_element(const uint8_t* row, int64_t i) {
+  const uint8_t* p = row + 4 * i;
+  const uint32_t u = static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
+                     (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
+  float f;
+  std::memcpy(&f, &u, sizeof(f));
+  return f;
+}
+
 // The weight types the CUDA backend decodes, as GGUF numbers them.
-enum class HdWeightType : int32_t { kF16 = 1, kQ8_0 = 8, kQ4_K = 12, kQ6_K = 14, kBF16 = 30 };
+enum class HdWeightType : int32_t { kF32 = 0, kF16 = 1, kQ8_0 = 8, kQ4_K = 12, kQ6_K = 14, kBF16 = 30 };
 
 MET_HD inline float weight_element(HdWeightType type, const uint8_t* row, int64_t i) {
   switch (type) {
+    case HdWeightType::kF32: return f32_element(row, i);
     case HdWeightType::kF16: return f16_element(row, i);
     case HdWeightType::kBF16: return bf16_element(row, i);
     case HdWeightType::kQ8_0: return q8_0_element(row, i);

@@ -24,14 +24,13 @@
 
 #include "backend/device.h"
 #include "backend/step_plan.h"
+#include "backend/cuda/staged_step.h"
 #include "core/ids.h"
 #include "core/status.h"
 
 namespace met::cuda {
 
-inline constexpr int32_t kAttnPartitionTokens = 256;
 inline constexpr int64_t kStagingAlign = 256;
-inline constexpr int32_t kNoFeed = -1;
 
 // The most of each thing one packed step holds.
 struct StagingCapacity {
@@ -64,42 +63,6 @@ struct StagingLayout {
 };
 
 StagingLayout staging_layout(const StagingCapacity& capacity);
-
-struct PackedHeader {
-  int32_t num_rows = 0;
-  int32_t num_seqs = 0;
-  int32_t num_outputs = 0;
-  int32_t num_banned = 0;
-  int32_t num_table_entries = 0;
-  int32_t num_partitions = 0;
-  int32_t num_fed_rows = 0;  // rows whose token comes from the previous step
-  int32_t max_seq_len = 0;   // the longest num_cached + num_rows
-};
-
-struct PackedSeq {
-  int32_t row_begin = 0;
-  int32_t num_rows = 0;
-  int32_t num_cached = 0;
-  int32_t table_begin = 0;  // into the tables section
-  int32_t num_blocks = 0;
-  int32_t partition_begin = 0;  // into the partitions section
-  int32_t num_partitions = 0;
-  int32_t first_partition = 0;  // the absolute index of its first: positions from first_partition * P
-};
-
-struct PackedOutput {
-  int32_t row = 0;
-  int32_t kind = 0;  // OutputKind
-  int32_t banned_begin = 0;
-  int32_t num_banned = 0;
-};
-
-struct PackedPartition {
-  int32_t seq = 0;
-  int32_t index = 0;        // absolute: positions [index * P, (index + 1) * P) clipped to the seq
-  int32_t token_begin = 0;  // the first position any row of the seq reads in it
-  int32_t token_end = 0;    // one past the last position its last row reads in it
-};
 
 // The partitions a seq's rows read: from the one holding its first row's
 // first read position (its window's start, 0 without a window) to the one

@@ -1,0 +1,255 @@
+// The operations of the grid forward pass (forward_program.h), each a
+// functor applied to every index of a range: a CUDA kernel runs index i on
+// thread i (cuda_forward.cu), the host executor (host_exec.h) in a loop, so
+// the same code is tested on any machine against the CPU backend and runs
+// on the GPU. This is the correctness baseline: one thread per output
+// element or row, no shared memory, no warp cooperation; the tuned kernels
+// that replace these ops must give what these give.
+// KV blocks are the CPU backend's layout (backend/cpu/kv_cache.h): block b,
+// layer l, K then V, kv head h, slot s at b * block_bytes + l * layer_stride
+// + h * head_stride + s * row_bytes (+ kv_stride for V), F32 or F16 rows, so
+// spill images move between backends.
+// C++17 (CUDA sources include it). Threading: pure functions of their
+// pointers. Tested by tests/model/grid_device_test.cc through the host
+// executor, and on a GPU by the same suite through CudaDevice.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "backend/cuda/dequant_hd.h"
+#include "backend/cuda/rope_hd.h"
+#include "backend/cuda/staged_step.h"
+#include "backend/softmax_fold.h"
+
+namespace met::cuda {
+
+inline constexpr int32_t kMaxGridHeadDim = 256;
+
+enum class HdKvType : int32_t { kF32 = 0, kF16 = 1 };
+
+MET_HD inline uint16_t hd_to_fp16(float f) {
+#if defined(__CUDACC__)
+  return __half_as_ushort(__float2half_rn(f));
+#else
+  return f32_to_fp16(f);
+#endif
+}
+
+struct KvView {
+  uint8_t* base = nullptr;
+  int64_t block_bytes = 0;
+  int64_t row_bytes = 0;    // one head's slot
+  int64_t head_stride = 0;  // block_tokens * row_bytes
+  int64_t kv_stride = 0;    // kv_heads * head_stride: K to V
+  int64_t layer_stride = 0;
+  int32_t block_tokens = 16;
+  HdKvType type = HdKvType::kF16;
+
+  MET_HD uint8_t* k_row(int32_t layer, int32_t block, int32_t head, int32_t slot) const {
+    return base + block * block_bytes + layer * layer_stride + head * head_stride + slot * row_bytes;
+  }
+  MET_HD float load(const uint8_t* row, int32_t d) const {
+    if (type == HdKvType::kF32) return f32_element(row, d);
+    return hd_fp16(hd_load_u16(row + 2 * d));
+  }
+  MET_HD void store(uint8_t* row, int32_t d, float value) const {
+    if (type == HdKvType::kF32) {
+      std::memcpy(row + 4 * d, &value, 4);
+      return;
+    }
+    const uint16_t h = hd_to_fp16(value);
+    row[2 * d] = static_cast<uint8_t>(h & 0xFF);
+    row[2 * d + 1] = static_cast<uint8_t>(h >> 8);
+  }
+};
+
+// The step's staged sections, where the program reads them.
+struct StepView {
+  const int32_t* tokens = nullptr;
+  const int32_t* feeds = nullptr;
+  const int32_t* positions = nullptr;
+  const int32_t* row_seq = nullptr;
+  const PackedSeq* seqs = nullptr;
+  const PackedOutput* outputs = nullptr;
+  const int32_t* banned = nullptr;
+  const int32_t* tables = nullptr;
+};
+
+// x[r, c] = the embedding of row r's token (given, or the previous step's
+// argmax of output feeds[r]).
+struct EmbedOp {
+  HdWeightType type;
+  const uint8_t* table;
+  int64_t row_bytes;
+  int64_t embd;
+  StepView step;
+  const int32_t* prev_argmax;
+  float* x;
+  MET_HD void operator()(int64_t i) const {
+    const int64_t r = i / embd;
+    const int32_t feed = step.feeds[r];
+    const int32_t token = feed == kNoFeed ? step.tokens[r] : prev_argmax[feed];
+    x[i] = weight_element(type, table + token * row_bytes, i % embd);
+  }
+};
+
+// out[r] = rms_norm(x[src(r)]) * w over `width`, src(r) = r, or the row of
+// output r when `outputs` is set. Sums of squares in double.
+struct RmsNormOp {
+  const float* x;
+  const float* w;
+  int64_t width;
+  float eps;
+  const PackedOutput* outputs;
+  float* out;
+  MET_HD void operator()(int64_t r) const {
+    const int64_t src = outputs == nullptr ? r : outputs[r].row;
+    const float* row = x + src * width;
+    double sum = 0.0;
+    for (int64_t c = 0; c < width; ++c) sum += static_cast<double>(row[c]) * row[c];
+    const auto mean = static_cast<float>(sum / static_cast<double>(width));
+    const float scale = 1.0f / sqrtf(mean + eps);
+    for (int64_t c = 0; c < width; ++c) out[r * width + c] = row[c] * scale * w[c];
+  }
+};
+
+// Rotates pair i % pairs of head i / pairs % heads of row i / pairs / heads.
+struct RopeOp {
+  float* x;
+  int32_t heads;
+  int32_t head_dim;
+  int32_t rope_dims;
+  bool neox;
+  const int32_t* positions;
+  const float* table;
+  MET_HD void operator()(int64_t i) const {
+    const int32_t pairs = rope_dims / 2;
+    const auto pair = static_cast<int32_t>(i % pairs);
+    const int64_t head = i / pairs;  // row * heads + h
+    const int64_t row = head / heads;
+    rope_rotate_pair(x + head * head_dim, pair, rope_dims, neox, table + int64_t{positions[row]} * rope_dims);
+  }
+};
+
+// K and V of row r, element c of kv_dim, into its seq's slot at its position.
+struct KvStoreOp {
+  KvView kv;
+  int32_t layer;
+  int32_t kv_dim;
+  int32_t head_dim;
+  StepView step;
+  const float* k;
+  const float* v;
+  MET_HD void operator()(int64_t i) const {
+    const int64_t r = i / kv_dim;
+    const auto c = static_cast<int32_t>(i % kv_dim);
+    const PackedSeq& seq = step.seqs[step.row_seq[r]];
+    const int32_t pos = step.positions[r];
+    const int32_t block = step.tables[seq.table_begin + pos / kv.block_tokens];
+    uint8_t* krow = kv.k_row(layer, block, c / head_dim, pos % kv.block_tokens);
+    kv.store(krow, c % head_dim, k[i]);
+    kv.store(krow + kv.kv_stride, c % head_dim, v[i]);
+  }
+};
+
+// Query head h of row r: softmax(q . K^T * scale) V over the positions its
+// row reads (its window's), partition by partition (kAttnPartitionTokens,
+// aligned to absolute positions), each partition's partial folded into the
+// total in order with softmax_fold.h's fold: what a split-KV run over the
+// same partitions and a merge in order gives too.
+struct AttentionOp {
+  KvView kv;
+  int32_t layer;
+  int32_t heads;
+  int32_t group;  // query heads per kv head
+  int32_t head_dim;
+  int32_t window;  // 0: the whole context
+  float scale;
+  StepView step;
+  const float* q;
+  float* out;
+
+  MET_HD float score(const float* qh, int32_t block, int32_t kvh, int32_t slot) const {
+    const uint8_t* krow = kv.k_row(layer, block, kvh, slot);
+    float s = 0.0f;
+    for (int32_t d = 0; d < head_dim; ++d) s = fmaf(qh[d], kv.load(krow, d), s);
+    return s * scale;
+  }
+
+  MET_HD void operator()(int64_t i) const {
+    const int64_t r = i / heads;
+    const auto h = static_cast<int32_t>(i % heads);
+    const int32_t kvh = h / group;
+    const PackedSeq& seq = step.seqs[step.row_seq[r]];
+    const int32_t* table = step.tables + seq.table_begin;
+    const int32_t pos = step.positions[r];
+    const int32_t first = window > 0 && pos - window + 1 > 0 ? pos - window + 1 : 0;
+    const float* qh = q + i * head_dim;
+    float total_m = -INFINITY, total_l = 0.0f;
+    float total[kMaxGridHeadDim], part[kMaxGridHeadDim];
+    for (int32_t d = 0; d < head_dim; ++d) total[d] = 0.0f;
+    for (int32_t p = first / kAttnPartitionTokens; p <= pos / kAttnPartitionTokens; ++p) {
+      const int32_t begin = p * kAttnPartitionTokens > first ? p * kAttnPartitionTokens : first;
+      const int32_t end = (p + 1) * kAttnPartitionTokens < pos + 1 ? (p + 1) * kAttnPartitionTokens : pos + 1;
+      float m = -INFINITY;
+      for (int32_t t = begin; t < end; ++t) {
+        const float s = score(qh, table[t / kv.block_tokens], kvh, t % kv.block_tokens);
+        m = s > m ? s : m;
+      }
+      float l = 0.0f;
+      for (int32_t d = 0; d < head_dim; ++d) part[d] = 0.0f;
+      for (int32_t t = begin; t < end; ++t) {
+        const int32_t block = table[t / kv.block_tokens];
+        const float e = expf(score(qh, block, kvh, t % kv.block_tokens) - m);
+        l += e;
+        const uint8_t* vrow = kv.k_row(layer, block, kvh, t % kv.block_tokens) + kv.kv_stride;
+        for (int32_t d = 0; d < head_dim; ++d) part[d] = fmaf(e, kv.load(vrow, d), part[d]);
+      }
+      const FoldWeights w = fold_weights(total_m, m);
+      total_m = w.m;
+      total_l = fold_term(total_l, l, w);
+      for (int32_t d = 0; d < head_dim; ++d) total[d] = fold_term(total[d], part[d], w);
+    }
+    for (int32_t d = 0; d < head_dim; ++d) out[i * head_dim + d] = total[d] / total_l;
+  }
+};
+
+struct AddOp {
+  float* x;
+  const float* y;
+  MET_HD void operator()(int64_t i) const { x[i] = x[i] + y[i]; }
+};
+
+// gate[i] = silu(gate[i]) * up[i], as cpu::ref::swiglu.
+struct SwigluOp {
+  float* gate;
+  const float* up;
+  MET_HD void operator()(int64_t i) const {
+    const float g = gate[i];
+    gate[i] = g / (1.0f + expf(-g)) * up[i];
+  }
+};
+
+// Output o's banned ids read -inf, then its argmax: the first maximum, NaN
+// skipped (cpu::argmax's rule).
+struct BanArgmaxOp {
+  float* logits;
+  int64_t vocab;
+  StepView step;
+  int32_t* argmax;
+  MET_HD void operator()(int64_t o) const {
+    float* row = logits + o * vocab;
+    const PackedOutput& out = step.outputs[o];
+    for (int32_t k = 0; k < out.num_banned; ++k) row[step.banned[out.banned_begin + k]] = -INFINITY;
+    int64_t best = -1;
+    for (int64_t t = 0; t < vocab; ++t) {
+      if (row[t] != row[t]) continue;  // NaN
+      if (best < 0 || row[t] > row[best]) best = t;
+    }
+    argmax[o] = static_cast<int32_t>(best < 0 ? 0 : best);
+  }
+};
+
+}  // namespace met::cuda

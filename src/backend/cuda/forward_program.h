@@ -1,0 +1,115 @@
+// The grid forward pass: a llama-family decoder step (token embedding;
+// per layer RMSNorm, Q/K/V, RoPE, KV store into paged blocks, attention,
+// output projection and residual; RMSNorm, SwiGLU FFN and residual; the
+// output rows' norm, the head, bans and argmax) as a sequence of
+// forward_ops.h ops and matrix products on an executor. An executor has
+//   template <class Op> void for_each(int64_t n, const Op& op);  // op(i) for i < n
+//   void matmul(const MatrixRef& w, const float* x, int64_t rows, float* y);
+// y[r * w.rows + j] = dot(row j of w, x[r * w.cols ..]).
+// host_exec.h runs it on the host (tests), cuda_forward.cu on a GPU.
+// Every pointer in the structs below is the executor's memory.
+// C++17 (CUDA sources include it). Threading: one caller per executor.
+// Tested by tests/model/grid_device_test.cc.
+#pragma once
+
+#include <cstdint>
+
+#include "backend/cuda/forward_ops.h"
+
+namespace met::cuda {
+
+struct MatrixRef {
+  HdWeightType type = HdWeightType::kF32;
+  const uint8_t* data = nullptr;
+  int64_t rows = 0;  // outputs
+  int64_t cols = 0;  // inputs
+  int64_t row_bytes = 0;
+};
+
+struct GridLayer {
+  const float* attn_norm = nullptr;
+  MatrixRef wq, wk, wv, wo;
+  const float* ffn_norm = nullptr;
+  MatrixRef gate, up, down;
+};
+
+struct GridModel {
+  int32_t num_layers = 0;
+  int32_t embd = 0;
+  int32_t heads = 0;
+  int32_t kv_heads = 0;
+  int32_t head_dim = 0;
+  int32_t ff = 0;
+  int32_t vocab = 0;
+  int32_t rope_dims = 0;
+  bool neox = false;
+  float eps = 1e-5f;
+  float attn_scale = 1.0f;
+  HdWeightType embd_type = HdWeightType::kF32;
+  const uint8_t* embd_table = nullptr;
+  int64_t embd_row_bytes = 0;
+  const float* rope_table = nullptr;
+  const GridLayer* layers = nullptr;  // host memory: num_layers of them
+  const float* output_norm = nullptr;
+  MatrixRef output;
+  KvView kv;
+};
+
+// Activations, sized for the device's max_rows (max_outputs for out_x,
+// logits and argmax).
+struct GridScratch {
+  float* x = nullptr;
+  float* xn = nullptr;
+  float* q = nullptr;
+  float* k = nullptr;
+  float* v = nullptr;
+  float* attn = nullptr;
+  float* tmp = nullptr;
+  float* gate = nullptr;
+  float* up = nullptr;
+  float* out_x = nullptr;
+  float* logits = nullptr;
+  int32_t* argmax = nullptr;            // this step's
+  const int32_t* prev_argmax = nullptr;  // the step launched before (FeedFromRow)
+};
+
+template <class Exec>
+void run_layer(Exec& ex, const GridModel& m, const GridScratch& s, const StepView& step, int32_t layer,
+               int64_t rows) {
+  const GridLayer& l = m.layers[layer];
+  const int32_t kv_dim = m.kv_heads * m.head_dim;
+  ex.for_each(rows, RmsNormOp{s.x, l.attn_norm, m.embd, m.eps, nullptr, s.xn});
+  ex.matmul(l.wq, s.xn, rows, s.q);
+  ex.matmul(l.wk, s.xn, rows, s.k);
+  ex.matmul(l.wv, s.xn, rows, s.v);
+  const int32_t pairs = m.rope_dims / 2;
+  ex.for_each(rows * m.heads * pairs, RopeOp{s.q, m.heads, m.head_dim, m.rope_dims, m.neox, step.positions,
+                                             m.rope_table});
+  ex.for_each(rows * m.kv_heads * pairs, RopeOp{s.k, m.kv_heads, m.head_dim, m.rope_dims, m.neox, step.positions,
+                                                m.rope_table});
+  ex.for_each(rows * kv_dim, KvStoreOp{m.kv, layer, kv_dim, m.head_dim, step, s.k, s.v});
+  ex.for_each(rows * m.heads, AttentionOp{m.kv, layer, m.heads, m.heads / m.kv_heads, m.head_dim, 0, m.attn_scale,
+                                          step, s.q, s.attn});
+  ex.matmul(l.wo, s.attn, rows, s.tmp);
+  ex.for_each(rows * m.embd, AddOp{s.x, s.tmp});
+  ex.for_each(rows, RmsNormOp{s.x, l.ffn_norm, m.embd, m.eps, nullptr, s.xn});
+  ex.matmul(l.gate, s.xn, rows, s.gate);
+  ex.matmul(l.up, s.xn, rows, s.up);
+  ex.for_each(rows * m.ff, SwigluOp{s.gate, s.up});
+  ex.matmul(l.down, s.gate, rows, s.tmp);
+  ex.for_each(rows * m.embd, AddOp{s.x, s.tmp});
+}
+
+// One step: `rows` rows and `outputs` outputs (the staged header's counts).
+template <class Exec>
+void run_forward(Exec& ex, const GridModel& m, const GridScratch& s, const StepView& step, int64_t rows,
+                 int64_t outputs) {
+  ex.for_each(rows * m.embd, EmbedOp{m.embd_type, m.embd_table, m.embd_row_bytes, m.embd, step, s.prev_argmax, s.x});
+  for (int32_t layer = 0; layer < m.num_layers; ++layer) run_layer(ex, m, s, step, layer, rows);
+  if (outputs == 0) return;
+  ex.for_each(outputs, RmsNormOp{s.x, m.output_norm, m.embd, m.eps, step.outputs, s.out_x});
+  ex.matmul(m.output, s.out_x, outputs, s.logits);
+  ex.for_each(outputs, BanArgmaxOp{s.logits, m.vocab, step, s.argmax});
+}
+
+}  // namespace met::cuda

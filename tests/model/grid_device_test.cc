@@ -1,0 +1,139 @@
+// Tests for model/grid_device.h on the host backend: the grid forward pass
+// (the program CudaDevice runs on a GPU) gives the reference forward's
+// logits at every position for every weight type it reads, prefilled in
+// chunks or a token per step; it agrees with CpuDevice; and it refuses, by
+// name, what it does not run (architectures, KV types, hidden outputs, a row
+// fed from an output the previous step did not have).
+#include "model/grid_device.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "testing/model_test_support.h"
+#include "testing/reference_forward.h"
+#include "testing/temp_dir.h"
+
+namespace met::testing {
+namespace {
+
+RandomModelSpec grid_spec(Arch arch, GgmlType dtype) {
+  RandomModelSpec s;
+  s.arch = arch;
+  s.num_layers = 2;
+  s.embedding_length = 256;
+  s.num_heads = 4;
+  s.num_kv_heads = 2;
+  s.feed_forward_length = 512;
+  s.vocab_size = 600;
+  s.dtype = dtype;
+  s.seed = 11;
+  return s;
+}
+
+std::unique_ptr<GridDevice> make_grid(const Model& model, GgmlType kv = GgmlType::kF32) {
+  GridDeviceOptions o;
+  o.kv_dtype = kv;
+  o.num_kv_blocks = 32;
+  o.limits = {.max_rows = 64, .max_outputs = 32, .max_seqs = 8};
+  o.max_context = 1024;
+  auto d = GridDevice::create(model, cuda::make_host_grid_backend(), o);
+  EXPECT_TRUE(d.ok()) << d.status().to_string();
+  return d.ok() ? std::move(d).value() : nullptr;
+}
+
+struct GridDtype {
+  GgmlType dtype;
+  double tolerance;  // relative to the largest |logit|
+};
+
+class GridVsReference : public ::testing::TestWithParam<GridDtype> {};
+
+// The grid program multiplies float activations by the file's weights
+// decoded exactly, so every weight type is within float summation error of
+// the reference (which decodes the same weights): no activation
+// quantization, unlike the CPU's integer paths.
+TEST_P(GridVsReference, LogitsAtEveryPositionMatchTheReference) {
+  TempDir dir;
+  auto model = make_and_load(grid_spec(Arch::kLlama, GetParam().dtype), dir);
+  ASSERT_NE(model, nullptr);
+  auto dev = make_grid(*model);
+  ASSERT_NE(dev, nullptr);
+  const std::vector<TokenId> tokens = fixed_prompt(40, 600);
+  const auto ref = ReferenceForward(*model).logits(tokens);
+  const auto chunked = logits_at_every_position(*dev, tokens, 30, 7, block_range(0, 3));
+  const auto singles = logits_at_every_position(*dev, tokens, 0, 1, block_range(3, 3));
+  ASSERT_EQ(chunked.size(), tokens.size());
+  for (size_t pos = 0; pos < tokens.size(); ++pos) {
+    EXPECT_LT(relative_error(ref[pos], chunked[pos]), GetParam().tolerance) << "position " << pos;
+    EXPECT_EQ(chunked[pos], singles[pos]) << "position " << pos << ": chunking changed the bits";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(WeightTypes, GridVsReference,
+                         ::testing::Values(GridDtype{GgmlType::kF32, 1e-4}, GridDtype{GgmlType::kF16, 1e-4},
+                                           GridDtype{GgmlType::kBF16, 1e-4}, GridDtype{GgmlType::kQ8_0, 1e-4},
+                                           GridDtype{GgmlType::kQ4_K, 1e-4}, GridDtype{GgmlType::kQ6_K, 1e-4}),
+                         [](const ::testing::TestParamInfo<GridDtype>& param_info) {
+                           return std::string(ggml_type_name(param_info.param.dtype));
+                         });
+
+TEST(GridDevice, AgreesWithTheCpuDeviceOnAQuantizedModelWithAnF16Cache) {
+  TempDir dir;
+  auto model = make_and_load(grid_spec(Arch::kLlama, GgmlType::kQ8_0), dir);
+  ASSERT_NE(model, nullptr);
+  auto grid = make_grid(*model, GgmlType::kF16);
+  auto cpu = make_test_device(*model, {.num_kv_blocks = 32, .kv_dtype = GgmlType::kF16});
+  ASSERT_NE(grid, nullptr);
+  ASSERT_NE(cpu, nullptr);
+  const std::vector<TokenId> tokens = fixed_prompt(24, 600);
+  const auto g = logits_at_every_position(*grid, tokens, 16, 16, block_range(0, 2));
+  const auto c = logits_at_every_position(*cpu, tokens, 16, 16, block_range(0, 2));
+  for (size_t pos = 0; pos < tokens.size(); ++pos) {
+    // The CPU's Q8_0 path quantizes activations to 8 bits (its tolerance
+    // against the reference is 3e-2); the grid's does not.
+    EXPECT_LT(relative_error(g[pos], c[pos]), 3e-2) << "position " << pos;
+  }
+}
+
+TEST(GridDevice, RefusesWhatItDoesNotRunByName) {
+  TempDir dir;
+  RandomModelSpec moe = grid_spec(Arch::kMixtral, GgmlType::kF32);
+  moe.num_experts = 4, moe.num_experts_used = 2, moe.expert_feed_forward_length = 128;
+  auto model = make_and_load(moe, dir);
+  ASSERT_NE(model, nullptr);
+  auto d = GridDevice::create(*model, cuda::make_host_grid_backend(), {});
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.status().message().find("experts"), std::string::npos) << d.status().to_string();
+
+  TempDir dir2;
+  auto llama = make_and_load(grid_spec(Arch::kLlama, GgmlType::kF32), dir2);
+  ASSERT_NE(llama, nullptr);
+  GridDeviceOptions q8;
+  q8.kv_dtype = GgmlType::kQ8_0;
+  d = GridDevice::create(*llama, cuda::make_host_grid_backend(), q8);
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.status().message().find("q8_0 KV cache"), std::string::npos) << d.status().to_string();
+
+  auto dev = make_grid(*llama);
+  ASSERT_NE(dev, nullptr);
+  StepPlan fed;
+  fed.inputs = {FeedFromRow{0}};
+  fed.positions = {0};
+  fed.seqs.push_back(StepSeq{0, 1, 0, {BlockId(0)}, std::nullopt});
+  auto t = dev->launch(fed);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("fed from output 0 of a step that had 0"), std::string::npos)
+      << t.status().to_string();
+  StepPlan hidden;
+  hidden.inputs = {FeedToken{3}};
+  hidden.positions = {0};
+  hidden.seqs.push_back(StepSeq{0, 1, 0, {BlockId(0)}, std::nullopt});
+  hidden.outputs = {{0, OutputKind::kHidden}};
+  t = dev->launch(hidden);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("hidden state"), std::string::npos) << t.status().to_string();
+}
+
+}  // namespace
+}  // namespace met::testing
