@@ -70,6 +70,10 @@ std::string pool_source(const EngineFlags& f) {
 void add_engine_flags(CLI::App& cmd, EngineFlags& flags) {
   cmd.add_option("--threads", flags.threads, "Compute threads (default: all cores)");
   cmd.add_option("--kv-dtype", flags.kv_dtype, "KV cache type: f16, bf16, f32 or q8_0")->capture_default_str();
+  cmd.add_option("--device", flags.device,
+                 "Where steps run: cpu; cuda (GPU 0, a MET_CUDA build); grid-host (the CUDA device's program run "
+                 "on the host, slowly: for testing it without a GPU)")
+      ->capture_default_str();
   cmd.add_option("--kv-mem", flags.kv_mem, "KV pool bytes, e.g. 512M or 4GiB (K, M, G are binary)");
   cmd.add_option_function<int32_t>(
       "--kv-blocks", [&flags](const int32_t& n) { flags.kv_blocks = n; },
@@ -227,6 +231,9 @@ Status validate_kv_event_flags(const EngineFlags& f) {
 Status validate_engine_flags(const EngineFlags& f) {
   if (f.threads < 0) return invalid_argument("--threads {} must be at least 1 (leave it out for all cores)", f.threads);
   if (!parse_kv_dtype(f.kv_dtype)) return invalid_argument("--kv-dtype '{}' is not f16, bf16, f32 or q8_0", f.kv_dtype);
+  if (f.device != "cpu" && f.device != "cuda" && f.device != "grid-host") {
+    return invalid_argument("--device '{}' is not cpu, cuda or grid-host", f.device);
+  }
   if (f.kv_blocks.has_value() && !f.kv_mem.empty()) {
     return invalid_argument("--kv-mem {} and --kv-blocks {} both size the KV pool; give one", f.kv_mem, *f.kv_blocks);
   }
@@ -284,6 +291,7 @@ Result<CpuEngineConfig> engine_config(const EngineFlags& flags, StreamLimits str
   CpuEngineConfig c;
   c.num_threads = flags.threads > 0 ? flags.threads : default_num_threads();
   c.kv_dtype = *parse_kv_dtype(flags.kv_dtype);
+  c.device = flags.device;
   c.kv_blocks = flags.kv_blocks;
   if (!flags.kv_mem.empty()) {
     MET_ASSIGN_OR_RETURN(c.kv_mem_bytes, parse_kv_mem(flags.kv_mem));

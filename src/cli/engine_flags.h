@@ -33,6 +33,7 @@ inline constexpr int32_t kMaxBatchTokensFlag = 65536;
 struct EngineFlags {
   int threads = 0;                    // 0: all cores
   std::string kv_dtype = "f16";
+  std::string device = "cpu";  // cpu, cuda, or grid-host (CUDA's program on the host, for tests)
   std::string kv_mem;                 // "": not given
   std::optional<int32_t> kv_blocks;
   int32_t max_seqs = 64;

@@ -52,6 +52,10 @@ int32_t default_kv_blocks(int32_t max_seqs, int64_t context_length, int64_t bloc
 struct CpuEngineConfig {
   int32_t num_threads = 1;
   GgmlType kv_dtype = GgmlType::kF16;  // F16, BF16, F32 or Q8_0
+  // Where the model's steps run: "cpu" (CpuDevice), "cuda" (GridDevice on
+  // CUDA device 0; a MET_CUDA build), "grid-host" (GridDevice on the host
+  // backend: the CUDA device's program, slowly, without a GPU).
+  std::string device = "cpu";
   // The KV pool: kv_blocks blocks, else kv_mem_bytes, else default_kv_blocks.
   std::optional<int32_t> kv_blocks;
   std::optional<int64_t> kv_mem_bytes;
@@ -156,7 +160,7 @@ class CpuEngine {
   std::unique_ptr<Model> owned_model_;  // null when the model is borrowed
   const Model* model_ = nullptr;
   std::unique_ptr<Tokenizer> tokenizer_;
-  std::unique_ptr<CpuDevice> device_;
+  std::unique_ptr<Device> device_;
   std::unique_ptr<SpillStore> spill_;
   // The draft model (CpuEngineConfig::draft_model_path), its device and the
   // drafter over it; null without one.

@@ -1,0 +1,114 @@
+// CudaGridBackend (see cuda_grid_backend.h).
+#include "backend/cuda/cuda_grid_backend.h"
+
+#include <cuda_runtime.h>
+
+#include <atomic>
+
+#include "backend/cuda/cuda_buffer.h"
+#include "backend/cuda/cuda_forward.h"
+
+namespace met::cuda {
+namespace {
+
+constexpr int kSlots = 2;  // steps in flight, as GridDevice keeps
+
+class CudaGridBackend final : public GridBackend {
+ public:
+  ~CudaGridBackend() override {
+    for (int s = 0; s < kSlots; ++s) {
+      if (start_[s] != nullptr) cudaEventDestroy(start_[s]);
+      if (done_[s] != nullptr) cudaEventDestroy(done_[s]);
+    }
+    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+  }
+
+  Status init(int index) {
+    MET_RETURN_IF_ERROR(cuda_status(cudaSetDevice(index), "cudaSetDevice"));
+    MET_RETURN_IF_ERROR(cuda_status(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate"));
+    for (int s = 0; s < kSlots; ++s) {
+      MET_RETURN_IF_ERROR(cuda_status(cudaEventCreate(&start_[s]), "cudaEventCreate"));
+      MET_RETURN_IF_ERROR(cuda_status(cudaEventCreate(&done_[s]), "cudaEventCreate"));
+    }
+    return ok_status();
+  }
+
+  const char* name() const override { return "cuda"; }
+
+  Result<void*> allocate(size_t bytes) override {
+    void* p = nullptr;
+    MET_RETURN_IF_ERROR(cuda_status(cudaMalloc(&p, bytes == 0 ? 1 : bytes), "cudaMalloc"));
+    const Status zeroed = cuda_status(cudaMemset(p, 0, bytes), "cudaMemset");
+    if (!zeroed.ok()) {
+      cudaFree(p);
+      return zeroed;
+    }
+    return p;
+  }
+  void release(void* ptr) override { cudaFree(ptr); }
+  Result<void*> allocate_host(size_t bytes) override {
+    void* p = nullptr;
+    MET_RETURN_IF_ERROR(cuda_status(cudaMallocHost(&p, bytes == 0 ? 1 : bytes), "cudaMallocHost"));
+    return p;
+  }
+  void release_host(void* ptr) override { cudaFreeHost(ptr); }
+  Status to_device(void* dst, const void* src, size_t bytes) override {
+    return cuda_status(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "copy to the device");
+  }
+  Status to_host(void* dst, const void* src, size_t bytes) override {
+    return cuda_status(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "copy to the host");
+  }
+
+  Status launch(const GridStep& step) override {
+    const int s = static_cast<int>(step.ticket % kSlots);
+    MET_RETURN_IF_ERROR(cuda_status(cudaEventRecord(start_[s], stream_), "cudaEventRecord"));
+    MET_RETURN_IF_ERROR(cuda_status(cudaMemcpyAsync(step.device_staging, step.host_staging,
+                                                    static_cast<size_t>(step.staged_bytes), cudaMemcpyHostToDevice,
+                                                    stream_),
+                                    "step staging copy"));
+    MET_RETURN_IF_ERROR(cuda_status(
+        run_forward_on_stream(*step.model, step.scratch, step.view, step.rows, step.outputs, stream_), "forward pass"));
+    MET_RETURN_IF_ERROR(cuda_status(cudaMemcpyAsync(step.host_argmax, step.scratch.argmax,
+                                                    static_cast<size_t>(step.outputs) * sizeof(int32_t),
+                                                    cudaMemcpyDeviceToHost, stream_),
+                                    "argmax copy"));
+    if (step.host_logits != nullptr) {
+      const size_t bytes = static_cast<size_t>(step.outputs) * static_cast<size_t>(step.model->vocab) * sizeof(float);
+      MET_RETURN_IF_ERROR(cuda_status(
+          cudaMemcpyAsync(step.host_logits, step.scratch.logits, bytes, cudaMemcpyDeviceToHost, stream_),
+          "logits copy"));
+    }
+    return cuda_status(cudaEventRecord(done_[s], stream_), "cudaEventRecord");
+  }
+
+  Status wait(uint64_t ticket) override {
+    const int s = static_cast<int>(ticket % kSlots);
+    MET_RETURN_IF_ERROR(cuda_status(cudaEventSynchronize(done_[s]), "step"));
+    float ms = 0.0f;
+    if (cudaEventElapsedTime(&ms, start_[s], done_[s]) == cudaSuccess) {
+      busy_ns_.fetch_add(static_cast<int64_t>(static_cast<double>(ms) * 1e6), std::memory_order_relaxed);
+    }
+    return ok_status();
+  }
+
+  int64_t busy_ns() const override { return busy_ns_.load(std::memory_order_relaxed); }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t start_[kSlots] = {nullptr, nullptr};
+  cudaEvent_t done_[kSlots] = {nullptr, nullptr};
+  std::atomic<int64_t> busy_ns_{0};
+};
+
+}  // namespace
+
+Result<std::unique_ptr<GridBackend>> make_cuda_grid_backend(int index) {
+  int count = 0;
+  MET_RETURN_IF_ERROR(cuda_status(cudaGetDeviceCount(&count), "cudaGetDeviceCount"));
+  if (index < 0 || index >= count) return not_found("CUDA device {}: {} visible", index, count);
+  auto backend = std::make_unique<CudaGridBackend>();
+  MET_RETURN_IF_ERROR(backend->init(index));
+  return std::unique_ptr<GridBackend>(std::move(backend));
+}
+
+}  // namespace met::cuda

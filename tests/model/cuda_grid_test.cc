@@ -1,0 +1,118 @@
+// CudaDevice (GridDevice on CudaGridBackend) on a GPU: the reference
+// forward's logits at every position for every weight type it reads, the
+// conformance suite (every output checked, each sequence alone bit for bit,
+// KV moved between devices), and across backends the CPU's argmax at every
+// output of the same mixed plans with logits within float summation error,
+// and the host grid program's. Label gpu: each test skips, saying why,
+// where no CUDA device is visible.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "backend/cuda/cuda_grid_backend.h"
+#include "model/grid_device.h"
+#include "testing/device_conformance.h"
+#include "testing/model_test_support.h"
+#include "testing/reference_forward.h"
+#include "testing/temp_dir.h"
+
+namespace met::testing {
+namespace {
+
+RandomModelSpec spec_of(GgmlType dtype) {
+  RandomModelSpec s;
+  s.num_layers = 2;
+  s.embedding_length = 256;
+  s.num_heads = 4;
+  s.num_kv_heads = 2;
+  s.feed_forward_length = 512;
+  s.vocab_size = 600;
+  s.dtype = dtype;
+  s.seed = 11;
+  return s;
+}
+
+GridDeviceOptions grid_options(GgmlType kv) {
+  GridDeviceOptions o;
+  o.kv_dtype = kv;
+  o.num_kv_blocks = 64;
+  o.limits = {.max_rows = 64, .max_outputs = 16, .max_seqs = 8};
+  o.max_context = 1024;
+  return o;
+}
+
+// The CUDA device, or null with the reason in `why`.
+std::unique_ptr<GridDevice> make_cuda(const Model& model, GgmlType kv, std::string& why) {
+  auto backend = cuda::make_cuda_grid_backend(0);
+  if (!backend.ok()) {
+    why = backend.status().to_string();
+    return nullptr;
+  }
+  auto d = GridDevice::create(model, std::move(backend).value(), grid_options(kv));
+  EXPECT_TRUE(d.ok()) << d.status().to_string();
+  return d.ok() ? std::move(d).value() : nullptr;
+}
+
+#define MET_CUDA_DEVICE(var, model, kv)                      \
+  std::string var##_why;                                     \
+  auto var = make_cuda(model, kv, var##_why);                \
+  if (var == nullptr && !var##_why.empty()) GTEST_SKIP() << "no CUDA device: " << var##_why; \
+  ASSERT_NE(var, nullptr)
+
+class CudaVsReference : public ::testing::TestWithParam<GgmlType> {};
+
+TEST_P(CudaVsReference, LogitsAtEveryPositionMatchTheReference) {
+  TempDir dir;
+  auto model = make_and_load(spec_of(GetParam()), dir);
+  ASSERT_NE(model, nullptr);
+  MET_CUDA_DEVICE(dev, *model, GgmlType::kF32);
+  const std::vector<TokenId> tokens = fixed_prompt(40, 600);
+  const auto ref = ReferenceForward(*model).logits(tokens);
+  const auto chunked = logits_at_every_position(*dev, tokens, 30, 7, block_range(0, 3));
+  const auto singles = logits_at_every_position(*dev, tokens, 0, 1, block_range(3, 3));
+  ASSERT_EQ(chunked.size(), tokens.size());
+  for (size_t pos = 0; pos < tokens.size(); ++pos) {
+    EXPECT_LT(relative_error(ref[pos], chunked[pos]), 1e-4) << "position " << pos;
+    EXPECT_EQ(chunked[pos], singles[pos]) << "position " << pos << ": chunking changed the bits";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(WeightTypes, CudaVsReference,
+                         ::testing::Values(GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0,
+                                           GgmlType::kQ4_K, GgmlType::kQ6_K),
+                         [](const ::testing::TestParamInfo<GgmlType>& param_info) {
+                           return std::string(ggml_type_name(param_info.param));
+                         });
+
+TEST(CudaConformance, MixedPlansMeetTheContractAndEachSequenceAloneGivesTheSameOutputs) {
+  TempDir dir;
+  auto model = make_and_load(spec_of(GgmlType::kQ8_0), dir);
+  ASSERT_NE(model, nullptr);
+  MET_CUDA_DEVICE(dev, *model, GgmlType::kF16);
+  MET_CUDA_DEVICE(alone_dev, *model, GgmlType::kF16);
+  const ConformanceRun run = run_mixed_plans(*dev, {.seed = 1});
+  EXPECT_GT(run.fed_rows, 0);
+  expect_same_outputs(run, replay_each_alone(*alone_dev, run), 0.0);
+  MET_CUDA_DEVICE(to, *model, GgmlType::kF16);
+  expect_kv_moves_between_devices(*dev, *to, run, 6, 0.0);
+}
+
+TEST(CudaConformance, TheCpuAndTheHostGridAgreeWithIt) {
+  TempDir dir;
+  auto model = make_and_load(spec_of(GgmlType::kF32), dir);
+  ASSERT_NE(model, nullptr);
+  MET_CUDA_DEVICE(gpu, *model, GgmlType::kF32);
+  auto cpu = make_test_device(*model, {.num_kv_blocks = 64, .kv_dtype = GgmlType::kF32,
+                                       .limits = {.max_rows = 64, .max_outputs = 16, .max_seqs = 8}});
+  auto host = GridDevice::create(*model, cuda::make_host_grid_backend(), grid_options(GgmlType::kF32));
+  ASSERT_NE(cpu, nullptr);
+  ASSERT_TRUE(host.ok());
+  const ConformanceRun on_gpu = run_mixed_plans(*gpu, {.seed = 2});
+  expect_same_outputs(run_mixed_plans(*cpu, {.seed = 2}), on_gpu, 1e-4);
+  expect_same_outputs(run_mixed_plans(**host, {.seed = 2}), on_gpu, 1e-5);
+  MET_CUDA_DEVICE(to, *model, GgmlType::kF32);
+  expect_kv_moves_between_devices(*cpu, *to, run_mixed_plans(*cpu, {.seed = 3}), 6, 1e-4);
+}
+
+}  // namespace
+}  // namespace met::testing
