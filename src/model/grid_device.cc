@@ -136,6 +136,8 @@ Status GridDevice::make_buffers(const GridDeviceOptions& o) {
   MET_ASSIGN_OR_RETURN(scratch_.logits, allocate<float>(outs * hp.vocab_size));
   capacity_ = cuda::staging_capacity(info_, o.banned_per_output);
   layout_ = cuda::staging_layout(capacity_);
+  MET_ASSIGN_OR_RETURN(scratch_.records, allocate<float>(int64_t{capacity_.max_partitions} * hp.num_heads *
+                                                         cuda::attn_record_floats(static_cast<int32_t>(hp.head_dim))));
   for (int32_t d = 0; d < kDepth; ++d) {
     MET_ASSIGN_OR_RETURN(argmax_[d], allocate<int32_t>(outs));
     MET_ASSIGN_OR_RETURN(device_staging_[d], allocate<uint8_t>(layout_.total_bytes));
@@ -274,9 +276,11 @@ Result<Ticket> GridDevice::launch(const StepPlan& plan) {
                              reinterpret_cast<const cuda::PackedSeq*>(d + layout_.seqs),
                              reinterpret_cast<const cuda::PackedOutput*>(d + layout_.outputs),
                              reinterpret_cast<const int32_t*>(d + layout_.banned),
+                             reinterpret_cast<const cuda::PackedPartition*>(d + layout_.partitions),
                              reinterpret_cast<const int32_t*>(d + layout_.tables)};
   step.rows = header->num_rows;
   step.outputs = header->num_outputs;
+  step.partitions = header->num_partitions;
   step.model = &grid_;
   step.scratch = scratch_;
   step.scratch.argmax = argmax_[slot];

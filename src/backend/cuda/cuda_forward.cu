@@ -52,9 +52,9 @@ class CudaExec {
 }  // namespace
 
 cudaError_t run_forward_on_stream(const GridModel& model, const GridScratch& scratch, const StepView& step,
-                                  int64_t rows, int64_t outputs, cudaStream_t stream) {
+                                  int64_t rows, int64_t outputs, int64_t partitions, cudaStream_t stream) {
   CudaExec exec(stream);
-  run_forward(exec, model, scratch, step, rows, outputs);
+  run_forward(exec, model, scratch, step, rows, outputs, partitions);
   return exec.error();
 }
 

@@ -67,7 +67,8 @@ class CudaGridBackend final : public GridBackend {
                                                     stream_),
                                     "step staging copy"));
     MET_RETURN_IF_ERROR(cuda_status(
-        run_forward_on_stream(*step.model, step.scratch, step.view, step.rows, step.outputs, stream_), "forward pass"));
+        run_forward_on_stream(*step.model, step.scratch, step.view, step.rows, step.outputs, step.partitions,
+                              stream_), "forward pass"));
     MET_RETURN_IF_ERROR(cuda_status(cudaMemcpyAsync(step.host_argmax, step.scratch.argmax,
                                                     static_cast<size_t>(step.outputs) * sizeof(int32_t),
                                                     cudaMemcpyDeviceToHost, stream_),

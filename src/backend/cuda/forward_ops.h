@@ -74,6 +74,7 @@ struct StepView {
   const PackedSeq* seqs = nullptr;
   const PackedOutput* outputs = nullptr;
   const int32_t* banned = nullptr;
+  const PackedPartition* partitions = nullptr;
   const int32_t* tables = nullptr;
 };
 
@@ -154,22 +155,20 @@ struct KvStoreOp {
   }
 };
 
-// Query head h of row r: softmax(q . K^T * scale) V over the positions its
-// row reads (its window's), partition by partition (kAttnPartitionTokens,
-// aligned to absolute positions), each partition's partial folded into the
-// total in order with softmax_fold.h's fold: what a split-KV run over the
-// same partitions and a merge in order gives too.
-struct AttentionOp {
+// The attention of query head h of row r: softmax(q . K^T * scale) V over
+// the positions its row reads (its window's), partition by partition
+// (kAttnPartitionTokens, aligned to absolute positions), each partition's
+// partial (m, l, acc) folded into the total in order with softmax_fold.h.
+// A seq of one row (a decode row) runs split (AttentionPartialOp, one
+// partial per partition into its slot, then AttentionMergeOp folds them in
+// order); longer seqs run whole (AttentionOp). Both compute each partial
+// with AttnPartial::run and fold in the same order: the same bits.
+struct AttnPartial {
   KvView kv;
   int32_t layer;
-  int32_t heads;
   int32_t group;  // query heads per kv head
   int32_t head_dim;
-  int32_t window;  // 0: the whole context
   float scale;
-  StepView step;
-  const float* q;
-  float* out;
 
   MET_HD float score(const float* qh, int32_t block, int32_t kvh, int32_t slot) const {
     const uint8_t* krow = kv.k_row(layer, block, kvh, slot);
@@ -178,39 +177,117 @@ struct AttentionOp {
     return s * scale;
   }
 
+  // Positions [begin, end) of the seq whose blocks are `table`, for query
+  // head h: m, l and acc[head_dim].
+  MET_HD void run(const float* qh, const int32_t* table, int32_t h, int32_t begin, int32_t end, float& m, float& l,
+                  float* acc) const {
+    const int32_t kvh = h / group;
+    m = -INFINITY;
+    for (int32_t t = begin; t < end; ++t) {
+      const float s = score(qh, table[t / kv.block_tokens], kvh, t % kv.block_tokens);
+      m = s > m ? s : m;
+    }
+    l = 0.0f;
+    for (int32_t d = 0; d < head_dim; ++d) acc[d] = 0.0f;
+    for (int32_t t = begin; t < end; ++t) {
+      const int32_t block = table[t / kv.block_tokens];
+      const float e = expf(score(qh, block, kvh, t % kv.block_tokens) - m);
+      l += e;
+      const uint8_t* vrow = kv.k_row(layer, block, kvh, t % kv.block_tokens) + kv.kv_stride;
+      for (int32_t d = 0; d < head_dim; ++d) acc[d] = fmaf(e, kv.load(vrow, d), acc[d]);
+    }
+  }
+};
+
+// Folds `part` into the running total.
+MET_HD inline void fold_record(float& total_m, float& total_l, float* total, float m, float l, const float* part,
+                               int32_t head_dim) {
+  const FoldWeights w = fold_weights(total_m, m);
+  total_m = w.m;
+  total_l = fold_term(total_l, l, w);
+  for (int32_t d = 0; d < head_dim; ++d) total[d] = fold_term(total[d], part[d], w);
+}
+
+// The first position row r reads (its window's start).
+MET_HD inline int32_t first_read(int32_t pos, int32_t window) {
+  return window > 0 && pos - window + 1 > 0 ? pos - window + 1 : 0;
+}
+
+// Rows of seqs with more than one row: index i is (row, head).
+struct AttentionOp {
+  AttnPartial attn;
+  int32_t heads;
+  int32_t window;  // 0: the whole context
+  StepView step;
+  const float* q;
+  float* out;
+
   MET_HD void operator()(int64_t i) const {
     const int64_t r = i / heads;
-    const auto h = static_cast<int32_t>(i % heads);
-    const int32_t kvh = h / group;
     const PackedSeq& seq = step.seqs[step.row_seq[r]];
-    const int32_t* table = step.tables + seq.table_begin;
+    if (seq.num_rows == 1) return;  // split: AttentionMergeOp
+    const auto h = static_cast<int32_t>(i % heads);
     const int32_t pos = step.positions[r];
-    const int32_t first = window > 0 && pos - window + 1 > 0 ? pos - window + 1 : 0;
-    const float* qh = q + i * head_dim;
-    float total_m = -INFINITY, total_l = 0.0f;
+    const int32_t first = first_read(pos, window);
+    const int32_t hd = attn.head_dim;
+    float total_m = -INFINITY, total_l = 0.0f, m = 0.0f, l = 0.0f;
     float total[kMaxGridHeadDim], part[kMaxGridHeadDim];
-    for (int32_t d = 0; d < head_dim; ++d) total[d] = 0.0f;
+    for (int32_t d = 0; d < hd; ++d) total[d] = 0.0f;
     for (int32_t p = first / kAttnPartitionTokens; p <= pos / kAttnPartitionTokens; ++p) {
       const int32_t begin = p * kAttnPartitionTokens > first ? p * kAttnPartitionTokens : first;
       const int32_t end = (p + 1) * kAttnPartitionTokens < pos + 1 ? (p + 1) * kAttnPartitionTokens : pos + 1;
-      float m = -INFINITY;
-      for (int32_t t = begin; t < end; ++t) {
-        const float s = score(qh, table[t / kv.block_tokens], kvh, t % kv.block_tokens);
-        m = s > m ? s : m;
-      }
-      float l = 0.0f;
-      for (int32_t d = 0; d < head_dim; ++d) part[d] = 0.0f;
-      for (int32_t t = begin; t < end; ++t) {
-        const int32_t block = table[t / kv.block_tokens];
-        const float e = expf(score(qh, block, kvh, t % kv.block_tokens) - m);
-        l += e;
-        const uint8_t* vrow = kv.k_row(layer, block, kvh, t % kv.block_tokens) + kv.kv_stride;
-        for (int32_t d = 0; d < head_dim; ++d) part[d] = fmaf(e, kv.load(vrow, d), part[d]);
-      }
-      const FoldWeights w = fold_weights(total_m, m);
-      total_m = w.m;
-      total_l = fold_term(total_l, l, w);
-      for (int32_t d = 0; d < head_dim; ++d) total[d] = fold_term(total[d], part[d], w);
+      attn.run(q + i * hd, step.tables + seq.table_begin, h, begin, end, m, l, part);
+      fold_record(total_m, total_l, total, m, l, part, hd);
+    }
+    for (int32_t d = 0; d < hd; ++d) out[i * hd + d] = total[d] / total_l;
+  }
+};
+
+// A record of the split path: m, l, then head_dim of acc.
+MET_HD inline int64_t attn_record_floats(int32_t head_dim) { return 2 + int64_t{head_dim}; }
+
+// Partitions of one-row seqs: index i is (partition p of the step's list,
+// head); its partial goes to record p * heads + h of `records`.
+struct AttentionPartialOp {
+  AttnPartial attn;
+  int32_t heads;
+  StepView step;
+  const PackedPartition* partitions;
+  const float* q;
+  float* records;
+
+  MET_HD void operator()(int64_t i) const {
+    const PackedPartition& part = partitions[i / heads];
+    const PackedSeq& seq = step.seqs[part.seq];
+    if (seq.num_rows != 1) return;  // whole: AttentionOp
+    const auto h = static_cast<int32_t>(i % heads);
+    float* rec = records + i * attn_record_floats(attn.head_dim);
+    attn.run(q + (int64_t{seq.row_begin} * heads + h) * attn.head_dim, step.tables + seq.table_begin, h,
+             part.token_begin, part.token_end, rec[0], rec[1], rec + 2);
+  }
+};
+
+// Rows of one-row seqs: index i is (row, head); folds the row's partition
+// records in order.
+struct AttentionMergeOp {
+  int32_t heads;
+  int32_t head_dim;
+  StepView step;
+  const float* records;
+  float* out;
+
+  MET_HD void operator()(int64_t i) const {
+    const int64_t r = i / heads;
+    const PackedSeq& seq = step.seqs[step.row_seq[r]];
+    if (seq.num_rows != 1) return;
+    const auto h = static_cast<int32_t>(i % heads);
+    const int64_t rf = attn_record_floats(head_dim);
+    float total_m = -INFINITY, total_l = 0.0f;
+    float total[kMaxGridHeadDim];
+    for (int32_t d = 0; d < head_dim; ++d) total[d] = 0.0f;
+    for (int32_t p = 0; p < seq.num_partitions; ++p) {
+      const float* rec = records + (int64_t{seq.partition_begin + p} * heads + h) * rf;
+      fold_record(total_m, total_l, total, rec[0], rec[1], rec + 2, head_dim);
     }
     for (int32_t d = 0; d < head_dim; ++d) out[i * head_dim + d] = total[d] / total_l;
   }

@@ -69,13 +69,14 @@ struct GridScratch {
   float* up = nullptr;
   float* out_x = nullptr;
   float* logits = nullptr;
+  float* records = nullptr;  // split attention: a record per (partition, head)
   int32_t* argmax = nullptr;            // this step's
   const int32_t* prev_argmax = nullptr;  // the step launched before (FeedFromRow)
 };
 
 template <class Exec>
 void run_layer(Exec& ex, const GridModel& m, const GridScratch& s, const StepView& step, int32_t layer,
-               int64_t rows) {
+               int64_t rows, int64_t partitions) {
   const GridLayer& l = m.layers[layer];
   const int32_t kv_dim = m.kv_heads * m.head_dim;
   ex.for_each(rows, RmsNormOp{s.x, l.attn_norm, m.embd, m.eps, nullptr, s.xn});
@@ -88,8 +89,10 @@ void run_layer(Exec& ex, const GridModel& m, const GridScratch& s, const StepVie
   ex.for_each(rows * m.kv_heads * pairs, RopeOp{s.k, m.kv_heads, m.head_dim, m.rope_dims, m.neox, step.positions,
                                                 m.rope_table});
   ex.for_each(rows * kv_dim, KvStoreOp{m.kv, layer, kv_dim, m.head_dim, step, s.k, s.v});
-  ex.for_each(rows * m.heads, AttentionOp{m.kv, layer, m.heads, m.heads / m.kv_heads, m.head_dim, 0, m.attn_scale,
-                                          step, s.q, s.attn});
+  const AttnPartial attn{m.kv, layer, m.heads / m.kv_heads, m.head_dim, m.attn_scale};
+  ex.for_each(rows * m.heads, AttentionOp{attn, m.heads, 0, step, s.q, s.attn});
+  ex.for_each(partitions * m.heads, AttentionPartialOp{attn, m.heads, step, step.partitions, s.q, s.records});
+  ex.for_each(rows * m.heads, AttentionMergeOp{m.heads, m.head_dim, step, s.records, s.attn});
   ex.matmul(l.wo, s.attn, rows, s.tmp);
   ex.for_each(rows * m.embd, AddOp{s.x, s.tmp});
   ex.for_each(rows, RmsNormOp{s.x, l.ffn_norm, m.embd, m.eps, nullptr, s.xn});
@@ -100,12 +103,13 @@ void run_layer(Exec& ex, const GridModel& m, const GridScratch& s, const StepVie
   ex.for_each(rows * m.embd, AddOp{s.x, s.tmp});
 }
 
-// One step: `rows` rows and `outputs` outputs (the staged header's counts).
+// One step: `rows` rows, `outputs` outputs and `partitions` attention
+// partitions (the staged header's counts).
 template <class Exec>
 void run_forward(Exec& ex, const GridModel& m, const GridScratch& s, const StepView& step, int64_t rows,
-                 int64_t outputs) {
+                 int64_t outputs, int64_t partitions) {
   ex.for_each(rows * m.embd, EmbedOp{m.embd_type, m.embd_table, m.embd_row_bytes, m.embd, step, s.prev_argmax, s.x});
-  for (int32_t layer = 0; layer < m.num_layers; ++layer) run_layer(ex, m, s, step, layer, rows);
+  for (int32_t layer = 0; layer < m.num_layers; ++layer) run_layer(ex, m, s, step, layer, rows, partitions);
   if (outputs == 0) return;
   ex.for_each(outputs, RmsNormOp{s.x, m.output_norm, m.embd, m.eps, step.outputs, s.out_x});
   ex.matmul(m.output, s.out_x, outputs, s.logits);

@@ -30,6 +30,7 @@ struct GridStep {
   StepView view;  // into device_staging
   int64_t rows = 0;
   int64_t outputs = 0;
+  int64_t partitions = 0;
   const GridModel* model = nullptr;
   GridScratch scratch;
   int32_t* host_argmax = nullptr;  // `outputs` of them

@@ -104,7 +104,9 @@ StagingCapacity staging_capacity(const DeviceInfo& info, int32_t banned_per_outp
       .max_outputs = info.max_outputs,
       .max_banned = info.max_outputs * banned_per_output,
       .max_table_entries = info.max_seqs * ceil_div(context, block_tokens),
-      .max_partitions = info.max_seqs * ceil_div(context, kAttnPartitionTokens),
+      // A seq's rows read at most ceil(context / P) + 1 aligned partitions
+      // (seqs may share cached blocks, so the pool's size bounds nothing).
+      .max_partitions = info.max_seqs * (ceil_div(context, kAttnPartitionTokens) + 1),
   };
 }
 
