@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <random>
@@ -39,7 +40,9 @@
 #include "core/parallel_for.h"
 #include "backend/cpu/memory_bandwidth.h"
 #include "hf/model_loader.h"
+#include "engine/device_factory.h"
 #include "model/cpu_device.h"
+#include "model/grid_device.h"
 #include "model/lora_load.h"
 
 namespace met {
@@ -147,7 +150,7 @@ Status seed_states(Device& dev, int32_t batch, int32_t context) {
 }
 
 // Loads each --lora adapter into its own slot of `dev`; how many.
-Result<int32_t> bind_bench_adapters(CpuDevice& dev, const Model& model, const EngineFlags& flags) {
+Result<int32_t> bind_bench_adapters(Device& dev, const Model& model, const EngineFlags& flags) {
   MET_ASSIGN_OR_RETURN(const CpuEngineConfig config, engine_config(flags));
   for (size_t i = 0; i < config.loras.size(); ++i) {
     const auto& [name, path] = config.loras[i];
@@ -159,7 +162,7 @@ Result<int32_t> bind_bench_adapters(CpuDevice& dev, const Model& model, const En
 
 // Decode tok/s of `batch` sequences at `context` (with `adapters` LoRA
 // adapters over them when > 0).
-Result<double> decode_tok_s(CpuDevice& dev, const BenchOptions& o, int32_t batch, int32_t context, int32_t vocab,
+Result<double> decode_tok_s(Device& dev, const BenchOptions& o, int32_t batch, int32_t context, int32_t vocab,
                             bool recurrent, int32_t adapters) {
   if (recurrent) MET_RETURN_IF_ERROR(seed_states(dev, batch, context));
   const std::vector<StepPlan> plans = decode_plans(batch, context, o.gen_tokens, vocab, recurrent, adapters);
@@ -172,6 +175,19 @@ Result<double> decode_tok_s(CpuDevice& dev, const BenchOptions& o, int32_t batch
   return static_cast<double>(batch) * o.gen_tokens / s;
 }
 
+// The memory bandwidth the device reaches now (bytes/s), best of n passes.
+using BandwidthProbe = std::function<double(int repeats)>;
+
+// The device's probe: a GPU's (or the host grid's) own, else the host's
+// read rate over a 1 GiB buffer on `num_threads` threads.
+BandwidthProbe bandwidth_probe(Device& dev, int num_threads) {
+  if (auto* grid = dynamic_cast<GridDevice*>(&dev)) {
+    return [grid](int repeats) { return grid->measure_bandwidth(repeats); };
+  }
+  auto probe = std::make_shared<cpu::ReadBandwidthProbe>(num_threads, size_t{1} << 30);
+  return [probe](int repeats) { return probe->measure(repeats); };
+}
+
 // The figure of median speed of three.
 DecodeFigure median3(std::array<DecodeFigure, 3> v) {
   std::sort(v.begin(), v.end(), [](const DecodeFigure& a, const DecodeFigure& b) { return a.tok_s < b.tok_s; });
@@ -181,22 +197,21 @@ DecodeFigure median3(std::array<DecodeFigure, 3> v) {
 // Decode tok/s of `batch` at `context` with the read bandwidth measured just
 // before and just after (the better of the two: the rate the host allowed
 // around the figure).
-Result<DecodeFigure> measured_figure(CpuDevice& dev, const BenchOptions& o, const cpu::ReadBandwidthProbe& probe,
+Result<DecodeFigure> measured_figure(Device& dev, const BenchOptions& o, const BandwidthProbe& probe,
                                      int32_t batch, int32_t context, int32_t vocab, bool recurrent,
                                      int32_t adapters) {
-  const double before = probe.measure(2);
+  const double before = probe(2);
   MET_ASSIGN_OR_RETURN(const double tok_s, decode_tok_s(dev, o, batch, context, vocab, recurrent, adapters));
-  const double after = probe.measure(2);
+  const double after = probe(2);
   return DecodeFigure{batch, context, tok_s, std::min(adapters, batch), 0.0, std::max(before, after), 0.0};
 }
 
 // Each batch size at each context; with adapters, the plain and the adapted
 // figures alternate three times and each is the median (the host's noise
 // moves single runs by more than adapters cost).
-Result<std::vector<DecodeFigure>> decode_figures(CpuDevice& dev, const BenchOptions& o, int32_t vocab,
+Result<std::vector<DecodeFigure>> decode_figures(Device& dev, const BenchOptions& o, int32_t vocab,
                                                  bool recurrent, int32_t adapters, const StepBytes& bytes,
-                                                 int num_threads) {
-  const cpu::ReadBandwidthProbe probe(num_threads, size_t{1} << 30);
+                                                 const BandwidthProbe& probe) {
   std::vector<DecodeFigure> out;
   for (int32_t ctx : o.contexts) {
     for (size_t bi = 0; bi < o.batches.size(); ++bi) {
@@ -321,10 +336,13 @@ Status run_bench(const BenchOptions& o) {
   dopt.state_rollback = o.engine.state_rollback;  // the rollback ring costs what serving pays
   dopt.num_adapter_slots = static_cast<int32_t>(o.engine.loras.size());
   dopt.forward.max_lora_rank = o.engine.loras.empty() ? 0 : o.engine.max_lora_rank;
-  MET_ASSIGN_OR_RETURN(std::unique_ptr<CpuDevice> dev, CpuDevice::create(*model, dopt));
+  Result<std::unique_ptr<Device>> made = make_engine_device(o.engine.device, *model, dopt);
+  if (!made.ok()) return made.status().with_prefix("--device " + o.engine.device);
+  std::unique_ptr<Device> dev = std::move(made).value();
   MET_ASSIGN_OR_RETURN(const int32_t adapters, bind_bench_adapters(*dev, *model, o.engine));
 
   const bool recurrent = dev->info().num_state_slots > 0;
+  const BandwidthProbe probe = bandwidth_probe(*dev, dopt.num_threads);
   MET_ASSIGN_OR_RETURN(double prefill_s, time_steps(*dev, prefill_plans(o.prompt_tokens, 512, vocab, recurrent)));
   const double prefill_tok_s = o.prompt_tokens / prefill_s;
   const int64_t kv_bytes = dev->info().kv_block_bytes * dopt.num_kv_blocks;
@@ -338,14 +356,16 @@ Status run_bench(const BenchOptions& o) {
   // all allocated by now; decode adds the KV rows it writes).
   const int64_t peak_rss = peak_rss_bytes();
   MET_ASSIGN_OR_RETURN(std::vector<DecodeFigure> decode,
-                       decode_figures(*dev, o, vocab, recurrent, adapters, bytes, dopt.num_threads));
+                       decode_figures(*dev, o, vocab, recurrent, adapters, bytes, probe));
   // Batch-1 decode reads the weights one token uses once: of the embedding
   // one row, of a MoE layer's experts the k it routes to (`met info` shows the
   // same count).
   const double step_bytes =
       static_cast<double>(active_bytes_per_token(model->file().tensors(), &model->hparams()));
-  const double read_bytes_s = cpu::measure_read_bandwidth(dopt.num_threads);
+  const double read_bytes_s = probe(3);
   const double ceiling_tok_s = read_bytes_s / step_bytes;
+  cuda::GraphStats graphs;
+  if (const auto* grid = dynamic_cast<const GridDevice*>(dev.get())) graphs = grid->graph_stats();
   dev.reset();  // its KV pool is not the engine's
   std::optional<ServingReport> serving;
   if (!o.serving.concurrency.empty()) {
@@ -375,6 +395,10 @@ Status run_bench(const BenchOptions& o) {
     j["decode_ceiling_tok_s"] = ceiling_tok_s;
     j["kv_bytes"] = kv_bytes;
     j["peak_rss_bytes"] = peak_rss;
+    j["device"] = o.engine.device;
+    j["graph_captures"] = graphs.captures;
+    j["graph_capture_ms"] = static_cast<double>(graphs.capture_ns) / 1e6;
+    j["graph_replays"] = graphs.replays;
     if (serving) j["serving"] = serving_json(o, *serving);
     std::cout << j.dump() << "\n";
     return ok_status();
@@ -393,6 +417,10 @@ Status run_bench(const BenchOptions& o) {
   std::cout << fmt::format("ceiling {:.1f} tok/s at batch 1: memory read {:.1f} GB/s now / {:.1f} MB per step\n",
                            ceiling_tok_s, read_bytes_s / 1e9, step_bytes / 1e6);
   std::cout << fmt::format("peak RSS {:.1f} MiB\n", peak_rss / 1048576.0);
+  if (graphs.captures > 0) {
+    std::cout << fmt::format("device {}: {} decode graphs captured in {:.1f} ms, {} replays\n", o.engine.device,
+                             graphs.captures, static_cast<double>(graphs.capture_ns) / 1e6, graphs.replays);
+  }
   if (serving) {
     std::cout << fmt::format(
         "serving: {} prompt + {} output tokens per request; max {} seqs, {} batch tokens, KV pool {} blocks, "

@@ -7,15 +7,11 @@
 #include <fmt/format.h>
 
 #include "backend/cpu/kv_cache.h"
-#if defined(MET_HAVE_CUDA)
-#include "backend/cuda/cuda_grid_backend.h"
-#endif
 #include "hf/model_loader.h"
 #include "kv/kv_block.h"
 #include "kv/spill_store.h"
-#include "backend/cuda/grid_backend.h"
+#include "engine/device_factory.h"
 #include "model/cpu_device.h"
-#include "model/grid_device.h"
 #include "model/lora_load.h"
 #include "model/model.h"
 #include "spec/draft_model.h"
@@ -125,39 +121,6 @@ int32_t default_kv_blocks(int32_t max_seqs, int64_t context_length, int64_t bloc
   return static_cast<int32_t>(blocks);
 }
 
-namespace {
-
-// The device `name` (CpuEngineConfig::device) for `model`, sized by `dopt`.
-Result<std::unique_ptr<Device>> make_device(const std::string& name, const Model& model, const CpuDeviceOptions& dopt) {
-  if (name == "cpu") {
-    MET_ASSIGN_OR_RETURN(std::unique_ptr<CpuDevice> d, CpuDevice::create(model, dopt));
-    return std::unique_ptr<Device>(std::move(d));
-  }
-  if (dopt.num_adapter_slots > 0 || dopt.forward.mtp) {
-    return unimplemented("LoRA adapters and MTP drafts run on the CPU device only");
-  }
-  std::unique_ptr<cuda::GridBackend> backend;
-  if (name == "grid-host") {
-    backend = cuda::make_host_grid_backend();
-  } else if (name == "cuda") {
-#if defined(MET_HAVE_CUDA)
-    MET_ASSIGN_OR_RETURN(backend, cuda::make_cuda_grid_backend(0));
-#else
-    return unimplemented("this met was built without CUDA (cmake -DMET_CUDA=ON)");
-#endif
-  } else {
-    return invalid_argument("not cpu, cuda or grid-host");
-  }
-  GridDeviceOptions gopt;
-  gopt.kv_dtype = dopt.kv_dtype;
-  gopt.num_kv_blocks = dopt.num_kv_blocks;
-  gopt.limits = dopt.limits;
-  MET_ASSIGN_OR_RETURN(std::unique_ptr<GridDevice> d, GridDevice::create(model, std::move(backend), gopt));
-  return std::unique_ptr<Device>(std::move(d));
-}
-
-}  // namespace
-
 CpuEngine::CpuEngine() = default;
 CpuEngine::~CpuEngine() { engine_.reset(); }
 
@@ -190,7 +153,7 @@ Result<std::unique_ptr<CpuEngine>> CpuEngine::create(const Model& model, const C
   MET_ASSIGN_OR_RETURN(int32_t num_blocks, pool_blocks(config, layout, hp.context_length, *block_bytes));
 
   const CpuDeviceOptions dopt = device_options(config, hp, layout.dtype, num_blocks);
-  Result<std::unique_ptr<Device>> device = make_device(config.device, *e->model_, dopt);
+  Result<std::unique_ptr<Device>> device = make_engine_device(config.device, *e->model_, dopt);
   if (!device.ok()) {
     if (config.device != "cpu") return device.status().with_prefix(fmt::format("--device {}", config.device));
     const bool sized = config.kv_blocks.has_value() || config.kv_mem_bytes.has_value();

@@ -52,6 +52,9 @@ class GridDevice final : public Device {
   Status write_kv_block(BlockId block, std::span<const uint8_t> bytes) override;
   int64_t busy_ns() const override { return backend_->busy_ns(); }
   const char* backend_name() const { return backend_->name(); }
+  cuda::GraphStats graph_stats() const { return backend_->graph_stats(); }
+  // The backend's memory bandwidth now (GridBackend::measure_bandwidth).
+  double measure_bandwidth(int repeats) { return backend_->measure_bandwidth(repeats); }
 
  private:
   // A step launched and not yet awaited (at most two: slot ticket % 2).

@@ -101,6 +101,24 @@ TEST(CudaMath, EveryF16BitPatternDecodesAsTheReference) {
   expect_elements_match(type_cases()[0], row, 65536);
 }
 
+TEST(CudaMath, AGroupsDotIsTheElementsFmaChain) {
+  for (const TypeCase& c : type_cases()) {
+    const int64_t n = 4 * kHdQkK;
+    const std::vector<float> w = testing::gaussian_with_outliers(static_cast<size_t>(n), 21);
+    const std::vector<float> x = testing::gaussian(static_cast<size_t>(n), 22);
+    std::vector<uint8_t> row(static_cast<size_t>(n / c.block_elements * c.block_bytes));
+    c.quantize(w.data(), row.data(), n);
+    for (int64_t g = 0; g < n / kHdGroup; ++g) {
+      float want = 0.0f;
+      for (int j = 0; j < kHdGroup; ++j) {
+        want = std::fma(weight_element(c.type, row.data(), g * kHdGroup + j), x[static_cast<size_t>(g * kHdGroup + j)], want);
+      }
+      const float got = dot_group(c.type, row.data(), g, x.data() + g * kHdGroup);
+      ASSERT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(want)) << c.name << " group " << g;
+    }
+  }
+}
+
 cpu::RopeParams rope_params(cpu::RopeLayout layout, bool yarn) {
   cpu::RopeParams p;
   p.head_dim = 64;

@@ -15,11 +15,83 @@ __global__ void apply_kernel(int64_t n, Op op) {
   }
 }
 
+// Output o's bans, then its argmax, a block per output: each thread scans
+// a stride keeping its first maximum (NaN skipped), then a tree reduction
+// keeps the larger value, the smaller index on a tie: the serial rule's
+// first maximum (BanArgmaxOp).
+__global__ void ban_argmax_kernel(BanArgmaxOp op) {
+  const int64_t o = blockIdx.x;
+  const int tid = static_cast<int>(threadIdx.x);
+  float* row = op.logits + o * op.vocab;
+  const PackedOutput out = op.step.outputs[o];
+  for (int k = tid; k < out.num_banned; k += kThreads) row[op.step.banned[out.banned_begin + k]] = -INFINITY;
+  __syncthreads();
+  float best_value = 0.0f;
+  int64_t best = -1;
+  for (int64_t t = tid; t < op.vocab; t += kThreads) {
+    const float v = row[t];
+    if (v != v) continue;
+    if (best < 0 || v > best_value) best = t, best_value = v;
+  }
+  __shared__ float values[kThreads];
+  __shared__ long long indices[kThreads];
+  values[tid] = best_value;
+  indices[tid] = best;
+  __syncthreads();
+  for (int half = kThreads / 2; half > 0; half /= 2) {
+    if (tid < half) {
+      const long long i = indices[tid + half];
+      const float v = values[tid + half];
+      if (i >= 0 && (indices[tid] < 0 || v > values[tid] || (v == values[tid] && i < indices[tid]))) {
+        indices[tid] = i;
+        values[tid] = v;
+      }
+    }
+    __syncthreads();
+  }
+  if (tid == 0) op.argmax[o] = static_cast<int32_t>(indices[0] < 0 ? 0 : indices[0]);
+}
+
+// RMSNorm, a block per row: per-thread sums of squares in double over a
+// stride, a tree reduction in a fixed order (a row's bits do not depend on
+// its batch), then the scaled row (RmsNormOp).
+__global__ void rms_norm_kernel(RmsNormOp op) {
+  const int64_t r = blockIdx.x;
+  const int tid = static_cast<int>(threadIdx.x);
+  const int64_t src = op.outputs == nullptr ? r : op.outputs[r].row;
+  const float* row = op.x + src * op.width;
+  double sum = 0.0;
+  for (int64_t c = tid; c < op.width; c += kThreads) sum += static_cast<double>(row[c]) * row[c];
+  __shared__ double sums[kThreads];
+  sums[tid] = sum;
+  __syncthreads();
+  for (int half = kThreads / 2; half > 0; half /= 2) {
+    if (tid < half) sums[tid] += sums[tid + half];
+    __syncthreads();
+  }
+  const auto mean = static_cast<float>(sums[0] / static_cast<double>(op.width));
+  const float scale = 1.0f / sqrtf(mean + op.eps);
+  for (int64_t c = tid; c < op.width; c += kThreads) op.out[r * op.width + c] = row[c] * scale * op.w[c];
+}
+
 // The executor forward_program.h runs on: kernels on one stream, the first
-// error kept.
+// error kept. The ops with a cooperative kernel of their own (a block per
+// row) take it; every other op runs its functor a thread per index.
 class CudaExec {
  public:
   explicit CudaExec(cudaStream_t stream) : stream_(stream) {}
+
+  void for_each(int64_t n, const BanArgmaxOp& op) {
+    if (n == 0 || error_ != cudaSuccess) return;
+    ban_argmax_kernel<<<static_cast<unsigned>(n), kThreads, 0, stream_>>>(op);
+    keep(cudaGetLastError());
+  }
+
+  void for_each(int64_t n, const RmsNormOp& op) {
+    if (n == 0 || error_ != cudaSuccess) return;
+    rms_norm_kernel<<<static_cast<unsigned>(n), kThreads, 0, stream_>>>(op);
+    keep(cudaGetLastError());
+  }
 
   template <class Op>
   void for_each(int64_t n, const Op& op) {

@@ -138,4 +138,50 @@ MET_HD inline float weight_element(HdWeightType type, const uint8_t* row, int64_
   return 0.0f;
 }
 
+// Elements per group of dot_group: a Q8_0 block, a K-quant super-block's
+// sub-block, 32 consecutive elements of a float type.
+inline constexpr int kHdGroup = 32;
+
+// sum over j < 32 of element (32 g + j) of `row` times x[j], accumulated
+// with fmaf in j order: the sum weight_element would give, with each
+// block's scales decoded once.
+MET_HD inline float dot_group(HdWeightType type, const uint8_t* row, int64_t g, const float* x) {
+  float sum = 0.0f;
+  switch (type) {
+    case HdWeightType::kQ8_0: {
+      const uint8_t* block = row + g * kHdQ8_0Bytes;
+      const float d = hd_fp16(hd_load_u16(block));
+      for (int j = 0; j < kHdGroup; ++j) sum = fmaf(static_cast<float>(static_cast<int8_t>(block[2 + j])) * d, x[j], sum);
+      return sum;
+    }
+    case HdWeightType::kQ4_K: {
+      const uint8_t* block = row + (g / 8) * kHdQ4KBytes;
+      const int group = static_cast<int>(g % 8);
+      const HdScaleMin sm = hd_k4_scale_min(block + 4, group);
+      const float d = hd_fp16(hd_load_u16(block)) * static_cast<float>(sm.scale);
+      const float m = hd_fp16(hd_load_u16(block + 2)) * static_cast<float>(sm.min);
+      const uint8_t* qs = block + 16 + 32 * (group / 2);
+      const int shift = 4 * (group % 2);
+      for (int j = 0; j < kHdGroup; ++j) sum = fmaf(d * static_cast<float>((qs[j] >> shift) & 0x0F) - m, x[j], sum);
+      return sum;
+    }
+    case HdWeightType::kQ6_K: {
+      const uint8_t* block = row + (g / 8) * kHdQ6KBytes;
+      const int half = static_cast<int>(g % 8) / 4, k = static_cast<int>(g % 4);
+      const uint8_t* ql = block + 64 * half + 32 * (k % 2);
+      const uint8_t* qh = block + 128 + 32 * half;
+      const auto* scales = reinterpret_cast<const int8_t*>(block + 192) + 8 * half + 2 * k;
+      const float d = hd_fp16(hd_load_u16(block + 208));
+      for (int j = 0; j < kHdGroup; ++j) {
+        const int q = (((ql[j] >> (4 * (k / 2))) & 0x0F) | (((qh[j] >> (2 * k)) & 3) << 4)) - 32;
+        sum = fmaf(d * static_cast<float>(scales[j / 16]) * static_cast<float>(q), x[j], sum);
+      }
+      return sum;
+    }
+    default:
+      for (int j = 0; j < kHdGroup; ++j) sum = fmaf(weight_element(type, row, g * kHdGroup + j), x[j], sum);
+      return sum;
+  }
+}
+
 }  // namespace met::cuda

@@ -37,6 +37,13 @@ struct GridStep {
   float* host_logits = nullptr;    // outputs * vocab, or null when no output wants logits
 };
 
+// CUDA graphs of decode steps: captured, how long capturing took, replays.
+struct GraphStats {
+  int64_t captures = 0;
+  int64_t capture_ns = 0;
+  int64_t replays = 0;
+};
+
 class GridBackend {
  public:
   virtual ~GridBackend() = default;
@@ -56,6 +63,12 @@ class GridBackend {
   // then in the host buffers it named.
   virtual Status wait(uint64_t ticket) = 0;
   virtual int64_t busy_ns() const { return 0; }
+  virtual GraphStats graph_stats() const { return {}; }
+  // The memory bandwidth the device reaches now, in bytes per second, best
+  // of `repeats` (0 when it cannot be measured): the host's read rate, or a
+  // GPU's device-to-device copy rate (bytes read plus bytes written). While
+  // no step is in flight.
+  virtual double measure_bandwidth(int repeats) = 0;
 };
 
 // The host's: memory from the heap, steps run at launch.

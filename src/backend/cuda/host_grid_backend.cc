@@ -2,6 +2,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "backend/cpu/memory_bandwidth.h"
 #include "backend/cuda/grid_backend.h"
 #include "backend/cuda/host_exec.h"
 
@@ -39,6 +40,13 @@ class HostGridBackend final : public GridBackend {
     return ok_status();
   }
   Status wait(uint64_t /*ticket*/) override { return ok_status(); }
+  double measure_bandwidth(int repeats) override {
+    if (probe_ == nullptr) probe_ = std::make_unique<cpu::ReadBandwidthProbe>(1, size_t{256} << 20);
+    return probe_->measure(repeats);
+  }
+
+ private:
+  std::unique_ptr<cpu::ReadBandwidthProbe> probe_;
 };
 
 }  // namespace

@@ -37,8 +37,10 @@ __global__ void rope_kernel(float* x, int32_t rows, int64_t row_stride, int32_t 
   }
 }
 
-// A warp per output row: each lane sums its strided elements, then the warp
-// reduces by shuffles.
+// A warp per output row: each lane takes groups of 32 columns (dot_group:
+// a block's scales decoded once) in a stride of the warp, then the warp
+// reduces by shuffles. Columns past the last whole group (float types
+// only) go element by element.
 __global__ void gemv_kernel(HdWeightType type, const uint8_t* weights, int64_t out_rows, int64_t cols,
                             int64_t row_bytes, const float* x, int32_t batch, float* y) {
   const int64_t row = (blockIdx.x * int64_t{blockDim.x} + threadIdx.x) / kWarp;
@@ -46,7 +48,11 @@ __global__ void gemv_kernel(HdWeightType type, const uint8_t* weights, int64_t o
   if (row >= out_rows) return;
   const uint8_t* w = weights + row * row_bytes;
   float acc[kMaxGemvBatch] = {};
-  for (int64_t c = lane; c < cols; c += kWarp) {
+  const int64_t groups = cols / kHdGroup;
+  for (int64_t g = lane; g < groups; g += kWarp) {
+    for (int32_t b = 0; b < batch; ++b) acc[b] += dot_group(type, w, g, x + b * cols + g * kHdGroup);
+  }
+  for (int64_t c = groups * kHdGroup + lane; c < cols; c += kWarp) {
     const float v = weight_element(type, w, c);
     for (int32_t b = 0; b < batch; ++b) acc[b] = fmaf(v, x[b * cols + c], acc[b]);
   }

@@ -3,8 +3,8 @@
 // rows decoded to float (the GEMM path's BF16 tiles start here), RoPE from
 // the host-built angle table, GEMV for a few activation rows, and the fold
 // of split-KV attention partials in partition order. The GEMV is the
-// correctness baseline (a warp per output, each element decoded on its
-// own); it is not tuned, since no GPU has run it yet.
+// correctness baseline (a warp per output, a lane per 32-column group,
+// dot_group); it is not tuned, since no GPU has run it yet.
 // Every pointer is device memory; each call enqueues on `stream` and
 // returns the launch's error, if any.
 // Threading: any thread; the stream orders the work.
