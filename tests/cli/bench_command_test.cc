@@ -32,6 +32,30 @@ TEST(MetBench, JsonReportsPrefillAndEachBatchAndContext) {
   EXPECT_LT(j["decode_step_bytes"].get<double>(), j["weight_bytes"].get<double>());
 }
 
+// The grid device (the CUDA device's program, here on the host backend)
+// is measured the same way, with its own bandwidth probe.
+TEST(MetBench, DeviceGridHostReportsTheSameFigures) {
+  testing::TempDir dir;
+  const std::string model = dir.file("m.gguf");
+  ASSERT_EQ(run_command(met_binary() + " make-model -o " + shell_quote(model) +
+                        " --layers 2 --embd 128 --heads 4 --kv-heads 2 --ff 256 --dtype q8_0 --vocab 600")
+                .exit_code,
+            0);
+  auto r = run_command(met_binary() + " bench " + shell_quote(model) +
+                       " --device grid-host --prompt-tokens 32 --gen-tokens 4 --batch 1,2 --context 0,40 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["device"], "grid-host");
+  EXPECT_GT(j["prefill_tok_s"].get<double>(), 0.0);
+  ASSERT_EQ(j["decode"].size(), 4u);
+  EXPECT_GT(j["decode"][3]["tok_s"].get<double>(), 0.0);
+  EXPECT_GT(j["memory_read_bytes_s"].get<double>(), 0.0);
+  EXPECT_EQ(j["graph_captures"], 0);  // the host backend captures no graphs
+  auto bad = run_command(met_binary() + " bench " + shell_quote(model) + " --device gpu");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("--device 'gpu' is not cpu, cuda or grid-host"), std::string::npos) << bad.err;
+}
+
 // Each decode figure stands beside its bytes bound: its step reads the
 // weights once and each sequence's KV over its positions, so 40 more
 // positions of context add 40 tokens' KV per sequence (three times as much

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# The CUDA backend's one prepared device check (issue 23), in two halves:
+#
+#   scripts/gpu-check.sh bundle   here: any x86-64 machine with the CUDA
+#                                 toolkit and met's build dependencies
+#   scripts/gpu-check.sh run      on the GPU machine, from the repository
+#                                 root, with gpu-bundle/ carried there
+#
+# bundle builds met with MET_CUDA=ON for sm_90a (build-gpu/) and copies met,
+# the gpu-labelled test binaries and the shared libraries they load, but the
+# C library's own, into gpu-bundle/ (ignored by git). A bare CUDA image has
+# CMake and nvcc but none of met's libraries (fmt, spdlog, Boost, ZeroMQ,
+# gtest) and no way to fetch them, so the build happens here.
+#
+# run, on one GPU: every gpu-labelled test (the Device conformance suite on
+# CudaDevice beside the CPU and the host grid; the reference forward per
+# weight type; the kernels against the CPU references); then 8B-shaped
+# slices (Llama-3-8B's widths and vocabulary, 2 layers) made by `met
+# make-model` in BF16, Q8_0 and Q4_K, each measured by `met bench --device
+# cuda`: prefill of 512 tokens and decode at batch 1, 8 and 64, each
+# decode figure as GB/s moved against the measured device-to-device copy
+# bandwidth, and the decode graphs' capture time. The table goes to
+# $OUT/gpu-check.md (or gpu-check-out/), the raw JSON beside it.
+# Budget: under 8 minutes on one H200; each step is bounded by `timeout`.
+# To try the run half's plumbing without a GPU (the tests then skip):
+#   MET_GPU_CHECK_DEVICE=grid-host MET_GPU_CHECK_SHAPE="--layers 1 --embd 128 --heads 4 --kv-heads 2
+#   --ff 256 --vocab 1000" scripts/gpu-check.sh run
+set -euo pipefail
+device=${MET_GPU_CHECK_DEVICE:-cuda}
+shape=${MET_GPU_CHECK_SHAPE:-"--layers 2 --embd 4096 --heads 32 --kv-heads 8 --ff 14336 --vocab 128256"}
+cd "$(dirname "$0")/.."
+
+bundle() {
+  export CCACHE_BASEDIR="$PWD"
+  cmake -S . -B build-gpu -G Ninja -DMET_CUDA=ON -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a >/dev/null
+  cmake --build build-gpu --target met met_backend_cuda_gpu_test met_model_cuda_gpu_test
+  rm -rf gpu-bundle && mkdir -p gpu-bundle/bin gpu-bundle/lib
+  cp build-gpu/apps/met build-gpu/tests/backend/met_backend_cuda_gpu_test \
+     build-gpu/tests/model/met_model_cuda_gpu_test gpu-bundle/bin/
+  strip gpu-bundle/bin/*
+  # Every shared library they load but glibc's own (libc, libm, the loader,
+  # libpthread, libdl, librt), whose newer versions there run these.
+  for b in gpu-bundle/bin/*; do
+    ldd "$b" | awk '/=> \//{print $3}'
+  done | sort -u | grep -Ev '/(libc|libm|libpthread|libdl|librt|ld-linux-x86-64)\.so' |
+    while read -r lib; do cp -L "$lib" gpu-bundle/lib/; done
+  du -sh gpu-bundle
+}
+
+# `met bench` on one slice: prefill 512, decode at batch 1, 8, 64.
+bench_slice() {
+  local dtype=$1 out=$2
+  local model=/tmp/met-slice-$dtype.gguf
+  # shellcheck disable=SC2086 # $shape is a list of flags
+  timeout 120 gpu-bundle/bin/met make-model -o "$model" $shape --dtype "$dtype" >/dev/null
+  timeout 120 gpu-bundle/bin/met bench "$model" --device "$device" --prompt-tokens 512 --gen-tokens 32 \
+    --batch 1,8,64 --context 0 --kv-dtype f16 --max-batch-tokens 512 --json >"$out/bench-$dtype.json"
+  rm -f "$model"
+}
+
+table() {
+  local out=$1
+  python3 - "$out" <<'PY'
+import json, sys, glob, os
+out = sys.argv[1]
+rows = ["| slice | prefill 512 tok/s | batch | decode tok/s | MB/step | GB/s moved | copy GB/s | share | graphs (ms) |",
+        "|---|---|---|---|---|---|---|---|---|"]
+for path in sorted(glob.glob(os.path.join(out, "bench-*.json"))):
+    j = json.load(open(path))
+    name = os.path.basename(path)[6:-5]
+    for d in j["decode"]:
+        moved = d["tok_s"] / d["batch"] * d["step_bytes"]
+        rows.append("| {} | {:.0f} | {} | {:.1f} | {:.1f} | {:.0f} | {:.0f} | {:.0f}% | {} ({:.1f}) |".format(
+            name, j["prefill_tok_s"], d["batch"], d["tok_s"], d["step_bytes"] / 1e6, moved / 1e9,
+            d["read_bytes_s"] / 1e9, 100 * moved / d["read_bytes_s"], j["graph_captures"], j["graph_capture_ms"]))
+open(os.path.join(out, "gpu-check.md"), "w").write("\n".join(rows) + "\n")
+print("\n".join(rows))
+PY
+}
+
+run() {
+  local out=${OUT:-gpu-check-out}
+  mkdir -p "$out"
+  export LD_LIBRARY_PATH="$PWD/gpu-bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/gpu.txt" ||
+    echo "no nvidia-smi: no GPU here"
+  local status=0
+  for t in gpu-bundle/bin/met_backend_cuda_gpu_test gpu-bundle/bin/met_model_cuda_gpu_test; do
+    timeout 180 "$t" --gtest_brief=1 2>&1 | tee -a "$out/tests.log" || status=1
+  done
+  for dtype in bf16 q8_0 q4_k; do
+    bench_slice "$dtype" "$out" || { echo "bench $dtype failed"; status=1; }
+  done
+  table "$out"
+  return $status
+}
+
+case "${1:-}" in
+  bundle) bundle ;;
+  run) run ;;
+  *) echo "usage: scripts/gpu-check.sh bundle|run" >&2; exit 2 ;;
+esac
