@@ -162,6 +162,61 @@ Status GridDevice::make_buffers(const GridDeviceOptions& o) {
   return ok_status();
 }
 
+namespace {
+
+DeviceInfo device_info(const ModelHParams& hp, const cpu::KvLayout& kv, int64_t block_bytes,
+                       const GridDeviceOptions& o) {
+  DeviceInfo info;
+  info.vocab_size = static_cast<int32_t>(hp.vocab_size);
+  info.num_kv_blocks = o.num_kv_blocks;
+  info.kv_block_tokens = cpu::kBlockTokens;
+  info.max_context = o.max_context > 0 ? o.max_context : static_cast<int32_t>(hp.context_length);
+  info.kv_block_bytes = block_bytes;
+  info.kv_dtype = o.kv_dtype;
+  info.num_layers = kv.num_layers;
+  info.num_kv_heads = kv.num_kv_heads;
+  info.head_dim = kv.head_dim;
+  info.max_rows = o.limits.max_rows;
+  info.max_seqs = o.limits.max_seqs;
+  info.max_outputs = o.limits.max_outputs;
+  info.hidden_size = static_cast<int32_t>(hp.embedding_length);
+  return info;
+}
+
+// The program's shapes (its pointers are bound later).
+cuda::GridModel grid_shape(const Model& model) {
+  const ModelHParams& hp = model.hparams();
+  cuda::GridModel g;
+  g.num_layers = static_cast<int32_t>(hp.num_layers);
+  g.embd = static_cast<int32_t>(hp.embedding_length);
+  g.heads = static_cast<int32_t>(hp.num_heads);
+  g.kv_heads = static_cast<int32_t>(hp.num_kv_heads);
+  g.head_dim = static_cast<int32_t>(hp.head_dim);
+  g.ff = static_cast<int32_t>(hp.feed_forward_length);
+  g.vocab = static_cast<int32_t>(hp.vocab_size);
+  g.rope_dims = static_cast<int32_t>(hp.rope_dims);
+  g.neox = model.traits().rope_layout == cpu::RopeLayout::kNeox;
+  g.eps = hp.rms_norm_eps;
+  g.attn_scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
+  return g;
+}
+
+// The CPU's block layout (cpu::KvCache) over a pool at `base`.
+cuda::KvView kv_view(const cpu::KvLayout& kv, int64_t block_bytes, uint8_t* base) {
+  cuda::KvView v;
+  v.base = base;
+  v.block_bytes = block_bytes;
+  v.row_bytes = int64_t{kv.head_dim} * (kv.dtype == GgmlType::kF32 ? 4 : 2);
+  v.block_tokens = cpu::kBlockTokens;
+  v.head_stride = v.block_tokens * v.row_bytes;
+  v.kv_stride = kv.num_kv_heads * v.head_stride;
+  v.layer_stride = 2 * v.kv_stride;
+  v.type = kv.dtype == GgmlType::kF32 ? cuda::HdKvType::kF32 : cuda::HdKvType::kF16;
+  return v;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<GridDevice>> GridDevice::create(const Model& model, std::unique_ptr<cuda::GridBackend> backend,
                                                        const GridDeviceOptions& options) {
   const std::string missing = unsupported_feature(model);
@@ -172,46 +227,15 @@ Result<std::unique_ptr<GridDevice>> GridDevice::create(const Model& model, std::
     return unimplemented("grid device: a {} KV cache (F16 or F32 only)", ggml_type_name(options.kv_dtype));
   }
   const ModelHParams& hp = model.hparams();
-  std::unique_ptr<GridDevice> dev(new GridDevice(model, std::move(backend)));
   const cpu::KvLayout kv{options.kv_dtype, static_cast<int32_t>(hp.num_layers), static_cast<int32_t>(hp.num_kv_heads),
                          static_cast<int32_t>(hp.head_dim), options.num_kv_blocks};
   MET_ASSIGN_OR_RETURN(const int64_t pool_bytes, cpu::kv_cache_bytes(kv));
   MET_ASSIGN_OR_RETURN(const int64_t block_bytes, cpu::kv_block_bytes(kv));
-  DeviceInfo& info = dev->info_;
-  info.vocab_size = static_cast<int32_t>(hp.vocab_size);
-  info.num_kv_blocks = options.num_kv_blocks;
-  info.kv_block_tokens = cpu::kBlockTokens;
-  info.max_context = options.max_context > 0 ? options.max_context : static_cast<int32_t>(hp.context_length);
-  info.kv_block_bytes = block_bytes;
-  info.kv_dtype = options.kv_dtype;
-  info.num_layers = kv.num_layers;
-  info.num_kv_heads = kv.num_kv_heads;
-  info.head_dim = kv.head_dim;
-  info.max_rows = options.limits.max_rows;
-  info.max_seqs = options.limits.max_seqs;
-  info.max_outputs = options.limits.max_outputs;
-  info.hidden_size = static_cast<int32_t>(hp.embedding_length);
-  cuda::GridModel& g = dev->grid_;
-  g.num_layers = kv.num_layers;
-  g.embd = static_cast<int32_t>(hp.embedding_length);
-  g.heads = static_cast<int32_t>(hp.num_heads);
-  g.kv_heads = kv.num_kv_heads;
-  g.head_dim = kv.head_dim;
-  g.ff = static_cast<int32_t>(hp.feed_forward_length);
-  g.vocab = info.vocab_size;
-  g.rope_dims = static_cast<int32_t>(hp.rope_dims);
-  g.neox = model.traits().rope_layout == cpu::RopeLayout::kNeox;
-  g.eps = hp.rms_norm_eps;
-  g.attn_scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
-  cuda::KvView& v = g.kv;
-  MET_ASSIGN_OR_RETURN(v.base, dev->allocate<uint8_t>(pool_bytes));
-  v.block_bytes = block_bytes;
-  v.row_bytes = int64_t{kv.head_dim} * (options.kv_dtype == GgmlType::kF32 ? 4 : 2);
-  v.block_tokens = cpu::kBlockTokens;
-  v.head_stride = v.block_tokens * v.row_bytes;
-  v.kv_stride = kv.num_kv_heads * v.head_stride;
-  v.layer_stride = 2 * v.kv_stride;
-  v.type = options.kv_dtype == GgmlType::kF32 ? cuda::HdKvType::kF32 : cuda::HdKvType::kF16;
+  std::unique_ptr<GridDevice> dev(new GridDevice(model, std::move(backend)));
+  dev->info_ = device_info(hp, kv, block_bytes, options);
+  dev->grid_ = grid_shape(model);
+  MET_ASSIGN_OR_RETURN(uint8_t* pool, dev->allocate<uint8_t>(pool_bytes));
+  dev->grid_.kv = kv_view(kv, block_bytes, pool);
   MET_RETURN_IF_ERROR(dev->bind_weights());
   MET_RETURN_IF_ERROR(dev->make_buffers(options));
   return dev;
@@ -243,13 +267,26 @@ Status GridDevice::check_plan(const StepPlan& plan) const {
   }
   for (size_t r = 0; r < plan.inputs.size(); ++r) {
     if (const auto* fed = std::get_if<FeedFromRow>(&plan.inputs[r])) {
-      if (fed->output_index < 0 || fed->output_index >= last_outputs_) {
+      const int32_t had = last_outputs_.value_or(0);
+      if (fed->output_index < 0 || fed->output_index >= had) {
         return invalid_argument("grid device: row {} is fed from output {} of a step that had {}", r,
-                                fed->output_index, std::max(last_outputs_, 0));
+                                fed->output_index, had);
       }
     }
   }
   return ok_status();
+}
+
+cuda::StepView GridDevice::staged_view(const uint8_t* d) const {
+  return cuda::StepView{reinterpret_cast<const int32_t*>(d + layout_.tokens),
+                        reinterpret_cast<const int32_t*>(d + layout_.feeds),
+                        reinterpret_cast<const int32_t*>(d + layout_.positions),
+                        reinterpret_cast<const int32_t*>(d + layout_.row_seq),
+                        reinterpret_cast<const cuda::PackedSeq*>(d + layout_.seqs),
+                        reinterpret_cast<const cuda::PackedOutput*>(d + layout_.outputs),
+                        reinterpret_cast<const int32_t*>(d + layout_.banned),
+                        reinterpret_cast<const cuda::PackedPartition*>(d + layout_.partitions),
+                        reinterpret_cast<const int32_t*>(d + layout_.tables)};
 }
 
 Result<Ticket> GridDevice::launch(const StepPlan& plan) {
@@ -263,21 +300,12 @@ Result<Ticket> GridDevice::launch(const StepPlan& plan) {
     ring_->release(Ticket(ticket));
     return header.status();
   }
-  const uint8_t* d = device_staging_[slot];
   cuda::GridStep step;
   step.ticket = ticket;
   step.host_staging = staging.data();
   step.device_staging = device_staging_[slot];
   step.staged_bytes = cuda::packed_bytes(layout_, *header);
-  step.view = cuda::StepView{reinterpret_cast<const int32_t*>(d + layout_.tokens),
-                             reinterpret_cast<const int32_t*>(d + layout_.feeds),
-                             reinterpret_cast<const int32_t*>(d + layout_.positions),
-                             reinterpret_cast<const int32_t*>(d + layout_.row_seq),
-                             reinterpret_cast<const cuda::PackedSeq*>(d + layout_.seqs),
-                             reinterpret_cast<const cuda::PackedOutput*>(d + layout_.outputs),
-                             reinterpret_cast<const int32_t*>(d + layout_.banned),
-                             reinterpret_cast<const cuda::PackedPartition*>(d + layout_.partitions),
-                             reinterpret_cast<const int32_t*>(d + layout_.tables)};
+  step.view = staged_view(device_staging_[slot]);
   step.rows = header->num_rows;
   step.outputs = header->num_outputs;
   step.partitions = header->num_partitions;

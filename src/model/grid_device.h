@@ -19,6 +19,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "backend/cuda/grid_backend.h"
@@ -72,6 +73,8 @@ class GridDevice final : public Device {
   Status bind_weights();
   Status make_buffers(const GridDeviceOptions& options);
   Status check_plan(const StepPlan& plan) const;
+  // The program's view of a staging slot's copy on the device.
+  cuda::StepView staged_view(const uint8_t* device_staging) const;
 
   explicit GridDevice(const Model& model, std::unique_ptr<cuda::GridBackend> backend)
       : model_(model), backend_(std::move(backend)) {}
@@ -94,7 +97,7 @@ class GridDevice final : public Device {
   InFlight in_flight_[2];
   uint64_t next_ticket_ = 0;
   uint64_t next_await_ = 0;
-  int32_t last_outputs_ = -1;  // outputs of the step launched last (-1: none yet)
+  std::optional<int32_t> last_outputs_;  // outputs of the step launched last (none yet: empty)
 };
 
 }  // namespace met

@@ -178,10 +178,13 @@ MET_HD inline float dot_group(HdWeightType type, const uint8_t* row, int64_t g, 
       }
       return sum;
     }
-    default:
+    case HdWeightType::kF32:
+    case HdWeightType::kF16:
+    case HdWeightType::kBF16:
       for (int j = 0; j < kHdGroup; ++j) sum = fmaf(weight_element(type, row, g * kHdGroup + j), x[j], sum);
       return sum;
   }
+  return sum;
 }
 
 }  // namespace met::cuda
