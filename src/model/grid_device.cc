@@ -33,7 +33,7 @@ Result<cuda::HdWeightType> weight_type(const GgufTensorInfo& t) {
 std::string unsupported_feature(const Model& model) {
   const ArchTraits& t = model.traits();
   const ModelHParams& hp = model.hparams();
-  if (t.qkv_bias || t.qk_norm || t.qk_norm_full) return "attention biases or q/k norms";
+  if (t.qk_norm_full) return "q/k norms over whole rows";
   if (t.moe) return "experts";
   if (t.gated_attention || t.gated_delta || t.mamba2) return "recurrent or gated layers";
   if (t.post_norms || t.no_pre_norms || t.ffn_geglu || t.ffn_relu2) return "its norms or FFN";
@@ -104,6 +104,15 @@ Status GridDevice::bind_weights() {
     MET_ASSIGN_OR_RETURN(l.wk, upload_matrix(b + "attn_k.weight", kv_dim, embd));
     MET_ASSIGN_OR_RETURN(l.wv, upload_matrix(b + "attn_v.weight", kv_dim, embd));
     MET_ASSIGN_OR_RETURN(l.wo, upload_matrix(b + "attn_output.weight", embd, q_dim));
+    if (model_.traits().qkv_bias) {
+      MET_ASSIGN_OR_RETURN(l.bq, upload_vector(b + "attn_q.bias", q_dim));
+      MET_ASSIGN_OR_RETURN(l.bk, upload_vector(b + "attn_k.bias", kv_dim));
+      MET_ASSIGN_OR_RETURN(l.bv, upload_vector(b + "attn_v.bias", kv_dim));
+    }
+    if (model_.traits().qk_norm) {
+      MET_ASSIGN_OR_RETURN(l.q_norm, upload_vector(b + "attn_q_norm.weight", hp.head_dim));
+      MET_ASSIGN_OR_RETURN(l.k_norm, upload_vector(b + "attn_k_norm.weight", hp.head_dim));
+    }
     MET_ASSIGN_OR_RETURN(l.ffn_norm, upload_vector(b + "ffn_norm.weight", embd));
     MET_ASSIGN_OR_RETURN(l.gate, upload_matrix(b + "ffn_gate.weight", ff, embd));
     MET_ASSIGN_OR_RETURN(l.up, upload_matrix(b + "ffn_up.weight", ff, embd));

@@ -9,9 +9,10 @@
 // per step in flight, two at most) and hands it to the backend; a row fed
 // from the previous step reads that step's argmax where the backend left it
 // (double-buffered), without a round trip through the host.
-// Supported: llama-family decoders without biases, q/k norms, windows,
-// experts, recurrent layers, scales or soft-caps; LoRA, MTP and hidden
-// outputs are not run. Anything else is refused at create() naming it.
+// Supported: llama-family decoders (llama, mistral, qwen2's q/k/v biases,
+// qwen3's per-head q/k norms) without windows, experts, recurrent layers,
+// scales or soft-caps; LoRA, MTP and hidden outputs are not run. Anything
+// else is refused at create() naming it.
 // Invariants: steps run in launch order; a ticket is awaited once, oldest
 // first; KV block I/O only while no step is in flight.
 // Threading: one owner thread (the engine), as Device says.

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 
 #include "testing/model_test_support.h"
@@ -42,20 +43,24 @@ std::unique_ptr<GridDevice> make_grid(const Model& model, GgmlType kv = GgmlType
   return d.ok() ? std::move(d).value() : nullptr;
 }
 
-struct GridDtype {
+struct GridCase {
+  Arch arch;
   GgmlType dtype;
-  double tolerance;  // relative to the largest |logit|
 };
 
-class GridVsReference : public ::testing::TestWithParam<GridDtype> {};
+void PrintTo(const GridCase& c, std::ostream* os) {
+  *os << arch_name(c.arch) << " " << ggml_type_name(c.dtype);
+}
+
+class GridVsReference : public ::testing::TestWithParam<GridCase> {};
 
 // The grid program multiplies float activations by the file's weights
 // decoded exactly, so every weight type is within float summation error of
 // the reference (which decodes the same weights): no activation
-// quantization, unlike the CPU's integer paths.
+// quantization, unlike the CPU's integer paths: 1e-4 of the largest logit.
 TEST_P(GridVsReference, LogitsAtEveryPositionMatchTheReference) {
   TempDir dir;
-  auto model = make_and_load(grid_spec(Arch::kLlama, GetParam().dtype), dir);
+  auto model = make_and_load(grid_spec(GetParam().arch, GetParam().dtype), dir);
   ASSERT_NE(model, nullptr);
   auto dev = make_grid(*model);
   ASSERT_NE(dev, nullptr);
@@ -65,17 +70,25 @@ TEST_P(GridVsReference, LogitsAtEveryPositionMatchTheReference) {
   const auto singles = logits_at_every_position(*dev, tokens, 0, 1, block_range(3, 3));
   ASSERT_EQ(chunked.size(), tokens.size());
   for (size_t pos = 0; pos < tokens.size(); ++pos) {
-    EXPECT_LT(relative_error(ref[pos], chunked[pos]), GetParam().tolerance) << "position " << pos;
+    EXPECT_LT(relative_error(ref[pos], chunked[pos]), 1e-4) << "position " << pos;
     EXPECT_EQ(chunked[pos], singles[pos]) << "position " << pos << ": chunking changed the bits";
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(WeightTypes, GridVsReference,
-                         ::testing::Values(GridDtype{GgmlType::kF32, 1e-4}, GridDtype{GgmlType::kF16, 1e-4},
-                                           GridDtype{GgmlType::kBF16, 1e-4}, GridDtype{GgmlType::kQ8_0, 1e-4},
-                                           GridDtype{GgmlType::kQ4_K, 1e-4}, GridDtype{GgmlType::kQ6_K, 1e-4}),
-                         [](const ::testing::TestParamInfo<GridDtype>& param_info) {
-                           return std::string(ggml_type_name(param_info.param.dtype));
+// Every weight type on llama; the other architectures' own parts (qwen2's
+// biases, qwen3's q/k norms and NeoX rope, mistral) on two of them.
+INSTANTIATE_TEST_SUITE_P(ArchsAndWeightTypes, GridVsReference,
+                         ::testing::Values(GridCase{Arch::kLlama, GgmlType::kF32}, GridCase{Arch::kLlama, GgmlType::kF16},
+                                           GridCase{Arch::kLlama, GgmlType::kBF16},
+                                           GridCase{Arch::kLlama, GgmlType::kQ8_0},
+                                           GridCase{Arch::kLlama, GgmlType::kQ4_K},
+                                           GridCase{Arch::kLlama, GgmlType::kQ6_K},
+                                           GridCase{Arch::kQwen2, GgmlType::kF32}, GridCase{Arch::kQwen2, GgmlType::kQ8_0},
+                                           GridCase{Arch::kQwen3, GgmlType::kF32}, GridCase{Arch::kQwen3, GgmlType::kQ4_K},
+                                           GridCase{Arch::kMistral, GgmlType::kF16}),
+                         [](const ::testing::TestParamInfo<GridCase>& param_info) {
+                           return std::string(arch_name(param_info.param.arch)) + "_" +
+                                  std::string(ggml_type_name(param_info.param.dtype));
                          });
 
 TEST(GridDevice, AgreesWithTheCpuDeviceOnAQuantizedModelWithAnF16Cache) {

@@ -97,7 +97,8 @@ struct EmbedOp {
 };
 
 // out[r] = rms_norm(x[src(r)]) * w over `width`, src(r) = r, or the row of
-// output r when `outputs` is set. Sums of squares in double.
+// output r when `outputs` is set. Sums of squares in double. `out` may be
+// `x` (each element is read before it is written).
 struct RmsNormOp {
   const float* x;
   const float* w;
@@ -291,6 +292,14 @@ struct AttentionMergeOp {
     }
     for (int32_t d = 0; d < head_dim; ++d) out[i * head_dim + d] = total[d] / total_l;
   }
+};
+
+// x[r, c] += bias[c] over rows of `width` (qwen2's q/k/v biases).
+struct BiasOp {
+  float* x;
+  const float* bias;
+  int64_t width;
+  MET_HD void operator()(int64_t i) const { x[i] = x[i] + bias[i % width]; }
 };
 
 struct AddOp {

@@ -1,5 +1,6 @@
 // The grid forward pass: a llama-family decoder step (token embedding;
-// per layer RMSNorm, Q/K/V, RoPE, KV store into paged blocks, attention,
+// per layer RMSNorm, Q/K/V (with qwen2's biases, qwen3's per-head q/k
+// norms), RoPE, KV store into paged blocks, attention,
 // output projection and residual; RMSNorm, SwiGLU FFN and residual; the
 // output rows' norm, the head, bans and argmax) as a sequence of
 // forward_ops.h ops and matrix products on an executor. An executor has
@@ -29,6 +30,11 @@ struct MatrixRef {
 struct GridLayer {
   const float* attn_norm = nullptr;
   MatrixRef wq, wk, wv, wo;
+  const float* bq = nullptr;  // qwen2: q/k/v biases (or null)
+  const float* bk = nullptr;
+  const float* bv = nullptr;
+  const float* q_norm = nullptr;  // qwen3: RMSNorm over each head of Q and K (or null)
+  const float* k_norm = nullptr;
   const float* ffn_norm = nullptr;
   MatrixRef gate, up, down;
 };
@@ -83,6 +89,15 @@ void run_layer(Exec& ex, const GridModel& m, const GridScratch& s, const StepVie
   ex.matmul(l.wq, s.xn, rows, s.q);
   ex.matmul(l.wk, s.xn, rows, s.k);
   ex.matmul(l.wv, s.xn, rows, s.v);
+  if (l.bq != nullptr) {
+    ex.for_each(rows * m.heads * m.head_dim, BiasOp{s.q, l.bq, int64_t{m.heads} * m.head_dim});
+    ex.for_each(rows * kv_dim, BiasOp{s.k, l.bk, kv_dim});
+    ex.for_each(rows * kv_dim, BiasOp{s.v, l.bv, kv_dim});
+  }
+  if (l.q_norm != nullptr) {  // each head a row of head_dim, normalised in place
+    ex.for_each(rows * m.heads, RmsNormOp{s.q, l.q_norm, m.head_dim, m.eps, nullptr, s.q});
+    ex.for_each(rows * m.kv_heads, RmsNormOp{s.k, l.k_norm, m.head_dim, m.eps, nullptr, s.k});
+  }
   const int32_t pairs = m.rope_dims / 2;
   ex.for_each(rows * m.heads * pairs, RopeOp{s.q, m.heads, m.head_dim, m.rope_dims, m.neox, step.positions,
                                              m.rope_table});
