@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "backend/cpu/block_tokens.h"
 #include "backend/cpu/kv_cache.h"
 #include "backend/cuda/rope_table.h"
+#include "core/log.h"
 #include "tensor/quantize.h"
 
 namespace met {
@@ -226,6 +228,37 @@ cuda::KvView kv_view(const cpu::KvLayout& kv, int64_t block_bytes, uint8_t* base
 
 }  // namespace
 
+int32_t kv_blocks_for_free_memory(int64_t free_bytes, int64_t block_bytes) {
+  const int64_t usable = free_bytes - kKvFreeMemoryReserveBytes;
+  if (usable <= 0 || block_bytes <= 0) return 0;
+  const auto share = static_cast<int64_t>(static_cast<double>(usable) * kKvFreeMemoryShare);
+  return static_cast<int32_t>(std::min<int64_t>(share / block_bytes, std::numeric_limits<int32_t>::max()));
+}
+
+Status GridDevice::make_kv_pool(cpu::KvLayout kv, int64_t block_bytes) {
+  if (kv.num_blocks == 0) {
+    const std::optional<int64_t> free = backend_->free_memory_bytes();
+    if (!free) {
+      return invalid_argument("grid device: the {} backend cannot size the KV pool itself; give it a size",
+                              backend_->name());
+    }
+    kv.num_blocks = kv_blocks_for_free_memory(*free, block_bytes);
+    if (kv.num_blocks < 1) {
+      return out_of_range("grid device: {:.2f} GiB free after the weights holds no KV block of {} bytes",
+                          static_cast<double>(*free) / (1 << 30), block_bytes);
+    }
+    const int64_t per_seq = (int64_t{info_.max_context} + cpu::kBlockTokens - 1) / cpu::kBlockTokens;
+    MET_LOG_INFO("KV pool: {} blocks ({:.2f} GiB) from free device memory: {} sequences of the full {} tokens",
+                 kv.num_blocks, static_cast<double>(kv.num_blocks) * static_cast<double>(block_bytes) / (1 << 30),
+                 kv.num_blocks / per_seq, info_.max_context);
+  }
+  MET_ASSIGN_OR_RETURN(const int64_t pool_bytes, cpu::kv_cache_bytes(kv));
+  MET_ASSIGN_OR_RETURN(uint8_t* pool, allocate<uint8_t>(pool_bytes));
+  info_.num_kv_blocks = kv.num_blocks;
+  grid_.kv = kv_view(kv, block_bytes, pool);
+  return ok_status();
+}
+
 Result<std::unique_ptr<GridDevice>> GridDevice::create(const Model& model, std::unique_ptr<cuda::GridBackend> backend,
                                                        const GridDeviceOptions& options) {
   const std::string missing = unsupported_feature(model);
@@ -238,15 +271,13 @@ Result<std::unique_ptr<GridDevice>> GridDevice::create(const Model& model, std::
   const ModelHParams& hp = model.hparams();
   const cpu::KvLayout kv{options.kv_dtype, static_cast<int32_t>(hp.num_layers), static_cast<int32_t>(hp.num_kv_heads),
                          static_cast<int32_t>(hp.head_dim), options.num_kv_blocks};
-  MET_ASSIGN_OR_RETURN(const int64_t pool_bytes, cpu::kv_cache_bytes(kv));
   MET_ASSIGN_OR_RETURN(const int64_t block_bytes, cpu::kv_block_bytes(kv));
   std::unique_ptr<GridDevice> dev(new GridDevice(model, std::move(backend)));
   dev->info_ = device_info(hp, kv, block_bytes, options);
   dev->grid_ = grid_shape(model);
-  MET_ASSIGN_OR_RETURN(uint8_t* pool, dev->allocate<uint8_t>(pool_bytes));
-  dev->grid_.kv = kv_view(kv, block_bytes, pool);
   MET_RETURN_IF_ERROR(dev->bind_weights());
   MET_RETURN_IF_ERROR(dev->make_buffers(options));
+  MET_RETURN_IF_ERROR(dev->make_kv_pool(kv, block_bytes));  // last: it may take what the rest left free
   return dev;
 }
 

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "backend/cuda/grid_backend.h"
+#include "backend/cpu/kv_cache.h"
 #include "backend/cuda/plan_staging.h"
 #include "backend/device.h"
 #include "model/forward_pass.h"
@@ -31,8 +32,21 @@
 
 namespace met {
 
+// A KV pool sized from free device memory leaves this much free (for the
+// CUDA context's own allocations, cuBLAS workspaces, graphs), and takes at
+// most this share of the rest.
+inline constexpr int64_t kKvFreeMemoryReserveBytes = int64_t{1} << 30;
+inline constexpr double kKvFreeMemoryShare = 0.9;
+
+// Blocks of `block_bytes` in `free_bytes` of device memory, after the
+// reserve and within the share; 0 when not even one fits.
+int32_t kv_blocks_for_free_memory(int64_t free_bytes, int64_t block_bytes);
+
 struct GridDeviceOptions {
   GgmlType kv_dtype = GgmlType::kF16;  // F16 or F32
+  // 0: as many as the backend's free memory holds once the weights and
+  // buffers are in (kv_blocks_for_free_memory); a backend without a memory
+  // of its own (the host) refuses 0.
   int32_t num_kv_blocks = 256;
   ForwardLimits limits;
   int32_t max_context = 0;        // 0: the model's context length
@@ -74,6 +88,8 @@ class GridDevice final : public Device {
   Status bind_weights();
   Status make_buffers(const GridDeviceOptions& options);
   Status check_plan(const StepPlan& plan) const;
+  // The KV pool of `kv` (num_blocks 0: from the backend's free memory).
+  Status make_kv_pool(cpu::KvLayout kv, int64_t block_bytes);
   // The program's view of a staging slot's copy on the device.
   cuda::StepView staged_view(const uint8_t* device_staging) const;
 

@@ -109,6 +109,29 @@ TEST(GridDevice, AgreesWithTheCpuDeviceOnAQuantizedModelWithAnF16Cache) {
   }
 }
 
+TEST(GridDevice, AKvPoolFromFreeMemoryLeavesTheReserveAndTakesItsShare) {
+  constexpr int64_t kGiB = int64_t{1} << 30;
+  EXPECT_EQ(kv_blocks_for_free_memory(kKvFreeMemoryReserveBytes, 1024), 0);       // nothing past the reserve
+  EXPECT_EQ(kv_blocks_for_free_memory(kKvFreeMemoryReserveBytes - 1, 1024), 0);
+  EXPECT_EQ(kv_blocks_for_free_memory(kKvFreeMemoryReserveBytes + 10 * kGiB, kGiB), 9);  // 90% of 10 GiB
+  EXPECT_EQ(kv_blocks_for_free_memory(100 * kGiB, 0), 0);
+  // An H200 with 123 GiB free after an 8B model's 16 GiB of weights, 2 MiB
+  // blocks (32 layers x K and V x 8 KV heads x 16 tokens x 128 F16 dims):
+  // 90% of 122 GiB, 56,217 blocks, 899,472 tokens.
+  EXPECT_EQ(kv_blocks_for_free_memory(123 * kGiB, 2 * 1048576), 56217);
+}
+
+TEST(GridDevice, TheHostBackendCannotSizeItsPoolFromFreeMemory) {
+  TempDir dir;
+  auto llama = make_and_load(grid_spec(Arch::kLlama, GgmlType::kF32), dir);
+  ASSERT_NE(llama, nullptr);
+  GridDeviceOptions o;
+  o.num_kv_blocks = 0;
+  auto d = GridDevice::create(*llama, cuda::make_host_grid_backend(), o);
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.status().message().find("cannot size the KV pool itself"), std::string::npos) << d.status().to_string();
+}
+
 TEST(GridDevice, RefusesWhatItDoesNotRunByName) {
   TempDir dir;
   RandomModelSpec moe = grid_spec(Arch::kMixtral, GgmlType::kF32);

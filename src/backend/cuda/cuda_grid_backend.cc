@@ -113,6 +113,12 @@ class CudaGridBackend final : public GridBackend {
   int64_t busy_ns() const override { return busy_ns_.load(std::memory_order_relaxed); }
   GraphStats graph_stats() const override { return graph_stats_; }
 
+  std::optional<int64_t> free_memory_bytes() const override {
+    size_t free = 0, total = 0;
+    if (cudaMemGetInfo(&free, &total) != cudaSuccess) return std::nullopt;
+    return static_cast<int64_t>(free);
+  }
+
   // Device-to-device copies of 512 MiB, timed by events.
   double measure_bandwidth(int repeats) override {
     constexpr size_t kBytes = size_t{512} << 20;

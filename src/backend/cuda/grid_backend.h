@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "backend/cuda/forward_program.h"
 #include "core/status.h"
@@ -69,6 +70,9 @@ class GridBackend {
   // GPU's device-to-device copy rate (bytes read plus bytes written). While
   // no step is in flight.
   virtual double measure_bandwidth(int repeats) = 0;
+  // Device memory free now, where the backend has a memory of its own (a
+  // GPU's); empty for the host, whose KV pool is sized by the flags.
+  virtual std::optional<int64_t> free_memory_bytes() const { return std::nullopt; }
 };
 
 // The host's: memory from the heap, steps run at launch.
