@@ -35,7 +35,7 @@ RandomModelSpec grid_spec(Arch arch, GgmlType dtype) {
 std::unique_ptr<GridDevice> make_grid(const Model& model, GgmlType kv = GgmlType::kF32) {
   GridDeviceOptions o;
   o.kv_dtype = kv;
-  o.num_kv_blocks = 32;
+  o.num_kv_blocks = 40;
   o.limits = {.max_rows = 64, .max_outputs = 32, .max_seqs = 8};
   o.max_context = 1024;
   auto d = GridDevice::create(model, cuda::make_host_grid_backend(), o);
@@ -90,6 +90,32 @@ INSTANTIATE_TEST_SUITE_P(ArchsAndWeightTypes, GridVsReference,
                            return std::string(arch_name(param_info.param.arch)) + "_" +
                                   std::string(ggml_type_name(param_info.param.dtype));
                          });
+
+// Past one attention partition (256 positions): prefill rows fold their
+// partitions whole, decode rows run them split and merge; both match the
+// reference, and a position's logits are the same bits either way.
+TEST(GridDevice, AttentionAcrossPartitionsMatchesTheReference) {
+  TempDir dir;
+  auto model = make_and_load(grid_spec(Arch::kLlama, GgmlType::kF32), dir);
+  ASSERT_NE(model, nullptr);
+  auto dev = make_grid(*model);
+  ASSERT_NE(dev, nullptr);
+  const std::vector<TokenId> tokens = fixed_prompt(300, 600);
+  const auto ref = ReferenceForward(*model).logits(tokens);
+  // 270 prefilled in chunks of 32 (whole), the last 30 one a step (split
+  // over two partitions); then positions up to 280 all one a step.
+  const auto chunked = logits_at_every_position(*dev, tokens, 270, 32, block_range(0, 19));
+  ASSERT_EQ(chunked.size(), tokens.size());
+  for (size_t pos = 0; pos < tokens.size(); ++pos) {
+    EXPECT_LT(relative_error(ref[pos], chunked[pos]), 1e-4) << "position " << pos;
+  }
+  auto fresh = make_grid(*model);
+  const auto singles =
+      logits_at_every_position(*fresh, std::span<const TokenId>(tokens).first(280), 0, 1, block_range(0, 18));
+  for (size_t pos = 250; pos < 280; ++pos) {
+    EXPECT_EQ(chunked[pos], singles[pos]) << "position " << pos << ": split and whole gave other bits";
+  }
+}
 
 TEST(GridDevice, AgreesWithTheCpuDeviceOnAQuantizedModelWithAnF16Cache) {
   TempDir dir;
