@@ -1,9 +1,9 @@
 // CudaDevice (GridDevice on CudaGridBackend) on a GPU: the reference
 // forward's logits at every position for every weight type it reads, the
 // conformance suite (every output checked, each sequence alone bit for bit,
-// KV moved between devices), and across backends the CPU's argmax at every
-// output of the same mixed plans with logits within float summation error,
-// and the host grid program's. Label gpu: each test skips, saying why,
+// KV moved between devices, decode steps replayed as CUDA graphs), and
+// across backends the CPU's argmax at every output of the same mixed plans
+// with logits within float summation error, and the host grid program's. Label gpu: each test skips, saying why,
 // where no CUDA device is visible.
 #include <gtest/gtest.h>
 
@@ -93,8 +93,25 @@ TEST(CudaConformance, MixedPlansMeetTheContractAndEachSequenceAloneGivesTheSameO
   const ConformanceRun run = run_mixed_plans(*dev, {.seed = 1});
   EXPECT_GT(run.fed_rows, 0);
   expect_same_outputs(run, replay_each_alone(*alone_dev, run), 0.0);
+  // Its decode steps (one row, one output) ran as CUDA graphs.
+  EXPECT_GT(alone_dev->graph_stats().captures, 0);
+  EXPECT_GT(alone_dev->graph_stats().replays, alone_dev->graph_stats().captures);
   MET_CUDA_DEVICE(to, *model, GgmlType::kF16);
   expect_kv_moves_between_devices(*dev, *to, run, 6, 0.0);
+}
+
+TEST(CudaConformance, AttentionAcrossPartitionsMatchesTheReference) {
+  TempDir dir;
+  auto model = make_and_load(spec_of(GgmlType::kF16), dir);
+  ASSERT_NE(model, nullptr);
+  MET_CUDA_DEVICE(dev, *model, GgmlType::kF32);
+  const std::vector<TokenId> tokens = fixed_prompt(600, 600);
+  const auto ref = ReferenceForward(*model).logits(tokens);
+  const auto got = logits_at_every_position(*dev, tokens, 560, 16, block_range(0, 38));
+  ASSERT_EQ(got.size(), tokens.size());
+  for (size_t pos = 0; pos < tokens.size(); ++pos) {
+    EXPECT_LT(relative_error(ref[pos], got[pos]), 1e-4) << "position " << pos;
+  }
 }
 
 TEST(CudaConformance, TheCpuAndTheHostGridAgreeWithIt) {
