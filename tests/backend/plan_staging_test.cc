@@ -124,6 +124,18 @@ TEST(PlanStaging, APackedPlanReadsBackAsThePlan) {
   EXPECT_EQ(packed_bytes(p.layout, h), p.layout.tables + 4 * h.num_table_entries);
 }
 
+TEST(PlanStaging, PlansWithoutBansOrWithoutRowsPack) {
+  Packed p;
+  StepPlan plan = make_plan();
+  plan.banned.clear();
+  for (OutputRow& o : plan.outputs) o.num_banned = 0, o.banned_begin = 0;
+  EXPECT_EQ(p.pack(plan).num_banned, 0);
+  const PackedHeader empty = p.pack(StepPlan{});
+  EXPECT_EQ(empty.num_rows, 0);
+  EXPECT_EQ(empty.num_seqs, 0);
+  EXPECT_EQ(packed_bytes(p.layout, empty), p.layout.tables);
+}
+
 TEST(PlanStaging, PartitionsAreAbsoluteAndClippedToWhatTheSeqReads) {
   Packed p;
   const PackedHeader h = p.pack(make_plan());

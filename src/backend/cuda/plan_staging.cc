@@ -49,7 +49,9 @@ void pack_rows(const StepPlan& plan, const StagingLayout& layout, std::span<uint
       feeds[r] = kNoFeed;
     }
   }
-  std::memcpy(buffer.data() + layout.positions, plan.positions.data(), plan.positions.size() * sizeof(int32_t));
+  if (!plan.positions.empty()) {  // data() of an empty vector may be null, which memcpy may not take
+    std::memcpy(buffer.data() + layout.positions, plan.positions.data(), plan.positions.size() * sizeof(int32_t));
+  }
   auto* row_seq = section<int32_t>(buffer, layout.row_seq);
   for (size_t s = 0; s < plan.seqs.size(); ++s) {
     const StepSeq& seq = plan.seqs[s];
@@ -88,7 +90,9 @@ void pack_outputs(const StepPlan& plan, const StagingLayout& layout, std::span<u
     const OutputRow& out = plan.outputs[o];
     outputs[o] = PackedOutput{out.row, static_cast<int32_t>(out.kind), out.banned_begin, out.num_banned};
   }
-  std::memcpy(buffer.data() + layout.banned, plan.banned.data(), plan.banned.size() * sizeof(TokenId));
+  if (!plan.banned.empty()) {
+    std::memcpy(buffer.data() + layout.banned, plan.banned.data(), plan.banned.size() * sizeof(TokenId));
+  }
   header.num_outputs = static_cast<int32_t>(plan.outputs.size());
   header.num_banned = static_cast<int32_t>(plan.banned.size());
 }
