@@ -30,6 +30,10 @@ device=${MET_GPU_CHECK_DEVICE:-cuda}
 shape=${MET_GPU_CHECK_SHAPE:-"--layers 2 --embd 4096 --heads 32 --kv-heads 8 --ff 14336 --vocab 128256"}
 cd "$(dirname "$0")/.."
 
+# The bundle's binaries run with its libraries; nothing else (python3 below)
+# sees them.
+bundled=(env "LD_LIBRARY_PATH=$PWD/gpu-bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+
 bundle() {
   export CCACHE_BASEDIR="$PWD"
   cmake -S . -B build-gpu -G Ninja -DMET_CUDA=ON -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a >/dev/null
@@ -52,8 +56,8 @@ bench_slice() {
   local dtype=$1 out=$2
   local model=/tmp/met-slice-$dtype.gguf
   # shellcheck disable=SC2086 # $shape is a list of flags
-  timeout 120 gpu-bundle/bin/met make-model -o "$model" $shape --dtype "$dtype" >/dev/null
-  timeout 120 gpu-bundle/bin/met bench "$model" --device "$device" --prompt-tokens 512 --gen-tokens 32 \
+  timeout 120 "${bundled[@]}" gpu-bundle/bin/met make-model -o "$model" $shape --dtype "$dtype" >/dev/null
+  timeout 120 "${bundled[@]}" gpu-bundle/bin/met bench "$model" --device "$device" --prompt-tokens 512 --gen-tokens 32 \
     --batch 1,8,64 --context 0 --kv-dtype f16 --max-batch-tokens 512 --json >"$out/bench-$dtype.json"
   rm -f "$model"
 }
@@ -81,12 +85,11 @@ PY
 run() {
   local out=${OUT:-gpu-check-out}
   mkdir -p "$out"
-  export LD_LIBRARY_PATH="$PWD/gpu-bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/gpu.txt" ||
     echo "no nvidia-smi: no GPU here"
   local status=0
   for t in gpu-bundle/bin/met_backend_cuda_gpu_test gpu-bundle/bin/met_model_cuda_gpu_test; do
-    timeout 180 "$t" --gtest_brief=1 2>&1 | tee -a "$out/tests.log" || status=1
+    timeout 180 "${bundled[@]}" "$t" --gtest_brief=1 2>&1 | tee -a "$out/tests.log" || status=1
   done
   for dtype in bf16 q8_0 q4_k; do
     bench_slice "$dtype" "$out" || { echo "bench $dtype failed"; status=1; }
