@@ -74,6 +74,31 @@ __global__ void rms_norm_kernel(RmsNormOp op) {
   for (int64_t c = tid; c < op.width; c += kThreads) op.out[r * op.width + c] = row[c] * scale * op.w[c];
 }
 
+// The residual add fused with the next norm, a block per row: each thread
+// adds its stride of the row and sums its squares in double, then as
+// rms_norm_kernel (AddNormOp).
+__global__ void add_norm_kernel(AddNormOp op) {
+  const int64_t r = blockIdx.x;
+  const int tid = static_cast<int>(threadIdx.x);
+  float* row = op.x + r * op.width;
+  const float* add = op.t + r * op.width;
+  double sum = 0.0;
+  for (int64_t c = tid; c < op.width; c += kThreads) {
+    row[c] = row[c] + add[c];
+    sum += static_cast<double>(row[c]) * row[c];
+  }
+  __shared__ double sums[kThreads];
+  sums[tid] = sum;
+  __syncthreads();
+  for (int half = kThreads / 2; half > 0; half /= 2) {
+    if (tid < half) sums[tid] += sums[tid + half];
+    __syncthreads();
+  }
+  const auto mean = static_cast<float>(sums[0] / static_cast<double>(op.width));
+  const float scale = 1.0f / sqrtf(mean + op.eps);
+  for (int64_t c = tid; c < op.width; c += kThreads) op.out[r * op.width + c] = row[c] * scale * op.w[c];
+}
+
 // The executor forward_program.h runs on: kernels on one stream, the first
 // error kept. The ops with a cooperative kernel of their own (a block per
 // row) take it; every other op runs its functor a thread per index.
@@ -84,6 +109,12 @@ class CudaExec {
   void for_each(int64_t n, const BanArgmaxOp& op) {
     if (n == 0 || error_ != cudaSuccess) return;
     ban_argmax_kernel<<<static_cast<unsigned>(n), kThreads, 0, stream_>>>(op);
+    keep(cudaGetLastError());
+  }
+
+  void for_each(int64_t n, const AddNormOp& op) {
+    if (n == 0 || error_ != cudaSuccess) return;
+    add_norm_kernel<<<static_cast<unsigned>(n), kThreads, 0, stream_>>>(op);
     keep(cudaGetLastError());
   }
 

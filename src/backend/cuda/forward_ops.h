@@ -302,6 +302,29 @@ struct BiasOp {
   MET_HD void operator()(int64_t i) const { x[i] = x[i] + bias[i % width]; }
 };
 
+// The residual add and the next norm in one pass over row r: x += t, then
+// out = rms_norm(x) * w (RmsNormOp's arithmetic on the sum).
+struct AddNormOp {
+  float* x;
+  const float* t;
+  const float* w;
+  int64_t width;
+  float eps;
+  float* out;
+  MET_HD void operator()(int64_t r) const {
+    float* row = x + r * width;
+    const float* add = t + r * width;
+    double sum = 0.0;
+    for (int64_t c = 0; c < width; ++c) {
+      row[c] = row[c] + add[c];
+      sum += static_cast<double>(row[c]) * row[c];
+    }
+    const auto mean = static_cast<float>(sum / static_cast<double>(width));
+    const float scale = 1.0f / sqrtf(mean + eps);
+    for (int64_t c = 0; c < width; ++c) out[r * width + c] = row[c] * scale * w[c];
+  }
+};
+
 struct AddOp {
   float* x;
   const float* y;

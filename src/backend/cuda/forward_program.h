@@ -80,12 +80,14 @@ struct GridScratch {
   const int32_t* prev_argmax = nullptr;  // the step launched before (FeedFromRow)
 };
 
+// One layer, from s.xn (its input norm, made by the step before) to the
+// residual stream s.x, and the next layer's input norm in s.xn: each
+// residual add is fused with the norm that follows it.
 template <class Exec>
 void run_layer(Exec& ex, const GridModel& m, const GridScratch& s, const StepView& step, int32_t layer,
                int64_t rows, int64_t partitions) {
   const GridLayer& l = m.layers[layer];
   const int32_t kv_dim = m.kv_heads * m.head_dim;
-  ex.for_each(rows, RmsNormOp{s.x, l.attn_norm, m.embd, m.eps, nullptr, s.xn});
   ex.matmul(l.wq, s.xn, rows, s.q);
   ex.matmul(l.wk, s.xn, rows, s.k);
   ex.matmul(l.wv, s.xn, rows, s.v);
@@ -109,13 +111,16 @@ void run_layer(Exec& ex, const GridModel& m, const GridScratch& s, const StepVie
   ex.for_each(partitions * m.heads, AttentionPartialOp{attn, m.heads, step, step.partitions, s.q, s.records});
   ex.for_each(rows * m.heads, AttentionMergeOp{m.heads, m.head_dim, step, s.records, s.attn});
   ex.matmul(l.wo, s.attn, rows, s.tmp);
-  ex.for_each(rows * m.embd, AddOp{s.x, s.tmp});
-  ex.for_each(rows, RmsNormOp{s.x, l.ffn_norm, m.embd, m.eps, nullptr, s.xn});
+  ex.for_each(rows, AddNormOp{s.x, s.tmp, l.ffn_norm, m.embd, m.eps, s.xn});
   ex.matmul(l.gate, s.xn, rows, s.gate);
   ex.matmul(l.up, s.xn, rows, s.up);
   ex.for_each(rows * m.ff, SwigluOp{s.gate, s.up});
   ex.matmul(l.down, s.gate, rows, s.tmp);
-  ex.for_each(rows * m.embd, AddOp{s.x, s.tmp});
+  if (layer + 1 < m.num_layers) {
+    ex.for_each(rows, AddNormOp{s.x, s.tmp, m.layers[layer + 1].attn_norm, m.embd, m.eps, s.xn});
+  } else {
+    ex.for_each(rows * m.embd, AddOp{s.x, s.tmp});  // the output norm reads only the output rows
+  }
 }
 
 // One step: `rows` rows, `outputs` outputs and `partitions` attention
@@ -124,6 +129,7 @@ template <class Exec>
 void run_forward(Exec& ex, const GridModel& m, const GridScratch& s, const StepView& step, int64_t rows,
                  int64_t outputs, int64_t partitions) {
   ex.for_each(rows * m.embd, EmbedOp{m.embd_type, m.embd_table, m.embd_row_bytes, m.embd, step, s.prev_argmax, s.x});
+  ex.for_each(rows, RmsNormOp{s.x, m.layers[0].attn_norm, m.embd, m.eps, nullptr, s.xn});
   for (int32_t layer = 0; layer < m.num_layers; ++layer) run_layer(ex, m, s, step, layer, rows, partitions);
   if (outputs == 0) return;
   ex.for_each(outputs, RmsNormOp{s.x, m.output_norm, m.embd, m.eps, step.outputs, s.out_x});
