@@ -96,9 +96,18 @@ struct EmbedOp {
   }
 };
 
+// out = rms_norm(row) * w over `width`: sums of squares in double. `out`
+// may be `row` (each element is read before it is written).
+MET_HD inline void rms_norm_row(const float* row, const float* w, int64_t width, float eps, float* out) {
+  double sum = 0.0;
+  for (int64_t c = 0; c < width; ++c) sum += static_cast<double>(row[c]) * row[c];
+  const auto mean = static_cast<float>(sum / static_cast<double>(width));
+  const float scale = 1.0f / sqrtf(mean + eps);
+  for (int64_t c = 0; c < width; ++c) out[c] = row[c] * scale * w[c];
+}
+
 // out[r] = rms_norm(x[src(r)]) * w over `width`, src(r) = r, or the row of
-// output r when `outputs` is set. Sums of squares in double. `out` may be
-// `x` (each element is read before it is written).
+// output r when `outputs` is set.
 struct RmsNormOp {
   const float* x;
   const float* w;
@@ -108,51 +117,62 @@ struct RmsNormOp {
   float* out;
   MET_HD void operator()(int64_t r) const {
     const int64_t src = outputs == nullptr ? r : outputs[r].row;
-    const float* row = x + src * width;
-    double sum = 0.0;
-    for (int64_t c = 0; c < width; ++c) sum += static_cast<double>(row[c]) * row[c];
-    const auto mean = static_cast<float>(sum / static_cast<double>(width));
-    const float scale = 1.0f / sqrtf(mean + eps);
-    for (int64_t c = 0; c < width; ++c) out[r * width + c] = row[c] * scale * w[c];
+    rms_norm_row(x + src * width, w, width, eps, out + r * width);
   }
 };
 
-// Rotates pair i % pairs of head i / pairs % heads of row i / pairs / heads.
-struct RopeOp {
-  float* x;
+// Everything between the Q/K/V products and attention, per head: index i
+// is (row r, head h) over the heads of Q and then those of K. A head gets
+// its bias (qwen2), its RMSNorm (qwen3), RoPE from the angle table; a K
+// head (and its V row, biased too) is then stored into the row's slot of
+// its seq's block (the CPU's layout).
+struct QkPostOp {
   int32_t heads;
+  int32_t kv_heads;
   int32_t head_dim;
   int32_t rope_dims;
   bool neox;
-  const int32_t* positions;
-  const float* table;
-  MET_HD void operator()(int64_t i) const {
-    const int32_t pairs = rope_dims / 2;
-    const auto pair = static_cast<int32_t>(i % pairs);
-    const int64_t head = i / pairs;  // row * heads + h
-    const int64_t row = head / heads;
-    rope_rotate_pair(x + head * head_dim, pair, rope_dims, neox, table + int64_t{positions[row]} * rope_dims);
-  }
-};
-
-// K and V of row r, element c of kv_dim, into its seq's slot at its position.
-struct KvStoreOp {
+  float eps;
+  const float* bq;  // null: no biases
+  const float* bk;
+  const float* bv;
+  const float* q_norm;  // null: no q/k norms
+  const float* k_norm;
+  const float* rope_table;
   KvView kv;
   int32_t layer;
-  int32_t kv_dim;
-  int32_t head_dim;
   StepView step;
-  const float* k;
-  const float* v;
+  float* q;
+  float* k;
+  float* v;
+
   MET_HD void operator()(int64_t i) const {
-    const int64_t r = i / kv_dim;
-    const auto c = static_cast<int32_t>(i % kv_dim);
-    const PackedSeq& seq = step.seqs[step.row_seq[r]];
+    const int64_t r = i / (heads + kv_heads);
+    const auto h = static_cast<int32_t>(i % (heads + kv_heads));
+    const bool is_q = h < heads;
+    const int32_t hh = is_q ? h : h - heads;
+    float* x = is_q ? q + (r * heads + hh) * head_dim : k + (r * kv_heads + hh) * head_dim;
+    float* vrow = v + (r * kv_heads + hh) * head_dim;
+    if (bq != nullptr) {
+      const float* b = (is_q ? bq : bk) + int64_t{hh} * head_dim;
+      for (int32_t d = 0; d < head_dim; ++d) x[d] = x[d] + b[d];
+      if (!is_q) {
+        for (int32_t d = 0; d < head_dim; ++d) vrow[d] = vrow[d] + bv[int64_t{hh} * head_dim + d];
+      }
+    }
+    if (q_norm != nullptr) rms_norm_row(x, is_q ? q_norm : k_norm, head_dim, eps, x);
     const int32_t pos = step.positions[r];
+    for (int32_t pair = 0; pair < rope_dims / 2; ++pair) {
+      rope_rotate_pair(x, pair, rope_dims, neox, rope_table + int64_t{pos} * rope_dims);
+    }
+    if (is_q) return;
+    const PackedSeq& seq = step.seqs[step.row_seq[r]];
     const int32_t block = step.tables[seq.table_begin + pos / kv.block_tokens];
-    uint8_t* krow = kv.k_row(layer, block, c / head_dim, pos % kv.block_tokens);
-    kv.store(krow, c % head_dim, k[i]);
-    kv.store(krow + kv.kv_stride, c % head_dim, v[i]);
+    uint8_t* krow = kv.k_row(layer, block, hh, pos % kv.block_tokens);
+    for (int32_t d = 0; d < head_dim; ++d) {
+      kv.store(krow, d, x[d]);
+      kv.store(krow + kv.kv_stride, d, vrow[d]);
+    }
   }
 };
 
@@ -292,14 +312,6 @@ struct AttentionMergeOp {
     }
     for (int32_t d = 0; d < head_dim; ++d) out[i * head_dim + d] = total[d] / total_l;
   }
-};
-
-// x[r, c] += bias[c] over rows of `width` (qwen2's q/k/v biases).
-struct BiasOp {
-  float* x;
-  const float* bias;
-  int64_t width;
-  MET_HD void operator()(int64_t i) const { x[i] = x[i] + bias[i % width]; }
 };
 
 // The residual add and the next norm in one pass over row r: x += t, then

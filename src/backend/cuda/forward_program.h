@@ -87,25 +87,12 @@ template <class Exec>
 void run_layer(Exec& ex, const GridModel& m, const GridScratch& s, const StepView& step, int32_t layer,
                int64_t rows, int64_t partitions) {
   const GridLayer& l = m.layers[layer];
-  const int32_t kv_dim = m.kv_heads * m.head_dim;
   ex.matmul(l.wq, s.xn, rows, s.q);
   ex.matmul(l.wk, s.xn, rows, s.k);
   ex.matmul(l.wv, s.xn, rows, s.v);
-  if (l.bq != nullptr) {
-    ex.for_each(rows * m.heads * m.head_dim, BiasOp{s.q, l.bq, int64_t{m.heads} * m.head_dim});
-    ex.for_each(rows * kv_dim, BiasOp{s.k, l.bk, kv_dim});
-    ex.for_each(rows * kv_dim, BiasOp{s.v, l.bv, kv_dim});
-  }
-  if (l.q_norm != nullptr) {  // each head a row of head_dim, normalised in place
-    ex.for_each(rows * m.heads, RmsNormOp{s.q, l.q_norm, m.head_dim, m.eps, nullptr, s.q});
-    ex.for_each(rows * m.kv_heads, RmsNormOp{s.k, l.k_norm, m.head_dim, m.eps, nullptr, s.k});
-  }
-  const int32_t pairs = m.rope_dims / 2;
-  ex.for_each(rows * m.heads * pairs, RopeOp{s.q, m.heads, m.head_dim, m.rope_dims, m.neox, step.positions,
-                                             m.rope_table});
-  ex.for_each(rows * m.kv_heads * pairs, RopeOp{s.k, m.kv_heads, m.head_dim, m.rope_dims, m.neox, step.positions,
-                                                m.rope_table});
-  ex.for_each(rows * kv_dim, KvStoreOp{m.kv, layer, kv_dim, m.head_dim, step, s.k, s.v});
+  ex.for_each(rows * (m.heads + m.kv_heads),
+              QkPostOp{m.heads, m.kv_heads, m.head_dim, m.rope_dims, m.neox, m.eps, l.bq, l.bk, l.bv, l.q_norm,
+                       l.k_norm, m.rope_table, m.kv, layer, step, s.q, s.k, s.v});
   const AttnPartial attn{m.kv, layer, m.heads / m.kv_heads, m.head_dim, m.attn_scale};
   ex.for_each(rows * m.heads, AttentionOp{attn, m.heads, 0, step, s.q, s.attn});
   ex.for_each(partitions * m.heads, AttentionPartialOp{attn, m.heads, step, step.partitions, s.q, s.records});
