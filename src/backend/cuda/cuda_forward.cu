@@ -52,51 +52,48 @@ __global__ void ban_argmax_kernel(BanArgmaxOp op) {
   if (tid == 0) op.argmax[o] = static_cast<int32_t>(indices[0] < 0 ? 0 : indices[0]);
 }
 
-// RMSNorm, a block per row: per-thread sums of squares in double over a
-// stride, a tree reduction in a fixed order (a row's bits do not depend on
-// its batch), then the scaled row (RmsNormOp).
-__global__ void rms_norm_kernel(RmsNormOp op) {
-  const int64_t r = blockIdx.x;
-  const int tid = static_cast<int>(threadIdx.x);
-  const int64_t src = op.outputs == nullptr ? r : op.outputs[r].row;
-  const float* row = op.x + src * op.width;
-  double sum = 0.0;
-  for (int64_t c = tid; c < op.width; c += kThreads) sum += static_cast<double>(row[c]) * row[c];
+// The sum over the block of each thread's `value`, in a fixed tree order
+// (a row's bits do not depend on its batch). Every thread gets it. Once
+// per kernel: a second call would overwrite the sums before all had read.
+__device__ double block_sum(double value) {
   __shared__ double sums[kThreads];
-  sums[tid] = sum;
+  const int tid = static_cast<int>(threadIdx.x);
+  sums[tid] = value;
   __syncthreads();
   for (int half = kThreads / 2; half > 0; half /= 2) {
     if (tid < half) sums[tid] += sums[tid + half];
     __syncthreads();
   }
-  const auto mean = static_cast<float>(sums[0] / static_cast<double>(op.width));
-  const float scale = 1.0f / sqrtf(mean + op.eps);
-  for (int64_t c = tid; c < op.width; c += kThreads) op.out[r * op.width + c] = row[c] * scale * op.w[c];
+  return sums[0];
+}
+
+// out = row * w / rms(row), a block per row: sums of squares in double over
+// each thread's stride, then block_sum. Each thread writes only the
+// elements it read, so `out` may be `row`.
+__device__ void rms_norm_block(const float* row, const float* w, int64_t width, float eps, float* out) {
+  double sum = 0.0;
+  for (int64_t c = threadIdx.x; c < width; c += kThreads) sum += static_cast<double>(row[c]) * row[c];
+  const auto mean = static_cast<float>(block_sum(sum) / static_cast<double>(width));
+  const float scale = 1.0f / sqrtf(mean + eps);
+  for (int64_t c = threadIdx.x; c < width; c += kThreads) out[c] = row[c] * scale * w[c];
+}
+
+// RMSNorm, a block per row (RmsNormOp).
+__global__ void rms_norm_kernel(RmsNormOp op) {
+  const int64_t r = blockIdx.x;
+  const int64_t src = op.outputs == nullptr ? r : op.outputs[r].row;
+  rms_norm_block(op.x + src * op.width, op.w, op.width, op.eps, op.out + r * op.width);
 }
 
 // The residual add fused with the next norm, a block per row: each thread
-// adds its stride of the row and sums its squares in double, then as
-// rms_norm_kernel (AddNormOp).
+// adds its stride of the row, then rms_norm_block reads those same
+// elements (AddNormOp).
 __global__ void add_norm_kernel(AddNormOp op) {
   const int64_t r = blockIdx.x;
-  const int tid = static_cast<int>(threadIdx.x);
   float* row = op.x + r * op.width;
   const float* add = op.t + r * op.width;
-  double sum = 0.0;
-  for (int64_t c = tid; c < op.width; c += kThreads) {
-    row[c] = row[c] + add[c];
-    sum += static_cast<double>(row[c]) * row[c];
-  }
-  __shared__ double sums[kThreads];
-  sums[tid] = sum;
-  __syncthreads();
-  for (int half = kThreads / 2; half > 0; half /= 2) {
-    if (tid < half) sums[tid] += sums[tid + half];
-    __syncthreads();
-  }
-  const auto mean = static_cast<float>(sums[0] / static_cast<double>(op.width));
-  const float scale = 1.0f / sqrtf(mean + op.eps);
-  for (int64_t c = tid; c < op.width; c += kThreads) op.out[r * op.width + c] = row[c] * scale * op.w[c];
+  for (int64_t c = threadIdx.x; c < op.width; c += kThreads) row[c] = row[c] + add[c];
+  rms_norm_block(row, op.w, op.width, op.eps, op.out + r * op.width);
 }
 
 // The executor forward_program.h runs on: kernels on one stream, the first
@@ -135,8 +132,10 @@ class CudaExec {
   void matmul(const MatrixRef& w, const float* x, int64_t rows, float* y) {
     for (int64_t r = 0; r < rows && error_ == cudaSuccess; r += kMaxGemvBatch) {
       const auto batch = static_cast<int32_t>(rows - r < kMaxGemvBatch ? rows - r : kMaxGemvBatch);
+      // gemv() has taken the launch's error already; its Status says only
+      // that it failed.
       if (!gemv(w.type, w.data, w.rows, w.cols, w.row_bytes, x + r * w.cols, batch, y + r * w.rows, stream_).ok()) {
-        keep(cudaGetLastError() == cudaSuccess ? cudaErrorLaunchFailure : cudaGetLastError());
+        keep(cudaErrorLaunchFailure);
       }
     }
   }

@@ -199,20 +199,24 @@ struct AttnPartial {
   }
 
   // Positions [begin, end) of the seq whose blocks are `table`, for query
-  // head h: m, l and acc[head_dim].
+  // head h: m, l and acc[head_dim]. Each score is computed once and kept
+  // (a partition is at most kAttnPartitionTokens long).
+  // REQUIRES: end - begin <= kAttnPartitionTokens.
   MET_HD void run(const float* qh, const int32_t* table, int32_t h, int32_t begin, int32_t end, float& m, float& l,
                   float* acc) const {
     const int32_t kvh = h / group;
+    float scores[kAttnPartitionTokens];
     m = -INFINITY;
     for (int32_t t = begin; t < end; ++t) {
       const float s = score(qh, table[t / kv.block_tokens], kvh, t % kv.block_tokens);
+      scores[t - begin] = s;
       m = s > m ? s : m;
     }
     l = 0.0f;
     for (int32_t d = 0; d < head_dim; ++d) acc[d] = 0.0f;
     for (int32_t t = begin; t < end; ++t) {
       const int32_t block = table[t / kv.block_tokens];
-      const float e = expf(score(qh, block, kvh, t % kv.block_tokens) - m);
+      const float e = expf(scores[t - begin] - m);
       l += e;
       const uint8_t* vrow = kv.k_row(layer, block, kvh, t % kv.block_tokens) + kv.kv_stride;
       for (int32_t d = 0; d < head_dim; ++d) acc[d] = fmaf(e, kv.load(vrow, d), acc[d]);
@@ -325,15 +329,8 @@ struct AddNormOp {
   float* out;
   MET_HD void operator()(int64_t r) const {
     float* row = x + r * width;
-    const float* add = t + r * width;
-    double sum = 0.0;
-    for (int64_t c = 0; c < width; ++c) {
-      row[c] = row[c] + add[c];
-      sum += static_cast<double>(row[c]) * row[c];
-    }
-    const auto mean = static_cast<float>(sum / static_cast<double>(width));
-    const float scale = 1.0f / sqrtf(mean + eps);
-    for (int64_t c = 0; c < width; ++c) out[r * width + c] = row[c] * scale * w[c];
+    for (int64_t c = 0; c < width; ++c) row[c] = row[c] + t[r * width + c];
+    rms_norm_row(row, w, width, eps, out + r * width);
   }
 };
 
