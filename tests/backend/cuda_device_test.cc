@@ -4,17 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include "cuda_test_support.h"
+
 namespace met::cuda {
 namespace {
-
-#define MET_REQUIRE_GPU()                                                   \
-  do {                                                                      \
-    auto met_count_ = device_count();                                       \
-    if (!met_count_.ok() || *met_count_ == 0) {                             \
-      GTEST_SKIP() << "no CUDA device: "                                    \
-                   << (met_count_.ok() ? "0 devices" : met_count_.status().message()); \
-    }                                                                       \
-  } while (0)
 
 TEST(CudaDevice, DescribesDeviceZero) {
   MET_REQUIRE_GPU();

@@ -1,11 +1,13 @@
 // Tests of the CUDA backend's kernels (src/backend/cuda/math_kernels.h) on a
 // GPU against the CPU references: weight rows decode to the reference's
-// bits for every type; RoPE from the angle table rotates to the reference's
-// bits; GEMV for 1 and 8 rows agrees with the reference matmul within float
+// bits for every type, every fp16 pattern too; RoPE from the angle table
+// rotates to the reference's bits; GEMV for 1 and 8 rows agrees with the reference matmul within float
 // summation-order error; the fold of attention partials agrees with the
 // CPU's fold. Label gpu: each test skips, saying why, where no CUDA device
 // is visible.
 #include <gtest/gtest.h>
+
+#include "cuda_test_support.h"
 
 #include <cmath>
 #include <vector>
@@ -22,15 +24,6 @@
 
 namespace met::cuda {
 namespace {
-
-#define MET_REQUIRE_GPU()                                                                   \
-  do {                                                                                      \
-    auto met_count_ = device_count();                                                       \
-    if (!met_count_.ok() || *met_count_ == 0) {                                             \
-      GTEST_SKIP() << "no CUDA device: "                                                    \
-                   << (met_count_.ok() ? "0 devices" : met_count_.status().message());      \
-    }                                                                                       \
-  } while (0)
 
 #define MET_ASSERT_OK(expr)                        \
   do {                                             \
@@ -85,6 +78,33 @@ TEST(CudaKernels, WeightRowsDecodeToTheReferenceBits) {
     MET_ASSERT_OK(out->copy_to(got));
     for (size_t i = 0; i < got.size(); ++i) {
       ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(w.decoded[i])) << c.name << " element " << i;
+    }
+  }
+}
+
+// The device converts fp16 with its own instruction (the host test of the
+// decoders runs tensor/half.h, the reference's own conversion): every one
+// of the 65,536 patterns must give the reference's float, NaN for NaN.
+TEST(CudaKernels, EveryF16BitPatternDecodesAsTheReference) {
+  MET_REQUIRE_GPU();
+  std::vector<uint8_t> row(2 * 65536);
+  for (uint32_t h = 0; h < 65536; ++h) {
+    row[2 * h] = static_cast<uint8_t>(h & 0xFF);
+    row[2 * h + 1] = static_cast<uint8_t>(h >> 8);
+  }
+  std::vector<float> want(65536);
+  ref::dequantize_row_f16(row.data(), want.data(), 65536);
+  auto src = DeviceBuffer<uint8_t>::from(row);
+  auto out = DeviceBuffer<float>::allocate(want.size());
+  ASSERT_TRUE(src.ok() && out.ok());
+  MET_ASSERT_OK(dequantize_rows(HdWeightType::kF16, src->get(), 1, 65536, 2 * 65536, out->get(), nullptr));
+  std::vector<float> got(want.size());
+  MET_ASSERT_OK(out->copy_to(got));
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(want[i])) {
+      ASSERT_TRUE(std::isnan(got[i])) << "pattern " << i;
+    } else {
+      ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i])) << "pattern " << i;
     }
   }
 }

@@ -92,15 +92,6 @@ TEST(CudaMath, EveryElementOfRandomBlocksDecodesAsTheReference) {
   }
 }
 
-TEST(CudaMath, EveryF16BitPatternDecodesAsTheReference) {
-  std::vector<uint8_t> row(2 * 65536);
-  for (uint32_t h = 0; h < 65536; ++h) {
-    row[2 * h] = static_cast<uint8_t>(h & 0xFF);
-    row[2 * h + 1] = static_cast<uint8_t>(h >> 8);
-  }
-  expect_elements_match(type_cases()[0], row, 65536);
-}
-
 TEST(CudaMath, AGroupsDotIsTheElementsFmaChain) {
   for (const TypeCase& c : type_cases()) {
     const int64_t n = 4 * kHdQkK;

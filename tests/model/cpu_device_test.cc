@@ -16,6 +16,7 @@
 #include "gguf/gguf_file.h"
 #include "model/quantize_model.h"
 #include "model/random_model.h"
+#include "testing/model_test_support.h"
 #include "testing/reference_forward.h"
 #include "testing/shared_data.h"
 #include "testing/temp_dir.h"
@@ -354,16 +355,7 @@ void expect_logits_match_reference(const std::string& path, double tolerance, co
 }
 
 RandomModelSpec reference_test_spec(Arch arch, GgmlType dtype) {
-  RandomModelSpec s;
-  s.arch = arch;
-  s.num_layers = 2;
-  s.embedding_length = 256;
-  s.num_heads = 4;
-  s.num_kv_heads = 2;
-  s.feed_forward_length = 512;
-  s.vocab_size = 600;
-  s.dtype = dtype;
-  s.seed = 11;
+  RandomModelSpec s = testing::small_model_spec(arch, dtype);
   if (arch == Arch::kGemma2) s.attn_logit_softcap = 0.3f, s.final_logit_softcap = 3.0f;  // both bite here
   if (arch == Arch::kGemma2 || arch == Arch::kGemma3 || arch == Arch::kOlmo2) {
     s.sliding_window = 8;  // layer 0 windowed (of the 21 tokens the tests run), layer 1 global

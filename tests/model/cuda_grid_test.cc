@@ -3,8 +3,8 @@
 // conformance suite (every output checked, each sequence alone bit for bit,
 // KV moved between devices, decode steps replayed as CUDA graphs), and
 // across backends the CPU's argmax at every output of the same mixed plans
-// with logits within float summation error, and the host grid program's. Label gpu: each test skips, saying why,
-// where no CUDA device is visible.
+// with logits within float summation error, and the host grid program's.
+// Label gpu: each test skips, saying why, where no CUDA device is visible.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -12,34 +12,12 @@
 #include "backend/cuda/cuda_grid_backend.h"
 #include "model/grid_device.h"
 #include "testing/device_conformance.h"
+#include "testing/grid_test_support.h"
 #include "testing/model_test_support.h"
-#include "testing/reference_forward.h"
 #include "testing/temp_dir.h"
 
 namespace met::testing {
 namespace {
-
-RandomModelSpec spec_of(GgmlType dtype) {
-  RandomModelSpec s;
-  s.num_layers = 2;
-  s.embedding_length = 256;
-  s.num_heads = 4;
-  s.num_kv_heads = 2;
-  s.feed_forward_length = 512;
-  s.vocab_size = 600;
-  s.dtype = dtype;
-  s.seed = 11;
-  return s;
-}
-
-GridDeviceOptions grid_options(GgmlType kv) {
-  GridDeviceOptions o;
-  o.kv_dtype = kv;
-  o.num_kv_blocks = 64;
-  o.limits = {.max_rows = 64, .max_outputs = 16, .max_seqs = 8};
-  o.max_context = 1024;
-  return o;
-}
 
 // The CUDA device, or null with the reason in `why`.
 std::unique_ptr<GridDevice> make_cuda(const Model& model, GgmlType kv, std::string& why) {
@@ -48,9 +26,7 @@ std::unique_ptr<GridDevice> make_cuda(const Model& model, GgmlType kv, std::stri
     why = backend.status().to_string();
     return nullptr;
   }
-  auto d = GridDevice::create(model, std::move(backend).value(), grid_options(kv));
-  EXPECT_TRUE(d.ok()) << d.status().to_string();
-  return d.ok() ? std::move(d).value() : nullptr;
+  return make_test_grid(model, kv, std::move(backend).value());
 }
 
 #define MET_CUDA_DEVICE(var, model, kv)                      \
@@ -63,18 +39,11 @@ class CudaVsReference : public ::testing::TestWithParam<GgmlType> {};
 
 TEST_P(CudaVsReference, LogitsAtEveryPositionMatchTheReference) {
   TempDir dir;
-  auto model = make_and_load(spec_of(GetParam()), dir);
+  auto model = make_and_load(small_model_spec(Arch::kLlama, GetParam()), dir);
   ASSERT_NE(model, nullptr);
   MET_CUDA_DEVICE(dev, *model, GgmlType::kF32);
-  const std::vector<TokenId> tokens = fixed_prompt(40, 600);
-  const auto ref = ReferenceForward(*model).logits(tokens);
-  const auto chunked = logits_at_every_position(*dev, tokens, 30, 7, block_range(0, 3));
-  const auto singles = logits_at_every_position(*dev, tokens, 0, 1, block_range(3, 3));
-  ASSERT_EQ(chunked.size(), tokens.size());
-  for (size_t pos = 0; pos < tokens.size(); ++pos) {
-    EXPECT_LT(relative_error(ref[pos], chunked[pos]), 1e-4) << "position " << pos;
-    EXPECT_EQ(chunked[pos], singles[pos]) << "position " << pos << ": chunking changed the bits";
-  }
+  MET_CUDA_DEVICE(fresh, *model, GgmlType::kF32);
+  expect_grid_logits(*dev, *fresh, *model, 40, 30, 7, 40);
 }
 
 INSTANTIATE_TEST_SUITE_P(WeightTypes, CudaVsReference,
@@ -86,7 +55,7 @@ INSTANTIATE_TEST_SUITE_P(WeightTypes, CudaVsReference,
 
 TEST(CudaConformance, MixedPlansMeetTheContractAndEachSequenceAloneGivesTheSameOutputs) {
   TempDir dir;
-  auto model = make_and_load(spec_of(GgmlType::kQ8_0), dir);
+  auto model = make_and_load(small_model_spec(Arch::kLlama, GgmlType::kQ8_0), dir);
   ASSERT_NE(model, nullptr);
   MET_CUDA_DEVICE(dev, *model, GgmlType::kF16);
   MET_CUDA_DEVICE(alone_dev, *model, GgmlType::kF16);
@@ -102,31 +71,28 @@ TEST(CudaConformance, MixedPlansMeetTheContractAndEachSequenceAloneGivesTheSameO
 
 TEST(CudaConformance, AttentionAcrossPartitionsMatchesTheReference) {
   TempDir dir;
-  auto model = make_and_load(spec_of(GgmlType::kF16), dir);
+  auto model = make_and_load(small_model_spec(Arch::kLlama, GgmlType::kF16), dir);
   ASSERT_NE(model, nullptr);
   MET_CUDA_DEVICE(dev, *model, GgmlType::kF32);
-  const std::vector<TokenId> tokens = fixed_prompt(600, 600);
-  const auto ref = ReferenceForward(*model).logits(tokens);
-  const auto got = logits_at_every_position(*dev, tokens, 560, 16, block_range(0, 38));
-  ASSERT_EQ(got.size(), tokens.size());
-  for (size_t pos = 0; pos < tokens.size(); ++pos) {
-    EXPECT_LT(relative_error(ref[pos], got[pos]), 1e-4) << "position " << pos;
-  }
+  MET_CUDA_DEVICE(fresh, *model, GgmlType::kF32);
+  // 560 in chunks of 16 (whole), 40 one a step (split over three
+  // partitions); the first 300 one a step on another device.
+  expect_grid_logits(*dev, *fresh, *model, 600, 560, 16, 300);
 }
 
 TEST(CudaConformance, TheCpuAndTheHostGridAgreeWithIt) {
   TempDir dir;
-  auto model = make_and_load(spec_of(GgmlType::kF32), dir);
+  auto model = make_and_load(small_model_spec(Arch::kLlama, GgmlType::kF32), dir);
   ASSERT_NE(model, nullptr);
   MET_CUDA_DEVICE(gpu, *model, GgmlType::kF32);
   auto cpu = make_test_device(*model, {.num_kv_blocks = 64, .kv_dtype = GgmlType::kF32,
                                        .limits = {.max_rows = 64, .max_outputs = 16, .max_seqs = 8}});
-  auto host = GridDevice::create(*model, cuda::make_host_grid_backend(), grid_options(GgmlType::kF32));
+  auto host = make_test_grid(*model, GgmlType::kF32);
   ASSERT_NE(cpu, nullptr);
-  ASSERT_TRUE(host.ok());
+  ASSERT_NE(host, nullptr);
   const ConformanceRun on_gpu = run_mixed_plans(*gpu, {.seed = 2});
   expect_same_outputs(run_mixed_plans(*cpu, {.seed = 2}), on_gpu, 1e-4);
-  expect_same_outputs(run_mixed_plans(**host, {.seed = 2}), on_gpu, 1e-5);
+  expect_same_outputs(run_mixed_plans(*host, {.seed = 2}), on_gpu, 1e-5);
   MET_CUDA_DEVICE(to, *model, GgmlType::kF32);
   expect_kv_moves_between_devices(*cpu, *to, run_mixed_plans(*cpu, {.seed = 3}), 6, 1e-4);
 }

@@ -17,6 +17,7 @@
 #include "model/grid_device.h"
 #include "testing/device_conformance.h"
 #include "testing/fake_device.h"
+#include "testing/grid_test_support.h"
 #include "testing/model_test_support.h"
 #include "testing/temp_dir.h"
 
@@ -34,31 +35,11 @@ struct DeviceCase {
 
 void PrintTo(const DeviceCase& c, std::ostream* os) { *os << c.name; }
 
-std::unique_ptr<Device> make_grid(const Model& model, GgmlType kv) {
-  GridDeviceOptions o;
-  o.kv_dtype = kv;
-  o.num_kv_blocks = 64;
-  o.limits = {.max_rows = 64, .max_outputs = 16, .max_seqs = 8};
-  o.max_context = 512;
-  auto d = GridDevice::create(model, cuda::make_host_grid_backend(), o);
-  EXPECT_TRUE(d.ok()) << d.status().to_string();
-  return d.ok() ? std::move(d).value() : nullptr;
-}
-
 class DeviceConformance : public ::testing::TestWithParam<DeviceCase> {
  protected:
   void SetUp() override {
     if (GetParam().fake) return;
-    RandomModelSpec spec;
-    spec.num_layers = 2;
-    spec.embedding_length = 256;
-    spec.num_heads = 4;
-    spec.num_kv_heads = 2;
-    spec.feed_forward_length = 256;
-    spec.vocab_size = 512;
-    spec.dtype = GetParam().weights;
-    spec.seed = 5;
-    model_ = make_and_load(spec, dir_);
+    model_ = make_and_load(small_model_spec(Arch::kLlama, GetParam().weights), dir_);
     ASSERT_NE(model_, nullptr);
   }
 
@@ -68,7 +49,7 @@ class DeviceConformance : public ::testing::TestWithParam<DeviceCase> {
       o.vocab_size = 512;
       return std::make_unique<FakeDevice>(o);
     }
-    if (GetParam().grid) return make_grid(*model_, GetParam().kv);
+    if (GetParam().grid) return make_test_grid(*model_, GetParam().kv);
     return make_test_device(*model_, {.num_threads = threads,
                                       .num_kv_blocks = 64,
                                       .kv_dtype = GetParam().kv,
@@ -128,27 +109,19 @@ INSTANTIATE_TEST_SUITE_P(Devices, DeviceConformance,
 // sequence's KV written by the CPU decodes on in the grid device.
 TEST(DeviceConformanceAcrossBackends, CpuAndGridAgreeOnMixedPlansAndMovedKv) {
   TempDir dir;
-  RandomModelSpec spec;
-  spec.num_layers = 2;
-  spec.embedding_length = 256;
-  spec.num_heads = 4;
-  spec.num_kv_heads = 2;
-  spec.feed_forward_length = 256;
-  spec.vocab_size = 512;
-  spec.seed = 5;
-  auto model = make_and_load(spec, dir);
+  auto model = make_and_load(small_model_spec(Arch::kLlama, GgmlType::kF32), dir);
   ASSERT_NE(model, nullptr);
   const TestDeviceOptions cpu_options{.num_kv_blocks = 64, .kv_dtype = GgmlType::kF32,
                                       .limits = {.max_rows = 64, .max_outputs = 16, .max_seqs = 8}};
   for (const uint32_t seed : {1u, 2u}) {
     auto cpu = make_test_device(*model, cpu_options);
-    auto grid = make_grid(*model, GgmlType::kF32);
+    auto grid = make_test_grid(*model, GgmlType::kF32);
     ASSERT_NE(cpu, nullptr);
     ASSERT_NE(grid, nullptr);
     const ConformanceRun on_cpu = run_mixed_plans(*cpu, {.seed = seed});
     const ConformanceRun on_grid = run_mixed_plans(*grid, {.seed = seed});
     expect_same_outputs(on_cpu, on_grid, 1e-4);
-    auto to = make_grid(*model, GgmlType::kF32);
+    auto to = make_test_grid(*model, GgmlType::kF32);
     expect_kv_moves_between_devices(*cpu, *to, on_cpu, 6, 1e-4);
   }
 }

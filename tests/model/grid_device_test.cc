@@ -11,37 +11,12 @@
 #include <ostream>
 #include <string>
 
+#include "testing/grid_test_support.h"
 #include "testing/model_test_support.h"
-#include "testing/reference_forward.h"
 #include "testing/temp_dir.h"
 
 namespace met::testing {
 namespace {
-
-RandomModelSpec grid_spec(Arch arch, GgmlType dtype) {
-  RandomModelSpec s;
-  s.arch = arch;
-  s.num_layers = 2;
-  s.embedding_length = 256;
-  s.num_heads = 4;
-  s.num_kv_heads = 2;
-  s.feed_forward_length = 512;
-  s.vocab_size = 600;
-  s.dtype = dtype;
-  s.seed = 11;
-  return s;
-}
-
-std::unique_ptr<GridDevice> make_grid(const Model& model, GgmlType kv = GgmlType::kF32) {
-  GridDeviceOptions o;
-  o.kv_dtype = kv;
-  o.num_kv_blocks = 40;
-  o.limits = {.max_rows = 64, .max_outputs = 32, .max_seqs = 8};
-  o.max_context = 1024;
-  auto d = GridDevice::create(model, cuda::make_host_grid_backend(), o);
-  EXPECT_TRUE(d.ok()) << d.status().to_string();
-  return d.ok() ? std::move(d).value() : nullptr;
-}
 
 struct GridCase {
   Arch arch;
@@ -60,19 +35,13 @@ class GridVsReference : public ::testing::TestWithParam<GridCase> {};
 // quantization, unlike the CPU's integer paths: 1e-4 of the largest logit.
 TEST_P(GridVsReference, LogitsAtEveryPositionMatchTheReference) {
   TempDir dir;
-  auto model = make_and_load(grid_spec(GetParam().arch, GetParam().dtype), dir);
+  auto model = make_and_load(small_model_spec(GetParam().arch, GetParam().dtype), dir);
   ASSERT_NE(model, nullptr);
-  auto dev = make_grid(*model);
+  auto dev = make_test_grid(*model);
+  auto fresh = make_test_grid(*model);
   ASSERT_NE(dev, nullptr);
-  const std::vector<TokenId> tokens = fixed_prompt(40, 600);
-  const auto ref = ReferenceForward(*model).logits(tokens);
-  const auto chunked = logits_at_every_position(*dev, tokens, 30, 7, block_range(0, 3));
-  const auto singles = logits_at_every_position(*dev, tokens, 0, 1, block_range(3, 3));
-  ASSERT_EQ(chunked.size(), tokens.size());
-  for (size_t pos = 0; pos < tokens.size(); ++pos) {
-    EXPECT_LT(relative_error(ref[pos], chunked[pos]), 1e-4) << "position " << pos;
-    EXPECT_EQ(chunked[pos], singles[pos]) << "position " << pos << ": chunking changed the bits";
-  }
+  ASSERT_NE(fresh, nullptr);
+  expect_grid_logits(*dev, *fresh, *model, 40, 30, 7, 40);
 }
 
 // Every weight type on llama; the other architectures' own parts (qwen2's
@@ -96,32 +65,22 @@ INSTANTIATE_TEST_SUITE_P(ArchsAndWeightTypes, GridVsReference,
 // reference, and a position's logits are the same bits either way.
 TEST(GridDevice, AttentionAcrossPartitionsMatchesTheReference) {
   TempDir dir;
-  auto model = make_and_load(grid_spec(Arch::kLlama, GgmlType::kF32), dir);
+  auto model = make_and_load(small_model_spec(Arch::kLlama, GgmlType::kF32), dir);
   ASSERT_NE(model, nullptr);
-  auto dev = make_grid(*model);
+  auto dev = make_test_grid(*model);
+  auto fresh = make_test_grid(*model);
   ASSERT_NE(dev, nullptr);
-  const std::vector<TokenId> tokens = fixed_prompt(300, 600);
-  const auto ref = ReferenceForward(*model).logits(tokens);
+  ASSERT_NE(fresh, nullptr);
   // 270 prefilled in chunks of 32 (whole), the last 30 one a step (split
-  // over two partitions); then positions up to 280 all one a step.
-  const auto chunked = logits_at_every_position(*dev, tokens, 270, 32, block_range(0, 19));
-  ASSERT_EQ(chunked.size(), tokens.size());
-  for (size_t pos = 0; pos < tokens.size(); ++pos) {
-    EXPECT_LT(relative_error(ref[pos], chunked[pos]), 1e-4) << "position " << pos;
-  }
-  auto fresh = make_grid(*model);
-  const auto singles =
-      logits_at_every_position(*fresh, std::span<const TokenId>(tokens).first(280), 0, 1, block_range(0, 18));
-  for (size_t pos = 250; pos < 280; ++pos) {
-    EXPECT_EQ(chunked[pos], singles[pos]) << "position " << pos << ": split and whole gave other bits";
-  }
+  // over two partitions); the first 280 one a step on another device.
+  expect_grid_logits(*dev, *fresh, *model, 300, 270, 32, 280);
 }
 
 TEST(GridDevice, AgreesWithTheCpuDeviceOnAQuantizedModelWithAnF16Cache) {
   TempDir dir;
-  auto model = make_and_load(grid_spec(Arch::kLlama, GgmlType::kQ8_0), dir);
+  auto model = make_and_load(small_model_spec(Arch::kLlama, GgmlType::kQ8_0), dir);
   ASSERT_NE(model, nullptr);
-  auto grid = make_grid(*model, GgmlType::kF16);
+  auto grid = make_test_grid(*model, GgmlType::kF16);
   auto cpu = make_test_device(*model, {.num_kv_blocks = 32, .kv_dtype = GgmlType::kF16});
   ASSERT_NE(grid, nullptr);
   ASSERT_NE(cpu, nullptr);
@@ -149,7 +108,7 @@ TEST(GridDevice, AKvPoolFromFreeMemoryLeavesTheReserveAndTakesItsShare) {
 
 TEST(GridDevice, TheHostBackendCannotSizeItsPoolFromFreeMemory) {
   TempDir dir;
-  auto llama = make_and_load(grid_spec(Arch::kLlama, GgmlType::kF32), dir);
+  auto llama = make_and_load(small_model_spec(Arch::kLlama, GgmlType::kF32), dir);
   ASSERT_NE(llama, nullptr);
   GridDeviceOptions o;
   o.num_kv_blocks = 0;
@@ -160,7 +119,7 @@ TEST(GridDevice, TheHostBackendCannotSizeItsPoolFromFreeMemory) {
 
 TEST(GridDevice, RefusesWhatItDoesNotRunByName) {
   TempDir dir;
-  RandomModelSpec moe = grid_spec(Arch::kMixtral, GgmlType::kF32);
+  RandomModelSpec moe = small_model_spec(Arch::kMixtral, GgmlType::kF32);
   moe.num_experts = 4, moe.num_experts_used = 2, moe.expert_feed_forward_length = 128;
   auto model = make_and_load(moe, dir);
   ASSERT_NE(model, nullptr);
@@ -169,7 +128,7 @@ TEST(GridDevice, RefusesWhatItDoesNotRunByName) {
   EXPECT_NE(d.status().message().find("experts"), std::string::npos) << d.status().to_string();
 
   TempDir dir2;
-  auto llama = make_and_load(grid_spec(Arch::kLlama, GgmlType::kF32), dir2);
+  auto llama = make_and_load(small_model_spec(Arch::kLlama, GgmlType::kF32), dir2);
   ASSERT_NE(llama, nullptr);
   GridDeviceOptions q8;
   q8.kv_dtype = GgmlType::kQ8_0;
@@ -177,7 +136,7 @@ TEST(GridDevice, RefusesWhatItDoesNotRunByName) {
   ASSERT_FALSE(d.ok());
   EXPECT_NE(d.status().message().find("q8_0 KV cache"), std::string::npos) << d.status().to_string();
 
-  auto dev = make_grid(*llama);
+  auto dev = make_test_grid(*llama);
   ASSERT_NE(dev, nullptr);
   StepPlan fed;
   fed.inputs = {FeedFromRow{0}};

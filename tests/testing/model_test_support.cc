@@ -272,6 +272,20 @@ LogitsAgreement expect_logits_agree(const std::vector<std::vector<float>>& ref,
   return a;
 }
 
+RandomModelSpec small_model_spec(Arch arch, GgmlType dtype) {
+  RandomModelSpec s;
+  s.arch = arch;
+  s.num_layers = 2;
+  s.embedding_length = 256;
+  s.num_heads = 4;
+  s.num_kv_heads = 2;
+  s.feed_forward_length = 512;
+  s.vocab_size = 600;
+  s.dtype = dtype;
+  s.seed = 11;
+  return s;
+}
+
 // 4 trunk layers (0-2 gated delta, 3 attention), one MTP block; 2 key heads
 // and 4 value heads, so value head h reads key head h % 2 (qwen3next: h / 2).
 RandomModelSpec hybrid_spec(Arch arch, GgmlType dtype, uint32_t vocab) {

@@ -26,6 +26,10 @@ namespace met::testing {
 // EXPECT) when either step fails.
 std::unique_ptr<Model> make_and_load(const RandomModelSpec& spec, const TempDir& dir);
 
+// A small model of `arch` (2 layers, width 256, 4 heads, 2 KV heads, FFN
+// 512, vocab 600, seed 11): the reference tests' shape.
+RandomModelSpec small_model_spec(Arch arch, GgmlType dtype);
+
 // A small qwen35-family model with one MTP block (qwen35moe, qwen3next:
 // with 4 experts, 2 used, and a shared expert), seed 17.
 RandomModelSpec hybrid_spec(Arch arch, GgmlType dtype, uint32_t vocab);
