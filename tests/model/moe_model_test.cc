@@ -29,16 +29,8 @@ struct MoeCase {
 };
 
 RandomModelSpec moe_spec(Arch arch, GgmlType dtype, uint32_t shared_ff) {
-  RandomModelSpec s;
-  s.arch = arch;
-  s.num_layers = 2;
-  s.embedding_length = 256;
-  s.num_heads = 4;
-  s.num_kv_heads = 2;
-  s.feed_forward_length = 512;
+  RandomModelSpec s = testing::small_model_spec(arch, dtype);
   s.vocab_size = kVocab;
-  s.dtype = dtype;
-  s.seed = 11;
   s.num_experts = 8;
   s.num_experts_used = 2;
   s.expert_feed_forward_length = 256;

@@ -12,22 +12,16 @@
 
 #include "gguf/gguf_file.h"
 #include "tensor/quantize.h"
+#include "testing/model_test_support.h"
 #include "testing/temp_dir.h"
 
 namespace met {
 namespace {
 
 RandomModelSpec small_spec(Arch arch, GgmlType dtype) {
-  RandomModelSpec s;
-  s.arch = arch;
-  s.num_layers = 2;
-  s.embedding_length = 256;
-  s.num_heads = 4;
-  s.num_kv_heads = 2;
-  s.feed_forward_length = 512;
+  RandomModelSpec s = testing::small_model_spec(arch, dtype);
   s.vocab_size = 1024;
   s.context_length = 512;
-  s.dtype = dtype;
   s.seed = 42;
   return s;
 }
