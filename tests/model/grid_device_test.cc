@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -104,6 +106,49 @@ TEST(GridDevice, AKvPoolFromFreeMemoryLeavesTheReserveAndTakesItsShare) {
   // blocks (32 layers x K and V x 8 KV heads x 16 tokens x 128 F16 dims):
   // 90% of 122 GiB, 56,217 blocks, 899,472 tokens.
   EXPECT_EQ(kv_blocks_for_free_memory(123 * kGiB, 2 * 1048576), 56217);
+}
+
+// The host backend with a device memory of `free_bytes` free: what
+// CudaGridBackend reports from cudaMemGetInfo.
+class BackendWithFreeMemory final : public cuda::GridBackend {
+ public:
+  explicit BackendWithFreeMemory(int64_t free_bytes) : free_(free_bytes) {}
+  const char* name() const override { return "host with free memory"; }
+  Result<void*> allocate(size_t bytes) override { return host_->allocate(bytes); }
+  void release(void* ptr) override { host_->release(ptr); }
+  Result<void*> allocate_host(size_t bytes) override { return host_->allocate_host(bytes); }
+  void release_host(void* ptr) override { host_->release_host(ptr); }
+  Status to_device(void* dst, const void* src, size_t bytes) override { return host_->to_device(dst, src, bytes); }
+  Status to_host(void* dst, const void* src, size_t bytes) override { return host_->to_host(dst, src, bytes); }
+  Status launch(const cuda::GridStep& step) override { return host_->launch(step); }
+  Status wait(uint64_t ticket) override { return host_->wait(ticket); }
+  double measure_bandwidth(int repeats) override { return host_->measure_bandwidth(repeats); }
+  std::optional<int64_t> free_memory_bytes() const override { return free_; }
+
+ private:
+  std::unique_ptr<cuda::GridBackend> host_ = cuda::make_host_grid_backend();
+  int64_t free_;
+};
+
+// No pool size given: the pool is what the free memory holds, and the
+// device serves from it.
+TEST(GridDevice, WithoutAPoolSizeThePoolIsWhatFreeMemoryHolds) {
+  TempDir dir;
+  auto llama = make_and_load(small_model_spec(Arch::kLlama, GgmlType::kF32), dir);
+  ASSERT_NE(llama, nullptr);
+  GridDeviceOptions o = test_grid_options(GgmlType::kF16);
+  o.num_kv_blocks = 0;
+  const int64_t free = kKvFreeMemoryReserveBytes + (int64_t{48} << 20);
+  auto d = GridDevice::create(*llama, std::make_unique<BackendWithFreeMemory>(free), o);
+  ASSERT_TRUE(d.ok()) << d.status().to_string();
+  const int32_t want = kv_blocks_for_free_memory(free, (*d)->info().kv_block_bytes);
+  EXPECT_GT(want, 0);
+  EXPECT_EQ((*d)->info().num_kv_blocks, want);
+  const std::vector<TokenId> tokens = fixed_prompt(20, 600);
+  EXPECT_EQ(logits_at_every_position(**d, tokens, 20, 20, block_range(want - 2, 2)).size(), tokens.size());
+  auto none = GridDevice::create(*llama, std::make_unique<BackendWithFreeMemory>(kKvFreeMemoryReserveBytes), o);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("holds no KV block"), std::string::npos) << none.status().to_string();
 }
 
 TEST(GridDevice, TheHostBackendCannotSizeItsPoolFromFreeMemory) {
