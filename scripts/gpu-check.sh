@@ -51,13 +51,18 @@ bundle() {
   du -sh gpu-bundle
 }
 
+# The slice in `dtype`, made on the host's cores while the GPU runs the tests.
+make_slice() {
+  local dtype=$1
+  # shellcheck disable=SC2086 # $shape is a list of flags
+  timeout 240 "${bundled[@]}" gpu-bundle/bin/met make-model -o "/tmp/met-slice-$dtype.gguf" $shape --dtype "$dtype" >/dev/null
+}
+
 # `met bench` on one slice: prefill 512, decode at batch 1, 8, 64.
 bench_slice() {
   local dtype=$1 out=$2
   local model=/tmp/met-slice-$dtype.gguf
-  # shellcheck disable=SC2086 # $shape is a list of flags
-  timeout 120 "${bundled[@]}" gpu-bundle/bin/met make-model -o "$model" $shape --dtype "$dtype" >/dev/null
-  timeout 120 "${bundled[@]}" gpu-bundle/bin/met bench "$model" --device "$device" --prompt-tokens 512 --gen-tokens 32 \
+  timeout 150 "${bundled[@]}" gpu-bundle/bin/met bench "$model" --device "$device" --prompt-tokens 512 --gen-tokens 32 \
     --batch 1,8,64 --context 0 --kv-dtype f16 --max-batch-tokens 512 --json >"$out/bench-$dtype.json"
   rm -f "$model"
 }
@@ -85,14 +90,25 @@ PY
 run() {
   local out=${OUT:-gpu-check-out}
   mkdir -p "$out"
-  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/gpu.txt" ||
-    echo "no nvidia-smi: no GPU here"
-  local status=0
+  nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv,noheader |
+    tee "$out/gpu.txt" || echo "no nvidia-smi: no GPU here"
+  local dtypes=(bf16 q8_0 q4_k) pids=() status=0
+  for dtype in "${dtypes[@]}"; do make_slice "$dtype" & pids+=($!); done
   for t in gpu-bundle/bin/met_backend_cuda_gpu_test gpu-bundle/bin/met_model_cuda_gpu_test; do
-    timeout 180 "${bundled[@]}" "$t" --gtest_brief=1 2>&1 | tee -a "$out/tests.log" || status=1
+    if ! timeout 180 "${bundled[@]}" "$t" --gtest_brief=1 2>&1 | tee -a "$out/tests.log"; then
+      status=1
+      # A failure that may be a bad access: the failing tests again under compute-sanitizer.
+      local failed
+      failed=$(sed -n 's/^\[  FAILED  \] \([A-Za-z0-9_/.]*\).*/\1/p' "$out/tests.log" | sort -u | paste -sd: -)
+      if [ -n "$failed" ] && command -v compute-sanitizer >/dev/null; then
+        timeout 90 "${bundled[@]}" compute-sanitizer --print-limit 20 "$t" --gtest_filter="$failed" 2>&1 |
+          tail -n 60 | tee -a "$out/sanitizer.log" || true
+      fi
+    fi
   done
-  for dtype in bf16 q8_0 q4_k; do
-    bench_slice "$dtype" "$out" || { echo "bench $dtype failed"; status=1; }
+  for i in "${!dtypes[@]}"; do
+    wait "${pids[$i]}" || { echo "make-model ${dtypes[$i]} failed"; status=1; continue; }
+    bench_slice "${dtypes[$i]}" "$out" || { echo "bench ${dtypes[$i]} failed"; status=1; }
   done
   table "$out"
   return $status
