@@ -17,7 +17,8 @@
 # weight type; the kernels against the CPU references); then 8B-shaped
 # slices (Llama-3-8B's widths and vocabulary, 2 layers) made by `met
 # make-model` in BF16, Q8_0 and Q4_K, each measured by `met bench --device
-# cuda`: prefill of 512 tokens and decode at batch 1, 8 and 64, each
+# cuda`: prefill of 512 tokens and decode at batch 1, 8 and 64 (BF16 also at
+# batch 1 after 4,096 tokens of context), each
 # decode figure as GB/s moved against the measured device-to-device copy
 # bandwidth, and the decode graphs' capture time. The table goes to
 # $OUT/gpu-check.md (or gpu-check-out/), the raw JSON beside it.
@@ -27,7 +28,7 @@
 #   --ff 256 --vocab 1000" scripts/gpu-check.sh run
 set -euo pipefail
 device=${MET_GPU_CHECK_DEVICE:-cuda}
-shape=${MET_GPU_CHECK_SHAPE:-"--layers 2 --embd 4096 --heads 32 --kv-heads 8 --ff 14336 --vocab 128256"}
+shape=${MET_GPU_CHECK_SHAPE:-"--layers 2 --embd 4096 --heads 32 --kv-heads 8 --ff 14336 --vocab 128256 --ctx 8192"}
 cd "$(dirname "$0")/.."
 
 # The bundle's binaries run with its libraries; nothing else (python3 below)
@@ -64,6 +65,11 @@ bench_slice() {
   local model=/tmp/met-slice-$dtype.gguf
   timeout 150 "${bundled[@]}" gpu-bundle/bin/met bench "$model" --device "$device" --prompt-tokens 512 --gen-tokens 32 \
     --batch 1,8,64 --context 0 --kv-dtype f16 --max-batch-tokens 512 --json >"$out/bench-$dtype.json"
+  if [ "$dtype" = bf16 ]; then  # attention at depth: batch 1 after 4,096 tokens
+    timeout 150 "${bundled[@]}" gpu-bundle/bin/met bench "$model" --device "$device" --prompt-tokens 512 \
+      --gen-tokens 32 --batch 1 --context 4096 --cached-prompt-tokens 0 --kv-dtype f16 --max-batch-tokens 512 \
+      --json >"$out/bench-$dtype-at-4096.json"
+  fi
   rm -f "$model"
 }
 
@@ -72,15 +78,15 @@ table() {
   python3 - "$out" <<'PY'
 import json, sys, glob, os
 out = sys.argv[1]
-rows = ["| slice | prefill 512 tok/s | batch | decode tok/s | MB/step | GB/s moved | copy GB/s | share | graphs (ms) |",
-        "|---|---|---|---|---|---|---|---|---|"]
+rows = ["| slice | prefill 512 tok/s | context | batch | decode tok/s | MB/step | GB/s moved | copy GB/s | share | graphs (ms) |",
+        "|---|---|---|---|---|---|---|---|---|---|"]
 for path in sorted(glob.glob(os.path.join(out, "bench-*.json"))):
     j = json.load(open(path))
     name = os.path.basename(path)[6:-5]
     for d in j["decode"]:
         moved = d["tok_s"] / d["batch"] * d["step_bytes"]
-        rows.append("| {} | {:.0f} | {} | {:.1f} | {:.1f} | {:.0f} | {:.0f} | {:.0f}% | {} ({:.1f}) |".format(
-            name, j["prefill_tok_s"], d["batch"], d["tok_s"], d["step_bytes"] / 1e6, moved / 1e9,
+        rows.append("| {} | {:.0f} | {} | {} | {:.1f} | {:.1f} | {:.0f} | {:.0f} | {:.0f}% | {} ({:.1f}) |".format(
+            name, j["prefill_tok_s"], d["context"], d["batch"], d["tok_s"], d["step_bytes"] / 1e6, moved / 1e9,
             d["read_bytes_s"] / 1e9, 100 * moved / d["read_bytes_s"], j["graph_captures"], j["graph_capture_ms"]))
 open(os.path.join(out, "gpu-check.md"), "w").write("\n".join(rows) + "\n")
 print("\n".join(rows))

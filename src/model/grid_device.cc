@@ -9,6 +9,7 @@
 #include "backend/cpu/block_tokens.h"
 #include "backend/cpu/kv_cache.h"
 #include "backend/cuda/rope_table.h"
+#include "backend/cuda/weight_tiling.h"
 #include "core/log.h"
 #include "tensor/quantize.h"
 
@@ -72,10 +73,17 @@ Result<cuda::MatrixRef> GridDevice::upload_matrix(const std::string& name, int64
   if (t->shape.size() != 2 || static_cast<int64_t>(t->shape[0]) != cols || static_cast<int64_t>(t->shape[1]) < rows) {
     return invalid_argument("grid device: tensor '{}' is not {} x {}", name, rows, cols);
   }
-  MET_ASSIGN_OR_RETURN(const cuda::HdWeightType type, weight_type(*t));
-  const std::span<const uint8_t> bytes = model_.file().tensor_data(*t);
+  MET_ASSIGN_OR_RETURN(cuda::HdWeightType type, weight_type(*t));
   const auto row_bytes = static_cast<int64_t>(t->num_bytes / t->shape[1]);
-  MET_ASSIGN_OR_RETURN(const uint8_t* data, upload(bytes.first(static_cast<size_t>(rows * row_bytes))));
+  const std::span<const uint8_t> bytes = model_.file().tensor_data(*t).first(static_cast<size_t>(rows * row_bytes));
+  if (type == cuda::HdWeightType::kQ8_0 && cuda::can_tile_q8_0(cols)) {
+    // The GEMV's layout (every element decodes as the file's).
+    std::vector<uint8_t> tiled(bytes.size());
+    cuda::tile_q8_0_rows(bytes, cols, tiled);
+    MET_ASSIGN_OR_RETURN(const uint8_t* data, upload(tiled));
+    return cuda::MatrixRef{cuda::HdWeightType::kQ8_0Tiled, data, rows, cols, row_bytes};
+  }
+  MET_ASSIGN_OR_RETURN(const uint8_t* data, upload(bytes));
   return cuda::MatrixRef{type, data, rows, cols, row_bytes};
 }
 

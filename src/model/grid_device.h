@@ -3,7 +3,8 @@
 // CudaGridBackend (CudaDevice, MET_CUDA builds), or on the host, where the
 // very program the GPU runs is checked against CpuDevice and the reference
 // forward. The model's weights go to the backend as the file's bytes (F32,
-// F16, BF16, Q8_0, Q4_K and Q6_K matrices; norms as F32); the KV pool is the
+// F16, BF16, Q8_0, Q4_K and Q6_K matrices; Q8_0 rows of whole 512-column
+// tiles tiled for the GEMV, weight_tiling.h; norms as F32); the KV pool is the
 // CPU backend's block layout (F32 or F16 rows), so spill images move between
 // the two. launch() packs the plan into a staging slot (plan_staging.h, one
 // per step in flight, two at most) and hands it to the backend; a row fed

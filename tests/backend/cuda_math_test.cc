@@ -3,9 +3,12 @@
 // decoder gives the CPU scalar reference's float for every element of real
 // (quantized) and arbitrary (random-byte) blocks; the pair rotation and the
 // angle table give the reference's rope bit for bit; the softmax fold of
-// partitions in order equals attention over the whole computed in double.
+// partitions in order equals attention over the whole computed in double;
+// Q8_0 rows tiled for the GEMV decode, element by element and group by
+// group, to the file's bits.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -15,6 +18,7 @@
 #include "backend/cuda/dequant_hd.h"
 #include "backend/cuda/rope_hd.h"
 #include "backend/cuda/rope_table.h"
+#include "backend/cuda/weight_tiling.h"
 #include "backend/softmax_fold.h"
 #include "tensor/half.h"
 #include "tensor/reference/reference_kernels.h"
@@ -89,6 +93,37 @@ TEST(CudaMath, EveryElementOfRandomBlocksDecodesAsTheReference) {
       }
     }
     expect_elements_match(c, row, n);
+  }
+}
+
+TEST(CudaMath, TiledQ8_0RowsDecodeToTheFilesBits) {
+  EXPECT_TRUE(can_tile_q8_0(512));
+  EXPECT_TRUE(can_tile_q8_0(14336));
+  EXPECT_FALSE(can_tile_q8_0(256));
+  EXPECT_FALSE(can_tile_q8_0(768));
+  EXPECT_FALSE(can_tile_q8_0(0));
+  constexpr int64_t kRows = 3, kCols = 1024;
+  const int64_t row_bytes = kCols / kHdQk * kHdQ8_0Bytes;
+  const std::vector<float> w = testing::gaussian_with_outliers(static_cast<size_t>(kRows * kCols), 31);
+  const std::vector<float> x = testing::gaussian(static_cast<size_t>(kCols), 32);
+  std::vector<uint8_t> raw(static_cast<size_t>(kRows * row_bytes));
+  for (int64_t r = 0; r < kRows; ++r) ref::quantize_row_q8_0(w.data() + r * kCols, raw.data() + r * row_bytes, kCols);
+  std::vector<uint8_t> tiled(raw.size());
+  tile_q8_0_rows(raw, kCols, tiled);
+  EXPECT_NE(tiled, raw);
+  for (int64_t r = 0; r < kRows; ++r) {
+    const uint8_t* file_row = raw.data() + r * row_bytes;
+    const uint8_t* tiled_row = tiled.data() + r * row_bytes;
+    for (int64_t i = 0; i < kCols; ++i) {
+      ASSERT_EQ(std::bit_cast<uint32_t>(weight_element(HdWeightType::kQ8_0Tiled, tiled_row, i)),
+                std::bit_cast<uint32_t>(q8_0_element(file_row, i)))
+          << "row " << r << " element " << i;
+    }
+    for (int64_t g = 0; g < kCols / kHdGroup; ++g) {
+      ASSERT_EQ(std::bit_cast<uint32_t>(dot_group(HdWeightType::kQ8_0Tiled, tiled_row, g, x.data() + g * kHdGroup)),
+                std::bit_cast<uint32_t>(dot_group(HdWeightType::kQ8_0, file_row, g, x.data() + g * kHdGroup)))
+          << "row " << r << " group " << g;
+    }
   }
 }
 

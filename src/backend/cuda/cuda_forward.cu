@@ -1,6 +1,7 @@
 // The grid forward pass on a CUDA stream (see cuda_forward.h).
 #include "backend/cuda/cuda_forward.h"
 
+#include "backend/cuda/gemv.h"
 #include "backend/cuda/math_kernels.h"
 
 namespace met::cuda {

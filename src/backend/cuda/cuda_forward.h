@@ -1,6 +1,6 @@
 // The grid forward pass on a CUDA stream: forward_program.h's ops, each
 // launched as a grid-stride kernel of its functor, and its matrix products
-// as the GEMV of math_kernels.h over groups of kMaxGemvBatch rows. Errors
+// as the GEMV of gemv.h over groups of kMaxGemvBatch rows. Errors
 // of the launches come back as the first failing cudaError_t.
 // C++17 (the .cu that defines it). Threading: one caller per stream.
 // Tested on a GPU by tests/model/cuda_grid_test.cc (label gpu).

@@ -123,8 +123,29 @@ MET_HD inline float f32_element(const uint8_t* row, int64_t i) {
   return f;
 }
 
-// The weight types the CUDA backend decodes, as GGUF numbers them.
-enum class HdWeightType : int32_t { kF32 = 0, kF16 = 1, kQ8_0 = 8, kQ4_K = 12, kQ6_K = 14, kBF16 = 30 };
+// Q8_0 rows tiled at load for the GEMV (weight_tiling.h): each tile of
+// 512 columns is 512 int8 in lane order, lane l's 16 bytes holding columns
+// 128m + 4l + j (m, j < 4) at 16l + 4m + j, so lane l's activations are
+// four float4 loads that a warp makes contiguous; then the tile's 16 fp16
+// block scales, block s + 4m at slot 4s + m, so lane l's four are one
+// 8-byte load at slot 4(l / 8). 544 bytes, as 16 blocks of Q8_0.
+inline constexpr int kHdQ8TileCols = 512;
+inline constexpr int kHdQ8TileBytes = 544;
+
+MET_HD inline int hd_q8_tile_byte(int c) { return 16 * ((c % 128) / 4) + 4 * (c / 128) + c % 4; }
+MET_HD inline int hd_q8_tile_scale_slot(int block) { return 4 * (block % 4) + block / 4; }
+
+MET_HD inline float q8_0_tiled_element(const uint8_t* row, int64_t i) {
+  const uint8_t* tile = row + (i / kHdQ8TileCols) * kHdQ8TileBytes;
+  const int c = static_cast<int>(i % kHdQ8TileCols);
+  const auto q = static_cast<int8_t>(tile[hd_q8_tile_byte(c)]);
+  return static_cast<float>(q) * hd_fp16(hd_load_u16(tile + kHdQ8TileCols + 2 * hd_q8_tile_scale_slot(c / kHdQk)));
+}
+
+// The weight types the CUDA backend decodes, as GGUF numbers them, and the
+// layouts it tiles at load (numbers GGUF does not use).
+enum class HdWeightType : int32_t { kF32 = 0, kF16 = 1, kQ8_0 = 8, kQ4_K = 12, kQ6_K = 14, kBF16 = 30,
+                                    kQ8_0Tiled = 1008 };
 
 MET_HD inline float weight_element(HdWeightType type, const uint8_t* row, int64_t i) {
   switch (type) {
@@ -134,6 +155,7 @@ MET_HD inline float weight_element(HdWeightType type, const uint8_t* row, int64_
     case HdWeightType::kQ8_0: return q8_0_element(row, i);
     case HdWeightType::kQ4_K: return q4_k_element(row, i);
     case HdWeightType::kQ6_K: return q6_k_element(row, i);
+    case HdWeightType::kQ8_0Tiled: return q8_0_tiled_element(row, i);
   }
   return 0.0f;
 }
@@ -181,6 +203,7 @@ MET_HD inline float dot_group(HdWeightType type, const uint8_t* row, int64_t g, 
     case HdWeightType::kF32:
     case HdWeightType::kF16:
     case HdWeightType::kBF16:
+    case HdWeightType::kQ8_0Tiled:
       for (int j = 0; j < kHdGroup; ++j) sum = fmaf(weight_element(type, row, g * kHdGroup + j), x[j], sum);
       return sum;
   }

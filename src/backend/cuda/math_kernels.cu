@@ -9,7 +9,6 @@ namespace met::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kWarp = 32;
 
 int blocks_for(int64_t n) {
   const int64_t blocks = (n + kThreads - 1) / kThreads;
@@ -34,32 +33,6 @@ __global__ void rope_kernel(float* x, int32_t rows, int64_t row_stride, int32_t 
     const auto row = static_cast<int32_t>(i / pairs / heads);
     float* h = x + row * row_stride + int64_t{head} * head_dim;
     rope_rotate_pair(h, pair, rope_dims, neox, table + int64_t{positions[row]} * rope_dims);
-  }
-}
-
-// A warp per output row: each lane takes groups of 32 columns (dot_group:
-// a block's scales decoded once) in a stride of the warp, then the warp
-// reduces by shuffles. Columns past the last whole group (float types
-// only) go element by element.
-__global__ void gemv_kernel(HdWeightType type, const uint8_t* weights, int64_t out_rows, int64_t cols,
-                            int64_t row_bytes, const float* x, int32_t batch, float* y) {
-  const int64_t row = (blockIdx.x * int64_t{blockDim.x} + threadIdx.x) / kWarp;
-  const int lane = static_cast<int>(threadIdx.x % kWarp);
-  if (row >= out_rows) return;
-  const uint8_t* w = weights + row * row_bytes;
-  float acc[kMaxGemvBatch] = {};
-  const int64_t groups = cols / kHdGroup;
-  for (int64_t g = lane; g < groups; g += kWarp) {
-    for (int32_t b = 0; b < batch; ++b) acc[b] += dot_group(type, w, g, x + b * cols + g * kHdGroup);
-  }
-  for (int64_t c = groups * kHdGroup + lane; c < cols; c += kWarp) {
-    const float v = weight_element(type, w, c);
-    for (int32_t b = 0; b < batch; ++b) acc[b] = fmaf(v, x[b * cols + c], acc[b]);
-  }
-  for (int32_t b = 0; b < batch; ++b) {
-    float sum = acc[b];
-    for (int offset = kWarp / 2; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xFFFFFFFFu, sum, offset);
-    if (lane == 0) y[b * out_rows + row] = sum;
   }
 }
 
@@ -99,17 +72,6 @@ Status rope_rows(float* x, int32_t rows, int64_t row_stride, int32_t heads, int3
   rope_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, rows, row_stride, heads, head_dim, rope_dims, neox,
                                                       positions, table);
   return cuda_status(cudaGetLastError(), "rope launch");
-}
-
-Status gemv(HdWeightType type, const uint8_t* weights, int64_t out_rows, int64_t cols, int64_t row_bytes,
-            const float* x, int32_t batch, float* y, cudaStream_t stream) {
-  if (batch < 1 || batch > kMaxGemvBatch) {
-    return invalid_argument("gemv: batch {} outside 1..{}", batch, kMaxGemvBatch);
-  }
-  const int64_t blocks = (out_rows * kWarp + kThreads - 1) / kThreads;
-  gemv_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(type, weights, out_rows, cols, row_bytes, x,
-                                                                     batch, y);
-  return cuda_status(cudaGetLastError(), "gemv launch");
 }
 
 Status fold_partials(const float* partials, int32_t num_partitions, int32_t queries, int32_t head_dim, float* out,

@@ -1,10 +1,7 @@
-// The CUDA backend's element-wise and small-batch kernels, built on the
-// per-element math of dequant_hd.h, rope_hd.h and softmax_fold.h: weight
-// rows decoded to float (the GEMM path's BF16 tiles start here), RoPE from
-// the host-built angle table, GEMV for a few activation rows, and the fold
-// of split-KV attention partials in partition order. The GEMV is the
-// correctness baseline (a warp per output, a lane per 32-column group,
-// dot_group); it is not tuned, since no GPU has run it yet.
+// The CUDA backend's element-wise kernels, built on the per-element math of
+// dequant_hd.h, rope_hd.h and softmax_fold.h: weight rows decoded to float,
+// RoPE from the host-built angle table, and the fold of split-KV attention
+// partials in partition order (the GEMV is gemv.h's).
 // Every pointer is device memory; each call enqueues on `stream` and
 // returns the launch's error, if any.
 // Threading: any thread; the stream orders the work.
@@ -29,13 +26,6 @@ Status dequantize_rows(HdWeightType type, const uint8_t* rows, int64_t num_rows,
 // row_stride floats apart) by its position's row of `table` (rope_hd.h).
 Status rope_rows(float* x, int32_t rows, int64_t row_stride, int32_t heads, int32_t head_dim, int32_t rope_dims,
                  bool neox, const int32_t* positions, const float* table, cudaStream_t stream);
-
-inline constexpr int32_t kMaxGemvBatch = 8;
-
-// y[b * out_rows + j] = dot(weight row j, x[b * cols ..]) for b < batch.
-// REQUIRES: 1 <= batch <= kMaxGemvBatch.
-Status gemv(HdWeightType type, const uint8_t* weights, int64_t out_rows, int64_t cols, int64_t row_bytes,
-            const float* x, int32_t batch, float* y, cudaStream_t stream);
 
 // Folds, per query q, the partials of partitions 0 .. num_partitions - 1 in
 // that order (record p of q at partials + (p * queries + q) * (2 + head_dim):

@@ -1,0 +1,249 @@
+// The GEMV (see gemv.h).
+#include "backend/cuda/gemv.h"
+
+#include <cuda_fp16.h>
+
+#include "backend/cuda/cuda_buffer.h"
+
+namespace met::cuda {
+namespace {
+
+constexpr int kWarp = 32;
+constexpr int kThreads = 128;  // 4 warps a block
+constexpr int kWarpsPerBlock = kThreads / kWarp;
+
+__device__ float warp_sum(float v) {
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(0xFFFFFFFFu, v, offset);
+  return v;
+}
+
+// --- The tiled path -------------------------------------------------------
+// A layout says, for a warp tile of kCols columns (kBytes of a row), what
+// lane `lane` loads (Raw), which kElems activations it multiplies (x_at:
+// element e's column within the tile) and the weight of element e.
+
+// 16 bytes = 4 float32: lane l holds columns 4l .. 4l + 3.
+struct F32Tile {
+  static constexpr int kCols = 128;
+  static constexpr int kBytes = 512;
+  static constexpr int kElems = 4;
+  struct Raw {
+    uint4 q;
+  };
+  __device__ static Raw load(const uint8_t* tile, int lane) {
+    return {__ldg(reinterpret_cast<const uint4*>(tile) + lane)};
+  }
+  __device__ static int column(int lane, int quad) { return 4 * lane + 4 * quad; }
+  __device__ static float weight(const Raw& r, int e) {
+    const uint32_t words[4] = {r.q.x, r.q.y, r.q.z, r.q.w};
+    return __uint_as_float(words[e]);
+  }
+};
+
+// 16 bytes = 8 halves (F16 or BF16): lane l holds columns 8l .. 8l + 7.
+template <bool kBf16>
+struct HalfTile {
+  static constexpr int kCols = 256;
+  static constexpr int kBytes = 512;
+  static constexpr int kElems = 8;
+  struct Raw {
+    uint4 q;
+  };
+  __device__ static Raw load(const uint8_t* tile, int lane) {
+    return {__ldg(reinterpret_cast<const uint4*>(tile) + lane)};
+  }
+  __device__ static int column(int lane, int quad) { return 8 * lane + 4 * quad; }
+  __device__ static float weight(const Raw& r, int e) {
+    const uint32_t words[4] = {r.q.x, r.q.y, r.q.z, r.q.w};
+    const auto bits = static_cast<uint16_t>(words[e / 2] >> (16 * (e % 2)));
+    return kBf16 ? __uint_as_float(static_cast<uint32_t>(bits) << 16) : __half2float(__ushort_as_half(bits));
+  }
+};
+
+// Tiled Q8_0 (dequant_hd.h): lane l's 16 int8 are columns 128m + 4l + j at
+// byte 4m + j, with the scales of blocks 4m + l / 8 in one 8-byte load.
+struct Q8Tile {
+  static constexpr int kCols = kHdQ8TileCols;
+  static constexpr int kBytes = kHdQ8TileBytes;
+  static constexpr int kElems = 16;
+  struct Raw {
+    uint4 q;
+    uint2 scales;
+  };
+  __device__ static Raw load(const uint8_t* tile, int lane) {
+    return {__ldg(reinterpret_cast<const uint4*>(tile) + lane),
+            __ldg(reinterpret_cast<const uint2*>(tile + kHdQ8TileCols) + lane / 8)};
+  }
+  __device__ static int column(int lane, int quad) { return 128 * quad + 4 * lane; }
+  __device__ static float weight(const Raw& r, int e) {
+    const uint32_t words[4] = {r.q.x, r.q.y, r.q.z, r.q.w};
+    const uint32_t scale_words[2] = {r.scales.x, r.scales.y};
+    const int m = e / 4;
+    const auto q = static_cast<int8_t>(words[m] >> (8 * (e % 4)));
+    const auto d = static_cast<uint16_t>(scale_words[m / 2] >> (16 * (m % 2)));
+    return static_cast<float>(q) * __half2float(__ushort_as_half(d));
+  }
+};
+
+// A warp per kRows weight rows, kBatch activation rows: per pair of tiles,
+// every lane loads its 16 bytes of each row first (2 * kRows loads in
+// flight), decodes each row's elements once, then for each activation row
+// loads its kElems activations (float4s) once for all kRows rows. Element e of a tile adds to the lane's sum in e
+// order, tiles in order.
+template <class Tile, int kRows, int kBatch>
+__global__ void __launch_bounds__(kThreads) gemv_tiled_kernel(const uint8_t* weights, int64_t out_rows, int64_t cols,
+                                                              int64_t row_bytes, const float* __restrict__ x,
+                                                              float* y) {
+  const int lane = static_cast<int>(threadIdx.x % kWarp);
+  const int64_t first = (int64_t{blockIdx.x} * kWarpsPerBlock + threadIdx.x / kWarp) * kRows;
+  if (first >= out_rows) return;
+  const int64_t tiles = cols / Tile::kCols;
+  const uint8_t* rows[kRows];
+  for (int r = 0; r < kRows; ++r) rows[r] = weights + (first + r < out_rows ? first + r : first) * row_bytes;
+  float acc[kRows][kBatch] = {};
+  for (int64_t t = 0; t < tiles; t += 2) {
+    typename Tile::Raw raw[2][kRows];
+    const bool second = t + 1 < tiles;
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      raw[0][r] = Tile::load(rows[r] + t * Tile::kBytes, lane);
+      if (second) raw[1][r] = Tile::load(rows[r] + (t + 1) * Tile::kBytes, lane);
+    }
+#pragma unroll
+    for (int u = 0; u < 2; ++u) {
+      if (u == 1 && !second) break;
+      float w[kRows][Tile::kElems];
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+#pragma unroll
+        for (int e = 0; e < Tile::kElems; ++e) w[r][e] = Tile::weight(raw[u][r], e);
+      }
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        const float* xt = x + b * cols + (t + u) * Tile::kCols;
+        float xs[Tile::kElems];
+#pragma unroll
+        for (int quad = 0; quad < Tile::kElems / 4; ++quad) {
+          const float4 v = __ldg(reinterpret_cast<const float4*>(xt + Tile::column(lane, quad)));
+          xs[4 * quad] = v.x;
+          xs[4 * quad + 1] = v.y;
+          xs[4 * quad + 2] = v.z;
+          xs[4 * quad + 3] = v.w;
+        }
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+#pragma unroll
+          for (int e = 0; e < Tile::kElems; ++e) acc[r][b] = fmaf(w[r][e], xs[e], acc[r][b]);
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const float sum = warp_sum(acc[r][b]);
+      if (lane == 0 && first + r < out_rows) y[b * out_rows + first + r] = sum;
+    }
+  }
+}
+
+template <class Tile, int kBatch>
+void launch_tiled(const uint8_t* w, int64_t out_rows, int64_t cols, int64_t row_bytes, const float* x, float* y,
+                  cudaStream_t stream) {
+  // Two rows a warp while the activations are few; four when each weight
+  // load meets more of them (more reuse of each activation load).
+  constexpr int kRows = kBatch <= 2 ? 2 : 4;
+  const int64_t warps = (out_rows + kRows - 1) / kRows;
+  const auto blocks = static_cast<unsigned>((warps + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  gemv_tiled_kernel<Tile, kRows, kBatch><<<blocks, kThreads, 0, stream>>>(w, out_rows, cols, row_bytes, x, y);
+}
+
+template <class Tile>
+void launch_tiled(int32_t batch, const uint8_t* w, int64_t out_rows, int64_t cols, int64_t row_bytes,
+                  const float* x, float* y, cudaStream_t stream) {
+  switch (batch) {
+    case 1: return launch_tiled<Tile, 1>(w, out_rows, cols, row_bytes, x, y, stream);
+    case 2: return launch_tiled<Tile, 2>(w, out_rows, cols, row_bytes, x, y, stream);
+    case 3: return launch_tiled<Tile, 3>(w, out_rows, cols, row_bytes, x, y, stream);
+    case 4: return launch_tiled<Tile, 4>(w, out_rows, cols, row_bytes, x, y, stream);
+    case 5: return launch_tiled<Tile, 5>(w, out_rows, cols, row_bytes, x, y, stream);
+    case 6: return launch_tiled<Tile, 6>(w, out_rows, cols, row_bytes, x, y, stream);
+    case 7: return launch_tiled<Tile, 7>(w, out_rows, cols, row_bytes, x, y, stream);
+    default: return launch_tiled<Tile, 8>(w, out_rows, cols, row_bytes, x, y, stream);
+  }
+}
+static_assert(kMaxGemvBatch == 8, "launch_tiled instantiates batches 1..8");
+
+// The columns of a warp tile of `type` on the tiled path, or 0.
+int tile_cols(HdWeightType type) {
+  switch (type) {
+    case HdWeightType::kF32: return F32Tile::kCols;
+    case HdWeightType::kF16:
+    case HdWeightType::kBF16: return HalfTile<true>::kCols;
+    case HdWeightType::kQ8_0Tiled: return Q8Tile::kCols;
+    default: return 0;
+  }
+}
+
+// --- By groups ------------------------------------------------------------
+// A warp per output row: each lane takes groups of 32 columns (dot_group:
+// a block's scales decoded once) in a stride of the warp, then the warp
+// reduces by shuffles. Columns past the last whole group (float types
+// only) go element by element.
+__global__ void gemv_by_groups_kernel(HdWeightType type, const uint8_t* weights, int64_t out_rows, int64_t cols,
+                                      int64_t row_bytes, const float* x, int32_t batch, float* y) {
+  const int64_t row = (blockIdx.x * int64_t{blockDim.x} + threadIdx.x) / kWarp;
+  const int lane = static_cast<int>(threadIdx.x % kWarp);
+  if (row >= out_rows) return;
+  const uint8_t* w = weights + row * row_bytes;
+  float acc[kMaxGemvBatch] = {};
+  const int64_t groups = cols / kHdGroup;
+  for (int64_t g = lane; g < groups; g += kWarp) {
+    for (int32_t b = 0; b < batch; ++b) acc[b] += dot_group(type, w, g, x + b * cols + g * kHdGroup);
+  }
+  for (int64_t c = groups * kHdGroup + lane; c < cols; c += kWarp) {
+    const float v = weight_element(type, w, c);
+    for (int32_t b = 0; b < batch; ++b) acc[b] = fmaf(v, x[b * cols + c], acc[b]);
+  }
+  for (int32_t b = 0; b < batch; ++b) {
+    const float sum = warp_sum(acc[b]);
+    if (lane == 0) y[b * out_rows + row] = sum;
+  }
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+}  // namespace
+
+bool gemv_is_tiled(HdWeightType type, const uint8_t* weights, int64_t cols, int64_t row_bytes, const float* x) {
+  const int tile = tile_cols(type);
+  return tile > 0 && cols % tile == 0 && row_bytes % 16 == 0 && aligned16(weights) && aligned16(x);
+}
+
+Status gemv(HdWeightType type, const uint8_t* weights, int64_t out_rows, int64_t cols, int64_t row_bytes,
+            const float* x, int32_t batch, float* y, cudaStream_t stream) {
+  if (batch < 1 || batch > kMaxGemvBatch) {
+    return invalid_argument("gemv: batch {} outside 1..{}", batch, kMaxGemvBatch);
+  }
+  if (out_rows == 0) return ok_status();
+  if (gemv_is_tiled(type, weights, cols, row_bytes, x)) {
+    switch (type) {
+      case HdWeightType::kF32: launch_tiled<F32Tile>(batch, weights, out_rows, cols, row_bytes, x, y, stream); break;
+      case HdWeightType::kF16:
+        launch_tiled<HalfTile<false>>(batch, weights, out_rows, cols, row_bytes, x, y, stream);
+        break;
+      case HdWeightType::kBF16:
+        launch_tiled<HalfTile<true>>(batch, weights, out_rows, cols, row_bytes, x, y, stream);
+        break;
+      default: launch_tiled<Q8Tile>(batch, weights, out_rows, cols, row_bytes, x, y, stream); break;
+    }
+    return cuda_status(cudaGetLastError(), "gemv launch");
+  }
+  const int64_t blocks = (out_rows * kWarp + 255) / 256;
+  gemv_by_groups_kernel<<<static_cast<unsigned>(blocks), 256, 0, stream>>>(type, weights, out_rows, cols, row_bytes,
+                                                                          x, batch, y);
+  return cuda_status(cudaGetLastError(), "gemv launch");
+}
+
+}  // namespace met::cuda
