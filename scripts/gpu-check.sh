@@ -69,8 +69,20 @@ bench_slice() {
     timeout 150 "${bundled[@]}" gpu-bundle/bin/met bench "$model" --device "$device" --prompt-tokens 512 \
       --gen-tokens 32 --batch 1 --context 4096 --cached-prompt-tokens 0 --kv-dtype f16 --max-batch-tokens 512 \
       --json >"$out/bench-$dtype-at-4096.json"
+    profile "$model" "$out"
   fi
   rm -f "$model"
+}
+
+# Where a short BF16 run's GPU time goes, kernel by kernel (Nsight
+# Compute's per-kernel summary of their durations), where ncu is installed.
+profile() {
+  local model=$1 out=$2
+  command -v ncu >/dev/null || return 0
+  timeout 150 ncu --clock-control none --metrics gpu__time_duration.sum --print-summary per-kernel --csv \
+    --launch-count 800 "${bundled[@]}" gpu-bundle/bin/met bench "$model" --device "$device" --prompt-tokens 64 \
+    --gen-tokens 8 --batch 1,8 --context 0,1024 --cached-prompt-tokens 0 --kv-dtype f16 >"$out/profile-bf16.csv" 2>&1 ||
+    echo "profile failed (see profile-bf16.csv)"
 }
 
 table() {

@@ -1,6 +1,7 @@
 // The grid forward pass on a CUDA stream (see cuda_forward.h).
 #include "backend/cuda/cuda_forward.h"
 
+#include "backend/cuda/attention_kernels.h"
 #include "backend/cuda/gemv.h"
 #include "backend/cuda/math_kernels.h"
 
@@ -99,7 +100,8 @@ __global__ void add_norm_kernel(AddNormOp op) {
 
 // The executor forward_program.h runs on: kernels on one stream, the first
 // error kept. The ops with a cooperative kernel of their own (a block per
-// row) take it; every other op runs its functor a thread per index.
+// row or head: norms, argmax, attention_kernels.h) take it; every other op
+// runs its functor a thread per index.
 class CudaExec {
  public:
   explicit CudaExec(cudaStream_t stream) : stream_(stream) {}
@@ -120,6 +122,18 @@ class CudaExec {
     if (n == 0 || error_ != cudaSuccess) return;
     rms_norm_kernel<<<static_cast<unsigned>(n), kThreads, 0, stream_>>>(op);
     keep(cudaGetLastError());
+  }
+
+  void for_each(int64_t n, const AttentionOp& op) {
+    if (n > 0 && error_ == cudaSuccess) keep(launch_attention_whole(op, n, stream_));
+  }
+
+  void for_each(int64_t n, const AttentionPartialOp& op) {
+    if (n > 0 && error_ == cudaSuccess) keep(launch_attention_partials(op, n, stream_));
+  }
+
+  void for_each(int64_t n, const AttentionMergeOp& op) {
+    if (n > 0 && error_ == cudaSuccess) keep(launch_attention_merge(op, n, stream_));
   }
 
   template <class Op>

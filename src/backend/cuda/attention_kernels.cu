@@ -1,0 +1,188 @@
+// Attention kernels (see attention_kernels.h).
+#include "backend/cuda/attention_kernels.h"
+
+#include <cuda_fp16.h>
+
+namespace met::cuda {
+namespace {
+
+constexpr int kWarp = 32;
+constexpr int kThreads = 128;
+constexpr int kWarps = kThreads / kWarp;
+constexpr int kDimsPerThread = kMaxGridHeadDim / kThreads;
+static_assert(kMaxGridHeadDim % kThreads == 0, "a thread takes whole dims");
+
+__device__ float kv_element(const KvView& kv, const uint8_t* row, int32_t d) {
+  if (kv.type == HdKvType::kF32) return reinterpret_cast<const float*>(row)[d];
+  return __half2float(reinterpret_cast<const __half*>(row)[d]);
+}
+
+// The block's scratch: the head's query, a partition's scores (then their
+// exponentials), one value per thread for the reductions.
+struct Scratch {
+  float q[kMaxGridHeadDim];
+  float scores[kAttnPartitionTokens];
+  float reduce[kThreads];
+};
+
+// The combination of every thread's `value` by `op` in a fixed tree;
+// every thread gets it.
+template <class Op>
+__device__ float block_reduce(Scratch& s, float value, Op op) {
+  const int tid = static_cast<int>(threadIdx.x);
+  s.reduce[tid] = value;
+  __syncthreads();
+  for (int half = kThreads / 2; half > 0; half /= 2) {
+    if (tid < half) s.reduce[tid] = op(s.reduce[tid], s.reduce[tid + half]);
+    __syncthreads();
+  }
+  const float result = s.reduce[0];
+  __syncthreads();  // before the next reduction overwrites it
+  return result;
+}
+
+struct Partial {
+  float m;
+  float l;
+  float acc[kDimsPerThread];  // dims tid, tid + kThreads, ...
+};
+
+// Positions [begin, end) of the seq whose blocks are `table`, for query
+// head h (its query in s.q): m, l and this thread's dims of acc.
+__device__ Partial partial_block(const AttnPartial& a, Scratch& s, const int32_t* table, int32_t h, int32_t begin,
+                                 int32_t end) {
+  const int tid = static_cast<int>(threadIdx.x), lane = tid % kWarp, warp = tid / kWarp;
+  const int32_t kvh = h / a.group, n = end - begin, hd = a.head_dim;
+  for (int32_t t = warp; t < n; t += kWarps) {
+    const int32_t pos = begin + t;
+    const uint8_t* krow = a.kv.k_row(a.layer, table[pos / a.kv.block_tokens], kvh, pos % a.kv.block_tokens);
+    float dot = 0.0f;
+    for (int32_t d = lane; d < hd; d += kWarp) dot = fmaf(s.q[d], kv_element(a.kv, krow, d), dot);
+    for (int offset = kWarp / 2; offset > 0; offset /= 2) dot += __shfl_xor_sync(0xFFFFFFFFu, dot, offset);
+    if (lane == 0) s.scores[t] = dot * a.scale;
+  }
+  __syncthreads();
+  float m = -INFINITY;
+  for (int32_t t = tid; t < n; t += kThreads) m = fmaxf(m, s.scores[t]);
+  m = block_reduce(s, m, [](float x, float y) { return fmaxf(x, y); });
+  float l = 0.0f;
+  for (int32_t t = tid; t < n; t += kThreads) {
+    const float e = expf(s.scores[t] - m);
+    s.scores[t] = e;
+    l += e;
+  }
+  l = block_reduce(s, l, [](float x, float y) { return x + y; });  // its barriers publish the exponentials
+  Partial p{m, l, {}};
+  for (int k = 0; k < kDimsPerThread; ++k) {
+    const int32_t d = tid + k * kThreads;
+    if (d >= hd) break;
+    float acc = 0.0f;
+    for (int32_t t = 0; t < n; ++t) {
+      const int32_t pos = begin + t;
+      const uint8_t* vrow =
+          a.kv.k_row(a.layer, table[pos / a.kv.block_tokens], kvh, pos % a.kv.block_tokens) + a.kv.kv_stride;
+      acc = fmaf(s.scores[t], kv_element(a.kv, vrow, d), acc);
+    }
+    p.acc[k] = acc;
+  }
+  __syncthreads();  // the scores are read before the next partition writes them
+  return p;
+}
+
+__device__ void load_query(Scratch& s, const float* qh, int32_t hd) {
+  for (int32_t d = static_cast<int32_t>(threadIdx.x); d < hd; d += kThreads) s.q[d] = qh[d];
+  __syncthreads();
+}
+
+// AttentionOp, a block per index: the row's partitions in order, each
+// partial folded into the total as AttentionMergeOp folds records.
+__global__ void __launch_bounds__(kThreads) attention_whole_kernel(AttentionOp op) {
+  __shared__ Scratch s;
+  const int64_t i = blockIdx.x;
+  const int64_t r = i / op.heads;
+  const PackedSeq& seq = op.step.seqs[op.step.row_seq[r]];
+  if (seq.num_rows == 1) return;  // split
+  const auto h = static_cast<int32_t>(i % op.heads);
+  const int32_t pos = op.step.positions[r], first = first_read(pos, op.window), hd = op.attn.head_dim;
+  load_query(s, op.q + i * hd, hd);
+  float total_m = -INFINITY, total_l = 0.0f, total[kDimsPerThread] = {};
+  for (int32_t p = first / kAttnPartitionTokens; p <= pos / kAttnPartitionTokens; ++p) {
+    const int32_t begin = p * kAttnPartitionTokens > first ? p * kAttnPartitionTokens : first;
+    const int32_t end = (p + 1) * kAttnPartitionTokens < pos + 1 ? (p + 1) * kAttnPartitionTokens : pos + 1;
+    const Partial part = partial_block(op.attn, s, op.step.tables + seq.table_begin, h, begin, end);
+    const FoldWeights w = fold_weights(total_m, part.m);
+    total_m = w.m;
+    total_l = fold_term(total_l, part.l, w);
+    for (int k = 0; k < kDimsPerThread; ++k) total[k] = fold_term(total[k], part.acc[k], w);
+  }
+  for (int k = 0; k < kDimsPerThread; ++k) {
+    const int32_t d = static_cast<int32_t>(threadIdx.x) + k * kThreads;
+    if (d < hd) op.out[i * hd + d] = total[k] / total_l;
+  }
+}
+
+// AttentionPartialOp, a block per index: the partition's record.
+__global__ void __launch_bounds__(kThreads) attention_partial_kernel(AttentionPartialOp op) {
+  __shared__ Scratch s;
+  const int64_t i = blockIdx.x;
+  const PackedPartition& part = op.partitions[i / op.heads];
+  const PackedSeq& seq = op.step.seqs[part.seq];
+  if (seq.num_rows != 1) return;  // whole
+  const auto h = static_cast<int32_t>(i % op.heads);
+  const int32_t hd = op.attn.head_dim;
+  load_query(s, op.q + (int64_t{seq.row_begin} * op.heads + h) * hd, hd);
+  const Partial p = partial_block(op.attn, s, op.step.tables + seq.table_begin, h, part.token_begin, part.token_end);
+  float* rec = op.records + i * attn_record_floats(hd);
+  if (threadIdx.x == 0) {
+    rec[0] = p.m;
+    rec[1] = p.l;
+  }
+  for (int k = 0; k < kDimsPerThread; ++k) {
+    const int32_t d = static_cast<int32_t>(threadIdx.x) + k * kThreads;
+    if (d < hd) rec[2 + d] = p.acc[k];
+  }
+}
+
+// AttentionMergeOp, a block per index, a thread per dim: the records
+// folded in partition order, as the whole kernel folds its partials.
+__global__ void __launch_bounds__(kThreads) attention_merge_kernel(AttentionMergeOp op) {
+  const int64_t i = blockIdx.x;
+  const PackedSeq& seq = op.step.seqs[op.step.row_seq[i / op.heads]];
+  if (seq.num_rows != 1) return;
+  const auto h = static_cast<int32_t>(i % op.heads);
+  const int64_t rf = attn_record_floats(op.head_dim);
+  float total_m = -INFINITY, total_l = 0.0f, total[kDimsPerThread] = {};
+  for (int32_t p = 0; p < seq.num_partitions; ++p) {
+    const float* rec = op.records + (int64_t{seq.partition_begin + p} * op.heads + h) * rf;
+    const FoldWeights w = fold_weights(total_m, rec[0]);
+    total_m = w.m;
+    total_l = fold_term(total_l, rec[1], w);
+    for (int k = 0; k < kDimsPerThread; ++k) {
+      const int32_t d = static_cast<int32_t>(threadIdx.x) + k * kThreads;
+      if (d < op.head_dim) total[k] = fold_term(total[k], rec[2 + d], w);
+    }
+  }
+  for (int k = 0; k < kDimsPerThread; ++k) {
+    const int32_t d = static_cast<int32_t>(threadIdx.x) + k * kThreads;
+    if (d < op.head_dim) op.out[i * op.head_dim + d] = total[k] / total_l;
+  }
+}
+
+}  // namespace
+
+cudaError_t launch_attention_whole(const AttentionOp& op, int64_t n, cudaStream_t stream) {
+  attention_whole_kernel<<<static_cast<unsigned>(n), kThreads, 0, stream>>>(op);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_attention_partials(const AttentionPartialOp& op, int64_t n, cudaStream_t stream) {
+  attention_partial_kernel<<<static_cast<unsigned>(n), kThreads, 0, stream>>>(op);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_attention_merge(const AttentionMergeOp& op, int64_t n, cudaStream_t stream) {
+  attention_merge_kernel<<<static_cast<unsigned>(n), kThreads, 0, stream>>>(op);
+  return cudaGetLastError();
+}
+
+}  // namespace met::cuda
