@@ -357,6 +357,7 @@ Result<Ticket> GridDevice::launch(const StepPlan& plan) {
   step.rows = header->num_rows;
   step.outputs = header->num_outputs;
   step.partitions = header->num_partitions;
+  step.seqs = header->num_seqs;
   step.model = &grid_;
   step.scratch = scratch_;
   step.scratch.argmax = argmax_[slot];

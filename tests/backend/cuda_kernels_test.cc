@@ -12,6 +12,7 @@
 
 #include <bit>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "backend/cpu/kernels/reference/kernels_ref.h"
@@ -154,15 +155,18 @@ std::vector<float> device_gemv(HdWeightType type, const std::vector<uint8_t>& by
 }
 
 // Every type on both paths (2048 columns fill warp tiles; 2080 do not, nor
-// does Q8_0 as the file stores it), batches 1 to 8: within float summation
-// error of the double-precision product, and a row's outputs the same bits
+// does Q8_0 as the file stores it), with few rows (each split over a
+// block's warps) and many (not split), batches 1 to 8: within float
+// summation error of the double-precision product (every row of the small
+// matrix, every 41st of the large), and a row's outputs the same bits
 // whatever the batch (batch invariance).
 TEST(CudaKernels, GemvAgreesWithTheReferenceMatmulOnBothPaths) {
   MET_REQUIRE_GPU();
   for (const TypeCase& c : kTypes) {
-    for (const int64_t cols : {int64_t{2048}, int64_t{2080}}) {
+    for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{301, 2048}, {301, 2080}, {8203, 2048}}) {
       if (cols % c.block_elements != 0) continue;
-      const Weights w = make_weights(c, 301, cols, 5);  // odd: a warp's rows past the end
+      const Weights w = make_weights(c, rows, cols, 5);  // odd: a warp's rows past the end
+      const int64_t row_step = rows > 1000 ? 41 : 1;
       const bool tile_q8 = c.type == HdWeightType::kQ8_0 && can_tile_q8_0(cols);
       std::vector<uint8_t> bytes = w.bytes;
       if (tile_q8) tile_q8_0_rows(w.bytes, cols, bytes);
@@ -183,7 +187,7 @@ TEST(CudaKernels, GemvAgreesWithTheReferenceMatmulOnBothPaths) {
         }
         if (batch != 1 && batch != kMaxGemvBatch) continue;
         for (int32_t b = 0; b < batch; ++b) {
-          for (int64_t j = 0; j < w.rows; ++j) {
+          for (int64_t j = 0; j < w.rows; j += row_step) {
             double want = 0.0, magnitude = 0.0;
             for (int64_t k = 0; k < cols; ++k) {
               const double term = double{w.decoded[static_cast<size_t>(j * cols + k)]} * x[static_cast<size_t>(b * cols + k)];

@@ -3,6 +3,8 @@
 
 #include <cuda_fp16.h>
 
+#include "backend/cuda/block_reduce.h"
+
 namespace met::cuda {
 namespace {
 
@@ -18,28 +20,11 @@ __device__ float kv_element(const KvView& kv, const uint8_t* row, int32_t d) {
 }
 
 // The block's scratch: the head's query, a partition's scores (then their
-// exponentials), one value per thread for the reductions.
+// exponentials).
 struct Scratch {
   float q[kMaxGridHeadDim];
   float scores[kAttnPartitionTokens];
-  float reduce[kThreads];
 };
-
-// The combination of every thread's `value` by `op` in a fixed tree;
-// every thread gets it.
-template <class Op>
-__device__ float block_reduce(Scratch& s, float value, Op op) {
-  const int tid = static_cast<int>(threadIdx.x);
-  s.reduce[tid] = value;
-  __syncthreads();
-  for (int half = kThreads / 2; half > 0; half /= 2) {
-    if (tid < half) s.reduce[tid] = op(s.reduce[tid], s.reduce[tid + half]);
-    __syncthreads();
-  }
-  const float result = s.reduce[0];
-  __syncthreads();  // before the next reduction overwrites it
-  return result;
-}
 
 struct Partial {
   float m;
@@ -64,14 +49,14 @@ __device__ Partial partial_block(const AttnPartial& a, Scratch& s, const int32_t
   __syncthreads();
   float m = -INFINITY;
   for (int32_t t = tid; t < n; t += kThreads) m = fmaxf(m, s.scores[t]);
-  m = block_reduce(s, m, [](float x, float y) { return fmaxf(x, y); });
+  m = block_reduce<kThreads>(m, [](float x, float y) { return fmaxf(x, y); });
   float l = 0.0f;
   for (int32_t t = tid; t < n; t += kThreads) {
     const float e = expf(s.scores[t] - m);
     s.scores[t] = e;
     l += e;
   }
-  l = block_reduce(s, l, [](float x, float y) { return x + y; });  // its barriers publish the exponentials
+  l = block_reduce<kThreads>(l, [](float x, float y) { return x + y; });  // its barriers publish the exponentials
   Partial p{m, l, {}};
   for (int k = 0; k < kDimsPerThread; ++k) {
     const int32_t d = tid + k * kThreads;
@@ -92,6 +77,59 @@ __device__ Partial partial_block(const AttnPartial& a, Scratch& s, const int32_t
 __device__ void load_query(Scratch& s, const float* qh, int32_t hd) {
   for (int32_t d = static_cast<int32_t>(threadIdx.x); d < hd; d += kThreads) s.q[d] = qh[d];
   __syncthreads();
+}
+
+__device__ void kv_store(const KvView& kv, uint8_t* row, int32_t d, float value) {
+  if (kv.type == HdKvType::kF32) {
+    reinterpret_cast<float*>(row)[d] = value;
+  } else {
+    reinterpret_cast<__half*>(row)[d] = __float2half_rn(value);
+  }
+}
+
+// QkPostOp, a block per index (row, head of Q then of K), a thread per dim:
+// the bias, the head's RMSNorm (a block sum in double), RoPE a thread per
+// pair, then a K head and its V row into the row's KV slot.
+__global__ void __launch_bounds__(kThreads) qk_post_kernel(QkPostOp op) {
+  __shared__ float x[kMaxGridHeadDim];
+  const int tid = static_cast<int>(threadIdx.x);
+  const int64_t i = blockIdx.x;
+  const int64_t r = i / (op.heads + op.kv_heads);
+  const auto h = static_cast<int32_t>(i % (op.heads + op.kv_heads));
+  const bool is_q = h < op.heads;
+  const int32_t hh = is_q ? h : h - op.heads, hd = op.head_dim;
+  float* head = is_q ? op.q + (r * op.heads + hh) * hd : op.k + (r * op.kv_heads + hh) * hd;
+  float* vrow = op.v + (r * op.kv_heads + hh) * hd;
+  const float* bias = op.bq == nullptr ? nullptr : (is_q ? op.bq : op.bk) + int64_t{hh} * hd;
+  for (int32_t d = tid; d < hd; d += kThreads) {
+    x[d] = bias == nullptr ? head[d] : head[d] + bias[d];
+    if (!is_q && bias != nullptr) vrow[d] = vrow[d] + op.bv[int64_t{hh} * hd + d];
+  }
+  __syncthreads();
+  if (op.q_norm != nullptr) {
+    double sum = 0.0;
+    for (int32_t d = tid; d < hd; d += kThreads) sum += static_cast<double>(x[d]) * x[d];
+    sum = block_reduce<kThreads>(sum, [](double a, double b) { return a + b; });
+    const auto mean = static_cast<float>(sum / static_cast<double>(hd));
+    const float scale = 1.0f / sqrtf(mean + op.eps);
+    const float* w = is_q ? op.q_norm : op.k_norm;
+    for (int32_t d = tid; d < hd; d += kThreads) x[d] = x[d] * scale * w[d];
+    __syncthreads();
+  }
+  const int32_t pos = op.step.positions[r];
+  for (int32_t pair = tid; pair < op.rope_dims / 2; pair += kThreads) {
+    rope_rotate_pair(x, pair, op.rope_dims, op.neox, op.rope_table + int64_t{pos} * op.rope_dims);
+  }
+  __syncthreads();
+  for (int32_t d = tid; d < hd; d += kThreads) head[d] = x[d];
+  if (is_q) return;
+  const PackedSeq& seq = op.step.seqs[op.step.row_seq[r]];
+  const int32_t block = op.step.tables[seq.table_begin + pos / op.kv.block_tokens];
+  uint8_t* krow = op.kv.k_row(op.layer, block, hh, pos % op.kv.block_tokens);
+  for (int32_t d = tid; d < hd; d += kThreads) {
+    kv_store(op.kv, krow, d, x[d]);
+    kv_store(op.kv, krow + op.kv.kv_stride, d, vrow[d]);
+  }
 }
 
 // AttentionOp, a block per index: the row's partitions in order, each
@@ -182,6 +220,11 @@ cudaError_t launch_attention_partials(const AttentionPartialOp& op, int64_t n, c
 
 cudaError_t launch_attention_merge(const AttentionMergeOp& op, int64_t n, cudaStream_t stream) {
   attention_merge_kernel<<<static_cast<unsigned>(n), kThreads, 0, stream>>>(op);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_qk_post(const QkPostOp& op, int64_t n, cudaStream_t stream) {
+  qk_post_kernel<<<static_cast<unsigned>(n), kThreads, 0, stream>>>(op);
   return cudaGetLastError();
 }
 

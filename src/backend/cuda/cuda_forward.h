@@ -13,6 +13,6 @@
 namespace met::cuda {
 
 cudaError_t run_forward_on_stream(const GridModel& model, const GridScratch& scratch, const StepView& step,
-                                  int64_t rows, int64_t outputs, int64_t partitions, cudaStream_t stream);
+                                  const StepCounts& counts, cudaStream_t stream);
 
 }  // namespace met::cuda

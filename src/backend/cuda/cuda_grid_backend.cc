@@ -22,7 +22,7 @@ constexpr size_t kMaxGraphs = 256;  // decode shapes kept captured; past it all 
 
 // A decode-only step's shape: its kernels' launch sizes and, through the
 // staging slot and argmax buffers, their pointers.
-using GraphKey = std::tuple<int, int64_t, int64_t, int64_t>;  // slot, rows, outputs, partitions
+using GraphKey = std::tuple<int, int64_t, int64_t, int64_t, int64_t>;  // slot, rows, outputs, partitions, seqs
 
 class CudaGridBackend final : public GridBackend {
  public:
@@ -84,8 +84,7 @@ class CudaGridBackend final : public GridBackend {
       MET_RETURN_IF_ERROR(run_graph(step, s));
     } else {
       MET_RETURN_IF_ERROR(cuda_status(
-          run_forward_on_stream(*step.model, step.scratch, step.view, step.rows, step.outputs, step.partitions,
-                                stream_), "forward pass"));
+          run_forward_on_stream(*step.model, step.scratch, step.view, step.counts(), stream_), "forward pass"));
     }
     MET_RETURN_IF_ERROR(cuda_status(cudaMemcpyAsync(step.host_argmax, step.scratch.argmax,
                                                     static_cast<size_t>(step.outputs) * sizeof(int32_t),
@@ -143,15 +142,14 @@ class CudaGridBackend final : public GridBackend {
  private:
   // The graph of the step's shape, captured the first time it is seen.
   Status run_graph(const GridStep& step, int slot) {
-    const GraphKey key{slot, step.rows, step.outputs, step.partitions};
+    const GraphKey key{slot, step.rows, step.outputs, step.partitions, step.seqs};
     auto it = graphs_.find(key);
     if (it == graphs_.end()) {
       if (graphs_.size() >= kMaxGraphs) drop_graphs();
       const auto start = std::chrono::steady_clock::now();
       cudaGraph_t graph = nullptr;
       MET_RETURN_IF_ERROR(cuda_status(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "capture"));
-      const cudaError_t ran = run_forward_on_stream(*step.model, step.scratch, step.view, step.rows, step.outputs,
-                                                    step.partitions, stream_);
+      const cudaError_t ran = run_forward_on_stream(*step.model, step.scratch, step.view, step.counts(), stream_);
       const cudaError_t ended = cudaStreamEndCapture(stream_, &graph);
       MET_RETURN_IF_ERROR(cuda_status(ran, "forward pass (capture)"));
       MET_RETURN_IF_ERROR(cuda_status(ended, "end capture"));

@@ -80,13 +80,22 @@ struct GridScratch {
   const int32_t* prev_argmax = nullptr;  // the step launched before (FeedFromRow)
 };
 
+// A step's counts, as its staged header gives them.
+struct StepCounts {
+  int64_t rows = 0;
+  int64_t outputs = 0;
+  int64_t partitions = 0;  // attention partitions
+  int64_t seqs = 0;
+};
+
 // One layer, from s.xn (its input norm, made by the step before) to the
 // residual stream s.x, and the next layer's input norm in s.xn: each
 // residual add is fused with the norm that follows it.
 template <class Exec>
 void run_layer(Exec& ex, const GridModel& m, const GridScratch& s, const StepView& step, int32_t layer,
-               int64_t rows, int64_t partitions) {
+               const StepCounts& n) {
   const GridLayer& l = m.layers[layer];
+  const int64_t rows = n.rows;
   ex.matmul(l.wq, s.xn, rows, s.q);
   ex.matmul(l.wk, s.xn, rows, s.k);
   ex.matmul(l.wv, s.xn, rows, s.v);
@@ -94,8 +103,9 @@ void run_layer(Exec& ex, const GridModel& m, const GridScratch& s, const StepVie
               QkPostOp{m.heads, m.kv_heads, m.head_dim, m.rope_dims, m.neox, m.eps, l.bq, l.bk, l.bv, l.q_norm,
                        l.k_norm, m.rope_table, m.kv, layer, step, s.q, s.k, s.v});
   const AttnPartial attn{m.kv, layer, m.heads / m.kv_heads, m.head_dim, m.attn_scale};
-  ex.for_each(rows * m.heads, AttentionOp{attn, m.heads, 0, step, s.q, s.attn});
-  ex.for_each(partitions * m.heads, AttentionPartialOp{attn, m.heads, step, step.partitions, s.q, s.records});
+  // Whole rows only where a seq has several (a decode step has none).
+  ex.for_each(n.seqs < rows ? rows * m.heads : 0, AttentionOp{attn, m.heads, 0, step, s.q, s.attn});
+  ex.for_each(n.partitions * m.heads, AttentionPartialOp{attn, m.heads, step, step.partitions, s.q, s.records});
   ex.for_each(rows * m.heads, AttentionMergeOp{m.heads, m.head_dim, step, s.records, s.attn});
   ex.matmul(l.wo, s.attn, rows, s.tmp);
   ex.for_each(rows, AddNormOp{s.x, s.tmp, l.ffn_norm, m.embd, m.eps, s.xn});
@@ -110,14 +120,13 @@ void run_layer(Exec& ex, const GridModel& m, const GridScratch& s, const StepVie
   }
 }
 
-// One step: `rows` rows, `outputs` outputs and `partitions` attention
-// partitions (the staged header's counts).
+// One step.
 template <class Exec>
-void run_forward(Exec& ex, const GridModel& m, const GridScratch& s, const StepView& step, int64_t rows,
-                 int64_t outputs, int64_t partitions) {
+void run_forward(Exec& ex, const GridModel& m, const GridScratch& s, const StepView& step, const StepCounts& n) {
+  const int64_t rows = n.rows, outputs = n.outputs;
   ex.for_each(rows * m.embd, EmbedOp{m.embd_type, m.embd_table, m.embd_row_bytes, m.embd, step, s.prev_argmax, s.x});
   ex.for_each(rows, RmsNormOp{s.x, m.layers[0].attn_norm, m.embd, m.eps, nullptr, s.xn});
-  for (int32_t layer = 0; layer < m.num_layers; ++layer) run_layer(ex, m, s, step, layer, rows, partitions);
+  for (int32_t layer = 0; layer < m.num_layers; ++layer) run_layer(ex, m, s, step, layer, n);
   if (outputs == 0) return;
   ex.for_each(outputs, RmsNormOp{s.x, m.output_norm, m.embd, m.eps, step.outputs, s.out_x});
   ex.matmul(m.output, s.out_x, outputs, s.logits);

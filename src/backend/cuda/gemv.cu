@@ -85,25 +85,32 @@ struct Q8Tile {
   }
 };
 
-// A warp per kRows weight rows, kBatch activation rows: per pair of tiles,
-// every lane loads its 16 bytes of each row first (2 * kRows loads in
-// flight), decodes each row's elements once, then for each activation row
-// loads its kElems activations (float4s) once for all kRows rows. Element e of a tile adds to the lane's sum in e
-// order, tiles in order.
+// `split` warps (1 or kWarpsPerBlock) per kRows weight rows, kBatch
+// activation rows: warp part p of a group takes the tiles
+// [p * tiles / split, (p + 1) * tiles / split). Per pair of tiles every lane
+// loads its 16 bytes of each row first (2 * kRows loads in flight), decodes
+// each row's elements once, then for each activation row loads its kElems
+// activations (float4s) once for all kRows rows. Element e of a tile adds
+// to the lane's sum in e order, tiles in order; the warp reduces by
+// shuffles, and a split group's parts add in part order. `split` depends
+// on the matrix alone (gemv_split), so a row's bits do not depend on the
+// batch.
 template <class Tile, int kRows, int kBatch>
 __global__ void __launch_bounds__(kThreads) gemv_tiled_kernel(const uint8_t* weights, int64_t out_rows, int64_t cols,
-                                                              int64_t row_bytes, const float* __restrict__ x,
+                                                              int64_t row_bytes, int split, const float* __restrict__ x,
                                                               float* y) {
-  const int lane = static_cast<int>(threadIdx.x % kWarp);
-  const int64_t first = (int64_t{blockIdx.x} * kWarpsPerBlock + threadIdx.x / kWarp) * kRows;
-  if (first >= out_rows) return;
+  __shared__ float parts[kWarpsPerBlock][kRows][kBatch];
+  const int lane = static_cast<int>(threadIdx.x % kWarp), warp = static_cast<int>(threadIdx.x / kWarp);
+  const int groups_per_block = kWarpsPerBlock / split, part = warp % split;
+  const int64_t first = (int64_t{blockIdx.x} * groups_per_block + warp / split) * kRows;
   const int64_t tiles = cols / Tile::kCols;
+  const int64_t tile_begin = part * tiles / split, tile_end = (part + 1) * tiles / split;
   const uint8_t* rows[kRows];
-  for (int r = 0; r < kRows; ++r) rows[r] = weights + (first + r < out_rows ? first + r : first) * row_bytes;
+  for (int r = 0; r < kRows; ++r) rows[r] = weights + (first + r < out_rows ? first + r : 0) * row_bytes;
   float acc[kRows][kBatch] = {};
-  for (int64_t t = 0; t < tiles; t += 2) {
+  for (int64_t t = tile_begin; t < tile_end && first < out_rows; t += 2) {
     typename Tile::Raw raw[2][kRows];
-    const bool second = t + 1 < tiles;
+    const bool second = t + 1 < tile_end;
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       raw[0][r] = Tile::load(rows[r] + t * Tile::kBytes, lane);
@@ -143,10 +150,28 @@ __global__ void __launch_bounds__(kThreads) gemv_tiled_kernel(const uint8_t* wei
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
       const float sum = warp_sum(acc[r][b]);
-      if (lane == 0 && first + r < out_rows) y[b * out_rows + first + r] = sum;
+      if (lane != 0 || first + r >= out_rows) continue;
+      if (split == 1) {
+        y[b * out_rows + first + r] = sum;
+      } else {
+        parts[part][r][b] = sum;
+      }
     }
   }
+  if (split == 1) return;
+  __syncthreads();
+  const int i = static_cast<int>(threadIdx.x);
+  if (i >= kRows * kBatch || first + i / kBatch >= out_rows) return;
+  float sum = parts[0][i / kBatch][i % kBatch];
+  for (int p = 1; p < split; ++p) sum += parts[p][i / kBatch][i % kBatch];
+  y[(i % kBatch) * out_rows + first + i / kBatch] = sum;
 }
+
+// Warps per row group: a matrix of few rows (a decode step's K/V, Q and
+// output projections) splits its columns over a block's warps, so it
+// fills the GPU; one of many rows (the FFN, the output head) does not.
+// The matrix's shape alone decides.
+int gemv_split(int64_t out_rows) { return out_rows <= 8192 ? kWarpsPerBlock : 1; }
 
 template <class Tile, int kBatch>
 void launch_tiled(const uint8_t* w, int64_t out_rows, int64_t cols, int64_t row_bytes, const float* x, float* y,
@@ -154,9 +179,11 @@ void launch_tiled(const uint8_t* w, int64_t out_rows, int64_t cols, int64_t row_
   // Two rows a warp while the activations are few; four when each weight
   // load meets more of them (more reuse of each activation load).
   constexpr int kRows = kBatch <= 2 ? 2 : 4;
-  const int64_t warps = (out_rows + kRows - 1) / kRows;
-  const auto blocks = static_cast<unsigned>((warps + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  gemv_tiled_kernel<Tile, kRows, kBatch><<<blocks, kThreads, 0, stream>>>(w, out_rows, cols, row_bytes, x, y);
+  static_assert(kRows * kBatch <= kThreads, "a thread per output adds a split group's parts");
+  const int split = gemv_split(out_rows);
+  const int64_t groups = (out_rows + kRows - 1) / kRows, groups_per_block = kWarpsPerBlock / split;
+  const auto blocks = static_cast<unsigned>((groups + groups_per_block - 1) / groups_per_block);
+  gemv_tiled_kernel<Tile, kRows, kBatch><<<blocks, kThreads, 0, stream>>>(w, out_rows, cols, row_bytes, split, x, y);
 }
 
 template <class Tile>

@@ -32,10 +32,13 @@ struct GridStep {
   int64_t rows = 0;
   int64_t outputs = 0;
   int64_t partitions = 0;
+  int64_t seqs = 0;
   const GridModel* model = nullptr;
   GridScratch scratch;
   int32_t* host_argmax = nullptr;  // `outputs` of them
   float* host_logits = nullptr;    // outputs * vocab, or null when no output wants logits
+
+  StepCounts counts() const { return {rows, outputs, partitions, seqs}; }
 };
 
 // CUDA graphs of decode steps: captured, how long capturing took, replays.

@@ -31,7 +31,7 @@ class HostGridBackend final : public GridBackend {
   Status launch(const GridStep& step) override {
     std::memcpy(step.device_staging, step.host_staging, static_cast<size_t>(step.staged_bytes));
     HostExec exec;
-    run_forward(exec, *step.model, step.scratch, step.view, step.rows, step.outputs, step.partitions);
+    run_forward(exec, *step.model, step.scratch, step.view, step.counts());
     std::memcpy(step.host_argmax, step.scratch.argmax, static_cast<size_t>(step.outputs) * sizeof(int32_t));
     if (step.host_logits != nullptr) {
       std::memcpy(step.host_logits, step.scratch.logits,
