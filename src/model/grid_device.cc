@@ -76,15 +76,35 @@ Result<cuda::MatrixRef> GridDevice::upload_matrix(const std::string& name, int64
   MET_ASSIGN_OR_RETURN(cuda::HdWeightType type, weight_type(*t));
   const auto row_bytes = static_cast<int64_t>(t->num_bytes / t->shape[1]);
   const std::span<const uint8_t> bytes = model_.file().tensor_data(*t).first(static_cast<size_t>(rows * row_bytes));
-  if (type == cuda::HdWeightType::kQ8_0 && cuda::can_tile_q8_0(cols)) {
-    // The GEMV's layout (every element decodes as the file's).
-    std::vector<uint8_t> tiled(bytes.size());
-    cuda::tile_q8_0_rows(bytes, cols, tiled);
-    MET_ASSIGN_OR_RETURN(const uint8_t* data, upload(tiled));
-    return cuda::MatrixRef{cuda::HdWeightType::kQ8_0Tiled, data, rows, cols, row_bytes};
-  }
+  MET_ASSIGN_OR_RETURN(const std::optional<cuda::MatrixRef> tiled, upload_tiled(type, bytes, rows, cols));
+  if (tiled.has_value()) return *tiled;
   MET_ASSIGN_OR_RETURN(const uint8_t* data, upload(bytes));
   return cuda::MatrixRef{type, data, rows, cols, row_bytes};
+}
+
+Result<std::optional<cuda::MatrixRef>> GridDevice::upload_tiled(cuda::HdWeightType type,
+                                                                 std::span<const uint8_t> bytes, int64_t rows,
+                                                                 int64_t cols) {
+  using cuda::HdWeightType;
+  std::vector<uint8_t> tiled;
+  HdWeightType tiled_type = type;
+  if (type == HdWeightType::kQ8_0 && cuda::can_tile_q8_0(cols)) {
+    tiled_type = HdWeightType::kQ8_0Tiled;
+    tiled.resize(bytes.size());
+    cuda::tile_q8_0_rows(bytes, cols, tiled);
+  } else if (type == HdWeightType::kQ4_K && cuda::can_tile_k_quant(cols)) {
+    tiled_type = HdWeightType::kQ4_KTiled;
+    tiled.resize(static_cast<size_t>(rows * cuda::q4_k_tiled_row_bytes(cols)));
+    cuda::tile_q4_k_rows(bytes, cols, tiled);
+  } else if (type == HdWeightType::kQ6_K && cuda::can_tile_k_quant(cols)) {
+    tiled_type = HdWeightType::kQ6_KTiled;
+    tiled.resize(static_cast<size_t>(rows * cuda::q6_k_tiled_row_bytes(cols)));
+    cuda::tile_q6_k_rows(bytes, cols, tiled);
+  } else {
+    return std::optional<cuda::MatrixRef>{};
+  }
+  MET_ASSIGN_OR_RETURN(const uint8_t* data, upload(tiled));
+  return std::optional<cuda::MatrixRef>{cuda::MatrixRef{tiled_type, data, rows, cols, std::ssize(tiled) / rows}};
 }
 
 Result<const float*> GridDevice::upload_vector(const std::string& name, int64_t n) {

@@ -3,13 +3,14 @@
 // CudaGridBackend (CudaDevice, MET_CUDA builds), or on the host, where the
 // very program the GPU runs is checked against CpuDevice and the reference
 // forward. The model's weights go to the backend as the file's bytes (F32,
-// F16, BF16, Q8_0, Q4_K and Q6_K matrices; Q8_0 rows of whole 512-column
-// tiles tiled for the GEMV, weight_tiling.h; norms as F32); the KV pool is the
-// CPU backend's block layout (F32 or F16 rows), so spill images move between
-// the two. launch() packs the plan into a staging slot (plan_staging.h, one
-// per step in flight, two at most) and hands it to the backend; a row fed
-// from the previous step reads that step's argmax where the backend left it
-// (double-buffered), without a round trip through the host.
+// F16, BF16, Q8_0, Q4_K and Q6_K matrices; Q8_0 and K-quant rows that fill
+// whole tiles are tiled for the GEMV, weight_tiling.h; norms as F32); the
+// KV pool is the CPU backend's block layout (F32 or F16 rows), so spill
+// images move between the two. launch() packs the plan into a staging
+// slot (plan_staging.h, one per step in flight, two at most) and hands it
+// to the backend; a row fed from the previous step reads that step's
+// argmax where the backend left it (double-buffered), without a round trip
+// through the host.
 // Supported: llama-family decoders (llama, mistral, qwen2's q/k/v biases,
 // qwen3's per-head q/k norms) without windows, experts, recurrent layers,
 // scales or soft-caps; LoRA, MTP and hidden outputs are not run. Anything
@@ -84,6 +85,10 @@ class GridDevice final : public Device {
   template <typename T>
   Result<T*> allocate(int64_t count);
   Result<const uint8_t*> upload(std::span<const uint8_t> bytes);
+  // `bytes` (rows of `type`) in the GEMV's tiled layout where the type and
+  // width have one (weight_tiling.h), or nullopt.
+  Result<std::optional<cuda::MatrixRef>> upload_tiled(cuda::HdWeightType type, std::span<const uint8_t> bytes,
+                                                      int64_t rows, int64_t cols);
   Result<cuda::MatrixRef> upload_matrix(const std::string& name, int64_t rows, int64_t cols);
   Result<const float*> upload_vector(const std::string& name, int64_t n);
   Status bind_weights();

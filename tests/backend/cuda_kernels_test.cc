@@ -139,23 +139,23 @@ TEST(CudaKernels, RopeFromTheTableIsTheReferenceRope) {
 }
 
 // y = W x on the device for `batch` rows of x.
-std::vector<float> device_gemv(HdWeightType type, const std::vector<uint8_t>& bytes, const Weights& w,
-                               const std::vector<float>& x, int32_t batch, bool& tiled) {
+std::vector<float> device_gemv(HdWeightType type, const std::vector<uint8_t>& bytes, int64_t row_bytes,
+                               const Weights& w, const std::vector<float>& x, int32_t batch, bool& tiled) {
   auto dw = DeviceBuffer<uint8_t>::from(bytes);
   auto dx = DeviceBuffer<float>::from(x);
   auto dy = DeviceBuffer<float>::allocate(static_cast<size_t>(batch * w.rows));
   EXPECT_TRUE(dw.ok() && dx.ok() && dy.ok());
   if (!dw.ok() || !dx.ok() || !dy.ok()) return {};
-  tiled = gemv_is_tiled(type, dw->get(), w.cols, w.row_bytes, dx->get());
-  const Status s = gemv(type, dw->get(), w.rows, w.cols, w.row_bytes, dx->get(), batch, dy->get(), nullptr);
+  tiled = gemv_is_tiled(type, dw->get(), w.cols, row_bytes, dx->get());
+  const Status s = gemv(type, dw->get(), w.rows, w.cols, row_bytes, dx->get(), batch, dy->get(), nullptr);
   EXPECT_TRUE(s.ok()) << s.to_string();
   std::vector<float> got(static_cast<size_t>(batch * w.rows));
   EXPECT_TRUE(dy->copy_to(got).ok());
   return got;
 }
 
-// Every type on both paths (2048 columns fill warp tiles; 2080 do not, nor
-// does Q8_0 as the file stores it), with few rows (each split over a
+// Every type on both paths (2048 columns fill warp tiles, Q8_0 and the
+// K-quants once tiled; 2080 do not), with few rows (each split over a
 // block's warps) and many (not split), batches 1 to 8: within float
 // summation error of the double-precision product (every row of the small
 // matrix, every 41st of the large), and a row's outputs the same bits
@@ -167,16 +167,29 @@ TEST(CudaKernels, GemvAgreesWithTheReferenceMatmulOnBothPaths) {
       if (cols % c.block_elements != 0) continue;
       const Weights w = make_weights(c, rows, cols, 5);  // odd: a warp's rows past the end
       const int64_t row_step = rows > 1000 ? 41 : 1;
-      const bool tile_q8 = c.type == HdWeightType::kQ8_0 && can_tile_q8_0(cols);
       std::vector<uint8_t> bytes = w.bytes;
-      if (tile_q8) tile_q8_0_rows(w.bytes, cols, bytes);
-      const HdWeightType type = tile_q8 ? HdWeightType::kQ8_0Tiled : c.type;
-      const bool want_tiled = cols == 2048 && c.type != HdWeightType::kQ4_K && c.type != HdWeightType::kQ6_K;
+      int64_t row_bytes = w.row_bytes;
+      HdWeightType type = c.type;
+      if (c.type == HdWeightType::kQ8_0 && can_tile_q8_0(cols)) {
+        type = HdWeightType::kQ8_0Tiled;
+        tile_q8_0_rows(w.bytes, cols, bytes);
+      } else if (c.type == HdWeightType::kQ4_K && can_tile_k_quant(cols)) {
+        type = HdWeightType::kQ4_KTiled;
+        row_bytes = q4_k_tiled_row_bytes(cols);
+        bytes.resize(static_cast<size_t>(rows * row_bytes));
+        tile_q4_k_rows(w.bytes, cols, bytes);
+      } else if (c.type == HdWeightType::kQ6_K && can_tile_k_quant(cols)) {
+        type = HdWeightType::kQ6_KTiled;
+        row_bytes = q6_k_tiled_row_bytes(cols);
+        bytes.resize(static_cast<size_t>(rows * row_bytes));
+        tile_q6_k_rows(w.bytes, cols, bytes);
+      }
+      const bool want_tiled = cols == 2048;
       const std::vector<float> x = testing::gaussian(static_cast<size_t>(kMaxGemvBatch * cols), 6);
       std::vector<float> alone;
       for (int32_t batch = 1; batch <= kMaxGemvBatch; ++batch) {
         bool tiled = false;
-        const std::vector<float> got = device_gemv(type, bytes, w, x, batch, tiled);
+        const std::vector<float> got = device_gemv(type, bytes, row_bytes, w, x, batch, tiled);
         ASSERT_EQ(got.size(), static_cast<size_t>(batch * w.rows));
         EXPECT_EQ(tiled, want_tiled) << c.name << " " << cols << " columns";
         if (batch == 1) alone = got;

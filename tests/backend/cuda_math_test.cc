@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "backend/cpu/kernels/reference/kernels_ref.h"
@@ -123,6 +124,64 @@ TEST(CudaMath, TiledQ8_0RowsDecodeToTheFilesBits) {
       ASSERT_EQ(std::bit_cast<uint32_t>(dot_group(HdWeightType::kQ8_0Tiled, tiled_row, g, x.data() + g * kHdGroup)),
                 std::bit_cast<uint32_t>(dot_group(HdWeightType::kQ8_0, file_row, g, x.data() + g * kHdGroup)))
           << "row " << r << " group " << g;
+    }
+  }
+}
+
+// Tiled K-quant rows (quantized, and random bytes with finite scales)
+// decode element by element to the file's bits.
+struct KTileCase {
+  const char* name;
+  HdWeightType tiled;
+  int block_bytes;
+  std::vector<int> fp16_offsets;
+  void (*quantize)(const float*, uint8_t*, int64_t);
+  float (*file_element)(const uint8_t*, int64_t);
+  void (*tile)(std::span<const uint8_t>, int64_t, std::span<uint8_t>);
+};
+
+TEST(CudaMath, TiledKQuantRowsDecodeToTheFilesBits) {
+  EXPECT_TRUE(can_tile_k_quant(1024));
+  EXPECT_TRUE(can_tile_k_quant(14336));
+  EXPECT_FALSE(can_tile_k_quant(11008));
+  EXPECT_FALSE(can_tile_k_quant(0));
+  EXPECT_EQ(q4_k_tiled_row_bytes(4096), 4 * 592);
+  EXPECT_EQ(q6_k_tiled_row_bytes(4096), 4 * 848);
+  const KTileCase cases[] = {
+      {"Q4_K", HdWeightType::kQ4_KTiled, kHdQ4KBytes, {0, 2}, ref::quantize_row_q4_k, q4_k_element, tile_q4_k_rows},
+      {"Q6_K", HdWeightType::kQ6_KTiled, kHdQ6KBytes, {208}, ref::quantize_row_q6_k, q6_k_element, tile_q6_k_rows},
+  };
+  constexpr int64_t kRows = 3, kCols = 2048;
+  std::mt19937 rng(41);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::normal_distribution<float> scale(0.0f, 0.05f);
+  for (const KTileCase& c : cases) {
+    const int64_t row_bytes = kCols / kHdQkK * c.block_bytes;
+    const int64_t tiled_bytes =
+        c.tiled == HdWeightType::kQ4_KTiled ? q4_k_tiled_row_bytes(kCols) : q6_k_tiled_row_bytes(kCols);
+    for (const bool random_bytes : {false, true}) {
+      std::vector<uint8_t> raw(static_cast<size_t>(kRows * row_bytes));
+      if (random_bytes) {
+        for (uint8_t& b : raw) b = static_cast<uint8_t>(byte(rng));
+        for (size_t block = 0; block < raw.size() / static_cast<size_t>(c.block_bytes); ++block) {
+          for (const int offset : c.fp16_offsets) {
+            const uint16_t bits = f32_to_fp16(scale(rng));
+            std::memcpy(raw.data() + block * static_cast<size_t>(c.block_bytes) + offset, &bits, 2);
+          }
+        }
+      } else {
+        const std::vector<float> w = testing::gaussian_with_outliers(static_cast<size_t>(kRows * kCols), 42);
+        for (int64_t r = 0; r < kRows; ++r) c.quantize(w.data() + r * kCols, raw.data() + r * row_bytes, kCols);
+      }
+      std::vector<uint8_t> tiled(static_cast<size_t>(kRows * tiled_bytes));
+      c.tile(raw, kCols, tiled);
+      for (int64_t r = 0; r < kRows; ++r) {
+        for (int64_t i = 0; i < kCols; ++i) {
+          ASSERT_EQ(std::bit_cast<uint32_t>(weight_element(c.tiled, tiled.data() + r * tiled_bytes, i)),
+                    std::bit_cast<uint32_t>(c.file_element(raw.data() + r * row_bytes, i)))
+              << c.name << (random_bytes ? " random bytes" : " quantized") << " row " << r << " element " << i;
+        }
+      }
     }
   }
 }

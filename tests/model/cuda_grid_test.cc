@@ -53,6 +53,24 @@ INSTANTIATE_TEST_SUITE_P(WeightTypes, CudaVsReference,
                            return std::string(ggml_type_name(param_info.param));
                          });
 
+// Every matrix tiled for the GEMV (a 1,024-wide model).
+class CudaTiledVsReference : public ::testing::TestWithParam<GgmlType> {};
+
+TEST_P(CudaTiledVsReference, LogitsAtEveryPositionMatchTheReference) {
+  TempDir dir;
+  auto model = make_and_load(wide_model_spec(GetParam()), dir);
+  ASSERT_NE(model, nullptr);
+  MET_CUDA_DEVICE(dev, *model, GgmlType::kF32);
+  MET_CUDA_DEVICE(fresh, *model, GgmlType::kF32);
+  expect_grid_logits(*dev, *fresh, *model, 40, 30, 7, 40);
+}
+
+INSTANTIATE_TEST_SUITE_P(TiledTypes, CudaTiledVsReference,
+                         ::testing::Values(GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ6_K),
+                         [](const ::testing::TestParamInfo<GgmlType>& param_info) {
+                           return std::string(ggml_type_name(param_info.param));
+                         });
+
 TEST(CudaConformance, MixedPlansMeetTheContractAndEachSequenceAloneGivesTheSameOutputs) {
   TempDir dir;
   auto model = make_and_load(small_model_spec(Arch::kLlama, GgmlType::kQ8_0), dir);

@@ -1,7 +1,7 @@
 // Tests for model/grid_device.h on the host backend: the grid forward pass
 // (the program CudaDevice runs on a GPU) gives the reference forward's
-// logits at every position for every weight type it reads, prefilled in
-// chunks or a token per step; it agrees with CpuDevice; and it refuses, by
+// logits at every position for every weight type it reads (tiled for the
+// GEMV too), prefilled in chunks or a token per step; it agrees with CpuDevice; and it refuses, by
 // name, what it does not run (architectures, KV types, hidden outputs, a row
 // fed from an output the previous step did not have).
 #include "model/grid_device.h"
@@ -60,6 +60,28 @@ INSTANTIATE_TEST_SUITE_P(ArchsAndWeightTypes, GridVsReference,
                          [](const ::testing::TestParamInfo<GridCase>& param_info) {
                            return std::string(arch_name(param_info.param.arch)) + "_" +
                                   std::string(ggml_type_name(param_info.param.dtype));
+                         });
+
+// Weights the device tiles for its GEMV (every matrix of a 1,024-wide
+// model): the reference's logits, and the same bits chunked or a token a
+// step.
+class GridTiledVsReference : public ::testing::TestWithParam<GgmlType> {};
+
+TEST_P(GridTiledVsReference, LogitsAtEveryPositionMatchTheReference) {
+  TempDir dir;
+  auto model = make_and_load(wide_model_spec(GetParam()), dir);
+  ASSERT_NE(model, nullptr);
+  auto dev = make_test_grid(*model);
+  auto fresh = make_test_grid(*model);
+  ASSERT_NE(dev, nullptr);
+  ASSERT_NE(fresh, nullptr);
+  expect_grid_logits(*dev, *fresh, *model, 6, 4, 2, 6);
+}
+
+INSTANTIATE_TEST_SUITE_P(TiledTypes, GridTiledVsReference,
+                         ::testing::Values(GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ6_K),
+                         [](const ::testing::TestParamInfo<GgmlType>& param_info) {
+                           return std::string(ggml_type_name(param_info.param));
                          });
 
 // Past one attention partition (256 positions): prefill rows fold their

@@ -28,6 +28,17 @@ std::unique_ptr<GridDevice> make_test_grid(const Model& model, GgmlType kv,
   return d.ok() ? std::move(d).value() : nullptr;
 }
 
+RandomModelSpec wide_model_spec(GgmlType dtype) {
+  RandomModelSpec s = small_model_spec(Arch::kLlama, dtype);
+  s.num_layers = 1;
+  s.embedding_length = 1024;
+  s.num_heads = 8;
+  s.num_kv_heads = 2;
+  s.feed_forward_length = 1024;
+  s.vocab_size = 512;
+  return s;
+}
+
 void expect_grid_logits(Device& dev, Device& fresh, const Model& model, int32_t num_tokens, int32_t prefill,
                         int32_t chunk, int32_t singles) {
   const std::vector<TokenId> tokens = fixed_prompt(static_cast<size_t>(num_tokens), model.hparams().vocab_size);

@@ -11,6 +11,7 @@
 #include "backend/cuda/grid_backend.h"
 #include "model/grid_device.h"
 #include "model/model.h"
+#include "model/random_model.h"
 
 namespace met::testing {
 
@@ -22,6 +23,11 @@ GridDeviceOptions test_grid_options(GgmlType kv);
 // creation succeeds.
 std::unique_ptr<GridDevice> make_test_grid(const Model& model, GgmlType kv = GgmlType::kF32,
                                            std::unique_ptr<cuda::GridBackend> backend = nullptr);
+
+// One llama layer 1,024 wide (the FFN too), so every matrix of a Q8_0, Q4_K
+// or Q6_K model (the embedding and the head included) fills whole GEMV
+// tiles and GridDevice tiles it (weight_tiling.h).
+RandomModelSpec wide_model_spec(GgmlType dtype);
 
 // The first `num_tokens` of fixed_prompt on `dev`, `prefill` of them in
 // chunks of `chunk` and the rest one a step, give logits within 1e-4 of the

@@ -142,10 +142,60 @@ MET_HD inline float q8_0_tiled_element(const uint8_t* row, int64_t i) {
   return static_cast<float>(q) * hd_fp16(hd_load_u16(tile + kHdQ8TileCols + 2 * hd_q8_tile_scale_slot(c / kHdQk)));
 }
 
+// K-quant rows tiled at load: a tile is 1024 columns (4 super-blocks),
+// lane l's 32 elements e = 4m + j (m < 8, j < 4) the columns 128m + 4l + j,
+// their codes in lane order (16 bytes a lane; element e's nibble at byte
+// e / 2, the high one for odd e), so lane l's activations are eight
+// float4 loads the warp makes contiguous. Lane l's element e sits in
+// super-block m / 2.
+inline constexpr int kHdKTileCols = 1024;
+// Q4_K: then each lane group G = l / 8's 6-bit scales and mins as bytes
+// (16 at 512 + 16G: scale of m at m, min at 8 + m; m's sub-block is
+// 4(m % 2) + G of super-block m / 2), then each super-block's fp16 d and
+// dmin (at 576 + 4s). 592 bytes, 16 more than 4 super-blocks.
+inline constexpr int kHdQ4KTileBytes = 592;
+// Q6_K: then the high 2-bit pairs (8 bytes a lane at 512 + 8l, element e's
+// at byte e / 4, bits 2(e % 4)), each lane group G = l / 4's 8 int8
+// scales (at 768 + 8G + m: the scale of sub-block 8(m % 2) + G of
+// super-block m / 2), each super-block's fp16 d (at 832 + 2s), 8 bytes
+// of padding: 848 bytes (4 super-blocks are 840), so every tile starts
+// 16-byte aligned.
+inline constexpr int kHdQ6KTileBytes = 848;
+
+// Where column c (< 1024) of a K tile sits: lane, element.
+MET_HD inline int hd_k_tile_lane(int c) { return (c % 128) / 4; }
+MET_HD inline int hd_k_tile_element(int c) { return 4 * (c / 128) + c % 4; }
+
+MET_HD inline int hd_k_tile_code(const uint8_t* tile, int lane, int e) {
+  return (tile[16 * lane + e / 2] >> (4 * (e % 2))) & 0x0F;
+}
+
+MET_HD inline float q4_k_tiled_element(const uint8_t* row, int64_t i) {
+  const uint8_t* tile = row + (i / kHdKTileCols) * kHdQ4KTileBytes;
+  const int c = static_cast<int>(i % kHdKTileCols);
+  const int lane = hd_k_tile_lane(c), e = hd_k_tile_element(c), m = e / 4;
+  const uint8_t* scales = tile + 512 + 16 * (lane / 8);
+  const uint8_t* dmin = tile + 576 + 4 * (m / 2);
+  const float d = hd_fp16(hd_load_u16(dmin)) * static_cast<float>(scales[m]);
+  const float min = hd_fp16(hd_load_u16(dmin + 2)) * static_cast<float>(scales[8 + m]);
+  return d * static_cast<float>(hd_k_tile_code(tile, lane, e)) - min;
+}
+
+MET_HD inline float q6_k_tiled_element(const uint8_t* row, int64_t i) {
+  const uint8_t* tile = row + (i / kHdKTileCols) * kHdQ6KTileBytes;
+  const int c = static_cast<int>(i % kHdKTileCols);
+  const int lane = hd_k_tile_lane(c), e = hd_k_tile_element(c), m = e / 4;
+  const int high = (tile[512 + 8 * lane + e / 4] >> (2 * (e % 4))) & 3;
+  const int q = (hd_k_tile_code(tile, lane, e) | (high << 4)) - 32;
+  const auto scale = static_cast<int8_t>(tile[768 + 8 * (lane / 4) + m]);
+  const float d = hd_fp16(hd_load_u16(tile + 832 + 2 * (m / 2)));
+  return d * static_cast<float>(scale) * static_cast<float>(q);
+}
+
 // The weight types the CUDA backend decodes, as GGUF numbers them, and the
 // layouts it tiles at load (numbers GGUF does not use).
 enum class HdWeightType : int32_t { kF32 = 0, kF16 = 1, kQ8_0 = 8, kQ4_K = 12, kQ6_K = 14, kBF16 = 30,
-                                    kQ8_0Tiled = 1008 };
+                                    kQ8_0Tiled = 1008, kQ4_KTiled = 1012, kQ6_KTiled = 1014 };
 
 MET_HD inline float weight_element(HdWeightType type, const uint8_t* row, int64_t i) {
   switch (type) {
@@ -156,6 +206,8 @@ MET_HD inline float weight_element(HdWeightType type, const uint8_t* row, int64_
     case HdWeightType::kQ4_K: return q4_k_element(row, i);
     case HdWeightType::kQ6_K: return q6_k_element(row, i);
     case HdWeightType::kQ8_0Tiled: return q8_0_tiled_element(row, i);
+    case HdWeightType::kQ4_KTiled: return q4_k_tiled_element(row, i);
+    case HdWeightType::kQ6_KTiled: return q6_k_tiled_element(row, i);
   }
   return 0.0f;
 }
@@ -204,6 +256,8 @@ MET_HD inline float dot_group(HdWeightType type, const uint8_t* row, int64_t g, 
     case HdWeightType::kF16:
     case HdWeightType::kBF16:
     case HdWeightType::kQ8_0Tiled:
+    case HdWeightType::kQ4_KTiled:
+    case HdWeightType::kQ6_KTiled:
       for (int j = 0; j < kHdGroup; ++j) sum = fmaf(weight_element(type, row, g * kHdGroup + j), x[j], sum);
       return sum;
   }

@@ -19,43 +19,42 @@ __device__ float warp_sum(float v) {
 
 // --- The tiled path -------------------------------------------------------
 // A layout says, for a warp tile of kCols columns (kBytes of a row), what
-// lane `lane` loads (Raw), which kElems activations it multiplies (x_at:
-// element e's column within the tile) and the weight of element e.
+// lane `lane` loads (Raw: kUnroll tiles of each row are loaded before any
+// is used), what it decodes once per tile (Scales), which activations it
+// multiplies (column: the first of element quad `quad`'s four, contiguous)
+// and the weight of element e (< kElems), each the float
+// weight_element gives for that column.
+
+__device__ uint32_t word(const uint4& v, int i) {
+  return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
+}
+__device__ uint32_t word(const uint2& v, int i) { return i == 0 ? v.x : v.y; }
+__device__ float half_at(uint32_t w, int i) { return __half2float(__ushort_as_half(static_cast<uint16_t>(w >> (16 * i)))); }
+
+struct NoScales {};
 
 // 16 bytes = 4 float32: lane l holds columns 4l .. 4l + 3.
 struct F32Tile {
-  static constexpr int kCols = 128;
-  static constexpr int kBytes = 512;
-  static constexpr int kElems = 4;
-  struct Raw {
-    uint4 q;
-  };
-  __device__ static Raw load(const uint8_t* tile, int lane) {
-    return {__ldg(reinterpret_cast<const uint4*>(tile) + lane)};
-  }
+  static constexpr int kCols = 128, kBytes = 512, kElems = 4, kUnroll = 2;
+  using Raw = uint4;
+  using Scales = NoScales;
+  __device__ static Raw load(const uint8_t* tile, int lane) { return __ldg(reinterpret_cast<const uint4*>(tile) + lane); }
+  __device__ static Scales scales(const Raw&, int) { return {}; }
   __device__ static int column(int lane, int quad) { return 4 * lane + 4 * quad; }
-  __device__ static float weight(const Raw& r, int e) {
-    const uint32_t words[4] = {r.q.x, r.q.y, r.q.z, r.q.w};
-    return __uint_as_float(words[e]);
-  }
+  __device__ static float weight(const Raw& r, const Scales&, int e) { return __uint_as_float(word(r, e)); }
 };
 
 // 16 bytes = 8 halves (F16 or BF16): lane l holds columns 8l .. 8l + 7.
 template <bool kBf16>
 struct HalfTile {
-  static constexpr int kCols = 256;
-  static constexpr int kBytes = 512;
-  static constexpr int kElems = 8;
-  struct Raw {
-    uint4 q;
-  };
-  __device__ static Raw load(const uint8_t* tile, int lane) {
-    return {__ldg(reinterpret_cast<const uint4*>(tile) + lane)};
-  }
+  static constexpr int kCols = 256, kBytes = 512, kElems = 8, kUnroll = 2;
+  using Raw = uint4;
+  using Scales = NoScales;
+  __device__ static Raw load(const uint8_t* tile, int lane) { return __ldg(reinterpret_cast<const uint4*>(tile) + lane); }
+  __device__ static Scales scales(const Raw&, int) { return {}; }
   __device__ static int column(int lane, int quad) { return 8 * lane + 4 * quad; }
-  __device__ static float weight(const Raw& r, int e) {
-    const uint32_t words[4] = {r.q.x, r.q.y, r.q.z, r.q.w};
-    const auto bits = static_cast<uint16_t>(words[e / 2] >> (16 * (e % 2)));
+  __device__ static float weight(const Raw& r, const Scales&, int e) {
+    const auto bits = static_cast<uint16_t>(word(r, e / 2) >> (16 * (e % 2)));
     return kBf16 ? __uint_as_float(static_cast<uint32_t>(bits) << 16) : __half2float(__ushort_as_half(bits));
   }
 };
@@ -63,34 +62,106 @@ struct HalfTile {
 // Tiled Q8_0 (dequant_hd.h): lane l's 16 int8 are columns 128m + 4l + j at
 // byte 4m + j, with the scales of blocks 4m + l / 8 in one 8-byte load.
 struct Q8Tile {
-  static constexpr int kCols = kHdQ8TileCols;
-  static constexpr int kBytes = kHdQ8TileBytes;
-  static constexpr int kElems = 16;
+  static constexpr int kCols = kHdQ8TileCols, kBytes = kHdQ8TileBytes, kElems = 16, kUnroll = 2;
   struct Raw {
     uint4 q;
     uint2 scales;
+  };
+  struct Scales {
+    float d[4];
   };
   __device__ static Raw load(const uint8_t* tile, int lane) {
     return {__ldg(reinterpret_cast<const uint4*>(tile) + lane),
             __ldg(reinterpret_cast<const uint2*>(tile + kHdQ8TileCols) + lane / 8)};
   }
+  __device__ static Scales scales(const Raw& r, int) {
+    return {{half_at(r.scales.x, 0), half_at(r.scales.x, 1), half_at(r.scales.y, 0), half_at(r.scales.y, 1)}};
+  }
   __device__ static int column(int lane, int quad) { return 128 * quad + 4 * lane; }
-  __device__ static float weight(const Raw& r, int e) {
-    const uint32_t words[4] = {r.q.x, r.q.y, r.q.z, r.q.w};
-    const uint32_t scale_words[2] = {r.scales.x, r.scales.y};
-    const int m = e / 4;
-    const auto q = static_cast<int8_t>(words[m] >> (8 * (e % 4)));
-    const auto d = static_cast<uint16_t>(scale_words[m / 2] >> (16 * (m % 2)));
-    return static_cast<float>(q) * __half2float(__ushort_as_half(d));
+  __device__ static float weight(const Raw& r, const Scales& s, int e) {
+    const auto q = static_cast<int8_t>(word(r.q, e / 4) >> (8 * (e % 4)));
+    return static_cast<float>(q) * s.d[e / 4];
+  }
+};
+
+// Tiled Q4_K (dequant_hd.h): lane l's 32 nibbles, its group's scale and
+// min bytes, every super-block's d and dmin: three 16-byte loads.
+struct Q4KTile {
+  static constexpr int kCols = kHdKTileCols, kBytes = kHdQ4KTileBytes, kElems = 32, kUnroll = 1;
+  struct Raw {
+    uint4 q;
+    uint4 scale_min;
+    uint4 d_dmin;
+  };
+  struct Scales {
+    float d[8];
+    float min[8];
+  };
+  __device__ static Raw load(const uint8_t* tile, int lane) {
+    const auto* v = reinterpret_cast<const uint4*>(tile);
+    return {__ldg(v + lane), __ldg(v + 32 + lane / 8), __ldg(v + 36)};
+  }
+  __device__ static Scales scales(const Raw& r, int) {
+    Scales s;
+#pragma unroll
+    for (int m = 0; m < 8; ++m) {
+      const uint32_t sd = word(r.d_dmin, m / 2);
+      const auto scale = static_cast<float>((word(r.scale_min, m / 4) >> (8 * (m % 4))) & 0xFF);
+      const auto min = static_cast<float>((word(r.scale_min, 2 + m / 4) >> (8 * (m % 4))) & 0xFF);
+      s.d[m] = half_at(sd, 0) * scale;
+      s.min[m] = half_at(sd, 1) * min;
+    }
+    return s;
+  }
+  __device__ static int column(int lane, int quad) { return 128 * quad + 4 * lane; }
+  __device__ static float weight(const Raw& r, const Scales& s, int e) {
+    const auto code = static_cast<float>((word(r.q, e / 8) >> (4 * (e % 8))) & 0x0F);
+    return s.d[e / 4] * code - s.min[e / 4];
+  }
+};
+
+// Tiled Q6_K (dequant_hd.h): lane l's 32 low nibbles, 32 high bit pairs,
+// its group's 8 scales, every super-block's d.
+struct Q6KTile {
+  static constexpr int kCols = kHdKTileCols, kBytes = kHdQ6KTileBytes, kElems = 32, kUnroll = 1;
+  struct Raw {
+    uint4 low;
+    uint2 high;
+    uint2 scales;
+    uint2 d;
+  };
+  struct Scales {
+    float d[8];
+  };
+  __device__ static Raw load(const uint8_t* tile, int lane) {
+    const auto* v = reinterpret_cast<const uint2*>(tile);
+    return {__ldg(reinterpret_cast<const uint4*>(tile) + lane), __ldg(v + 64 + lane), __ldg(v + 96 + lane / 4),
+            __ldg(v + 104)};
+  }
+  __device__ static Scales scales(const Raw& r, int) {
+    Scales s;
+#pragma unroll
+    for (int m = 0; m < 8; ++m) {
+      const auto scale = static_cast<int8_t>(word(r.scales, m / 4) >> (8 * (m % 4)));
+      s.d[m] = half_at(word(r.d, m / 4), (m / 2) % 2) * static_cast<float>(scale);
+    }
+    return s;
+  }
+  __device__ static int column(int lane, int quad) { return 128 * quad + 4 * lane; }
+  __device__ static float weight(const Raw& r, const Scales& s, int e) {
+    const uint32_t low = (word(r.low, e / 8) >> (4 * (e % 8))) & 0x0F;
+    const uint32_t high = (word(r.high, e / 16) >> (2 * (e % 16))) & 3;
+    return s.d[e / 4] * static_cast<float>(static_cast<int>(low | (high << 4)) - 32);
   }
 };
 
 // `split` warps (1 or kWarpsPerBlock) per kRows weight rows, kBatch
 // activation rows: warp part p of a group takes the tiles
-// [p * tiles / split, (p + 1) * tiles / split). Per pair of tiles every lane
-// loads its 16 bytes of each row first (2 * kRows loads in flight), decodes
-// each row's elements once, then for each activation row loads its kElems
-// activations (float4s) once for all kRows rows. Element e of a tile adds
+// [p * tiles / split, (p + 1) * tiles / split). Every lane loads its bytes
+// of kUnroll tiles of each row first (kUnroll * kRows loads in flight),
+// decodes each row's scales once a tile, then a quad of elements at a
+// time decodes their weights and, for each activation row, loads their 4
+// activations (a float4) once for all kRows rows. Element e of a tile adds
 // to the lane's sum in e order, tiles in order; the warp reduces by
 // shuffles, and a split group's parts add in part order. `split` depends
 // on the matrix alone (gemv_split), so a row's bits do not depend on the
@@ -108,39 +179,40 @@ __global__ void __launch_bounds__(kThreads) gemv_tiled_kernel(const uint8_t* wei
   const uint8_t* rows[kRows];
   for (int r = 0; r < kRows; ++r) rows[r] = weights + (first + r < out_rows ? first + r : 0) * row_bytes;
   float acc[kRows][kBatch] = {};
-  for (int64_t t = tile_begin; t < tile_end && first < out_rows; t += 2) {
-    typename Tile::Raw raw[2][kRows];
-    const bool second = t + 1 < tile_end;
+  constexpr int kUnroll = Tile::kUnroll;
+  for (int64_t t = tile_begin; t < tile_end && first < out_rows; t += kUnroll) {
+    typename Tile::Raw raw[kUnroll][kRows];
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      raw[0][r] = Tile::load(rows[r] + t * Tile::kBytes, lane);
-      if (second) raw[1][r] = Tile::load(rows[r] + (t + 1) * Tile::kBytes, lane);
+    for (int u = 0; u < kUnroll; ++u) {
+      if (t + u >= tile_end) break;
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) raw[u][r] = Tile::load(rows[r] + (t + u) * Tile::kBytes, lane);
     }
 #pragma unroll
-    for (int u = 0; u < 2; ++u) {
-      if (u == 1 && !second) break;
-      float w[kRows][Tile::kElems];
+    for (int u = 0; u < kUnroll; ++u) {
+      if (t + u >= tile_end) break;
+      typename Tile::Scales scales[kRows];
 #pragma unroll
-      for (int r = 0; r < kRows; ++r) {
+      for (int r = 0; r < kRows; ++r) scales[r] = Tile::scales(raw[u][r], lane);
+      const float* xt = x + (t + u) * Tile::kCols;
 #pragma unroll
-        for (int e = 0; e < Tile::kElems; ++e) w[r][e] = Tile::weight(raw[u][r], e);
-      }
-#pragma unroll
-      for (int b = 0; b < kBatch; ++b) {
-        const float* xt = x + b * cols + (t + u) * Tile::kCols;
-        float xs[Tile::kElems];
-#pragma unroll
-        for (int quad = 0; quad < Tile::kElems / 4; ++quad) {
-          const float4 v = __ldg(reinterpret_cast<const float4*>(xt + Tile::column(lane, quad)));
-          xs[4 * quad] = v.x;
-          xs[4 * quad + 1] = v.y;
-          xs[4 * quad + 2] = v.z;
-          xs[4 * quad + 3] = v.w;
-        }
+      for (int quad = 0; quad < Tile::kElems / 4; ++quad) {
+        float w[kRows][4];
 #pragma unroll
         for (int r = 0; r < kRows; ++r) {
 #pragma unroll
-          for (int e = 0; e < Tile::kElems; ++e) acc[r][b] = fmaf(w[r][e], xs[e], acc[r][b]);
+          for (int j = 0; j < 4; ++j) w[r][j] = Tile::weight(raw[u][r], scales[r], 4 * quad + j);
+        }
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b) {
+          const float4 v = __ldg(reinterpret_cast<const float4*>(xt + b * cols + Tile::column(lane, quad)));
+#pragma unroll
+          for (int r = 0; r < kRows; ++r) {
+            acc[r][b] = fmaf(w[r][0], v.x, acc[r][b]);
+            acc[r][b] = fmaf(w[r][1], v.y, acc[r][b]);
+            acc[r][b] = fmaf(w[r][2], v.z, acc[r][b]);
+            acc[r][b] = fmaf(w[r][3], v.w, acc[r][b]);
+          }
         }
       }
     }
@@ -209,6 +281,8 @@ int tile_cols(HdWeightType type) {
     case HdWeightType::kF16:
     case HdWeightType::kBF16: return HalfTile<true>::kCols;
     case HdWeightType::kQ8_0Tiled: return Q8Tile::kCols;
+    case HdWeightType::kQ4_KTiled:
+    case HdWeightType::kQ6_KTiled: return kHdKTileCols;
     default: return 0;
   }
 }
@@ -262,6 +336,12 @@ Status gemv(HdWeightType type, const uint8_t* weights, int64_t out_rows, int64_t
         break;
       case HdWeightType::kBF16:
         launch_tiled<HalfTile<true>>(batch, weights, out_rows, cols, row_bytes, x, y, stream);
+        break;
+      case HdWeightType::kQ4_KTiled:
+        launch_tiled<Q4KTile>(batch, weights, out_rows, cols, row_bytes, x, y, stream);
+        break;
+      case HdWeightType::kQ6_KTiled:
+        launch_tiled<Q6KTile>(batch, weights, out_rows, cols, row_bytes, x, y, stream);
         break;
       default: launch_tiled<Q8Tile>(batch, weights, out_rows, cols, row_bytes, x, y, stream); break;
     }
