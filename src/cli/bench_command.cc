@@ -317,7 +317,8 @@ Status run_bench(const BenchOptions& o) {
   const GgmlType kv_dtype = *parse_ggml_type(o.engine.kv_dtype);
   ProgressBar load_bar("loading " + std::filesystem::path(o.model_path).filename().string());
   MET_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
-                       load_model(o.model_path, [&](size_t done, size_t total) { load_bar.update(done, total); }));
+                       load_model(o.model_path, [&](size_t done, size_t total) { load_bar.update(done, total); },
+                                  weight_packing_for(o.engine.device)));
   if (o.spec) return run_spec(o, *model);
   const int64_t model_ctx = model->hparams().context_length;
   if (!o.serving.concurrency.empty() && model_ctx > 0 && int64_t{o.prompt_tokens} + o.gen_tokens > model_ctx) {

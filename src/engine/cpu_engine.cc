@@ -131,7 +131,8 @@ int64_t CpuEngine::device_busy_ns() const { return device_->busy_ns(); }
 
 Result<std::unique_ptr<CpuEngine>> CpuEngine::open(const std::string& model_path, const CpuEngineConfig& config,
                                                    const Progress& progress) {
-  MET_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, load_model(model_path, progress));
+  MET_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
+                       load_model(model_path, progress, weight_packing_for(config.device)));
   MET_ASSIGN_OR_RETURN(std::unique_ptr<CpuEngine> e, create(*model, config));
   e->owned_model_ = std::move(model);
   return e;

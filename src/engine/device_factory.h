@@ -22,4 +22,8 @@ namespace met {
 Result<std::unique_ptr<Device>> make_engine_device(const std::string& name, const Model& model,
                                                    const CpuDeviceOptions& options);
 
+// How a model that device `name` runs is loaded: packed for the CPU's
+// kernels, or (a device with weights of its own) as the file's rows.
+WeightPacking weight_packing_for(const std::string& name);
+
 }  // namespace met

@@ -5,9 +5,10 @@
 
 namespace met {
 
-Result<std::unique_ptr<Model>> load_model(const std::string& path, const Model::LoadProgress& progress) {
+Result<std::unique_ptr<Model>> load_model(const std::string& path, const Model::LoadProgress& progress,
+                                          WeightPacking packing) {
   MET_ASSIGN_OR_RETURN(GgufFile file, open_model_file(path));
-  Result<std::unique_ptr<Model>> model = Model::from_file(std::move(file), progress);
+  Result<std::unique_ptr<Model>> model = Model::from_file(std::move(file), progress, packing);
   if (!model.ok()) return model.status().with_prefix(path);
   return model;
 }

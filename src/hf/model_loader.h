@@ -14,6 +14,7 @@
 namespace met {
 
 // Errors are prefixed with the path (as Model::load's).
-Result<std::unique_ptr<Model>> load_model(const std::string& path, const Model::LoadProgress& progress = nullptr);
+Result<std::unique_ptr<Model>> load_model(const std::string& path, const Model::LoadProgress& progress = nullptr,
+                                          WeightPacking packing = WeightPacking::kForCpu);
 
 }  // namespace met

@@ -79,6 +79,7 @@ Result<cuda::MatrixRef> GridDevice::upload_matrix(const std::string& name, int64
   MET_ASSIGN_OR_RETURN(const std::optional<cuda::MatrixRef> tiled, upload_tiled(type, bytes, rows, cols));
   if (tiled.has_value()) return *tiled;
   MET_ASSIGN_OR_RETURN(const uint8_t* data, upload(bytes));
+  model_.release_mapped_pages(bytes);  // the device holds them now
   return cuda::MatrixRef{type, data, rows, cols, row_bytes};
 }
 
@@ -104,6 +105,7 @@ Result<std::optional<cuda::MatrixRef>> GridDevice::upload_tiled(cuda::HdWeightTy
     return std::optional<cuda::MatrixRef>{};
   }
   MET_ASSIGN_OR_RETURN(const uint8_t* data, upload(tiled));
+  model_.release_mapped_pages(bytes);
   return std::optional<cuda::MatrixRef>{cuda::MatrixRef{tiled_type, data, rows, cols, std::ssize(tiled) / rows}};
 }
 

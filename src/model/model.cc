@@ -103,15 +103,18 @@ ArchTraits arch_traits(Arch arch) {
   return t;
 }
 
-Result<std::unique_ptr<Model>> Model::load(const std::string& path, const LoadProgress& progress) {
+Result<std::unique_ptr<Model>> Model::load(const std::string& path, const LoadProgress& progress,
+                                           WeightPacking packing) {
   MET_ASSIGN_OR_RETURN(GgufFile file, GgufFile::open(path));
-  Result<std::unique_ptr<Model>> m = from_file(std::move(file), progress);
+  Result<std::unique_ptr<Model>> m = from_file(std::move(file), progress, packing);
   if (!m.ok()) return m.status().with_prefix(path);
   return m;
 }
 
-Result<std::unique_ptr<Model>> Model::from_file(GgufFile file, const LoadProgress& progress) {
+Result<std::unique_ptr<Model>> Model::from_file(GgufFile file, const LoadProgress& progress,
+                                                WeightPacking packing) {
   std::unique_ptr<Model> m(new Model(std::move(file)));
+  m->packing_ = packing;
   // Only pages of a read-only file mapping may be dropped; an assembled or
   // parsed file's bytes may be owned memory.
   m->file_is_mapped_ = m->file_.is_mapped_file();
@@ -159,7 +162,7 @@ Result<cpu::WeightMatrix> Model::bind_matrix(const std::string& name, uint64_t c
 
 cpu::WeightMatrix Model::pack(cpu::WeightMatrix w) {
   const cpu::WeightLayout layout = cpu::preferred_layout(w.type);
-  if (layout != cpu::WeightLayout::kRows) {
+  if (layout != cpu::WeightLayout::kRows && packing_ == WeightPacking::kForCpu) {
     packed_.push_back(cpu::PackedMatrix::pack(w, layout));
     // Nothing reads the mapped copy again: drop its pages so resident memory
     // holds the weights once, not twice.
@@ -173,7 +176,7 @@ cpu::WeightMatrix Model::pack(cpu::WeightMatrix w) {
 cpu::WeightMatrix Model::keep_rows(const cpu::WeightMatrix& w, std::span<const int64_t> rows) {
   cpu::PackedMatrix gathered = cpu::PackedMatrix::gather_rows(w, rows);
   const cpu::WeightLayout layout = cpu::preferred_layout(w.type);
-  if (layout == cpu::WeightLayout::kRows) {
+  if (layout == cpu::WeightLayout::kRows || packing_ == WeightPacking::kNone) {
     packed_.push_back(std::move(gathered));
   } else {
     packed_.push_back(cpu::PackedMatrix::pack(gathered.matrix(), layout));

@@ -255,15 +255,23 @@ struct ModelWeights {
   EncoderWeights encoder;            // encoders only (output_norm and output unbound)
 };
 
+// Whether a load repacks matrices into the CPU kernels' layouts (the CPU
+// device's), or leaves them as the file's rows (a device with weights of
+// its own, e.g. a GPU's, reads the file's bytes; the CPU kernels still run
+// such a model, on the rows layout).
+enum class WeightPacking { kForCpu, kNone };
+
 class Model {
  public:
   // `progress(done, total)` is called as the weight matrices are bound and,
   // where a kernel wants them so, repacked (the slow part of a load).
   using LoadProgress = std::function<void(size_t done, size_t total)>;
-  static Result<std::unique_ptr<Model>> load(const std::string& path, const LoadProgress& progress = nullptr);
+  static Result<std::unique_ptr<Model>> load(const std::string& path, const LoadProgress& progress = nullptr,
+                                             WeightPacking packing = WeightPacking::kForCpu);
   // Binds a file already opened (tests build models in memory; a Hugging Face
   // folder is assembled in memory by hf/hf_model.h).
-  static Result<std::unique_ptr<Model>> from_file(GgufFile file, const LoadProgress& progress = nullptr);
+  static Result<std::unique_ptr<Model>> from_file(GgufFile file, const LoadProgress& progress = nullptr,
+                                                  WeightPacking packing = WeightPacking::kForCpu);
 
   Arch arch() const { return arch_; }
   const ArchTraits& traits() const { return traits_; }
@@ -273,6 +281,10 @@ class Model {
   // RoPE parameters from the hyper-parameters (scaling included).
   cpu::RopeParams rope_params() const;
   uint64_t weight_bytes() const;
+  // Drops the resident pages of `bytes` of the file's mapping (a hint: a
+  // later read faults them back in unchanged), e.g. once a device has
+  // copied them; nothing for a file not mapped from disk.
+  void release_mapped_pages(std::span<const uint8_t> bytes) const;
 
  private:
   explicit Model(GgufFile file) : file_(std::move(file)) {}
@@ -311,10 +323,11 @@ class Model {
   // bind_packed when the file has `name`, else `fallback`.
   Result<cpu::WeightMatrix> bind_packed_or(const std::string& name, uint64_t cols, uint64_t rows,
                                            const cpu::WeightMatrix& fallback);
-  // `w` in its preferred layout (packed once, mapped pages dropped).
+  // `w` in its preferred layout (packed once, mapped pages dropped); `w`
+  // itself when the load does not pack (WeightPacking::kNone).
   cpu::WeightMatrix pack(cpu::WeightMatrix w);
   // Rows `rows` of mapped row-major `w` as a matrix of their own, packed
-  // where its type has a packed layout.
+  // where its type has a packed layout and the load packs.
   cpu::WeightMatrix keep_rows(const cpu::WeightMatrix& w, std::span<const int64_t> rows);
   // Each of the `experts` rows × cols matrices of a 3-D expert tensor.
   Result<std::vector<cpu::WeightMatrix>> bind_experts(const std::string& name, uint64_t cols, uint64_t rows,
@@ -323,7 +336,6 @@ class Model {
   size_t count_matrices() const;
   // Drops the resident pages of `bytes` (whole pages inside it) when file_
   // is a memory map (load(), not from_file()).
-  void release_mapped_pages(std::span<const uint8_t> bytes) const;
 
   GgufFile file_;
   Arch arch_ = Arch::kLlama;
@@ -333,6 +345,7 @@ class Model {
   std::vector<std::vector<float>> owned_vectors_;
   std::vector<cpu::PackedMatrix> packed_;
   LoadProgress progress_;       // during bind() only
+  WeightPacking packing_ = WeightPacking::kForCpu;
   size_t num_matrices_bound_ = 0;
   size_t num_matrices_total_ = 0;
   bool file_is_mapped_ = false;

@@ -15,6 +15,7 @@
 
 #include "testing/grid_test_support.h"
 #include "testing/model_test_support.h"
+#include "testing/reference_forward.h"
 #include "testing/temp_dir.h"
 
 namespace met::testing {
@@ -83,6 +84,38 @@ INSTANTIATE_TEST_SUITE_P(TiledTypes, GridTiledVsReference,
                          [](const ::testing::TestParamInfo<GgmlType>& param_info) {
                            return std::string(ggml_type_name(param_info.param));
                          });
+
+// A model loaded for a device with weights of its own is not packed for
+// the CPU: its matrices are the file's rows, in the file's bytes. The
+// grid device reads the file's bytes either way (the same bits), and the
+// CPU device still runs such a model (on its rows kernels), near the
+// reference.
+TEST(GridDevice, AModelLoadedWithoutCpuPackingKeepsTheFilesRows) {
+  TempDir dir;
+  ASSERT_TRUE(make_random_model(small_model_spec(Arch::kLlama, GgmlType::kQ8_0), dir.file("m.gguf")).ok());
+  auto packed = Model::load(dir.file("m.gguf"));
+  auto rows = Model::load(dir.file("m.gguf"), nullptr, WeightPacking::kNone);
+  ASSERT_TRUE(packed.ok() && rows.ok());
+  const std::span<const uint8_t> file = (*rows)->file().tensor_data(*(*rows)->file().find_tensor("blk.0.ffn_up.weight"));
+  for (const LayerWeights& l : (*rows)->weights().layers) {
+    for (const cpu::WeightMatrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {
+      EXPECT_EQ(w->layout, cpu::WeightLayout::kRows);
+    }
+  }
+  EXPECT_EQ((*rows)->weights().layers[0].w_up.data, file.data());
+  const std::vector<TokenId> tokens = fixed_prompt(12, (*rows)->hparams().vocab_size);
+  auto grid_packed = make_test_grid(**packed);
+  auto grid_rows = make_test_grid(**rows);
+  ASSERT_NE(grid_packed, nullptr);
+  ASSERT_NE(grid_rows, nullptr);
+  EXPECT_EQ(logits_at_every_position(*grid_rows, tokens, 12, 5, block_range(0, 1)),
+            logits_at_every_position(*grid_packed, tokens, 12, 5, block_range(0, 1)));
+  auto cpu = make_test_device(**rows, {.num_kv_blocks = 8, .kv_dtype = GgmlType::kF32,
+                                       .limits = {.max_rows = 16, .max_outputs = 16, .max_seqs = 2}});
+  ASSERT_NE(cpu, nullptr);
+  expect_logits_agree(ReferenceForward(**rows).logits(tokens),
+                      logits_at_every_position(*cpu, tokens, 12, 5, block_range(0, 1)), 3e-2);
+}
 
 // Past one attention partition (256 positions): prefill rows fold their
 // partitions whole, decode rows run them split and merge; both match the
