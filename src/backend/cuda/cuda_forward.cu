@@ -19,15 +19,16 @@ __global__ void apply_kernel(int64_t n, Op op) {
   }
 }
 
-// Output o's bans, then its argmax, a block per output: each thread scans
-// a stride keeping its first maximum (NaN skipped), then a tree reduction
-// keeps the larger value, the smaller index on a tie: the serial rule's
-// first maximum (BanArgmaxOp).
+// A candidate maximum of a logits row.
 struct Best {
   float value;
   long long index;  // -1: none
 };
 
+// Output o's bans, then its argmax, a block per output: each thread scans
+// a stride keeping its first maximum (NaN skipped), then a tree reduction
+// keeps the larger value, the smaller index on a tie: the serial rule's
+// first maximum (BanArgmaxOp).
 __global__ void __launch_bounds__(kRowThreads) ban_argmax_kernel(BanArgmaxOp op) {
   const int64_t o = blockIdx.x;
   const int tid = static_cast<int>(threadIdx.x);
