@@ -247,12 +247,15 @@ cuda::KvView kv_view(const cpu::KvLayout& kv, int64_t block_bytes, uint8_t* base
   cuda::KvView v;
   v.base = base;
   v.block_bytes = block_bytes;
-  v.row_bytes = int64_t{kv.head_dim} * (kv.dtype == GgmlType::kF32 ? 4 : 2);
+  v.row_bytes = kv.dtype == GgmlType::kQ8_0 ? int64_t{kv.head_dim} / cuda::kHdQk * cuda::kHdQ8_0Bytes
+                                            : int64_t{kv.head_dim} * (kv.dtype == GgmlType::kF32 ? 4 : 2);
   v.block_tokens = cpu::kBlockTokens;
   v.head_stride = v.block_tokens * v.row_bytes;
   v.kv_stride = kv.num_kv_heads * v.head_stride;
   v.layer_stride = 2 * v.kv_stride;
-  v.type = kv.dtype == GgmlType::kF32 ? cuda::HdKvType::kF32 : cuda::HdKvType::kF16;
+  v.type = kv.dtype == GgmlType::kF32    ? cuda::HdKvType::kF32
+           : kv.dtype == GgmlType::kQ8_0 ? cuda::HdKvType::kQ8_0
+                                         : cuda::HdKvType::kF16;
   return v;
 }
 
@@ -295,8 +298,9 @@ Result<std::unique_ptr<GridDevice>> GridDevice::create(const Model& model, std::
   if (!missing.empty()) {
     return unimplemented("grid device: {} models with {} do not run on it yet", model.hparams().arch, missing);
   }
-  if (options.kv_dtype != GgmlType::kF16 && options.kv_dtype != GgmlType::kF32) {
-    return unimplemented("grid device: a {} KV cache (F16 or F32 only)", ggml_type_name(options.kv_dtype));
+  if (options.kv_dtype != GgmlType::kF16 && options.kv_dtype != GgmlType::kF32 &&
+      options.kv_dtype != GgmlType::kQ8_0) {
+    return unimplemented("grid device: a {} KV cache (F16, F32 or Q8_0 only)", ggml_type_name(options.kv_dtype));
   }
   const ModelHParams& hp = model.hparams();
   const cpu::KvLayout kv{options.kv_dtype, static_cast<int32_t>(hp.num_layers), static_cast<int32_t>(hp.num_kv_heads),

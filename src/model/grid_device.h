@@ -5,7 +5,7 @@
 // forward. The model's weights go to the backend as the file's bytes (F32,
 // F16, BF16, Q8_0, Q4_K and Q6_K matrices; Q8_0 and K-quant rows that fill
 // whole tiles are tiled for the GEMV, weight_tiling.h; norms as F32); the
-// KV pool is the CPU backend's block layout (F32 or F16 rows), so spill
+// KV pool is the CPU backend's block layout (F32, F16 or Q8_0 rows), so spill
 // images move between the two. launch() packs the plan into a staging
 // slot (plan_staging.h, one per step in flight, two at most) and hands it
 // to the backend; a row fed from the previous step reads that step's
@@ -45,7 +45,7 @@ inline constexpr double kKvFreeMemoryShare = 0.9;
 int32_t kv_blocks_for_free_memory(int64_t free_bytes, int64_t block_bytes);
 
 struct GridDeviceOptions {
-  GgmlType kv_dtype = GgmlType::kF16;  // F16 or F32
+  GgmlType kv_dtype = GgmlType::kF16;  // F16, F32 or Q8_0
   // 0: as many as the backend's free memory holds once the weights and
   // buffers are in (kv_blocks_for_free_memory); a backend without a memory
   // of its own (the host) refuses 0.

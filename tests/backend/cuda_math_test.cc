@@ -5,18 +5,21 @@
 // angle table give the reference's rope bit for bit; the softmax fold of
 // partitions in order equals attention over the whole computed in double;
 // Q8_0 rows tiled for the GEMV decode, element by element and group by
-// group, to the file's bits.
+// group, to the file's bits; KV rows are stored as the CPU cache stores
+// them.
 #include <gtest/gtest.h>
 
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <span>
 #include <vector>
 
 #include "backend/cpu/kernels/reference/kernels_ref.h"
 #include "backend/cuda/dequant_hd.h"
+#include "backend/cuda/forward_ops.h"
 #include "backend/cuda/rope_hd.h"
 #include "backend/cuda/rope_table.h"
 #include "backend/cuda/weight_tiling.h"
@@ -181,6 +184,44 @@ TEST(CudaMath, TiledKQuantRowsDecodeToTheFilesBits) {
                     std::bit_cast<uint32_t>(c.file_element(raw.data() + r * row_bytes, i)))
               << c.name << (random_bytes ? " random bytes" : " quantized") << " row " << r << " element " << i;
         }
+      }
+    }
+  }
+}
+
+// A KV row stored by the grid program is, for F16 and Q8_0, the bytes the
+// CPU's reference quantizer writes for the same floats (ties, zeros, NaN
+// and outliers included), and each element reads back as the reference
+// decodes it.
+TEST(CudaMath, KvRowsAreStoredAsTheCpuCacheStoresThem) {
+  constexpr int32_t kDim = 128;
+  std::vector<float> x = testing::gaussian_with_outliers(kDim, 51);
+  for (int j = 0; j < 32; ++j) x[32 + j] = 0.0f;          // an all-zero block
+  x[64] = 127.0f, x[65] = 0.5f, x[66] = -63.5f;           // codes on a tie
+  x[100] = std::numeric_limits<float>::quiet_NaN();       // skipped by the max, clamps to -127
+  struct Case {
+    HdKvType type;
+    void (*quantize)(const float*, uint8_t*, int64_t);
+    void (*dequantize)(const uint8_t*, float*, int64_t);
+    int64_t bytes;
+  };
+  for (const Case& c : {Case{HdKvType::kF16, ref::quantize_row_f16, ref::dequantize_row_f16, 2 * kDim},
+                        Case{HdKvType::kQ8_0, ref::quantize_row_q8_0, ref::dequantize_row_q8_0,
+                             kDim / kHdQk * kHdQ8_0Bytes}}) {
+    std::vector<uint8_t> want(static_cast<size_t>(c.bytes)), got(static_cast<size_t>(c.bytes));
+    c.quantize(x.data(), want.data(), kDim);
+    KvView kv;
+    kv.type = c.type;
+    kv.store_row(got.data(), x.data(), kDim);
+    EXPECT_EQ(got, want) << static_cast<int>(c.type);
+    std::vector<float> decoded(kDim);
+    c.dequantize(want.data(), decoded.data(), kDim);
+    for (int32_t d = 0; d < kDim; ++d) {
+      const float back = kv.load(got.data(), d);
+      if (std::isnan(decoded[static_cast<size_t>(d)])) {
+        EXPECT_TRUE(std::isnan(back)) << d;
+      } else {
+        EXPECT_EQ(std::bit_cast<uint32_t>(back), std::bit_cast<uint32_t>(decoded[static_cast<size_t>(d)])) << d;
       }
     }
   }

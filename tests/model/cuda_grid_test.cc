@@ -3,7 +3,8 @@
 // conformance suite (every output checked, each sequence alone bit for bit,
 // KV moved between devices, decode steps replayed as CUDA graphs), and
 // across backends the CPU's argmax at every output of the same mixed plans
-// with logits within float summation error, and the host grid program's.
+// with logits within float summation error, and the host grid program's;
+// weights tiled for the GEMV; a Q8_0 KV cache.
 // Label gpu: each test skips, saying why, where no CUDA device is visible.
 #include <gtest/gtest.h>
 
@@ -113,6 +114,26 @@ TEST(CudaConformance, TheCpuAndTheHostGridAgreeWithIt) {
   expect_same_outputs(run_mixed_plans(*host, {.seed = 2}), on_gpu, 1e-5);
   MET_CUDA_DEVICE(to, *model, GgmlType::kF32);
   expect_kv_moves_between_devices(*cpu, *to, run_mixed_plans(*cpu, {.seed = 3}), 6, 1e-4);
+}
+
+// A Q8_0 cache quantized on the GPU (a warp per block of 32) by the CPU
+// cache's rule: the CPU and the host grid agree with it as their Q8_0
+// caches agree with each other (grid_device_test), and its KV moves.
+TEST(CudaConformance, AQ8_0CacheAgreesWithTheCpusAndTheHostGrids) {
+  TempDir dir;
+  auto model = make_and_load(small_model_spec(Arch::kLlama, GgmlType::kF32), dir);
+  ASSERT_NE(model, nullptr);
+  MET_CUDA_DEVICE(gpu, *model, GgmlType::kQ8_0);
+  auto cpu = make_test_device(*model, {.num_kv_blocks = 64, .kv_dtype = GgmlType::kQ8_0,
+                                       .limits = {.max_rows = 64, .max_outputs = 16, .max_seqs = 8}});
+  auto host = make_test_grid(*model, GgmlType::kQ8_0);
+  ASSERT_NE(cpu, nullptr);
+  ASSERT_NE(host, nullptr);
+  const ConformanceRun on_gpu = run_mixed_plans(*gpu, {.seed = 6});
+  expect_same_outputs(run_mixed_plans(*cpu, {.seed = 6}), on_gpu, 1e-3);
+  expect_same_outputs(run_mixed_plans(*host, {.seed = 6}), on_gpu, 1e-3);
+  MET_CUDA_DEVICE(to, *model, GgmlType::kQ8_0);
+  expect_kv_moves_between_devices(*cpu, *to, run_mixed_plans(*cpu, {.seed = 7}), 6, 1e-3);
 }
 
 }  // namespace

@@ -16,6 +16,11 @@ static_assert(kMaxGridHeadDim % kThreads == 0, "a thread takes whole dims");
 
 __device__ float kv_element(const KvView& kv, const uint8_t* row, int32_t d) {
   if (kv.type == HdKvType::kF32) return reinterpret_cast<const float*>(row)[d];
+  if (kv.type == HdKvType::kQ8_0) {
+    const uint8_t* block = row + (d / kHdQk) * kHdQ8_0Bytes;
+    return static_cast<float>(static_cast<int8_t>(block[2 + d % kHdQk])) *
+           __half2float(*reinterpret_cast<const __half*>(block));
+  }
   return __half2float(reinterpret_cast<const __half*>(row)[d]);
 }
 
@@ -79,9 +84,19 @@ __device__ void load_query(Scratch& s, const float* qh, int32_t hd) {
   __syncthreads();
 }
 
+// Element d of a head row into `row`, by the thread of dim d: for Q8_0 the
+// warp holding d's block of 32 (a block's dims are one warp's lanes, as
+// kThreads and head_dim are multiples of 32) finds its max magnitude and
+// quantizes as the CPU does (forward_ops.h's hd_q8_0_*).
 __device__ void kv_store(const KvView& kv, uint8_t* row, int32_t d, float value) {
   if (kv.type == HdKvType::kF32) {
     reinterpret_cast<float*>(row)[d] = value;
+  } else if (kv.type == HdKvType::kQ8_0) {
+    float amax = fabsf(value) > 0.0f ? fabsf(value) : 0.0f;  // NaN counts as 0, as the CPU's max skips it
+    for (int offset = kWarp / 2; offset > 0; offset /= 2) amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, offset));
+    uint8_t* block = row + (d / kHdQk) * kHdQ8_0Bytes;
+    if (d % kHdQk == 0) hd_q8_0_scale(amax, block);
+    block[2 + d % kHdQk] = static_cast<uint8_t>(hd_q8_0_code(amax, value));
   } else {
     reinterpret_cast<__half*>(row)[d] = __float2half_rn(value);
   }

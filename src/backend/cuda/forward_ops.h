@@ -7,8 +7,9 @@
 // that replace these ops must give what these give.
 // KV blocks are the CPU backend's layout (backend/cpu/kv_cache.h): block b,
 // layer l, K then V, kv head h, slot s at b * block_bytes + l * layer_stride
-// + h * head_stride + s * row_bytes (+ kv_stride for V), F32 or F16 rows, so
-// spill images move between backends.
+// + h * head_stride + s * row_bytes (+ kv_stride for V), F32, F16 or Q8_0
+// rows (quantized to the CPU's bytes), so spill images move between
+// backends.
 // C++17 (CUDA sources include it). Threading: pure functions of their
 // pointers. Tested by tests/model/grid_device_test.cc through the host
 // executor, and on a GPU by the same suite through CudaDevice.
@@ -27,7 +28,7 @@ namespace met::cuda {
 
 inline constexpr int32_t kMaxGridHeadDim = 256;
 
-enum class HdKvType : int32_t { kF32 = 0, kF16 = 1 };
+enum class HdKvType : int32_t { kF32 = 0, kF16 = 1, kQ8_0 = 8 };
 
 MET_HD inline uint16_t hd_to_fp16(float f) {
 #if defined(__CUDACC__)
@@ -37,10 +38,36 @@ MET_HD inline uint16_t hd_to_fp16(float f) {
 #endif
 }
 
+// The nearest integer to v, half to even, after clamping to [lo, hi] as
+// the CPU's quantizers do (tensor/reference/rounding.h: a NaN gives lo).
+MET_HD inline float hd_round_code(float v, float lo, float hi) {
+  v = v > lo ? v : lo;
+  v = v < hi ? v : hi;
+#if defined(__CUDA_ARCH__)
+  return rintf(v);
+#else
+  return std::nearbyint(v);
+#endif
+}
+
+// One Q8_0 block of x[0 .. 32) as the CPU reference quantizes it (the max
+// magnitude / 127 as the fp16 scale, codes rounded half to even), given
+// the block's max magnitude: the same bytes the CPU's KV cache stores.
+MET_HD inline void hd_q8_0_scale(float amax, uint8_t* block) {
+  const uint16_t h = hd_to_fp16(amax / 127.0f);
+  block[0] = static_cast<uint8_t>(h & 0xFF);
+  block[1] = static_cast<uint8_t>(h >> 8);
+}
+MET_HD inline int8_t hd_q8_0_code(float amax, float x) {
+  const float d = amax / 127.0f;
+  const float inverse = d != 0.0f ? 1.0f / d : 0.0f;
+  return static_cast<int8_t>(hd_round_code(x * inverse, -127.0f, 127.0f));
+}
+
 struct KvView {
   uint8_t* base = nullptr;
   int64_t block_bytes = 0;
-  int64_t row_bytes = 0;    // one head's slot
+  int64_t row_bytes = 0;    // one head's slot (Q8_0: head_dim / 32 blocks of 34 bytes)
   int64_t head_stride = 0;  // block_tokens * row_bytes
   int64_t kv_stride = 0;    // kv_heads * head_stride: K to V
   int64_t layer_stride = 0;
@@ -52,16 +79,30 @@ struct KvView {
   }
   MET_HD float load(const uint8_t* row, int32_t d) const {
     if (type == HdKvType::kF32) return f32_element(row, d);
+    if (type == HdKvType::kQ8_0) return q8_0_element(row, d);
     return hd_fp16(hd_load_u16(row + 2 * d));
   }
-  MET_HD void store(uint8_t* row, int32_t d, float value) const {
-    if (type == HdKvType::kF32) {
-      std::memcpy(row + 4 * d, &value, 4);
+  // x[0 .. n) into `row` (n a multiple of 32 for Q8_0).
+  MET_HD void store_row(uint8_t* row, const float* x, int32_t n) const {
+    if (type == HdKvType::kQ8_0) {
+      for (int32_t b = 0; b < n / kHdQk; ++b) {
+        float amax = 0.0f;
+        for (int32_t j = 0; j < kHdQk; ++j) amax = fabsf(x[b * kHdQk + j]) > amax ? fabsf(x[b * kHdQk + j]) : amax;
+        uint8_t* block = row + b * kHdQ8_0Bytes;
+        hd_q8_0_scale(amax, block);
+        for (int32_t j = 0; j < kHdQk; ++j) block[2 + j] = static_cast<uint8_t>(hd_q8_0_code(amax, x[b * kHdQk + j]));
+      }
       return;
     }
-    const uint16_t h = hd_to_fp16(value);
-    row[2 * d] = static_cast<uint8_t>(h & 0xFF);
-    row[2 * d + 1] = static_cast<uint8_t>(h >> 8);
+    for (int32_t d = 0; d < n; ++d) {
+      if (type == HdKvType::kF32) {
+        std::memcpy(row + 4 * d, &x[d], 4);
+        continue;
+      }
+      const uint16_t h = hd_to_fp16(x[d]);
+      row[2 * d] = static_cast<uint8_t>(h & 0xFF);
+      row[2 * d + 1] = static_cast<uint8_t>(h >> 8);
+    }
   }
 };
 
@@ -169,10 +210,8 @@ struct QkPostOp {
     const PackedSeq& seq = step.seqs[step.row_seq[r]];
     const int32_t block = step.tables[seq.table_begin + pos / kv.block_tokens];
     uint8_t* krow = kv.k_row(layer, block, hh, pos % kv.block_tokens);
-    for (int32_t d = 0; d < head_dim; ++d) {
-      kv.store(krow, d, x[d]);
-      kv.store(krow + kv.kv_stride, d, vrow[d]);
-    }
+    kv.store_row(krow, x, head_dim);
+    kv.store_row(krow + kv.kv_stride, vrow, head_dim);
   }
 };
 
