@@ -18,7 +18,7 @@
 # slices (Llama-3-8B's widths and vocabulary, 2 layers) made by `met
 # make-model` in BF16, Q8_0 and Q4_K, each measured by `met bench --device
 # cuda`: prefill of 512 tokens and decode at batch 1, 8 and 64 (BF16 also at
-# batch 1 after 4,096 tokens of context), each
+# batch 1 after 4,096 tokens of context, with an F16 and a Q8_0 cache), each
 # decode figure as GB/s moved against the measured device-to-device copy
 # bandwidth, and the decode graphs' capture time. The table goes to
 # $OUT/gpu-check.md (or gpu-check-out/), the raw JSON beside it.
@@ -69,6 +69,9 @@ bench_slice() {
     timeout 150 "${bundled[@]}" gpu-bundle/bin/met bench "$model" --device "$device" --prompt-tokens 512 \
       --gen-tokens 32 --batch 1 --context 4096 --cached-prompt-tokens 0 --kv-dtype f16 --max-batch-tokens 512 \
       --json >"$out/bench-$dtype-at-4096.json"
+    timeout 150 "${bundled[@]}" gpu-bundle/bin/met bench "$model" --device "$device" --prompt-tokens 512 \
+      --gen-tokens 32 --batch 1 --context 4096 --cached-prompt-tokens 0 --kv-dtype q8_0 --max-batch-tokens 512 \
+      --json >"$out/bench-$dtype-at-4096-kv-q8_0.json"
     profile "$model" "$out"
   fi
   rm -f "$model"
