@@ -1,10 +1,11 @@
 // The operations of the grid forward pass (forward_program.h), each a
-// functor applied to every index of a range: a CUDA kernel runs index i on
-// thread i (cuda_forward.cu), the host executor (host_exec.h) in a loop, so
-// the same code is tested on any machine against the CPU backend and runs
-// on the GPU. This is the correctness baseline: one thread per output
-// element or row, no shared memory, no warp cooperation; the tuned kernels
-// that replace these ops must give what these give.
+// functor applied to every index of a range: the host executor
+// (host_exec.h) runs them in a loop, the CUDA executor (cuda_forward.cu)
+// runs index i on thread i, except where a cooperative kernel takes the op
+// (norms and argmax a block per row, the Q/K post-processing and attention
+// a block per head: attention_kernels.h), which must give what the functor
+// gives within float summation order. So the program is tested on any
+// machine against the CPU backend and runs on the GPU.
 // KV blocks are the CPU backend's layout (backend/cpu/kv_cache.h): block b,
 // layer l, K then V, kv head h, slot s at b * block_bytes + l * layer_stride
 // + h * head_stride + s * row_bytes (+ kv_stride for V), F32, F16 or Q8_0
