@@ -166,57 +166,44 @@ struct Q6KTile {
 // shuffles, and a split group's parts add in part order. `split` depends
 // on the matrix alone (gemv_split), so a row's bits do not depend on the
 // batch.
+// One tile of every row (its raw bytes in `raw`) into the lane's sums:
+// the row's scales once, then a quad of elements at a time, each
+// activation row's float4 once for all kRows rows.
 template <class Tile, int kRows, int kBatch>
-__global__ void __launch_bounds__(kThreads) gemv_tiled_kernel(const uint8_t* weights, int64_t out_rows, int64_t cols,
-                                                              int64_t row_bytes, int split, const float* __restrict__ x,
-                                                              float* y) {
-  __shared__ float parts[kWarpsPerBlock][kRows][kBatch];
-  const int lane = static_cast<int>(threadIdx.x % kWarp), warp = static_cast<int>(threadIdx.x / kWarp);
-  const int groups_per_block = kWarpsPerBlock / split, part = warp % split;
-  const int64_t first = (int64_t{blockIdx.x} * groups_per_block + warp / split) * kRows;
-  const int64_t tiles = cols / Tile::kCols;
-  const int64_t tile_begin = part * tiles / split, tile_end = (part + 1) * tiles / split;
-  const uint8_t* rows[kRows];
-  for (int r = 0; r < kRows; ++r) rows[r] = weights + (first + r < out_rows ? first + r : 0) * row_bytes;
-  float acc[kRows][kBatch] = {};
-  constexpr int kUnroll = Tile::kUnroll;
-  for (int64_t t = tile_begin; t < tile_end && first < out_rows; t += kUnroll) {
-    typename Tile::Raw raw[kUnroll][kRows];
+__device__ void accumulate_tile(const typename Tile::Raw (&raw)[kRows], int lane, const float* xt, int64_t cols,
+                                float (&acc)[kRows][kBatch]) {
+  typename Tile::Scales scales[kRows];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      if (t + u >= tile_end) break;
+  for (int r = 0; r < kRows; ++r) scales[r] = Tile::scales(raw[r], lane);
 #pragma unroll
-      for (int r = 0; r < kRows; ++r) raw[u][r] = Tile::load(rows[r] + (t + u) * Tile::kBytes, lane);
+  for (int quad = 0; quad < Tile::kElems / 4; ++quad) {
+    float w[kRows][4];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) w[r][j] = Tile::weight(raw[r], scales[r], 4 * quad + j);
     }
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      if (t + u >= tile_end) break;
-      typename Tile::Scales scales[kRows];
+    for (int b = 0; b < kBatch; ++b) {
+      const float4 v = __ldg(reinterpret_cast<const float4*>(xt + b * cols + Tile::column(lane, quad)));
 #pragma unroll
-      for (int r = 0; r < kRows; ++r) scales[r] = Tile::scales(raw[u][r], lane);
-      const float* xt = x + (t + u) * Tile::kCols;
-#pragma unroll
-      for (int quad = 0; quad < Tile::kElems / 4; ++quad) {
-        float w[kRows][4];
-#pragma unroll
-        for (int r = 0; r < kRows; ++r) {
-#pragma unroll
-          for (int j = 0; j < 4; ++j) w[r][j] = Tile::weight(raw[u][r], scales[r], 4 * quad + j);
-        }
-#pragma unroll
-        for (int b = 0; b < kBatch; ++b) {
-          const float4 v = __ldg(reinterpret_cast<const float4*>(xt + b * cols + Tile::column(lane, quad)));
-#pragma unroll
-          for (int r = 0; r < kRows; ++r) {
-            acc[r][b] = fmaf(w[r][0], v.x, acc[r][b]);
-            acc[r][b] = fmaf(w[r][1], v.y, acc[r][b]);
-            acc[r][b] = fmaf(w[r][2], v.z, acc[r][b]);
-            acc[r][b] = fmaf(w[r][3], v.w, acc[r][b]);
-          }
-        }
+      for (int r = 0; r < kRows; ++r) {
+        acc[r][b] = fmaf(w[r][0], v.x, acc[r][b]);
+        acc[r][b] = fmaf(w[r][1], v.y, acc[r][b]);
+        acc[r][b] = fmaf(w[r][2], v.z, acc[r][b]);
+        acc[r][b] = fmaf(w[r][3], v.w, acc[r][b]);
       }
     }
   }
+}
+
+// The lanes' sums of rows first.. into y: a warp's by shuffles; a split
+// group's parts (`part` of `split`) through shared memory, added in part
+// order by a thread per output.
+template <int kRows, int kBatch>
+__device__ void write_sums(float (&acc)[kRows][kBatch], int lane, int part, int split, int64_t first,
+                           int64_t out_rows, float* y) {
+  __shared__ float parts[kWarpsPerBlock][kRows][kBatch];
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
 #pragma unroll
@@ -237,6 +224,35 @@ __global__ void __launch_bounds__(kThreads) gemv_tiled_kernel(const uint8_t* wei
   float sum = parts[0][i / kBatch][i % kBatch];
   for (int p = 1; p < split; ++p) sum += parts[p][i / kBatch][i % kBatch];
   y[(i % kBatch) * out_rows + first + i / kBatch] = sum;
+}
+
+template <class Tile, int kRows, int kBatch>
+__global__ void __launch_bounds__(kThreads) gemv_tiled_kernel(const uint8_t* weights, int64_t out_rows, int64_t cols,
+                                                              int64_t row_bytes, int split, const float* __restrict__ x,
+                                                              float* y) {
+  const int lane = static_cast<int>(threadIdx.x % kWarp), warp = static_cast<int>(threadIdx.x / kWarp);
+  const int groups_per_block = kWarpsPerBlock / split, part = warp % split;
+  const int64_t first = (int64_t{blockIdx.x} * groups_per_block + warp / split) * kRows;
+  const int64_t tiles = cols / Tile::kCols;
+  const int64_t tile_begin = part * tiles / split, tile_end = (part + 1) * tiles / split;
+  const uint8_t* rows[kRows];
+  for (int r = 0; r < kRows; ++r) rows[r] = weights + (first + r < out_rows ? first + r : 0) * row_bytes;
+  float acc[kRows][kBatch] = {};
+  constexpr int kUnroll = Tile::kUnroll;
+  for (int64_t t = tile_begin; t < tile_end && first < out_rows; t += kUnroll) {
+    typename Tile::Raw raw[kUnroll][kRows];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if (t + u >= tile_end) break;
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) raw[u][r] = Tile::load(rows[r] + (t + u) * Tile::kBytes, lane);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if (t + u < tile_end) accumulate_tile<Tile, kRows, kBatch>(raw[u], lane, x + (t + u) * Tile::kCols, cols, acc);
+    }
+  }
+  write_sums<kRows, kBatch>(acc, lane, part, split, first, out_rows, y);
 }
 
 // Warps per row group: a matrix of few rows (a decode step's K/V, Q and
