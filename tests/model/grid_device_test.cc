@@ -37,15 +37,21 @@ class GridVsReference : public ::testing::TestWithParam<GridCase> {};
 // decoded exactly, so every weight type is within float summation error of
 // the reference (which decodes the same weights): no activation
 // quantization, unlike the CPU's integer paths: 1e-4 of the largest logit.
-TEST_P(GridVsReference, LogitsAtEveryPositionMatchTheReference) {
+// `spec`'s model on two host grids: expect_grid_logits.
+void expect_host_grid_logits(const RandomModelSpec& spec, int32_t num_tokens, int32_t prefill, int32_t chunk,
+                             int32_t singles) {
   TempDir dir;
-  auto model = make_and_load(small_model_spec(GetParam().arch, GetParam().dtype), dir);
+  auto model = make_and_load(spec, dir);
   ASSERT_NE(model, nullptr);
   auto dev = make_test_grid(*model);
   auto fresh = make_test_grid(*model);
   ASSERT_NE(dev, nullptr);
   ASSERT_NE(fresh, nullptr);
-  expect_grid_logits(*dev, *fresh, *model, 40, 30, 7, 40);
+  expect_grid_logits(*dev, *fresh, *model, num_tokens, prefill, chunk, singles);
+}
+
+TEST_P(GridVsReference, LogitsAtEveryPositionMatchTheReference) {
+  expect_host_grid_logits(small_model_spec(GetParam().arch, GetParam().dtype), 40, 30, 7, 40);
 }
 
 // Every weight type on llama; the other architectures' own parts (qwen2's
@@ -70,14 +76,7 @@ INSTANTIATE_TEST_SUITE_P(ArchsAndWeightTypes, GridVsReference,
 class GridTiledVsReference : public ::testing::TestWithParam<GgmlType> {};
 
 TEST_P(GridTiledVsReference, LogitsAtEveryPositionMatchTheReference) {
-  TempDir dir;
-  auto model = make_and_load(wide_model_spec(GetParam()), dir);
-  ASSERT_NE(model, nullptr);
-  auto dev = make_test_grid(*model);
-  auto fresh = make_test_grid(*model);
-  ASSERT_NE(dev, nullptr);
-  ASSERT_NE(fresh, nullptr);
-  expect_grid_logits(*dev, *fresh, *model, 6, 4, 2, 6);
+  expect_host_grid_logits(wide_model_spec(GetParam()), 6, 4, 2, 6);
 }
 
 INSTANTIATE_TEST_SUITE_P(TiledTypes, GridTiledVsReference,
@@ -122,16 +121,9 @@ TEST(GridDevice, AModelLoadedWithoutCpuPackingKeepsTheFilesRows) {
 // partitions whole, decode rows run them split and merge; both match the
 // reference, and a position's logits are the same bits either way.
 TEST(GridDevice, AttentionAcrossPartitionsMatchesTheReference) {
-  TempDir dir;
-  auto model = make_and_load(small_model_spec(Arch::kLlama, GgmlType::kF32), dir);
-  ASSERT_NE(model, nullptr);
-  auto dev = make_test_grid(*model);
-  auto fresh = make_test_grid(*model);
-  ASSERT_NE(dev, nullptr);
-  ASSERT_NE(fresh, nullptr);
   // 270 prefilled in chunks of 32 (whole), the last 30 one a step (split
   // over two partitions); the first 280 one a step on another device.
-  expect_grid_logits(*dev, *fresh, *model, 300, 270, 32, 280);
+  expect_host_grid_logits(small_model_spec(Arch::kLlama, GgmlType::kF32), 300, 270, 32, 280);
 }
 
 TEST(GridDevice, AgreesWithTheCpuDeviceOnAQuantizedModelWithAnF16Cache) {
