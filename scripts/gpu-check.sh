@@ -20,12 +20,14 @@
 # cuda`: prefill of 512 tokens and decode at batch 1, 8 and 64 (BF16 also at
 # batch 1 after 4,096 tokens of context, with an F16 and a Q8_0 cache), each
 # decode figure as GB/s moved against the measured device-to-device copy
-# bandwidth, and the decode graphs' capture time. The table goes to
-# $OUT/gpu-check.md (or gpu-check-out/), the raw JSON beside it.
+# bandwidth, and the decode graphs' capture time; an ncu per-kernel summary
+# of short BF16 and Q8_0 runs. The table goes to $OUT/gpu-check.md (or
+# gpu-check-out/), the raw JSON beside it (bench.jsonl), the profiles to
+# profile-*.csv: 7 files at most, within what the device tool brings back.
 # Budget: under 8 minutes on one H200; each step is bounded by `timeout`.
 # To try the run half's plumbing without a GPU (the tests then skip):
-#   MET_GPU_CHECK_DEVICE=grid-host MET_GPU_CHECK_SHAPE="--layers 1 --embd 128 --heads 4 --kv-heads 2
-#   --ff 256 --vocab 1000" scripts/gpu-check.sh run
+#   MET_GPU_CHECK_DEVICE=grid-host MET_GPU_CHECK_SHAPE="--layers 1 --embd 512 --heads 4 --kv-heads 2
+#   --ff 1024 --vocab 1000 --ctx 8192" scripts/gpu-check.sh run
 set -euo pipefail
 device=${MET_GPU_CHECK_DEVICE:-cuda}
 shape=${MET_GPU_CHECK_SHAPE:-"--layers 2 --embd 4096 --heads 32 --kv-heads 8 --ff 14336 --vocab 128256 --ctx 8192"}
@@ -59,45 +61,56 @@ make_slice() {
   timeout 240 "${bundled[@]}" gpu-bundle/bin/met make-model -o "/tmp/met-slice-$dtype.gguf" $shape --dtype "$dtype" >/dev/null
 }
 
-# `met bench` on one slice: prefill 512, decode at batch 1, 8, 64.
+# One `met bench --json` of the slice `model` as a line of $out/bench.jsonl,
+# {"name": NAME, "bench": {...}} (one file for every bench: the device
+# tool brings back at most 8 files).
+bench_line() {
+  local name=$1 model=$2 out=$3
+  shift 3
+  local json
+  json=$(timeout 150 "${bundled[@]}" gpu-bundle/bin/met bench "$model" --device "$device" --prompt-tokens 512 \
+    --gen-tokens 32 --max-batch-tokens 512 --json "$@") || return 1
+  printf '{"name": "%s", "bench": %s}\n' "$name" "$json" >>"$out/bench.jsonl"
+}
+
+# `met bench` on one slice: prefill 512, decode at batch 1, 8, 64 (BF16
+# also at batch 1 after 4,096 tokens with an F16 and a Q8_0 cache); BF16
+# and Q8_0 also profiled.
 bench_slice() {
   local dtype=$1 out=$2
   local model=/tmp/met-slice-$dtype.gguf
-  timeout 150 "${bundled[@]}" gpu-bundle/bin/met bench "$model" --device "$device" --prompt-tokens 512 --gen-tokens 32 \
-    --batch 1,8,64 --context 0 --kv-dtype f16 --max-batch-tokens 512 --json >"$out/bench-$dtype.json"
-  if [ "$dtype" = bf16 ]; then  # attention at depth: batch 1 after 4,096 tokens
-    timeout 150 "${bundled[@]}" gpu-bundle/bin/met bench "$model" --device "$device" --prompt-tokens 512 \
-      --gen-tokens 32 --batch 1 --context 4096 --cached-prompt-tokens 0 --kv-dtype f16 --max-batch-tokens 512 \
-      --json >"$out/bench-$dtype-at-4096.json"
-    timeout 150 "${bundled[@]}" gpu-bundle/bin/met bench "$model" --device "$device" --prompt-tokens 512 \
-      --gen-tokens 32 --batch 1 --context 4096 --cached-prompt-tokens 0 --kv-dtype q8_0 --max-batch-tokens 512 \
-      --json >"$out/bench-$dtype-at-4096-kv-q8_0.json"
-    profile "$model" "$out"
+  bench_line "$dtype" "$model" "$out" --batch 1,8,64 --context 0 --kv-dtype f16 || return 1
+  if [ "$dtype" = bf16 ]; then  # attention at depth
+    bench_line "$dtype-at-4096" "$model" "$out" --batch 1 --context 4096 --cached-prompt-tokens 0 --kv-dtype f16
+    bench_line "$dtype-at-4096-kv-q8_0" "$model" "$out" --batch 1 --context 4096 --cached-prompt-tokens 0 \
+      --kv-dtype q8_0
   fi
+  if [ "$dtype" != q4_k ]; then profile "$dtype" "$model" "$out"; fi
   rm -f "$model"
 }
 
-# Where a short BF16 run's GPU time goes, kernel by kernel (Nsight
-# Compute's per-kernel summary of their durations), where ncu is installed.
+# Where a short run's GPU time goes, kernel by kernel (Nsight Compute's
+# per-kernel summary of their durations), where ncu is installed.
 profile() {
-  local model=$1 out=$2
+  local dtype=$1 model=$2 out=$3
   command -v ncu >/dev/null || return 0
   timeout 150 ncu --clock-control none --metrics gpu__time_duration.sum --print-summary per-kernel --csv \
     --launch-count 800 "${bundled[@]}" gpu-bundle/bin/met bench "$model" --device "$device" --prompt-tokens 64 \
-    --gen-tokens 8 --batch 1,8 --context 0,1024 --cached-prompt-tokens 0 --kv-dtype f16 >"$out/profile-bf16.csv" 2>&1 ||
-    echo "profile failed (see profile-bf16.csv)"
+    --gen-tokens 8 --batch 1,8 --context 0,1024 --cached-prompt-tokens 0 --kv-dtype f16 \
+    >"$out/profile-$dtype.csv" 2>&1 || echo "profile failed (see profile-$dtype.csv)"
 }
 
 table() {
   local out=$1
   python3 - "$out" <<'PY'
-import json, sys, glob, os
+import json, sys, os
 out = sys.argv[1]
 rows = ["| slice | prefill 512 tok/s | context | batch | decode tok/s | MB/step | GB/s moved | copy GB/s | share | graphs (ms) |",
         "|---|---|---|---|---|---|---|---|---|---|"]
-for path in sorted(glob.glob(os.path.join(out, "bench-*.json"))):
-    j = json.load(open(path))
-    name = os.path.basename(path)[6:-5]
+path = os.path.join(out, "bench.jsonl")
+for line in (open(path) if os.path.exists(path) else []):
+    entry = json.loads(line)
+    name, j = entry["name"], entry["bench"]
     for d in j["decode"]:
         moved = d["tok_s"] / d["batch"] * d["step_bytes"]
         rows.append("| {} | {:.0f} | {} | {} | {:.1f} | {:.1f} | {:.0f} | {:.0f} | {:.0f}% | {} ({:.1f}) |".format(
@@ -111,6 +124,7 @@ PY
 run() {
   local out=${OUT:-gpu-check-out}
   mkdir -p "$out"
+  rm -f "$out/bench.jsonl" "$out/tests.log" "$out/sanitizer.log"
   nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv,noheader |
     tee "$out/gpu.txt" || echo "no nvidia-smi: no GPU here"
   local dtypes=(bf16 q8_0 q4_k) pids=() status=0
