@@ -24,7 +24,7 @@ static_assert(kMaxKvPoolBytes == cpu::kMaxKvCacheBytes, "the pool's bound is the
 Result<int32_t> pool_blocks(const CpuEngineConfig& c, const cpu::KvLayout& layout, int64_t context_length,
                             int64_t block_bytes) {
   if (c.kv_blocks.has_value()) return *c.kv_blocks;
-  if (c.device == "cuda" && !c.kv_mem_bytes.has_value()) return 0;  // the GPU's free memory sizes it
+  if (sizes_kv_pool_itself(c.device) && !c.kv_mem_bytes.has_value()) return 0;  // its free memory sizes it
   if (c.kv_mem_bytes.has_value()) {
     Result<int32_t> blocks = cpu::kv_blocks_for_budget(layout, *c.kv_mem_bytes);
     if (!blocks.ok()) {

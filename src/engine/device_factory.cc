@@ -38,6 +38,8 @@ Result<std::unique_ptr<Device>> make_engine_device(const std::string& name, cons
   return std::unique_ptr<Device>(std::move(d));
 }
 
+bool sizes_kv_pool_itself(const std::string& name) { return name == "cuda"; }
+
 WeightPacking weight_packing_for(const std::string& name) {
   return name == "cpu" ? WeightPacking::kForCpu : WeightPacking::kNone;
 }

@@ -26,4 +26,8 @@ Result<std::unique_ptr<Device>> make_engine_device(const std::string& name, cons
 // kernels, or (a device with weights of its own) as the file's rows.
 WeightPacking weight_packing_for(const std::string& name);
 
+// Whether device `name` sizes its KV pool from its own free memory when no
+// size is given (a GPU's), instead of the engine's host-memory default.
+bool sizes_kv_pool_itself(const std::string& name);
+
 }  // namespace met

@@ -380,10 +380,7 @@ Result<Ticket> GridDevice::launch(const StepPlan& plan) {
   step.device_staging = device_staging_[slot];
   step.staged_bytes = cuda::packed_bytes(layout_, *header);
   step.view = staged_view(device_staging_[slot]);
-  step.rows = header->num_rows;
-  step.outputs = header->num_outputs;
-  step.partitions = header->num_partitions;
-  step.seqs = header->num_seqs;
+  step.counts = {header->num_rows, header->num_outputs, header->num_partitions, header->num_seqs};
   step.model = &grid_;
   step.scratch = scratch_;
   step.scratch.argmax = argmax_[slot];

@@ -1,4 +1,5 @@
-// Tests of the CUDA backend's kernels (src/backend/cuda/math_kernels.h) on a
+// Tests of the CUDA backend's kernels (gemv.h, and the shared per-element
+// math through cuda_probe_kernels.h) on a
 // GPU against the CPU references: weight rows decode to the reference's
 // bits for every type, every fp16 pattern too; RoPE from the angle table
 // rotates to the reference's bits; the GEMV (gemv.h), tiled and by groups,
@@ -8,6 +9,7 @@
 // is visible.
 #include <gtest/gtest.h>
 
+#include "cuda_probe_kernels.h"
 #include "cuda_test_support.h"
 
 #include <bit>
@@ -19,7 +21,6 @@
 #include "backend/cuda/cuda_buffer.h"
 #include "backend/cuda/cuda_device.h"
 #include "backend/cuda/gemv.h"
-#include "backend/cuda/math_kernels.h"
 #include "backend/cuda/weight_tiling.h"
 #include "backend/cuda/rope_hd.h"
 #include "backend/cuda/rope_table.h"

@@ -1,8 +1,9 @@
 // `met serve --device grid-host`: the CUDA device's forward program (run on
 // the host backend) serving over HTTP, run as a subprocess on a free
 // loopback port with a model made by `met make-model`: greedy completions,
-// a streamed one and two at once give the very text `--device cpu` gives
-// (f32 weights and KV, where the two differ only in float summation order);
+// and two at once give the very text `--device cpu` gives (f32 weights and
+// KV, where the two differ only in float summation order; a Q8_0 cache
+// too);
 // `--device cuda` in a build without CUDA, and an unknown device, exit with
 // an error that names the flag.
 #include <gtest/gtest.h>
@@ -47,24 +48,35 @@ std::vector<std::string> completions(uint16_t port) {
   return texts;
 }
 
+// The completions of `met serve MODEL FLAGS`, the server stopped cleanly.
+std::vector<std::string> served_completions(const std::string& model, const std::string& flags) {
+  ServeProcess server(serve_args(model, flags));
+  EXPECT_NE(server.port(), 0) << server.error();
+  if (server.port() == 0) return {};
+  std::vector<std::string> texts = completions(server.port());
+  EXPECT_EQ(server.stop(), 0) << server.stderr_text();
+  return texts;
+}
+
 TEST(MetServeGridDevice, GivesTheCpuDevicesGreedyText) {
   testing::TempDir dir;
   const std::string model = testing::make_small_model(dir, "m.gguf", 600);
-  std::vector<std::string> on_cpu, on_grid;
-  {
-    ServeProcess cpu(serve_args(model, "--kv-dtype f32"));
-    ASSERT_NE(cpu.port(), 0) << cpu.error();
-    on_cpu = completions(cpu.port());
-    EXPECT_EQ(cpu.stop(), 0) << cpu.stderr_text();
-  }
-  {
-    ServeProcess grid(serve_args(model, "--kv-dtype f32 --device grid-host"));
-    ASSERT_NE(grid.port(), 0) << grid.error();
-    on_grid = completions(grid.port());
-    EXPECT_EQ(grid.stop(), 0) << grid.stderr_text();
-  }
+  const std::vector<std::string> on_cpu = served_completions(model, "--kv-dtype f32");
+  const std::vector<std::string> on_grid = served_completions(model, "--kv-dtype f32 --device grid-host");
+  ASSERT_EQ(on_cpu.size(), 5u);
   EXPECT_EQ(on_grid, on_cpu);
   EXPECT_EQ(on_cpu[0], on_cpu[3]);  // alone or beside another: the same text
+}
+
+// `--kv-dtype q8_0`: the grid device quantizes its cache by the CPU cache's
+// rule, so both serve the same greedy text.
+TEST(MetServeGridDevice, AQ8_0CacheGivesTheCpusText) {
+  testing::TempDir dir;
+  const std::string model = testing::make_small_model(dir, "m.gguf", 600);
+  const std::vector<std::string> on_cpu = served_completions(model, "--kv-dtype q8_0");
+  const std::vector<std::string> on_grid = served_completions(model, "--kv-dtype q8_0 --device grid-host");
+  ASSERT_EQ(on_cpu.size(), 5u);
+  EXPECT_EQ(on_grid, on_cpu);
 }
 
 TEST(MetServeGridDevice, ADeviceThisBuildLacksIsRefusedByName) {

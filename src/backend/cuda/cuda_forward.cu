@@ -4,7 +4,6 @@
 #include "backend/cuda/attention_kernels.h"
 #include "backend/cuda/block_reduce.h"
 #include "backend/cuda/gemv.h"
-#include "backend/cuda/math_kernels.h"
 
 namespace met::cuda {
 namespace {

@@ -80,18 +80,19 @@ class CudaGridBackend final : public GridBackend {
                                                     static_cast<size_t>(step.staged_bytes), cudaMemcpyHostToDevice,
                                                     stream_),
                                     "step staging copy"));
-    if (step.rows == step.outputs) {  // decode-only: replay a graph of its shape
+    const StepCounts& n = step.counts;
+    if (n.rows == n.outputs) {  // decode-only: replay a graph of its shape
       MET_RETURN_IF_ERROR(run_graph(step, s));
     } else {
       MET_RETURN_IF_ERROR(cuda_status(
-          run_forward_on_stream(*step.model, step.scratch, step.view, step.counts(), stream_), "forward pass"));
+          run_forward_on_stream(*step.model, step.scratch, step.view, n, stream_), "forward pass"));
     }
     MET_RETURN_IF_ERROR(cuda_status(cudaMemcpyAsync(step.host_argmax, step.scratch.argmax,
-                                                    static_cast<size_t>(step.outputs) * sizeof(int32_t),
+                                                    static_cast<size_t>(n.outputs) * sizeof(int32_t),
                                                     cudaMemcpyDeviceToHost, stream_),
                                     "argmax copy"));
     if (step.host_logits != nullptr) {
-      const size_t bytes = static_cast<size_t>(step.outputs) * static_cast<size_t>(step.model->vocab) * sizeof(float);
+      const size_t bytes = static_cast<size_t>(n.outputs) * static_cast<size_t>(step.model->vocab) * sizeof(float);
       MET_RETURN_IF_ERROR(cuda_status(
           cudaMemcpyAsync(step.host_logits, step.scratch.logits, bytes, cudaMemcpyDeviceToHost, stream_),
           "logits copy"));
@@ -142,14 +143,15 @@ class CudaGridBackend final : public GridBackend {
  private:
   // The graph of the step's shape, captured the first time it is seen.
   Status run_graph(const GridStep& step, int slot) {
-    const GraphKey key{slot, step.rows, step.outputs, step.partitions, step.seqs};
+    const StepCounts& n = step.counts;
+    const GraphKey key{slot, n.rows, n.outputs, n.partitions, n.seqs};
     auto it = graphs_.find(key);
     if (it == graphs_.end()) {
       if (graphs_.size() >= kMaxGraphs) drop_graphs();
       const auto start = std::chrono::steady_clock::now();
       cudaGraph_t graph = nullptr;
       MET_RETURN_IF_ERROR(cuda_status(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "capture"));
-      const cudaError_t ran = run_forward_on_stream(*step.model, step.scratch, step.view, step.counts(), stream_);
+      const cudaError_t ran = run_forward_on_stream(*step.model, step.scratch, step.view, n, stream_);
       const cudaError_t ended = cudaStreamEndCapture(stream_, &graph);
       MET_RETURN_IF_ERROR(cuda_status(ran, "forward pass (capture)"));
       MET_RETURN_IF_ERROR(cuda_status(ended, "end capture"));

@@ -29,16 +29,11 @@ struct GridStep {
   uint8_t* device_staging = nullptr;
   int64_t staged_bytes = 0;
   StepView view;  // into device_staging
-  int64_t rows = 0;
-  int64_t outputs = 0;
-  int64_t partitions = 0;
-  int64_t seqs = 0;
+  StepCounts counts;
   const GridModel* model = nullptr;
   GridScratch scratch;
-  int32_t* host_argmax = nullptr;  // `outputs` of them
+  int32_t* host_argmax = nullptr;  // counts.outputs of them
   float* host_logits = nullptr;    // outputs * vocab, or null when no output wants logits
-
-  StepCounts counts() const { return {rows, outputs, partitions, seqs}; }
 };
 
 // CUDA graphs of decode steps: captured, how long capturing took, replays.

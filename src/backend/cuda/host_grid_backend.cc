@@ -31,11 +31,11 @@ class HostGridBackend final : public GridBackend {
   Status launch(const GridStep& step) override {
     std::memcpy(step.device_staging, step.host_staging, static_cast<size_t>(step.staged_bytes));
     HostExec exec;
-    run_forward(exec, *step.model, step.scratch, step.view, step.counts());
-    std::memcpy(step.host_argmax, step.scratch.argmax, static_cast<size_t>(step.outputs) * sizeof(int32_t));
+    run_forward(exec, *step.model, step.scratch, step.view, step.counts);
+    std::memcpy(step.host_argmax, step.scratch.argmax, static_cast<size_t>(step.counts.outputs) * sizeof(int32_t));
     if (step.host_logits != nullptr) {
       std::memcpy(step.host_logits, step.scratch.logits,
-                  static_cast<size_t>(step.outputs) * static_cast<size_t>(step.model->vocab) * sizeof(float));
+                  static_cast<size_t>(step.counts.outputs) * static_cast<size_t>(step.model->vocab) * sizeof(float));
     }
     return ok_status();
   }

@@ -1,12 +1,14 @@
-// The CUDA backend's element-wise kernels, built on the per-element math of
-// dequant_hd.h, rope_hd.h and softmax_fold.h: weight rows decoded to float,
-// RoPE from the host-built angle table, and the fold of split-KV attention
-// partials in partition order (the GEMV is gemv.h's).
+// Probe kernels for the gpu tests: each runs one piece of the per-element
+// math the CUDA backend's kernels share with the host (dequant_hd.h,
+// rope_hd.h, softmax_fold.h) over whole arrays, so a test can compare the
+// device's results with the CPU references bit for bit: weight rows decoded
+// to float, RoPE from the host-built angle table, the fold of split-KV
+// attention partials in partition order. Test code only: the forward pass
+// calls the shared math from its own kernels.
 // Every pointer is device memory; each call enqueues on `stream` and
 // returns the launch's error, if any.
 // Threading: any thread; the stream orders the work.
-// Tested by tests/backend/cuda_kernels_test.cc (label gpu) against the CPU
-// references.
+// Used by tests/backend/cuda_kernels_test.cc (label gpu).
 #pragma once
 
 #include <cuda_runtime.h>

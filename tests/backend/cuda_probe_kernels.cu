@@ -1,5 +1,5 @@
-// The element-wise and small-batch kernels (see math_kernels.h).
-#include "backend/cuda/math_kernels.h"
+// Probe kernels for the gpu tests (see cuda_probe_kernels.h).
+#include "cuda_probe_kernels.h"
 
 #include "backend/cuda/cuda_buffer.h"
 #include "backend/cuda/rope_hd.h"
