@@ -87,11 +87,12 @@ struct KvView {
   MET_HD void store_row(uint8_t* row, const float* x, int32_t n) const {
     if (type == HdKvType::kQ8_0) {
       for (int32_t b = 0; b < n / kHdQk; ++b) {
-        float amax = 0.0f;
-        for (int32_t j = 0; j < kHdQk; ++j) amax = fabsf(x[b * kHdQk + j]) > amax ? fabsf(x[b * kHdQk + j]) : amax;
+        const float* xb = x + b * kHdQk;
+        float amax = 0.0f;  // the CPU's max: a NaN is skipped
+        for (int32_t j = 0; j < kHdQk; ++j) amax = fabsf(xb[j]) > amax ? fabsf(xb[j]) : amax;
         uint8_t* block = row + b * kHdQ8_0Bytes;
         hd_q8_0_scale(amax, block);
-        for (int32_t j = 0; j < kHdQk; ++j) block[2 + j] = static_cast<uint8_t>(hd_q8_0_code(amax, x[b * kHdQk + j]));
+        for (int32_t j = 0; j < kHdQk; ++j) block[2 + j] = static_cast<uint8_t>(hd_q8_0_code(amax, xb[j]));
       }
       return;
     }
