@@ -18,6 +18,7 @@ Result<std::unique_ptr<Engine>> Engine::create(Device& device, const Tokenizer& 
   e->limits_ = e->scheduler_->limits();
   e->stats_.set_blocks_total(e->kv_.num_blocks());
   e->stats_.set_state_slots_total(e->kv_.num_state_slots());
+  e->stats_.set_state_snapshots_total(e->kv_.num_state_snapshot_slots());
   e->thread_ = std::thread([raw = e.get()] { raw->engine_main(); });
   return e;
 }
@@ -118,8 +119,10 @@ void Engine::join(bool drain) {
 }
 
 void Engine::publish_load() {
-  stats_.publish_load(scheduler_->counts(), !scheduler_->idle(), kv_.num_blocks_in_use(),
-                      kv_.num_state_slots_in_use());
+  stats_.publish_load(scheduler_->counts(), !scheduler_->idle(),
+                      PoolUse{.blocks = kv_.num_blocks_in_use(),
+                              .state_slots = kv_.num_state_slots_in_use(),
+                              .state_snapshots = kv_.num_state_snapshots()});
   if (!track_tenant_blocks_.load(std::memory_order_relaxed)) return;
   progress_.clear();
   scheduler_->describe(progress_);

@@ -67,13 +67,13 @@ void EngineStats::speculated(int32_t drafted, int32_t accepted) {
 
 void EngineStats::drafts_withheld(int32_t n) { spec_withheld_.fetch_add(n, std::memory_order_relaxed); }
 
-void EngineStats::publish_load(const SchedulerCounts& counts, bool has_work, int32_t num_blocks_in_use,
-                               int32_t num_state_slots_in_use) {
-  state_slots_in_use_.store(num_state_slots_in_use, std::memory_order_relaxed);
+void EngineStats::publish_load(const SchedulerCounts& counts, bool has_work, const PoolUse& use) {
+  state_slots_in_use_.store(use.state_slots, std::memory_order_relaxed);
+  state_snapshots_cached_.store(use.state_snapshots, std::memory_order_relaxed);
   num_running_.store(static_cast<int64_t>(counts.num_active), std::memory_order_relaxed);
   num_waiting_.store(static_cast<int64_t>(counts.num_waiting), std::memory_order_relaxed);
   num_swapped_.store(static_cast<int64_t>(counts.num_swapped), std::memory_order_relaxed);
-  blocks_in_use_.store(num_blocks_in_use, std::memory_order_relaxed);
+  blocks_in_use_.store(use.blocks, std::memory_order_relaxed);
   // Only the engine thread writes has_work_, so this read-then-write is safe.
   if (has_work && !has_work_.load(std::memory_order_relaxed)) {
     busy_since_.store(ticks(clock_.now()), std::memory_order_relaxed);
@@ -117,6 +117,8 @@ EngineStatsSnapshot EngineStats::snapshot() const {
   s.blocks_total = blocks_total_.load(std::memory_order_relaxed);
   s.state_slots_in_use = state_slots_in_use_.load(std::memory_order_relaxed);
   s.state_slots_total = state_slots_total_.load(std::memory_order_relaxed);
+  s.state_snapshots_cached = state_snapshots_cached_.load(std::memory_order_relaxed);
+  s.state_snapshots_total = state_snapshots_total_.load(std::memory_order_relaxed);
   s.num_running = num_running_.load(std::memory_order_relaxed);
   s.num_waiting = num_waiting_.load(std::memory_order_relaxed);
   s.num_swapped = num_swapped_.load(std::memory_order_relaxed);

@@ -26,6 +26,13 @@
 
 namespace met {
 
+// What the KV side holds after a tick (publish_load).
+struct PoolUse {
+  int32_t blocks = 0;           // KV blocks held by sequences
+  int32_t state_slots = 0;      // recurrent-state slots held by running sequences
+  int32_t state_snapshots = 0;  // recurrent-state snapshots the prefix cache keeps
+};
+
 struct EngineStatsSnapshot {
   int64_t requests_finished = 0;
   int64_t requests_failed = 0;
@@ -56,6 +63,8 @@ struct EngineStatsSnapshot {
   int64_t blocks_total = 0;
   int64_t state_slots_in_use = 0;  // models with recurrent layers (0 and 0 otherwise)
   int64_t state_slots_total = 0;
+  int64_t state_snapshots_cached = 0;  // hybrid prefix cache: snapshots kept, of the slots for them
+  int64_t state_snapshots_total = 0;
   int64_t num_running = 0;
   int64_t num_waiting = 0;  // queued, preempted-for-recompute included
   int64_t num_swapped = 0;
@@ -88,11 +97,11 @@ class EngineStats final {
   void drafts_withheld(int32_t n);
 
   // The engine thread, after draining its inbox and after each tick.
-  void publish_load(const SchedulerCounts& counts, bool has_work, int32_t num_blocks_in_use,
-                    int32_t num_state_slots_in_use);
+  void publish_load(const SchedulerCounts& counts, bool has_work, const PoolUse& use);
   void slow_clients_cut(int32_t n) { slow_clients_cut_.fetch_add(n, std::memory_order_relaxed); }
   void set_blocks_total(int32_t num_blocks) { blocks_total_.store(num_blocks, std::memory_order_relaxed); }
   void set_state_slots_total(int32_t n) { state_slots_total_.store(n, std::memory_order_relaxed); }
+  void set_state_snapshots_total(int32_t n) { state_snapshots_total_.store(n, std::memory_order_relaxed); }
 
   EngineStatsSnapshot snapshot() const;
 
@@ -129,6 +138,8 @@ class EngineStats final {
   std::atomic<int64_t> blocks_total_{0};
   std::atomic<int64_t> state_slots_in_use_{0};
   std::atomic<int64_t> state_slots_total_{0};
+  std::atomic<int64_t> state_snapshots_cached_{0};
+  std::atomic<int64_t> state_snapshots_total_{0};
   std::atomic<int64_t> num_running_{0};
   std::atomic<int64_t> num_waiting_{0};
   std::atomic<int64_t> num_swapped_{0};

@@ -55,6 +55,22 @@ KvManager::KvManager(Device& device, int32_t snapshot_interval_blocks)
       snapshots_(snapshot_slots(device.info())) {
   MET_CHECK(snapshot_interval_blocks > 0, "a state snapshot every {} blocks", snapshot_interval_blocks);
   if (snapshots_.capacity() > 0) snapshot_interval_blocks_ = snapshot_interval_blocks;
+  evictions_.snapshots = &snapshots_;
+  pool_.set_event_sink(&evictions_);
+}
+
+void KvManager::EvictionObserver::block_stored(const BlockKey& key, const std::optional<BlockKey>& parent,
+                                               std::span<const TokenId> tokens, uint64_t adapter) {
+  if (external != nullptr) external->block_stored(key, parent, tokens, adapter);
+}
+
+void KvManager::EvictionObserver::block_removed(const BlockKey& key) {
+  snapshots->erase(key);
+  if (external != nullptr) external->block_removed(key);
+}
+
+void KvManager::EvictionObserver::all_blocks_cleared() {
+  if (external != nullptr) external->all_blocks_cleared();
 }
 
 bool KvManager::acquire_state_slot(SeqState& seq) {
@@ -98,6 +114,9 @@ void KvManager::release_seq(const ReleaseSeq& e) {
     snapshots_.unpin(*seq.restore_from);
     seq.restore_from.reset();
   }
+  // Its last rolling snapshot stays cached (the conversation may go on)
+  // when its blocks do, as a plain entry.
+  snapshots_.disown(seq.id, /*drop=*/!e.cache);
   if (seq.state_slot.has_value()) {
     state_slots_.release(*seq.state_slot);
     seq.state_slot.reset();
@@ -171,7 +190,7 @@ PrefixMatch KvManager::find_prefix(const SeqState& seq, std::vector<BlockId>& bl
   if (state_slots_.num_slots() == 0) return prefix_.lookup(seq.tokens, seq.salt, max_match_blocks(seq), blocks);
   scratch_keys_.clear();
   prefix_.lookup(seq.tokens, seq.salt, max_match_blocks(seq), blocks, &scratch_keys_);
-  const int32_t depth = snapshot_depth(scratch_keys_);
+  const int32_t depth = snapshots_.deepest(scratch_keys_);
   blocks.resize(first + static_cast<size_t>(depth));
   return PrefixMatch{depth, depth * kKvBlockTokens};
 }
@@ -194,15 +213,6 @@ BlockKey KvManager::prefix_key(const SeqState& seq, int32_t num_blocks) const {
   return scratch_keys_[static_cast<size_t>(num_blocks - 1)];
 }
 
-int32_t KvManager::snapshot_depth(std::span<const BlockKey> chain) const {
-  const auto num_blocks = static_cast<int32_t>(chain.size());
-  if (snapshot_interval_blocks_ == 0 || num_blocks < snapshot_interval_blocks_) return 0;
-  for (int32_t d = num_blocks - num_blocks % snapshot_interval_blocks_; d > 0; d -= snapshot_interval_blocks_) {
-    if (snapshots_.find(chain[static_cast<size_t>(d - 1)]).has_value()) return d;
-  }
-  return 0;
-}
-
 std::optional<StateCopy> KvManager::take_restore(SeqState& seq) {
   if (!seq.restore_from.has_value()) return std::nullopt;
   const StateCopy c{*seq.restore_from, *seq.state_slot};
@@ -211,14 +221,58 @@ std::optional<StateCopy> KvManager::take_restore(SeqState& seq) {
   return c;
 }
 
-std::optional<StateCopy> KvManager::snapshot_due(const SeqState& seq, int32_t num_tokens) {
+int32_t KvManager::next_prompt_snapshot(const SeqState& seq, int32_t prompt_len) const {
   const int32_t interval = snapshot_interval_tokens();
-  if (interval == 0 || num_tokens <= 0 || num_tokens % interval != 0 || !seq.state_slot.has_value()) {
-    return std::nullopt;
-  }
-  const std::optional<StateSlotId> to = snapshots_.insert(prefix_key(seq, num_tokens / kKvBlockTokens));
+  if (interval == 0 || seq.seq_len >= prompt_len) return 0;
+  const int32_t next_interval = (seq.seq_len / interval + 1) * interval;
+  const int32_t last_full = prompt_len / kKvBlockTokens * kKvBlockTokens;
+  if (next_interval <= prompt_len) return next_interval;
+  return last_full > seq.seq_len ? last_full : 0;
+}
+
+std::optional<StateCopy> KvManager::prompt_snapshot_due(const SeqState& seq, int32_t num_tokens,
+                                                        int32_t prompt_len) {
+  const int32_t interval = snapshot_interval_tokens();
+  if (interval == 0 || num_tokens <= 0 || !seq.state_slot.has_value()) return std::nullopt;
+  const bool at_interval = num_tokens % interval == 0;
+  const bool at_last_full = num_tokens == prompt_len / kKvBlockTokens * kKvBlockTokens;
+  if (!at_interval && !at_last_full) return std::nullopt;
+  const int32_t depth = num_tokens / kKvBlockTokens;
+  const std::optional<StateSlotId> to = snapshots_.insert(prefix_key(seq, depth), depth);
   if (!to.has_value()) return std::nullopt;
   return StateCopy{*seq.state_slot, *to};
+}
+
+std::optional<StateCopy> KvManager::decode_snapshot_due(const SeqState& seq, int32_t num_tokens) {
+  if (snapshot_interval_blocks_ == 0 || num_tokens <= 0 || num_tokens % kKvBlockTokens != 0 ||
+      !seq.state_slot.has_value()) {
+    return std::nullopt;
+  }
+  const int32_t depth = num_tokens / kKvBlockTokens;
+  const std::optional<StateSlotId> to = snapshots_.insert_rolling(seq.id, prefix_key(seq, depth), depth);
+  if (!to.has_value()) return std::nullopt;
+  // At an interval boundary the snapshot is kept as a plain one; the next
+  // boundary starts a new rolling entry.
+  if (depth % snapshot_interval_blocks_ == 0) snapshots_.disown(seq.id, /*drop=*/false);
+  return StateCopy{*seq.state_slot, *to};
+}
+
+std::optional<StateCopy> KvManager::decode_snapshot_ahead(const SeqState& seq, int32_t num_tokens) {
+  if (snapshot_interval_blocks_ == 0 || num_tokens <= 0 || num_tokens % kKvBlockTokens != 0 ||
+      !seq.state_slot.has_value()) {
+    return std::nullopt;
+  }
+  const std::optional<StateSlotId> to = snapshots_.insert_rolling(seq.id, std::nullopt, num_tokens / kKvBlockTokens);
+  if (!to.has_value()) return std::nullopt;
+  return StateCopy{*seq.state_slot, *to};
+}
+
+void KvManager::fulfil_snapshot(StateSlotId slot, const SeqState& seq, int32_t num_tokens) {
+  MET_CHECK(num_tokens % kKvBlockTokens == 0 && num_tokens <= static_cast<int32_t>(seq.tokens.size()),
+            "seq {}: a snapshot after {} of its {} tokens", seq.id.value(), num_tokens, seq.tokens.size());
+  const int32_t depth = num_tokens / kKvBlockTokens;
+  snapshots_.fulfil(slot, prefix_key(seq, depth));
+  if (depth % snapshot_interval_blocks_ == 0) snapshots_.disown(seq.id, /*drop=*/false);
 }
 
 int32_t KvManager::num_sole_blocks(const SeqState& seq) const {

@@ -14,9 +14,12 @@
 // blocks. A cached prefix is reused only as deep as a state snapshot of it
 // exists (a block's KV is not enough to resume: the recurrent state at its
 // end is needed too): prefill steps snapshot the state every
-// `snapshot_interval_blocks` blocks of a prompt into the device's snapshot
-// slots (StateSnapshotCache, LRU), and a sequence admitted from one restores
-// it in its first step. Without snapshot slots no prefix is reused.
+// `snapshot_interval_blocks` blocks of a prompt and at its last full block,
+// and decode steps at each block boundary their output crosses (one rolling
+// snapshot per sequence, rekeyed as it goes), into the device's snapshot
+// slots (StateSnapshotCache, LRU); a sequence admitted from one restores it
+// in its first step. A snapshot whose last block leaves the prefix cache is
+// dropped with it. Without snapshot slots no prefix is reused.
 // LoRA adapters: a running sequence with an adapter holds a reference on
 // the device's adapter slot holding it (acquire_adapter_slot), which
 // ReleaseSeq gives back with its blocks (adapter_slot_pool.h).
@@ -85,6 +88,9 @@ class KvManager {
   // of a prompt, into the device's num_state_snapshot_slots slots.
   explicit KvManager(Device& device, int32_t snapshot_interval_blocks = kDefaultSnapshotBlocks);
   static constexpr int32_t kDefaultSnapshotBlocks = 16;
+  // The pool keeps a pointer to this manager's eviction observer.
+  KvManager(const KvManager&) = delete;
+  KvManager& operator=(const KvManager&) = delete;
 
   KvShape kv_shape() const { return shape_; }
   int32_t num_blocks() const { return pool_.num_blocks(); }
@@ -99,23 +105,41 @@ class KvManager {
   bool is_idle(BlockId block) const { return pool_.ref_count(block) == 0; }
   const PrefixCache& prefix_cache() const { return prefix_; }
   // The observer of the prefix cache's keys (kv/kv_event_sink.h; null: none).
-  void set_event_sink(KvEventSink* sink) { pool_.set_event_sink(sink); }
+  void set_event_sink(KvEventSink* sink) { evictions_.external = sink; }
   // Recurrent-state slots for running sequences (0 for a model without
   // recurrent layers), and those holding cached snapshots.
   int32_t num_state_slots() const { return state_slots_.num_slots(); }
   int32_t num_state_slots_in_use() const { return state_slots_.num_in_use(); }
   int32_t num_state_snapshots() const { return snapshots_.size(); }
+  int32_t num_state_snapshot_slots() const { return snapshots_.capacity(); }
+  // Snapshots taken by a step launched ahead whose row is not validated yet.
+  int32_t num_state_snapshots_pending() const { return snapshots_.num_pending(); }
   // Tokens between state snapshots of a prompt (0: none are taken).
   int32_t snapshot_interval_tokens() const { return snapshot_interval_blocks_ * kKvBlockTokens; }
 
   // The restore the first step of a sequence admitted from a state snapshot
   // makes (once: it unpins the snapshot); nullopt for any other.
   std::optional<StateCopy> take_restore(SeqState& seq);
-  // The snapshot a step that computes seq's tokens up to `num_tokens` makes
-  // when a snapshot is due there (a multiple of the interval) and not cached
-  // yet; the snapshot is registered at once (the step is launched before any
-  // later one can restore it). nullopt otherwise.
-  std::optional<StateCopy> snapshot_due(const SeqState& seq, int32_t num_tokens);
+  // The snapshot a step that computes seq's prompt tokens up to `num_tokens`
+  // makes when one is due there (a multiple of the interval, or the last
+  // full block of a prompt of `prompt_len` tokens) and not cached yet; the
+  // snapshot is registered at once (the step is launched before any later
+  // one can restore it). nullopt otherwise.
+  std::optional<StateCopy> prompt_snapshot_due(const SeqState& seq, int32_t num_tokens, int32_t prompt_len);
+  // The block boundary (in tokens) a prompt chunk from seq.seq_len stops at:
+  // the next multiple of the interval or the prompt's last full block; 0
+  // when no snapshot is due before `prompt_len`.
+  int32_t next_prompt_snapshot(const SeqState& seq, int32_t prompt_len) const;
+  // A decode step whose row for `seq` computes its tokens up to `num_tokens`
+  // (its input, seq.tokens[num_tokens - 1], committed): seq's rolling
+  // snapshot there when num_tokens is a block boundary, registered at once.
+  std::optional<StateCopy> decode_snapshot_due(const SeqState& seq, int32_t num_tokens);
+  // The same for a step launched ahead of its input (FeedFromRow): the
+  // snapshot is pending until fulfil_snapshot (the input committed as
+  // seq.tokens[num_tokens - 1]) or cancel_snapshot (the row was dropped).
+  std::optional<StateCopy> decode_snapshot_ahead(const SeqState& seq, int32_t num_tokens);
+  void fulfil_snapshot(StateSlotId slot, const SeqState& seq, int32_t num_tokens);
+  void cancel_snapshot(StateSlotId slot) { snapshots_.cancel(slot); }
   // A step is being built (snapshot_due never reuses a slot it gave this step).
   void begin_step() { snapshots_.new_step(); }
 
@@ -176,12 +200,21 @@ class KvManager {
   // The longest prefix a match may reuse, in blocks (none with recurrent
   // state and no snapshots).
   int32_t max_match_blocks(const SeqState& seq) const;
-  // The deepest block count at which a snapshot of the prefix whose block
-  // keys are `chain` is cached (0: none).
-  int32_t snapshot_depth(std::span<const BlockKey> chain) const;
   // The key of seq's prefix of `num_blocks` blocks. REQUIRES: num_blocks > 0.
   BlockKey prefix_key(const SeqState& seq, int32_t num_blocks) const;
   Status restore_state(SeqState& seq, const SpillImage& image, int32_t seq_len);
+
+  // Told by the pool of every key it drops: the snapshot of that prefix goes
+  // too; everything is passed on to the engine's observer.
+  struct EvictionObserver final : KvEventSink {
+    StateSnapshotCache* snapshots = nullptr;
+    KvEventSink* external = nullptr;
+    void block_stored(const BlockKey& key, const std::optional<BlockKey>& parent, std::span<const TokenId> tokens,
+                      uint64_t adapter) override;
+    void block_removed(const BlockKey& key) override;
+    void all_blocks_cleared() override;
+  };
+
   Device& device_;
   KvShape shape_;
   BlockPool pool_;
@@ -190,6 +223,7 @@ class KvManager {
   AdapterSlotPool adapter_slots_;
   StateSnapshotCache snapshots_;
   int32_t snapshot_interval_blocks_ = 0;  // 0: no snapshots
+  EvictionObserver evictions_;
   mutable std::vector<BlockKey> scratch_keys_;
 };
 

@@ -7,12 +7,22 @@ namespace met {
 
 StateSnapshotCache::StateSnapshotCache(std::vector<StateSlotId> slots) {
   entries_.reserve(slots.size());
-  for (StateSlotId s : slots) entries_.push_back(Entry{s, std::nullopt, 0, 0});
+  for (StateSlotId s : slots) {
+    Entry e;
+    e.slot = s;
+    entries_.push_back(e);
+  }
 }
 
 int32_t StateSnapshotCache::size() const {
   int32_t n = 0;
   for (const Entry& e : entries_) n += e.key.has_value() ? 1 : 0;
+  return n;
+}
+
+int32_t StateSnapshotCache::num_pending() const {
+  int32_t n = 0;
+  for (const Entry& e : entries_) n += e.pending ? 1 : 0;
   return n;
 }
 
@@ -27,27 +37,113 @@ StateSnapshotCache::Entry* StateSnapshotCache::entry_of(const BlockKey& key) {
   return const_cast<Entry*>(static_cast<const StateSnapshotCache&>(*this).entry_of(key));
 }
 
+StateSnapshotCache::Entry& StateSnapshotCache::entry_in(StateSlotId slot) {
+  for (Entry& e : entries_) {
+    if (e.slot == slot) return e;
+  }
+  MET_CHECK(false, "state slot {} is not a snapshot slot", slot.value());
+  return entries_.front();  // not reached
+}
+
+StateSnapshotCache::Entry* StateSnapshotCache::owned_by(SeqId owner) {
+  for (Entry& e : entries_) {
+    if (e.owner == owner) return &e;
+  }
+  return nullptr;
+}
+
 std::optional<StateSlotId> StateSnapshotCache::find(const BlockKey& key) const {
   const Entry* e = entry_of(key);
   return e != nullptr ? std::optional(e->slot) : std::nullopt;
 }
 
-std::optional<StateSlotId> StateSnapshotCache::insert(const BlockKey& key) {
-  if (entry_of(key) != nullptr) return std::nullopt;
+int32_t StateSnapshotCache::deepest(std::span<const BlockKey> chain) const {
+  int32_t best = 0;
+  for (const Entry& e : entries_) {
+    if (!e.key.has_value() || e.depth <= best || e.depth > static_cast<int32_t>(chain.size())) continue;
+    if (chain[static_cast<size_t>(e.depth - 1)] == *e.key) best = e.depth;
+  }
+  return best;
+}
+
+StateSnapshotCache::Entry* StateSnapshotCache::victim() {
   Entry* victim = nullptr;
   for (Entry& e : entries_) {
-    if (!e.key.has_value()) {
-      victim = &e;
-      break;
-    }
-    const bool evictable = e.pins == 0 && e.last_used <= fence_;
+    if (e.is_free()) return &e;
+    const bool evictable = e.pins == 0 && !e.pending && e.written <= fence_;
     if (evictable && (victim == nullptr || e.last_used < victim->last_used)) victim = &e;
   }
-  if (victim == nullptr) return std::nullopt;
-  victim->key = key;
-  victim->last_used = ++clock_;
-  victim->pins = 0;
-  return victim->slot;
+  return victim;
+}
+
+void StateSnapshotCache::clear(Entry& e) {
+  e.key.reset();
+  e.depth = 0;
+  e.pins = 0;
+  e.pending = false;
+  e.owner.reset();
+}
+
+StateSlotId StateSnapshotCache::take(Entry& e, const std::optional<BlockKey>& key, int32_t depth,
+                                     std::optional<SeqId> owner) {
+  MET_CHECK(depth > 0, "a state snapshot of {} blocks", depth);
+  clear(e);
+  e.key = key;
+  e.pending = !key.has_value();
+  e.depth = depth;
+  e.owner = owner;
+  e.last_used = ++clock_;
+  e.written = e.last_used;
+  return e.slot;
+}
+
+std::optional<StateSlotId> StateSnapshotCache::insert(const BlockKey& key, int32_t depth) {
+  if (entry_of(key) != nullptr) return std::nullopt;
+  Entry* e = victim();
+  if (e == nullptr) return std::nullopt;
+  return take(*e, key, depth, std::nullopt);
+}
+
+std::optional<StateSlotId> StateSnapshotCache::insert_rolling(SeqId owner, const std::optional<BlockKey>& key,
+                                                             int32_t depth) {
+  if (key.has_value() && entry_of(*key) != nullptr) return std::nullopt;
+  Entry* own = owned_by(owner);
+  if (own != nullptr && own->pins == 0 && !own->pending && own->written <= fence_) {
+    return take(*own, key, depth, owner);
+  }
+  if (own != nullptr) own->owner.reset();  // kept as a plain snapshot (or left to its pending step)
+  Entry* e = victim();
+  if (e == nullptr) return std::nullopt;
+  return take(*e, key, depth, owner);
+}
+
+void StateSnapshotCache::fulfil(StateSlotId slot, const BlockKey& key) {
+  Entry& e = entry_in(slot);
+  MET_CHECK(e.pending, "state snapshot slot {} fulfilled but not pending", slot.value());
+  e.pending = false;
+  if (entry_of(key) != nullptr) {
+    clear(e);
+    return;
+  }
+  e.key = key;
+}
+
+void StateSnapshotCache::cancel(StateSlotId slot) {
+  Entry& e = entry_in(slot);
+  MET_CHECK(e.pending, "state snapshot slot {} cancelled but not pending", slot.value());
+  clear(e);
+}
+
+void StateSnapshotCache::disown(SeqId owner, bool drop) {
+  Entry* e = owned_by(owner);
+  if (e == nullptr) return;
+  e->owner.reset();
+  if (drop && e->pins == 0 && !e->pending && e->written <= fence_) clear(*e);
+}
+
+void StateSnapshotCache::erase(const BlockKey& key) {
+  Entry* e = entry_of(key);
+  if (e != nullptr && e->pins == 0 && e->written <= fence_) clear(*e);
 }
 
 StateSlotId StateSnapshotCache::pin(const BlockKey& key) {
@@ -59,13 +155,9 @@ StateSlotId StateSnapshotCache::pin(const BlockKey& key) {
 }
 
 void StateSnapshotCache::unpin(StateSlotId slot) {
-  for (Entry& e : entries_) {
-    if (e.slot != slot) continue;
-    MET_CHECK(e.pins > 0, "state snapshot slot {} unpinned more than pinned", slot.value());
-    --e.pins;
-    return;
-  }
-  MET_CHECK(false, "state slot {} is not a snapshot slot", slot.value());
+  Entry& e = entry_in(slot);
+  MET_CHECK(e.pins > 0, "state snapshot slot {} unpinned more than pinned", slot.value());
+  --e.pins;
 }
 
 }  // namespace met

@@ -21,7 +21,20 @@ Inflight DecodeLane::take_spare() {
   inf.discard_all = false;
   inf.host_logits = false;
   inf.has_logits = false;
+  inf.snapshots.clear();
   return inf;
+}
+
+void DecodeLane::cancel_snapshots(Inflight& inf) {
+  for (const PendingSnapshot& p : inf.snapshots) io_.kv.cancel_snapshot(p.slot);
+  inf.snapshots.clear();
+}
+
+void DecodeLane::drop_next() {
+  if (!pipe_.next.has_value()) return;
+  (void)io_.dev.await_result(pipe_.next->ticket, dropped_);
+  cancel_snapshots(*pipe_.next);
+  pipe_.next.reset();
 }
 
 void DecodeLane::recycle(Inflight&& inf) { spare_ = std::move(inf); }
@@ -56,6 +69,7 @@ bool DecodeLane::launch_ahead(std::vector<ActiveSeq>& active) {
   const DeviceInfo& info = io_.dev.info();
   const bool repick_only = info.fed_ahead_policy == FedAheadPolicy::kRepickOnly;
   StepPlan& plan = builder_.begin(info.mtp_chain_seqs);
+  io_.kv.begin_step();
   Inflight next = take_spare();
   next.t0 = io_.clock.now();
   if (!next.inputs.has_value()) next.inputs.emplace();
@@ -74,10 +88,15 @@ bool DecodeLane::launch_ahead(std::vector<ActiveSeq>& active) {
     inputs.push_back(in);
     next.rows.push_back(LaneRow{a.seq.slot_idx, pos});
     next.masks.push_back(row_mask(a));
+    if (const std::optional<StateCopy> c = io_.kv.decode_snapshot_ahead(a.seq, pos + 1)) {
+      plan.state_snapshots.push_back(*c);
+      next.snapshots.push_back(PendingSnapshot{static_cast<int32_t>(i), c->to, pos + 1});
+    }
   }
   Result<Ticket> t = io_.dev.launch(builder_.finish());
   if (!t.ok()) {
     MET_LOG_WARN("ahead decode launch declined, settling first: {}", t.status().message());
+    cancel_snapshots(next);
     recycle(std::move(next));
     return false;
   }
@@ -136,10 +155,7 @@ Settled DecodeLane::settle(std::vector<ActiveSeq>& active) {
   if (!st.ok()) {
     // Every row is told, as the synchronous step does; a step launched ahead
     // is awaited and dropped with the rows.
-    if (pipe_.next.has_value()) {
-      (void)io_.dev.await_result(pipe_.next->ticket, dropped_);
-      pipe_.next.reset();
-    }
+    drop_next();
     set_fault(fmt::format("a forward step failed: {}", st.message()));
     fail_rows(active, fmt::format("the device failed ({}); the server is shutting down", st.message()));
     return Settled::kFailed;
@@ -227,6 +243,16 @@ std::pair<Inflight, bool> DecodeLane::validate_next(Inflight next, std::vector<A
     }
   }
   if (next.host_logits && !next.has_logits) next.discard_all = true;  // no logits came back: redo
+  // The inputs are known now: a kept row's snapshot is keyed by its prefix.
+  for (const PendingSnapshot& p : next.snapshots) {
+    const auto row = static_cast<size_t>(p.row);
+    if (poisoned || next.discard_all || next.discard[row]) {
+      io_.kv.cancel_snapshot(p.slot);
+    } else {
+      io_.kv.fulfil_snapshot(p.slot, active[row].seq, p.num_tokens);
+    }
+  }
+  next.snapshots.clear();
   return {std::move(next), poisoned};
 }
 
@@ -238,9 +264,8 @@ void DecodeLane::drain(std::vector<ActiveSeq>& active) {
 
 void DecodeLane::abandon() {
   if (pipe_.inflight.has_value()) (void)io_.dev.await_result(pipe_.inflight->ticket, dropped_);
-  if (pipe_.next.has_value()) (void)io_.dev.await_result(pipe_.next->ticket, dropped_);
   pipe_.inflight.reset();
-  pipe_.next.reset();
+  drop_next();
 }
 
 }  // namespace met

@@ -9,7 +9,9 @@
 // a discarded row never reach a sink; every block reserved for an over-run is
 // rolled back before anything else runs; a step launched ahead of a failed
 // one is awaited and dropped; with the lane on or off, greedy output is the
-// same token for token (DESIGN.md invariant 6).
+// same token for token (DESIGN.md invariant 6); a state snapshot a step
+// launched ahead takes is keyed when its row is validated and given back
+// when the row or the step is dropped.
 // Threading: engine thread only. Tested by tests/scheduler/decode_lane_test.cc.
 #pragma once
 
@@ -82,6 +84,10 @@ class DecodeLane {
   bool reserve_all(std::vector<ActiveSeq>& active);
   bool launch_ahead(std::vector<ActiveSeq>& active);
   void fail_rows(std::vector<ActiveSeq>& active, std::string_view msg);
+  // The snapshots `inf` took ahead of its inputs are given back.
+  void cancel_snapshots(Inflight& inf);
+  // Awaits the step launched ahead, if any, and drops it.
+  void drop_next();
   // An Inflight with empty vectors whose storage is reused (no allocation per step).
   Inflight take_spare();
   void recycle(Inflight&& inf);

@@ -36,6 +36,15 @@ struct LaneRow {
   int32_t position = 0;  // the position its input was fed at
 };
 
+// A state snapshot a step launched ahead takes after a row whose input the
+// host has not committed yet (KvManager::decode_snapshot_ahead): fulfilled
+// or cancelled when the step is validated or dropped.
+struct PendingSnapshot {
+  int32_t row = 0;
+  StateSlotId slot;
+  int32_t num_tokens = 0;  // the prefix it holds the state after
+};
+
 struct Inflight {
   Ticket ticket;
   TimePoint t0{};
@@ -48,6 +57,7 @@ struct Inflight {
   bool discard_all = false;   // the whole step is redone
   bool host_logits = false;   // the host samples from logits instead of the argmax
   bool has_logits = false;    // the step's outputs carry logits
+  std::vector<PendingSnapshot> snapshots;  // a step launched ahead: not yet keyed
 };
 
 struct Pipeline {

@@ -147,27 +147,34 @@ bool StepBuilder::build(std::vector<ActiveSeq>& active, const DeviceInfo& info, 
   kv.begin_step();
   for (const RowChoice& r : rows_) {
     ActiveSeq& a = active[r.active_idx];
-    const int32_t n = cut_at_snapshot(a, r.num_rows, kv.snapshot_interval_tokens());
+    const int32_t n = cut_at_snapshot(a, r.num_rows, kv.next_prompt_snapshot(a.seq, a.out.prompt_len));
     const Admit got = kv.reserve(a.seq, a.seq.seq_len + n);
     MET_CHECK(got == Admit::kNow, "seq {}: reserving {} rows the step chose failed", a.seq.id.value(), n);
     if (const std::optional<StateCopy> c = kv.take_restore(a.seq)) plan.state_restores.push_back(*c);
-    if (a.seq.seq_len + n <= a.out.prompt_len) {
-      if (const std::optional<StateCopy> c = kv.snapshot_due(a.seq, a.seq.seq_len + n)) {
-        plan.state_snapshots.push_back(*c);
-      }
-    }
+    if (const std::optional<StateCopy> c = snapshot_after(a, n, kv)) plan.state_snapshots.push_back(*c);
     add(a, r.active_idx, n);
   }
   builder_.finish();
   return !scheduled_.empty();
 }
 
-// A prompt chunk that would run past the next snapshot boundary stops there,
-// so the step's state is the prefix's at the boundary (hybrid prefix cache).
-int32_t StepBuilder::cut_at_snapshot(const ActiveSeq& a, int32_t num_rows, int32_t interval_tokens) {
-  if (interval_tokens == 0 || a.seq.seq_len >= a.out.prompt_len) return num_rows;
-  const int32_t next = (a.seq.seq_len / interval_tokens + 1) * interval_tokens;
-  return std::min(num_rows, std::max(1, next - a.seq.seq_len));
+// A prompt chunk that would run past the next snapshot boundary (`next`, 0:
+// none) stops there, so the step's state is the prefix's at the boundary
+// (hybrid prefix cache).
+int32_t StepBuilder::cut_at_snapshot(const ActiveSeq& a, int32_t num_rows, int32_t next) {
+  if (next <= a.seq.seq_len) return num_rows;
+  return std::min(num_rows, next - a.seq.seq_len);
+}
+
+// The snapshot due after a's n rows of this step: a prompt chunk's at its
+// boundary; past the prompt, the rolling one at a block boundary of known
+// tokens (a verify step's draft rows may be rejected: no prefix's state).
+std::optional<StateCopy> StepBuilder::snapshot_after(const ActiveSeq& a, int32_t n, KvManager& kv) {
+  const int32_t end = a.seq.seq_len + n;
+  if (end <= a.out.prompt_len) return kv.prompt_snapshot_due(a.seq, end, a.out.prompt_len);
+  const bool verify = pending_tokens(a) == 1 && n > 1;
+  if (verify || is_embedding(a)) return std::nullopt;
+  return kv.decode_snapshot_due(a.seq, end);
 }
 
 bool StepBuilder::is_decode_only(size_t num_active) const {

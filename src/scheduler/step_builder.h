@@ -59,8 +59,9 @@ class StepBuilder {
   // Fills plan() with the rows choose_step_rows picks, reserving each row's
   // KV through `kv`; false when nothing could be scheduled. Hybrid models: a
   // prompt chunk stops at the next state-snapshot boundary, where the step
-  // snapshots the state when `kv` says one is due, and a sequence admitted
-  // from a snapshot restores it in its first step.
+  // snapshots the state when `kv` says one is due (and a decode row at each
+  // block boundary, its rolling snapshot), and a sequence admitted from a
+  // snapshot restores it in its first step.
   bool build(std::vector<ActiveSeq>& active, const DeviceInfo& info, KvManager& kv, int32_t max_batch_tokens);
 
   StepPlan& plan() { return builder_.plan(); }
@@ -75,7 +76,8 @@ class StepBuilder {
   void add_embedding(ActiveSeq& a, size_t idx, int32_t n);
   void add_verify(ActiveSeq& a, size_t idx, int32_t n);
   void add_prompt_outputs(const ActiveSeq& a, int32_t begin, int32_t n, Scheduled& s);
-  static int32_t cut_at_snapshot(const ActiveSeq& a, int32_t num_rows, int32_t interval_tokens);
+  static int32_t cut_at_snapshot(const ActiveSeq& a, int32_t num_rows, int32_t next);
+  static std::optional<StateCopy> snapshot_after(const ActiveSeq& a, int32_t n, KvManager& kv);
 
   PlanBuilder builder_;
   std::vector<Scheduled> scheduled_;

@@ -116,6 +116,12 @@ std::vector<MetricFamily> engine_metric_families(const EngineStatsSnapshot& s, c
                               kGauge, d(s.state_slots_in_use), model_name));
     families.push_back(family("met:recurrent_state_slots_total", "Recurrent-state slots in the pool.", kGauge,
                               d(s.state_slots_total), model_name));
+    families.push_back(family("met:recurrent_state_snapshots_cached",
+                              "Recurrent-state snapshots the hybrid prefix cache keeps.", kGauge,
+                              d(s.state_snapshots_cached), model_name));
+    families.push_back(family("met:recurrent_state_snapshots_total",
+                              "Recurrent-state snapshot slots of the hybrid prefix cache.", kGauge,
+                              d(s.state_snapshots_total), model_name));
   }
   return families;
 }

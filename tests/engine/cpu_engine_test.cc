@@ -154,9 +154,12 @@ Served serve(CpuEngine& e, const std::vector<TokenId>& prompt) {
 }
 
 // A 1,000-token prompt served twice: the repeat resumes from the snapshot
-// after 768 tokens (every 16 blocks; the deepest that leaves tokens to
-// compute) and gives the cold run's tokens; with --state-snapshots 0 nothing
-// is reused and the tokens are the same.
+// after 992 tokens (its last full block; the interval's are at 256, 512 and
+// 768) and gives the cold run's tokens. The next turn of that conversation
+// (prompt, the 16 tokens out, 30 more) resumes after 1,008: the block
+// boundary the output crossed, snapshot by a decode step (launched ahead of
+// its input: the lane is on). With --state-snapshots 0 nothing is reused and
+// the tokens are the same.
 class CpuEngineHybrid : public ::testing::TestWithParam<Arch> {};
 
 TEST_P(CpuEngineHybrid, ARepeatedPromptResumesFromAStateSnapshotWithTheColdTokens) {
@@ -173,9 +176,14 @@ TEST_P(CpuEngineHybrid, ARepeatedPromptResumesFromAStateSnapshotWithTheColdToken
   const Served cold = serve(**e, prompt);
   const Served warm = serve(**e, prompt);
   EXPECT_EQ(cold.cached_prompt_tokens, 0);
-  EXPECT_EQ(warm.cached_prompt_tokens, 768);
+  EXPECT_EQ(warm.cached_prompt_tokens, 992);
   ASSERT_EQ(cold.tokens.size(), 16u);
   EXPECT_EQ(warm.tokens, cold.tokens);
+  std::vector<TokenId> next_turn = prompt;
+  next_turn.insert(next_turn.end(), cold.tokens.begin(), cold.tokens.end());
+  for (int i = 0; i < 30; ++i) next_turn.push_back(static_cast<TokenId>((i * 37 + 5) % 500));
+  const Served resumed = serve(**e, next_turn);
+  EXPECT_EQ(resumed.cached_prompt_tokens, 1008);
   (*e)->engine().drain();
   EXPECT_EQ((*e)->engine().stats().state_slots_in_use, 0);
   EXPECT_EQ((*e)->engine().kv_blocks_in_use(), 0);
@@ -187,6 +195,9 @@ TEST_P(CpuEngineHybrid, ARepeatedPromptResumesFromAStateSnapshotWithTheColdToken
   const Served again = serve(**off, prompt);
   EXPECT_EQ(again.cached_prompt_tokens, 0);
   EXPECT_EQ(again.tokens, cold.tokens);
+  const Served next_cold = serve(**off, next_turn);
+  EXPECT_EQ(next_cold.cached_prompt_tokens, 0);
+  EXPECT_EQ(resumed.tokens, next_cold.tokens);
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, CpuEngineHybrid, ::testing::Values(Arch::kQwen35, Arch::kGraniteHybrid),

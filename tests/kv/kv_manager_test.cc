@@ -1,5 +1,6 @@
 // Tests for kv/kv_manager.h over a FakeDevice (which holds the block bytes),
-// blocks released behind a sliding window included.
+// blocks released behind a sliding window included, and state snapshots
+// that leave with the blocks they belong to.
 #include "kv/kv_manager.h"
 
 #include <gtest/gtest.h>
@@ -380,6 +381,53 @@ TEST(KvManager, ARestoreAfterReleasedBlocksThatFailsLeavesAnEmptyTable) {
   EXPECT_TRUE(b.block_table.empty());
   EXPECT_EQ(b.num_released_blocks, 0);
   EXPECT_EQ(kv.num_blocks_in_use(), 0);
+}
+
+}  // namespace
+}  // namespace met
+
+namespace met {
+namespace {
+
+// Counts the keys the pool drops, as the engine's KV event stager would see them.
+struct RemovalCounter final : KvEventSink {
+  int removed = 0;
+  void block_stored(const BlockKey&, const std::optional<BlockKey>&, std::span<const TokenId>, uint64_t) override {}
+  void block_removed(const BlockKey&) override { ++removed; }
+  void all_blocks_cleared() override {}
+};
+
+// A snapshot of a prefix whose last block is evicted for reuse is dropped
+// with it (no chain can reach it), and the engine's observer still hears of
+// the eviction.
+TEST(KvManager, AStateSnapshotLeavesWithTheBlockItsPrefixEndsIn) {
+  testing::FakeDeviceOptions o = recurrent_pool(4, 3);
+  o.num_state_snapshot_slots = 2;
+  testing::FakeDevice device(o);
+  KvManager kv(device, /*snapshot_interval_blocks=*/2);
+  RemovalCounter counter;
+  kv.set_event_sink(&counter);
+  SeqState a;
+  a.id = SeqId(1);
+  a.tokens = testing::make_prompt(40, 3);
+  ASSERT_TRUE(kv.acquire_state_slot(a));
+  ASSERT_EQ(kv.reserve(a, 40), Admit::kNow);
+  kv.begin_step();
+  ASSERT_TRUE(kv.prompt_snapshot_due(a, 32, 40).has_value());
+  a.seq_len = 40;
+  kv.apply(ReleaseSeq{&a, /*cache=*/true, "test"});
+  EXPECT_EQ(kv.num_state_snapshots(), 1);
+  SeqState probe;
+  probe.tokens = a.tokens;
+  EXPECT_EQ(kv.match_prefix(probe).num_tokens, 32) << "the snapshot at 32 makes the prefix reusable";
+  kv.apply(ReleaseSeq{&probe, false, "test"});
+  kv.begin_step();
+  SeqState b;
+  b.tokens = testing::make_prompt(64, 4);
+  ASSERT_EQ(kv.reserve(b, 64), Admit::kNow);  // takes every block: a's cached ones are evicted
+  EXPECT_EQ(counter.removed, 2);
+  EXPECT_EQ(kv.num_state_snapshots(), 0);
+  kv.apply(ReleaseSeq{&b, false, "test"});
 }
 
 }  // namespace

@@ -72,7 +72,8 @@ class SchedFixture {
   // Every KV block, every recurrent-state slot and every adapter slot's
   // reference is back.
   bool pool_is_full() const {
-    return kv->num_blocks_in_use() == 0 && kv->num_state_slots_in_use() == 0 && kv->adapter_slots().num_in_use() == 0;
+    return kv->num_blocks_in_use() == 0 && kv->num_state_slots_in_use() == 0 &&
+           kv->num_state_snapshots_pending() == 0 && kv->adapter_slots().num_in_use() == 0;
   }
 
   TempDir spill_dir;

@@ -87,6 +87,11 @@ std::vector<std::vector<TokenId>> run_stale_masks(SchedFixture& f, int n) {
 
 bool restores(const StepPlan& p) { return !p.state_restores.empty(); }
 bool snapshots(const StepPlan& p) { return !p.state_snapshots.empty(); }
+// A snapshot in a step fed from the step before it on the device.
+bool snapshots_ahead(const StepPlan& p) {
+  return snapshots(p) && std::any_of(p.inputs.begin(), p.inputs.end(),
+                                     [](const RowInput& in) { return std::holds_alternative<FeedFromRow>(in); });
+}
 
 TEST(SchedulerRecurrent, PipelinedAndSequentialRunsGiveTheSameTokensAndFreeEverySlot) {
   std::vector<std::vector<TokenId>> want;
@@ -185,8 +190,10 @@ TEST(SchedulerRecurrent, WithoutSnapshotsARepeatedPromptIsNotServedFromCachedBlo
   EXPECT_TRUE(f.pool_is_full());
 }
 
-// 150 prompt tokens: snapshots after 32, 64, 96 and 128; the repeat resumes
-// at 128 (the deepest, leaving tokens to compute) and gives the cold tokens.
+// 150 prompt tokens: snapshots after 32, 64, 96 and 128 (the interval), 144
+// (the prompt's last full block) and 160 (a block boundary its output
+// crossed); the repeat resumes at 144 (the deepest on its prompt's chain)
+// and gives the cold tokens.
 TEST(SchedulerRecurrent, ARepeatedPromptResumesFromTheDeepestStateSnapshot) {
   const std::vector<TokenId> prompt = make_prompt(150, 9);
   SchedFixture cold(recurrent());
@@ -199,16 +206,51 @@ TEST(SchedulerRecurrent, ARepeatedPromptResumesFromTheDeepestStateSnapshot) {
     f.device->keep_plans(true);
     const uint64_t a = f.submit(greedy_request(prompt, 12));
     f.run();
-    EXPECT_EQ(f.kv->num_state_snapshots(), 4);
+    EXPECT_EQ(f.kv->num_state_snapshots(), 6);
     EXPECT_TRUE(std::any_of(f.device->plans().begin(), f.device->plans().end(), snapshots));
     const uint64_t b = f.submit(greedy_request(prompt, 12));
     f.run();
     ASSERT_EQ(f.req.at(b).finishes.size(), 1u);
     EXPECT_EQ(f.req.at(a).finishes[0].usage.cached_prompt_tokens, 0);
-    EXPECT_EQ(f.req.at(b).finishes[0].usage.cached_prompt_tokens, 128) << "pipeline " << pipeline;
+    EXPECT_EQ(f.req.at(b).finishes[0].usage.cached_prompt_tokens, 144) << "pipeline " << pipeline;
     EXPECT_EQ(f.req.at(a).tokens, cold.req.at(c).tokens);
     EXPECT_EQ(f.req.at(b).tokens, cold.req.at(c).tokens);
     EXPECT_EQ(std::count_if(f.device->plans().begin(), f.device->plans().end(), restores), 1);
+    EXPECT_EQ(f.device->num_state_mismatches(), 0);
+    EXPECT_TRUE(f.pool_is_full());
+  }
+}
+
+// A conversation's next turn (the first turn's prompt and output, then
+// more) resumes from the first turn's rolling snapshot: at the last block
+// boundary its output crossed. Every 4 blocks (64 tokens): snapshots at 64,
+// 128, 144 (the prompt's last full block), then 160 rekeyed to 176 as the
+// output grows to 189 computed tokens. The same with the lane on, where the
+// snapshot is taken by a step launched before its input was committed.
+TEST(SchedulerRecurrent, AConversationsNextTurnResumesFromItsLastOutputBlock) {
+  const std::vector<TokenId> prompt = make_prompt(150, 9);
+  for (bool pipeline : {false, true}) {
+    SchedFixtureOptions o = snapshotting({}, /*snapshots=*/8, /*blocks=*/4);
+    o.sched.pipeline = pipeline;
+    SchedFixture f(o);
+    f.device->keep_plans(true);
+    const uint64_t a = f.submit(greedy_request(prompt, 40));
+    f.run();
+    ASSERT_EQ(f.req.at(a).tokens.size(), 40u);
+    EXPECT_EQ(f.kv->num_state_snapshots(), 4) << "pipeline " << pipeline;
+    EXPECT_EQ(std::any_of(f.device->plans().begin(), f.device->plans().end(), snapshots_ahead), pipeline);
+    std::vector<TokenId> next = prompt;
+    next.insert(next.end(), f.req.at(a).tokens.begin(), f.req.at(a).tokens.end());
+    const std::vector<TokenId> tail = make_prompt(20, 31);
+    next.insert(next.end(), tail.begin(), tail.end());
+    const uint64_t b = f.submit(greedy_request(next, 12));
+    f.run();
+    SchedFixture cold(recurrent());
+    const uint64_t c = cold.submit(greedy_request(next, 12));
+    cold.run();
+    ASSERT_EQ(f.req.at(b).finishes.size(), 1u);
+    EXPECT_EQ(f.req.at(b).finishes[0].usage.cached_prompt_tokens, 176) << "pipeline " << pipeline;
+    EXPECT_EQ(f.req.at(b).tokens, cold.req.at(c).tokens);
     EXPECT_EQ(f.device->num_state_mismatches(), 0);
     EXPECT_TRUE(f.pool_is_full());
   }

@@ -21,7 +21,7 @@ HealthInputs inputs_from(const EngineStats& stats) {
 TEST(Health, AnIdleEngineIsOk) {
   FakeClock clock;
   EngineStats stats(clock);
-  stats.publish_load(SchedulerCounts{}, /*has_work=*/false, 0, 0);
+  stats.publish_load(SchedulerCounts{}, /*has_work=*/false, PoolUse{});
   clock.advance(seconds(3600));
   const HealthVerdict v = decide_health(inputs_from(stats));
   EXPECT_EQ(v.state, HealthState::kOk);
@@ -45,7 +45,7 @@ TEST(Health, LoadingAndFaultedAre503WithTheirStatus) {
 TEST(Health, WorkThatCompletesNoStepWithinTheStallTimeoutIsStalled) {
   FakeClock clock;
   EngineStats stats(clock);
-  stats.publish_load(SchedulerCounts{.num_waiting = 1}, /*has_work=*/true, 0, 0);
+  stats.publish_load(SchedulerCounts{.num_waiting = 1}, /*has_work=*/true, PoolUse{});
   clock.advance(seconds(9));
   EXPECT_EQ(decide_health(inputs_from(stats)).state, HealthState::kOk);
   clock.advance(seconds(2));
@@ -58,7 +58,7 @@ TEST(Health, WorkThatCompletesNoStepWithinTheStallTimeoutIsStalled) {
 TEST(Health, ACompletedStepRestartsTheStallClock) {
   FakeClock clock;
   EngineStats stats(clock);
-  stats.publish_load(SchedulerCounts{.num_active = 1}, /*has_work=*/true, 1, 0);
+  stats.publish_load(SchedulerCounts{.num_active = 1}, /*has_work=*/true, PoolUse{.blocks = 1});
   clock.advance(seconds(8));
   stats.step_done(StepRecord{.num_rows = 1, .num_blocks_in_use = 1});
   clock.advance(seconds(8));
@@ -70,11 +70,11 @@ TEST(Health, ACompletedStepRestartsTheStallClock) {
 TEST(Health, WorkArrivingAfterALongIdleSpellIsNotAStall) {
   FakeClock clock;
   EngineStats stats(clock);
-  stats.publish_load(SchedulerCounts{.num_active = 1}, /*has_work=*/true, 1, 0);
+  stats.publish_load(SchedulerCounts{.num_active = 1}, /*has_work=*/true, PoolUse{.blocks = 1});
   stats.step_done(StepRecord{.num_rows = 1, .num_blocks_in_use = 1});
-  stats.publish_load(SchedulerCounts{}, /*has_work=*/false, 0, 0);
+  stats.publish_load(SchedulerCounts{}, /*has_work=*/false, PoolUse{});
   clock.advance(seconds(600));
-  stats.publish_load(SchedulerCounts{.num_waiting = 1}, /*has_work=*/true, 0, 0);
+  stats.publish_load(SchedulerCounts{.num_waiting = 1}, /*has_work=*/true, PoolUse{});
   clock.advance(seconds(1));
   EXPECT_EQ(decide_health(inputs_from(stats)).state, HealthState::kOk);
 }
@@ -82,7 +82,7 @@ TEST(Health, WorkArrivingAfterALongIdleSpellIsNotAStall) {
 TEST(Health, WithoutAStallTimeoutSlowWorkIsOk) {
   FakeClock clock;
   EngineStats stats(clock);
-  stats.publish_load(SchedulerCounts{.num_waiting = 1}, /*has_work=*/true, 0, 0);
+  stats.publish_load(SchedulerCounts{.num_waiting = 1}, /*has_work=*/true, PoolUse{});
   clock.advance(seconds(3600));
   HealthInputs in = inputs_from(stats);
   in.stall_timeout.reset();

@@ -27,8 +27,8 @@ using testing::http_call;
 using testing::serve_args;
 using testing::ServeProcess;
 
-// 300 prompt tokens; snapshots every 4 blocks (64 tokens): the repeat
-// resumes after 256 (the deepest snapshot that leaves tokens to compute).
+// 300 prompt tokens; snapshots every 4 blocks (64 tokens) and at the
+// prompt's last full block: the repeat resumes after 288.
 TEST(MetServeHybrid, ARepeatedPromptIsServedFromAStateSnapshotWithTheColdText) {
   testing::TempDir dir;
   const std::string model = testing::make_small_model(
@@ -47,7 +47,7 @@ TEST(MetServeHybrid, ARepeatedPromptIsServedFromAStateSnapshotWithTheColdText) {
     answers.push_back(body_json(r));
   }
   EXPECT_EQ(answers[0]["usage"]["prompt_tokens_details"]["cached_tokens"], 0);
-  EXPECT_EQ(answers[1]["usage"]["prompt_tokens_details"]["cached_tokens"], 256);
+  EXPECT_EQ(answers[1]["usage"]["prompt_tokens_details"]["cached_tokens"], 288);
   EXPECT_EQ(answers[1]["choices"][0]["text"], answers[0]["choices"][0]["text"]);
   EXPECT_EQ(answers[1]["usage"]["completion_tokens"], 12);
   // The engine publishes its load after the tick that answered: poll until
@@ -62,7 +62,10 @@ TEST(MetServeHybrid, ARepeatedPromptIsServedFromAStateSnapshotWithTheColdText) {
   }
   EXPECT_EQ(t.value("met:recurrent_state_slots_used"), 0);
   EXPECT_GT(t.value("met:recurrent_state_slots_total"), 0);
-  EXPECT_EQ(t.value("met:prefix_cache_hits_total"), 256);
+  EXPECT_EQ(t.value("met:prefix_cache_hits_total"), 288);
+  // At 64, 128, 192, 256 and 288 (the prompt's last full block), and 304:
+  // the block boundary the first answer's output crossed.
+  EXPECT_EQ(t.value("met:recurrent_state_snapshots_cached"), 6);
   EXPECT_EQ(server.stop(), 0) << server.stderr_text();
 }
 

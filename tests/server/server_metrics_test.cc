@@ -66,11 +66,16 @@ TEST(ServerMetrics, ARecurrentModelsStateSlotsAreGaugesAndADenseModelHasNone) {
   EngineStatsSnapshot s;
   s.state_slots_in_use = 3;
   s.state_slots_total = 64;
+  s.state_snapshots_cached = 5;
+  s.state_snapshots_total = 16;
   const auto text = parse_prometheus_text(metrics.render(s));
   ASSERT_EQ(text.error, "");
   EXPECT_EQ(text.types.at("met:recurrent_state_slots_used"), "gauge");
   EXPECT_EQ(text.value("met:recurrent_state_slots_used"), 3);
   EXPECT_EQ(text.value("met:recurrent_state_slots_total"), 64);
+  EXPECT_EQ(text.types.at("met:recurrent_state_snapshots_cached"), "gauge");
+  EXPECT_EQ(text.value("met:recurrent_state_snapshots_cached"), 5);
+  EXPECT_EQ(text.value("met:recurrent_state_snapshots_total"), 16);
   const auto dense = parse_prometheus_text(metrics.render(EngineStatsSnapshot{}));
   EXPECT_EQ(dense.types.count("met:recurrent_state_slots_used"), 0u);
 }
