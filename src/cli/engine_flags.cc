@@ -88,10 +88,12 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& flags) {
                  "on: launch decode step t+1 before step t is settled; off: one step at a time")
       ->capture_default_str();
   cmd.add_option("--state-snapshots", flags.state_snapshots,
-                 "Hybrid recurrent models: recurrent-state snapshots the prefix cache keeps (default: as many as "
-                 "--max-seqs; 0 turns prefix reuse off for these models)");
+                 "Hybrid recurrent models: recurrent-state snapshots the prefix cache keeps, counted in the KV "
+                 "budget (--kv-mem or the default pool's bytes) (default: as many as --max-seqs within a quarter "
+                 "of it; 0 turns prefix reuse off for these models)");
   cmd.add_option("--state-snapshot-blocks", flags.state_snapshot_blocks,
-                 "Hybrid recurrent models: snapshot a prompt's state every this many KV blocks of 16 tokens")
+                 "Hybrid recurrent models: snapshot a prompt's state every this many KV blocks of 16 tokens (and "
+                 "at its last full block, and a decoding sequence's at each block boundary)")
       ->capture_default_str();
   cmd.add_option("--state-rollback", flags.state_rollback,
                  "Hybrid recurrent models: tokens a sequence's recurrent state can be rewound (older versions kept "

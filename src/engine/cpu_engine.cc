@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "backend/cpu/kv_cache.h"
+#include "core/log.h"
 #include "hf/model_loader.h"
 #include "kv/kv_block.h"
 #include "kv/spill_store.h"
@@ -20,20 +21,6 @@ namespace met {
 namespace {
 
 static_assert(kMaxKvPoolBytes == cpu::kMaxKvCacheBytes, "the pool's bound is the CPU cache's");
-
-Result<int32_t> pool_blocks(const CpuEngineConfig& c, const cpu::KvLayout& layout, int64_t context_length,
-                            int64_t block_bytes) {
-  if (c.kv_blocks.has_value()) return *c.kv_blocks;
-  if (sizes_kv_pool_itself(c.device) && !c.kv_mem_bytes.has_value()) return 0;  // its free memory sizes it
-  if (c.kv_mem_bytes.has_value()) {
-    Result<int32_t> blocks = cpu::kv_blocks_for_budget(layout, *c.kv_mem_bytes);
-    if (!blocks.ok()) {
-      return invalid_argument("{} holds no KV block of this model ({} bytes each)", c.pool_source, block_bytes);
-    }
-    return *blocks;
-  }
-  return default_kv_blocks(c.max_seqs, context_length, block_bytes);
-}
 
 // The KV layout of `model`'s attention layers in `dtype` (and the MTP
 // block's when it runs: the layers the device's cache holds), one block.
@@ -52,7 +39,7 @@ cpu::KvLayout kv_layout(const Model& model, GgmlType dtype, bool mtp) {
 // verify row as well as per decode row (prompt lookup's drafts, a predicted
 // output's, a draft model's).
 CpuDeviceOptions device_options(const CpuEngineConfig& config, const ModelHParams& hp, GgmlType kv_dtype,
-                                int32_t num_blocks) {
+                                int32_t num_blocks, int32_t num_snapshots) {
   CpuDeviceOptions dopt;
   dopt.num_threads = config.num_threads;
   dopt.kv_dtype = kv_dtype;
@@ -69,7 +56,7 @@ CpuDeviceOptions device_options(const CpuEngineConfig& config, const ModelHParam
   dopt.num_adapter_slots = config.max_loras;
   dopt.forward.max_lora_rank = config.max_loras > 0 ? config.max_lora_rank : 0;
   if (hp.is_hybrid()) {
-    dopt.num_state_snapshots = config.state_snapshots < 0 ? config.max_seqs : config.state_snapshots;
+    dopt.num_state_snapshots = num_snapshots;
     dopt.state_rollback = config.state_rollback;
     dopt.state_drafts = config.state_drafts < 0 ? drafts : config.state_drafts;
   }
@@ -122,6 +109,36 @@ int32_t default_kv_blocks(int32_t max_seqs, int64_t context_length, int64_t bloc
   return static_cast<int32_t>(blocks);
 }
 
+Result<PoolSplit> split_kv_budget(const CpuEngineConfig& c, int64_t context_length, int64_t block_bytes,
+                                  int64_t state_bytes) {
+  const bool hybrid = state_bytes > 0;
+  PoolSplit split;
+  if (c.kv_blocks.has_value() || (sizes_kv_pool_itself(c.device) && !c.kv_mem_bytes.has_value())) {
+    split.blocks = c.kv_blocks.value_or(0);  // 0: the device's free memory sizes it
+    split.snapshots = !hybrid ? 0 : c.state_snapshots < 0 ? c.max_seqs : c.state_snapshots;
+    return split;
+  }
+  const int64_t budget = c.kv_mem_bytes.has_value()
+                             ? *c.kv_mem_bytes
+                             : default_kv_blocks(c.max_seqs, context_length, block_bytes) * block_bytes;
+  if (hybrid) {
+    const int64_t fit = budget / kSnapshotBudgetDivisor / state_bytes;
+    split.snapshots = c.state_snapshots >= 0 ? c.state_snapshots
+                                             : static_cast<int32_t>(std::min<int64_t>(c.max_seqs, fit));
+  }
+  const int64_t rest = budget - int64_t{split.snapshots} * state_bytes;
+  if (rest < block_bytes && !hybrid) {
+    return invalid_argument("{} holds no KV block of this model ({} bytes each)", c.pool_source, block_bytes);
+  }
+  if (rest < block_bytes) {
+    return invalid_argument("{} holds no KV block of this model ({} bytes each) beside {} recurrent-state "
+                            "snapshots of {} bytes each (--state-snapshots)",
+                            c.pool_source, block_bytes, split.snapshots, state_bytes);
+  }
+  split.blocks = static_cast<int32_t>(std::min<int64_t>(rest / block_bytes, std::numeric_limits<int32_t>::max()));
+  return split;
+}
+
 CpuEngine::CpuEngine() = default;
 CpuEngine::~CpuEngine() { engine_.reset(); }
 
@@ -152,9 +169,15 @@ Result<std::unique_ptr<CpuEngine>> CpuEngine::create(const Model& model, const C
   if (!block_bytes.ok()) {
     return block_bytes.status().with_prefix(fmt::format("KV dtype {}", ggml_type_name(config.kv_dtype)));
   }
-  MET_ASSIGN_OR_RETURN(int32_t num_blocks, pool_blocks(config, layout, hp.context_length, *block_bytes));
+  const auto state_bytes = static_cast<int64_t>(hp.is_hybrid() ? hp.recurrent_state_bytes() : 0);
+  MET_ASSIGN_OR_RETURN(const PoolSplit split, split_kv_budget(config, hp.context_length, *block_bytes, state_bytes));
+  const int32_t num_blocks = split.blocks;
+  if (state_bytes > 0) {
+    MET_LOG_INFO("KV budget: {} blocks of {} bytes and {} recurrent-state snapshots of {} bytes", split.blocks,
+                 *block_bytes, split.snapshots, state_bytes);
+  }
 
-  const CpuDeviceOptions dopt = device_options(config, hp, layout.dtype, num_blocks);
+  const CpuDeviceOptions dopt = device_options(config, hp, layout.dtype, num_blocks, split.snapshots);
   Result<std::unique_ptr<Device>> device = make_engine_device(config.device, *e->model_, dopt);
   if (!device.ok()) {
     if (config.device != "cpu") return device.status().with_prefix(fmt::format("--device {}", config.device));

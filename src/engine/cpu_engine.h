@@ -49,6 +49,26 @@ inline constexpr int64_t kMaxKvPoolBytes = int64_t{1} << 40;
 // the context is unknown), capped at kDefaultKvMaxBytes, at least one block.
 int32_t default_kv_blocks(int32_t max_seqs, int64_t context_length, int64_t block_bytes);
 
+// Hybrid recurrent models: the prefix cache's state snapshots take at most
+// this share of the KV budget unless --state-snapshots says how many.
+inline constexpr int64_t kSnapshotBudgetDivisor = 4;
+
+struct CpuEngineConfig;
+
+// How the KV budget is spent: blocks, and (hybrid models, `state_bytes` > 0
+// a sequence) the prefix cache's state snapshots. The snapshots count in the
+// budget: with --kv-mem (or the default pool's bytes) they come out of it
+// (as many as --state-snapshots, by default max_seqs but at most a quarter
+// of the budget) and the rest is blocks. --kv-blocks sizes the blocks alone,
+// the snapshots beside them (max_seqs by default). An error names the flags
+// when the snapshots leave no room for a block.
+struct PoolSplit {
+  int32_t blocks = 0;  // 0: the device sizes its pool itself
+  int32_t snapshots = 0;
+};
+Result<PoolSplit> split_kv_budget(const CpuEngineConfig& c, int64_t context_length, int64_t block_bytes,
+                                  int64_t state_bytes);
+
 struct CpuEngineConfig {
   int32_t num_threads = 1;
   GgmlType kv_dtype = GgmlType::kF16;  // F16, BF16, F32 or Q8_0
@@ -67,7 +87,8 @@ struct CpuEngineConfig {
   PreemptMode preempt = PreemptMode::kRecompute;  // kSwap needs spill_dir
   bool pipeline = true;
   // Hybrid recurrent models: state snapshots the prefix cache keeps (-1: as
-  // many as max_seqs; 0: no prefix reuse) and the blocks between two.
+  // many as max_seqs within a quarter of the KV budget, split_kv_budget; 0:
+  // no prefix reuse) and the blocks between two.
   int32_t state_snapshots = -1;
   int32_t state_snapshot_blocks = 16;
   // Hybrid recurrent models: tokens a running sequence's state can be

@@ -1,5 +1,6 @@
-// Tests for engine/cpu_engine.h: the default KV pool's size, an engine
-// opened over a random-weight model from plain values, and a hybrid
+// Tests for engine/cpu_engine.h: the default KV pool's size, how a KV
+// budget is split between blocks and a hybrid model's state snapshots, an
+// engine opened over a random-weight model from plain values, and a hybrid
 // recurrent model's prefix cache (state snapshots) through the real config.
 #include "engine/cpu_engine.h"
 
@@ -24,6 +25,69 @@ TEST(DefaultKvBlocks, IsCappedAtTwoGiB) {
   const int64_t block_bytes = int64_t{1} << 20;  // 1 MiB blocks: 2 GiB holds 2048
   EXPECT_EQ(default_kv_blocks(64, 4096, block_bytes), 2048);
   EXPECT_EQ(default_kv_blocks(1, 16, int64_t{4} << 30), 1);  // never below one block
+}
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+
+TEST(SplitKvBudget, AModelWithoutRecurrentStateSpendsItAllOnBlocks) {
+  CpuEngineConfig c;
+  c.kv_mem_bytes = 10 * kMiB;
+  const Result<PoolSplit> s = split_kv_budget(c, 4096, kMiB, 0);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->blocks, 10);
+  EXPECT_EQ(s->snapshots, 0);
+}
+
+// 100 MiB, 10 MiB of state a sequence: by default at most a quarter (2
+// snapshots) of it; asked for 5, half; the rest is blocks.
+TEST(SplitKvBudget, StateSnapshotsComeOutOfTheKvMemBudget) {
+  CpuEngineConfig c;
+  c.kv_mem_bytes = 100 * kMiB;
+  const Result<PoolSplit> quarter = split_kv_budget(c, 4096, kMiB, 10 * kMiB);
+  ASSERT_TRUE(quarter.ok()) << quarter.status().message();
+  EXPECT_EQ(quarter->snapshots, 2);
+  EXPECT_EQ(quarter->blocks, 80);
+  c.state_snapshots = 5;
+  const Result<PoolSplit> asked = split_kv_budget(c, 4096, kMiB, 10 * kMiB);
+  ASSERT_TRUE(asked.ok());
+  EXPECT_EQ(asked->snapshots, 5);
+  EXPECT_EQ(asked->blocks, 50);
+  c.state_snapshots = 0;
+  EXPECT_EQ(split_kv_budget(c, 4096, kMiB, 10 * kMiB)->blocks, 100);
+  c.state_snapshots = -1;
+  c.max_seqs = 1;  // never more snapshots than max_seqs
+  EXPECT_EQ(split_kv_budget(c, 4096, kMiB, 10 * kMiB)->snapshots, 1);
+}
+
+TEST(SplitKvBudget, TheDefaultPoolsBytesAreSplitTheSameWay) {
+  CpuEngineConfig c;
+  c.max_seqs = 4;
+  const int64_t bytes = default_kv_blocks(4, 4096, kMiB) * kMiB;  // 1,024 blocks
+  const Result<PoolSplit> s = split_kv_budget(c, 4096, kMiB, 64 * kMiB);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->snapshots, 4);
+  EXPECT_EQ(int64_t{s->blocks} * kMiB + 4 * 64 * kMiB, bytes);
+}
+
+TEST(SplitKvBudget, KvBlocksSizeTheBlocksAloneWithTheSnapshotsBeside) {
+  CpuEngineConfig c;
+  c.kv_blocks = 7;
+  c.max_seqs = 3;
+  const Result<PoolSplit> s = split_kv_budget(c, 4096, kMiB, 64 * kMiB);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->blocks, 7);
+  EXPECT_EQ(s->snapshots, 3);
+}
+
+TEST(SplitKvBudget, SnapshotsThatLeaveNoRoomForABlockAreRefusedNamingTheFlags) {
+  CpuEngineConfig c;
+  c.kv_mem_bytes = 100 * kMiB;
+  c.pool_source = "--kv-mem 100M";
+  c.state_snapshots = 10;
+  const Result<PoolSplit> s = split_kv_budget(c, 4096, kMiB, 10 * kMiB);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("--kv-mem 100M"), std::string::npos) << s.status().message();
+  EXPECT_NE(s.status().message().find("--state-snapshots"), std::string::npos) << s.status().message();
 }
 
 // A one-layer random model in `dir`.
