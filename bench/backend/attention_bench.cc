@@ -1,8 +1,9 @@
 // Decode attention throughput: one sequence, one query row, reading its
 // whole context of K and V through a (shuffled) block table, head_dim 64,
-// 8 kv heads, 16 query heads, F16 KV; on 1 and 2 threads of a WorkerPool.
-// bytes/s counts the K and V bytes read (context * 8 heads * 64 * 2 bytes *
-// 2). Each iteration reads the next layer of a pool of ~256 MiB, so the KV
+// 8 kv heads, 16 query heads, F16 KV (or, `wide`, Qwen3.5's: head_dim 256,
+// 2 kv heads, 8 query heads); on 1 and 2 threads of a WorkerPool.
+// bytes/s counts the K and V bytes read (context * kv heads * head_dim * 2
+// bytes * 2). Each iteration reads the next layer of a pool of ~256 MiB, so the KV
 // comes from DRAM, not cache, as it does in a real decode step.
 // Peers, the bandwidth ceilings attention should stay near at every
 // context (DESIGN.md, "Performance rules"): StreamRead sums as many
@@ -11,7 +12,7 @@
 // table order).
 // PrefillAttentionInline: a prefill chunk of several row tiles;
 // DecodeAttentionHotInline: one layer read over and over from cache (F16
-// and Q8_0 KV), the kernel's arithmetic ceiling;
+// and Q8_0 KV, both geometries), the kernel's arithmetic ceiling;
 // WindowedDecodeAttentionInline: a layer with a 128-position window and
 // sinks, whose time must not grow with the context.
 // The *Inline variants run on the benchmark's own thread and report rates
@@ -21,6 +22,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <numeric>
@@ -38,24 +40,29 @@
 namespace met::cpu {
 namespace {
 
-constexpr int32_t kHeads = 16, kKvHeads = 8, kHeadDim = 64;
 constexpr int64_t kPoolBytes = int64_t{256} << 20;
 
+struct Geometry {
+  int32_t heads = 16, kv_heads = 8, head_dim = 64;
+  int32_t q_width() const { return heads * head_dim; }
+};
+constexpr Geometry kWide{.heads = 8, .kv_heads = 2, .head_dim = 256};  // Qwen3.5's attention layers
+
 struct DecodeSetup {
-  explicit DecodeSetup(int32_t context, GgmlType dtype = GgmlType::kF16) {
-    const int64_t layer_bytes = int64_t{context} * kKvHeads * kHeadDim * 2 * 2;
+  explicit DecodeSetup(int32_t context, GgmlType dtype = GgmlType::kF16, Geometry geometry = {}) : g(geometry) {
+    const int64_t layer_bytes = int64_t{context} * g.kv_heads * g.head_dim * 2 * 2;
     const auto layers =
         static_cast<int32_t>(std::clamp<int64_t>(kPoolBytes / layer_bytes, 2, kMaxKvLayers));
     const int32_t blocks = context / cpu::kBlockTokens;
     cache.emplace(
-        KvCache::create(KvLayout{dtype, layers, kKvHeads, kHeadDim, blocks}).value());
+        KvCache::create(KvLayout{dtype, layers, g.kv_heads, g.head_dim, blocks}).value());
     fill_random_f16();
     for (int32_t b = 0; b < blocks; ++b) table.emplace_back(b);
     std::shuffle(table.begin(), table.end(), std::mt19937(1));
     seq = AttnSeq{.block_table = table, .num_cached = context - 1, .row_begin = 0, .num_rows = 1};
     std::mt19937 rng(2);
     std::normal_distribution<float> dist(0.0f, 1.0f);
-    q.resize(kHeads * kHeadDim);
+    q.resize(static_cast<size_t>(g.q_width()));
     for (float& x : q) x = dist(rng);
     out.resize(q.size());
   }
@@ -74,10 +81,23 @@ struct DecodeSetup {
     }
   }
 
-  int64_t kv_bytes_read() const {
-    return int64_t{seq.num_cached + 1} * kKvHeads * cache->row_bytes() * 2;
+  int64_t kv_bytes_read() const { return int64_t{seq.num_cached + 1} * g.kv_heads * cache->row_bytes() * 2; }
+
+  AttentionLimits limits(int32_t rows, int32_t threads) const {
+    return AttentionLimits{.num_heads = g.heads,
+                           .num_kv_heads = g.kv_heads,
+                           .head_dim = g.head_dim,
+                           .max_rows = rows,
+                           .num_threads = threads};
   }
 
+  // One decode row's attention over `layer`.
+  void attend(ThreadCtx& ctx, int32_t layer, AttentionScratch& scratch, const AttnLayerOptions& opts = {}) {
+    paged_attention(ctx, *cache, layer, std::span(&seq, 1), q.data(), g.q_width(), g.heads,
+                    1.0f / std::sqrt(static_cast<float>(g.head_dim)), out.data(), g.q_width(), scratch, opts);
+  }
+
+  Geometry g;
   std::optional<KvCache> cache;
   std::vector<BlockId> table;
   AttnSeq seq;
@@ -87,22 +107,14 @@ struct DecodeSetup {
 void BM_DecodeAttention(benchmark::State& state) {
   const auto context = static_cast<int32_t>(state.range(0));
   const auto threads = static_cast<int>(state.range(1));
-  DecodeSetup setup(context);
-  AttentionScratch scratch(AttentionLimits{.num_heads = kHeads,
-                                           .num_kv_heads = kKvHeads,
-                                           .head_dim = kHeadDim,
-                                           .max_rows = 1,
-                                           .num_threads = threads});
+  DecodeSetup setup(context, GgmlType::kF16, state.range(2) == 0 ? Geometry{} : kWide);
+  AttentionScratch scratch(setup.limits(1, threads));
   if (!scratch.plan(std::span(&setup.seq, 1)).ok()) state.SkipWithError("plan failed");
   WorkerPool pool(threads);
   const int32_t layers = setup.cache->layout().num_layers;
   int32_t layer = 0;
   for (auto _ : state) {
-    pool.run([&](ThreadCtx& ctx) {
-      paged_attention(ctx, *setup.cache, layer, std::span(&setup.seq, 1), setup.q.data(),
-                      kHeads * kHeadDim, kHeads, 0.125f, setup.out.data(), kHeads * kHeadDim,
-                      scratch);
-    });
+    pool.run([&](ThreadCtx& ctx) { setup.attend(ctx, layer, scratch); });
     benchmark::DoNotOptimize(setup.out.data());
     layer = (layer + 1) % layers;
   }
@@ -115,7 +127,7 @@ void BM_DecodeAttention(benchmark::State& state) {
 void BM_StreamRead(benchmark::State& state) {
   const auto context = static_cast<int32_t>(state.range(0));
   const auto threads = static_cast<int>(state.range(1));
-  DecodeSetup setup(context);
+  DecodeSetup setup(context, GgmlType::kF16, state.range(2) == 0 ? Geometry{} : kWide);
   const int64_t words = setup.kv_bytes_read() / 8;
   const int64_t slices = setup.cache->total_bytes() / 8 / words;
   const auto* base = reinterpret_cast<const uint64_t*>(setup.cache->data());
@@ -137,20 +149,14 @@ void BM_StreamRead(benchmark::State& state) {
 // The same decode on the calling thread (a one-thread pool's context).
 void BM_DecodeAttentionInline(benchmark::State& state) {
   const auto context = static_cast<int32_t>(state.range(0));
-  DecodeSetup setup(context);
-  AttentionScratch scratch(AttentionLimits{.num_heads = kHeads,
-                                           .num_kv_heads = kKvHeads,
-                                           .head_dim = kHeadDim,
-                                           .max_rows = 1,
-                                           .num_threads = 1});
+  DecodeSetup setup(context, GgmlType::kF16, state.range(1) == 0 ? Geometry{} : kWide);
+  AttentionScratch scratch(setup.limits(1, 1));
   WorkerPool pool(1);
   ThreadCtx ctx(pool, 0, 1);
   const int32_t layers = setup.cache->layout().num_layers;
   int32_t layer = 0;
   for (auto _ : state) {
-    paged_attention(ctx, *setup.cache, layer, std::span(&setup.seq, 1), setup.q.data(),
-                    kHeads * kHeadDim, kHeads, 0.125f, setup.out.data(), kHeads * kHeadDim,
-                    scratch);
+    setup.attend(ctx, layer, scratch);
     benchmark::DoNotOptimize(setup.out.data());
     layer = (layer + 1) % layers;
   }
@@ -162,18 +168,13 @@ void BM_DecodeAttentionInline(benchmark::State& state) {
 // kernel's arithmetic rate, the ceiling the DRAM-bound variants cannot pass.
 void BM_DecodeAttentionHotInline(benchmark::State& state) {
   const auto context = static_cast<int32_t>(state.range(0));
-  DecodeSetup setup(context, state.range(1) == 0 ? GgmlType::kF16 : GgmlType::kQ8_0);
-  AttentionScratch scratch(AttentionLimits{.num_heads = kHeads,
-                                           .num_kv_heads = kKvHeads,
-                                           .head_dim = kHeadDim,
-                                           .max_rows = 1,
-                                           .num_threads = 1});
+  DecodeSetup setup(context, state.range(1) == 0 ? GgmlType::kF16 : GgmlType::kQ8_0,
+                    state.range(2) == 0 ? Geometry{} : kWide);
+  AttentionScratch scratch(setup.limits(1, 1));
   WorkerPool pool(1);
   ThreadCtx ctx(pool, 0, 1);
   for (auto _ : state) {
-    paged_attention(ctx, *setup.cache, 0, std::span(&setup.seq, 1), setup.q.data(),
-                    kHeads * kHeadDim, kHeads, 0.125f, setup.out.data(), kHeads * kHeadDim,
-                    scratch);
+    setup.attend(ctx, 0, scratch);
     benchmark::DoNotOptimize(setup.out.data());
   }
   state.SetBytesProcessed(state.iterations() * setup.kv_bytes_read());
@@ -185,38 +186,32 @@ void BM_WindowedDecodeAttentionInline(benchmark::State& state) {
   const auto context = static_cast<int32_t>(state.range(0));
   const auto window = static_cast<int32_t>(state.range(1));
   DecodeSetup setup(context);
-  AttentionScratch scratch(AttentionLimits{.num_heads = kHeads,
-                                           .num_kv_heads = kKvHeads,
-                                           .head_dim = kHeadDim,
-                                           .max_rows = 1,
-                                           .num_threads = 1});
+  AttentionScratch scratch(setup.limits(1, 1));
   WorkerPool pool(1);
   ThreadCtx ctx(pool, 0, 1);
-  const std::vector<float> sinks(kHeads, 1.0f);
+  const std::vector<float> sinks(static_cast<size_t>(setup.g.heads), 1.0f);
   const AttnLayerOptions opts{.window = window, .sinks = sinks.data()};
   const int32_t layers = setup.cache->layout().num_layers;
   int32_t layer = 0;
   for (auto _ : state) {
-    paged_attention(ctx, *setup.cache, layer, std::span(&setup.seq, 1), setup.q.data(),
-                    kHeads * kHeadDim, kHeads, 0.125f, setup.out.data(), kHeads * kHeadDim, scratch,
-                    opts);
+    setup.attend(ctx, layer, scratch, opts);
     benchmark::DoNotOptimize(setup.out.data());
     layer = (layer + 1) % layers;
   }
-  state.SetBytesProcessed(state.iterations() * int64_t{std::min(window, context)} * kKvHeads *
-                          kHeadDim * 2 * 2);
+  state.SetBytesProcessed(state.iterations() * int64_t{std::min(window, context)} * setup.g.kv_heads *
+                          setup.g.head_dim * 2 * 2);
 }
 
 void BM_KvGatherReadInline(benchmark::State& state) {
   const auto context = static_cast<int32_t>(state.range(0));
-  DecodeSetup setup(context);
+  DecodeSetup setup(context, GgmlType::kF16, state.range(1) == 0 ? Geometry{} : kWide);
   const KvCache& cache = *setup.cache;
   const int32_t layers = cache.layout().num_layers;
   const int64_t words = cpu::kBlockTokens * cache.row_bytes() / 8;
   int32_t layer = 0;
   for (auto _ : state) {
     uint64_t sum = 0;
-    for (int32_t h = 0; h < kKvHeads; ++h) {
+    for (int32_t h = 0; h < setup.g.kv_heads; ++h) {
       for (const BlockId b : setup.table) {
         const uint8_t* block = cache.data() + b.value() * cache.block_bytes();
         const auto* k = reinterpret_cast<const uint64_t*>(block + cache.k_offset(layer, h));
@@ -241,21 +236,18 @@ void BM_PrefillAttentionInline(benchmark::State& state) {
       .block_table = setup.table, .num_cached = cached, .row_begin = 0, .num_rows = rows};
   std::mt19937 rng(4);
   std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> q(static_cast<size_t>(rows) * kHeads * kHeadDim), out(q.size());
+  const int32_t width = setup.g.q_width();
+  std::vector<float> q(static_cast<size_t>(rows) * width), out(q.size());
   for (float& x : q) x = dist(rng);
-  AttentionScratch scratch(AttentionLimits{.num_heads = kHeads,
-                                           .num_kv_heads = kKvHeads,
-                                           .head_dim = kHeadDim,
-                                           .max_rows = rows,
-                                           .num_threads = 1});
+  AttentionScratch scratch(setup.limits(rows, 1));
   WorkerPool pool(1);
   ThreadCtx ctx(pool, 0, 1);
   for (auto _ : state) {
-    paged_attention(ctx, *setup.cache, 0, std::span(&seq, 1), q.data(), kHeads * kHeadDim, kHeads,
-                    0.125f, out.data(), kHeads * kHeadDim, scratch);
+    paged_attention(ctx, *setup.cache, 0, std::span(&seq, 1), q.data(), width, setup.g.heads, 0.125f, out.data(),
+                    width, scratch);
     benchmark::DoNotOptimize(out.data());
   }
-  const int64_t scores = (int64_t{rows} * cached + int64_t{rows} * (rows + 1) / 2) * kHeads;
+  const int64_t scores = (int64_t{rows} * cached + int64_t{rows} * (rows + 1) / 2) * setup.g.heads;
   state.SetItemsProcessed(state.iterations() * scores);
 }
 
@@ -271,23 +263,32 @@ void prefill_args(benchmark::internal::Benchmark* b) {
 }
 
 void inline_args(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"context"});
-  for (const int64_t context : {1024, 4096, 16384}) b->Args({context});
+  b->ArgNames({"context", "wide"});
+  for (const int64_t context : {1024, 4096, 16384}) b->Args({context, 0});
+  b->Args({16384, 1});
 }
 
 void decode_args(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"context", "threads"});
+  b->ArgNames({"context", "threads", "wide"});
   for (const int64_t context : {1024, 4096}) {
-    for (const int64_t threads : {1, 2}) b->Args({context, threads});
+    for (const int64_t threads : {1, 2}) b->Args({context, threads, 0});
   }
+  b->Args({16384, 2, 1});
   b->UseRealTime();
+}
+
+void hot_args(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"context", "q8_0", "wide"});
+  for (const int64_t wide : {0, 1}) {
+    for (const int64_t q8 : {0, 1}) b->Args({1024, q8, wide});
+  }
 }
 
 BENCHMARK(BM_DecodeAttention)->Apply(decode_args);
 BENCHMARK(BM_StreamRead)->Apply(decode_args);
 BENCHMARK(BM_DecodeAttentionInline)->Apply(inline_args);
 BENCHMARK(BM_KvGatherReadInline)->Apply(inline_args);
-BENCHMARK(BM_DecodeAttentionHotInline)->ArgNames({"context", "q8_0"})->Args({1024, 0})->Args({1024, 1});
+BENCHMARK(BM_DecodeAttentionHotInline)->Apply(hot_args);
 BENCHMARK(BM_PrefillAttentionInline)->Apply(prefill_args);
 BENCHMARK(BM_WindowedDecodeAttentionInline)->Apply(window_args);
 

@@ -218,19 +218,24 @@ TEST_P(PagedAttentionTier, TheRestOfTheBatchDoesNotChangeARowsBits) {
 }
 
 // A kernel may work on several queries of a tile at once (AVX-512 pairs
-// them to share K); a row's bits must not depend on its neighbours. With 3
-// heads per kv head, the last row of a 2-row chunk is paired unlike the
-// same row decoded alone; 303 cached: the row reads one block its
-// neighbour does not.
+// them to share K, and groups four of a wider head); a row's bits must not
+// depend on its neighbours. With 3 or 5 heads per kv head, the last row of
+// a 2-row chunk is grouped unlike the same row decoded alone; 303 cached:
+// the row reads one block its neighbour does not.
 TEST_P(PagedAttentionTier, HowQueriesAreGroupedDoesNotChangeARowsBits) {
   for (const GgmlType dtype : {GgmlType::kF16, GgmlType::kQ8_0}) {
-    const Shape shape{.dtype = dtype, .num_heads = 3, .num_kv_heads = 1};
-    for (const int32_t cached : {300, 303}) {
-      const Batch chunk(shape, {{cached, 2, 81}}, Placement::kContiguous);
-      const Batch alone(shape, {{cached + 1, 1, 81}}, Placement::kContiguous);
-      const std::vector<float> out = run_kernel(chunk, isa());
-      const std::vector<float> last(out.begin() + shape.q_width(), out.end());
-      EXPECT_TRUE(same_bits(last, run_kernel(alone, isa()))) << ggml_type_name(dtype) << cached;
+    for (const int32_t head_dim : {64, 128, 256}) {
+      for (const int32_t heads : {3, 5}) {
+        const Shape shape{.dtype = dtype, .num_heads = heads, .num_kv_heads = 1, .head_dim = head_dim};
+        for (const int32_t cached : {300, 303}) {
+          const Batch chunk(shape, {{cached, 2, 81}}, Placement::kContiguous);
+          const Batch alone(shape, {{cached + 1, 1, 81}}, Placement::kContiguous);
+          const std::vector<float> out = run_kernel(chunk, isa());
+          const std::vector<float> last(out.begin() + shape.q_width(), out.end());
+          EXPECT_TRUE(same_bits(last, run_kernel(alone, isa())))
+              << ggml_type_name(dtype) << " head_dim " << head_dim << " heads " << heads << " cached " << cached;
+        }
+      }
     }
   }
 }

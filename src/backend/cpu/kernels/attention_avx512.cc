@@ -6,8 +6,9 @@
 // Scores: a block's 16 tokens at a time, one accumulator per token, summed
 // across lanes by one 16x16 transpose-add (no horizontal sum per token);
 // queries go in pairs where head rows fit (head_dim <= 64), 8 tokens x 2
-// queries per transpose, so each K vector is converted once for both (a
-// query's bits are the same paired or not).
+// queries per transpose, and in fours past that, 4 tokens x 4 queries, so
+// each K vector is converted once for all of them (a query's bits are the
+// same grouped or not).
 // Values: register accumulators for a tile of queries x up to 8 vectors of
 // the head row. Both passes software-prefetch the next block's K and this
 // block's V: the block table scatters rows, so the hardware prefetcher
@@ -215,6 +216,59 @@ template <typename Load, int NV>
   }
 }
 
+// Scores of four queries q[0..3] for the 4 tokens [4h, 4h + 4) of block
+// rows `k`, each K vector loaded and converted once for all four (a wide
+// head's GQA group: its queries cannot stay in registers, so they are read
+// from L1 instead). Lane 4a + j is query a's token 4h + j. Each (query,
+// token) sum is the fma chain and the transpose_sum tree of block_scores,
+// so a query's bits do not depend on its neighbours. pf as in block_scores,
+// for these 4 rows.
+template <typename Load, int NV>
+[[gnu::always_inline]] inline __m512 quad_scores(const float* const* q, const uint8_t* k, int64_t row_bytes,
+                                                 Lanes lanes, int32_t h, Prefetch pf) {
+  const int32_t nv = NV > 0 ? NV : lanes.nv;
+  __m512 r[16];
+#pragma GCC unroll 4
+  for (int32_t j = 0; j < 4; ++j) {
+    const int32_t t = 4 * h + j;
+    const uint8_t* row = k + t * row_bytes;
+    if (pf.ahead != nullptr) prefetch_row(pf.ahead + t * row_bytes, row_bytes);
+    if (pf.values != nullptr) prefetch_row(pf.values + t * row_bytes, row_bytes);
+    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+#pragma GCC unroll 8
+    for (int32_t v = 0; v < nv; ++v) {
+      const __mmask16 m = lane_mask<NV>(lanes, v);
+      const __m512 x = Load::at(row, v, m);
+#pragma GCC unroll 4
+      for (int32_t a = 0; a < 4; ++a) acc[a] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, q[a] + 16 * v), x, acc[a]);
+    }
+#pragma GCC unroll 4
+    for (int32_t a = 0; a < 4; ++a) r[kRowOf[4 * a + j]] = acc[a];
+  }
+  return transpose_sum(r);
+}
+
+// Queries i .. i + 3 of block g through quad_scores: scaled, each query's
+// lanes below its limit stored. REQUIRES: all four read some token of block g.
+template <typename Load, int NV>
+[[gnu::always_inline]] inline void quad_block(const ChunkJob& job, int32_t i, int32_t g, const uint8_t* k,
+                                              Lanes lanes, Prefetch pf) {
+  int32_t most = 0;
+  for (int32_t a = 0; a < 4; ++a) most = std::max(most, job.limit[i + a] - 16 * g);
+  const __m512 scale = _mm512_set1_ps(job.scale);
+  for (int32_t h = 0; h < 4 && 4 * h < most; ++h) {
+    const __m512 s = _mm512_mul_ps(quad_scores<Load, NV>(job.q + i, k, job.row_bytes, lanes, h, pf), scale);
+    pf = Prefetch{};  // the first tokens' rows issued them all
+#pragma GCC unroll 4
+    for (int32_t a = 0; a < 4; ++a) {
+      const int32_t n = job.limit[i + a] - 16 * g - 4 * h;
+      const auto m = static_cast<__mmask8>(first_lanes(std::clamp(n, 0, 4)));
+      _mm_mask_storeu_ps(job.scores + (i + a) * kChunkTokens + 16 * g + 4 * h, m,
+                         _mm512_extractf32x4_ps(s, a));
+    }
+  }
+}
+
 template <typename Load, int NV, bool kStarts>
 void scores_pass(const ChunkJob& job, Lanes lanes, int32_t g0) {
   const int32_t groups = (job.num_tokens + 15) / 16;
@@ -233,6 +287,11 @@ void scores_pass(const ChunkJob& job, Lanes lanes, int32_t g0) {
       for (; i + 2 <= job.num_queries && reads(i) && reads(i + 1); i += 2) {
         pair_block<Load, NV>(job, i, g, k, lanes, pf);
         pf = Prefetch{};  // the first pair of the block issues them
+      }
+    } else {
+      for (; i + 4 <= job.num_queries && reads(i) && reads(i + 1) && reads(i + 2) && reads(i + 3); i += 4) {
+        quad_block<Load, NV>(job, i, g, k, lanes, pf);
+        pf = Prefetch{};
       }
     }
     for (; i < job.num_queries; ++i) {
