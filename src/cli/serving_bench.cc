@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <thread>
 
@@ -18,6 +19,8 @@ struct ClientSamples {
   std::vector<double> ttft_ms;
   std::vector<double> itl_ms;
   int64_t output_tokens = 0;
+  std::vector<TokenId> tokens;  // kept only when keep_tokens
+  bool keep_tokens = false;
   std::optional<std::string> error;
 };
 
@@ -38,6 +41,7 @@ std::optional<FinishEvent> time_request(Engine& engine, const Clock& clock, Engi
     if (auto* d = std::get_if<DeltaEvent>(&ev)) {
       if (d->tokens.empty()) continue;
       const TimePoint now = clock.now();
+      if (out.keep_tokens) out.tokens.insert(out.tokens.end(), d->tokens.begin(), d->tokens.end());
       if (!last_token) {
         out.ttft_ms.push_back(ms_between(submitted, now));
       } else {
@@ -92,6 +96,28 @@ Result<LevelFigures> run_level(Engine& engine, const Clock& clock, const std::ve
   return f;
 }
 
+// One request of the cached-prompt figures, alone: its samples (with its
+// tokens when `keep_tokens`) and finish.
+struct Pass {
+  ClientSamples samples;
+  FinishEvent finish;
+};
+
+Result<Pass> run_pass(Engine& engine, const Clock& clock, const std::vector<TokenId>& prompt, int32_t max_tokens,
+                      bool keep_tokens) {
+  Pass p;
+  p.samples.keep_tokens = keep_tokens;
+  std::optional<FinishEvent> finish = time_request(engine, clock, bench_request(prompt, max_tokens), p.samples);
+  if (p.samples.error || !finish || p.samples.ttft_ms.empty()) {
+    return internal_error("cached prompt: the request failed: {}", p.samples.error.value_or("no token came back"));
+  }
+  p.finish = std::move(*finish);
+  return p;
+}
+
+// The prompt twice (cold, then from the prefix cache); then, when the pool
+// and context hold it, a conversation's next turn: the prompt's first turn
+// (kNextTurnTokens out), then the prompt, that output and kNextTurnTokens more.
 Result<std::optional<CachedPromptFigures>> run_cached_prompt(Engine& engine, const Clock& clock,
                                                              const std::vector<TokenId>& pool,
                                                              const ServingBenchOptions& o, uint64_t seed) {
@@ -103,15 +129,23 @@ Result<std::optional<CachedPromptFigures>> run_cached_prompt(Engine& engine, con
   const std::vector<TokenId> prompt = random_prompt(pool, static_cast<int32_t>(n), seed);
   CachedPromptFigures f;
   f.prompt_tokens = static_cast<int32_t>(n);
-  for (int pass = 0; pass < 2; ++pass) {
-    ClientSamples c;
-    std::optional<FinishEvent> finish = time_request(engine, clock, bench_request(prompt, 1), c);
-    if (c.error || !finish || c.ttft_ms.empty()) {
-      return internal_error("cached prompt: the request failed: {}", c.error.value_or("no token came back"));
-    }
-    (pass == 0 ? f.cold_ttft_ms : f.cached_ttft_ms) = c.ttft_ms.front();
-    f.cached_prompt_tokens = finish->usage.cached_prompt_tokens;
-  }
+  MET_ASSIGN_OR_RETURN(const Pass cold, run_pass(engine, clock, prompt, 1, false));
+  MET_ASSIGN_OR_RETURN(const Pass cached, run_pass(engine, clock, prompt, 1, false));
+  f.cold_ttft_ms = cold.samples.ttft_ms.front();
+  f.cached_ttft_ms = cached.samples.ttft_ms.front();
+  f.cached_prompt_tokens = cached.finish.usage.cached_prompt_tokens;
+  const int64_t room = std::min<int64_t>(lim.max_seq_len > 0 ? lim.max_seq_len : std::numeric_limits<int64_t>::max(),
+                                         lim.kv_capacity_tokens());
+  if (n + 3 * kNextTurnTokens >= room) return std::optional<CachedPromptFigures>(f);
+  MET_ASSIGN_OR_RETURN(const Pass first, run_pass(engine, clock, prompt, kNextTurnTokens, true));
+  std::vector<TokenId> turn = prompt;
+  turn.insert(turn.end(), first.samples.tokens.begin(), first.samples.tokens.end());
+  const std::vector<TokenId> more = random_prompt(pool, kNextTurnTokens, seed + 1);
+  turn.insert(turn.end(), more.begin(), more.end());
+  MET_ASSIGN_OR_RETURN(const Pass next, run_pass(engine, clock, turn, 1, false));
+  f.next_turn_prompt_tokens = static_cast<int32_t>(turn.size());
+  f.next_turn_ttft_ms = next.samples.ttft_ms.front();
+  f.next_turn_cached_tokens = next.finish.usage.cached_prompt_tokens;
   return std::optional<CachedPromptFigures>(f);
 }
 
@@ -209,6 +243,11 @@ nlohmann::json serving_report_json(const ServingReport& r) {
                           {"cold_ttft_ms", c.cold_ttft_ms},
                           {"cached_ttft_ms", c.cached_ttft_ms},
                           {"cached_prompt_tokens", c.cached_prompt_tokens}};
+    if (c.next_turn_prompt_tokens > 0) {
+      j["cached_prompt"]["next_turn"] = {{"prompt_tokens", c.next_turn_prompt_tokens},
+                                         {"ttft_ms", c.next_turn_ttft_ms},
+                                         {"cached_prompt_tokens", c.next_turn_cached_tokens}};
+    }
   }
   j["preemptions_swap"] = r.stats.preemptions_swap;
   j["preemptions_recompute"] = r.stats.preemptions_recompute;
@@ -230,6 +269,12 @@ std::string serving_report_table(const ServingReport& r) {
     s += fmt::format("cached prompt {} tokens: cold TTFT {:.1f} ms, cached TTFT {:.1f} ms ({} tokens from the "
                      "prefix cache)\n",
                      c.prompt_tokens, c.cold_ttft_ms, c.cached_ttft_ms, c.cached_prompt_tokens);
+    if (c.next_turn_prompt_tokens > 0) {
+      s += fmt::format("next turn {} tokens (the prompt, {} out, {} more): TTFT {:.1f} ms ({} tokens from the "
+                       "prefix cache)\n",
+                       c.next_turn_prompt_tokens, kNextTurnTokens, kNextTurnTokens, c.next_turn_ttft_ms,
+                       c.next_turn_cached_tokens);
+    }
   }
   s += fmt::format("preemptions: {} swap, {} recompute; {} steps, {:.1f} rows per step\n", r.stats.preemptions_swap,
                    r.stats.preemptions_recompute, r.stats.steps,

@@ -52,11 +52,20 @@ struct LevelFigures {
   double device_idle_share = 0;
 };
 
+// Output tokens of the cached prompt's first turn, and new tokens its next
+// turn adds after them.
+inline constexpr int32_t kNextTurnTokens = 64;
+
 struct CachedPromptFigures {
   int32_t prompt_tokens = 0;
   double cold_ttft_ms = 0;
   double cached_ttft_ms = 0;
   int32_t cached_prompt_tokens = 0;  // of the second submission
+  // A conversation's next turn: the prompt, kNextTurnTokens of its output,
+  // kNextTurnTokens more; its TTFT and the tokens it found cached.
+  int32_t next_turn_prompt_tokens = 0;
+  double next_turn_ttft_ms = 0;
+  int32_t next_turn_cached_tokens = 0;
 };
 
 struct ServingReport {

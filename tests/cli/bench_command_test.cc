@@ -137,6 +137,7 @@ TEST(MetBench, ConcurrencyPrintsTheServingTable) {
   EXPECT_NE(r.out.find("concurrency requests  out tok/s"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("TTFT p99"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("cached prompt 64 tokens"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("next turn 192 tokens"), std::string::npos) << r.out;
 }
 
 TEST(MetBench, ConcurrencyJsonHasAServingSection) {
@@ -161,6 +162,12 @@ TEST(MetBench, ConcurrencyJsonHasAServingSection) {
   EXPECT_EQ(s["cached_prompt"]["prompt_tokens"], 64);
   EXPECT_GT(s["cached_prompt"]["cached_prompt_tokens"].get<int>(), 0);  // the second submission hit the cache
   EXPECT_LT(s["cached_prompt"]["cached_prompt_tokens"].get<int>(), 64);
+  // The next turn: 64 prompt tokens, 64 out, 64 more; the first turn's
+  // blocks (all but the last token's) are cached.
+  const auto& turn = s["cached_prompt"]["next_turn"];
+  EXPECT_EQ(turn["prompt_tokens"], 192);
+  EXPECT_EQ(turn["cached_prompt_tokens"], 112);
+  EXPECT_GT(turn["ttft_ms"].get<double>(), 0.0);
   EXPECT_EQ(s["max_seqs"], 64);
   EXPECT_GT(s["kv_blocks"].get<int>(), 0);
 }
