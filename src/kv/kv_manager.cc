@@ -225,9 +225,16 @@ int32_t KvManager::next_prompt_snapshot(const SeqState& seq, int32_t prompt_len)
   const int32_t interval = snapshot_interval_tokens();
   if (interval == 0 || seq.seq_len >= prompt_len) return 0;
   const int32_t next_interval = (seq.seq_len / interval + 1) * interval;
-  const int32_t last_full = prompt_len / kKvBlockTokens * kKvBlockTokens;
   if (next_interval <= prompt_len) return next_interval;
+  const int32_t last_full = last_full_snapshot(prompt_len);
   return last_full > seq.seq_len ? last_full : 0;
+}
+
+int32_t KvManager::last_full_snapshot(int32_t prompt_len) const {
+  const int32_t interval = snapshot_interval_tokens();
+  // Strictly before the end: a repeat of the prompt must compute a token.
+  const int32_t last_full = (prompt_len - 1) / kKvBlockTokens * kKvBlockTokens;
+  return interval > 0 && last_full >= interval ? last_full : 0;
 }
 
 std::optional<StateCopy> KvManager::prompt_snapshot_due(const SeqState& seq, int32_t num_tokens,
@@ -235,7 +242,7 @@ std::optional<StateCopy> KvManager::prompt_snapshot_due(const SeqState& seq, int
   const int32_t interval = snapshot_interval_tokens();
   if (interval == 0 || num_tokens <= 0 || !seq.state_slot.has_value()) return std::nullopt;
   const bool at_interval = num_tokens % interval == 0;
-  const bool at_last_full = num_tokens == prompt_len / kKvBlockTokens * kKvBlockTokens;
+  const bool at_last_full = num_tokens == last_full_snapshot(prompt_len);
   if (!at_interval && !at_last_full) return std::nullopt;
   const int32_t depth = num_tokens / kKvBlockTokens;
   const std::optional<StateSlotId> to = snapshots_.insert(prefix_key(seq, depth), depth);

@@ -122,14 +122,21 @@ class KvManager {
   std::optional<StateCopy> take_restore(SeqState& seq);
   // The snapshot a step that computes seq's prompt tokens up to `num_tokens`
   // makes when one is due there (a multiple of the interval, or the last
-  // full block of a prompt of `prompt_len` tokens) and not cached yet; the
-  // snapshot is registered at once (the step is launched before any later
-  // one can restore it). nullopt otherwise.
+  // full block of a prompt of `prompt_len` tokens, last_full_snapshot) and
+  // not cached yet; the snapshot is registered at once (the step is launched
+  // before any later one can restore it). nullopt otherwise.
   std::optional<StateCopy> prompt_snapshot_due(const SeqState& seq, int32_t num_tokens, int32_t prompt_len);
   // The block boundary (in tokens) a prompt chunk from seq.seq_len stops at:
   // the next multiple of the interval or the prompt's last full block; 0
   // when no snapshot is due before `prompt_len`.
   int32_t next_prompt_snapshot(const SeqState& seq, int32_t prompt_len) const;
+  // The last block boundary before the end of a prompt of `prompt_len`
+  // tokens (so that a repeat of it, which must compute a token, reuses all
+  // but that token's block), where its prefill snapshots the state; 0 (none)
+  // for a prompt shorter than the interval, whose tail would cost a step of
+  // its own out of a short prefill (its decode steps' rolling snapshot
+  // serves its next turn).
+  int32_t last_full_snapshot(int32_t prompt_len) const;
   // A decode step whose row for `seq` computes its tokens up to `num_tokens`
   // (its input, seq.tokens[num_tokens - 1], committed): seq's rolling
   // snapshot there when num_tokens is a block boundary, registered at once.

@@ -256,6 +256,21 @@ TEST(SchedulerRecurrent, AConversationsNextTurnResumesFromItsLastOutputBlock) {
   }
 }
 
+// A prompt shorter than the interval (32 tokens here) is prefilled in one
+// step: its last full block is not worth a step of its own.
+TEST(SchedulerRecurrent, APromptShorterThanTheIntervalIsPrefilledInOneStep) {
+  SchedFixture f(snapshotting());
+  f.device->keep_plans(true);
+  f.submit(greedy_request(make_prompt(28, 9), 4));
+  f.run();
+  ASSERT_FALSE(f.device->plans().empty());
+  const StepPlan& first = f.device->plans().front();
+  ASSERT_EQ(first.seqs.size(), 1u);
+  EXPECT_EQ(first.seqs[0].num_rows, 28);
+  EXPECT_TRUE(first.state_snapshots.empty());
+  EXPECT_TRUE(f.pool_is_full());
+}
+
 // B shares A's first 100 tokens: it resumes from the snapshot at 96.
 TEST(SchedulerRecurrent, APromptSharingAPrefixResumesFromTheLastSnapshotItShares) {
   SchedFixture f(snapshotting());
