@@ -225,9 +225,9 @@ int32_t KvManager::next_prompt_snapshot(const SeqState& seq, int32_t prompt_len)
   const int32_t interval = snapshot_interval_tokens();
   if (interval == 0 || seq.seq_len >= prompt_len) return 0;
   const int32_t next_interval = (seq.seq_len / interval + 1) * interval;
-  if (next_interval <= prompt_len) return next_interval;
   const int32_t last_full = last_full_snapshot(prompt_len);
-  return last_full > seq.seq_len ? last_full : 0;
+  if (last_full > seq.seq_len && last_full < next_interval) return last_full;
+  return next_interval <= prompt_len ? next_interval : 0;
 }
 
 int32_t KvManager::last_full_snapshot(int32_t prompt_len) const {

@@ -256,6 +256,22 @@ TEST(SchedulerRecurrent, AConversationsNextTurnResumesFromItsLastOutputBlock) {
   }
 }
 
+// A prompt of a whole number of intervals (64 tokens, every 32) is
+// snapshot at its last block before the end too: its repeat, which must
+// compute a token, resumes after 48.
+TEST(SchedulerRecurrent, ARepeatOfABlockAlignedPromptResumesAtItsLastBlock) {
+  SchedFixture f(snapshotting());
+  const std::vector<TokenId> prompt = make_prompt(64, 19);
+  const uint64_t a = f.submit(greedy_request(prompt, 4));
+  f.run();
+  const uint64_t b = f.submit(greedy_request(prompt, 4));
+  f.run();
+  ASSERT_EQ(f.req.at(b).finishes.size(), 1u);
+  EXPECT_EQ(f.req.at(b).finishes[0].usage.cached_prompt_tokens, 48);
+  EXPECT_EQ(f.req.at(b).tokens, f.req.at(a).tokens);
+  EXPECT_EQ(f.device->num_state_mismatches(), 0);
+}
+
 // A prompt shorter than the interval (32 tokens here) is prefilled in one
 // step: its last full block is not worth a step of its own.
 TEST(SchedulerRecurrent, APromptShorterThanTheIntervalIsPrefilledInOneStep) {
