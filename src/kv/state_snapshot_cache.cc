@@ -70,8 +70,7 @@ StateSnapshotCache::Entry* StateSnapshotCache::victim() {
   Entry* victim = nullptr;
   for (Entry& e : entries_) {
     if (e.is_free()) return &e;
-    const bool evictable = e.pins == 0 && !e.pending && e.written <= fence_;
-    if (evictable && (victim == nullptr || e.last_used < victim->last_used)) victim = &e;
+    if (may_rewrite(e) && (victim == nullptr || e.last_used < victim->last_used)) victim = &e;
   }
   return victim;
 }
@@ -82,6 +81,7 @@ void StateSnapshotCache::clear(Entry& e) {
   e.pins = 0;
   e.pending = false;
   e.owner.reset();
+  e.heir_of.reset();
 }
 
 StateSlotId StateSnapshotCache::take(Entry& e, const std::optional<BlockKey>& key, int32_t depth,
@@ -104,14 +104,23 @@ std::optional<StateSlotId> StateSnapshotCache::insert(const BlockKey& key, int32
   return take(*e, key, depth, std::nullopt);
 }
 
+bool StateSnapshotCache::may_rewrite(const Entry& e) const { return e.pins == 0 && !e.pending && e.written <= fence_; }
+
 std::optional<StateSlotId> StateSnapshotCache::insert_rolling(SeqId owner, const std::optional<BlockKey>& key,
                                                              int32_t depth) {
   if (key.has_value() && entry_of(*key) != nullptr) return std::nullopt;
   Entry* own = owned_by(owner);
-  if (own != nullptr && own->pins == 0 && !own->pending && own->written <= fence_) {
-    return take(*own, key, depth, owner);
+  if (!key.has_value()) {
+    // Pending: the entry it owns stays until this one is fulfilled (the row
+    // may yet be dropped).
+    Entry* e = victim();
+    if (e == nullptr) return std::nullopt;
+    const StateSlotId slot = take(*e, std::nullopt, depth, std::nullopt);
+    e->heir_of = owner;
+    return slot;
   }
-  if (own != nullptr) own->owner.reset();  // kept as a plain snapshot (or left to its pending step)
+  if (own != nullptr && may_rewrite(*own)) return take(*own, key, depth, owner);
+  if (own != nullptr) own->owner.reset();  // kept as a plain snapshot
   Entry* e = victim();
   if (e == nullptr) return std::nullopt;
   return take(*e, key, depth, owner);
@@ -121,11 +130,21 @@ void StateSnapshotCache::fulfil(StateSlotId slot, const BlockKey& key) {
   Entry& e = entry_in(slot);
   MET_CHECK(e.pending, "state snapshot slot {} fulfilled but not pending", slot.value());
   e.pending = false;
+  const std::optional<SeqId> heir_of = e.heir_of;
+  e.heir_of.reset();
   if (entry_of(key) != nullptr) {
     clear(e);
     return;
   }
   e.key = key;
+  if (!heir_of.has_value()) return;
+  // It supersedes the entry its sequence owned, which goes (or stays plain
+  // while something pins it).
+  if (Entry* old = owned_by(*heir_of); old != nullptr && old != &e) {
+    old->owner.reset();
+    if (old->pins == 0) clear(*old);
+  }
+  e.owner = heir_of;
 }
 
 void StateSnapshotCache::cancel(StateSlotId slot) {
@@ -138,12 +157,12 @@ void StateSnapshotCache::disown(SeqId owner, bool drop) {
   Entry* e = owned_by(owner);
   if (e == nullptr) return;
   e->owner.reset();
-  if (drop && e->pins == 0 && !e->pending && e->written <= fence_) clear(*e);
+  if (drop && may_rewrite(*e)) clear(*e);
 }
 
 void StateSnapshotCache::erase(const BlockKey& key) {
   Entry* e = entry_of(key);
-  if (e != nullptr && e->pins == 0 && e->written <= fence_) clear(*e);
+  if (e != nullptr && may_rewrite(*e)) clear(*e);
 }
 
 StateSlotId StateSnapshotCache::pin(const BlockKey& key) {

@@ -54,8 +54,10 @@ class StateSnapshotCache {
   std::optional<StateSlotId> insert(const BlockKey& key, int32_t depth);
   // `owner`'s rolling snapshot of `depth` blocks: its own entry rekeyed in
   // place when it may be (not pinned, pending or written this step), else a
-  // new entry (the old one stays, no longer owned). `key` nullopt: pending.
-  // nullopt when `key` is cached already or no entry may go.
+  // new entry (the old one stays, no longer owned). `key` nullopt: a new
+  // pending entry, which takes the owned one's place when fulfilled (so a
+  // cancelled one leaves it be). nullopt when `key` is cached already or no
+  // entry may go.
   std::optional<StateSlotId> insert_rolling(SeqId owner, const std::optional<BlockKey>& key, int32_t depth);
   // The pending entry in `slot` gets its key (dropped instead when the key
   // is cached already). REQUIRES: it is pending.
@@ -84,13 +86,17 @@ class StateSnapshotCache {
     uint64_t written = 0;    // after the fence: written by the step being built
     int32_t pins = 0;
     bool pending = false;
-    std::optional<SeqId> owner;  // a running sequence's rolling snapshot
+    std::optional<SeqId> owner;    // a running sequence's rolling snapshot
+    std::optional<SeqId> heir_of;  // pending: becomes that sequence's rolling snapshot once fulfilled
     bool is_free() const { return !key.has_value() && !pending; }
   };
   Entry* entry_of(const BlockKey& key);
   const Entry* entry_of(const BlockKey& key) const;
   Entry& entry_in(StateSlotId slot);
   Entry* owned_by(SeqId owner);
+  // Not pinned, pending or written by the step being built: it may be
+  // evicted, rekeyed or freed.
+  bool may_rewrite(const Entry& e) const;
   // A free entry, else the least recently used one that may be evicted.
   Entry* victim();
   StateSlotId take(Entry& e, const std::optional<BlockKey>& key, int32_t depth, std::optional<SeqId> owner);

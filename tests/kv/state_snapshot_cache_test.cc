@@ -159,6 +159,29 @@ TEST(StateSnapshotCache, ACancelledOrDuplicatePendingSnapshotFreesItsSlot) {
   EXPECT_EQ(c.insert(snap_key(3), 3), b) << "the duplicate's slot is free";
 }
 
+// A step launched ahead snapshots a row the host may yet drop: the
+// sequence's rolling snapshot stays until the pending one is fulfilled, and
+// a cancelled one leaves it in place.
+TEST(StateSnapshotCache, APendingRollingSnapshotReplacesTheOwnedOneOnlyWhenFulfilled) {
+  StateSnapshotCache c = three_slots();
+  const SeqId seq(7);
+  const StateSlotId owned = *c.insert_rolling(seq, snap_key(1), 1);
+  c.new_step();
+  const StateSlotId dropped = *c.insert_rolling(seq, std::nullopt, 2);
+  EXPECT_NE(dropped, owned);
+  c.cancel(dropped);
+  EXPECT_EQ(c.find(snap_key(1)), owned) << "a cancelled snapshot takes nothing away";
+  c.new_step();
+  const StateSlotId kept = *c.insert_rolling(seq, std::nullopt, 2);
+  EXPECT_EQ(c.find(snap_key(1)), owned);
+  c.fulfil(kept, snap_key(2));
+  EXPECT_EQ(c.find(snap_key(2)), kept);
+  EXPECT_FALSE(c.find(snap_key(1)).has_value()) << "the fulfilled one took the owned one's place";
+  EXPECT_EQ(c.size(), 1);
+  c.new_step();
+  EXPECT_EQ(c.insert_rolling(seq, snap_key(3), 3), kept) << "and is the sequence's to rekey";
+}
+
 TEST(StateSnapshotCache, ADisownedSnapshotIsKeptOrDropped) {
   StateSnapshotCache c = three_slots();
   c.insert_rolling(SeqId(1), snap_key(1), 1);

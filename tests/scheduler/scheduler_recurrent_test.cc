@@ -221,38 +221,50 @@ TEST(SchedulerRecurrent, ARepeatedPromptResumesFromTheDeepestStateSnapshot) {
   }
 }
 
+// Runs `prompt` for `out` tokens, then its next turn (the prompt, that
+// output, 20 more tokens): the next turn must find `want_cached` tokens
+// cached and give the tokens of a cold run.
+void expect_next_turn_resumes(const std::vector<TokenId>& prompt, int32_t out, bool pipeline, int32_t want_cached) {
+  SchedFixtureOptions o = snapshotting({}, /*snapshots=*/8, /*blocks=*/4);
+  o.sched.pipeline = pipeline;
+  SchedFixture f(o);
+  f.device->keep_plans(true);
+  const uint64_t a = f.submit(greedy_request(prompt, out));
+  f.run();
+  ASSERT_EQ(f.req.at(a).tokens.size(), static_cast<size_t>(out));
+  EXPECT_EQ(f.kv->num_state_snapshots(), 4) << "pipeline " << pipeline << " out " << out;
+  EXPECT_EQ(std::any_of(f.device->plans().begin(), f.device->plans().end(), snapshots_ahead), pipeline);
+  std::vector<TokenId> next = prompt;
+  next.insert(next.end(), f.req.at(a).tokens.begin(), f.req.at(a).tokens.end());
+  const std::vector<TokenId> tail = make_prompt(20, 31);
+  next.insert(next.end(), tail.begin(), tail.end());
+  const uint64_t b = f.submit(greedy_request(next, 12));
+  f.run();
+  SchedFixture cold(recurrent());
+  const uint64_t c = cold.submit(greedy_request(next, 12));
+  cold.run();
+  ASSERT_EQ(f.req.at(b).finishes.size(), 1u);
+  EXPECT_EQ(f.req.at(b).finishes[0].usage.cached_prompt_tokens, want_cached)
+      << "pipeline " << pipeline << " out " << out;
+  EXPECT_EQ(f.req.at(b).tokens, cold.req.at(c).tokens);
+  EXPECT_EQ(f.device->num_state_mismatches(), 0);
+  EXPECT_TRUE(f.pool_is_full());
+}
+
 // A conversation's next turn (the first turn's prompt and output, then
 // more) resumes from the first turn's rolling snapshot: at the last block
 // boundary its output crossed. Every 4 blocks (64 tokens): snapshots at 64,
-// 128, 144 (the prompt's last full block), then 160 rekeyed to 176 as the
-// output grows to 189 computed tokens. The same with the lane on, where the
-// snapshot is taken by a step launched before its input was committed.
+// 128, 144 (the prompt's last block before its end), then 160 rekeyed to
+// 176 as the output grows to 189 (40 out) or 191 (42 out) computed tokens.
+// The same with the lane on, where the snapshot is taken by a step launched
+// before its input was committed; with 42 out, the step launched past the
+// last token crosses 192 and is dropped, which must not cost the one at 176.
 TEST(SchedulerRecurrent, AConversationsNextTurnResumesFromItsLastOutputBlock) {
   const std::vector<TokenId> prompt = make_prompt(150, 9);
-  for (bool pipeline : {false, true}) {
-    SchedFixtureOptions o = snapshotting({}, /*snapshots=*/8, /*blocks=*/4);
-    o.sched.pipeline = pipeline;
-    SchedFixture f(o);
-    f.device->keep_plans(true);
-    const uint64_t a = f.submit(greedy_request(prompt, 40));
-    f.run();
-    ASSERT_EQ(f.req.at(a).tokens.size(), 40u);
-    EXPECT_EQ(f.kv->num_state_snapshots(), 4) << "pipeline " << pipeline;
-    EXPECT_EQ(std::any_of(f.device->plans().begin(), f.device->plans().end(), snapshots_ahead), pipeline);
-    std::vector<TokenId> next = prompt;
-    next.insert(next.end(), f.req.at(a).tokens.begin(), f.req.at(a).tokens.end());
-    const std::vector<TokenId> tail = make_prompt(20, 31);
-    next.insert(next.end(), tail.begin(), tail.end());
-    const uint64_t b = f.submit(greedy_request(next, 12));
-    f.run();
-    SchedFixture cold(recurrent());
-    const uint64_t c = cold.submit(greedy_request(next, 12));
-    cold.run();
-    ASSERT_EQ(f.req.at(b).finishes.size(), 1u);
-    EXPECT_EQ(f.req.at(b).finishes[0].usage.cached_prompt_tokens, 176) << "pipeline " << pipeline;
-    EXPECT_EQ(f.req.at(b).tokens, cold.req.at(c).tokens);
-    EXPECT_EQ(f.device->num_state_mismatches(), 0);
-    EXPECT_TRUE(f.pool_is_full());
+  for (const int32_t out : {40, 42}) {
+    for (bool pipeline : {false, true}) {
+      expect_next_turn_resumes(prompt, out, pipeline, /*want_cached=*/176);
+    }
   }
 }
 
