@@ -93,7 +93,7 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& flags) {
                  "of it; 0 turns prefix reuse off for these models)");
   cmd.add_option("--state-snapshot-blocks", flags.state_snapshot_blocks,
                  "Hybrid recurrent models: snapshot a prompt's state every this many KV blocks of 16 tokens (and "
-                 "at its last full block, and a decoding sequence's at each block boundary)")
+                 "at its last block, and a decoding sequence's every quarter of this, for its next turn)")
       ->capture_default_str();
   cmd.add_option("--state-rollback", flags.state_rollback,
                  "Hybrid recurrent models: tokens a sequence's recurrent state can be rewound (older versions kept "

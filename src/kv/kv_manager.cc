@@ -250,11 +250,13 @@ std::optional<StateCopy> KvManager::prompt_snapshot_due(const SeqState& seq, int
   return StateCopy{*seq.state_slot, *to};
 }
 
+bool KvManager::decode_snapshot_at(const SeqState& seq, int32_t num_tokens) const {
+  const int32_t every = decode_snapshot_tokens();
+  return every > 0 && num_tokens > 0 && num_tokens % every == 0 && seq.state_slot.has_value();
+}
+
 std::optional<StateCopy> KvManager::decode_snapshot_due(const SeqState& seq, int32_t num_tokens) {
-  if (snapshot_interval_blocks_ == 0 || num_tokens <= 0 || num_tokens % kKvBlockTokens != 0 ||
-      !seq.state_slot.has_value()) {
-    return std::nullopt;
-  }
+  if (!decode_snapshot_at(seq, num_tokens)) return std::nullopt;
   const int32_t depth = num_tokens / kKvBlockTokens;
   const std::optional<StateSlotId> to = snapshots_.insert_rolling(seq.id, prefix_key(seq, depth), depth);
   if (!to.has_value()) return std::nullopt;
@@ -265,10 +267,7 @@ std::optional<StateCopy> KvManager::decode_snapshot_due(const SeqState& seq, int
 }
 
 std::optional<StateCopy> KvManager::decode_snapshot_ahead(const SeqState& seq, int32_t num_tokens) {
-  if (snapshot_interval_blocks_ == 0 || num_tokens <= 0 || num_tokens % kKvBlockTokens != 0 ||
-      !seq.state_slot.has_value()) {
-    return std::nullopt;
-  }
+  if (!decode_snapshot_at(seq, num_tokens)) return std::nullopt;
   const std::optional<StateSlotId> to = snapshots_.insert_rolling(seq.id, std::nullopt, num_tokens / kKvBlockTokens);
   if (!to.has_value()) return std::nullopt;
   return StateCopy{*seq.state_slot, *to};

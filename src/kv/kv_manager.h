@@ -15,7 +15,7 @@
 // exists (a block's KV is not enough to resume: the recurrent state at its
 // end is needed too): prefill steps snapshot the state every
 // `snapshot_interval_blocks` blocks of a prompt and at its last full block,
-// and decode steps at each block boundary their output crosses (one rolling
+// and decode steps every quarter interval their output crosses (one rolling
 // snapshot per sequence, rekeyed as it goes), into the device's snapshot
 // slots (StateSnapshotCache, LRU); a sequence admitted from one restores it
 // in its first step. A snapshot whose last block leaves the prefix cache is
@@ -26,6 +26,7 @@
 // Threading: engine thread only. Tested by tests/kv/kv_manager_test.cc.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -116,6 +117,13 @@ class KvManager {
   int32_t num_state_snapshots_pending() const { return snapshots_.num_pending(); }
   // Tokens between state snapshots of a prompt (0: none are taken).
   int32_t snapshot_interval_tokens() const { return snapshot_interval_blocks_ * kKvBlockTokens; }
+  // Tokens between a decoding sequence's rolling snapshots: a quarter of the
+  // interval, at least a block (each copies the whole state, 18.8 MiB a
+  // sequence on qwen35 medium, so one every 64 tokens by default; a next
+  // turn re-prefills at most this many tokens less one).
+  int32_t decode_snapshot_tokens() const {
+    return snapshot_interval_blocks_ == 0 ? 0 : std::max(1, snapshot_interval_blocks_ / 4) * kKvBlockTokens;
+  }
 
   // The restore the first step of a sequence admitted from a state snapshot
   // makes (once: it unpins the snapshot); nullopt for any other.
@@ -139,7 +147,8 @@ class KvManager {
   int32_t last_full_snapshot(int32_t prompt_len) const;
   // A decode step whose row for `seq` computes its tokens up to `num_tokens`
   // (its input, seq.tokens[num_tokens - 1], committed): seq's rolling
-  // snapshot there when num_tokens is a block boundary, registered at once.
+  // snapshot there when num_tokens is a multiple of decode_snapshot_tokens(),
+  // registered at once.
   std::optional<StateCopy> decode_snapshot_due(const SeqState& seq, int32_t num_tokens);
   // The same for a step launched ahead of its input (FeedFromRow): the
   // snapshot is pending until fulfil_snapshot (the input committed as
@@ -210,6 +219,9 @@ class KvManager {
   // The key of seq's prefix of `num_blocks` blocks. REQUIRES: num_blocks > 0.
   BlockKey prefix_key(const SeqState& seq, int32_t num_blocks) const;
   Status restore_state(SeqState& seq, const SpillImage& image, int32_t seq_len);
+  // Whether a decode row of seq computing its tokens up to num_tokens takes
+  // its rolling snapshot there.
+  bool decode_snapshot_at(const SeqState& seq, int32_t num_tokens) const;
 
   // Told by the pool of every key it drops: the snapshot of that prefix goes
   // too; everything is passed on to the engine's observer.

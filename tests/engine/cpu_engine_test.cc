@@ -217,13 +217,14 @@ Served serve(CpuEngine& e, const std::vector<TokenId>& prompt) {
   return out;
 }
 
-// A 1,000-token prompt served twice: the repeat resumes from the snapshot
-// after 992 tokens (its last full block; the interval's are at 256, 512 and
-// 768) and gives the cold run's tokens. The next turn of that conversation
-// (prompt, the 16 tokens out, 30 more) resumes after 1,008: the block
-// boundary the output crossed, snapshot by a decode step (launched ahead of
-// its input: the lane is on). With --state-snapshots 0 nothing is reused and
-// the tokens are the same.
+// A 1,000-token prompt served twice, a snapshot every 4 blocks: the repeat
+// resumes from the snapshot after 992 tokens (its last block before the
+// end; the interval's are every 64) and gives the cold run's tokens. The
+// next turn of that conversation (prompt, the 16 tokens out, 30 more)
+// resumes after 1,008: the block boundary the output crossed (a decode
+// snapshot every quarter interval: every block here), snapshot by a decode
+// step launched ahead of its input (the lane is on). With --state-snapshots
+// 0 nothing is reused and the tokens are the same.
 class CpuEngineHybrid : public ::testing::TestWithParam<Arch> {};
 
 TEST_P(CpuEngineHybrid, ARepeatedPromptResumesFromAStateSnapshotWithTheColdTokens) {
@@ -235,6 +236,7 @@ TEST_P(CpuEngineHybrid, ARepeatedPromptResumesFromAStateSnapshotWithTheColdToken
   c.max_seqs = 4;
   c.kv_blocks = 256;
   c.max_batch_tokens = 256;
+  c.state_snapshot_blocks = 4;
   Result<std::unique_ptr<CpuEngine>> e = CpuEngine::open(path, c);
   ASSERT_TRUE(e.ok()) << e.status().message();
   const Served cold = serve(**e, prompt);
