@@ -174,20 +174,26 @@ TEST(SchedulerRecurrent, SwapAndRecomputeGiveTheTokensOfARoomyPool) {
   }
 }
 
+// Serves `prompt` twice on `f` for `max_tokens` each; returns the prompt
+// tokens the repeat found cached (-1 if it did not finish once), after
+// checking it gave the first run's tokens from the states it should have.
+int32_t repeat_cached_tokens(SchedFixture& f, const std::vector<TokenId>& prompt, int32_t max_tokens) {
+  const uint64_t a = f.submit(greedy_request(prompt, max_tokens));
+  f.run();
+  const uint64_t b = f.submit(greedy_request(prompt, max_tokens));
+  f.run();
+  EXPECT_EQ(f.req.at(b).tokens, f.req.at(a).tokens);
+  EXPECT_EQ(f.device->num_state_mismatches(), 0);
+  EXPECT_TRUE(f.pool_is_full());
+  const auto& finishes = f.req.at(b).finishes;
+  return finishes.size() == 1 ? finishes[0].usage.cached_prompt_tokens : -1;
+}
+
 // Without snapshot slots a repeated prompt is prefilled again: reusing its
 // KV without the state at its end would run the rest on an empty state.
 TEST(SchedulerRecurrent, WithoutSnapshotsARepeatedPromptIsNotServedFromCachedBlocksAlone) {
   SchedFixture f(recurrent());
-  const std::vector<TokenId> prompt = make_prompt(70, 9);
-  const uint64_t a = f.submit(greedy_request(prompt, 10));
-  f.run();
-  const uint64_t b = f.submit(greedy_request(prompt, 10));
-  f.run();
-  ASSERT_EQ(f.req.at(b).finishes.size(), 1u);
-  EXPECT_EQ(f.req.at(b).finishes[0].usage.cached_prompt_tokens, 0);
-  EXPECT_EQ(f.req.at(b).tokens, f.req.at(a).tokens);
-  EXPECT_EQ(f.device->num_state_mismatches(), 0);
-  EXPECT_TRUE(f.pool_is_full());
+  EXPECT_EQ(repeat_cached_tokens(f, make_prompt(70, 9), 10), 0);
 }
 
 // 150 prompt tokens: snapshots after 32, 64, 96 and 128 (the interval), 144
@@ -273,15 +279,7 @@ TEST(SchedulerRecurrent, AConversationsNextTurnResumesFromItsLastOutputBlock) {
 // compute a token, resumes after 48.
 TEST(SchedulerRecurrent, ARepeatOfABlockAlignedPromptResumesAtItsLastBlock) {
   SchedFixture f(snapshotting());
-  const std::vector<TokenId> prompt = make_prompt(64, 19);
-  const uint64_t a = f.submit(greedy_request(prompt, 4));
-  f.run();
-  const uint64_t b = f.submit(greedy_request(prompt, 4));
-  f.run();
-  ASSERT_EQ(f.req.at(b).finishes.size(), 1u);
-  EXPECT_EQ(f.req.at(b).finishes[0].usage.cached_prompt_tokens, 48);
-  EXPECT_EQ(f.req.at(b).tokens, f.req.at(a).tokens);
-  EXPECT_EQ(f.device->num_state_mismatches(), 0);
+  EXPECT_EQ(repeat_cached_tokens(f, make_prompt(64, 19), 4), 48);
 }
 
 // A prompt shorter than the interval (32 tokens here) is prefilled in one
