@@ -257,14 +257,13 @@ template <typename Load, int NV>
   for (int32_t a = 0; a < 4; ++a) most = std::max(most, job.limit[i + a] - 16 * g);
   const __m512 scale = _mm512_set1_ps(job.scale);
   for (int32_t h = 0; h < 4 && 4 * h < most; ++h) {
-    const __m512 s = _mm512_mul_ps(quad_scores<Load, NV>(job.q + i, k, job.row_bytes, lanes, h, pf), scale);
+    alignas(64) float s[16];  // query a's 4 scores at s[4a]
+    _mm512_store_ps(s, _mm512_mul_ps(quad_scores<Load, NV>(job.q + i, k, job.row_bytes, lanes, h, pf), scale));
     pf = Prefetch{};  // the first tokens' rows issued them all
-#pragma GCC unroll 4
     for (int32_t a = 0; a < 4; ++a) {
       const int32_t n = job.limit[i + a] - 16 * g - 4 * h;
       const auto m = static_cast<__mmask8>(first_lanes(std::clamp(n, 0, 4)));
-      _mm_mask_storeu_ps(job.scores + (i + a) * kChunkTokens + 16 * g + 4 * h, m,
-                         _mm512_extractf32x4_ps(s, a));
+      _mm_mask_storeu_ps(job.scores + (i + a) * kChunkTokens + 16 * g + 4 * h, m, _mm_load_ps(s + 4 * a));
     }
   }
 }
