@@ -227,6 +227,21 @@ TEST(SchedulerRecurrent, ARepeatedPromptResumesFromTheDeepestStateSnapshot) {
   }
 }
 
+// Serves `prompt` on `f` for 12 tokens; returns the prompt tokens it found
+// cached (-1 if it did not finish once), after checking it gave the tokens
+// of a cold run from the states it should have.
+int32_t served_like_cold(SchedFixture& f, const std::vector<TokenId>& prompt) {
+  const uint64_t b = f.submit(greedy_request(prompt, 12));
+  f.run();
+  SchedFixture cold(recurrent());
+  const uint64_t c = cold.submit(greedy_request(prompt, 12));
+  cold.run();
+  EXPECT_EQ(f.req.at(b).tokens, cold.req.at(c).tokens);
+  EXPECT_EQ(f.device->num_state_mismatches(), 0);
+  const auto& finishes = f.req.at(b).finishes;
+  return finishes.size() == 1 ? finishes[0].usage.cached_prompt_tokens : -1;
+}
+
 // Runs `prompt` for `out` tokens, then its next turn (the prompt, that
 // output, 20 more tokens): the next turn must find `want_cached` tokens
 // cached and give the tokens of a cold run.
@@ -244,16 +259,7 @@ void expect_next_turn_resumes(const std::vector<TokenId>& prompt, int32_t out, b
   next.insert(next.end(), f.req.at(a).tokens.begin(), f.req.at(a).tokens.end());
   const std::vector<TokenId> tail = make_prompt(20, 31);
   next.insert(next.end(), tail.begin(), tail.end());
-  const uint64_t b = f.submit(greedy_request(next, 12));
-  f.run();
-  SchedFixture cold(recurrent());
-  const uint64_t c = cold.submit(greedy_request(next, 12));
-  cold.run();
-  ASSERT_EQ(f.req.at(b).finishes.size(), 1u);
-  EXPECT_EQ(f.req.at(b).finishes[0].usage.cached_prompt_tokens, want_cached)
-      << "pipeline " << pipeline << " out " << out;
-  EXPECT_EQ(f.req.at(b).tokens, cold.req.at(c).tokens);
-  EXPECT_EQ(f.device->num_state_mismatches(), 0);
+  EXPECT_EQ(served_like_cold(f, next), want_cached) << "pipeline " << pipeline << " out " << out;
   EXPECT_TRUE(f.pool_is_full());
 }
 
@@ -306,15 +312,7 @@ TEST(SchedulerRecurrent, APromptSharingAPrefixResumesFromTheLastSnapshotItShares
   b_prompt.insert(b_prompt.end(), tail.begin(), tail.end());
   f.submit(greedy_request(a_prompt, 5));
   f.run();
-  const uint64_t b = f.submit(greedy_request(b_prompt, 12));
-  f.run();
-  SchedFixture cold(recurrent());
-  const uint64_t c = cold.submit(greedy_request(b_prompt, 12));
-  cold.run();
-  ASSERT_EQ(f.req.at(b).finishes.size(), 1u);
-  EXPECT_EQ(f.req.at(b).finishes[0].usage.cached_prompt_tokens, 96);
-  EXPECT_EQ(f.req.at(b).tokens, cold.req.at(c).tokens);
-  EXPECT_EQ(f.device->num_state_mismatches(), 0);
+  EXPECT_EQ(served_like_cold(f, b_prompt), 96);
 }
 
 // Two snapshot slots for many prompts: snapshots are evicted (least recently
