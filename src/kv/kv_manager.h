@@ -156,7 +156,7 @@ class KvManager {
   std::optional<StateCopy> decode_snapshot_ahead(const SeqState& seq, int32_t num_tokens);
   void fulfil_snapshot(StateSlotId slot, const SeqState& seq, int32_t num_tokens);
   void cancel_snapshot(StateSlotId slot) { snapshots_.cancel(slot); }
-  // A step is being built (snapshot_due never reuses a slot it gave this step).
+  // A step is being built (no snapshot reuses a slot given this step).
   void begin_step() { snapshots_.new_step(); }
 
   // Gives `seq` a state slot when the model keeps recurrent state and it has

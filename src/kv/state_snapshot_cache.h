@@ -5,13 +5,14 @@
 // is found by looking at each entry once; the KV of the prefix comes from
 // the block pool as for any model.
 // Two kinds of entry: plain ones (a prompt's snapshots at interval
-// boundaries and at its last full block) and one rolling entry per running
-// sequence that decodes (owner set): each block boundary its output crosses
-// rekeys that entry in place, so a finished conversation leaves its state at
-// its last full block behind without filling the cache with its history. A
-// snapshot taken by a step launched ahead of its input (the pipelined lane)
-// is pending until the host commits that input: it holds its slot and is
-// never found; fulfil() keys it, cancel() frees it.
+// boundaries and at its last block) and one rolling entry per running
+// sequence that decodes (owner set): each snapshot its output takes
+// (KvManager says where) rekeys that entry in place, so a finished
+// conversation leaves its state near its end behind without filling the
+// cache with its history. A snapshot taken by a step launched ahead of its
+// input (the pipelined lane) is pending until the host commits that input:
+// it holds a slot of its own and is never found; fulfil() keys it (and it
+// takes the place of its sequence's rolling entry), cancel() frees it.
 // Entries are evicted least recently used first, never while pinned (a
 // sequence admitted from it has not yet launched the step that restores it)
 // or pending, and never in the step that writes them (new_step() marks where
