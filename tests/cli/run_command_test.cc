@@ -317,6 +317,24 @@ TEST(MetRun, BadEngineFlagsExitWithOneLineNamingTheFlag) {
   }
 }
 
+// A hybrid model's state snapshots count in --kv-mem: asking for more than
+// it holds beside one block is refused naming both flags. The tiny qwen35
+// keeps about 1 MiB of state a sequence.
+TEST(MetRun, StateSnapshotsThatLeaveNoKvBlockAreRefusedNamingTheFlags) {
+  testing::TempDir dir;
+  auto made = run_command(met_binary() + " make-model --arch qwen35 --preset tiny -o " +
+                          shell_quote(dir.file("q35.gguf")));
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  auto r = run_command(met_binary() + " run " + shell_quote(dir.file("q35.gguf")) +
+                       " --prompt hi -n 2 --kv-mem 4M --state-snapshots 64");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--kv-mem 4M holds no KV block"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--state-snapshots"), std::string::npos) << r.err;
+  auto fits = run_command(met_binary() + " run " + shell_quote(dir.file("q35.gguf")) +
+                          " --prompt hi -n 2 --kv-mem 64M");
+  EXPECT_EQ(fits.exit_code, 0) << fits.err;
+}
+
 TEST(MetRun, KvMemSizesThePool) {
   testing::TempDir dir;
   const std::string model = make_small_model(dir);

@@ -58,26 +58,27 @@ std::vector<std::string> served_completions(const std::string& model, const std:
   return texts;
 }
 
-TEST(MetServeGridDevice, GivesTheCpuDevicesGreedyText) {
+// The CPU device's completions with `--kv-dtype DTYPE`, after checking the
+// grid device served the very same.
+std::vector<std::string> cpu_texts_the_grid_matches(const std::string& dtype) {
   testing::TempDir dir;
   const std::string model = testing::make_small_model(dir, "m.gguf", 600);
-  const std::vector<std::string> on_cpu = served_completions(model, "--kv-dtype f32");
-  const std::vector<std::string> on_grid = served_completions(model, "--kv-dtype f32 --device grid-host");
-  ASSERT_EQ(on_cpu.size(), 5u);
+  const std::vector<std::string> on_cpu = served_completions(model, "--kv-dtype " + dtype);
+  const std::vector<std::string> on_grid = served_completions(model, "--kv-dtype " + dtype + " --device grid-host");
+  EXPECT_EQ(on_cpu.size(), 5u);
   EXPECT_EQ(on_grid, on_cpu);
+  return on_cpu;
+}
+
+TEST(MetServeGridDevice, GivesTheCpuDevicesGreedyText) {
+  const std::vector<std::string> on_cpu = cpu_texts_the_grid_matches("f32");
+  ASSERT_EQ(on_cpu.size(), 5u);
   EXPECT_EQ(on_cpu[0], on_cpu[3]);  // alone or beside another: the same text
 }
 
 // `--kv-dtype q8_0`: the grid device quantizes its cache by the CPU cache's
 // rule, so both serve the same greedy text.
-TEST(MetServeGridDevice, AQ8_0CacheGivesTheCpusText) {
-  testing::TempDir dir;
-  const std::string model = testing::make_small_model(dir, "m.gguf", 600);
-  const std::vector<std::string> on_cpu = served_completions(model, "--kv-dtype q8_0");
-  const std::vector<std::string> on_grid = served_completions(model, "--kv-dtype q8_0 --device grid-host");
-  ASSERT_EQ(on_cpu.size(), 5u);
-  EXPECT_EQ(on_grid, on_cpu);
-}
+TEST(MetServeGridDevice, AQ8_0CacheGivesTheCpusText) { cpu_texts_the_grid_matches("q8_0"); }
 
 TEST(MetServeGridDevice, ADeviceThisBuildLacksIsRefusedByName) {
   testing::TempDir dir;
