@@ -25,6 +25,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <span>
 #include <string>
@@ -60,7 +61,8 @@ struct WeightSet {
   size_t row_bytes, matrix_bytes;
   int copies;
   std::vector<uint8_t> bytes;
-  std::vector<PackedMatrix> packed;  // the copies packed, when benchmarking a packed layout
+  std::unique_ptr<WeightArena> arena;  // packed's bytes, as a model's
+  std::vector<PackedMatrix> packed;    // the copies packed, when benchmarking a packed layout
   WeightMatrix row_major(int copy) const {
     return {type, bytes.data() + static_cast<size_t>(copy) * matrix_bytes, rows, cols, row_bytes};
   }
@@ -69,13 +71,14 @@ struct WeightSet {
   }
   void pack(WeightLayout layout) {
     if (layout == WeightLayout::kRows) return;
-    for (int c = 0; c < copies; ++c) packed.push_back(PackedMatrix::pack(row_major(c), layout));
+    arena = std::make_unique<WeightArena>();
+    for (int c = 0; c < copies; ++c) packed.push_back(PackedMatrix::pack(row_major(c), layout, *arena));
     bytes = {};
   }
 };
 
 WeightSet make_weights(GgmlType type, int64_t rows, int64_t cols, size_t min_total_bytes) {
-  WeightSet w{type, rows, cols, static_cast<size_t>(*ggml_row_bytes(type, cols)), 0, 1, {}, {}};
+  WeightSet w{type, rows, cols, static_cast<size_t>(*ggml_row_bytes(type, cols)), 0, 1, {}, {}, {}};
   w.matrix_bytes = w.row_bytes * static_cast<size_t>(rows);
   w.copies = static_cast<int>(std::max<size_t>(1, min_total_bytes / w.matrix_bytes));
   w.bytes.resize(w.matrix_bytes * static_cast<size_t>(w.copies));

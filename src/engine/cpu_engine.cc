@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/cpu/huge_page_memory.h"
 #include "backend/cpu/kv_cache.h"
 #include "core/log.h"
 #include "hf/model_loader.h"
@@ -150,6 +151,10 @@ Result<std::unique_ptr<CpuEngine>> CpuEngine::open(const std::string& model_path
                                                    const Progress& progress) {
   MET_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
                        load_model(model_path, progress, weight_packing_for(config.device)));
+  if (config.device == "cpu" && cpu::transparent_huge_page_mode() == "never") {
+    MET_LOG_WARN("transparent huge pages are off (/sys/kernel/mm/transparent_hugepage/enabled is never): "
+                 "decode reads the weights in 4 KiB pages, up to half as fast; 'madvise' is enough");
+  }
   MET_ASSIGN_OR_RETURN(std::unique_ptr<CpuEngine> e, create(*model, config));
   e->owned_model_ = std::move(model);
   return e;

@@ -163,7 +163,7 @@ Result<cpu::WeightMatrix> Model::bind_matrix(const std::string& name, uint64_t c
 cpu::WeightMatrix Model::pack(cpu::WeightMatrix w) {
   const cpu::WeightLayout layout = cpu::preferred_layout(w.type);
   if (layout != cpu::WeightLayout::kRows && packing_ == WeightPacking::kForCpu) {
-    packed_.push_back(cpu::PackedMatrix::pack(w, layout));
+    packed_.push_back(cpu::PackedMatrix::pack(w, layout, arena_));
     // Nothing reads the mapped copy again: drop its pages so resident memory
     // holds the weights once, not twice.
     release_mapped_pages({w.data, layout_bytes(cpu::WeightLayout::kRows, w.type, w.rows, w.cols)});
@@ -174,12 +174,13 @@ cpu::WeightMatrix Model::pack(cpu::WeightMatrix w) {
 }
 
 cpu::WeightMatrix Model::keep_rows(const cpu::WeightMatrix& w, std::span<const int64_t> rows) {
-  cpu::PackedMatrix gathered = cpu::PackedMatrix::gather_rows(w, rows);
   const cpu::WeightLayout layout = cpu::preferred_layout(w.type);
   if (layout == cpu::WeightLayout::kRows || packing_ == WeightPacking::kNone) {
-    packed_.push_back(std::move(gathered));
+    packed_.push_back(cpu::PackedMatrix::gather_rows(w, rows, arena_));
   } else {
-    packed_.push_back(cpu::PackedMatrix::pack(gathered.matrix(), layout));
+    cpu::WeightArena scratch;  // the row-major copy lives only until it is packed
+    const cpu::PackedMatrix gathered = cpu::PackedMatrix::gather_rows(w, rows, scratch);
+    packed_.push_back(cpu::PackedMatrix::pack(gathered.matrix(), layout, arena_));
   }
   if (progress_) progress_(++num_matrices_bound_, num_matrices_total_);
   return packed_.back().matrix();

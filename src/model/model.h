@@ -343,6 +343,7 @@ class Model {
   ModelHParams hparams_;
   ModelWeights weights_;
   std::vector<std::vector<float>> owned_vectors_;
+  cpu::WeightArena arena_;  // packed_'s bytes
   std::vector<cpu::PackedMatrix> packed_;
   LoadProgress progress_;       // during bind() only
   WeightPacking packing_ = WeightPacking::kForCpu;

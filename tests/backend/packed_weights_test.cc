@@ -151,7 +151,8 @@ TEST(PackedWeights, EveryLayoutUnpacksToTheSameRows) {
       for (const int64_t block_cols : cols_for(layout, {32, 64, 96, 128, 160, 224, 1056})) {
         const int64_t cols = scaled_cols(layout, block_cols);
         const RowMajor src = random_rows(packed_type(layout), rows, cols, static_cast<uint32_t>(rows * 7 + cols));
-        const PackedMatrix packed = PackedMatrix::pack(src.w, layout);
+        WeightArena arena;
+        const PackedMatrix packed = PackedMatrix::pack(src.w, layout, arena);
         const WeightMatrix& p = packed.matrix();
         EXPECT_EQ(p.layout, layout);
         EXPECT_EQ(p.rows, rows);
@@ -175,13 +176,14 @@ TEST(PackedWeights, EveryLayoutUnpacksToTheSameRows) {
 TEST(PackedWeights, GatheredRowsAreTheNamedRowsInOrder) {
   const RowMajor src = random_rows(GgmlType::kQ8_0, 12, 64, 9);
   const std::vector<int64_t> pick = {7, 0, 11, 3, 3};
-  const PackedMatrix gathered = PackedMatrix::gather_rows(src.w, pick);
+  WeightArena arena;
+  const PackedMatrix gathered = PackedMatrix::gather_rows(src.w, pick, arena);
   const WeightMatrix& g = gathered.matrix();
   EXPECT_EQ(g.layout, WeightLayout::kRows);
   EXPECT_EQ(g.rows, 5);
   EXPECT_EQ(g.cols, 64);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(g.data) % 64, 0u);
-  const PackedMatrix packed = PackedMatrix::pack(g, WeightLayout::kQ8_0x16);
+  const PackedMatrix packed = PackedMatrix::pack(g, WeightLayout::kQ8_0x16, arena);
   std::vector<uint8_t> row(src.w.row_bytes);
   for (size_t i = 0; i < pick.size(); ++i) {
     const uint8_t* want = src.bytes.data() + static_cast<size_t>(pick[i]) * src.w.row_bytes;
@@ -264,6 +266,7 @@ TEST(PackedWeights, FloatLayoutsTakeTheRowsBytes) {
 
 struct PackProblem {
   RowMajor rows;
+  WeightArena arena;  // packed's bytes
   PackedMatrix packed;
   int64_t m = 0;
   std::vector<uint8_t> act;  // prepared by the reference
@@ -271,8 +274,8 @@ struct PackProblem {
 
 PackProblem make_problem(WeightLayout layout, int64_t m, int64_t rows, int64_t cols, uint32_t seed) {
   const GgmlType type = packed_type(layout);
-  PackProblem p{random_rows(type, rows, cols, seed), {}, m, {}};
-  p.packed = PackedMatrix::pack(p.rows.w, layout);
+  PackProblem p{random_rows(type, rows, cols, seed), WeightArena(), {}, m, {}};
+  p.packed = PackedMatrix::pack(p.rows.w, layout, p.arena);
   const std::vector<float> x = testing::gaussian_with_outliers(static_cast<size_t>(m * cols), seed + 7, 1.0f);
   p.act.resize(static_cast<size_t>(m) * activation_row_bytes(type, cols));
   prepare_activations_with(matmul_kernels_for_isa(type, Isa::kScalar), type, x.data(), cols, cols, 0, m,

@@ -3,8 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "gguf/gguf_writer.h"
 #include "model/random_model.h"
+#include "testing/memory_map.h"
 #include "testing/shared_data.h"
 #include "testing/temp_dir.h"
 
@@ -46,6 +49,31 @@ TEST(Model, Qwen3BindsItsQkNormsAndNeoxRope) {
   ASSERT_TRUE(m.ok()) << m.status().to_string();
   EXPECT_NE((*m)->weights().layers[0].q_norm, nullptr);
   EXPECT_EQ((*m)->rope_params().layout, cpu::RopeLayout::kNeox);
+}
+
+// Every matrix a decode step streams, a MoE layer's ~small experts included,
+// lies in memory advised for huge pages (huge_page_memory.h), packed
+// layouts and kept rows alike.
+TEST(Model, PackedWeightsLieInMemoryAdvisedForHugePages) {
+  testing::TempDir dir;
+  RandomModelSpec s;
+  s.arch = Arch::kQwen3Moe;
+  s.dtype = GgmlType::kQ8_0;
+  s.num_layers = 2;
+  s.vocab_size = 512;
+  apply_moe_preset("tiny", s);
+  const Status made = make_random_model(s, dir.file("m.gguf")).status();
+  ASSERT_TRUE(made.ok()) << made.to_string();
+  auto m = Model::load(dir.file("m.gguf"));
+  ASSERT_TRUE(m.ok()) << m.status().to_string();
+  const LayerWeights& l = (*m)->weights().layers[1];
+  ASSERT_EQ(l.wq.layout, cpu::preferred_layout(GgmlType::kQ8_0));
+  ASSERT_FALSE(l.moe.down.empty());
+  for (const cpu::WeightMatrix* w : {&l.wq, &l.wo, &l.moe.gate.front(), &l.moe.down.back()}) {
+    const std::optional<bool> advised = testing::advised_for_huge_pages(w->data);
+    if (!advised) GTEST_SKIP() << "/proc/self/smaps is not readable here";
+    EXPECT_TRUE(*advised) << testing::vm_flags_of(w->data).value_or("?");
+  }
 }
 
 TEST(Model, UnsupportedArchitectureIsNamed) {

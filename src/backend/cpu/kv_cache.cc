@@ -1,13 +1,12 @@
 // KvCache. Tested by tests/backend/kv_cache_test.cc.
 #include "backend/cpu/kv_cache.h"
 
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "backend/cpu/block_tokens.h"
 #include "core/check.h"
@@ -16,8 +15,6 @@
 
 namespace met::cpu {
 namespace {
-
-constexpr int64_t kHugePageBytes = int64_t{2} << 20;
 
 bool is_kv_dtype(GgmlType dtype) {
   return dtype == GgmlType::kF16 || dtype == GgmlType::kBF16 || dtype == GgmlType::kF32 ||
@@ -33,31 +30,6 @@ int64_t physical_memory_bytes() {
   const long page_size = sysconf(_SC_PAGESIZE);
   if (pages <= 0 || page_size <= 0) return std::numeric_limits<int64_t>::max();
   return static_cast<int64_t>(pages) * page_size;
-}
-
-struct Mapping {
-  uint8_t* base;        // what mmap returned
-  size_t mapped_bytes;  // what to munmap
-  uint8_t* aligned;     // where the pool starts
-};
-
-// Anonymous zeroed memory for `total` bytes; from 2 MiB up, over-mapped by
-// one huge page so the pool starts 2 MiB aligned, and advised for huge pages.
-Result<Mapping> map_pool(int64_t total) {
-  const bool huge = total >= kHugePageBytes;
-  const int64_t mapped = huge ? total + kHugePageBytes : total;
-  void* base = mmap(nullptr, static_cast<size_t>(mapped), PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (base == MAP_FAILED) {
-    return io_error("kv cache: mapping {:.2f} GiB failed: {}", gib(total), std::strerror(errno));
-  }
-  Mapping m{static_cast<uint8_t*>(base), static_cast<size_t>(mapped), static_cast<uint8_t*>(base)};
-  if (huge) {
-    const auto addr = static_cast<int64_t>(reinterpret_cast<uintptr_t>(base));
-    m.aligned += round_up(addr, kHugePageBytes) - addr;
-    (void)madvise(m.aligned, static_cast<size_t>(total), MADV_HUGEPAGE);  // a hint: may be refused
-  }
-  return m;
 }
 
 int64_t row_bytes_of(const KvLayout& layout) {
@@ -123,10 +95,6 @@ Result<int64_t> kv_bytes_per_token(const KvLayout& layout) {
   return 2 * int64_t{layout.num_layers} * layout.num_kv_heads * row_bytes_of(layout);
 }
 
-void KvCache::Unmap::operator()(uint8_t* /*aligned*/) const {
-  if (mapped_base != nullptr) munmap(mapped_base, mapped_bytes);
-}
-
 Result<KvCache> KvCache::create(const KvLayout& layout) {
   MET_ASSIGN_OR_RETURN(const int64_t total, kv_cache_bytes(layout));
   const int64_t physical = physical_memory_bytes();
@@ -135,7 +103,6 @@ Result<KvCache> KvCache::create(const KvLayout& layout) {
         "kv cache: {:.2f} GiB for {} blocks exceeds this machine's {:.2f} GiB of memory",
         gib(total), layout.num_blocks, gib(physical));
   }
-  MET_ASSIGN_OR_RETURN(const Mapping mapping, map_pool(total));
   KvCache cache;
   cache.layout_ = layout;
   cache.row_bytes_ = row_bytes_of(layout);
@@ -147,8 +114,9 @@ Result<KvCache> KvCache::create(const KvLayout& layout) {
   cache.dequantize_ = row_kernels_for_isa(layout.dtype, Isa::kScalar).dequantize;
   MET_CHECK(cache.quantize_ != nullptr && cache.dequantize_ != nullptr, "no row kernels for {}",
             ggml_type_name(layout.dtype));
-  cache.data_ =
-      std::unique_ptr<uint8_t, Unmap>(mapping.aligned, Unmap{mapping.mapped_bytes, mapping.base});
+  Result<HugePageMemory> pool = HugePageMemory::map(static_cast<size_t>(total));
+  if (!pool.ok()) return pool.status().with_prefix("kv cache");
+  cache.pool_ = std::move(pool).value();
   return cache;
 }
 
@@ -159,11 +127,11 @@ int64_t KvCache::block_offset(BlockId id) const {
 }
 
 std::span<uint8_t> KvCache::block(BlockId id) {
-  return {data_.get() + block_offset(id), static_cast<size_t>(block_bytes_)};
+  return {pool_.data() + block_offset(id), static_cast<size_t>(block_bytes_)};
 }
 
 std::span<const uint8_t> KvCache::block(BlockId id) const {
-  return {data_.get() + block_offset(id), static_cast<size_t>(block_bytes_)};
+  return {pool_.data() + block_offset(id), static_cast<size_t>(block_bytes_)};
 }
 
 uint8_t* KvCache::slot(int32_t layer, std::span<const BlockId> block_table, int32_t pos,
@@ -172,7 +140,7 @@ uint8_t* KvCache::slot(int32_t layer, std::span<const BlockId> block_table, int3
   MET_CHECK(pos >= 0 && static_cast<size_t>(pos / kBlockTokens) < block_table.size(),
             "position {} past a block table of {} blocks", pos, block_table.size());
   const BlockId id = block_table[static_cast<size_t>(pos / kBlockTokens)];
-  return data_.get() + block_offset(id) + k_offset(layer, kv_head) +
+  return pool_.data() + block_offset(id) + k_offset(layer, kv_head) +
          (pos % kBlockTokens) * row_bytes_;
 }
 
@@ -189,8 +157,8 @@ void KvCache::store(int32_t layer, std::span<const BlockId> block_table, int32_t
 void KvCache::copy_slots(int32_t layer, BlockId from, BlockId to, int32_t num_slots) {
   MET_CHECK(layer >= 0 && layer < layout_.num_layers, "layer {} of {}", layer, layout_.num_layers);
   MET_CHECK(num_slots >= 0 && num_slots <= kBlockTokens, "{} slots of a block", num_slots);
-  const uint8_t* src = data_.get() + block_offset(from) + k_offset(layer, 0);
-  uint8_t* dst = data_.get() + block_offset(to) + k_offset(layer, 0);
+  const uint8_t* src = pool_.data() + block_offset(from) + k_offset(layer, 0);
+  uint8_t* dst = pool_.data() + block_offset(to) + k_offset(layer, 0);
   const auto bytes = static_cast<size_t>(num_slots * row_bytes_);
   for (int32_t h = 0; h < layout_.num_kv_heads; ++h) {
     std::memcpy(dst + h * head_stride_, src + h * head_stride_, bytes);

@@ -28,6 +28,7 @@
 #include <span>
 
 #include "backend/cpu/block_tokens.h"
+#include "backend/cpu/huge_page_memory.h"
 #include "backend/step_plan.h"
 #include "core/ids.h"
 #include "core/status.h"
@@ -88,7 +89,7 @@ class KvCache {
   // Where kernels read: slot s of kv head h of `layer` in block b is at
   //   data() + b * block_bytes() + k_offset(layer, h) + s * row_bytes()
   // (v_offset for V).
-  const uint8_t* data() const { return data_.get(); }
+  const uint8_t* data() const { return pool_.data(); }
   int64_t k_offset(int32_t layer, int32_t kv_head) const {
     return layer * layer_stride_ + kv_head * head_stride_;
   }
@@ -111,14 +112,7 @@ class KvCache {
             float* v_row) const;
 
  private:
-  // Unmaps the whole mapping (which may start before the aligned pool).
-  struct Unmap {
-    size_t mapped_bytes;
-    uint8_t* mapped_base;
-    void operator()(uint8_t* p) const;
-  };
-
-  KvCache() : data_(nullptr, Unmap{0, nullptr}) {}
+  KvCache() = default;
   int64_t block_offset(BlockId id) const;  // MET_CHECKs the id
   uint8_t* slot(int32_t layer, std::span<const BlockId> block_table, int32_t pos,
                 int32_t kv_head) const;
@@ -131,7 +125,7 @@ class KvCache {
   int64_t block_bytes_ = 0;
   ::met::ref::QuantizeRowFn quantize_ = nullptr;
   ::met::ref::DequantizeRowFn dequantize_ = nullptr;
-  std::unique_ptr<uint8_t, Unmap> data_;
+  HugePageMemory pool_;
 };
 
 }  // namespace met::cpu

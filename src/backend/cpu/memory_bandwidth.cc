@@ -6,10 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
-#include <memory>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace met::cpu {
@@ -34,12 +33,14 @@ uint64_t read_range(const uint8_t* p, size_t n) {
 
 ReadBandwidthProbe::ReadBandwidthProbe(int num_threads, size_t bytes)
     : num_threads_(std::max(1, num_threads)), bytes_(std::max<size_t>(bytes / 4096 * 4096, 4096)) {
-  buf_.reset(static_cast<uint8_t*>(std::aligned_alloc(4096, bytes_)));
-  if (buf_) std::memset(buf_.get(), 1, bytes_);  // fault every page in before timing
+  Result<HugePageMemory> buf = HugePageMemory::map(bytes_);
+  if (!buf.ok()) return;
+  buf_ = std::move(buf).value();
+  std::memset(buf_.data(), 1, bytes_);  // fault every page in before timing
 }
 
 double ReadBandwidthProbe::measure(int repeats) const {
-  if (!buf_) return 0.0;
+  if (buf_.data() == nullptr) return 0.0;
   double best = 0.0;
   std::vector<uint64_t> sinks(static_cast<size_t>(num_threads_));
   const size_t per = bytes_ / static_cast<size_t>(num_threads_) / 128 * 128;
@@ -47,7 +48,7 @@ double ReadBandwidthProbe::measure(int repeats) const {
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<std::thread> threads;
     for (int t = 0; t < num_threads_; ++t) {
-      threads.emplace_back([&, t] { sinks[static_cast<size_t>(t)] = read_range(buf_.get() + per * t, per); });
+      threads.emplace_back([&, t] { sinks[static_cast<size_t>(t)] = read_range(buf_.data() + per * t, per); });
     }
     for (auto& t : threads) t.join();
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

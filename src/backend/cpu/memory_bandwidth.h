@@ -4,6 +4,9 @@
 // the memory-bound ceiling each decode figure is compared with; on a shared
 // host that rate moves by tens of percent from minute to minute, so
 // ReadBandwidthProbe keeps its buffer and measures again beside each figure.
+// The buffer is mapped as the weights and the KV pool are (advised for huge
+// pages, huge_page_memory.h), so the ceiling is what memory gives the pages
+// the kernels read; in 4 KiB pages it would read up to half as fast.
 // Threading: a probe from one thread at a time (it spawns and joins its own
 // threads). Tested by tests/backend/memory_bandwidth_test.cc (that it
 // measures something, not how much).
@@ -11,8 +14,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <memory>
+
+#include "backend/cpu/huge_page_memory.h"
 
 namespace met::cpu {
 
@@ -26,12 +29,9 @@ class ReadBandwidthProbe {
   double measure(int repeats) const;
 
  private:
-  struct Free {
-    void operator()(uint8_t* p) const { std::free(p); }
-  };
   int num_threads_;
   size_t bytes_;
-  std::unique_ptr<uint8_t, Free> buf_;
+  HugePageMemory buf_;
 };
 
 // A probe of `bytes`, measured once: best of `repeats` passes.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "core/check.h"
 
@@ -51,10 +52,9 @@ Result<RecurrentState> RecurrentState::create(const RecurrentLayout& layout) {
   s.layout_ = layout;
   s.slot_floats_ = per_layer * layout.num_layers;
   const auto total = static_cast<size_t>(s.slot_floats_ * versions);
-  s.data_.reset(static_cast<float*>(std::calloc(total, sizeof(float))));
-  if (s.data_ == nullptr) {
-    return invalid_argument("recurrent state: cannot allocate {} bytes", total * sizeof(float));
-  }
+  Result<HugePageMemory> pool = HugePageMemory::map(total * sizeof(float));
+  if (!pool.ok()) return pool.status().with_prefix("recurrent state");
+  s.pool_ = std::move(pool).value();
   s.current_.assign(static_cast<size_t>(layout.num_slots), 0);
   s.source_.assign(static_cast<size_t>(layout.num_slots), -1);
   s.tags_.assign(static_cast<size_t>(versions), -1);
@@ -80,7 +80,7 @@ int64_t RecurrentState::first_version(StateSlotId slot) const {
 }
 
 float* RecurrentState::version_base(StateSlotId slot, int32_t version) const {
-  return data_.get() + (first_version(slot) + version) * slot_floats_;
+  return reinterpret_cast<float*>(pool_.data()) + (first_version(slot) + version) * slot_floats_;
 }
 
 float* RecurrentState::layer_base(StateSlotId slot, int32_t layer) const {

@@ -12,8 +12,9 @@
 // `checkpoints` versions for verify steps (speculative decoding): such a
 // step leaves the state after each of its rows, so the sequence continues
 // from whichever prefix of its drafts was accepted. Other slots (snapshots)
-// keep one. The pool is calloc'ed: pages are zero and taken from the OS only
-// when a version is first written.
+// keep one. The pool is one anonymous mapping advised for huge pages
+// (huge_page_memory.h): pages are zero and taken from the OS only when a
+// version is first written.
 // Invariants: slot ids are below num_slots and layer indexes below
 // num_layers (MET_CHECK); the layout is fixed at create(); conv()/ssm() and
 // slot() name a slot's current version; no two versions of a slot hold the
@@ -27,11 +28,10 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdlib>
-#include <memory>
 #include <span>
 #include <vector>
 
+#include "backend/cpu/huge_page_memory.h"
 #include "core/ids.h"
 #include "core/status.h"
 
@@ -125,9 +125,6 @@ class RecurrentState {
   std::span<const uint8_t> slot(StateSlotId slot) const;
 
  private:
-  struct Free {
-    void operator()(float* p) const { std::free(p); }
-  };
   RecurrentState() = default;
   void check_slot(StateSlotId slot) const;
   // Index of version 0 of `slot` among all versions of all slots.
@@ -142,7 +139,7 @@ class RecurrentState {
 
   RecurrentLayout layout_;
   int64_t slot_floats_ = 0;
-  std::unique_ptr<float, Free> data_;
+  HugePageMemory pool_;  // slot_floats_ floats per version
   std::vector<int32_t> current_;  // per slot: its current version
   std::vector<int32_t> source_;   // per slot: the version the step reads, if not current_ (-1: none)
   std::vector<int64_t> tags_;     // per version of every slot: the position it holds, -1: none

@@ -377,27 +377,23 @@ void unpack_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
   }
 }
 
-PackedMatrix PackedMatrix::pack(const WeightMatrix& w, WeightLayout layout) {
+PackedMatrix PackedMatrix::pack(const WeightMatrix& w, WeightLayout layout, WeightArena& arena) {
   PackedMatrix p;
-  const size_t bytes = std::max<size_t>(64, layout_bytes(layout, w.type, w.rows, w.cols));
-  p.bytes_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
-  MET_CHECK(p.bytes_ != nullptr, "out of memory packing a {}-byte weight matrix", bytes);
-  p.matrix_ = pack_weights(w, layout, p.bytes_.get(), 0, layout_groups(layout, w.rows));
+  uint8_t* bytes = arena.allocate(layout_bytes(layout, w.type, w.rows, w.cols));
+  p.matrix_ = pack_weights(w, layout, bytes, 0, layout_groups(layout, w.rows));
   return p;
 }
 
-PackedMatrix PackedMatrix::gather_rows(const WeightMatrix& w, std::span<const int64_t> rows) {
+PackedMatrix PackedMatrix::gather_rows(const WeightMatrix& w, std::span<const int64_t> rows, WeightArena& arena) {
   MET_CHECK(w.layout == WeightLayout::kRows, "gather_rows needs a row-major matrix");
   PackedMatrix p;
-  const size_t bytes = std::max<size_t>(64, rows.size() * w.row_bytes);
-  p.bytes_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
-  MET_CHECK(p.bytes_ != nullptr, "out of memory copying a {}-byte weight matrix", bytes);
+  uint8_t* bytes = arena.allocate(rows.size() * w.row_bytes);
   for (size_t i = 0; i < rows.size(); ++i) {
     MET_CHECK(0 <= rows[i] && rows[i] < w.rows, "row {} of a {}-row matrix", rows[i], w.rows);
-    std::memcpy(p.bytes_.get() + i * w.row_bytes, w.data + static_cast<size_t>(rows[i]) * w.row_bytes, w.row_bytes);
+    std::memcpy(bytes + i * w.row_bytes, w.data + static_cast<size_t>(rows[i]) * w.row_bytes, w.row_bytes);
   }
   p.matrix_ = w;
-  p.matrix_.data = p.bytes_.get();
+  p.matrix_.data = bytes;
   p.matrix_.rows = static_cast<int64_t>(rows.size());
   return p;
 }

@@ -68,11 +68,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <memory>
 #include <span>
 #include <string_view>
 
+#include "backend/cpu/huge_page_memory.h"
 #include "backend/cpu/kernels/matmul.h"
 
 namespace met::cpu {
@@ -119,22 +118,19 @@ size_t layout_group_stride(const WeightMatrix& w);
 // Writes row n of `w` (any layout) as GGUF row bytes (w.row_bytes) to `out`.
 void unpack_row(const WeightMatrix& w, int64_t n, uint8_t* out);
 
-// An owned, packed copy of a weight matrix.
+// A packed copy of a weight matrix, its bytes in `arena` (a model's, so its
+// weights share huge pages, huge_page_memory.h), which must outlive it.
 class PackedMatrix {
  public:
   // Packs `w` (row-major) into `layout`.
-  static PackedMatrix pack(const WeightMatrix& w, WeightLayout layout);
+  static PackedMatrix pack(const WeightMatrix& w, WeightLayout layout, WeightArena& arena);
   // A row-major copy of rows `rows` of row-major `w`, in that order (a
   // matrix a file stores interleaved with others, split at load).
   // REQUIRES: w.layout == kRows; every entry of `rows` in [0, w.rows).
-  static PackedMatrix gather_rows(const WeightMatrix& w, std::span<const int64_t> rows);
+  static PackedMatrix gather_rows(const WeightMatrix& w, std::span<const int64_t> rows, WeightArena& arena);
   const WeightMatrix& matrix() const { return matrix_; }
 
  private:
-  struct Free {
-    void operator()(uint8_t* p) const { std::free(p); }
-  };
-  std::unique_ptr<uint8_t, Free> bytes_;
   WeightMatrix matrix_;
 };
 
