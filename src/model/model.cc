@@ -161,9 +161,10 @@ Result<cpu::WeightMatrix> Model::bind_matrix(const std::string& name, uint64_t c
 }
 
 cpu::WeightMatrix Model::pack(cpu::WeightMatrix w) {
-  const cpu::WeightLayout layout = cpu::preferred_layout(w.type);
-  if (layout != cpu::WeightLayout::kRows && packing_ == WeightPacking::kForCpu) {
-    packed_.push_back(cpu::PackedMatrix::pack(w, layout, arena_));
+  // A matrix whose type has no packed layout is copied as it is: the file's
+  // mapping is in 4 KiB pages, the arena in huge ones (huge_page_memory.h).
+  if (packing_ == WeightPacking::kForCpu) {
+    packed_.push_back(cpu::PackedMatrix::pack(w, cpu::preferred_layout(w.type), arena_));
     // Nothing reads the mapped copy again: drop its pages so resident memory
     // holds the weights once, not twice.
     release_mapped_pages({w.data, layout_bytes(cpu::WeightLayout::kRows, w.type, w.rows, w.cols)});

@@ -323,8 +323,9 @@ class Model {
   // bind_packed when the file has `name`, else `fallback`.
   Result<cpu::WeightMatrix> bind_packed_or(const std::string& name, uint64_t cols, uint64_t rows,
                                            const cpu::WeightMatrix& fallback);
-  // `w` in its preferred layout (packed once, mapped pages dropped); `w`
-  // itself when the load does not pack (WeightPacking::kNone).
+  // `w` in its preferred layout in arena_ (packed once, or copied where its
+  // type has no packed layout; mapped pages dropped); `w` itself when the
+  // load does not pack (WeightPacking::kNone).
   cpu::WeightMatrix pack(cpu::WeightMatrix w);
   // Rows `rows` of mapped row-major `w` as a matrix of their own, packed
   // where its type has a packed layout and the load packs.

@@ -379,7 +379,14 @@ void unpack_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
 
 PackedMatrix PackedMatrix::pack(const WeightMatrix& w, WeightLayout layout, WeightArena& arena) {
   PackedMatrix p;
-  uint8_t* bytes = arena.allocate(layout_bytes(layout, w.type, w.rows, w.cols));
+  const size_t size = layout_bytes(layout, w.type, w.rows, w.cols);
+  uint8_t* bytes = arena.allocate(size);
+  if (layout == WeightLayout::kRows) {
+    std::memcpy(bytes, w.data, size);
+    p.matrix_ = w;
+    p.matrix_.data = bytes;
+    return p;
+  }
   p.matrix_ = pack_weights(w, layout, bytes, 0, layout_groups(layout, w.rows));
   return p;
 }

@@ -122,7 +122,7 @@ void unpack_row(const WeightMatrix& w, int64_t n, uint8_t* out);
 // weights share huge pages, huge_page_memory.h), which must outlive it.
 class PackedMatrix {
  public:
-  // Packs `w` (row-major) into `layout`.
+  // Packs `w` (row-major) into `layout` (kRows: a copy of its bytes).
   static PackedMatrix pack(const WeightMatrix& w, WeightLayout layout, WeightArena& arena);
   // A row-major copy of rows `rows` of row-major `w`, in that order (a
   // matrix a file stores interleaved with others, split at load).
