@@ -25,7 +25,6 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <random>
 #include <span>
 #include <string>
@@ -61,8 +60,8 @@ struct WeightSet {
   size_t row_bytes, matrix_bytes;
   int copies;
   std::vector<uint8_t> bytes;
-  std::unique_ptr<WeightArena> arena;  // packed's bytes, as a model's
-  std::vector<PackedMatrix> packed;    // the copies packed, when benchmarking a packed layout
+  WeightArena arena;                 // packed's bytes, as a model's
+  std::vector<PackedMatrix> packed;  // the copies packed, when benchmarking a packed layout
   WeightMatrix row_major(int copy) const {
     return {type, bytes.data() + static_cast<size_t>(copy) * matrix_bytes, rows, cols, row_bytes};
   }
@@ -71,8 +70,7 @@ struct WeightSet {
   }
   void pack(WeightLayout layout) {
     if (layout == WeightLayout::kRows) return;
-    arena = std::make_unique<WeightArena>();
-    for (int c = 0; c < copies; ++c) packed.push_back(PackedMatrix::pack(row_major(c), layout, *arena));
+    for (int c = 0; c < copies; ++c) packed.push_back(PackedMatrix::pack(row_major(c), layout, arena));
     bytes = {};
   }
 };

@@ -76,7 +76,6 @@ void HugePageMemory::unmap() {
 uint8_t* WeightArena::allocate(size_t bytes) {
   bytes = (bytes + kAlign - 1) / kAlign * kAlign;
   bytes = bytes == 0 ? kAlign : bytes;
-  allocated_ += bytes;
   auto map = [&](size_t size) {
     Result<HugePageMemory> m = HugePageMemory::map(size);
     MET_CHECK(m.ok(), "weights: {}", m.status().message());

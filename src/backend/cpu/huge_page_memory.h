@@ -52,8 +52,6 @@ class HugePageMemory {
 
   uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
-  // Whether the mapping was advised for huge pages (its size is 2 MiB up).
-  bool advised() const { return size_ >= kHugePageBytes; }
 
  private:
   void unmap();
@@ -66,24 +64,24 @@ class HugePageMemory {
 class WeightArena {
  public:
   static constexpr size_t kAlign = 64;
-  // Chunks of `chunk_bytes` (a request larger than a quarter of that gets
-  // a chunk of its own, so a chunk's unused tail stays small).
-  explicit WeightArena(size_t chunk_bytes = size_t{64} << 20) : chunk_bytes_(chunk_bytes) {}
+  // Chunks of `chunk_bytes` (64 MiB by default; a request larger than a
+  // quarter of that gets a chunk of its own, so a chunk's unused tail stays
+  // small).
+  WeightArena() = default;
+  explicit WeightArena(size_t chunk_bytes) : chunk_bytes_(chunk_bytes) {}
 
   // `bytes` of zeroed memory, kAlign aligned, valid as long as the arena.
   // MET_CHECK-fails when the machine cannot map it (as a failed allocation
   // of the weights would).
   uint8_t* allocate(size_t bytes);
-  // Bytes handed out, and bytes mapped for them.
-  size_t bytes_allocated() const { return allocated_; }
+  // Bytes mapped for the pieces handed out.
   size_t bytes_mapped() const;
 
  private:
-  size_t chunk_bytes_;
+  size_t chunk_bytes_ = size_t{64} << 20;
   std::vector<HugePageMemory> chunks_;
   size_t used_ = 0;  // of the shared chunk, chunks_[shared_]
   size_t shared_ = SIZE_MAX;
-  size_t allocated_ = 0;
 };
 
 }  // namespace met::cpu
