@@ -122,13 +122,36 @@ QueryRange queries_reading(const Run& run, const AttnUnit& u, int32_t c,
   return r;
 }
 
+// The blocks of the chunk a thread runs next, which the kernel prefetches
+// while it ends the current one; none (null) where that is unknown.
+struct NextChunk {
+  const BlockId* blocks = nullptr;
+  int32_t num_blocks = 0;
+};
+
+// The blocks of chunk c of unit u, up to the last one its rows read.
+NextChunk chunk_blocks(const Run& run, const AttnUnit& u, int32_t c) {
+  const AttnSeq& seq = run.seq(u);
+  const int32_t len = row_read_end(seq, u.row_begin + u.num_rows - 1);
+  const int32_t unit_blocks = (len + kBlockTokens - 1) / kBlockTokens;
+  return {seq.block_table.data() + c * kBlocksPerChunk,
+          std::max(0, std::min(kBlocksPerChunk, unit_blocks - c * kBlocksPerChunk))};
+}
+
+// The first chunk of `item` (the item a thread claimed ahead), so the chunk
+// before it can prefetch it. None in a windowed layer, whose first chunks'
+// early blocks may have been released (their table entries are not read).
+NextChunk first_chunk(const Run& run, const AttnItem& item) {
+  if (run.window > 0) return {};
+  const AttnUnit& u = run.s.units[static_cast<size_t>(item.unit)];
+  return chunk_blocks(run, u, item.whole ? 0 : item.chunk);
+}
+
 // The kernel's job for chunk c of unit u and its queries r, whose starts,
-// limits and records tb holds. `next_is_mine`: this thread runs chunk c + 1
-// next, so the kernel may prefetch it. Only the blocks from the first
-// query's start on are checked (and read).
+// limits and records tb holds; `next` is the chunk this thread runs after
+// it. Only the blocks from the first query's start on are checked (and read).
 attn::ChunkJob chunk_job(const Run& run, const AttnUnit& u, int32_t c, QueryRange r,
-                         bool next_is_mine, AttnThreadBuffers& tb) {
-  const int32_t nq = run.s.queries(u);
+                         NextChunk next, AttnThreadBuffers& tb) {
   const BlockId* blocks = run.seq(u).block_table.data() + c * kBlocksPerChunk;
   // The last query reads the most; the first starts the earliest.
   const int32_t num_tokens = tb.limit[static_cast<size_t>(r.last - 1)];
@@ -139,9 +162,6 @@ attn::ChunkJob chunk_job(const Run& run, const AttnUnit& u, int32_t c, QueryRang
     MET_CHECK(blocks[b].value() >= 0 && blocks[b].value() < pool_blocks,
               "attention: block {} of {}", blocks[b].value(), pool_blocks);
   }
-  const int32_t unit_blocks =
-      (tb.len[static_cast<size_t>(nq - 1)] + kBlockTokens - 1) / kBlockTokens;
-  const bool prefetch_next = next_is_mine && c + 1 < u.num_chunks;
   return attn::ChunkJob{
       .kv_base = run.cache.data(),
       .block_bytes = run.cache.block_bytes(),
@@ -159,16 +179,15 @@ attn::ChunkJob chunk_job(const Run& run, const AttnUnit& u, int32_t c, QueryRang
       .softcap = run.softcap,
       .scores = tb.scores.get(),
       .records = tb.records.data() + r.first,
-      .next_blocks = prefetch_next ? blocks + kBlocksPerChunk : nullptr,
-      .num_next_blocks =
-          prefetch_next ? std::min(kBlocksPerChunk, unit_blocks - (c + 1) * kBlocksPerChunk) : 0};
+      .next_blocks = next.blocks,
+      .num_next_blocks = next.num_blocks};
 }
 
 // Runs the chunk kernel on chunk c of unit u for the queries whose rows
 // read some of it, writing query i's partial to record(i). Returns them
 // (none: the kernel did not run).
 template <typename RecordOf>
-QueryRange run_chunk(const Run& run, const AttnUnit& u, int32_t c, bool next_is_mine,
+QueryRange run_chunk(const Run& run, const AttnUnit& u, int32_t c, NextChunk next,
                      AttnThreadBuffers& tb, RecordOf record) {
   const int32_t t0 = c * kAttnChunkTokens;
   const QueryRange r = queries_reading(run, u, c, tb);
@@ -179,14 +198,14 @@ QueryRange run_chunk(const Run& run, const AttnUnit& u, int32_t c, bool next_is_
     tb.limit[q] = std::min(tb.len[q] - t0, kAttnChunkTokens);
     tb.records[q] = record(i);
   }
-  run.kernel(chunk_job(run, u, c, r, next_is_mine, tb));
+  run.kernel(chunk_job(run, u, c, r, next, tb));
   return r;
 }
 
 // Every chunk of unit u from its first row's window on, folded into
 // tb.total as it comes (a query's first chunk goes there directly), then
-// written out.
-void run_whole(const Run& run, const AttnUnit& u, AttnThreadBuffers& tb) {
+// written out. `after`: the chunk this thread runs after the unit.
+void run_whole(const Run& run, const AttnUnit& u, NextChunk after, AttnThreadBuffers& tb) {
   const int32_t hd = run.s.limits.head_dim;
   const int32_t rf = run.s.record_floats;
   float* total = tb.total.get();
@@ -195,7 +214,8 @@ void run_whole(const Run& run, const AttnUnit& u, AttnThreadBuffers& tb) {
     return run.window > 0 ? tb.begin[static_cast<size_t>(i)] / kAttnChunkTokens == c : c == 0;
   };
   for (int32_t c = tb.begin[0] / kAttnChunkTokens; c < u.num_chunks; ++c) {
-    const QueryRange r = run_chunk(run, u, c, /*next_is_mine=*/true, tb, [&](int32_t i) {
+    const NextChunk next = c + 1 < u.num_chunks ? chunk_blocks(run, u, c + 1) : after;
+    const QueryRange r = run_chunk(run, u, c, next, tb, [&](int32_t i) {
       return (opens(i, c) ? total : partial) + i * rf;
     });
     for (int32_t i = r.first; i < r.last; ++i) {
@@ -259,19 +279,22 @@ void paged_attention(ThreadCtx& ctx, const KvCache& cache, int32_t layer,
                 .softcap = opts.softcap,
                 .kernel = kernel};
   AttnThreadBuffers& tb = s.threads[static_cast<size_t>(ctx.ith())];
+  // Each thread claims its next item before running the current one, so the
+  // current one's last chunk can prefetch the next one's first.
   const auto num_items = static_cast<int32_t>(s.items.size());
-  for (;;) {
-    const int32_t i = s.next_item.fetch_add(1, std::memory_order_relaxed);
-    if (i >= num_items) break;
+  for (int32_t i = s.next_item.fetch_add(1, std::memory_order_relaxed); i < num_items;) {
+    const int32_t next = s.next_item.fetch_add(1, std::memory_order_relaxed);
+    const NextChunk after =
+        next < num_items ? first_chunk(run, s.items[static_cast<size_t>(next)]) : NextChunk{};
     const AttnItem& item = s.items[static_cast<size_t>(i)];
     const AttnUnit& u = s.units[static_cast<size_t>(item.unit)];
     gather_queries(run, u, tb);
     if (item.whole) {
-      run_whole(run, u, tb);
+      run_whole(run, u, after, tb);
     } else {
-      run_chunk(run, u, item.chunk, /*next_is_mine=*/false, tb,
-                [&](int32_t qi) { return s.slot(u, item.chunk, qi); });
+      run_chunk(run, u, item.chunk, after, tb, [&](int32_t qi) { return s.slot(u, item.chunk, qi); });
     }
+    i = next;
   }
   ctx.barrier();  // every item done: slots complete, nobody takes from next_item
   if (ctx.ith() == 0) s.next_item.store(0, std::memory_order_relaxed);

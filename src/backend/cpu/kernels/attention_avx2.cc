@@ -5,7 +5,8 @@
 // Contract in attention_chunk.h. Built with -march=x86-64-v3 only.
 // Same shape as attention_avx512.cc: scores for 8 tokens at a time summed
 // by one 8x8 transpose-add, register accumulators for V, software prefetch
-// of the next block's K and this block's V; tokens outside a query's
+// of the next block's K and this block's V (and, from the values pass, of
+// the next chunk's K and V); tokens outside a query's
 // [start, limit) get p = 0, and blocks before the first start are not read.
 // Threading: pure functions. Tested by tests/backend/attention_test.cc and
 // attention_window_test.cc (per-query starts).
@@ -222,10 +223,22 @@ void softmax_pass(const ChunkJob& job, int32_t g0) {
   }
 }
 
+// The K and V rows of the next chunk's token t, into L2.
+[[gnu::always_inline]] inline void prefetch_next_token(const ChunkJob& job, int32_t t) {
+  const uint8_t* k = next_chunk_row(job, t, job.k_offset);
+  if (k == nullptr) return;
+  const uint8_t* v = k + (job.v_offset - job.k_offset);
+  for (int64_t b = 0; b < job.row_bytes; b += 64) {
+    _mm_prefetch(k + b, _MM_HINT_T1);
+    _mm_prefetch(v + b, _MM_HINT_T1);
+  }
+}
+
 // acc of queries [i0, i0 + QT) over vectors [v0, v0 + NV) of the head row,
-// in registers (every loop over q and v is unrolled).
+// in registers (every loop over q and v is unrolled). `prefetch_next`: token
+// t's step also prefetches the next chunk's token t (next_chunk_row).
 template <typename Load, int NV, int QT>
-void values_tile(const ChunkJob& job, int32_t i0, int32_t v0, int32_t g0) {
+void values_tile(const ChunkJob& job, int32_t i0, int32_t v0, int32_t g0, bool prefetch_next) {
   __m256 acc[QT * NV];
 #pragma GCC unroll 16
   for (int a = 0; a < QT * NV; ++a) acc[a] = _mm256_setzero_ps();
@@ -234,6 +247,7 @@ void values_tile(const ChunkJob& job, int32_t i0, int32_t v0, int32_t g0) {
     const uint8_t* vb = block_rows(job, g, job.v_offset);
     const int32_t n = std::min(16, job.num_tokens - 16 * g);
     for (int32_t t = 16 * g; t < 16 * g + n; ++t, vb += job.row_bytes) {
+      if (prefetch_next) prefetch_next_token(job, t);
       __m256 w[QT];
 #pragma GCC unroll 4
       for (int q = 0; q < QT; ++q) w[q] = _mm256_set1_ps(p[q * kChunkTokens + t]);
@@ -256,13 +270,14 @@ void values_tile(const ChunkJob& job, int32_t i0, int32_t v0, int32_t g0) {
 template <typename Load, int NV>
 void values_cols(const ChunkJob& job, int32_t v0, int32_t g0) {
   int32_t i = 0;
+  const auto first = [&] { return i == 0 && v0 == 0 && job.num_next_blocks > 0; };
   if constexpr (NV <= 2) {
-    for (; i + 4 <= job.num_queries; i += 4) values_tile<Load, NV, 4>(job, i, v0, g0);
+    for (; i + 4 <= job.num_queries; i += 4) values_tile<Load, NV, 4>(job, i, v0, g0, first());
   }
   if constexpr (NV <= 4) {
-    for (; i + 2 <= job.num_queries; i += 2) values_tile<Load, NV, 2>(job, i, v0, g0);
+    for (; i + 2 <= job.num_queries; i += 2) values_tile<Load, NV, 2>(job, i, v0, g0, first());
   }
-  for (; i < job.num_queries; ++i) values_tile<Load, NV, 1>(job, i, v0, g0);
+  for (; i < job.num_queries; ++i) values_tile<Load, NV, 1>(job, i, v0, g0, first());
 }
 
 template <typename Load>

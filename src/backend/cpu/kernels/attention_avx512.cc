@@ -11,8 +11,9 @@
 // same grouped or not).
 // Values: register accumulators for a tile of queries x up to 8 vectors of
 // the head row. Both passes software-prefetch the next block's K and this
-// block's V: the block table scatters rows, so the hardware prefetcher
-// alone leaves decode latency-bound. Tokens outside a query's [start,
+// block's V, and the values pass prefetches the next chunk's K and V: the
+// block table scatters rows, so the hardware prefetcher alone leaves decode
+// latency-bound, and a pass that computes from cache leaves memory idle. Tokens outside a query's [start,
 // limit) get p = 0; blocks before the first start are not read.
 // core/avx512_intrinsics.h includes the intrinsics (GCC 12's headers warn).
 // Threading: pure functions. Tested by tests/backend/attention_test.cc and
@@ -125,6 +126,17 @@ struct Prefetch {
 
 [[gnu::always_inline]] inline void prefetch_row(const uint8_t* row, int64_t row_bytes) {
   for (int64_t b = 0; b < row_bytes; b += 64) _mm_prefetch(row + b, _MM_HINT_T0);
+}
+
+// The K and V rows of the next chunk's token t, into L2.
+[[gnu::always_inline]] inline void prefetch_next_token(const ChunkJob& job, int32_t t) {
+  const uint8_t* k = next_chunk_row(job, t, job.k_offset);
+  if (k == nullptr) return;
+  const uint8_t* v = k + (job.v_offset - job.k_offset);
+  for (int64_t b = 0; b < job.row_bytes; b += 64) {
+    _mm_prefetch(k + b, _MM_HINT_T1);
+    _mm_prefetch(v + b, _MM_HINT_T1);
+  }
 }
 
 // Scores of the 16 tokens of block rows `k` for query q (slots past the
@@ -351,9 +363,11 @@ void softmax_pass(const ChunkJob& job, int32_t g0) {
 }
 
 // acc of queries [i0, i0 + QT) over vectors [v0, v0 + NV) of the head row,
-// in registers (every loop over q and v is unrolled).
+// in registers (every loop over q and v is unrolled). `prefetch_next`: token
+// t's step also prefetches the next chunk's token t (next_chunk_row).
 template <typename Load, int NV, int QT>
-void values_tile(const ChunkJob& job, int32_t i0, int32_t v0, Lanes lanes, int32_t g0) {
+void values_tile(const ChunkJob& job, int32_t i0, int32_t v0, Lanes lanes, int32_t g0,
+                 bool prefetch_next) {
   __m512 acc[QT * NV];
   __mmask16 m[NV];
 #pragma GCC unroll 32
@@ -365,6 +379,7 @@ void values_tile(const ChunkJob& job, int32_t i0, int32_t v0, Lanes lanes, int32
     const uint8_t* vb = block_rows(job, g, job.v_offset);
     const int32_t n = std::min(16, job.num_tokens - 16 * g);
     for (int32_t t = 16 * g; t < 16 * g + n; ++t, vb += job.row_bytes) {
+      if (prefetch_next) prefetch_next_token(job, t);
       __m512 w[QT];
 #pragma GCC unroll 4
       for (int q = 0; q < QT; ++q) w[q] = _mm512_set1_ps(p[q * kChunkTokens + t]);
@@ -388,11 +403,12 @@ void values_tile(const ChunkJob& job, int32_t i0, int32_t v0, Lanes lanes, int32
 template <typename Load, int NV>
 void values_cols(const ChunkJob& job, int32_t v0, Lanes lanes, int32_t g0) {
   int32_t i = 0;
+  const auto first = [&] { return i == 0 && v0 == 0 && job.num_next_blocks > 0; };
   if constexpr (NV <= 4) {
-    for (; i + 4 <= job.num_queries; i += 4) values_tile<Load, NV, 4>(job, i, v0, lanes, g0);
+    for (; i + 4 <= job.num_queries; i += 4) values_tile<Load, NV, 4>(job, i, v0, lanes, g0, first());
   }
-  for (; i + 2 <= job.num_queries; i += 2) values_tile<Load, NV, 2>(job, i, v0, lanes, g0);
-  for (; i < job.num_queries; ++i) values_tile<Load, NV, 1>(job, i, v0, lanes, g0);
+  for (; i + 2 <= job.num_queries; i += 2) values_tile<Load, NV, 2>(job, i, v0, lanes, g0, first());
+  for (; i < job.num_queries; ++i) values_tile<Load, NV, 1>(job, i, v0, lanes, g0, first());
 }
 
 template <typename Load>

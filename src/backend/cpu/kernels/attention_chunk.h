@@ -58,8 +58,8 @@ struct ChunkJob {
   float softcap = 0.0f;             // > 0: scores soft-capped (AttnLayerOptions::softcap)
   float* scores = nullptr;          // scratch: num_queries * kChunkTokens floats
   float* const* records = nullptr;  // out: query i's m, l, acc
-  // A hint: the blocks of the chunk this thread runs next (its K is
-  // prefetched while this one ends), or none.
+  // A hint: the blocks of the chunk this thread runs next (its K and V are
+  // prefetched during this one's values pass), or none.
   const BlockId* next_blocks = nullptr;
   int32_t num_next_blocks = 0;
 };
@@ -99,6 +99,17 @@ inline const uint8_t* ahead_rows(const ChunkJob& job, int32_t g, int64_t offset)
     return job.kv_base + job.next_blocks[g - blocks].value() * job.block_bytes + offset;
   }
   return nullptr;
+}
+
+// Where token t of the next chunk (job.next_blocks) keeps its row at
+// `offset`, or null past its blocks. A kernel's values pass prefetches, per
+// token it weighs, the next chunk's K and V rows of that token (into L2), so
+// memory keeps streaming while the pass computes from cache: without it a
+// chunk's reads and arithmetic take turns instead of overlapping.
+inline const uint8_t* next_chunk_row(const ChunkJob& job, int32_t t, int64_t offset) {
+  if (t / kBlockTokens >= job.num_next_blocks) return nullptr;
+  return job.kv_base + job.next_blocks[t / kBlockTokens].value() * job.block_bytes + offset +
+         (t % kBlockTokens) * job.row_bytes;
 }
 
 inline const uint8_t* kv_row(const ChunkJob& job, int64_t offset, int32_t t) {
