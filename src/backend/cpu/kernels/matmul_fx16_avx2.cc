@@ -21,6 +21,7 @@
 #include <cstring>
 
 #include "backend/cpu/kernels/matmul_kernels.h"
+#include "backend/cpu/kernels/next_group_prefetch.h"
 
 namespace met::cpu::avx2 {
 namespace {
@@ -96,9 +97,12 @@ void group_tile(const MatmulTask& t, int64_t i0, const uint8_t* group, int64_t s
     for (int r = 0; r < R; ++r) acc[c][r][0] = acc[c][r][1] = _mm256_setzero_ps();
   }
   const bool prefetch = i0 == 0;
+  const NextGroupShare share = next_group_share((t.m + kMaxTileRows - 1) / kMaxTileRows, i0 / kMaxTileRows, group,
+                                                t.weight_row_bytes, n0 + kGroupRows < t.n_end);
   int64_t s = 0;
   for (; s + 2 <= steps; s += 2) {
     const uint8_t* p = group + static_cast<size_t>(s) * S::kBytes;
+    prefetch_share(share, s / 2, static_cast<size_t>(s) * S::kBytes, 2 * S::kBytes);
     if (prefetch) {
       for (size_t line = 0; line < 2 * S::kBytes; line += 64) {
         _mm_prefetch(reinterpret_cast<const char*>(p + line) + kPrefetchBytes, _MM_HINT_T0);

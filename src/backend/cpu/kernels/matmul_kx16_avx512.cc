@@ -30,6 +30,7 @@
 
 #include "backend/cpu/kernels/kquant_x16_layout.h"
 #include "backend/cpu/kernels/matmul_kernels.h"
+#include "backend/cpu/kernels/next_group_prefetch.h"
 #include "tensor/block_types.h"
 
 namespace met::cpu::avx512 {
@@ -223,8 +224,11 @@ void kx16_tile(const MatmulTask& t, int64_t i0, const uint8_t* group, int64_t n0
   for (int r = 0; r < R; ++r) a[r] = t.act + static_cast<size_t>(i0 + r) * t.act_row_bytes;
   __m512 acc[R];
   for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+  const NextGroupShare share = next_group_share((t.m + kTileRows - 1) / kTileRows, i0 / kTileRows, group,
+                                                t.weight_row_bytes, n0 + kx16::kRows < t.n_end);
   const uint8_t* unit = group;
   for (int64_t b = 0; b < num_blocks; ++b, unit += L::kUnitBytes) {
+    prefetch_share(share, b, static_cast<size_t>(unit - group), L::kUnitBytes);
     if (i0 == 0) prefetch_ahead(unit, L::kUnitBytes);
     L::template unit_step<R>(unit, a, acc);
     for (int r = 0; r < R; ++r) a[r] += sizeof(BlockQ8_K);

@@ -36,6 +36,7 @@
 #include <utility>
 
 #include "backend/cpu/kernels/matmul_kernels.h"
+#include "backend/cpu/kernels/next_group_prefetch.h"
 #include "tensor/block_types.h"
 
 namespace met::cpu::avx2 {
@@ -176,8 +177,14 @@ void half_tile(const MatmulTask& t, int64_t i0, const uint8_t* group, int h, int
   }
   __m256 acc[R];
   for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
+  // Walks: every row tile of both halves; a single tile's two halves keep to
+  // the hardware prefetchers (sharing measured 5-10% slower at m = 1).
+  const int64_t tiles = (t.m + kMaxRows - 1) / kMaxRows;
+  const NextGroupShare share = next_group_share(tiles < 2 ? 1 : 2 * tiles, h * tiles + i0 / kMaxRows, group,
+                                                t.weight_row_bytes, (n0 / kGroupRows + 1) * kGroupRows < t.n_end);
   const uint8_t* unit = group;
   for (int64_t b = 0; b < num_blocks; b += B::kUnitBlocks, unit += B::kUnitBytes) {
+    prefetch_share(share, b / B::kUnitBlocks, static_cast<size_t>(unit - group), B::kUnitBytes);
     const int64_t unit_blocks = num_blocks - b < B::kUnitBlocks ? num_blocks - b : B::kUnitBlocks;
     for (int64_t k = 0; k < unit_blocks; ++k) B::template step<R>(unit, k, unit_blocks, h, a, b + k, acc);
   }

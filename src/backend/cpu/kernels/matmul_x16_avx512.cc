@@ -29,7 +29,8 @@
 //     widened with one vcvtph2ps.
 // The group's weights are decoded once per row tile, so at m <= the tile
 // height every weight byte is read from memory once for all rows (a MoE
-// expert's few rows at batch 16). Outputs outside [n_begin, n_end) are masked
+// expert's few rows at batch 16); with more tiles, each prefetches a share
+// of the next group (next_group_prefetch.h). Outputs outside [n_begin, n_end) are masked
 // off at the store. Every activation row's arithmetic is the same whatever
 // tile it lands in, so a row's outputs are bit-identical alone or in a batch.
 // core/avx512_intrinsics.h includes the intrinsics (GCC 12's headers warn).
@@ -40,6 +41,7 @@
 #include <utility>
 
 #include "backend/cpu/kernels/matmul_kernels.h"
+#include "backend/cpu/kernels/next_group_prefetch.h"
 #include "tensor/block_types.h"
 
 namespace met::cpu::avx512 {
@@ -190,8 +192,11 @@ void group_tile(const MatmulTask& t, int64_t i0, const uint8_t* group, int64_t n
   for (int c = 0; c < D::kChains; ++c) {
     for (int r = 0; r < R; ++r) acc[c][r] = _mm512_setzero_ps();
   }
+  const NextGroupShare share = next_group_share((t.m + D::kMaxRows - 1) / D::kMaxRows, i0 / D::kMaxRows, group,
+                                                 t.weight_row_bytes, n0 + kGroupRows < t.n_end);
   const uint8_t* unit = group;
   for (int64_t b = 0; b < num_blocks; b += D::kUnitBlocks, unit += D::kUnitBytes) {
+    prefetch_share(share, b / D::kUnitBlocks, static_cast<size_t>(unit - group), D::kUnitBytes);
     if (D::kPrefetchUnits > 0 && i0 == 0) {
       for (size_t line = 0; line < D::kUnitBytes; line += 64) {
         _mm_prefetch(reinterpret_cast<const char*>(unit + D::kPrefetchUnits * D::kUnitBytes + line), _MM_HINT_T0);
