@@ -207,7 +207,10 @@ void ForwardPass::attention_block(cpu::ThreadCtx& ctx, int layer, const StepPlan
     // The layer copies its SSM state head by head as it reads it.
     sync_states(ctx, kind_index_[static_cast<size_t>(layer)], plan, state_->layout().conv_floats);
   }
-  input_norm(ctx, l.attn_norm, rows);
+  // An attention layer's norm feeds linear() alone; the recurrent layers'
+  // runs read xn_ across rows.
+  const LoraCall lora = lora_for(layer);
+  input_norm(ctx, l.attn_norm, rows, l.kind != LayerKind::kAttention || !input_feeds_own_rows(lora));
   const int32_t index = kind_index_[static_cast<size_t>(layer)];
   if (l.kind == LayerKind::kGatedDelta) {
     gdn_.run(ctx, l, index, plan, xn_.data(), *state_, act_, tmp_.data());
@@ -222,17 +225,17 @@ void ForwardPass::attention_block(cpu::ThreadCtx& ctx, int layer, const StepPlan
   const Product qkv[] = {{&l.wq, qg_.empty() ? q_.data() : qg_.data(), LoraTarget::kQ},
                          {&l.wk, k_.data(), LoraTarget::kK},
                          {&l.wv, v_.data(), LoraTarget::kV}};
-  linear(ctx, xn_.data(), rows, embd, qkv, act_, lora_for(layer));
+  linear(ctx, xn_.data(), rows, embd, qkv, act_, lora);
   qkv_post(ctx, layer, plan);
   const cpu::AttnLayerOptions opts{
       .window = static_cast<int32_t>(l.window), .sinks = l.sinks, .softcap = hp.attn_logit_softcap};
+  // Returns after a barrier, every row of attn_out_ written.
   cpu::paged_attention(ctx, kv_, kind_index_[static_cast<size_t>(layer)], attn_seqs_, q_.data(), hp.q_dim(),
                        static_cast<int32_t>(hp.num_heads), attn_scale_, attn_out_.data(), hp.q_dim(),
                        attn_scratch_, opts);
-  ctx.barrier();
   if (!qg_.empty()) apply_attn_gate(ctx, rows);
   const Product o[] = {{&l.wo, tmp_.data(), LoraTarget::kO}};
-  linear(ctx, attn_out_.data(), rows, hp.q_dim(), o, act_, lora_for(layer));
+  linear(ctx, attn_out_.data(), rows, hp.q_dim(), o, act_, lora);
   if (l.bo != nullptr) {
     const auto [r0, r1] = ctx.split(rows);
     for (int64_t r = r0; r < r1; ++r) cpu::add(&tmp_[r * embd], l.bo, embd, &tmp_[r * embd]);
@@ -240,7 +243,7 @@ void ForwardPass::attention_block(cpu::ThreadCtx& ctx, int layer, const StepPlan
   add_residual(ctx, rows, l.attn_post_norm);
 }
 
-void ForwardPass::input_norm(cpu::ThreadCtx& ctx, const float* norm, int64_t rows) {
+void ForwardPass::input_norm(cpu::ThreadCtx& ctx, const float* norm, int64_t rows, bool barrier) {
   const ModelHParams& hp = model_.hparams();
   const int64_t embd = hp.embedding_length;
   const auto [r0, r1] = ctx.split(rows);
@@ -251,7 +254,7 @@ void ForwardPass::input_norm(cpu::ThreadCtx& ctx, const float* norm, int64_t row
       cpu::rms_norm(&x_[r * embd], norm, embd, hp.rms_norm_eps, &xn_[r * embd]);
     }
   }
-  ctx.barrier();
+  if (barrier) ctx.barrier();
 }
 
 void ForwardPass::split_q_gate(int64_t r0, int64_t r1) {
@@ -325,7 +328,11 @@ void ForwardPass::ffn_block(cpu::ThreadCtx& ctx, int layer, int64_t rows) {
   const LayerWeights& l = layer_weights(layer);
   const int64_t embd = hp.embedding_length, ff = hp.layer_ffn_length(static_cast<uint32_t>(layer));
   if (!l.has_ffn) return;  // nemotron_h's mixer layers
-  input_norm(ctx, l.ffn_norm, rows);
+  // The dense FFNs' norm and activation each feed linear() alone; the MoE
+  // layer's routing reads xn_ across rows.
+  const LoraCall lora = lora_for(layer);
+  const bool own_rows = !model_.traits().moe && input_feeds_own_rows(lora);
+  input_norm(ctx, l.ffn_norm, rows, !own_rows);
   if (model_.traits().ffn_relu2) {
     relu2_ffn(ctx, layer, rows);
     return;
@@ -337,7 +344,7 @@ void ForwardPass::ffn_block(cpu::ThreadCtx& ctx, int layer, int64_t rows) {
     return;
   }
   const Product gate_up[] = {{&l.w_gate, gate_.data(), LoraTarget::kGate}, {&l.w_up, up_.data(), LoraTarget::kUp}};
-  linear(ctx, xn_.data(), rows, embd, gate_up, act_, lora_for(layer));
+  linear(ctx, xn_.data(), rows, embd, gate_up, act_, lora);
   {
     const auto [r0, r1] = ctx.split(rows);
     if (r0 < r1 && model_.traits().ffn_geglu) {
@@ -345,10 +352,10 @@ void ForwardPass::ffn_block(cpu::ThreadCtx& ctx, int layer, int64_t rows) {
     } else if (r0 < r1) {
       cpu::swiglu(&gate_[r0 * ff], &up_[r0 * ff], (r1 - r0) * ff, &gate_[r0 * ff]);
     }
-    ctx.barrier();
+    if (!own_rows) ctx.barrier();
   }
   const Product down[] = {{&l.w_down, tmp_.data(), LoraTarget::kDown}};
-  linear(ctx, gate_.data(), rows, ff, down, act_, lora_for(layer));
+  linear(ctx, gate_.data(), rows, ff, down, act_, lora);
   add_residual(ctx, rows, l.ffn_post_norm);
 }
 

@@ -172,8 +172,15 @@ class ForwardPass {
   void relu2_ffn(cpu::ThreadCtx& ctx, int layer, int64_t rows);
   // x += tmp_ (normalised by `post_norm` first when not null).
   void add_residual(cpu::ThreadCtx& ctx, int64_t rows, const float* post_norm = nullptr);
-  // xn_ = rms_norm(x_) by `norm`, or x_ itself when `norm` is null.
-  void input_norm(cpu::ThreadCtx& ctx, const float* norm, int64_t rows);
+  // xn_ = rms_norm(x_) by `norm`, or x_ itself when `norm` is null; then a
+  // barrier, unless !`barrier`: the caller's next op reads only the rows
+  // this thread wrote (input_feeds_own_rows()).
+  void input_norm(cpu::ThreadCtx& ctx, const float* norm, int64_t rows, bool barrier = true);
+  // Whether linear() with `lora` reads, before its first barrier, only each
+  // thread's own rows of its input (ThreadCtx::split of the rows, as the row
+  // ops here write them): true without adapters, whose shrink reads every
+  // row. The norm or activation before such a linear() needs no barrier.
+  static bool input_feeds_own_rows(const LoraCall& lora) { return lora.rows == nullptr; }
   void output(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult& result);
   // The trunk's layers, then the MTP block as layer num_layers.
   const LayerWeights& layer_weights(int layer) const;
