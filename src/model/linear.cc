@@ -57,45 +57,35 @@ void lora_expand_columns(const Product& p, size_t j, const LoraCall& lora, int64
   }
 }
 
-// The products' output columns cut into chunks, product by product, for
-// threads to claim (ThreadCtx::next_claim): about 8 per thread over all the
-// products, in multiples of the kernels' column tile, so a thread the host
-// slows takes fewer while each chunk still streams whole packed groups.
-class OutputChunks {
+// The products' output columns end to end, as one run of rows for
+// ThreadCtx::claim_range: ranges of whole column tiles of the kernels, cut
+// at each product's end, so every range streams whole packed groups of one
+// product.
+class OutputRows {
  public:
-  struct Chunk {
-    size_t product;
-    int64_t n0, n1;
-  };
-
-  OutputChunks(std::span<const Product> products, int nth) : products_(products) {
-    int64_t total = 0;
-    int64_t tile = 16;
+  explicit OutputRows(std::span<const Product> products) : products_(products) {
     for (const Product& p : products) {
-      total += p.w->rows;
-      tile = std::max(tile, cpu::matmul_column_tile(p.w->type));
+      total_ += p.w->rows;
+      tile_ = std::max(tile_, cpu::matmul_column_tile(p.w->type));
     }
-    const int64_t wanted = total / (8 * static_cast<int64_t>(nth));
-    chunk_rows_ = std::clamp<int64_t>((wanted + tile - 1) / tile * tile, tile, 32 * tile);
-    for (const Product& p : products) count_ += (p.w->rows + chunk_rows_ - 1) / chunk_rows_;
   }
-  int64_t count() const { return count_; }
-  // Chunk c (< count()).
-  Chunk at(int64_t c) const {
-    size_t j = 0;
-    for (;; ++j) {
-      const int64_t here = (products_[j].w->rows + chunk_rows_ - 1) / chunk_rows_;
-      if (c < here) break;
-      c -= here;
-    }
-    const int64_t n0 = c * chunk_rows_;
-    return {j, n0, std::min(products_[j].w->rows, n0 + chunk_rows_)};
+  int64_t total() const { return total_; }
+  int64_t tile() const { return tile_; }
+  // Where row `at` of the run lies: its product and that product's first row in the run.
+  struct Place {
+    size_t product;
+    int64_t first;
+  };
+  Place place(int64_t at) const {
+    Place p{0, 0};
+    while (at >= p.first + products_[p.product].w->rows) p.first += products_[p.product++].w->rows;
+    return p;
   }
 
  private:
   std::span<const Product> products_;
-  int64_t chunk_rows_ = 16;
-  int64_t count_ = 0;
+  int64_t total_ = 0;
+  int64_t tile_ = 16;
 };
 
 }  // namespace
@@ -125,12 +115,20 @@ void linear(cpu::ThreadCtx& ctx, const float* x, int64_t rows, int64_t cols, std
     lora_shrink_share(ctx, x, cols, products, lora);
   }
   ctx.barrier();
-  const OutputChunks chunks(products, ctx.nth());
-  for (int64_t c = ctx.first_claim(); c < chunks.count(); c = ctx.next_claim()) {
-    const auto [j, n0, n1] = chunks.at(c);
+  const OutputRows out(products);
+  const auto product_end = [&](int64_t at) {
+    const OutputRows::Place p = out.place(at);
+    return p.first + products[p.product].w->rows;
+  };
+  for (;;) {
+    const auto [begin, end] = ctx.claim_range(out.total(), out.tile(), product_end);
+    if (begin == end) break;
+    const auto [j, first] = out.place(begin);
     const cpu::WeightMatrix& w = *products[j].w;
-    cpu::matmul(w, act.slot(slot_of[j]), rows, products[j].y, w.rows, n0, n1);
-    if (adapted && products[j].lora != LoraTarget::kNone) lora_expand_columns(products[j], j, lora, n0, n1);
+    cpu::matmul(w, act.slot(slot_of[j]), rows, products[j].y, w.rows, begin - first, end - first);
+    if (adapted && products[j].lora != LoraTarget::kNone) {
+      lora_expand_columns(products[j], j, lora, begin - first, end - first);
+    }
   }
   ctx.barrier();
 }

@@ -3,8 +3,10 @@
 // x are prepared once per distinct weight type (split by rows), then each
 // product's output columns are split between the threads, so every weight
 // row is read once per call for the whole batch; the columns go out in
-// chunks claimed by whichever thread is free (ThreadCtx::next_claim), so a
-// core the host slows down does less of the step instead of holding it up. ActivationBuffers holds the
+// shrinking ranges claimed by whichever thread is free
+// (ThreadCtx::claim_range), so a core the host slows down does less of the
+// step instead of holding it up, and the threads reach the closing barrier
+// within about one column tile of each other. ActivationBuffers holds the
 // prepared rows, sized once for the widest input and the most rows.
 // With a LoraCall (lora_step.h), each product whose target the rows'
 // adapters adapt adds scale · B·(A·x) per row: x·Aᵀ is computed beside the

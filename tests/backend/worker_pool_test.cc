@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -80,32 +81,61 @@ TEST(WorkerPool, SplitSharesWorkEvenly) {
   }
 }
 
-// Dynamic shares: every chunk goes to exactly one thread, round after
-// round (reset before a barrier, claimed after it), and a thread held up
-// (here: asleep while the others work) leaves its chunks to the others.
-TEST(WorkerPool, ClaimsGiveEveryChunkToOneThreadAndTheSlowOneTakesFewer) {
+// Guided shares: every row goes to exactly one thread, round after round
+// (reset before a barrier, claimed after it), no range crosses a cap, each
+// starts on a whole tile from the last cap, and a thread held up (here:
+// asleep while the others work) leaves its rows to the others.
+TEST(WorkerPool, ClaimedRangesCoverEveryRowOnceWithinCapsAndTheSlowThreadTakesFewer) {
   constexpr int kThreads = 3;
-  constexpr int64_t kChunks = 40;
+  constexpr int64_t kTotal = 1000, kTile = 16;
+  const int64_t caps[] = {300, 712, kTotal};  // e.g. three products' ends
+  const auto cap = [&](int64_t at) { return *std::upper_bound(std::begin(caps), std::end(caps), at); };
   WorkerPool pool(kThreads);
-  for (int round = 0; round < 5; ++round) {
-    std::vector<std::atomic<int>> owner(kChunks);
+  for (int round = 0; round < 3; ++round) {
+    std::vector<std::atomic<int>> owner(kTotal);
     for (auto& o : owner) o.store(-1);
     std::vector<int64_t> taken(kThreads, 0);
     pool.run([&](ThreadCtx& ctx) {
       if (ctx.ith() == 0) ctx.reset_claims();
       ctx.barrier();
-      for (int64_t c = ctx.first_claim(); c < kChunks; c = ctx.next_claim()) {
+      for (auto r = ctx.claim_range(kTotal, kTile, cap); r.first < r.second;
+           r = ctx.claim_range(kTotal, kTile, cap)) {
+        const auto [begin, end] = r;
         if (ctx.ith() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        int expected = -1;
-        EXPECT_TRUE(owner[static_cast<size_t>(c)].compare_exchange_strong(expected, ctx.ith())) << c;
-        ++taken[static_cast<size_t>(ctx.ith())];
+        const int64_t base = begin < caps[0] ? 0 : *(std::upper_bound(std::begin(caps), std::end(caps), begin) - 1);
+        EXPECT_EQ((begin - base) % kTile, 0) << begin;
+        EXPECT_LE(end, cap(begin)) << begin;
+        for (int64_t row = begin; row < end; ++row) {
+          int expected = -1;
+          EXPECT_TRUE(owner[static_cast<size_t>(row)].compare_exchange_strong(expected, ctx.ith())) << row;
+        }
+        taken[static_cast<size_t>(ctx.ith())] += end - begin;
       }
       ctx.barrier();
     });
-    for (int64_t c = 0; c < kChunks; ++c) EXPECT_GE(owner[static_cast<size_t>(c)].load(), 0) << c;
-    EXPECT_EQ(taken[0] + taken[1] + taken[2], kChunks);
-    EXPECT_LT(taken[0], kChunks / kThreads) << "round " << round;
+    for (int64_t row = 0; row < kTotal; ++row) EXPECT_GE(owner[static_cast<size_t>(row)].load(), 0) << row;
+    EXPECT_EQ(taken[0] + taken[1] + taken[2], kTotal);
+    EXPECT_LT(taken[0], kTotal / kThreads) << "round " << round;
   }
+}
+
+// Each range is a 1 / (2 nth) share of what is left, rounded up to whole
+// tiles, so they shrink to a single tile at the end (one thread: halves).
+TEST(WorkerPool, ClaimedRangesShrinkToOneTileAtTheEnd) {
+  WorkerPool pool(1);
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  pool.run([&](ThreadCtx& ctx) {
+    ctx.reset_claims();
+    const auto cap = [](int64_t) { return int64_t{1000}; };
+    for (auto r = ctx.claim_range(1000, 16, cap); r.first < r.second; r = ctx.claim_range(1000, 16, cap)) {
+      ranges.push_back(r);
+    }
+  });
+  // Left 1000: half is 500, up to tiles 512; left 488: 244 -> 256; 232:
+  // 116 -> 128; 104: 52 -> 64; 40: 20 -> 32; 8: 4 -> one tile, cut at 1000.
+  const std::vector<std::pair<int64_t, int64_t>> expected = {{0, 512},   {512, 768}, {768, 896},
+                                                             {896, 960}, {960, 992}, {992, 1000}};
+  EXPECT_EQ(ranges, expected);
 }
 
 TEST(WorkerPool, RunsManyJobsInARow) {

@@ -10,10 +10,12 @@
 // workers. Tested by tests/backend/worker_pool_test.cc.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <functional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/mutex.h"
@@ -56,7 +58,7 @@ class WorkerPool {
   bool stop_ GUARDED_BY(mu_) = false;
   std::atomic<int> running_{0};      // threads still inside the current job
   std::atomic<uint64_t> posted_{0};  // generation visible to spinning workers
-  // Chunks claimed past each thread's first (ThreadCtx::next_claim).
+  // The cursor of ThreadCtx::claim_range.
   std::atomic<int64_t> claims_{0};
   // Sense-reversing barrier.
   std::atomic<int> barrier_count_{0};
@@ -74,14 +76,29 @@ class ThreadCtx {
   // are multiples of `align` (the last may be short).
   std::pair<int64_t, int64_t> split(int64_t n, int64_t align = 1) const;
 
-  // Dynamic shares, for work a core the host slows down should take less
-  // of: chunks 0, 1, ... of a shared pool go to whichever thread gets to
-  // them. Each thread starts at chunk first_claim() (its own), then takes
-  // next_claim() until past the last chunk. Protocol: one thread calls
+  // Guided shares, for work a core the host slows down should take less
+  // of: a shared cursor over [0, total) hands each call the next range of
+  // what is left, a 1 / (2 nth) share of it rounded up to whole `tile`s (at
+  // least one), cut at cap(begin) (the first boundary past begin a range
+  // must not cross; total or less). Ranges shrink as the work runs out, so
+  // the threads finish within about one tile of each other (equal chunks
+  // left up to a chunk's time, long enough for the waiting thread to fall
+  // asleep in the barrier and the wake-up to delay the next op); a range
+  // starts on a multiple of `tile` from the last cap it met. Returns
+  // {total, total} once everything is claimed. Protocol: one thread calls
   // reset_claims() before a barrier that precedes every claim, and the
   // claiming ends with a barrier before the next reset.
-  int64_t first_claim() const { return ith_; }
-  int64_t next_claim() { return nth_ + pool_.claims_.fetch_add(1, std::memory_order_relaxed); }
+  // REQUIRES: tile > 0; begin < cap(begin) <= total.
+  template <typename Cap>
+  std::pair<int64_t, int64_t> claim_range(int64_t total, int64_t tile, Cap cap) {
+    int64_t begin = pool_.claims_.load(std::memory_order_relaxed);
+    while (begin < total) {
+      const int64_t share = (total - begin + 2 * nth_ - 1) / (2 * nth_);
+      const int64_t end = std::min(cap(begin), begin + std::max<int64_t>(1, (share + tile - 1) / tile) * tile);
+      if (pool_.claims_.compare_exchange_weak(begin, end, std::memory_order_relaxed)) return {begin, end};
+    }
+    return {total, total};
+  }
   void reset_claims() { pool_.claims_.store(0, std::memory_order_relaxed); }
 
  private:
