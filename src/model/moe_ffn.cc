@@ -14,20 +14,32 @@ namespace {
 // on thread 0 alone: two barriers fewer than splitting them (decode).
 constexpr int64_t kSerialRouteSlots = 64;
 
-// fn(e, begin, m, c0, c1) for each chosen expert e (its slots [begin, begin +
-// m)) with this thread's share [c0, c1) of its output columns. (Taking the
-// experts' columns as one sequence split by cost, so that a thread streams
-// whole experts, measured slower at 2 threads: qwen3moe Q8_0 batch 16 at 120
-// tok/s against 145-155, interleaved runs.)
+// fn(e, begin, m, c0, c1) for ranges [c0, c1) of the output columns of the
+// chosen experts e (those with slots, [begin, begin + m)), claimed guided
+// (ThreadCtx::claim_range) over the chosen experts' columns end to end,
+// never across an expert, so the threads finish within a column tile of
+// each other whatever the routing or a core the host slows. (A static half
+// of every expert's columns per thread left one thread waiting at the
+// closing barrier on most layers at batch 1: the wait outlasted the spin,
+// and the sleep and wake-up delayed the ops after it.)
+// REQUIRES: thread 0 reset the claims before a barrier preceding the call.
 template <class Fn>
-void for_each_expert_share(const cpu::ThreadCtx& ctx, const std::vector<int32_t>& offsets,
-                           const cpu::WeightMatrix& w, Fn&& fn) {
+void for_each_claimed_expert_range(cpu::ThreadCtx& ctx, const std::vector<int32_t>& offsets,
+                                   const cpu::WeightMatrix& w, Fn&& fn) {
   const auto num_experts = static_cast<int32_t>(offsets.size()) - 1;
-  const auto [c0, c1] = ctx.split(w.rows, cpu::matmul_column_tile(w.type));
-  if (c0 == c1) return;
-  for (int32_t e = 0; e < num_experts; ++e) {
-    const int32_t begin = offsets[static_cast<size_t>(e)], m = offsets[static_cast<size_t>(e) + 1] - begin;
-    if (m > 0) fn(e, begin, m, c0, c1);  // never touch an unchosen expert's weights
+  const auto slots = [&](int32_t e) { return offsets[static_cast<size_t>(e) + 1] - offsets[static_cast<size_t>(e)]; };
+  int64_t chosen = 0;
+  for (int32_t e = 0; e < num_experts; ++e) chosen += slots(e) > 0 ? 1 : 0;
+  const int64_t cols = w.rows;
+  const auto cap = [&](int64_t at) { return (at / cols + 1) * cols; };
+  for (;;) {
+    const auto [c0, c1] = ctx.claim_range(chosen * cols, cpu::matmul_column_tile(w.type), cap);
+    if (c0 == c1) return;
+    int64_t k = c0 / cols;  // the k-th chosen expert: never touch an unchosen one's weights
+    int32_t e = 0;
+    while (slots(e) == 0 || k-- > 0) ++e;
+    const int64_t base = c0 / cols * cols;
+    fn(e, offsets[static_cast<size_t>(e)], slots(e), c0 - base, c1 - base);
   }
 }
 
@@ -65,6 +77,7 @@ MoeFfn::MoeFfn(const ModelHParams& hp, int64_t max_rows)
 
 void MoeFfn::route(cpu::ThreadCtx& ctx, const MoeWeights& w, const float* xn, int64_t rows) {
   const int64_t width = num_experts_ + 1;
+  if (ctx.ith() == 0) ctx.reset_claims();  // run_experts claims after the barriers below
   const GgmlType gate_type = w.gate[0].type, up_type = w.up[0].type;
   const bool shared_gate = w.has_shared && w.shared_gated;
   {
@@ -133,7 +146,8 @@ void MoeFfn::run_experts(cpu::ThreadCtx& ctx, const MoeWeights& w, int64_t rows)
   const uint8_t* up_act = same_type ? act_slots_[0].data() : act_slots_[1].data();
   // Gate and up over the same columns, so this thread can bias and activate
   // its share at once.
-  for_each_expert_share(ctx, offsets_, w.gate[0], [&](int32_t e, int32_t begin, int32_t m, int64_t c0, int64_t c1) {
+  for_each_claimed_expert_range(ctx, offsets_, w.gate[0], [&](int32_t e, int32_t begin, int32_t m, int64_t c0,
+                                                               int64_t c1) {
     const auto i = static_cast<size_t>(e);
     cpu::matmul(w.gate[i], act_slots_[0].data() + begin * gate_bytes, m, &gate_[begin * ff_], ff_, c0, c1);
     cpu::matmul(w.up[i], up_act + begin * up_bytes, m, &up_[begin * ff_], ff_, c0, c1);
@@ -144,8 +158,10 @@ void MoeFfn::run_experts(cpu::ThreadCtx& ctx, const MoeWeights& w, int64_t rows)
   const size_t down_bytes = cpu::activation_row_bytes(down_type, ff_);
   const auto [s0, s1] = ctx.split(rows * k_);
   if (s0 < s1) cpu::prepare_activations(down_type, gate_.data(), ff_, ff_, s0, s1, act_down_.data());
+  if (ctx.ith() == 0) ctx.reset_claims();  // the gate and up claims ended with the barrier above
   ctx.barrier();
-  for_each_expert_share(ctx, offsets_, w.down[0], [&](int32_t e, int32_t begin, int32_t m, int64_t c0, int64_t c1) {
+  for_each_claimed_expert_range(ctx, offsets_, w.down[0], [&](int32_t e, int32_t begin, int32_t m, int64_t c0,
+                                                               int64_t c1) {
     cpu::matmul(w.down[static_cast<size_t>(e)], act_down_.data() + begin * down_bytes, m, &down_[begin * embd_],
                 embd_, c0, c1);
     if (w.down_bias == nullptr) return;
