@@ -1,6 +1,7 @@
 // Byte offsets inside one super-block unit of the packed K-quant layouts
 // WeightLayout::kQ4_Kx16, kQ5_Kx16 and kQ6_Kx16 (described in packed_weights.h), shared
-// by the packer (packed_kquant.cc) and the kernels (matmul_kx16_avx512.cc).
+// by the packer (packed_kquant.cc) and the kernels (matmul_kx16_avx512.cc,
+// matmul_kx16_avx2.cc).
 // Constants only, no inline code: per-ISA translation units include it.
 // Threading: constants. Tested by tests/backend/packed_weights_test.cc.
 #pragma once

@@ -108,6 +108,10 @@ void matmul_mxfp4x16(const MatmulTask& task);
 // matmul_fx16_avx2.cc: weights in WeightLayout::kF16x16, kBf16x16
 void matmul_f16x16(const MatmulTask& task);
 void matmul_bf16x16(const MatmulTask& task);
+// matmul_kx16_avx2.cc: weights in WeightLayout::kQ4_Kx16, kQ5_Kx16, kQ6_Kx16
+void matmul_q4_kx16(const MatmulTask& task);
+void matmul_q5_kx16(const MatmulTask& task);
+void matmul_q6_kx16(const MatmulTask& task);
 // matmul_kquant_avx2.cc
 void matmul_q4_k(const MatmulTask& task);
 void matmul_q5_k(const MatmulTask& task);

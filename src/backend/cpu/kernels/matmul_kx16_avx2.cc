@@ -1,0 +1,301 @@
+// AVX2 matmul for the packed K-quant layouts WeightLayout::kQ4_Kx16,
+// kQ5_Kx16 and kQ6_Kx16 (packed_weights.h) against Q8_K activations: the
+// layouts matmul_kx16_avx512.cc reads, run as two halves of 8 rows. Each
+// aligned 64-byte line of a unit holds 4 bytes of each of the 16 rows of a
+// group, so its 32-byte half (rows 8h .. 8h + 7) is, after a mask or shift,
+// the unsigned operand of vpmaddubsw against 4 activation codes broadcast;
+// vpmaddwd against ones then gives one int32 lane per row.
+//   Q4_Kx16 / Q5_Kx16: per chunk of 64 inputs and line j, the low nibbles
+//     (sub-block 2c) and high nibbles (2c + 1), Q5_K's fifth bit merged in
+//     from its qh line; the int16 pairs of four lines are summed before
+//     widening (at most 4 x 2 x 31 x 127 = 31496), each sub-block's dot
+//     times its 8 rows' scales (vpmulld, exact), the mins as vpmaddwd of
+//     (m, m) pairs against the activation's per-16 sums.
+//   Q6_Kx16: per line of the two ql lines and the qh line, the 6-bit codes
+//     (ql nibble and two qh bits) of four groups of 16 inputs; the int16
+//     pairs of two lines are summed before widening (2 x 2 x 63 x 127 =
+//     32004), each group's dot times its scale, and the offset of 32 as
+//     vpmaddwd of the scale pairs times -32 against the per-16 sums.
+// One float step per super-block, as the reference: d_a d * I (- d_a dmin *
+// M). Tiles of up to 4 activation rows x one half group, so at m <= 4 every
+// weight byte is read from memory once for all rows; with more tiles each
+// walk prefetches a share of the next group (next_group_prefetch.h). Outputs
+// outside [n_begin, n_end) are masked off at the store. A row's arithmetic
+// is the same whatever tile it lands in: bit-identical alone or in a batch.
+// Built with -march=x86-64-v3: includes only intrinsics and declarations.
+// Threading: pure functions. Tested by tests/backend/packed_weights_test.cc.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "backend/cpu/kernels/kquant_x16_layout.h"
+#include "backend/cpu/kernels/matmul_kernels.h"
+#include "backend/cpu/kernels/next_group_prefetch.h"
+#include "tensor/block_types.h"
+
+namespace met::cpu::avx2 {
+namespace {
+
+constexpr int kTileRows = 4;
+constexpr int kHalfRows = 8;
+constexpr size_t kActQs = sizeof(float);            // BlockQ8_K::qs
+constexpr size_t kActBsums = sizeof(float) + kQkK;  // BlockQ8_K::bsums
+
+__m256i bcast32(const uint8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return _mm256_set1_epi32(v);
+}
+
+__m256i load_half(const uint8_t* line, int h) {
+  return _mm256_load_si256(reinterpret_cast<const __m256i*>(line + 32 * h));
+}
+
+// The 8 bytes of half h of a 16-row byte table, widened to int32 lanes.
+__m256i widen8(const uint8_t* table16, int h) {
+  return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(table16 + kHalfRows * h)));
+}
+
+// The 8 fp16 of half h of a 16-row fp16 table, as floats.
+__m256 half_ph8(const uint8_t* table16, int h) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table16 + 2 * kHalfRows * h)));
+}
+
+float load_f32(const uint8_t* p) {
+  float v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+// Where a Q4_Kx16 or Q5_Kx16 unit keeps its fields (kquant_x16_layout.h);
+// kQh = 0: no fifth bit.
+struct Q4_KFields {
+  static constexpr size_t kCodes = kx16::kQ4_KCodes, kQh = 0, kScales = kx16::kQ4_KScales;
+  static constexpr size_t kMins = kx16::kQ4_KMins, kD = kx16::kQ4_KD, kDmin = kx16::kQ4_KDmin;
+  static constexpr size_t kUnitBytes = kx16::kQ4_KUnitBytes;
+};
+struct Q5_KFields {
+  static constexpr size_t kCodes = kx16::kQ5_KCodes, kQh = kx16::kQ5_KQh, kScales = kx16::kQ5_KScales;
+  static constexpr size_t kMins = kx16::kQ5_KMins, kD = kx16::kQ5_KD, kDmin = kx16::kQ5_KDmin;
+  static constexpr size_t kUnitBytes = kx16::kQ5_KUnitBytes;
+};
+
+// Lines 8c + j0 .. 8c + j0 + 3 of half h: the int32 dots of sub-blocks 2c
+// (low nibbles) and 2c + 1 (high) for each activation row, added to lo, hi.
+// Q5_K's fifth bit of element 64c + l is bit 2c of qh[l] (2c + 1 for 64c +
+// 32 + l): qh shifted right by 2c, then its bits 0 and 1 to bit 4.
+template <class F, int R>
+[[gnu::always_inline]] inline void scale_min_lines(const uint8_t* unit, int h, int c, int j0,
+                                                   const uint8_t* const (&a)[R], __m256i (&lo)[R],
+                                                   __m256i (&hi)[R]) {
+  const __m256i low_mask = _mm256_set1_epi8(0x0F);
+  __m256i lo16[R], hi16[R];
+  for (int r = 0; r < R; ++r) lo16[r] = hi16[r] = _mm256_setzero_si256();
+#pragma GCC unroll 4
+  for (int j = j0; j < j0 + 4; ++j) {
+    const __m256i v = load_half(unit + F::kCodes + kx16::kLine * static_cast<size_t>(8 * c + j), h);
+    __m256i wl = _mm256_and_si256(v, low_mask);
+    __m256i wh = _mm256_and_si256(_mm256_srli_epi16(v, 4), low_mask);
+    if constexpr (F::kQh != 0) {  // Q5_K
+      const __m256i bit4 = _mm256_set1_epi8(0x10);
+      const __m256i qh = _mm256_srl_epi16(load_half(unit + F::kQh + kx16::kLine * static_cast<size_t>(j), h),
+                                          _mm_cvtsi32_si128(2 * c));
+      wl = _mm256_or_si256(wl, _mm256_and_si256(_mm256_slli_epi16(qh, 4), bit4));
+      wh = _mm256_or_si256(wh, _mm256_and_si256(_mm256_slli_epi16(qh, 3), bit4));
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      const uint8_t* qs = a[r] + kActQs + 64 * static_cast<size_t>(c) + 4 * static_cast<size_t>(j);
+      lo16[r] = _mm256_add_epi16(lo16[r], _mm256_maddubs_epi16(wl, bcast32(qs)));
+      hi16[r] = _mm256_add_epi16(hi16[r], _mm256_maddubs_epi16(wh, bcast32(qs + 32)));
+    }
+  }
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (int r = 0; r < R; ++r) {
+    lo[r] = _mm256_add_epi32(lo[r], _mm256_madd_epi16(lo16[r], ones));
+    hi[r] = _mm256_add_epi32(hi[r], _mm256_madd_epi16(hi16[r], ones));
+  }
+}
+
+template <class F>
+struct ScaleMinX16 {
+  static constexpr size_t kUnitBytes = F::kUnitBytes;
+  // acc[r] += row r's terms of half h of the super-block at `unit`.
+  template <int R>
+  static void unit_step(const uint8_t* unit, int h, const uint8_t* const (&a)[R], __m256 (&acc)[R]) {
+    __m256i isum[R], msum[R];
+    for (int r = 0; r < R; ++r) isum[r] = msum[r] = _mm256_setzero_si256();
+    for (int c = 0; c < 4; ++c) {
+      __m256i lo[R], hi[R];
+      for (int r = 0; r < R; ++r) lo[r] = hi[r] = _mm256_setzero_si256();
+      scale_min_lines<F, R>(unit, h, c, 0, a, lo, hi);
+      scale_min_lines<F, R>(unit, h, c, 4, a, lo, hi);
+      const __m256i sc_lo = widen8(unit + F::kScales + 16 * (2 * c), h);
+      const __m256i sc_hi = widen8(unit + F::kScales + 16 * (2 * c + 1), h);
+      const __m256i m_lo = widen8(unit + F::kMins + 16 * (2 * c), h);
+      const __m256i m_hi = widen8(unit + F::kMins + 16 * (2 * c + 1), h);
+      const __m256i mins_lo = _mm256_or_si256(m_lo, _mm256_slli_epi32(m_lo, 16));  // (m, m) int16 pairs
+      const __m256i mins_hi = _mm256_or_si256(m_hi, _mm256_slli_epi32(m_hi, 16));
+      for (int r = 0; r < R; ++r) {
+        isum[r] = _mm256_add_epi32(isum[r], _mm256_add_epi32(_mm256_mullo_epi32(lo[r], sc_lo),
+                                                             _mm256_mullo_epi32(hi[r], sc_hi)));
+        const uint8_t* bsums = a[r] + kActBsums + 8 * static_cast<size_t>(c);  // sums 4c .. 4c + 3
+        msum[r] = _mm256_add_epi32(msum[r], _mm256_add_epi32(_mm256_madd_epi16(mins_lo, bcast32(bsums)),
+                                                             _mm256_madd_epi16(mins_hi, bcast32(bsums + 4))));
+      }
+    }
+    const __m256 d = half_ph8(unit + F::kD, h), dmin = half_ph8(unit + F::kDmin, h);
+    for (int r = 0; r < R; ++r) {
+      const __m256 da = _mm256_set1_ps(load_f32(a[r]));
+      acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r]), _mm256_mul_ps(d, da), acc[r]);
+      acc[r] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum[r]), _mm256_mul_ps(dmin, da), acc[r]);
+    }
+  }
+};
+
+// The operands of line jj of half h of groups (hs, q, k), k < 4, of a
+// Q6_Kx16 unit: inputs 128 hs + 32k + 16q + 4jj .. +3, 6-bit codes (k = 0,
+// 2: the low and high nibbles of the first ql line with qh bits 0-1 and
+// 4-5; k = 1, 3: of the second ql line with qh bits 2-3 and 6-7), from one
+// load of each line.
+[[gnu::always_inline]] inline void q6_k_operands(const uint8_t* unit, int h, int hs, int q, int jj, __m256i (&w)[4]) {
+  const __m256i low_mask = _mm256_set1_epi8(0x0F), high_mask = _mm256_set1_epi8(0x30);
+  const size_t line = static_cast<size_t>(4 * q + jj);
+  const __m256i a = load_half(unit + kx16::kQ6_KQl + kx16::kLine * (16 * static_cast<size_t>(hs) + line), h);
+  const __m256i b = load_half(unit + kx16::kQ6_KQl + kx16::kLine * (16 * static_cast<size_t>(hs) + 8 + line), h);
+  const __m256i qh = load_half(unit + kx16::kQ6_KQh + kx16::kLine * (8 * static_cast<size_t>(hs) + line), h);
+  // qh bits 2k, 2k + 1 to bits 4, 5.
+  w[0] = _mm256_or_si256(_mm256_and_si256(a, low_mask), _mm256_and_si256(_mm256_slli_epi16(qh, 4), high_mask));
+  w[1] = _mm256_or_si256(_mm256_and_si256(b, low_mask), _mm256_and_si256(_mm256_slli_epi16(qh, 2), high_mask));
+  w[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), low_mask), _mm256_and_si256(qh, high_mask));
+  w[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b, 4), low_mask),
+                         _mm256_and_si256(_mm256_srli_epi16(qh, 2), high_mask));
+}
+
+struct Q6_Kx16 {
+  static constexpr size_t kUnitBytes = kx16::kQ6_KUnitBytes;
+  template <int R>
+  static void unit_step(const uint8_t* unit, int h, const uint8_t* const (&a)[R], __m256 (&acc)[R]) {
+    __m256i isum[R];
+    for (int r = 0; r < R; ++r) isum[r] = _mm256_setzero_si256();
+    for (int hs = 0; hs < 2; ++hs) {
+      __m256i pairs[4];  // scales of groups 8hs + 2k (q = 0) and 8hs + 2k + 1 (q = 1) as int16 pairs
+      for (int k = 0; k < 4; ++k) {
+        const uint8_t* p = unit + kx16::kQ6_KScales + 32 * static_cast<size_t>(4 * hs + k) + 16 * h;
+        pairs[k] = _mm256_cvtepi8_epi16(_mm_load_si128(reinterpret_cast<const __m128i*>(p)));
+        const __m256i offset = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_slli_epi16(pairs[k], 5));
+        for (int r = 0; r < R; ++r) {
+          const uint8_t* bsums = a[r] + kActBsums + 4 * static_cast<size_t>(4 * hs + k);
+          isum[r] = _mm256_add_epi32(isum[r], _mm256_madd_epi16(offset, bcast32(bsums)));
+        }
+      }
+      for (int q = 0; q < 2; ++q) q6_k_groups<R>(unit, h, hs, q, pairs, a, isum);
+    }
+    const __m256 d = half_ph8(unit + kx16::kQ6_KD, h);
+    for (int r = 0; r < R; ++r) {
+      const __m256 da = _mm256_set1_ps(load_f32(a[r]));
+      acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r]), _mm256_mul_ps(d, da), acc[r]);
+    }
+  }
+
+  // isum += the dots of groups 8hs + 2k + q, k < 4 (inputs 128hs + 32k + 16q
+  // .. +15) times their scales, per activation row; each line's operands
+  // are decoded once for all four groups.
+  template <int R>
+  [[gnu::always_inline]] static void q6_k_groups(const uint8_t* unit, int h, int hs, int q,
+                                                 const __m256i (&pairs)[4], const uint8_t* const (&a)[R],
+                                                 __m256i (&isum)[R]) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i dot[R][4];
+    for (int r = 0; r < R; ++r) {
+      for (int k = 0; k < 4; ++k) dot[r][k] = _mm256_setzero_si256();
+    }
+    for (int j0 = 0; j0 < 4; j0 += 2) {
+      __m256i w0[4], w1[4];
+      q6_k_operands(unit, h, hs, q, j0, w0);
+      q6_k_operands(unit, h, hs, q, j0 + 1, w1);
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        const uint8_t* qs = a[r] + kActQs + 128 * static_cast<size_t>(hs) + 16 * static_cast<size_t>(q) +
+                            4 * static_cast<size_t>(j0);
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; ++k) {
+          const __m256i pair16 = _mm256_add_epi16(_mm256_maddubs_epi16(w0[k], bcast32(qs + 32 * k)),
+                                                  _mm256_maddubs_epi16(w1[k], bcast32(qs + 32 * k + 4)));
+          dot[r][k] = _mm256_add_epi32(dot[r][k], _mm256_madd_epi16(pair16, ones));
+        }
+      }
+    }
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+      const __m256i scale = q == 0 ? _mm256_srai_epi32(_mm256_slli_epi32(pairs[k], 16), 16)
+                                   : _mm256_srai_epi32(pairs[k], 16);
+      for (int r = 0; r < R; ++r) isum[r] = _mm256_add_epi32(isum[r], _mm256_mullo_epi32(dot[r][k], scale));
+    }
+  }
+};
+
+// y rows [i0, i0 + R), outputs n0 .. n0 + 7 where `store_mask` is set, from
+// half h of the group at `group`.
+template <class L, int R>
+void kx16_half_tile(const MatmulTask& t, int64_t i0, const uint8_t* group, int h, int64_t n0,
+                    __m256i store_mask) {
+  const int64_t num_blocks = t.cols / kQkK;
+  const uint8_t* a[R];
+  for (int r = 0; r < R; ++r) a[r] = t.act + static_cast<size_t>(i0 + r) * t.act_row_bytes;
+  __m256 acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
+  // Walks: every row tile of both halves (at m = 1 too: the second half's
+  // walk computes from cache while the first's prefetches would idle).
+  const int64_t tiles = (t.m + kTileRows - 1) / kTileRows;
+  const NextGroupShare share = next_group_share(2 * tiles, h * tiles + i0 / kTileRows, group, t.weight_row_bytes,
+                                                (n0 / kx16::kRows + 1) * kx16::kRows < t.n_end);
+  const uint8_t* unit = group;
+  for (int64_t b = 0; b < num_blocks; ++b, unit += L::kUnitBytes) {
+    prefetch_share(share, b, static_cast<size_t>(unit - group), L::kUnitBytes);
+    L::template unit_step<R>(unit, h, a, acc);
+    for (int r = 0; r < R; ++r) a[r] += sizeof(BlockQ8_K);
+  }
+  for (int r = 0; r < R; ++r) _mm256_maskstore_ps(t.y + (i0 + r) * t.y_stride + n0, store_mask, acc[r]);
+}
+
+using HalfTileFn = void (*)(const MatmulTask&, int64_t, const uint8_t*, int, int64_t, __m256i);
+
+template <class L>
+constexpr HalfTileFn kHalfTiles[kTileRows] = {kx16_half_tile<L, 1>, kx16_half_tile<L, 2>, kx16_half_tile<L, 3>,
+                                              kx16_half_tile<L, 4>};
+
+// Every half group overlapping [n_begin, n_end), front to back; per half,
+// row tiles of up to kTileRows activation rows.
+template <class L>
+void run_kx16_halves(const MatmulTask& t) {
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  for (int64_t g = t.n_begin / kx16::kRows; g * kx16::kRows < t.n_end; ++g) {
+    const uint8_t* group = t.weights + static_cast<size_t>(g) * t.weight_row_bytes;
+    for (int h = 0; h < 2; ++h) {
+      const int64_t n0 = g * kx16::kRows + h * kHalfRows;
+      // (No std::min/max: an inline template instantiated here would be
+      // built for AVX2 flags and could be the copy the linker keeps.)
+      const int64_t lo = t.n_begin > n0 ? t.n_begin - n0 : 0;
+      const int64_t hi = t.n_end < n0 + kHalfRows ? t.n_end - n0 : kHalfRows;
+      if (lo >= hi) continue;
+      const __m256i store_mask =
+          _mm256_and_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(hi)), lane),
+                           _mm256_cmpgt_epi32(lane, _mm256_set1_epi32(static_cast<int>(lo) - 1)));
+      for (int64_t i0 = 0; i0 < t.m; i0 += kTileRows) {
+        const int64_t rows = t.m - i0 < kTileRows ? t.m - i0 : kTileRows;
+        kHalfTiles<L>[rows - 1](t, i0, group, h, n0, store_mask);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void matmul_q4_kx16(const MatmulTask& t) { run_kx16_halves<ScaleMinX16<Q4_KFields>>(t); }
+
+void matmul_q5_kx16(const MatmulTask& t) { run_kx16_halves<ScaleMinX16<Q5_KFields>>(t); }
+
+void matmul_q6_kx16(const MatmulTask& t) { run_kx16_halves<Q6_Kx16>(t); }
+
+}  // namespace met::cpu::avx2
