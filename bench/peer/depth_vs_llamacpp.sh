@@ -15,9 +15,10 @@
 #   llama   `llama-bench -m FILE -t T -p 512 -n G -d DEPTHS -r 1 -o json`: each test after its own
 #           prefill of DEPTH tokens; pp512 is taken at depth 0.
 #   llama16 `llama-batched-bench -m FILE -t T -c C -npp 1 -ntg G -npl 16` for depth 0 and, for each
-#           other depth, `-npp DEPTH -ntg G -npl 16 -pps`: the prompt is prefilled once and shared by
-#           the 16 sequences (-pps; 16 distinct prompts of 4,032 took minutes per file), so their
-#           attention reads one copy of the prefix where met's reads 16: an advantage to llama.cpp.
+#           other depth, `-npp DEPTH -ntg G -npl 16 -pps`: the prompt is prefilled once (-pps; 16
+#           prefills of 4,032 would take minutes per file) and its KV copied to each sequence (its
+#           n_kv is 16 x (DEPTH + G): 65,536 at 4,032), so each of the 16 reads a context of its own,
+#           as met's do.
 # --llama-omp-passive runs the llama.cpp tools with OMP_WAIT_POLICY=passive (see moe_vs_llamacpp.sh).
 # The depth must leave room for G decode steps in the model's context (4,032 + 64 = 4,096 for the
 # medium presets). The raw outputs are kept in --log-dir (default: a new temporary folder); the host
