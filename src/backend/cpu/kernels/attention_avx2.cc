@@ -223,17 +223,6 @@ void softmax_pass(const ChunkJob& job, int32_t g0) {
   }
 }
 
-// The K and V rows of the next chunk's token t, into L2.
-[[gnu::always_inline]] inline void prefetch_next_token(const ChunkJob& job, int32_t t) {
-  const uint8_t* k = next_chunk_row(job, t, job.k_offset);
-  if (k == nullptr) return;
-  const uint8_t* v = k + (job.v_offset - job.k_offset);
-  for (int64_t b = 0; b < job.row_bytes; b += 64) {
-    _mm_prefetch(k + b, _MM_HINT_T1);
-    _mm_prefetch(v + b, _MM_HINT_T1);
-  }
-}
-
 // acc of queries [i0, i0 + QT) over vectors [v0, v0 + NV) of the head row,
 // in registers (every loop over q and v is unrolled). `prefetch_next`: token
 // t's step also prefetches the next chunk's token t (next_chunk_row).

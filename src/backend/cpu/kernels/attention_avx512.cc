@@ -128,17 +128,6 @@ struct Prefetch {
   for (int64_t b = 0; b < row_bytes; b += 64) _mm_prefetch(row + b, _MM_HINT_T0);
 }
 
-// The K and V rows of the next chunk's token t, into L2.
-[[gnu::always_inline]] inline void prefetch_next_token(const ChunkJob& job, int32_t t) {
-  const uint8_t* k = next_chunk_row(job, t, job.k_offset);
-  if (k == nullptr) return;
-  const uint8_t* v = k + (job.v_offset - job.k_offset);
-  for (int64_t b = 0; b < job.row_bytes; b += 64) {
-    _mm_prefetch(k + b, _MM_HINT_T1);
-    _mm_prefetch(v + b, _MM_HINT_T1);
-  }
-}
-
 // Scores of the 16 tokens of block rows `k` for query q (slots past the
 // query's limit are computed too: their lanes are dropped by the caller).
 // NV > 0 keeps q in registers; NV == 0 handles any head_dim.

@@ -112,6 +112,19 @@ inline const uint8_t* next_chunk_row(const ChunkJob& job, int32_t t, int64_t off
          (t % kBlockTokens) * job.row_bytes;
 }
 
+// The K and V rows of the next chunk's token t, into L2 (prefetcht1; a
+// compiler builtin, so every tier shares it; always inlined, so no copy
+// built for one ISA serves another).
+[[gnu::always_inline]] inline void prefetch_next_token(const ChunkJob& job, int32_t t) {
+  const uint8_t* k = next_chunk_row(job, t, job.k_offset);
+  if (k == nullptr) return;
+  const uint8_t* v = k + (job.v_offset - job.k_offset);
+  for (int64_t b = 0; b < job.row_bytes; b += 64) {
+    __builtin_prefetch(k + b, 0, 2);
+    __builtin_prefetch(v + b, 0, 2);
+  }
+}
+
 inline const uint8_t* kv_row(const ChunkJob& job, int64_t offset, int32_t t) {
   return job.kv_base + job.blocks[t / kBlockTokens].value() * job.block_bytes + offset +
          (t % kBlockTokens) * job.row_bytes;

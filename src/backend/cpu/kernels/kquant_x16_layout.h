@@ -44,6 +44,19 @@ inline constexpr size_t kQ6_KScales = kQ6_KQh + 16 * kLine;  // 3072
 inline constexpr size_t kQ6_KD = kQ6_KScales + 16 * kRows;  // 3328
 inline constexpr size_t kQ6_KUnitBytes = kQ6_KD + 2 * kRows + 32;  // 3392
 
+// A Q4_Kx16 or Q5_Kx16 unit's fields by name, for the kernels templated on
+// either (kQh = 0: no fifth bit).
+struct Q4_KFields {
+  static constexpr size_t kCodes = kQ4_KCodes, kQh = 0, kScales = kQ4_KScales;
+  static constexpr size_t kMins = kQ4_KMins, kD = kQ4_KD, kDmin = kQ4_KDmin;
+  static constexpr size_t kUnitBytes = kQ4_KUnitBytes;
+};
+struct Q5_KFields {
+  static constexpr size_t kCodes = kQ5_KCodes, kQh = kQ5_KQh, kScales = kQ5_KScales;
+  static constexpr size_t kMins = kQ5_KMins, kD = kQ5_KD, kDmin = kQ5_KDmin;
+  static constexpr size_t kUnitBytes = kQ5_KUnitBytes;
+};
+
 static_assert(kQ4_KUnitBytes % kLine == 0 && kQ5_KUnitBytes % kLine == 0 && kQ6_KUnitBytes % kLine == 0);
 
 }  // namespace met::cpu::kx16

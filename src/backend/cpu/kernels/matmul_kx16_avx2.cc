@@ -28,6 +28,7 @@
 
 #include <cstring>
 
+#include "backend/cpu/kernels/half_groups_avx2.h"
 #include "backend/cpu/kernels/kquant_x16_layout.h"
 #include "backend/cpu/kernels/matmul_kernels.h"
 #include "backend/cpu/kernels/next_group_prefetch.h"
@@ -37,7 +38,7 @@ namespace met::cpu::avx2 {
 namespace {
 
 constexpr int kTileRows = 4;
-constexpr int kHalfRows = 8;
+constexpr int kHalfRows = kHalfGroupRows;
 constexpr size_t kActQs = sizeof(float);            // BlockQ8_K::qs
 constexpr size_t kActBsums = sizeof(float) + kQkK;  // BlockQ8_K::bsums
 
@@ -66,19 +67,6 @@ float load_f32(const uint8_t* p) {
   std::memcpy(&v, p, sizeof(v));
   return v;
 }
-
-// Where a Q4_Kx16 or Q5_Kx16 unit keeps its fields (kquant_x16_layout.h);
-// kQh = 0: no fifth bit.
-struct Q4_KFields {
-  static constexpr size_t kCodes = kx16::kQ4_KCodes, kQh = 0, kScales = kx16::kQ4_KScales;
-  static constexpr size_t kMins = kx16::kQ4_KMins, kD = kx16::kQ4_KD, kDmin = kx16::kQ4_KDmin;
-  static constexpr size_t kUnitBytes = kx16::kQ4_KUnitBytes;
-};
-struct Q5_KFields {
-  static constexpr size_t kCodes = kx16::kQ5_KCodes, kQh = kx16::kQ5_KQh, kScales = kx16::kQ5_KScales;
-  static constexpr size_t kMins = kx16::kQ5_KMins, kD = kx16::kQ5_KD, kDmin = kx16::kQ5_KDmin;
-  static constexpr size_t kUnitBytes = kx16::kQ5_KUnitBytes;
-};
 
 // Lines 8c + j0 .. 8c + j0 + 3 of half h: the int32 dots of sub-blocks 2c
 // (low nibbles) and 2c + 1 (high) for each activation row, added to lo, hi.
@@ -259,42 +247,18 @@ void kx16_half_tile(const MatmulTask& t, int64_t i0, const uint8_t* group, int h
   for (int r = 0; r < R; ++r) _mm256_maskstore_ps(t.y + (i0 + r) * t.y_stride + n0, store_mask, acc[r]);
 }
 
-using HalfTileFn = void (*)(const MatmulTask&, int64_t, const uint8_t*, int, int64_t, __m256i);
-
-template <class L>
-constexpr HalfTileFn kHalfTiles[kTileRows] = {kx16_half_tile<L, 1>, kx16_half_tile<L, 2>, kx16_half_tile<L, 3>,
-                                              kx16_half_tile<L, 4>};
-
-// Every half group overlapping [n_begin, n_end), front to back; per half,
-// row tiles of up to kTileRows activation rows.
 template <class L>
 void run_kx16_halves(const MatmulTask& t) {
-  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  for (int64_t g = t.n_begin / kx16::kRows; g * kx16::kRows < t.n_end; ++g) {
-    const uint8_t* group = t.weights + static_cast<size_t>(g) * t.weight_row_bytes;
-    for (int h = 0; h < 2; ++h) {
-      const int64_t n0 = g * kx16::kRows + h * kHalfRows;
-      // (No std::min/max: an inline template instantiated here would be
-      // built for AVX2 flags and could be the copy the linker keeps.)
-      const int64_t lo = t.n_begin > n0 ? t.n_begin - n0 : 0;
-      const int64_t hi = t.n_end < n0 + kHalfRows ? t.n_end - n0 : kHalfRows;
-      if (lo >= hi) continue;
-      const __m256i store_mask =
-          _mm256_and_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(hi)), lane),
-                           _mm256_cmpgt_epi32(lane, _mm256_set1_epi32(static_cast<int>(lo) - 1)));
-      for (int64_t i0 = 0; i0 < t.m; i0 += kTileRows) {
-        const int64_t rows = t.m - i0 < kTileRows ? t.m - i0 : kTileRows;
-        kHalfTiles<L>[rows - 1](t, i0, group, h, n0, store_mask);
-      }
-    }
-  }
+  static constexpr HalfTileFn kTiles[kTileRows] = {kx16_half_tile<L, 1>, kx16_half_tile<L, 2>,
+                                                   kx16_half_tile<L, 3>, kx16_half_tile<L, 4>};
+  run_half_groups(t, kTiles);
 }
 
 }  // namespace
 
-void matmul_q4_kx16(const MatmulTask& t) { run_kx16_halves<ScaleMinX16<Q4_KFields>>(t); }
+void matmul_q4_kx16(const MatmulTask& t) { run_kx16_halves<ScaleMinX16<kx16::Q4_KFields>>(t); }
 
-void matmul_q5_kx16(const MatmulTask& t) { run_kx16_halves<ScaleMinX16<Q5_KFields>>(t); }
+void matmul_q5_kx16(const MatmulTask& t) { run_kx16_halves<ScaleMinX16<kx16::Q5_KFields>>(t); }
 
 void matmul_q6_kx16(const MatmulTask& t) { run_kx16_halves<Q6_Kx16>(t); }
 

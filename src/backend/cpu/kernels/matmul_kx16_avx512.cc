@@ -62,19 +62,6 @@ void prefetch_ahead(const uint8_t* unit, size_t unit_bytes) {
   }
 }
 
-// Where a Q4_Kx16 or Q5_Kx16 unit keeps its fields (kquant_x16_layout.h);
-// kQh = 0: no fifth bit.
-struct Q4_KFields {
-  static constexpr size_t kCodes = kx16::kQ4_KCodes, kQh = 0, kScales = kx16::kQ4_KScales;
-  static constexpr size_t kMins = kx16::kQ4_KMins, kD = kx16::kQ4_KD, kDmin = kx16::kQ4_KDmin;
-  static constexpr size_t kUnitBytes = kx16::kQ4_KUnitBytes;
-};
-struct Q5_KFields {
-  static constexpr size_t kCodes = kx16::kQ5_KCodes, kQh = kx16::kQ5_KQh, kScales = kx16::kQ5_KScales;
-  static constexpr size_t kMins = kx16::kQ5_KMins, kD = kx16::kQ5_KD, kDmin = kx16::kQ5_KDmin;
-  static constexpr size_t kUnitBytes = kx16::kQ5_KUnitBytes;
-};
-
 // Chunk c (inputs 64c .. 64c + 63) of a Q4_Kx16 or Q5_Kx16 unit for R
 // activation super-blocks `a`: isum += scale-weighted dots, msum += mins x
 // sums. Q5_K's fifth bit of element 64c + l is bit 2c of qh[l] (2c + 1 for
@@ -263,9 +250,9 @@ void run_kx16_groups(const MatmulTask& t) {
 
 }  // namespace
 
-void matmul_q4_kx16(const MatmulTask& t) { run_kx16_groups<ScaleMinX16<Q4_KFields>>(t); }
+void matmul_q4_kx16(const MatmulTask& t) { run_kx16_groups<ScaleMinX16<kx16::Q4_KFields>>(t); }
 
-void matmul_q5_kx16(const MatmulTask& t) { run_kx16_groups<ScaleMinX16<Q5_KFields>>(t); }
+void matmul_q5_kx16(const MatmulTask& t) { run_kx16_groups<ScaleMinX16<kx16::Q5_KFields>>(t); }
 
 void matmul_q6_kx16(const MatmulTask& t) { run_kx16_groups<Q6_Kx16>(t); }
 

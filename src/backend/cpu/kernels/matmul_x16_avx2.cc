@@ -35,6 +35,7 @@
 #include <cstring>
 #include <utility>
 
+#include "backend/cpu/kernels/half_groups_avx2.h"
 #include "backend/cpu/kernels/matmul_kernels.h"
 #include "backend/cpu/kernels/next_group_prefetch.h"
 #include "tensor/block_types.h"
@@ -43,7 +44,7 @@ namespace met::cpu::avx2 {
 namespace {
 
 constexpr int kGroupRows = 16;
-constexpr int kHalfRows = 8;
+constexpr int kHalfRows = kHalfGroupRows;
 constexpr int kMaxRows = 4;
 
 // Where an activation row's blocks and tails are.
@@ -192,8 +193,6 @@ void half_tile(const MatmulTask& t, int64_t i0, const uint8_t* group, int h, int
   for (int r = 0; r < R; ++r) _mm256_maskstore_ps(t.y + (i0 + r) * t.y_stride + n0, store_mask, acc[r]);
 }
 
-using HalfTileFn = void (*)(const MatmulTask&, int64_t, const uint8_t*, int, int64_t, __m256i);
-
 template <class B, int... R>
 constexpr auto make_tiles(std::integer_sequence<int, R...>) {
   struct Tiles {
@@ -202,31 +201,10 @@ constexpr auto make_tiles(std::integer_sequence<int, R...>) {
   return Tiles{{half_tile<B, R + 1>...}};
 }
 
-// Every half group overlapping [n_begin, n_end), front to back; per half,
-// row tiles of up to kMaxRows activation rows.
 template <class B>
 void run_halves(const MatmulTask& t) {
   static constexpr auto kTiles = make_tiles<B>(std::make_integer_sequence<int, kMaxRows>());
-  const size_t group_bytes = t.weight_row_bytes;
-  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  for (int64_t g = t.n_begin / kGroupRows; g * kGroupRows < t.n_end; ++g) {
-    const uint8_t* group = t.weights + static_cast<size_t>(g) * group_bytes;
-    for (int h = 0; h < 2; ++h) {
-      const int64_t n0 = g * kGroupRows + h * kHalfRows;
-      // (No std::min/max: an inline template instantiated here would be
-      // built for AVX2 flags and could be the copy the linker keeps.)
-      const int64_t lo = t.n_begin > n0 ? t.n_begin - n0 : 0;
-      const int64_t hi = t.n_end < n0 + kHalfRows ? t.n_end - n0 : kHalfRows;
-      if (lo >= hi) continue;
-      const __m256i store_mask =
-          _mm256_and_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(hi)), lane),
-                           _mm256_cmpgt_epi32(lane, _mm256_set1_epi32(static_cast<int>(lo) - 1)));
-      for (int64_t i0 = 0; i0 < t.m; i0 += kMaxRows) {
-        const int64_t rows = t.m - i0 < kMaxRows ? t.m - i0 : kMaxRows;
-        kTiles.fns[rows - 1](t, i0, group, h, n0, store_mask);
-      }
-    }
-  }
+  run_half_groups(t, kTiles.fns);
 }
 
 }  // namespace
