@@ -50,9 +50,11 @@ struct StepSeq {
   // device clears the slot first); otherwise the slot holds the state after
   // its first num_cached tokens. Empty for models without recurrent layers.
   std::optional<StateSlotId> state_slot;
-  // A verify step's rows (speculative decoding): the device keeps the state
-  // after each row, not only after the last, so the next step may start from
-  // any of num_cached + 1 … num_cached + num_rows (the accepted drafts).
+  // A verify step's rows (speculative decoding): the device can continue
+  // from the state after each row, not only after the last (the CPU device
+  // logs the rows' inputs and replays an accepted prefix), so the next step
+  // may start from any of num_cached + 1 … num_cached + num_rows (the
+  // accepted drafts).
   // REQUIRES: a state_slot, and num_rows - 1 <= DeviceInfo::state_drafts.
   bool state_checkpoints = false;
   // With an MTP block running (DeviceInfo::mtp_drafts > 1): the block is fed

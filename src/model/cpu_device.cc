@@ -41,6 +41,8 @@ Result<std::optional<cpu::RecurrentState>> make_state(const Model& model, const 
   layout.num_ring_slots = options.limits.max_seqs;
   layout.rollback = options.state_rollback;
   layout.checkpoints = options.state_drafts;
+  layout.log_floats = std::max(count_layers(model, LayerKind::kGatedDelta) > 0 ? GatedDeltaLayer::log_floats(hp) : 0,
+                               count_layers(model, LayerKind::kMamba2) > 0 ? Mamba2Layer::log_floats(hp) : 0);
   MET_ASSIGN_OR_RETURN(cpu::RecurrentState state, cpu::RecurrentState::create(layout));
   return std::optional<cpu::RecurrentState>(std::move(state));
 }
@@ -305,6 +307,7 @@ Status CpuDevice::write_kv_block(BlockId block, std::span<const uint8_t> bytes) 
 
 Status CpuDevice::read_state_slot(StateSlotId slot, int64_t position, std::span<uint8_t> bytes) {
   MET_RETURN_IF_ERROR(check_state_io(slot, bytes.size()));
+  if (state_->replayable(slot, position)) MET_RETURN_IF_ERROR(forward_->materialize_state(slot, position));
   MET_ASSIGN_OR_RETURN(std::span<const uint8_t> held, state_->at(slot, position));
   std::memcpy(bytes.data(), held.data(), bytes.size());
   return ok_status();

@@ -56,8 +56,9 @@ struct CpuDeviceOptions {
   // (versions its slot keeps behind the current one; DeviceInfo::state_rollback).
   int32_t state_rollback = 0;
   // Models with recurrent layers: drafts a sequence may verify in one step
-  // (DeviceInfo::state_drafts): its slot keeps the state after each verify
-  // row. Versions are calloc'ed, so memory is taken only when used.
+  // (DeviceInfo::state_drafts): its slot keeps one more version and logs
+  // each verify row's inputs, to replay an accepted prefix. Versions and
+  // logs are mapped lazily, so memory is taken only when used.
   int32_t state_drafts = 0;
   // LoRA adapter slots (DeviceInfo::num_adapter_slots), each holding an
   // adapter of rank up to forward.max_lora_rank; 0: no adapters run.

@@ -294,6 +294,22 @@ Status ForwardPass::prepare_states(const StepPlan& plan) {
   return ok_status();
 }
 
+Status ForwardPass::materialize_state(StateSlotId slot, int64_t position) {
+  MET_CHECK(state_ != nullptr, "materialize_state: the model keeps no recurrent state");
+  MET_RETURN_IF_ERROR(state_->begin_step(slot, position, position));
+  for (const LayerWeights& l : model_.weights().layers) {
+    if (l.kind != LayerKind::kGatedDelta && l.kind != LayerKind::kMamba2) continue;
+    const int32_t rlayer = kind_index_[static_cast<size_t>(&l - model_.weights().layers.data())];
+    if (state_->needs_sync(slot)) state_->sync_layer(slot, rlayer, 0, state_->layout().conv_floats);
+    if (l.kind == LayerKind::kGatedDelta) {
+      gdn_.replay(l, rlayer, slot, *state_);
+    } else {
+      mamba_.replay(l, rlayer, slot, *state_);
+    }
+  }
+  return ok_status();
+}
+
 void ForwardPass::sync_states(cpu::ThreadCtx& ctx, int32_t rlayer, const StepPlan& plan, int64_t floats) {
   const auto [f0, f1] = ctx.split(floats);
   for (const StepSeq& s : plan.seqs) {

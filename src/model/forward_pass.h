@@ -134,6 +134,12 @@ class ForwardPass {
   // state at a seq's num_cached) means run() must not be called.
   Status prepare_states(const StepPlan& plan);
 
+  // Makes `slot`'s replayable state after `position` tokens (a verify
+  // step's accepted prefix; cpu::RecurrentState::replayable) a version of
+  // its own, for a spill image: each recurrent layer replays the logged
+  // rows on this thread. Only while no step runs.
+  Status materialize_state(StateSlotId slot, int64_t position);
+
   // The adapters of the plan's seqs (`slots[s]`: the adapter slot s held
   // at launch), grouped for the step's trunk layers and head: a seq's rows
   // add its adapter's updates to every matrix it adapts (not the MTP

@@ -14,6 +14,8 @@
 // with `chunked` a sequence's prefill rows (8 or more in a step) run the
 // chunked form instead (faster, equal to float rounding only). Either way the
 // state after the step is the state after the sequence's last row.
+// Verify steps log each row's raw conv input, its convolved q, k, v and its
+// g and beta (log_floats per row; state_replay.h); a later step replays them.
 // Invariants: scratch is sized at construction for max_rows rows and
 // num_threads threads; run() allocates nothing.
 // Threading: run() is called by every thread of one job (it ends with a
@@ -43,12 +45,23 @@ class GatedDeltaLayer {
   // REQUIRES: every seq of `plan` names a state slot of `state`.
   void run(cpu::ThreadCtx& ctx, const LayerWeights& l, int32_t rlayer, const StepPlan& plan, const float* xn,
            cpu::RecurrentState& state, ActivationBuffers& act, float* out);
+  // Replays the rows the step begun on `slot` replays (a zero-row step:
+  // ForwardPass::materialize_state), on one thread.
+  void replay(const LayerWeights& l, int32_t rlayer, StateSlotId slot, cpu::RecurrentState& state);
+  // Floats of a replay log row (RecurrentLayout::log_floats).
+  static int64_t log_floats(const ModelHParams& hp);
 
  private:
   void conv(cpu::ThreadCtx& ctx, const GatedDeltaWeights& w, int32_t rlayer, const StepPlan& plan,
             cpu::RecurrentState& state);
-  void prepare_heads(cpu::ThreadCtx& ctx, const GatedDeltaWeights& w, int64_t rows);
+  void conv_seq(const GatedDeltaWeights& w, int32_t rlayer, const StepSeq& s, int64_t c0, int64_t c1,
+                cpu::RecurrentState& state);
+  void prepare_heads(cpu::ThreadCtx& ctx, const GatedDeltaWeights& w, int32_t rlayer, const StepPlan& plan,
+                     cpu::RecurrentState& state);
+  // A verify seq's rows in [r0, r1) but its last: convolved q, k, v, g, beta to the log.
+  void log_heads(int32_t rlayer, const StepPlan& plan, int64_t r0, int64_t r1, cpu::RecurrentState& state);
   void delta_rule(cpu::ThreadCtx& ctx, int32_t rlayer, const StepPlan& plan, cpu::RecurrentState& state);
+  void delta_head(int32_t rlayer, const StepSeq& s, int32_t h, int thread, cpu::RecurrentState& state);
   void gated_norm(cpu::ThreadCtx& ctx, const GatedDeltaWeights& w, int64_t rows);
 
   int64_t embd_ = 0, conv_dim_ = 0, key_dim_ = 0, value_dim_ = 0;
@@ -60,6 +73,8 @@ class GatedDeltaLayer {
   std::vector<float> qkv_, conv_out_, z_, beta_, gate_, core_;
   std::vector<float> ba_;  // rows × 2 v_heads: ssm_ba·xn (qwen3next only)
   std::vector<cpu::GatedDeltaScratch> scratch_;  // one per thread (chunked only)
+  // Replayed rows' outputs, thrown away: one conv row; head_dim per thread.
+  std::vector<float> replay_conv_, replay_out_;
 };
 
 }  // namespace met

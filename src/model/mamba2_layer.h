@@ -44,12 +44,21 @@ class Mamba2Layer {
   // REQUIRES: every seq of `plan` names a state slot of `state`.
   void run(cpu::ThreadCtx& ctx, const LayerWeights& l, int32_t rlayer, const StepPlan& plan, const float* xn,
            cpu::RecurrentState& state, ActivationBuffers& act, float* out);
+  // Replays the rows the step begun on `slot` replays (a zero-row step:
+  // ForwardPass::materialize_state), on one thread.
+  void replay(const LayerWeights& l, int32_t rlayer, StateSlotId slot, cpu::RecurrentState& state);
+  // Floats of a replay log row (RecurrentLayout::log_floats).
+  static int64_t log_floats(const ModelHParams& hp);
 
  private:
   void conv(cpu::ThreadCtx& ctx, const Mamba2Weights& w, int32_t rlayer, const StepPlan& plan,
             cpu::RecurrentState& state);
+  void conv_seq(const Mamba2Weights& w, int32_t rlayer, const StepSeq& s, int64_t c0, int64_t c1,
+                cpu::RecurrentState& state);
   void scan(cpu::ThreadCtx& ctx, const Mamba2Weights& w, int32_t rlayer, const StepPlan& plan,
             cpu::RecurrentState& state);
+  void scan_head(const Mamba2Weights& w, int32_t rlayer, const StepSeq& s, int32_t h, int thread,
+                 cpu::RecurrentState& state);
   void gated_norm(cpu::ThreadCtx& ctx, const Mamba2Weights& w, int64_t rows);
 
   int64_t embd_ = 0, inner_ = 0, conv_dim_ = 0, proj_dim_ = 0;
@@ -59,6 +68,8 @@ class Mamba2Layer {
   // Rows × proj_dim (ssm_in's output), × conv_dim (x B C after the conv), × d_inner (y).
   std::vector<float> proj_, xbc_, y_;
   std::vector<cpu::SsmScanScratch> scratch_;  // one per thread (chunked only)
+  // Replayed rows' outputs, thrown away: one conv row; head_dim per thread.
+  std::vector<float> replay_conv_, replay_out_;
 };
 
 }  // namespace met

@@ -17,10 +17,11 @@
 // the server turns them on, from prompt lookup (spec/prompt_lookup.h) where it
 // finds a match (it costs nothing), else from the model's own MTP block
 // (one draft: what the step that committed the pending token predicted past
-// it, SpecOptions::mtp), else from a draft model (spec/draft_model.h), capped by the request's max_draft_tokens and, for a
-// sequence with recurrent state, by the checkpoints its slot keeps
-// (DeviceInfo::state_drafts): its verify rows leave the state after each
-// row, so a rejected row's state is never the one the next step runs from.
+// it, SpecOptions::mtp), else from a draft model (spec/draft_model.h),
+// capped by the request's max_draft_tokens and, for a sequence with
+// recurrent state, by the rows its slot can replay (DeviceInfo::state_drafts):
+// the device continues from the state after any verify row, so a rejected
+// row's state is never the one the next step runs from.
 // The draft budget decides how many drafts each sequence gets before the
 // draft model runs, so the draft model only computes drafts that are
 // verified. A verify step runs in the synchronous path: the pipelined lane

@@ -49,7 +49,7 @@ void StepBuilder::add_verify(ActiveSeq& a, size_t idx, int32_t n) {
     plan.inputs.push_back(FeedToken{k == 0 ? a.seq.tokens.back() : a.spec.drafts[at - 1]});
     plan.positions.push_back(a.seq.seq_len + k);
   }
-  // Recurrent state: the step keeps the state after each row, for the
+  // Recurrent state: the device can continue from the state after each row,
   // prefix of the drafts that is accepted.
   builder_.add_seq(begin, n, a.seq.seq_len, a.seq.block_table, a.seq.state_slot, a.seq.state_slot.has_value(),
                    mtp_chain_for(a, n - 1, mtp_drafts_), a.seq.adapter_slot);

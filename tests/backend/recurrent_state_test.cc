@@ -172,55 +172,122 @@ TEST(RecurrentStateRing, CopyAndOverwriteLeaveOneVersionAtTheirPosition) {
   EXPECT_FALSE(s->at(b, 3).ok());
 }
 
-// A verify step of 4 rows from 3 runs in place (no sync) and tags the
-// versions after rows 0-2 as 4, 5 and 6; a step from any of them (an
-// accepted prefix) runs from that exact version and forgets the rest.
-TEST(RecurrentStateCheckpoints, AVerifyStepTagsTheStateAfterEachRowAndAnyOfThemCanBeResumed) {
-  RecurrentLayout layout = small_layout();
-  layout.num_ring_slots = 2;
-  layout.checkpoints = 3;
-  Result<RecurrentState> s = RecurrentState::create(layout);
-  ASSERT_TRUE(s.ok()) << s.status().message();
-  const StateSlotId slot(1);
-  EXPECT_EQ(s->num_versions(slot), 4);
-  EXPECT_EQ(s->num_versions(StateSlotId(2)), 1);
-  for (int64_t p = 0; p < 3; ++p) run_token(*s, slot, p, static_cast<float>(p + 1));
-  float* before = s->conv(slot, 0);  // without a lane ring, plain steps run in place
-  ASSERT_TRUE(s->begin_step(slot, 3, 7, true).ok());
-  EXPECT_FALSE(s->needs_sync(slot));
-  EXPECT_EQ(s->conv(slot, 0), before);
-  for (int64_t p = 4; p < 7; ++p) {
-    float* c = s->checkpoint(slot, 1, p);
-    EXPECT_NE(c, s->conv(slot, 1));
-    c[0] = static_cast<float>(10 * p);  // what the layer leaves after row p - 4
-  }
-  s->conv(slot, 1)[0] = 70.0f;
-  EXPECT_EQ(s->position(slot), 7);
-  for (int64_t p = 4; p <= 7; ++p) {
-    EXPECT_TRUE(s->holds(slot, p)) << p;
-    EXPECT_EQ(reinterpret_cast<const float*>(bytes_at(*s, slot, p).data())[layout.conv_floats + layout.ssm_floats],
-              static_cast<float>(10 * p));
-  }
-  ASSERT_TRUE(s->begin_step(slot, 5, 6).ok());  // two of four rows accepted
-  EXPECT_EQ(s->conv(slot, 1)[0], 50.0f);
-  EXPECT_FALSE(s->holds(slot, 7));
-  EXPECT_FALSE(s->at(slot, 7).ok());
+// A layer of the tests' verify steps: each float f becomes f * 0.5 + token
+// + i, and a verify step logs each row's token but the last (log_floats 1);
+// the rows a step replays go first, saved where the step says.
+void advance(RecurrentState& s, StateSlotId slot, int32_t layer, float token) {
+  float* f = s.conv(slot, layer);
+  const int64_t n = s.layout().conv_floats + s.layout().ssm_floats;
+  for (int64_t i = 0; i < n; ++i) f[i] = f[i] * 0.5f + token + static_cast<float>(i);
 }
 
-TEST(RecurrentStateCheckpoints, AVerifyStepLongerThanTheSlotKeepsIsRefusedAndChangesNothing) {
+void run_rows(RecurrentState& s, StateSlotId slot, int64_t from, const std::vector<float>& tokens, bool verify) {
+  const auto to = from + static_cast<int64_t>(tokens.size());
+  ASSERT_TRUE(s.begin_step(slot, from, to, verify).ok());
+  const int64_t n = s.layout().conv_floats + s.layout().ssm_floats;
+  for (int32_t layer = 0; layer < s.layout().num_layers; ++layer) {
+    if (s.needs_sync(slot)) s.sync_layer(slot, layer, 0, n);
+    for (int32_t r = 0; r < s.replay_rows(slot); ++r) advance(s, slot, layer, s.replay_log(slot, layer)[r]);
+    if (float* save = s.replay_save(slot, layer)) std::copy(s.conv(slot, layer), s.conv(slot, layer) + n, save);
+    for (size_t r = 0; r < tokens.size(); ++r) {
+      if (verify && r + 1 < tokens.size()) s.step_log(slot, layer)[r] = tokens[r];
+      advance(s, slot, layer, tokens[r]);
+    }
+  }
+}
+
+RecurrentLayout verify_layout(int32_t rollback) {
   RecurrentLayout layout = small_layout();
-  layout.num_ring_slots = 1;
+  layout.num_ring_slots = 2;
+  layout.rollback = rollback;
+  layout.checkpoints = 3;
+  layout.log_floats = 1;
+  return layout;
+}
+
+// The state after `tokens`, one plain step each.
+std::vector<uint8_t> straight(const std::vector<float>& tokens) {
+  Result<RecurrentState> s = RecurrentState::create(small_layout());
+  EXPECT_TRUE(s.ok());
+  for (size_t p = 0; p < tokens.size(); ++p) run_rows(*s, StateSlotId(0), static_cast<int64_t>(p), {tokens[p]}, false);
+  return bytes_at(*s, StateSlotId(0), static_cast<int64_t>(tokens.size()));
+}
+
+// A verify step of 4 rows from 3 keeps no state per row: the version at 3
+// stays, 4-6 become replayable and 7 is held; a step from any of 4-6 (an
+// accepted prefix) replays the logged rows first and continues from the
+// exact state, with or without a lane ring.
+TEST(RecurrentStateReplay, AVerifyStepsAcceptedPrefixIsReplayedToTheExactState) {
+  const std::vector<float> prompt = {1, 2, 3}, drafts = {10, 11, 12, 13};
+  for (const int32_t rollback : {0, 2}) {
+    for (int32_t accepted = 1; accepted <= 4; ++accepted) {
+      Result<RecurrentState> s = RecurrentState::create(verify_layout(rollback));
+      ASSERT_TRUE(s.ok()) << s.status().message();
+      const StateSlotId slot(1);
+      EXPECT_EQ(s->num_versions(slot), rollback > 0 ? 3 : 2);
+      for (int64_t p = 0; p < 3; ++p) run_rows(*s, slot, p, {prompt[static_cast<size_t>(p)]}, false);
+      run_rows(*s, slot, 3, drafts, true);
+      EXPECT_EQ(s->position(slot), 7);
+      for (int64_t p = 3; p <= 7; ++p) EXPECT_TRUE(s->holds(slot, p)) << p;
+      for (int64_t p = 4; p < 7; ++p) EXPECT_TRUE(s->replayable(slot, p)) << p;
+      EXPECT_FALSE(s->replayable(slot, 7));
+      EXPECT_FALSE(s->at(slot, 5).ok());  // a spill image needs the device's replay first
+      std::vector<float> want = prompt;
+      want.insert(want.end(), drafts.begin(), drafts.begin() + accepted);
+      want.push_back(20);
+      run_rows(*s, slot, 3 + accepted, {20}, false);
+      EXPECT_EQ(bytes_at(*s, slot, 4 + accepted), straight(want)) << accepted << " accepted, rollback " << rollback;
+      EXPECT_FALSE(s->replayable(slot, 4));  // the range lasts one step
+    }
+  }
+}
+
+// A verify step from a replayable position (the last one's accepted
+// prefix) replays, saves that state as its own start and logs on the other
+// side: its own accepted prefix replays exactly too; from position 0 the
+// replays start from the zero state.
+TEST(RecurrentStateReplay, AVerifyStepFromAReplayedPositionIsReplayedExactlyToo) {
+  Result<RecurrentState> s = RecurrentState::create(verify_layout(0));
+  ASSERT_TRUE(s.ok());
+  const StateSlotId slot(0);
+  run_rows(*s, slot, 0, {1, 2, 3}, true);  // from the zero state
+  run_rows(*s, slot, 1, {4, 5, 6, 7}, true);  // one of three accepted: replays 1, verifies from 1
+  run_rows(*s, slot, 3, {8}, false);  // two of four accepted
+  EXPECT_EQ(bytes_at(*s, slot, 4), straight({1, 4, 5, 8}));
+}
+
+// A spill image of a replayable position: a zero-row step from it makes it
+// a version of its own (what ForwardPass::materialize_state does).
+TEST(RecurrentStateReplay, AZeroRowStepMaterializesAReplayablePosition) {
+  Result<RecurrentState> s = RecurrentState::create(verify_layout(2));
+  ASSERT_TRUE(s.ok());
+  const StateSlotId slot(1);
+  run_rows(*s, slot, 0, {1}, false);
+  run_rows(*s, slot, 1, {2, 3, 4}, true);
+  run_rows(*s, slot, 2, {}, false);
+  EXPECT_EQ(bytes_at(*s, slot, 2), straight({1, 2}));
+  EXPECT_FALSE(s->holds(slot, 3));
+}
+
+TEST(RecurrentStateReplay, AVerifyStepLongerThanTheLogIsRefusedAndChangesNothing) {
+  RecurrentLayout layout = verify_layout(0);
   layout.checkpoints = 2;
   Result<RecurrentState> s = RecurrentState::create(layout);
   ASSERT_TRUE(s.ok());
   const StateSlotId slot(0);
-  run_token(*s, slot, 0, 1.0f);
+  run_rows(*s, slot, 0, {1}, false);
   const Status st = s->begin_step(slot, 1, 5, true);
-  EXPECT_NE(st.message().find("a verify step of 4 rows keeps 3 states"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("a verify step of 4 rows logs 3 rows besides its last; the slot logs 2"),
+            std::string::npos)
+      << st.message();
   EXPECT_EQ(s->position(slot), 1);
+  EXPECT_NE(s->begin_step(StateSlotId(3), 0, 2, true).message().find("the slot logs 0"), std::string::npos);
   EXPECT_TRUE(s->begin_step(slot, 1, 4, true).ok());
   layout.checkpoints = kMaxStateRollback + 1;
   EXPECT_NE(RecurrentState::create(layout).status().message().find("checkpoints"), std::string::npos);
+  layout.checkpoints = 2;
+  layout.log_floats = 0;
+  EXPECT_NE(RecurrentState::create(layout).status().message().find("replay log"), std::string::npos);
 }
 
 TEST(RecurrentStateRing, ARollbackPastTheLimitIsRefused) {

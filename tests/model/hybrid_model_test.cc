@@ -6,7 +6,7 @@
 // several and token by token gives the same logits; a sequence's logits do
 // not depend on the sequences sharing its steps or the thread count; a seq
 // that starts at token 0 starts from a zero state whatever its slot held; a
-// verify step keeps the state after each row, exactly; the MTP block
+// verify step's accepted prefix is replayed exactly; the MTP block
 // predicts as the reference's does and leaves the trunk's logits alone.
 #include <algorithm>
 #include <cmath>
@@ -187,7 +187,7 @@ TEST(HybridModel, AStepRewoundThroughTheRollbackRingIsExact) {
 }
 
 // Speculative decoding's verify step on a gated delta net model.
-TEST(HybridModel, AVerifyStepKeepsTheStateAfterEachRowAndContinuesFromAnyAcceptedPrefix) {
+TEST(HybridModel, AVerifyStepContinuesExactlyFromAnyAcceptedPrefixItReplays) {
   testing::TempDir dir;
   auto m = testing::make_and_load(hybrid_spec(Arch::kQwen35, GgmlType::kF32), dir);
   ASSERT_NE(m, nullptr);

@@ -209,7 +209,7 @@ TEST_P(Mamba2Archs, AStepRewoundThroughTheRollbackRingIsExact) {
   testing::expect_rewound_steps_are_exact(*m, 3);
 }
 
-TEST_P(Mamba2Archs, AVerifyStepKeepsTheStateAfterEachRowAndContinuesFromAnyAcceptedPrefix) {
+TEST_P(Mamba2Archs, AVerifyStepContinuesExactlyFromAnyAcceptedPrefixItReplays) {
   testing::TempDir dir;
   auto m = testing::make_and_load(mamba_spec(GetParam(), GgmlType::kF32), dir);
   ASSERT_NE(m, nullptr);

@@ -205,14 +205,28 @@ void expect_rewound_steps_are_exact(const Model& model, int32_t rollback) {
   EXPECT_NE(too_far.message().find("no state after 13 tokens"), std::string::npos) << too_far.message();
 }
 
+namespace {
+
+// Slot 0's state after `position` tokens, as a spill image reads it.
+std::vector<uint8_t> state_image(Device& dev, int64_t position) {
+  std::vector<uint8_t> bytes(static_cast<size_t>(dev.info().state_slot_bytes));
+  const Status st = dev.read_state_slot(StateSlotId(0), position, bytes);
+  EXPECT_TRUE(st.ok()) << st.message();
+  return bytes;
+}
+
+}  // namespace
+
 void expect_verify_steps_rewind_exactly(const Model& model, int32_t drafts) {
   const auto vocab = static_cast<uint32_t>(model.hparams().vocab_size);
   const std::vector<TokenId> prompt = fixed_prompt(12, vocab);
   std::vector<TokenId> rows;  // the decode row's token, then the drafts
   for (int32_t i = 0; i <= drafts; ++i) rows.push_back(static_cast<TokenId>((29 * i + 3) % vocab));
   const TokenId next = 13;  // what the sequence runs after the accepted prefix
-  // want[j]: logits after rows [0, j], decoded one at a time; after[j]: then `next`.
+  // want[j]: logits after rows [0, j], decoded one at a time; after[j]: then
+  // `next`; image[j]: the state before `next`.
   std::vector<std::vector<float>> want(rows.size()), after(rows.size());
+  std::vector<std::vector<uint8_t>> image(rows.size());
   std::vector<float> got;
   for (size_t j = 0; j < rows.size(); ++j) {
     auto straight = make_test_device(model);
@@ -220,21 +234,37 @@ void expect_verify_steps_rewind_exactly(const Model& model, int32_t drafts) {
     for (size_t i = 0; i <= j; ++i) {
       ASSERT_TRUE(step_logits(*straight, std::span(&rows[i], 1), static_cast<int32_t>(12 + i), want[i]).ok());
     }
+    image[j] = state_image(*straight, static_cast<int64_t>(13 + j));
     ASSERT_TRUE(step_logits(*straight, std::span(&next, 1), static_cast<int32_t>(13 + j), after[j]).ok());
   }
   const size_t v = vocab;
   for (size_t j = 0; j < rows.size(); ++j) {
+    for (const bool spill : {false, true}) {
+      auto dev = make_test_device(model, {.state_drafts = drafts});
+      ASSERT_TRUE(step_logits(*dev, prompt, 0, got).ok());
+      ASSERT_TRUE(step_logits(*dev, rows, 12, got, true).ok());
+      ASSERT_EQ(got.size(), rows.size() * v);
+      for (size_t i = 0; i < rows.size(); ++i) {
+        EXPECT_TRUE(std::equal(want[i].begin(), want[i].end(), got.begin() + static_cast<ptrdiff_t>(i * v)))
+            << "verify row " << i;
+      }
+      // Rows [0, j] accepted: the sequence goes on from 13 + j (after a
+      // spill image of that state, replayed for it, when `spill`).
+      if (spill) EXPECT_EQ(state_image(*dev, static_cast<int64_t>(13 + j)), image[j]) << j + 1 << " accepted";
+      ASSERT_TRUE(step_logits(*dev, std::span(&next, 1), static_cast<int32_t>(13 + j), got).ok());
+      EXPECT_EQ(got, after[j]) << "continued after " << j + 1 << " of " << rows.size() << " rows";
+    }
+  }
+  // A verify step from an accepted prefix, its own prefix accepted in turn:
+  // rows 0 and 1, then rows 2 and 3 of a verify of rows 2.., then `next`.
+  if (drafts >= 3) {
     auto dev = make_test_device(model, {.state_drafts = drafts});
     ASSERT_TRUE(step_logits(*dev, prompt, 0, got).ok());
     ASSERT_TRUE(step_logits(*dev, rows, 12, got, true).ok());
-    ASSERT_EQ(got.size(), rows.size() * v);
-    for (size_t i = 0; i < rows.size(); ++i) {
-      EXPECT_TRUE(std::equal(want[i].begin(), want[i].end(), got.begin() + static_cast<ptrdiff_t>(i * v)))
-          << "verify row " << i;
-    }
-    // Rows [0, j] accepted: the sequence goes on from 13 + j.
-    ASSERT_TRUE(step_logits(*dev, std::span(&next, 1), static_cast<int32_t>(13 + j), got).ok());
-    EXPECT_EQ(got, after[j]) << "continued after " << j + 1 << " of " << rows.size() << " rows";
+    ASSERT_TRUE(step_logits(*dev, std::span(rows).subspan(2), 14, got, true).ok());
+    EXPECT_TRUE(std::equal(want[2].begin(), want[2].end(), got.begin())) << "a verify step after a replay";
+    ASSERT_TRUE(step_logits(*dev, std::span(&next, 1), 16, got).ok());
+    EXPECT_EQ(got, after[3]) << "continued after a verify step from a replayed prefix";
   }
   auto dev = make_test_device(model, {.state_drafts = drafts});
   rows.push_back(5);

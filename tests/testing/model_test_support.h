@@ -94,9 +94,11 @@ void expect_rewound_steps_are_exact(const Model& model, int32_t rollback);
 // verify step of drafts + 1 rows (StepSeq::state_checkpoints) gives at each
 // row, bit for bit, the logits of decoding those tokens one step at a time,
 // and a sequence continued after any accepted prefix of them (a step from
-// each position it covers) gives the logits of a device that decoded only
-// that prefix; a verify step with one draft more is refused, naming the
-// limit.
+// each position it covers, replaying the logged rows) gives the logits of a
+// device that decoded only that prefix, as does its spill image that
+// device's state, and a verify step from such a prefix (drafts >= 3) is
+// itself exact after its own accepted prefix; a verify step with one draft
+// more is refused, naming the limit.
 void expect_verify_steps_rewind_exactly(const Model& model, int32_t drafts);
 
 // max |ref - got| / max |ref|.

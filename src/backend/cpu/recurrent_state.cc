@@ -28,14 +28,26 @@ Status check_layout(const RecurrentLayout& layout) {
     return invalid_argument("recurrent state: {} checkpoints per verify step is outside [0, {}]", layout.checkpoints,
                             kMaxStateRollback);
   }
+  if (layout.checkpoints > 0 && layout.log_floats < 1) {
+    return invalid_argument("recurrent state: verify steps of {} drafts need a replay log ({} floats a row)",
+                            layout.checkpoints, layout.log_floats);
+  }
   if (layout.num_ring_slots < 0 || layout.num_ring_slots > layout.num_slots) {
     return invalid_argument("recurrent state: {} ring slots of {} slots", layout.num_ring_slots, layout.num_slots);
   }
   return ok_status();
 }
 
-// Versions a ring slot keeps besides its current one.
-int64_t ring_extra(const RecurrentLayout& layout) { return std::max(layout.rollback, layout.checkpoints); }
+// Versions a ring slot keeps besides its current one (a verify step keeps
+// the one it started from).
+int64_t ring_extra(const RecurrentLayout& layout) {
+  return std::max<int64_t>(layout.rollback, layout.checkpoints > 0 ? 1 : 0);
+}
+
+// Floats of one ring slot's two replay logs.
+int64_t log_floats_per_slot(const RecurrentLayout& layout) {
+  return 2 * int64_t{layout.checkpoints} * layout.num_layers * layout.log_floats;
+}
 
 }  // namespace
 
@@ -58,7 +70,14 @@ Result<RecurrentState> RecurrentState::create(const RecurrentLayout& layout) {
   s.current_.assign(static_cast<size_t>(layout.num_slots), 0);
   s.source_.assign(static_cast<size_t>(layout.num_slots), -1);
   s.tags_.assign(static_cast<size_t>(versions), -1);
-  s.touched_.assign(static_cast<size_t>(versions), 0);
+  s.replay_.assign(static_cast<size_t>(layout.num_slots), Replay{});
+  const int64_t log_floats = log_floats_per_slot(layout) * layout.num_ring_slots;
+  if (log_floats > limit) return invalid_argument("recurrent state: a replay log of {} floats", log_floats);
+  if (log_floats > 0) {
+    Result<HugePageMemory> logs = HugePageMemory::map(static_cast<size_t>(log_floats) * sizeof(float));
+    if (!logs.ok()) return logs.status().with_prefix("recurrent state: replay log");
+    s.logs_ = std::move(logs).value();
+  }
   return s;
 }
 
@@ -94,17 +113,19 @@ float* RecurrentState::layer_base(StateSlotId slot, int32_t layer) const {
 bool RecurrentState::holds(StateSlotId slot, int64_t from) const {
   const int32_t n = num_versions(slot);
   const int64_t* tags = &tags_[static_cast<size_t>(first_version(slot))];
-  return from == 0 || std::find(tags, tags + n, from) != tags + n;
+  return from == 0 || std::find(tags, tags + n, from) != tags + n || replayable(slot, from);
 }
 
-Status RecurrentState::begin_step(StateSlotId slot, int64_t from, int64_t to, bool checkpoints) {
+bool RecurrentState::replayable(StateSlotId slot, int64_t position) const {
+  check_slot(slot);
+  const Replay& r = replay_[static_cast<size_t>(slot.value())];
+  return r.from < position && position < r.to;
+}
+
+Status RecurrentState::refusal(StateSlotId slot, int64_t from, int64_t to, bool checkpoints, int32_t src) const {
   const int32_t n = num_versions(slot);
-  int64_t* tags = &tags_[static_cast<size_t>(first_version(slot))];
-  int32_t& cur = current_[static_cast<size_t>(slot.value())];
-  int32_t& src = source_[static_cast<size_t>(slot.value())];
-  src = from == 0 ? -1 : static_cast<int32_t>(std::find(tags, tags + n, from) - tags);
+  const int64_t* tags = &tags_[static_cast<size_t>(first_version(slot))];
   if (src == n) {
-    src = -1;
     std::string held;
     for (int32_t v = 0; v < n; ++v) {
       if (tags[v] >= 0) held += fmt::format("{}{}", held.empty() ? "" : ", ", tags[v]);
@@ -112,60 +133,102 @@ Status RecurrentState::begin_step(StateSlotId slot, int64_t from, int64_t to, bo
     return out_of_range("state slot {}: no state after {} tokens to run from (it holds {})", slot.value(), from,
                         held.empty() ? "none" : held);
   }
-  if (checkpoints && to - from - 1 > n - 1) {
-    src = -1;
-    return out_of_range("state slot {}: a verify step of {} rows keeps {} states besides its last; the slot keeps {}",
-                        slot.value(), to - from, to - from - 1, n - 1);
+  const bool ring = slot.value() < layout_.num_ring_slots;
+  if (checkpoints && (!ring || to - from - 1 > layout_.checkpoints)) {
+    return out_of_range("state slot {}: a verify step of {} rows logs {} rows besides its last; the slot logs {}",
+                        slot.value(), to - from, to - from - 1, ring ? layout_.checkpoints : 0);
   }
-  for (int32_t v = 0; v < n; ++v) {
-    if (tags[v] > from) tags[v] = -1;  // a branch the sequence was rewound from
-  }
-  cur = src >= 0 ? src : cur;
-  // The lane's ring keeps the version at `from` to rewind to: the step
-  // writes a free or the oldest other one. A verify step runs in place.
-  if (!checkpoints && slot.value() < layout_.num_ring_slots && layout_.rollback > 0) {
-    cur = src == 0 ? 1 : 0;
-    for (int32_t v = 0; v < n; ++v) {
-      if (v != src && tags[v] < tags[cur]) cur = v;
-    }
-  }
-  if (src < 0) std::memset(version_base(slot, cur), 0, static_cast<size_t>(slot_bytes()));
-  if (src == cur) src = -1;  // in place
-  tags[cur] = to;
-  touched_[static_cast<size_t>(first_version(slot) + cur)] = 1;
-  if (checkpoints) tag_checkpoints(slot, from, to);
   return ok_status();
 }
 
-void RecurrentState::tag_checkpoints(StateSlotId slot, int64_t from, int64_t to) {
-  const int32_t n = num_versions(slot);
-  int64_t* tags = &tags_[static_cast<size_t>(first_version(slot))];
-  uint8_t* touched = &touched_[static_cast<size_t>(first_version(slot))];
+int32_t RecurrentState::written_version(StateSlotId slot, int32_t src, bool checkpoints) const {
   const int32_t cur = current_[static_cast<size_t>(slot.value())];
-  // Versions written before first (their pages are the process's already:
-  // a first write takes a page fault per page, as long as the step), then
-  // the oldest.
-  auto before = [&](int32_t a, int32_t b) {
-    return touched[a] != touched[b] ? touched[a] > touched[b] : tags[a] < tags[b];
-  };
-  for (int64_t p = from + 1; p < to; ++p) {
-    int32_t pick = -1;
-    for (int32_t v = 0; v < n; ++v) {
-      if (v != cur && tags[v] <= from && (pick < 0 || before(v, pick))) pick = v;
-    }
-    tags[pick] = p;  // past `from`: the next pick takes another
-    touched[pick] = 1;
+  // The lane's ring keeps the version at `from` to rewind to, and a verify
+  // step the one its replays start from: the step writes a free or the
+  // oldest other one.
+  if ((!checkpoints && layout_.rollback == 0) || slot.value() >= layout_.num_ring_slots) return src >= 0 ? src : cur;
+  const int64_t* tags = &tags_[static_cast<size_t>(first_version(slot))];
+  int32_t pick = src == 0 ? 1 : 0;
+  for (int32_t v = 0; v < num_versions(slot); ++v) {
+    if (v != src && tags[v] < tags[pick]) pick = v;
   }
+  return pick;
 }
 
-float* RecurrentState::checkpoint(StateSlotId slot, int32_t layer, int64_t position) {
+Status RecurrentState::begin_step(StateSlotId slot, int64_t from, int64_t to, bool checkpoints) {
   const int32_t n = num_versions(slot);
-  const int64_t* tags = &tags_[static_cast<size_t>(first_version(slot))];
-  const auto v = static_cast<int32_t>(std::find(tags, tags + n, position) - tags);
-  MET_CHECK(v < n && position > 0, "state slot {}: no checkpoint after {} tokens", slot.value(), position);
+  int64_t* tags = &tags_[static_cast<size_t>(first_version(slot))];
+  int32_t& cur = current_[static_cast<size_t>(slot.value())];
+  int32_t& src = source_[static_cast<size_t>(slot.value())];
+  Replay& replay = replay_[static_cast<size_t>(slot.value())];
+  const int32_t held = static_cast<int32_t>(std::find(tags, tags + n, from) - tags);
+  const bool replays = from != 0 && held == n && replayable(slot, from);
+  src = from == 0 ? -1 : replays ? replay.base : held;
+  if (Status refused = refusal(slot, from, to, checkpoints, src); !refused.ok()) {
+    src = -1;
+    return refused;
+  }
+  replay.rows = replays ? static_cast<int32_t>(from - replay.from) : 0;
+  replay.read_side = replay.log_side;
+  for (int32_t v = 0; v < n; ++v) {
+    if (tags[v] > from) tags[v] = -1;  // a branch the sequence was rewound from
+  }
+  cur = written_version(slot, src, checkpoints);
+  if (src < 0) std::memset(version_base(slot, cur), 0, static_cast<size_t>(slot_bytes()));
+  // A verify step from a replayed position starts a range at `from`, which
+  // no version holds: its layers save the replayed state into the version
+  // they read (it held the old range's start) or, from the zero state,
+  // another one.
+  replay.save = checkpoints && replays ? (src >= 0 ? src : (cur == 0 ? 1 : 0)) : -1;
+  if (replay.save >= 0) tags[replay.save] = from;
+  if (checkpoints) {
+    replay.base = replays ? replay.save : src;  // -1: the zero state
+    replay.from = from;
+    replay.to = to;
+    replay.log_side = replay.rows > 0 ? 1 - replay.read_side : replay.log_side;
+  } else {
+    replay.from = replay.to = -1;
+  }
+  if (src == cur) src = -1;  // in place
+  tags[cur] = to;
+  return ok_status();
+}
+
+int32_t RecurrentState::replay_rows(StateSlotId slot) const {
+  check_slot(slot);
+  return replay_[static_cast<size_t>(slot.value())].rows;
+}
+
+float* RecurrentState::log_base(StateSlotId slot, int32_t side, int32_t layer) const {
+  MET_CHECK(slot.value() >= 0 && slot.value() < layout_.num_ring_slots && layout_.checkpoints > 0,
+            "state slot {} keeps no replay log", slot.value());
   MET_CHECK(layer >= 0 && layer < layout_.num_layers, "recurrent layer {} outside [0, {})", layer,
             layout_.num_layers);
-  return version_base(slot, v) + layer * (layout_.conv_floats + layout_.ssm_floats);
+  const int64_t per_side = int64_t{layout_.checkpoints} * layout_.num_layers * layout_.log_floats;
+  return reinterpret_cast<float*>(logs_.data()) + (2 * int64_t{slot.value()} + side) * per_side +
+         int64_t{layer} * layout_.checkpoints * layout_.log_floats;
+}
+
+const float* RecurrentState::replay_log(StateSlotId slot, int32_t layer) const {
+  const Replay& r = replay_[static_cast<size_t>(slot.value())];
+  MET_CHECK(r.rows > 0, "state slot {}: the step replays no rows", slot.value());
+  return log_base(slot, r.read_side, layer);
+}
+
+float* RecurrentState::replay_save(StateSlotId slot, int32_t layer) {
+  check_slot(slot);
+  const int32_t save = replay_[static_cast<size_t>(slot.value())].save;
+  if (save < 0) return nullptr;
+  MET_CHECK(layer >= 0 && layer < layout_.num_layers, "recurrent layer {} outside [0, {})", layer,
+            layout_.num_layers);
+  return version_base(slot, save) + layer * (layout_.conv_floats + layout_.ssm_floats);
+}
+
+float* RecurrentState::step_log(StateSlotId slot, int32_t layer) {
+  check_slot(slot);
+  const Replay& r = replay_[static_cast<size_t>(slot.value())];
+  MET_CHECK(r.to >= 0, "state slot {}: no verify step to log", slot.value());
+  return log_base(slot, r.log_side, layer);
 }
 
 bool RecurrentState::needs_sync(StateSlotId slot) const {
@@ -203,6 +266,7 @@ void RecurrentState::keep_only_current(StateSlotId slot, int64_t position) {
   int64_t* tags = &tags_[static_cast<size_t>(first_version(slot))];
   for (int32_t v = 0; v < n; ++v) tags[v] = -1;
   tags[current_[static_cast<size_t>(slot.value())]] = position;
+  replay_[static_cast<size_t>(slot.value())] = Replay{};
 }
 
 void RecurrentState::clear(StateSlotId slot) {
