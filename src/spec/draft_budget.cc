@@ -7,6 +7,11 @@
 namespace met {
 namespace {
 
+// A plain step measured this much slower than the step with its drafts is
+// measured again (above 1: measurements a few percent apart on a device
+// whose rows cost nothing at this batch, a GPU's, are noise).
+constexpr double kInconsistentPlainStep = 1.05;
+
 // The lower median of values[0, n) by `key` (n >= 1): a slow step is noise,
 // a fast one is not. An insertion sort (std::sort over a fixed array trips
 // GCC 12's -Warray-bounds).
@@ -140,6 +145,7 @@ void allocate_drafts(std::span<const DraftOffer> offers, const StepCostModel& co
     for (size_t i = 0; i < offers.size(); ++i) out[i] = offers[i].extra_ns > 0 ? 0 : std::max(offers[i].available, 0);
     return;
   }
+  if (step % kExploreSteps == kExploreSteps / 2 - 1) return;  // none stands: the plain step is measured again
   // The line of the steps this one can become: a device whose rows cost
   // more at small batch than in its large prefill steps is priced as it is
   // at this batch.
@@ -177,6 +183,14 @@ void allocate_drafts(std::span<const DraftOffer> offers, const StepCostModel& co
     tokens += c.worth;
     extra += offers[c.seq].extra_ns;
     ++rows;
+  }
+  // The step without drafts measured slower than the step with them is not
+  // what one device does: a stale or disturbed measurement (a few slow
+  // steps on a shared host) that, with drafts given every step, would never
+  // be measured again. This step runs without drafts to measure it.
+  const int32_t plain = std::max(decode_rows, 1);
+  if (rows > plain && cost.measured_ns(plain, line) > kInconsistentPlainStep * cost.measured_ns(rows, line)) {
+    out.assign(offers.size(), 0);
   }
 }
 

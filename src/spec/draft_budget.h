@@ -23,7 +23,10 @@
 //    alternate steps and none on the others (StepCostModel::known); once
 //    known, every kExploreSteps-th step lets every free proposal stand (not
 //    a draft model's), so a cost judged too dear (slow steps on a shared
-//    host) is measured again.
+//    host) is measured again, and half a period later none stands, so is
+//    the plain step; a plain step measured slower than the step with its
+//    drafts (a stale or disturbed measurement, which drafts given every
+//    step would never correct) makes the step run without drafts.
 // Threading: pure values, no allocation beyond the caller's scratch. Tested
 // by tests/spec/draft_budget_test.cc.
 #pragma once
@@ -142,7 +145,8 @@ struct DraftOffer {
   double extra_ns = 0;  // device time each draft costs beyond its row (a draft model's: DraftCost)
 };
 
-// Once the cost is known, every this many steps every proposal stands.
+// Once the cost is known, every this many steps every proposal stands, and
+// half a period later none does.
 inline constexpr uint64_t kExploreSteps = 64;
 
 // Scratch reused across steps (no allocation once it has held the largest step).

@@ -3,7 +3,7 @@
 // what is accepted and drift back when idle; drafts are all kept while steps
 // are memory-bound, none once the batch is compute-bound, the better
 // sequence is served first, each keeps a prefix, and the drafts given out
-// never grow as the batch grows.
+// never grow as the batch grows; a stale plain-step time is measured again.
 #include "spec/draft_budget.h"
 
 #include <gtest/gtest.h>
@@ -158,6 +158,47 @@ TEST(AllocateDrafts, OnceEveryExploreStepsEveryProposalStandsAgain) {
   // A draft model's drafts are not free to try: they sit out.
   EXPECT_EQ(allocate({{0.7, 4, 5e6}, {0.7, 4, 0.0}}, compute_bound, 2, kExploreSteps - 1),
             (std::vector<int32_t>{0, 4}));
+}
+
+// What a batch of 16 on 2 cores showed (qwen35 medium, MTP drafts): a few
+// slow plain steps of 16 rows (143 ms, against 50 ms) made every 32-row
+// verify step (100 ms) look cheaper than no drafts; drafts were then given
+// every step, so the plain size was never measured again and the batch ran
+// 10% slower than without speculation. A plain step measured slower than a
+// bigger one is not what the device does: the step runs without drafts to
+// measure it again, until the lower median is right, and then the drafts
+// that do not pay are cut.
+TEST(AllocateDrafts, APlainStepMeasuredSlowerThanAVerifyStepIsMeasuredAgain) {
+  StepCostModel cost;
+  for (int i = 0; i < 5; ++i) cost.observe(16, 143'000'000);
+  for (int i = 0; i < 5; ++i) cost.observe(32, 116'000'000);
+  const std::vector<DraftOffer> offers(16, DraftOffer{0.75, 1});
+  int32_t withheld = 0;
+  for (uint64_t step = 1; step < 10; ++step) {
+    const std::vector<int32_t> given = allocate(offers, cost, 16, step);
+    int32_t drafts = 0;
+    for (int32_t k : given) drafts += k;
+    if (drafts == 0) {
+      ++withheld;
+      cost.observe(16, 60'000'000);  // what a plain step costs
+    } else {
+      cost.observe(16 + drafts, 116'000'000);
+    }
+  }
+  EXPECT_GE(withheld, 3) << "plain steps measured again";
+  for (int32_t k : allocate(offers, cost, 16, 10)) EXPECT_EQ(k, 0) << "75% drafts at 3.5 ms a row do not pay";
+  // Good drafts on rows that cost little still do.
+  for (int i = 0; i < 5; ++i) cost.observe(32, 64'000'000);
+  for (int32_t k : allocate(std::vector<DraftOffer>(16, DraftOffer{0.9, 1}), cost, 16, 11)) EXPECT_EQ(k, 1);
+}
+
+// Once every kExploreSteps steps (half a period from the steps when every
+// proposal stands), none does: the plain step is measured even while drafts
+// keep being given.
+TEST(AllocateDrafts, OnceEveryExploreStepsNoProposalStands) {
+  const StepCostModel memory_bound = linear_cost(10e6, 0.05e6);
+  EXPECT_EQ(allocate({{0.9, 4}}, memory_bound, 1, kExploreSteps / 2 - 2), (std::vector<int32_t>{4}));
+  EXPECT_EQ(allocate({{0.9, 4}}, memory_bound, 1, kExploreSteps / 2 - 1), (std::vector<int32_t>{0}));
 }
 
 // A draft model's drafts cost its own time as well as their rows: good
