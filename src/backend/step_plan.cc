@@ -135,6 +135,7 @@ void copy_plan(const StepPlan& from, StepPlan& to) {
   to.banned = from.banned;
   to.state_restores = from.state_restores;
   to.state_snapshots = from.state_snapshots;
+  to.mtp_guesses = from.mtp_guesses;
   if (to.seqs.size() > from.seqs.size()) to.seqs.resize(from.seqs.size());
   while (to.seqs.size() < from.seqs.size()) to.seqs.emplace_back();
   for (size_t i = 0; i < from.seqs.size(); ++i) {
@@ -156,6 +157,7 @@ Status validate_mtp_chains(const StepPlan& plan, int32_t max_chain, int32_t max_
   for (size_t i = 0; i < plan.seqs.size(); ++i) {
     const StepSeq& s = plan.seqs[i];
     if (s.mtp_chain == 0) continue;
+    if (!plan.mtp_guesses) return invalid_argument("step plan: seq {} chains MTP drafts in a step without guesses", i);
     if (s.mtp_chain < 0 || s.mtp_chain > max_chain) {
       return invalid_argument("step plan: seq {} chains {} MTP drafts; the device chains 0 to {}", i, s.mtp_chain,
                               max_chain);
@@ -192,6 +194,7 @@ void StepPlan::clear() {
   banned.clear();
   state_restores.clear();
   state_snapshots.clear();
+  mtp_guesses = true;
 }
 
 namespace {

@@ -114,6 +114,12 @@ struct StepPlan {
   // snapshot of a seq's state: `from` is its state_slot).
   std::vector<StateCopy> state_restores;
   std::vector<StateCopy> state_snapshots;
+  // With an MTP block running (DeviceInfo::mtp_drafts > 0): whether the step
+  // computes the block's guesses (its head over the outputs). False (the
+  // scheduler will not draft from them: speculation backed off): the block
+  // still runs over every row, so its KV is whole, but mtp_argmax comes back
+  // empty. REQUIRES when false: no seq chains.
+  bool mtp_guesses = true;
 
   int32_t num_rows() const { return static_cast<int32_t>(inputs.size()); }
   void clear();  // keeps capacity: the scheduler reuses one plan per lane
@@ -133,7 +139,8 @@ struct StepResult {
   // when the step has no hidden outputs.
   int32_t hidden_size = 0;
   std::vector<float> hidden;
-  // For output i, with an MTP block running (DeviceInfo::mtp_drafts > 0):
+  // For output i, with an MTP block running (DeviceInfo::mtp_drafts > 0) and
+  // StepPlan::mtp_guesses (empty without):
   // the token it predicts after output i's argmax (a draft); else empty.
   std::vector<TokenId> mtp_argmax;
   // Chained MTP drafts (StepSeq::mtp_chain): output o's at [o * mtp_chain_width,

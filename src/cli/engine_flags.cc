@@ -101,8 +101,9 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& flags) {
                  "the host re-picks from the step's logits instead")
       ->capture_default_str();
   cmd.add_option("--state-drafts", flags.state_drafts,
-                 "Hybrid recurrent models: drafts a sequence may verify per step (its state is kept after each "
-                 "draft, taken from memory only when used); default: the most any draft source asks, 0: none");
+                 "Hybrid recurrent models: drafts a sequence may verify per step (a verify step logs its rows' "
+                 "inputs, and the next step replays the accepted ones); default: the most any draft source asks, "
+                 "0: none");
   cmd.add_option("--spec-lookup", flags.spec_lookup,
                  "Speculative decoding: draft up to N tokens a step from earlier text of the prompt and output "
                  "(prompt lookup) and verify them in one step; same output (with the same seed); 0 is off")

@@ -112,7 +112,7 @@ void ForwardPass::prepare_result(const StepPlan& plan, StepResult& result) const
   result.vocab_size = static_cast<int32_t>(vocab);
   result.logits.resize(plan.outputs.size() * vocab);
   result.argmax.resize(plan.outputs.size());
-  result.mtp_argmax.resize(mtp_ ? plan.outputs.size() : 0);
+  result.mtp_argmax.resize(mtp_ && plan.mtp_guesses ? plan.outputs.size() : 0);
   result.mtp_chain_width = chain_max_;
   result.mtp_chain.assign(plan.outputs.size() * static_cast<size_t>(chain_max_), kNoChainToken);
   size_hidden_result(plan, static_cast<int32_t>(model_.hparams().embedding_length), result);

@@ -34,7 +34,7 @@ void ForwardPass::run_mtp(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult&
   const auto layer = static_cast<int>(hp.num_layers);
   attention_block(ctx, layer, plan);
   ffn_block(ctx, layer, rows);
-  mtp_output(ctx, plan, result);
+  if (plan.mtp_guesses) mtp_output(ctx, plan, result);
 }
 
 // Row r's input: [enorm(embedding of the token after r); hnorm(output_norm(h_r))].

@@ -69,6 +69,7 @@ bool DecodeLane::launch_ahead(std::vector<ActiveSeq>& active) {
   const DeviceInfo& info = io_.dev.info();
   const bool repick_only = info.fed_ahead_policy == FedAheadPolicy::kRepickOnly;
   StepPlan& plan = builder_.begin(info.mtp_chain_seqs);
+  plan.mtp_guesses = mtp_guesses_;
   io_.kv.begin_step();
   Inflight next = take_spare();
   next.t0 = io_.clock.now();
@@ -81,7 +82,7 @@ bool DecodeLane::launch_ahead(std::vector<ActiveSeq>& active) {
     plan.inputs.push_back(in);
     plan.positions.push_back(pos);
     builder_.add_seq(static_cast<int32_t>(i), 1, pos, a.seq.block_table, a.seq.state_slot, false,
-                     mtp_chain_for(a, 0, info.mtp_drafts), a.seq.adapter_slot);
+                     mtp_guesses_ ? mtp_chain_for(a, 0, info.mtp_drafts) : 0, a.seq.adapter_slot);
     // A RepickOnly step always stands, so its logits come back in case the
     // host has to pick again.
     add_output_row(plan, static_cast<int32_t>(i), repick_only ? OutputKind::kLogits : OutputKind::kArgmax, a);

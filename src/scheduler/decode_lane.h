@@ -50,6 +50,9 @@ class DecodeLane {
   bool has_inflight() const { return pipe_.has_inflight(); }
   // Each settled step's rows and device time go to `cost` (the draft budget's model).
   void observe_costs(StepCostModel* cost) { cost_ = cost; }
+  // Whether the steps launched ahead from now on compute the MTP block's
+  // guesses (StepPlan::mtp_guesses).
+  void set_mtp_guesses(bool guesses) { mtp_guesses_ = guesses; }
   const Pipeline& pipeline() const { return pipe_; }
 
   // step_decode_pipelined, with a step in flight: launch the next one ahead
@@ -103,6 +106,7 @@ class DecodeLane {
   StepResult dropped_;
   std::vector<const ActiveSeq*> survivors_;
   StepCostModel* cost_ = nullptr;
+  bool mtp_guesses_ = true;
 };
 
 }  // namespace met

@@ -325,6 +325,14 @@ void Scheduler::after_lane() {
   if (is_faulted()) fail_all(fmt::format("the server is faulted: {}", fault_reason()));
 }
 
+void Scheduler::decide_mtp_guesses() {
+  const DeviceInfo& info = io_.dev.info();
+  const bool guesses = drafts_.mtp_guesses_pay(active_, options_.spec, DraftLimits{max_seq_len_, info.state_drafts},
+                                               info.mtp_drafts);
+  step_.set_mtp_guesses(guesses);
+  lane_.set_mtp_guesses(guesses);
+}
+
 bool Scheduler::propose_all_drafts(DraftPlanner::Mode mode) {
   const DraftLimits limits{max_seq_len_, io_.dev.info().state_drafts};
   return drafts_.propose(active_, options_.spec, limits, io_.tel, mode);
@@ -332,6 +340,7 @@ bool Scheduler::propose_all_drafts(DraftPlanner::Mode mode) {
 
 bool Scheduler::tick() {
   if (idle()) return false;
+  decide_mtp_guesses();
   if (lane_.has_inflight()) {
     // A sequence with drafts verifies them in a synchronous step: the lane
     // settles first.
@@ -353,6 +362,7 @@ bool Scheduler::tick() {
   plan_tick(view_, plan_, plan_scratch_);
   apply_plan();
   propose_all_drafts(DraftPlanner::Mode::kPropose);
+  decide_mtp_guesses();
   bool ran = false;
   if (step_.build(active_, io_.dev.info(), io_.kv, options_.max_batch_tokens)) {
     if (options_.pipeline && step_.is_decode_only(active_.size()) && ahead_allowed(active_)) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "kv/kv_manager.h"
 #include "spec/prompt_lookup.h"
 
 namespace met {
@@ -95,6 +96,24 @@ bool DraftPlanner::propose(std::vector<ActiveSeq>& active, const SpecOptions& op
     for (const DraftOffer& o : offers_) given_.push_back(o.available);  // every proposal stands
   }
   return trim_to_budget(active, options, tel, mode);
+}
+
+bool DraftPlanner::mtp_guesses_pay(const std::vector<ActiveSeq>& active, const SpecOptions& options,
+                                   const DraftLimits& limits, int32_t device_mtp_drafts) {
+  if (!options.mtp || !options.adaptive || device_mtp_drafts <= 0 || !cost_.known()) return true;
+  guess_offers_.clear();
+  int32_t decode_rows = 0;
+  for (const ActiveSeq& a : active) {
+    if (a.status.finished || pending_tokens(a) != 1) continue;
+    ++decode_rows;
+    if (!can_speculate(a) || a.spec.prediction.has_value()) continue;
+    const int64_t room = std::min<int64_t>(draft_room(a, limits), device_mtp_drafts);
+    if (room > 0) guess_offers_.push_back({a.spec.rate.rate(), static_cast<int32_t>(room), 0.0});
+  }
+  if (decode_rows == 0) return true;
+  if (guess_offers_.empty()) return false;
+  allocate_drafts(guess_offers_, cost_, decode_rows, steps_ + 1, guess_given_, scratch_);
+  return std::any_of(guess_given_.begin(), guess_given_.end(), [](int32_t k) { return k > 0; });
 }
 
 bool DraftPlanner::trim_to_budget(std::vector<ActiveSeq>& active, const SpecOptions& options, TelPort& tel,

@@ -115,6 +115,16 @@ class DraftPlanner {
   // The draft model gives back what it holds for sequences no longer in
   // `active` (finished, failed, preempted).
   void forget_retired(const std::vector<ActiveSeq>& active, const SpecOptions& options);
+  // Whether the next step should compute the MTP block's guesses
+  // (StepPlan::mtp_guesses): false when adaptive speculation would verify
+  // none of them, were they there: the budget (draft_budget.h) given each
+  // decoding sequence that may draft an offer of `device_mtp_drafts` drafts
+  // at its acceptance rate, for the step after this one (whose explore
+  // steps let every proposal stand, so guesses come back to be tried). True
+  // while the cost is unknown, without MTP or adaptive speculation, and
+  // while every sequence is prefilling.
+  bool mtp_guesses_pay(const std::vector<ActiveSeq>& active, const SpecOptions& options, const DraftLimits& limits,
+                       int32_t device_mtp_drafts);
   // A step was launched: the next propose counts again.
   void step_launched() {
     counted_ = false;
@@ -133,6 +143,8 @@ class DraftPlanner {
   uint64_t steps_ = 0;    // steps launched
   StepCostModel cost_;
   DraftCost draft_cost_;  // the draft model's time per draft
+  std::vector<DraftOffer> guess_offers_;  // mtp_guesses_pay's scratch
+  std::vector<int32_t> guess_given_;
   DraftBudgetScratch scratch_;
   std::vector<DraftOffer> offers_;
   std::vector<size_t> offered_;  // the index in `active` of each offer

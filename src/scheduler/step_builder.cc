@@ -130,8 +130,8 @@ void StepBuilder::add_prompt_outputs(const ActiveSeq& a, int32_t begin, int32_t 
 
 bool StepBuilder::build(std::vector<ActiveSeq>& active, const DeviceInfo& info, KvManager& kv,
                         int32_t max_batch_tokens) {
-  builder_.begin(info.mtp_chain_seqs);
-  mtp_drafts_ = info.mtp_drafts;
+  builder_.begin(info.mtp_chain_seqs).mtp_guesses = mtp_guesses_;
+  mtp_drafts_ = mtp_guesses_ ? info.mtp_drafts : std::min(info.mtp_drafts, 1);  // no guesses: no chains
   scheduled_.clear();
   views_.clear();
   for (const ActiveSeq& a : active) {

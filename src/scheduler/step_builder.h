@@ -65,6 +65,9 @@ class StepBuilder {
   bool build(std::vector<ActiveSeq>& active, const DeviceInfo& info, KvManager& kv, int32_t max_batch_tokens);
 
   StepPlan& plan() { return builder_.plan(); }
+  // Whether the steps built from now on compute the MTP block's guesses
+  // (StepPlan::mtp_guesses; without, no seq chains).
+  void set_mtp_guesses(bool guesses) { mtp_guesses_ = guesses; }
   std::span<const Scheduled> scheduled() const { return scheduled_; }
   // One decode row with an output for each of `num_active` rows, in order.
   bool is_decode_only(size_t num_active) const;
@@ -85,6 +88,7 @@ class StepBuilder {
   std::vector<RowChoice> rows_;
   std::vector<size_t> order_;
   int32_t mtp_drafts_ = 0;  // DeviceInfo::mtp_drafts of the step being built
+  bool mtp_guesses_ = true;  // StepPlan::mtp_guesses of the steps built
 };
 
 }  // namespace met

@@ -142,14 +142,16 @@ TEST(StepPlan, AdapterSlotsAreNoneOrBelowTheDevicesCount) {
   EXPECT_NE(validate_adapter_slots(plan, 2).message().find("seq 0 runs adapter slot -2"), std::string::npos);
 }
 
-TEST(StepPlan, CopyPlanCopiesEverySeqField) {
+TEST(StepPlan, CopyPlanCopiesEverySeqFieldAndTheMtpGuessesFlag) {
   StepPlan plan = make_plan();
   plan.seqs[0].state_slot = StateSlotId(3);
   plan.seqs[0].state_checkpoints = true;
   plan.seqs[0].mtp_chain = 2;
   plan.seqs[1].adapter_slot = 4;
+  plan.mtp_guesses = false;
   StepPlan copy;
   copy_plan(plan, copy);
+  EXPECT_FALSE(copy.mtp_guesses);
   ASSERT_EQ(copy.seqs.size(), plan.seqs.size());
   for (size_t i = 0; i < plan.seqs.size(); ++i) {
     const StepSeq& a = plan.seqs[i];

@@ -4,8 +4,9 @@
 // starts mid-block, at a block's start or runs into the next block; a
 // seq that does not chain gets none; chaining leaves the cache's blocks as
 // they were (the next step's logits equal a device's that never chained);
-// plans that chain too far, too many seqs or from a row without an output
-// are refused; a dense model's MTP block (met's test models) and its chain
+// plans that chain too far, too many seqs, from a row without an output or
+// in a step without guesses are refused; a step without guesses keeps the
+// block's KV; a dense model's MTP block (met's test models) and its chain
 // are the reference's too.
 #include <algorithm>
 #include <cmath>
@@ -148,6 +149,46 @@ TEST(MtpChain, ChainingLeavesTheCachesBlocksAsTheyWere) {
   const StepResult b1 = testing::run_step(*plain, next);
   EXPECT_EQ(a1.logits, b1.logits);
   EXPECT_EQ(a1.mtp_argmax, b1.mtp_argmax);
+}
+
+// A step without guesses (StepPlan::mtp_guesses false, speculation backed
+// off) gives the trunk's logits and no mtp_argmax, but still runs the block
+// over its rows: the next step's guesses equal a device's that computed
+// them throughout. A seq may not chain in such a step.
+TEST(MtpChain, AStepWithoutGuessesKeepsTheBlocksKv) {
+  testing::TempDir dir;
+  auto m = testing::make_and_load(testing::hybrid_spec(Arch::kQwen35, GgmlType::kF32, kVocab), dir);
+  ASSERT_NE(m, nullptr);
+  auto skipping = testing::make_test_device(*m, chain_device(0));
+  auto always = testing::make_test_device(*m, chain_device(0));
+  Seqs s = prefill_plan();
+  for (StepSeq& seq : s.plan.seqs) seq.mtp_chain = 0;
+  s.plan.mtp_guesses = false;
+  const StepResult a0 = testing::run_step(*skipping, s.plan);
+  s.plan.mtp_guesses = true;
+  const StepResult b0 = testing::run_step(*always, s.plan);
+  EXPECT_EQ(a0.logits, b0.logits);
+  EXPECT_TRUE(a0.mtp_argmax.empty());
+  ASSERT_EQ(b0.mtp_argmax.size(), 3u);
+  StepPlan next;
+  for (size_t i = 0; i < 3; ++i) {
+    next.inputs.push_back(FeedToken{b0.argmax[i]});
+    next.positions.push_back(kLengths[i]);
+    next.seqs.push_back(StepSeq{static_cast<int32_t>(i), 1, kLengths[i],
+                                testing::block_range(4 * static_cast<int32_t>(i), 4),
+                                StateSlotId(static_cast<int32_t>(i))});
+    next.outputs.push_back(OutputRow{static_cast<int32_t>(i), OutputKind::kLogits});
+  }
+  const StepResult a1 = testing::run_step(*skipping, next);
+  const StepResult b1 = testing::run_step(*always, next);
+  EXPECT_EQ(a1.logits, b1.logits);
+  EXPECT_EQ(a1.mtp_argmax, b1.mtp_argmax);
+  next.mtp_guesses = false;
+  next.seqs[0].mtp_chain = 1;
+  auto chaining = testing::make_test_device(*m, chain_device(kChain));
+  Result<Ticket> refused = chaining->launch(next);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("without guesses"), std::string::npos) << refused.status().message();
 }
 
 TEST(MtpChain, PlansThatChainBeyondTheDeviceAreRefused) {

@@ -4,7 +4,8 @@
 // verifies few of its drafts, a single stream on a memory-bound one nearly
 // all, a stream whose drafts are mostly wrong fewer than it proposes; the
 // output is the output without speculation in every case, and what the
-// budget holds back is counted.
+// budget holds back is counted. Where MTP drafts would not be verified, the
+// steps skip the block's guesses (StepPlan::mtp_guesses).
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -110,6 +111,51 @@ TEST(SpeculationBudget, MostlyWrongDraftsAreCutToTheFewThatPay) {
   EXPECT_GT(budget.withheld, 0);
   EXPECT_LT(budget.drafted * 3, all.drafted * 2);
   EXPECT_GT(budget.drafted, 0) << "a first draft at 1/3 still pays when a row costs 1/11 of a step";
+}
+
+// Steps of `n` greedy MTP-drafted requests of 100 tokens (the block guesses
+// right), and how many of them computed no guesses.
+struct MtpRun {
+  std::vector<std::vector<TokenId>> tokens;
+  int num_steps = 0, without_guesses = 0;
+  int64_t drafted = 0;
+};
+MtpRun run_mtp(int n, bool mtp, std::function<int64_t(int32_t)> step_ns) {
+  SchedFixtureOptions o = testing::with_prompt_lookup({}, 0, 2, 3, false);
+  o.device.step_ns = std::move(step_ns);
+  o.sched.spec.mtp = mtp;
+  o.device.mtp = mtp ? testing::FakeDevice::NextToken(six_cycle) : nullptr;
+  SchedFixture f(o);
+  f.device->set_next_token(six_cycle);
+  f.device->keep_plans(true);
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < n; ++i) {
+    ids.push_back(f.submit(greedy_request(make_prompt(24, 300 + static_cast<uint32_t>(i)), 100)));
+  }
+  f.run();
+  MtpRun r;
+  for (uint64_t id : ids) r.tokens.push_back(f.req.at(id).tokens);
+  EXPECT_TRUE(f.pool_is_full());
+  r.num_steps = f.tel.num_steps;
+  r.drafted = f.tel.num_drafted;
+  for (const StepPlan& p : f.device->plans()) r.without_guesses += p.mtp_guesses ? 0 : 1;
+  return r;
+}
+
+// A batch of 16 on a compute-bound device: the budget would verify no MTP
+// draft, so the steps do not compute the block's guesses (its head over
+// every output) but now and then, to measure again; a memory-bound single
+// stream computes them every step and verifies them. Same output.
+TEST(SpeculationBudget, StepsSkipTheMtpGuessesTheBudgetWouldNotVerify) {
+  const MtpRun off = run_mtp(16, false, compute_bound);
+  const MtpRun batch = run_mtp(16, true, compute_bound);
+  EXPECT_EQ(batch.tokens, off.tokens);
+  EXPECT_GT(batch.without_guesses * 10, batch.num_steps * 7) << batch.without_guesses << " of " << batch.num_steps;
+  const MtpRun one_off = run_mtp(1, false, memory_bound);
+  const MtpRun one = run_mtp(1, true, memory_bound);
+  EXPECT_EQ(one.tokens, one_off.tokens);
+  EXPECT_LT(one.without_guesses * 10, one.num_steps) << one.without_guesses << " of " << one.num_steps;
+  EXPECT_LT(one.num_steps * 3, one_off.num_steps * 2) << "its drafts save steps";
 }
 
 }  // namespace

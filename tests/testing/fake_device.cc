@@ -199,7 +199,7 @@ Status FakeDevice::await_result(Ticket ticket, StepResult& out) {
   out.busy_ns = options_.step_ns ? options_.step_ns(plan.num_rows()) : 0;
   out.logits.assign(plan.outputs.size() * static_cast<size_t>(info_.vocab_size), 0.0f);
   out.argmax.assign(plan.outputs.size(), 0);
-  out.mtp_argmax.assign(options_.mtp ? plan.outputs.size() : 0, 0);
+  out.mtp_argmax.assign(options_.mtp && plan.mtp_guesses ? plan.outputs.size() : 0, 0);
   out.mtp_chain_width = options_.mtp ? options_.mtp_chain : 0;
   out.mtp_chain.assign(plan.outputs.size() * static_cast<size_t>(out.mtp_chain_width), kNoChainToken);
   for (size_t o = 0; o < plan.outputs.size(); ++o) {
@@ -240,7 +240,7 @@ Status FakeDevice::await_result(Ticket ticket, StepResult& out) {
           -std::numeric_limits<float>::infinity();
     }
     out.argmax[o] = static_cast<TokenId>(std::max_element(logits, logits + info_.vocab_size) - logits);
-    if (options_.mtp) {
+    if (options_.mtp && plan.mtp_guesses) {
       context_.push_back(out.argmax[o]);
       out.mtp_argmax[o] = options_.mtp(context_);
       if (row != sq->row_begin + sq->num_rows - 1) continue;

@@ -250,7 +250,9 @@ void expect_verify_steps_rewind_exactly(const Model& model, int32_t drafts) {
       }
       // Rows [0, j] accepted: the sequence goes on from 13 + j (after a
       // spill image of that state, replayed for it, when `spill`).
-      if (spill) EXPECT_EQ(state_image(*dev, static_cast<int64_t>(13 + j)), image[j]) << j + 1 << " accepted";
+      if (spill) {
+        EXPECT_EQ(state_image(*dev, static_cast<int64_t>(13 + j)), image[j]) << j + 1 << " accepted";
+      }
       ASSERT_TRUE(step_logits(*dev, std::span(&next, 1), static_cast<int32_t>(13 + j), got).ok());
       EXPECT_EQ(got, after[j]) << "continued after " << j + 1 << " of " << rows.size() << " rows";
     }
