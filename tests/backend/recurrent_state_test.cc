@@ -3,7 +3,10 @@
 // layers, bad layouts are refused by name; the decode rollback ring: a step
 // runs from the version at its start position, keeps the one it came from,
 // forgets a rewound branch, refuses a position it does not hold, and a slot
-// without a ring updates in place.
+// without a ring updates in place; verify steps' replay log: every accepted
+// prefix replays to the state of plain steps (with and without a ring, and
+// from a verify step that itself replayed), a zero-row step materializes a
+// replayable position, a verify longer than the log is refused.
 #include "backend/cpu/recurrent_state.h"
 
 #include <gtest/gtest.h>
