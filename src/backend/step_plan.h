@@ -117,8 +117,9 @@ struct StepPlan {
   // With an MTP block running (DeviceInfo::mtp_drafts > 0): whether the step
   // computes the block's guesses (its head over the outputs). False (the
   // scheduler will not draft from them: speculation backed off): the block
-  // still runs over every row, so its KV is whole, but mtp_argmax comes back
-  // empty. REQUIRES when false: no seq chains.
+  // still writes its keys and values at every row, so its KV is whole, but
+  // computes nothing else (no attention, FFN or head) and mtp_argmax comes
+  // back empty. REQUIRES when false: no seq chains.
   bool mtp_guesses = true;
 
   int32_t num_rows() const { return static_cast<int32_t>(inputs.size()); }

@@ -153,26 +153,26 @@ void ForwardPass::embed(cpu::ThreadCtx& ctx, std::span<const TokenId> tokens, in
   ctx.barrier();
 }
 
-void ForwardPass::qkv_post(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan) {
+void ForwardPass::qkv_post(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan, bool with_q) {
   const ModelHParams& hp = model_.hparams();
   const LayerWeights& l = layer_weights(layer);
   const int64_t q_dim = hp.q_dim(), kv_dim = hp.kv_dim(), head_dim = hp.head_dim;
   const auto [r0, r1] = ctx.split(plan.num_rows());
-  if (!qg_.empty()) split_q_gate(r0, r1);
+  if (with_q && !qg_.empty()) split_q_gate(r0, r1);
   for (int64_t r = r0; r < r1; ++r) {
-    float* q = &q_[r * q_dim];
+    float* q = with_q ? &q_[r * q_dim] : nullptr;
     float* k = &k_[r * kv_dim];
     float* v = &v_[r * kv_dim];
     if (l.bq != nullptr) {
-      cpu::add(q, l.bq, q_dim, q);
+      if (q != nullptr) cpu::add(q, l.bq, q_dim, q);
       cpu::add(k, l.bk, kv_dim, k);
       cpu::add(v, l.bv, kv_dim, v);
     }
     if (l.q_norm != nullptr && model_.traits().qk_norm_full) {
-      cpu::rms_norm(q, l.q_norm, q_dim, hp.rms_norm_eps, q);
+      if (q != nullptr) cpu::rms_norm(q, l.q_norm, q_dim, hp.rms_norm_eps, q);
       cpu::rms_norm(k, l.k_norm, kv_dim, hp.rms_norm_eps, k);
     } else if (l.q_norm != nullptr) {
-      for (uint32_t h = 0; h < hp.num_heads; ++h) {
+      for (uint32_t h = 0; h < hp.num_heads && q != nullptr; ++h) {
         cpu::rms_norm(q + h * head_dim, l.q_norm, head_dim, hp.rms_norm_eps, q + h * head_dim);
       }
       for (uint32_t h = 0; h < hp.num_kv_heads; ++h) {
@@ -182,7 +182,7 @@ void ForwardPass::qkv_post(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan)
     if (!hp.layer_uses_rope(static_cast<uint32_t>(layer))) continue;
     const int32_t pos = plan.positions[static_cast<size_t>(r)];
     const cpu::RopeParams& rope = l.window > 0 ? rope_swa_ : rope_;
-    cpu::rope(q, static_cast<int32_t>(hp.num_heads), pos, rope);
+    if (q != nullptr) cpu::rope(q, static_cast<int32_t>(hp.num_heads), pos, rope);
     cpu::rope(k, static_cast<int32_t>(hp.num_kv_heads), pos, rope);
   }
   // Store this step's K and V, each row into its own sequence's slot.
@@ -226,7 +226,7 @@ void ForwardPass::attention_block(cpu::ThreadCtx& ctx, int layer, const StepPlan
                          {&l.wk, k_.data(), LoraTarget::kK},
                          {&l.wv, v_.data(), LoraTarget::kV}};
   linear(ctx, xn_.data(), rows, embd, qkv, act_, lora);
-  qkv_post(ctx, layer, plan);
+  qkv_post(ctx, layer, plan, true);
   const cpu::AttnLayerOptions opts{
       .window = static_cast<int32_t>(l.window), .sinks = l.sinks, .softcap = hp.attn_logit_softcap};
   // Returns after a barrier, every row of attn_out_ written.
@@ -241,6 +241,17 @@ void ForwardPass::attention_block(cpu::ThreadCtx& ctx, int layer, const StepPlan
     for (int64_t r = r0; r < r1; ++r) cpu::add(&tmp_[r * embd], l.bo, embd, &tmp_[r * embd]);
   }
   add_residual(ctx, rows, l.attn_post_norm);
+}
+
+void ForwardPass::store_kv_only(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan) {
+  const LayerWeights& l = layer_weights(layer);
+  MET_CHECK(l.kind == LayerKind::kAttention, "store_kv_only: layer {} is not an attention layer", layer);
+  const LoraCall lora = lora_for(layer);
+  const int64_t rows = plan.num_rows();
+  input_norm(ctx, l.attn_norm, rows, !input_feeds_own_rows(lora));
+  const Product kv[] = {{&l.wk, k_.data(), LoraTarget::kK}, {&l.wv, v_.data(), LoraTarget::kV}};
+  linear(ctx, xn_.data(), rows, model_.hparams().embedding_length, kv, act_, lora);
+  qkv_post(ctx, layer, plan, false);
 }
 
 void ForwardPass::input_norm(cpu::ThreadCtx& ctx, const float* norm, int64_t rows, bool barrier) {

@@ -155,7 +155,13 @@ class ForwardPass {
  private:
   void embed(cpu::ThreadCtx& ctx, std::span<const TokenId> tokens, int64_t rows);
   void attention_block(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan);
-  void qkv_post(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan);
+  // Biases, q/k norms and rope of the rows' q (unless !with_q), k and v,
+  // then k and v stored into the cache; ends with a barrier.
+  void qkv_post(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan, bool with_q);
+  // What attention layer `layer` stores into the cache at the plan's rows,
+  // and nothing else (its queries, attention, output and FFN skipped): the
+  // same bits as attention_block's store. Ends with a barrier.
+  void store_kv_only(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan);
   // Gated attention: q_ and attn_gate_ from the rows of per-head [Q | gate].
   void split_q_gate(int64_t r0, int64_t r1);
   void apply_attn_gate(cpu::ThreadCtx& ctx, int64_t rows);

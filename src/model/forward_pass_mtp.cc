@@ -1,5 +1,6 @@
 // ForwardPass's MTP block (ForwardOptions::mtp; forward_pass.h): the
-// model's first nextn block after the trunk on every row, then the chains
+// model's first nextn block after the trunk on every row (in a step without
+// guesses only its keys and values), then the chains
 // (StepSeq::mtp_chain). Tested by tests/model/hybrid_model_test.cc and
 // tests/model/mtp_chain_test.cc.
 #include <algorithm>
@@ -32,9 +33,15 @@ void ForwardPass::run_mtp(cpu::ThreadCtx& ctx, const StepPlan& plan, StepResult&
   const Product proj[] = {{&model_.weights().mtp[0].eh_proj, x_.data()}};
   linear(ctx, mtp_in_.data(), rows, 2 * embd, proj, act_);
   const auto layer = static_cast<int>(hp.num_layers);
+  if (!plan.mtp_guesses) {
+    // Nothing reads the block's output: only its keys and values, which
+    // later rows' guesses attend to, are computed.
+    store_kv_only(ctx, layer, plan);
+    return;
+  }
   attention_block(ctx, layer, plan);
   ffn_block(ctx, layer, rows);
-  if (plan.mtp_guesses) mtp_output(ctx, plan, result);
+  mtp_output(ctx, plan, result);
 }
 
 // Row r's input: [enorm(embedding of the token after r); hnorm(output_norm(h_r))].

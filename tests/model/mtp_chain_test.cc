@@ -152,9 +152,11 @@ TEST(MtpChain, ChainingLeavesTheCachesBlocksAsTheyWere) {
 }
 
 // A step without guesses (StepPlan::mtp_guesses false, speculation backed
-// off) gives the trunk's logits and no mtp_argmax, but still runs the block
-// over its rows: the next step's guesses equal a device's that computed
-// them throughout. A seq may not chain in such a step.
+// off) gives the trunk's logits and no mtp_argmax, but still writes the
+// block's keys and values at its rows, bit for bit those of a step with
+// guesses (every layer of every block the step wrote equal), so the next
+// step's guesses equal a device's that computed them throughout. A seq may
+// not chain in such a step.
 TEST(MtpChain, AStepWithoutGuessesKeepsTheBlocksKv) {
   testing::TempDir dir;
   auto m = testing::make_and_load(testing::hybrid_spec(Arch::kQwen35, GgmlType::kF32, kVocab), dir);
@@ -170,6 +172,17 @@ TEST(MtpChain, AStepWithoutGuessesKeepsTheBlocksKv) {
   EXPECT_EQ(a0.logits, b0.logits);
   EXPECT_TRUE(a0.mtp_argmax.empty());
   ASSERT_EQ(b0.mtp_argmax.size(), 3u);
+  std::vector<uint8_t> kv_a(static_cast<size_t>(skipping->info().kv_block_bytes));
+  std::vector<uint8_t> kv_b(kv_a.size());
+  const int32_t block_tokens = skipping->info().kv_block_tokens;
+  for (const StepSeq& seq : s.plan.seqs) {
+    for (int32_t b = 0; b * block_tokens < seq.num_rows; ++b) {
+      const BlockId block = seq.block_table[static_cast<size_t>(b)];
+      ASSERT_TRUE(skipping->read_kv_block(block, kv_a).ok());
+      ASSERT_TRUE(always->read_kv_block(block, kv_b).ok());
+      EXPECT_TRUE(kv_a == kv_b) << "block " << block.value();
+    }
+  }
   StepPlan next;
   for (size_t i = 0; i < 3; ++i) {
     next.inputs.push_back(FeedToken{b0.argmax[i]});
