@@ -253,6 +253,9 @@ nlohmann::json serving_report_json(const ServingReport& r) {
   j["preemptions_recompute"] = r.stats.preemptions_recompute;
   j["steps"] = r.stats.steps;
   j["rows"] = r.stats.rows;
+  j["spec_drafted"] = r.stats.spec_drafted;
+  j["spec_accepted"] = r.stats.spec_accepted;
+  j["spec_withheld"] = r.stats.spec_withheld;
   return j;
 }
 
@@ -279,6 +282,14 @@ std::string serving_report_table(const ServingReport& r) {
   s += fmt::format("preemptions: {} swap, {} recompute; {} steps, {:.1f} rows per step\n", r.stats.preemptions_swap,
                    r.stats.preemptions_recompute, r.stats.steps,
                    r.stats.steps > 0 ? static_cast<double>(r.stats.rows) / static_cast<double>(r.stats.steps) : 0.0);
+  if (r.stats.spec_drafted > 0 || r.stats.spec_withheld > 0) {
+    s += fmt::format("speculation: {} drafts verified, {} accepted ({:.1f}%), {} withheld by the draft budget\n",
+                     r.stats.spec_drafted, r.stats.spec_accepted,
+                     r.stats.spec_drafted > 0 ? 100.0 * static_cast<double>(r.stats.spec_accepted) /
+                                                    static_cast<double>(r.stats.spec_drafted)
+                                              : 0.0,
+                     r.stats.spec_withheld);
+  }
   return s;
 }
 

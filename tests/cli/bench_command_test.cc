@@ -212,6 +212,28 @@ TEST(MetBench, SpecReportsEachWorkloadWithAndWithoutSpeculation) {
   EXPECT_NE(table.out.find("edited (3)"), std::string::npos) << table.out;
 }
 
+// Serving with speculation reports what the draft budget did: drafts the
+// steps verified, those accepted (all of them where the model drafts for
+// itself greedily) and those withheld, in the table and in the JSON.
+TEST(MetBench, ConcurrencyWithSpeculationReportsItsDrafts) {
+  MET_REQUIRE_SHARED(path, "models/stories260K.gguf");
+  const std::string args = " --batch 1 --concurrency 2 --requests-per-level 2 --prompt-tokens 16 --gen-tokens 24"
+                           " --cached-prompt-tokens 0 --threads 2 --spec-adaptive off --draft-model " +
+                           shell_quote(path);
+  auto r = run_command(met_binary() + " bench " + shell_quote(path) + args + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto s = nlohmann::json::parse(r.out)["serving"];
+  EXPECT_GT(s["spec_drafted"].get<int64_t>(), 0) << s;
+  EXPECT_EQ(s["spec_accepted"], s["spec_drafted"]) << s;
+  EXPECT_EQ(s["spec_withheld"], 0) << s;
+  auto table = run_command(met_binary() + " bench " + shell_quote(path) + args);
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("drafts verified"), std::string::npos) << table.out;
+  auto plain = run_command(met_binary() + " bench " + shell_quote(path) + kServingArgs);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("drafts verified"), std::string::npos) << "no speculation, no line: " << plain.out;
+}
+
 TEST(MetBench, SpeculationWithoutSpecOrConcurrencyIsRefused) {
   MET_REQUIRE_SHARED(path, "models/stories260K.gguf");
   for (const std::string args : {" --spec-lookup 3", " --draft-model x.gguf", " --spec --spec-repeats 0",
