@@ -1,6 +1,7 @@
 // Model loading and weight binding. Tested by tests/model/model_test.cc.
 #include "model/model.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -122,7 +123,35 @@ Result<std::unique_ptr<Model>> Model::from_file(GgufFile file, const LoadProgres
   Status s = m->bind();
   m->progress_ = nullptr;
   MET_RETURN_IF_ERROR(s);
+  m->fault_in_kept_pages();
   return m;
+}
+
+void Model::fault_in_kept_pages() {
+  std::vector<std::span<const uint8_t>> kept = std::move(bound_in_place_);
+  std::vector<std::span<const uint8_t>> copied = std::move(copied_out_);
+  if (!file_is_mapped_) return;
+  std::sort(copied.begin(), copied.end(), [](auto a, auto b) { return a.data() < b.data(); });
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  uint8_t sum = 0;
+  for (std::span<const uint8_t> t : kept) {
+    // Copies of a tensor (its experts' too) are disjoint and lie within it:
+    // it is kept unless they cover it end to end.
+    const uint8_t* at = t.data();
+    auto c = std::lower_bound(copied.begin(), copied.end(), at, [](auto x, const uint8_t* p) { return x.data() < p; });
+    for (; c != copied.end() && c->data() == at && at < t.data() + t.size(); ++c) at += c->size();
+    if (at >= t.data() + t.size()) continue;
+    const auto begin = reinterpret_cast<uintptr_t>(t.data()) / page * page;
+    const auto end = reinterpret_cast<uintptr_t>(t.data() + t.size());
+    (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_WILLNEED);  // one read ahead of the touches
+    for (uintptr_t p = begin; p < end; p += page) sum ^= *reinterpret_cast<const volatile uint8_t*>(p);
+  }
+  asm volatile("" : : "r"(sum));  // the reads stay
+}
+
+void Model::drop_mapped_copy(std::span<const uint8_t> bytes) {
+  copied_out_.push_back(bytes);
+  release_mapped_pages(bytes);
 }
 
 void Model::release_mapped_pages(std::span<const uint8_t> bytes) const {
@@ -150,6 +179,7 @@ Result<cpu::WeightMatrix> Model::bind_tensor(const std::string& name, const std:
   cpu::WeightMatrix w;
   w.type = t->type;
   w.data = file_.tensor_data(*t).data();
+  bound_in_place_.push_back(file_.tensor_data(*t));
   w.rows = static_cast<int64_t>(t->num_elements / cols);
   w.cols = static_cast<int64_t>(cols);
   w.row_bytes = *ggml_row_bytes(t->type, cols);
@@ -167,7 +197,7 @@ cpu::WeightMatrix Model::pack(cpu::WeightMatrix w) {
     packed_.push_back(cpu::PackedMatrix::pack(w, cpu::preferred_layout(w.type), arena_));
     // Nothing reads the mapped copy again: drop its pages so resident memory
     // holds the weights once, not twice.
-    release_mapped_pages({w.data, layout_bytes(cpu::WeightLayout::kRows, w.type, w.rows, w.cols)});
+    drop_mapped_copy({w.data, layout_bytes(cpu::WeightLayout::kRows, w.type, w.rows, w.cols)});
     w = packed_.back().matrix();
   }
   if (progress_) progress_(++num_matrices_bound_, num_matrices_total_);
@@ -284,6 +314,7 @@ Result<const float*> Model::bind_floats(const std::string& name, const std::vect
   const uint64_t n = t->num_elements;
   const auto bytes = file_.tensor_data(*t);
   if (t->type == GgmlType::kF32 && reinterpret_cast<uintptr_t>(bytes.data()) % alignof(float) == 0) {
+    bound_in_place_.push_back(bytes);
     return reinterpret_cast<const float*>(bytes.data());
   }
   std::vector<float> values(n);

@@ -293,6 +293,15 @@ class Model {
   // A tensor of exactly `shape` as one matrix of shape[0] columns (a 1-D
   // tensor is one row; a 3-D one stacks its matrices' rows).
   Result<cpu::WeightMatrix> bind_tensor(const std::string& name, const std::vector<uint64_t>& shape);
+  // release_mapped_pages of bytes a bind function copied (packed) and will
+  // not read in place again.
+  void drop_mapped_copy(std::span<const uint8_t> bytes);
+  // Reads every page of the file's mapping that the bound weights still
+  // read in place (those not wholly copied: the token embedding table, whose
+  // rows each step reads, F32 norms), so that no request waits on the disk
+  // for them as a cold page cache would make it, page by page. Ends the
+  // bookkeeping below.
+  void fault_in_kept_pages();
   Result<const float*> bind_vector(const std::string& name, uint64_t n);
   // A tensor of exactly `shape` (any rank) as F32 values, flattened.
   Result<const float*> bind_floats(const std::string& name, const std::vector<uint64_t>& shape);
@@ -351,6 +360,9 @@ class Model {
   size_t num_matrices_bound_ = 0;
   size_t num_matrices_total_ = 0;
   bool file_is_mapped_ = false;
+  // During bind(): tensors bound in place, and the bytes copied out of them.
+  std::vector<std::span<const uint8_t>> bound_in_place_;
+  std::vector<std::span<const uint8_t>> copied_out_;
 };
 
 }  // namespace met

@@ -58,7 +58,7 @@ Status Model::bind_legacy_qkvz(uint32_t layer, GatedDeltaWeights& g) {
   take(z, 2 * d + values, values);
   g.wqkv = keep_rows(in, qkv);
   g.wgate = keep_rows(in, z);
-  release_mapped_pages({in.data, static_cast<size_t>(in.rows) * in.row_bytes});
+  drop_mapped_copy({in.data, static_cast<size_t>(in.rows) * in.row_bytes});
   return ok_status();
 }
 
