@@ -117,6 +117,7 @@ Result<KvCache> KvCache::create(const KvLayout& layout) {
   Result<HugePageMemory> pool = HugePageMemory::map(static_cast<size_t>(total));
   if (!pool.ok()) return pool.status().with_prefix("kv cache");
   cache.pool_ = std::move(pool).value();
+  cache.pool_.prefault();  // backed now, not in the step that first reaches a block
   return cache;
 }
 

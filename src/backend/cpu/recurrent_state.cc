@@ -67,6 +67,7 @@ Result<RecurrentState> RecurrentState::create(const RecurrentLayout& layout) {
   Result<HugePageMemory> pool = HugePageMemory::map(total * sizeof(float));
   if (!pool.ok()) return pool.status().with_prefix("recurrent state");
   s.pool_ = std::move(pool).value();
+  s.pool_.prefault();  // backed now, not in the step that first clears a slot (the replay logs stay lazy)
   s.current_.assign(static_cast<size_t>(layout.num_slots), 0);
   s.source_.assign(static_cast<size_t>(layout.num_slots), -1);
   s.tags_.assign(static_cast<size_t>(versions), -1);
