@@ -137,9 +137,9 @@ TEST(StreamedPools, TheKvPoolAndTheRecurrentStateAreAdvised) {
 }
 
 // prefault() backs every page now: a VM's host may back memory it took
-// back at a few hundred MB a second (measured here: first touch of 1 GiB
-// 6-7.5 s after a pause, 0.2-0.4 s right after another process used it),
-// which a step touching a fresh page would wait for.
+// back at about 150 MB a second (measured here: first touch of 1 GiB
+// 6.1-7.5 s after a pause, 0.2-0.4 s right after another process used
+// it), which a step touching a fresh page would wait for.
 TEST(HugePageMemory, PrefaultBacksEveryPage) {
   Result<HugePageMemory> m = HugePageMemory::map(6 * kMiB + 4096);
   ASSERT_TRUE(m.ok()) << m.status().to_string();
