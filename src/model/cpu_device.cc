@@ -290,7 +290,7 @@ Status CpuDevice::read_kv_block(BlockId block, std::span<uint8_t> bytes) {
   if (static_cast<int64_t>(bytes.size()) != kv_.block_bytes()) {
     return invalid_argument("block buffer is {} bytes, a block is {}", bytes.size(), kv_.block_bytes());
   }
-  std::memcpy(bytes.data(), kv_.block(block).data(), bytes.size());
+  kv_.read_block(block, bytes);
   return ok_status();
 }
 
@@ -301,7 +301,7 @@ Status CpuDevice::write_kv_block(BlockId block, std::span<const uint8_t> bytes) 
   if (static_cast<int64_t>(bytes.size()) != kv_.block_bytes()) {
     return invalid_argument("block buffer is {} bytes, a block is {}", bytes.size(), kv_.block_bytes());
   }
-  std::memcpy(kv_.block(block).data(), bytes.data(), bytes.size());
+  kv_.write_block(block, bytes);
   return ok_status();
 }
 

@@ -3,7 +3,8 @@
 // (others are skipped with a message): decode rows at contexts 1 … 4096,
 // prefill chunks with and without a cached prefix, a mixed batch of 8
 // sequences, GQA ratios 1/2/4/8, head_dim 8/24/40/64/128/256, every KV
-// dtype, one plan across layers and a replan for a new batch; and
+// dtype (Q8_0 keys at head_dim 32 … 256), one plan across layers and a
+// replan for a new batch; and
 // the invariances: block placement, thread count, split-K on or off, the
 // rest of the batch and how a tile's queries are grouped never change a
 // row's bits. Windows and sinks: attention_window_test.cc; shared helpers:
@@ -17,7 +18,8 @@
 // by ~0.1). With peaked scores (q ~ N(0, 30^2), |score| ~ 100) float
 // rounding of the score itself is ~1e-5, hence kPeakedTolerance = 1e-4
 // (observed 2.3e-5). F16/BF16/Q8_0 need no more: the reference reads the
-// same dequantized K/V.
+// same dequantized K/V (and over Q8_0 keys quantizes the query as the
+// kernels do).
 #include "backend/cpu/kernels/attention.h"
 
 #include <gmock/gmock.h>
@@ -166,6 +168,16 @@ TEST_P(PagedAttentionTier, EveryKvDtypeMatchesReference) {
     const Shape shape{.dtype = dtype};
     expect_matches_reference(shape, {{1000, 1, 41}, {50, 30, 42}},
                              std::string(ggml_type_name(dtype)));
+  }
+}
+
+// Q8_0 keys in every head size their layout takes: one 32-block (heads
+// whose keys are not 64-byte aligned), three, and many, with GQA.
+TEST_P(PagedAttentionTier, Q8_0KeysMatchReferenceAtEveryHeadDim) {
+  for (const int32_t head_dim : {32, 96, 128, 256}) {
+    const Shape shape{.dtype = GgmlType::kQ8_0, .num_heads = 8, .num_kv_heads = 2, .head_dim = head_dim};
+    expect_matches_reference(shape, {{300, 1, 33}, {40, 24, 34}, {0, 17, 35}},
+                             "head_dim " + std::to_string(head_dim));
   }
 }
 

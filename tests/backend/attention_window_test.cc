@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "backend/attention_testing.h"
+#include "backend/cpu/kernels/reference/attention_ref.h"
 #include "backend/cpu/kv_cache.h"
 #include "backend/cpu/worker_pool.h"
 #include "core/check.h"
@@ -94,7 +95,8 @@ std::vector<float> window_reference(const Batch& b, int32_t layer, const AttnLay
       const int64_t row = seq.row_begin + r;
       for (int32_t h = 0; h < sh.num_heads; ++h) {
         const int64_t at = row * sh.q_width() + int64_t{h} * sh.head_dim;
-        attend_in_double(b.q.data() + at, k, v, len - begin, sh.width(),
+        const std::vector<float> q = ref::attended_query(*b.cache, b.q.data() + at);
+        attend_in_double(q.data(), k, v, len - begin, sh.width(),
                          int64_t{h / group} * sh.head_dim, sh.head_dim, sh.scale(),
                          o.sinks != nullptr ? o.sinks + h : nullptr, o.softcap, out.data() + at);
       }

@@ -1,11 +1,14 @@
 // Tests for backend/cpu/kv_cache.h: layout validation and sizing errors,
 // block geometry, store/load round trips per dtype (exact for F32; for F16,
 // BF16 and Q8_0 exactly the bytes quantize_row writes, and Q8_0 within its
-// half-step error bound), stores touching only their own slot, and block()
+// half-step error bound), Q8_0 keys' tokens-in-lanes layout and the query
+// quantization the kernels use with it (q8_keys.h), copy_slots, stores
+// touching only their own slot, and block()
 // spans that are exactly block_bytes, disjoint, aligned, and carry a
 // sequence's K/V when copied (spill save/restore).
 #include "backend/cpu/block_tokens.h"
 #include "backend/cpu/kv_cache.h"
+#include "backend/cpu/q8_keys.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -18,8 +21,10 @@
 #include <random>
 #include <vector>
 
+#include "tensor/block_types.h"
 #include "tensor/half.h"
 #include "tensor/reference/reference_kernels.h"
+#include "tensor/row_kernels.h"
 #include "tensor/tensor_testing.h"
 
 namespace met::cpu {
@@ -235,6 +240,119 @@ TEST(KvCache, CopyingBlockBytesMovesASequence) {
       }
     }
   }
+}
+
+// Q8_0 keys sit tokens in lanes (q8_keys.h), the layout the attention
+// kernels read: dims 4j .. 4j + 3 of slot s at byte 64 j + 4 s of the head's
+// keys, each the reference quantizer's code + 128, and the 32-block scales
+// after the codes, 16 slots a block; values stay Q8_0 rows.
+TEST(KvCache, Q8_0KeysSitTokensInLanesAndValuesStayRows) {
+  constexpr int32_t kHeadDim = 64;
+  KvCache cache = KvCache::create(layout_of(GgmlType::kQ8_0, 2, 2, kHeadDim, 3)).value();
+  const std::vector<BlockId> table = {BlockId(2), BlockId(0)};
+  const std::vector<float> kv = gaussian(4 * kHeadDim, 6);
+  cache.store(1, table, 16 + 7, kv.data(), kv.data() + 2 * kHeadDim);  // block 0, slot 7
+  for (int32_t h = 0; h < 2; ++h) {
+    BlockQ8_0 k[2], v[2];
+    ::met::ref::quantize_row_q8_0(kv.data() + h * kHeadDim, reinterpret_cast<uint8_t*>(k), kHeadDim);
+    ::met::ref::quantize_row_q8_0(kv.data() + (2 + h) * kHeadDim, reinterpret_cast<uint8_t*>(v), kHeadDim);
+    const uint8_t* keys = cache.data() + cache.k_offset(1, h);
+    for (int32_t d = 0; d < kHeadDim; ++d) {
+      ASSERT_EQ(keys[(d / 4) * 64 + 4 * 7 + d % 4], static_cast<uint8_t>(k[d / 32].qs[d % 32] + 128)) << d;
+    }
+    for (int32_t b = 0; b < 2; ++b) {
+      uint16_t scale;
+      std::memcpy(&scale, keys + 16 * kHeadDim + 2 * (16 * b + 7), sizeof(scale));
+      EXPECT_EQ(scale, k[b].d) << b;
+    }
+    EXPECT_EQ(std::memcmp(cache.data() + cache.v_offset(1, h) + 7 * cache.row_bytes(), v, sizeof(v)), 0) << h;
+  }
+}
+
+// A spill image holds every head's keys and values as rows (Q8_0 keys back
+// in the reference quantizer's Q8_0 rows, the bytes other devices' caches
+// hold), and written back into another block it reads as the first.
+TEST(KvCache, BlockImagesHoldRowsAndMoveASequence) {
+  for (const GgmlType dtype : {GgmlType::kF16, GgmlType::kQ8_0}) {
+    KvCache cache = KvCache::create(layout_of(dtype, 2, 2, 64, 3)).value();
+    const std::vector<BlockId> from = {BlockId(2)}, to = {BlockId(0)};
+    const std::vector<float> kv = gaussian(2 * 16 * 256, 10);
+    for (int32_t layer = 0; layer < 2; ++layer) {
+      for (int32_t pos = 0; pos < 16; ++pos) {
+        const float* k = kv.data() + (layer * 16 + pos) * 256;
+        cache.store(layer, from, pos, k, k + 128);
+      }
+    }
+    std::vector<uint8_t> image(static_cast<size_t>(cache.block_bytes()));
+    cache.read_block(BlockId(2), image);
+    const float* k = kv.data() + (1 * 16 + 9) * 256 + 64;  // layer 1, slot 9, head 1's key
+    std::vector<uint8_t> row(static_cast<size_t>(cache.row_bytes()));
+    row_kernels_for_isa(dtype, Isa::kScalar).quantize(k, row.data(), 64);
+    EXPECT_EQ(std::memcmp(image.data() + cache.k_offset(1, 1) + 9 * cache.row_bytes(), row.data(), row.size()), 0)
+        << ggml_type_name(dtype);
+    cache.write_block(BlockId(0), image);
+    std::vector<float> a(256), b(256);
+    for (int32_t layer = 0; layer < 2; ++layer) {
+      for (int32_t pos = 0; pos < 16; ++pos) {
+        cache.load(layer, from, pos, a.data(), a.data() + 128);
+        cache.load(layer, to, pos, b.data(), b.data() + 128);
+        ASSERT_EQ(a, b) << ggml_type_name(dtype) << " layer " << layer << " pos " << pos;
+      }
+    }
+  }
+}
+
+// copy_slots (an MTP layer's partial block) moves slots [0, n) of one layer,
+// K and V, in every dtype's layout, and leaves the rest of the block: what
+// load() gives is what a cache that stored those values directly gives.
+TEST(KvCache, CopySlotsMovesTheFirstSlotsOfOneLayer) {
+  for (const GgmlType dtype : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0}) {
+    KvCache cache = KvCache::create(layout_of(dtype, 2, 2, 32, 2)).value();
+    KvCache expect = KvCache::create(layout_of(dtype, 2, 2, 32, 1)).value();
+    const std::vector<BlockId> from = {BlockId(1)}, to = {BlockId(0)};
+    const std::vector<float> a = gaussian(2 * 16 * 128, 7), b = gaussian(2 * 16 * 128, 8);
+    for (int32_t layer = 0; layer < 2; ++layer) {
+      for (int32_t pos = 0; pos < 16; ++pos) {
+        const size_t at = static_cast<size_t>((layer * 16 + pos) * 128);
+        cache.store(layer, from, pos, a.data() + at, a.data() + at + 64);
+        cache.store(layer, to, pos, b.data() + at, b.data() + at + 64);
+        const float* want = (layer == 1 && pos < 5 ? a.data() : b.data()) + at;
+        expect.store(layer, to, pos, want, want + 64);
+      }
+    }
+    cache.copy_slots(1, BlockId(1), BlockId(0), 5);
+    std::vector<float> got(128), want(128);
+    for (int32_t layer = 0; layer < 2; ++layer) {
+      for (int32_t pos = 0; pos < 16; ++pos) {
+        cache.load(layer, to, pos, got.data(), got.data() + 64);
+        expect.load(layer, to, pos, want.data(), want.data() + 64);
+        ASSERT_EQ(got, want) << ggml_type_name(dtype) << " layer " << layer << " pos " << pos;
+      }
+    }
+  }
+}
+
+// A query over Q8_0 keys is quantized exactly as quantize_row_q8_0 quantizes
+// it, its scales as floats and 128 times each block's code sum beside them.
+TEST(Q8Keys, AQueryIsQuantizedAsQ8_0WithItsBias) {
+  constexpr int32_t kHeadDim = 96;
+  const std::vector<float> q = gaussian(kHeadDim, 9);
+  BlockQ8_0 want[3];
+  ::met::ref::quantize_row_q8_0(q.data(), reinterpret_cast<uint8_t*>(want), kHeadDim);
+  alignas(64) uint8_t buf[q8_query_bytes(kHeadDim)];
+  const QueryQ8 got = quantize_query_q8(q.data(), kHeadDim, buf);
+  for (int32_t b = 0; b < 3; ++b) {
+    int32_t sum = 0;
+    for (int32_t i = 0; i < 32; ++i) {
+      ASSERT_EQ(got.codes[32 * b + i], want[b].qs[i]) << b << " " << i;
+      sum += want[b].qs[i];
+    }
+    EXPECT_EQ(got.d[b], fp16_to_f32(want[b].d)) << b;
+    EXPECT_EQ(got.bias[b], 128 * sum) << b;
+  }
+  const QueryQ8 again = q8_query_at(buf, kHeadDim);
+  EXPECT_EQ(again.codes, got.codes);
+  EXPECT_EQ(again.bias, got.bias);
 }
 
 TEST(KvCache, OffsetsAddressTheSlotsLoadReads) {

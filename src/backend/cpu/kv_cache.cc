@@ -9,11 +9,14 @@
 #include <utility>
 
 #include "backend/cpu/block_tokens.h"
+#include "backend/cpu/q8_keys.h"
 #include "core/check.h"
 #include "tensor/block_types.h"
 #include "tensor/row_kernels.h"
 
 namespace met::cpu {
+
+static_assert(kMaxKvHeadDim <= kMaxQ8QueryDims, "a Q8_0 key cache quantizes queries of every head size");
 namespace {
 
 bool is_kv_dtype(GgmlType dtype) {
@@ -135,6 +138,38 @@ std::span<const uint8_t> KvCache::block(BlockId id) const {
   return {pool_.data() + block_offset(id), static_cast<size_t>(block_bytes_)};
 }
 
+void KvCache::read_block(BlockId id, std::span<uint8_t> image) const {
+  MET_CHECK(static_cast<int64_t>(image.size()) == block_bytes_, "a block image of {} bytes", image.size());
+  const std::span<const uint8_t> from = block(id);
+  std::memcpy(image.data(), from.data(), image.size());
+  if (layout_.dtype != GgmlType::kQ8_0) return;
+  for (int32_t layer = 0; layer < layout_.num_layers; ++layer) {
+    for (int32_t h = 0; h < layout_.num_kv_heads; ++h) {
+      const int64_t at = k_offset(layer, h);
+      for (int32_t s = 0; s < kBlockTokens; ++s) {
+        get_q8_key(from.data() + at, layout_.head_dim, s,
+                   reinterpret_cast<BlockQ8_0*>(image.data() + at + s * row_bytes_));
+      }
+    }
+  }
+}
+
+void KvCache::write_block(BlockId id, std::span<const uint8_t> image) {
+  MET_CHECK(static_cast<int64_t>(image.size()) == block_bytes_, "a block image of {} bytes", image.size());
+  const std::span<uint8_t> to = block(id);
+  std::memcpy(to.data(), image.data(), image.size());
+  if (layout_.dtype != GgmlType::kQ8_0) return;
+  for (int32_t layer = 0; layer < layout_.num_layers; ++layer) {
+    for (int32_t h = 0; h < layout_.num_kv_heads; ++h) {
+      const int64_t at = k_offset(layer, h);
+      for (int32_t s = 0; s < kBlockTokens; ++s) {
+        put_q8_key(reinterpret_cast<const BlockQ8_0*>(image.data() + at + s * row_bytes_), layout_.head_dim, s,
+                   to.data() + at);
+      }
+    }
+  }
+}
+
 uint8_t* KvCache::slot(int32_t layer, std::span<const BlockId> block_table, int32_t pos,
                        int32_t kv_head) const {
   MET_CHECK(layer >= 0 && layer < layout_.num_layers, "layer {} of {}", layer, layout_.num_layers);
@@ -149,8 +184,16 @@ void KvCache::store(int32_t layer, std::span<const BlockId> block_table, int32_t
                     const float* k_row, const float* v_row) {
   uint8_t* k = slot(layer, block_table, pos, 0);
   const int32_t d = layout_.head_dim;
+  const bool q8_keys = layout_.dtype == GgmlType::kQ8_0;
+  uint8_t* heads = k - (pos % kBlockTokens) * row_bytes_;  // slot 0: where a head's keys begin
   for (int32_t h = 0; h < layout_.num_kv_heads; ++h) {
-    quantize_(k_row + int64_t{h} * d, k + h * head_stride_, d);
+    if (q8_keys) {
+      BlockQ8_0 row[kMaxKvHeadDim / kQk];
+      quantize_(k_row + int64_t{h} * d, reinterpret_cast<uint8_t*>(row), d);
+      put_q8_key(row, d, pos % kBlockTokens, heads + h * head_stride_);
+    } else {
+      quantize_(k_row + int64_t{h} * d, k + h * head_stride_, d);
+    }
     quantize_(v_row + int64_t{h} * d, k + kv_stride_ + h * head_stride_, d);
   }
 }
@@ -162,7 +205,11 @@ void KvCache::copy_slots(int32_t layer, BlockId from, BlockId to, int32_t num_sl
   uint8_t* dst = pool_.data() + block_offset(to) + k_offset(layer, 0);
   const auto bytes = static_cast<size_t>(num_slots * row_bytes_);
   for (int32_t h = 0; h < layout_.num_kv_heads; ++h) {
-    std::memcpy(dst + h * head_stride_, src + h * head_stride_, bytes);
+    if (layout_.dtype == GgmlType::kQ8_0) {
+      copy_q8_key_slots(src + h * head_stride_, layout_.head_dim, num_slots, dst + h * head_stride_);
+    } else {
+      std::memcpy(dst + h * head_stride_, src + h * head_stride_, bytes);
+    }
     std::memcpy(dst + kv_stride_ + h * head_stride_, src + kv_stride_ + h * head_stride_, bytes);
   }
 }
@@ -171,8 +218,15 @@ void KvCache::load(int32_t layer, std::span<const BlockId> block_table, int32_t 
                    float* v_row) const {
   const uint8_t* k = slot(layer, block_table, pos, 0);
   const int32_t d = layout_.head_dim;
+  const uint8_t* heads = k - (pos % kBlockTokens) * row_bytes_;
   for (int32_t h = 0; h < layout_.num_kv_heads; ++h) {
-    dequantize_(k + h * head_stride_, k_row + int64_t{h} * d, d);
+    if (layout_.dtype == GgmlType::kQ8_0) {
+      BlockQ8_0 row[kMaxKvHeadDim / kQk];
+      get_q8_key(heads + h * head_stride_, d, pos % kBlockTokens, row);
+      dequantize_(reinterpret_cast<const uint8_t*>(row), k_row + int64_t{h} * d, d);
+    } else {
+      dequantize_(k + h * head_stride_, k_row + int64_t{h} * d, d);
+    }
     dequantize_(k + kv_stride_ + h * head_stride_, v_row + int64_t{h} * d, d);
   }
 }

@@ -4,7 +4,9 @@
 // span for spill I/O:
 //   [block][layer][K|V][kv_head][slot 0..15][head_dim elements of `dtype`]
 // A head's row of head_dim elements is stored as `dtype` (F16 by default,
-// BF16, F32, or Q8_0 blocks of 32 when head_dim is a multiple of 32); a
+// BF16, F32, or Q8_0 blocks of 32 when head_dim is a multiple of 32), except
+// Q8_0 keys: a head's 16 slots of keys take the same bytes with the tokens in
+// lanes (q8_keys.h), so the scores pass reads 4 dims of 16 tokens a line; a
 // block's stride is padded to 64 bytes so every block starts cache-line
 // aligned. The pool is mmap'ed (2 MiB aligned and advised for huge pages
 // when large) and starts zeroed.
@@ -82,13 +84,20 @@ class KvCache {
   // Bytes of one head's row (one slot) in the pool's dtype.
   int64_t row_bytes() const { return row_bytes_; }
 
-  // The whole of one block, for spill save/restore. Exactly block_bytes().
+  // The whole of one block in this cache's own layout (Q8_0 keys in lanes).
+  // Exactly block_bytes().
   std::span<uint8_t> block(BlockId id);
   std::span<const uint8_t> block(BlockId id) const;
+  // One block as a spill image, block_bytes() bytes: every head's K and V as
+  // rows, in the layout at the top of this file (Q8_0 keys back in Q8_0
+  // rows), the bytes the CUDA backend's cache holds (cuda/forward_ops.h), so
+  // images move between devices. write_block takes one back.
+  void read_block(BlockId id, std::span<uint8_t> image) const;
+  void write_block(BlockId id, std::span<const uint8_t> image);
 
   // Where kernels read: slot s of kv head h of `layer` in block b is at
   //   data() + b * block_bytes() + k_offset(layer, h) + s * row_bytes()
-  // (v_offset for V).
+  // (v_offset for V); Q8_0 keys: the head's 16 slots at k_offset (q8_keys.h).
   const uint8_t* data() const { return pool_.data(); }
   int64_t k_offset(int32_t layer, int32_t kv_head) const {
     return layer * layer_stride_ + kv_head * head_stride_;

@@ -79,8 +79,15 @@ __device__ Partial partial_block(const AttnPartial& a, Scratch& s, const int32_t
   return p;
 }
 
-__device__ void load_query(Scratch& s, const float* qh, int32_t hd) {
+// The head's query into s.q; over a Q8_0 cache through Q8_0 and back, a
+// thread per block of 32 (hd_q8_0_round_trip, as the host's AttnPartial).
+__device__ void load_query(Scratch& s, const float* qh, int32_t hd, HdKvType kv_type) {
   for (int32_t d = static_cast<int32_t>(threadIdx.x); d < hd; d += kThreads) s.q[d] = qh[d];
+  __syncthreads();
+  if (kv_type != HdKvType::kQ8_0) return;
+  for (int32_t b = static_cast<int32_t>(threadIdx.x); b < hd / kHdQk; b += kThreads) {
+    hd_q8_0_round_trip(s.q + b * kHdQk);
+  }
   __syncthreads();
 }
 
@@ -157,7 +164,7 @@ __global__ void __launch_bounds__(kThreads) attention_whole_kernel(AttentionOp o
   if (seq.num_rows == 1) return;  // split
   const auto h = static_cast<int32_t>(i % op.heads);
   const int32_t pos = op.step.positions[r], first = first_read(pos, op.window), hd = op.attn.head_dim;
-  load_query(s, op.q + i * hd, hd);
+  load_query(s, op.q + i * hd, hd, op.attn.kv.type);
   float total_m = -INFINITY, total_l = 0.0f, total[kDimsPerThread] = {};
   for (int32_t p = first / kAttnPartitionTokens; p <= pos / kAttnPartitionTokens; ++p) {
     const int32_t begin = p * kAttnPartitionTokens > first ? p * kAttnPartitionTokens : first;
@@ -183,7 +190,7 @@ __global__ void __launch_bounds__(kThreads) attention_partial_kernel(AttentionPa
   if (seq.num_rows != 1) return;  // whole
   const auto h = static_cast<int32_t>(i % op.heads);
   const int32_t hd = op.attn.head_dim;
-  load_query(s, op.q + (int64_t{seq.row_begin} * op.heads + h) * hd, hd);
+  load_query(s, op.q + (int64_t{seq.row_begin} * op.heads + h) * hd, hd, op.attn.kv.type);
   const Partial p = partial_block(op.attn, s, op.step.tables + seq.table_begin, h, part.token_begin, part.token_end);
   float* rec = op.records + i * attn_record_floats(hd);
   if (threadIdx.x == 0) {

@@ -6,11 +6,12 @@
 // a block per head: attention_kernels.h), which must give what the functor
 // gives within float summation order. So the program is tested on any
 // machine against the CPU backend and runs on the GPU.
-// KV blocks are the CPU backend's layout (backend/cpu/kv_cache.h): block b,
-// layer l, K then V, kv head h, slot s at b * block_bytes + l * layer_stride
-// + h * head_stride + s * row_bytes (+ kv_stride for V), F32, F16 or Q8_0
-// rows (quantized to the CPU's bytes), so spill images move between
-// backends.
+// KV blocks are the CPU backend's spill images (backend/cpu/kv_cache.h's
+// read_block): block b, layer l, K then V, kv head h, slot s at b *
+// block_bytes + l * layer_stride + h * head_stride + s * row_bytes (+
+// kv_stride for V), F32, F16 or Q8_0 rows (quantized to the CPU's bytes), so
+// spill images move between backends. Over a Q8_0 cache the query is
+// quantized too (hd_q8_0_round_trip), as the CPU's kernels quantize it.
 // C++17 (CUDA sources include it). Threading: pure functions of their
 // pointers. Tested by tests/model/grid_device_test.cc through the host
 // executor, and on a GPU by the same suite through CudaDevice.
@@ -63,6 +64,19 @@ MET_HD inline int8_t hd_q8_0_code(float amax, float x) {
   const float d = amax / 127.0f;
   const float inverse = d != 0.0f ? 1.0f / d : 0.0f;
   return static_cast<int8_t>(hd_round_code(x * inverse, -127.0f, 127.0f));
+}
+
+// x[0 .. 32) through Q8_0 and back: the codes and fp16 scale the CPU
+// reference quantizer gives, dequantized. Attention over a Q8_0 cache
+// attends with its query so, as the CPU's kernels do (cpu/q8_keys.h) and as
+// llama.cpp's do for quantized keys.
+MET_HD inline void hd_q8_0_round_trip(float* x) {
+  float amax = 0.0f;  // the CPU's max: a NaN is skipped
+  for (int32_t j = 0; j < kHdQk; ++j) amax = fabsf(x[j]) > amax ? fabsf(x[j]) : amax;
+  uint8_t scale[2];
+  hd_q8_0_scale(amax, scale);
+  const float d = hd_fp16(static_cast<uint16_t>(scale[0] | scale[1] << 8));
+  for (int32_t j = 0; j < kHdQk; ++j) x[j] = d * static_cast<float>(hd_q8_0_code(amax, x[j]));
 }
 
 struct KvView {
@@ -245,6 +259,12 @@ struct AttnPartial {
   // REQUIRES: end - begin <= kAttnPartitionTokens.
   MET_HD void run(const float* qh, const int32_t* table, int32_t h, int32_t begin, int32_t end, float& m, float& l,
                   float* acc) const {
+    float quantized[kMaxGridHeadDim];
+    if (kv.type == HdKvType::kQ8_0) {  // the query through Q8_0 (hd_q8_0_round_trip)
+      for (int32_t d = 0; d < head_dim; ++d) quantized[d] = qh[d];
+      for (int32_t b = 0; b < head_dim / kHdQk; ++b) hd_q8_0_round_trip(quantized + b * kHdQk);
+      qh = quantized;
+    }
     const int32_t kvh = h / group;
     float scores[kAttnPartitionTokens];
     m = -INFINITY;

@@ -178,6 +178,7 @@ attn::ChunkJob chunk_job(const Run& run, const AttnUnit& u, int32_t c, QueryRang
       .scale = run.scale,
       .softcap = run.softcap,
       .scores = tb.scores.get(),
+      .query_codes = reinterpret_cast<uint8_t*>(tb.query_codes.get()),
       .records = tb.records.data() + r.first,
       .next_blocks = next.blocks,
       .num_next_blocks = next.num_blocks};

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "backend/cpu/block_tokens.h"
 #include "backend/cpu/kernels/attention_chunk.h"
@@ -417,21 +418,30 @@ void values_pass(const ChunkJob& job, Lanes lanes, int32_t g0) {
 }
 
 // Without starts, the passes compiled for none (no start tests: a causal
-// layer pays nothing for windows). With starts, blocks before g0
+// layer pays nothing for windows). Q8_0 keys have a scores pass of their own
+// (attention_q8_keys_TIER.cc). With starts, blocks before g0
 // (first_block) are never touched: every pass starts there.
 template <typename Load>
 void chunk(const ChunkJob& job) {
   const int32_t nv = (job.head_dim + 15) / 16;
   const Lanes lanes{nv, first_lanes(job.head_dim - (nv - 1) * 16)};
   if (job.start == nullptr) {
-    scores_any<Load, false>(job, lanes, 0);
+    if constexpr (std::is_same_v<Load, LoadQ8_0>) {
+      scores_q8_keys(job, 0);
+    } else {
+      scores_any<Load, false>(job, lanes, 0);
+    }
     soft_cap_scores(job);
     softmax_pass<false>(job, 0);
     values_pass<Load>(job, lanes, 0);
     return;
   }
   const int32_t g0 = first_block(job);
-  scores_any<Load, true>(job, lanes, g0);
+  if constexpr (std::is_same_v<Load, LoadQ8_0>) {
+    scores_q8_keys(job, g0);
+  } else {
+    scores_any<Load, true>(job, lanes, g0);
+  }
   soft_cap_scores(job);
   softmax_pass<true>(job, g0);
   values_pass<Load>(job, lanes, g0);

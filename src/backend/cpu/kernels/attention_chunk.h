@@ -13,7 +13,8 @@
 // Invariants (REQUIRES of every kernel): 0 <= start[i] < limit[i] <=
 // num_tokens <= kAttnChunkTokens; records are 64-byte aligned with room for
 // kRecordHeader + round_up(head_dim, 16) floats; head_dim is a multiple of 8
-// (32 for Q8_0). A tier's result is a pure function of its inputs and of no
+// (32 for Q8_0). Q8_0 keys are read in their own layout (q8_keys.h), the
+// query quantized to Q8_0 first. A tier's result is a pure function of its inputs and of no
 // other query in the job (each query's arithmetic is done alone; tokens
 // outside a query's [start, limit) add exact zeros). Kernels read the blocks
 // from first_block(job) on, never an earlier one nor its table entry (a
@@ -57,6 +58,9 @@ struct ChunkJob {
   float scale = 1.0f;
   float softcap = 0.0f;             // > 0: scores soft-capped (AttnLayerOptions::softcap)
   float* scores = nullptr;          // scratch: num_queries * kChunkTokens floats
+  // Q8_0 keys (q8_keys.h): scratch for the quantized queries,
+  // num_queries * q8_query_bytes(head_dim) bytes, 64-byte aligned.
+  uint8_t* query_codes = nullptr;
   float* const* records = nullptr;  // out: query i's m, l, acc
   // A hint: the blocks of the chunk this thread runs next (its K and V are
   // prefetched during this one's values pass), or none.
@@ -143,11 +147,14 @@ void chunk_bf16(const ChunkJob& job);
 void chunk_q8_0(const ChunkJob& job);
 }  // namespace scalar
 
+// The scores pass of chunk_q8_0 over Q8_0 keys (q8_keys.h), blocks g0 on:
+// attention_q8_keys_avx2.cc and attention_q8_keys_avx512.cc.
 namespace avx2 {
 void chunk_f32(const ChunkJob& job);
 void chunk_f16(const ChunkJob& job);
 void chunk_bf16(const ChunkJob& job);
 void chunk_q8_0(const ChunkJob& job);
+void scores_q8_keys(const ChunkJob& job, int32_t g0);
 }  // namespace avx2
 
 namespace avx512 {
@@ -155,6 +162,7 @@ void chunk_f32(const ChunkJob& job);
 void chunk_f16(const ChunkJob& job);
 void chunk_bf16(const ChunkJob& job);
 void chunk_q8_0(const ChunkJob& job);
+void scores_q8_keys(const ChunkJob& job, int32_t g0);
 }  // namespace avx512
 
 }  // namespace met::cpu::attn

@@ -11,6 +11,7 @@
 #include "backend/cpu/block_tokens.h"
 #include "backend/cpu/kernels/attention.h"
 #include "backend/cpu/kernels/attention_state.h"
+#include "backend/cpu/q8_keys.h"
 #include "core/check.h"
 
 namespace met::cpu {
@@ -175,6 +176,7 @@ AttentionScratch::AttentionScratch(const AttentionLimits& limits, Isa isa)
     t.scores = aligned_floats(int64_t{s.tile_queries} * attn::kChunkTokens, /*zero=*/true);
     t.total = aligned_floats(int64_t{s.tile_queries} * s.record_floats, /*zero=*/true);
     t.partial = aligned_floats(int64_t{s.tile_queries} * s.record_floats, /*zero=*/true);
+    t.query_codes = aligned_floats(int64_t{s.tile_queries} * q8_query_bytes(limits.head_dim) / 4, /*zero=*/true);
     t.q.resize(tile);
     t.begin.resize(tile);
     t.len.resize(tile);

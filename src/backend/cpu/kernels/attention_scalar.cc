@@ -1,15 +1,18 @@
 // Portable chunk kernels (attn::scalar, the kScalar tier): plain float loops
 // with std::exp, the same three passes as the vector tiers (scores, softmax
 // of the chunk, weighted sum of V), each query over its own [start, limit)
-// tokens. Also a readable statement of what the vector kernels compute.
+// tokens. Also a readable statement of what the vector kernels compute
+// (for Q8_0 keys, an integer dot per block: q8_keys.h).
 // Contract in attention_chunk.h.
 // Threading: pure functions. Tested by tests/backend/attention_test.cc and
 // attention_window_test.cc (per-query starts).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "backend/cpu/kernels/attention_chunk.h"
+#include "backend/cpu/q8_keys.h"
 #include "tensor/block_types.h"
 #include "tensor/half.h"
 
@@ -87,9 +90,38 @@ void values_pass(const ChunkJob& job) {
   }
 }
 
+// Q8_0 keys (q8_keys.h): each query quantized, then per token and block the
+// exact integer dot of the codes, scaled and summed in block order with one
+// fma each, as every tier sums them.
+void scores_q8_keys(const ChunkJob& job) {
+  const int32_t blocks = job.head_dim / kQk;
+  const int64_t scales = q8_key_scales_offset(job.head_dim);
+  for (int32_t i = 0; i < job.num_queries; ++i) {
+    const QueryQ8 q = quantize_query_q8(job.q[i], job.head_dim, job.query_codes);
+    for (int32_t t = std::max(first_block(job) * kBlockTokens, query_start(job, i)); t < job.limit[i]; ++t) {
+      const uint8_t* head = job.kv_base + job.blocks[t / kBlockTokens].value() * job.block_bytes + job.k_offset;
+      const int32_t slot = t % kBlockTokens;
+      float acc = 0.0f;
+      for (int32_t b = 0; b < blocks; ++b) {
+        int32_t dot = 0;
+        for (int32_t d = b * kQk; d < (b + 1) * kQk; ++d) {
+          dot += head[int64_t{d / 4} * kQ8KeyQuadBytes + 4 * slot + d % 4] * int32_t{q.codes[d]};
+        }
+        const float kd = fp16_to_f32(u16_at(head + scales + 2 * (int64_t{b} * kBlockTokens + slot)));
+        acc = std::fma(static_cast<float>(dot - q.bias[b]), kd * q.d[b], acc);
+      }
+      job.scores[i * kChunkTokens + t] = acc * job.scale;
+    }
+  }
+}
+
 template <typename Load>
 void chunk(const ChunkJob& job) {
-  scores_pass<Load>(job);
+  if constexpr (std::is_same_v<Load, LoadQ8_0>) {
+    scores_q8_keys(job);
+  } else {
+    scores_pass<Load>(job);
+  }
   soft_cap_scores(job);
   softmax_pass(job);
   values_pass<Load>(job);

@@ -65,6 +65,7 @@ struct AttnThreadBuffers {
   AlignedFloats scores;   // tile_queries * kChunkTokens
   AlignedFloats total;    // tile_queries records: chunks folded so far
   AlignedFloats partial;  // tile_queries records: the current chunk
+  AlignedFloats query_codes;  // tile_queries quantized queries (Q8_0 keys: ChunkJob::query_codes)
   std::vector<const float*> q;
   std::vector<int32_t> begin;  // the first position the query's row reads (its window's)
   std::vector<int32_t> len;    // one past the last position it reads

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "backend/cpu/q8_keys.h"
 #include "core/check.h"
 
 namespace met::cpu::ref {
@@ -51,6 +52,16 @@ void attend(const SeqKv& kv, int64_t width, int32_t kv_head, int32_t head_dim, c
 
 }  // namespace
 
+std::vector<float> attended_query(const KvCache& cache, const float* q) {
+  const int32_t hd = cache.layout().head_dim;
+  std::vector<float> out(q, q + hd);
+  if (cache.layout().dtype != GgmlType::kQ8_0) return out;
+  std::vector<uint8_t> codes(static_cast<size_t>(q8_query_bytes(hd)));
+  const QueryQ8 q8 = quantize_query_q8(q, hd, codes.data());
+  for (int32_t d = 0; d < hd; ++d) out[static_cast<size_t>(d)] = q8.d[d / 32] * static_cast<float>(q8.codes[d]);
+  return out;
+}
+
 void paged_attention(const KvCache& cache, int32_t layer, std::span<const AttnSeq> seqs,
                      const float* q, int64_t q_stride, int32_t num_heads, float scale, float* out,
                      int64_t out_stride) {
@@ -65,8 +76,9 @@ void paged_attention(const KvCache& cache, int32_t layer, std::span<const AttnSe
     for (int32_t r = 0; r < seq.num_rows; ++r) {
       const int64_t row = seq.row_begin + r;
       for (int32_t h = 0; h < num_heads; ++h) {
-        attend(kv, width, h / group, hd, q + row * q_stride + int64_t{h} * hd,
-               row_read_end(seq, r), scale, out + row * out_stride + int64_t{h} * hd);
+        const std::vector<float> qh = attended_query(cache, q + row * q_stride + int64_t{h} * hd);
+        attend(kv, width, h / group, hd, qh.data(), row_read_end(seq, r), scale,
+               out + row * out_stride + int64_t{h} * hd);
       }
     }
   }
