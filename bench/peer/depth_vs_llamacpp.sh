@@ -7,7 +7,8 @@
 # decode of 16 sequences at each depth (S_TG). Every tool runs with the same
 # --threads. A manual tool (needs a llama.cpp build); CI never runs it.
 #   bench/peer/depth_vs_llamacpp.sh --met build/apps/met --llama-build ../llama.cpp-build \
-#     [--threads 2] [--depths 0,1024,4032] [--gen 64] [--llama-omp-passive] [--log-dir DIR] MODEL.gguf...
+#     [--threads 2] [--depths 0,1024,4032] [--gen 64] [--kv-dtype f16] [--llama-omp-passive] [--log-dir DIR] \
+#     MODEL.gguf...
 # Methods (what each figure is):
 #   met     `met bench FILE --threads T --batch 1,16 --context DEPTHS --prompt-tokens 512 --gen-tokens G
 #           --kv-mem 4GiB --json`: the decode steps start from DEPTH cached positions (KV of zeros: the
@@ -20,6 +21,8 @@
 #           n_kv is 16 x (DEPTH + G): 65,536 at 4,032), so each of the 16 reads a context of its own,
 #           as met's do.
 # --llama-omp-passive runs the llama.cpp tools with OMP_WAIT_POLICY=passive (see moe_vs_llamacpp.sh).
+# --kv-dtype D (f16, the default, or q8_0): met's --kv-dtype D; llama.cpp's -ctk D -ctv D with flash
+# attention on (-fa on, which its quantized V cache needs), for every depth of both tools.
 # The depth must leave room for G decode steps in the model's context (4,032 + 64 = 4,096 for the
 # medium presets). The raw outputs are kept in --log-dir (default: a new temporary folder); the host
 # is shared, so read the figures as ratios measured minutes apart, not as absolutes.
@@ -30,8 +33,9 @@ threads=2
 depths=0,1024,4032
 gen=64
 log_dir=""
+kv_dtype=f16
 llama_env=()
-usage() { sed -n '2,26p' "$0" >&2; exit 2; }
+usage() { sed -n '2,28p' "$0" >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --met) met=$2; shift 2 ;;
@@ -40,6 +44,7 @@ while [[ $# -gt 0 ]]; do
     --depths) depths=$2; shift 2 ;;
     --gen) gen=$2; shift 2 ;;
     --log-dir) log_dir=$2; shift 2 ;;
+    --kv-dtype) kv_dtype=$2; shift 2 ;;
     --llama-omp-passive) llama_env=(OMP_WAIT_POLICY=passive); shift ;;
     -h|--help) usage ;;
     -*) echo "$0: unknown flag $1" >&2; exit 2 ;;
@@ -57,6 +62,8 @@ IFS=, read -r -a depth_list <<<"$depths"
 max_depth=0
 for d in "${depth_list[@]}"; do (( d > max_depth )) && max_depth=$d; done
 cells=$(( 16 * (max_depth + gen) + 256 ))
+llama_kv=()
+[[ "$kv_dtype" == f16 ]] || llama_kv=(-ctk "$kv_dtype" -ctv "$kv_dtype" -fa on)
 
 rows=()
 for file in "$@"; do
@@ -64,15 +71,15 @@ for file in "$@"; do
   load_before=$(cut -d' ' -f1 /proc/loadavg)
   echo "measuring $name (load average $load_before)" >&2
   "$met" bench "$file" --threads "$threads" --batch 1,16 --context "$depths" --prompt-tokens 512 \
-    --gen-tokens "$gen" --cached-prompt-tokens 0 --kv-mem 4GiB --json \
+    --gen-tokens "$gen" --cached-prompt-tokens 0 --kv-mem 4GiB --kv-dtype "$kv_dtype" --json \
     >"$log_dir/$name.met.json" 2>"$log_dir/$name.met.err"
   env "${llama_env[@]}" "$llama_build/bin/llama-bench" -m "$file" -t "$threads" -p 512 -n "$gen" -d "$depths" \
-    -r 1 -o json >"$log_dir/$name.llama-bench.json" 2>"$log_dir/$name.llama-bench.err"
+    "${llama_kv[@]}" -r 1 -o json >"$log_dir/$name.llama-bench.json" 2>"$log_dir/$name.llama-bench.err"
   : >"$log_dir/$name.llama-batched.jsonl"
   for d in "${depth_list[@]}"; do
     if (( d == 0 )); then shared=(-npp 1); else shared=(-npp "$d" -pps); fi
     env "${llama_env[@]}" "$llama_build/bin/llama-batched-bench" -m "$file" -t "$threads" -c "$cells" \
-      "${shared[@]}" -ntg "$gen" -npl 16 --output-format jsonl \
+      "${shared[@]}" "${llama_kv[@]}" -ntg "$gen" -npl 16 --output-format jsonl \
       >>"$log_dir/$name.llama-batched.jsonl" 2>>"$log_dir/$name.llama-batched.err"
   done
   load_after=$(cut -d' ' -f1 /proc/loadavg)

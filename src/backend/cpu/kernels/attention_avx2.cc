@@ -1,7 +1,8 @@
 // AVX2 chunk kernels (attn::avx2): 8 floats per vector (head_dim is a
 // multiple of 8, so head rows need no tail), K and V converted on the fly
-// (F16 with F16C, BF16 by a shift, Q8_0 as int8 to float times the block
-// scale). Score tails of the chunk softmax are blended with a lane mask.
+// (F16 with F16C, BF16 by a shift, Q8_0 values as int8 to float times the
+// block scale; Q8_0 keys are scored by integer dots in
+// attention_q8_keys_avx2.cc). Score tails of the chunk softmax are blended with a lane mask.
 // Contract in attention_chunk.h. Built with -march=x86-64-v3 only.
 // Same shape as attention_avx512.cc: scores for 8 tokens at a time summed
 // by one 8x8 transpose-add, register accumulators for V, software prefetch

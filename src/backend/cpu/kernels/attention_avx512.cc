@@ -1,6 +1,7 @@
 // AVX-512 chunk kernels (attn::avx512): 16 floats per vector, K and V
-// converted on the fly (F16 with vcvtph2ps, BF16 by a shift, Q8_0 as int8 to
-// float times the block scale); a head_dim that is not a multiple of 16
+// converted on the fly (F16 with vcvtph2ps, BF16 by a shift, Q8_0 values as
+// int8 to float times the block scale; Q8_0 keys are scored by integer dots
+// in attention_q8_keys_avx512.cc); a head_dim that is not a multiple of 16
 // (stories260K's 8) is covered by masked loads. Contract in
 // attention_chunk.h. Built with -march=x86-64-v4 + VNNI + BF16 only.
 // Scores: a block's 16 tokens at a time, one accumulator per token, summed
