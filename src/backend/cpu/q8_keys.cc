@@ -5,7 +5,7 @@
 
 #include "core/check.h"
 #include "tensor/half.h"
-#include "tensor/reference/reference_kernels.h"
+#include "tensor/row_kernels.h"
 
 namespace met::cpu {
 namespace {
@@ -53,8 +53,10 @@ void copy_q8_key_slots(const uint8_t* from, int32_t head_dim, int32_t num_slots,
 QueryQ8 quantize_query_q8(const float* q, int32_t head_dim, uint8_t* out) {
   const int32_t blocks = head_dim / kQk;
   MET_CHECK(head_dim % kQk == 0 && blocks <= kMaxQueryBlocks, "a Q8_0 query of {} dims", head_dim);
+  // The selected tier's quantizer: the reference's bytes (tensor/row_kernels.h).
+  static const ::met::ref::QuantizeRowFn quantize = selected_row_kernels(GgmlType::kQ8_0).quantize;
   BlockQ8_0 row[kMaxQueryBlocks];
-  ::met::ref::quantize_row_q8_0(q, reinterpret_cast<uint8_t*>(row), head_dim);
+  quantize(q, reinterpret_cast<uint8_t*>(row), head_dim);
   auto* codes = reinterpret_cast<int8_t*>(out);
   auto* d = reinterpret_cast<float*>(out + head_dim);
   auto* bias = reinterpret_cast<int32_t*>(out + head_dim + 4 * blocks);  // as q8_query_at reads them

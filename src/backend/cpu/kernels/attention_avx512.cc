@@ -402,10 +402,14 @@ void values_cols(const ChunkJob& job, int32_t v0, Lanes lanes, int32_t g0) {
   for (; i < job.num_queries; ++i) values_tile<Load, NV, 1>(job, i, v0, lanes, g0, first());
 }
 
+// Columns in groups of 8 vectors, or of 4 where a tile of 4 queries (a wide
+// GQA group) then converts each V vector once for all four instead of once
+// per pair.
 template <typename Load>
 void values_pass(const ChunkJob& job, Lanes lanes, int32_t g0) {
-  for (int32_t v0 = 0; v0 < lanes.nv; v0 += 8) {
-    switch (std::min(8, lanes.nv - v0)) {
+  const int32_t width = job.num_queries >= 4 ? 4 : 8;
+  for (int32_t v0 = 0; v0 < lanes.nv; v0 += width) {
+    switch (std::min(width, lanes.nv - v0)) {
       case 1: values_cols<Load, 1>(job, v0, lanes, g0); break;
       case 2: values_cols<Load, 2>(job, v0, lanes, g0); break;
       case 3: values_cols<Load, 3>(job, v0, lanes, g0); break;
