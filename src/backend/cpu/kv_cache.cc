@@ -17,6 +17,7 @@
 namespace met::cpu {
 
 static_assert(kMaxKvHeadDim <= kMaxQ8QueryDims, "a Q8_0 key cache quantizes queries of every head size");
+
 namespace {
 
 bool is_kv_dtype(GgmlType dtype) {
