@@ -226,6 +226,28 @@ TEST(MetRun, TinyPoolAndSwapGiveTheSameTextsAsABigPool) {
   EXPECT_EQ(texts_of(json_lines(swap.out)), expected);
 }
 
+// A Q8_0 cache (keys kept tokens in lanes, spilled as rows: kv_cache.h)
+// swapped out and back, or recomputed, gives the texts a roomy one gives.
+TEST(MetRun, AQ8_0CacheSwappedOrRecomputedGivesTheTextsOfABigPool) {
+  testing::TempDir dir;
+  const std::string model = make_small_model(dir);  // head_dim 32: one Q8_0 block a head
+  const std::string prompts = write_file(dir, "prompts.jsonl", kPrompts);
+  const std::string base = met_binary() + " run " + shell_quote(model) + " --prompts-file " + shell_quote(prompts) +
+                           " -n 60 --temp 0 --threads 2 --kv-dtype q8_0";
+  auto big = run_command(base);
+  auto swap = run_command(base + " --kv-blocks 6 --spill-dir " + shell_quote(dir.file("spill")));
+  auto recompute = run_command(base + " --kv-blocks 6 --preempt recompute");
+  ASSERT_EQ(big.exit_code, 0) << big.err;
+  ASSERT_EQ(swap.exit_code, 0) << swap.err;
+  ASSERT_EQ(recompute.exit_code, 0) << recompute.err;
+  EXPECT_GT(preemptions(swap.err).swap, 0) << swap.err;
+  EXPECT_GT(preemptions(recompute.err).recompute, 0) << recompute.err;
+  const auto expected = texts_of(json_lines(big.out));
+  ASSERT_EQ(expected.size(), 4u);
+  EXPECT_EQ(texts_of(json_lines(swap.out)), expected);
+  EXPECT_EQ(texts_of(json_lines(recompute.out)), expected);
+}
+
 TEST(MetRun, PromptsFileGreedyStories260KIsTheKnownText) {
   MET_REQUIRE_SHARED(path, "models/stories260K.gguf");
   testing::TempDir dir;

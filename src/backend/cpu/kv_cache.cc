@@ -143,32 +143,20 @@ void KvCache::read_block(BlockId id, std::span<uint8_t> image) const {
   MET_CHECK(static_cast<int64_t>(image.size()) == block_bytes_, "a block image of {} bytes", image.size());
   const std::span<const uint8_t> from = block(id);
   std::memcpy(image.data(), from.data(), image.size());
-  if (layout_.dtype != GgmlType::kQ8_0) return;
-  for (int32_t layer = 0; layer < layout_.num_layers; ++layer) {
-    for (int32_t h = 0; h < layout_.num_kv_heads; ++h) {
-      const int64_t at = k_offset(layer, h);
-      for (int32_t s = 0; s < kBlockTokens; ++s) {
-        get_q8_key(from.data() + at, layout_.head_dim, s,
-                   reinterpret_cast<BlockQ8_0*>(image.data() + at + s * row_bytes_));
-      }
-    }
-  }
+  for_each_q8_key([&](int64_t head, int32_t s) {
+    auto* row = reinterpret_cast<BlockQ8_0*>(image.data() + head + s * row_bytes_);
+    get_q8_key(from.data() + head, layout_.head_dim, s, row);
+  });
 }
 
 void KvCache::write_block(BlockId id, std::span<const uint8_t> image) {
   MET_CHECK(static_cast<int64_t>(image.size()) == block_bytes_, "a block image of {} bytes", image.size());
   const std::span<uint8_t> to = block(id);
   std::memcpy(to.data(), image.data(), image.size());
-  if (layout_.dtype != GgmlType::kQ8_0) return;
-  for (int32_t layer = 0; layer < layout_.num_layers; ++layer) {
-    for (int32_t h = 0; h < layout_.num_kv_heads; ++h) {
-      const int64_t at = k_offset(layer, h);
-      for (int32_t s = 0; s < kBlockTokens; ++s) {
-        put_q8_key(reinterpret_cast<const BlockQ8_0*>(image.data() + at + s * row_bytes_), layout_.head_dim, s,
-                   to.data() + at);
-      }
-    }
-  }
+  for_each_q8_key([&](int64_t head, int32_t s) {
+    put_q8_key(reinterpret_cast<const BlockQ8_0*>(image.data() + head + s * row_bytes_), layout_.head_dim, s,
+               to.data() + head);
+  });
 }
 
 uint8_t* KvCache::slot(int32_t layer, std::span<const BlockId> block_table, int32_t pos,

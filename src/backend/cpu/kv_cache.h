@@ -125,6 +125,18 @@ class KvCache {
   int64_t block_offset(BlockId id) const;  // MET_CHECKs the id
   uint8_t* slot(int32_t layer, std::span<const BlockId> block_table, int32_t pos,
                 int32_t kv_head) const;
+  // fn(offset of a kv head's keys within a block, slot) for every layer,
+  // head and slot of a Q8_0 cache (none otherwise): where a spill image's
+  // rows and the cache's keys in lanes differ.
+  template <typename Fn>
+  void for_each_q8_key(Fn&& fn) const {
+    if (layout_.dtype != GgmlType::kQ8_0) return;
+    for (int32_t layer = 0; layer < layout_.num_layers; ++layer) {
+      for (int32_t h = 0; h < layout_.num_kv_heads; ++h) {
+        for (int32_t s = 0; s < kBlockTokens; ++s) fn(k_offset(layer, h), s);
+      }
+    }
+  }
 
   KvLayout layout_;
   int64_t row_bytes_ = 0;

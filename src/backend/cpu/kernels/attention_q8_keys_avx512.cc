@@ -5,32 +5,17 @@
 // convert and one fma with the keys' scales times the query's add to the 16
 // scores: no per-element conversion and no transpose. The same integers and
 // the same float operations in the same order as attn::scalar, so the two
-// give the same bits. Prefetches the keys two blocks ahead and this block's
-// values. Built with -march=x86-64-v4 + VNNI + BF16 only.
+// give the same bits. The pass around it (quantizing, prefetching, which
+// query reads which block) is attention_q8_keys.h's. Built with
+// -march=x86-64-v4 + VNNI + BF16 only.
 // Threading: pure function. Tested by tests/backend/attention_test.cc and
 // attention_window_test.cc.
 #include "core/avx512_intrinsics.h"
 
-#include <cstring>
-
-#include "backend/cpu/kernels/attention_chunk.h"
-#include "backend/cpu/q8_keys.h"
+#include "backend/cpu/kernels/attention_q8_keys.h"
 
 namespace met::cpu::attn::avx512 {
 namespace {
-
-constexpr int32_t kPrefetchBlocks = 2;  // how far ahead the keys are prefetched
-
-int32_t code_quad(const int8_t* codes) {
-  int32_t v;
-  std::memcpy(&v, codes, sizeof(v));
-  return v;
-}
-
-void prefetch_head(const uint8_t* head, int64_t bytes) {
-  if (head == nullptr) return;
-  for (int64_t b = 0; b < bytes; b += 64) _mm_prefetch(head + b, _MM_HINT_T0);
-}
 
 // Unscaled scores of the 16 tokens of `head` (a kv head's keys of one
 // block) for query q.
@@ -45,9 +30,9 @@ void prefetch_head(const uint8_t* head, int64_t bytes) {
 #pragma GCC unroll 4
     for (int j = 0; j < 8; j += 2) {
       even = _mm512_dpbusd_epi32(even, _mm512_loadu_si512(codes + j * kQ8KeyQuadBytes),
-                                 _mm512_set1_epi32(code_quad(qc + 4 * j)));
+                                 _mm512_set1_epi32(q8_code_quad(qc + 4 * j)));
       odd = _mm512_dpbusd_epi32(odd, _mm512_loadu_si512(codes + (j + 1) * kQ8KeyQuadBytes),
-                                _mm512_set1_epi32(code_quad(qc + 4 * j + 4)));
+                                _mm512_set1_epi32(q8_code_quad(qc + 4 * j + 4)));
     }
     const __m512i dot = _mm512_sub_epi32(_mm512_add_epi32(even, odd), _mm512_set1_epi32(q.bias[b]));
     const __m512 kd = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales + 32 * b)));
@@ -56,35 +41,14 @@ void prefetch_head(const uint8_t* head, int64_t bytes) {
   return acc;
 }
 
-__mmask16 first_lanes(int32_t n) {
-  return n >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << n) - 1u);
-}
-
 }  // namespace
 
 void scores_q8_keys(const ChunkJob& job, int32_t g0) {
-  const int64_t query_bytes = q8_query_bytes(job.head_dim);
-  for (int32_t i = 0; i < job.num_queries; ++i) {
-    quantize_query_q8(job.q[i], job.head_dim, job.query_codes + i * query_bytes);
-  }
-  const int64_t head_bytes = kBlockTokens * job.row_bytes;
-  const int32_t groups = (job.num_tokens + kBlockTokens - 1) / kBlockTokens;
-  for (int32_t g = g0; g < std::min(groups, g0 + kPrefetchBlocks); ++g) {
-    prefetch_head(ahead_rows(job, g, job.k_offset), head_bytes);
-  }
   const __m512 scale = _mm512_set1_ps(job.scale);
-  for (int32_t g = g0; g < groups; ++g) {
-    prefetch_head(ahead_rows(job, g + kPrefetchBlocks, job.k_offset), head_bytes);
-    prefetch_head(ahead_rows(job, g, job.v_offset), head_bytes);
-    const uint8_t* head = ahead_rows(job, g, job.k_offset);
-    for (int32_t i = 0; i < job.num_queries; ++i) {
-      const int32_t n = job.limit[i] - kBlockTokens * g;
-      if (n <= 0 || query_start(job, i) >= kBlockTokens * (g + 1)) continue;
-      const QueryQ8 q = q8_query_at(job.query_codes + i * query_bytes, job.head_dim);
-      _mm512_mask_storeu_ps(job.scores + i * kChunkTokens + kBlockTokens * g, first_lanes(n),
-                            _mm512_mul_ps(block_scores(head, job.head_dim, q), scale));
-    }
-  }
+  q8_keys_scores_pass(job, g0, [&](const uint8_t* head, const QueryQ8& q, float* scores, int32_t n) {
+    const auto lanes = static_cast<__mmask16>(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
+    _mm512_mask_storeu_ps(scores, lanes, _mm512_mul_ps(block_scores(head, job.head_dim, q), scale));
+  });
 }
 
 }  // namespace met::cpu::attn::avx512
