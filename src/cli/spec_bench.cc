@@ -64,11 +64,18 @@ std::vector<TokenId> edited(std::vector<TokenId> tokens, int32_t edits, const st
   return tokens;
 }
 
+// How many of `out`'s first tokens are `text`'s.
+int64_t common_prefix(const std::vector<TokenId>& out, const std::vector<TokenId>& text) {
+  return std::mismatch(out.begin(), out.end(), text.begin(), text.end()).first - out.begin();
+}
+
 // Runs plain then speculative `o.repeats` times; the speculative request is
-// `r` with `prediction`.
+// `r` with `prediction`. With `quoted`, counts how much of the output opens
+// with it.
 Result<SpecWorkloadFigures> run_workload(CpuEngine& plain, CpuEngine& spec, const SpecBenchOptions& o,
                                          const std::string& name, const EngineRequest& r,
-                                         const std::vector<TokenId>& prediction) {
+                                         const std::vector<TokenId>& prediction,
+                                         const std::vector<TokenId>* quoted = nullptr) {
   std::vector<double> plain_s, spec_s;
   SpecWorkloadFigures f;
   f.name = name;
@@ -85,6 +92,7 @@ Result<SpecWorkloadFigures> run_workload(CpuEngine& plain, CpuEngine& spec, cons
     f.output_tokens = static_cast<int64_t>(p.tokens.size());
     f.drafted = s.drafted;
     f.accepted = s.accepted;
+    if (quoted != nullptr) f.quoted_prefix = common_prefix(p.tokens, *quoted);
   }
   f.plain_tok_s = median(plain_s);
   f.spec_tok_s = median(spec_s);
@@ -107,7 +115,8 @@ Result<SpecReport> run_spec_bench(CpuEngine& plain, CpuEngine& spec, const SpecB
   MET_RETURN_IF_ERROR(validate_spec_bench(o));
   const std::vector<TokenId> pool = plain_token_ids(plain.tokenizer().vocab());
   if (pool.empty()) return invalid_argument("the model's vocabulary has no plain tokens to make a prompt of");
-  const EngineRequest r = bench_request(random_prompt(pool, o.prompt_tokens, o.seed), o.gen_tokens);
+  const std::vector<TokenId> prompt = random_prompt(pool, o.prompt_tokens, o.seed);
+  const EngineRequest r = bench_request(prompt, o.gen_tokens);
   SpecReport report;
   MET_ASSIGN_OR_RETURN(SpecWorkloadFigures free, run_workload(plain, spec, o, "free", r, {}));
   report.workloads.push_back(free);
@@ -119,19 +128,30 @@ Result<SpecReport> run_spec_bench(CpuEngine& plain, CpuEngine& spec, const SpecB
   MET_ASSIGN_OR_RETURN(SpecWorkloadFigures edits,
                        run_workload(plain, spec, o, name, r, edited(reference.tokens, o.edits, pool)));
   report.workloads.push_back(edits);
+  // The prompt, its plain output and the prompt again: a model whose next
+  // token follows its last ones quotes the output from the prompt.
+  std::vector<TokenId> quote = prompt;
+  quote.insert(quote.end(), reference.tokens.begin(), reference.tokens.end());
+  quote.insert(quote.end(), prompt.begin(), prompt.end());
+  MET_ASSIGN_OR_RETURN(SpecWorkloadFigures quoted, run_workload(plain, spec, o, "quoted",
+                                                                bench_request(std::move(quote), o.gen_tokens), {},
+                                                                &reference.tokens));
+  report.workloads.push_back(quoted);
   return report;
 }
 
 nlohmann::json spec_report_json(const SpecReport& r) {
   nlohmann::json j = nlohmann::json::array();
   for (const SpecWorkloadFigures& w : r.workloads) {
-    j.push_back({{"workload", w.name},
-                 {"output_tokens", w.output_tokens},
-                 {"plain_tok_s", w.plain_tok_s},
-                 {"spec_tok_s", w.spec_tok_s},
-                 {"speedup", w.plain_tok_s > 0 ? w.spec_tok_s / w.plain_tok_s : 0.0},
-                 {"drafted", w.drafted},
-                 {"accepted", w.accepted}});
+    nlohmann::json x = {{"workload", w.name},
+                        {"output_tokens", w.output_tokens},
+                        {"plain_tok_s", w.plain_tok_s},
+                        {"spec_tok_s", w.spec_tok_s},
+                        {"speedup", w.plain_tok_s > 0 ? w.spec_tok_s / w.plain_tok_s : 0.0},
+                        {"drafted", w.drafted},
+                        {"accepted", w.accepted}};
+    if (w.quoted_prefix >= 0) x["quoted_prefix"] = w.quoted_prefix;
+    j.push_back(std::move(x));
   }
   return j;
 }
@@ -143,6 +163,9 @@ std::string spec_report_table(const SpecReport& r) {
     out += fmt::format("  {:<20} {:>8} {:>13.1f} {:>13.1f} {:>7.2f}x   {}/{} ({:.0f}%)\n", w.name, w.output_tokens,
                        w.plain_tok_s, w.spec_tok_s, w.plain_tok_s > 0 ? w.spec_tok_s / w.plain_tok_s : 0.0,
                        w.accepted, w.drafted, rate);
+    if (w.quoted_prefix >= 0) {
+      out += fmt::format("  {:<20} its first {} tokens are the quoted text's\n", "", w.quoted_prefix);
+    }
   }
   return out;
 }

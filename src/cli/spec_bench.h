@@ -10,7 +10,12 @@
 //  - predicted: OpenAI's Predicted Outputs, the prediction being the plain
 //    engine's output for the same prompt (accepted whole);
 //  - edited: that prediction with `edits` tokens replaced, evenly spaced
-//    (OpenAI's case of rewriting a text with a few changes).
+//    (OpenAI's case of rewriting a text with a few changes);
+//  - quoted: no prediction; the prompt is the random prompt, its plain
+//    output and the random prompt again, so a model whose next token follows
+//    its last ones (`make-model --branch-scale`, or a trained model asked to
+//    repeat a text) quotes its prompt: prompt lookup's workload. The figure
+//    says how many of the output's first tokens are the quoted ones.
 // Each workload runs plain then speculative, `repeats` times interleaved, and
 // keeps the median of each. The speculative output must be the plain one,
 // token for token; a difference is an error (nothing is reported).
@@ -43,6 +48,7 @@ struct SpecWorkloadFigures {
   double spec_tok_s = 0;
   int64_t drafted = 0;   // drafts verified (the last repeat)
   int64_t accepted = 0;  // of them, accepted
+  int64_t quoted_prefix = -1;  // quoted: the output's first tokens that are the quoted text's; else -1
 };
 
 struct SpecReport {

@@ -183,7 +183,7 @@ TEST(MetBench, BadConcurrencyIsRefused) {
   }
 }
 
-// --spec: three workloads, each with both speeds and its drafts; the model
+// --spec: four workloads, each with both speeds and its drafts; the model
 // drafting for itself is always right, and an exact prediction is accepted
 // whole.
 TEST(MetBench, SpecReportsEachWorkloadWithAndWithoutSpeculation) {
@@ -193,10 +193,13 @@ TEST(MetBench, SpecReportsEachWorkloadWithAndWithoutSpeculation) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   const auto& w = j["speculation"];
-  ASSERT_EQ(w.size(), 3u) << r.out;
+  ASSERT_EQ(w.size(), 4u) << r.out;
   EXPECT_EQ(w[0]["workload"], "free");
   EXPECT_EQ(w[1]["workload"], "predicted");
   EXPECT_EQ(w[2]["workload"], "edited (2)");
+  EXPECT_EQ(w[3]["workload"], "quoted");
+  EXPECT_TRUE(w[3].contains("quoted_prefix")) << r.out;
+  EXPECT_FALSE(w[0].contains("quoted_prefix")) << r.out;
   for (const auto& x : w) {
     EXPECT_EQ(x["output_tokens"], 40);
     EXPECT_GT(x["plain_tok_s"].get<double>(), 0.0);
@@ -210,6 +213,29 @@ TEST(MetBench, SpecReportsEachWorkloadWithAndWithoutSpeculation) {
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find("plain tok/s"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("edited (3)"), std::string::npos) << table.out;
+}
+
+// A model whose next token follows its last one (its layers scaled down)
+// quotes its own earlier output from the prompt, and prompt lookup drafts
+// that quote: most of its drafts are accepted, and the output is the plain
+// one (run_spec_bench refuses a difference).
+TEST(MetBench, PromptLookupDraftsAQuotedPrompt) {
+  testing::TempDir dir;
+  const std::string model = dir.file("quoting.gguf");
+  ASSERT_EQ(run_command(met_binary() + " make-model -o " + shell_quote(model) +
+                        " --layers 2 --embd 128 --heads 4 --kv-heads 2 --ff 256 --vocab 600 --dtype f32"
+                        " --branch-scale 0.00001")
+                .exit_code,
+            0);
+  auto r = run_command(met_binary() + " bench " + shell_quote(model) +
+                       " --spec --spec-lookup 4 --spec-adaptive off --prompt-tokens 16 --gen-tokens 48 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& quoted = j["speculation"][3];
+  ASSERT_EQ(quoted["workload"], "quoted") << r.out;
+  EXPECT_EQ(quoted["quoted_prefix"], 48) << "the output is the quoted text: " << r.out;
+  EXPECT_GT(quoted["accepted"].get<int64_t>() * 4, quoted["drafted"].get<int64_t>() * 3) << r.out;
+  EXPECT_GE(quoted["accepted"].get<int64_t>(), 24) << "most of the output was drafted: " << r.out;
 }
 
 // Serving with speculation reports what the draft budget did: drafts the
