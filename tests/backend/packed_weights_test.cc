@@ -41,7 +41,8 @@ constexpr float kPackCanary = -12345.0f;
 constexpr WeightLayout kPackedLayouts[] = {WeightLayout::kQ8_0x16, WeightLayout::kMxfp4x16,
                                            WeightLayout::kIq4NlX16, WeightLayout::kQ4_Kx16,
                                            WeightLayout::kQ5_Kx16, WeightLayout::kQ6_Kx16,
-                                           WeightLayout::kF16x16, WeightLayout::kBf16x16};
+                                           WeightLayout::kF16x16, WeightLayout::kBf16x16,
+                                           WeightLayout::kQ4_0x16};
 
 std::string layout_name_of(WeightLayout layout) { return std::string(layout_name(layout)); }
 
@@ -115,7 +116,10 @@ void add_extremes(RowMajor& out) {
     return;
   }
   const int64_t num_blocks = out.w.cols / kQk;
-  if (out.w.type == GgmlType::kIQ4_NL) {  // every code in both nibbles; fp16 d of both signs, subnormal and 0
+  if (out.w.type == GgmlType::kIQ4_NL || out.w.type == GgmlType::kQ4_0) {
+    // Every code in both nibbles; fp16 d of both signs, subnormal and 0 (a
+    // Q4_0 block is an IQ4_NL block's bytes: d, then the same nibbles).
+    static_assert(sizeof(BlockQ4_0) == sizeof(BlockIq4Nl));
     auto row = [&](int64_t n) { return reinterpret_cast<BlockIq4Nl*>(out.bytes.data() + n * out.w.row_bytes); };
     for (int j = 0; j < kQk / 2; ++j) row(0)[0].qs[j] = static_cast<uint8_t>(j | (15 - j) << 4);
     const uint16_t scales[] = {0x0001, 0x8400, 0x0000, 0x3C00};
@@ -226,6 +230,11 @@ TEST(PackedWeights, Iq4NlX16TakesWholeGroupsOfCacheLines) {
   EXPECT_EQ(layout_bytes(WeightLayout::kIq4NlX16, GgmlType::kIQ4_NL, 32, 4096),
             layout_bytes(WeightLayout::kRows, GgmlType::kIQ4_NL, 32, 4096));
   EXPECT_EQ(layout_groups(WeightLayout::kIq4NlX16, 17), 2);
+  // Q4_0x16 is the same bytes (a Q4_0 block is an IQ4_NL block's size).
+  EXPECT_EQ(layout_bytes(WeightLayout::kQ4_0x16, GgmlType::kQ4_0, 17, 224),
+            layout_bytes(WeightLayout::kIq4NlX16, GgmlType::kIQ4_NL, 17, 224));
+  EXPECT_EQ(layout_bytes(WeightLayout::kQ4_0x16, GgmlType::kQ4_0, 32, 4096),
+            layout_bytes(WeightLayout::kRows, GgmlType::kQ4_0, 32, 4096));
 }
 
 TEST(PackedWeights, KQuantX16TakesWholeCacheLinesPerSuperBlock) {

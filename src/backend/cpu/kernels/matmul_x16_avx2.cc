@@ -1,5 +1,5 @@
 // AVX2 matmul for the 16-row packed layouts (packed_weights.h),
-// WeightLayout::kQ8_0x16 and kMxfp4x16, against ActQ8_0 activations
+// WeightLayout::kQ8_0x16, kMxfp4x16 and kQ4_0x16, against ActQ8_0 activations
 // (matmul_kernels.h): one tile driver, templated on the block kernel. A
 // 16-row group is run as two halves of 8 rows (one int32 lane per row); the
 // half's weights are loaded (and decoded) once per block for every
@@ -22,6 +22,9 @@
 //     int32, and -12 x (the activation block's code sum, from its
 //     offset_bias) takes the offset back out. The E8M0 exponents widen to
 //     2^(e - 128) with integer ops (bit exact, subnormal e = 0, 1 included).
+//   Q4_0x16: as Mxfp4x16 with no table: a nibble is Q4_0's value + 8 (0 ..
+//     15), so -8 x the code sum comes out; the 8 fp16 scales widen with one
+//     vcvtph2ps.
 // Tiles: up to 4 activation rows x one half group (2 rows measured 20%
 // slower on a batch; 8 no faster, its accumulators spilled from the 16 ymm
 // registers). Each walk of a half prefetches a share of the next group
@@ -126,6 +129,24 @@ inline __m256i four_quads(const __m256i (&w)[8], int j0, const uint8_t* q) {
   return _mm256_add_epi16(a, b);
 }
 
+// acc[r] += the 8 rows' terms of one block for activation row r, from the
+// rows' values + kValueOffset in w (unsigned, at most 24) and their scales.
+template <int kValueOffset, int R>
+inline void nibble_rows(const __m256i (&w)[8], __m256 w_scale, const ActRow (&a)[R], int64_t b, __m256 (&acc)[R]) {
+  const __m256i ones = _mm256_set1_epi16(1);
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+    const uint8_t* q = act_codes(a[r], b);
+    const ActQ8_0Tail tail = act_tail(a[r], b);
+    // offset_bias is -128 x the block's code sum.
+    const __m256i bias = _mm256_set1_epi32(tail.offset_bias / 128 * kValueOffset);
+    const __m256i low = _mm256_madd_epi16(four_quads(w, 0, q), ones);
+    const __m256i high = _mm256_madd_epi16(four_quads(w, 4, q), ones);
+    const __m256i dot = _mm256_add_epi32(_mm256_add_epi32(low, high), bias);
+    acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(w_scale, _mm256_set1_ps(tail.d)), acc[r]);
+  }
+}
+
 // Mxfp4x16: units of four blocks' nibbles (256 bytes each), then 64 bytes of
 // exponents (16 rows x the unit's blocks).
 struct Mxfp4x16Block {
@@ -150,18 +171,33 @@ struct Mxfp4x16Block {
     }
     const __m256 w_scale = mxfp4_half_scales(unit + static_cast<size_t>(unit_blocks) * kBlockBytes +
                                              kGroupRows * static_cast<size_t>(k) + kHalfRows * static_cast<size_t>(h));
-    const __m256i ones = _mm256_set1_epi16(1);
+    nibble_rows<kValueOffset, R>(w, w_scale, a, b, acc);
+  }
+};
+
+// Q4_0x16: Mxfp4x16's units with 128 bytes of fp16 scales (16 rows x the
+// unit's blocks); a nibble is the value + 8, no table.
+struct Q4_0x16Block {
+  static constexpr int kUnitBlocks = 4;
+  static constexpr size_t kBlockBytes = kGroupRows * kQk / 2;  // 256
+  static constexpr size_t kUnitBytes = kUnitBlocks * kBlockBytes + 128;
+  static constexpr int kValueOffset = 8;
+  template <int R>
+  static void step(const uint8_t* unit, int64_t k, int64_t unit_blocks, int h, const ActRow (&a)[R], int64_t b,
+                   __m256 (&acc)[R]) {
+    const __m256i low_mask = _mm256_set1_epi8(0x0F);
+    const uint8_t* nibbles = unit + static_cast<size_t>(k) * kBlockBytes + 32 * static_cast<size_t>(h);
+    __m256i w[8];
 #pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) {
-      const uint8_t* q = act_codes(a[r], b);
-      const ActQ8_0Tail tail = act_tail(a[r], b);
-      // offset_bias is -128 x the block's code sum; the offset here is 12.
-      const __m256i bias = _mm256_set1_epi32(tail.offset_bias / 128 * kValueOffset);
-      const __m256i low = _mm256_madd_epi16(four_quads(w, 0, q), ones);
-      const __m256i high = _mm256_madd_epi16(four_quads(w, 4, q), ones);
-      const __m256i dot = _mm256_add_epi32(_mm256_add_epi32(low, high), bias);
-      acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(w_scale, _mm256_set1_ps(tail.d)), acc[r]);
+    for (int j = 0; j < 4; ++j) {
+      const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(nibbles + 64 * j));
+      w[j] = _mm256_and_si256(v, low_mask);
+      w[j + 4] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low_mask);
     }
+    const uint8_t* scales = unit + static_cast<size_t>(unit_blocks) * kBlockBytes + 32 * static_cast<size_t>(k) +
+                            2 * kHalfRows * static_cast<size_t>(h);
+    const __m256 w_scale = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(scales)));
+    nibble_rows<kValueOffset, R>(w, w_scale, a, b, acc);
   }
 };
 
@@ -212,5 +248,7 @@ void run_halves(const MatmulTask& t) {
 void matmul_q8_0x16(const MatmulTask& t) { run_halves<Q8_0x16Block>(t); }
 
 void matmul_mxfp4x16(const MatmulTask& t) { run_halves<Mxfp4x16Block>(t); }
+
+void matmul_q4_0x16(const MatmulTask& t) { run_halves<Q4_0x16Block>(t); }
 
 }  // namespace met::cpu::avx2

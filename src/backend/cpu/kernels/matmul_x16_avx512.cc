@@ -1,5 +1,5 @@
 // AVX-512 VNNI matmul for the 16-row packed layouts (packed_weights.h),
-// WeightLayout::kQ8_0x16, kMxfp4x16 and kIq4NlX16, against ActQ8_0 activations
+// WeightLayout::kQ8_0x16, kMxfp4x16, kIq4NlX16 and kQ4_0x16, against ActQ8_0 activations
 // (matmul_kernels.h): one tile driver, templated on the block decoder.
 // A decoder turns one block of a 16-row group into the operand vpdpbusd
 // takes: 8 registers, register j holding 16 rows' 4 unsigned bytes of quad j
@@ -27,6 +27,7 @@
 //     to about 90% of Q8_0x16's DRAM bytes a second.
 //   Iq4NlX16: as Mxfp4x16, through kIq4Values + 128, the 16 fp16 scales
 //     widened with one vcvtph2ps.
+//   Q4_0x16: as Iq4NlX16, through Q4_0's values (code - 8) + 128.
 // The group's weights are decoded once per row tile, so at m <= the tile
 // height every weight byte is read from memory once for all rows (a MoE
 // expert's few rows at batch 16); with more tiles, each prefetches a share
@@ -110,9 +111,11 @@ struct Mxfp4x16Decoder {
   }
 };
 
-// Iq4NlX16: Mxfp4x16's units with 128 bytes of fp16 scales (16 rows x the
-// unit's blocks); the codes go through one vpshufb of kIq4Values + 128.
-struct Iq4NlX16Decoder {
+// Iq4NlX16 and Q4_0x16: Mxfp4x16's units with 128 bytes of fp16 scales (16
+// rows x the unit's blocks); the codes go through one vpshufb of the type's
+// values + 128 (V::table()).
+template <class V>
+struct FpScaledNibbleX16Decoder {
   static constexpr int kUnitBlocks = 4;
   static constexpr size_t kBlockBytes = kGroupRows * kQk / 2;  // 256
   static constexpr size_t kUnitBytes = kUnitBlocks * kBlockBytes + 128;
@@ -120,16 +123,34 @@ struct Iq4NlX16Decoder {
   static constexpr int kChains = 1;
   static constexpr size_t kPrefetchUnits = 2;
   static __m512 decode(const uint8_t* unit, int64_t k, int64_t unit_blocks, __m512i (&w)[8]) {
-    // kIq4Values + 128 (block_types.h), in every 128-bit lane.
-    const __m512i table = _mm512_broadcast_i32x4(_mm_setr_epi8(
-        1, 24, 45, 63, 79, 93, 106, 118, static_cast<char>(129), static_cast<char>(141), static_cast<char>(153),
-        static_cast<char>(166), static_cast<char>(181), static_cast<char>(197), static_cast<char>(217),
-        static_cast<char>(241)));
-    decode_nibbles(table, unit + static_cast<size_t>(k) * kBlockBytes, w);
+    decode_nibbles(V::table(), unit + static_cast<size_t>(k) * kBlockBytes, w);
     const uint8_t* scales = unit + static_cast<size_t>(unit_blocks) * kBlockBytes + 32 * static_cast<size_t>(k);
     return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(scales)));
   }
 };
+
+// kIq4Values + 128 (block_types.h), in every 128-bit lane.
+struct Iq4NlValues {
+  static __m512i table() {
+    return _mm512_broadcast_i32x4(_mm_setr_epi8(
+        1, 24, 45, 63, 79, 93, 106, 118, static_cast<char>(129), static_cast<char>(141), static_cast<char>(153),
+        static_cast<char>(166), static_cast<char>(181), static_cast<char>(197), static_cast<char>(217),
+        static_cast<char>(241)));
+  }
+};
+
+// Q4_0's values, code - 8, + 128: 120 .. 135, in every 128-bit lane.
+struct Q4_0Values {
+  static __m512i table() {
+    return _mm512_broadcast_i32x4(_mm_setr_epi8(
+        120, 121, 122, 123, 124, 125, 126, 127, static_cast<char>(128), static_cast<char>(129),
+        static_cast<char>(130), static_cast<char>(131), static_cast<char>(132), static_cast<char>(133),
+        static_cast<char>(134), static_cast<char>(135)));
+  }
+};
+
+using Iq4NlX16Decoder = FpScaledNibbleX16Decoder<Iq4NlValues>;
+using Q4_0x16Decoder = FpScaledNibbleX16Decoder<Q4_0Values>;
 
 // Where an activation row's blocks and tails are.
 struct ActRow {
@@ -260,5 +281,7 @@ void matmul_q8_0x16(const MatmulTask& t) { run_groups<Q8_0x16Decoder>(t); }
 void matmul_mxfp4x16(const MatmulTask& t) { run_groups<Mxfp4x16Decoder>(t); }
 
 void matmul_iq4_nlx16(const MatmulTask& t) { run_groups<Iq4NlX16Decoder>(t); }
+
+void matmul_q4_0x16(const MatmulTask& t) { run_groups<Q4_0x16Decoder>(t); }
 
 }  // namespace met::cpu::avx512

@@ -65,9 +65,9 @@ void unpack_q8_0x16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
   }
 }
 
-// The 4-bit layouts packed 16 rows at a time (Mxfp4x16, Iq4NlX16): blocks
-// in units of four, each unit the blocks' nibbles, then 16 scales per
-// block of `scale_bytes` each (MXFP4's E8M0 byte, IQ4_NL's fp16 d).
+// The 4-bit layouts packed 16 rows at a time (Mxfp4x16, Iq4NlX16, Q4_0x16):
+// blocks in units of four, each unit the blocks' nibbles, then 16 scales per
+// block of `scale_bytes` each (MXFP4's E8M0 byte, IQ4_NL's and Q4_0's fp16 d).
 constexpr int64_t kNibbleUnitBlocks = 4;
 constexpr size_t kNibbleBlockBytes = kMxfp4x16Rows * kQk / 2;  // 256
 static_assert(kMxfp4x16Rows == kIq4NlX16Rows);
@@ -101,10 +101,10 @@ size_t nibble_x16_group_bytes(int64_t cols, size_t scale_bytes) {
 }
 
 // A 4-bit block as bytes: its scale (scale_bytes, first in GGUF) then its 16
-// bytes of nibbles (BlockMxfp4, BlockIq4Nl).
+// bytes of nibbles (BlockMxfp4, BlockIq4Nl, BlockQ4_0).
 constexpr size_t kNibbleQsBytes = kQk / 2;
 
-// Packs group g of row-major MXFP4 or IQ4_NL `w` into `group` (zeroed
+// Packs group g of row-major MXFP4, IQ4_NL or Q4_0 `w` into `group` (zeroed
 // beforehand: padding rows stay zero).
 void pack_nibble_x16_group(const WeightMatrix& w, int64_t g, uint8_t* group) {
   const int64_t num_blocks = w.cols / kQk;
@@ -195,6 +195,8 @@ GgmlType packed_type(WeightLayout layout) {
       return GgmlType::kMXFP4;
     case WeightLayout::kIq4NlX16:
       return GgmlType::kIQ4_NL;
+    case WeightLayout::kQ4_0x16:
+      return GgmlType::kQ4_0;
     case WeightLayout::kF16x16:
       return GgmlType::kF16;
     case WeightLayout::kBf16x16:
@@ -240,6 +242,8 @@ std::string_view layout_name(WeightLayout layout) {
       return "mxfp4x16";
     case WeightLayout::kIq4NlX16:
       return "iq4_nlx16";
+    case WeightLayout::kQ4_0x16:
+      return "q4_0x16";
     case WeightLayout::kF16x16:
       return "f16x16";
     case WeightLayout::kBf16x16:
@@ -252,6 +256,7 @@ WeightLayout packed_layout_of(GgmlType type) {
   if (type == GgmlType::kQ8_0) return WeightLayout::kQ8_0x16;
   if (type == GgmlType::kMXFP4) return WeightLayout::kMxfp4x16;
   if (type == GgmlType::kIQ4_NL) return WeightLayout::kIq4NlX16;
+  if (type == GgmlType::kQ4_0) return WeightLayout::kQ4_0x16;
   if (type == GgmlType::kF16) return WeightLayout::kF16x16;
   if (type == GgmlType::kBF16) return WeightLayout::kBf16x16;
   if (type == GgmlType::kQ4_K) return WeightLayout::kQ4_Kx16;
@@ -268,6 +273,7 @@ int64_t layout_groups(WeightLayout layout, int64_t rows) {
       return (rows + kQ8_0x16Rows - 1) / kQ8_0x16Rows;
     case WeightLayout::kMxfp4x16:
     case WeightLayout::kIq4NlX16:
+    case WeightLayout::kQ4_0x16:
       return (rows + kMxfp4x16Rows - 1) / kMxfp4x16Rows;
     case WeightLayout::kF16x16:
     case WeightLayout::kBf16x16:
@@ -287,6 +293,7 @@ size_t layout_group_stride(const WeightMatrix& w) {
     case WeightLayout::kQ8_0x16:
     case WeightLayout::kMxfp4x16:
     case WeightLayout::kIq4NlX16:
+    case WeightLayout::kQ4_0x16:
     case WeightLayout::kF16x16:
     case WeightLayout::kBf16x16:
     case WeightLayout::kQ4_Kx16:
@@ -305,6 +312,7 @@ size_t layout_bytes(WeightLayout layout, GgmlType type, int64_t rows, int64_t co
     case WeightLayout::kQ8_0x16:
     case WeightLayout::kMxfp4x16:
     case WeightLayout::kIq4NlX16:
+    case WeightLayout::kQ4_0x16:
     case WeightLayout::kF16x16:
     case WeightLayout::kBf16x16:
     case WeightLayout::kQ4_Kx16:
@@ -359,6 +367,7 @@ void unpack_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
       return;
     case WeightLayout::kMxfp4x16:
     case WeightLayout::kIq4NlX16:
+    case WeightLayout::kQ4_0x16:
       unpack_nibble_x16_row(w, n, out);
       return;
     case WeightLayout::kF16x16:

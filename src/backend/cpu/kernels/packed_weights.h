@@ -31,6 +31,9 @@
 //   WeightLayout::kIq4NlX16: IQ4_NL as Mxfp4x16, each block's scale its
 //   fp16 d, so a unit's scales take 128 bytes (16 rows x 4 blocks x 2; a
 //   unit is 1152 bytes, 18 lines; a last unit k x 256 + 128).
+//   WeightLayout::kQ4_0x16: Q4_0 exactly as Iq4NlX16 (the blocks are alike:
+//   fp16 d, then element j in the low nibble of byte j and element j + 16
+//   in its high nibble); only the values differ (code - 8).
 //   WeightLayout::kF16x16: F16 rows packed 16 at a time; input k of the 16
 //   rows is 32 bytes at 32 k (row order), so one load of 32 bytes widens
 //   with one vcvtph2ps into 16 output rows' weights for an FMA against a
@@ -78,7 +81,7 @@ namespace met::cpu {
 
 inline constexpr int64_t kQ8_0x16Rows = 16;
 inline constexpr int64_t kMxfp4x16Rows = 16;
-inline constexpr int64_t kIq4NlX16Rows = 16;
+inline constexpr int64_t kIq4NlX16Rows = 16;  // and Q4_0x16
 inline constexpr int64_t kF16x16Rows = 16;  // and Bf16x16
 inline constexpr int64_t kKx16Rows = 16;  // kQ4_Kx16, kQ5_Kx16, kQ6_Kx16 (packed_kquant.h)
 
@@ -86,7 +89,8 @@ inline constexpr int64_t kKx16Rows = 16;  // kQ4_Kx16, kQ5_Kx16, kQ6_Kx16 (packe
 size_t q8_0x16_group_bytes(int64_t cols);
 // Bytes of one 16-row group of Mxfp4x16 with `cols` inputs (a multiple of 32).
 size_t mxfp4x16_group_bytes(int64_t cols);
-// Bytes of one 16-row group of Iq4NlX16 with `cols` inputs (a multiple of 32).
+// Bytes of one 16-row group of Iq4NlX16 or Q4_0x16 with `cols` inputs (a
+// multiple of 32).
 size_t iq4_nlx16_group_bytes(int64_t cols);
 
 // The layout matmul runs fastest on for weights of `type` on this CPU:
