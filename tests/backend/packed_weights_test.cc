@@ -42,7 +42,7 @@ constexpr WeightLayout kPackedLayouts[] = {WeightLayout::kQ8_0x16, WeightLayout:
                                            WeightLayout::kIq4NlX16, WeightLayout::kQ4_Kx16,
                                            WeightLayout::kQ5_Kx16, WeightLayout::kQ6_Kx16,
                                            WeightLayout::kF16x16, WeightLayout::kBf16x16,
-                                           WeightLayout::kQ4_0x16};
+                                           WeightLayout::kQ4_0x16, WeightLayout::kIq4XsX16};
 
 std::string layout_name_of(WeightLayout layout) { return std::string(layout_name(layout)); }
 
@@ -59,7 +59,7 @@ std::vector<int64_t> cols_for(WeightLayout layout, std::vector<int64_t> cols) {
 // in 32-input blocks scaled to the same count of the layout's blocks.
 int64_t scaled_cols(WeightLayout layout, int64_t cols) {
   const bool k_quant = layout == WeightLayout::kQ4_Kx16 || layout == WeightLayout::kQ5_Kx16 ||
-                       layout == WeightLayout::kQ6_Kx16;
+                       layout == WeightLayout::kQ6_Kx16 || layout == WeightLayout::kIq4XsX16;
   return k_quant ? cols / kQk * kQkK : cols;
 }
 
@@ -113,6 +113,15 @@ void add_extremes(RowMajor& out) {
     first[0].qh[0] = 0xFF;
     first[0].ql[1] = 0x00;
     first[0].qh[1] = 0x00;
+    return;
+  }
+  if (out.w.type == GgmlType::kIQ4_XS) {  // scales ls 0 and 63 (every bit both ways), every code in both nibbles
+    auto* first = reinterpret_cast<BlockIq4Xs*>(out.bytes.data());
+    first[0].scales_h = 0xF00F;  // the top bits of groups 0, 1, 6, 7 set, of 2 .. 5 clear
+    first[0].scales_l[0] = 0xF0;  // ls: group 0 48, group 1 63
+    first[0].scales_l[1] = 0xF0;  // group 2 0, group 3 15
+    first[0].scales_l[3] = 0x0F;  // group 6 63, group 7 48
+    for (int j = 0; j < kQkK / 2; ++j) first[0].qs[j] = static_cast<uint8_t>((j % 16) | (15 - j % 16) << 4);
     return;
   }
   const int64_t num_blocks = out.w.cols / kQk;
@@ -246,12 +255,16 @@ TEST(PackedWeights, KQuantX16TakesWholeCacheLinesPerSuperBlock) {
   EXPECT_EQ(layout_bytes(WeightLayout::kQ6_Kx16, GgmlType::kQ6_K, 17, 512), 2u * 2 * 3392);
   EXPECT_EQ(layout_bytes(WeightLayout::kQ5_Kx16, GgmlType::kQ5_K, 16, 256), 2880u);  // 45 lines
   EXPECT_EQ(layout_groups(WeightLayout::kQ4_Kx16, 17), 2);
+  // IQ4_XS: the GGUF bytes (136 a row and super-block) and 4 more a row.
+  EXPECT_EQ(layout_bytes(WeightLayout::kIq4XsX16, GgmlType::kIQ4_XS, 16, 256), 2240u);  // 35 lines
+  EXPECT_EQ(layout_bytes(WeightLayout::kIq4XsX16, GgmlType::kIQ4_XS, 32, 4096),
+            layout_bytes(WeightLayout::kRows, GgmlType::kIQ4_XS, 32, 4096) + 32u * 16 * 4);
 }
 
 TEST(PackedWeights, PreferredLayoutHasASelectedKernel) {
   for (const GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0,
                               GgmlType::kQ4_0, GgmlType::kMXFP4, GgmlType::kQ4_K, GgmlType::kQ6_K,
-                              GgmlType::kIQ4_NL}) {
+                              GgmlType::kIQ4_NL, GgmlType::kIQ4_XS}) {
     const WeightLayout layout = preferred_layout(type);
     if (layout != WeightLayout::kRows) {
       EXPECT_NE(selected_matmul_kernels(type).matmul_packed, nullptr) << ggml_type_name(type);
@@ -321,7 +334,8 @@ std::vector<double> pack_magnitudes(const PackProblem& p) {
         const uint32_t bits = static_cast<uint32_t>(row[2 * k] | row[2 * k + 1] << 8) << 16;
         std::memcpy(dst + k, &bits, sizeof(float));
       }
-    } else if (type == GgmlType::kQ4_K || type == GgmlType::kQ5_K || type == GgmlType::kQ6_K) {
+    } else if (type == GgmlType::kQ4_K || type == GgmlType::kQ5_K || type == GgmlType::kQ6_K ||
+               type == GgmlType::kIQ4_XS) {
       met::ref::dequantize_row_q8_k(row, dst, cols);
     } else {
       met::ref::dequantize_row_q8_0(row, dst, cols);

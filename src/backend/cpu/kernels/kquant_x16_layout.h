@@ -1,5 +1,5 @@
 // Byte offsets inside one super-block unit of the packed K-quant layouts
-// WeightLayout::kQ4_Kx16, kQ5_Kx16 and kQ6_Kx16 (described in packed_weights.h), shared
+// WeightLayout::kQ4_Kx16, kQ5_Kx16, kQ6_Kx16 and kIq4XsX16 (described in packed_weights.h), shared
 // by the packer (packed_kquant.cc) and the kernels (matmul_kx16_avx512.cc,
 // matmul_kx16_avx2.cc).
 // Constants only, no inline code: per-ISA translation units include it.
@@ -44,6 +44,15 @@ inline constexpr size_t kQ6_KScales = kQ6_KQh + 16 * kLine;  // 3072
 inline constexpr size_t kQ6_KD = kQ6_KScales + 16 * kRows;  // 3328
 inline constexpr size_t kQ6_KUnitBytes = kQ6_KD + 2 * kRows + 32;  // 3392
 
+// IQ4_XS: 32 lines of codes (line 4g + i: row r's qs[16g + 4i .. 16g + 4i +
+// 3] at byte 4r, so its low nibbles are elements 32g + 4i .. +3 of group g and
+// its high ones 32g + 16 + 4i .. +3), 8 x 16 scale bytes (group g of row r,
+// ls - 32 as int8, at byte 16g + r), 16 fp16 d, 32 zero bytes: 35 lines.
+inline constexpr size_t kIq4XsCodes = 0;
+inline constexpr size_t kIq4XsScales = 32 * kLine;              // 2048
+inline constexpr size_t kIq4XsD = kIq4XsScales + 8 * 16;        // 2176
+inline constexpr size_t kIq4XsUnitBytes = kIq4XsD + 2 * kRows + 32;  // 2240
+
 // A Q4_Kx16 or Q5_Kx16 unit's fields by name, for the kernels templated on
 // either (kQh = 0: no fifth bit).
 struct Q4_KFields {
@@ -57,6 +66,7 @@ struct Q5_KFields {
   static constexpr size_t kUnitBytes = kQ5_KUnitBytes;
 };
 
-static_assert(kQ4_KUnitBytes % kLine == 0 && kQ5_KUnitBytes % kLine == 0 && kQ6_KUnitBytes % kLine == 0);
+static_assert(kQ4_KUnitBytes % kLine == 0 && kQ5_KUnitBytes % kLine == 0 && kQ6_KUnitBytes % kLine == 0 &&
+              kIq4XsUnitBytes % kLine == 0);
 
 }  // namespace met::cpu::kx16

@@ -1,5 +1,5 @@
 // AVX2 matmul for the packed K-quant layouts WeightLayout::kQ4_Kx16,
-// kQ5_Kx16 and kQ6_Kx16 (packed_weights.h) against Q8_K activations: the
+// kQ5_Kx16, kQ6_Kx16 and kIq4XsX16 (packed_weights.h) against Q8_K activations: the
 // layouts matmul_kx16_avx512.cc reads, run as two halves of 8 rows. Each
 // aligned 64-byte line of a unit holds 4 bytes of each of the 16 rows of a
 // group, so its 32-byte half (rows 8h .. 8h + 7) is, after a mask or shift,
@@ -16,6 +16,11 @@
 //     pairs of two lines are summed before widening (2 x 2 x 63 x 127 =
 //     32004), each group's dot times its scale, and the offset of 32 as
 //     vpmaddwd of the scale pairs times -32 against the per-16 sums.
+//   Iq4XsX16: per group of 32 inputs and line, the low and high nibbles
+//     through one vpshufb of kIq4Values (signed); vpmaddubsw of their
+//     magnitudes against the activation's codes with their signs (at most
+//     2 x 127 x 127 a pair), then vpmaddwd against the group's scale (ls -
+//     32) in both halves of each lane: scaled int32 dots, no offset.
 // One float step per super-block, as the reference: d_a d * I (- d_a dmin *
 // M). Tiles of up to 4 activation rows x one half group, so at m <= 4 every
 // weight byte is read from memory once for all rows; with more tiles each
@@ -223,6 +228,50 @@ struct Q6_Kx16 {
   }
 };
 
+struct Iq4XsX16 {
+  static constexpr size_t kUnitBytes = kx16::kIq4XsUnitBytes;
+  template <int R>
+  static void unit_step(const uint8_t* unit, int h, const uint8_t* const (&a)[R], __m256 (&acc)[R]) {
+    __m256i isum[R];
+    for (int r = 0; r < R; ++r) isum[r] = _mm256_setzero_si256();
+    for (int g = 0; g < 8; ++g) iq4_xs_group<R>(unit, h, g, a, isum);
+    const __m256 d = half_ph8(unit + kx16::kIq4XsD, h);
+    for (int r = 0; r < R; ++r) {
+      const __m256 da = _mm256_set1_ps(load_f32(a[r]));
+      acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r]), _mm256_mul_ps(d, da), acc[r]);
+    }
+  }
+
+  // isum += half h's dots of group g (inputs 32g .. 32g + 31) times its scales.
+  template <int R>
+  [[gnu::always_inline]] static void iq4_xs_group(const uint8_t* unit, int h, int g, const uint8_t* const (&a)[R],
+                                                  __m256i (&isum)[R]) {
+    const __m256i table = _mm256_broadcastsi128_si256(
+        _mm_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113));
+    const __m256i low_mask = _mm256_set1_epi8(0x0F);
+    // ls - 32 in both int16 halves of each row's lane.
+    const __m256i scale = _mm256_cvtepi8_epi32(
+        _mm_loadl_epi64(reinterpret_cast<const __m128i*>(unit + kx16::kIq4XsScales + 16 * g + kHalfRows * h)));
+    const __m256i pairs = _mm256_or_si256(_mm256_and_si256(scale, _mm256_set1_epi32(0xFFFF)),
+                                          _mm256_slli_epi32(scale, 16));
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) {
+      const __m256i v = load_half(unit + kx16::kIq4XsCodes + kx16::kLine * static_cast<size_t>(4 * g + i), h);
+      const __m256i wl = _mm256_shuffle_epi8(table, _mm256_and_si256(v, low_mask));
+      const __m256i wh = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), low_mask));
+      const __m256i ml = _mm256_sign_epi8(wl, wl), mh = _mm256_sign_epi8(wh, wh);
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        const uint8_t* qs = a[r] + kActQs + 32 * static_cast<size_t>(g) + 4 * static_cast<size_t>(i);
+        const __m256i pl = _mm256_maddubs_epi16(ml, _mm256_sign_epi8(bcast32(qs), wl));
+        const __m256i ph = _mm256_maddubs_epi16(mh, _mm256_sign_epi8(bcast32(qs + 16), wh));
+        isum[r] = _mm256_add_epi32(isum[r], _mm256_add_epi32(_mm256_madd_epi16(pl, pairs),
+                                                             _mm256_madd_epi16(ph, pairs)));
+      }
+    }
+  }
+};
+
 // y rows [i0, i0 + R), outputs n0 .. n0 + 7 where `store_mask` is set, from
 // half h of the group at `group`.
 template <class L, int R>
@@ -261,5 +310,7 @@ void matmul_q4_kx16(const MatmulTask& t) { run_kx16_halves<ScaleMinX16<kx16::Q4_
 void matmul_q5_kx16(const MatmulTask& t) { run_kx16_halves<ScaleMinX16<kx16::Q5_KFields>>(t); }
 
 void matmul_q6_kx16(const MatmulTask& t) { run_kx16_halves<Q6_Kx16>(t); }
+
+void matmul_iq4_xsx16(const MatmulTask& t) { run_kx16_halves<Iq4XsX16>(t); }
 
 }  // namespace met::cpu::avx2

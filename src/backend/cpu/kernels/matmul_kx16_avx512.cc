@@ -1,5 +1,5 @@
 // AVX-512 VNNI matmul for the packed K-quant layouts WeightLayout::kQ4_Kx16,
-// kQ5_Kx16 and kQ6_Kx16 (packed_weights.h) against Q8_K activations. Each aligned
+// kQ5_Kx16, kQ6_Kx16 and kIq4XsX16 (packed_weights.h) against Q8_K activations. Each aligned
 // 64-byte load of a unit holds 4 bytes of each of the 16 rows of a group, so
 // after a mask or shift it is the unsigned operand of one vpdpbusd whose 16
 // int32 lanes are the 16 output rows, against 4 activation codes broadcast.
@@ -17,6 +17,12 @@
 //     group of 16), times the group's scale (vpmulld), and the offset of 32
 //     as vpdpwssd of the scale pairs times -32 against the per-16 sums. One
 //     float step per super-block: d_a d * I.
+//   Iq4XsX16: per group of 32 inputs, 4 loads give 8 operands (low and high
+//     nibbles) through one vpshufb of kIq4Values + 128; per activation row
+//     two chains of 4 vpdpbusd, their sum times the group's 16 scales
+//     (ls - 32, vpmulld), and the +128 taken back out as vpdpwssd of
+//     (-128 (ls - 32)) pairs against the group's two per-16 sums. One float
+//     step per super-block: d_a d * I.
 // The operands are decoded once per tile of up to 4 activation rows, so a
 // group is read from memory once for the whole tile; the first tile of a
 // group prefetches kPrefetchBytes ahead (a thread's share is one sequential
@@ -202,6 +208,61 @@ struct Q6_Kx16 {
   }
 };
 
+struct Iq4XsX16 {
+  static constexpr size_t kUnitBytes = kx16::kIq4XsUnitBytes;
+  template <int R>
+  static void unit_step(const uint8_t* unit, const uint8_t* const (&a)[R], __m512 (&acc)[R]) {
+    __m512i isum[R];
+    for (int r = 0; r < R; ++r) isum[r] = _mm512_setzero_si512();
+#pragma GCC unroll 2
+    for (int g = 0; g < 8; ++g) iq4_xs_group<R>(unit, g, a, isum);
+    const __m512 d = load_ph16(unit + kx16::kIq4XsD);
+    for (int r = 0; r < R; ++r) {
+      const __m512 da = _mm512_set1_ps(load_f32(a[r]));
+      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[r]), _mm512_mul_ps(d, da), acc[r]);
+    }
+  }
+
+  // isum += group g's dots (inputs 32g .. 32g + 31) times its scales.
+  template <int R>
+  [[gnu::always_inline]] static void iq4_xs_group(const uint8_t* unit, int g, const uint8_t* const (&a)[R],
+                                                  __m512i (&isum)[R]) {
+    // kIq4Values + 128 (block_types.h), in every 128-bit lane.
+    const __m512i table = _mm512_broadcast_i32x4(_mm_setr_epi8(
+        1, 24, 45, 63, 79, 93, 106, 118, static_cast<char>(129), static_cast<char>(141), static_cast<char>(153),
+        static_cast<char>(166), static_cast<char>(181), static_cast<char>(197), static_cast<char>(217),
+        static_cast<char>(241)));
+    const __m512i low_mask = _mm512_set1_epi8(0x0F);
+    __m512i lo[4], hi[4];
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) {
+      const __m512i v =
+          _mm512_load_si512(unit + kx16::kIq4XsCodes + kx16::kLine * static_cast<size_t>(4 * g + i));
+      lo[i] = _mm512_shuffle_epi8(table, _mm512_and_si512(v, low_mask));
+      hi[i] = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(v, 4), low_mask));
+    }
+    const __m512i scale = _mm512_cvtepi8_epi32(
+        _mm_load_si128(reinterpret_cast<const __m128i*>(unit + kx16::kIq4XsScales + 16 * static_cast<size_t>(g))));
+    // -128 (ls - 32) in both int16 halves of each lane (it fits: at most 4096).
+    const __m512i offset = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(scale, 7));
+    const __m512i pairs = _mm512_or_si512(_mm512_and_si512(offset, _mm512_set1_epi32(0xFFFF)),
+                                          _mm512_slli_epi32(offset, 16));
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      const uint8_t* qs = a[r] + kActQs + 32 * static_cast<size_t>(g);
+      __m512i dot_lo = _mm512_setzero_si512(), dot_hi = _mm512_setzero_si512();
+#pragma GCC unroll 4
+      for (int i = 0; i < 4; ++i) {
+        dot_lo = _mm512_dpbusd_epi32(dot_lo, lo[i], bcast32(qs + 4 * i));
+        dot_hi = _mm512_dpbusd_epi32(dot_hi, hi[i], bcast32(qs + 16 + 4 * i));
+      }
+      isum[r] = _mm512_add_epi32(isum[r], _mm512_mullo_epi32(_mm512_add_epi32(dot_lo, dot_hi), scale));
+      const uint8_t* bsums = a[r] + kActBsums + 4 * static_cast<size_t>(g);  // sums 2g, 2g + 1
+      isum[r] = _mm512_dpwssd_epi32(isum[r], pairs, bcast32(bsums));
+    }
+  }
+};
+
 // y rows [i0, i0 + R), outputs n0 .. n0 + 15 where `mask` is set, from the
 // group at `group`.
 template <class L, int R>
@@ -255,5 +316,7 @@ void matmul_q4_kx16(const MatmulTask& t) { run_kx16_groups<ScaleMinX16<kx16::Q4_
 void matmul_q5_kx16(const MatmulTask& t) { run_kx16_groups<ScaleMinX16<kx16::Q5_KFields>>(t); }
 
 void matmul_q6_kx16(const MatmulTask& t) { run_kx16_groups<Q6_Kx16>(t); }
+
+void matmul_iq4_xsx16(const MatmulTask& t) { run_kx16_groups<Iq4XsX16>(t); }
 
 }  // namespace met::cpu::avx512

@@ -1,7 +1,8 @@
 // Packing of the K-quant layouts (packed_kquant.h): each super-block of 16
 // rows becomes one unit whose codes are interleaved 4 bytes per row per
 // 64-byte line and whose scales are unpacked to bytes (Q4_K's 12-byte 6-bit
-// packing is a bijection, so unpacking re-packs it exactly).
+// packing and IQ4_XS's split 6-bit scales are bijections, so unpacking
+// re-packs them exactly).
 // Threading: pure functions. Tested by tests/backend/packed_weights_test.cc.
 #include "backend/cpu/kernels/packed_kquant.h"
 
@@ -96,6 +97,34 @@ void unpack_q6_k_block(const uint8_t* unit, int r, BlockQ6_K& block) {
   std::memcpy(&block.d, unit + kx16::kQ6_KD + 2 * static_cast<size_t>(r), sizeof(uint16_t));
 }
 
+// IQ4_XS group g's 6-bit scale: its low 4 bits in nibble g % 2 of
+// scales_l[g / 2], its top 2 in bits 2g, 2g + 1 of scales_h.
+int iq4_xs_scale(const BlockIq4Xs& block, int g) {
+  return ((block.scales_l[g / 2] >> (4 * (g % 2))) & 0x0F) | (((block.scales_h >> (2 * g)) & 3) << 4);
+}
+
+void pack_iq4_xs_block(const BlockIq4Xs& block, int r, uint8_t* unit) {
+  interleave_quads(block.qs, 32, r, unit + kx16::kIq4XsCodes);
+  for (int g = 0; g < 8; ++g) {
+    unit[kx16::kIq4XsScales + 16 * static_cast<size_t>(g) + static_cast<size_t>(r)] =
+        static_cast<uint8_t>(static_cast<int8_t>(iq4_xs_scale(block, g) - 32));
+  }
+  std::memcpy(unit + kx16::kIq4XsD + 2 * static_cast<size_t>(r), &block.d, sizeof(uint16_t));
+}
+
+void unpack_iq4_xs_block(const uint8_t* unit, int r, BlockIq4Xs& block) {
+  gather_quads(unit + kx16::kIq4XsCodes, 32, r, block.qs);
+  block.scales_h = 0;
+  std::memset(block.scales_l, 0, sizeof(block.scales_l));
+  for (int g = 0; g < 8; ++g) {
+    const size_t at = kx16::kIq4XsScales + 16 * static_cast<size_t>(g) + static_cast<size_t>(r);
+    const int ls = static_cast<int8_t>(unit[at]) + 32;
+    block.scales_l[g / 2] = static_cast<uint8_t>(block.scales_l[g / 2] | (ls & 0x0F) << (4 * (g % 2)));
+    block.scales_h = static_cast<uint16_t>(block.scales_h | (ls >> 4) << (2 * g));
+  }
+  std::memcpy(&block.d, unit + kx16::kIq4XsD + 2 * static_cast<size_t>(r), sizeof(uint16_t));
+}
+
 template <class Block, size_t kUnitBytes, void (*kPack)(const Block&, int, uint8_t*)>
 void pack_kx16_group(const WeightMatrix& w, int64_t g, uint8_t* group) {
   const int64_t num_blocks = w.cols / kQkK;
@@ -129,6 +158,8 @@ size_t q5_kx16_group_bytes(int64_t cols) { return static_cast<size_t>(cols / kQk
 
 size_t q6_kx16_group_bytes(int64_t cols) { return static_cast<size_t>(cols / kQkK) * kx16::kQ6_KUnitBytes; }
 
+size_t iq4_xsx16_group_bytes(int64_t cols) { return static_cast<size_t>(cols / kQkK) * kx16::kIq4XsUnitBytes; }
+
 void pack_q4_kx16_group(const WeightMatrix& w, int64_t g, uint8_t* group) {
   pack_kx16_group<BlockQ4_K, kx16::kQ4_KUnitBytes, pack_scale_min_block<BlockQ4_K, kQ4_KFields>>(w, g, group);
 }
@@ -141,6 +172,10 @@ void pack_q6_kx16_group(const WeightMatrix& w, int64_t g, uint8_t* group) {
   pack_kx16_group<BlockQ6_K, kx16::kQ6_KUnitBytes, pack_q6_k_block>(w, g, group);
 }
 
+void pack_iq4_xsx16_group(const WeightMatrix& w, int64_t g, uint8_t* group) {
+  pack_kx16_group<BlockIq4Xs, kx16::kIq4XsUnitBytes, pack_iq4_xs_block>(w, g, group);
+}
+
 void unpack_q4_kx16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
   unpack_kx16_row<BlockQ4_K, kx16::kQ4_KUnitBytes, unpack_scale_min_block<BlockQ4_K, kQ4_KFields>>(w, n, out);
 }
@@ -151,6 +186,10 @@ void unpack_q5_kx16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
 
 void unpack_q6_kx16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
   unpack_kx16_row<BlockQ6_K, kx16::kQ6_KUnitBytes, unpack_q6_k_block>(w, n, out);
+}
+
+void unpack_iq4_xsx16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
+  unpack_kx16_row<BlockIq4Xs, kx16::kIq4XsUnitBytes, unpack_iq4_xs_block>(w, n, out);
 }
 
 }  // namespace met::cpu

@@ -180,6 +180,7 @@ size_t packed_group_bytes(WeightLayout layout, int64_t cols) {
   if (layout == WeightLayout::kQ4_Kx16) return q4_kx16_group_bytes(cols);
   if (layout == WeightLayout::kQ6_Kx16) return q6_kx16_group_bytes(cols);
   if (layout == WeightLayout::kQ5_Kx16) return q5_kx16_group_bytes(cols);
+  if (layout == WeightLayout::kIq4XsX16) return iq4_xsx16_group_bytes(cols);
   return layout == WeightLayout::kMxfp4x16 ? mxfp4x16_group_bytes(cols) : iq4_nlx16_group_bytes(cols);
 }
 
@@ -197,6 +198,8 @@ GgmlType packed_type(WeightLayout layout) {
       return GgmlType::kIQ4_NL;
     case WeightLayout::kQ4_0x16:
       return GgmlType::kQ4_0;
+    case WeightLayout::kIq4XsX16:
+      return GgmlType::kIQ4_XS;
     case WeightLayout::kF16x16:
       return GgmlType::kF16;
     case WeightLayout::kBf16x16:
@@ -244,6 +247,8 @@ std::string_view layout_name(WeightLayout layout) {
       return "iq4_nlx16";
     case WeightLayout::kQ4_0x16:
       return "q4_0x16";
+    case WeightLayout::kIq4XsX16:
+      return "iq4_xsx16";
     case WeightLayout::kF16x16:
       return "f16x16";
     case WeightLayout::kBf16x16:
@@ -262,6 +267,7 @@ WeightLayout packed_layout_of(GgmlType type) {
   if (type == GgmlType::kQ4_K) return WeightLayout::kQ4_Kx16;
   if (type == GgmlType::kQ6_K) return WeightLayout::kQ6_Kx16;
   if (type == GgmlType::kQ5_K) return WeightLayout::kQ5_Kx16;
+  if (type == GgmlType::kIQ4_XS) return WeightLayout::kIq4XsX16;
   return WeightLayout::kRows;
 }
 
@@ -281,6 +287,7 @@ int64_t layout_groups(WeightLayout layout, int64_t rows) {
     case WeightLayout::kQ4_Kx16:
     case WeightLayout::kQ6_Kx16:
     case WeightLayout::kQ5_Kx16:
+    case WeightLayout::kIq4XsX16:
       return (rows + kKx16Rows - 1) / kKx16Rows;
   }
   return 0;
@@ -299,6 +306,7 @@ size_t layout_group_stride(const WeightMatrix& w) {
     case WeightLayout::kQ4_Kx16:
     case WeightLayout::kQ6_Kx16:
     case WeightLayout::kQ5_Kx16:
+    case WeightLayout::kIq4XsX16:
       return packed_group_bytes(w.layout, w.cols);
   }
   return 0;
@@ -318,6 +326,7 @@ size_t layout_bytes(WeightLayout layout, GgmlType type, int64_t rows, int64_t co
     case WeightLayout::kQ4_Kx16:
     case WeightLayout::kQ6_Kx16:
     case WeightLayout::kQ5_Kx16:
+    case WeightLayout::kIq4XsX16:
       MET_CHECK(type == packed_type(layout), "{} weights do not go in this packed layout", ggml_type_name(type));
       return static_cast<size_t>(layout_groups(layout, rows)) * packed_group_bytes(layout, cols);
   }
@@ -346,6 +355,8 @@ WeightMatrix pack_weights(const WeightMatrix& w, WeightLayout layout, uint8_t* d
       pack_q6_kx16_group(w, g, group);
     } else if (layout == WeightLayout::kQ5_Kx16) {
       pack_q5_kx16_group(w, g, group);
+    } else if (layout == WeightLayout::kIq4XsX16) {
+      pack_iq4_xsx16_group(w, g, group);
     } else {
       pack_nibble_x16_group(w, g, group);
     }
@@ -382,6 +393,9 @@ void unpack_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
       return;
     case WeightLayout::kQ5_Kx16:
       unpack_q5_kx16_row(w, n, out);
+      return;
+    case WeightLayout::kIq4XsX16:
+      unpack_iq4_xsx16_row(w, n, out);
       return;
   }
 }

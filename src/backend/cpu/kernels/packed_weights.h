@@ -62,8 +62,14 @@
 //   of load j), 16 of qh (qh[4i .. +3]), the 16 int8 scales of each row in
 //   pairs (scales[2p], scales[2p + 1] of row r at bytes 32p + 2r, +1: one
 //   vpmovsxbw gives 16 rows' pairs as int16), 16 fp16 d, 32 zero bytes.
-//   Activations stay Q8_K for both: their per-16 sums serve Q4_K's mins
-//   and Q6_K's offset of 32.
+//   WeightLayout::kIq4XsX16: IQ4_XS rows as Q4_Kx16's codes, a unit (2240
+//   bytes, 35 lines) per super-block: 32 loads of codes (load 4g + i holding
+//   row r's qs[16g + 4i .. +3] at byte 4r: elements 32g + 4i .. +3 of the 16
+//   rows in its low nibbles, 32g + 16 + 4i .. in its high ones), the 8
+//   group scales ls - 32 as int8 (group g of row r at byte 16g + r), 16 fp16
+//   d, 32 zero bytes.
+//   Activations stay Q8_K for all four: their per-16 sums serve Q4_K's
+//   mins, Q6_K's offset of 32 and IQ4_XS's codes offset by 128.
 // Packing is exact: unpack_row() gives back the GGUF row bit for bit.
 // Threading: pure functions; PackedMatrix is immutable after pack().
 // Tested by tests/backend/packed_weights_test.cc.
@@ -83,7 +89,7 @@ inline constexpr int64_t kQ8_0x16Rows = 16;
 inline constexpr int64_t kMxfp4x16Rows = 16;
 inline constexpr int64_t kIq4NlX16Rows = 16;  // and Q4_0x16
 inline constexpr int64_t kF16x16Rows = 16;  // and Bf16x16
-inline constexpr int64_t kKx16Rows = 16;  // kQ4_Kx16, kQ5_Kx16, kQ6_Kx16 (packed_kquant.h)
+inline constexpr int64_t kKx16Rows = 16;  // kQ4_Kx16, kQ5_Kx16, kQ6_Kx16, kIq4XsX16 (packed_kquant.h)
 
 // Bytes of one 16-row group of Q8_0x16 with `cols` inputs (a multiple of 32).
 size_t q8_0x16_group_bytes(int64_t cols);
