@@ -42,7 +42,8 @@ namespace met::cpu {
 namespace {
 
 constexpr GgmlType kTypes[] = {GgmlType::kF32,  GgmlType::kF16,   GgmlType::kBF16, GgmlType::kQ8_0,
-                               GgmlType::kQ4_0, GgmlType::kMXFP4, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K};
+                               GgmlType::kQ4_0, GgmlType::kMXFP4, GgmlType::kQ4_K, GgmlType::kQ5_K,
+                               GgmlType::kQ6_K, GgmlType::kQ3_K,  GgmlType::kIQ4_XS};
 constexpr size_t kStreamBytes = size_t{256} << 20;
 
 std::vector<float> gaussian(size_t n, uint32_t seed) {

@@ -42,7 +42,8 @@ constexpr WeightLayout kPackedLayouts[] = {WeightLayout::kQ8_0x16, WeightLayout:
                                            WeightLayout::kIq4NlX16, WeightLayout::kQ4_Kx16,
                                            WeightLayout::kQ5_Kx16, WeightLayout::kQ6_Kx16,
                                            WeightLayout::kF16x16, WeightLayout::kBf16x16,
-                                           WeightLayout::kQ4_0x16, WeightLayout::kIq4XsX16};
+                                           WeightLayout::kQ4_0x16, WeightLayout::kIq4XsX16,
+                                           WeightLayout::kQ3_Kx16};
 
 std::string layout_name_of(WeightLayout layout) { return std::string(layout_name(layout)); }
 
@@ -59,7 +60,8 @@ std::vector<int64_t> cols_for(WeightLayout layout, std::vector<int64_t> cols) {
 // in 32-input blocks scaled to the same count of the layout's blocks.
 int64_t scaled_cols(WeightLayout layout, int64_t cols) {
   const bool k_quant = layout == WeightLayout::kQ4_Kx16 || layout == WeightLayout::kQ5_Kx16 ||
-                       layout == WeightLayout::kQ6_Kx16 || layout == WeightLayout::kIq4XsX16;
+                       layout == WeightLayout::kQ6_Kx16 || layout == WeightLayout::kIq4XsX16 ||
+                       layout == WeightLayout::kQ3_Kx16;
   return k_quant ? cols / kQk * kQkK : cols;
 }
 
@@ -113,6 +115,15 @@ void add_extremes(RowMajor& out) {
     first[0].qh[0] = 0xFF;
     first[0].ql[1] = 0x00;
     first[0].qh[1] = 0x00;
+    return;
+  }
+  if (out.w.type == GgmlType::kQ3_K) {  // scales -32 and 31 (every bit both ways), codes 0 and 7
+    auto* first = reinterpret_cast<BlockQ3_K*>(out.bytes.data());
+    uint8_t stored[16];
+    for (int g = 0; g < 16; ++g) stored[g] = static_cast<uint8_t>(g % 2 == 0 ? 0 : 63);
+    met::ref::pack_q3_k_scales(stored, first[0].scales);
+    for (int j = 0; j < kQkK / 4; ++j) first[0].qs[j] = static_cast<uint8_t>(j % 2 == 0 ? 0xFF : 0x00);
+    for (int j = 0; j < kQkK / 8; ++j) first[0].hmask[j] = static_cast<uint8_t>(j % 3 == 0 ? 0xFF : 0x00);
     return;
   }
   if (out.w.type == GgmlType::kIQ4_XS) {  // scales ls 0 and 63 (every bit both ways), every code in both nibbles
@@ -257,6 +268,7 @@ TEST(PackedWeights, KQuantX16TakesWholeCacheLinesPerSuperBlock) {
   EXPECT_EQ(layout_groups(WeightLayout::kQ4_Kx16, 17), 2);
   // IQ4_XS: the GGUF bytes (136 a row and super-block) and 4 more a row.
   EXPECT_EQ(layout_bytes(WeightLayout::kIq4XsX16, GgmlType::kIQ4_XS, 16, 256), 2240u);  // 35 lines
+  EXPECT_EQ(layout_bytes(WeightLayout::kQ3_Kx16, GgmlType::kQ3_K, 16, 256), 1856u);     // 29 lines
   EXPECT_EQ(layout_bytes(WeightLayout::kIq4XsX16, GgmlType::kIQ4_XS, 32, 4096),
             layout_bytes(WeightLayout::kRows, GgmlType::kIQ4_XS, 32, 4096) + 32u * 16 * 4);
 }
@@ -264,7 +276,7 @@ TEST(PackedWeights, KQuantX16TakesWholeCacheLinesPerSuperBlock) {
 TEST(PackedWeights, PreferredLayoutHasASelectedKernel) {
   for (const GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0,
                               GgmlType::kQ4_0, GgmlType::kMXFP4, GgmlType::kQ4_K, GgmlType::kQ6_K,
-                              GgmlType::kIQ4_NL, GgmlType::kIQ4_XS}) {
+                              GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kQ3_K}) {
     const WeightLayout layout = preferred_layout(type);
     if (layout != WeightLayout::kRows) {
       EXPECT_NE(selected_matmul_kernels(type).matmul_packed, nullptr) << ggml_type_name(type);
@@ -335,7 +347,7 @@ std::vector<double> pack_magnitudes(const PackProblem& p) {
         std::memcpy(dst + k, &bits, sizeof(float));
       }
     } else if (type == GgmlType::kQ4_K || type == GgmlType::kQ5_K || type == GgmlType::kQ6_K ||
-               type == GgmlType::kIQ4_XS) {
+               type == GgmlType::kIQ4_XS || type == GgmlType::kQ3_K) {
       met::ref::dequantize_row_q8_k(row, dst, cols);
     } else {
       met::ref::dequantize_row_q8_0(row, dst, cols);

@@ -1,5 +1,5 @@
 // Byte offsets inside one super-block unit of the packed K-quant layouts
-// WeightLayout::kQ4_Kx16, kQ5_Kx16, kQ6_Kx16 and kIq4XsX16 (described in packed_weights.h), shared
+// WeightLayout::kQ4_Kx16, kQ5_Kx16, kQ6_Kx16, kIq4XsX16 and kQ3_Kx16 (described in packed_weights.h), shared
 // by the packer (packed_kquant.cc) and the kernels (matmul_kx16_avx512.cc,
 // matmul_kx16_avx2.cc).
 // Constants only, no inline code: per-ISA translation units include it.
@@ -53,6 +53,16 @@ inline constexpr size_t kIq4XsScales = 32 * kLine;              // 2048
 inline constexpr size_t kIq4XsD = kIq4XsScales + 8 * 16;        // 2176
 inline constexpr size_t kIq4XsUnitBytes = kIq4XsD + 2 * kRows + 32;  // 2240
 
+// Q3_K: 16 lines of qs (line k: row r's qs[4k .. 4k + 3] at byte 4r), 8
+// lines of hmask (line i: row r's hmask[4i .. 4i + 3]), 256 scale bytes
+// (scale - 32 as int8, groups 2p and 2p + 1 of row r at bytes 32p + 2r,
+// 32p + 2r + 1, as Q6_K's), 16 fp16 d, 32 zero bytes: 29 lines.
+inline constexpr size_t kQ3_KQs = 0;
+inline constexpr size_t kQ3_KHmask = 16 * kLine;              // 1024
+inline constexpr size_t kQ3_KScales = kQ3_KHmask + 8 * kLine;  // 1536
+inline constexpr size_t kQ3_KD = kQ3_KScales + 16 * kRows;    // 1792
+inline constexpr size_t kQ3_KUnitBytes = kQ3_KD + 2 * kRows + 32;  // 1856
+
 // A Q4_Kx16 or Q5_Kx16 unit's fields by name, for the kernels templated on
 // either (kQh = 0: no fifth bit).
 struct Q4_KFields {
@@ -67,6 +77,6 @@ struct Q5_KFields {
 };
 
 static_assert(kQ4_KUnitBytes % kLine == 0 && kQ5_KUnitBytes % kLine == 0 && kQ6_KUnitBytes % kLine == 0 &&
-              kIq4XsUnitBytes % kLine == 0);
+              kIq4XsUnitBytes % kLine == 0 && kQ3_KUnitBytes % kLine == 0);
 
 }  // namespace met::cpu::kx16

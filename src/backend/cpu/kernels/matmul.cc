@@ -93,7 +93,7 @@ constexpr Entry kAvx2[] = {
     {GgmlType::kIQ4_XS, {avx2::prepare_q8_k, avx2::matmul_iq4_xs, avx2::matmul_iq4_xsx16}},
     {GgmlType::kQ6_K, {avx2::prepare_q8_k, avx2::matmul_q6_k, avx2::matmul_q6_kx16}},
     {GgmlType::kQ2_K, {avx2::prepare_q8_k, avx2::matmul_q2_k}},
-    {GgmlType::kQ3_K, {avx2::prepare_q8_k, avx2::matmul_q3_k}},
+    {GgmlType::kQ3_K, {avx2::prepare_q8_k, avx2::matmul_q3_k, avx2::matmul_q3_kx16}},
 };
 
 constexpr Entry kAvx512[] = {
@@ -112,7 +112,7 @@ constexpr Entry kAvx512[] = {
     {GgmlType::kIQ4_XS, {avx512::prepare_q8_k, avx512::matmul_iq4_xs, avx512::matmul_iq4_xsx16}},
     {GgmlType::kQ6_K, {avx512::prepare_q8_k, avx512::matmul_q6_k, avx512::matmul_q6_kx16}},
     {GgmlType::kQ2_K, {avx512::prepare_q8_k, avx512::matmul_q2_k}},
-    {GgmlType::kQ3_K, {avx512::prepare_q8_k, avx512::matmul_q3_k}},
+    {GgmlType::kQ3_K, {avx512::prepare_q8_k, avx512::matmul_q3_k, avx512::matmul_q3_kx16}},
 };
 
 std::span<const Entry> tier_entries(Isa isa) {

@@ -109,11 +109,13 @@ void matmul_q4_0x16(const MatmulTask& task);
 // matmul_fx16_avx2.cc: weights in WeightLayout::kF16x16, kBf16x16
 void matmul_f16x16(const MatmulTask& task);
 void matmul_bf16x16(const MatmulTask& task);
-// matmul_kx16_avx2.cc: weights in WeightLayout::kQ4_Kx16, kQ5_Kx16, kQ6_Kx16, kIq4XsX16
+// matmul_kx16_avx2.cc: weights in WeightLayout::kQ4_Kx16, kQ5_Kx16, kQ6_Kx16, kIq4XsX16,
+// kQ3_Kx16
 void matmul_q4_kx16(const MatmulTask& task);
 void matmul_q5_kx16(const MatmulTask& task);
 void matmul_q6_kx16(const MatmulTask& task);
 void matmul_iq4_xsx16(const MatmulTask& task);
+void matmul_q3_kx16(const MatmulTask& task);
 // matmul_kquant_avx2.cc
 void matmul_q4_k(const MatmulTask& task);
 void matmul_q5_k(const MatmulTask& task);
@@ -147,11 +149,13 @@ void matmul_q4_0x16(const MatmulTask& task);
 // matmul_fx16_avx512.cc: weights in WeightLayout::kF16x16, kBf16x16
 void matmul_f16x16(const MatmulTask& task);
 void matmul_bf16x16(const MatmulTask& task);
-// matmul_kx16_avx512.cc: weights in WeightLayout::kQ4_Kx16, kQ5_Kx16, kQ6_Kx16, kIq4XsX16
+// matmul_kx16_avx512.cc: weights in WeightLayout::kQ4_Kx16, kQ5_Kx16, kQ6_Kx16, kIq4XsX16,
+// kQ3_Kx16
 void matmul_q4_kx16(const MatmulTask& task);
 void matmul_q5_kx16(const MatmulTask& task);
 void matmul_q6_kx16(const MatmulTask& task);
 void matmul_iq4_xsx16(const MatmulTask& task);
+void matmul_q3_kx16(const MatmulTask& task);
 // matmul_kquant_avx512.cc
 void matmul_q4_k(const MatmulTask& task);
 void matmul_q5_k(const MatmulTask& task);

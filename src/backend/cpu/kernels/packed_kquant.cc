@@ -1,8 +1,8 @@
 // Packing of the K-quant layouts (packed_kquant.h): each super-block of 16
 // rows becomes one unit whose codes are interleaved 4 bytes per row per
 // 64-byte line and whose scales are unpacked to bytes (Q4_K's 12-byte 6-bit
-// packing and IQ4_XS's split 6-bit scales are bijections, so unpacking
-// re-packs them exactly).
+// packing and Q3_K's and IQ4_XS's split 6-bit scales are bijections, so
+// unpacking re-packs them exactly).
 // Threading: pure functions. Tested by tests/backend/packed_weights_test.cc.
 #include "backend/cpu/kernels/packed_kquant.h"
 
@@ -125,6 +125,32 @@ void unpack_iq4_xs_block(const uint8_t* unit, int r, BlockIq4Xs& block) {
   std::memcpy(&block.d, unit + kx16::kIq4XsD + 2 * static_cast<size_t>(r), sizeof(uint16_t));
 }
 
+// Scale g of a Q3_K row r sits at byte 32 (g / 2) + 2r + g % 2.
+size_t q3_k_scale_offset(int g, int r) {
+  return kx16::kQ3_KScales + 32 * static_cast<size_t>(g / 2) + 2 * static_cast<size_t>(r) + g % 2;
+}
+
+void pack_q3_k_block(const BlockQ3_K& block, int r, uint8_t* unit) {
+  interleave_quads(block.qs, 16, r, unit + kx16::kQ3_KQs);
+  interleave_quads(block.hmask, 8, r, unit + kx16::kQ3_KHmask);
+  for (int g = 0; g < 16; ++g) {
+    const auto scale = static_cast<int8_t>(met::ref::unpack_q3_k_scale(block.scales, g));  // -32 .. 31
+    unit[q3_k_scale_offset(g, r)] = static_cast<uint8_t>(scale);
+  }
+  std::memcpy(unit + kx16::kQ3_KD + 2 * static_cast<size_t>(r), &block.d, sizeof(uint16_t));
+}
+
+void unpack_q3_k_block(const uint8_t* unit, int r, BlockQ3_K& block) {
+  gather_quads(unit + kx16::kQ3_KQs, 16, r, block.qs);
+  gather_quads(unit + kx16::kQ3_KHmask, 8, r, block.hmask);
+  uint8_t stored[16];
+  for (int g = 0; g < 16; ++g) {
+    stored[g] = static_cast<uint8_t>(static_cast<int8_t>(unit[q3_k_scale_offset(g, r)]) + 32);
+  }
+  met::ref::pack_q3_k_scales(stored, block.scales);
+  std::memcpy(&block.d, unit + kx16::kQ3_KD + 2 * static_cast<size_t>(r), sizeof(uint16_t));
+}
+
 template <class Block, size_t kUnitBytes, void (*kPack)(const Block&, int, uint8_t*)>
 void pack_kx16_group(const WeightMatrix& w, int64_t g, uint8_t* group) {
   const int64_t num_blocks = w.cols / kQkK;
@@ -160,6 +186,8 @@ size_t q6_kx16_group_bytes(int64_t cols) { return static_cast<size_t>(cols / kQk
 
 size_t iq4_xsx16_group_bytes(int64_t cols) { return static_cast<size_t>(cols / kQkK) * kx16::kIq4XsUnitBytes; }
 
+size_t q3_kx16_group_bytes(int64_t cols) { return static_cast<size_t>(cols / kQkK) * kx16::kQ3_KUnitBytes; }
+
 void pack_q4_kx16_group(const WeightMatrix& w, int64_t g, uint8_t* group) {
   pack_kx16_group<BlockQ4_K, kx16::kQ4_KUnitBytes, pack_scale_min_block<BlockQ4_K, kQ4_KFields>>(w, g, group);
 }
@@ -176,6 +204,10 @@ void pack_iq4_xsx16_group(const WeightMatrix& w, int64_t g, uint8_t* group) {
   pack_kx16_group<BlockIq4Xs, kx16::kIq4XsUnitBytes, pack_iq4_xs_block>(w, g, group);
 }
 
+void pack_q3_kx16_group(const WeightMatrix& w, int64_t g, uint8_t* group) {
+  pack_kx16_group<BlockQ3_K, kx16::kQ3_KUnitBytes, pack_q3_k_block>(w, g, group);
+}
+
 void unpack_q4_kx16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
   unpack_kx16_row<BlockQ4_K, kx16::kQ4_KUnitBytes, unpack_scale_min_block<BlockQ4_K, kQ4_KFields>>(w, n, out);
 }
@@ -190,6 +222,10 @@ void unpack_q6_kx16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
 
 void unpack_iq4_xsx16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
   unpack_kx16_row<BlockIq4Xs, kx16::kIq4XsUnitBytes, unpack_iq4_xs_block>(w, n, out);
+}
+
+void unpack_q3_kx16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
+  unpack_kx16_row<BlockQ3_K, kx16::kQ3_KUnitBytes, unpack_q3_k_block>(w, n, out);
 }
 
 }  // namespace met::cpu

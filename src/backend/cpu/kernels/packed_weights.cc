@@ -181,6 +181,7 @@ size_t packed_group_bytes(WeightLayout layout, int64_t cols) {
   if (layout == WeightLayout::kQ6_Kx16) return q6_kx16_group_bytes(cols);
   if (layout == WeightLayout::kQ5_Kx16) return q5_kx16_group_bytes(cols);
   if (layout == WeightLayout::kIq4XsX16) return iq4_xsx16_group_bytes(cols);
+  if (layout == WeightLayout::kQ3_Kx16) return q3_kx16_group_bytes(cols);
   return layout == WeightLayout::kMxfp4x16 ? mxfp4x16_group_bytes(cols) : iq4_nlx16_group_bytes(cols);
 }
 
@@ -200,6 +201,8 @@ GgmlType packed_type(WeightLayout layout) {
       return GgmlType::kQ4_0;
     case WeightLayout::kIq4XsX16:
       return GgmlType::kIQ4_XS;
+    case WeightLayout::kQ3_Kx16:
+      return GgmlType::kQ3_K;
     case WeightLayout::kF16x16:
       return GgmlType::kF16;
     case WeightLayout::kBf16x16:
@@ -249,6 +252,8 @@ std::string_view layout_name(WeightLayout layout) {
       return "q4_0x16";
     case WeightLayout::kIq4XsX16:
       return "iq4_xsx16";
+    case WeightLayout::kQ3_Kx16:
+      return "q3_kx16";
     case WeightLayout::kF16x16:
       return "f16x16";
     case WeightLayout::kBf16x16:
@@ -268,6 +273,7 @@ WeightLayout packed_layout_of(GgmlType type) {
   if (type == GgmlType::kQ6_K) return WeightLayout::kQ6_Kx16;
   if (type == GgmlType::kQ5_K) return WeightLayout::kQ5_Kx16;
   if (type == GgmlType::kIQ4_XS) return WeightLayout::kIq4XsX16;
+  if (type == GgmlType::kQ3_K) return WeightLayout::kQ3_Kx16;
   return WeightLayout::kRows;
 }
 
@@ -288,6 +294,7 @@ int64_t layout_groups(WeightLayout layout, int64_t rows) {
     case WeightLayout::kQ6_Kx16:
     case WeightLayout::kQ5_Kx16:
     case WeightLayout::kIq4XsX16:
+    case WeightLayout::kQ3_Kx16:
       return (rows + kKx16Rows - 1) / kKx16Rows;
   }
   return 0;
@@ -307,6 +314,7 @@ size_t layout_group_stride(const WeightMatrix& w) {
     case WeightLayout::kQ6_Kx16:
     case WeightLayout::kQ5_Kx16:
     case WeightLayout::kIq4XsX16:
+    case WeightLayout::kQ3_Kx16:
       return packed_group_bytes(w.layout, w.cols);
   }
   return 0;
@@ -327,6 +335,7 @@ size_t layout_bytes(WeightLayout layout, GgmlType type, int64_t rows, int64_t co
     case WeightLayout::kQ6_Kx16:
     case WeightLayout::kQ5_Kx16:
     case WeightLayout::kIq4XsX16:
+    case WeightLayout::kQ3_Kx16:
       MET_CHECK(type == packed_type(layout), "{} weights do not go in this packed layout", ggml_type_name(type));
       return static_cast<size_t>(layout_groups(layout, rows)) * packed_group_bytes(layout, cols);
   }
@@ -357,6 +366,8 @@ WeightMatrix pack_weights(const WeightMatrix& w, WeightLayout layout, uint8_t* d
       pack_q5_kx16_group(w, g, group);
     } else if (layout == WeightLayout::kIq4XsX16) {
       pack_iq4_xsx16_group(w, g, group);
+    } else if (layout == WeightLayout::kQ3_Kx16) {
+      pack_q3_kx16_group(w, g, group);
     } else {
       pack_nibble_x16_group(w, g, group);
     }
@@ -396,6 +407,9 @@ void unpack_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
       return;
     case WeightLayout::kIq4XsX16:
       unpack_iq4_xsx16_row(w, n, out);
+      return;
+    case WeightLayout::kQ3_Kx16:
+      unpack_q3_kx16_row(w, n, out);
       return;
   }
 }

@@ -68,8 +68,12 @@
 //   rows in its low nibbles, 32g + 16 + 4i .. in its high ones), the 8
 //   group scales ls - 32 as int8 (group g of row r at byte 16g + r), 16 fp16
 //   d, 32 zero bytes.
-//   Activations stay Q8_K for all four: their per-16 sums serve Q4_K's
-//   mins, Q6_K's offset of 32 and IQ4_XS's codes offset by 128.
+//   WeightLayout::kQ3_Kx16: Q3_K rows, a unit (1856 bytes, 29 lines) per
+//   super-block: 16 loads of qs (row r's qs[4k .. +3] at byte 4r of load
+//   k), 8 of hmask (hmask[4i .. +3]), the 16 group scales - 32 as int8 in
+//   Q6_Kx16's pairs, 16 fp16 d, 32 zero bytes.
+//   Activations stay Q8_K for all five: their per-16 sums serve Q4_K's
+//   mins, Q6_K's offset of 32, Q3_K's of 4 and IQ4_XS's codes offset by 128.
 // Packing is exact: unpack_row() gives back the GGUF row bit for bit.
 // Threading: pure functions; PackedMatrix is immutable after pack().
 // Tested by tests/backend/packed_weights_test.cc.
@@ -89,7 +93,7 @@ inline constexpr int64_t kQ8_0x16Rows = 16;
 inline constexpr int64_t kMxfp4x16Rows = 16;
 inline constexpr int64_t kIq4NlX16Rows = 16;  // and Q4_0x16
 inline constexpr int64_t kF16x16Rows = 16;  // and Bf16x16
-inline constexpr int64_t kKx16Rows = 16;  // kQ4_Kx16, kQ5_Kx16, kQ6_Kx16, kIq4XsX16 (packed_kquant.h)
+inline constexpr int64_t kKx16Rows = 16;  // kQ4_Kx16, kQ5_Kx16, kQ6_Kx16, kIq4XsX16, kQ3_Kx16 (packed_kquant.h)
 
 // Bytes of one 16-row group of Q8_0x16 with `cols` inputs (a multiple of 32).
 size_t q8_0x16_group_bytes(int64_t cols);
