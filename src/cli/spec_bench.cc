@@ -133,6 +133,12 @@ Result<SpecReport> run_spec_bench(CpuEngine& plain, CpuEngine& spec, const SpecB
   std::vector<TokenId> quote = prompt;
   quote.insert(quote.end(), reference.tokens.begin(), reference.tokens.end());
   quote.insert(quote.end(), prompt.begin(), prompt.end());
+  const auto quote_tokens = static_cast<int64_t>(quote.size());
+  if (quote_tokens + o.gen_tokens > plain.context_length()) {
+    report.skipped = fmt::format("quoted: not run, its {} prompt tokens and {} output tokens exceed the context of {}",
+                                 quote_tokens, o.gen_tokens, plain.context_length());
+    return report;
+  }
   MET_ASSIGN_OR_RETURN(SpecWorkloadFigures quoted, run_workload(plain, spec, o, "quoted",
                                                                 bench_request(std::move(quote), o.gen_tokens), {},
                                                                 &reference.tokens));
@@ -153,6 +159,7 @@ nlohmann::json spec_report_json(const SpecReport& r) {
     if (w.quoted_prefix >= 0) x["quoted_prefix"] = w.quoted_prefix;
     j.push_back(std::move(x));
   }
+  if (!r.skipped.empty()) j.push_back({{"workload", "quoted"}, {"skipped", r.skipped}});
   return j;
 }
 
@@ -167,6 +174,7 @@ std::string spec_report_table(const SpecReport& r) {
       out += fmt::format("  {:<20} its first {} tokens are the quoted text's\n", "", w.quoted_prefix);
     }
   }
+  if (!r.skipped.empty()) out += fmt::format("  {}\n", r.skipped);
   return out;
 }
 

@@ -15,7 +15,9 @@
 //    output and the random prompt again, so a model whose next token follows
 //    its last ones (`make-model --branch-scale`, or a trained model asked to
 //    repeat a text) quotes its prompt: prompt lookup's workload. The figure
-//    says how many of the output's first tokens are the quoted ones.
+//    says how many of the output's first tokens are the quoted ones. Where
+//    its prompt and output would not fit the context, it is skipped, saying
+//    so (the other workloads stand).
 // Each workload runs plain then speculative, `repeats` times interleaved, and
 // keeps the median of each. The speculative output must be the plain one,
 // token for token; a difference is an error (nothing is reported).
@@ -53,6 +55,7 @@ struct SpecWorkloadFigures {
 
 struct SpecReport {
   std::vector<SpecWorkloadFigures> workloads;
+  std::string skipped;  // why the quoted workload did not run (it needs 2 x prompt + 2 x output tokens), or empty
 };
 
 // Checks the options alone; messages name the flag and the value.

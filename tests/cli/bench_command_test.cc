@@ -236,6 +236,16 @@ TEST(MetBench, PromptLookupDraftsAQuotedPrompt) {
   EXPECT_EQ(quoted["quoted_prefix"], 48) << "the output is the quoted text: " << r.out;
   EXPECT_GT(quoted["accepted"].get<int64_t>() * 4, quoted["drafted"].get<int64_t>() * 3) << r.out;
   EXPECT_GE(quoted["accepted"].get<int64_t>(), 24) << "most of the output was drafted: " << r.out;
+  // Past the context the quoted workload stands aside, saying why; the rest run.
+  auto past = run_command(met_binary() + " bench " + shell_quote(model) +
+                          " --spec --spec-lookup 4 --prompt-tokens 800 --gen-tokens 300 --json");
+  ASSERT_EQ(past.exit_code, 0) << past.err;
+  const auto past_json = nlohmann::json::parse(past.out);
+  const auto& w = past_json["speculation"];
+  ASSERT_EQ(w.size(), 4u) << past.out;
+  EXPECT_EQ(w[2]["output_tokens"], 300) << past.out;
+  EXPECT_EQ(w[3]["workload"], "quoted");
+  EXPECT_NE(w[3]["skipped"].get<std::string>().find("exceed the context"), std::string::npos) << past.out;
 }
 
 // Serving with speculation reports what the draft budget did: drafts the
