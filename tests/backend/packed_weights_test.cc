@@ -43,7 +43,7 @@ constexpr WeightLayout kPackedLayouts[] = {WeightLayout::kQ8_0x16, WeightLayout:
                                            WeightLayout::kQ5_Kx16, WeightLayout::kQ6_Kx16,
                                            WeightLayout::kF16x16, WeightLayout::kBf16x16,
                                            WeightLayout::kQ4_0x16, WeightLayout::kIq4XsX16,
-                                           WeightLayout::kQ3_Kx16};
+                                           WeightLayout::kQ3_Kx16, WeightLayout::kQ5_0x16};
 
 std::string layout_name_of(WeightLayout layout) { return std::string(layout_name(layout)); }
 
@@ -115,6 +115,13 @@ void add_extremes(RowMajor& out) {
     first[0].qh[0] = 0xFF;
     first[0].ql[1] = 0x00;
     first[0].qh[1] = 0x00;
+    return;
+  }
+  if (out.w.type == GgmlType::kQ5_0) {  // every code in both nibbles, every fifth bit both ways
+    auto* first = reinterpret_cast<BlockQ5_0*>(out.bytes.data());
+    for (int j = 0; j < kQk / 2; ++j) first[0].qs[j] = static_cast<uint8_t>(j | (15 - j) << 4);
+    const uint8_t qh[4] = {0xFF, 0x00, 0xA5, 0x5A};
+    std::memcpy(first[0].qh, qh, sizeof(qh));
     return;
   }
   if (out.w.type == GgmlType::kQ3_K) {  // scales -32 and 31 (every bit both ways), codes 0 and 7
@@ -253,6 +260,12 @@ TEST(PackedWeights, Iq4NlX16TakesWholeGroupsOfCacheLines) {
   // Q4_0x16 is the same bytes (a Q4_0 block is an IQ4_NL block's size).
   EXPECT_EQ(layout_bytes(WeightLayout::kQ4_0x16, GgmlType::kQ4_0, 17, 224),
             layout_bytes(WeightLayout::kIq4NlX16, GgmlType::kIQ4_NL, 17, 224));
+  // Q5_0x16: 64 bytes of qh a block after the unit's nibbles (22 bytes a
+  // block-row, as the GGUF rows).
+  EXPECT_EQ(q5_0x16_group_bytes(128), 1408u);
+  EXPECT_EQ(q5_0x16_group_bytes(96), 3u * 320 + 128);
+  EXPECT_EQ(layout_bytes(WeightLayout::kQ5_0x16, GgmlType::kQ5_0, 32, 4096),
+            layout_bytes(WeightLayout::kRows, GgmlType::kQ5_0, 32, 4096));
   EXPECT_EQ(layout_bytes(WeightLayout::kQ4_0x16, GgmlType::kQ4_0, 32, 4096),
             layout_bytes(WeightLayout::kRows, GgmlType::kQ4_0, 32, 4096));
 }
@@ -276,7 +289,7 @@ TEST(PackedWeights, KQuantX16TakesWholeCacheLinesPerSuperBlock) {
 TEST(PackedWeights, PreferredLayoutHasASelectedKernel) {
   for (const GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0,
                               GgmlType::kQ4_0, GgmlType::kMXFP4, GgmlType::kQ4_K, GgmlType::kQ6_K,
-                              GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kQ3_K}) {
+                              GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kQ3_K, GgmlType::kQ5_0}) {
     const WeightLayout layout = preferred_layout(type);
     if (layout != WeightLayout::kRows) {
       EXPECT_NE(selected_matmul_kernels(type).matmul_packed, nullptr) << ggml_type_name(type);

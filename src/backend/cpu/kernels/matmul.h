@@ -38,6 +38,7 @@ enum class WeightLayout : uint8_t {
   kQ4_0x16,   // Q4_0 packed 16 rows at a time (packed_weights.h)
   kIq4XsX16,  // IQ4_XS packed 16 rows at a time (packed_weights.h)
   kQ3_Kx16,   // Q3_K packed 16 rows at a time (packed_weights.h)
+  kQ5_0x16,   // Q5_0 packed 16 rows at a time (packed_weights.h)
 };
 
 struct WeightMatrix {

@@ -1,5 +1,5 @@
 // AVX2 matmul for the 16-row packed layouts (packed_weights.h),
-// WeightLayout::kQ8_0x16, kMxfp4x16 and kQ4_0x16, against ActQ8_0 activations
+// WeightLayout::kQ8_0x16, kMxfp4x16, kQ4_0x16 and kQ5_0x16, against ActQ8_0 activations
 // (matmul_kernels.h): one tile driver, templated on the block kernel. A
 // 16-row group is run as two halves of 8 rows (one int32 lane per row); the
 // half's weights are loaded (and decoded) once per block for every
@@ -25,6 +25,10 @@
 //   Q4_0x16: as Mxfp4x16 with no table: a nibble is Q4_0's value + 8 (0 ..
 //     15), so -8 x the code sum comes out; the 8 fp16 scales widen with one
 //     vcvtph2ps.
+//   Q5_0x16: as Q4_0x16 with each operand's fifth bits from the block's qh
+//     (a vpshufb spreads the qh byte holding them over their 4 bytes, a
+//     compare against each byte's bit gives 16 to add): codes 0 .. 31, -16
+//     x the code sum out, pairs at most 8 x 31 x 127 = 31496 before widening.
 // Tiles: up to 4 activation rows x one half group (2 rows measured 20%
 // slower on a batch; 8 no faster, its accumulators spilled from the 16 ymm
 // registers). Each walk of a half prefetches a share of the next group
@@ -201,6 +205,43 @@ struct Q4_0x16Block {
   }
 };
 
+// Q5_0x16: Q4_0x16's units with each block's qh (16 rows x 4 bytes) after
+// the nibbles; a code is the nibble with its fifth bit, the value + 16.
+struct Q5_0x16Block {
+  static constexpr int kUnitBlocks = 4;
+  static constexpr size_t kBlockBytes = kGroupRows * kQk / 2;  // 256
+  static constexpr size_t kQhBytes = kGroupRows * 4;            // 64
+  static constexpr size_t kUnitBytes = kUnitBlocks * (kBlockBytes + kQhBytes) + 128;
+  static constexpr int kValueOffset = 16;
+  template <int R>
+  static void step(const uint8_t* unit, int64_t k, int64_t unit_blocks, int h, const ActRow (&a)[R], int64_t b,
+                   __m256 (&acc)[R]) {
+    const __m256i low_mask = _mm256_set1_epi8(0x0F), bit4 = _mm256_set1_epi8(0x10);
+    const uint8_t* nibbles = unit + static_cast<size_t>(k) * kBlockBytes + 32 * static_cast<size_t>(h);
+    const auto blocks = static_cast<size_t>(unit_blocks);
+    const __m256i qh = _mm256_load_si256(
+        reinterpret_cast<const __m256i*>(unit + blocks * kBlockBytes + static_cast<size_t>(k) * kQhBytes + 32 * h));
+    const __m256i dwords = _mm256_setr_epi32(0, 0x04040404, 0x08080808, 0x0C0C0C0C, 0, 0x04040404, 0x08080808,
+                                             0x0C0C0C0C);
+    __m256i w[8];
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(nibbles + 64 * (j % 4)));
+      const __m256i nibble = _mm256_and_si256(j < 4 ? v : _mm256_srli_epi16(v, 4), low_mask);
+      // Elements 4j .. (j < 4) or 16 + 4(j - 4) ..: bits 4(j % 2) .. +3 of qh byte j / 2 or 2 + (j - 4) / 2.
+      const int byte = j < 4 ? j / 2 : 2 + (j - 4) / 2;
+      const __m256i bits = _mm256_set1_epi32(j % 2 == 0 ? 0x08040201 : static_cast<int>(0x80402010u));
+      const __m256i select = _mm256_add_epi8(dwords, _mm256_set1_epi8(static_cast<char>(byte)));
+      const __m256i spread = _mm256_and_si256(_mm256_shuffle_epi8(qh, select), bits);
+      w[j] = _mm256_or_si256(nibble, _mm256_and_si256(_mm256_cmpeq_epi8(spread, bits), bit4));
+    }
+    const uint8_t* scales = unit + blocks * (kBlockBytes + kQhBytes) + 32 * static_cast<size_t>(k) +
+                            2 * kHalfRows * static_cast<size_t>(h);
+    const __m256 w_scale = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(scales)));
+    nibble_rows<kValueOffset, R>(w, w_scale, a, b, acc);
+  }
+};
+
 // y rows [i0, i0 + R), outputs n0 .. n0 + 7 where `store_mask` is set, from
 // half h (rows 8h .. 8h+7) of the group at `group`.
 template <class B, int R>
@@ -250,5 +291,7 @@ void matmul_q8_0x16(const MatmulTask& t) { run_halves<Q8_0x16Block>(t); }
 void matmul_mxfp4x16(const MatmulTask& t) { run_halves<Mxfp4x16Block>(t); }
 
 void matmul_q4_0x16(const MatmulTask& t) { run_halves<Q4_0x16Block>(t); }
+
+void matmul_q5_0x16(const MatmulTask& t) { run_halves<Q5_0x16Block>(t); }
 
 }  // namespace met::cpu::avx2

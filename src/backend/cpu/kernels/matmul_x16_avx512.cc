@@ -1,5 +1,5 @@
 // AVX-512 VNNI matmul for the 16-row packed layouts (packed_weights.h),
-// WeightLayout::kQ8_0x16, kMxfp4x16, kIq4NlX16 and kQ4_0x16, against ActQ8_0 activations
+// WeightLayout::kQ8_0x16, kMxfp4x16, kIq4NlX16, kQ4_0x16 and kQ5_0x16, against ActQ8_0 activations
 // (matmul_kernels.h): one tile driver, templated on the block decoder.
 // A decoder turns one block of a 16-row group into the operand vpdpbusd
 // takes: 8 registers, register j holding 16 rows' 4 unsigned bytes of quad j
@@ -28,6 +28,10 @@
 //   Iq4NlX16: as Mxfp4x16, through kIq4Values + 128, the 16 fp16 scales
 //     widened with one vcvtph2ps.
 //   Q4_0x16: as Iq4NlX16, through Q4_0's values (code - 8) + 128.
+//   Q5_0x16: as Q4_0x16 through (code - 16) + 128 for the low 4 bits; each
+//     operand's fifth bits come from one load of the block's qh: a vpshufb
+//     puts the qh byte holding its 4 elements' bits in their 4 bytes, a
+//     vptestmb picks each byte's bit, and a masked vpaddb adds 16.
 // The group's weights are decoded once per row tile, so at m <= the tile
 // height every weight byte is read from memory once for all rows (a MoE
 // expert's few rows at batch 16); with more tiles, each prefetches a share
@@ -146,6 +150,40 @@ struct Q4_0Values {
         120, 121, 122, 123, 124, 125, 126, 127, static_cast<char>(128), static_cast<char>(129),
         static_cast<char>(130), static_cast<char>(131), static_cast<char>(132), static_cast<char>(133),
         static_cast<char>(134), static_cast<char>(135)));
+  }
+};
+
+// Q5_0x16: units of four blocks' nibbles (256 bytes each), their qh (64
+// bytes each), then 128 bytes of fp16 scales.
+struct Q5_0x16Decoder {
+  static constexpr int kUnitBlocks = 4;
+  static constexpr size_t kBlockBytes = kGroupRows * kQk / 2;  // 256
+  static constexpr size_t kQhBytes = kGroupRows * 4;            // 64
+  static constexpr size_t kUnitBytes = kUnitBlocks * (kBlockBytes + kQhBytes) + 128;
+  static constexpr int kMaxRows = 16;
+  static constexpr int kChains = 1;
+  static constexpr size_t kPrefetchUnits = 2;
+  static __m512 decode(const uint8_t* unit, int64_t k, int64_t unit_blocks, __m512i (&w)[8]) {
+    // The low 4 bits' part of (code - 16) + 128: 112 .. 127.
+    const __m512i table = _mm512_broadcast_i32x4(_mm_setr_epi8(112, 113, 114, 115, 116, 117, 118, 119, 120, 121,
+                                                                122, 123, 124, 125, 126, 127));
+    decode_nibbles(table, unit + static_cast<size_t>(k) * kBlockBytes, w);
+    const auto blocks = static_cast<size_t>(unit_blocks);
+    const __m512i qh = _mm512_load_si512(unit + blocks * kBlockBytes + static_cast<size_t>(k) * kQhBytes);
+    // Operand j holds elements 4j .. 4j + 3 (j < 4) or 16 + 4(j - 4) ..: their
+    // fifth bits are bits 4(j % 2) .. +3 of qh byte j / 2 (j < 4) or 2 + (j - 4) / 2.
+    const __m512i dwords = _mm512_broadcast_i32x4(_mm_setr_epi32(0, 0x04040404, 0x08080808, 0x0C0C0C0C));
+    const __m512i sixteen = _mm512_set1_epi8(16);
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      const int byte = j < 4 ? j / 2 : 2 + (j - 4) / 2;
+      const __m512i bits = _mm512_set1_epi32(j % 2 == 0 ? 0x08040201 : static_cast<int>(0x80402010u));
+      const __m512i select = _mm512_add_epi8(dwords, _mm512_set1_epi8(static_cast<char>(byte)));
+      const __m512i spread = _mm512_shuffle_epi8(qh, select);
+      w[j] = _mm512_mask_add_epi8(w[j], _mm512_test_epi8_mask(spread, bits), w[j], sixteen);
+    }
+    const uint8_t* scales = unit + blocks * (kBlockBytes + kQhBytes) + 32 * static_cast<size_t>(k);
+    return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(scales)));
   }
 };
 
@@ -283,5 +321,7 @@ void matmul_mxfp4x16(const MatmulTask& t) { run_groups<Mxfp4x16Decoder>(t); }
 void matmul_iq4_nlx16(const MatmulTask& t) { run_groups<Iq4NlX16Decoder>(t); }
 
 void matmul_q4_0x16(const MatmulTask& t) { run_groups<Q4_0x16Decoder>(t); }
+
+void matmul_q5_0x16(const MatmulTask& t) { run_groups<Q5_0x16Decoder>(t); }
 
 }  // namespace met::cpu::avx512

@@ -65,77 +65,92 @@ void unpack_q8_0x16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
   }
 }
 
-// The 4-bit layouts packed 16 rows at a time (Mxfp4x16, Iq4NlX16, Q4_0x16):
-// blocks in units of four, each unit the blocks' nibbles, then 16 scales per
-// block of `scale_bytes` each (MXFP4's E8M0 byte, IQ4_NL's and Q4_0's fp16 d).
+// The 4-bit layouts packed 16 rows at a time (Mxfp4x16, Iq4NlX16, Q4_0x16,
+// Q5_0x16): blocks in units of four, each unit the blocks' nibbles, then
+// their `extra_bytes` of fifth bits a row (Q5_0's qh; none for the others),
+// then 16 scales per block of `scale_bytes` each (MXFP4's E8M0 byte, the
+// others' fp16 d). A GGUF block is its scale, its extra bytes, then its 16
+// bytes of nibbles (BlockMxfp4, BlockIq4Nl, BlockQ4_0, BlockQ5_0).
 constexpr int64_t kNibbleUnitBlocks = 4;
 constexpr size_t kNibbleBlockBytes = kMxfp4x16Rows * kQk / 2;  // 256
+constexpr size_t kNibbleQsBytes = kQk / 2;
 static_assert(kMxfp4x16Rows == kIq4NlX16Rows);
 
-size_t scale_bytes_of(GgmlType type) { return type == GgmlType::kMXFP4 ? 1 : 2; }
-size_t nibble_scales_bytes(size_t scale_bytes) { return 64 * scale_bytes; }  // 16 rows x 4 blocks
-size_t nibble_unit_bytes(size_t scale_bytes) {
-  return kNibbleUnitBlocks * kNibbleBlockBytes + nibble_scales_bytes(scale_bytes);
-}
+struct NibbleShape {
+  size_t scale_bytes = 2;
+  size_t extra_bytes = 0;
+};
 
-// Where block b's nibbles start in a group, and where its 16 scales are.
-size_t nibbles_offset(int64_t b, size_t scale_bytes) {
-  return static_cast<size_t>(b / kNibbleUnitBlocks) * nibble_unit_bytes(scale_bytes) +
-         static_cast<size_t>(b % kNibbleUnitBlocks) * kNibbleBlockBytes;
+NibbleShape nibble_shape_of(GgmlType type) {
+  if (type == GgmlType::kMXFP4) return {1, 0};
+  if (type == GgmlType::kQ5_0) return {2, 4};
+  return {2, 0};
 }
-size_t nibble_scales_offset(int64_t b, int64_t num_blocks, size_t scale_bytes) {
+// A block's bytes in a unit before the scales (its nibbles and extras).
+size_t nibble_block_span(NibbleShape s) { return kNibbleBlockBytes + kMxfp4x16Rows * s.extra_bytes; }
+size_t nibble_scales_bytes(NibbleShape s) { return 64 * s.scale_bytes; }  // 16 rows x 4 blocks
+size_t nibble_unit_bytes(NibbleShape s) { return kNibbleUnitBlocks * nibble_block_span(s) + nibble_scales_bytes(s); }
+
+struct NibbleBlockAt {
+  size_t nibbles, extras, scales;  // offsets in the group of block b's fields (row 0)
+};
+
+NibbleBlockAt nibble_block_at(int64_t b, int64_t num_blocks, NibbleShape s) {
   const int64_t unit_begin = b / kNibbleUnitBlocks * kNibbleUnitBlocks;
-  const int64_t unit_blocks = std::min(kNibbleUnitBlocks, num_blocks - unit_begin);
-  return static_cast<size_t>(b / kNibbleUnitBlocks) * nibble_unit_bytes(scale_bytes) +
-         static_cast<size_t>(unit_blocks) * kNibbleBlockBytes +
-         static_cast<size_t>(b % kNibbleUnitBlocks) * kMxfp4x16Rows * scale_bytes;
+  const auto unit_blocks = static_cast<size_t>(std::min(kNibbleUnitBlocks, num_blocks - unit_begin));
+  const size_t unit = static_cast<size_t>(b / kNibbleUnitBlocks) * nibble_unit_bytes(s);
+  const auto k = static_cast<size_t>(b % kNibbleUnitBlocks);
+  return {unit + k * kNibbleBlockBytes, unit + unit_blocks * kNibbleBlockBytes + k * kMxfp4x16Rows * s.extra_bytes,
+          unit + unit_blocks * nibble_block_span(s) + k * kMxfp4x16Rows * s.scale_bytes};
 }
 
-size_t nibble_x16_group_bytes(int64_t cols, size_t scale_bytes) {
+size_t nibble_x16_group_bytes(int64_t cols, NibbleShape s) {
   const int64_t num_blocks = cols / kQk;
   const int64_t tail_blocks = num_blocks % kNibbleUnitBlocks;
-  const size_t tail = tail_blocks == 0 ? 0
-                                       : static_cast<size_t>(tail_blocks) * kNibbleBlockBytes +
-                                             nibble_scales_bytes(scale_bytes);
-  return static_cast<size_t>(num_blocks / kNibbleUnitBlocks) * nibble_unit_bytes(scale_bytes) + tail;
+  const size_t tail =
+      tail_blocks == 0 ? 0 : static_cast<size_t>(tail_blocks) * nibble_block_span(s) + nibble_scales_bytes(s);
+  return static_cast<size_t>(num_blocks / kNibbleUnitBlocks) * nibble_unit_bytes(s) + tail;
 }
 
-// A 4-bit block as bytes: its scale (scale_bytes, first in GGUF) then its 16
-// bytes of nibbles (BlockMxfp4, BlockIq4Nl, BlockQ4_0).
-constexpr size_t kNibbleQsBytes = kQk / 2;
-
-// Packs group g of row-major MXFP4, IQ4_NL or Q4_0 `w` into `group` (zeroed
-// beforehand: padding rows stay zero).
+// Packs group g of row-major MXFP4, IQ4_NL, Q4_0 or Q5_0 `w` into `group`
+// (zeroed beforehand: padding rows stay zero).
 void pack_nibble_x16_group(const WeightMatrix& w, int64_t g, uint8_t* group) {
   const int64_t num_blocks = w.cols / kQk;
-  const size_t sb = scale_bytes_of(w.type), block_bytes = sb + kNibbleQsBytes;
+  const NibbleShape s = nibble_shape_of(w.type);
+  const size_t block_bytes = s.scale_bytes + s.extra_bytes + kNibbleQsBytes;
   for (int r = 0; r < kMxfp4x16Rows; ++r) {
     const int64_t n = g * kMxfp4x16Rows + r;
     if (n >= w.rows) break;
     const uint8_t* row = w.data + static_cast<size_t>(n) * w.row_bytes;
     for (int64_t b = 0; b < num_blocks; ++b) {
       const uint8_t* block = row + static_cast<size_t>(b) * block_bytes;
-      uint8_t* nibbles = group + nibbles_offset(b, sb) + static_cast<size_t>(r) * kQuadBytes;
+      const NibbleBlockAt at = nibble_block_at(b, num_blocks, s);
+      const auto rr = static_cast<size_t>(r);
       for (int j = 0; j < kQk / 8; ++j) {  // bytes 4j .. 4j+3 of row r's block
-        std::memcpy(nibbles + static_cast<size_t>(j) * 64, block + sb + 4 * j, kQuadBytes);
+        std::memcpy(group + at.nibbles + static_cast<size_t>(j) * 64 + rr * kQuadBytes,
+                    block + s.scale_bytes + s.extra_bytes + 4 * j, kQuadBytes);
       }
-      std::memcpy(group + nibble_scales_offset(b, num_blocks, sb) + static_cast<size_t>(r) * sb, block, sb);
+      std::memcpy(group + at.extras + rr * s.extra_bytes, block + s.scale_bytes, s.extra_bytes);
+      std::memcpy(group + at.scales + rr * s.scale_bytes, block, s.scale_bytes);
     }
   }
 }
 
 void unpack_nibble_x16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
   const int64_t num_blocks = w.cols / kQk;
-  const size_t sb = scale_bytes_of(w.type), block_bytes = sb + kNibbleQsBytes;
-  const uint8_t* group = w.data + static_cast<size_t>(n / kMxfp4x16Rows) * nibble_x16_group_bytes(w.cols, sb);
+  const NibbleShape s = nibble_shape_of(w.type);
+  const size_t block_bytes = s.scale_bytes + s.extra_bytes + kNibbleQsBytes;
+  const uint8_t* group = w.data + static_cast<size_t>(n / kMxfp4x16Rows) * nibble_x16_group_bytes(w.cols, s);
   const auto r = static_cast<size_t>(n % kMxfp4x16Rows);
   for (int64_t b = 0; b < num_blocks; ++b) {
     uint8_t* block = out + static_cast<size_t>(b) * block_bytes;
-    const uint8_t* nibbles = group + nibbles_offset(b, sb) + r * kQuadBytes;
+    const NibbleBlockAt at = nibble_block_at(b, num_blocks, s);
     for (int j = 0; j < kQk / 8; ++j) {
-      std::memcpy(block + sb + 4 * j, nibbles + static_cast<size_t>(j) * 64, kQuadBytes);
+      std::memcpy(block + s.scale_bytes + s.extra_bytes + 4 * j,
+                  group + at.nibbles + static_cast<size_t>(j) * 64 + r * kQuadBytes, kQuadBytes);
     }
-    std::memcpy(block, group + nibble_scales_offset(b, num_blocks, sb) + r * sb, sb);
+    std::memcpy(block + s.scale_bytes, group + at.extras + r * s.extra_bytes, s.extra_bytes);
+    std::memcpy(block, group + at.scales + r * s.scale_bytes, s.scale_bytes);
   }
 }
 
@@ -182,6 +197,7 @@ size_t packed_group_bytes(WeightLayout layout, int64_t cols) {
   if (layout == WeightLayout::kQ5_Kx16) return q5_kx16_group_bytes(cols);
   if (layout == WeightLayout::kIq4XsX16) return iq4_xsx16_group_bytes(cols);
   if (layout == WeightLayout::kQ3_Kx16) return q3_kx16_group_bytes(cols);
+  if (layout == WeightLayout::kQ5_0x16) return q5_0x16_group_bytes(cols);
   return layout == WeightLayout::kMxfp4x16 ? mxfp4x16_group_bytes(cols) : iq4_nlx16_group_bytes(cols);
 }
 
@@ -203,6 +219,8 @@ GgmlType packed_type(WeightLayout layout) {
       return GgmlType::kIQ4_XS;
     case WeightLayout::kQ3_Kx16:
       return GgmlType::kQ3_K;
+    case WeightLayout::kQ5_0x16:
+      return GgmlType::kQ5_0;
     case WeightLayout::kF16x16:
       return GgmlType::kF16;
     case WeightLayout::kBf16x16:
@@ -223,9 +241,11 @@ size_t q8_0x16_group_bytes(int64_t cols) {
   return static_cast<size_t>(num_blocks / 2) * kPairBytes + (num_blocks % 2) * kSingleBytes;
 }
 
-size_t mxfp4x16_group_bytes(int64_t cols) { return nibble_x16_group_bytes(cols, 1); }
+size_t mxfp4x16_group_bytes(int64_t cols) { return nibble_x16_group_bytes(cols, nibble_shape_of(GgmlType::kMXFP4)); }
 
-size_t iq4_nlx16_group_bytes(int64_t cols) { return nibble_x16_group_bytes(cols, 2); }
+size_t iq4_nlx16_group_bytes(int64_t cols) { return nibble_x16_group_bytes(cols, nibble_shape_of(GgmlType::kIQ4_NL)); }
+
+size_t q5_0x16_group_bytes(int64_t cols) { return nibble_x16_group_bytes(cols, nibble_shape_of(GgmlType::kQ5_0)); }
 
 WeightLayout preferred_layout(GgmlType type) {
   if (selected_matmul_kernels(type).matmul_packed == nullptr) return WeightLayout::kRows;
@@ -254,6 +274,8 @@ std::string_view layout_name(WeightLayout layout) {
       return "iq4_xsx16";
     case WeightLayout::kQ3_Kx16:
       return "q3_kx16";
+    case WeightLayout::kQ5_0x16:
+      return "q5_0x16";
     case WeightLayout::kF16x16:
       return "f16x16";
     case WeightLayout::kBf16x16:
@@ -267,6 +289,7 @@ WeightLayout packed_layout_of(GgmlType type) {
   if (type == GgmlType::kMXFP4) return WeightLayout::kMxfp4x16;
   if (type == GgmlType::kIQ4_NL) return WeightLayout::kIq4NlX16;
   if (type == GgmlType::kQ4_0) return WeightLayout::kQ4_0x16;
+  if (type == GgmlType::kQ5_0) return WeightLayout::kQ5_0x16;
   if (type == GgmlType::kF16) return WeightLayout::kF16x16;
   if (type == GgmlType::kBF16) return WeightLayout::kBf16x16;
   if (type == GgmlType::kQ4_K) return WeightLayout::kQ4_Kx16;
@@ -286,6 +309,7 @@ int64_t layout_groups(WeightLayout layout, int64_t rows) {
     case WeightLayout::kMxfp4x16:
     case WeightLayout::kIq4NlX16:
     case WeightLayout::kQ4_0x16:
+    case WeightLayout::kQ5_0x16:
       return (rows + kMxfp4x16Rows - 1) / kMxfp4x16Rows;
     case WeightLayout::kF16x16:
     case WeightLayout::kBf16x16:
@@ -308,6 +332,7 @@ size_t layout_group_stride(const WeightMatrix& w) {
     case WeightLayout::kMxfp4x16:
     case WeightLayout::kIq4NlX16:
     case WeightLayout::kQ4_0x16:
+    case WeightLayout::kQ5_0x16:
     case WeightLayout::kF16x16:
     case WeightLayout::kBf16x16:
     case WeightLayout::kQ4_Kx16:
@@ -329,6 +354,7 @@ size_t layout_bytes(WeightLayout layout, GgmlType type, int64_t rows, int64_t co
     case WeightLayout::kMxfp4x16:
     case WeightLayout::kIq4NlX16:
     case WeightLayout::kQ4_0x16:
+    case WeightLayout::kQ5_0x16:
     case WeightLayout::kF16x16:
     case WeightLayout::kBf16x16:
     case WeightLayout::kQ4_Kx16:
@@ -390,6 +416,7 @@ void unpack_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
     case WeightLayout::kMxfp4x16:
     case WeightLayout::kIq4NlX16:
     case WeightLayout::kQ4_0x16:
+    case WeightLayout::kQ5_0x16:
       unpack_nibble_x16_row(w, n, out);
       return;
     case WeightLayout::kF16x16:

@@ -34,6 +34,10 @@
 //   WeightLayout::kQ4_0x16: Q4_0 exactly as Iq4NlX16 (the blocks are alike:
 //   fp16 d, then element j in the low nibble of byte j and element j + 16
 //   in its high nibble); only the values differ (code - 8).
+//   WeightLayout::kQ5_0x16: Q5_0 as Iq4NlX16 with each block's qh (the
+//   fifth bits, bit j of element j) after the unit's nibbles: 16 rows x 4
+//   bytes a block (row r's at byte 4r), so a unit is 4 x (256 + 64) + 128 =
+//   1408 bytes (22 lines; a last unit k x 320 + 128).
 //   WeightLayout::kF16x16: F16 rows packed 16 at a time; input k of the 16
 //   rows is 32 bytes at 32 k (row order), so one load of 32 bytes widens
 //   with one vcvtph2ps into 16 output rows' weights for an FMA against a
@@ -102,6 +106,8 @@ size_t mxfp4x16_group_bytes(int64_t cols);
 // Bytes of one 16-row group of Iq4NlX16 or Q4_0x16 with `cols` inputs (a
 // multiple of 32).
 size_t iq4_nlx16_group_bytes(int64_t cols);
+// Bytes of one 16-row group of Q5_0x16 with `cols` inputs (a multiple of 32).
+size_t q5_0x16_group_bytes(int64_t cols);
 
 // The layout matmul runs fastest on for weights of `type` on this CPU:
 // kRows, or a packed layout when the selected kernels have one for it.
