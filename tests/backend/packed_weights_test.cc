@@ -43,7 +43,8 @@ constexpr WeightLayout kPackedLayouts[] = {WeightLayout::kQ8_0x16, WeightLayout:
                                            WeightLayout::kQ5_Kx16, WeightLayout::kQ6_Kx16,
                                            WeightLayout::kF16x16, WeightLayout::kBf16x16,
                                            WeightLayout::kQ4_0x16, WeightLayout::kIq4XsX16,
-                                           WeightLayout::kQ3_Kx16, WeightLayout::kQ5_0x16};
+                                           WeightLayout::kQ3_Kx16, WeightLayout::kQ5_0x16,
+                                           WeightLayout::kQ4_1x16, WeightLayout::kQ5_1x16};
 
 std::string layout_name_of(WeightLayout layout) { return std::string(layout_name(layout)); }
 
@@ -122,6 +123,19 @@ void add_extremes(RowMajor& out) {
     for (int j = 0; j < kQk / 2; ++j) first[0].qs[j] = static_cast<uint8_t>(j | (15 - j) << 4);
     const uint8_t qh[4] = {0xFF, 0x00, 0xA5, 0x5A};
     std::memcpy(first[0].qh, qh, sizeof(qh));
+    return;
+  }
+  if (out.w.type == GgmlType::kQ4_1 || out.w.type == GgmlType::kQ5_1) {  // every code; a negative and a zero min
+    const bool q5 = out.w.type == GgmlType::kQ5_1;
+    auto block = [&](int64_t b) { return out.bytes.data() + static_cast<size_t>(b) * (q5 ? 24 : 20); };
+    for (int j = 0; j < kQk / 2; ++j) block(0)[(q5 ? 8 : 4) + j] = static_cast<uint8_t>(j | (15 - j) << 4);
+    const uint16_t negative = 0xBC00, zero = 0x0000;  // -1.0, 0.0
+    std::memcpy(block(0) + 2, &negative, sizeof(negative));
+    if (out.w.cols >= 2 * kQk) std::memcpy(block(1) + 2, &zero, sizeof(zero));
+    if (q5) {
+      const uint8_t qh[4] = {0x0F, 0xF0, 0x3C, 0xC3};
+      std::memcpy(block(0) + 4, qh, sizeof(qh));
+    }
     return;
   }
   if (out.w.type == GgmlType::kQ3_K) {  // scales -32 and 31 (every bit both ways), codes 0 and 7

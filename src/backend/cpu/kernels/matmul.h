@@ -39,6 +39,8 @@ enum class WeightLayout : uint8_t {
   kIq4XsX16,  // IQ4_XS packed 16 rows at a time (packed_weights.h)
   kQ3_Kx16,   // Q3_K packed 16 rows at a time (packed_weights.h)
   kQ5_0x16,   // Q5_0 packed 16 rows at a time (packed_weights.h)
+  kQ4_1x16,   // Q4_1 packed 16 rows at a time (packed_weights.h)
+  kQ5_1x16,   // Q5_1 packed 16 rows at a time (packed_weights.h)
 };
 
 struct WeightMatrix {

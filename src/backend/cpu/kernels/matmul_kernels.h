@@ -102,11 +102,13 @@ void matmul_q5_0(const MatmulTask& task);
 void matmul_q4_1(const MatmulTask& task);
 void matmul_q5_1(const MatmulTask& task);
 // matmul_x16_avx2.cc: weights in WeightLayout::kQ8_0x16, kMxfp4x16, kQ4_0x16,
-// kQ5_0x16 (task.weights is the packed matrix; weight_row_bytes its group stride)
+// kQ5_0x16, kQ4_1x16, kQ5_1x16 (task.weights is the packed matrix; weight_row_bytes its group stride)
 void matmul_q8_0x16(const MatmulTask& task);
 void matmul_mxfp4x16(const MatmulTask& task);
 void matmul_q4_0x16(const MatmulTask& task);
 void matmul_q5_0x16(const MatmulTask& task);
+void matmul_q4_1x16(const MatmulTask& task);
+void matmul_q5_1x16(const MatmulTask& task);
 // matmul_fx16_avx2.cc: weights in WeightLayout::kF16x16, kBf16x16
 void matmul_f16x16(const MatmulTask& task);
 void matmul_bf16x16(const MatmulTask& task);
@@ -142,12 +144,15 @@ void matmul_q5_0(const MatmulTask& task);
 void matmul_q4_1(const MatmulTask& task);
 void matmul_q5_1(const MatmulTask& task);
 // matmul_x16_avx512.cc: weights in WeightLayout::kQ8_0x16, kMxfp4x16, kIq4NlX16,
-// kQ4_0x16, kQ5_0x16 (task.weights is the packed matrix; weight_row_bytes its group stride)
+// kQ4_0x16, kQ5_0x16, kQ4_1x16, kQ5_1x16 (task.weights is the packed matrix; weight_row_bytes its group
+// stride)
 void matmul_q8_0x16(const MatmulTask& task);
 void matmul_mxfp4x16(const MatmulTask& task);
 void matmul_iq4_nlx16(const MatmulTask& task);
 void matmul_q4_0x16(const MatmulTask& task);
 void matmul_q5_0x16(const MatmulTask& task);
+void matmul_q4_1x16(const MatmulTask& task);
+void matmul_q5_1x16(const MatmulTask& task);
 // matmul_fx16_avx512.cc: weights in WeightLayout::kF16x16, kBf16x16
 void matmul_f16x16(const MatmulTask& task);
 void matmul_bf16x16(const MatmulTask& task);

@@ -1,5 +1,6 @@
 // AVX-512 VNNI matmul for the 16-row packed layouts (packed_weights.h),
-// WeightLayout::kQ8_0x16, kMxfp4x16, kIq4NlX16, kQ4_0x16 and kQ5_0x16, against ActQ8_0 activations
+// WeightLayout::kQ8_0x16, kMxfp4x16, kIq4NlX16, kQ4_0x16, kQ5_0x16, kQ4_1x16 and
+// kQ5_1x16, against ActQ8_0 activations
 // (matmul_kernels.h): one tile driver, templated on the block decoder.
 // A decoder turns one block of a 16-row group into the operand vpdpbusd
 // takes: 8 registers, register j holding 16 rows' 4 unsigned bytes of quad j
@@ -32,6 +33,10 @@
 //     operand's fifth bits come from one load of the block's qh: a vpshufb
 //     puts the qh byte holding its 4 elements' bits in their 4 bytes, a
 //     vptestmb picks each byte's bit, and a masked vpaddb adds 16.
+//   Q4_1x16, Q5_1x16: as Q4_0x16 and Q5_0x16 on the codes + 128 (0 .. 15 or
+//     31, no offset), each block's 16 (d, m) pairs in one load; the min's
+//     term, m x the activation block's scale x its code sum, is one FMA a
+//     block and row.
 // The group's weights are decoded once per row tile, so at m <= the tile
 // height every weight byte is read from memory once for all rows (a MoE
 // expert's few rows at batch 16); with more tiles, each prefetches a share
@@ -153,6 +158,65 @@ struct Q4_0Values {
   }
 };
 
+// Adds 16 to each operand byte whose element's fifth bit is set in the
+// block's qh at `qh_at` (16 rows x 4 bytes). Operand j holds elements 4j ..
+// 4j + 3 (j < 4) or 16 + 4(j - 4) ..: their bits are bits 4(j % 2) .. +3 of
+// qh byte j / 2 (j < 4) or 2 + (j - 4) / 2, which a vpshufb spreads over
+// the operand's 4 bytes for a vptestmb to pick.
+[[gnu::always_inline]] inline void add_fifth_bits(const uint8_t* qh_at, __m512i (&w)[8]) {
+  const __m512i qh = _mm512_load_si512(qh_at);
+  const __m512i dwords = _mm512_broadcast_i32x4(_mm_setr_epi32(0, 0x04040404, 0x08080808, 0x0C0C0C0C));
+  const __m512i sixteen = _mm512_set1_epi8(16);
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; ++j) {
+    const int byte = j < 4 ? j / 2 : 2 + (j - 4) / 2;
+    const __m512i bits = _mm512_set1_epi32(j % 2 == 0 ? 0x08040201 : static_cast<int>(0x80402010u));
+    const __m512i select = _mm512_add_epi8(dwords, _mm512_set1_epi8(static_cast<char>(byte)));
+    const __m512i spread = _mm512_shuffle_epi8(qh, select);
+    w[j] = _mm512_mask_add_epi8(w[j], _mm512_test_epi8_mask(spread, bits), w[j], sixteen);
+  }
+}
+
+// The codes + 128: 128 .. 143, in every 128-bit lane (Q4_1's and Q5_1's
+// low 4 bits, whose values are d x code + m).
+__m512i codes_plus_128() {
+  return _mm512_broadcast_i32x4(_mm_setr_epi8(
+      static_cast<char>(128), static_cast<char>(129), static_cast<char>(130), static_cast<char>(131),
+      static_cast<char>(132), static_cast<char>(133), static_cast<char>(134), static_cast<char>(135),
+      static_cast<char>(136), static_cast<char>(137), static_cast<char>(138), static_cast<char>(139),
+      static_cast<char>(140), static_cast<char>(141), static_cast<char>(142), static_cast<char>(143)));
+}
+
+// Q4_1x16 (kFifth false) and Q5_1x16: units of four blocks' nibbles (256
+// bytes each), Q5_1's qh (64 bytes each), then 16 rows x (fp16 d, fp16 m)
+// a block (256 bytes). decode() gives the codes + 128 and the 16 d, mins()
+// the 16 m (block_step adds m x the activation block's sum).
+template <bool kFifth>
+struct MinNibbleX16Decoder {
+  static constexpr int kUnitBlocks = 4;
+  static constexpr size_t kBlockBytes = kGroupRows * kQk / 2;   // 256
+  static constexpr size_t kQhBytes = kFifth ? kGroupRows * 4 : 0;  // 64
+  static constexpr size_t kUnitBytes = kUnitBlocks * (kBlockBytes + kQhBytes) + 256;
+  static constexpr int kMaxRows = 16;
+  static constexpr int kChains = 1;
+  static constexpr size_t kPrefetchUnits = 2;
+  static __m512 decode(const uint8_t* unit, int64_t k, int64_t unit_blocks, __m512i (&w)[8]) {
+    decode_nibbles(codes_plus_128(), unit + static_cast<size_t>(k) * kBlockBytes, w);
+    if constexpr (kFifth) {
+      add_fifth_bits(unit + static_cast<size_t>(unit_blocks) * kBlockBytes + static_cast<size_t>(k) * kQhBytes, w);
+    }
+    return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dm(unit, k, unit_blocks)));
+  }
+  static __m512 mins(const uint8_t* unit, int64_t k, int64_t unit_blocks) {
+    return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dm(unit, k, unit_blocks), 16)));
+  }
+  // The 16 rows' (d, m) of block k, one row a 32-bit lane (m high).
+  static __m512i dm(const uint8_t* unit, int64_t k, int64_t unit_blocks) {
+    return _mm512_load_si512(unit + static_cast<size_t>(unit_blocks) * (kBlockBytes + kQhBytes) +
+                             64 * static_cast<size_t>(k));
+  }
+};
+
 // Q5_0x16: units of four blocks' nibbles (256 bytes each), their qh (64
 // bytes each), then 128 bytes of fp16 scales.
 struct Q5_0x16Decoder {
@@ -169,19 +233,7 @@ struct Q5_0x16Decoder {
                                                                 122, 123, 124, 125, 126, 127));
     decode_nibbles(table, unit + static_cast<size_t>(k) * kBlockBytes, w);
     const auto blocks = static_cast<size_t>(unit_blocks);
-    const __m512i qh = _mm512_load_si512(unit + blocks * kBlockBytes + static_cast<size_t>(k) * kQhBytes);
-    // Operand j holds elements 4j .. 4j + 3 (j < 4) or 16 + 4(j - 4) ..: their
-    // fifth bits are bits 4(j % 2) .. +3 of qh byte j / 2 (j < 4) or 2 + (j - 4) / 2.
-    const __m512i dwords = _mm512_broadcast_i32x4(_mm_setr_epi32(0, 0x04040404, 0x08080808, 0x0C0C0C0C));
-    const __m512i sixteen = _mm512_set1_epi8(16);
-#pragma GCC unroll 8
-    for (int j = 0; j < 8; ++j) {
-      const int byte = j < 4 ? j / 2 : 2 + (j - 4) / 2;
-      const __m512i bits = _mm512_set1_epi32(j % 2 == 0 ? 0x08040201 : static_cast<int>(0x80402010u));
-      const __m512i select = _mm512_add_epi8(dwords, _mm512_set1_epi8(static_cast<char>(byte)));
-      const __m512i spread = _mm512_shuffle_epi8(qh, select);
-      w[j] = _mm512_mask_add_epi8(w[j], _mm512_test_epi8_mask(spread, bits), w[j], sixteen);
-    }
+    add_fifth_bits(unit + blocks * kBlockBytes + static_cast<size_t>(k) * kQhBytes, w);
     const uint8_t* scales = unit + blocks * (kBlockBytes + kQhBytes) + 32 * static_cast<size_t>(k);
     return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(scales)));
   }
@@ -189,6 +241,8 @@ struct Q5_0x16Decoder {
 
 using Iq4NlX16Decoder = FpScaledNibbleX16Decoder<Iq4NlValues>;
 using Q4_0x16Decoder = FpScaledNibbleX16Decoder<Q4_0Values>;
+using Q4_1x16Decoder = MinNibbleX16Decoder<false>;
+using Q5_1x16Decoder = MinNibbleX16Decoder<true>;
 
 // Where an activation row's blocks and tails are.
 struct ActRow {
@@ -223,16 +277,32 @@ inline void dot_step(const __m512i (&w)[8], __m512 w_scale, const ActRow (&a)[R]
   }
 }
 
+// acc[r] += block k of the unit's terms (block b of the rows) for each
+// activation row r; for a type with a min per block (D::mins), also m x the
+// activation block's sum (-offset_bias / 128, exact) x its scale.
+template <class D, int R>
+[[gnu::always_inline]] inline void block_step(const uint8_t* unit, int64_t k, int64_t unit_blocks,
+                                              const ActRow (&a)[R], int64_t b, __m512 (&acc)[R]) {
+  __m512i w[8];
+  const __m512 w_scale = D::decode(unit, k, unit_blocks, w);
+  dot_step<R>(w, w_scale, a, b, acc);
+  if constexpr (requires { D::mins(unit, k, unit_blocks); }) {
+    const __m512 w_min = D::mins(unit, k, unit_blocks);
+    for (int r = 0; r < R; ++r) {
+      ActQ8_0Tail tail;
+      std::memcpy(&tail, a[r].tails + sizeof(ActQ8_0Tail) * static_cast<size_t>(b), sizeof(tail));
+      const auto sum = static_cast<float>(-(tail.offset_bias / 128));
+      acc[r] = _mm512_fmadd_ps(w_min, _mm512_set1_ps(tail.d * sum), acc[r]);
+    }
+  }
+}
+
 // Blocks K... of the full unit at `unit` (block b first), block k into
 // accumulator chain k % D::kChains.
 template <class D, int R, int... K>
 inline void full_unit(const uint8_t* unit, const ActRow (&a)[R], int64_t b, __m512 (&acc)[D::kChains][R],
                       std::integer_sequence<int, K...>) {
-  auto step = [&](int k, __m512 (&chain)[R]) {
-    __m512i w[8];
-    const __m512 w_scale = D::decode(unit, k, D::kUnitBlocks, w);
-    dot_step<R>(w, w_scale, a, b + k, chain);
-  };
+  auto step = [&](int k, __m512 (&chain)[R]) { block_step<D, R>(unit, k, D::kUnitBlocks, a, b + k, chain); };
   (step(K, acc[K % D::kChains]), ...);
 }
 
@@ -268,11 +338,7 @@ void group_tile(const MatmulTask& t, int64_t i0, const uint8_t* group, int64_t n
     }
     // One chain, or a last partial unit (into the first chain): a loop, as
     // unrolled 16-row tiles outgrow the registers and the instruction cache.
-    for (int64_t k = 0; k < unit_blocks; ++k) {
-      __m512i w[8];
-      const __m512 w_scale = D::decode(unit, k, unit_blocks, w);
-      dot_step<R>(w, w_scale, a, b + k, acc[0]);
-    }
+    for (int64_t k = 0; k < unit_blocks; ++k) block_step<D, R>(unit, k, unit_blocks, a, b + k, acc[0]);
   }
   for (int r = 0; r < R; ++r) {
     __m512 sum = acc[0][r];
@@ -323,5 +389,9 @@ void matmul_iq4_nlx16(const MatmulTask& t) { run_groups<Iq4NlX16Decoder>(t); }
 void matmul_q4_0x16(const MatmulTask& t) { run_groups<Q4_0x16Decoder>(t); }
 
 void matmul_q5_0x16(const MatmulTask& t) { run_groups<Q5_0x16Decoder>(t); }
+
+void matmul_q4_1x16(const MatmulTask& t) { run_groups<Q4_1x16Decoder>(t); }
+
+void matmul_q5_1x16(const MatmulTask& t) { run_groups<Q5_1x16Decoder>(t); }
 
 }  // namespace met::cpu::avx512

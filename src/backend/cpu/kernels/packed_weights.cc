@@ -66,11 +66,13 @@ void unpack_q8_0x16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
 }
 
 // The 4-bit layouts packed 16 rows at a time (Mxfp4x16, Iq4NlX16, Q4_0x16,
-// Q5_0x16): blocks in units of four, each unit the blocks' nibbles, then
-// their `extra_bytes` of fifth bits a row (Q5_0's qh; none for the others),
-// then 16 scales per block of `scale_bytes` each (MXFP4's E8M0 byte, the
+// Q5_0x16, Q4_1x16, Q5_1x16): blocks in units of four, each unit the
+// blocks' nibbles, then their `extra_bytes` of fifth bits a row (Q5_0's and
+// Q5_1's qh; none for the others), then 16 scales per block of
+// `scale_bytes` each (MXFP4's E8M0 byte, Q4_1's and Q5_1's fp16 d and m, the
 // others' fp16 d). A GGUF block is its scale, its extra bytes, then its 16
-// bytes of nibbles (BlockMxfp4, BlockIq4Nl, BlockQ4_0, BlockQ5_0).
+// bytes of nibbles (BlockMxfp4, BlockIq4Nl, BlockQ4_0, BlockQ5_0, BlockQ4_1,
+// BlockQ5_1).
 constexpr int64_t kNibbleUnitBlocks = 4;
 constexpr size_t kNibbleBlockBytes = kMxfp4x16Rows * kQk / 2;  // 256
 constexpr size_t kNibbleQsBytes = kQk / 2;
@@ -84,6 +86,8 @@ struct NibbleShape {
 NibbleShape nibble_shape_of(GgmlType type) {
   if (type == GgmlType::kMXFP4) return {1, 0};
   if (type == GgmlType::kQ5_0) return {2, 4};
+  if (type == GgmlType::kQ4_1) return {4, 0};  // d and m
+  if (type == GgmlType::kQ5_1) return {4, 4};
   return {2, 0};
 }
 // A block's bytes in a unit before the scales (its nibbles and extras).
@@ -112,7 +116,7 @@ size_t nibble_x16_group_bytes(int64_t cols, NibbleShape s) {
   return static_cast<size_t>(num_blocks / kNibbleUnitBlocks) * nibble_unit_bytes(s) + tail;
 }
 
-// Packs group g of row-major MXFP4, IQ4_NL, Q4_0 or Q5_0 `w` into `group`
+// Packs group g of row-major MXFP4, IQ4_NL, Q4_0, Q5_0, Q4_1 or Q5_1 `w` into `group`
 // (zeroed beforehand: padding rows stay zero).
 void pack_nibble_x16_group(const WeightMatrix& w, int64_t g, uint8_t* group) {
   const int64_t num_blocks = w.cols / kQk;
@@ -198,6 +202,8 @@ size_t packed_group_bytes(WeightLayout layout, int64_t cols) {
   if (layout == WeightLayout::kIq4XsX16) return iq4_xsx16_group_bytes(cols);
   if (layout == WeightLayout::kQ3_Kx16) return q3_kx16_group_bytes(cols);
   if (layout == WeightLayout::kQ5_0x16) return q5_0x16_group_bytes(cols);
+  if (layout == WeightLayout::kQ4_1x16) return nibble_x16_group_bytes(cols, nibble_shape_of(GgmlType::kQ4_1));
+  if (layout == WeightLayout::kQ5_1x16) return nibble_x16_group_bytes(cols, nibble_shape_of(GgmlType::kQ5_1));
   return layout == WeightLayout::kMxfp4x16 ? mxfp4x16_group_bytes(cols) : iq4_nlx16_group_bytes(cols);
 }
 
@@ -221,6 +227,10 @@ GgmlType packed_type(WeightLayout layout) {
       return GgmlType::kQ3_K;
     case WeightLayout::kQ5_0x16:
       return GgmlType::kQ5_0;
+    case WeightLayout::kQ4_1x16:
+      return GgmlType::kQ4_1;
+    case WeightLayout::kQ5_1x16:
+      return GgmlType::kQ5_1;
     case WeightLayout::kF16x16:
       return GgmlType::kF16;
     case WeightLayout::kBf16x16:
@@ -276,6 +286,10 @@ std::string_view layout_name(WeightLayout layout) {
       return "q3_kx16";
     case WeightLayout::kQ5_0x16:
       return "q5_0x16";
+    case WeightLayout::kQ4_1x16:
+      return "q4_1x16";
+    case WeightLayout::kQ5_1x16:
+      return "q5_1x16";
     case WeightLayout::kF16x16:
       return "f16x16";
     case WeightLayout::kBf16x16:
@@ -290,6 +304,8 @@ WeightLayout packed_layout_of(GgmlType type) {
   if (type == GgmlType::kIQ4_NL) return WeightLayout::kIq4NlX16;
   if (type == GgmlType::kQ4_0) return WeightLayout::kQ4_0x16;
   if (type == GgmlType::kQ5_0) return WeightLayout::kQ5_0x16;
+  if (type == GgmlType::kQ4_1) return WeightLayout::kQ4_1x16;
+  if (type == GgmlType::kQ5_1) return WeightLayout::kQ5_1x16;
   if (type == GgmlType::kF16) return WeightLayout::kF16x16;
   if (type == GgmlType::kBF16) return WeightLayout::kBf16x16;
   if (type == GgmlType::kQ4_K) return WeightLayout::kQ4_Kx16;
@@ -310,6 +326,8 @@ int64_t layout_groups(WeightLayout layout, int64_t rows) {
     case WeightLayout::kIq4NlX16:
     case WeightLayout::kQ4_0x16:
     case WeightLayout::kQ5_0x16:
+    case WeightLayout::kQ4_1x16:
+    case WeightLayout::kQ5_1x16:
       return (rows + kMxfp4x16Rows - 1) / kMxfp4x16Rows;
     case WeightLayout::kF16x16:
     case WeightLayout::kBf16x16:
@@ -333,6 +351,8 @@ size_t layout_group_stride(const WeightMatrix& w) {
     case WeightLayout::kIq4NlX16:
     case WeightLayout::kQ4_0x16:
     case WeightLayout::kQ5_0x16:
+    case WeightLayout::kQ4_1x16:
+    case WeightLayout::kQ5_1x16:
     case WeightLayout::kF16x16:
     case WeightLayout::kBf16x16:
     case WeightLayout::kQ4_Kx16:
@@ -355,6 +375,8 @@ size_t layout_bytes(WeightLayout layout, GgmlType type, int64_t rows, int64_t co
     case WeightLayout::kIq4NlX16:
     case WeightLayout::kQ4_0x16:
     case WeightLayout::kQ5_0x16:
+    case WeightLayout::kQ4_1x16:
+    case WeightLayout::kQ5_1x16:
     case WeightLayout::kF16x16:
     case WeightLayout::kBf16x16:
     case WeightLayout::kQ4_Kx16:
@@ -417,6 +439,8 @@ void unpack_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
     case WeightLayout::kIq4NlX16:
     case WeightLayout::kQ4_0x16:
     case WeightLayout::kQ5_0x16:
+    case WeightLayout::kQ4_1x16:
+    case WeightLayout::kQ5_1x16:
       unpack_nibble_x16_row(w, n, out);
       return;
     case WeightLayout::kF16x16:

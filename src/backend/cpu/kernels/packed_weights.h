@@ -38,6 +38,9 @@
 //   fifth bits, bit j of element j) after the unit's nibbles: 16 rows x 4
 //   bytes a block (row r's at byte 4r), so a unit is 4 x (256 + 64) + 128 =
 //   1408 bytes (22 lines; a last unit k x 320 + 128).
+//   WeightLayout::kQ4_1x16, kQ5_1x16: Q4_0x16 and Q5_0x16 with each row's
+//   (fp16 d, fp16 m) as its 4-byte scale (row r's at byte 4r of the block's
+//   64): units of 1280 and 1536 bytes (20 and 24 lines).
 //   WeightLayout::kF16x16: F16 rows packed 16 at a time; input k of the 16
 //   rows is 32 bytes at 32 k (row order), so one load of 32 bytes widens
 //   with one vcvtph2ps into 16 output rows' weights for an FMA against a
