@@ -115,11 +115,12 @@ TEST(MetBench, BadBatchIsRefused) {
   EXPECT_NE(r.err.find("--batch 0"), std::string::npos) << r.err;
 }
 
-// A tiny random-weight model for the engine benchmark.
-std::string make_tiny_model(const testing::TempDir& dir) {
+// A tiny random-weight model for the engine benchmark (`extra`: more
+// make-model flags).
+std::string make_tiny_model(const testing::TempDir& dir, const std::string& extra = "") {
   const std::string model = dir.file("tiny.gguf");
   auto r = run_command(met_binary() + " make-model -o " + shell_quote(model) +
-                       " --layers 2 --embd 128 --heads 4 --kv-heads 2 --ff 256 --vocab 600 --dtype f32");
+                       " --layers 2 --embd 128 --heads 4 --kv-heads 2 --ff 256 --vocab 600 --dtype f32" + extra);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return model;
 }
@@ -221,12 +222,7 @@ TEST(MetBench, SpecReportsEachWorkloadWithAndWithoutSpeculation) {
 // one (run_spec_bench refuses a difference).
 TEST(MetBench, PromptLookupDraftsAQuotedPrompt) {
   testing::TempDir dir;
-  const std::string model = dir.file("quoting.gguf");
-  ASSERT_EQ(run_command(met_binary() + " make-model -o " + shell_quote(model) +
-                        " --layers 2 --embd 128 --heads 4 --kv-heads 2 --ff 256 --vocab 600 --dtype f32"
-                        " --branch-scale 0.00001")
-                .exit_code,
-            0);
+  const std::string model = make_tiny_model(dir, " --branch-scale 0.00001");
   auto r = run_command(met_binary() + " bench " + shell_quote(model) +
                        " --spec --spec-lookup 4 --spec-adaptive off --prompt-tokens 16 --gen-tokens 48 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -170,6 +170,24 @@ struct ScaleMinX16 {
                          _mm256_and_si256(_mm256_srli_epi16(qh, 2), high_mask));
 }
 
+// Half h's scales of groups 8hs + 2k and 8hs + 2k + 1 (k < 4) from a Q6_Kx16
+// or Q3_Kx16 pair table at `scales`, as int16 pairs; and isum += -2^kShift
+// x each pair against the activation rows' per-16 sums (the codes' offset,
+// 32 or 4, taken out).
+template <int kShift, int R>
+[[gnu::always_inline]] inline void offset_pairs(const uint8_t* scales, int h, int hs, const uint8_t* const (&a)[R],
+                                                __m256i (&pairs)[4], __m256i (&isum)[R]) {
+  for (int k = 0; k < 4; ++k) {
+    const uint8_t* p = scales + 32 * static_cast<size_t>(4 * hs + k) + 16 * h;
+    pairs[k] = _mm256_cvtepi8_epi16(_mm_load_si128(reinterpret_cast<const __m128i*>(p)));
+    const __m256i offset = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_slli_epi16(pairs[k], kShift));
+    for (int r = 0; r < R; ++r) {
+      const uint8_t* bsums = a[r] + kActBsums + 4 * static_cast<size_t>(4 * hs + k);
+      isum[r] = _mm256_add_epi32(isum[r], _mm256_madd_epi16(offset, bcast32(bsums)));
+    }
+  }
+}
+
 struct Q6_Kx16 {
   static constexpr size_t kUnitBytes = kx16::kQ6_KUnitBytes;
   template <int R>
@@ -178,15 +196,7 @@ struct Q6_Kx16 {
     for (int r = 0; r < R; ++r) isum[r] = _mm256_setzero_si256();
     for (int hs = 0; hs < 2; ++hs) {
       __m256i pairs[4];  // scales of groups 8hs + 2k (q = 0) and 8hs + 2k + 1 (q = 1) as int16 pairs
-      for (int k = 0; k < 4; ++k) {
-        const uint8_t* p = unit + kx16::kQ6_KScales + 32 * static_cast<size_t>(4 * hs + k) + 16 * h;
-        pairs[k] = _mm256_cvtepi8_epi16(_mm_load_si128(reinterpret_cast<const __m128i*>(p)));
-        const __m256i offset = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_slli_epi16(pairs[k], 5));
-        for (int r = 0; r < R; ++r) {
-          const uint8_t* bsums = a[r] + kActBsums + 4 * static_cast<size_t>(4 * hs + k);
-          isum[r] = _mm256_add_epi32(isum[r], _mm256_madd_epi16(offset, bcast32(bsums)));
-        }
-      }
+      offset_pairs<5, R>(unit + kx16::kQ6_KScales, h, hs, a, pairs, isum);
       for (int q = 0; q < 2; ++q) q6_k_groups<R>(unit, h, hs, q, pairs, a, isum);
     }
     const __m256 d = half_ph8(unit + kx16::kQ6_KD, h);
@@ -259,15 +269,7 @@ struct Q3_Kx16 {
     for (int r = 0; r < R; ++r) isum[r] = _mm256_setzero_si256();
     for (int n = 0; n < 2; ++n) {
       __m256i pairs[4];  // scales of groups 8n + 2j (q = 0) and 8n + 2j + 1 (q = 1) as int16 pairs
-      for (int j = 0; j < 4; ++j) {
-        const uint8_t* p = unit + kx16::kQ3_KScales + 32 * static_cast<size_t>(4 * n + j) + 16 * h;
-        pairs[j] = _mm256_cvtepi8_epi16(_mm_load_si128(reinterpret_cast<const __m128i*>(p)));
-        const __m256i offset = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_slli_epi16(pairs[j], 2));
-        for (int r = 0; r < R; ++r) {
-          const uint8_t* bsums = a[r] + kActBsums + 4 * static_cast<size_t>(4 * n + j);
-          isum[r] = _mm256_add_epi32(isum[r], _mm256_madd_epi16(offset, bcast32(bsums)));
-        }
-      }
+      offset_pairs<2, R>(unit + kx16::kQ3_KScales, h, n, a, pairs, isum);
       for (int q = 0; q < 2; ++q) q3_k_groups<R>(unit, h, n, q, pairs, a, isum);
     }
     const __m256 d = half_ph8(unit + kx16::kQ3_KD, h);

@@ -162,6 +162,32 @@ struct ScaleMinX16 {
   }
 }
 
+// Group scales (int32 lanes) from int16 pairs of groups 2p, 2p + 1: the
+// even group's for q = 0, the odd one's for q = 1.
+[[gnu::always_inline]] inline __m512i pair_scale(__m512i pairs, int q) {
+  return q == 0 ? _mm512_srai_epi32(_mm512_slli_epi32(pairs, 16), 16) : _mm512_srai_epi32(pairs, 16);
+}
+
+// isum[r] += sum over k < 4 of scales[k] x the dot of operands w[0 .. 3][k]
+// with activation row r's codes at `offset` + 32k (four groups of 16
+// inputs: the pass Q6_Kx16 and Q3_Kx16 share).
+template <int R>
+[[gnu::always_inline]] inline void scaled_group_dots(const __m512i (&w)[4][4], const __m512i (&scales)[4],
+                                                     const uint8_t* const (&a)[R], size_t offset,
+                                                     __m512i (&isum)[R]) {
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+    const uint8_t* qs = a[r] + kActQs + offset;
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+      __m512i dot = _mm512_setzero_si512();
+#pragma GCC unroll 4
+      for (int jj = 0; jj < 4; ++jj) dot = _mm512_dpbusd_epi32(dot, w[jj][k], bcast32(qs + 32 * k + 4 * jj));
+      isum[r] = _mm512_add_epi32(isum[r], _mm512_mullo_epi32(dot, scales[k]));
+    }
+  }
+}
+
 struct Q6_Kx16 {
   static constexpr size_t kUnitBytes = kx16::kQ6_KUnitBytes;
   template <int R>
@@ -196,20 +222,8 @@ struct Q6_Kx16 {
     __m512i w[4][4];
     q6_k_decode(unit, h, q, w);
     __m512i scales[4];
-    for (int k = 0; k < 4; ++k) {
-      scales[k] = q == 0 ? _mm512_srai_epi32(_mm512_slli_epi32(pairs[k], 16), 16) : _mm512_srai_epi32(pairs[k], 16);
-    }
-#pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) {
-      const uint8_t* qs = a[r] + kActQs + 128 * static_cast<size_t>(h) + 16 * static_cast<size_t>(q);
-#pragma GCC unroll 4
-      for (int k = 0; k < 4; ++k) {
-        __m512i dot = _mm512_setzero_si512();
-#pragma GCC unroll 4
-        for (int jj = 0; jj < 4; ++jj) dot = _mm512_dpbusd_epi32(dot, w[jj][k], bcast32(qs + 32 * k + 4 * jj));
-        isum[r] = _mm512_add_epi32(isum[r], _mm512_mullo_epi32(dot, scales[k]));
-      }
-    }
+    for (int k = 0; k < 4; ++k) scales[k] = pair_scale(pairs[k], q);
+    scaled_group_dots<R>(w, scales, a, 128 * static_cast<size_t>(h) + 16 * static_cast<size_t>(q), isum);
   }
 };
 
@@ -269,7 +283,7 @@ struct Q3_Kx16 {
       // Scales of groups 8n + 2j, 8n + 2j + 1 as int16 pairs.
       const uint8_t* p = unit + kx16::kQ3_KScales + 32 * static_cast<size_t>(4 * n + j);
       const __m512i pairs = _mm512_cvtepi8_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(p)));
-      scales[j] = q == 0 ? _mm512_srai_epi32(_mm512_slli_epi32(pairs, 16), 16) : _mm512_srai_epi32(pairs, 16);
+      scales[j] = pair_scale(pairs, q);
       if (q != 0) continue;
       const __m512i offset = _mm512_sub_epi16(_mm512_setzero_si512(), _mm512_slli_epi16(pairs, 2));
       for (int r = 0; r < R; ++r) {
@@ -277,17 +291,7 @@ struct Q3_Kx16 {
         isum[r] = _mm512_dpwssd_epi32(isum[r], offset, bcast32(bsums));
       }
     }
-#pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) {
-      const uint8_t* qs = a[r] + kActQs + 128 * static_cast<size_t>(n) + 16 * static_cast<size_t>(q);
-#pragma GCC unroll 4
-      for (int j = 0; j < 4; ++j) {
-        __m512i dot = _mm512_setzero_si512();
-#pragma GCC unroll 4
-        for (int jj = 0; jj < 4; ++jj) dot = _mm512_dpbusd_epi32(dot, w[jj][j], bcast32(qs + 32 * j + 4 * jj));
-        isum[r] = _mm512_add_epi32(isum[r], _mm512_mullo_epi32(dot, scales[j]));
-      }
-    }
+    scaled_group_dots<R>(w, scales, a, 128 * static_cast<size_t>(n) + 16 * static_cast<size_t>(q), isum);
   }
 };
 
