@@ -12,7 +12,8 @@
 # CMake and nvcc but none of met's libraries (fmt, spdlog, Boost, ZeroMQ,
 # gtest) and no way to fetch them, so the build happens here.
 #
-# run, on one GPU: every gpu-labelled test (the Device conformance suite on
+# run, on one GPU: on the host's CPU, where it has AMX, the AMX tier's
+# tests and prefill rate (issue 21); every gpu-labelled test (the Device conformance suite on
 # CudaDevice beside the CPU and the host grid; the reference forward per
 # weight type; the kernels against the CPU references); then 8B-shaped
 # slices (Llama-3-8B's widths and vocabulary, 2 layers) made by `met
@@ -40,10 +41,12 @@ bundled=(env "LD_LIBRARY_PATH=$PWD/gpu-bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY
 bundle() {
   export CCACHE_BASEDIR="$PWD"
   cmake -S . -B build-gpu -G Ninja -DMET_CUDA=ON -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a >/dev/null
-  cmake --build build-gpu --target met met_backend_cuda_gpu_test met_model_cuda_gpu_test
+  cmake --build build-gpu --target met met_backend_cuda_gpu_test met_model_cuda_gpu_test met_backend_test \
+    met_matmul_bench
   rm -rf gpu-bundle && mkdir -p gpu-bundle/bin gpu-bundle/lib
   cp build-gpu/apps/met build-gpu/tests/backend/met_backend_cuda_gpu_test \
-     build-gpu/tests/model/met_model_cuda_gpu_test gpu-bundle/bin/
+     build-gpu/tests/model/met_model_cuda_gpu_test build-gpu/tests/backend/met_backend_test \
+     build-gpu/bench/backend/met_matmul_bench gpu-bundle/bin/
   strip gpu-bundle/bin/*
   # Every shared library they load but glibc's own (libc, libm, the loader,
   # libpthread, libdl, librt), whose newer versions there run these.
@@ -100,6 +103,25 @@ profile() {
     >"$out/profile-$dtype.csv" 2>&1 || echo "profile failed (see profile-$dtype.csv)"
 }
 
+# The host's AMX tier (issue 21), where its CPU has tiles (these machines'
+# CPUs are not AMX ones): the tile kernels against the AVX-512 ones and the
+# reference, then their prefill rate beside the AVX-512 kernel's, appended
+# to tests.log.
+amx_check() {
+  local out=$1
+  if ! grep -qw amx_tile /proc/cpuinfo; then
+    echo "host CPU: no AMX tiles" | tee -a "$out/tests.log"
+    return 0
+  fi
+  local rc=0
+  timeout 120 "${bundled[@]}" gpu-bundle/bin/met_backend_test --gtest_brief=1 \
+    --gtest_filter='AmxMatmul.*:EmulatedTiles*:*PackedKernels*amx' 2>&1 | tail -n 40 | tee -a "$out/tests.log" || rc=1
+  timeout 120 "${bundled[@]}" gpu-bundle/bin/met_matmul_bench --benchmark_min_time=0.2 \
+    --benchmark_filter='prefill/(q8_0x16|q4_0x16|mxfp4x16)/(avx512|amx)/m:(64|512)/threads:(1|2)' 2>&1 |
+    grep -E '^prefill' | tee -a "$out/tests.log" || true
+  return $rc
+}
+
 table() {
   local out=$1
   python3 - "$out" <<'PY'
@@ -141,6 +163,7 @@ run() {
       fi
     fi
   done
+  amx_check "$out" || status=1
   for i in "${!dtypes[@]}"; do
     wait "${pids[$i]}" || { echo "make-model ${dtypes[$i]} failed"; status=1; continue; }
     bench_slice "${dtypes[$i]}" "$out" || { echo "bench ${dtypes[$i]} failed"; status=1; }

@@ -115,6 +115,18 @@ constexpr Entry kAvx512[] = {
     {GgmlType::kQ3_K, {avx512::prepare_q8_k, avx512::matmul_q3_k, avx512::matmul_q3_kx16}},
 };
 
+// The AMX tier: the tile unit for the 16-row packed layouts with ActQ8_0
+// activations; every other kernel is AVX-512's (overlay_isa_tiers).
+constexpr Entry kAmx[] = {
+    {GgmlType::kQ8_0, {nullptr, nullptr, amx::matmul_q8_0x16}},
+    {GgmlType::kQ4_0, {nullptr, nullptr, amx::matmul_q4_0x16}},
+    {GgmlType::kMXFP4, {nullptr, nullptr, amx::matmul_mxfp4x16}},
+    {GgmlType::kIQ4_NL, {nullptr, nullptr, amx::matmul_iq4_nlx16}},
+    {GgmlType::kQ5_0, {nullptr, nullptr, amx::matmul_q5_0x16}},
+    {GgmlType::kQ4_1, {nullptr, nullptr, amx::matmul_q4_1x16}},
+    {GgmlType::kQ5_1, {nullptr, nullptr, amx::matmul_q5_1x16}},
+};
+
 std::span<const Entry> tier_entries(Isa isa) {
   switch (isa) {
     case Isa::kScalar:
@@ -124,7 +136,7 @@ std::span<const Entry> tier_entries(Isa isa) {
     case Isa::kAvx512:
       return kAvx512;
     case Isa::kAmx:
-      return {};  // no kernels of its own yet: AVX-512's serve
+      return kAmx;
   }
   return {};
 }
@@ -220,10 +232,10 @@ void matmul_with(const MatmulKernels& kernels, const WeightMatrix& w, const uint
   task.y_stride = y_stride;
   task.n_begin = n_begin;
   task.n_end = n_end;
-  // Activation rows per call: as many as stay in cache, in multiples of 8
-  // (the kernels' row tiles).
+  // Activation rows per call: as many as stay in cache, in multiples of 16
+  // (the AMX kernels' row tiles; the vector kernels' divide 16).
   const int64_t rows_per_block = std::max<int64_t>(
-      8, static_cast<int64_t>(kActivationBlockBytes / task.act_row_bytes) / 8 * 8);
+      16, static_cast<int64_t>(kActivationBlockBytes / task.act_row_bytes) / 16 * 16);
   for (int64_t i0 = 0; i0 < m; i0 += rows_per_block) {
     task.act = act + static_cast<size_t>(i0) * task.act_row_bytes;
     task.y = y + i0 * y_stride;

@@ -174,4 +174,31 @@ void matmul_q3_k(const MatmulTask& task);
 void matmul_q6_k(const MatmulTask& task);
 }  // namespace avx512
 
+// matmul_x16_amx.cc: the AMX tier's kernels for the layouts of
+// matmul_x16_avx512.cc (whole tiles of 16 activation rows on the tile unit,
+// the rest on the AVX-512 kernel; bit-identical to it). Only where
+// best_isa() is kAmx.
+namespace amx {
+void matmul_q8_0x16(const MatmulTask& task);
+void matmul_mxfp4x16(const MatmulTask& task);
+void matmul_iq4_nlx16(const MatmulTask& task);
+void matmul_q4_0x16(const MatmulTask& task);
+void matmul_q5_0x16(const MatmulTask& task);
+void matmul_q4_1x16(const MatmulTask& task);
+void matmul_q5_1x16(const MatmulTask& task);
+}  // namespace amx
+
+// matmul_x16_amx_emulated.cc: the same driver on the tile unit's scalar
+// emulation (amx_tiles.h's EmulatedTiles), for tests on CPUs without AMX.
+// Where best_isa() is at least kAvx512.
+namespace amx_emulated {
+void matmul_q8_0x16(const MatmulTask& task);
+void matmul_mxfp4x16(const MatmulTask& task);
+void matmul_iq4_nlx16(const MatmulTask& task);
+void matmul_q4_0x16(const MatmulTask& task);
+void matmul_q5_0x16(const MatmulTask& task);
+void matmul_q4_1x16(const MatmulTask& task);
+void matmul_q5_1x16(const MatmulTask& task);
+}  // namespace amx_emulated
+
 }  // namespace met::cpu

@@ -1,0 +1,28 @@
+// The AMX driver (matmul_x16_amx.h) for each 16-row packed layout with
+// ActQ8_0 activations, on the tile instructions (AmxTiles), built with the
+// AMX flags: the "amx" tier's kernels (matmul.cc), run only where
+// best_isa() is kAmx.
+// Threading: pure functions. Tested by tests/backend/amx_matmul_test.cc.
+#include "backend/cpu/kernels/matmul_x16_amx.h"
+
+namespace met::cpu::amx {
+
+using amx_x16::run_groups;
+
+void matmul_q8_0x16(const MatmulTask& t) { run_groups<AmxTiles, avx512::Q8_0x16Decoder>(t, avx512::matmul_q8_0x16); }
+
+void matmul_mxfp4x16(const MatmulTask& t) { run_groups<AmxTiles, avx512::Mxfp4x16Decoder>(t, avx512::matmul_mxfp4x16); }
+
+void matmul_iq4_nlx16(const MatmulTask& t) {
+  run_groups<AmxTiles, avx512::Iq4NlX16Decoder>(t, avx512::matmul_iq4_nlx16);
+}
+
+void matmul_q4_0x16(const MatmulTask& t) { run_groups<AmxTiles, avx512::Q4_0x16Decoder>(t, avx512::matmul_q4_0x16); }
+
+void matmul_q5_0x16(const MatmulTask& t) { run_groups<AmxTiles, avx512::Q5_0x16Decoder>(t, avx512::matmul_q5_0x16); }
+
+void matmul_q4_1x16(const MatmulTask& t) { run_groups<AmxTiles, avx512::Q4_1x16Decoder>(t, avx512::matmul_q4_1x16); }
+
+void matmul_q5_1x16(const MatmulTask& t) { run_groups<AmxTiles, avx512::Q5_1x16Decoder>(t, avx512::matmul_q5_1x16); }
+
+}  // namespace met::cpu::amx
