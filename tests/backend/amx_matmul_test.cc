@@ -92,7 +92,21 @@ const Layout kLayouts[] = {
     {WeightLayout::kQ5_0x16, avx512::matmul_q5_0x16, amx_emulated::matmul_q5_0x16, amx::matmul_q5_0x16},
     {WeightLayout::kQ4_1x16, avx512::matmul_q4_1x16, amx_emulated::matmul_q4_1x16, amx::matmul_q4_1x16},
     {WeightLayout::kQ5_1x16, avx512::matmul_q5_1x16, amx_emulated::matmul_q5_1x16, amx::matmul_q5_1x16},
+    {WeightLayout::kQ4_Kx16, avx512::matmul_q4_kx16, amx_emulated::matmul_q4_kx16, amx::matmul_q4_kx16},
+    {WeightLayout::kQ5_Kx16, avx512::matmul_q5_kx16, amx_emulated::matmul_q5_kx16, amx::matmul_q5_kx16},
+    {WeightLayout::kQ6_Kx16, avx512::matmul_q6_kx16, amx_emulated::matmul_q6_kx16, amx::matmul_q6_kx16},
 };
+
+bool k_quant(WeightLayout layout) {
+  return layout == WeightLayout::kQ4_Kx16 || layout == WeightLayout::kQ5_Kx16 || layout == WeightLayout::kQ6_Kx16;
+}
+
+// Input counts: 1 to 7 blocks of 32 (every count in a last unit), or 1 to 3
+// super-blocks of 256.
+std::vector<int64_t> cols_for(WeightLayout layout) {
+  if (k_quant(layout)) return {256, 512, 768};
+  return {32, 64, 96, 160, 224};
+}
 
 // A rows x cols matrix of the layout's type (random, varied scales), packed,
 // and m activation rows prepared by the reference.
@@ -147,7 +161,7 @@ void expect_same_as_vector(MatmulKernelFn Layout::*pick) {
   for (const Layout& l : kLayouts) {
     const std::string name(layout_name(l.layout));
     for (const int64_t rows : {16, 37}) {
-      for (const int64_t cols : {32, 64, 96, 160, 224}) {
+      for (const int64_t cols : cols_for(l.layout)) {
         for (const int64_t m : {16, 21, 32, 48, 64, 79, 80, 112}) {
           const Problem p = make_problem(l.layout, m, rows, cols, static_cast<uint32_t>(m * 100 + cols + rows));
           for (const auto& [lo, hi] : {std::pair<int64_t, int64_t>{0, rows}, {5, 22}, {13, 14}, {16, rows}}) {
@@ -181,10 +195,11 @@ TEST(AmxMatmul, ARowIsTheSameAloneAsInABatchOfTiles) {
   const bool real = best_isa(detect_cpu_features()) >= Isa::kAmx;
   for (const Layout& l : kLayouts) {
     constexpr int64_t kM = 53, kRows = 37;
-    const Problem p = make_problem(l.layout, kM, kRows, 160, 77);
+    const int64_t cols = k_quant(l.layout) ? 512 : 160;
+    const Problem p = make_problem(l.layout, kM, kRows, cols, 77);
     const MatmulKernelFn tiles = real ? l.amx : l.emulated;
     const std::vector<float> batch = run(tiles, p, p.act.data(), kM, 0, kRows);
-    const size_t act_row = activation_row_bytes(packed_type(l.layout), 160);
+    const size_t act_row = activation_row_bytes(packed_type(l.layout), cols);
     for (int64_t i = 0; i < kM; ++i) {
       const std::vector<float> alone = run(tiles, p, p.act.data() + i * act_row, 1, 0, kRows);
       EXPECT_EQ(std::memcmp(alone.data(), batch.data() + i * kRows, kRows * sizeof(float)), 0)

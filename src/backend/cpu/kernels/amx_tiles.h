@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 namespace met::cpu {
 
@@ -150,5 +151,32 @@ struct EmulatedTiles {
     }
   }
 };
+
+// The tiling the AMX drivers share (matmul_x16_amx.h, matmul_kx16_amx.h):
+// tmm0-3 four C tiles (16 activation rows x 16 output rows, int32), tmm4
+// the B tile (a group of codes of the 16 output rows, 4 bytes of each row
+// to a 64-byte row), tmm5/tmm6 the A tiles (16 activation rows' codes of
+// the group, read from the prepared rows in place).
+inline constexpr int kAmxTileRows = 16;    // activation rows a C tile holds
+inline constexpr int kAmxPassTiles = 4;    // C tiles: tmm0 .. tmm3
+inline constexpr int kAmxOutputRows = 16;  // output rows (int32 lanes) a C tile holds
+inline constexpr int kAmxBTile = 4;
+inline constexpr int kAmxATile = 5;  // and 6
+// Groups of 32 codes: B 8 x 64 bytes, A 16 x 32; of 16 codes: B 4 x 64, A 16 x 16.
+inline constexpr TileConfig kAmxConfig32 =
+    make_tile_config({16, 16, 16, 16, 8, 16, 16, 0}, {64, 64, 64, 64, 64, 32, 32, 0});
+inline constexpr TileConfig kAmxConfig16 =
+    make_tile_config({16, 16, 16, 16, 4, 16, 16, 0}, {64, 64, 64, 64, 64, 16, 16, 0});
+
+// C tile r (r in R...) = A tile of activation rows 16 r .. (their codes at
+// a0 + 16 r stride, rows `stride` apart) . the B tile, stored to dots[r].
+template <class Tiles, int... R>
+inline void amx_tile_dots(const uint8_t* a0, size_t stride, int32_t (*dots)[kAmxTileRows][kAmxOutputRows],
+                          std::integer_sequence<int, R...>) {
+  ((Tiles::template load<kAmxATile + R % 2>(a0 + static_cast<size_t>(kAmxTileRows * R) * stride, stride),
+    Tiles::template zero<R>(), Tiles::template dot_signed_unsigned<R, kAmxATile + R % 2, kAmxBTile>()),
+   ...);
+  (Tiles::template store<R>(dots[R], 4 * kAmxOutputRows), ...);
+}
 
 }  // namespace met::cpu

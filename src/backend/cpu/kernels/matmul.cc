@@ -116,7 +116,8 @@ constexpr Entry kAvx512[] = {
 };
 
 // The AMX tier: the tile unit for the 16-row packed layouts with ActQ8_0
-// activations; every other kernel is AVX-512's (overlay_isa_tiers).
+// activations and for Q4_K, Q5_K, Q6_K; every other kernel (F16, BF16,
+// Q3_K, IQ4_XS, Q2_K, row-major) is AVX-512's (overlay_isa_tiers).
 constexpr Entry kAmx[] = {
     {GgmlType::kQ8_0, {nullptr, nullptr, amx::matmul_q8_0x16}},
     {GgmlType::kQ4_0, {nullptr, nullptr, amx::matmul_q4_0x16}},
@@ -125,6 +126,9 @@ constexpr Entry kAmx[] = {
     {GgmlType::kQ5_0, {nullptr, nullptr, amx::matmul_q5_0x16}},
     {GgmlType::kQ4_1, {nullptr, nullptr, amx::matmul_q4_1x16}},
     {GgmlType::kQ5_1, {nullptr, nullptr, amx::matmul_q5_1x16}},
+    {GgmlType::kQ4_K, {nullptr, nullptr, amx::matmul_q4_kx16}},
+    {GgmlType::kQ5_K, {nullptr, nullptr, amx::matmul_q5_kx16}},
+    {GgmlType::kQ6_K, {nullptr, nullptr, amx::matmul_q6_kx16}},
 };
 
 std::span<const Entry> tier_entries(Isa isa) {

@@ -40,6 +40,7 @@
 #include <cstring>
 
 #include "backend/cpu/kernels/kquant_x16_layout.h"
+#include "backend/cpu/kernels/kx16_decode_avx512.h"
 #include "backend/cpu/kernels/matmul_kernels.h"
 #include "backend/cpu/kernels/next_group_prefetch.h"
 #include "tensor/block_types.h"
@@ -51,22 +52,6 @@ constexpr int kTileRows = 4;
 constexpr size_t kActQs = sizeof(float);                  // BlockQ8_K::qs
 constexpr size_t kActBsums = sizeof(float) + kQkK;        // BlockQ8_K::bsums
 
-__m512i bcast32(const uint8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, sizeof(v));
-  return _mm512_set1_epi32(v);
-}
-
-float load_f32(const uint8_t* p) {
-  float v;
-  std::memcpy(&v, p, sizeof(v));
-  return v;
-}
-
-__m512 load_ph16(const uint8_t* p) {
-  return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(p)));
-}
-
 void prefetch_ahead(const uint8_t* unit, size_t unit_bytes) {
   for (size_t line = 0; line < unit_bytes; line += kx16::kLine) {
     _mm_prefetch(reinterpret_cast<const char*>(unit + kPrefetchBytes + line), _MM_HINT_T0);
@@ -75,33 +60,15 @@ void prefetch_ahead(const uint8_t* unit, size_t unit_bytes) {
 
 // Chunk c (inputs 64c .. 64c + 63) of a Q4_Kx16 or Q5_Kx16 unit for R
 // activation super-blocks `a`: isum += scale-weighted dots, msum += mins x
-// sums. Q5_K's fifth bit of element 64c + l is bit 2c of qh[l] (2c + 1 for
-// 64c + 32 + l): qh shifted right by 2c, then its bits 0 and 1 to bit 4.
+// sums.
 template <class F, int R>
 [[gnu::always_inline]] inline void scale_min_chunk(const uint8_t* unit, int c, const uint8_t* const (&a)[R],
                                                    __m512i (&isum)[R], __m512i (&msum)[R]) {
-  const __m512i low_mask = _mm512_set1_epi8(0x0F);
   __m512i lo[8], hi[8];
-#pragma GCC unroll 8
-  for (int j = 0; j < 8; ++j) {
-    const __m512i v = _mm512_load_si512(unit + F::kCodes + kx16::kLine * static_cast<size_t>(8 * c + j));
-    lo[j] = _mm512_and_si512(v, low_mask);
-    hi[j] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low_mask);
-    if constexpr (F::kQh != 0) {  // Q5_K
-      constexpr int kOrAnd = 0xF8;  // a | (b & c)
-      const __m512i bit4 = _mm512_set1_epi8(0x10);
-      const __m512i qh = _mm512_srl_epi16(_mm512_load_si512(unit + F::kQh + kx16::kLine * static_cast<size_t>(j)),
-                                          _mm_cvtsi32_si128(2 * c));
-      lo[j] = _mm512_ternarylogic_epi32(lo[j], _mm512_slli_epi16(qh, 4), bit4, kOrAnd);
-      hi[j] = _mm512_ternarylogic_epi32(hi[j], _mm512_slli_epi16(qh, 3), bit4, kOrAnd);
-    }
-  }
-  const auto widen = [&](size_t offset, int s) {
-    return _mm512_cvtepu8_epi32(
-        _mm_load_si128(reinterpret_cast<const __m128i*>(unit + offset + 16 * static_cast<size_t>(s))));
-  };
-  const __m512i sc_lo = widen(F::kScales, 2 * c), sc_hi = widen(F::kScales, 2 * c + 1);
-  const __m512i m_lo = widen(F::kMins, 2 * c), m_hi = widen(F::kMins, 2 * c + 1);
+  scale_min_decode<F>(unit, c, lo, hi);
+  const __m512i sc_lo = scale_min_bytes(unit, F::kScales, 2 * c);
+  const __m512i sc_hi = scale_min_bytes(unit, F::kScales, 2 * c + 1);
+  const __m512i m_lo = scale_min_bytes(unit, F::kMins, 2 * c), m_hi = scale_min_bytes(unit, F::kMins, 2 * c + 1);
   const __m512i mins_lo = _mm512_or_si512(m_lo, _mm512_slli_epi32(m_lo, 16));  // (m, m) int16 pairs
   const __m512i mins_hi = _mm512_or_si512(m_hi, _mm512_slli_epi32(m_hi, 16));
 #pragma GCC unroll 4
@@ -138,35 +105,6 @@ struct ScaleMinX16 {
     }
   }
 };
-
-// The 16 operands of inputs 128h + 32k + 4(4q + jj) .. +3 (k, jj < 4) of a
-// Q6_Kx16 unit: w[jj][k], 6-bit codes.
-[[gnu::always_inline]] inline void q6_k_decode(const uint8_t* unit, int h, int q, __m512i (&w)[4][4]) {
-  const __m512i low_mask = _mm512_set1_epi8(0x0F);
-  const __m512i bits_0145 = _mm512_set1_epi8(0x33), bits_2367 = _mm512_set1_epi8(static_cast<char>(0xCC));
-  // (a & 0x0F) | (b & 0xF0): vpternlogd with c = the low-nibble mask.
-  constexpr int kSelect = 0xE4;
-#pragma GCC unroll 4
-  for (int jj = 0; jj < 4; ++jj) {
-    const size_t line = static_cast<size_t>(4 * q + jj);
-    const __m512i a = _mm512_load_si512(unit + kx16::kQ6_KQl + kx16::kLine * (16 * static_cast<size_t>(h) + line));
-    const __m512i b =
-        _mm512_load_si512(unit + kx16::kQ6_KQl + kx16::kLine * (16 * static_cast<size_t>(h) + 8 + line));
-    const __m512i qh = _mm512_load_si512(unit + kx16::kQ6_KQh + kx16::kLine * (8 * static_cast<size_t>(h) + line));
-    // Bits 2k, 2k + 1 of each qh byte to bits 4, 5, with zeros at 6, 7.
-    const __m512i even = _mm512_and_si512(qh, bits_0145), odd = _mm512_and_si512(qh, bits_2367);
-    w[jj][0] = _mm512_ternarylogic_epi32(a, _mm512_slli_epi16(even, 4), low_mask, kSelect);
-    w[jj][1] = _mm512_ternarylogic_epi32(b, _mm512_slli_epi16(odd, 2), low_mask, kSelect);
-    w[jj][2] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(a, 4), even, low_mask, kSelect);
-    w[jj][3] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(b, 4), _mm512_srli_epi16(odd, 2), low_mask, kSelect);
-  }
-}
-
-// Group scales (int32 lanes) from int16 pairs of groups 2p, 2p + 1: the
-// even group's for q = 0, the odd one's for q = 1.
-[[gnu::always_inline]] inline __m512i pair_scale(__m512i pairs, int q) {
-  return q == 0 ? _mm512_srai_epi32(_mm512_slli_epi32(pairs, 16), 16) : _mm512_srai_epi32(pairs, 16);
-}
 
 // isum[r] += sum over k < 4 of scales[k] x the dot of operands w[0 .. 3][k]
 // with activation row r's codes at `offset` + 32k (four groups of 16

@@ -2,11 +2,10 @@
 // ActQ8_0 (packed_weights.h: Q8_0x16, Mxfp4x16, Iq4NlX16, Q4_0x16, Q5_0x16,
 // Q4_1x16, Q5_1x16), over a tile unit Tiles (amx_tiles.h: the instructions,
 // or their emulation) and a block decoder D (x16_decoders_avx512.h).
-// Tiles: tmm0-3 four C tiles (16 activation rows x 16 output rows, int32),
-// tmm4 the B tile (one block of the group's 16 rows: the decoder's 8
-// operand registers, 8 rows x 64 bytes; Q8_0x16's codes are loaded from
-// the packed unit in place), tmm5/tmm6 the A tiles (16 activation rows'
-// 32 codes of the block, read from the prepared rows in place). Per block,
+// Tiles as amx_tiles.h lays them out, a group being one block: the B tile
+// is the decoder's 8 operand registers (Q8_0x16's codes are loaded from the
+// packed unit in place), the A tiles 16 activation rows' 32 codes of the
+// block. Per block,
 // tdpbsud gives each C the 16 x 16 signed dots against codes + 128; stored
 // and read back in AVX-512, each dot plus the activation block's
 // offset_bias is exact, and is scaled and summed with the same
@@ -24,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "backend/cpu/kernels/amx_tiles.h"
@@ -34,13 +34,8 @@
 
 namespace met::cpu::amx_x16 {
 
-inline constexpr int kTileRows = 16;     // activation rows a C tile holds
-inline constexpr int kMaxPassTiles = 4;  // C tiles: tmm0 .. tmm3
-inline constexpr int kBTile = 4;
-inline constexpr int kATile = 5;  // and 6
-
-// C tiles 16 x 64 bytes, B 8 x 64 (32 codes of 16 rows), A 16 x 32.
-inline constexpr TileConfig kConfig = make_tile_config({16, 16, 16, 16, 8, 16, 16, 0}, {64, 64, 64, 64, 64, 32, 32, 0});
+inline constexpr int kTileRows = kAmxTileRows;
+inline constexpr int kMaxPassTiles = kAmxPassTiles;
 
 // Per pass: the C tiles as stored, and each activation row's float
 // accumulators (the vector kernel's chains).
@@ -50,18 +45,6 @@ struct PassBuffers {
   alignas(64) float acc[kMaxPassTiles][kChains][kTileRows][avx512::kX16GroupRows];
   alignas(64) uint8_t codes[avx512::Q8_0x16Decoder::kBlockBytes];  // a decoded B tile
 };
-
-// C tile r (r < RT) = A tile of activation rows 16 r .. of the pass (block
-// codes at a0 + 16 r stride, rows `stride` apart) . the B tile; stored to
-// dots[r].
-template <class Tiles, int... R>
-inline void tile_dots(const uint8_t* a0, size_t stride, int32_t (*dots)[kTileRows][avx512::kX16GroupRows],
-                      std::integer_sequence<int, R...>) {
-  ((Tiles::template load<kATile + R % 2>(a0 + static_cast<size_t>(kTileRows * R) * stride, stride),
-    Tiles::template zero<R>(), Tiles::template dot_signed_unsigned<R, kATile + R % 2, kBTile>()),
-   ...);
-  (Tiles::template store<R>(dots[R], 4 * avx512::kX16GroupRows), ...);
-}
 
 // The vector kernel's block step on stored dots: for each of the 16 rows i
 // of a tile, acc[i] += (dot + offset_bias) x w_scale x d, and for a type
@@ -111,9 +94,9 @@ void pass(const MatmulTask& t, int64_t i0, const uint8_t* group, int64_t n0, __m
         for (int j = 0; j < 8; ++j) _mm512_store_si512(buf.codes + 64 * j, w[j]);
         codes = buf.codes;
       }
-      Tiles::template load<kBTile>(codes, 64);
+      Tiles::template load<kAmxBTile>(codes, 64);
       const uint8_t* a0 = first + sizeof(BlockQ8_0) * static_cast<size_t>(b + k) + sizeof(uint16_t);
-      tile_dots<Tiles>(a0, t.act_row_bytes, buf.dots, std::make_integer_sequence<int, RT>());
+      amx_tile_dots<Tiles>(a0, t.act_row_bytes, buf.dots, std::make_integer_sequence<int, RT>());
       for (int r = 0; r < RT; ++r) {
         scale_tile<D>(buf.dots[r], tails + kTileRows * r, b + k, w_scale, w_min, buf.acc[r][chain]);
       }
@@ -128,30 +111,32 @@ void pass(const MatmulTask& t, int64_t i0, const uint8_t* group, int64_t n0, __m
   }
 }
 
-// The task: its whole 16-row tiles on the tile unit, the rest on
-// `vector_kernel` (the same type's AVX-512 kernel).
-template <class Tiles, class D>
-void run_groups(const MatmulTask& t, MatmulKernelFn vector_kernel) {
+// The task: its whole 16-row tiles on the tile unit (configured with
+// `config`), as passes of up to 4 tiles over each group: pass(RT, i0,
+// group, n0, mask), RT a std::integral_constant; the rest on
+// `vector_kernel` (the same layout's AVX-512 kernel, bit-identical).
+template <class Tiles, class Pass>
+void run_tiled(const MatmulTask& t, const TileConfig& config, MatmulKernelFn vector_kernel, const Pass& pass) {
   const int64_t tiled = t.m / kTileRows * kTileRows;
   if (tiled > 0) {
-    PassBuffers<D::kChains> buf;
-    Tiles::configure(kConfig);
-    for (int64_t g = t.n_begin / avx512::kX16GroupRows; g * avx512::kX16GroupRows < t.n_end; ++g) {
-      const int64_t n0 = g * avx512::kX16GroupRows;
+    Tiles::configure(config);
+    for (int64_t g = t.n_begin / kAmxOutputRows; g * kAmxOutputRows < t.n_end; ++g) {
+      const int64_t n0 = g * kAmxOutputRows;
       const int64_t lo = t.n_begin > n0 ? t.n_begin - n0 : 0;
-      const int64_t hi = t.n_end < n0 + avx512::kX16GroupRows ? t.n_end - n0 : avx512::kX16GroupRows;
+      const int64_t hi = t.n_end < n0 + kAmxOutputRows ? t.n_end - n0 : kAmxOutputRows;
       const auto mask = static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1));
       const uint8_t* group = t.weights + static_cast<size_t>(g) * t.weight_row_bytes;
       for (int64_t i0 = 0; i0 < tiled; i0 += kMaxPassTiles * kTileRows) {
         const int64_t tiles = (tiled - i0) / kTileRows;
-        if (tiles >= 4)
-          pass<Tiles, D, 4>(t, i0, group, n0, mask, buf);
-        else if (tiles == 3)
-          pass<Tiles, D, 3>(t, i0, group, n0, mask, buf);
-        else if (tiles == 2)
-          pass<Tiles, D, 2>(t, i0, group, n0, mask, buf);
-        else
-          pass<Tiles, D, 1>(t, i0, group, n0, mask, buf);
+        if (tiles >= 4) {
+          pass(std::integral_constant<int, 4>{}, i0, group, n0, mask);
+        } else if (tiles == 3) {
+          pass(std::integral_constant<int, 3>{}, i0, group, n0, mask);
+        } else if (tiles == 2) {
+          pass(std::integral_constant<int, 2>{}, i0, group, n0, mask);
+        } else {
+          pass(std::integral_constant<int, 1>{}, i0, group, n0, mask);
+        }
       }
     }
     Tiles::release();
@@ -163,6 +148,15 @@ void run_groups(const MatmulTask& t, MatmulKernelFn vector_kernel) {
     rest.m = t.m - tiled;
     vector_kernel(rest);
   }
+}
+
+template <class Tiles, class D>
+void run_groups(const MatmulTask& t, MatmulKernelFn vector_kernel) {
+  PassBuffers<D::kChains> buf;
+  run_tiled<Tiles>(t, kAmxConfig32, vector_kernel,
+                   [&](auto rt, int64_t i0, const uint8_t* group, int64_t n0, __mmask16 mask) {
+                     pass<Tiles, D, decltype(rt)::value>(t, i0, group, n0, mask, buf);
+                   });
 }
 
 }  // namespace met::cpu::amx_x16

@@ -1,7 +1,9 @@
 // The AMX driver (matmul_x16_amx.h) for each 16-row packed layout with
-// ActQ8_0 activations, on the tile unit's scalar emulation (EmulatedTiles),
+// ActQ8_0 activations and the K-quant driver (matmul_kx16_amx.h) for
+// Q4_Kx16, Q5_Kx16 and Q6_Kx16, on the tile unit's scalar emulation (EmulatedTiles),
 // built with the AVX-512 flags, so the driver is tested on every AVX-512 CPU.
 // Threading: pure functions. Tested by tests/backend/amx_matmul_test.cc.
+#include "backend/cpu/kernels/matmul_kx16_amx.h"
 #include "backend/cpu/kernels/matmul_x16_amx.h"
 
 namespace met::cpu::amx_emulated {
@@ -34,6 +36,18 @@ void matmul_q4_1x16(const MatmulTask& t) {
 
 void matmul_q5_1x16(const MatmulTask& t) {
   run_groups<EmulatedTiles, avx512::Q5_1x16Decoder>(t, avx512::matmul_q5_1x16);
+}
+
+void matmul_q4_kx16(const MatmulTask& t) {
+  amx_kx16::run_groups<EmulatedTiles, amx_kx16::ScaleMin<kx16::Q4_KFields>>(t, avx512::matmul_q4_kx16);
+}
+
+void matmul_q5_kx16(const MatmulTask& t) {
+  amx_kx16::run_groups<EmulatedTiles, amx_kx16::ScaleMin<kx16::Q5_KFields>>(t, avx512::matmul_q5_kx16);
+}
+
+void matmul_q6_kx16(const MatmulTask& t) {
+  amx_kx16::run_groups<EmulatedTiles, amx_kx16::Q6_K>(t, avx512::matmul_q6_kx16);
 }
 
 }  // namespace met::cpu::amx_emulated

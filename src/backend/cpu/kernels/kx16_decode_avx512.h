@@ -1,0 +1,96 @@
+// The block decoding the AVX-512 packed K-quant kernels share: the vector
+// tile kernels (matmul_kx16_avx512.cc) and the AMX ones (matmul_kx16_amx.h).
+// Each decoder gives the operands of a pass over a unit (packed_weights.h's
+// K-quant layouts; offsets in kquant_x16_layout.h): registers whose 16
+// int32 lanes are the group's 16 rows, 4 unsigned code bytes each, so one
+// register is one vpdpbusd operand and 8 (or 4) of them one AMX B tile.
+// Include only from translation units built with the AVX-512 flags.
+// Threading: pure functions. Tested by tests/backend/packed_weights_test.cc.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "backend/cpu/kernels/kquant_x16_layout.h"
+#include "core/avx512_intrinsics.h"
+
+namespace met::cpu::avx512 {
+
+inline __m512i bcast32(const uint8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return _mm512_set1_epi32(v);
+}
+
+inline float load_f32(const uint8_t* p) {
+  float v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+inline __m512 load_ph16(const uint8_t* p) {
+  return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+// The operands of chunk c (inputs 64c .. 64c + 63) of a Q4_Kx16 or Q5_Kx16
+// (F: kquant_x16_layout.h's fields) unit: lo[j] elements 64c + 4j .. +3
+// (sub-block 2c), hi[j] 64c + 32 + 4j .. (2c + 1), codes 0 .. 15 (31).
+// Q5_K's fifth bit of element 64c + l is bit 2c of qh[l] (2c + 1 for
+// 64c + 32 + l): qh shifted right by 2c, then its bits 0 and 1 to bit 4.
+template <class F>
+[[gnu::always_inline]] inline void scale_min_decode(const uint8_t* unit, int c, __m512i (&lo)[8], __m512i (&hi)[8]) {
+  const __m512i low_mask = _mm512_set1_epi8(0x0F);
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; ++j) {
+    const __m512i v = _mm512_load_si512(unit + F::kCodes + kx16::kLine * static_cast<size_t>(8 * c + j));
+    lo[j] = _mm512_and_si512(v, low_mask);
+    hi[j] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low_mask);
+    if constexpr (F::kQh != 0) {  // Q5_K
+      constexpr int kOrAnd = 0xF8;  // a | (b & c)
+      const __m512i bit4 = _mm512_set1_epi8(0x10);
+      const __m512i qh = _mm512_srl_epi16(_mm512_load_si512(unit + F::kQh + kx16::kLine * static_cast<size_t>(j)),
+                                          _mm_cvtsi32_si128(2 * c));
+      lo[j] = _mm512_ternarylogic_epi32(lo[j], _mm512_slli_epi16(qh, 4), bit4, kOrAnd);
+      hi[j] = _mm512_ternarylogic_epi32(hi[j], _mm512_slli_epi16(qh, 3), bit4, kOrAnd);
+    }
+  }
+}
+
+// Sub-block s's 16 scale (or min) bytes of a Q4_Kx16 / Q5_Kx16 unit at
+// `offset` (F::kScales, F::kMins), widened to int32 lanes.
+inline __m512i scale_min_bytes(const uint8_t* unit, size_t offset, int s) {
+  return _mm512_cvtepu8_epi32(
+      _mm_load_si128(reinterpret_cast<const __m128i*>(unit + offset + 16 * static_cast<size_t>(s))));
+}
+
+// The 16 operands of inputs 128h + 32k + 4(4q + jj) .. +3 (k, jj < 4) of a
+// Q6_Kx16 unit: w[jj][k], 6-bit codes.
+[[gnu::always_inline]] inline void q6_k_decode(const uint8_t* unit, int h, int q, __m512i (&w)[4][4]) {
+  const __m512i low_mask = _mm512_set1_epi8(0x0F);
+  const __m512i bits_0145 = _mm512_set1_epi8(0x33), bits_2367 = _mm512_set1_epi8(static_cast<char>(0xCC));
+  // (a & 0x0F) | (b & 0xF0): vpternlogd with c = the low-nibble mask.
+  constexpr int kSelect = 0xE4;
+#pragma GCC unroll 4
+  for (int jj = 0; jj < 4; ++jj) {
+    const size_t line = static_cast<size_t>(4 * q + jj);
+    const __m512i a = _mm512_load_si512(unit + kx16::kQ6_KQl + kx16::kLine * (16 * static_cast<size_t>(h) + line));
+    const __m512i b =
+        _mm512_load_si512(unit + kx16::kQ6_KQl + kx16::kLine * (16 * static_cast<size_t>(h) + 8 + line));
+    const __m512i qh = _mm512_load_si512(unit + kx16::kQ6_KQh + kx16::kLine * (8 * static_cast<size_t>(h) + line));
+    // Bits 2k, 2k + 1 of each qh byte to bits 4, 5, with zeros at 6, 7.
+    const __m512i even = _mm512_and_si512(qh, bits_0145), odd = _mm512_and_si512(qh, bits_2367);
+    w[jj][0] = _mm512_ternarylogic_epi32(a, _mm512_slli_epi16(even, 4), low_mask, kSelect);
+    w[jj][1] = _mm512_ternarylogic_epi32(b, _mm512_slli_epi16(odd, 2), low_mask, kSelect);
+    w[jj][2] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(a, 4), even, low_mask, kSelect);
+    w[jj][3] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(b, 4), _mm512_srli_epi16(odd, 2), low_mask, kSelect);
+  }
+}
+
+// Group scales (int32 lanes) from int16 pairs of groups 2p, 2p + 1: the
+// even group's for q = 0, the odd one's for q = 1.
+[[gnu::always_inline]] inline __m512i pair_scale(__m512i pairs, int q) {
+  return q == 0 ? _mm512_srai_epi32(_mm512_slli_epi32(pairs, 16), 16) : _mm512_srai_epi32(pairs, 16);
+}
+
+}  // namespace met::cpu::avx512
