@@ -116,8 +116,8 @@ constexpr Entry kAvx512[] = {
 };
 
 // The AMX tier: the tile unit for the 16-row packed layouts with ActQ8_0
-// activations and for Q4_K, Q5_K, Q6_K; every other kernel (F16, BF16,
-// Q3_K, IQ4_XS, Q2_K, row-major) is AVX-512's (overlay_isa_tiers).
+// activations and for the packed K-quants; every other kernel (F16, BF16,
+// Q2_K, row-major) is AVX-512's (overlay_isa_tiers).
 constexpr Entry kAmx[] = {
     {GgmlType::kQ8_0, {nullptr, nullptr, amx::matmul_q8_0x16}},
     {GgmlType::kQ4_0, {nullptr, nullptr, amx::matmul_q4_0x16}},
@@ -129,6 +129,8 @@ constexpr Entry kAmx[] = {
     {GgmlType::kQ4_K, {nullptr, nullptr, amx::matmul_q4_kx16}},
     {GgmlType::kQ5_K, {nullptr, nullptr, amx::matmul_q5_kx16}},
     {GgmlType::kQ6_K, {nullptr, nullptr, amx::matmul_q6_kx16}},
+    {GgmlType::kQ3_K, {nullptr, nullptr, amx::matmul_q3_kx16}},
+    {GgmlType::kIQ4_XS, {nullptr, nullptr, amx::matmul_iq4_xsx16}},
 };
 
 std::span<const Entry> tier_entries(Isa isa) {

@@ -175,7 +175,8 @@ void matmul_q6_k(const MatmulTask& task);
 }  // namespace avx512
 
 // matmul_x16_amx.cc: the AMX tier's kernels for the layouts of
-// matmul_x16_avx512.cc and for Q4_Kx16, Q5_Kx16, Q6_Kx16 (whole tiles of 16 activation rows on the tile unit,
+// matmul_x16_avx512.cc and for Q4_Kx16, Q5_Kx16, Q6_Kx16, Q3_Kx16,
+// Iq4XsX16 (whole tiles of 16 activation rows on the tile unit,
 // the rest on the AVX-512 kernel; bit-identical to it). Only where
 // best_isa() is kAmx.
 namespace amx {
@@ -189,6 +190,8 @@ void matmul_q5_1x16(const MatmulTask& task);
 void matmul_q4_kx16(const MatmulTask& task);
 void matmul_q5_kx16(const MatmulTask& task);
 void matmul_q6_kx16(const MatmulTask& task);
+void matmul_q3_kx16(const MatmulTask& task);
+void matmul_iq4_xsx16(const MatmulTask& task);
 }  // namespace amx
 
 // matmul_x16_amx_emulated.cc: the same driver on the tile unit's scalar
@@ -205,6 +208,8 @@ void matmul_q5_1x16(const MatmulTask& task);
 void matmul_q4_kx16(const MatmulTask& task);
 void matmul_q5_kx16(const MatmulTask& task);
 void matmul_q6_kx16(const MatmulTask& task);
+void matmul_q3_kx16(const MatmulTask& task);
+void matmul_iq4_xsx16(const MatmulTask& task);
 }  // namespace amx_emulated
 
 }  // namespace met::cpu

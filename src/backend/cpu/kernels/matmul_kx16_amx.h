@@ -1,14 +1,15 @@
-// The AMX tile driver for the packed K-quant layouts Q4_Kx16, Q5_Kx16 and
-// Q6_Kx16 (packed_weights.h) against Q8_K activations, over a tile unit
-// Tiles (amx_tiles.h) and a layout description K below.
-// Per super-block and group of codes with one scale (Q4_K's and Q5_K's
-// sub-blocks of 32, Q6_K's groups of 16), the B tile is the group's decoded
-// operands (kx16_decode_avx512.h, the vector kernels' own decoders: codes
-// as unsigned bytes) and each A tile the group's activation codes of 16
+// The AMX tile driver for the packed K-quant layouts Q4_Kx16, Q5_Kx16,
+// Q6_Kx16, Q3_Kx16 and Iq4XsX16 (packed_weights.h) against Q8_K
+// activations, over a tile unit Tiles (amx_tiles.h) and a layout
+// description K below. Per super-block and group of codes with one scale
+// (Q4_K's and Q5_K's sub-blocks of 32, Q6_K's and Q3_K's groups of 16,
+// IQ4_XS's of 32), the B tile is the group's decoded operands
+// (kx16_decode_avx512.h, the vector kernels' own decoders: codes, or
+// IQ4_XS's values + 128, as unsigned bytes) and each A tile the group's activation codes of 16
 // rows, read from the Q8_K rows in place; tdpbsud gives the signed dots,
 // and AVX-512 adds each dot times its group's 16 scales (vpmulld) to the
 // row's int32 sum. At the super-block's end the mins (Q4_K, Q5_K) or the
-// offset of 32 (Q6_K) come from the activation's per-16 sums and the float
+// offset (Q6_K's 32, Q3_K's 4, IQ4_XS's 128) come from the activation's per-16 sums and the float
 // step is the vector kernel's (matmul_kx16_avx512.cc): the int32 sums are
 // exact whatever their order, so a row's outputs are bit-identical to the
 // vector kernel's, and whole 16-row tiles go to the tile unit (up to 4 a
@@ -103,6 +104,64 @@ struct Q6_K {
     }
     const __m512 da = _mm512_set1_ps(avx512::load_f32(a));
     return _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(avx512::load_ph16(unit + kx16::kQ6_KD), da), acc);
+  }
+};
+
+// Q3_Kx16: pass p is n = p / 2, q = p % 2 of avx512::q3_k_decode, its
+// groups j < 4 the 16 inputs 128n + 32j + 16q .. (group 8n + 2j + q).
+struct Q3_K {
+  static constexpr size_t kUnitBytes = kx16::kQ3_KUnitBytes;
+  static constexpr int kPasses = 4, kPassGroups = 4;
+  static constexpr const TileConfig& kConfig = kAmxConfig16;
+  // Scales - 32 of groups 8n + 2j, 8n + 2j + 1 as int16 pairs.
+  static __m512i pairs(const uint8_t* unit, int n, int j) {
+    const uint8_t* p = unit + kx16::kQ3_KScales + 32 * static_cast<size_t>(4 * n + j);
+    return _mm512_cvtepi8_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(p)));
+  }
+  static void decode(const uint8_t* unit, int p, uint8_t (*codes)[kGroupBytes], __m512i (&scales)[kPassGroups]) {
+    const int n = p / 2, q = p % 2;
+    __m512i w[4][4];
+    avx512::q3_k_decode(unit, n, q, w);
+    for (int j = 0; j < 4; ++j) {
+      for (int jj = 0; jj < 4; ++jj) _mm512_store_si512(codes[j] + kx16::kLine * jj, w[jj][j]);
+      scales[j] = avx512::pair_scale(pairs(unit, n, j), q);
+    }
+  }
+  static size_t input_of(int p, int j) { return Q6_K::input_of(p, j); }
+  static __m512 finish(const uint8_t* unit, const uint8_t* a, __m512i isum, __m512 acc) {
+    for (int n = 0; n < 2; ++n) {
+      for (int j = 0; j < 4; ++j) {  // the offset of 4: -4 x scale x the group's sum
+        const __m512i offset = _mm512_sub_epi16(_mm512_setzero_si512(), _mm512_slli_epi16(pairs(unit, n, j), 2));
+        isum = _mm512_dpwssd_epi32(isum, offset, avx512::bcast32(a + kActBsums + 4 * static_cast<size_t>(4 * n + j)));
+      }
+    }
+    const __m512 da = _mm512_set1_ps(avx512::load_f32(a));
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(avx512::load_ph16(unit + kx16::kQ3_KD), da), acc);
+  }
+};
+
+// Iq4XsX16: pass g is group g (inputs 32g ..), codes the values + 128.
+struct Iq4Xs {
+  static constexpr size_t kUnitBytes = kx16::kIq4XsUnitBytes;
+  static constexpr int kPasses = 8, kPassGroups = 1;
+  static constexpr const TileConfig& kConfig = kAmxConfig32;
+  static void decode(const uint8_t* unit, int g, uint8_t (*codes)[kGroupBytes], __m512i (&scales)[kPassGroups]) {
+    __m512i lo[4], hi[4];
+    avx512::iq4_xs_decode(unit, g, lo, hi);
+    for (int i = 0; i < 4; ++i) {
+      _mm512_store_si512(codes[0] + kx16::kLine * i, lo[i]);
+      _mm512_store_si512(codes[0] + kx16::kLine * (4 + i), hi[i]);
+    }
+    scales[0] = avx512::iq4_xs_scale(unit, g);
+  }
+  static size_t input_of(int g, int) { return 32 * static_cast<size_t>(g); }
+  static __m512 finish(const uint8_t* unit, const uint8_t* a, __m512i isum, __m512 acc) {
+    for (int g = 0; g < 8; ++g) {  // the +128: -128 x scale x the group's two sums
+      const __m512i pairs = avx512::iq4_xs_offset_pairs(avx512::iq4_xs_scale(unit, g));
+      isum = _mm512_dpwssd_epi32(isum, pairs, avx512::bcast32(a + kActBsums + 4 * static_cast<size_t>(g)));
+    }
+    const __m512 da = _mm512_set1_ps(avx512::load_f32(a));
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(avx512::load_ph16(unit + kx16::kIq4XsD), da), acc);
   }
 };
 

@@ -165,28 +165,6 @@ struct Q6_Kx16 {
   }
 };
 
-// The 16 operands of inputs 128n + 32j + 16q + 4jj .. +3 (j, jj < 4) of a
-// Q3_Kx16 unit: w[jj][j], 3-bit codes (the 2 bits of qs[32n + 16q + 4jj ..]
-// at bit 2j, and bit 4n + j of hmask[16q + 4jj ..] as bit 2).
-[[gnu::always_inline]] inline void q3_k_decode(const uint8_t* unit, int n, int q, __m512i (&w)[4][4]) {
-  const __m512i low2 = _mm512_set1_epi8(0x03), bit2 = _mm512_set1_epi8(0x04);
-  constexpr int kAndOr = 0xEC;  // (a & c) | b
-#pragma GCC unroll 4
-  for (int jj = 0; jj < 4; ++jj) {
-    const size_t line = static_cast<size_t>(4 * q + jj);
-    const __m512i v = _mm512_load_si512(unit + kx16::kQ3_KQs + kx16::kLine * (8 * static_cast<size_t>(n) + line));
-    const __m512i hm = _mm512_load_si512(unit + kx16::kQ3_KHmask + kx16::kLine * line);
-#pragma GCC unroll 4
-    for (int j = 0; j < 4; ++j) {
-      const int bit = 4 * n + j;  // of hmask, to bit 2 (no byte's bit crosses into another's bit 2)
-      const __m512i high = bit >= 2 ? _mm512_srl_epi16(hm, _mm_cvtsi32_si128(bit - 2))
-                                    : _mm512_sll_epi16(hm, _mm_cvtsi32_si128(2 - bit));
-      const __m512i low = _mm512_srl_epi16(v, _mm_cvtsi32_si128(2 * j));
-      w[jj][j] = _mm512_ternarylogic_epi32(low, _mm512_and_si512(high, bit2), low2, kAndOr);
-    }
-  }
-}
-
 struct Q3_Kx16 {
   static constexpr size_t kUnitBytes = kx16::kQ3_KUnitBytes;
   template <int R>
@@ -252,26 +230,10 @@ struct Iq4XsX16 {
   template <int R>
   [[gnu::always_inline]] static void iq4_xs_group(const uint8_t* unit, int g, const uint8_t* const (&a)[R],
                                                   __m512i (&isum)[R]) {
-    // kIq4Values + 128 (block_types.h), in every 128-bit lane.
-    const __m512i table = _mm512_broadcast_i32x4(_mm_setr_epi8(
-        1, 24, 45, 63, 79, 93, 106, 118, static_cast<char>(129), static_cast<char>(141), static_cast<char>(153),
-        static_cast<char>(166), static_cast<char>(181), static_cast<char>(197), static_cast<char>(217),
-        static_cast<char>(241)));
-    const __m512i low_mask = _mm512_set1_epi8(0x0F);
     __m512i lo[4], hi[4];
-#pragma GCC unroll 4
-    for (int i = 0; i < 4; ++i) {
-      const __m512i v =
-          _mm512_load_si512(unit + kx16::kIq4XsCodes + kx16::kLine * static_cast<size_t>(4 * g + i));
-      lo[i] = _mm512_shuffle_epi8(table, _mm512_and_si512(v, low_mask));
-      hi[i] = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(v, 4), low_mask));
-    }
-    const __m512i scale = _mm512_cvtepi8_epi32(
-        _mm_load_si128(reinterpret_cast<const __m128i*>(unit + kx16::kIq4XsScales + 16 * static_cast<size_t>(g))));
-    // -128 (ls - 32) in both int16 halves of each lane (it fits: at most 4096).
-    const __m512i offset = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(scale, 7));
-    const __m512i pairs = _mm512_or_si512(_mm512_and_si512(offset, _mm512_set1_epi32(0xFFFF)),
-                                          _mm512_slli_epi32(offset, 16));
+    iq4_xs_decode(unit, g, lo, hi);
+    const __m512i scale = iq4_xs_scale(unit, g);
+    const __m512i pairs = iq4_xs_offset_pairs(scale);
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) {
       const uint8_t* qs = a[r] + kActQs + 32 * static_cast<size_t>(g);
