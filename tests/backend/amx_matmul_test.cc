@@ -97,11 +97,12 @@ const Layout kLayouts[] = {
     {WeightLayout::kQ6_Kx16, avx512::matmul_q6_kx16, amx_emulated::matmul_q6_kx16, amx::matmul_q6_kx16},
     {WeightLayout::kQ3_Kx16, avx512::matmul_q3_kx16, amx_emulated::matmul_q3_kx16, amx::matmul_q3_kx16},
     {WeightLayout::kIq4XsX16, avx512::matmul_iq4_xsx16, amx_emulated::matmul_iq4_xsx16, amx::matmul_iq4_xsx16},
+    {WeightLayout::kQ2_Kx16, avx512::matmul_q2_kx16, amx_emulated::matmul_q2_kx16, amx::matmul_q2_kx16},
 };
 
 bool k_quant(WeightLayout layout) {
   return layout == WeightLayout::kQ4_Kx16 || layout == WeightLayout::kQ5_Kx16 || layout == WeightLayout::kQ6_Kx16 ||
-         layout == WeightLayout::kQ3_Kx16 || layout == WeightLayout::kIq4XsX16;
+         layout == WeightLayout::kQ3_Kx16 || layout == WeightLayout::kIq4XsX16 || layout == WeightLayout::kQ2_Kx16;
 }
 
 // Input counts: 1 to 7 blocks of 32 (every count in a last unit), or 1 to 3

@@ -44,7 +44,8 @@ constexpr WeightLayout kPackedLayouts[] = {WeightLayout::kQ8_0x16, WeightLayout:
                                            WeightLayout::kF16x16, WeightLayout::kBf16x16,
                                            WeightLayout::kQ4_0x16, WeightLayout::kIq4XsX16,
                                            WeightLayout::kQ3_Kx16, WeightLayout::kQ5_0x16,
-                                           WeightLayout::kQ4_1x16, WeightLayout::kQ5_1x16};
+                                           WeightLayout::kQ4_1x16, WeightLayout::kQ5_1x16,
+                                           WeightLayout::kQ2_Kx16};
 
 std::string layout_name_of(WeightLayout layout) { return std::string(layout_name(layout)); }
 
@@ -62,7 +63,7 @@ std::vector<int64_t> cols_for(WeightLayout layout, std::vector<int64_t> cols) {
 int64_t scaled_cols(WeightLayout layout, int64_t cols) {
   const bool k_quant = layout == WeightLayout::kQ4_Kx16 || layout == WeightLayout::kQ5_Kx16 ||
                        layout == WeightLayout::kQ6_Kx16 || layout == WeightLayout::kIq4XsX16 ||
-                       layout == WeightLayout::kQ3_Kx16;
+                       layout == WeightLayout::kQ3_Kx16 || layout == WeightLayout::kQ2_Kx16;
   return k_quant ? cols / kQk * kQkK : cols;
 }
 
@@ -136,6 +137,14 @@ void add_extremes(RowMajor& out) {
       const uint8_t qh[4] = {0x0F, 0xF0, 0x3C, 0xC3};
       std::memcpy(block(0) + 4, qh, sizeof(qh));
     }
+    return;
+  }
+  if (out.w.type == GgmlType::kQ2_K) {  // scales and mins 0 and 15 (every nibble bit both ways), codes 0 and 3
+    auto* first = reinterpret_cast<BlockQ2_K*>(out.bytes.data());
+    for (int g = 0; g < 16; ++g) {
+      first[0].scales[g] = static_cast<uint8_t>(g % 3 == 0 ? 0xF0 : (g % 3 == 1 ? 0x0F : 0xFF));
+    }
+    for (int j = 0; j < kQkK / 4; ++j) first[0].qs[j] = static_cast<uint8_t>(j % 2 == 0 ? 0xFF : 0x00);
     return;
   }
   if (out.w.type == GgmlType::kQ3_K) {  // scales -32 and 31 (every bit both ways), codes 0 and 7
@@ -296,6 +305,10 @@ TEST(PackedWeights, KQuantX16TakesWholeCacheLinesPerSuperBlock) {
   // IQ4_XS: the GGUF bytes (136 a row and super-block) and 4 more a row.
   EXPECT_EQ(layout_bytes(WeightLayout::kIq4XsX16, GgmlType::kIQ4_XS, 16, 256), 2240u);  // 35 lines
   EXPECT_EQ(layout_bytes(WeightLayout::kQ3_Kx16, GgmlType::kQ3_K, 16, 256), 1856u);     // 29 lines
+  // Q2_K: the GGUF bytes exactly (84 a row and super-block).
+  EXPECT_EQ(layout_bytes(WeightLayout::kQ2_Kx16, GgmlType::kQ2_K, 16, 256), 1344u);  // 21 lines
+  EXPECT_EQ(layout_bytes(WeightLayout::kQ2_Kx16, GgmlType::kQ2_K, 32, 4096),
+            layout_bytes(WeightLayout::kRows, GgmlType::kQ2_K, 32, 4096));
   EXPECT_EQ(layout_bytes(WeightLayout::kIq4XsX16, GgmlType::kIQ4_XS, 32, 4096),
             layout_bytes(WeightLayout::kRows, GgmlType::kIQ4_XS, 32, 4096) + 32u * 16 * 4);
 }
@@ -303,7 +316,8 @@ TEST(PackedWeights, KQuantX16TakesWholeCacheLinesPerSuperBlock) {
 TEST(PackedWeights, PreferredLayoutHasASelectedKernel) {
   for (const GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0,
                               GgmlType::kQ4_0, GgmlType::kMXFP4, GgmlType::kQ4_K, GgmlType::kQ6_K,
-                              GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kQ3_K, GgmlType::kQ5_0}) {
+                              GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kQ3_K, GgmlType::kQ5_0,
+                              GgmlType::kQ2_K}) {
     const WeightLayout layout = preferred_layout(type);
     if (layout != WeightLayout::kRows) {
       EXPECT_NE(selected_matmul_kernels(type).matmul_packed, nullptr) << ggml_type_name(type);
@@ -374,7 +388,7 @@ std::vector<double> pack_magnitudes(const PackProblem& p) {
         std::memcpy(dst + k, &bits, sizeof(float));
       }
     } else if (type == GgmlType::kQ4_K || type == GgmlType::kQ5_K || type == GgmlType::kQ6_K ||
-               type == GgmlType::kIQ4_XS || type == GgmlType::kQ3_K) {
+               type == GgmlType::kIQ4_XS || type == GgmlType::kQ3_K || type == GgmlType::kQ2_K) {
       met::ref::dequantize_row_q8_k(row, dst, cols);
     } else {
       met::ref::dequantize_row_q8_0(row, dst, cols);

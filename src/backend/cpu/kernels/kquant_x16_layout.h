@@ -1,5 +1,6 @@
 // Byte offsets inside one super-block unit of the packed K-quant layouts
-// WeightLayout::kQ4_Kx16, kQ5_Kx16, kQ6_Kx16, kIq4XsX16 and kQ3_Kx16 (described in packed_weights.h), shared
+// WeightLayout::kQ4_Kx16, kQ5_Kx16, kQ6_Kx16, kIq4XsX16, kQ3_Kx16 and kQ2_Kx16 (described in
+// packed_weights.h), shared
 // by the packer (packed_kquant.cc) and the kernels (matmul_kx16_avx512.cc,
 // matmul_kx16_avx2.cc).
 // Constants only, no inline code: per-ISA translation units include it.
@@ -76,7 +77,17 @@ struct Q5_KFields {
   static constexpr size_t kUnitBytes = kQ5_KUnitBytes;
 };
 
+// Q2_K: 16 lines of qs (line k: row r's qs[4k .. 4k + 3] at byte 4r, as
+// Q3_K's), the 16 group bytes (scale in the low nibble, min in the high) in
+// pairs (groups 2p, 2p + 1 of row r at bytes 32p + 2r, + 1), 16 fp16 d, 16
+// fp16 dmin: 21 lines.
+inline constexpr size_t kQ2_KQs = 0;
+inline constexpr size_t kQ2_KScales = 16 * kLine;             // 1024
+inline constexpr size_t kQ2_KD = kQ2_KScales + 16 * kRows;    // 1280
+inline constexpr size_t kQ2_KDmin = kQ2_KD + 2 * kRows;       // 1312
+inline constexpr size_t kQ2_KUnitBytes = kQ2_KDmin + 2 * kRows;  // 1344
+
 static_assert(kQ4_KUnitBytes % kLine == 0 && kQ5_KUnitBytes % kLine == 0 && kQ6_KUnitBytes % kLine == 0 &&
-              kIq4XsUnitBytes % kLine == 0 && kQ3_KUnitBytes % kLine == 0);
+              kIq4XsUnitBytes % kLine == 0 && kQ3_KUnitBytes % kLine == 0 && kQ2_KUnitBytes % kLine == 0);
 
 }  // namespace met::cpu::kx16

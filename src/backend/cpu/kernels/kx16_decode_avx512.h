@@ -147,4 +147,25 @@ inline __m512i iq4_xs_offset_pairs(__m512i scale) {
   }
 }
 
+// The 16 operands of inputs 128n + 32j + 16q + 4jj .. +3 (j, jj < 4) of a
+// Q2_Kx16 unit: w[jj][j], 2-bit codes (bits 2j, 2j + 1 of qs[32n + 16q +
+// 4jj ..], the same lines as Q3_K's qs).
+[[gnu::always_inline]] inline void q2_k_decode(const uint8_t* unit, int n, int q, __m512i (&w)[4][4]) {
+  const __m512i low2 = _mm512_set1_epi8(0x03);
+#pragma GCC unroll 4
+  for (int jj = 0; jj < 4; ++jj) {
+    const size_t line = 8 * static_cast<size_t>(n) + static_cast<size_t>(4 * q + jj);
+    const __m512i v = _mm512_load_si512(unit + kx16::kQ2_KQs + kx16::kLine * line);
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) w[jj][j] = _mm512_and_si512(_mm512_srl_epi16(v, _mm_cvtsi32_si128(2 * j)), low2);
+  }
+}
+
+// The bytes (scale | min << 4) of groups 8n + 2j, 8n + 2j + 1 of a Q2_Kx16
+// unit as int16 pairs: scales & 0x0F, mins >> 4 (each lane one row).
+inline __m512i q2_k_pairs(const uint8_t* unit, int n, int j) {
+  const uint8_t* p = unit + kx16::kQ2_KScales + 32 * static_cast<size_t>(4 * n + j);
+  return _mm512_cvtepu8_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
 }  // namespace met::cpu::avx512

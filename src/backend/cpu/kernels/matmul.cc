@@ -92,7 +92,7 @@ constexpr Entry kAvx2[] = {
     {GgmlType::kQ5_1, {prepare_q8_0_fast, avx2::matmul_q5_1, avx2::matmul_q5_1x16}},
     {GgmlType::kIQ4_XS, {avx2::prepare_q8_k, avx2::matmul_iq4_xs, avx2::matmul_iq4_xsx16}},
     {GgmlType::kQ6_K, {avx2::prepare_q8_k, avx2::matmul_q6_k, avx2::matmul_q6_kx16}},
-    {GgmlType::kQ2_K, {avx2::prepare_q8_k, avx2::matmul_q2_k}},
+    {GgmlType::kQ2_K, {avx2::prepare_q8_k, avx2::matmul_q2_k, avx2::matmul_q2_kx16}},
     {GgmlType::kQ3_K, {avx2::prepare_q8_k, avx2::matmul_q3_k, avx2::matmul_q3_kx16}},
 };
 
@@ -111,13 +111,13 @@ constexpr Entry kAvx512[] = {
     {GgmlType::kQ5_1, {prepare_q8_0_fast, avx512::matmul_q5_1, avx512::matmul_q5_1x16}},
     {GgmlType::kIQ4_XS, {avx512::prepare_q8_k, avx512::matmul_iq4_xs, avx512::matmul_iq4_xsx16}},
     {GgmlType::kQ6_K, {avx512::prepare_q8_k, avx512::matmul_q6_k, avx512::matmul_q6_kx16}},
-    {GgmlType::kQ2_K, {avx512::prepare_q8_k, avx512::matmul_q2_k}},
+    {GgmlType::kQ2_K, {avx512::prepare_q8_k, avx512::matmul_q2_k, avx512::matmul_q2_kx16}},
     {GgmlType::kQ3_K, {avx512::prepare_q8_k, avx512::matmul_q3_k, avx512::matmul_q3_kx16}},
 };
 
 // The AMX tier: the tile unit for the 16-row packed layouts with ActQ8_0
 // activations and for the packed K-quants; every other kernel (F16, BF16,
-// Q2_K, row-major) is AVX-512's (overlay_isa_tiers).
+// row-major) is AVX-512's (overlay_isa_tiers).
 constexpr Entry kAmx[] = {
     {GgmlType::kQ8_0, {nullptr, nullptr, amx::matmul_q8_0x16}},
     {GgmlType::kQ4_0, {nullptr, nullptr, amx::matmul_q4_0x16}},
@@ -131,6 +131,7 @@ constexpr Entry kAmx[] = {
     {GgmlType::kQ6_K, {nullptr, nullptr, amx::matmul_q6_kx16}},
     {GgmlType::kQ3_K, {nullptr, nullptr, amx::matmul_q3_kx16}},
     {GgmlType::kIQ4_XS, {nullptr, nullptr, amx::matmul_iq4_xsx16}},
+    {GgmlType::kQ2_K, {nullptr, nullptr, amx::matmul_q2_kx16}},
 };
 
 std::span<const Entry> tier_entries(Isa isa) {

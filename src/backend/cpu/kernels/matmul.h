@@ -41,6 +41,7 @@ enum class WeightLayout : uint8_t {
   kQ5_0x16,   // Q5_0 packed 16 rows at a time (packed_weights.h)
   kQ4_1x16,   // Q4_1 packed 16 rows at a time (packed_weights.h)
   kQ5_1x16,   // Q5_1 packed 16 rows at a time (packed_weights.h)
+  kQ2_Kx16,   // Q2_K packed 16 rows at a time (packed_weights.h)
 };
 
 struct WeightMatrix {

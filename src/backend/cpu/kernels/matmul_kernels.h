@@ -113,12 +113,13 @@ void matmul_q5_1x16(const MatmulTask& task);
 void matmul_f16x16(const MatmulTask& task);
 void matmul_bf16x16(const MatmulTask& task);
 // matmul_kx16_avx2.cc: weights in WeightLayout::kQ4_Kx16, kQ5_Kx16, kQ6_Kx16, kIq4XsX16,
-// kQ3_Kx16
+// kQ3_Kx16, kQ2_Kx16
 void matmul_q4_kx16(const MatmulTask& task);
 void matmul_q5_kx16(const MatmulTask& task);
 void matmul_q6_kx16(const MatmulTask& task);
 void matmul_iq4_xsx16(const MatmulTask& task);
 void matmul_q3_kx16(const MatmulTask& task);
+void matmul_q2_kx16(const MatmulTask& task);
 // matmul_kquant_avx2.cc
 void matmul_q4_k(const MatmulTask& task);
 void matmul_q5_k(const MatmulTask& task);
@@ -157,12 +158,13 @@ void matmul_q5_1x16(const MatmulTask& task);
 void matmul_f16x16(const MatmulTask& task);
 void matmul_bf16x16(const MatmulTask& task);
 // matmul_kx16_avx512.cc: weights in WeightLayout::kQ4_Kx16, kQ5_Kx16, kQ6_Kx16, kIq4XsX16,
-// kQ3_Kx16
+// kQ3_Kx16, kQ2_Kx16
 void matmul_q4_kx16(const MatmulTask& task);
 void matmul_q5_kx16(const MatmulTask& task);
 void matmul_q6_kx16(const MatmulTask& task);
 void matmul_iq4_xsx16(const MatmulTask& task);
 void matmul_q3_kx16(const MatmulTask& task);
+void matmul_q2_kx16(const MatmulTask& task);
 // matmul_kquant_avx512.cc
 void matmul_q4_k(const MatmulTask& task);
 void matmul_q5_k(const MatmulTask& task);
@@ -175,8 +177,7 @@ void matmul_q6_k(const MatmulTask& task);
 }  // namespace avx512
 
 // matmul_x16_amx.cc: the AMX tier's kernels for the layouts of
-// matmul_x16_avx512.cc and for Q4_Kx16, Q5_Kx16, Q6_Kx16, Q3_Kx16,
-// Iq4XsX16 (whole tiles of 16 activation rows on the tile unit,
+// matmul_x16_avx512.cc and for the packed K-quants (whole tiles of 16 activation rows on the tile unit,
 // the rest on the AVX-512 kernel; bit-identical to it). Only where
 // best_isa() is kAmx.
 namespace amx {
@@ -192,6 +193,7 @@ void matmul_q5_kx16(const MatmulTask& task);
 void matmul_q6_kx16(const MatmulTask& task);
 void matmul_q3_kx16(const MatmulTask& task);
 void matmul_iq4_xsx16(const MatmulTask& task);
+void matmul_q2_kx16(const MatmulTask& task);
 }  // namespace amx
 
 // matmul_x16_amx_emulated.cc: the same driver on the tile unit's scalar
@@ -210,6 +212,7 @@ void matmul_q5_kx16(const MatmulTask& task);
 void matmul_q6_kx16(const MatmulTask& task);
 void matmul_q3_kx16(const MatmulTask& task);
 void matmul_iq4_xsx16(const MatmulTask& task);
+void matmul_q2_kx16(const MatmulTask& task);
 }  // namespace amx_emulated
 
 }  // namespace met::cpu

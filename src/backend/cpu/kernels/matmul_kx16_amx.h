@@ -1,14 +1,14 @@
 // The AMX tile driver for the packed K-quant layouts Q4_Kx16, Q5_Kx16,
-// Q6_Kx16, Q3_Kx16 and Iq4XsX16 (packed_weights.h) against Q8_K
+// Q6_Kx16, Q3_Kx16, Q2_Kx16 and Iq4XsX16 (packed_weights.h) against Q8_K
 // activations, over a tile unit Tiles (amx_tiles.h) and a layout
 // description K below. Per super-block and group of codes with one scale
-// (Q4_K's and Q5_K's sub-blocks of 32, Q6_K's and Q3_K's groups of 16,
+// (Q4_K's and Q5_K's sub-blocks of 32, Q6_K's, Q3_K's and Q2_K's groups of 16,
 // IQ4_XS's of 32), the B tile is the group's decoded operands
 // (kx16_decode_avx512.h, the vector kernels' own decoders: codes, or
 // IQ4_XS's values + 128, as unsigned bytes) and each A tile the group's activation codes of 16
 // rows, read from the Q8_K rows in place; tdpbsud gives the signed dots,
 // and AVX-512 adds each dot times its group's 16 scales (vpmulld) to the
-// row's int32 sum. At the super-block's end the mins (Q4_K, Q5_K) or the
+// row's int32 sum. At the super-block's end the mins (Q4_K, Q5_K, Q2_K) or the
 // offset (Q6_K's 32, Q3_K's 4, IQ4_XS's 128) come from the activation's per-16 sums and the float
 // step is the vector kernel's (matmul_kx16_avx512.cc): the int32 sums are
 // exact whatever their order, so a row's outputs are bit-identical to the
@@ -137,6 +137,37 @@ struct Q3_K {
     }
     const __m512 da = _mm512_set1_ps(avx512::load_f32(a));
     return _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(avx512::load_ph16(unit + kx16::kQ3_KD), da), acc);
+  }
+};
+
+// Q2_Kx16: Q3_Kx16's passes and groups; the scales and mins the nibbles of
+// the group bytes.
+struct Q2_K {
+  static constexpr size_t kUnitBytes = kx16::kQ2_KUnitBytes;
+  static constexpr int kPasses = 4, kPassGroups = 4;
+  static constexpr const TileConfig& kConfig = kAmxConfig16;
+  static void decode(const uint8_t* unit, int p, uint8_t (*codes)[kGroupBytes], __m512i (&scales)[kPassGroups]) {
+    const int n = p / 2, q = p % 2;
+    __m512i w[4][4];
+    avx512::q2_k_decode(unit, n, q, w);
+    for (int j = 0; j < 4; ++j) {
+      for (int jj = 0; jj < 4; ++jj) _mm512_store_si512(codes[j] + kx16::kLine * jj, w[jj][j]);
+      scales[j] = avx512::pair_scale(_mm512_and_si512(avx512::q2_k_pairs(unit, n, j), _mm512_set1_epi16(0x0F)), q);
+    }
+  }
+  static size_t input_of(int p, int j) { return Q6_K::input_of(p, j); }
+  static __m512 finish(const uint8_t* unit, const uint8_t* a, __m512i isum, __m512 acc) {
+    __m512i msum = _mm512_setzero_si512();
+    for (int n = 0; n < 2; ++n) {
+      for (int j = 0; j < 4; ++j) {
+        const __m512i mins = _mm512_srli_epi16(avx512::q2_k_pairs(unit, n, j), 4);
+        msum = _mm512_dpwssd_epi32(msum, mins, avx512::bcast32(a + kActBsums + 4 * static_cast<size_t>(4 * n + j)));
+      }
+    }
+    const __m512 d = avx512::load_ph16(unit + kx16::kQ2_KD), dmin = avx512::load_ph16(unit + kx16::kQ2_KDmin);
+    const __m512 da = _mm512_set1_ps(avx512::load_f32(a));
+    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(d, da), acc);
+    return _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum), _mm512_mul_ps(dmin, da), acc);
   }
 };
 

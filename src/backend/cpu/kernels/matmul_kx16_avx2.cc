@@ -1,5 +1,5 @@
 // AVX2 matmul for the packed K-quant layouts WeightLayout::kQ4_Kx16,
-// kQ5_Kx16, kQ6_Kx16, kIq4XsX16 and kQ3_Kx16 (packed_weights.h) against Q8_K activations: the
+// kQ5_Kx16, kQ6_Kx16, kIq4XsX16, kQ3_Kx16 and kQ2_Kx16 (packed_weights.h) against Q8_K activations: the
 // layouts matmul_kx16_avx512.cc reads, run as two halves of 8 rows. Each
 // aligned 64-byte line of a unit holds 4 bytes of each of the 16 rows of a
 // group, so its 32-byte half (rows 8h .. 8h + 7) is, after a mask or shift,
@@ -26,6 +26,9 @@
 //     summed (at most 4 x 2 x 7 x 127 = 7112) and widened by vpmaddwd
 //     against the group's scale in both halves of each lane, the offset of 4
 //     as vpmaddwd of the scale pairs times -4 against the per-16 sums.
+//   Q2_Kx16: as Q3_Kx16 from the qs lines alone (2-bit codes), the scale
+//     and min nibbles of the group bytes as int16 pairs; the mins as
+//     vpmaddwd against the per-16 sums, d_a d * I - d_a dmin * M.
 // One float step per super-block, as the reference: d_a d * I (- d_a dmin *
 // M). Tiles of up to 4 activation rows x one half group, so at m <= 4 every
 // weight byte is read from memory once for all rows; with more tiles each
@@ -314,6 +317,80 @@ struct Q3_Kx16 {
   }
 };
 
+// The operands of line jj of half h of groups (n, q, j), j < 4, of a
+// Q2_Kx16 unit: inputs 128n + 32j + 16q + 4jj .. +3, 2-bit codes (qs bits
+// 2j, 2j + 1).
+[[gnu::always_inline]] inline void q2_k_operands(const uint8_t* unit, int h, int n, int q, int jj, __m256i (&w)[4]) {
+  const __m256i low2 = _mm256_set1_epi8(0x03);
+  const size_t line = static_cast<size_t>(4 * q + jj);
+  const __m256i v = load_half(unit + kx16::kQ2_KQs + kx16::kLine * (8 * static_cast<size_t>(n) + line), h);
+#pragma GCC unroll 4
+  for (int j = 0; j < 4; ++j) w[j] = _mm256_and_si256(_mm256_srl_epi16(v, _mm_cvtsi32_si128(2 * j)), low2);
+}
+
+struct Q2_Kx16 {
+  static constexpr size_t kUnitBytes = kx16::kQ2_KUnitBytes;
+  template <int R>
+  static void unit_step(const uint8_t* unit, int h, const uint8_t* const (&a)[R], __m256 (&acc)[R]) {
+    __m256i isum[R], msum[R];
+    for (int r = 0; r < R; ++r) isum[r] = msum[r] = _mm256_setzero_si256();
+    for (int n = 0; n < 2; ++n) {
+      __m256i scales[4];  // of groups 8n + 2j (q = 0) and 8n + 2j + 1 (q = 1) as int16 pairs
+      for (int j = 0; j < 4; ++j) {
+        const uint8_t* p = unit + kx16::kQ2_KScales + 32 * static_cast<size_t>(4 * n + j) + 16 * h;
+        const __m256i bytes = _mm256_cvtepu8_epi16(_mm_load_si128(reinterpret_cast<const __m128i*>(p)));
+        scales[j] = _mm256_and_si256(bytes, _mm256_set1_epi16(0x0F));
+        const __m256i mins = _mm256_srli_epi16(bytes, 4);
+        for (int r = 0; r < R; ++r) {
+          const uint8_t* bsums = a[r] + kActBsums + 4 * static_cast<size_t>(4 * n + j);
+          msum[r] = _mm256_add_epi32(msum[r], _mm256_madd_epi16(mins, bcast32(bsums)));
+        }
+      }
+      for (int q = 0; q < 2; ++q) q2_k_groups<R>(unit, h, n, q, scales, a, isum);
+    }
+    const __m256 d = half_ph8(unit + kx16::kQ2_KD, h), dmin = half_ph8(unit + kx16::kQ2_KDmin, h);
+    for (int r = 0; r < R; ++r) {
+      const __m256 da = _mm256_set1_ps(load_f32(a[r]));
+      acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r]), _mm256_mul_ps(d, da), acc[r]);
+      acc[r] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum[r]), _mm256_mul_ps(dmin, da), acc[r]);
+    }
+  }
+
+  // isum += the dots of groups 8n + 2j + q, j < 4 (inputs 128n + 32j + 16q
+  // .. +15) times their scales, per activation row.
+  template <int R>
+  [[gnu::always_inline]] static void q2_k_groups(const uint8_t* unit, int h, int n, int q,
+                                                 const __m256i (&pairs)[4], const uint8_t* const (&a)[R],
+                                                 __m256i (&isum)[R]) {
+    __m256i dot16[R][4];  // at most 4 x 2 x 3 x 127 = 3048
+    for (int r = 0; r < R; ++r) {
+      for (int j = 0; j < 4; ++j) dot16[r][j] = _mm256_setzero_si256();
+    }
+    for (int jj = 0; jj < 4; ++jj) {
+      __m256i w[4];
+      q2_k_operands(unit, h, n, q, jj, w);
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        const uint8_t* qs = a[r] + kActQs + 128 * static_cast<size_t>(n) + 16 * static_cast<size_t>(q) +
+                            4 * static_cast<size_t>(jj);
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; ++j) {
+          dot16[r][j] = _mm256_add_epi16(dot16[r][j], _mm256_maddubs_epi16(w[j], bcast32(qs + 32 * j)));
+        }
+      }
+    }
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      // The group's scale in both int16 halves of each lane.
+      const __m256i scale = q == 0 ? _mm256_or_si256(_mm256_and_si256(pairs[j], _mm256_set1_epi32(0xFFFF)),
+                                                      _mm256_slli_epi32(pairs[j], 16))
+                                   : _mm256_or_si256(_mm256_srli_epi32(pairs[j], 16),
+                                                     _mm256_andnot_si256(_mm256_set1_epi32(0xFFFF), pairs[j]));
+      for (int r = 0; r < R; ++r) isum[r] = _mm256_add_epi32(isum[r], _mm256_madd_epi16(dot16[r][j], scale));
+    }
+  }
+};
+
 struct Iq4XsX16 {
   static constexpr size_t kUnitBytes = kx16::kIq4XsUnitBytes;
   template <int R>
@@ -400,5 +477,7 @@ void matmul_q6_kx16(const MatmulTask& t) { run_kx16_halves<Q6_Kx16>(t); }
 void matmul_iq4_xsx16(const MatmulTask& t) { run_kx16_halves<Iq4XsX16>(t); }
 
 void matmul_q3_kx16(const MatmulTask& t) { run_kx16_halves<Q3_Kx16>(t); }
+
+void matmul_q2_kx16(const MatmulTask& t) { run_kx16_halves<Q2_Kx16>(t); }
 
 }  // namespace met::cpu::avx2

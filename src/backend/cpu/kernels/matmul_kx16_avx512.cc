@@ -1,5 +1,5 @@
 // AVX-512 VNNI matmul for the packed K-quant layouts WeightLayout::kQ4_Kx16,
-// kQ5_Kx16, kQ6_Kx16, kIq4XsX16 and kQ3_Kx16 (packed_weights.h) against Q8_K
+// kQ5_Kx16, kQ6_Kx16, kIq4XsX16, kQ3_Kx16 and kQ2_Kx16 (packed_weights.h) against Q8_K
 // activations. Each aligned
 // 64-byte load of a unit holds 4 bytes of each of the 16 rows of a group, so
 // after a mask or shift it is the unsigned operand of one vpdpbusd whose 16
@@ -28,6 +28,10 @@
 //     operands of 3-bit codes (a shift of qs, and the hmask bit shifted to
 //     bit 2 and merged with a vpternlogd), the offset of 4 as vpdpwssd of
 //     the scale pairs times -4 against the per-16 sums.
+//   Q2_Kx16: as Q3_Kx16 without the hmask (4 loads of qs a pass), the
+//     scales and mins the low and high nibbles of the group bytes' int16
+//     pairs; the mins as vpdpwssd against the per-16 sums, one float step
+//     per super-block: d_a d * I - d_a dmin * M.
 // The operands are decoded once per tile of up to 4 activation rows, so a
 // group is read from memory once for the whole tile; the first tile of a
 // group prefetches kPrefetchBytes ahead (a thread's share is one sequential
@@ -211,6 +215,48 @@ struct Q3_Kx16 {
   }
 };
 
+struct Q2_Kx16 {
+  static constexpr size_t kUnitBytes = kx16::kQ2_KUnitBytes;
+  template <int R>
+  static void unit_step(const uint8_t* unit, const uint8_t* const (&a)[R], __m512 (&acc)[R]) {
+    __m512i isum[R], msum[R];
+    for (int r = 0; r < R; ++r) isum[r] = msum[r] = _mm512_setzero_si512();
+#pragma GCC unroll 2
+    for (int n = 0; n < 2; ++n) {
+#pragma GCC unroll 2
+      for (int q = 0; q < 2; ++q) q2_k_pass<R>(unit, n, q, a, isum, msum);
+    }
+    const __m512 d = load_ph16(unit + kx16::kQ2_KD), dmin = load_ph16(unit + kx16::kQ2_KDmin);
+    for (int r = 0; r < R; ++r) {
+      const __m512 da = _mm512_set1_ps(load_f32(a[r]));
+      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[r]), _mm512_mul_ps(d, da), acc[r]);
+      acc[r] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum[r]), _mm512_mul_ps(dmin, da), acc[r]);
+    }
+  }
+
+  // Inputs 128n + 32j + 16q .. +15 (j < 4): groups 8n + 2j + q, with the
+  // mins of groups 8n .. 8n + 7 against the per-16 sums on the first pass.
+  template <int R>
+  [[gnu::always_inline]] static void q2_k_pass(const uint8_t* unit, int n, int q, const uint8_t* const (&a)[R],
+                                               __m512i (&isum)[R], __m512i (&msum)[R]) {
+    __m512i w[4][4];
+    q2_k_decode(unit, n, q, w);
+    __m512i scales[4];
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      const __m512i bytes = q2_k_pairs(unit, n, j);
+      scales[j] = pair_scale(_mm512_and_si512(bytes, _mm512_set1_epi16(0x0F)), q);
+      if (q != 0) continue;
+      const __m512i mins = _mm512_srli_epi16(bytes, 4);
+      for (int r = 0; r < R; ++r) {
+        const uint8_t* bsums = a[r] + kActBsums + 4 * static_cast<size_t>(4 * n + j);
+        msum[r] = _mm512_dpwssd_epi32(msum[r], mins, bcast32(bsums));
+      }
+    }
+    scaled_group_dots<R>(w, scales, a, 128 * static_cast<size_t>(n) + 16 * static_cast<size_t>(q), isum);
+  }
+};
+
 struct Iq4XsX16 {
   static constexpr size_t kUnitBytes = kx16::kIq4XsUnitBytes;
   template <int R>
@@ -307,5 +353,7 @@ void matmul_q6_kx16(const MatmulTask& t) { run_kx16_groups<Q6_Kx16>(t); }
 void matmul_iq4_xsx16(const MatmulTask& t) { run_kx16_groups<Iq4XsX16>(t); }
 
 void matmul_q3_kx16(const MatmulTask& t) { run_kx16_groups<Q3_Kx16>(t); }
+
+void matmul_q2_kx16(const MatmulTask& t) { run_kx16_groups<Q2_Kx16>(t); }
 
 }  // namespace met::cpu::avx512

@@ -1,6 +1,6 @@
 // The AMX driver (matmul_x16_amx.h) for each 16-row packed layout with
 // ActQ8_0 activations and the K-quant driver (matmul_kx16_amx.h) for
-// Q4_Kx16, Q5_Kx16, Q6_Kx16, Q3_Kx16 and Iq4XsX16, on the tile instructions (AmxTiles), built with the
+// Q4_Kx16, Q5_Kx16, Q6_Kx16, Q3_Kx16, Q2_Kx16 and Iq4XsX16, on the tile instructions (AmxTiles), built with the
 // AMX flags: the "amx" tier's kernels (matmul.cc), run only where
 // best_isa() is kAmx.
 // Threading: pure functions. Tested by tests/backend/amx_matmul_test.cc.
@@ -43,6 +43,10 @@ void matmul_q3_kx16(const MatmulTask& t) {
 
 void matmul_iq4_xsx16(const MatmulTask& t) {
   amx_kx16::run_groups<AmxTiles, amx_kx16::Iq4Xs>(t, avx512::matmul_iq4_xsx16);
+}
+
+void matmul_q2_kx16(const MatmulTask& t) {
+  amx_kx16::run_groups<AmxTiles, amx_kx16::Q2_K>(t, avx512::matmul_q2_kx16);
 }
 
 }  // namespace met::cpu::amx

@@ -1,6 +1,6 @@
 // The AMX driver (matmul_x16_amx.h) for each 16-row packed layout with
 // ActQ8_0 activations and the K-quant driver (matmul_kx16_amx.h) for
-// Q4_Kx16, Q5_Kx16, Q6_Kx16, Q3_Kx16 and Iq4XsX16, on the tile unit's scalar emulation (EmulatedTiles),
+// Q4_Kx16, Q5_Kx16, Q6_Kx16, Q3_Kx16, Q2_Kx16 and Iq4XsX16, on the tile unit's scalar emulation (EmulatedTiles),
 // built with the AVX-512 flags, so the driver is tested on every AVX-512 CPU.
 // Threading: pure functions. Tested by tests/backend/amx_matmul_test.cc.
 #include "backend/cpu/kernels/matmul_kx16_amx.h"
@@ -56,6 +56,10 @@ void matmul_q3_kx16(const MatmulTask& t) {
 
 void matmul_iq4_xsx16(const MatmulTask& t) {
   amx_kx16::run_groups<EmulatedTiles, amx_kx16::Iq4Xs>(t, avx512::matmul_iq4_xsx16);
+}
+
+void matmul_q2_kx16(const MatmulTask& t) {
+  amx_kx16::run_groups<EmulatedTiles, amx_kx16::Q2_K>(t, avx512::matmul_q2_kx16);
 }
 
 }  // namespace met::cpu::amx_emulated

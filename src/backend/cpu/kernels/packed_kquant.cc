@@ -151,6 +151,25 @@ void unpack_q3_k_block(const uint8_t* unit, int r, BlockQ3_K& block) {
   std::memcpy(&block.d, unit + kx16::kQ3_KD + 2 * static_cast<size_t>(r), sizeof(uint16_t));
 }
 
+// Group g's byte of a Q2_K row r sits at byte 32 (g / 2) + 2r + g % 2.
+size_t q2_k_scale_offset(int g, int r) {
+  return kx16::kQ2_KScales + 32 * static_cast<size_t>(g / 2) + 2 * static_cast<size_t>(r) + g % 2;
+}
+
+void pack_q2_k_block(const BlockQ2_K& block, int r, uint8_t* unit) {
+  interleave_quads(block.qs, 16, r, unit + kx16::kQ2_KQs);
+  for (int g = 0; g < 16; ++g) unit[q2_k_scale_offset(g, r)] = block.scales[g];
+  std::memcpy(unit + kx16::kQ2_KD + 2 * static_cast<size_t>(r), &block.d, sizeof(uint16_t));
+  std::memcpy(unit + kx16::kQ2_KDmin + 2 * static_cast<size_t>(r), &block.dmin, sizeof(uint16_t));
+}
+
+void unpack_q2_k_block(const uint8_t* unit, int r, BlockQ2_K& block) {
+  gather_quads(unit + kx16::kQ2_KQs, 16, r, block.qs);
+  for (int g = 0; g < 16; ++g) block.scales[g] = unit[q2_k_scale_offset(g, r)];
+  std::memcpy(&block.d, unit + kx16::kQ2_KD + 2 * static_cast<size_t>(r), sizeof(uint16_t));
+  std::memcpy(&block.dmin, unit + kx16::kQ2_KDmin + 2 * static_cast<size_t>(r), sizeof(uint16_t));
+}
+
 template <class Block, size_t kUnitBytes, void (*kPack)(const Block&, int, uint8_t*)>
 void pack_kx16_group(const WeightMatrix& w, int64_t g, uint8_t* group) {
   const int64_t num_blocks = w.cols / kQkK;
@@ -188,6 +207,8 @@ size_t iq4_xsx16_group_bytes(int64_t cols) { return static_cast<size_t>(cols / k
 
 size_t q3_kx16_group_bytes(int64_t cols) { return static_cast<size_t>(cols / kQkK) * kx16::kQ3_KUnitBytes; }
 
+size_t q2_kx16_group_bytes(int64_t cols) { return static_cast<size_t>(cols / kQkK) * kx16::kQ2_KUnitBytes; }
+
 void pack_q4_kx16_group(const WeightMatrix& w, int64_t g, uint8_t* group) {
   pack_kx16_group<BlockQ4_K, kx16::kQ4_KUnitBytes, pack_scale_min_block<BlockQ4_K, kQ4_KFields>>(w, g, group);
 }
@@ -208,6 +229,10 @@ void pack_q3_kx16_group(const WeightMatrix& w, int64_t g, uint8_t* group) {
   pack_kx16_group<BlockQ3_K, kx16::kQ3_KUnitBytes, pack_q3_k_block>(w, g, group);
 }
 
+void pack_q2_kx16_group(const WeightMatrix& w, int64_t g, uint8_t* group) {
+  pack_kx16_group<BlockQ2_K, kx16::kQ2_KUnitBytes, pack_q2_k_block>(w, g, group);
+}
+
 void unpack_q4_kx16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
   unpack_kx16_row<BlockQ4_K, kx16::kQ4_KUnitBytes, unpack_scale_min_block<BlockQ4_K, kQ4_KFields>>(w, n, out);
 }
@@ -226,6 +251,10 @@ void unpack_iq4_xsx16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
 
 void unpack_q3_kx16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
   unpack_kx16_row<BlockQ3_K, kx16::kQ3_KUnitBytes, unpack_q3_k_block>(w, n, out);
+}
+
+void unpack_q2_kx16_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
+  unpack_kx16_row<BlockQ2_K, kx16::kQ2_KUnitBytes, unpack_q2_k_block>(w, n, out);
 }
 
 }  // namespace met::cpu

@@ -18,6 +18,7 @@ size_t q5_kx16_group_bytes(int64_t cols);
 size_t q6_kx16_group_bytes(int64_t cols);
 size_t iq4_xsx16_group_bytes(int64_t cols);
 size_t q3_kx16_group_bytes(int64_t cols);
+size_t q2_kx16_group_bytes(int64_t cols);
 
 // Packs group g of row-major Q4_K (Q5_K, Q6_K, IQ4_XS, Q3_K) `w` into `group` (zeroed
 // beforehand: padding rows stay zero).
@@ -26,6 +27,7 @@ void pack_q5_kx16_group(const WeightMatrix& w, int64_t g, uint8_t* group);
 void pack_q6_kx16_group(const WeightMatrix& w, int64_t g, uint8_t* group);
 void pack_iq4_xsx16_group(const WeightMatrix& w, int64_t g, uint8_t* group);
 void pack_q3_kx16_group(const WeightMatrix& w, int64_t g, uint8_t* group);
+void pack_q2_kx16_group(const WeightMatrix& w, int64_t g, uint8_t* group);
 
 // Writes row n of packed `w` as its GGUF row bytes to `out`.
 void unpack_q4_kx16_row(const WeightMatrix& w, int64_t n, uint8_t* out);
@@ -33,5 +35,6 @@ void unpack_q5_kx16_row(const WeightMatrix& w, int64_t n, uint8_t* out);
 void unpack_q6_kx16_row(const WeightMatrix& w, int64_t n, uint8_t* out);
 void unpack_iq4_xsx16_row(const WeightMatrix& w, int64_t n, uint8_t* out);
 void unpack_q3_kx16_row(const WeightMatrix& w, int64_t n, uint8_t* out);
+void unpack_q2_kx16_row(const WeightMatrix& w, int64_t n, uint8_t* out);
 
 }  // namespace met::cpu

@@ -201,6 +201,7 @@ size_t packed_group_bytes(WeightLayout layout, int64_t cols) {
   if (layout == WeightLayout::kQ5_Kx16) return q5_kx16_group_bytes(cols);
   if (layout == WeightLayout::kIq4XsX16) return iq4_xsx16_group_bytes(cols);
   if (layout == WeightLayout::kQ3_Kx16) return q3_kx16_group_bytes(cols);
+  if (layout == WeightLayout::kQ2_Kx16) return q2_kx16_group_bytes(cols);
   if (layout == WeightLayout::kQ5_0x16) return q5_0x16_group_bytes(cols);
   if (layout == WeightLayout::kQ4_1x16) return nibble_x16_group_bytes(cols, nibble_shape_of(GgmlType::kQ4_1));
   if (layout == WeightLayout::kQ5_1x16) return nibble_x16_group_bytes(cols, nibble_shape_of(GgmlType::kQ5_1));
@@ -225,6 +226,8 @@ GgmlType packed_type(WeightLayout layout) {
       return GgmlType::kIQ4_XS;
     case WeightLayout::kQ3_Kx16:
       return GgmlType::kQ3_K;
+    case WeightLayout::kQ2_Kx16:
+      return GgmlType::kQ2_K;
     case WeightLayout::kQ5_0x16:
       return GgmlType::kQ5_0;
     case WeightLayout::kQ4_1x16:
@@ -284,6 +287,8 @@ std::string_view layout_name(WeightLayout layout) {
       return "iq4_xsx16";
     case WeightLayout::kQ3_Kx16:
       return "q3_kx16";
+    case WeightLayout::kQ2_Kx16:
+      return "q2_kx16";
     case WeightLayout::kQ5_0x16:
       return "q5_0x16";
     case WeightLayout::kQ4_1x16:
@@ -313,6 +318,7 @@ WeightLayout packed_layout_of(GgmlType type) {
   if (type == GgmlType::kQ5_K) return WeightLayout::kQ5_Kx16;
   if (type == GgmlType::kIQ4_XS) return WeightLayout::kIq4XsX16;
   if (type == GgmlType::kQ3_K) return WeightLayout::kQ3_Kx16;
+  if (type == GgmlType::kQ2_K) return WeightLayout::kQ2_Kx16;
   return WeightLayout::kRows;
 }
 
@@ -337,6 +343,7 @@ int64_t layout_groups(WeightLayout layout, int64_t rows) {
     case WeightLayout::kQ5_Kx16:
     case WeightLayout::kIq4XsX16:
     case WeightLayout::kQ3_Kx16:
+    case WeightLayout::kQ2_Kx16:
       return (rows + kKx16Rows - 1) / kKx16Rows;
   }
   return 0;
@@ -360,6 +367,7 @@ size_t layout_group_stride(const WeightMatrix& w) {
     case WeightLayout::kQ5_Kx16:
     case WeightLayout::kIq4XsX16:
     case WeightLayout::kQ3_Kx16:
+    case WeightLayout::kQ2_Kx16:
       return packed_group_bytes(w.layout, w.cols);
   }
   return 0;
@@ -384,6 +392,7 @@ size_t layout_bytes(WeightLayout layout, GgmlType type, int64_t rows, int64_t co
     case WeightLayout::kQ5_Kx16:
     case WeightLayout::kIq4XsX16:
     case WeightLayout::kQ3_Kx16:
+    case WeightLayout::kQ2_Kx16:
       MET_CHECK(type == packed_type(layout), "{} weights do not go in this packed layout", ggml_type_name(type));
       return static_cast<size_t>(layout_groups(layout, rows)) * packed_group_bytes(layout, cols);
   }
@@ -416,6 +425,8 @@ WeightMatrix pack_weights(const WeightMatrix& w, WeightLayout layout, uint8_t* d
       pack_iq4_xsx16_group(w, g, group);
     } else if (layout == WeightLayout::kQ3_Kx16) {
       pack_q3_kx16_group(w, g, group);
+    } else if (layout == WeightLayout::kQ2_Kx16) {
+      pack_q2_kx16_group(w, g, group);
     } else {
       pack_nibble_x16_group(w, g, group);
     }
@@ -461,6 +472,9 @@ void unpack_row(const WeightMatrix& w, int64_t n, uint8_t* out) {
       return;
     case WeightLayout::kQ3_Kx16:
       unpack_q3_kx16_row(w, n, out);
+      return;
+    case WeightLayout::kQ2_Kx16:
+      unpack_q2_kx16_row(w, n, out);
       return;
   }
 }

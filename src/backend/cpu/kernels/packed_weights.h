@@ -79,8 +79,12 @@
 //   super-block: 16 loads of qs (row r's qs[4k .. +3] at byte 4r of load
 //   k), 8 of hmask (hmask[4i .. +3]), the 16 group scales - 32 as int8 in
 //   Q6_Kx16's pairs, 16 fp16 d, 32 zero bytes.
-//   Activations stay Q8_K for all five: their per-16 sums serve Q4_K's
-//   mins, Q6_K's offset of 32, Q3_K's of 4 and IQ4_XS's codes offset by 128.
+//   WeightLayout::kQ2_Kx16: Q2_K rows, a unit (1344 bytes, 21 lines) per
+//   super-block: Q3_Kx16's 16 loads of qs, the 16 group bytes (scale | min
+//   << 4) as they are, in Q6_Kx16's pairs, 16 fp16 d, 16 fp16 dmin.
+//   Activations stay Q8_K for all six: their per-16 sums serve Q4_K's
+//   and Q2_K's mins, Q6_K's offset of 32, Q3_K's of 4 and IQ4_XS's codes
+//   offset by 128.
 // Packing is exact: unpack_row() gives back the GGUF row bit for bit.
 // Threading: pure functions; PackedMatrix is immutable after pack().
 // Tested by tests/backend/packed_weights_test.cc.
@@ -100,7 +104,7 @@ inline constexpr int64_t kQ8_0x16Rows = 16;
 inline constexpr int64_t kMxfp4x16Rows = 16;
 inline constexpr int64_t kIq4NlX16Rows = 16;  // and Q4_0x16
 inline constexpr int64_t kF16x16Rows = 16;  // and Bf16x16
-inline constexpr int64_t kKx16Rows = 16;  // kQ4_Kx16, kQ5_Kx16, kQ6_Kx16, kIq4XsX16, kQ3_Kx16 (packed_kquant.h)
+inline constexpr int64_t kKx16Rows = 16;  // kQ4_Kx16 .. kQ2_Kx16 (packed_kquant.h)
 
 // Bytes of one 16-row group of Q8_0x16 with `cols` inputs (a multiple of 32).
 size_t q8_0x16_group_bytes(int64_t cols);
