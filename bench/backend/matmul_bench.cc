@@ -43,7 +43,8 @@ namespace {
 
 constexpr GgmlType kTypes[] = {GgmlType::kF32,  GgmlType::kF16,   GgmlType::kBF16, GgmlType::kQ8_0,
                                GgmlType::kQ4_0, GgmlType::kMXFP4, GgmlType::kQ4_K, GgmlType::kQ5_K,
-                               GgmlType::kQ6_K, GgmlType::kQ3_K,  GgmlType::kIQ4_XS};
+                               GgmlType::kQ6_K, GgmlType::kQ3_K,  GgmlType::kIQ4_XS, GgmlType::kQ2_K,
+                               GgmlType::kIQ4_NL, GgmlType::kQ5_0, GgmlType::kQ4_1, GgmlType::kQ5_1};
 constexpr size_t kStreamBytes = size_t{256} << 20;
 
 std::vector<float> gaussian(size_t n, uint32_t seed) {

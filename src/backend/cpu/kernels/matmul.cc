@@ -86,7 +86,7 @@ constexpr Entry kAvx2[] = {
     {GgmlType::kMXFP4, {prepare_q8_0_fast, avx2::matmul_mxfp4, avx2::matmul_mxfp4x16}},
     {GgmlType::kQ4_K, {avx2::prepare_q8_k, avx2::matmul_q4_k, avx2::matmul_q4_kx16}},
     {GgmlType::kQ5_K, {avx2::prepare_q8_k, avx2::matmul_q5_k, avx2::matmul_q5_kx16}},
-    {GgmlType::kIQ4_NL, {prepare_q8_0_fast, avx2::matmul_iq4_nl}},
+    {GgmlType::kIQ4_NL, {prepare_q8_0_fast, avx2::matmul_iq4_nl, avx2::matmul_iq4_nlx16}},
     {GgmlType::kQ5_0, {prepare_q8_0_fast, avx2::matmul_q5_0, avx2::matmul_q5_0x16}},
     {GgmlType::kQ4_1, {prepare_q8_0_fast, avx2::matmul_q4_1, avx2::matmul_q4_1x16}},
     {GgmlType::kQ5_1, {prepare_q8_0_fast, avx2::matmul_q5_1, avx2::matmul_q5_1x16}},

@@ -101,10 +101,11 @@ void matmul_iq4_nl(const MatmulTask& task);
 void matmul_q5_0(const MatmulTask& task);
 void matmul_q4_1(const MatmulTask& task);
 void matmul_q5_1(const MatmulTask& task);
-// matmul_x16_avx2.cc: weights in WeightLayout::kQ8_0x16, kMxfp4x16, kQ4_0x16,
+// matmul_x16_avx2.cc: weights in WeightLayout::kQ8_0x16, kMxfp4x16, kIq4NlX16, kQ4_0x16,
 // kQ5_0x16, kQ4_1x16, kQ5_1x16 (task.weights is the packed matrix; weight_row_bytes its group stride)
 void matmul_q8_0x16(const MatmulTask& task);
 void matmul_mxfp4x16(const MatmulTask& task);
+void matmul_iq4_nlx16(const MatmulTask& task);
 void matmul_q4_0x16(const MatmulTask& task);
 void matmul_q5_0x16(const MatmulTask& task);
 void matmul_q4_1x16(const MatmulTask& task);

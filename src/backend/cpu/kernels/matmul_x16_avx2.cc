@@ -1,5 +1,6 @@
 // AVX2 matmul for the 16-row packed layouts (packed_weights.h),
-// WeightLayout::kQ8_0x16, kMxfp4x16, kQ4_0x16, kQ5_0x16, kQ4_1x16 and kQ5_1x16,
+// WeightLayout::kQ8_0x16, kMxfp4x16, kIq4NlX16, kQ4_0x16, kQ5_0x16, kQ4_1x16 and
+// kQ5_1x16,
 // against ActQ8_0 activations
 // (matmul_kernels.h): one tile driver, templated on the block kernel. A
 // 16-row group is run as two halves of 8 rows (one int32 lane per row); the
@@ -23,6 +24,8 @@
 //     int32, and -12 x (the activation block's code sum, from its
 //     offset_bias) takes the offset back out. The E8M0 exponents widen to
 //     2^(e - 128) with integer ops (bit exact, subnormal e = 0, 1 included).
+//   Iq4NlX16: the nibbles through one vpshufb of kIq4Values (signed; an
+//     offset would saturate vpmaddubsw), then as Q8_0x16.
 //   Q4_0x16: as Mxfp4x16 with no table: a nibble is Q4_0's value + 8 (0 ..
 //     15), so -8 x the code sum comes out; the 8 fp16 scales widen with one
 //     vcvtph2ps.
@@ -80,6 +83,32 @@ ActQ8_0Tail act_tail(const ActRow& a, int64_t b) {
   return tail;
 }
 
+// acc[r] += the 8 rows' terms of one block for activation row r, from the
+// rows' signed codes in w (-128 .. 127) and their scales: per quad,
+// vpmaddubsw(|w|, sign(a, w)) (|w| <= 128 and |a| <= 127, so pairs stay
+// within int16) and vpmaddwd against ones give exact int32 dots.
+template <int R>
+[[gnu::always_inline]] inline void signed_rows(const __m256i (&w)[8], __m256 w_scale, const ActRow (&a)[R], int64_t b,
+                                               __m256 (&acc)[R]) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i dot[R];
+  for (int r = 0; r < R; ++r) dot[r] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; ++j) {
+    const __m256i magnitude = _mm256_abs_epi8(w[j]);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      const __m256i signed_a = _mm256_sign_epi8(broadcast_quad(act_codes(a[r], b) + 4 * j), w[j]);
+      dot[r] = _mm256_add_epi32(dot[r], _mm256_madd_epi16(_mm256_maddubs_epi16(magnitude, signed_a), ones));
+    }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+    const __m256 scale = _mm256_mul_ps(w_scale, _mm256_set1_ps(act_tail(a[r], b).d));
+    acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[r]), scale, acc[r]);
+  }
+}
+
 // Q8_0x16: units of two blocks (codes of b, codes of b + 1, 32 scales); an
 // odd last block is a unit of its codes and 16 scales.
 struct Q8_0x16Block {
@@ -95,25 +124,13 @@ struct Q8_0x16Block {
     const uint8_t* scales = unit + static_cast<size_t>(unit_blocks) * kBlockBytes +
                             32 * static_cast<size_t>(k) + 16 * static_cast<size_t>(h);
     const __m256 w_scale = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(scales)));
-    const __m256i ones = _mm256_set1_epi16(1);
     const __m256i offset = _mm256_set1_epi8(static_cast<char>(0x80));
-    __m256i dot[R];
-    for (int r = 0; r < R; ++r) dot[r] = _mm256_setzero_si256();
+    __m256i w[8];
 #pragma GCC unroll 8
     for (int j = 0; j < 8; ++j) {
-      const __m256i w = _mm256_xor_si256(_mm256_load_si256(reinterpret_cast<const __m256i*>(codes + 64 * j)), offset);
-      const __m256i magnitude = _mm256_abs_epi8(w);
-#pragma GCC unroll 4
-      for (int r = 0; r < R; ++r) {
-        const __m256i signed_a = _mm256_sign_epi8(broadcast_quad(act_codes(a[r], b) + 4 * j), w);
-        dot[r] = _mm256_add_epi32(dot[r], _mm256_madd_epi16(_mm256_maddubs_epi16(magnitude, signed_a), ones));
-      }
+      w[j] = _mm256_xor_si256(_mm256_load_si256(reinterpret_cast<const __m256i*>(codes + 64 * j)), offset);
     }
-#pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) {
-      const __m256 scale = _mm256_mul_ps(w_scale, _mm256_set1_ps(act_tail(a[r], b).d));
-      acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[r]), scale, acc[r]);
-    }
+    signed_rows<R>(w, w_scale, a, b, acc);
   }
 };
 
@@ -206,6 +223,35 @@ struct Q4_0x16Block {
                             2 * kHalfRows * static_cast<size_t>(h);
     const __m256 w_scale = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(scales)));
     nibble_rows<kValueOffset, R>(w, w_scale, a, b, acc);
+  }
+};
+
+// Iq4NlX16: Q4_0x16's units; the nibbles go through one vpshufb of
+// kIq4Values (signed: the values + an offset would saturate vpmaddubsw's
+// pairs, 2 x 240 x 127), then Q8_0x16's sign trick.
+struct Iq4NlX16Block {
+  static constexpr int kUnitBlocks = 4;
+  static constexpr size_t kBlockBytes = kGroupRows * kQk / 2;  // 256
+  static constexpr size_t kUnitBytes = kUnitBlocks * kBlockBytes + 128;
+  template <int R>
+  static void step(const uint8_t* unit, int64_t k, int64_t unit_blocks, int h, const ActRow (&a)[R], int64_t b,
+                   __m256 (&acc)[R]) {
+    // kIq4Values (block_types.h), in both 128-bit lanes.
+    const __m256i table = _mm256_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
+                                           -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
+    const __m256i low_mask = _mm256_set1_epi8(0x0F);
+    const uint8_t* nibbles = unit + static_cast<size_t>(k) * kBlockBytes + 32 * static_cast<size_t>(h);
+    __m256i w[8];
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(nibbles + 64 * j));
+      w[j] = _mm256_shuffle_epi8(table, _mm256_and_si256(v, low_mask));
+      w[j + 4] = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), low_mask));
+    }
+    const uint8_t* scales = unit + static_cast<size_t>(unit_blocks) * kBlockBytes + 32 * static_cast<size_t>(k) +
+                            2 * kHalfRows * static_cast<size_t>(h);
+    const __m256 w_scale = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(scales)));
+    signed_rows<R>(w, w_scale, a, b, acc);
   }
 };
 
@@ -342,6 +388,8 @@ void matmul_q8_0x16(const MatmulTask& t) { run_halves<Q8_0x16Block>(t); }
 void matmul_mxfp4x16(const MatmulTask& t) { run_halves<Mxfp4x16Block>(t); }
 
 void matmul_q4_0x16(const MatmulTask& t) { run_halves<Q4_0x16Block>(t); }
+
+void matmul_iq4_nlx16(const MatmulTask& t) { run_halves<Iq4NlX16Block>(t); }
 
 void matmul_q5_0x16(const MatmulTask& t) { run_halves<Q5_0x16Block>(t); }
 
