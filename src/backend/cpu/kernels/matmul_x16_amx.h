@@ -67,6 +67,32 @@ template <class D>
   }
 }
 
+// Block k of the unit at `unit` (block b + k of the rows) for the pass's
+// activation rows (their rows from `first`, tails[i] row i's tails):
+// buf.acc[r][its chain] += the block's terms.
+template <class Tiles, class D, int RT>
+void block_pass(const MatmulTask& t, const uint8_t* first, const uint8_t* const* tails, const uint8_t* unit,
+                int64_t k, int64_t unit_blocks, int64_t b, PassBuffers<D::kChains>& buf) {
+  // The vector kernel's chain: block k of a full unit into chain k, a
+  // partial unit's blocks into chain 0.
+  const int chain = unit_blocks == D::kUnitBlocks ? static_cast<int>(k % D::kChains) : 0;
+  __m512i w[8];
+  const __m512 w_scale = D::decode(unit, k, unit_blocks, w);
+  __m512 w_min = _mm512_setzero_ps();
+  if constexpr (requires { D::mins(unit, k, unit_blocks); }) w_min = D::mins(unit, k, unit_blocks);
+  const uint8_t* codes = unit + static_cast<size_t>(k) * D::kBlockBytes;
+  if constexpr (!requires { D::kCodesInPlace; }) {
+    for (int j = 0; j < 8; ++j) _mm512_store_si512(buf.codes + 64 * j, w[j]);
+    codes = buf.codes;
+  }
+  Tiles::template load<kAmxBTile>(codes, 64);
+  const uint8_t* a0 = first + sizeof(BlockQ8_0) * static_cast<size_t>(b + k) + sizeof(uint16_t);
+  amx_tile_dots<Tiles>(a0, t.act_row_bytes, buf.dots, std::make_integer_sequence<int, RT>());
+  for (int r = 0; r < RT; ++r) {
+    scale_tile<D>(buf.dots[r], tails + kTileRows * r, b + k, w_scale, w_min, buf.acc[r][chain]);
+  }
+}
+
 // Activation rows [i0, i0 + 16 RT) x the group at `group` (outputs n0 ..
 // n0 + 15 where `mask` is set).
 template <class Tiles, class D, int RT>
@@ -81,26 +107,7 @@ void pass(const MatmulTask& t, int64_t i0, const uint8_t* group, int64_t n0, __m
   const uint8_t* unit = group;
   for (int64_t b = 0; b < num_blocks; b += D::kUnitBlocks, unit += D::kUnitBytes) {
     const int64_t unit_blocks = num_blocks - b < D::kUnitBlocks ? num_blocks - b : D::kUnitBlocks;
-    for (int64_t k = 0; k < unit_blocks; ++k) {
-      // The vector kernel's chain: block k of a full unit into chain k, a
-      // partial unit's blocks into chain 0.
-      const int chain = unit_blocks == D::kUnitBlocks ? static_cast<int>(k % D::kChains) : 0;
-      __m512i w[8];
-      const __m512 w_scale = D::decode(unit, k, unit_blocks, w);
-      __m512 w_min = _mm512_setzero_ps();
-      if constexpr (requires { D::mins(unit, k, unit_blocks); }) w_min = D::mins(unit, k, unit_blocks);
-      const uint8_t* codes = unit + static_cast<size_t>(k) * D::kBlockBytes;
-      if constexpr (!requires { D::kCodesInPlace; }) {
-        for (int j = 0; j < 8; ++j) _mm512_store_si512(buf.codes + 64 * j, w[j]);
-        codes = buf.codes;
-      }
-      Tiles::template load<kAmxBTile>(codes, 64);
-      const uint8_t* a0 = first + sizeof(BlockQ8_0) * static_cast<size_t>(b + k) + sizeof(uint16_t);
-      amx_tile_dots<Tiles>(a0, t.act_row_bytes, buf.dots, std::make_integer_sequence<int, RT>());
-      for (int r = 0; r < RT; ++r) {
-        scale_tile<D>(buf.dots[r], tails + kTileRows * r, b + k, w_scale, w_min, buf.acc[r][chain]);
-      }
-    }
+    for (int64_t k = 0; k < unit_blocks; ++k) block_pass<Tiles, D, RT>(t, first, tails, unit, k, unit_blocks, b, buf);
   }
   for (int r = 0; r < RT; ++r) {
     for (int i = 0; i < kTileRows; ++i) {
