@@ -118,8 +118,9 @@ struct EmulatedTiles {
   static void load(const void* base, size_t stride) {
     State& s = tile_state(T);
     std::memset(s.data[T], 0, sizeof(s.data[T]));
-    for (int r = 0; r < s.rows[T]; ++r)
+    for (int r = 0; r < s.rows[T]; ++r) {
       std::memcpy(s.data[T][r], static_cast<const uint8_t*>(base) + r * stride, s.colsb[T]);
+    }
   }
   template <int T>
   static void zero() {
