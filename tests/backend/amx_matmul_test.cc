@@ -1,10 +1,12 @@
-// Tests for the AMX tier's matmul (matmul_x16_amx.h over amx_tiles.h):
+// Tests for the AMX tier's matmul (matmul_x16_amx.h and matmul_kx16_amx.h
+// over amx_tiles.h):
 // the tile unit's emulation follows the instructions' definition (signed
 // times unsigned bytes, 4 to an int32 lane, accumulated; a shape the
 // configuration does not allow faults), and the driver, on the emulation
 // (every AVX-512 CPU) and on the instructions (AMX CPUs only; skipped, saying
 // so, elsewhere), gives every output bit for bit what the AVX-512 kernel of
-// the same layout gives, for each packed layout with ActQ8_0 activations:
+// the same layout gives, for each packed layout with ActQ8_0 activations
+// and each packed K-quant layout:
 // batches of whole 16-row tiles, of 1 to 4 tiles a pass, with rows left
 // over for the vector kernel, blocks in full and partial units, odd output
 // ranges; so a row's outputs are the same whichever kernel runs it, alone or
@@ -14,7 +16,6 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <random>
 #include <span>
 #include <string>
 #include <vector>

@@ -2,19 +2,19 @@
 // Q6_Kx16, Q3_Kx16, Q2_Kx16 and Iq4XsX16 (packed_weights.h) against Q8_K
 // activations, over a tile unit Tiles (amx_tiles.h) and a layout
 // description K below. Per super-block and group of codes with one scale
-// (Q4_K's and Q5_K's sub-blocks of 32, Q6_K's, Q3_K's and Q2_K's groups of 16,
-// IQ4_XS's of 32), the B tile is the group's decoded operands
+// (sub-blocks of 32 for Q4_K, Q5_K and IQ4_XS; groups of 16 for Q6_K, Q3_K
+// and Q2_K), the B tile is the group's decoded operands
 // (kx16_decode_avx512.h, the vector kernels' own decoders: codes, or
-// IQ4_XS's values + 128, as unsigned bytes) and each A tile the group's activation codes of 16
-// rows, read from the Q8_K rows in place; tdpbsud gives the signed dots,
-// and AVX-512 adds each dot times its group's 16 scales (vpmulld) to the
-// row's int32 sum. At the super-block's end the mins (Q4_K, Q5_K, Q2_K) or the
-// offset (Q6_K's 32, Q3_K's 4, IQ4_XS's 128) come from the activation's per-16 sums and the float
-// step is the vector kernel's (matmul_kx16_avx512.cc): the int32 sums are
-// exact whatever their order, so a row's outputs are bit-identical to the
-// vector kernel's, and whole 16-row tiles go to the tile unit (up to 4 a
-// pass over a group, sharing each decoded group; amx_x16::run_tiled), the
-// rest to AVX-512.
+// IQ4_XS's values + 128, as unsigned bytes) and each A tile the group's
+// activation codes of 16 rows, read from the Q8_K rows in place; tdpbsud
+// gives the signed dots, and AVX-512 adds each dot times its group's 16
+// scales (vpmulld) to the row's int32 sum. At the super-block's end the
+// mins (Q4_K, Q5_K, Q2_K) or the offset (Q6_K's 32, Q3_K's 4, IQ4_XS's 128)
+// come from the activation's per-16 sums, and the float step is the vector
+// kernel's (matmul_kx16_avx512.cc): the int32 sums are exact whatever their
+// order, so a row's outputs are bit-identical to the vector kernel's, and
+// whole 16-row tiles go to the tile unit (up to 4 a pass over a group,
+// sharing each decoded group; amx_x16::run_tiled), the rest to AVX-512.
 // Include only from translation units built with the AVX-512 flags.
 // Threading: pure functions (the tile state is the calling thread's).
 // Tested by tests/backend/amx_matmul_test.cc.
@@ -72,73 +72,57 @@ struct ScaleMin {
   }
 };
 
-// Q6_Kx16: pass p is half h = p / 2, q = p % 2 of avx512::q6_k_decode, its
-// groups k < 4 the 16 inputs 128h + 32k + 16q .. (group 8h + 2k + q).
-struct Q6_K {
-  static constexpr size_t kUnitBytes = kx16::kQ6_KUnitBytes;
+// Q6_Kx16 and Q3_Kx16 (L: the layout's unit bytes, offsets of its scale
+// pairs and d, its codes' offset as a shift, 5 for 32 or 2 for 4, and its
+// decoder): pass p is half n = p / 2, q = p % 2 of the decoder, its groups
+// j < 4 the 16 inputs 128n + 32j + 16q .. (group 8n + 2j + q).
+template <class L>
+struct PairScaled {
+  static constexpr size_t kUnitBytes = L::kUnitBytes;
   static constexpr int kPasses = 4, kPassGroups = 4;
   static constexpr const TileConfig& kConfig = kAmxConfig16;
-  // Scales of groups 8h + 2k, 8h + 2k + 1 as int16 pairs.
-  static __m512i pairs(const uint8_t* unit, int h, int k) {
-    const uint8_t* p = unit + kx16::kQ6_KScales + 32 * static_cast<size_t>(4 * h + k);
-    return _mm512_cvtepi8_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(p)));
-  }
-  static void decode(const uint8_t* unit, int p, uint8_t (*codes)[kGroupBytes], __m512i (&scales)[kPassGroups]) {
-    const int h = p / 2, q = p % 2;
-    __m512i w[4][4];
-    avx512::q6_k_decode(unit, h, q, w);
-    for (int k = 0; k < 4; ++k) {
-      for (int jj = 0; jj < 4; ++jj) _mm512_store_si512(codes[k] + kx16::kLine * jj, w[jj][k]);
-      scales[k] = avx512::pair_scale(pairs(unit, h, k), q);
-    }
-  }
-  static size_t input_of(int p, int k) {
-    return 128 * static_cast<size_t>(p / 2) + 32 * static_cast<size_t>(k) + 16 * static_cast<size_t>(p % 2);
-  }
-  static __m512 finish(const uint8_t* unit, const uint8_t* a, __m512i isum, __m512 acc) {
-    for (int h = 0; h < 2; ++h) {
-      for (int k = 0; k < 4; ++k) {  // the offset of 32: -32 x scale x the group's sum
-        const __m512i offset = _mm512_sub_epi16(_mm512_setzero_si512(), _mm512_slli_epi16(pairs(unit, h, k), 5));
-        isum = _mm512_dpwssd_epi32(isum, offset, avx512::bcast32(a + kActBsums + 4 * static_cast<size_t>(4 * h + k)));
-      }
-    }
-    const __m512 da = _mm512_set1_ps(avx512::load_f32(a));
-    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(avx512::load_ph16(unit + kx16::kQ6_KD), da), acc);
-  }
-};
-
-// Q3_Kx16: pass p is n = p / 2, q = p % 2 of avx512::q3_k_decode, its
-// groups j < 4 the 16 inputs 128n + 32j + 16q .. (group 8n + 2j + q).
-struct Q3_K {
-  static constexpr size_t kUnitBytes = kx16::kQ3_KUnitBytes;
-  static constexpr int kPasses = 4, kPassGroups = 4;
-  static constexpr const TileConfig& kConfig = kAmxConfig16;
-  // Scales - 32 of groups 8n + 2j, 8n + 2j + 1 as int16 pairs.
+  // Scales of groups 8n + 2j, 8n + 2j + 1 as int16 pairs.
   static __m512i pairs(const uint8_t* unit, int n, int j) {
-    const uint8_t* p = unit + kx16::kQ3_KScales + 32 * static_cast<size_t>(4 * n + j);
+    const uint8_t* p = unit + L::kScales + 32 * static_cast<size_t>(4 * n + j);
     return _mm512_cvtepi8_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(p)));
   }
   static void decode(const uint8_t* unit, int p, uint8_t (*codes)[kGroupBytes], __m512i (&scales)[kPassGroups]) {
     const int n = p / 2, q = p % 2;
     __m512i w[4][4];
-    avx512::q3_k_decode(unit, n, q, w);
+    L::decode(unit, n, q, w);
     for (int j = 0; j < 4; ++j) {
       for (int jj = 0; jj < 4; ++jj) _mm512_store_si512(codes[j] + kx16::kLine * jj, w[jj][j]);
       scales[j] = avx512::pair_scale(pairs(unit, n, j), q);
     }
   }
-  static size_t input_of(int p, int j) { return Q6_K::input_of(p, j); }
+  static size_t input_of(int p, int j) {
+    return 128 * static_cast<size_t>(p / 2) + 32 * static_cast<size_t>(j) + 16 * static_cast<size_t>(p % 2);
+  }
   static __m512 finish(const uint8_t* unit, const uint8_t* a, __m512i isum, __m512 acc) {
     for (int n = 0; n < 2; ++n) {
-      for (int j = 0; j < 4; ++j) {  // the offset of 4: -4 x scale x the group's sum
-        const __m512i offset = _mm512_sub_epi16(_mm512_setzero_si512(), _mm512_slli_epi16(pairs(unit, n, j), 2));
+      for (int j = 0; j < 4; ++j) {  // the codes' offset: -offset x scale x the group's sum
+        const __m512i offset =
+            _mm512_sub_epi16(_mm512_setzero_si512(), _mm512_slli_epi16(pairs(unit, n, j), L::kOffsetShift));
         isum = _mm512_dpwssd_epi32(isum, offset, avx512::bcast32(a + kActBsums + 4 * static_cast<size_t>(4 * n + j)));
       }
     }
     const __m512 da = _mm512_set1_ps(avx512::load_f32(a));
-    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(avx512::load_ph16(unit + kx16::kQ3_KD), da), acc);
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(avx512::load_ph16(unit + L::kD), da), acc);
   }
 };
+
+struct Q6_KLayout {
+  static constexpr size_t kUnitBytes = kx16::kQ6_KUnitBytes, kScales = kx16::kQ6_KScales, kD = kx16::kQ6_KD;
+  static constexpr int kOffsetShift = 5;  // 32
+  static void decode(const uint8_t* unit, int n, int q, __m512i (&w)[4][4]) { avx512::q6_k_decode(unit, n, q, w); }
+};
+struct Q3_KLayout {
+  static constexpr size_t kUnitBytes = kx16::kQ3_KUnitBytes, kScales = kx16::kQ3_KScales, kD = kx16::kQ3_KD;
+  static constexpr int kOffsetShift = 2;  // 4
+  static void decode(const uint8_t* unit, int n, int q, __m512i (&w)[4][4]) { avx512::q3_k_decode(unit, n, q, w); }
+};
+using Q6_K = PairScaled<Q6_KLayout>;
+using Q3_K = PairScaled<Q3_KLayout>;
 
 // Q2_Kx16: Q3_Kx16's passes and groups; the scales and mins the nibbles of
 // the group bytes.
