@@ -4,7 +4,10 @@
 // context C starts from C cached positions whose KV holds zeros: attention
 // reads them at the same cost as real ones, without a long prefill first
 // (one untimed step first faults the pool's pages in).
-// Each decode figure stands beside its bytes bound: the bytes one step reads
+// The prefill figure stands beside its compute bound on the CPU device
+// (prefill_bound.h: a token's matmul MACs over the peak rate of the
+// instructions its kernels use, measured now). Each decode figure stands
+// beside its bytes bound: the bytes one step reads
 // (decode_step_weight_bytes for its batch, plus every sequence's KV over its
 // positions) against the read bandwidth measured just before and after it
 // (the host's rate moves by tens of percent from minute to minute), as tok/s
@@ -35,6 +38,7 @@
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "cli/model_info.h"
+#include "cli/prefill_bound.h"
 #include "cli/serving_bench.h"
 #include "cli/spec_bench.h"
 #include "core/parallel_for.h"
@@ -346,6 +350,10 @@ Status run_bench(const BenchOptions& o) {
   const BandwidthProbe probe = bandwidth_probe(*dev, dopt.num_threads);
   MET_ASSIGN_OR_RETURN(double prefill_s, time_steps(*dev, prefill_plans(o.prompt_tokens, 512, vocab, recurrent)));
   const double prefill_tok_s = o.prompt_tokens / prefill_s;
+  PrefillBound prefill_bound;
+  if (o.engine.device == "cpu") {
+    prefill_bound = cpu_prefill_bound(model->file().tensors(), model->hparams(), dopt.num_threads);
+  }
   const int64_t kv_bytes = dev->info().kv_block_bytes * dopt.num_kv_blocks;
   StepBytes bytes;
   bytes.kv_token_bytes = static_cast<double>(dev->info().kv_block_bytes) / cpu::kBlockTokens;
@@ -379,6 +387,10 @@ Status run_bench(const BenchOptions& o) {
     j["prompt_tokens"] = o.prompt_tokens;
     j["gen_tokens"] = o.gen_tokens;
     j["prefill_tok_s"] = prefill_tok_s;
+    j["prefill_macs_per_token"] = prefill_bound.macs_per_token;
+    j["prefill_ceiling_tok_s"] = prefill_bound.ceiling_tok_s;
+    j["prefill_mac_rate"] = prefill_bound.mac_rate;
+    j["prefill_instruction"] = prefill_bound.instruction;
     j["decode"] = nlohmann::json::array();
     for (const auto& d : decode) {
       j["decode"].push_back({{"batch", d.batch},
@@ -407,7 +419,14 @@ Status run_bench(const BenchOptions& o) {
   std::cout << fmt::format("model {}, {} threads, weights {:.1f} MiB, KV pool {:.1f} MiB ({})\n", o.model_path,
                            dopt.num_threads, model->weight_bytes() / 1048576.0, kv_bytes / 1048576.0,
                            o.engine.kv_dtype);
-  std::cout << fmt::format("prefill {:>6} tokens {:>10.1f} tok/s\n", o.prompt_tokens, prefill_tok_s);
+  std::cout << fmt::format("prefill {:>6} tokens {:>10.1f} tok/s", o.prompt_tokens, prefill_tok_s);
+  if (prefill_bound.ceiling_tok_s > 0) {
+    std::cout << fmt::format("  {:>8.1f} MMAC/tok  bound {:>7.1f} tok/s at {:>5.0f} G MAC/s ({}): {:>3.0f}%",
+                             prefill_bound.macs_per_token / 1e6, prefill_bound.ceiling_tok_s,
+                             prefill_bound.mac_rate / 1e9, prefill_bound.instruction,
+                             100.0 * prefill_tok_s / prefill_bound.ceiling_tok_s);
+  }
+  std::cout << "\n";
   for (const auto& d : decode) {
     std::cout << fmt::format("decode  batch {:>3} context {:>5} {:>10.1f} tok/s  {:>8.1f} MB/step  bound {:>7.1f} "
                              "tok/s at {:>5.1f} GB/s: {:>3.0f}%{}\n",

@@ -150,6 +150,23 @@ uint64_t decode_step_weight_bytes(std::span<const GgufTensorInfo> tensors, const
   return n;
 }
 
+std::map<GgmlType, uint64_t> matmul_macs_per_token(std::span<const GgufTensorInfo> tensors,
+                                                   const ModelHParams* hparams) {
+  const bool moe = hparams != nullptr && hparams->is_moe();
+  const bool tied = std::none_of(tensors.begin(), tensors.end(),
+                                 [](const GgufTensorInfo& t) { return t.name == "output.weight"; });
+  std::map<GgmlType, uint64_t> macs;
+  for (const GgufTensorInfo& t : tensors) {
+    if (t.shape.size() < 2 || (t.name == "token_embd.weight" && !tied)) continue;
+    if (moe && is_expert_tensor(t, hparams->expert_count)) {
+      macs[t.type] += t.num_elements / hparams->expert_count * hparams->expert_used_count;
+    } else {
+      macs[t.type] += t.num_elements;
+    }
+  }
+  return macs;
+}
+
 std::string vocab_type_label(const std::string& model) {
   if (model == "llama") return "SentencePiece (llama)";
   if (model == "gpt2") return "byte-level BPE (gpt2)";

@@ -75,6 +75,16 @@ uint64_t active_bytes_per_token(std::span<const GgufTensorInfo> tensors, const M
 uint64_t decode_step_weight_bytes(std::span<const GgufTensorInfo> tensors, const ModelHParams* hparams,
                                   int64_t batch);
 
+// The multiply-accumulates one token's matmuls need, by weight type: every
+// weight of two or more dimensions whole, but the token embedding (a row
+// lookup, counted once as the output head when that is tied to it) and a
+// MoE layer's expert tensors (expert_used_count of their expert_count
+// slices). Attention's own products, which grow with the context, are not
+// counted. `met bench` divides a compute peak (backend/cpu/compute_peak.h)
+// by these for its prefill ceiling.
+std::map<GgmlType, uint64_t> matmul_macs_per_token(std::span<const GgufTensorInfo> tensors,
+                                                   const ModelHParams* hparams);
+
 Result<ModelInfo> gather_model_info(const GgufFile& file, const std::string& path);
 std::string render_model_info_text(const ModelInfo& info);
 nlohmann::json model_info_json(const ModelInfo& info);

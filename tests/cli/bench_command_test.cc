@@ -51,9 +51,37 @@ TEST(MetBench, DeviceGridHostReportsTheSameFigures) {
   EXPECT_GT(j["decode"][3]["tok_s"].get<double>(), 0.0);
   EXPECT_GT(j["memory_read_bytes_s"].get<double>(), 0.0);
   EXPECT_EQ(j["graph_captures"], 0);  // the host backend captures no graphs
+  EXPECT_EQ(j["prefill_ceiling_tok_s"].get<double>(), 0.0);  // a CPU compute bound is the CPU device's only
   auto bad = run_command(met_binary() + " bench " + shell_quote(model) + " --device gpu");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.err.find("--device 'gpu' is not cpu, cuda or grid-host"), std::string::npos) << bad.err;
+}
+
+// The prefill figure stands beside its compute bound: a token's matmul MACs
+// from the dimensions (per layer q, o 128 x 128, k, v 128 x 64, gate, up,
+// down 128 x 256; the output head 128 x 600) over the measured peak of the
+// instruction Q8_0's kernels use.
+TEST(MetBench, PrefillStandsBesideItsComputeBound) {
+  testing::TempDir dir;
+  const std::string model = dir.file("m.gguf");
+  ASSERT_EQ(run_command(met_binary() + " make-model -o " + shell_quote(model) +
+                        " --layers 2 --embd 128 --heads 4 --kv-heads 2 --ff 256 --dtype q8_0 --vocab 600")
+                .exit_code,
+            0);
+  const std::string args = " --prompt-tokens 32 --gen-tokens 4 --batch 1 --context 0";
+  auto r = run_command(met_binary() + " bench " + shell_quote(model) + args + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const double macs = 2.0 * (2 * 128 * 128 + 2 * 128 * 64 + 3 * 128 * 256) + 128 * 600;
+  EXPECT_EQ(j["prefill_macs_per_token"].get<double>(), macs);
+  EXPECT_GT(j["prefill_ceiling_tok_s"].get<double>(), 0.0);
+  EXPECT_GT(j["prefill_mac_rate"].get<double>(), 1e8);
+  const std::string instruction = j["prefill_instruction"];
+  EXPECT_TRUE(instruction == "vpdpbusd" || instruction == "vpmaddubsw") << instruction;
+  auto text = run_command(met_binary() + " bench " + shell_quote(model) + args);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("MMAC/tok  bound"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("G MAC/s (" + instruction + ")"), std::string::npos) << text.out;
 }
 
 // Each decode figure stands beside its bytes bound: its step reads the

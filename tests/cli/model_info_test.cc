@@ -250,5 +250,43 @@ TEST(ModelInfo, ActiveBytesOfADenseModelAreAllButTheUnreadEmbeddingRows) {
   }
 }
 
+// The MACs a token's matmuls need, from the dimensions: per layer q and o
+// (E x E), k and v (E x the kv heads' width), gate, up and down (E x F); the
+// output head (E x vocab) whether its own or tied to the embedding; a MoE
+// layer's experts k of n.
+TEST(ModelInfo, MatmulMacsPerTokenCountEveryWeightOnceAndTheUsedExperts) {
+  for (bool tied : {false, true}) {
+    testing::TempDir dir;
+    RandomModelSpec s;
+    s.num_layers = 2;
+    s.embedding_length = 128;
+    s.num_heads = 4;
+    s.num_kv_heads = 2;
+    s.feed_forward_length = 256;
+    s.vocab_size = 600;
+    s.tied_output = tied;
+    ASSERT_TRUE(make_random_model(s, dir.file("m.gguf")).ok());
+    auto f = GgufFile::open(dir.file("m.gguf"));
+    ASSERT_TRUE(f.ok());
+    const uint64_t e = 128, kv = 2 * (128 / 4);
+    const uint64_t want = 2 * (2 * e * e + 2 * e * kv + 3 * e * 256) + e * 600;
+    const auto macs = matmul_macs_per_token(f->tensors(), nullptr);
+    ASSERT_EQ(macs.size(), 1u) << "tied " << tied;
+    EXPECT_EQ(macs.begin()->second, want) << "tied " << tied;
+  }
+  testing::TempDir dir;
+  const RandomModelSpec s = small_moe_spec(Arch::kQwen3Moe, GgmlType::kF32, 0);
+  ASSERT_TRUE(make_random_model(s, dir.file("m.gguf")).ok());
+  auto f = GgufFile::open(dir.file("m.gguf"));
+  ASSERT_TRUE(f.ok());
+  auto info = gather_model_info(*f, dir.file("m.gguf"));
+  ASSERT_TRUE(info.ok());
+  const auto all = matmul_macs_per_token(f->tensors(), nullptr);  // no hparams: every expert
+  const auto used = matmul_macs_per_token(f->tensors(), &*info->hparams);
+  const uint64_t unused = uint64_t{s.num_layers} * (s.num_experts - s.num_experts_used) * 3 * s.embedding_length *
+                          s.expert_feed_forward_length;
+  EXPECT_EQ(all.at(GgmlType::kF32) - used.at(GgmlType::kF32), unused);
+}
+
 }  // namespace
 }  // namespace met
