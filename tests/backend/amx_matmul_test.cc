@@ -74,8 +74,8 @@ TEST(EmulatedTilesDeathTest, AShapeTheConfigurationDoesNotAllowFaults) {
     EmulatedTiles::configure(kBad);
     EmulatedTiles::dot_signed_unsigned<0, 1, 2>();
   };
-  EXPECT_DEATH(misshapen(), "");
-  EXPECT_DEATH(EmulatedTiles::zero<3>(), "");  // no configuration on this thread
+  EXPECT_DEATH(misshapen(), "would fault");
+  EXPECT_DEATH(EmulatedTiles::zero<3>(), "would fault");  // no configuration on this thread
 }
 
 struct Layout {

@@ -7,7 +7,9 @@
 // read rate (memory_bandwidth.h) by the bytes a decode step reads. The
 // loop keeps 12 independent accumulators in registers, so it measures the
 // execution units' throughput, not a latency; the kernels also load,
-// decode and scale, so the ceiling is one they approach, never pass.
+// decode and scale, so the ceiling is one they approach, never pass (but on
+// the amx tier, whose tile unit runs batches of 16 rows or more past
+// vpdpbusd's rate: there the bound is AVX-512's, and says so by name).
 // Threading: a measurement from one thread at a time (it spawns and joins
 // its own threads). Tested by tests/backend/compute_peak_test.cc (that it
 // measures something, not how much).

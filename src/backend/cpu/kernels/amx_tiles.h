@@ -27,6 +27,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -92,7 +93,11 @@ struct EmulatedTiles {
   // What the CPU would fault on (#UD, #GP): no configuration, a tile the
   // configuration leaves unused, shapes that do not fit.
   static void require(bool ok) {
-    if (!ok) std::abort();
+    if (ok) return;
+    std::fputs("EmulatedTiles: an AMX CPU would fault here (no tile configuration, an unconfigured tile, or "
+               "shapes that do not fit)\n",
+               stderr);
+    std::abort();
   }
   static void configure(const TileConfig& config) {
     State& s = state();
