@@ -12,8 +12,7 @@ namespace met {
 PrefillBound cpu_prefill_bound(std::span<const GgufTensorInfo> tensors, const ModelHParams& hparams,
                                int num_threads) {
   const Isa isa = selected_isa();
-  std::map<cpu::MacKind, double> rate;  // measured once per kind
-  std::map<cpu::MacKind, double> macs;
+  std::map<cpu::MacKind, double> macs;  // by the instruction that runs them
   PrefillBound b;
   for (const auto& [type, n] : matmul_macs_per_token(tensors, &hparams)) {
     macs[cpu::mac_kind_of(type, isa)] += static_cast<double>(n);
@@ -21,13 +20,13 @@ PrefillBound cpu_prefill_bound(std::span<const GgufTensorInfo> tensors, const Mo
   }
   double seconds = 0, most = 0;
   for (const auto& [kind, n] : macs) {
-    rate[kind] = cpu::measure_mac_rate(kind, isa, num_threads);
-    if (rate[kind] <= 0) return b;
-    seconds += n / rate[kind];
+    const double rate = cpu::measure_mac_rate(kind, isa, num_threads);
+    if (rate <= 0) return b;
+    seconds += n / rate;
     if (n > most) {
       most = n;
       b.instruction = std::string(cpu::mac_instruction(kind, isa));
-      b.mac_rate = rate[kind];
+      b.mac_rate = rate;
     }
   }
   if (seconds > 0) b.ceiling_tok_s = 1.0 / seconds;

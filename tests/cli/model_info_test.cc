@@ -227,19 +227,26 @@ TEST(ModelInfo, ActiveBytesOfAnF32MoeModelLeaveOutTheUnusedExpertsExactly) {
   EXPECT_EQ(info->active_bytes, all - unused_experts - unread_embedding);
 }
 
+// A 2-layer F32 llama: 128 wide, 4 heads over 2 kv heads, 256 feed-forward,
+// 600 tokens; its output head tied to the embedding or not.
+RandomModelSpec small_dense_spec(bool tied) {
+  RandomModelSpec s;
+  s.num_layers = 2;
+  s.embedding_length = 128;
+  s.num_heads = 4;
+  s.num_kv_heads = 2;
+  s.feed_forward_length = 256;
+  s.vocab_size = 600;
+  s.tied_output = tied;
+  return s;
+}
+
 // A dense model's count is what `met bench` used before MoE: all bytes but
 // the embedding rows a token does not read; a tied head reads them all.
 TEST(ModelInfo, ActiveBytesOfADenseModelAreAllButTheUnreadEmbeddingRows) {
   for (bool tied : {false, true}) {
     testing::TempDir dir;
-    RandomModelSpec s;
-    s.num_layers = 2;
-    s.embedding_length = 128;
-    s.num_heads = 4;
-    s.num_kv_heads = 2;
-    s.feed_forward_length = 256;
-    s.vocab_size = 600;
-    s.tied_output = tied;
+    const RandomModelSpec s = small_dense_spec(tied);
     ASSERT_TRUE(make_random_model(s, dir.file("m.gguf")).ok());
     auto info = info_of(dir.file("m.gguf"));
     ASSERT_TRUE(info.ok());
@@ -257,14 +264,7 @@ TEST(ModelInfo, ActiveBytesOfADenseModelAreAllButTheUnreadEmbeddingRows) {
 TEST(ModelInfo, MatmulMacsPerTokenCountEveryWeightOnceAndTheUsedExperts) {
   for (bool tied : {false, true}) {
     testing::TempDir dir;
-    RandomModelSpec s;
-    s.num_layers = 2;
-    s.embedding_length = 128;
-    s.num_heads = 4;
-    s.num_kv_heads = 2;
-    s.feed_forward_length = 256;
-    s.vocab_size = 600;
-    s.tied_output = tied;
+    const RandomModelSpec s = small_dense_spec(tied);
     ASSERT_TRUE(make_random_model(s, dir.file("m.gguf")).ok());
     auto f = GgufFile::open(dir.file("m.gguf"));
     ASSERT_TRUE(f.ok());

@@ -39,6 +39,16 @@ inline constexpr size_t kActQs = sizeof(float);              // BlockQ8_K::qs
 inline constexpr size_t kActBsums = sizeof(float) + kQkK;    // BlockQ8_K::bsums
 inline constexpr size_t kGroupBytes = 8 * kx16::kLine;       // the largest B tile
 
+// The float step of a type with mins (Q4_K, Q5_K, Q2_K), as the vector
+// kernels take it: acc + d_a d * isum - d_a dmin * msum, the 16 rows' fp16 d
+// and dmin at `d` and `dmin`, the activation block at `a`.
+inline __m512 scale_min_step(const uint8_t* d, const uint8_t* dmin, const uint8_t* a, __m512i isum, __m512i msum,
+                             __m512 acc) {
+  const __m512 da = _mm512_set1_ps(avx512::load_f32(a));
+  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(avx512::load_ph16(d), da), acc);
+  return _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum), _mm512_mul_ps(avx512::load_ph16(dmin), da), acc);
+}
+
 // Q4_Kx16, Q5_Kx16 (F: kquant_x16_layout.h's fields): a pass is a chunk of
 // 64 inputs, its groups sub-blocks 2p and 2p + 1.
 template <class F>
@@ -65,10 +75,7 @@ struct ScaleMin {
       const __m512i pairs = _mm512_or_si512(m, _mm512_slli_epi32(m, 16));  // (m, m) int16 pairs
       msum = _mm512_dpwssd_epi32(msum, pairs, avx512::bcast32(a + kActBsums + 4 * static_cast<size_t>(s)));
     }
-    const __m512 d = avx512::load_ph16(unit + F::kD), dmin = avx512::load_ph16(unit + F::kDmin);
-    const __m512 da = _mm512_set1_ps(avx512::load_f32(a));
-    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(d, da), acc);
-    return _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum), _mm512_mul_ps(dmin, da), acc);
+    return scale_min_step(unit + F::kD, unit + F::kDmin, a, isum, msum, acc);
   }
 };
 
@@ -148,10 +155,7 @@ struct Q2_K {
         msum = _mm512_dpwssd_epi32(msum, mins, avx512::bcast32(a + kActBsums + 4 * static_cast<size_t>(4 * n + j)));
       }
     }
-    const __m512 d = avx512::load_ph16(unit + kx16::kQ2_KD), dmin = avx512::load_ph16(unit + kx16::kQ2_KDmin);
-    const __m512 da = _mm512_set1_ps(avx512::load_f32(a));
-    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(d, da), acc);
-    return _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum), _mm512_mul_ps(dmin, da), acc);
+    return scale_min_step(unit + kx16::kQ2_KD, unit + kx16::kQ2_KDmin, a, isum, msum, acc);
   }
 };
 

@@ -264,6 +264,45 @@ struct Q6_Kx16 {
   }
 }
 
+// isum += the dots of groups 8n + 2j + q, j < 4 (inputs 128n + 32j + 16q
+// .. +15) times their scales (`pairs`: groups 8n + 2j, 8n + 2j + 1 as int16
+// pairs), per activation row, from the 2- or 3-bit codes kOperands gives
+// (Q2_Kx16's, Q3_Kx16's): the int16 pairs of a group's four lines are summed
+// (at most 4 x 2 x 7 x 127 = 7112) and widened by vpmaddwd against the
+// group's scale in both halves of each lane.
+using SmallCodeOperands = void (*)(const uint8_t*, int, int, int, int, __m256i (&)[4]);
+template <SmallCodeOperands kOperands, int R>
+[[gnu::always_inline]] inline void small_code_groups(const uint8_t* unit, int h, int n, int q,
+                                                     const __m256i (&pairs)[4], const uint8_t* const (&a)[R],
+                                                     __m256i (&isum)[R]) {
+  __m256i dot16[R][4];
+  for (int r = 0; r < R; ++r) {
+    for (int j = 0; j < 4; ++j) dot16[r][j] = _mm256_setzero_si256();
+  }
+  for (int jj = 0; jj < 4; ++jj) {
+    __m256i w[4];
+    kOperands(unit, h, n, q, jj, w);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      const uint8_t* qs = a[r] + kActQs + 128 * static_cast<size_t>(n) + 16 * static_cast<size_t>(q) +
+                          4 * static_cast<size_t>(jj);
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) {
+        dot16[r][j] = _mm256_add_epi16(dot16[r][j], _mm256_maddubs_epi16(w[j], bcast32(qs + 32 * j)));
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int j = 0; j < 4; ++j) {
+    // The group's scale in both int16 halves of each lane.
+    const __m256i scale = q == 0 ? _mm256_or_si256(_mm256_and_si256(pairs[j], _mm256_set1_epi32(0xFFFF)),
+                                                    _mm256_slli_epi32(pairs[j], 16))
+                                 : _mm256_or_si256(_mm256_srli_epi32(pairs[j], 16),
+                                                   _mm256_andnot_si256(_mm256_set1_epi32(0xFFFF), pairs[j]));
+    for (int r = 0; r < R; ++r) isum[r] = _mm256_add_epi32(isum[r], _mm256_madd_epi16(dot16[r][j], scale));
+  }
+}
+
 struct Q3_Kx16 {
   static constexpr size_t kUnitBytes = kx16::kQ3_KUnitBytes;
   template <int R>
@@ -273,46 +312,12 @@ struct Q3_Kx16 {
     for (int n = 0; n < 2; ++n) {
       __m256i pairs[4];  // scales of groups 8n + 2j (q = 0) and 8n + 2j + 1 (q = 1) as int16 pairs
       offset_pairs<2, R>(unit + kx16::kQ3_KScales, h, n, a, pairs, isum);
-      for (int q = 0; q < 2; ++q) q3_k_groups<R>(unit, h, n, q, pairs, a, isum);
+      for (int q = 0; q < 2; ++q) small_code_groups<q3_k_operands, R>(unit, h, n, q, pairs, a, isum);
     }
     const __m256 d = half_ph8(unit + kx16::kQ3_KD, h);
     for (int r = 0; r < R; ++r) {
       const __m256 da = _mm256_set1_ps(load_f32(a[r]));
       acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r]), _mm256_mul_ps(d, da), acc[r]);
-    }
-  }
-
-  // isum += the dots of groups 8n + 2j + q, j < 4 (inputs 128n + 32j + 16q
-  // .. +15) times their scales, per activation row.
-  template <int R>
-  [[gnu::always_inline]] static void q3_k_groups(const uint8_t* unit, int h, int n, int q,
-                                                 const __m256i (&pairs)[4], const uint8_t* const (&a)[R],
-                                                 __m256i (&isum)[R]) {
-    __m256i dot16[R][4];
-    for (int r = 0; r < R; ++r) {
-      for (int j = 0; j < 4; ++j) dot16[r][j] = _mm256_setzero_si256();
-    }
-    for (int jj = 0; jj < 4; ++jj) {
-      __m256i w[4];
-      q3_k_operands(unit, h, n, q, jj, w);
-#pragma GCC unroll 4
-      for (int r = 0; r < R; ++r) {
-        const uint8_t* qs = a[r] + kActQs + 128 * static_cast<size_t>(n) + 16 * static_cast<size_t>(q) +
-                            4 * static_cast<size_t>(jj);
-#pragma GCC unroll 4
-        for (int j = 0; j < 4; ++j) {
-          dot16[r][j] = _mm256_add_epi16(dot16[r][j], _mm256_maddubs_epi16(w[j], bcast32(qs + 32 * j)));
-        }
-      }
-    }
-#pragma GCC unroll 4
-    for (int j = 0; j < 4; ++j) {
-      // The group's scale in both int16 halves of each lane.
-      const __m256i scale = q == 0 ? _mm256_or_si256(_mm256_and_si256(pairs[j], _mm256_set1_epi32(0xFFFF)),
-                                                      _mm256_slli_epi32(pairs[j], 16))
-                                   : _mm256_or_si256(_mm256_srli_epi32(pairs[j], 16),
-                                                     _mm256_andnot_si256(_mm256_set1_epi32(0xFFFF), pairs[j]));
-      for (int r = 0; r < R; ++r) isum[r] = _mm256_add_epi32(isum[r], _mm256_madd_epi16(dot16[r][j], scale));
     }
   }
 };
@@ -346,47 +351,13 @@ struct Q2_Kx16 {
           msum[r] = _mm256_add_epi32(msum[r], _mm256_madd_epi16(mins, bcast32(bsums)));
         }
       }
-      for (int q = 0; q < 2; ++q) q2_k_groups<R>(unit, h, n, q, scales, a, isum);
+      for (int q = 0; q < 2; ++q) small_code_groups<q2_k_operands, R>(unit, h, n, q, scales, a, isum);
     }
     const __m256 d = half_ph8(unit + kx16::kQ2_KD, h), dmin = half_ph8(unit + kx16::kQ2_KDmin, h);
     for (int r = 0; r < R; ++r) {
       const __m256 da = _mm256_set1_ps(load_f32(a[r]));
       acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r]), _mm256_mul_ps(d, da), acc[r]);
       acc[r] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum[r]), _mm256_mul_ps(dmin, da), acc[r]);
-    }
-  }
-
-  // isum += the dots of groups 8n + 2j + q, j < 4 (inputs 128n + 32j + 16q
-  // .. +15) times their scales, per activation row.
-  template <int R>
-  [[gnu::always_inline]] static void q2_k_groups(const uint8_t* unit, int h, int n, int q,
-                                                 const __m256i (&pairs)[4], const uint8_t* const (&a)[R],
-                                                 __m256i (&isum)[R]) {
-    __m256i dot16[R][4];  // at most 4 x 2 x 3 x 127 = 3048
-    for (int r = 0; r < R; ++r) {
-      for (int j = 0; j < 4; ++j) dot16[r][j] = _mm256_setzero_si256();
-    }
-    for (int jj = 0; jj < 4; ++jj) {
-      __m256i w[4];
-      q2_k_operands(unit, h, n, q, jj, w);
-#pragma GCC unroll 4
-      for (int r = 0; r < R; ++r) {
-        const uint8_t* qs = a[r] + kActQs + 128 * static_cast<size_t>(n) + 16 * static_cast<size_t>(q) +
-                            4 * static_cast<size_t>(jj);
-#pragma GCC unroll 4
-        for (int j = 0; j < 4; ++j) {
-          dot16[r][j] = _mm256_add_epi16(dot16[r][j], _mm256_maddubs_epi16(w[j], bcast32(qs + 32 * j)));
-        }
-      }
-    }
-#pragma GCC unroll 4
-    for (int j = 0; j < 4; ++j) {
-      // The group's scale in both int16 halves of each lane.
-      const __m256i scale = q == 0 ? _mm256_or_si256(_mm256_and_si256(pairs[j], _mm256_set1_epi32(0xFFFF)),
-                                                      _mm256_slli_epi32(pairs[j], 16))
-                                   : _mm256_or_si256(_mm256_srli_epi32(pairs[j], 16),
-                                                     _mm256_andnot_si256(_mm256_set1_epi32(0xFFFF), pairs[j]));
-      for (int r = 0; r < R; ++r) isum[r] = _mm256_add_epi32(isum[r], _mm256_madd_epi16(dot16[r][j], scale));
     }
   }
 };

@@ -172,6 +172,26 @@ inline void nibble_rows(const __m256i (&w)[8], __m256 w_scale, const ActRow (&a)
   }
 }
 
+// The 8 operands of half h's lines of one block's nibbles at `nibbles`
+// (four 64-byte lines, the half's 32 bytes of each): w[j] the low nibbles of
+// line j, w[j + 4] the high ones, each through one vpshufb of `table`.
+[[gnu::always_inline]] inline void table_nibbles(__m256i table, const uint8_t* nibbles, __m256i (&w)[8]) {
+  const __m256i low_mask = _mm256_set1_epi8(0x0F);
+#pragma GCC unroll 4
+  for (int j = 0; j < 4; ++j) {
+    const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(nibbles + 64 * j));
+    w[j] = _mm256_shuffle_epi8(table, _mm256_and_si256(v, low_mask));
+    w[j + 4] = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), low_mask));
+  }
+}
+
+// Half h's 8 fp16 scales of block k, from the 16 rows x the unit's blocks of
+// fp16 at `scales` (Q4_0x16's and Iq4NlX16's), as floats.
+inline __m256 half_fp16_scales(const uint8_t* scales, int64_t k, int h) {
+  const uint8_t* p = scales + 32 * static_cast<size_t>(k) + 2 * kHalfRows * static_cast<size_t>(h);
+  return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
 // Mxfp4x16: units of four blocks' nibbles (256 bytes each), then 64 bytes of
 // exponents (16 rows x the unit's blocks).
 struct Mxfp4x16Block {
@@ -185,15 +205,8 @@ struct Mxfp4x16Block {
     // kMxfp4Values + kValueOffset (block_types.h), in both 128-bit lanes.
     const __m256i table = _mm256_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0, 12, 13, 14,
                                            15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0);
-    const __m256i low_mask = _mm256_set1_epi8(0x0F);
-    const uint8_t* nibbles = unit + static_cast<size_t>(k) * kBlockBytes + 32 * static_cast<size_t>(h);
     __m256i w[8];
-#pragma GCC unroll 4
-    for (int j = 0; j < 4; ++j) {
-      const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(nibbles + 64 * j));
-      w[j] = _mm256_shuffle_epi8(table, _mm256_and_si256(v, low_mask));
-      w[j + 4] = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), low_mask));
-    }
+    table_nibbles(table, unit + static_cast<size_t>(k) * kBlockBytes + 32 * static_cast<size_t>(h), w);
     const __m256 w_scale = mxfp4_half_scales(unit + static_cast<size_t>(unit_blocks) * kBlockBytes +
                                              kGroupRows * static_cast<size_t>(k) + kHalfRows * static_cast<size_t>(h));
     nibble_rows<kValueOffset, R>(w, w_scale, a, b, acc);
@@ -219,9 +232,7 @@ struct Q4_0x16Block {
       w[j] = _mm256_and_si256(v, low_mask);
       w[j + 4] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low_mask);
     }
-    const uint8_t* scales = unit + static_cast<size_t>(unit_blocks) * kBlockBytes + 32 * static_cast<size_t>(k) +
-                            2 * kHalfRows * static_cast<size_t>(h);
-    const __m256 w_scale = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(scales)));
+    const __m256 w_scale = half_fp16_scales(unit + static_cast<size_t>(unit_blocks) * kBlockBytes, k, h);
     nibble_rows<kValueOffset, R>(w, w_scale, a, b, acc);
   }
 };
@@ -239,18 +250,9 @@ struct Iq4NlX16Block {
     // kIq4Values (block_types.h), in both 128-bit lanes.
     const __m256i table = _mm256_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
                                            -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
-    const __m256i low_mask = _mm256_set1_epi8(0x0F);
-    const uint8_t* nibbles = unit + static_cast<size_t>(k) * kBlockBytes + 32 * static_cast<size_t>(h);
     __m256i w[8];
-#pragma GCC unroll 4
-    for (int j = 0; j < 4; ++j) {
-      const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(nibbles + 64 * j));
-      w[j] = _mm256_shuffle_epi8(table, _mm256_and_si256(v, low_mask));
-      w[j + 4] = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), low_mask));
-    }
-    const uint8_t* scales = unit + static_cast<size_t>(unit_blocks) * kBlockBytes + 32 * static_cast<size_t>(k) +
-                            2 * kHalfRows * static_cast<size_t>(h);
-    const __m256 w_scale = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(scales)));
+    table_nibbles(table, unit + static_cast<size_t>(k) * kBlockBytes + 32 * static_cast<size_t>(h), w);
+    const __m256 w_scale = half_fp16_scales(unit + static_cast<size_t>(unit_blocks) * kBlockBytes, k, h);
     signed_rows<R>(w, w_scale, a, b, acc);
   }
 };
