@@ -43,6 +43,7 @@ struct MakeModelOptions {
   std::optional<uint32_t> head_dim, ssm_state, ssm_groups, ssm_heads, conv_kernel, full_attn_interval, mtp_layers;
   bool mtp_copy_last_layer = false;
   float branch_scale = 1.0f;
+  bool successor_head = false;
   std::optional<std::string> pattern;
   bool attn_rope = false;
 };
@@ -126,6 +127,7 @@ Result<RandomModelSpec> build_spec(const MakeModelOptions& o) {
   spec.final_logit_softcap = o.logit_softcap.value_or(spec.final_logit_softcap);
   spec.attn_logit_softcap = o.attn_softcap.value_or(spec.attn_logit_softcap);
   spec.branch_scale = o.branch_scale;
+  spec.successor_head = o.successor_head;
   spec.swa_pattern = o.swa_pattern.value_or(spec.swa_pattern);
   spec.num_layers = o.layers.value_or(spec.num_layers);
   spec.embedding_length = o.embd.value_or(spec.embedding_length);
@@ -232,6 +234,10 @@ void add_make_model_command(CLI::App& app) {
   cmd->add_option("--branch-scale", o->branch_scale,
                   "Scale of every layer's output projection (attn_output, ffn_down, ssm_out): below 1 the layers "
                   "nudge the residual stream and the next token follows the last more (default 1)");
+  cmd->add_flag("--successor-head", o->successor_head,
+                "output.weight names each token's successor (a fixed permutation of the vocab) by a wide margin "
+                "where the last layer's state is near the token's embedding (with --branch-scale below 1): logits "
+                "a quantized copy agrees with, for measuring drafting with a quantized twin");
   cmd->add_flag("--mtp-copy-last-layer", o->mtp_copy_last_layer,
                 "The MTP block's layer is the trunk's last attention layer and its projection passes the "
                 "next token's embedding through, so its drafts often match (for measuring MTP drafting)");

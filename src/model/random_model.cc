@@ -362,6 +362,10 @@ Status validate_spec(const RandomModelSpec& s) {
   if (!(s.branch_scale > 0.0f && s.branch_scale <= 1.0f)) {
     return invalid_argument("--branch-scale {} must be in (0, 1]", s.branch_scale);
   }
+  if (s.successor_head && (s.tied_output || arch_is_encoder(s.arch))) {
+    return invalid_argument("--successor-head needs an output.weight of its own (not with --tie-embeddings or an "
+                            "encoder)");
+  }
   if (s.longrope && s.arch != Arch::kPhi3) return invalid_argument("--longrope is for --arch phi3");
   if (s.llama3_rope && s.arch != Arch::kLlama) {
     return invalid_argument("--llama3-rope is for --arch llama (llama.cpp reads rope_freqs.weight there)");
@@ -599,16 +603,20 @@ Result<RandomModelSummary> make_random_model(const RandomModelSpec& spec, const 
   const std::vector<TensorSpec> specs = arch_tensors(spec.arch, hp, spec.tied_output);
   const std::vector<uint64_t> seeds = tensor_seeds(spec, hp, specs);
   const std::string eh_proj = fmt::format("blk.{}.nextn.eh_proj.weight", hp.num_layers);
+  const auto embd_index = static_cast<size_t>(
+      std::find_if(specs.begin(), specs.end(), [](const TensorSpec& t) { return t.name == "token_embd.weight"; }) -
+      specs.begin());
   for (size_t i = 0; i < specs.size(); ++i) {
     const TensorSpec& t = specs[i];
     const GgmlType type = storage_type(t, spec.dtype, summary.fallbacks);
     uint64_t n = 1;
     for (uint64_t d : t.shape) n *= d;
     summary.num_params += n;
-    auto fill = spec.mtp_copies_last_layer && t.name == eh_proj
-                    ? embedding_path_fill(t, type)
-                    : tensor_fill(t, type, seeds[i], std::max(1, spec.num_threads),
-                                  is_branch_output(t.name) ? spec.branch_scale : 1.0f);
+    const int threads = std::max(1, spec.num_threads);
+    auto fill = spec.mtp_copies_last_layer && t.name == eh_proj ? embedding_path_fill(t, type)
+                : spec.successor_head && t.name == "output.weight" && embd_index < specs.size()
+                    ? successor_head_fill(t, type, seeds[embd_index], threads)
+                    : tensor_fill(t, type, seeds[i], threads, is_branch_output(t.name) ? spec.branch_scale : 1.0f);
     auto counted = [fill, i, total = specs.size(), &progress](std::span<uint8_t> out) -> Status {
       MET_RETURN_IF_ERROR(fill(out));
       if (progress) progress(i + 1, total);

@@ -107,6 +107,14 @@ struct RandomModelSpec {
   // ffn_down and its expert forms, ssm_out): below 1 the layers nudge the
   // residual stream, and the next token follows the last one more.
   float branch_scale = 1.0f;
+  // output.weight's row successor(t) is token_embd's row t (successor is a
+  // fixed permutation of the vocab: successor_token), so where the final
+  // hidden state is near the last token's embedding the next token is its
+  // successor by a wide margin, as a trained model is sure of most tokens.
+  // Its logits survive quantization (a Q4_0 copy picks what the F16 one
+  // does) where a random head's near-ties flip: the fixture for drafting
+  // with a quantized twin. REQUIRES: an untied output.
+  bool successor_head = false;
   // granitehybrid/nemotron_h only (ssm_* above are the Mamba2 sizes; heads =
   // ssm_time_step_rank). The layer pattern, repeated over the layers: 'M'
   // Mamba2, '*' attention, '-' an FFN alone (nemotron_h).

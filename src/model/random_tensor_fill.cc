@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <mutex>
+#include <numeric>
 #include <unordered_map>
 
 #include "core/parallel_for.h"
@@ -98,36 +99,68 @@ bool is_branch_output(const std::string& name) {
   return false;
 }
 
+namespace {
+
+// Fills `out` (t's rows as `type`) on num_threads threads: row r is
+// row_values(r, row) quantized.
+template <class RowValues>
+Status fill_rows(const TensorSpec& t, GgmlType type, int num_threads, std::span<uint8_t> out,
+                 const RowValues& row_values) {
+  const uint64_t row_len = t.shape[0];
+  uint64_t num_rows = 1;  // a 3-D expert tensor stacks its matrices' rows
+  for (size_t d = 1; d < t.shape.size(); ++d) num_rows *= t.shape[d];
+  const uint64_t row_bytes = *ggml_row_bytes(type, row_len);
+  std::mutex mu;
+  Status first_error;
+  parallel_for(static_cast<int64_t>(num_rows), num_threads, [&](int64_t begin, int64_t end) {
+    std::vector<float> row(row_len);
+    for (int64_t r = begin; r < end; ++r) {
+      row_values(r, row);
+      auto dst = out.subspan(static_cast<size_t>(r) * row_bytes, row_bytes);
+      Status s = quantize_row(type, row, dst);
+      if (!s.ok()) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (first_error.ok()) first_error = s;
+        return;
+      }
+    }
+  });
+  return first_error;
+}
+
+}  // namespace
+
 GgufWriter::Fill tensor_fill(const TensorSpec& t, GgmlType type, uint64_t tensor_seed, int num_threads,
                              float scale) {
   return [t, type, tensor_seed, num_threads, scale](std::span<uint8_t> out) -> Status {
-    const uint64_t row_len = t.shape[0];
-    uint64_t num_rows = 1;  // a 3-D expert tensor stacks its matrices' rows
-    for (size_t d = 1; d < t.shape.size(); ++d) num_rows *= t.shape[d];
-    const uint64_t row_bytes = *ggml_row_bytes(type, row_len);
-    std::mutex mu;
-    Status first_error;
-    parallel_for(static_cast<int64_t>(num_rows), num_threads, [&](int64_t begin, int64_t end) {
-      std::vector<float> row(row_len);
-      for (int64_t r = begin; r < end; ++r) {
-        RowRng rng(tensor_seed ^ mix64(static_cast<uint64_t>(r) + 1));
-        fill_row(t, rng, row);
-        if (scale != 1.0f) {
-          for (float& x : row) x *= scale;
-        }
-        auto dst = out.subspan(static_cast<size_t>(r) * row_bytes, row_bytes);
-        Status s = quantize_row(type, row, dst);
-        if (!s.ok()) {
-          std::lock_guard<std::mutex> lock(mu);
-          if (first_error.ok()) first_error = s;
-          return;
-        }
+    return fill_rows(t, type, num_threads, out, [&](int64_t r, std::vector<float>& row) {
+      RowRng rng(tensor_seed ^ mix64(static_cast<uint64_t>(r) + 1));
+      fill_row(t, rng, row);
+      if (scale != 1.0f) {
+        for (float& x : row) x *= scale;
       }
     });
-    return first_error;
   };
 }
 
+uint32_t successor_token(uint32_t token, uint32_t vocab_size) {
+  uint64_t a = vocab_size * 5ull / 8;
+  while (std::gcd(a, uint64_t{vocab_size}) != 1) ++a;
+  return static_cast<uint32_t>((a * token + 1) % vocab_size);
+}
+
+GgufWriter::Fill successor_head_fill(const TensorSpec& t, GgmlType type, uint64_t embedding_seed, int num_threads) {
+  return [t, type, embedding_seed, num_threads](std::span<uint8_t> out) -> Status {
+    const auto vocab = static_cast<uint32_t>(t.shape[1]);
+    std::vector<uint32_t> predecessor(vocab);
+    for (uint32_t v = 0; v < vocab; ++v) predecessor[successor_token(v, vocab)] = v;
+    return fill_rows(t, type, num_threads, out, [&](int64_t r, std::vector<float>& row) {
+      // token_embd's row predecessor[r], drawn as tensor_fill draws it.
+      RowRng rng(embedding_seed ^ mix64(uint64_t{predecessor[static_cast<size_t>(r)]} + 1));
+      fill_row(t, rng, row);
+    });
+  };
+}
 GgufWriter::Fill embedding_path_fill(const TensorSpec& t, GgmlType type) {
   return [t, type](std::span<uint8_t> out) -> Status {
     const uint64_t row_len = t.shape[0], row_bytes = *ggml_row_bytes(type, row_len);

@@ -2,6 +2,7 @@
 // GgufFile and the tensor dequantizers.
 #include "model/random_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <string>
@@ -11,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "gguf/gguf_file.h"
+#include "model/random_tensor_fill.h"
 #include "tensor/quantize.h"
 #include "testing/model_test_support.h"
 #include "testing/temp_dir.h"
@@ -281,6 +283,66 @@ TEST(RandomModel, AnMtpBlockCanCopyTheLastAttentionLayerAndBranchesCanBeScaled) 
   bad.mtp_copies_last_layer = true;
   EXPECT_NE(make_random_model(bad, dir.file("bad.gguf")).status().message().find("--mtp-copy-last-layer"),
             std::string::npos);
+}
+
+// successor_head: output.weight's row successor_token(t) is token_embd's
+// row t, successor_token is a permutation of the vocab, and a tied output
+// is refused.
+TEST(RandomModel, ASuccessorHeadHoldsEachTokensEmbeddingAtItsSuccessorsRow) {
+  for (const uint32_t vocab : {512u, 600u, 1000u, 32000u}) {
+    std::vector<bool> hit(vocab);
+    for (uint32_t t = 0; t < vocab; ++t) hit[successor_token(t, vocab)] = true;
+    EXPECT_EQ(std::count(hit.begin(), hit.end(), true), vocab) << vocab;
+    EXPECT_NE(successor_token(7, vocab), 7u);
+  }
+  testing::TempDir dir;
+  RandomModelSpec s = testing::small_model_spec(Arch::kLlama, GgmlType::kF32);
+  s.successor_head = true;
+  ASSERT_TRUE(make_random_model(s, dir.file("m.gguf")).ok());
+  auto f = GgufFile::open(dir.file("m.gguf"));
+  ASSERT_TRUE(f.ok());
+  const std::vector<float> embd = dequantize(*f, *f->find_tensor("token_embd.weight"));
+  const std::vector<float> out = dequantize(*f, *f->find_tensor("output.weight"));
+  const size_t width = s.embedding_length;
+  ASSERT_EQ(out.size(), embd.size());
+  for (uint32_t t = 0; t < s.vocab_size; ++t) {
+    const size_t row = successor_token(t, s.vocab_size);
+    ASSERT_TRUE(std::equal(embd.begin() + t * width, embd.begin() + (t + 1) * width, out.begin() + row * width))
+        << "token " << t;
+  }
+  s.tied_output = true;
+  EXPECT_NE(make_random_model(s, dir.file("bad.gguf")).status().message().find("--successor-head"),
+            std::string::npos);
+}
+
+// What the fixture is for: with the layers' branches scaled down, the
+// argmax after every position of a prompt is the token's successor, and a
+// Q4_0 copy of an F16 model (same seed) picks the same tokens.
+TEST(RandomModel, ASuccessorHeadsPicksSurviveQuantization) {
+  std::vector<std::vector<TokenId>> picks;
+  std::vector<TokenId> prompt;
+  for (const GgmlType dtype : {GgmlType::kF16, GgmlType::kQ4_0}) {
+    testing::TempDir dir;
+    RandomModelSpec s = testing::small_model_spec(Arch::kLlama, dtype);
+    s.successor_head = true;
+    s.branch_scale = 0.05f;
+    auto model = testing::make_and_load(s, dir);
+    ASSERT_NE(model, nullptr);
+    auto dev = testing::make_test_device(*model);
+    ASSERT_NE(dev, nullptr);
+    prompt = testing::fixed_prompt(40, s.vocab_size);
+    const auto logits = testing::logits_at_every_position(*dev, prompt, 24, 8, testing::block_range(0, 4));
+    picks.emplace_back();
+    for (const std::vector<float>& l : logits) {
+      picks.back().push_back(static_cast<TokenId>(std::max_element(l.begin(), l.end()) - l.begin()));
+    }
+    for (size_t i = 0; i < prompt.size(); ++i) {
+      EXPECT_EQ(picks.back()[i], static_cast<TokenId>(successor_token(static_cast<uint32_t>(prompt[i]),
+                                                                       s.vocab_size)))
+          << ggml_type_name(dtype) << " position " << i;
+    }
+  }
+  EXPECT_EQ(picks[0], picks[1]);
 }
 
 TEST(RandomModel, Qwen35FileCarriesLlamaCppsKeys) {
