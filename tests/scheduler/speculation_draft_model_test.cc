@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -33,8 +34,9 @@ enum class Drafter { kNone, kExact, kWrongEveryFourth };
 
 // A draft model over its own FakeDevice, with the target fixture's vocabulary.
 struct DraftSide {
-  explicit DraftSide(Drafter kind, int32_t num_blocks = 128) {
+  explicit DraftSide(Drafter kind, int32_t num_blocks = 128, std::function<int64_t(int32_t)> step_ns = {}) {
     testing::FakeDeviceOptions o;
+    o.step_ns = std::move(step_ns);
     o.vocab_size = static_cast<int32_t>(testing::test_tokenizer().vocab().size());
     o.avoid = testing::test_tokenizer().vocab().eog_ids();
     o.num_kv_blocks = num_blocks;
@@ -149,6 +151,27 @@ TEST(SpeculationDraftModel, ATightPoolThatSwapsOrRecomputesGivesTheRoomyOutput) 
       EXPECT_GT(tight.accepted, 0);
     }
   }
+}
+
+// Adaptive speculation prices a draft model's drafts at what each costs
+// from then on. A sequence's first proposal also catches the draft model up
+// on its whole prompt (here 480 tokens: 30 draft steps' worth), a cost paid
+// once; priced into later drafts it would make them look dearer than the
+// rows they save and withhold them. Memory-bound devices (a step's time
+// barely grows with its rows), a draft model a quarter of the target's
+// step, every draft right: after the catch-up nearly every step verifies
+// the cap.
+TEST(SpeculationDraftModel, APromptsCatchUpDoesNotPriceTheDraftsAfterIt) {
+  DraftSide side(Drafter::kExact, 128, [](int32_t rows) { return int64_t{8'000'000} + int64_t{500'000} * rows; });
+  SchedFixtureOptions o;
+  o.device.step_ns = [](int32_t rows) { return int64_t{32'000'000} + int64_t{1'000'000} * rows; };
+  SchedFixture f(with_drafter(std::move(o), &side, 4, false));
+  const uint64_t id = f.submit(greedy_request(make_prompt(480, 9), 200));
+  f.run();
+  ASSERT_EQ(f.req.at(id).tokens.size(), 200u);
+  EXPECT_EQ(f.tel.num_accepted, f.tel.num_drafted);
+  // 200 tokens in at most 60 verify steps: at least 140 drafts accepted.
+  EXPECT_GE(f.tel.num_accepted, 140) << f.tel.num_steps << " steps";
 }
 
 // One request at a time: its draft cap bounds the outputs of its verify
