@@ -113,6 +113,7 @@ struct GrammarTrack {
 struct SpecTrack {
   std::vector<TokenId> drafts;  // proposed for the step being built; cleared at its settle
   bool drafts_from_prediction = false;       // else from prompt lookup
+  bool drafts_from_model = false;            // from the draft model (DraftPlanner's acceptance of it)
   std::optional<PredictionMatcher> prediction;  // the request's predicted output, if any
   bool verifying = false;       // settle_verify is committing: it tells `prediction` itself
   int32_t max_draft = kNoDraftCap;  // the request's cap on drafts per step (EngineRequest::max_draft_tokens)

@@ -271,7 +271,12 @@ void Scheduler::settle_step() {
   for (const Scheduled& s : step_.scheduled()) {
     ActiveSeq& a = active_[s.active_idx];
     if (s.num_drafts > 0) {
+      const bool from_model = a.spec.drafts_from_model;
+      const int64_t accepted_before = a.spec.num_accepted;
       settle_verify(io_, a, step_.plan().outputs, *s.output, result_, pick_scratch_, max_seq_len_);
+      if (from_model) {
+        drafts_.observe_model_verify(s.num_drafts, static_cast<int32_t>(a.spec.num_accepted - accepted_before));
+      }
       release_behind_window(io_, a.seq, kv_window_);
       continue;
     }

@@ -23,6 +23,7 @@ int64_t draft_room(const ActiveSeq& a, const DraftLimits& limits) {
 void propose_drafts(ActiveSeq& a, const SpecOptions& options, const DraftLimits& limits) {
   a.spec.drafts.clear();
   a.spec.drafts_from_prediction = false;
+  a.spec.drafts_from_model = false;
   if ((!options.enabled() && !a.spec.prediction.has_value()) || !can_speculate(a)) return;
   const int64_t budget = draft_room(a, limits);
   if (a.spec.prediction.has_value()) {
@@ -84,7 +85,11 @@ bool DraftPlanner::propose(std::vector<ActiveSeq>& active, const SpecOptions& op
     const int32_t model = model_draft_offer(a, options, limits);
     const int32_t available = model > 0 ? model : static_cast<int32_t>(a.spec.drafts.size());
     if (available == 0) continue;
-    offers_.push_back({a.spec.rate.rate(), available, model > 0 ? draft_cost_.per_draft_ns() : 0.0});
+    if (model > 0) {
+      offers_.push_back({a.spec.rate.rate(model_acceptance_.rate()), available, draft_cost_.per_draft_ns()});
+    } else {
+      offers_.push_back({a.spec.rate.rate(), available, 0.0});
+    }
     offered_.push_back(i);
     from_model_.push_back(model > 0);
   }
@@ -127,6 +132,7 @@ bool DraftPlanner::trim_to_budget(std::vector<ActiveSeq>& active, const SpecOpti
     if (from_model_[k]) {
       if (given_[k] > 0 && mode == Mode::kPropose) {
         asks_.push_back({a.seq.id.value(), a.seq.tokens, given_[k], &a.spec.drafts});
+        a.spec.drafts_from_model = true;
       }
       any = any || given_[k] > 0;
     } else {

@@ -132,6 +132,9 @@ class DraftPlanner {
   }
   // A step of `rows` rows took `busy_ns` of device time (0: not measured).
   void observe_step(int32_t rows, int64_t busy_ns) { cost_.observe(rows, busy_ns); }
+  // A sequence verified `drafted` of the draft model's drafts and kept the
+  // first `accepted`: the prior of every sequence's rate for its drafts.
+  void observe_model_verify(int32_t drafted, int32_t accepted) { model_acceptance_.observe(drafted, accepted); }
   StepCostModel& cost() { return cost_; }
 
  private:
@@ -143,6 +146,7 @@ class DraftPlanner {
   uint64_t steps_ = 0;    // steps launched
   StepCostModel cost_;
   DraftCost draft_cost_;  // the draft model's time per draft
+  AcceptanceRate model_acceptance_;  // the draft model's recent verify steps, over all sequences
   std::vector<DraftOffer> guess_offers_;  // mtp_guesses_pay's scratch
   std::vector<int32_t> guess_given_;
   DraftBudgetScratch scratch_;

@@ -7,9 +7,11 @@
 //    row costs; a + b * rows what the whole step costs.
 //  - AcceptanceRate: a sequence's chance that its next draft is accepted,
 //    from its recent verify steps (decayed counts of accepted drafts and of
-//    rejections, with one of each as prior, so a new sequence starts at
-//    1/2); counts drift back to the prior while the sequence is not drafted,
-//    so a sequence that stopped drafting tries again later.
+//    rejections, with two pseudo-steps of a prior: 1/2, or for a draft
+//    model's drafts the rate the engine's recent verify steps of them had,
+//    so a new sequence starts where its predecessors were); counts drift
+//    back to the prior while the sequence is not drafted, so a sequence
+//    that stopped drafting tries again later.
 //  - allocate_drafts: the j-th draft of a sequence with rate r adds r^j
 //    tokens on average (all drafts before it must be accepted first). With
 //    D decode rows already in the step, drafts are added in order of worth
@@ -113,8 +115,10 @@ class AcceptanceRate {
   void observe(int32_t drafted, int32_t accepted);
   // A step in which the sequence had drafts to offer and none were verified.
   void idle();
-  // The chance the next draft is accepted, in (0, 1).
-  double rate() const { return (accepted_ + 1.0) / (accepted_ + rejected_ + 2.0); }
+  // The chance the next draft is accepted, in (0, 1): the decayed counts
+  // with two pseudo-steps at `prior` (an even chance, or what the source's
+  // recent sequences saw: DraftPlanner's).
+  double rate(double prior = 0.5) const { return (accepted_ + 2.0 * prior) / (accepted_ + rejected_ + 2.0); }
 
  private:
   double accepted_ = 0, rejected_ = 0;

@@ -174,6 +174,31 @@ TEST(SpeculationDraftModel, APromptsCatchUpDoesNotPriceTheDraftsAfterIt) {
   EXPECT_GE(f.tel.num_accepted, 140) << f.tel.num_steps << " steps";
 }
 
+// A request's acceptance starts from what the engine's recent requests
+// saw from the draft model, not from an even chance: a draft model whose
+// draft costs more than half a target step (a Q4_0 twin of an F16 target
+// on two cores) would never be tried for a new request at 1/2, however
+// good it has been. Every draft right; the second request, after the
+// first, drafts as the first did.
+TEST(SpeculationDraftModel, ANewRequestStartsFromTheDraftModelsRecentAcceptance) {
+  DraftSide side(Drafter::kExact, 128, [](int32_t rows) { return int64_t{18'000'000} + int64_t{500'000} * rows; });
+  SchedFixtureOptions o;
+  o.device.step_ns = [](int32_t rows) { return int64_t{32'000'000} + int64_t{1'000'000} * rows; };
+  SchedFixture f(with_drafter(std::move(o), &side, 4, false));
+  std::vector<int64_t> drafted;
+  for (uint32_t i = 0; i < 3; ++i) {
+    const int64_t before = f.tel.num_drafted;
+    const uint64_t id = f.submit(greedy_request(make_prompt(40, 50 + i), 100));
+    f.run();
+    ASSERT_EQ(f.req.at(id).tokens.size(), 100u);
+    drafted.push_back(f.tel.num_drafted - before);
+  }
+  EXPECT_EQ(f.tel.num_accepted, f.tel.num_drafted);
+  EXPECT_GE(drafted[0], 60) << "the first request tries the draft model and keeps it";
+  EXPECT_GE(drafted[1], 60) << "the second starts from the first's acceptance";
+  EXPECT_GE(drafted[2], 60);
+}
+
 // One request at a time: its draft cap bounds the outputs of its verify
 // steps, and speculative:false (a cap of 0) never asks the draft model.
 TEST(SpeculationDraftModel, ARequestsCapAndSpeculativeFalseReachTheDraftModel) {

@@ -114,6 +114,19 @@ TEST(AcceptanceRate, StartsAtAHalfFollowsTheDraftsAndDriftsBackWhenIdle) {
   EXPECT_NEAR(bad.rate(), 0.5, 0.05) << "a sequence that stopped drafting tries again";
 }
 
+// A prior (the draft model's recent rate over every sequence) stands for
+// two verify steps: a new sequence starts at it, its own steps outweigh it,
+// and an idle one drifts back to it.
+TEST(AcceptanceRate, APriorIsWhereANewSequenceStartsAndAnIdleOneReturns) {
+  AcceptanceRate fresh, bad;
+  EXPECT_DOUBLE_EQ(fresh.rate(0.9), 0.9);
+  EXPECT_DOUBLE_EQ(fresh.rate(), 0.5);
+  for (int i = 0; i < 20; ++i) bad.observe(4, 0);
+  EXPECT_LT(bad.rate(0.9), 0.2) << "the sequence's own steps outweigh the prior";
+  for (int i = 0; i < 200; ++i) bad.idle();
+  EXPECT_NEAR(bad.rate(0.9), 0.9, 0.05);
+}
+
 std::vector<int32_t> allocate(const std::vector<DraftOffer>& offers, const StepCostModel& cost, int32_t decode_rows,
                               uint64_t step = 0) {
   std::vector<int32_t> out;
