@@ -161,6 +161,7 @@ GgufWriter::Fill successor_head_fill(const TensorSpec& t, GgmlType type, uint64_
     });
   };
 }
+
 GgufWriter::Fill embedding_path_fill(const TensorSpec& t, GgmlType type) {
   return [t, type](std::span<uint8_t> out) -> Status {
     const uint64_t row_len = t.shape[0], row_bytes = *ggml_row_bytes(type, row_len);

@@ -112,7 +112,7 @@ struct GrammarTrack {
 // Speculative decoding (speculation.h): this step's drafts and the counts so far.
 struct SpecTrack {
   std::vector<TokenId> drafts;  // proposed for the step being built; cleared at its settle
-  bool drafts_from_prediction = false;       // else from prompt lookup
+  bool drafts_from_prediction = false;       // else from prompt lookup, MTP guesses or the draft model
   bool drafts_from_model = false;            // from the draft model (DraftPlanner's acceptance of it)
   std::optional<PredictionMatcher> prediction;  // the request's predicted output, if any
   bool verifying = false;       // settle_verify is committing: it tells `prediction` itself
