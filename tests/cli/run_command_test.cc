@@ -108,6 +108,29 @@ TEST(MetRun, ARecurrentDraftModelGivesTheTextWithoutIt) {
   EXPECT_NE(drafted.err.find("accepted (100%)"), std::string::npos) << drafted.err;
 }
 
+// make-model's quantized-twin fixture through the CLI: an F16 model with a
+// successor head drafted by its Q4_0 copy (same seed) gives the text
+// without drafting, and the copy's drafts are all accepted; the head is
+// refused on a tied output by name.
+TEST(MetRun, ASuccessorHeadModelsQ4_0TwinDraftsWhatItPicks) {
+  testing::TempDir dir;
+  const std::string make = met_binary() + " make-model --layers 2 --embd 256 --heads 4 --kv-heads 2 --ff 512"
+                           " --vocab 600 --successor-head --branch-scale 0.05 --dtype ";
+  const std::string target = dir.file("f16.gguf"), twin = dir.file("q4_0.gguf");
+  ASSERT_EQ(run_command(make + "f16 -o " + shell_quote(target)).exit_code, 0);
+  ASSERT_EQ(run_command(make + "q4_0 -o " + shell_quote(twin)).exit_code, 0);
+  const std::string run = met_binary() + " run " + shell_quote(target) + " --prompt 'hello world' -n 40 --temp 0";
+  const auto plain = run_command(run);
+  const auto drafted = run_command(run + " --spec-adaptive off --draft-model " + shell_quote(twin));
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(drafted.exit_code, 0) << drafted.err;
+  EXPECT_EQ(drafted.out, plain.out);
+  EXPECT_NE(drafted.err.find("accepted (100%)"), std::string::npos) << drafted.err;
+  const auto tied = run_command(make + "f16 --tie-embeddings -o " + shell_quote(dir.file("tied.gguf")));
+  EXPECT_NE(tied.exit_code, 0);
+  EXPECT_NE(tied.err.find("--successor-head needs an output.weight"), std::string::npos) << tied.err;
+}
+
 // make-model's MTP fixture (the block a copy of the last attention layer
 // over scaled-down layers), of the qwen35 family and of a dense qwen3,
 // drafts through --spec-mtp, one a step or chained: the text is the text
