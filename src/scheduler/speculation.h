@@ -53,7 +53,7 @@ struct SpecOptions {
   int32_t max_ngram = 5;  // longest suffix tried first
   // Drafts per step from a request's predicted output (always on: the
   // request asks for it).
-  int32_t prediction_draft = 8;
+  int32_t prediction_draft = 16;
   // Drafts are trimmed to the draft budget (DraftPlanner); false: every
   // proposal is verified (for measuring what the budget saves).
   bool adaptive = true;

@@ -44,12 +44,14 @@ void PredictionMatcher::advance(TokenId token) {
   if (next_) {
     if (*next_ < prediction_.size() && prediction_[*next_] == token) {
       ++*next_;
+      ++run_;
+      ++since_anchor_;
       ++usage_.accepted_prediction_tokens;
       return;
     }
-    resync_from_ = *next_;
-    next_.reset();
+    leave();
   }
+  ++since_anchor_;
   resync();
 }
 
@@ -58,17 +60,53 @@ void PredictionMatcher::remember(TokenId token) {
   recent_.push_back(token);
 }
 
-// Picks the prediction up at the first occurrence of the output's last
-// resync_n tokens at or after resync_from_.
+// The output leaves the prediction at next_: the place becomes the anchor
+// if the output had followed it for resync_n tokens, else the pick was wrong
+// and the anchor stays where it was.
+void PredictionMatcher::leave() {
+  if (run_ >= static_cast<size_t>(options_.resync_n)) {
+    anchor_ = *next_;
+    since_anchor_ = 0;
+    try_substitution_ = true;
+  }
+  next_.reset();
+  run_ = 0;
+}
+
+// How many of the output's last tokens, at most `limit`, are the
+// prediction's tokens just before `next`. REQUIRES: limit <= next,
+// limit <= recent_.size().
+size_t PredictionMatcher::evidence_at(size_t next, size_t limit) const {
+  size_t m = 0;
+  while (m < limit && prediction_[next - 1 - m] == recent_[recent_.size() - 1 - m]) ++m;
+  return m;
+}
+
+// Picks the prediction up at the place nearest to where a same-length edit
+// would put the output (`aligned`) that the output's last m tokens since the
+// anchor lead to: anywhere with m >= resync_n, within m - 1 tokens of
+// `aligned` with fewer; the more of them, the better, at the same distance.
+// With none, the first token after a run in step tries a substitution.
 void PredictionMatcher::resync() {
-  const size_t n = recent_.size();
-  if (n < static_cast<size_t>(options_.resync_n) || prediction_.size() < n) return;
-  for (size_t start = resync_from_; start + n <= prediction_.size(); ++start) {
-    if (std::equal(recent_.begin(), recent_.end(), prediction_.begin() + static_cast<std::ptrdiff_t>(start))) {
-      next_ = start + n;
-      return;
+  const auto n = static_cast<size_t>(options_.resync_n);
+  const size_t limit = std::min(since_anchor_, n);
+  const size_t aligned = anchor_ + since_anchor_;
+  std::optional<size_t> best;
+  size_t best_distance = 0;
+  size_t best_m = 0;
+  for (size_t next = anchor_ + 1; next <= prediction_.size(); ++next) {
+    const size_t m = evidence_at(next, std::min(limit, next - anchor_));
+    const size_t distance = next > aligned ? next - aligned : aligned - next;
+    if (m == 0 || (m < n && distance >= m)) continue;
+    if (!best || distance < best_distance || (distance == best_distance && m > best_m)) {
+      best = next;
+      best_distance = distance;
+      best_m = m;
     }
   }
+  if (!best && try_substitution_ && since_anchor_ == 1 && aligned <= prediction_.size()) best = aligned;
+  try_substitution_ = false;
+  next_ = best;
 }
 
 }  // namespace met

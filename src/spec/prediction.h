@@ -2,11 +2,21 @@
 // Predicted Outputs: `prediction: {"type": "content", ...}`, tokenized), and
 // the request's accounting of them.
 // While the output follows the prediction ("in step"), the drafts are the
-// prediction's next tokens. When the output leaves it (an edit), no drafts
-// are proposed until the output's last resync_n tokens occur in the
-// prediction at or after the place where it left; the first such occurrence
-// is where the prediction is picked up again, so the text the prediction has
-// after an edit is drafted again once the model is past the edit.
+// prediction's next tokens. When the output leaves it (an edit), the matcher
+// looks for where the prediction's text goes on, near where the output left
+// it (the "anchor"):
+//  - a one-token substitution is tried at once: the step after the output
+//    left the prediction drafts the prediction's text past the token it
+//    replaced (when the output had followed it for resync_n tokens before);
+//  - the output's last m tokens since the anchor, found in the prediction
+//    at or after the anchor, pick it up there: anywhere with m >= resync_n,
+//    the place nearest to where a same-length edit would put the output;
+//    within m - 1 tokens of that place with fewer (so an edit of as many
+//    tokens as it replaced is picked up after one token of agreement).
+// A pick is tried, not trusted: until resync_n tokens have followed it in
+// step, leaving it again keeps the anchor, so a wrong pick further on (the
+// words before an edit occurring again later, in repetitive text) never
+// loses the place the output really left.
 // Accounting, as OpenAI's completion_tokens_details defines it for Predicted
 // Outputs ("accepted: tokens in the prediction that appeared in the
 // completion"; "rejected: tokens in the prediction that did not appear in the
@@ -28,7 +38,7 @@
 // Invariants: propose() depends only on what on_verified() was told; a
 // proposal stays valid until the next on_verified().
 // Cost: in step, O(drafts) per call; out of step, each committed token
-// searches the rest of the prediction, O(prediction * resync_n) at worst.
+// searches the prediction after the anchor, O(prediction * resync_n) at worst.
 // No allocation after construction once `drafts` has capacity.
 // Threading: one owner (the engine thread). Tested by tests/spec/prediction_test.cc.
 #pragma once
@@ -85,12 +95,17 @@ class PredictionMatcher {
  private:
   void advance(TokenId token);
   void remember(TokenId token);
+  void leave();
   void resync();
+  size_t evidence_at(size_t next, size_t limit) const;
 
   std::vector<TokenId> prediction_;
   PredictionOptions options_;
   std::optional<size_t> next_ = 0;  // the prediction's token the output is expected to produce next, while in step
-  size_t resync_from_ = 0;          // where the prediction may be picked up again, while out of step
+  size_t run_ = 0;                  // tokens in step since the prediction was (last) picked up
+  size_t anchor_ = 0;               // where the output last left the prediction after resync_n tokens in step
+  size_t since_anchor_ = 0;         // output tokens since then (all of them, until it first does)
+  bool try_substitution_ = false;   // the output has just left a run of resync_n tokens in step
   std::vector<TokenId> recent_;     // the output's last (up to) resync_n tokens, oldest first
   PredictionUsage usage_;
 };

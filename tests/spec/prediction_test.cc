@@ -111,18 +111,75 @@ TEST(PredictionMatcher, PicksThePredictionUpAgainAfterAnEdit) {
   const GreedyRun run = run_greedy(m, target, 4);
   EXPECT_EQ(run.output, target);
   // Steps: 100-103 kept + 104; 105-107 kept, 108 rejected, 900 committed;
-  // no drafts while 901, 110, 111 and 112 are committed one by one (112
-  // completes "110 111 112", found at the prediction's 110); then 113-116
-  // kept + 117; 118, 119 kept + EOS.
-  ASSERT_EQ(run.proposals.size(), 8u);
+  // 900 may replace 108 alone, so 109-112 are drafted and rejected, 901
+  // committed; no drafts while 110 is committed, which sits where the
+  // prediction's 110 would if 900 901 replaced as many tokens; then 111-114
+  // kept + 115; 116-119 kept + EOS.
+  ASSERT_EQ(run.proposals.size(), 6u);
   EXPECT_EQ(run.proposals[1], (Tokens{105, 106, 107, 108}));
-  for (size_t step = 2; step < 6; ++step) EXPECT_TRUE(run.proposals[step].empty()) << step;
-  EXPECT_EQ(run.proposals[6], (Tokens{113, 114, 115, 116})) << "the prediction's text after the edit";
-  EXPECT_EQ(run.proposals[7], (Tokens{118, 119}));
-  // Accepted: 100-107 (8) and 113-119 (7), counted as they continued the
-  // prediction in step; 110-112 were committed out of step. Rejected: 108.
-  EXPECT_EQ(m.usage().accepted_prediction_tokens, 15);
+  EXPECT_EQ(run.proposals[2], (Tokens{109, 110, 111, 112})) << "a one-token substitution is tried once";
+  EXPECT_TRUE(run.proposals[3].empty());
+  EXPECT_EQ(run.proposals[4], (Tokens{111, 112, 113, 114})) << "the prediction's text after the edit";
+  EXPECT_EQ(run.proposals[5], (Tokens{116, 117, 118, 119}));
+  // Accepted: 100-107 (8) and 111-119 (9), counted as they continued the
+  // prediction in step; 110 was committed out of step. Rejected: 108, then
+  // 109-112.
+  EXPECT_EQ(m.usage().accepted_prediction_tokens, 17);
+  EXPECT_EQ(m.usage().rejected_prediction_tokens, 5);
+}
+
+TEST(PredictionMatcher, ASubstitutedTokenIsSteppedOverAtOnce) {
+  // 108 is replaced by 900: the output is back in the prediction's text at
+  // the next step.
+  const Tokens prediction = twenty_tokens();
+  const Tokens target = concat({slice(prediction, 0, 8), {900}, slice(prediction, 9, 20), {kEos}});
+  PredictionMatcher m(prediction, PredictionOptions{.resync_n = 3});
+  const GreedyRun run = run_greedy(m, target, 4);
+  EXPECT_EQ(run.output, target);
+  // 100-103 + 104; 105-107 kept, 108 rejected, 900; 109-112 + 113; 114-117
+  // + 118; 119 + EOS.
+  ASSERT_EQ(run.proposals.size(), 5u);
+  EXPECT_EQ(run.proposals[2], (Tokens{109, 110, 111, 112}));
+  EXPECT_EQ(m.usage().accepted_prediction_tokens, 19);
   EXPECT_EQ(m.usage().rejected_prediction_tokens, 1);
+}
+
+// A text that repeats itself: the words before an edit occur again further
+// on, but the output is picked up where it left the prediction, not at the
+// repeat (which would skip the text between and lose the place for good).
+TEST(PredictionMatcher, AnEditInRepeatingTextIsPickedUpWhereItIsNotAtARepeat) {
+  const Tokens period = {1, 2, 3, 4, 5, 6};
+  const Tokens text = concat({period, period, period, {50, 51, 52, 53, 54, 55, 56, 57}});
+  Tokens prediction = text;
+  prediction[3] = 99;  // the output says 4 there
+  PredictionMatcher m(prediction, PredictionOptions{.resync_n = 3});
+  commit_undrafted(m, slice(text, 0, 4));  // 1 2 3 in step, then 4 leaves it
+  EXPECT_TRUE(m.in_step()) << "4 may replace 99 alone";
+  const Tokens target = concat({slice(text, 4, text.size()), {kEos}});
+  const GreedyRun run = run_greedy(m, target, 8);
+  EXPECT_EQ(run.output, target);
+  for (const Tokens& p : run.proposals) EXPECT_FALSE(p.empty()) << "every step drafts";
+  EXPECT_EQ(m.usage().rejected_prediction_tokens, 0);
+}
+
+TEST(PredictionMatcher, AWrongPickFurtherOnKeepsWhereTheOutputLeftThePrediction) {
+  // The output moves the prediction's "7 8 9" before 20-25: the place it
+  // matches is the wrong one to go on from, as the output goes on with the
+  // prediction's 20-25, which come before it.
+  const Tokens prediction = concat({{10, 11, 12, 13, 14, 15}, {20, 21, 22, 23, 24, 25}, {7, 8, 9}, {30, 31, 32}});
+  const Tokens target = concat({{10, 11, 12, 13, 14, 15}, {7, 8, 9}, {20, 21, 22, 23, 24, 25}, {kEos}});
+  PredictionMatcher m(prediction, PredictionOptions{.resync_n = 3});
+  const GreedyRun run = run_greedy(m, target, 4);
+  EXPECT_EQ(run.output, target);
+  // 10-13 + 14; 15 kept, 20-22 rejected, 7; 21-24 (7 may replace 20 alone)
+  // rejected, 8; 9 without drafts, and "7 8 9" is found before 30; 30-32
+  // rejected, 20; 21 and 22 without drafts, and "20 21 22" is found where
+  // the output left the prediction, though the wrong pick was past it; 23-25
+  // kept, 7 rejected, EOS.
+  ASSERT_EQ(run.proposals.size(), 8u);
+  EXPECT_EQ(run.proposals[4], (Tokens{30, 31, 32}));
+  EXPECT_EQ(run.proposals[7], (Tokens{23, 24, 25, 7}));
+EXPECT_GE(m.usage().accepted_prediction_tokens, 6 + 3) << "20-25 continued the prediction again";
 }
 
 TEST(PredictionMatcher, PicksThePredictionUpAgainAfterADeletion) {
@@ -132,13 +189,15 @@ TEST(PredictionMatcher, PicksThePredictionUpAgainAfterADeletion) {
   PredictionMatcher m(prediction, PredictionOptions{.resync_n = 3});
   const GreedyRun run = run_greedy(m, target, 4);
   EXPECT_EQ(run.output, target);
-  // 100-103 kept + 104; 105 kept, 106-108 rejected, 109 committed; 110 and
+  // 100-103 kept + 104; 105 kept, 106-108 rejected, 109 committed; 109 may
+  // replace 106 alone, so 107-110 are drafted and rejected, 110 committed;
   // 111 without drafts ("109 110 111" is found at the prediction's 109);
   // 112-115 kept + 116; 117-119 kept + EOS.
   ASSERT_EQ(run.proposals.size(), 6u);
+  EXPECT_EQ(run.proposals[2], (Tokens{107, 108, 109, 110}));
   EXPECT_EQ(run.proposals[4], (Tokens{112, 113, 114, 115}));
   EXPECT_EQ(m.usage().accepted_prediction_tokens, 6 + 8);
-  EXPECT_EQ(m.usage().rejected_prediction_tokens, 3);
+  EXPECT_EQ(m.usage().rejected_prediction_tokens, 3 + 4);
 }
 
 TEST(PredictionMatcher, AWrongPredictionIsRejectedOnceThenLeftAlone) {
