@@ -2,6 +2,7 @@
 #include "spec/prediction.h"
 
 #include <algorithm>
+#include <bit>
 #include <utility>
 
 #include "core/check.h"
@@ -10,8 +11,8 @@ namespace met {
 
 PredictionMatcher::PredictionMatcher(std::vector<TokenId> prediction, PredictionOptions options)
     : prediction_(std::move(prediction)), options_(options) {
-  MET_CHECK(options_.resync_n >= 1, "resync_n {} must be >= 1", options_.resync_n);
-  recent_.reserve(static_cast<size_t>(options_.resync_n));
+  MET_CHECK(options_.confirm_n >= 1, "confirm_n {} must be >= 1", options_.confirm_n);
+  recent_.reserve(kMaxEvidence);
 }
 
 void PredictionMatcher::propose(int32_t max_draft, std::vector<TokenId>& drafts) const {
@@ -56,15 +57,15 @@ void PredictionMatcher::advance(TokenId token) {
 }
 
 void PredictionMatcher::remember(TokenId token) {
-  if (recent_.size() == static_cast<size_t>(options_.resync_n)) recent_.erase(recent_.begin());
+  if (recent_.size() == kMaxEvidence) recent_.erase(recent_.begin());
   recent_.push_back(token);
 }
 
 // The output leaves the prediction at next_: the place becomes the anchor
-// if the output had followed it for resync_n tokens, else the pick was wrong
+// if the output had followed it for confirm_n tokens, else the pick was wrong
 // and the anchor stays where it was.
 void PredictionMatcher::leave() {
-  if (run_ >= static_cast<size_t>(options_.resync_n)) {
+  if (run_ >= static_cast<size_t>(options_.confirm_n)) {
     anchor_ = *next_;
     since_anchor_ = 0;
     try_substitution_ = true;
@@ -82,23 +83,30 @@ size_t PredictionMatcher::evidence_at(size_t next, size_t limit) const {
   return m;
 }
 
+size_t PredictionMatcher::need_at(size_t distance) {
+  return std::min(kMaxEvidence, 1 + static_cast<size_t>(std::bit_width(distance)));
+}
+
 // Picks the prediction up at the place nearest to where a same-length edit
-// would put the output (`aligned`) that the output's last m tokens since the
-// anchor lead to: anywhere with m >= resync_n, within m - 1 tokens of
-// `aligned` with fewer; the more of them, the better, at the same distance.
-// With none, the first token after a run in step tries a substitution.
+// would put the output (`aligned`) that the output's last tokens since the
+// anchor lead to, with as many of them as need_at() asks there; the more of
+// them, the better, at the same distance. With none, the first token after
+// a run in step tries a substitution.
 void PredictionMatcher::resync() {
-  const auto n = static_cast<size_t>(options_.resync_n);
-  const size_t limit = std::min(since_anchor_, n);
+  const size_t limit = std::min(since_anchor_, kMaxEvidence);
   const size_t aligned = anchor_ + since_anchor_;
   std::optional<size_t> best;
   size_t best_distance = 0;
   size_t best_m = 0;
   for (size_t next = anchor_ + 1; next <= prediction_.size(); ++next) {
-    const size_t m = evidence_at(next, std::min(limit, next - anchor_));
     const size_t distance = next > aligned ? next - aligned : aligned - next;
-    if (m == 0 || (m < n && distance >= m)) continue;
-    if (!best || distance < best_distance || (distance == best_distance && m > best_m)) {
+    if (best && distance > best_distance) {
+      if (next > aligned) break;  // only further from here on
+      continue;
+    }
+    const size_t m = evidence_at(next, std::min(limit, next - anchor_));
+    if (m == 0 || m < need_at(distance)) continue;
+    if (!best || distance < best_distance || m > best_m) {
       best = next;
       best_distance = distance;
       best_m = m;

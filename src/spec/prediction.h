@@ -7,16 +7,18 @@
 // it (the "anchor"):
 //  - a one-token substitution is tried at once: the step after the output
 //    left the prediction drafts the prediction's text past the token it
-//    replaced (when the output had followed it for resync_n tokens before);
-//  - the output's last m tokens since the anchor, found in the prediction
-//    at or after the anchor, pick it up there: anywhere with m >= resync_n,
-//    the place nearest to where a same-length edit would put the output;
-//    within m - 1 tokens of that place with fewer (so an edit of as many
-//    tokens as it replaced is picked up after one token of agreement).
-// A pick is tried, not trusted: until resync_n tokens have followed it in
-// step, leaving it again keeps the anchor, so a wrong pick further on (the
-// words before an edit occurring again later, in repetitive text) never
-// loses the place the output really left.
+//    replaced (when the output had followed it for confirm_n tokens before);
+//  - else the output's last m tokens since the anchor, found in the
+//    prediction at or after the anchor, pick it up after them, at the place
+//    nearest to where an edit of as many tokens as it replaced would put the
+//    output (distance d), where m is at least need_at(d), 1 + the bits of
+//    d: one token of agreement where the edit kept the length, two a token
+//    off, three 2-3 off, four 4-7 off, eleven 512-1,023 off. Repetitive text
+//    (a loop, boilerplate) has the words before an edit again further on;
+//    the distance rule keeps the output from jumping there.
+// A pick is tried, not trusted: until confirm_n tokens have followed it in
+// step, leaving it again keeps the anchor, so a wrong pick never loses the
+// place the output really left.
 // Accounting, as OpenAI's completion_tokens_details defines it for Predicted
 // Outputs ("accepted: tokens in the prediction that appeared in the
 // completion"; "rejected: tokens in the prediction that did not appear in the
@@ -38,7 +40,8 @@
 // Invariants: propose() depends only on what on_verified() was told; a
 // proposal stays valid until the next on_verified().
 // Cost: in step, O(drafts) per call; out of step, each committed token
-// searches the prediction after the anchor, O(prediction * resync_n) at worst.
+// searches the prediction after the anchor, O(prediction * kMaxEvidence) at
+// worst.
 // No allocation after construction once `drafts` has capacity.
 // Threading: one owner (the engine thread). Tested by tests/spec/prediction_test.cc.
 #pragma once
@@ -54,10 +57,11 @@
 namespace met {
 
 struct PredictionOptions {
-  // Output tokens that must match the prediction, in order, to pick it up
-  // again after an edit: fewer finds it sooner, more mistakes a common phrase
-  // for it less often (a wrong pick costs one step's rejected drafts). >= 1.
-  int32_t resync_n = 4;
+  // Tokens the output must follow a pick for, in step, before it is trusted
+  // as the place the output is at (a later edit is looked for near it).
+  // Fewer trusts a wrong pick in repetitive text sooner; more keeps looking
+  // near an older place longer. >= 1.
+  int32_t confirm_n = 4;
 };
 
 // OpenAI's usage.completion_tokens_details fields for Predicted Outputs.
@@ -92,6 +96,11 @@ class PredictionMatcher {
   bool in_step() const { return next_.has_value(); }
   const PredictionUsage& usage() const { return usage_; }
 
+  // The output tokens a pick `distance` tokens from where a same-length edit
+  // would put the output needs (above), and the most the matcher keeps.
+  static size_t need_at(size_t distance);
+  static constexpr size_t kMaxEvidence = 16;
+
  private:
   void advance(TokenId token);
   void remember(TokenId token);
@@ -103,10 +112,10 @@ class PredictionMatcher {
   PredictionOptions options_;
   std::optional<size_t> next_ = 0;  // the prediction's token the output is expected to produce next, while in step
   size_t run_ = 0;                  // tokens in step since the prediction was (last) picked up
-  size_t anchor_ = 0;               // where the output last left the prediction after resync_n tokens in step
+  size_t anchor_ = 0;               // where the output last left the prediction after confirm_n tokens in step
   size_t since_anchor_ = 0;         // output tokens since then (all of them, until it first does)
-  bool try_substitution_ = false;   // the output has just left a run of resync_n tokens in step
-  std::vector<TokenId> recent_;     // the output's last (up to) resync_n tokens, oldest first
+  bool try_substitution_ = false;   // the output has just left a run of confirm_n tokens in step
+  std::vector<TokenId> recent_;     // the output's last (up to) kMaxEvidence tokens, oldest first
   PredictionUsage usage_;
 };
 

@@ -107,7 +107,7 @@ TEST(PredictionMatcher, PicksThePredictionUpAgainAfterAnEdit) {
   // 108 and 109 are replaced by 900 and 901; the rest is the prediction.
   const Tokens prediction = twenty_tokens();
   const Tokens target = concat({slice(prediction, 0, 8), {900, 901}, slice(prediction, 10, 20), {kEos}});
-  PredictionMatcher m(prediction, PredictionOptions{.resync_n = 3});
+  PredictionMatcher m(prediction, PredictionOptions{.confirm_n = 3});
   const GreedyRun run = run_greedy(m, target, 4);
   EXPECT_EQ(run.output, target);
   // Steps: 100-103 kept + 104; 105-107 kept, 108 rejected, 900 committed;
@@ -133,7 +133,7 @@ TEST(PredictionMatcher, ASubstitutedTokenIsSteppedOverAtOnce) {
   // the next step.
   const Tokens prediction = twenty_tokens();
   const Tokens target = concat({slice(prediction, 0, 8), {900}, slice(prediction, 9, 20), {kEos}});
-  PredictionMatcher m(prediction, PredictionOptions{.resync_n = 3});
+  PredictionMatcher m(prediction, PredictionOptions{.confirm_n = 3});
   const GreedyRun run = run_greedy(m, target, 4);
   EXPECT_EQ(run.output, target);
   // 100-103 + 104; 105-107 kept, 108 rejected, 900; 109-112 + 113; 114-117
@@ -152,7 +152,7 @@ TEST(PredictionMatcher, AnEditInRepeatingTextIsPickedUpWhereItIsNotAtARepeat) {
   const Tokens text = concat({period, period, period, {50, 51, 52, 53, 54, 55, 56, 57}});
   Tokens prediction = text;
   prediction[3] = 99;  // the output says 4 there
-  PredictionMatcher m(prediction, PredictionOptions{.resync_n = 3});
+  PredictionMatcher m(prediction, PredictionOptions{.confirm_n = 3});
   commit_undrafted(m, slice(text, 0, 4));  // 1 2 3 in step, then 4 leaves it
   EXPECT_TRUE(m.in_step()) << "4 may replace 99 alone";
   const Tokens target = concat({slice(text, 4, text.size()), {kEos}});
@@ -162,31 +162,33 @@ TEST(PredictionMatcher, AnEditInRepeatingTextIsPickedUpWhereItIsNotAtARepeat) {
   EXPECT_EQ(m.usage().rejected_prediction_tokens, 0);
 }
 
-TEST(PredictionMatcher, AWrongPickFurtherOnKeepsWhereTheOutputLeftThePrediction) {
-  // The output moves the prediction's "7 8 9" before 20-25: the place it
-  // matches is the wrong one to go on from, as the output goes on with the
-  // prediction's 20-25, which come before it.
-  const Tokens prediction = concat({{10, 11, 12, 13, 14, 15}, {20, 21, 22, 23, 24, 25}, {7, 8, 9}, {30, 31, 32}});
-  const Tokens target = concat({{10, 11, 12, 13, 14, 15}, {7, 8, 9}, {20, 21, 22, 23, 24, 25}, {kEos}});
-  PredictionMatcher m(prediction, PredictionOptions{.resync_n = 3});
+TEST(PredictionMatcher, AWrongPickKeepsWhereTheOutputLeftThePrediction) {
+  // The output moves the prediction's "7 8 9" before "20 21": after it the
+  // prediction is picked up past "7 8 9" (two tokens from where an edit of
+  // as many tokens would put it), but the output goes on with 20 21, which
+  // come before that place.
+  const Tokens prediction = concat({{10, 11, 12, 13, 14, 15}, {20, 21}, {7, 8, 9}, {22, 23, 24, 25, 26, 27, 28, 29}});
+  const Tokens target = concat({{10, 11, 12, 13, 14, 15}, {7, 8, 9}, {20, 21}, slice(prediction, 11, 19), {kEos}});
+  PredictionMatcher m(prediction, PredictionOptions{.confirm_n = 3});
   const GreedyRun run = run_greedy(m, target, 4);
   EXPECT_EQ(run.output, target);
-  // 10-13 + 14; 15 kept, 20-22 rejected, 7; 21-24 (7 may replace 20 alone)
-  // rejected, 8; 9 without drafts, and "7 8 9" is found before 30; 30-32
-  // rejected, 20; 21 and 22 without drafts, and "20 21 22" is found where
-  // the output left the prediction, though the wrong pick was past it; 23-25
-  // kept, 7 rejected, EOS.
-  ASSERT_EQ(run.proposals.size(), 8u);
-  EXPECT_EQ(run.proposals[4], (Tokens{30, 31, 32}));
-  EXPECT_EQ(run.proposals[7], (Tokens{23, 24, 25, 7}));
-EXPECT_GE(m.usage().accepted_prediction_tokens, 6 + 3) << "20-25 continued the prediction again";
+  // 10-13 + 14; 15 kept, 20 21 7 rejected, 7; 21 7 8 9 (7 may replace 20
+  // alone) rejected, 8; 9 without drafts, and "7 8 9" picks it up at 22;
+  // 22-25 rejected, 20; 20 and 21 without drafts; 22 sits where an edit of
+  // as many tokens would put it, counted from where the output left the
+  // prediction (not from the wrong pick), so 23-26 kept + 27; 28 29 + EOS.
+  ASSERT_EQ(run.proposals.size(), 9u);
+  EXPECT_EQ(run.proposals[4], (Tokens{22, 23, 24, 25})) << "the wrong pick";
+  EXPECT_TRUE(run.proposals[6].empty());
+  EXPECT_EQ(run.proposals[7], (Tokens{23, 24, 25, 26}));
+  EXPECT_EQ(m.usage().accepted_prediction_tokens, 6 + 7) << "10-15, then 23-29";
 }
 
 TEST(PredictionMatcher, PicksThePredictionUpAgainAfterADeletion) {
   // The output leaves out 106, 107 and 108.
   const Tokens prediction = twenty_tokens();
   const Tokens target = concat({slice(prediction, 0, 6), slice(prediction, 9, 20), {kEos}});
-  PredictionMatcher m(prediction, PredictionOptions{.resync_n = 3});
+  PredictionMatcher m(prediction, PredictionOptions{.confirm_n = 3});
   const GreedyRun run = run_greedy(m, target, 4);
   EXPECT_EQ(run.output, target);
   // 100-103 kept + 104; 105 kept, 106-108 rejected, 109 committed; 109 may
@@ -201,7 +203,7 @@ TEST(PredictionMatcher, PicksThePredictionUpAgainAfterADeletion) {
 }
 
 TEST(PredictionMatcher, AWrongPredictionIsRejectedOnceThenLeftAlone) {
-  PredictionMatcher m({1, 2, 3, 4, 5, 6}, PredictionOptions{.resync_n = 3});
+  PredictionMatcher m({1, 2, 3, 4, 5, 6}, PredictionOptions{.confirm_n = 3});
   const GreedyRun run = run_greedy(m, {50, 51, 52, kEos}, 4);
   EXPECT_EQ(run.proposals[0], (Tokens{1, 2, 3, 4}));
   for (size_t step = 1; step < run.proposals.size(); ++step) EXPECT_TRUE(run.proposals[step].empty());
@@ -220,34 +222,45 @@ TEST(PredictionMatcher, DraftsCutOffByAStopAreRejected) {
 }
 
 TEST(PredictionMatcher, PicksThePredictionUpOnlyAtOrAfterWhereTheOutputLeftIt) {
-  PredictionMatcher m({1, 2, 3, 4, 5, 6, 7, 8}, PredictionOptions{.resync_n = 3});
+  PredictionMatcher m({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, PredictionOptions{.confirm_n = 3});
   commit_undrafted(m, {1, 2, 3, 4, 5, 9});  // leaves it before 6
   commit_undrafted(m, {1, 2, 3});           // text from before that point
   EXPECT_FALSE(m.in_step());
-  commit_undrafted(m, {6, 7});  // "3 6 7" is nowhere; "6 7" alone is too short
+  commit_undrafted(m, {6, 7});  // "6 7" is 4 tokens before where "9 1 2 3 6 7" replacing as many would put it
   EXPECT_FALSE(m.in_step());
-  commit_undrafted(m, {6, 7, 8});
-  EXPECT_TRUE(m.in_step()) << "\"6 7 8\" at the prediction's end";
-  Tokens drafts = {42};
+  commit_undrafted(m, {6, 7, 8, 9});
+  EXPECT_TRUE(m.in_step()) << "\"6 7 8 9\", 6 tokens off: four tokens are enough";
+  Tokens drafts;
   m.propose(4, drafts);
-  EXPECT_TRUE(drafts.empty()) << "nothing is left after it";
+  EXPECT_EQ(drafts, (Tokens{10}));
+}
+
+TEST(PredictionMatcher, ThePicksEvidenceGrowsWithItsDistance) {
+  EXPECT_EQ(PredictionMatcher::need_at(0), 1u);
+  EXPECT_EQ(PredictionMatcher::need_at(1), 2u);
+  EXPECT_EQ(PredictionMatcher::need_at(3), 3u);
+  EXPECT_EQ(PredictionMatcher::need_at(7), 4u);
+  EXPECT_EQ(PredictionMatcher::need_at(1023), 11u);
+  EXPECT_EQ(PredictionMatcher::need_at(size_t{1} << 40), PredictionMatcher::kMaxEvidence);
 }
 
 TEST(PredictionMatcher, APreambleBeforeThePredictedTextIsSkipped) {
   const Tokens prediction = twenty_tokens();
   const Tokens target = concat({{60, 61}, prediction, {kEos}});
-  PredictionMatcher m(prediction, PredictionOptions{.resync_n = 2});
+  PredictionMatcher m(prediction, PredictionOptions{.confirm_n = 2});
   const GreedyRun run = run_greedy(m, target, 8);
   EXPECT_EQ(run.output, target);
-  // Rejected: 100-107 at the first step. Out of step until "100 101" has
-  // been committed; then 102-119 continue the prediction in step.
+  // Rejected: 100-107 at the first step. Out of step until "100 101 102"
+  // has been committed (the text starts two tokens later than a same-length
+  // edit would put it, where three tokens of agreement pick it up); then
+  // 103-119 continue the prediction in step.
   EXPECT_EQ(m.usage().rejected_prediction_tokens, 8);
-  EXPECT_EQ(m.usage().accepted_prediction_tokens, 18);
+  EXPECT_EQ(m.usage().accepted_prediction_tokens, 17);
 }
 
 TEST(PredictionMatcher, AllocatesNothingOnceDraftsHasCapacity) {
   const Tokens prediction = twenty_tokens();
-  PredictionMatcher m(prediction, PredictionOptions{.resync_n = 3});
+  PredictionMatcher m(prediction, PredictionOptions{.confirm_n = 3});
   Tokens drafts;
   drafts.reserve(4);
   const Tokens edit = {900, 901, 102, 103, 104};
