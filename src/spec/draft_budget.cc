@@ -58,6 +58,11 @@ void StepCostModel::refresh() const {
   fitted_ = true;
 }
 
+int64_t StepCostModel::last_seen(int32_t rows) const {
+  const Bucket& k = buckets_[bucket_of(std::max(rows, 1))];
+  return k.count == 0 ? 0 : k.last_seen;
+}
+
 bool StepCostModel::known() const {
   refresh();
   return num_typical_ >= 2;
@@ -185,11 +190,14 @@ void allocate_drafts(std::span<const DraftOffer> offers, const StepCostModel& co
     ++rows;
   }
   // The step without drafts measured slower than the step with them is not
-  // what one device does: a stale or disturbed measurement (a few slow
-  // steps on a shared host) that, with drafts given every step, would never
-  // be measured again. This step runs without drafts to measure it.
+  // what one device does: a stale or disturbed measurement of one of them
+  // (a few slow plain steps on a shared host; a few lucky early verify
+  // steps) that, with drafts given every step or none, would never be
+  // measured again. This step measures the one measured longer ago: without
+  // drafts, or with the drafts as given.
   const int32_t plain = std::max(decode_rows, 1);
-  if (rows > plain && cost.measured_ns(plain, line) > kInconsistentPlainStep * cost.measured_ns(rows, line)) {
+  if (rows > plain && cost.measured_ns(plain, line) > kInconsistentPlainStep * cost.measured_ns(rows, line) &&
+      cost.last_seen(plain) <= cost.last_seen(rows)) {
     out.assign(offers.size(), 0);
   }
 }

@@ -27,8 +27,9 @@
 //    a draft model's), so a cost judged too dear (slow steps on a shared
 //    host) is measured again, and half a period later none stands, so is
 //    the plain step; a plain step measured slower than the step with its
-//    drafts (a stale or disturbed measurement, which drafts given every
-//    step would never correct) makes the step run without drafts.
+//    drafts (a stale or disturbed measurement of either, which drafts given
+//    every step, or none, would never correct) makes the step measure the
+//    one of the two measured longer ago: without drafts, or with them.
 // Threading: pure values, no allocation beyond the caller's scratch. Tested
 // by tests/spec/draft_budget_test.cc.
 #pragma once
@@ -60,6 +61,9 @@ class StepCostModel {
   // Whether any step has been measured (a device that reports no times
   // leaves every proposal standing, every step).
   bool measuring() const { return steps_ > 0; }
+  // The step count when a step the size of `rows` (its bucket) was last
+  // measured; 0 when none counts.
+  int64_t last_seen(int32_t rows) const;
   static constexpr int64_t kMinSteps = 3;
   static constexpr int64_t kStaleSteps = 512;
   // b: the time one more row adds (>= 0). REQUIRES: known().

@@ -205,6 +205,32 @@ TEST(AllocateDrafts, APlainStepMeasuredSlowerThanAVerifyStepIsMeasuredAgain) {
   for (int32_t k : allocate(std::vector<DraftOffer>(16, DraftOffer{0.9, 1}), cost, 16, 11)) EXPECT_EQ(k, 1);
 }
 
+// What a tiny model (stories260K, 2 threads) showed with a predicted output:
+// a few early steps of 2 rows measured at 67 us, plain steps at 140 us.
+// Every plain step measured since agreed with 140 us, so measuring the plain
+// step again never removed the inconsistency, and most steps ran without
+// drafts (2.5x instead of 5x). Which of the two is off is not known: the one
+// measured longer ago is measured again, here the step with the drafts.
+TEST(AllocateDrafts, AnInconsistencyFromAStaleVerifyStepMeasuresTheVerifyStep) {
+  StepCostModel cost;
+  for (int i = 0; i < 5; ++i) cost.observe(2, 67'000);
+  for (int i = 0; i < 5; ++i) cost.observe(1, 140'000);
+  const std::vector<DraftOffer> offers = {{0.99, 16}};
+  int32_t steps_with_drafts = 0;
+  std::vector<int32_t> given;
+  for (uint64_t step = 1; step <= 20; ++step) {
+    given = allocate(offers, cost, 1, step);
+    if (given[0] == 0) {
+      cost.observe(1, 140'000);
+    } else {
+      cost.observe(1 + given[0], 150'000);  // what 17 rows cost: a little more than one
+      ++steps_with_drafts;
+    }
+  }
+  EXPECT_GE(steps_with_drafts, 15);
+  EXPECT_EQ(given[0], 16) << "16 drafts at 99% for 10 us more than a plain step pay";
+}
+
 // Once every kExploreSteps steps (half a period from the steps when every
 // proposal stands), none does: the plain step is measured even while drafts
 // keep being given.
