@@ -26,6 +26,22 @@ T lower_median(const T (&values)[N], int n, Key key) {
   return sorted[(n - 1) / 2];
 }
 
+// An exploring step: free proposals stand, first drafts first, up to as
+// many draft rows as decode rows (kExploreRows at least).
+void explore(std::span<const DraftOffer> offers, int32_t decode_rows, std::vector<int32_t>& out) {
+  int32_t budget = std::max(decode_rows, kExploreRows);
+  for (int32_t j = 0; budget > 0; ++j) {
+    bool any = false;
+    for (size_t i = 0; i < offers.size() && budget > 0; ++i) {
+      if (offers[i].extra_ns > 0 || offers[i].available <= j) continue;
+      ++out[i];
+      --budget;
+      any = true;
+    }
+    if (!any) return;
+  }
+}
+
 }  // namespace
 
 int StepCostModel::bucket_of(int32_t rows) {
@@ -136,9 +152,9 @@ void AcceptanceRate::idle() {
 void allocate_drafts(std::span<const DraftOffer> offers, const StepCostModel& cost, int32_t decode_rows,
                      uint64_t step, std::vector<int32_t>& out, DraftBudgetScratch& scratch) {
   out.assign(offers.size(), 0);
-  // Unknown cost: alternate. Known: every kExploreSteps-th step lets every
-  // proposal stand, so the sizes the budget stopped running are measured
-  // again (a cost judged too dear by a run of slow steps is not kept).
+  // Unknown cost: alternate. Known: every kExploreSteps-th step lets
+  // proposals stand (explore()), so the sizes the budget stopped running are
+  // measured again (a cost judged too dear by a run of slow steps is not kept).
   // Exploring, drafts that cost more than their row (a draft model's,
   // whose first drafts after a pause catch up every token since) sit out.
   if (!cost.known()) {
@@ -147,7 +163,7 @@ void allocate_drafts(std::span<const DraftOffer> offers, const StepCostModel& co
     return;
   }
   if (step % kExploreSteps == kExploreSteps - 1) {
-    for (size_t i = 0; i < offers.size(); ++i) out[i] = offers[i].extra_ns > 0 ? 0 : std::max(offers[i].available, 0);
+    explore(offers, decode_rows, out);
     return;
   }
   if (step % kExploreSteps == kExploreSteps / 2 - 1) return;  // none stands: the plain step is measured again

@@ -23,9 +23,11 @@
 //    token per row and speculation backs off by itself. Until the model has
 //    seen steps of two sizes it has no evidence: every proposal stands on
 //    alternate steps and none on the others (StepCostModel::known); once
-//    known, every kExploreSteps-th step lets every free proposal stand (not
-//    a draft model's), so a cost judged too dear (slow steps on a shared
-//    host) is measured again, and half a period later none stands, so is
+//    known, every kExploreSteps-th step lets free proposals stand (not a
+//    draft model's), up to as many draft rows as the step's decode rows
+//    (kExploreRows at small batch), so a cost judged too dear (slow steps
+//    on a shared host) is measured again without making a large batch's
+//    step several times its size, and half a period later none stands, so is
 //    the plain step; a plain step measured slower than the step with its
 //    drafts (a stale or disturbed measurement of either, which drafts given
 //    every step, or none, would never correct) makes the step measure the
@@ -153,9 +155,11 @@ struct DraftOffer {
   double extra_ns = 0;  // device time each draft costs beyond its row (a draft model's: DraftCost)
 };
 
-// Once the cost is known, every this many steps every proposal stands, and
-// half a period later none does.
+// Once the cost is known, every this many steps free proposals stand again
+// (up to as many draft rows as the step has decode rows, or kExploreRows if
+// more; first drafts first), and half a period later none does.
 inline constexpr uint64_t kExploreSteps = 64;
+inline constexpr int32_t kExploreRows = 16;
 
 // Scratch reused across steps (no allocation once it has held the largest step).
 struct DraftBudgetScratch {

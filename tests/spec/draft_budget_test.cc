@@ -161,26 +161,33 @@ TEST(AllocateDrafts, AComputeBoundBatchGetsNone) {
   EXPECT_GE(allocate({{0.99, 4}}, compute_bound, 1)[0], 1);
 }
 
-TEST(AllocateDrafts, OnceEveryExploreStepsEveryProposalStandsAgain) {
+// Every kExploreSteps steps the budget tries drafts it stopped giving, so
+// a cost judged too dear once is measured again: up to as many draft rows
+// as the step has decode rows, or kExploreRows at small batch, first drafts
+// first. Letting every proposal stand instead made a step of 16 sequences
+// with 3 MTP drafts each 4x a plain one, where drafts did not pay: ITL p99
+// doubled, and 1 step in 64 at 4x costs 5%.
+TEST(AllocateDrafts, OnceEveryExploreStepsDraftsStandAgainUpToTheStepsSize) {
   const StepCostModel compute_bound = linear_cost(0.2e6, 1e6, 64);
   std::vector<DraftOffer> offers(8, DraftOffer{0.7, 4});
   for (uint64_t step : {uint64_t{0}, kExploreSteps - 2, kExploreSteps}) {
     for (int32_t k : allocate(offers, compute_bound, 8, step)) EXPECT_EQ(k, 0) << "step " << step;
   }
-  for (int32_t k : allocate(offers, compute_bound, 8, kExploreSteps - 1)) EXPECT_EQ(k, 4);
+  // Batch 8: 16 draft rows (kExploreRows), two a sequence.
+  for (int32_t k : allocate(offers, compute_bound, 8, kExploreSteps - 1)) EXPECT_EQ(k, 2);
+  // Batch 16 with three drafts each: one each, a step twice the plain one.
+  for (int32_t k : allocate(std::vector<DraftOffer>(16, DraftOffer{0.7, 3}), compute_bound, 16, kExploreSteps - 1)) {
+    EXPECT_EQ(k, 1);
+  }
+  // Batch 1: all 16.
+  EXPECT_EQ(allocate({{0.7, 16}}, compute_bound, 1, kExploreSteps - 1), (std::vector<int32_t>{16}));
+  // Uneven offers: first drafts go round first.
+  EXPECT_EQ(allocate({{0.7, 1}, {0.7, 20}}, compute_bound, 2, kExploreSteps - 1), (std::vector<int32_t>{1, 15}));
   // A draft model's drafts are not free to try: they sit out.
   EXPECT_EQ(allocate({{0.7, 4, 5e6}, {0.7, 4, 0.0}}, compute_bound, 2, kExploreSteps - 1),
             (std::vector<int32_t>{0, 4}));
 }
 
-// What a batch of 16 on 2 cores showed (qwen35 medium, MTP drafts): a few
-// slow plain steps of 16 rows (143 ms, against 50 ms) made every 32-row
-// verify step (100 ms) look cheaper than no drafts; drafts were then given
-// every step, so the plain size was never measured again and the batch ran
-// 10% slower than without speculation. A plain step measured slower than a
-// bigger one is not what the device does: the step runs without drafts to
-// measure it again, until the lower median is right, and then the drafts
-// that do not pay are cut.
 TEST(AllocateDrafts, APlainStepMeasuredSlowerThanAVerifyStepIsMeasuredAgain) {
   StepCostModel cost;
   for (int i = 0; i < 5; ++i) cost.observe(16, 143'000'000);
