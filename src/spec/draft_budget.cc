@@ -26,14 +26,15 @@ T lower_median(const T (&values)[N], int n, Key key) {
   return sorted[(n - 1) / 2];
 }
 
-// An exploring step: free proposals stand, first drafts first, up to as
-// many draft rows as decode rows (kExploreRows at least).
-void explore(std::span<const DraftOffer> offers, int32_t decode_rows, std::vector<int32_t>& out) {
+// An exploring step: proposals stand (those with a cost beyond their row
+// only if priced_too), first drafts first, up to as many draft rows as
+// decode rows (kExploreRows at least).
+void explore(std::span<const DraftOffer> offers, int32_t decode_rows, bool priced_too, std::vector<int32_t>& out) {
   int32_t budget = std::max(decode_rows, kExploreRows);
   for (int32_t j = 0; budget > 0; ++j) {
     bool any = false;
     for (size_t i = 0; i < offers.size() && budget > 0; ++i) {
-      if (offers[i].extra_ns > 0 || offers[i].available <= j) continue;
+      if ((offers[i].extra_ns > 0 && !priced_too) || offers[i].available <= j) continue;
       ++out[i];
       --budget;
       any = true;
@@ -152,18 +153,23 @@ void AcceptanceRate::idle() {
 void allocate_drafts(std::span<const DraftOffer> offers, const StepCostModel& cost, int32_t decode_rows,
                      uint64_t step, std::vector<int32_t>& out, DraftBudgetScratch& scratch) {
   out.assign(offers.size(), 0);
-  // Unknown cost: alternate. Known: every kExploreSteps-th step lets
+  // Unknown cost: alternate, proposals standing up to explore()'s size (all
+  // of them where no step is timed). Known: every kExploreSteps-th step lets
   // proposals stand (explore()), so the sizes the budget stopped running are
-  // measured again (a cost judged too dear by a run of slow steps is not kept).
-  // Exploring, drafts that cost more than their row (a draft model's,
-  // whose first drafts after a pause catch up every token since) sit out.
+  // measured again (a cost judged too dear by a run of slow steps is not
+  // kept). Exploring once the cost is known, drafts that cost more than
+  // their row (a draft model's, whose first drafts after a pause catch up
+  // every token since) sit out; while it is unknown they are tried.
   if (!cost.known()) {
-    if (cost.measuring() && step % 2 == 1) return;
-    for (size_t i = 0; i < offers.size(); ++i) out[i] = std::max(offers[i].available, 0);
+    if (!cost.measuring()) {
+      for (size_t i = 0; i < offers.size(); ++i) out[i] = std::max(offers[i].available, 0);
+    } else if (step % 2 == 0) {
+      explore(offers, decode_rows, /*priced_too=*/true, out);
+    }
     return;
   }
   if (step % kExploreSteps == kExploreSteps - 1) {
-    explore(offers, decode_rows, out);
+    explore(offers, decode_rows, /*priced_too=*/false, out);
     return;
   }
   if (step % kExploreSteps == kExploreSteps / 2 - 1) return;  // none stands: the plain step is measured again

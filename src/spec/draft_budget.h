@@ -21,8 +21,9 @@
 //    memory-bound (a >> b * rows, a CPU or GPU at small batch) good drafts
 //    all fit; as the batch grows compute-bound the bar rises to about one
 //    token per row and speculation backs off by itself. Until the model has
-//    seen steps of two sizes it has no evidence: every proposal stands on
-//    alternate steps and none on the others (StepCostModel::known); once
+//    seen steps of two sizes it has no evidence: proposals stand on
+//    alternate steps (up to the exploring size below; all where no step is
+//    timed) and none on the others (StepCostModel::known); once
 //    known, every kExploreSteps-th step lets free proposals stand (not a
 //    draft model's), up to as many draft rows as the step's decode rows
 //    (kExploreRows at small batch), so a cost judged too dear (slow steps

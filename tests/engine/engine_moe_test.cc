@@ -251,8 +251,11 @@ TEST_P(EngineOnMoe, PredictedOutputsWithEditsGiveTheTokensWithoutThem) {
     o.predictions.push_back(std::move(p));
   }
   testing::TempDir spill;
+  SpecOptions every;  // every proposal verified: the drafts at the edits are, whatever the draft budget says
+  every.adaptive = false;
   for (const int32_t blocks : {512, 14}) {
-    ModelEngine spec(path, blocks, 16, blocks == 14 ? std::optional(spill.path()) : std::nullopt);
+    ModelEngine spec(path, blocks, 16, blocks == 14 ? std::optional(spill.path()) : std::nullopt, /*pipeline=*/true,
+                     /*num_threads=*/1, /*state_rollback=*/0, every);
     const std::vector<Outcome> got = run_prompts(spec, o);
     expect_same_outcomes(want, got, fmt::format("predicted, {} blocks", blocks));
     int64_t accepted = 0, rejected = 0;

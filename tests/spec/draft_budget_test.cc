@@ -143,6 +143,11 @@ TEST(AllocateDrafts, WithoutEvidenceEveryProposalStandsOnAlternateSteps) {
   unknown.observe(7, 1000000);
   EXPECT_EQ(allocate({{0.01, 8}, {0.9, 3}, {0.5, 0}}, unknown, 3, 1), (std::vector<int32_t>{0, 0, 0}));
   EXPECT_EQ(allocate({{0.01, 8}, {0.9, 3}, {0.5, 0}}, unknown, 3, 2), (std::vector<int32_t>{8, 3, 0}));
+  // Timed steps of 16 sequences with 3 drafts each: up to 16 draft rows (a
+  // step twice the plain one, not four times), a draft model's included.
+  std::vector<DraftOffer> sixteen(16, DraftOffer{0.5, 3});
+  sixteen[0].extra_ns = 1e6;
+  for (int32_t k : allocate(sixteen, unknown, 16, 2)) EXPECT_EQ(k, 1);
 }
 
 TEST(AllocateDrafts, MemoryBoundStepsKeepGoodDraftsAndCutHopelessOnes) {
