@@ -85,11 +85,10 @@ bool DraftPlanner::propose(std::vector<ActiveSeq>& active, const SpecOptions& op
     const int32_t model = model_draft_offer(a, options, limits);
     const int32_t available = model > 0 ? model : static_cast<int32_t>(a.spec.drafts.size());
     if (available == 0) continue;
-    if (model > 0) {
-      offers_.push_back({a.spec.rate.rate(model_acceptance_.rate()), available, draft_cost_.per_draft_ns()});
-    } else {
-      offers_.push_back({a.spec.rate.rate(), available, 0.0});
-    }
+    // A draft model's drafts start from its recent acceptance and cost its time.
+    const bool priced = model > 0;
+    offers_.push_back({priced ? a.spec.rate.rate(model_acceptance_.rate()) : a.spec.rate.rate(), available,
+                       priced ? draft_cost_.per_draft_ns() : 0.0});
     offered_.push_back(i);
     from_model_.push_back(model > 0);
   }

@@ -93,12 +93,19 @@ size_t PredictionMatcher::need_at(size_t distance) {
 // them, the better, at the same distance. With none, the first token after
 // a run in step tries a substitution.
 void PredictionMatcher::resync() {
+  MET_DCHECK(since_anchor_ >= 1, "resync after a committed token");
   const size_t limit = std::min(since_anchor_, kMaxEvidence);
   const size_t aligned = anchor_ + since_anchor_;
+  // A place can be picked only where need_at(distance) <= limit: below
+  // kMaxEvidence, within 2^(limit - 1) - 1 of `aligned`, so a token soon
+  // after an edit searches a few places, not the whole prediction.
+  const size_t reach = limit < kMaxEvidence ? (size_t{1} << (limit - 1)) - 1 : prediction_.size();
+  const size_t first = std::max(anchor_ + 1, aligned > reach ? aligned - reach : 0);
+  const size_t last = std::min(prediction_.size(), aligned + std::min(reach, prediction_.size()));
   std::optional<size_t> best;
   size_t best_distance = 0;
   size_t best_m = 0;
-  for (size_t next = anchor_ + 1; next <= prediction_.size(); ++next) {
+  for (size_t next = first; next <= last; ++next) {
     const size_t distance = next > aligned ? next - aligned : aligned - next;
     if (best && distance > best_distance) {
       if (next > aligned) break;  // only further from here on

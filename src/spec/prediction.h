@@ -39,9 +39,10 @@
 // suggests its counts are of drafts, not of an alignment of the two texts.
 // Invariants: propose() depends only on what on_verified() was told; a
 // proposal stays valid until the next on_verified().
-// Cost: in step, O(drafts) per call; out of step, each committed token
-// searches the prediction after the anchor, O(prediction * kMaxEvidence) at
-// worst.
+// Cost: in step, O(drafts) per call; out of step, a committed token m
+// tokens after the anchor searches the 2^m places a pick can be at (the
+// prediction after the anchor once m reaches kMaxEvidence), each in
+// O(kMaxEvidence) at worst.
 // No allocation after construction once `drafts` has capacity.
 // Threading: one owner (the engine thread). Tested by tests/spec/prediction_test.cc.
 #pragma once

@@ -90,6 +90,18 @@ TEST(MetRun, ADraftModelGivesTheKnownTextAndItsDraftsAreAccepted) {
   EXPECT_NE(r.err.find("accepted (100%)"), std::string::npos) << r.err;
 }
 
+// `met run target` greedy, 40 tokens, with and without `draft` drafting
+// (every proposal verified): the same text, every draft accepted.
+void expect_draft_model_keeps_the_text(const std::string& target, const std::string& draft) {
+  const std::string run = met_binary() + " run " + shell_quote(target) + " --prompt 'hello world' -n 40 --temp 0";
+  const auto plain = run_command(run);
+  const auto drafted = run_command(run + " --spec-adaptive off --draft-model " + shell_quote(draft));
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(drafted.exit_code, 0) << drafted.err;
+  EXPECT_EQ(drafted.out, plain.out);
+  EXPECT_NE(drafted.err.find("accepted (100%)"), std::string::npos) << drafted.err;
+}
+
 // A draft model with recurrent layers through the CLI: a qwen35 model
 // drafting for itself gives the text without a draft model, every draft
 // accepted.
@@ -99,13 +111,7 @@ TEST(MetRun, ARecurrentDraftModelGivesTheTextWithoutIt) {
   const auto made = run_command(met_binary() + " make-model -o " + shell_quote(model) +
                                 " --arch qwen35 --preset tiny --vocab 600 --dtype q8_0");
   ASSERT_EQ(made.exit_code, 0) << made.err;
-  const std::string run = met_binary() + " run " + shell_quote(model) + " --prompt 'hello world' -n 40 --temp 0";
-  const auto plain = run_command(run);
-  const auto drafted = run_command(run + " --spec-adaptive off --draft-model " + shell_quote(model));
-  ASSERT_EQ(plain.exit_code, 0) << plain.err;
-  ASSERT_EQ(drafted.exit_code, 0) << drafted.err;
-  EXPECT_EQ(drafted.out, plain.out);
-  EXPECT_NE(drafted.err.find("accepted (100%)"), std::string::npos) << drafted.err;
+  expect_draft_model_keeps_the_text(model, model);
 }
 
 // make-model's quantized-twin fixture through the CLI: an F16 model with a
@@ -119,13 +125,7 @@ TEST(MetRun, ASuccessorHeadModelsQ4_0TwinDraftsWhatItPicks) {
   const std::string target = dir.file("f16.gguf"), twin = dir.file("q4_0.gguf");
   ASSERT_EQ(run_command(make + "f16 -o " + shell_quote(target)).exit_code, 0);
   ASSERT_EQ(run_command(make + "q4_0 -o " + shell_quote(twin)).exit_code, 0);
-  const std::string run = met_binary() + " run " + shell_quote(target) + " --prompt 'hello world' -n 40 --temp 0";
-  const auto plain = run_command(run);
-  const auto drafted = run_command(run + " --spec-adaptive off --draft-model " + shell_quote(twin));
-  ASSERT_EQ(plain.exit_code, 0) << plain.err;
-  ASSERT_EQ(drafted.exit_code, 0) << drafted.err;
-  EXPECT_EQ(drafted.out, plain.out);
-  EXPECT_NE(drafted.err.find("accepted (100%)"), std::string::npos) << drafted.err;
+  expect_draft_model_keeps_the_text(target, twin);
   const auto tied = run_command(make + "f16 --tie-embeddings -o " + shell_quote(dir.file("tied.gguf")));
   EXPECT_NE(tied.exit_code, 0);
   EXPECT_NE(tied.err.find("--successor-head needs an output.weight"), std::string::npos) << tied.err;
