@@ -2,7 +2,8 @@
 // run as a subprocess on a free loopback port: OpenAI's Predicted Outputs
 // (`prediction`) leave the text as it is and report
 // accepted_prediction_tokens and rejected_prediction_tokens; a prediction
-// with an edit is picked up again after it; a malformed prediction is a 400
+// with an edit is picked up again after it, in a long repetitive text where
+// it is; a malformed prediction is a 400
 // naming its field, as is a malformed `speculative`; the log line at each
 // request's finish names its drafts; `--spec-lookup` gives
 // the text of a server without it, greedy and sampled with a seed, counts
@@ -88,6 +89,36 @@ TEST(MetServePredictedOutputs, APredictionOfTheTextIsAcceptedAndAnEditIsPickedUp
   EXPECT_NE(server.stderr_text().find(fmt::format("{} tokens, finish length", kMaxTokens)), std::string::npos)
       << server.stderr_text();
   EXPECT_NE(server.stderr_text().find("accepted ("), std::string::npos) << server.stderr_text();
+}
+
+// A long rewrite with three words changed, on a story model whose text
+// repeats itself (the words before an edit occur again further on): after
+// each edit the prediction is picked up where the text goes on, not at a
+// later repeat, so nearly every token is accepted (520 of 1,000 when the
+// matcher took the first later occurrence).
+TEST(MetServePredictedOutputs, ThreeEditsInALongRepetitiveTextAreEachPickedUpWhereTheyAre) {
+  MET_REQUIRE_SHARED(model, "models/stories260K.gguf");
+  ServeProcess server(serve_args(model, "--spec-adaptive off"));
+  ASSERT_NE(server.port(), 0) << server.error();
+  const std::string body = R"({"prompt": "Once upon a time", "max_tokens": 1000, "temperature": 0,)"
+                           R"( "ignore_eos": true)";
+  auto plain = http_call(server.port(), "POST", "/v1/completions", body + "}");
+  ASSERT_TRUE(plain.has_value());
+  ASSERT_EQ(plain->status, 200) << plain->body;
+  const std::string text = body_json(plain)["choices"][0]["text"];
+  std::string edited = text;
+  for (const auto& [fraction, word] : {std::pair{0.75, " green "}, {0.5, " and then "}, {0.25, " quickly "}}) {
+    const auto at = static_cast<size_t>(static_cast<double>(edited.size()) * fraction);
+    edited = edited.substr(0, at) + word + edited.substr(at + 8);
+  }
+  auto got = http_call(server.port(), "POST", "/v1/completions", body + prediction_field(edited) + "}");
+  ASSERT_TRUE(got.has_value());
+  ASSERT_EQ(got->status, 200) << got->body;
+  const PlainJson edit = body_json(got);
+  EXPECT_EQ(edit["choices"][0]["text"], text);
+  EXPECT_GT(details(edit)["rejected_prediction_tokens"].get<int>(), 0) << edit["usage"];
+  EXPECT_GE(details(edit)["accepted_prediction_tokens"].get<int>(), 900) << edit["usage"];
+  EXPECT_EQ(server.stop(), 0) << server.stderr_text();
 }
 
 TEST(MetServePredictedOutputs, AMalformedPredictionIsA400NamingItsField) {
