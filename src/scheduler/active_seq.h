@@ -127,6 +127,10 @@ struct SpecTrack {
   std::array<TokenId, kMaxMtpDrafts> mtp_drafts{};
   int32_t num_mtp_drafts = 0;
   size_t mtp_for = 0;  // 0: none
+  // The drafts the budget would verify at the next step, were the guesses
+  // there (DraftPlanner::mtp_guesses_pay): a step that verifies none asks
+  // the block for that many guesses (mtp_chain_for). 0: not decided.
+  int32_t guesses_wanted = 0;
 };
 
 // Embeddings (EngineRequest::embed): the pooling and what is pooled so far.

@@ -21,6 +21,7 @@ Inflight DecodeLane::take_spare() {
   inf.discard_all = false;
   inf.host_logits = false;
   inf.has_logits = false;
+  inf.guesses = false;
   inf.snapshots.clear();
   return inf;
 }
@@ -52,6 +53,7 @@ void DecodeLane::hold(Ticket ticket, TimePoint t0, const StepPlan& plan, const s
     inf.has_logits = inf.has_logits || plan.outputs[i].kind == OutputKind::kLogits;
   }
   inf.discard.assign(active.size(), false);
+  inf.guesses = plan.mtp_guesses;
   pipe_.inflight = std::move(inf);
 }
 
@@ -104,6 +106,7 @@ bool DecodeLane::launch_ahead(std::vector<ActiveSeq>& active) {
   next.ticket = *t;
   next.discard.assign(active.size(), false);
   next.has_logits = repick_only;
+  next.guesses = mtp_guesses_;
   pipe_.next = std::move(next);
   return true;
 }

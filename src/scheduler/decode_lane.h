@@ -48,6 +48,8 @@ class DecodeLane {
       : io_(io), max_seq_len_(max_seq_len), kv_window_(kv_window) {}
 
   bool has_inflight() const { return pipe_.has_inflight(); }
+  // Whether the step in flight computes the MTP block's guesses.
+  bool inflight_guesses() const { return pipe_.inflight.has_value() && pipe_.inflight->guesses; }
   // Each settled step's rows and device time go to `cost` (the draft budget's model).
   void observe_costs(StepCostModel* cost) { cost_ = cost; }
   // Whether the steps launched ahead from now on compute the MTP block's

@@ -57,6 +57,7 @@ struct Inflight {
   bool discard_all = false;   // the whole step is redone
   bool host_logits = false;   // the host samples from logits instead of the argmax
   bool has_logits = false;    // the step's outputs carry logits
+  bool guesses = false;       // the step computes the MTP block's guesses (StepPlan::mtp_guesses)
   std::vector<PendingSnapshot> snapshots;  // a step launched ahead: not yet keyed
 };
 

@@ -338,6 +338,13 @@ void Scheduler::decide_mtp_guesses() {
   lane_.set_mtp_guesses(guesses);
 }
 
+bool Scheduler::inflight_guesses_stand() {
+  const DeviceInfo& info = io_.dev.info();
+  return lane_.inflight_guesses() &&
+         drafts_.inflight_guesses_stand(active_, options_.spec, DraftLimits{max_seq_len_, info.state_drafts},
+                                        info.mtp_drafts);
+}
+
 bool Scheduler::propose_all_drafts(DraftPlanner::Mode mode) {
   const DraftLimits limits{max_seq_len_, io_.dev.info().state_drafts};
   return drafts_.propose(active_, options_.spec, limits, io_.tel, mode);
@@ -349,7 +356,7 @@ bool Scheduler::tick() {
   if (lane_.has_inflight()) {
     // A sequence with drafts verifies them in a synchronous step: the lane
     // settles first.
-    if (!needs_quiet() && !propose_all_drafts(DraftPlanner::Mode::kProbe)) {
+    if (!needs_quiet() && !propose_all_drafts(DraftPlanner::Mode::kProbe) && !inflight_guesses_stand()) {
       const LaneStep r = lane_.step_decode_pipelined(active_);
       after_lane();
       if (r == LaneStep::kRan) {

@@ -109,6 +109,9 @@ class Scheduler {
   // Proposes every running sequence's drafts within the draft budget
   // (DraftPlanner); whether any has one.
   bool propose_all_drafts(DraftPlanner::Mode mode);
+  // Whether the step in flight computes MTP guesses the next step would
+  // verify (DraftPlanner::inflight_guesses_stand): the lane settles first.
+  bool inflight_guesses_stand();
   // Whether the steps built next compute the MTP block's guesses
   // (DraftPlanner::mtp_guesses_pay), told to the step builder and the lane.
   void decide_mtp_guesses();

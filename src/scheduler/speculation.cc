@@ -60,11 +60,10 @@ void note_mtp_draft(ActiveSeq& a, const StepResult& result, size_t o, TokenId to
 }
 
 int32_t mtp_chain_for(const ActiveSeq& a, int32_t num_drafts, int32_t device_mtp_drafts) {
-  if (num_drafts == 0 || device_mtp_drafts <= 1 || a.spec.prediction.has_value() || wants_prompt_logprobs(a)) {
-    return 0;
-  }
+  const int64_t wanted = num_drafts > 0 ? int64_t{num_drafts} + 1 : int64_t{a.spec.guesses_wanted} - 1;
+  if (wanted <= 0 || device_mtp_drafts <= 1 || a.spec.prediction.has_value() || wants_prompt_logprobs(a)) return 0;
   const int64_t room = std::min<int64_t>(a.spec.max_draft, a.limits.remaining - 1) - 1;
-  return static_cast<int32_t>(std::clamp<int64_t>(std::min(room, int64_t{num_drafts} + 1), 0, device_mtp_drafts - 1));
+  return static_cast<int32_t>(std::clamp<int64_t>(std::min(room, wanted), 0, device_mtp_drafts - 1));
 }
 
 int32_t model_draft_offer(const ActiveSeq& a, const SpecOptions& options, const DraftLimits& limits) {
@@ -84,7 +83,13 @@ bool DraftPlanner::propose(std::vector<ActiveSeq>& active, const SpecOptions& op
     if (!a.status.finished && pending_tokens(a) == 1) ++decode_rows;
     const int32_t model = model_draft_offer(a, options, limits);
     const int32_t available = model > 0 ? model : static_cast<int32_t>(a.spec.drafts.size());
-    if (available == 0) continue;
+    if (available == 0) {
+      // Left without guesses (the steps computed none: the budget gave it
+      // none), it drifts back towards trying as a sequence whose drafts were
+      // withheld does; else a rate that fell stays where it fell.
+      if (!counted_ && options.mtp && can_speculate(a) && !a.spec.prediction.has_value()) a.spec.rate.idle();
+      continue;
+    }
     // A draft model's drafts start from its recent acceptance and cost its time.
     const bool priced = model > 0;
     offers_.push_back({priced ? a.spec.rate.rate(model_acceptance_.rate()) : a.spec.rate.rate(), available,
@@ -92,7 +97,10 @@ bool DraftPlanner::propose(std::vector<ActiveSeq>& active, const SpecOptions& op
     offered_.push_back(i);
     from_model_.push_back(model > 0);
   }
-  if (offers_.empty()) return false;
+  if (offers_.empty()) {
+    counted_ = true;
+    return false;
+  }
   if (options.adaptive) {
     allocate_drafts(offers_, cost_, decode_rows, steps_, given_, scratch_);
   } else {
@@ -102,22 +110,47 @@ bool DraftPlanner::propose(std::vector<ActiveSeq>& active, const SpecOptions& op
   return trim_to_budget(active, options, tel, mode);
 }
 
-bool DraftPlanner::mtp_guesses_pay(const std::vector<ActiveSeq>& active, const SpecOptions& options,
-                                   const DraftLimits& limits, int32_t device_mtp_drafts) {
-  if (!options.mtp || !options.adaptive || device_mtp_drafts <= 0 || !cost_.known()) return true;
+int32_t DraftPlanner::collect_guess_offers(const std::vector<ActiveSeq>& active, const DraftLimits& limits,
+                                           int32_t device_mtp_drafts) {
   guess_offers_.clear();
+  guess_offered_.clear();
   int32_t decode_rows = 0;
-  for (const ActiveSeq& a : active) {
+  for (size_t i = 0; i < active.size(); ++i) {
+    const ActiveSeq& a = active[i];
     if (a.status.finished || pending_tokens(a) != 1) continue;
     ++decode_rows;
     if (!can_speculate(a) || a.spec.prediction.has_value()) continue;
     const int64_t room = std::min<int64_t>(draft_room(a, limits), device_mtp_drafts);
-    if (room > 0) guess_offers_.push_back({a.spec.rate.rate(), static_cast<int32_t>(room), 0.0});
+    if (room <= 0) continue;
+    guess_offers_.push_back({a.spec.rate.rate(), static_cast<int32_t>(room), 0.0});
+    guess_offered_.push_back(i);
   }
-  if (decode_rows == 0) return true;
+  return decode_rows;
+}
+
+bool DraftPlanner::guesses_stand(int32_t decode_rows, uint64_t step) {
   if (guess_offers_.empty()) return false;
-  allocate_drafts(guess_offers_, cost_, decode_rows, steps_ + 1, guess_given_, scratch_);
+  allocate_drafts(guess_offers_, cost_, decode_rows, step, guess_given_, scratch_);
   return std::any_of(guess_given_.begin(), guess_given_.end(), [](int32_t k) { return k > 0; });
+}
+
+bool DraftPlanner::mtp_guesses_pay(std::vector<ActiveSeq>& active, const SpecOptions& options,
+                                   const DraftLimits& limits, int32_t device_mtp_drafts) {
+  for (ActiveSeq& a : active) a.spec.guesses_wanted = 0;
+  if (!options.mtp || !options.adaptive || device_mtp_drafts <= 0 || !cost_.known()) return true;
+  const int32_t decode_rows = collect_guess_offers(active, limits, device_mtp_drafts);
+  if (decode_rows == 0) return true;
+  if (!guesses_stand(decode_rows, steps_ + 1)) return false;
+  for (size_t k = 0; k < guess_offered_.size(); ++k) active[guess_offered_[k]].spec.guesses_wanted = guess_given_[k];
+  return true;
+}
+
+bool DraftPlanner::inflight_guesses_stand(const std::vector<ActiveSeq>& active, const SpecOptions& options,
+                                          const DraftLimits& limits, int32_t device_mtp_drafts) {
+  if (!options.mtp || device_mtp_drafts <= 0) return false;
+  const int32_t decode_rows = collect_guess_offers(active, limits, device_mtp_drafts);
+  if (!options.adaptive) return !guess_offers_.empty();
+  return guesses_stand(decode_rows, steps_);
 }
 
 bool DraftPlanner::trim_to_budget(std::vector<ActiveSeq>& active, const SpecOptions& options, TelPort& tel,

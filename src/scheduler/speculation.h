@@ -108,8 +108,9 @@ class DraftPlanner {
   // it, the draft model computing what it gives its offers (kPropose);
   // whether any sequence has drafts. The first call before each step counts
   // the drafts held back (TelPort::drafts_withheld) and lets the sequences
-  // left without any drift back towards trying; a second call for the same
-  // step (the lane settled first) proposes again without counting.
+  // left without any (and those MTP would draft for that have no guesses,
+  // the steps computing none) drift back towards trying; a second call for
+  // the same step (the lane settled first) proposes again without counting.
   bool propose(std::vector<ActiveSeq>& active, const SpecOptions& options, const DraftLimits& limits, TelPort& tel,
                Mode mode);
   // The draft model gives back what it holds for sequences no longer in
@@ -123,8 +124,17 @@ class DraftPlanner {
   // steps let every proposal stand, so guesses come back to be tried). True
   // while the cost is unknown, without MTP or adaptive speculation, and
   // while every sequence is prefilling.
-  bool mtp_guesses_pay(const std::vector<ActiveSeq>& active, const SpecOptions& options, const DraftLimits& limits,
+  // Each sequence's SpecTrack::guesses_wanted is what the budget gives it
+  // there (0 where it is not asked).
+  bool mtp_guesses_pay(std::vector<ActiveSeq>& active, const SpecOptions& options, const DraftLimits& limits,
                        int32_t device_mtp_drafts);
+  // Whether the step about to be built would verify guesses the step in
+  // flight computes, so the lane should settle first to use them: the same
+  // offers for this step (any, without adaptive speculation). Without it a
+  // pipelined lane never drafts once guesses stop: the step that computes
+  // them is launched ahead of the step that could verify them.
+  bool inflight_guesses_stand(const std::vector<ActiveSeq>& active, const SpecOptions& options,
+                              const DraftLimits& limits, int32_t device_mtp_drafts);
   // A step was launched: the next propose counts again.
   void step_launched() {
     counted_ = false;
@@ -141,6 +151,12 @@ class DraftPlanner {
   // Keeps of each offer what given_ says, the draft model computing its
   // offers' (kPropose); counts what was withheld. Whether any has drafts.
   bool trim_to_budget(std::vector<ActiveSeq>& active, const SpecOptions& options, TelPort& tel, Mode mode);
+  // guess_offers_: an offer of up to `device_mtp_drafts` guesses from each
+  // decoding sequence that may draft; returns the decoding rows.
+  int32_t collect_guess_offers(const std::vector<ActiveSeq>& active, const DraftLimits& limits,
+                               int32_t device_mtp_drafts);
+  // Whether the budget verifies any of guess_offers_ at `step`.
+  bool guesses_stand(int32_t decode_rows, uint64_t step);
 
   bool counted_ = false;  // this step's withheld drafts are counted
   uint64_t steps_ = 0;    // steps launched
@@ -148,6 +164,7 @@ class DraftPlanner {
   DraftCost draft_cost_;  // the draft model's time per draft
   AcceptanceRate model_acceptance_;  // the draft model's recent verify steps, over all sequences
   std::vector<DraftOffer> guess_offers_;  // mtp_guesses_pay's scratch
+  std::vector<size_t> guess_offered_;  // the active index of each of guess_offers_
   std::vector<int32_t> guess_given_;
   DraftBudgetScratch scratch_;
   std::vector<DraftOffer> offers_;
@@ -168,10 +185,12 @@ void note_mtp_draft(ActiveSeq& a, const StepResult& result, size_t o, TokenId to
 // `num_drafts` of a's drafts and has an output at a's last row: one more
 // than it verifies, so a sequence whose drafts the budget keeps taking
 // chains further (up to the device's DeviceInfo::mtp_drafts - 1), within
-// the request's draft cap and its output budget. 0 for a step that
-// verifies none (the budget gave it none, or it has just one MTP guess so
-// far: its chain starts once that one is verified), for a sequence drafted
-// by its prediction or owing prompt logprobs.
+// the request's draft cap and its output budget. For a step that verifies
+// none, one fewer than the drafts the budget would verify next
+// (SpecTrack::guesses_wanted): drafts that only pay together (a device
+// whose step with any draft costs much more than one without) are there
+// to be given together. 0 for a sequence drafted by its prediction or
+// owing prompt logprobs.
 int32_t mtp_chain_for(const ActiveSeq& a, int32_t num_drafts, int32_t device_mtp_drafts);
 
 // Appends the outputs of `a`'s verify rows [first_row, + num_rows): logits

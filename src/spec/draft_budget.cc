@@ -27,10 +27,8 @@ T lower_median(const T (&values)[N], int n, Key key) {
 }
 
 // An exploring step: proposals stand (those with a cost beyond their row
-// only if priced_too), first drafts first, up to as many draft rows as
-// decode rows (kExploreRows at least).
-void explore(std::span<const DraftOffer> offers, int32_t decode_rows, bool priced_too, std::vector<int32_t>& out) {
-  int32_t budget = std::max(decode_rows, kExploreRows);
+// only if priced_too), first drafts first, up to `budget` draft rows.
+void explore(std::span<const DraftOffer> offers, int32_t budget, bool priced_too, std::vector<int32_t>& out) {
   for (int32_t j = 0; budget > 0; ++j) {
     bool any = false;
     for (size_t i = 0; i < offers.size() && budget > 0; ++i) {
@@ -113,18 +111,20 @@ CostLine StepCostModel::line_up_to(int32_t max_rows) const {
   return fit_line(max_rows);
 }
 
-double StepCostModel::measured_ns(int32_t rows, const CostLine& line) const {
+double StepCostModel::measured_ns(int32_t rows, const CostLine& line, int32_t max_rows) const {
   refresh();
   // The measured sizes around `rows` (typical_ is in increasing size).
-  for (int i = 0; i < num_typical_; ++i) {
+  int usable = 0;
+  while (usable < num_typical_ && typical_[usable].rows <= max_rows) ++usable;
+  for (int i = 0; i < usable; ++i) {
     const Step& above = typical_[i];
     if (above.rows <= rows) continue;
     if (i == 0) return std::max(above.ns - line.b * (above.rows - rows), 1.0);  // below every size
     const Step& below = typical_[i - 1];
     return below.ns + (above.ns - below.ns) * (rows - below.rows) / (above.rows - below.rows);
   }
-  if (num_typical_ == 0) return line.step_ns(rows);
-  const Step& last = typical_[num_typical_ - 1];
+  if (usable == 0) return line.step_ns(rows);
+  const Step& last = typical_[usable - 1];
   return last.ns + line.b * (rows - last.rows);  // above every size
 }
 
@@ -150,75 +150,106 @@ void AcceptanceRate::idle() {
   rejected_ *= kForget;
 }
 
-void allocate_drafts(std::span<const DraftOffer> offers, const StepCostModel& cost, int32_t decode_rows,
-                     uint64_t step, std::vector<int32_t>& out, DraftBudgetScratch& scratch) {
-  out.assign(offers.size(), 0);
-  // Unknown cost: alternate, proposals standing up to explore()'s size (all
-  // of them where no step is timed). Known: every kExploreSteps-th step lets
-  // proposals stand (explore()), so the sizes the budget stopped running are
-  // measured again (a cost judged too dear by a run of slow steps is not
-  // kept). Exploring once the cost is known, drafts that cost more than
-  // their row (a draft model's, whose first drafts after a pause catch up
-  // every token since) sit out; while it is unknown they are tried.
+namespace {
+
+// The steps that do not weigh drafts: writes `out` and returns true for
+// them. Unknown cost: alternate, proposals standing up to explore()'s size
+// (all of them where no step is timed). Known: every kExploreSteps-th step
+// lets proposals stand (explore()), so the sizes the budget stopped running
+// are measured again (a cost judged too dear by a run of slow steps is not
+// kept), and half a period later none does, so the plain step is measured
+// again. Exploring once the cost is known, drafts that cost more than their
+// row (a draft model's, whose first drafts after a pause catch up every
+// token since) sit out; while it is unknown they are tried.
+bool unweighed_step(std::span<const DraftOffer> offers, const StepCostModel& cost, int32_t decode_rows,
+                    uint64_t step, std::vector<int32_t>& out) {
   if (!cost.known()) {
     if (!cost.measuring()) {
       for (size_t i = 0; i < offers.size(); ++i) out[i] = std::max(offers[i].available, 0);
     } else if (step % 2 == 0) {
-      explore(offers, decode_rows, /*priced_too=*/true, out);
+      explore(offers, std::max(decode_rows, kExploreRows), /*priced_too=*/true, out);
     }
-    return;
+    return true;
   }
   if (step % kExploreSteps == kExploreSteps - 1) {
-    explore(offers, decode_rows, /*priced_too=*/false, out);
-    return;
+    explore(offers, std::max((decode_rows + 3) / 4, kRemeasureRows), /*priced_too=*/false, out);
+    return true;
   }
-  if (step % kExploreSteps == kExploreSteps / 2 - 1) return;  // none stands: the plain step is measured again
-  // The line of the steps this one can become: a device whose rows cost
-  // more at small batch than in its large prefill steps is priced as it is
-  // at this batch.
-  int32_t most_rows = std::max(decode_rows, 1);
-  for (const DraftOffer& o : offers) most_rows += std::max(o.available, 0);
-  const CostLine line = cost.line_up_to(most_rows);
-  const double row = line.b;
+  return step % kExploreSteps == kExploreSteps / 2 - 1;
+}
+
+// scratch.candidates: every draft, best first (tokens per ns of its row
+// and its extra cost at the slope `row_ns`).
+void rank_drafts(std::span<const DraftOffer> offers, double row_ns, DraftBudgetScratch& scratch) {
   auto& cand = scratch.candidates;
   cand.clear();
   for (size_t i = 0; i < offers.size(); ++i) {
-    // Tokens per ns of each draft: its worth over its row and its extra cost.
-    const double per_draft = std::max(row + offers[i].extra_ns, 1.0);
+    const double per_draft = std::max(row_ns + offers[i].extra_ns, 1.0);
     double worth = 1.0;
     for (int32_t j = 0; j < offers[i].available; ++j) {
       worth *= offers[i].rate;
       cand.push_back({worth, worth / per_draft, static_cast<uint32_t>(i)});
     }
   }
-  // Best first (std::sort: stable_sort may allocate a buffer each step). A
-  // sequence's own drafts are in strictly decreasing worth (rate < 1) at the
-  // same cost, so each sequence gets a prefix; ties go to the earlier.
+  // std::sort: stable_sort may allocate a buffer each step. A sequence's own
+  // drafts are in strictly decreasing worth (rate < 1) at the same cost, so
+  // any prefix gives each sequence a prefix of its own; ties go to the
+  // earlier.
   std::sort(cand.begin(), cand.end(),
             [](const auto& x, const auto& y) { return x.gain > y.gain || (x.gain == y.gain && x.seq < y.seq); });
-  double tokens = std::max(decode_rows, 1);
-  int32_t rows = std::max(decode_rows, 1);
-  double extra = 0;  // the drafts' time beyond their rows, so far
-  for (const auto& c : cand) {
-    // Worth it while the draft's tokens per ns beat the step's so far: the
-    // row's time as measured at this size (a device's cost per row can jump
-    // where its kernels' tiles fill up), and what the draft costs beyond it.
-    const double now = cost.measured_ns(rows, line);
-    const double row_cost = std::max(cost.measured_ns(rows + 1, line) - now, 0.0) + offers[c.seq].extra_ns;
-    if (c.worth * (now + extra) <= tokens * row_cost) break;
-    ++out[c.seq];
+}
+
+// How many of the ranked drafts the step keeps: the prefix that makes the
+// most tokens a second, at the step's measured time at each size (never
+// less than at a smaller size: a measured size above the next, on a shared
+// host, is noise) plus the drafts' extra cost. Not only up to where the
+// next draft stops paying: a step with any draft can cost much more than
+// one without (an MTP block's guesses and their head), so three drafts at
+// an even chance may pay together where the first alone does not.
+size_t best_prefix(std::span<const DraftOffer> offers, const StepCostModel& cost, const CostLine& line,
+                   int32_t plain, int32_t most_rows, const DraftBudgetScratch& scratch) {
+  double tokens = plain, extra = 0, step_ns = cost.measured_ns(plain, line, most_rows);
+  double best_rate = tokens / step_ns;
+  size_t best = 0;
+  for (size_t k = 0; k < scratch.candidates.size(); ++k) {
+    const auto& c = scratch.candidates[k];
     tokens += c.worth;
     extra += offers[c.seq].extra_ns;
-    ++rows;
+    step_ns = std::max(step_ns, cost.measured_ns(plain + static_cast<int32_t>(k) + 1, line, most_rows));
+    const double rate = tokens / (step_ns + extra);
+    if (rate > best_rate) {
+      best_rate = rate;
+      best = k + 1;
+    }
   }
+  return best;
+}
+
+}  // namespace
+
+void allocate_drafts(std::span<const DraftOffer> offers, const StepCostModel& cost, int32_t decode_rows,
+                     uint64_t step, std::vector<int32_t>& out, DraftBudgetScratch& scratch) {
+  out.assign(offers.size(), 0);
+  if (unweighed_step(offers, cost, decode_rows, step, out)) return;
+  // The line of the steps this one can become: a device whose rows cost
+  // more at small batch than in its large prefill steps is priced as it is
+  // at this batch.
+  const int32_t plain = std::max(decode_rows, 1);
+  int32_t most_rows = plain;
+  for (const DraftOffer& o : offers) most_rows += std::max(o.available, 0);
+  const CostLine line = cost.line_up_to(most_rows);
+  rank_drafts(offers, line.b, scratch);
+  const size_t best = best_prefix(offers, cost, line, plain, most_rows, scratch);
+  for (size_t k = 0; k < best; ++k) ++out[scratch.candidates[k].seq];
+  const int32_t rows = plain + static_cast<int32_t>(best);
   // The step without drafts measured slower than the step with them is not
   // what one device does: a stale or disturbed measurement of one of them
   // (a few slow plain steps on a shared host; a few lucky early verify
   // steps) that, with drafts given every step or none, would never be
   // measured again. This step measures the one measured longer ago: without
   // drafts, or with the drafts as given.
-  const int32_t plain = std::max(decode_rows, 1);
-  if (rows > plain && cost.measured_ns(plain, line) > kInconsistentPlainStep * cost.measured_ns(rows, line) &&
+  if (rows > plain &&
+      cost.measured_ns(plain, line, most_rows) > kInconsistentPlainStep * cost.measured_ns(rows, line, most_rows) &&
       cost.last_seen(plain) <= cost.last_seen(rows)) {
     out.assign(offers.size(), 0);
   }

@@ -1,7 +1,7 @@
 // How many drafts each sequence verifies in a step (adaptive speculation):
 // a draft is worth the output tokens it is expected to add and costs the
-// time of one more row, so drafts are given out, best first, while each adds
-// tokens faster than the step as it stands makes them.
+// time of one more row, so drafts are taken best first, and the step keeps
+// the prefix of them that makes the most tokens a second.
 //  - StepCostModel: a step's measured device time as a + b * rows, fitted
 //    by least squares to the typical (median) recent step of each size. b is what a verify
 //    row costs; a + b * rows what the whole step costs.
@@ -14,10 +14,15 @@
 //    that stopped drafting tries again later.
 //  - allocate_drafts: the j-th draft of a sequence with rate r adds r^j
 //    tokens on average (all drafts before it must be accepted first). With
-//    D decode rows already in the step, drafts are added in order of worth
-//    while worth / (b + e) > tokens / time of the step so far, e being what
-//    the draft costs beyond its row (a draft model's time, counted into the
-//    step's time as drafts are added; 0 for prompt lookup and predictions). When steps are
+//    D decode rows already in the step, drafts are ranked by worth / (b +
+//    e), e being what the draft costs beyond its row (a draft model's time;
+//    0 for prompt lookup and predictions), and the step keeps the prefix of
+//    that ranking with the most tokens per unit of its time: the step's
+//    measured time at each size (never less than at a smaller size) plus
+//    the drafts' e. Not only up to where the next draft stops paying: a
+//    step with any draft can cost much more than one without (an MTP
+//    block's guesses and their vocabulary head), and drafts that pay only
+//    together are then given together. When steps are
 //    memory-bound (a >> b * rows, a CPU or GPU at small batch) good drafts
 //    all fit; as the batch grows compute-bound the bar rises to about one
 //    token per row and speculation backs off by itself. Until the model has
@@ -25,10 +30,12 @@
 //    alternate steps (up to the exploring size below; all where no step is
 //    timed) and none on the others (StepCostModel::known); once
 //    known, every kExploreSteps-th step lets free proposals stand (not a
-//    draft model's), up to as many draft rows as the step's decode rows
-//    (kExploreRows at small batch), so a cost judged too dear (slow steps
-//    on a shared host) is measured again without making a large batch's
-//    step several times its size, and half a period later none stands, so is
+//    draft model's), up to a quarter as many draft rows as the step's
+//    decode rows (kRemeasureRows at small batch), so a cost judged too dear
+//    (slow steps on a shared host) is measured again without making a
+//    large batch's step much longer than its others (at 16 clients with 3
+//    MTP drafts each, steps of twice the size were the ITL p99, 2x plain's),
+//    and half a period later none stands, so is
 //    the plain step; a plain step measured slower than the step with its
 //    drafts (a stale or disturbed measurement of either, which drafts given
 //    every step, or none, would never correct) makes the step measure the
@@ -37,6 +44,7 @@
 // by tests/spec/draft_budget_test.cc.
 #pragma once
 
+#include <climits>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -79,9 +87,10 @@ class StepCostModel {
   // cost more per row than its large prefill steps say. REQUIRES: known().
   CostLine line_up_to(int32_t max_rows) const;
   // A step of `rows` rows as measured: between the two nearest sizes seen,
-  // interpolated; beyond them, `line`'s slope from the nearest.
-  // REQUIRES: known().
-  double measured_ns(int32_t rows, const CostLine& line) const;
+  // interpolated; beyond them, `line`'s slope from the nearest. Sizes above
+  // `max_rows` are not used (large prefill steps, whose rows can cost a
+  // fraction of a small batch's: line_up_to's reason). REQUIRES: known().
+  double measured_ns(int32_t rows, const CostLine& line, int32_t max_rows = INT32_MAX) const;
 
  private:
   // Steps are grouped by size (one bucket per row count up to 8, then one
@@ -157,10 +166,13 @@ struct DraftOffer {
 };
 
 // Once the cost is known, every this many steps free proposals stand again
-// (up to as many draft rows as the step has decode rows, or kExploreRows if
-// more; first drafts first), and half a period later none does.
+// (up to a quarter as many draft rows as the step has decode rows, or
+// kRemeasureRows if more; first drafts first), and half a period later
+// none does. While it is unknown, proposals stand on alternate steps, up
+// to as many draft rows as decode rows, or kExploreRows if more.
 inline constexpr uint64_t kExploreSteps = 64;
 inline constexpr int32_t kExploreRows = 16;
+inline constexpr int32_t kRemeasureRows = 4;
 
 // Scratch reused across steps (no allocation once it has held the largest step).
 struct DraftBudgetScratch {

@@ -6,9 +6,11 @@
 // output is the output without speculation in every case, and what the
 // budget holds back is counted. Where MTP drafts would not be verified, the
 // steps skip the block's guesses (StepPlan::mtp_guesses).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "scheduler/speculation.h"
@@ -120,8 +122,8 @@ struct MtpRun {
   int num_steps = 0, without_guesses = 0;
   int64_t drafted = 0;
 };
-MtpRun run_mtp(int n, bool mtp, std::function<int64_t(int32_t)> step_ns) {
-  SchedFixtureOptions o = testing::with_prompt_lookup({}, 0, 2, 3, false);
+MtpRun run_mtp(int n, bool mtp, std::function<int64_t(int32_t)> step_ns, bool pipeline = false) {
+  SchedFixtureOptions o = testing::with_prompt_lookup({}, 0, 2, 3, pipeline);
   o.device.step_ns = std::move(step_ns);
   o.sched.spec.mtp = mtp;
   o.device.mtp = mtp ? testing::FakeDevice::NextToken(six_cycle) : nullptr;
@@ -144,8 +146,9 @@ MtpRun run_mtp(int n, bool mtp, std::function<int64_t(int32_t)> step_ns) {
 
 // A batch of 16 on a compute-bound device: the budget would verify no MTP
 // draft, so the steps do not compute the block's guesses (its head over
-// every output) but now and then, to measure again; a memory-bound single
-// stream computes them every step and verifies them. Same output.
+// every output) but now and then, to measure again, pipelined or not; a
+// memory-bound single stream computes them every step and verifies them.
+// Same output.
 TEST(SpeculationBudget, StepsSkipTheMtpGuessesTheBudgetWouldNotVerify) {
   const MtpRun off = run_mtp(16, false, compute_bound);
   const MtpRun batch = run_mtp(16, true, compute_bound);
@@ -156,6 +159,83 @@ TEST(SpeculationBudget, StepsSkipTheMtpGuessesTheBudgetWouldNotVerify) {
   EXPECT_EQ(one.tokens, one_off.tokens);
   EXPECT_LT(one.without_guesses * 10, one.num_steps) << one.without_guesses << " of " << one.num_steps;
   EXPECT_LT(one.num_steps * 3, one_off.num_steps * 2) << "its drafts save steps";
+  // Pipelined, the exploring steps verify the guesses of the step in flight
+  // (the lane settles first) as many as one step at a time does.
+  const MtpRun piped = run_mtp(16, true, compute_bound, true);
+  EXPECT_EQ(piped.tokens, off.tokens);
+  EXPECT_GE(piped.drafted, batch.drafted);
+  EXPECT_GT(piped.without_guesses * 10, piped.num_steps * 7) << piped.without_guesses << " of " << piped.num_steps;
+}
+
+// A step with drafts costs half a step more than one without (the block's
+// guesses, its head over the vocab and its chain), as on the medium qwen35
+// at batch 1 (13.3 ms without, 18.7 with a draft, 21.5 with three).
+int64_t guesses_cost_half_a_step(int32_t rows) { return rows == 1 ? 12000000 : 17000000 + int64_t{750000} * rows; }
+
+constexpr TokenId kSecondRequest = 500;  // the second request's first prompt token
+
+// Two single-stream requests of 100 tokens, one after the other, with 3
+// MTP drafts a step; the block's guesses are right but for the second
+// request's first `misses`. The steps of the second, and how many computed
+// no guesses.
+MtpRun run_second_request(bool mtp, bool pipeline, int misses) {
+  SchedFixtureOptions o = testing::with_prompt_lookup({}, 0, 2, 3, pipeline);
+  o.device.step_ns = guesses_cost_half_a_step;
+  o.sched.spec.mtp = mtp;
+  if (mtp) {
+    o.device.mtp = [misses](std::span<const TokenId> ctx) {
+      const bool miss = ctx[0] == kSecondRequest && ctx.size() <= static_cast<size_t>(24 + misses);
+      return miss ? TokenId{5} : six_cycle(ctx);
+    };
+  }
+  o.device.mtp_chain = 2;
+  SchedFixture f(o);
+  f.device->set_next_token(six_cycle);
+  f.device->keep_plans(true);
+  f.submit(greedy_request(make_prompt(24, 300), 100));
+  f.run();
+  const int steps_before = f.tel.num_steps;
+  const size_t plans_before = f.device->plans().size();
+  std::vector<TokenId> prompt = make_prompt(24, 301);
+  prompt[0] = kSecondRequest;
+  const uint64_t id = f.submit(greedy_request(prompt, 100));
+  f.run();
+  MtpRun r;
+  r.tokens.push_back(f.req.at(id).tokens);
+  EXPECT_TRUE(f.pool_is_full());
+  r.num_steps = f.tel.num_steps - steps_before;
+  for (size_t i = plans_before; i < f.device->plans().size(); ++i) {
+    r.without_guesses += f.device->plans()[i].mtp_guesses ? 0 : 1;
+  }
+  return r;
+}
+
+// A request whose first MTP drafts were all rejected, on a device whose
+// steps with any draft cost half a step more, drafts again soon, pipelined
+// or not: after one such step (its acceptance rate falls from the even
+// chance to a third) at once, as three drafts at a third and more pay
+// together where the first alone would not, and the steps that compute no
+// guesses ask for as many as the budget would verify; after several (a
+// fifth), within half an exploring period (kExploreSteps), as a rate that
+// fell drifts back while the steps compute no guesses, and a pipelined
+// lane settles to verify the guesses of the step in flight. Before, the
+// request ran 30 to 100 steps without drafts: a rate stayed where it fell
+// while no guess was computed, the steps computed one guess where only
+// three paid, and a pipelined lane never verified its exploring guesses.
+TEST(SpeculationBudget, ARequestWhoseFirstDraftsMissedDraftsAgainSoon) {
+  for (const bool pipeline : {false, true}) {
+    const MtpRun off = run_second_request(false, pipeline, 0);
+    const MtpRun once = run_second_request(true, pipeline, 1);
+    const MtpRun thrice = run_second_request(true, pipeline, 3);
+    const std::string where = fmt::format("pipeline {}", pipeline);
+    EXPECT_EQ(once.tokens, off.tokens) << where;
+    EXPECT_EQ(thrice.tokens, off.tokens) << where;
+    EXPECT_LT(once.without_guesses, 4) << once.without_guesses << " of " << once.num_steps << ", " << where;
+    EXPECT_LT(once.num_steps * 3, off.num_steps) << where;
+    EXPECT_LT(thrice.without_guesses, static_cast<int>(kExploreSteps / 2))
+        << thrice.without_guesses << " of " << thrice.num_steps << ", " << where;
+    EXPECT_LT(thrice.num_steps * 2, off.num_steps) << where;
+  }
 }
 
 }  // namespace

@@ -167,27 +167,31 @@ TEST(AllocateDrafts, AComputeBoundBatchGetsNone) {
 }
 
 // Every kExploreSteps steps the budget tries drafts it stopped giving, so
-// a cost judged too dear once is measured again: up to as many draft rows
-// as the step has decode rows, or kExploreRows at small batch, first drafts
-// first. Letting every proposal stand instead made a step of 16 sequences
-// with 3 MTP drafts each 4x a plain one, where drafts did not pay: ITL p99
-// doubled, and 1 step in 64 at 4x costs 5%.
-TEST(AllocateDrafts, OnceEveryExploreStepsDraftsStandAgainUpToTheStepsSize) {
+// a cost judged too dear once is measured again: up to a quarter as many
+// draft rows as the step has decode rows, or kRemeasureRows at small batch,
+// first drafts first. Letting every proposal stand instead made a step of
+// 16 sequences with 3 MTP drafts each 4x a plain one, where drafts did not
+// pay, and 1 step in 64 at 4x costs 5%; one draft each (2x) still made those
+// steps the ITL p99 (117-144 ms against plain's 56-72).
+TEST(AllocateDrafts, OnceEveryExploreStepsDraftsStandAgainUpToAQuarterOfTheStep) {
   const StepCostModel compute_bound = linear_cost(0.2e6, 1e6, 64);
   std::vector<DraftOffer> offers(8, DraftOffer{0.7, 4});
   for (uint64_t step : {uint64_t{0}, kExploreSteps - 2, kExploreSteps}) {
     for (int32_t k : allocate(offers, compute_bound, 8, step)) EXPECT_EQ(k, 0) << "step " << step;
   }
-  // Batch 8: 16 draft rows (kExploreRows), two a sequence.
-  for (int32_t k : allocate(offers, compute_bound, 8, kExploreSteps - 1)) EXPECT_EQ(k, 2);
-  // Batch 16 with three drafts each: one each, a step twice the plain one.
-  for (int32_t k : allocate(std::vector<DraftOffer>(16, DraftOffer{0.7, 3}), compute_bound, 16, kExploreSteps - 1)) {
-    EXPECT_EQ(k, 1);
+  // Batch 8: 4 draft rows (kRemeasureRows), one each for the first four.
+  EXPECT_EQ(allocate(offers, compute_bound, 8, kExploreSteps - 1), (std::vector<int32_t>{1, 1, 1, 1, 0, 0, 0, 0}));
+  // Batch 64 with three drafts each: 16 draft rows, a step 1.25x the plain one.
+  int32_t total = 0;
+  for (int32_t k : allocate(std::vector<DraftOffer>(64, DraftOffer{0.7, 3}), compute_bound, 64, kExploreSteps - 1)) {
+    EXPECT_LE(k, 1);
+    total += k;
   }
-  // Batch 1: all 16.
-  EXPECT_EQ(allocate({{0.7, 16}}, compute_bound, 1, kExploreSteps - 1), (std::vector<int32_t>{16}));
+  EXPECT_EQ(total, 16);
+  // Batch 1: 4 of 16.
+  EXPECT_EQ(allocate({{0.7, 16}}, compute_bound, 1, kExploreSteps - 1), (std::vector<int32_t>{4}));
   // Uneven offers: first drafts go round first.
-  EXPECT_EQ(allocate({{0.7, 1}, {0.7, 20}}, compute_bound, 2, kExploreSteps - 1), (std::vector<int32_t>{1, 15}));
+  EXPECT_EQ(allocate({{0.7, 1}, {0.7, 20}}, compute_bound, 2, kExploreSteps - 1), (std::vector<int32_t>{1, 3}));
   // A draft model's drafts are not free to try: they sit out.
   EXPECT_EQ(allocate({{0.7, 4, 5e6}, {0.7, 4, 0.0}}, compute_bound, 2, kExploreSteps - 1),
             (std::vector<int32_t>{0, 4}));
@@ -321,6 +325,24 @@ TEST(StepCostModel, MeasuredTimeFollowsTheSizesSeenAndTheLineBeyondThem) {
   int32_t total = 0;
   for (int32_t k : allocate(offers, m, 16)) total += k;
   EXPECT_EQ(total, 0);
+}
+
+// A device where a step with any draft at all costs half a step more than
+// one without (an MTP block's guesses: its layer, its head over the vocab
+// and its chain), and each further draft little: no single first draft
+// pays, but three together do. Measured on the medium qwen35 with 3 MTP
+// drafts at batch 1: 13.3 ms without, 18.7 with one draft, 21.5 with three.
+TEST(AllocateDrafts, DraftsThatOnlyPayTogetherAreGivenTogether) {
+  StepCostModel m;
+  for (int rep = 0; rep < 3; ++rep) {
+    for (int32_t r : {1, 2, 3, 4}) m.observe(r, r == 1 ? 12'000'000 : 17'000'000 + 750'000 * r);
+  }
+  // Rate 1/2: 1.875 tokens in 20 ms beat 1 in 12; the first draft alone,
+  // 1.5 in 18.5, does not.
+  EXPECT_EQ(allocate({{0.5, 3}}, m, 1), (std::vector<int32_t>{3}));
+  EXPECT_EQ(allocate({{0.5, 1}}, m, 1), (std::vector<int32_t>{0})) << "one draft alone does not pay";
+  // Rate 0.3: 1.417 tokens in 20 ms are fewer a second than 1 in 12.
+  EXPECT_EQ(allocate({{0.3, 3}}, m, 1), (std::vector<int32_t>{0}));
 }
 
 TEST(AllocateDrafts, TheBetterSequenceIsServedFirstAndEachKeepsAPrefix) {
