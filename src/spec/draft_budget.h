@@ -33,9 +33,8 @@
 //    draft model's), up to a quarter as many draft rows as the step's
 //    decode rows (kRemeasureRows at small batch), so a cost judged too dear
 //    (slow steps on a shared host) is measured again without making a
-//    large batch's step much longer than its others (at 16 clients with 3
-//    MTP drafts each, steps of twice the size were the ITL p99, 2x plain's),
-//    and half a period later none stands, so is
+//    large batch's step much longer than its others (1.25x at 16 clients,
+//    not 2x), and half a period later none stands, so is
 //    the plain step; a plain step measured slower than the step with its
 //    drafts (a stale or disturbed measurement of either, which drafts given
 //    every step, or none, would never correct) makes the step measure the

@@ -171,8 +171,7 @@ TEST(AllocateDrafts, AComputeBoundBatchGetsNone) {
 // draft rows as the step has decode rows, or kRemeasureRows at small batch,
 // first drafts first. Letting every proposal stand instead made a step of
 // 16 sequences with 3 MTP drafts each 4x a plain one, where drafts did not
-// pay, and 1 step in 64 at 4x costs 5%; one draft each (2x) still made those
-// steps the ITL p99 (117-144 ms against plain's 56-72).
+// pay, and 1 step in 64 at 4x costs 5%; a quarter makes it 1.25x.
 TEST(AllocateDrafts, OnceEveryExploreStepsDraftsStandAgainUpToAQuarterOfTheStep) {
   const StepCostModel compute_bound = linear_cost(0.2e6, 1e6, 64);
   std::vector<DraftOffer> offers(8, DraftOffer{0.7, 4});
