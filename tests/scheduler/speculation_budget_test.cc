@@ -5,7 +5,9 @@
 // all, a stream whose drafts are mostly wrong fewer than it proposes; the
 // output is the output without speculation in every case, and what the
 // budget holds back is counted. Where MTP drafts would not be verified, the
-// steps skip the block's guesses (StepPlan::mtp_guesses).
+// steps skip the block's guesses (StepPlan::mtp_guesses), pipelined or not,
+// and a request whose first MTP drafts were rejected on a device where any
+// draft costs half a step drafts again within a few steps.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
