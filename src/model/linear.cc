@@ -58,15 +58,15 @@ void lora_expand_columns(const Product& p, size_t j, const LoraCall& lora, int64
 }
 
 // The products' output columns end to end, as one run of rows for
-// ThreadCtx::claim_range: ranges of whole column tiles of the kernels, cut
-// at each product's end, so every range streams whole packed groups of one
-// product.
+// ThreadCtx::claim_range: ranges of whole claim tiles of the kernels
+// (cpu::matmul_claim_tile against `rows` activation rows), cut at each
+// product's end, so every range streams whole packed groups of one product.
 class OutputRows {
  public:
-  explicit OutputRows(std::span<const Product> products) : products_(products) {
+  OutputRows(std::span<const Product> products, int64_t rows) : products_(products) {
     for (const Product& p : products) {
       total_ += p.w->rows;
-      tile_ = std::max(tile_, cpu::matmul_column_tile(p.w->type));
+      tile_ = std::max(tile_, cpu::matmul_claim_tile(*p.w, rows));
     }
   }
   int64_t total() const { return total_; }
@@ -115,7 +115,7 @@ void linear(cpu::ThreadCtx& ctx, const float* x, int64_t rows, int64_t cols, std
     lora_shrink_share(ctx, x, cols, products, lora);
   }
   ctx.barrier();
-  const OutputRows out(products);
+  const OutputRows out(products, rows);
   const auto product_end = [&](int64_t at) {
     const OutputRows::Place p = out.place(at);
     return p.first + products[p.product].w->rows;

@@ -16,7 +16,8 @@ constexpr int64_t kSerialRouteSlots = 64;
 
 // fn(e, begin, m, c0, c1) for ranges [c0, c1) of the output columns of the
 // chosen experts e (those with slots, [begin, begin + m)), claimed guided
-// (ThreadCtx::claim_range) over the chosen experts' columns end to end,
+// (ThreadCtx::claim_range, in cpu::matmul_claim_tile against the most slots
+// an expert has) over the chosen experts' columns end to end,
 // never across an expert, so the threads finish within a column tile of
 // each other whatever the routing or a core the host slows. (A static half
 // of every expert's columns per thread left one thread waiting at the
@@ -28,12 +29,16 @@ void for_each_claimed_expert_range(cpu::ThreadCtx& ctx, const std::vector<int32_
                                    const cpu::WeightMatrix& w, Fn&& fn) {
   const auto num_experts = static_cast<int32_t>(offsets.size()) - 1;
   const auto slots = [&](int32_t e) { return offsets[static_cast<size_t>(e) + 1] - offsets[static_cast<size_t>(e)]; };
-  int64_t chosen = 0;
-  for (int32_t e = 0; e < num_experts; ++e) chosen += slots(e) > 0 ? 1 : 0;
+  int64_t chosen = 0, most_slots = 0;
+  for (int32_t e = 0; e < num_experts; ++e) {
+    chosen += slots(e) > 0 ? 1 : 0;
+    most_slots = std::max<int64_t>(most_slots, slots(e));
+  }
   const int64_t cols = w.rows;
+  const int64_t tile = cpu::matmul_claim_tile(w, most_slots);
   const auto cap = [&](int64_t at) { return (at / cols + 1) * cols; };
   for (;;) {
-    const auto [c0, c1] = ctx.claim_range(chosen * cols, cpu::matmul_column_tile(w.type), cap);
+    const auto [c0, c1] = ctx.claim_range(chosen * cols, tile, cap);
     if (c0 == c1) return;
     int64_t k = c0 / cols;  // the k-th chosen expert: never touch an unchosen one's weights
     int32_t e = 0;

@@ -246,6 +246,36 @@ TEST(Matmul, SupportsItsWeightTypesOnWholeBlocks) {
   EXPECT_FALSE(matmul_supports(GgmlType::kF32, 0));
 }
 
+// Guided claims of a weight stream read at least 64 KiB each at m <= 4 (a
+// call's stream runs slow until it is long), whole column tiles always.
+TEST(Matmul, ClaimTilesStreamAtLeast64KiBAtFewRowsAndOneTileAtMore) {
+  const auto matrix = [](GgmlType type, int64_t cols) {
+    WeightMatrix w;
+    w.type = type;
+    w.rows = 4096;
+    w.cols = cols;
+    w.row_bytes = *ggml_row_bytes(type, static_cast<size_t>(cols));
+    return w;
+  };
+  for (const GgmlType type : {GgmlType::kMXFP4, GgmlType::kQ8_0, GgmlType::kF16, GgmlType::kQ4_K}) {
+    for (const int64_t cols : {256, 1024, 4096, 16384}) {
+      const WeightMatrix w = matrix(type, cols);
+      const int64_t tile = matmul_column_tile(type);
+      for (const int64_t m : {1, 2, 4}) {
+        const int64_t claim = matmul_claim_tile(w, m);
+        EXPECT_EQ(claim % tile, 0) << ggml_type_name(type) << " cols " << cols;
+        EXPECT_GE(static_cast<size_t>(claim) * w.row_bytes, size_t{64} << 10) << ggml_type_name(type) << " " << cols;
+        // No more tiles than it takes: one tile fewer reads under 64 KiB.
+        EXPECT_LT(static_cast<size_t>(claim - tile) * w.row_bytes, size_t{64} << 10) << ggml_type_name(type);
+      }
+      EXPECT_EQ(matmul_claim_tile(w, 5), tile) << ggml_type_name(type);
+      EXPECT_EQ(matmul_claim_tile(w, 512), tile) << ggml_type_name(type);
+    }
+  }
+  // 1024 MXFP4 inputs: 544 bytes a row, 8704 a tile: 8 tiles.
+  EXPECT_EQ(matmul_claim_tile(matrix(GgmlType::kMXFP4, 1024), 1), 128);
+}
+
 TEST(Matmul, PublicEntryPointsMatchTheReference) {
   for (const GgmlType type : kTypes) {
     const int64_t cols = col_counts(type)[2];

@@ -25,8 +25,13 @@
 //     instructions a block, on the ports vpdpbusd needs) is reused by every
 //     row of a tile, so tiles are 16 rows tall (4 rows measured 20% slower on
 //     a batch, 8 rows 10%); one float accumulator per row. The first row tile
-//     of a group prefetches two units ahead, which took m = 1 from about 70%
-//     to about 90% of Q8_0x16's DRAM bytes a second.
+//     of a group prefetches six units (6.4 KB) ahead: two took m = 1 from
+//     about 70% to about 90% of Q8_0x16's DRAM bytes a second; six streamed
+//     8-31% more than two at 2 threads on every nibble type (1024 x 4096
+//     copies, the two alternated every pass in one process, Zen 5), and that
+//     decode's instruction count (ANDs dropped through vpermb, 2-op scales)
+//     measured no different: the stream's lookahead, not its compute, sets
+//     the rate.
 //   Iq4NlX16: as Mxfp4x16, through kIq4Values + 128, the 16 fp16 scales
 //     widened with one vcvtph2ps.
 //   Q4_0x16: as Iq4NlX16, through Q4_0's values (code - 8) + 128.

@@ -75,7 +75,7 @@ struct Mxfp4x16Decoder {
   static constexpr size_t kUnitBytes = kUnitBlocks * kBlockBytes + 64;
   static constexpr int kMaxRows = 16;
   static constexpr int kChains = 1;
-  static constexpr size_t kPrefetchUnits = 2;
+  static constexpr size_t kPrefetchUnits = 6;
   static __m512 decode(const uint8_t* unit, int64_t k, int64_t unit_blocks, __m512i (&w)[8]) {
     // kMxfp4Values + 128 (block_types.h), in every 128-bit lane.
     const __m512i table = _mm512_broadcast_i32x4(
@@ -97,7 +97,7 @@ struct FpScaledNibbleX16Decoder {
   static constexpr size_t kUnitBytes = kUnitBlocks * kBlockBytes + 128;
   static constexpr int kMaxRows = 16;
   static constexpr int kChains = 1;
-  static constexpr size_t kPrefetchUnits = 2;
+  static constexpr size_t kPrefetchUnits = 6;
   static __m512 decode(const uint8_t* unit, int64_t k, int64_t unit_blocks, __m512i (&w)[8]) {
     decode_nibbles(V::table(), unit + static_cast<size_t>(k) * kBlockBytes, w);
     const uint8_t* scales = unit + static_cast<size_t>(unit_blocks) * kBlockBytes + 32 * static_cast<size_t>(k);
@@ -166,7 +166,7 @@ struct MinNibbleX16Decoder {
   static constexpr size_t kUnitBytes = kUnitBlocks * (kBlockBytes + kQhBytes) + 256;
   static constexpr int kMaxRows = 16;
   static constexpr int kChains = 1;
-  static constexpr size_t kPrefetchUnits = 2;
+  static constexpr size_t kPrefetchUnits = 6;
   static __m512 decode(const uint8_t* unit, int64_t k, int64_t unit_blocks, __m512i (&w)[8]) {
     decode_nibbles(codes_plus_128(), unit + static_cast<size_t>(k) * kBlockBytes, w);
     if constexpr (kFifth) {
@@ -193,7 +193,7 @@ struct Q5_0x16Decoder {
   static constexpr size_t kUnitBytes = kUnitBlocks * (kBlockBytes + kQhBytes) + 128;
   static constexpr int kMaxRows = 16;
   static constexpr int kChains = 1;
-  static constexpr size_t kPrefetchUnits = 2;
+  static constexpr size_t kPrefetchUnits = 6;
   static __m512 decode(const uint8_t* unit, int64_t k, int64_t unit_blocks, __m512i (&w)[8]) {
     // The low 4 bits' part of (code - 16) + 128: 112 .. 127.
     const __m512i table = _mm512_broadcast_i32x4(
