@@ -48,6 +48,15 @@ void for_each_claimed_expert_range(cpu::ThreadCtx& ctx, const std::vector<int32_
   }
 }
 
+// Asks for floats [p, p + n) in cache ahead of use: a chosen expert's bias
+// slice comes from memory (the step's weight stream evicts it), and the
+// add that reads it right after the matmul stalled on it (2.6% of CPU time
+// on gpt-oss at batch 1).
+void prefetch_floats(const float* p, int64_t n) {
+  constexpr int64_t kLineFloats = 16;
+  for (int64_t i = 0; i < n; i += kLineFloats) __builtin_prefetch(p + i);
+}
+
 }  // namespace
 
 MoeFfn::MoeFfn(const ModelHParams& hp, int64_t max_rows)
@@ -154,6 +163,10 @@ void MoeFfn::run_experts(cpu::ThreadCtx& ctx, const MoeWeights& w, int64_t rows)
   for_each_claimed_expert_range(ctx, offsets_, w.gate[0], [&](int32_t e, int32_t begin, int32_t m, int64_t c0,
                                                                int64_t c1) {
     const auto i = static_cast<size_t>(e);
+    if (w.gate_bias != nullptr) {
+      prefetch_floats(w.gate_bias + e * ff_ + c0, c1 - c0);
+      prefetch_floats(w.up_bias + e * ff_ + c0, c1 - c0);
+    }
     cpu::matmul(w.gate[i], act_slots_[0].data() + begin * gate_bytes, m, &gate_[begin * ff_], ff_, c0, c1);
     cpu::matmul(w.up[i], up_act + begin * up_bytes, m, &up_[begin * ff_], ff_, c0, c1);
     activate(w, e, begin, m, c0, c1);
@@ -167,6 +180,7 @@ void MoeFfn::run_experts(cpu::ThreadCtx& ctx, const MoeWeights& w, int64_t rows)
   ctx.barrier();
   for_each_claimed_expert_range(ctx, offsets_, w.down[0], [&](int32_t e, int32_t begin, int32_t m, int64_t c0,
                                                                int64_t c1) {
+    if (w.down_bias != nullptr) prefetch_floats(w.down_bias + e * embd_ + c0, c1 - c0);
     cpu::matmul(w.down[static_cast<size_t>(e)], act_down_.data() + begin * down_bytes, m, &down_[begin * embd_],
                 embd_, c0, c1);
     if (w.down_bias == nullptr) return;

@@ -370,6 +370,30 @@ TEST_P(OpsTiers, SwigluIsWithinTolerance) {
   }
 }
 
+// Gates and ups across the clamps (7, -7), the exp's overflow (a gate
+// of -90 makes e^(1.702 x 90) inf: the gate's term goes to -0) and NaN.
+TEST_P(OpsTiers, SwigluOaiIsWithinTolerance) {
+  for (const int64_t n : kLengths) {
+    std::vector<float> gate = gaussian(static_cast<size_t>(n), 5, 8.0f);
+    std::vector<float> up = gaussian(static_cast<size_t>(n), 6, 8.0f);
+    const float extremes[] = {0.0f, -0.0f, 7.0f, -7.0f, 90.0f, -90.0f, 7.5f, -7.5f, 1e-20f};
+    for (size_t i = 0; i < gate.size(); i += 3) gate[i] = extremes[(i / 3) % 9];
+    for (size_t i = 1; i < up.size(); i += 4) up[i] = extremes[(i / 4) % 9];
+    std::vector<float> expected(gate.size()), out(gate.size());
+    ref::swiglu_oai(gate.data(), up.data(), n, expected.data());
+    kernels_.swiglu_oai(gate.data(), up.data(), n, out.data());
+    expect_close(out, expected, 2e-6, 1e-37, "swiglu_oai n=" + std::to_string(n));
+    std::vector<float> in_place = gate;
+    kernels_.swiglu_oai(in_place.data(), up.data(), n, in_place.data());
+    EXPECT_EQ(bits_of(in_place), bits_of(out)) << n;
+  }
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> gate = {nan, 1.0f}, up = {1.0f, nan};
+  std::vector<float> out(2);
+  kernels_.swiglu_oai(gate.data(), up.data(), 2, out.data());
+  EXPECT_TRUE(std::isnan(out[0]) && std::isnan(out[1])) << "a NaN gate or up is not clamped to a number";
+}
+
 TEST_P(OpsTiers, SoftmaxIsWithinTolerance) {
   for (const int64_t n : kLengths) {
     std::vector<float> x = gaussian(static_cast<size_t>(n), 7, 10.0f);

@@ -16,11 +16,14 @@ namespace met::cpu {
 namespace {
 
 constexpr OpsKernels kOpsReference{ref::rms_norm, ref::rope_rotate, ref::swiglu,         ref::add,
-                                   ref::softmax,  ref::argmax,      ref::rms_norm_gated, ref::l2_norm};
+                                   ref::softmax,  ref::argmax,      ref::rms_norm_gated, ref::l2_norm,
+                                   ref::swiglu_oai};
 constexpr OpsKernels kOpsAvx2{avx2::rms_norm, avx2::rope_rotate, avx2::swiglu,         avx2::add,
-                              avx2::softmax,  avx2::argmax,      avx2::rms_norm_gated, avx2::l2_norm};
+                              avx2::softmax,  avx2::argmax,      avx2::rms_norm_gated, avx2::l2_norm,
+                              avx2::swiglu_oai};
 constexpr OpsKernels kOpsAvx512{avx512::rms_norm, avx512::rope_rotate, avx512::swiglu,         avx512::add,
-                                avx512::softmax,  avx512::argmax,      avx512::rms_norm_gated, avx512::l2_norm};
+                                avx512::softmax,  avx512::argmax,      avx512::rms_norm_gated, avx512::l2_norm,
+                                avx512::swiglu_oai};
 
 // Each member from the highest tier at or below `selected` that has one.
 OpsKernels build_selected(Isa selected) {
@@ -36,6 +39,7 @@ OpsKernels build_selected(Isa selected) {
     if (k.argmax != nullptr) out.argmax = k.argmax;
     if (k.rms_norm_gated != nullptr) out.rms_norm_gated = k.rms_norm_gated;
     if (k.l2_norm != nullptr) out.l2_norm = k.l2_norm;
+    if (k.swiglu_oai != nullptr) out.swiglu_oai = k.swiglu_oai;
   }
   return out;
 }
@@ -111,12 +115,7 @@ void layer_norm(const float* x, const float* weight, const float* bias, int64_t 
 }
 
 void swiglu_oai(const float* gate, const float* up, int64_t n, float* out) {
-  constexpr float kAlpha = 1.702f, kLimit = 7.0f;
-  for (int64_t i = 0; i < n; ++i) {
-    const float g = std::min(gate[i], kLimit);
-    const float u = std::clamp(up[i], -kLimit, kLimit);
-    out[i] = g / (1.0f + std::exp(-kAlpha * g)) * (u + 1.0f);
-  }
+  selected_ops_kernels().swiglu_oai(gate, up, n, out);
 }
 
 void add(const float* a, const float* b, int64_t n, float* out) {

@@ -60,8 +60,7 @@ void swiglu(const float* gate, const float* up, int64_t n, float* out);
 
 // gpt-oss's clamped SwiGLU (ggml's swiglu_oai, alpha 1.702, limit 7):
 // g = min(gate[i], 7), u = clamp(up[i], -7, 7), out[i] = g * sigmoid(1.702 g) * (u + 1).
-// Scalar only: it runs over k expert widths per token, small beside the
-// expert matmuls. out may alias gate or up.
+// out may alias gate or up.
 void swiglu_oai(const float* gate, const float* up, int64_t n, float* out);
 
 // out[i] = gelu(gate[i]) * up[i] with ggml's tanh approximation of gelu,

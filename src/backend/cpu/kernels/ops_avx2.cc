@@ -2,7 +2,7 @@
 // vmaskmovps. add and rope_rotate are bit for bit the reference (same
 // operations, no contraction: met_backend builds with -ffp-contract=off).
 // rms_norm, rms_norm_gated, l2_norm and softmax sum in float lanes;
-// swiglu, rms_norm_gated's silu and softmax use core/vector_exp.h's
+// swiglu, swiglu_oai, rms_norm_gated's silu and softmax use core/vector_exp.h's
 // exp_avx2 (within 2e-7 relative of std::exp; results below 2^-126
 // become 0). ops_test.cc states the tolerances.
 // Built with -march=x86-64-v3: includes only intrinsics and declarations.
@@ -138,6 +138,19 @@ void swiglu(const float* gate, const float* up, int64_t n, float* out) {
     const __m256 e = exp_avx2(_mm256_sub_ps(_mm256_setzero_ps(), g));
     const __m256 silu = _mm256_div_ps(g, _mm256_add_ps(one, e));
     store_tail(out + i, n - i, _mm256_mul_ps(silu, load_tail(up + i, n - i)));
+  }
+}
+
+// The clamps take the limit first, so a NaN input stays NaN (as the
+// reference's std::min and std::clamp leave it).
+void swiglu_oai(const float* gate, const float* up, int64_t n, float* out) {
+  const __m256 one = _mm256_set1_ps(1.0f), limit = _mm256_set1_ps(7.0f), neg_limit = _mm256_set1_ps(-7.0f);
+  const __m256 neg_alpha = _mm256_set1_ps(-1.702f);
+  for (int64_t i = 0; i < n; i += 8) {
+    const __m256 g = _mm256_min_ps(limit, load_tail(gate + i, n - i));
+    const __m256 u = _mm256_max_ps(neg_limit, _mm256_min_ps(limit, load_tail(up + i, n - i)));
+    const __m256 glu = _mm256_div_ps(g, _mm256_add_ps(one, exp_avx2(_mm256_mul_ps(neg_alpha, g))));
+    store_tail(out + i, n - i, _mm256_mul_ps(glu, _mm256_add_ps(u, one)));
   }
 }
 

@@ -1,7 +1,7 @@
 // AVX-512 row kernels for ops.h, 16 floats per vector, masked tails.
 // add and rope_rotate are bit for bit the reference (same operations, no
 // contraction: met_backend builds with -ffp-contract=off). rms_norm,
-// rms_norm_gated, l2_norm and softmax sum in float lanes; swiglu,
+// rms_norm_gated, l2_norm and softmax sum in float lanes; swiglu, swiglu_oai,
 // rms_norm_gated's silu and softmax use core/vector_exp.h's exp_avx512
 // (within 2e-7 relative of std::exp). ops_test.cc states the tolerances.
 // core/avx512_intrinsics.h includes the intrinsics (GCC 12's headers warn).
@@ -120,6 +120,20 @@ void swiglu(const float* gate, const float* up, int64_t n, float* out) {
     const __m512 e = exp_avx512(_mm512_sub_ps(_mm512_setzero_ps(), g));
     const __m512 silu = _mm512_div_ps(g, _mm512_add_ps(one, e));
     _mm512_mask_storeu_ps(out + i, mask, _mm512_mul_ps(silu, u));
+  }
+}
+
+// The clamps take the limit first, so a NaN input stays NaN (as the
+// reference's std::min and std::clamp leave it).
+void swiglu_oai(const float* gate, const float* up, int64_t n, float* out) {
+  const __m512 one = _mm512_set1_ps(1.0f), limit = _mm512_set1_ps(7.0f), neg_limit = _mm512_set1_ps(-7.0f);
+  const __m512 neg_alpha = _mm512_set1_ps(-1.702f);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 mask = tail_mask(n - i);
+    const __m512 g = _mm512_min_ps(limit, _mm512_maskz_loadu_ps(mask, gate + i));
+    const __m512 u = _mm512_max_ps(neg_limit, _mm512_min_ps(limit, _mm512_maskz_loadu_ps(mask, up + i)));
+    const __m512 glu = _mm512_div_ps(g, _mm512_add_ps(one, exp_avx512(_mm512_mul_ps(neg_alpha, g))));
+    _mm512_mask_storeu_ps(out + i, mask, _mm512_mul_ps(glu, _mm512_add_ps(u, one)));
   }
 }
 

@@ -27,6 +27,7 @@ struct OpsKernels {
   void (*rms_norm_gated)(const float* x, const float* weight, const float* z, int64_t n, float eps,
                          float* out) = nullptr;
   void (*l2_norm)(float* x, int64_t n, float eps) = nullptr;
+  void (*swiglu_oai)(const float* gate, const float* up, int64_t n, float* out) = nullptr;
 };
 
 namespace avx2 {  // ops_avx2.cc
@@ -39,6 +40,7 @@ void softmax(float* x, int64_t n);
 int64_t argmax(const float* x, int64_t n);
 void rms_norm_gated(const float* x, const float* weight, const float* z, int64_t n, float eps, float* out);
 void l2_norm(float* x, int64_t n, float eps);
+void swiglu_oai(const float* gate, const float* up, int64_t n, float* out);
 }  // namespace avx2
 
 namespace avx512 {  // ops_avx512.cc
@@ -51,6 +53,7 @@ void softmax(float* x, int64_t n);
 int64_t argmax(const float* x, int64_t n);
 void rms_norm_gated(const float* x, const float* weight, const float* z, int64_t n, float eps, float* out);
 void l2_norm(float* x, int64_t n, float eps);
+void swiglu_oai(const float* gate, const float* up, int64_t n, float* out);
 }  // namespace avx512
 
 // The kernels `isa` itself provides (kScalar: the references); null members

@@ -50,6 +50,8 @@ void rope_cache(int32_t pos, const RopeParams& p, float* cos_sin);
 void rope_rotate(float* x, int32_t num_heads, int32_t head_dim, int32_t rope_dims, bool neox,
                  const float* cos_sin);
 void swiglu(const float* gate, const float* up, int64_t n, float* out);
+// gpt-oss's clamped SwiGLU (ops.h's swiglu_oai).
+void swiglu_oai(const float* gate, const float* up, int64_t n, float* out);
 void add(const float* a, const float* b, int64_t n, float* out);
 void softmax(float* x, int64_t n);
 int64_t argmax(const float* x, int64_t n);
