@@ -273,9 +273,10 @@ int64_t matmul_column_tile(GgmlType type) {
 
 int64_t matmul_claim_tile(const WeightMatrix& w, int64_t m) {
   // Measured at batch 1 on gpt-oss medium (MXFP4 experts, Q8_0 attention;
-  // 2 threads, alternate steps A/B in one process): 16-column claims, whose
-  // calls of 9-35 KB streamed at 11-17 GB/s a thread against 25 for calls
-  // past 256 KB, cost 3% a step against claims of 64 KiB or more.
+  // 2 threads, the variants alternated step by step in one process, both
+  // orders): 16-column claims, whose calls of 9-35 KB streamed at 11-17
+  // GB/s a thread against 25 for calls past 256 KB, cost about 2% a step
+  // against 64 KiB ones; 32 and 128 KiB measured the same as 64.
   constexpr int64_t kStreamingRows = 4;
   constexpr int64_t kClaimBytes = int64_t{64} << 10;
   const int64_t tile = matmul_column_tile(w.type);
