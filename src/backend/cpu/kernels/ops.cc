@@ -4,7 +4,6 @@
 // static). Tested by tests/backend/ops_test.cc.
 #include "backend/cpu/kernels/ops.h"
 
-#include <algorithm>
 #include <cmath>
 
 #include "backend/cpu/kernels/ops_kernels.h"
