@@ -5,22 +5,24 @@
 #include <algorithm>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "core/check.h"
 #include "grammar/utf8_prefix.h"
 
 namespace met {
 
-size_t GrammarDfa::KeyHash::operator()(const std::pair<uint32_t, std::vector<uint32_t>>& k) const {
-  uint64_t h = 0x9E3779B97F4A7C15ull ^ k.first;
-  for (uint32_t v : k.second) h = (h ^ v) * 0x100000001B3ull + (h >> 29);
+size_t GrammarDfa::state_hash(uint32_t utf8_prefix, const std::vector<uint32_t>& stacks) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ utf8_prefix;
+  for (uint32_t v : stacks) h = (h ^ v) * 0x100000001B3ull + (h >> 29);
   return static_cast<size_t>(h);
 }
 
-GrammarDfa::GrammarDfa(const Grammar& grammar, size_t max_rows) : grammar_(grammar), max_rows_(max_rows) {
+GrammarDfa::GrammarDfa(const Grammar& grammar, DfaLimits limits) : grammar_(grammar), limits_(limits) {
   nodes_.push_back({0, 0});  // kEmptyStack
   std::vector<uint32_t> stacks;
   for (uint32_t alt : grammar_.rule(grammar_.root()).alternatives) expand(node(alt, kEmptyStack), stacks);
-  start_ = intern(std::move(stacks), 0);
+  start_ = intern(std::move(stacks), 0, /*budgeted=*/false);
   MET_CHECK(start_ != kDead, "a checked grammar always has a start state");
 }
 
@@ -65,18 +67,35 @@ void GrammarDfa::expand(uint32_t start_node, std::vector<uint32_t>& out) {
   }
 }
 
-GrammarDfa::StateId GrammarDfa::intern(std::vector<uint32_t> stacks, uint32_t utf8_prefix) {
+// Records the first excess; true when a new state of `num_stacks` stacks
+// would go past the budget (or an earlier one did).
+bool GrammarDfa::over_budget(size_t num_stacks) {
+  if (failure_.has_value()) return true;
+  if (num_stacks > limits_.max_stacks_per_state) {
+    failure_ = fmt::format("{} parse stacks in one state (limit {})", num_stacks, limits_.max_stacks_per_state);
+  } else if (total_stacks_ + num_stacks > limits_.max_total_stacks) {
+    failure_ = fmt::format("{} parse stacks over {} states (limit {})", total_stacks_ + num_stacks,
+                           states_.size() + 1, limits_.max_total_stacks);
+  }
+  return failure_.has_value();
+}
+
+GrammarDfa::StateId GrammarDfa::intern(std::vector<uint32_t> stacks, uint32_t utf8_prefix, bool budgeted) {
   if (stacks.empty()) return kDead;
   std::sort(stacks.begin(), stacks.end());
   stacks.erase(std::unique(stacks.begin(), stacks.end()), stacks.end());
-  auto key = std::make_pair(utf8_prefix, std::move(stacks));
-  auto it = state_ids_.find(key);
-  if (it != state_ids_.end()) return it->second;
+  const size_t hash = state_hash(utf8_prefix, stacks);
+  for (auto [it, end] = state_ids_.equal_range(hash); it != end; ++it) {
+    const State& s = states_[it->second];
+    if (s.utf8_prefix == utf8_prefix && s.stacks == stacks) return it->second;
+  }
+  if (budgeted && over_budget(stacks.size())) return kDead;
   const auto id = static_cast<StateId>(states_.size());
-  const bool accepting = key.second.front() == kEmptyStack;
-  states_.push_back({key.second, utf8_prefix, accepting});
+  const bool accepting = stacks.front() == kEmptyStack;
+  total_stacks_ += stacks.size();
+  states_.push_back({std::move(stacks), utf8_prefix, accepting});
   rows_.emplace_back();
-  state_ids_.emplace(std::move(key), id);
+  state_ids_.emplace(hash, id);
   return id;
 }
 
@@ -118,7 +137,7 @@ void GrammarDfa::allocate_row(StateId s) {
 }
 
 void GrammarDfa::drop_rows_if_full() {
-  if (num_rows_ <= max_rows_) return;
+  if (num_rows_ <= limits_.max_rows) return;
   for (auto& r : rows_) r.reset();
   num_rows_ = 0;
 }

@@ -7,6 +7,11 @@
 // cached masks. Transitions are memoized in 256-entry rows, allocated when a
 // state is first stepped from; past `max_rows` rows all rows are dropped
 // (states stay, so ids remain valid) to bound memory.
+// An ambiguous grammar can multiply stacks byte by byte (2^n after n bytes
+// of `x ::= "a" x "1" | "a" x "2" | ""`), so a budget bounds the stacks one
+// state may hold and those all states hold together; a step past it is
+// kDead and failure() says why. The start state is exempt (its stacks are
+// bounded by the grammar's size).
 // Cost: a memoized step is one array read; a new one expands the stacks.
 // Invariants: state ids are never reused; kDead is never interned; a state
 // with no stacks is never interned (it is kDead).
@@ -17,12 +22,20 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "grammar/grammar.h"
 
 namespace met {
+
+struct DfaLimits {
+  size_t max_rows = 16384;                      // memo rows of 1 KiB
+  size_t max_stacks_per_state = 4096;           // parse stacks in one state
+  size_t max_total_stacks = size_t{1} << 23;    // over all states (4 bytes each)
+};
 
 class GrammarDfa {
  public:
@@ -31,7 +44,7 @@ class GrammarDfa {
   static constexpr StateId kUnknown = 0xFFFFFFFE;  // a row entry not computed yet
   using Row = std::array<StateId, 256>;
 
-  GrammarDfa(const Grammar& grammar, size_t max_rows);
+  GrammarDfa(const Grammar& grammar, DfaLimits limits);
 
   StateId start() const { return start_; }
   // The state after `byte`, or kDead.
@@ -53,6 +66,9 @@ class GrammarDfa {
   // Accepting, and no byte can follow.
   bool must_end(StateId s) const { return is_accepting(s) && states_[s].stacks.size() == 1; }
   size_t num_states() const { return states_.size(); }
+  // Set once a step went past the budget (that step and every later new one
+  // are kDead): what was exceeded.
+  const std::optional<std::string>& failure() const { return failure_; }
   // Drops every memo row when more than max_rows exist. Call between walks.
   void drop_rows_if_full();
 
@@ -62,23 +78,25 @@ class GrammarDfa {
     uint32_t utf8_prefix = 0;
     bool accepting = false;
   };
-  struct KeyHash {
-    size_t operator()(const std::pair<uint32_t, std::vector<uint32_t>>& k) const;
-  };
   static constexpr uint32_t kEmptyStack = 0;
+
+  static size_t state_hash(uint32_t utf8_prefix, const std::vector<uint32_t>& stacks);
 
   uint32_t node(uint32_t pos, uint32_t parent);
   void expand(uint32_t start_node, std::vector<uint32_t>& out);
-  StateId intern(std::vector<uint32_t> stacks, uint32_t utf8_prefix);
+  StateId intern(std::vector<uint32_t> stacks, uint32_t utf8_prefix, bool budgeted = true);
+  bool over_budget(size_t num_stacks);
   void allocate_row(StateId s);
 
   const Grammar& grammar_;
-  size_t max_rows_;
+  DfaLimits limits_;
   size_t num_rows_ = 0;
   std::vector<std::pair<uint32_t, uint32_t>> nodes_;  // (position, parent node)
   std::unordered_map<uint64_t, uint32_t> node_ids_;
   std::vector<State> states_;
-  std::unordered_map<std::pair<uint32_t, std::vector<uint32_t>>, StateId, KeyHash> state_ids_;
+  std::unordered_multimap<size_t, StateId> state_ids_;  // by state_hash()
+  size_t total_stacks_ = 0;
+  std::optional<std::string> failure_;
   std::vector<std::unique_ptr<Row>> rows_;
   std::vector<uint32_t> scratch_todo_;
   std::vector<uint32_t> scratch_seen_;

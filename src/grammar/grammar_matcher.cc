@@ -4,13 +4,16 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "core/check.h"
 
 namespace met {
 
 GrammarMatcher::GrammarMatcher(const Grammar& grammar, const TokenTrie& trie, MatcherOptions options)
     : trie_(&trie),
-      dfa_(std::make_unique<GrammarDfa>(grammar, options.max_dfa_rows)),
+      dfa_(std::make_unique<GrammarDfa>(
+          grammar, DfaLimits{options.max_dfa_rows, options.max_stacks_per_state, options.max_total_stacks})),
       cache_(options.mask_cache_entries, trie.mask_words()) {
   history_.push_back({dfa_->start(), false});
   size_t max_depth = 1;
@@ -22,13 +25,24 @@ GrammarMatcher::GrammarMatcher(const Grammar& grammar, const TokenTrie& trie, Ma
 GrammarDfa::StateId GrammarMatcher::advance(GrammarDfa::StateId s, std::string_view bytes) {
   for (char c : bytes) {
     s = dfa_->step(s, static_cast<uint8_t>(c));
-    if (s == GrammarDfa::kDead) return s;
+    if (s == GrammarDfa::kDead) {
+      note_failure();
+      return s;
+    }
   }
   return s;
 }
 
+void GrammarMatcher::note_failure() {
+  if (failure_.has_value() || !dfa_->failure().has_value()) return;
+  failure_ = fmt::format(
+      "the grammar is too ambiguous to follow: {} after {} output tokens (a rule whose alternatives or "
+      "repetitions read the same text in several ways multiplies the parse stacks with each byte)",
+      *dfa_->failure(), num_steps());
+}
+
 bool GrammarMatcher::accept_token(TokenId id) {
-  if (is_terminated() || id < 0 || static_cast<size_t>(id) >= trie_->vocab_size()) return false;
+  if (failure_.has_value() || is_terminated() || id < 0 || static_cast<size_t>(id) >= trie_->vocab_size()) return false;
   const GrammarDfa::StateId now = history_.back().state;
   if (trie_->is_eog(id)) {
     if (!dfa_->is_accepting(now)) return false;
@@ -44,7 +58,7 @@ bool GrammarMatcher::accept_token(TokenId id) {
 }
 
 bool GrammarMatcher::accept_bytes(std::string_view bytes) {
-  if (is_terminated()) return false;
+  if (failure_.has_value() || is_terminated()) return false;
   const GrammarDfa::StateId next = advance(history_.back().state, bytes);
   if (next == GrammarDfa::kDead) return false;
   history_.push_back({next, false});
@@ -64,7 +78,7 @@ void GrammarMatcher::fill_mask(std::span<uint64_t> allowed_bits) {
   MET_CHECK(allowed_bits.size() >= trie_->mask_words(), "mask of {} words, vocab needs {}", allowed_bits.size(),
             trie_->mask_words());
   std::fill(allowed_bits.begin(), allowed_bits.end(), 0);
-  if (is_terminated()) return;
+  if (failure_.has_value() || is_terminated()) return;
   const GrammarDfa::StateId s = history_.back().state;
   const std::span<uint64_t> mask = allowed_bits.first(trie_->mask_words());
   if (std::span<const uint64_t> hit = cache_.find(s); !hit.empty()) {
@@ -73,6 +87,11 @@ void GrammarMatcher::fill_mask(std::span<uint64_t> allowed_bits) {
   }
   dfa_->drop_rows_if_full();
   walk_trie(s, mask);
+  note_failure();
+  if (failure_.has_value()) {
+    std::fill(mask.begin(), mask.end(), 0);
+    return;
+  }
   if (dfa_->is_accepting(s)) {
     for (TokenId id : trie_->eog_ids()) mask[static_cast<size_t>(id) / 64] |= uint64_t{1} << (id % 64);
   }

@@ -21,6 +21,11 @@
 // distinct states visited (stack nodes, states) plus at most max_dfa_rows KiB
 // of transition rows and mask_cache_entries * vocab/8 bytes of masks.
 //
+// A grammar too ambiguous to follow within MatcherOptions' budget (see
+// GrammarDfa) fails the matcher for good: failure() says where and why,
+// fill_mask() allows nothing, accept_token() takes nothing. The caller ends
+// the sequence with that message; nothing else is affected.
+//
 // Invariants: history_ holds the state after each accepted step, so rollback
 // restores an exact earlier state; a failed accept changes nothing.
 // Threading: one thread at a time; the Grammar and TokenTrie it borrows are
@@ -31,7 +36,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -45,6 +52,9 @@ namespace met {
 struct MatcherOptions {
   size_t mask_cache_entries = 64;  // 0 disables the mask cache
   size_t max_dfa_rows = 16384;     // 1 KiB each
+  // The budget on parse stacks (DfaLimits): past it the matcher fails.
+  size_t max_stacks_per_state = DfaLimits{}.max_stacks_per_state;
+  size_t max_total_stacks = DfaLimits{}.max_total_stacks;
 };
 
 class GrammarMatcher {
@@ -65,6 +75,9 @@ class GrammarMatcher {
   bool must_end() const;
   // An EOG token was accepted.
   bool is_terminated() const;
+  // Set when a step needed more parse stacks than the budget: the message
+  // for the request's client.
+  const std::optional<std::string>& failure() const { return failure_; }
 
   // Sets bit t of `allowed_bits` (word t/64, bit t%64) for every token that
   // accept_token would take now, clears every other bit.
@@ -82,6 +95,8 @@ class GrammarMatcher {
     bool terminated;
   };
   GrammarDfa::StateId advance(GrammarDfa::StateId s, std::string_view bytes);
+  // Copies the DFA's failure, with where it happened, into failure_.
+  void note_failure();
   void walk_trie(GrammarDfa::StateId s, std::span<uint64_t> allowed_bits);
 
   const TokenTrie* trie_;
@@ -90,6 +105,7 @@ class GrammarMatcher {
   std::vector<Step> history_;  // history_[0]: the start; back(): now
   std::vector<GrammarDfa::StateId> walk_states_;  // state at each trie depth
   std::vector<GrammarDfa::Row*> walk_rows_;
+  std::optional<std::string> failure_;
 };
 
 }  // namespace met

@@ -64,10 +64,10 @@ void ResponseSink::finish(FinishEvent event) {
   stream_.reset();
 }
 
-void ResponseSink::error(std::string message) {
+void ResponseSink::error(std::string message, std::optional<std::string> param) {
   MET_CHECK(!terminated_, "request {}: a second final frame", id_.value());
   terminated_ = true;
-  send(StreamEvent(ErrorEvent{std::move(message)}));
+  send(StreamEvent(ErrorEvent{std::move(message), std::move(param)}));
   stream_.reset();
 }
 

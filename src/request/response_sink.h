@@ -42,7 +42,8 @@ class ResponseSink {
   // Stages a copy of `event` (into storage the stream reuses). REQUIRES: !is_terminated().
   void delta(const DeltaEvent& event);
   void finish(FinishEvent event);
-  void error(std::string message);
+  // `param`: ErrorEvent::param.
+  void error(std::string message, std::optional<std::string> param = std::nullopt);
 
  private:
   template <class Event>

@@ -53,6 +53,10 @@ struct FinishEvent {
 
 struct ErrorEvent {
   std::string message;
+  // Set when the request's own input made it fail mid-generation (a grammar
+  // too ambiguous to follow): the field at fault, answered as a 400 naming it
+  // rather than a server error.
+  std::optional<std::string> param = std::nullopt;
 };
 
 using StreamEvent = std::variant<DeltaEvent, FinishEvent, ErrorEvent>;

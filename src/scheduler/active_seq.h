@@ -65,7 +65,7 @@ struct OutputLimits {
 // Whether and why the sequence ended (finish_reason.h reads it).
 struct SeqStatus {
   bool finished = false;
-  std::optional<std::string> error;  // failed: answered with an error frame
+  std::optional<ErrorEvent> error;  // failed: answered with this error frame
   std::optional<GuardStop> guard_stop;
   bool stop_string_hit = false;
   std::optional<size_t> stop_string_index;  // which of the request's stop strings matched
@@ -101,6 +101,7 @@ struct ThinkingTrack {
 // Grammar-constrained output and tool calls.
 struct GrammarTrack {
   std::shared_ptr<const Grammar> grammar;  // kept alive for `matcher`
+  std::string field;                       // EngineRequest::grammar_field
   std::optional<GrammarMatcher> matcher;   // set while a grammar constrains the output
   std::optional<TokenId> tool_call_end_token;
   // EngineRequest::triggered_grammar; `matcher` runs it while triggered_active.

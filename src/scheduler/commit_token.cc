@@ -49,10 +49,15 @@ void suppress_stops(const ActiveSeq& a, std::span<float> logits) {
 namespace {
 
 // Sets every logit the grammar does not allow now to -inf, a 64-token word
-// at a time (a word the grammar allows whole is skipped).
-void apply_grammar_mask(ActiveSeq& a, std::span<float> row, std::vector<uint64_t>& bits) {
+// at a time (a word the grammar allows whole is skipped). False: the grammar
+// proved too ambiguous to follow, and the sequence is failed instead.
+bool apply_grammar_mask(ActiveSeq& a, std::span<float> row, std::vector<uint64_t>& bits) {
   bits.resize((row.size() + 63) / 64);
   a.gram.matcher->fill_mask(bits);
+  if (const std::optional<std::string>& failure = a.gram.matcher->failure()) {
+    fail_sequence(a, *failure, a.gram.triggered_active ? "tools" : a.gram.field);
+    return false;
+  }
   for (size_t w = 0; w < bits.size(); ++w) {
     if (bits[w] == ~uint64_t{0}) continue;
     const size_t end = std::min(row.size(), (w + 1) * 64);
@@ -60,6 +65,7 @@ void apply_grammar_mask(ActiveSeq& a, std::span<float> row, std::vector<uint64_t
       if (((bits[w] >> (t % 64)) & 1) == 0) row[t] = -std::numeric_limits<float>::infinity();
     }
   }
+  return true;
 }
 
 }  // namespace
@@ -80,7 +86,7 @@ TokenId pick_token(ActiveSeq& a, StepResult& result, size_t index, bool use_logi
     token = forced_think_token(*a.think.config, a.think.state);
   } else {
     suppress_stops(a, row);
-    if (grammar_active(a)) apply_grammar_mask(a, row, scratch.mask_bits);
+    if (grammar_active(a) && !apply_grammar_mask(a, row, scratch.mask_bits)) return 0;  // commit_token skips it
     const std::span<const TokenId> prompt(a.seq.tokens.data(), static_cast<size_t>(a.out.prompt_len));
     token = a.sampler.sample(row, prompt, a.out.tokens);
   }
@@ -91,6 +97,7 @@ TokenId pick_token(ActiveSeq& a, StepResult& result, size_t index, bool use_logi
 }
 
 void commit_token(const SchedIo& io, ActiveSeq& a, TokenId token, size_t max_seq_len) {
+  if (a.status.error.has_value()) return;  // pick_token failed the sequence: there is no token
   if (a.sink.cancelled()) {
     fail_sequence(a, a.sink.cancel_reason());
     return;
@@ -179,9 +186,14 @@ void accept_token(const SchedIo& io, ActiveSeq& a, TokenId token, size_t max_seq
   }
   a.think.forced_by = ThinkEndCause::kNone;
   if (!advance_grammar(a, token, under_grammar)) {
-    // The mask allows only what the matcher takes: this is a bug, and the
-    // output would break its grammar, so the request fails.
-    fail_sequence(a, fmt::format("internal error: token {} breaks the request's grammar", token));
+    // The mask allows only what the matcher takes: short of its budget
+    // (failure()) this is a bug, and the output would break its grammar, so
+    // the request fails.
+    if (const std::optional<std::string>& failure = a.gram.matcher->failure()) {
+      fail_sequence(a, *failure, a.gram.triggered_active ? "tools" : a.gram.field);
+    } else {
+      fail_sequence(a, fmt::format("internal error: token {} breaks the request's grammar", token));
+    }
     return;
   }
   stream_token(io, a, token, is_stop_token);

@@ -54,12 +54,14 @@ struct PickScratch {
 // The token a step produced for output `index`: the forced think token (thinking.h), the
 // device's argmax, or a draw from the row's logits when `use_logits` (EOS
 // masked under min_tokens, the grammar's mask applied). With logprobs asked
-// for, picked_logprob is set from the raw row.
+// for, picked_logprob is set from the raw row. A grammar too ambiguous to
+// follow fails `a` (a 400 naming its field) and nothing is picked.
 TokenId pick_token(ActiveSeq& a, StepResult& result, size_t index, bool use_logits, PickScratch& scratch);
 
-// Commits a step's token to `a`, unless the client cancelled or the deadline
-// passed while the step ran: then the token is dropped and `a` ends as it
-// would have before the step (so the lanes agree token for token).
+// Commits a step's token to `a`, unless pick_token failed `a` (there is no
+// token), or the client cancelled or the deadline passed while the step ran:
+// then the token is dropped and `a` ends as it would have before the step
+// (so the lanes agree token for token).
 void commit_token(const SchedIo& io, ActiveSeq& a, TokenId token, size_t max_seq_len);
 
 }  // namespace met

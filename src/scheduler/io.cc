@@ -3,8 +3,8 @@
 
 namespace met {
 
-void SinkReqPort::error(ResponseSink& sink, std::string_view message, const char* /*what*/) {
-  sink.error(std::string(message));
+void SinkReqPort::error(ResponseSink& sink, ErrorEvent event, const char* /*what*/) {
+  sink.error(std::move(event.message), std::move(event.param));
 }
 
 const char* request_event_name(RequestEventKind kind) {

@@ -31,7 +31,7 @@ class ReqPort {
   virtual void delta(ResponseSink& sink, const DeltaEvent& event) = 0;
   virtual void finish(ResponseSink& sink, FinishEvent event) = 0;
   // `what` names the path for logs ("error frame", "pre-seq error frame").
-  virtual void error(ResponseSink& sink, std::string_view message, const char* what) = 0;
+  virtual void error(ResponseSink& sink, ErrorEvent event, const char* what) = 0;
 };
 
 // Forwards to the sink itself (the engine's ReqPort).
@@ -39,7 +39,7 @@ class SinkReqPort final : public ReqPort {
  public:
   void delta(ResponseSink& sink, const DeltaEvent& event) override { sink.delta(event); }
   void finish(ResponseSink& sink, FinishEvent event) override { sink.finish(std::move(event)); }
-  void error(ResponseSink& sink, std::string_view message, const char* what) override;
+  void error(ResponseSink& sink, ErrorEvent event, const char* what) override;
 };
 
 struct RequestTiming {

@@ -54,9 +54,9 @@ void finish_sequence(const SchedIo& io, ActiveSeq& a, size_t max_seq_len) {
   // A failed sequence is not a finished one: an error frame, and no caching
   // (its blocks may hold a truncated or failed generation).
   if (a.status.error.has_value()) {
-    std::string msg = std::move(*a.status.error);
+    ErrorEvent e = std::move(*a.status.error);
     a.status.error.reset();
-    send_error(io, a, msg);
+    send_error(io, a, e.message, std::move(e.param));
     return;
   }
   if (is_embedding(a) && a.seq.seq_len < a.out.prompt_len) {  // cut short by a guard: no vector to give
@@ -113,8 +113,8 @@ void finish_sequence(const SchedIo& io, ActiveSeq& a, size_t max_seq_len) {
   io.kv.apply(ReleaseSeq{&a.seq, /*cache=*/a.embed.kv_shareable, "finish_sequence"});
 }
 
-void send_error(const SchedIo& io, ActiveSeq& a, std::string_view msg) {
-  io.req.error(a.sink, msg, "error frame");
+void send_error(const SchedIo& io, ActiveSeq& a, std::string_view msg, std::optional<std::string> param) {
+  io.req.error(a.sink, ErrorEvent{std::string(msg), std::move(param)}, "error frame");
   io.tel.request_failed();
   RequestEvent failed = request_event_of(a, RequestEventKind::kFailed);
   failed.error = msg;
@@ -123,7 +123,7 @@ void send_error(const SchedIo& io, ActiveSeq& a, std::string_view msg) {
 }
 
 void send_error_to_sink(const SchedIo& io, ResponseSink& sink, std::string_view msg) {
-  io.req.error(sink, msg, "pre-seq error frame");
+  io.req.error(sink, ErrorEvent{std::string(msg)}, "pre-seq error frame");
   io.tel.request_failed();
   RequestEvent failed;
   failed.kind = RequestEventKind::kFailed;
@@ -132,8 +132,8 @@ void send_error_to_sink(const SchedIo& io, ResponseSink& sink, std::string_view 
   io.tel.request_event(failed);
 }
 
-void fail_sequence(ActiveSeq& a, std::string msg) {
-  a.status.error = std::move(msg);
+void fail_sequence(ActiveSeq& a, std::string msg, std::optional<std::string> param) {
+  a.status.error = ErrorEvent{std::move(msg), std::move(param)};
   a.status.finished = true;
 }
 

@@ -33,16 +33,18 @@ RequestEvent request_event_of(const ActiveSeq& a, RequestEventKind kind);
 // served context ceiling (0: unlimited).
 void finish_sequence(const SchedIo& io, ActiveSeq& a, size_t max_seq_len);
 
-// An error frame, then the sequence is released without caching.
-void send_error(const SchedIo& io, ActiveSeq& a, std::string_view msg);
+// An error frame, then the sequence is released without caching. `param`:
+// ErrorEvent::param (the request's field at fault, if it was the cause).
+void send_error(const SchedIo& io, ActiveSeq& a, std::string_view msg,
+                std::optional<std::string> param = std::nullopt);
 
 // An error frame to a sink with no sequence (a failed swap-in, a request
 // refused before admission, the shutdown drain).
 void send_error_to_sink(const SchedIo& io, ResponseSink& sink, std::string_view msg);
 
 // Marks the sequence failed; it stays where it is until retired, and
-// finish_sequence turns it into an error frame.
-void fail_sequence(ActiveSeq& a, std::string msg);
+// finish_sequence turns it into an error frame. `param` as for send_error.
+void fail_sequence(ActiveSeq& a, std::string msg, std::optional<std::string> param = std::nullopt);
 
 // Removes active[victim_idx] (the last row moves into its place and its slot
 // is compacted), saves its KV to a spill image and releases its blocks. On

@@ -56,6 +56,7 @@ ActiveSeq Scheduler::make_seq(EngineRequest&& r, ResponseSink&& sink, TimePoint 
   a.think.config = r.thinking;
   if (a.think.config.has_value()) a.think.state = initial_thinking_state(*a.think.config);
   a.gram.tool_call_end_token = r.tool_call_end_token;
+  a.gram.field = std::move(r.grammar_field);
   if (r.grammar != nullptr || r.triggered_grammar.has_value()) {
     if (trie_ == nullptr) trie_ = std::make_unique<TokenTrie>(TokenTrie::build(tokenizer_));
     a.gram.trie = trie_.get();

@@ -22,6 +22,10 @@ ApiError http_error(int status, std::string message, std::optional<std::string> 
       .status = status, .message = std::move(message), .type = type, .param = std::nullopt, .code = std::move(code)};
 }
 
+ApiError error_of(const ErrorEvent& e) {
+  return e.param.has_value() ? invalid_request(e.param, e.message) : http_error(500, e.message);
+}
+
 nlohmann::ordered_json error_object(const ApiError& e) {
   nlohmann::ordered_json j;
   j["message"] = e.message;

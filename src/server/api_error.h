@@ -11,6 +11,8 @@
 #include <optional>
 #include <string>
 
+#include "request/stream_event.h"
+
 namespace met {
 
 struct ApiError {
@@ -25,6 +27,9 @@ struct ApiError {
 ApiError invalid_request(std::optional<std::string> param, std::string message);
 // An error of `status` with the type that status implies.
 ApiError http_error(int status, std::string message, std::optional<std::string> code = std::nullopt);
+// A generation's error frame: invalid_request naming ErrorEvent::param when
+// the request caused it, else a 500.
+ApiError error_of(const ErrorEvent& e);
 
 // {"message","type","param","code"}: the object under "error".
 nlohmann::ordered_json error_object(const ApiError& e);

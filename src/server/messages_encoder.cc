@@ -84,7 +84,7 @@ std::string MessagesEncoder::start() {
 std::string MessagesEncoder::encode(size_t index, const StreamEvent& event) {
   (void)index;  // one choice
   if (done_) return "";
-  if (const auto* e = std::get_if<ErrorEvent>(&event)) return fail(http_error(500, e->message));
+  if (const auto* e = std::get_if<ErrorEvent>(&event)) return fail(error_of(*e));
   std::vector<Json> out;
   if (const auto* d = std::get_if<DeltaEvent>(&event)) feed(d->text, out);
   if (const auto* f = std::get_if<FinishEvent>(&event)) {

@@ -216,7 +216,7 @@ std::string SseEncoder::encode(size_t index, const StreamEvent& event) {
   MET_CHECK(index < choices_.size(), "choice {} of {}", index, choices_.size());
   if (const auto* d = std::get_if<DeltaEvent>(&event)) return encode_delta(index, *d);
   if (const auto* f = std::get_if<FinishEvent>(&event)) return encode_finish(index, *f);
-  return fail(http_error(500, std::get<ErrorEvent>(event).message));
+  return fail(error_of(std::get<ErrorEvent>(event)));
 }
 
 std::string SseEncoder::fail(const ApiError& error) {

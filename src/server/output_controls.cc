@@ -79,6 +79,11 @@ GrammarOrError build_output_grammar(const AgentFields& agent) {
   return std::shared_ptr<const Grammar>();
 }
 
+const char* output_grammar_field(const AgentFields& agent) {
+  if (agent.tool_choice == ToolChoice::kRequired || agent.tool_choice == ToolChoice::kNamed) return "tools";
+  return agent.constraint == OutputConstraint::kGbnf ? "grammar" : "response_format";
+}
+
 std::variant<std::optional<EngineRequest::TriggeredGrammar>, ApiError> strict_tool_grammar(
     const AgentFields& agent, const ChatFormat& format, const Tokenizer& tokenizer) {
   bool any_strict = false;

@@ -33,6 +33,8 @@ namespace met {
 
 // The compiled grammar the request asks for (nullptr: none).
 std::variant<std::shared_ptr<const Grammar>, ApiError> build_output_grammar(const AgentFields& agent);
+// The request field that grammar comes from (EngineRequest::grammar_field).
+const char* output_grammar_field(const AgentFields& agent);
 
 // The thinking control for a prompt rendered as `prompt_text`; nullopt when
 // the format has no think markers that are single tokens of the vocab.

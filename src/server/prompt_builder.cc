@@ -165,6 +165,7 @@ std::optional<ApiError> PromptBuilder::add_output_controls(const OpenAiRequest& 
   std::variant<std::shared_ptr<const Grammar>, ApiError> grammar = build_output_grammar(request.agent);
   if (auto* e = std::get_if<ApiError>(&grammar)) return *e;
   r.grammar = std::move(std::get<std::shared_ptr<const Grammar>>(grammar));
+  r.grammar_field = output_grammar_field(request.agent);
   if (request.endpoint != Endpoint::kChatCompletions) return std::nullopt;
   r.thinking = chat_format_.family == ChatFamily::kGptOss
                    ? harmony_thinking_control(chat_format_, tokenizer_, prompt_text, request.agent)

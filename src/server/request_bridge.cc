@@ -54,7 +54,7 @@ awaitable<bool> collect_events(beast::tcp_stream& stream, const HttpRequest& req
     c.wants_prompt_logprobs = o.prompt_logprobs;
   }
   size_t num_finished = 0;
-  std::optional<std::string> error;
+  std::optional<ErrorEvent> error;
   while (num_finished < choices.size() && !error) {
     co_await wait_for_events(stream, w, waiter);
     for (ChoiceEvent& ce : waiter.take()) {
@@ -64,12 +64,12 @@ awaitable<bool> collect_events(beast::tcp_stream& stream, const HttpRequest& req
         c.finish = std::move(*f);
         ++num_finished;
       }
-      if (auto* e = std::get_if<ErrorEvent>(&ce.event)) error = std::move(e->message);
+      if (auto* e = std::get_if<ErrorEvent>(&ce.event)) error = std::move(*e);
     }
   }
   if (w.peer_gone) co_return false;
   if (error) {
-    co_return co_await write_error(stream, req.version(), http_error(500, *error), req.keep_alive(), o.headers,
+    co_return co_await write_error(stream, req.version(), error_of(*error), req.keep_alive(), o.headers,
                                    o.error_style);
   }
   co_return co_await write_body(stream, req.version(), http::status::ok, encoder.body(choices), kJson,

@@ -294,7 +294,7 @@ std::string ResponsesEncoder::encode(size_t index, const StreamEvent& event) {
     const char* type = response["status"] == "completed" ? "response.completed" : "response.incomplete";
     emit(type, Json{{"response", std::move(response)}});
   } else {
-    return fail(http_error(500, std::get<ErrorEvent>(event).message));
+    return fail(error_of(std::get<ErrorEvent>(event)));
   }
   return std::exchange(out_, {});
 }

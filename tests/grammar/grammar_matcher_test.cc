@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+
 #include "grammar/grammar_testing.h"
 
 namespace met {
@@ -157,6 +160,65 @@ TEST(GrammarMatcher, AcceptBytesIsOneStep) {
   EXPECT_EQ(m.num_steps(), 1u);
   m.rollback(1);
   EXPECT_FALSE(m.is_accepting());
+}
+
+// Each "a" may close with "1" or "2" later: after n a's there are 2^n
+// pending sequences of closers, and a state holds 3 * 2^n parse stacks (for
+// each sequence: its next closer, or either alternative's next "a").
+constexpr const char* kDoublingGrammar = "root ::= x\nx ::= \"a\" x \"1\" | \"a\" x \"2\" | \"\"";
+
+TEST(GrammarMatcher, AmbiguityWithinTheBudgetIsFollowedExactly) {
+  const Grammar g = gbnf(kDoublingGrammar);
+  EXPECT_TRUE(grammar_matches(g, "aaaa1221"));
+  EXPECT_TRUE(grammar_matches(g, "aaaaaaaaaa2222222222"));
+  EXPECT_FALSE(grammar_matches(g, "aaaa122"));
+  EXPECT_FALSE(grammar_matches(g, "aaa1221"));
+  GrammarMatcher m(g, testing::byte_trie(), {.max_stacks_per_state = 48});
+  EXPECT_TRUE(m.accept_bytes("aaaa"));  // 48 stacks: at the limit, not past it
+  EXPECT_FALSE(m.failure().has_value());
+  EXPECT_TRUE(m.accept_bytes("2"));  // fewer again
+  m.rollback(1);
+  EXPECT_FALSE(m.accept_bytes("a"));
+  ASSERT_TRUE(m.failure().has_value());
+  EXPECT_NE(m.failure()->find("96 parse stacks in one state (limit 48)"), std::string::npos) << *m.failure();
+}
+
+TEST(GrammarMatcher, AGrammarTooAmbiguousToFollowFailsClearlyAndStaysFailed) {
+  const Grammar g = gbnf(kDoublingGrammar);
+  const TokenTrie& trie = testing::byte_trie();
+  GrammarMatcher m(g, trie);  // the default budget
+  std::vector<uint64_t> mask(trie.mask_words());
+  size_t accepted = 0;
+  for (; accepted < 64; ++accepted) {
+    m.fill_mask(mask);
+    if (m.failure().has_value() || !m.accept_token('a')) break;
+  }
+  ASSERT_TRUE(m.failure().has_value()) << "2^64 stacks cannot be followed";
+  EXPECT_LT(accepted, 20u) << "the default budget is thousands of stacks, not millions";
+  EXPECT_NE(m.failure()->find("too ambiguous"), std::string::npos) << *m.failure();
+  EXPECT_NE(m.failure()->find("parse stacks"), std::string::npos) << *m.failure();
+  m.fill_mask(mask);
+  EXPECT_TRUE(std::all_of(mask.begin(), mask.end(), [](uint64_t w) { return w == 0; })) << "nothing is allowed";
+  EXPECT_FALSE(m.accept_token('a'));
+  EXPECT_FALSE(m.accept_token('1'));
+  // Another matcher on the same grammar and trie is untouched.
+  GrammarMatcher other(g, trie);
+  EXPECT_TRUE(other.accept_bytes("aa"));
+  EXPECT_TRUE(other.accept_bytes("12"));
+  EXPECT_TRUE(other.is_accepting());
+}
+
+TEST(GrammarMatcher, TheBudgetOnAllStatesFailsAGrammarWhoseStatesKeepMultiplying) {
+  // Few stacks per state, but each byte of a bounded repetition is a new state.
+  const Grammar g = gbnf("root ::= [a-z]{0,500}");
+  GrammarMatcher small(g, testing::byte_trie(), {.max_total_stacks = 200});
+  bool failed = false;
+  for (int i = 0; i < 500 && !failed; ++i) failed = !small.accept_bytes("q");
+  ASSERT_TRUE(small.failure().has_value());
+  EXPECT_NE(small.failure()->find("200"), std::string::npos) << *small.failure();
+  GrammarMatcher roomy(g, testing::byte_trie());
+  EXPECT_TRUE(roomy.accept_bytes(std::string(500, 'q')));
+  EXPECT_TRUE(roomy.is_accepting());
 }
 
 }  // namespace

@@ -174,5 +174,36 @@ TEST(SchedulerControl, ATriggeredGrammarHoldsFromItsTriggerUntilCompleteThenText
       << ::testing::PrintToString(rec.tokens);
 }
 
+// Each printable byte may later close with any of eight digits: a state
+// holds 9 * 8^n parse stacks after n bytes, past the default budget (4096)
+// within any 3-byte token, so the first mask fails.
+constexpr const char* kTooAmbiguous =
+    "root ::= x\nx ::= [ -~] x \"1\" | [ -~] x \"2\" | [ -~] x \"3\" | [ -~] x \"4\" | [ -~] x \"5\" | "
+    "[ -~] x \"6\" | [ -~] x \"7\" | [ -~] x \"8\" | \"\"";
+
+TEST(SchedulerControl, AGrammarTooAmbiguousToFollowFailsItsRequestAndNoOther) {
+  for (bool pipeline : {false, true}) {
+    SchedFixture f(with_pipeline(pipeline));
+    EngineRequest bad = testing::greedy_request(testing::make_prompt(9, 4), 20);
+    bad.sampling.temperature = 1.0f;
+    Result<Grammar> g = compile_gbnf(kTooAmbiguous);
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    bad.grammar = std::make_shared<const Grammar>(std::move(*g));
+    bad.grammar_field = "response_format";
+    const uint64_t bad_id = f.submit(std::move(bad));
+    const uint64_t good_id = f.submit(testing::greedy_request(testing::make_prompt(9, 5), 12));
+    f.run();
+    const auto& rec = f.req.at(bad_id);
+    ASSERT_EQ(rec.errors.size(), 1u) << "pipeline " << pipeline;
+    EXPECT_TRUE(rec.finishes.empty());
+    EXPECT_TRUE(rec.tokens.empty()) << "no token was sampled from an empty mask";
+    EXPECT_NE(rec.errors[0].find("too ambiguous"), std::string::npos) << rec.errors[0];
+    EXPECT_EQ(rec.error_params[0], "response_format") << "the field the grammar came from is named";
+    const auto& ok = f.req.at(good_id);
+    ASSERT_EQ(ok.finishes.size(), 1u) << (ok.errors.empty() ? "" : ok.errors[0]);
+    EXPECT_EQ(ok.tokens.size(), 12u);
+  }
+}
+
 }  // namespace
 }  // namespace met

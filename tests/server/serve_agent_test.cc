@@ -176,6 +176,32 @@ TEST(ServeAgent, AGbnfGrammarHoldsACompletion) {
             "grammar");
 }
 
+// A grammar whose parse stacks multiply with each byte (each printable byte
+// may later close with any of eight digits) fails its request with a 400
+// naming the field, streamed or not, and the server goes on serving.
+TEST(ServeAgent, AGrammarTooAmbiguousToFollowIsA400AndTheServerServesOn) {
+  MET_REQUIRE_SHARED(model, "models/stories260K.gguf");
+  ServeProcess server(serve_args(model));
+  ASSERT_NE(server.port(), 0) << server.error();
+  std::string gbnf = R"(root ::= x\nx ::= \"\")";
+  for (char d = '1'; d <= '8'; ++d) gbnf += std::string(R"( | [ -~] x \")") + d + R"(\")";
+  const std::string body = R"({"prompt": "Once upon a time", "max_tokens": 40, "grammar": ")" + gbnf + "\"";
+  const PlainJson j = post(server, "/v1/completions", body + "}", 400);
+  EXPECT_EQ(j["error"]["param"], "grammar") << j;
+  EXPECT_EQ(j["error"]["type"], "invalid_request_error") << j;
+  EXPECT_NE(j["error"]["message"].get<std::string>().find("too ambiguous"), std::string::npos) << j;
+  auto s = http_call(server.port(), "POST", "/v1/completions", body + R"(, "stream": true})");
+  ASSERT_TRUE(s.has_value());
+  const std::vector<std::string> events = sse_data(s->body);
+  ASSERT_GE(events.size(), 2u) << s->body;
+  EXPECT_EQ(events.back(), "[DONE]");
+  const PlainJson frame = PlainJson::parse(events[events.size() - 2], nullptr, false);
+  ASSERT_TRUE(frame.is_object()) << s->body;
+  EXPECT_EQ(frame["error"]["param"], "grammar") << s->body;
+  const PlainJson ok = post(server, "/v1/completions", R"({"prompt": "Once upon a time", "max_tokens": 5})");
+  EXPECT_EQ(ok["usage"]["completion_tokens"], 5) << ok;
+}
+
 TEST(ServeAgent, JsonSchemaOutputOfARandomChatModelAlwaysValidates) {
   testing::TempDir dir;
   ServeProcess server(serve_args(testing::make_small_model(dir, "chat.gguf", 600)));

@@ -21,6 +21,7 @@ struct RecordedRequest {
   std::vector<TokenLogprob> prompt_logprobs;
   std::vector<FinishEvent> finishes;
   std::vector<std::string> errors;
+  std::vector<std::optional<std::string>> error_params;  // ErrorEvent::param of each
   int num_terminal() const { return static_cast<int>(finishes.size() + errors.size()); }
 };
 
@@ -39,9 +40,11 @@ class RecordingReq final : public ReqPort {
     requests_[sink.id().value()].finishes.push_back(event);
     sink.finish(std::move(event));
   }
-  void error(ResponseSink& sink, std::string_view message, const char* /*what*/) override {
-    requests_[sink.id().value()].errors.emplace_back(message);
-    sink.error(std::string(message));
+  void error(ResponseSink& sink, ErrorEvent event, const char* /*what*/) override {
+    RecordedRequest& r = requests_[sink.id().value()];
+    r.errors.push_back(event.message);
+    r.error_params.push_back(event.param);
+    sink.error(std::move(event.message), std::move(event.param));
   }
 
   const RecordedRequest& at(uint64_t id) { return requests_[id]; }
