@@ -21,9 +21,14 @@ size_t GrammarDfa::state_hash(uint32_t utf8_prefix, const std::vector<uint32_t>&
 GrammarDfa::GrammarDfa(const Grammar& grammar, DfaLimits limits) : grammar_(grammar), limits_(limits) {
   nodes_.push_back({0, 0});  // kEmptyStack
   std::vector<uint32_t> stacks;
-  for (uint32_t alt : grammar_.rule(grammar_.root()).alternatives) expand(node(alt, kEmptyStack), stacks);
-  start_ = intern(std::move(stacks), 0, /*budgeted=*/false);
-  MET_CHECK(start_ != kDead, "a checked grammar always has a start state");
+  start_walk();
+  begin_expansion();
+  bool within = true;
+  for (uint32_t alt : grammar_.rule(grammar_.root()).alternatives) {
+    within = within && expand(node(alt, kEmptyStack), stacks);
+  }
+  start_ = within ? intern(std::move(stacks), 0) : kDead;
+  MET_CHECK(start_ != kDead || failure_.has_value(), "a checked grammar always has a start state");
 }
 
 uint32_t GrammarDfa::node(uint32_t pos, uint32_t parent) {
@@ -33,11 +38,20 @@ uint32_t GrammarDfa::node(uint32_t pos, uint32_t parent) {
   return it->second;
 }
 
-// Appends to `out` every stack reachable from `start_node` without consuming
-// input whose top is a char set (or the empty stack). Without left recursion
-// this terminates; the seen-set bounds the work by distinct nodes.
-void GrammarDfa::expand(uint32_t start_node, std::vector<uint32_t>& out) {
+// Nodes one step may visit per stack a state may hold: a step that looks
+// past a deep stack of rules that may be empty visits one node per level.
+constexpr size_t kVisitsPerStack = 64;
+
+void GrammarDfa::begin_expansion() {
   ++seen_epoch_;
+  visits_left_ = kVisitsPerStack * limits_.max_stacks_per_state;
+}
+
+// Appends to `out` every stack reachable from `start_node` without consuming
+// input whose top is a char set (or the empty stack), skipping nodes this
+// step has seen. Without left recursion this terminates; the seen-set bounds
+// the work by distinct nodes. False (failure_ set) past the budget.
+bool GrammarDfa::expand(uint32_t start_node, std::vector<uint32_t>& out) {
   scratch_todo_.assign(1, start_node);
   while (!scratch_todo_.empty()) {
     const uint32_t n = scratch_todo_.back();
@@ -45,7 +59,20 @@ void GrammarDfa::expand(uint32_t start_node, std::vector<uint32_t>& out) {
     if (scratch_seen_.size() <= n) scratch_seen_.resize(nodes_.size() * 2, 0);
     if (scratch_seen_[n] == seen_epoch_) continue;
     scratch_seen_[n] = seen_epoch_;
-    if (n == kEmptyStack) {
+    if (visits_left_ == 0 || walk_visits_left_ == 0) {
+      failure_ = visits_left_ == 0 ? fmt::format("more than {} grammar nodes visited in one step",
+                                                 kVisitsPerStack * limits_.max_stacks_per_state)
+                                   : fmt::format("more than {} grammar nodes visited for one token",
+                                                 limits_.max_visits_per_walk);
+      return false;
+    }
+    --visits_left_;
+    --walk_visits_left_;
+    if (n == kEmptyStack || grammar_.element(nodes_[n].first).kind == ElementKind::kChars) {
+      if (out.size() == limits_.max_stacks_per_state) {
+        failure_ = fmt::format("more than {} parse stacks in one state", limits_.max_stacks_per_state);
+        return false;
+      }
       out.push_back(n);
       continue;
     }
@@ -53,8 +80,7 @@ void GrammarDfa::expand(uint32_t start_node, std::vector<uint32_t>& out) {
     const GrammarElement& e = grammar_.element(pos);
     switch (e.kind) {
       case ElementKind::kChars:
-        out.push_back(n);
-        break;
+        break;  // output above
       case ElementKind::kEnd:
         scratch_todo_.push_back(parent);
         break;
@@ -65,6 +91,7 @@ void GrammarDfa::expand(uint32_t start_node, std::vector<uint32_t>& out) {
       }
     }
   }
+  return true;
 }
 
 // Records the first excess; true when a new state of `num_stacks` stacks
@@ -80,7 +107,7 @@ bool GrammarDfa::over_budget(size_t num_stacks) {
   return failure_.has_value();
 }
 
-GrammarDfa::StateId GrammarDfa::intern(std::vector<uint32_t> stacks, uint32_t utf8_prefix, bool budgeted) {
+GrammarDfa::StateId GrammarDfa::intern(std::vector<uint32_t> stacks, uint32_t utf8_prefix) {
   if (stacks.empty()) return kDead;
   std::sort(stacks.begin(), stacks.end());
   stacks.erase(std::unique(stacks.begin(), stacks.end()), stacks.end());
@@ -89,7 +116,7 @@ GrammarDfa::StateId GrammarDfa::intern(std::vector<uint32_t> stacks, uint32_t ut
     const State& s = states_[it->second];
     if (s.utf8_prefix == utf8_prefix && s.stacks == stacks) return it->second;
   }
-  if (budgeted && over_budget(stacks.size())) return kDead;
+  if (over_budget(stacks.size())) return kDead;
   const auto id = static_cast<StateId>(states_.size());
   const bool accepting = stacks.front() == kEmptyStack;
   total_stacks_ += stacks.size();
@@ -122,10 +149,13 @@ GrammarDfa::StateId GrammarDfa::compute_step(StateId s, uint8_t byte) {
     case Utf8Step::Kind::kComplete:
       break;
   }
+  if (failure_.has_value()) return kDead;
+  begin_expansion();
   for (uint32_t n : states_[s].stacks) {  // expand() grows nodes_, never states_
     if (n == kEmptyStack) continue;
     const auto [pos, parent] = nodes_[n];
-    if (grammar_.char_set(grammar_.element(pos).value).contains(u.code_point)) expand(node(pos + 1, parent), next);
+    if (!grammar_.char_set(grammar_.element(pos).value).contains(u.code_point)) continue;
+    if (!expand(node(pos + 1, parent), next)) return kDead;
   }
   return intern(std::move(next), 0);
 }

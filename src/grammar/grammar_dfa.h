@@ -9,9 +9,11 @@
 // (states stay, so ids remain valid) to bound memory.
 // An ambiguous grammar can multiply stacks byte by byte (2^n after n bytes
 // of `x ::= "a" x "1" | "a" x "2" | ""`), so a budget bounds the stacks one
-// state may hold and those all states hold together; a step past it is
-// kDead and failure() says why. The start state is exempt (its stacks are
-// bounded by the grammar's size).
+// state may hold (the start state's included: nested optional repetitions
+// reach a million stacks without reading a byte) and those all states hold
+// together, the nodes one step may visit and those all steps of one walk
+// (one token's mask) may visit; a step past it is kDead and failure() says
+// why (a failed start is kDead too).
 // Cost: a memoized step is one array read; a new one expands the stacks.
 // Invariants: state ids are never reused; kDead is never interned; a state
 // with no stacks is never interned (it is kDead).
@@ -35,6 +37,7 @@ struct DfaLimits {
   size_t max_rows = 16384;                      // memo rows of 1 KiB
   size_t max_stacks_per_state = 4096;           // parse stacks in one state
   size_t max_total_stacks = size_t{1} << 23;    // over all states (4 bytes each)
+  size_t max_visits_per_walk = size_t{1} << 24;  // grammar nodes visited between start_walk() calls
 };
 
 class GrammarDfa {
@@ -67,10 +70,12 @@ class GrammarDfa {
   bool must_end(StateId s) const { return is_accepting(s) && states_[s].stacks.size() == 1; }
   size_t num_states() const { return states_.size(); }
   // Set once a step went past the budget (that step and every later new one
-  // are kDead): what was exceeded.
+  // are kDead; start() too if it was the start): what was exceeded.
   const std::optional<std::string>& failure() const { return failure_; }
   // Drops every memo row when more than max_rows exist. Call between walks.
   void drop_rows_if_full();
+  // Starts a walk: the steps computed from now on share max_visits_per_walk.
+  void start_walk() { walk_visits_left_ = limits_.max_visits_per_walk; }
 
  private:
   struct State {
@@ -83,8 +88,11 @@ class GrammarDfa {
   static size_t state_hash(uint32_t utf8_prefix, const std::vector<uint32_t>& stacks);
 
   uint32_t node(uint32_t pos, uint32_t parent);
-  void expand(uint32_t start_node, std::vector<uint32_t>& out);
-  StateId intern(std::vector<uint32_t> stacks, uint32_t utf8_prefix, bool budgeted = true);
+  // Starts a step's expansions: they share one seen-set (the stacks a node
+  // expands to do not depend on how it was reached) and one visit budget.
+  void begin_expansion();
+  bool expand(uint32_t start_node, std::vector<uint32_t>& out);
+  StateId intern(std::vector<uint32_t> stacks, uint32_t utf8_prefix);
   bool over_budget(size_t num_stacks);
   void allocate_row(StateId s);
 
@@ -101,6 +109,8 @@ class GrammarDfa {
   std::vector<uint32_t> scratch_todo_;
   std::vector<uint32_t> scratch_seen_;
   uint32_t seen_epoch_ = 0;
+  size_t visits_left_ = 0;       // this step's
+  size_t walk_visits_left_ = 0;  // this walk's
   StateId start_ = kDead;
 };
 

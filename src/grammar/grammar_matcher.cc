@@ -13,9 +13,11 @@ namespace met {
 GrammarMatcher::GrammarMatcher(const Grammar& grammar, const TokenTrie& trie, MatcherOptions options)
     : trie_(&trie),
       dfa_(std::make_unique<GrammarDfa>(
-          grammar, DfaLimits{options.max_dfa_rows, options.max_stacks_per_state, options.max_total_stacks})),
+          grammar, DfaLimits{options.max_dfa_rows, options.max_stacks_per_state, options.max_total_stacks,
+                             options.max_visits_per_mask})),
       cache_(options.mask_cache_entries, trie.mask_words()) {
   history_.push_back({dfa_->start(), false});
+  note_failure();  // a start past the budget
   size_t max_depth = 1;
   for (const TokenTrie::Node& n : trie.nodes()) max_depth = std::max<size_t>(max_depth, n.depth + 1);
   walk_states_.resize(max_depth);
@@ -23,6 +25,7 @@ GrammarMatcher::GrammarMatcher(const Grammar& grammar, const TokenTrie& trie, Ma
 }
 
 GrammarDfa::StateId GrammarMatcher::advance(GrammarDfa::StateId s, std::string_view bytes) {
+  dfa_->start_walk();
   for (char c : bytes) {
     s = dfa_->step(s, static_cast<uint8_t>(c));
     if (s == GrammarDfa::kDead) {
@@ -65,8 +68,12 @@ bool GrammarMatcher::accept_bytes(std::string_view bytes) {
   return true;
 }
 
-bool GrammarMatcher::is_accepting() const { return !is_terminated() && dfa_->is_accepting(history_.back().state); }
-bool GrammarMatcher::must_end() const { return !is_terminated() && dfa_->must_end(history_.back().state); }
+bool GrammarMatcher::is_accepting() const {
+  return !failure_.has_value() && !is_terminated() && dfa_->is_accepting(history_.back().state);
+}
+bool GrammarMatcher::must_end() const {
+  return !failure_.has_value() && !is_terminated() && dfa_->must_end(history_.back().state);
+}
 bool GrammarMatcher::is_terminated() const { return history_.back().terminated; }
 
 void GrammarMatcher::rollback(size_t num) {
@@ -86,6 +93,7 @@ void GrammarMatcher::fill_mask(std::span<uint64_t> allowed_bits) {
     return;
   }
   dfa_->drop_rows_if_full();
+  dfa_->start_walk();
   walk_trie(s, mask);
   note_failure();
   if (failure_.has_value()) {

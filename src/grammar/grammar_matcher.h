@@ -19,7 +19,9 @@
 // seen before costs a copy of vocab/8 bytes. accept_token() costs one
 // memoized transition per byte; rollback() is O(k). Memory grows with the
 // distinct states visited (stack nodes, states) plus at most max_dfa_rows KiB
-// of transition rows and mask_cache_entries * vocab/8 bytes of masks.
+// of transition rows and mask_cache_entries * vocab/8 bytes of masks. New
+// transitions are bounded by MatcherOptions' budget: parse stacks per state
+// and in all (4 bytes each), grammar nodes visited per step and per call.
 //
 // A grammar too ambiguous to follow within MatcherOptions' budget (see
 // GrammarDfa) fails the matcher for good: failure() says where and why,
@@ -55,6 +57,7 @@ struct MatcherOptions {
   // The budget on parse stacks (DfaLimits): past it the matcher fails.
   size_t max_stacks_per_state = DfaLimits{}.max_stacks_per_state;
   size_t max_total_stacks = DfaLimits{}.max_total_stacks;
+  size_t max_visits_per_mask = DfaLimits{}.max_visits_per_walk;  // fill_mask's (or an accept's) work
 };
 
 class GrammarMatcher {

@@ -93,7 +93,10 @@ void Scheduler::enqueue(EngineRequest request, ResponseSink sink, TimePoint subm
              sink.id().value());
   ActiveSeq a = make_seq(std::move(request), std::move(sink), submitted);
   io_.tel.request_event(request_event_of(a, RequestEventKind::kQueued));
-  if (a.limits.remaining == 0 && !is_embedding(a)) {  // nothing to generate: answered without a step
+  // A grammar too ambiguous to follow even at its start fails before any step.
+  const bool grammar_failed = a.gram.matcher.has_value() && a.gram.matcher->failure().has_value();
+  if (grammar_failed) fail_sequence(a, *a.gram.matcher->failure(), a.gram.field);
+  if (grammar_failed || (a.limits.remaining == 0 && !is_embedding(a))) {  // answered without a step
     finish_sequence(io_, a, max_seq_len_);
     return;
   }

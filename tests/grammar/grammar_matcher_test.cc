@@ -180,7 +180,7 @@ TEST(GrammarMatcher, AmbiguityWithinTheBudgetIsFollowedExactly) {
   m.rollback(1);
   EXPECT_FALSE(m.accept_bytes("a"));
   ASSERT_TRUE(m.failure().has_value());
-  EXPECT_NE(m.failure()->find("96 parse stacks in one state (limit 48)"), std::string::npos) << *m.failure();
+  EXPECT_NE(m.failure()->find("more than 48 parse stacks in one state"), std::string::npos) << *m.failure();
 }
 
 TEST(GrammarMatcher, AGrammarTooAmbiguousToFollowFailsClearlyAndStaysFailed) {
@@ -206,6 +206,56 @@ TEST(GrammarMatcher, AGrammarTooAmbiguousToFollowFailsClearlyAndStaysFailed) {
   EXPECT_TRUE(other.accept_bytes("aa"));
   EXPECT_TRUE(other.accept_bytes("12"));
   EXPECT_TRUE(other.is_accepting());
+}
+
+TEST(GrammarMatcher, AStartStatePastTheBudgetFailsAtOnce) {
+  // Every way to skip through nested optional repetitions is its own stack:
+  // a million before the first byte.
+  const Grammar g = gbnf(R"(root ::= (("a"{0,100}){0,100}){0,100} "b")");
+  GrammarMatcher m(g, testing::byte_trie());
+  ASSERT_TRUE(m.failure().has_value());
+  EXPECT_NE(m.failure()->find("after 0 output tokens"), std::string::npos) << *m.failure();
+  std::vector<uint64_t> mask(testing::byte_trie().mask_words());
+  m.fill_mask(mask);
+  EXPECT_TRUE(std::all_of(mask.begin(), mask.end(), [](uint64_t w) { return w == 0; }));
+  EXPECT_FALSE(m.accept_token('a'));
+  EXPECT_FALSE(m.is_accepting());
+  EXPECT_FALSE(m.must_end());
+}
+
+TEST(GrammarMatcher, TheVisitBudgetBoundsAStepThatPopsThroughDeepRepetitions) {
+  // After n letters n empty e's are pending, and each step looks past them
+  // all for the ".": n visits.
+  const Grammar g = gbnf("root ::= x \".\"\nx ::= [a-z] x e | \"\"\ne ::= \"\"");
+  GrammarMatcher tight(g, testing::byte_trie(), {.max_stacks_per_state = 4});  // 256 visits
+  size_t accepted = 0;
+  while (accepted < 2000 && tight.accept_bytes("q")) ++accepted;
+  ASSERT_TRUE(tight.failure().has_value());
+  EXPECT_NE(tight.failure()->find("grammar nodes visited in one step"), std::string::npos) << *tight.failure();
+  EXPECT_LT(accepted, 300u);
+  GrammarMatcher roomy(g, testing::byte_trie());
+  EXPECT_TRUE(roomy.accept_bytes(std::string(2000, 'q')));
+  EXPECT_TRUE(roomy.accept_bytes("."));
+  EXPECT_TRUE(roomy.is_accepting());
+}
+
+TEST(GrammarMatcher, TheVisitBudgetOfOneMaskBoundsItsWholeTrieWalk) {
+  // Each letter pushes a pending "e" that may be empty, so every step of the
+  // walk looks past all of them: steps cost more as the output grows.
+  const Grammar g = gbnf("root ::= x \".\"\nx ::= [a-z] x e | \"\"\ne ::= \"\"");
+  const TokenTrie& trie = testing::byte_trie();
+  GrammarMatcher m(g, trie, {.mask_cache_entries = 0, .max_visits_per_mask = 20000});
+  std::vector<uint64_t> mask(trie.mask_words());
+  size_t accepted = 0;
+  for (; accepted < 2000; ++accepted) {
+    m.fill_mask(mask);  // 27 new steps (26 letters and "."), each visiting about `accepted` nodes
+    if (m.failure().has_value() || !m.accept_token('a' + static_cast<int>(accepted % 26))) break;
+  }
+  ASSERT_TRUE(m.failure().has_value());
+  EXPECT_NE(m.failure()->find("more than 20000 grammar nodes visited for one token"), std::string::npos)
+      << *m.failure();
+  EXPECT_GT(accepted, 300u) << "each step alone stays within its own budget";
+  EXPECT_LT(accepted, 1000u);
 }
 
 TEST(GrammarMatcher, TheBudgetOnAllStatesFailsAGrammarWhoseStatesKeepMultiplying) {

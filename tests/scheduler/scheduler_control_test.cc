@@ -176,17 +176,21 @@ TEST(SchedulerControl, ATriggeredGrammarHoldsFromItsTriggerUntilCompleteThenText
 
 // Each printable byte may later close with any of eight digits: a state
 // holds 9 * 8^n parse stacks after n bytes, past the default budget (4096)
-// within any 3-byte token, so the first mask fails.
-constexpr const char* kTooAmbiguous =
+// within any 3-byte token, so the first mask fails. The second has a
+// million stacks before the first byte (every way to skip the nested
+// optional repetitions), so it fails before any step.
+constexpr const char* kTooAmbiguous[] = {
     "root ::= x\nx ::= [ -~] x \"1\" | [ -~] x \"2\" | [ -~] x \"3\" | [ -~] x \"4\" | [ -~] x \"5\" | "
-    "[ -~] x \"6\" | [ -~] x \"7\" | [ -~] x \"8\" | \"\"";
+    "[ -~] x \"6\" | [ -~] x \"7\" | [ -~] x \"8\" | \"\"",
+    "root ::= ((\"a\"{0,100}){0,100}){0,100} \"b\""};
 
 TEST(SchedulerControl, AGrammarTooAmbiguousToFollowFailsItsRequestAndNoOther) {
-  for (bool pipeline : {false, true}) {
+  for (auto [pipeline, gbnf] : {std::pair{false, kTooAmbiguous[0]}, std::pair{true, kTooAmbiguous[0]},
+                                std::pair{false, kTooAmbiguous[1]}, std::pair{true, kTooAmbiguous[1]}}) {
     SchedFixture f(with_pipeline(pipeline));
     EngineRequest bad = testing::greedy_request(testing::make_prompt(9, 4), 20);
     bad.sampling.temperature = 1.0f;
-    Result<Grammar> g = compile_gbnf(kTooAmbiguous);
+    Result<Grammar> g = compile_gbnf(gbnf);
     ASSERT_TRUE(g.ok()) << g.status().message();
     bad.grammar = std::make_shared<const Grammar>(std::move(*g));
     bad.grammar_field = "response_format";
@@ -194,7 +198,7 @@ TEST(SchedulerControl, AGrammarTooAmbiguousToFollowFailsItsRequestAndNoOther) {
     const uint64_t good_id = f.submit(testing::greedy_request(testing::make_prompt(9, 5), 12));
     f.run();
     const auto& rec = f.req.at(bad_id);
-    ASSERT_EQ(rec.errors.size(), 1u) << "pipeline " << pipeline;
+    ASSERT_EQ(rec.errors.size(), 1u) << "pipeline " << pipeline << ", " << gbnf;
     EXPECT_TRUE(rec.finishes.empty());
     EXPECT_TRUE(rec.tokens.empty()) << "no token was sampled from an empty mask";
     EXPECT_NE(rec.errors[0].find("too ambiguous"), std::string::npos) << rec.errors[0];
