@@ -103,6 +103,11 @@ void GrammarMatcher::fill_mask(std::span<uint64_t> allowed_bits) {
   if (dfa_->is_accepting(s)) {
     for (TokenId id : trie_->eog_ids()) mask[static_cast<size_t>(id) / 64] |= uint64_t{1} << (id % 64);
   }
+  if (std::all_of(mask.begin(), mask.end(), [](uint64_t w) { return w == 0; })) {
+    // A dead end: a character no token spells, or a class that matches none.
+    failure_ = fmt::format("no token of the vocabulary continues the grammar after {} output tokens", num_steps());
+    return;
+  }
   cache_.insert(s, mask);
 }
 

@@ -24,7 +24,9 @@
 // and in all (4 bytes each), grammar nodes visited per step and per call.
 //
 // A grammar too ambiguous to follow within MatcherOptions' budget (see
-// GrammarDfa) fails the matcher for good: failure() says where and why,
+// GrammarDfa), or one that reaches a dead end (no token of the vocabulary
+// continues it, and it is not complete), fails the matcher for good:
+// failure() says where and why,
 // fill_mask() allows nothing, accept_token() takes nothing. The caller ends
 // the sequence with that message; nothing else is affected.
 //
@@ -78,8 +80,8 @@ class GrammarMatcher {
   bool must_end() const;
   // An EOG token was accepted.
   bool is_terminated() const;
-  // Set when a step needed more parse stacks than the budget: the message
-  // for the request's client.
+  // Set when a step went past the budget or a mask found a dead end: the
+  // message for the request's client.
   const std::optional<std::string>& failure() const { return failure_; }
 
   // Sets bit t of `allowed_bits` (word t/64, bit t%64) for every token that

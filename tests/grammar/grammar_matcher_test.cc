@@ -151,6 +151,22 @@ TEST(GrammarMatcher, MaskCacheGivesTheSameMasksAsComputing) {
   }
 }
 
+TEST(GrammarMatcher, ADeadEndNoTokenCanContinueFailsTheMatcherSayingWhere) {
+  const TokenTrie trie = small_trie();  // no token spells "z"
+  for (const char* text : {R"(root ::= "a" "z")", R"(root ::= "a" [^\x00-\U0010FFFF])"}) {
+    const Grammar g = gbnf(text);
+    GrammarMatcher m(g, trie);
+    EXPECT_EQ(allowed(m, trie), (std::vector<TokenId>{0}));
+    ASSERT_TRUE(m.accept_token(0));
+    EXPECT_FALSE(m.failure().has_value()) << "found when a mask is asked for";
+    EXPECT_TRUE(allowed(m, trie).empty());
+    ASSERT_TRUE(m.failure().has_value()) << text;
+    EXPECT_NE(m.failure()->find("no token of the vocabulary continues the grammar after 1 output tokens"),
+              std::string::npos)
+        << *m.failure();
+  }
+}
+
 TEST(GrammarMatcher, AcceptBytesIsOneStep) {
   const Grammar g = gbnf(R"(root ::= "hello" " world"?)");
   GrammarMatcher m(g, testing::byte_trie());

@@ -178,7 +178,8 @@ TEST(ServeAgent, AGbnfGrammarHoldsACompletion) {
 
 // A grammar whose parse stacks multiply with each byte (each printable byte
 // may later close with any of eight digits) fails its request with a 400
-// naming the field, streamed or not, and the server goes on serving.
+// naming the field, streamed or not, as does one with a dead end, and the
+// server goes on serving.
 TEST(ServeAgent, AGrammarTooAmbiguousToFollowIsA400AndTheServerServesOn) {
   MET_REQUIRE_SHARED(model, "models/stories260K.gguf");
   ServeProcess server(serve_args(model));
@@ -198,6 +199,13 @@ TEST(ServeAgent, AGrammarTooAmbiguousToFollowIsA400AndTheServerServesOn) {
   const PlainJson frame = PlainJson::parse(events[events.size() - 2], nullptr, false);
   ASSERT_TRUE(frame.is_object()) << s->body;
   EXPECT_EQ(frame["error"]["param"], "grammar") << s->body;
+  // A dead end (a class that matches no character) is the request's fault too.
+  const std::string dead_end = R"("root ::= \"a\" [^\\x00-\\U0010FFFF]")";
+  const PlainJson dead =
+      post(server, "/v1/completions", R"({"prompt": "Once", "max_tokens": 5, "grammar": )" + dead_end + "}", 400);
+  EXPECT_EQ(dead["error"]["param"], "grammar") << dead;
+  EXPECT_NE(dead["error"]["message"].get<std::string>().find("no token of the vocabulary continues"), std::string::npos)
+      << dead;
   const PlainJson ok = post(server, "/v1/completions", R"({"prompt": "Once upon a time", "max_tokens": 5})");
   EXPECT_EQ(ok["usage"]["completion_tokens"], 5) << ok;
 }
