@@ -71,6 +71,7 @@ bool GrammarDfa::expand(uint32_t start_node, std::vector<uint32_t>& out) {
     if (n == kEmptyStack || grammar_.element(nodes_[n].first).kind == ElementKind::kChars) {
       if (out.size() == limits_.max_stacks_per_state) {
         failure_ = fmt::format("more than {} parse stacks in one state", limits_.max_stacks_per_state);
+        failed_on_stacks_ = true;
         return false;
       }
       out.push_back(n);
@@ -104,6 +105,7 @@ bool GrammarDfa::over_budget(size_t num_stacks) {
     failure_ = fmt::format("{} parse stacks over {} states (limit {})", total_stacks_ + num_stacks,
                            states_.size() + 1, limits_.max_total_stacks);
   }
+  failed_on_stacks_ = failure_.has_value();
   return failure_.has_value();
 }
 

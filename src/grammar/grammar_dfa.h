@@ -72,6 +72,8 @@ class GrammarDfa {
   // Set once a step went past the budget (that step and every later new one
   // are kDead; start() too if it was the start): what was exceeded.
   const std::optional<std::string>& failure() const { return failure_; }
+  // Whether failure() is about stacks (ambiguity) rather than visits (work).
+  bool failed_on_stacks() const { return failed_on_stacks_; }
   // Drops every memo row when more than max_rows exist. Call between walks.
   void drop_rows_if_full();
   // Starts a walk: the steps computed from now on share max_visits_per_walk.
@@ -105,6 +107,7 @@ class GrammarDfa {
   std::unordered_multimap<size_t, StateId> state_ids_;  // by state_hash()
   size_t total_stacks_ = 0;
   std::optional<std::string> failure_;
+  bool failed_on_stacks_ = false;
   std::vector<std::unique_ptr<Row>> rows_;
   std::vector<uint32_t> scratch_todo_;
   std::vector<uint32_t> scratch_seen_;

@@ -38,10 +38,17 @@ GrammarDfa::StateId GrammarMatcher::advance(GrammarDfa::StateId s, std::string_v
 
 void GrammarMatcher::note_failure() {
   if (failure_.has_value() || !dfa_->failure().has_value()) return;
-  failure_ = fmt::format(
-      "the grammar is too ambiguous to follow: {} after {} output tokens (a rule whose alternatives or "
-      "repetitions read the same text in several ways multiplies the parse stacks with each byte)",
-      *dfa_->failure(), num_steps());
+  if (dfa_->failed_on_stacks()) {
+    failure_ = fmt::format(
+        "the grammar is too ambiguous to follow after {} output tokens: {} (a rule whose alternatives or "
+        "repetitions read the same text in several ways multiplies the parse stacks with each byte)",
+        num_steps(), *dfa_->failure());
+  } else {
+    failure_ = fmt::format(
+        "the grammar costs too much to follow after {} output tokens: {} (rules that may be empty, nested "
+        "deeper with each byte, are looked past at every step)",
+        num_steps(), *dfa_->failure());
+  }
 }
 
 bool GrammarMatcher::accept_token(TokenId id) {
