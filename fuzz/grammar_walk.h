@@ -28,10 +28,13 @@ inline const TokenTrie& walk_trie() {
 }
 
 // Up to 64 tokens, the i-th chosen by choices[i % size] among the allowed.
+// The budget is a sixteenth of the default or less, so an input near it
+// costs milliseconds, not a second, and the failure paths run often.
 inline void walk_grammar(const Grammar& grammar, std::span<const uint8_t> choices) {
   if (choices.empty()) return;
   const TokenTrie& trie = walk_trie();
-  GrammarMatcher m(grammar, trie);
+  GrammarMatcher m(grammar, trie,
+                   {.max_stacks_per_state = 256, .max_total_stacks = 1 << 16, .max_visits_per_mask = 1 << 16});
   std::vector<uint64_t> mask(trie.mask_words());
   std::vector<TokenId> allowed;
   for (size_t i = 0; i < 64 && !m.is_terminated(); ++i) {
