@@ -83,8 +83,9 @@ struct EngineRequest {
   };
   std::optional<TriggeredGrammar> triggered_grammar;
   // The request field `grammar` came from ("grammar", "response_format",
-  // "tools"): a grammar too ambiguous to follow fails the request mid-way
-  // with a 400 naming it (a triggered grammar's is "tools").
+  // "tools"): a grammar that cannot be followed (too ambiguous, too costly,
+  // a dead end) fails the request mid-way with a 400 naming it (a triggered
+  // grammar's is "tools").
   std::string grammar_field = "grammar";
   // Embeddings: the request asks for its prompt's final hidden states pooled
   // this way (FinishEvent::embedding) and generates nothing: max_tokens and

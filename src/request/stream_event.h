@@ -54,8 +54,8 @@ struct FinishEvent {
 struct ErrorEvent {
   std::string message;
   // Set when the request's own input made it fail mid-generation (a grammar
-  // too ambiguous to follow): the field at fault, answered as a 400 naming it
-  // rather than a server error.
+  // that cannot be followed): the field at fault, answered as a 400 naming
+  // it rather than a server error.
   std::optional<std::string> param = std::nullopt;
 };
 

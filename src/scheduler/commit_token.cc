@@ -48,16 +48,22 @@ void suppress_stops(const ActiveSeq& a, std::span<float> logits) {
 
 namespace {
 
+// Fails `a` with its matcher's failure(), naming the field the grammar came
+// from; false when the matcher has not failed.
+bool fail_on_grammar(ActiveSeq& a) {
+  const std::optional<std::string>& failure = a.gram.matcher->failure();
+  if (!failure.has_value()) return false;
+  fail_sequence(a, *failure, a.gram.triggered_active ? "tools" : a.gram.field);
+  return true;
+}
+
 // Sets every logit the grammar does not allow now to -inf, a 64-token word
 // at a time (a word the grammar allows whole is skipped). False: the grammar
-// proved too ambiguous to follow, and the sequence is failed instead.
+// cannot be followed (GrammarMatcher::failure()), and `a` is failed instead.
 bool apply_grammar_mask(ActiveSeq& a, std::span<float> row, std::vector<uint64_t>& bits) {
   bits.resize((row.size() + 63) / 64);
   a.gram.matcher->fill_mask(bits);
-  if (const std::optional<std::string>& failure = a.gram.matcher->failure()) {
-    fail_sequence(a, *failure, a.gram.triggered_active ? "tools" : a.gram.field);
-    return false;
-  }
+  if (fail_on_grammar(a)) return false;
   for (size_t w = 0; w < bits.size(); ++w) {
     if (bits[w] == ~uint64_t{0}) continue;
     const size_t end = std::min(row.size(), (w + 1) * 64);
@@ -186,12 +192,10 @@ void accept_token(const SchedIo& io, ActiveSeq& a, TokenId token, size_t max_seq
   }
   a.think.forced_by = ThinkEndCause::kNone;
   if (!advance_grammar(a, token, under_grammar)) {
-    // The mask allows only what the matcher takes: short of its budget
-    // (failure()) this is a bug, and the output would break its grammar, so
-    // the request fails.
-    if (const std::optional<std::string>& failure = a.gram.matcher->failure()) {
-      fail_sequence(a, *failure, a.gram.triggered_active ? "tools" : a.gram.field);
-    } else {
+    // The mask allows only what the matcher takes: short of its failure()
+    // this is a bug, and the output would break its grammar, so the request
+    // fails.
+    if (!fail_on_grammar(a)) {
       fail_sequence(a, fmt::format("internal error: token {} breaks the request's grammar", token));
     }
     return;

@@ -54,8 +54,9 @@ struct PickScratch {
 // The token a step produced for output `index`: the forced think token (thinking.h), the
 // device's argmax, or a draw from the row's logits when `use_logits` (EOS
 // masked under min_tokens, the grammar's mask applied). With logprobs asked
-// for, picked_logprob is set from the raw row. A grammar too ambiguous to
-// follow fails `a` (a 400 naming its field) and nothing is picked.
+// for, picked_logprob is set from the raw row. A grammar that cannot be
+// followed (GrammarMatcher::failure()) fails `a` (a 400 naming its field)
+// and nothing is picked.
 TokenId pick_token(ActiveSeq& a, StepResult& result, size_t index, bool use_logits, PickScratch& scratch);
 
 // Commits a step's token to `a`, unless pick_token failed `a` (there is no
