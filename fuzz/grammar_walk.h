@@ -2,7 +2,8 @@
 // vocabulary of the 256 bytes plus "ab" and an EOG token, each token chosen
 // among those fill_mask allows by the next input byte, so the fuzzer steers
 // the walk through the grammar's language. The matcher must take every
-// token its mask allows, and any failure must be its budget's (failure()).
+// token its mask allows (MET_CHECK); an empty mask (its budget or a dead
+// end) ends the walk. Used by gbnf_parser_fuzz and json_schema_fuzz.
 #pragma once
 
 #include <cstddef>
