@@ -355,7 +355,7 @@ void softmax_pass(const ChunkJob& job, int32_t g0) {
 
 // acc of queries [i0, i0 + QT) over vectors [v0, v0 + NV) of the head row,
 // in registers (every loop over q and v is unrolled). `prefetch_next`: token
-// t's step also prefetches the next chunk's token t (next_chunk_row).
+// t's step also prefetches the next chunk's token t (next_chunk_block).
 template <typename Load, int NV, int QT>
 void values_tile(const ChunkJob& job, int32_t i0, int32_t v0, Lanes lanes, int32_t g0,
                  bool prefetch_next) {
@@ -369,8 +369,12 @@ void values_tile(const ChunkJob& job, int32_t i0, int32_t v0, Lanes lanes, int32
   for (int32_t g = g0; g * 16 < job.num_tokens; ++g) {
     const uint8_t* vb = block_rows(job, g, job.v_offset);
     const int32_t n = std::min(16, job.num_tokens - 16 * g);
+    const uint8_t* next = prefetch_next ? next_chunk_block(job, g) : nullptr;
     for (int32_t t = 16 * g; t < 16 * g + n; ++t, vb += job.row_bytes) {
-      if (prefetch_next) prefetch_next_token(job, t);
+      if (next != nullptr) {
+        prefetch_next_row(job, next);
+        next += job.row_bytes;
+      }
       __m512 w[QT];
 #pragma GCC unroll 4
       for (int q = 0; q < QT; ++q) w[q] = _mm512_set1_ps(p[q * kChunkTokens + t]);

@@ -105,27 +105,27 @@ inline const uint8_t* ahead_rows(const ChunkJob& job, int32_t g, int64_t offset)
   return nullptr;
 }
 
-// Where token t of the next chunk (job.next_blocks) keeps its row at
+// Where block g of the next chunk (job.next_blocks) keeps its rows at
 // `offset`, or null past its blocks. A kernel's values pass prefetches, per
 // token it weighs, the next chunk's K and V rows of that token (into L2), so
 // memory keeps streaming while the pass computes from cache: without it a
-// chunk's reads and arithmetic take turns instead of overlapping.
-inline const uint8_t* next_chunk_row(const ChunkJob& job, int32_t t, int64_t offset) {
-  if (t / kBlockTokens >= job.num_next_blocks) return nullptr;
-  return job.kv_base + job.next_blocks[t / kBlockTokens].value() * job.block_bytes + offset +
-         (t % kBlockTokens) * job.row_bytes;
+// chunk's reads and arithmetic take turns instead of overlapping. The block
+// is found once per block, not per token: the per-token lookup cost the hot
+// decode kernel ~15% of its time (met_attention_bench
+// DecodeAttentionHotInline/context:1024).
+inline const uint8_t* next_chunk_block(const ChunkJob& job, int32_t g) {
+  if (g >= job.num_next_blocks) return nullptr;
+  return job.kv_base + job.next_blocks[g].value() * job.block_bytes + job.k_offset;
 }
 
-// The K and V rows of the next chunk's token t, into L2 (prefetcht1; a
-// compiler builtin, so every tier shares it; always inlined, so no copy
-// built for one ISA serves another).
-[[gnu::always_inline]] inline void prefetch_next_token(const ChunkJob& job, int32_t t) {
-  const uint8_t* k = next_chunk_row(job, t, job.k_offset);
-  if (k == nullptr) return;
-  const uint8_t* v = k + (job.v_offset - job.k_offset);
+// The K row at `k` (a row of next_chunk_block) and its V row, into L2
+// (prefetcht1; a compiler builtin, so every tier shares it; always inlined,
+// so no copy built for one ISA serves another).
+[[gnu::always_inline]] inline void prefetch_next_row(const ChunkJob& job, const uint8_t* k) {
+  const int64_t to_v = job.v_offset - job.k_offset;
   for (int64_t b = 0; b < job.row_bytes; b += 64) {
     __builtin_prefetch(k + b, 0, 2);
-    __builtin_prefetch(v + b, 0, 2);
+    __builtin_prefetch(k + to_v + b, 0, 2);
   }
 }
 
