@@ -72,13 +72,11 @@ struct DecodeSetup {
     std::mt19937 rng(3);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
     for (uint16_t& v : values) v = f32_to_fp16(dist(rng));
-    for (int32_t b = 0; b < cache->layout().num_blocks; ++b) {
-      const std::span<uint8_t> bytes = cache->block(BlockId(b));
-      for (size_t i = 0; i < bytes.size(); i += sizeof(uint16_t) * values.size()) {
-        std::memcpy(bytes.data() + i, values.data(),
-                    std::min(bytes.size() - i, values.size() * sizeof(uint16_t)));
-      }
+    std::vector<uint8_t> image(static_cast<size_t>(cache->block_bytes()));
+    for (size_t i = 0; i < image.size(); i += sizeof(uint16_t) * values.size()) {
+      std::memcpy(image.data() + i, values.data(), std::min(image.size() - i, values.size() * sizeof(uint16_t)));
     }
+    for (int32_t b = 0; b < cache->layout().num_blocks; ++b) cache->write_block(BlockId(b), image);
   }
 
   int64_t kv_bytes_read() const { return int64_t{seq.num_cached + 1} * g.kv_heads * cache->row_bytes() * 2; }

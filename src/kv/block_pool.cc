@@ -93,7 +93,7 @@ void BlockPool::release(BlockId block) {
 }
 
 void BlockPool::release_all(std::span<const BlockId> blocks) {
-  for (const BlockId block : blocks) release(block);
+  for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) release(*it);
 }
 
 int32_t BlockPool::ref_count(BlockId block) const { return ref_counts_[checked_index(block)]; }

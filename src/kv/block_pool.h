@@ -55,6 +55,11 @@ class BlockPool {
   // recently used end of the LRU), an unkeyed one free.
   // REQUIRES: ref_count(block) > 0.
   void release(BlockId block);
+  // release() of each, last block first (as vLLM frees a table): free
+  // blocks are handed out again in their table's order, so a new sequence's
+  // rows sit in ascending runs the CPU KV pool's reads stream through
+  // (kv_cache.h), and of a cached prefix the tail becomes evictable before
+  // the head that every longer match needs.
   void release_all(std::span<const BlockId> blocks);
   int32_t ref_count(BlockId block) const;
 

@@ -350,8 +350,7 @@ TEST_P(PagedAttentionWindowTier, BlocksBeforeEveryRowsWindowAreNeverRead) {
     const std::vector<float> want = window_reference(b, 1, attn);
     EXPECT_LE(max_abs_error(intact, want), kWindowTolerance);
     // A block of NaN: any read of it would turn outputs NaN.
-    const std::span<uint8_t> nan_block = b.cache->block(b.spare.front());
-    std::memset(nan_block.data(), 0xFF, nan_block.size());
+    b.cache->write_block(b.spare.front(), std::vector<uint8_t>(static_cast<size_t>(b.cache->block_bytes()), 0xFF));
     retarget_blocks_before_windows(b, window, b.spare.front());
     const RunOptions runs[] = {{.num_threads = 1, .split = SplitK::kNever, .attn = attn},
                                {.num_threads = 3, .split = SplitK::kAlways, .attn = attn},

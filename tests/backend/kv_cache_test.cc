@@ -197,18 +197,45 @@ TEST(KvCache, StoreWritesOnlyItsOwnSlot) {
   }
 }
 
-TEST(KvCache, BlockSpansAreExactlyBlockBytesDisjointAndAligned) {
+TEST(KvCache, PoolIsAlignedAndZeroedAndBlockImagesAreDisjoint) {
   for (const int32_t blocks : {3, 600}) {  // 600 blocks of 8 KiB: past 2 MiB, so huge-page aligned
-    const KvCache cache = KvCache::create(layout_of(GgmlType::kF16, 2, 2, 32, blocks)).value();
+    KvCache cache = KvCache::create(layout_of(GgmlType::kF16, 2, 2, 32, blocks)).value();
     EXPECT_EQ(reinterpret_cast<uintptr_t>(cache.data()) %
                   (cache.total_bytes() >= (2 << 20) ? (2 << 20) : 64),
               0u);
+    std::vector<uint8_t> image(static_cast<size_t>(cache.block_bytes()));
     for (int32_t b = 0; b < blocks; ++b) {
-      const std::span<const uint8_t> span = cache.block(BlockId(b));
-      ASSERT_EQ(static_cast<int64_t>(span.size()), cache.block_bytes());
-      ASSERT_EQ(span.data(), cache.data() + b * cache.block_bytes());  // back to back: disjoint
-      ASSERT_TRUE(std::all_of(span.begin(), span.end(),
-                              [](uint8_t x) { return x == 0; }));  // starts zeroed
+      cache.read_block(BlockId(b), image);
+      ASSERT_TRUE(std::all_of(image.begin(), image.end(), [](uint8_t x) { return x == 0; })) << b;  // zeroed
+    }
+    std::vector<uint8_t> ones(image.size(), 0x11);
+    cache.write_block(BlockId(1), ones);
+    for (int32_t b = 0; b < 3; ++b) {
+      cache.read_block(BlockId(b), image);
+      EXPECT_EQ(image, b == 1 ? ones : std::vector<uint8_t>(image.size(), 0)) << b;
+    }
+  }
+}
+
+// Decode attention reads a kv head's rows block after block: the rows of a
+// head in block b + 1 follow those in block b (block_stride apart), and
+// each (layer, K|V, head) has its own run of every block's rows.
+TEST(KvCache, AHeadsRowsOfConsecutiveBlocksAreConsecutive) {
+  KvCache cache = KvCache::create(layout_of(GgmlType::kF32, 2, 3, 8, 4)).value();
+  EXPECT_EQ(cache.block_stride(), 16 * cache.row_bytes());
+  const std::vector<BlockId> table = {BlockId(0), BlockId(1), BlockId(2), BlockId(3)};
+  std::vector<float> k(24), v(24);
+  for (int32_t pos = 0; pos < 64; ++pos) {
+    std::fill(k.begin(), k.end(), static_cast<float>(pos));
+    std::fill(v.begin(), v.end(), static_cast<float>(-pos));
+    cache.store(1, table, pos, k.data(), v.data());
+  }
+  for (int32_t h = 0; h < 3; ++h) {
+    const auto* keys = reinterpret_cast<const float*>(cache.data() + cache.k_offset(1, h));
+    const auto* values = reinterpret_cast<const float*>(cache.data() + cache.v_offset(1, h));
+    for (int32_t pos = 0; pos < 64; ++pos) {
+      ASSERT_EQ(keys[pos * 8], static_cast<float>(pos)) << h << " " << pos;  // one run of 64 rows
+      ASSERT_EQ(values[pos * 8 + 7], static_cast<float>(-pos)) << h << " " << pos;
     }
   }
 }
@@ -228,8 +255,8 @@ TEST(KvCache, CopyingBlockBytesMovesASequence) {
     std::vector<uint8_t> image(
         static_cast<size_t>(cache.block_bytes()));  // a spill save and restore
     for (size_t i = 0; i < from.size(); ++i) {
-      std::memcpy(image.data(), cache.block(from[i]).data(), image.size());
-      std::memcpy(cache.block(to[i]).data(), image.data(), image.size());
+      cache.read_block(from[i], image);
+      cache.write_block(to[i], image);
     }
     std::vector<float> a(192), b(192);
     for (int32_t layer = 0; layer < 2; ++layer) {
@@ -288,7 +315,8 @@ TEST(KvCache, BlockImagesHoldRowsAndMoveASequence) {
     const float* k = kv.data() + (1 * 16 + 9) * 256 + 64;  // layer 1, slot 9, head 1's key
     std::vector<uint8_t> row(static_cast<size_t>(cache.row_bytes()));
     row_kernels_for_isa(dtype, Isa::kScalar).quantize(k, row.data(), 64);
-    EXPECT_EQ(std::memcmp(image.data() + cache.k_offset(1, 1) + 9 * cache.row_bytes(), row.data(), row.size()), 0)
+    const int64_t image_key = ((2 * 1 + 0) * 2 + 1) * 16 * cache.row_bytes();  // [layer][K|V][kv_head][slot]
+    EXPECT_EQ(std::memcmp(image.data() + image_key + 9 * cache.row_bytes(), row.data(), row.size()), 0)
         << ggml_type_name(dtype);
     cache.write_block(BlockId(0), image);
     std::vector<float> a(256), b(256);
@@ -360,7 +388,7 @@ TEST(KvCache, OffsetsAddressTheSlotsLoadReads) {
   std::iota(v.begin(), v.end(), 100.0f);
   cache.store(1, table, 21, k.data(), v.data());  // block 1, slot 5
   for (int32_t h = 0; h < 3; ++h) {
-    const uint8_t* base = cache.data() + 1 * cache.block_bytes() + 5 * cache.row_bytes();
+    const uint8_t* base = cache.data() + 1 * cache.block_stride() + 5 * cache.row_bytes();
     float got_k[8], got_v[8];
     std::memcpy(got_k, base + cache.k_offset(1, h), sizeof(got_k));
     std::memcpy(got_v, base + cache.v_offset(1, h), sizeof(got_v));

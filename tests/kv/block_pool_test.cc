@@ -204,6 +204,31 @@ TEST(BlockPool, ReleaseAllDropsOneReferenceFromEach) {
   EXPECT_EQ(pool.num_free(), 2);
 }
 
+// The CPU KV pool streams a head's rows block after block (kv_cache.h): a
+// table given back comes out again in its own order, not reversed.
+TEST(BlockPool, ReleaseAllHandsATablesBlocksOutAgainInItsOrder) {
+  BlockPool pool(8);
+  std::vector<BlockId> table;
+  ASSERT_TRUE(pool.allocate_n(5, table));
+  const std::vector<BlockId> mixed = {table[3], table[0], table[4], table[1], table[2]};
+  pool.release_all(mixed);
+  std::vector<BlockId> again;
+  ASSERT_TRUE(pool.allocate_n(5, again));
+  EXPECT_EQ(again, mixed);
+}
+
+// Of a cached prefix given back, the tail is evicted first: the head is
+// what every longer match of it needs.
+TEST(BlockPool, ReleaseAllOfKeyedBlocksMakesTheTailEvictableFirst) {
+  BlockPool pool(3);
+  const std::vector<BlockId> blocks = allocate_all(pool);
+  for (size_t i = 0; i < blocks.size(); ++i) ASSERT_TRUE(pool.set_key(blocks[i], key(i)));
+  pool.release_all(blocks);
+  EXPECT_EQ(pool.allocate(), blocks[2]);
+  EXPECT_EQ(pool.allocate(), blocks[1]);
+  EXPECT_TRUE(pool.find(key(0)).has_value());
+}
+
 TEST(BlockPool, FindOfAnUnknownKeyIsNullopt) {
   BlockPool pool(2);
   EXPECT_EQ(pool.find(key(3)), std::nullopt);

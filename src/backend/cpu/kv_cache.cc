@@ -110,9 +110,8 @@ Result<KvCache> KvCache::create(const KvLayout& layout) {
   KvCache cache;
   cache.layout_ = layout;
   cache.row_bytes_ = row_bytes_of(layout);
-  cache.head_stride_ = kBlockTokens * cache.row_bytes_;
-  cache.kv_stride_ = layout.num_kv_heads * cache.head_stride_;
-  cache.layer_stride_ = 2 * cache.kv_stride_;
+  cache.piece_bytes_ = kBlockTokens * cache.row_bytes_;
+  cache.piece_stride_ = layout.num_blocks * cache.piece_bytes_;
   cache.block_bytes_ = kv_block_bytes(layout).value();
   cache.quantize_ = selected_row_kernels(layout.dtype).quantize;
   cache.dequantize_ = row_kernels_for_isa(layout.dtype, Isa::kScalar).dequantize;
@@ -125,98 +124,104 @@ Result<KvCache> KvCache::create(const KvLayout& layout) {
   return cache;
 }
 
-int64_t KvCache::block_offset(BlockId id) const {
+uint8_t* KvCache::piece(BlockId id, int64_t index) const {
   MET_CHECK(id.value() >= 0 && id.value() < layout_.num_blocks, "block {} of {}", id.value(),
             layout_.num_blocks);
-  return id.value() * block_bytes_;
+  return pool_.data() + index * piece_stride_ + id.value() * piece_bytes_;
 }
 
-std::span<uint8_t> KvCache::block(BlockId id) {
-  return {pool_.data() + block_offset(id), static_cast<size_t>(block_bytes_)};
-}
-
-std::span<const uint8_t> KvCache::block(BlockId id) const {
-  return {pool_.data() + block_offset(id), static_cast<size_t>(block_bytes_)};
-}
-
+// The image holds the pieces in piece_index order, each piece_bytes_.
 void KvCache::read_block(BlockId id, std::span<uint8_t> image) const {
   MET_CHECK(static_cast<int64_t>(image.size()) == block_bytes_, "a block image of {} bytes", image.size());
-  const std::span<const uint8_t> from = block(id);
-  std::memcpy(image.data(), from.data(), image.size());
-  for_each_q8_key([&](int64_t head, int32_t s) {
-    auto* row = reinterpret_cast<BlockQ8_0*>(image.data() + head + s * row_bytes_);
-    get_q8_key(from.data() + head, layout_.head_dim, s, row);
-  });
+  const int64_t pieces = piece_index(layout_.num_layers, 0, 0);
+  for (int64_t i = 0; i < pieces; ++i) {
+    const uint8_t* from = piece(id, i);
+    uint8_t* to = image.data() + i * piece_bytes_;
+    const bool q8_keys = layout_.dtype == GgmlType::kQ8_0 && i / layout_.num_kv_heads % 2 == 0;
+    if (!q8_keys) {
+      std::memcpy(to, from, static_cast<size_t>(piece_bytes_));
+      continue;
+    }
+    for (int32_t s = 0; s < kBlockTokens; ++s) {
+      get_q8_key(from, layout_.head_dim, s, reinterpret_cast<BlockQ8_0*>(to + s * row_bytes_));
+    }
+  }
+  const int64_t used = pieces * piece_bytes_;
+  std::memset(image.data() + used, 0, image.size() - static_cast<size_t>(used));  // the padding
 }
 
 void KvCache::write_block(BlockId id, std::span<const uint8_t> image) {
   MET_CHECK(static_cast<int64_t>(image.size()) == block_bytes_, "a block image of {} bytes", image.size());
-  const std::span<uint8_t> to = block(id);
-  std::memcpy(to.data(), image.data(), image.size());
-  for_each_q8_key([&](int64_t head, int32_t s) {
-    put_q8_key(reinterpret_cast<const BlockQ8_0*>(image.data() + head + s * row_bytes_), layout_.head_dim, s,
-               to.data() + head);
-  });
+  const int64_t pieces = piece_index(layout_.num_layers, 0, 0);
+  for (int64_t i = 0; i < pieces; ++i) {
+    const uint8_t* from = image.data() + i * piece_bytes_;
+    uint8_t* to = piece(id, i);
+    const bool q8_keys = layout_.dtype == GgmlType::kQ8_0 && i / layout_.num_kv_heads % 2 == 0;
+    if (!q8_keys) {
+      std::memcpy(to, from, static_cast<size_t>(piece_bytes_));
+      continue;
+    }
+    for (int32_t s = 0; s < kBlockTokens; ++s) {
+      put_q8_key(reinterpret_cast<const BlockQ8_0*>(from + s * row_bytes_), layout_.head_dim, s, to);
+    }
+  }
 }
 
-uint8_t* KvCache::slot(int32_t layer, std::span<const BlockId> block_table, int32_t pos,
+uint8_t* KvCache::slot(int32_t layer, std::span<const BlockId> block_table, int32_t pos, int32_t v,
                        int32_t kv_head) const {
   MET_CHECK(layer >= 0 && layer < layout_.num_layers, "layer {} of {}", layer, layout_.num_layers);
   MET_CHECK(pos >= 0 && static_cast<size_t>(pos / kBlockTokens) < block_table.size(),
             "position {} past a block table of {} blocks", pos, block_table.size());
   const BlockId id = block_table[static_cast<size_t>(pos / kBlockTokens)];
-  return pool_.data() + block_offset(id) + k_offset(layer, kv_head) +
-         (pos % kBlockTokens) * row_bytes_;
+  return piece(id, piece_index(layer, v, kv_head)) + (pos % kBlockTokens) * row_bytes_;
 }
 
 void KvCache::store(int32_t layer, std::span<const BlockId> block_table, int32_t pos,
                     const float* k_row, const float* v_row) {
-  uint8_t* k = slot(layer, block_table, pos, 0);
   const int32_t d = layout_.head_dim;
-  const bool q8_keys = layout_.dtype == GgmlType::kQ8_0;
-  uint8_t* heads = k - (pos % kBlockTokens) * row_bytes_;  // slot 0: where a head's keys begin
+  const int32_t s = pos % kBlockTokens;
   for (int32_t h = 0; h < layout_.num_kv_heads; ++h) {
-    if (q8_keys) {
+    uint8_t* k = slot(layer, block_table, pos, 0, h);
+    if (layout_.dtype == GgmlType::kQ8_0) {
       BlockQ8_0 row[kMaxKvHeadDim / kQk];
       quantize_(k_row + int64_t{h} * d, reinterpret_cast<uint8_t*>(row), d);
-      put_q8_key(row, d, pos % kBlockTokens, heads + h * head_stride_);
+      put_q8_key(row, d, s, k - s * row_bytes_);  // the head's keys begin at slot 0
     } else {
-      quantize_(k_row + int64_t{h} * d, k + h * head_stride_, d);
+      quantize_(k_row + int64_t{h} * d, k, d);
     }
-    quantize_(v_row + int64_t{h} * d, k + kv_stride_ + h * head_stride_, d);
+    quantize_(v_row + int64_t{h} * d, slot(layer, block_table, pos, 1, h), d);
   }
 }
 
 void KvCache::copy_slots(int32_t layer, BlockId from, BlockId to, int32_t num_slots) {
   MET_CHECK(layer >= 0 && layer < layout_.num_layers, "layer {} of {}", layer, layout_.num_layers);
   MET_CHECK(num_slots >= 0 && num_slots <= kBlockTokens, "{} slots of a block", num_slots);
-  const uint8_t* src = pool_.data() + block_offset(from) + k_offset(layer, 0);
-  uint8_t* dst = pool_.data() + block_offset(to) + k_offset(layer, 0);
   const auto bytes = static_cast<size_t>(num_slots * row_bytes_);
   for (int32_t h = 0; h < layout_.num_kv_heads; ++h) {
+    const int64_t k = piece_index(layer, 0, h), v = piece_index(layer, 1, h);
     if (layout_.dtype == GgmlType::kQ8_0) {
-      copy_q8_key_slots(src + h * head_stride_, layout_.head_dim, num_slots, dst + h * head_stride_);
+      copy_q8_key_slots(piece(from, k), layout_.head_dim, num_slots, piece(to, k));
     } else {
-      std::memcpy(dst + h * head_stride_, src + h * head_stride_, bytes);
+      std::memcpy(piece(to, k), piece(from, k), bytes);
     }
-    std::memcpy(dst + kv_stride_ + h * head_stride_, src + kv_stride_ + h * head_stride_, bytes);
+    std::memcpy(piece(to, v), piece(from, v), bytes);
   }
 }
 
 void KvCache::load(int32_t layer, std::span<const BlockId> block_table, int32_t pos, float* k_row,
                    float* v_row) const {
-  const uint8_t* k = slot(layer, block_table, pos, 0);
   const int32_t d = layout_.head_dim;
-  const uint8_t* heads = k - (pos % kBlockTokens) * row_bytes_;
+  const int32_t s = pos % kBlockTokens;
   for (int32_t h = 0; h < layout_.num_kv_heads; ++h) {
+    const uint8_t* k = slot(layer, block_table, pos, 0, h);
     if (layout_.dtype == GgmlType::kQ8_0) {
       BlockQ8_0 row[kMaxKvHeadDim / kQk];
-      get_q8_key(heads + h * head_stride_, d, pos % kBlockTokens, row);
+      get_q8_key(k - s * row_bytes_, d, s, row);
       dequantize_(reinterpret_cast<const uint8_t*>(row), k_row + int64_t{h} * d, d);
     } else {
-      dequantize_(k + h * head_stride_, k_row + int64_t{h} * d, d);
+      dequantize_(k, k_row + int64_t{h} * d, d);
     }
-    dequantize_(k + kv_stride_ + h * head_stride_, v_row + int64_t{h} * d, d);
+    dequantize_(slot(layer, block_table, pos, 1, h), v_row + int64_t{h} * d, d);
   }
 }
 

@@ -1,14 +1,23 @@
 // KvCache: the CPU backend's paged KV pool, one allocation sized at start-up
 // for `num_blocks` blocks of kBlockTokens (block_tokens.h) token slots each.
-// Layout, block-major so one block (all layers, K and V) is one contiguous
-// span for spill I/O:
-//   [block][layer][K|V][kv_head][slot 0..15][head_dim elements of `dtype`]
+// Layout, head-major: a piece is one kv head's kBlockTokens rows of one
+// layer's K (or V) in one block, and the pieces of consecutive blocks of the
+// same layer, K|V and head are consecutive in memory:
+//   [layer][K|V][kv_head][block][slot 0..15][head_dim elements of `dtype`]
+// A sequence's blocks are mostly handed out in order (BlockPool), so decode
+// attention, which reads a kv head's rows block after block, reads long
+// runs the hardware prefetchers follow. Block-major ([block][layer]...),
+// the runs were 2 KiB pieces ~1 MiB apart: two threads read 24 GB/s of them
+// against 40-42 GB/s of head-major runs (the same bytes, in the same order,
+// on the AMD EPYC these tests run on). A block's spill image stays
+// block-major (read_block, write_block gather and scatter its pieces):
+//   [layer][K|V][kv_head][slot 0..15][row]
 // A head's row of head_dim elements is stored as `dtype` (F16 by default,
 // BF16, F32, or Q8_0 blocks of 32 when head_dim is a multiple of 32), except
 // Q8_0 keys: a head's 16 slots of keys take the same bytes with the tokens in
-// lanes (q8_keys.h), so the scores pass reads 4 dims of 16 tokens a line; a
-// block's stride is padded to 64 bytes so every block starts cache-line
-// aligned. The pool is mmap'ed (2 MiB aligned and advised for huge pages
+// lanes (q8_keys.h), so the scores pass reads 4 dims of 16 tokens a line. A
+// block's image is padded to 64 bytes (the pool holds num_blocks of them;
+// the pieces need less). The pool is mmap'ed (2 MiB aligned and advised for huge pages
 // when large) and starts zeroed.
 // Models whose layers differ in head size or KV heads (gemma4) get rows of
 // the widest layer (head_dim, num_kv_heads): the forward pass zero-pads a
@@ -21,7 +30,7 @@
 // tensor row kernel, so the bytes match quantize_row() exactly.
 // Threading: store() writes only the slot it names, so threads may store
 // distinct positions at once; readers (attention) must not overlap writers of
-// the same slot. block() for spill only while no step is in flight.
+// the same slot. read_block, write_block only while no step is in flight.
 // Tested by tests/backend/kv_cache_test.cc.
 #pragma once
 
@@ -79,32 +88,27 @@ class KvCache {
   ~KvCache() = default;
 
   const KvLayout& layout() const { return layout_; }
+  // Bytes of one block's spill image (all layers, K and V, padded).
   int64_t block_bytes() const { return block_bytes_; }
   int64_t total_bytes() const { return block_bytes_ * layout_.num_blocks; }
   // Bytes of one head's row (one slot) in the pool's dtype.
   int64_t row_bytes() const { return row_bytes_; }
 
-  // The whole of one block in this cache's own layout (Q8_0 keys in lanes).
-  // Exactly block_bytes().
-  std::span<uint8_t> block(BlockId id);
-  std::span<const uint8_t> block(BlockId id) const;
   // One block as a spill image, block_bytes() bytes: every head's K and V as
-  // rows, in the layout at the top of this file (Q8_0 keys back in Q8_0
-  // rows), the bytes the CUDA backend's cache holds (cuda/forward_ops.h), so
-  // images move between devices. write_block takes one back.
+  // rows, in the image layout at the top of this file (Q8_0 keys back in
+  // Q8_0 rows), the bytes the CUDA backend's cache holds
+  // (cuda/forward_ops.h), so images move between devices. write_block takes
+  // one back.
   void read_block(BlockId id, std::span<uint8_t> image) const;
   void write_block(BlockId id, std::span<const uint8_t> image);
 
   // Where kernels read: slot s of kv head h of `layer` in block b is at
-  //   data() + b * block_bytes() + k_offset(layer, h) + s * row_bytes()
+  //   data() + b * block_stride() + k_offset(layer, h) + s * row_bytes()
   // (v_offset for V); Q8_0 keys: the head's 16 slots at k_offset (q8_keys.h).
   const uint8_t* data() const { return pool_.data(); }
-  int64_t k_offset(int32_t layer, int32_t kv_head) const {
-    return layer * layer_stride_ + kv_head * head_stride_;
-  }
-  int64_t v_offset(int32_t layer, int32_t kv_head) const {
-    return k_offset(layer, kv_head) + kv_stride_;
-  }
+  int64_t block_stride() const { return piece_bytes_; }
+  int64_t k_offset(int32_t layer, int32_t kv_head) const { return piece_index(layer, 0, kv_head) * piece_stride_; }
+  int64_t v_offset(int32_t layer, int32_t kv_head) const { return piece_index(layer, 1, kv_head) * piece_stride_; }
 
   // Writes one token's K and V at position `pos` of the sequence whose
   // blocks are `block_table`: k_row and v_row hold num_kv_heads * head_dim
@@ -122,27 +126,19 @@ class KvCache {
 
  private:
   KvCache() = default;
-  int64_t block_offset(BlockId id) const;  // MET_CHECKs the id
-  uint8_t* slot(int32_t layer, std::span<const BlockId> block_table, int32_t pos,
-                int32_t kv_head) const;
-  // fn(offset of a kv head's keys within a block, slot) for every layer,
-  // head and slot of a Q8_0 cache (none otherwise): where a spill image's
-  // rows and the cache's keys in lanes differ.
-  template <typename Fn>
-  void for_each_q8_key(Fn&& fn) const {
-    if (layout_.dtype != GgmlType::kQ8_0) return;
-    for (int32_t layer = 0; layer < layout_.num_layers; ++layer) {
-      for (int32_t h = 0; h < layout_.num_kv_heads; ++h) {
-        for (int32_t s = 0; s < kBlockTokens; ++s) fn(k_offset(layer, h), s);
-      }
-    }
+  // Which piece (layer, K or V, kv head) is, in both layouts' order.
+  int64_t piece_index(int32_t layer, int32_t v, int32_t kv_head) const {
+    return (2 * int64_t{layer} + v) * layout_.num_kv_heads + kv_head;
   }
+  // Block `id`'s piece `index` in the pool (MET_CHECKs the id).
+  uint8_t* piece(BlockId id, int64_t index) const;
+  uint8_t* slot(int32_t layer, std::span<const BlockId> block_table, int32_t pos, int32_t v,
+                int32_t kv_head) const;
 
   KvLayout layout_;
   int64_t row_bytes_ = 0;
-  int64_t head_stride_ = 0;   // kBlockTokens rows
-  int64_t kv_stride_ = 0;     // K to V of one layer
-  int64_t layer_stride_ = 0;  // K and V of one layer
+  int64_t piece_bytes_ = 0;   // kBlockTokens rows: one block's piece, also one block to the next
+  int64_t piece_stride_ = 0;  // num_blocks pieces: one (layer, K|V, head) to the next
   int64_t block_bytes_ = 0;
   ::met::ref::QuantizeRowFn quantize_ = nullptr;
   ::met::ref::DequantizeRowFn dequantize_ = nullptr;

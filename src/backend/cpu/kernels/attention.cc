@@ -164,7 +164,7 @@ attn::ChunkJob chunk_job(const Run& run, const AttnUnit& u, int32_t c, QueryRang
   }
   return attn::ChunkJob{
       .kv_base = run.cache.data(),
-      .block_bytes = run.cache.block_bytes(),
+      .block_stride = run.cache.block_stride(),
       .blocks = blocks,
       .k_offset = run.cache.k_offset(run.layer, u.kv_head),
       .v_offset = run.cache.v_offset(run.layer, u.kv_head),

@@ -103,7 +103,7 @@ constexpr int32_t kPrefetchBlocks = 2;  // how far ahead K is prefetched
 
 // The 16 rows of block g of the chunk (tokens 16g .. 16g + 15) at `offset`.
 const uint8_t* block_rows(const ChunkJob& job, int32_t g, int64_t offset) {
-  return job.kv_base + job.blocks[g].value() * job.block_bytes + offset;
+  return job.kv_base + job.blocks[g].value() * job.block_stride + offset;
 }
 
 [[gnu::always_inline]] inline void prefetch_row(const uint8_t* row, int64_t row_bytes) {

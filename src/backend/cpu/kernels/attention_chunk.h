@@ -44,7 +44,7 @@ static_assert(kChunkTokens % kBlockTokens == 0);
 
 struct ChunkJob {
   const uint8_t* kv_base = nullptr;  // KvCache::data()
-  int64_t block_bytes = 0;
+  int64_t block_stride = 0;         // from a block's rows to the next block's (KvCache::block_stride)
   const BlockId* blocks = nullptr;  // the chunk's blocks: token t is in blocks[t / 16]
   int64_t k_offset = 0;             // of this layer and kv head within a block
   int64_t v_offset = 0;
@@ -98,9 +98,9 @@ inline int32_t first_block(const ChunkJob& job) {
 // chunk) keeps its rows at `offset`, or null past both.
 inline const uint8_t* ahead_rows(const ChunkJob& job, int32_t g, int64_t offset) {
   const int32_t blocks = (job.num_tokens + kBlockTokens - 1) / kBlockTokens;
-  if (g < blocks) return job.kv_base + job.blocks[g].value() * job.block_bytes + offset;
+  if (g < blocks) return job.kv_base + job.blocks[g].value() * job.block_stride + offset;
   if (g - blocks < job.num_next_blocks) {
-    return job.kv_base + job.next_blocks[g - blocks].value() * job.block_bytes + offset;
+    return job.kv_base + job.next_blocks[g - blocks].value() * job.block_stride + offset;
   }
   return nullptr;
 }
@@ -115,7 +115,7 @@ inline const uint8_t* ahead_rows(const ChunkJob& job, int32_t g, int64_t offset)
 // DecodeAttentionHotInline/context:1024).
 inline const uint8_t* next_chunk_block(const ChunkJob& job, int32_t g) {
   if (g >= job.num_next_blocks) return nullptr;
-  return job.kv_base + job.next_blocks[g].value() * job.block_bytes + job.k_offset;
+  return job.kv_base + job.next_blocks[g].value() * job.block_stride + job.k_offset;
 }
 
 // The K row at `k` (a row of next_chunk_block) and its V row, into L2
@@ -130,7 +130,7 @@ inline const uint8_t* next_chunk_block(const ChunkJob& job, int32_t g) {
 }
 
 inline const uint8_t* kv_row(const ChunkJob& job, int64_t offset, int32_t t) {
-  return job.kv_base + job.blocks[t / kBlockTokens].value() * job.block_bytes + offset +
+  return job.kv_base + job.blocks[t / kBlockTokens].value() * job.block_stride + offset +
          (t % kBlockTokens) * job.row_bytes;
 }
 

@@ -99,7 +99,7 @@ void scores_q8_keys(const ChunkJob& job) {
   for (int32_t i = 0; i < job.num_queries; ++i) {
     const QueryQ8 q = quantize_query_q8(job.q[i], job.head_dim, job.query_codes);
     for (int32_t t = std::max(first_block(job) * kBlockTokens, query_start(job, i)); t < job.limit[i]; ++t) {
-      const uint8_t* head = job.kv_base + job.blocks[t / kBlockTokens].value() * job.block_bytes + job.k_offset;
+      const uint8_t* head = job.kv_base + job.blocks[t / kBlockTokens].value() * job.block_stride + job.k_offset;
       const int32_t slot = t % kBlockTokens;
       float acc = 0.0f;
       for (int32_t b = 0; b < blocks; ++b) {
