@@ -1,5 +1,6 @@
 // Decode attention throughput: one sequence, one query row, reading its
-// whole context of K and V through a (shuffled) block table, head_dim 64,
+// whole context of K and V through a shuffled block table (BM_DecodeAttention
+// ordered:1, the table in the pool's order), head_dim 64,
 // 8 kv heads, 16 query heads, F16 KV (or, `wide`, Qwen3.5's: head_dim 256,
 // 2 kv heads, 8 query heads); on 1 and 2 threads of a WorkerPool.
 // bytes/s counts the K and V bytes read (context * kv heads * head_dim * 2
@@ -49,7 +50,9 @@ struct Geometry {
 constexpr Geometry kWide{.heads = 8, .kv_heads = 2, .head_dim = 256};  // Qwen3.5's attention layers
 
 struct DecodeSetup {
-  explicit DecodeSetup(int32_t context, GgmlType dtype = GgmlType::kF16, Geometry geometry = {}) : g(geometry) {
+  explicit DecodeSetup(int32_t context, GgmlType dtype = GgmlType::kF16, Geometry geometry = {},
+                       bool shuffled = true)
+      : g(geometry) {
     const int64_t layer_bytes = int64_t{context} * g.kv_heads * g.head_dim * 2 * 2;
     const auto layers =
         static_cast<int32_t>(std::clamp<int64_t>(kPoolBytes / layer_bytes, 2, kMaxKvLayers));
@@ -58,7 +61,7 @@ struct DecodeSetup {
         KvCache::create(KvLayout{dtype, layers, g.kv_heads, g.head_dim, blocks}).value());
     fill_random_f16();
     for (int32_t b = 0; b < blocks; ++b) table.emplace_back(b);
-    std::shuffle(table.begin(), table.end(), std::mt19937(1));
+    if (shuffled) std::shuffle(table.begin(), table.end(), std::mt19937(1));
     seq = AttnSeq{.block_table = table, .num_cached = context - 1, .row_begin = 0, .num_rows = 1};
     std::mt19937 rng(2);
     std::normal_distribution<float> dist(0.0f, 1.0f);
@@ -105,7 +108,7 @@ struct DecodeSetup {
 void BM_DecodeAttention(benchmark::State& state) {
   const auto context = static_cast<int32_t>(state.range(0));
   const auto threads = static_cast<int>(state.range(1));
-  DecodeSetup setup(context, GgmlType::kF16, state.range(2) == 0 ? Geometry{} : kWide);
+  DecodeSetup setup(context, GgmlType::kF16, state.range(2) == 0 ? Geometry{} : kWide, state.range(3) == 0);
   AttentionScratch scratch(setup.limits(1, threads));
   if (!scratch.plan(std::span(&setup.seq, 1)).ok()) state.SkipWithError("plan failed");
   WorkerPool pool(threads);
@@ -211,7 +214,7 @@ void BM_KvGatherReadInline(benchmark::State& state) {
     uint64_t sum = 0;
     for (int32_t h = 0; h < setup.g.kv_heads; ++h) {
       for (const BlockId b : setup.table) {
-        const uint8_t* block = cache.data() + b.value() * cache.block_bytes();
+        const uint8_t* block = cache.data() + b.value() * cache.block_stride();
         const auto* k = reinterpret_cast<const uint64_t*>(block + cache.k_offset(layer, h));
         const auto* v = reinterpret_cast<const uint64_t*>(block + cache.v_offset(layer, h));
         for (int64_t i = 0; i < words; ++i) sum += k[i] ^ v[i];
@@ -266,12 +269,26 @@ void inline_args(benchmark::internal::Benchmark* b) {
   b->Args({16384, 1});
 }
 
-void decode_args(benchmark::internal::Benchmark* b) {
+void stream_args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"context", "threads", "wide"});
   for (const int64_t context : {1024, 4096}) {
     for (const int64_t threads : {1, 2}) b->Args({context, threads, 0});
   }
   b->Args({16384, 2, 1});
+  b->UseRealTime();
+}
+
+// ordered: the block table in the pool's order, as a sequence's table is
+// when the pool handed its blocks out one after another (a head's rows are
+// then one run, kv_cache.h); otherwise shuffled, a fragmented pool.
+void decode_args(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"context", "threads", "wide", "ordered"});
+  for (const int64_t context : {1024, 4096}) {
+    for (const int64_t threads : {1, 2}) {
+      for (const int64_t ordered : {0, 1}) b->Args({context, threads, 0, ordered});
+    }
+  }
+  b->Args({16384, 2, 1, 0});
   b->UseRealTime();
 }
 
@@ -283,7 +300,7 @@ void hot_args(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_DecodeAttention)->Apply(decode_args);
-BENCHMARK(BM_StreamRead)->Apply(decode_args);
+BENCHMARK(BM_StreamRead)->Apply(stream_args);
 BENCHMARK(BM_DecodeAttentionInline)->Apply(inline_args);
 BENCHMARK(BM_KvGatherReadInline)->Apply(inline_args);
 BENCHMARK(BM_DecodeAttentionHotInline)->Apply(hot_args);
