@@ -7,10 +7,11 @@
 // A sequence's blocks are mostly handed out in order (BlockPool), so decode
 // attention, which reads a kv head's rows block after block, reads long
 // runs the hardware prefetchers follow. Block-major ([block][layer]...),
-// the runs were 2 KiB pieces ~1 MiB apart: two threads read 24 GB/s of them
-// against 40-42 GB/s of head-major runs (the same bytes, in the same order,
-// on the AMD EPYC these tests run on). A block's spill image stays
-// block-major (read_block, write_block gather and scatter its pieces):
+// the runs were 2 KiB pieces ~1 MiB apart: batch 16 of the medium llama
+// (Q8_0) at 3,968 positions decoded 84-89 tok/s block-major, 132-138
+// head-major (met bench, F16 KV, the builds alternated; bench/peer/
+// README.md). A block's spill image stays block-major (read_block,
+// write_block gather and scatter its pieces):
 //   [layer][K|V][kv_head][slot 0..15][row]
 // A head's row of head_dim elements is stored as `dtype` (F16 by default,
 // BF16, F32, or Q8_0 blocks of 32 when head_dim is a multiple of 32), except
