@@ -17,9 +17,9 @@
 // BF16, F32, or Q8_0 blocks of 32 when head_dim is a multiple of 32), except
 // Q8_0 keys: a head's 16 slots of keys take the same bytes with the tokens in
 // lanes (q8_keys.h), so the scores pass reads 4 dims of 16 tokens a line. A
-// block's image is padded to 64 bytes (the pool holds num_blocks of them;
-// the pieces need less). The pool is mmap'ed (2 MiB aligned and advised for huge pages
-// when large) and starts zeroed.
+// block's image is padded to 64 bytes; the pool, num_blocks images' bytes
+// (the pieces need no more), is mmap'ed (2 MiB aligned and advised for huge
+// pages when large) and starts zeroed.
 // Models whose layers differ in head size or KV heads (gemma4) get rows of
 // the widest layer (head_dim, num_kv_heads): the forward pass zero-pads a
 // narrower layer's heads and repeats its KV heads to fill them
@@ -127,7 +127,8 @@ class KvCache {
 
  private:
   KvCache() = default;
-  // Which piece (layer, K or V, kv head) is, in both layouts' order.
+  // The index of piece (layer, K or V, kv head): its place in the pool's
+  // order and in a block image's.
   int64_t piece_index(int32_t layer, int32_t v, int32_t kv_head) const {
     return (2 * int64_t{layer} + v) * layout_.num_kv_heads + kv_head;
   }
