@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 
+#include "gguf/quote_bytes.h"
 #include "hf/hf_tensor_names.h"
 #include "model/random_model.h"
 
@@ -29,7 +30,7 @@ Result<TensorRefs> index_tensors(const std::vector<SafetensorsFile>& shards) {
     for (const SafetensorsTensor& t : shard.tensors()) {
       const auto [it, inserted] = refs.emplace(t.name, TensorRef{&t, &shard});
       if (!inserted) {
-        return data_loss("tensor '{}' is in both {} and {}", t.name, it->second.file->source_name(),
+        return data_loss("tensor {} is in both {} and {}", quote_bytes(t.name), it->second.file->source_name(),
                          shard.source_name());
       }
     }
@@ -49,8 +50,8 @@ Result<GgmlType> ggml_type_of(const TensorRef& ref) {
     case SafetensorsDtype::kF16: return GgmlType::kF16;
     case SafetensorsDtype::kBF16: return GgmlType::kBF16;
     default:
-      return unimplemented("{}: tensor '{}' is {}; met loads F32, F16 and BF16", ref.file->source_name(),
-                           ref.tensor->name, safetensors_dtype_name(ref.tensor->dtype));
+      return unimplemented("{}: tensor {} is {}; met loads F32, F16 and BF16", ref.file->source_name(),
+                           quote_bytes(ref.tensor->name), safetensors_dtype_name(ref.tensor->dtype));
   }
 }
 
@@ -76,15 +77,16 @@ class WeightBuilder {
     MET_ASSIGN_OR_RETURN(GgmlType type, ggml_type_of(ref));
     const SafetensorsTensor& t = *ref.tensor;
     if (t.shape.empty() || t.shape.size() > 4) {
-      return unimplemented("{}: tensor '{}' has {} dimensions", ref.file->source_name(), t.name, t.shape.size());
+      return unimplemented("{}: tensor {} has {} dimensions", ref.file->source_name(), quote_bytes(t.name),
+                           t.shape.size());
     }
     std::vector<uint64_t> shape(t.shape.rbegin(), t.shape.rend());  // GGUF: the contiguous dimension first
     std::span<const uint8_t> bytes = t.bytes;
     const size_t elem = safetensors_dtype_bytes(t.dtype);
     if (heads > 0) {
       if (t.shape.size() != 2 || t.shape[0] % (2 * uint64_t{heads}) != 0) {
-        return invalid_argument("{}: tensor '{}' of shape [{}] cannot be split into {} heads of rope pairs",
-                                ref.file->source_name(), t.name, fmt::join(t.shape, ", "), heads);
+        return invalid_argument("{}: tensor {} of shape [{}] cannot be split into {} heads of rope pairs",
+                                ref.file->source_name(), quote_bytes(t.name), fmt::join(t.shape, ", "), heads);
       }
       bytes = keep(permute_rope_rows(t.bytes, t.shape[0], t.shape[1] * elem, heads));
     } else if (reinterpret_cast<uintptr_t>(t.bytes.data()) % elem != 0) {
@@ -127,7 +129,8 @@ Status add_mapped_tensors(const HfConfig& c, const TensorRefs& refs, WeightBuild
     if (embedding && !c.arch.encoder) continue;  // add_embeddings
     const std::optional<HfTensorName> mapped = map_hf_tensor_name(name, c.arch.encoder);
     if (!mapped) {
-      return unimplemented("{}: tensor '{}' is not a tensor of {}", ref.file->source_name(), name, c.arch.hf_name);
+      return unimplemented("{}: tensor {} is not a tensor of {}", ref.file->source_name(), quote_bytes(name),
+                           c.arch.hf_name);
     }
     if (mapped->role == HfTensorRole::kIgnored) continue;
     const bool permute = mapped->role == HfTensorRole::kPermute && c.arch.permute_qk;

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/little_endian.h"
+#include "gguf/quote_bytes.h"
 
 namespace met {
 namespace {
@@ -50,15 +51,16 @@ std::optional<uint64_t> json_u64(const Json& j) {
 }
 
 Result<std::vector<uint64_t>> read_shape(const std::string& name, const Json& shape, uint64_t* num_elements) {
-  if (!shape.is_array()) return data_loss("tensor '{}': 'shape' is not an array", name);
+  const std::string quoted = quote_bytes(name);  // the file's bytes, one printable line
+  if (!shape.is_array()) return data_loss("tensor {}: 'shape' is not an array", quoted);
   std::vector<uint64_t> out;
   *num_elements = 1;
   for (const Json& d : shape) {
     const std::optional<uint64_t> dim = json_u64(d);
-    if (!dim) return data_loss("tensor '{}': shape {} has a dimension that is not a non-negative integer", name,
+    if (!dim) return data_loss("tensor {}: shape {} has a dimension that is not a non-negative integer", quoted,
                                shape.dump());
     if (__builtin_mul_overflow(*num_elements, *dim, num_elements)) {
-      return data_loss("tensor '{}': shape {} has too many elements", name, shape.dump());
+      return data_loss("tensor {}: shape {} has too many elements", quoted, shape.dump());
     }
     out.push_back(*dim);
   }
@@ -68,34 +70,36 @@ Result<std::vector<uint64_t>> read_shape(const std::string& name, const Json& sh
 // One header entry checked against the data section of `data_size` bytes.
 Result<SafetensorsTensor> read_tensor(const std::string& name, const Json& entry,
                                       std::span<const uint8_t> data) {
-  if (!entry.is_object()) return data_loss("tensor '{}': header entry is not an object", name);
+  const std::string quoted = quote_bytes(name);  // the file's bytes, one printable line
+  if (!entry.is_object()) return data_loss("tensor {}: header entry is not an object", quoted);
   SafetensorsTensor t;
   t.name = name;
   const auto dtype = entry.find("dtype");
-  if (dtype == entry.end() || !dtype->is_string()) return data_loss("tensor '{}': no 'dtype' string", name);
+  if (dtype == entry.end() || !dtype->is_string()) return data_loss("tensor {}: no 'dtype' string", quoted);
   const std::optional<SafetensorsDtype> parsed = parse_safetensors_dtype(dtype->get_ref<const std::string&>());
-  if (!parsed) return data_loss("tensor '{}': unknown dtype '{}'", name, dtype->get_ref<const std::string&>());
+  if (!parsed) return data_loss("tensor {}: unknown dtype {}", quoted,
+                                quote_bytes(dtype->get_ref<const std::string&>()));
   t.dtype = *parsed;
   const auto shape = entry.find("shape");
-  if (shape == entry.end()) return data_loss("tensor '{}': no 'shape'", name);
+  if (shape == entry.end()) return data_loss("tensor {}: no 'shape'", quoted);
   MET_ASSIGN_OR_RETURN(t.shape, read_shape(name, *shape, &t.num_elements));
   const auto offsets = entry.find("data_offsets");
   if (offsets == entry.end() || !offsets->is_array() || offsets->size() != 2) {
-    return data_loss("tensor '{}': 'data_offsets' is not a [begin, end] pair", name);
+    return data_loss("tensor {}: 'data_offsets' is not a [begin, end] pair", quoted);
   }
   const std::optional<uint64_t> begin = json_u64((*offsets)[0]);
   const std::optional<uint64_t> end = json_u64((*offsets)[1]);
   if (!begin || !end || *begin > *end) {
-    return data_loss("tensor '{}': data_offsets {} are not a range", name, offsets->dump());
+    return data_loss("tensor {}: data_offsets {} are not a range", quoted, offsets->dump());
   }
   if (*end > data.size()) {
-    return data_loss("tensor '{}': data_offsets {} end past the data section's {} bytes", name, offsets->dump(),
+    return data_loss("tensor {}: data_offsets {} end past the data section's {} bytes", quoted, offsets->dump(),
                      data.size());
   }
   uint64_t expected = 0;
   if (__builtin_mul_overflow(t.num_elements, uint64_t{safetensors_dtype_bytes(t.dtype)}, &expected) ||
       expected != *end - *begin) {
-    return data_loss("tensor '{}': {} {} elements of shape [{}] need {} bytes, data_offsets {} hold {}", name,
+    return data_loss("tensor {}: {} {} elements of shape [{}] need {} bytes, data_offsets {} hold {}", quoted,
                      t.num_elements, safetensors_dtype_name(t.dtype), fmt::join(t.shape, ", "), expected,
                      offsets->dump(), *end - *begin);
   }
@@ -106,7 +110,7 @@ Result<SafetensorsTensor> read_tensor(const std::string& name, const Json& entry
 Status read_metadata(const Json& md, std::map<std::string, std::string, std::less<>>& out) {
   if (!md.is_object()) return data_loss("'__metadata__' is not an object");
   for (const auto& [key, value] : md.items()) {
-    if (!value.is_string()) return data_loss("'__metadata__' key '{}' is not a string", key);
+    if (!value.is_string()) return data_loss("'__metadata__' key {} is not a string", quote_bytes(key));
     out.emplace(key, value.get<std::string>());
   }
   return ok_status();
@@ -118,7 +122,7 @@ Status check_no_overlap(std::vector<SafetensorsTensor> tensors) {
   for (size_t i = 1; i < tensors.size(); ++i) {
     const SafetensorsTensor& a = tensors[i - 1];
     if (a.bytes.data() + a.bytes.size() > tensors[i].bytes.data()) {
-      return data_loss("tensors '{}' and '{}' overlap", a.name, tensors[i].name);
+      return data_loss("tensors {} and {} overlap", quote_bytes(a.name), quote_bytes(tensors[i].name));
     }
   }
   return ok_status();

@@ -102,6 +102,13 @@ std::vector<CorruptCase> corrupt_cases() {
       {"metadata not strings", with_header(R"({"__metadata__": {"format": 1}})"), "'__metadata__' key 'format'"},
       {"offsets not a pair", with_header(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0]}})"),
        "tensor 'a': 'data_offsets' is not a [begin, end] pair"},
+      // A hostile file's names are quoted on one printable line (the fuzz
+      // smoke found a refusal that quoted a name's newline raw).
+      {"a name with a newline", with_header(R"({"a\nb": {"shape": [2], "data_offsets": [0, 8]}})"),
+       R"(tensor 'a\nb': no 'dtype')"},
+      {"a dtype with a newline", with_header(R"({"a": {"dtype": "F\n", "shape": [2], "data_offsets": [0, 8]}})"),
+       R"(tensor 'a': unknown dtype 'F\n')"},
+      {"a metadata key with a tab", with_header(R"({"__metadata__": {"x\ty": 1}})"), R"('__metadata__' key 'x\ty')"},
   };
 }
 
@@ -112,6 +119,7 @@ TEST(SafetensorsFile, CorruptFilesAreRefusedNamingTheFileAndTheTensor) {
     EXPECT_EQ(st.status().code(), StatusCode::kDataLoss) << c.what;
     EXPECT_THAT(st.status().message(), HasSubstr("bad.safetensors: ")) << c.what;
     EXPECT_THAT(st.status().message(), HasSubstr(c.message)) << c.what;
+    EXPECT_EQ(st.status().message().find_first_of("\n\t"), std::string::npos) << c.what;
   }
 }
 
