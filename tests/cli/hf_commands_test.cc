@@ -119,6 +119,26 @@ TEST(MetConvert, AFileInsteadOfAFolderExitsWithOneLine) {
   EXPECT_NE(r.err.find("is not a folder"), std::string::npos) << r.err;
 }
 
+// A hostile model.safetensors whose tensor name holds a newline (JSON
+// "\n"): the refusal stays one line, the name quoted printable.
+TEST(MetConvert, AHostileTensorNameIsQuotedOnOneLine) {
+  MET_REQUIRE_SHARED(dir, kFolder);
+  testing::TempDir tmp;
+  for (const char* f : {"config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"}) {
+    std::ifstream in(dir + "/" + f, std::ios::binary);
+    std::ofstream(tmp.file(f), std::ios::binary) << in.rdbuf();
+  }
+  const std::string header = R"({"a\nb": {"shape": [2], "data_offsets": [0, 8]}})";
+  std::string file(8, '\0');
+  for (size_t i = 0; i < 8; ++i) file[i] = static_cast<char>((header.size() >> (8 * i)) & 0xFF);
+  std::ofstream(tmp.file("model.safetensors"), std::ios::binary) << file << header << std::string(8, '\0');
+  const auto r = run_command(met_binary() + " convert " + shell_quote(tmp.path()) + " -o " +
+                             shell_quote(tmp.file("out.gguf")));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(num_lines_of(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find(R"(tensor 'a\nb': no 'dtype')"), std::string::npos) << r.err;
+}
+
 TEST(MetRunHfFolder, AFolderWithoutConfigExitsNamingTheFile) {
   testing::TempDir tmp;
   const auto r = greedy_run(tmp.path(), "Once");

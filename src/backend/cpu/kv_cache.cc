@@ -137,8 +137,7 @@ void KvCache::read_block(BlockId id, std::span<uint8_t> image) const {
   for (int64_t i = 0; i < pieces; ++i) {
     const uint8_t* from = piece(id, i);
     uint8_t* to = image.data() + i * piece_bytes_;
-    const bool q8_keys = layout_.dtype == GgmlType::kQ8_0 && i / layout_.num_kv_heads % 2 == 0;
-    if (!q8_keys) {
+    if (!holds_q8_keys(i)) {
       std::memcpy(to, from, static_cast<size_t>(piece_bytes_));
       continue;
     }
@@ -156,8 +155,7 @@ void KvCache::write_block(BlockId id, std::span<const uint8_t> image) {
   for (int64_t i = 0; i < pieces; ++i) {
     const uint8_t* from = image.data() + i * piece_bytes_;
     uint8_t* to = piece(id, i);
-    const bool q8_keys = layout_.dtype == GgmlType::kQ8_0 && i / layout_.num_kv_heads % 2 == 0;
-    if (!q8_keys) {
+    if (!holds_q8_keys(i)) {
       std::memcpy(to, from, static_cast<size_t>(piece_bytes_));
       continue;
     }
@@ -167,21 +165,21 @@ void KvCache::write_block(BlockId id, std::span<const uint8_t> image) {
   }
 }
 
-uint8_t* KvCache::slot(int32_t layer, std::span<const BlockId> block_table, int32_t pos, int32_t v,
-                       int32_t kv_head) const {
+uint8_t* KvCache::layer_slot(int32_t layer, std::span<const BlockId> block_table, int32_t pos) const {
   MET_CHECK(layer >= 0 && layer < layout_.num_layers, "layer {} of {}", layer, layout_.num_layers);
   MET_CHECK(pos >= 0 && static_cast<size_t>(pos / kBlockTokens) < block_table.size(),
             "position {} past a block table of {} blocks", pos, block_table.size());
   const BlockId id = block_table[static_cast<size_t>(pos / kBlockTokens)];
-  return piece(id, piece_index(layer, v, kv_head)) + (pos % kBlockTokens) * row_bytes_;
+  return piece(id, piece_index(layer, 0, 0)) + (pos % kBlockTokens) * row_bytes_;
 }
 
 void KvCache::store(int32_t layer, std::span<const BlockId> block_table, int32_t pos,
                     const float* k_row, const float* v_row) {
+  uint8_t* at = layer_slot(layer, block_table, pos);
   const int32_t d = layout_.head_dim;
   const int32_t s = pos % kBlockTokens;
   for (int32_t h = 0; h < layout_.num_kv_heads; ++h) {
-    uint8_t* k = slot(layer, block_table, pos, 0, h);
+    uint8_t* k = at + head_offset(0, h);
     if (layout_.dtype == GgmlType::kQ8_0) {
       BlockQ8_0 row[kMaxKvHeadDim / kQk];
       quantize_(k_row + int64_t{h} * d, reinterpret_cast<uint8_t*>(row), d);
@@ -189,7 +187,7 @@ void KvCache::store(int32_t layer, std::span<const BlockId> block_table, int32_t
     } else {
       quantize_(k_row + int64_t{h} * d, k, d);
     }
-    quantize_(v_row + int64_t{h} * d, slot(layer, block_table, pos, 1, h), d);
+    quantize_(v_row + int64_t{h} * d, at + head_offset(1, h), d);
   }
 }
 
@@ -210,10 +208,11 @@ void KvCache::copy_slots(int32_t layer, BlockId from, BlockId to, int32_t num_sl
 
 void KvCache::load(int32_t layer, std::span<const BlockId> block_table, int32_t pos, float* k_row,
                    float* v_row) const {
+  const uint8_t* at = layer_slot(layer, block_table, pos);
   const int32_t d = layout_.head_dim;
   const int32_t s = pos % kBlockTokens;
   for (int32_t h = 0; h < layout_.num_kv_heads; ++h) {
-    const uint8_t* k = slot(layer, block_table, pos, 0, h);
+    const uint8_t* k = at + head_offset(0, h);
     if (layout_.dtype == GgmlType::kQ8_0) {
       BlockQ8_0 row[kMaxKvHeadDim / kQk];
       get_q8_key(k - s * row_bytes_, d, s, row);
@@ -221,7 +220,7 @@ void KvCache::load(int32_t layer, std::span<const BlockId> block_table, int32_t 
     } else {
       dequantize_(k, k_row + int64_t{h} * d, d);
     }
-    dequantize_(slot(layer, block_table, pos, 1, h), v_row + int64_t{h} * d, d);
+    dequantize_(at + head_offset(1, h), v_row + int64_t{h} * d, d);
   }
 }
 

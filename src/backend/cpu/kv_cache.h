@@ -132,10 +132,19 @@ class KvCache {
   int64_t piece_index(int32_t layer, int32_t v, int32_t kv_head) const {
     return (2 * int64_t{layer} + v) * layout_.num_kv_heads + kv_head;
   }
+  // Whether piece `index` holds keys of a Q8_0 cache (in lanes, q8_keys.h).
+  bool holds_q8_keys(int64_t index) const {
+    return layout_.dtype == GgmlType::kQ8_0 && index / layout_.num_kv_heads % 2 == 0;
+  }
   // Block `id`'s piece `index` in the pool (MET_CHECKs the id).
   uint8_t* piece(BlockId id, int64_t index) const;
-  uint8_t* slot(int32_t layer, std::span<const BlockId> block_table, int32_t pos, int32_t v,
-                int32_t kv_head) const;
+  // Position `pos`'s slot in `layer`'s piece of K, kv head 0 (MET_CHECKs the
+  // layer and the table); the same slot of K or V (v) of head h is
+  // head_offset(v, h) further.
+  uint8_t* layer_slot(int32_t layer, std::span<const BlockId> block_table, int32_t pos) const;
+  int64_t head_offset(int32_t v, int32_t kv_head) const {
+    return (int64_t{v} * layout_.num_kv_heads + kv_head) * piece_stride_;
+  }
 
   KvLayout layout_;
   int64_t row_bytes_ = 0;
