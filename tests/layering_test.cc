@@ -26,13 +26,15 @@ const std::vector<std::string> kModuleOrder = {
 // never include the modules the engine is built from.
 const std::vector<std::string> kEngineInternals = {"scheduler", "kv", "model", "backend"};
 // cli/ files that are model and device tools rather than engine clients: the
-// device benchmark (and its prefill bound), make-model, make-lora, quantize, convert, info, and serve's default model
-// (made with make-model's code). Their engines, like run's, come from
+// device benchmark (and its prefill bound and phase tables), make-model,
+// make-lora, quantize, convert, info, and serve's default model (made with
+// make-model's code). Their engines, like run's, come from
 // engine/cpu_engine.h.
 const std::vector<std::string> kCliModelTools = {"bench_command.cc", "convert_command.cc", "make_model_command.cc",
                                                  "make_lora_command.cc",
                                                  "quantize_command.cc", "model_info.h", "model_info.cc",
-                                                 "prefill_bound.h", "prefill_bound.cc", "serve_command.cc"};
+                                                 "prefill_bound.h", "prefill_bound.cc", "bench_phases.h",
+                                                 "bench_phases.cc", "serve_command.cc"};
 
 // The first path component of `#include "module/..."`, if the line is one.
 std::optional<std::string> included_module(const std::string& line) {

@@ -36,6 +36,7 @@
 #include "backend/cpu/block_tokens.h"
 #include "cli/progress_bar.h"
 #include "cli/commands.h"
+#include "cli/bench_phases.h"
 #include "cli/engine_flags.h"
 #include "cli/model_info.h"
 #include "cli/prefill_bound.h"
@@ -63,6 +64,7 @@ struct BenchOptions {
   bool spec = false;  // the speculation figures only (spec_bench.h)
   SpecBenchOptions spec_options;
   bool json = false;
+  bool phases = false;  // each decode figure's steps phase by phase (bench_phases.h)
 };
 
 struct DecodeFigure {
@@ -75,6 +77,7 @@ struct DecodeFigure {
   double step_bytes = 0.0;
   double read_bytes_s = 0.0;
   double ceiling_tok_s = 0.0;
+  PhaseReport phases;  // with --phases
 };
 
 // What a decode step reads: the weights (decode_step_weight_bytes) and each
@@ -166,8 +169,9 @@ Result<int32_t> bind_bench_adapters(Device& dev, const Model& model, const Engin
 
 // Decode tok/s of `batch` sequences at `context` (with `adapters` LoRA
 // adapters over them when > 0).
+// With `profile`, it holds the timed steps' phases.
 Result<double> decode_tok_s(Device& dev, const BenchOptions& o, int32_t batch, int32_t context, int32_t vocab,
-                            bool recurrent, int32_t adapters) {
+                            bool recurrent, int32_t adapters, cpu::PhaseProfile* profile) {
   if (recurrent) MET_RETURN_IF_ERROR(seed_states(dev, batch, context));
   const std::vector<StepPlan> plans = decode_plans(batch, context, o.gen_tokens, vocab, recurrent, adapters);
   // One untimed first step: it reads every position of the context, so the
@@ -175,6 +179,7 @@ Result<double> decode_tok_s(Device& dev, const BenchOptions& o, int32_t batch, i
   // starts, not charged to decode. It rewrites the first step's KV rows only.
   MET_RETURN_IF_ERROR(time_steps(dev, {plans.front()}).status());
   if (recurrent) MET_RETURN_IF_ERROR(seed_states(dev, batch, context));
+  if (profile != nullptr) profile->reset();
   MET_ASSIGN_OR_RETURN(const double s, time_steps(dev, plans));
   return static_cast<double>(batch) * o.gen_tokens / s;
 }
@@ -203,11 +208,16 @@ DecodeFigure median3(std::array<DecodeFigure, 3> v) {
 // around the figure).
 Result<DecodeFigure> measured_figure(Device& dev, const BenchOptions& o, const BandwidthProbe& probe,
                                      int32_t batch, int32_t context, int32_t vocab, bool recurrent,
-                                     int32_t adapters) {
+                                     int32_t adapters, cpu::PhaseProfile* profile) {
   const double before = probe(2);
-  MET_ASSIGN_OR_RETURN(const double tok_s, decode_tok_s(dev, o, batch, context, vocab, recurrent, adapters));
+  MET_ASSIGN_OR_RETURN(const double tok_s,
+                       decode_tok_s(dev, o, batch, context, vocab, recurrent, adapters, profile));
   const double after = probe(2);
-  return DecodeFigure{batch, context, tok_s, std::min(adapters, batch), 0.0, std::max(before, after), 0.0};
+  DecodeFigure d{batch, context, tok_s, std::min(adapters, batch), 0.0, std::max(before, after), 0.0, {}};
+  if (profile != nullptr) {
+    d.phases = PhaseReport{profile->snapshot(), o.gen_tokens, static_cast<double>(batch) / tok_s};
+  }
+  return d;
 }
 
 // Each batch size at each context; with adapters, the plain and the adapted
@@ -215,16 +225,17 @@ Result<DecodeFigure> measured_figure(Device& dev, const BenchOptions& o, const B
 // moves single runs by more than adapters cost).
 Result<std::vector<DecodeFigure>> decode_figures(Device& dev, const BenchOptions& o, int32_t vocab,
                                                  bool recurrent, int32_t adapters, const StepBytes& bytes,
-                                                 const BandwidthProbe& probe) {
+                                                 const BandwidthProbe& probe, cpu::PhaseProfile* profile) {
   std::vector<DecodeFigure> out;
   for (int32_t ctx : o.contexts) {
     for (size_t bi = 0; bi < o.batches.size(); ++bi) {
       const int32_t b = o.batches[bi];
       std::array<DecodeFigure, 3> plain{}, adapted{};
       for (size_t r = 0; r < (adapters == 0 ? 1 : 3); ++r) {
-        MET_ASSIGN_OR_RETURN(plain[r], measured_figure(dev, o, probe, b, ctx, vocab, recurrent, 0));
+        MET_ASSIGN_OR_RETURN(plain[r], measured_figure(dev, o, probe, b, ctx, vocab, recurrent, 0, profile));
         if (adapters == 0) break;
-        MET_ASSIGN_OR_RETURN(adapted[r], measured_figure(dev, o, probe, b, ctx, vocab, recurrent, adapters));
+        MET_ASSIGN_OR_RETURN(adapted[r],
+                             measured_figure(dev, o, probe, b, ctx, vocab, recurrent, adapters, profile));
       }
       const size_t figures = adapters == 0 ? 1 : 2;
       for (size_t f = 0; f < figures; ++f) {
@@ -312,6 +323,10 @@ Status run_bench(const BenchOptions& o) {
   }
   MET_RETURN_IF_ERROR(validate_engine_flags(o.engine));
   MET_RETURN_IF_ERROR(validate_serving_bench(o.serving));
+  if (o.phases && (o.engine.device != "cpu" || o.spec)) {
+    return invalid_argument("--phases profiles the CPU device's decode figures: not with --device {}{}",
+                            o.engine.device, o.spec ? " or --spec" : "");
+  }
   const bool drafts = o.engine.spec_lookup > 0 || !o.engine.draft_model.empty() || o.engine.spec_mtp;
   if (drafts && o.serving.concurrency.empty() && !o.spec) {
     // The device figures run fixed steps; only the engine drafts.
@@ -333,8 +348,10 @@ Status run_bench(const BenchOptions& o) {
   const int32_t max_batch = *std::max_element(o.batches.begin(), o.batches.end());
   const int32_t max_context = *std::max_element(o.contexts.begin(), o.contexts.end());
   const int32_t per_seq = (max_context + o.gen_tokens + cpu::kBlockTokens - 1) / cpu::kBlockTokens;
+  cpu::PhaseProfile profile;  // outlives dev
   CpuDeviceOptions dopt;
   dopt.num_threads = o.engine.threads > 0 ? o.engine.threads : default_num_threads();
+  dopt.phase_profile = o.phases ? &profile : nullptr;
   dopt.kv_dtype = kv_dtype;
   dopt.num_kv_blocks = std::max(max_batch * per_seq, (o.prompt_tokens + cpu::kBlockTokens - 1) / cpu::kBlockTokens);
   dopt.limits = ForwardLimits{.max_rows = std::max(512, max_batch), .max_outputs = max_batch, .max_seqs = max_batch};
@@ -365,7 +382,8 @@ Status run_bench(const BenchOptions& o) {
   // all allocated by now; decode adds the KV rows it writes).
   const int64_t peak_rss = peak_rss_bytes();
   MET_ASSIGN_OR_RETURN(std::vector<DecodeFigure> decode,
-                       decode_figures(*dev, o, vocab, recurrent, adapters, bytes, probe));
+                       decode_figures(*dev, o, vocab, recurrent, adapters, bytes, probe,
+                                      o.phases ? &profile : nullptr));
   // Batch-1 decode reads the weights one token uses once: of the embedding
   // one row, of a MoE layer's experts the k it routes to (`met info` shows the
   // same count).
@@ -401,6 +419,7 @@ Status run_bench(const BenchOptions& o) {
                              {"read_bytes_s", d.read_bytes_s},
                              {"ceiling_tok_s", d.ceiling_tok_s},
                              {"ceiling_share", d.tok_s / d.ceiling_tok_s}});
+      if (o.phases) j["decode"].back()["phases"] = phase_json(d.phases);
     }
     j["weight_bytes"] = model->weight_bytes();
     j["decode_step_bytes"] = step_bytes;
@@ -433,6 +452,7 @@ Status run_bench(const BenchOptions& o) {
                              d.batch, d.context, d.tok_s, d.step_bytes / 1e6, d.ceiling_tok_s, d.read_bytes_s / 1e9,
                              100.0 * d.tok_s / d.ceiling_tok_s,
                              d.adapters > 0 ? fmt::format("  ({} LoRA adapters)", d.adapters) : "");
+    if (o.phases) std::cout << phase_table(d.phases);
   }
   std::cout << fmt::format("ceiling {:.1f} tok/s at batch 1: memory read {:.1f} GB/s now / {:.1f} MB per step\n",
                            ceiling_tok_s, read_bytes_s / 1e9, step_bytes / 1e6);
@@ -479,6 +499,10 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   add_engine_flags(*cmd, o->engine);
   cmd->add_flag("--json", o->json, "Print one JSON object");
+  cmd->add_flag("--phases", o->phases,
+                "Under each decode figure, where its steps' time goes: each phase between two barriers of the CPU "
+                "worker pool (named by the source line that ends it), its share of a step, and how much of it "
+                "thread 0 waited for the others");
   cmd->callback([o] { exit_on_error("bench", run_bench(*o)); });
 }
 

@@ -81,6 +81,7 @@ CpuDevice::CpuDevice(const Model& model, cpu::KvCache kv, std::optional<cpu::Rec
                                                    options.limits, options.num_threads, options.forward)),
       encoder_(model.traits().encoder ? std::make_unique<EncoderPass>(model, kv_, options.limits, options.num_threads)
                                       : nullptr) {
+  pool_.set_phase_profile(options.phase_profile);
   info_.vocab_size = static_cast<int32_t>(model.hparams().vocab_size);
   info_.num_kv_blocks = options.num_kv_blocks;
   info_.kv_block_tokens = cpu::kBlockTokens;

@@ -63,6 +63,9 @@ struct CpuDeviceOptions {
   // LoRA adapter slots (DeviceInfo::num_adapter_slots), each holding an
   // adapter of rank up to forward.max_lora_rank; 0: no adapters run.
   int32_t num_adapter_slots = 0;
+  // Where the steps' time goes, phase by phase (`met bench --phases`), or
+  // null. It must outlive the device; read it while no step is in flight.
+  cpu::PhaseProfile* phase_profile = nullptr;
 };
 
 

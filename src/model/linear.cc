@@ -91,7 +91,7 @@ class OutputRows {
 }  // namespace
 
 void linear(cpu::ThreadCtx& ctx, const float* x, int64_t rows, int64_t cols, std::span<const Product> products,
-            ActivationBuffers& act, const LoraCall& lora) {
+            ActivationBuffers& act, const LoraCall& lora, const cpu::CallSite& where) {
   GgmlType slot_type[ActivationBuffers::kMaxSlots];
   int slot_of[8];
   MET_DCHECK(products.size() <= 8);
@@ -130,7 +130,7 @@ void linear(cpu::ThreadCtx& ctx, const float* x, int64_t rows, int64_t cols, std
       lora_expand_columns(products[j], j, lora, begin - first, end - first);
     }
   }
-  ctx.barrier();
+  ctx.barrier(where);
 }
 
 }  // namespace met

@@ -54,7 +54,9 @@ size_t max_activation_row_bytes(int64_t cols);
 // REQUIRES: every product has w->cols == cols; at most kMaxSlots distinct
 // weight types; rows and cols within the buffers' sizes; with `lora`, at
 // most LoraStep::kMaxProducts products and its rows' grouping over `rows`.
+// `where` names the products' phase in a PhaseProfile: the caller's line.
 void linear(cpu::ThreadCtx& ctx, const float* x, int64_t rows, int64_t cols, std::span<const Product> products,
-            ActivationBuffers& act, const LoraCall& lora = {});
+            ActivationBuffers& act, const LoraCall& lora = {},
+            const cpu::CallSite& where = cpu::CallSite::here());
 
 }  // namespace met

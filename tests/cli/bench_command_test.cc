@@ -32,6 +32,40 @@ TEST(MetBench, JsonReportsPrefillAndEachBatchAndContext) {
   EXPECT_LT(j["decode_step_bytes"].get<double>(), j["weight_bytes"].get<double>());
 }
 
+// --phases: each decode figure's steps phase by phase, each named by the
+// line of the barrier that ends it; the matmuls of linear() by its caller's.
+TEST(MetBench, PhasesShowWhereEachFiguresStepsGo) {
+  MET_REQUIRE_SHARED(path, "models/stories260K.gguf");
+  auto r = run_command(met_binary() + " bench " + shell_quote(path) +
+                       " --prompt-tokens 16 --gen-tokens 4 --batch 1,2 --context 0 --threads 2 --phases --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["decode"].size(), 2u);
+  for (const auto& d : j["decode"]) {
+    const auto& p = d["phases"];
+    EXPECT_EQ(p["steps"], 4);
+    double sum = 0.0;
+    bool attention_qkv = false;
+    for (const auto& phase : p["phases"]) {
+      sum += phase["seconds_per_step"].get<double>();
+      const std::string where = phase["file"].get<std::string>() + " " + phase["function"].get<std::string>();
+      attention_qkv = attention_qkv || (where == "model/forward_pass.cc attention_block" &&
+                                        phase["calls_per_step"].get<double>() == 5.0);  // its 5 layers
+    }
+    EXPECT_TRUE(attention_qkv) << p.dump();
+    EXPECT_GT(sum, 0.0);
+    EXPECT_LE(sum, p["step_seconds"].get<double>() * 1.0001) << p.dump();
+  }
+  auto text = run_command(met_binary() + " bench " + shell_quote(path) +
+                          " --prompt-tokens 16 --gen-tokens 4 --batch 1 --context 0 --threads 2 --phases");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("phase (the barrier that ends it)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("between jobs"), std::string::npos) << text.out;
+  auto spec = run_command(met_binary() + " bench " + shell_quote(path) + " --spec --spec-lookup 2 --phases");
+  EXPECT_NE(spec.exit_code, 0);
+  EXPECT_NE(spec.err.find("--phases profiles the CPU device's decode figures"), std::string::npos) << spec.err;
+}
+
 // The grid device (the CUDA device's program, here on the host backend)
 // is measured the same way, with its own bandwidth probe.
 TEST(MetBench, DeviceGridHostReportsTheSameFigures) {

@@ -77,7 +77,10 @@ void WorkerPool::worker_main(int ith) {
       if (stop_) return;
     }
     ThreadCtx ctx(*this, ith, num_threads());
+    PhaseProfile* profile = ith == 0 ? profile_ : nullptr;
+    if (profile != nullptr) profile->begin_job(PhaseProfile::Clock::now());
     job_(ctx);
+    if (profile != nullptr) profile->end_job(PhaseProfile::Clock::now());
     if (running_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       MutexLock lock(mu_);
       cv_.notify_all();

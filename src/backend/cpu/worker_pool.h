@@ -6,6 +6,7 @@
 // condition, so an idle server costs no CPU.
 // Invariants: one job at a time; every thread of a job reaches every barrier
 // the same number of times.
+// With a PhaseProfile set, thread 0 times each phase between barriers.
 // Threading: submit/wait from one owner thread; the job's body runs on the
 // workers. Tested by tests/backend/worker_pool_test.cc.
 #pragma once
@@ -18,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/cpu/phase_profile.h"
 #include "core/mutex.h"
 
 namespace met::cpu {
@@ -37,6 +39,10 @@ class WorkerPool {
 
   // REQUIRES: no job in flight.
   void submit(Job job);
+  // Times every later job's phases into `profile` (null: none), which must
+  // outlive the pool or a later set_phase_profile(nullptr).
+  // REQUIRES: no job in flight.
+  void set_phase_profile(PhaseProfile* profile) { profile_ = profile; }
   // Blocks until the submitted job has finished on every thread.
   void wait();
   // submit + wait.
@@ -58,6 +64,7 @@ class WorkerPool {
   bool stop_ GUARDED_BY(mu_) = false;
   std::atomic<int> running_{0};      // threads still inside the current job
   std::atomic<uint64_t> posted_{0};  // generation visible to spinning workers
+  PhaseProfile* profile_ = nullptr;  // set between jobs; read by thread 0 of a job
   // The cursor of ThreadCtx::claim_range.
   std::atomic<int64_t> claims_{0};
   // Sense-reversing barrier.
@@ -70,8 +77,18 @@ class ThreadCtx {
   ThreadCtx(WorkerPool& pool, int ith, int nth) : pool_(pool), ith_(ith), nth_(nth) {}
   int ith() const { return ith_; }
   int nth() const { return nth_; }
-  // Waits until every thread of the job has reached this barrier.
-  void barrier() { pool_.barrier_wait(); }
+  // Waits until every thread of the job has reached this barrier. `where`
+  // names the phase it ends in a PhaseProfile.
+  void barrier(const CallSite& where = CallSite::here()) {
+    PhaseProfile* profile = ith_ == 0 ? pool_.profile_ : nullptr;
+    if (profile == nullptr) {
+      pool_.barrier_wait();
+      return;
+    }
+    const PhaseProfile::Clock::time_point arrived = PhaseProfile::Clock::now();
+    pool_.barrier_wait();
+    profile->end_phase(where, arrived, PhaseProfile::Clock::now());
+  }
   // This thread's share [begin, end) of n items, split evenly in chunks that
   // are multiples of `align` (the last may be short).
   std::pair<int64_t, int64_t> split(int64_t n, int64_t align = 1) const;

@@ -15,6 +15,7 @@
 // and tests/backend/cuda_kernels_test.cc (device, label gpu).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
