@@ -154,47 +154,66 @@ void ForwardPass::embed(cpu::ThreadCtx& ctx, std::span<const TokenId> tokens, in
 }
 
 void ForwardPass::qkv_post(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan, bool with_q) {
-  const ModelHParams& hp = model_.hparams();
-  const LayerWeights& l = layer_weights(layer);
-  const int64_t q_dim = hp.q_dim(), kv_dim = hp.kv_dim(), head_dim = hp.head_dim;
-  const auto [r0, r1] = ctx.split(plan.num_rows());
-  if (with_q && !qg_.empty()) split_q_gate(r0, r1);
-  for (int64_t r = r0; r < r1; ++r) {
-    float* q = with_q ? &q_[r * q_dim] : nullptr;
-    float* k = &k_[r * kv_dim];
-    float* v = &v_[r * kv_dim];
-    if (l.bq != nullptr) {
-      if (q != nullptr) cpu::add(q, l.bq, q_dim, q);
-      cpu::add(k, l.bk, kv_dim, k);
-      cpu::add(v, l.bv, kv_dim, v);
-    }
-    if (l.q_norm != nullptr && model_.traits().qk_norm_full) {
-      if (q != nullptr) cpu::rms_norm(q, l.q_norm, q_dim, hp.rms_norm_eps, q);
-      cpu::rms_norm(k, l.k_norm, kv_dim, hp.rms_norm_eps, k);
-    } else if (l.q_norm != nullptr) {
-      for (uint32_t h = 0; h < hp.num_heads && q != nullptr; ++h) {
-        cpu::rms_norm(q + h * head_dim, l.q_norm, head_dim, hp.rms_norm_eps, q + h * head_dim);
-      }
-      for (uint32_t h = 0; h < hp.num_kv_heads; ++h) {
-        cpu::rms_norm(k + h * head_dim, l.k_norm, head_dim, hp.rms_norm_eps, k + h * head_dim);
-      }
-    }
-    if (!hp.layer_uses_rope(static_cast<uint32_t>(layer))) continue;
-    const int32_t pos = plan.positions[static_cast<size_t>(r)];
-    const cpu::RopeParams& rope = l.window > 0 ? rope_swa_ : rope_;
-    if (q != nullptr) cpu::rope(q, static_cast<int32_t>(hp.num_heads), pos, rope);
-    cpu::rope(k, static_cast<int32_t>(hp.num_kv_heads), pos, rope);
-  }
-  // Store this step's K and V, each row into its own sequence's slot.
-  for (const StepSeq& s : plan.seqs) {
-    for (int32_t i = 0; i < s.num_rows; ++i) {
-      const int64_t r = s.row_begin + i;
-      if (r < r0 || r >= r1) continue;
-      kv_.store(kind_index_[static_cast<size_t>(layer)], s.block_table, s.num_cached + i, &k_[r * kv_dim],
-                &v_[r * kv_dim]);
+  // Unit u: row u / parts, its q (part 0 of 2) or its k and v (the last).
+  const int64_t parts = with_q ? 2 : 1;
+  const auto [u0, u1] = ctx.split(plan.num_rows() * parts);
+  for (int64_t u = u0; u < u1; ++u) {
+    if (u % parts == parts - 1) {
+      kv_post(layer, plan, u / parts);
+    } else {
+      q_post(layer, plan, u / parts);
     }
   }
   ctx.barrier();
+}
+
+void ForwardPass::q_post(int layer, const StepPlan& plan, int64_t row) {
+  const ModelHParams& hp = model_.hparams();
+  const LayerWeights& l = layer_weights(layer);
+  const int64_t q_dim = hp.q_dim(), head_dim = hp.head_dim;
+  if (!qg_.empty()) split_q_gate(row, row + 1);
+  float* q = &q_[row * q_dim];
+  if (l.bq != nullptr) cpu::add(q, l.bq, q_dim, q);
+  if (l.q_norm != nullptr && model_.traits().qk_norm_full) {
+    cpu::rms_norm(q, l.q_norm, q_dim, hp.rms_norm_eps, q);
+  } else if (l.q_norm != nullptr) {
+    for (uint32_t h = 0; h < hp.num_heads; ++h) {
+      cpu::rms_norm(q + h * head_dim, l.q_norm, head_dim, hp.rms_norm_eps, q + h * head_dim);
+    }
+  }
+  if (!hp.layer_uses_rope(static_cast<uint32_t>(layer))) return;
+  const cpu::RopeParams& rope = l.window > 0 ? rope_swa_ : rope_;
+  cpu::rope(q, static_cast<int32_t>(hp.num_heads), plan.positions[static_cast<size_t>(row)], rope);
+}
+
+void ForwardPass::kv_post(int layer, const StepPlan& plan, int64_t row) {
+  const ModelHParams& hp = model_.hparams();
+  const LayerWeights& l = layer_weights(layer);
+  const int64_t kv_dim = hp.kv_dim(), head_dim = hp.head_dim;
+  float* k = &k_[row * kv_dim];
+  float* v = &v_[row * kv_dim];
+  if (l.bq != nullptr) {
+    cpu::add(k, l.bk, kv_dim, k);
+    cpu::add(v, l.bv, kv_dim, v);
+  }
+  if (l.q_norm != nullptr && model_.traits().qk_norm_full) {
+    cpu::rms_norm(k, l.k_norm, kv_dim, hp.rms_norm_eps, k);
+  } else if (l.q_norm != nullptr) {
+    for (uint32_t h = 0; h < hp.num_kv_heads; ++h) {
+      cpu::rms_norm(k + h * head_dim, l.k_norm, head_dim, hp.rms_norm_eps, k + h * head_dim);
+    }
+  }
+  if (hp.layer_uses_rope(static_cast<uint32_t>(layer))) {
+    const cpu::RopeParams& rope = l.window > 0 ? rope_swa_ : rope_;
+    cpu::rope(k, static_cast<int32_t>(hp.num_kv_heads), plan.positions[static_cast<size_t>(row)], rope);
+  }
+  // Stored into its own sequence's slot.
+  for (const StepSeq& s : plan.seqs) {
+    if (row < s.row_begin || row >= s.row_begin + s.num_rows) continue;
+    kv_.store(kind_index_[static_cast<size_t>(layer)], s.block_table,
+              s.num_cached + static_cast<int32_t>(row - s.row_begin), k, v);
+    return;
+  }
 }
 
 void ForwardPass::attention_block(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan) {
@@ -355,10 +374,10 @@ void ForwardPass::ffn_block(cpu::ThreadCtx& ctx, int layer, int64_t rows) {
   const LayerWeights& l = layer_weights(layer);
   const int64_t embd = hp.embedding_length, ff = hp.layer_ffn_length(static_cast<uint32_t>(layer));
   if (!l.has_ffn) return;  // nemotron_h's mixer layers
-  // The dense FFNs' norm and activation each feed linear() alone; the MoE
-  // layer's routing reads xn_ across rows.
+  // The norm and the dense FFNs' activation each feed linear() or MoeFfn,
+  // which read each thread's own rows first.
   const LoraCall lora = lora_for(layer);
-  const bool own_rows = !model_.traits().moe && input_feeds_own_rows(lora);
+  const bool own_rows = input_feeds_own_rows(lora);
   input_norm(ctx, l.ffn_norm, rows, !own_rows);
   if (model_.traits().ffn_relu2) {
     relu2_ffn(ctx, layer, rows);

@@ -156,8 +156,11 @@ class ForwardPass {
   void embed(cpu::ThreadCtx& ctx, std::span<const TokenId> tokens, int64_t rows);
   void attention_block(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan);
   // Biases, q/k norms and rope of the rows' q (unless !with_q), k and v,
-  // then k and v stored into the cache; ends with a barrier.
+  // then k and v stored into the cache; ends with a barrier. The threads
+  // split (row, q or k and v) units, so at batch 1 both have work.
   void qkv_post(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan, bool with_q);
+  void q_post(int layer, const StepPlan& plan, int64_t row);
+  void kv_post(int layer, const StepPlan& plan, int64_t row);
   // What attention layer `layer` stores into the cache at the plan's rows,
   // and nothing else (its queries, attention, output and FFN skipped): the
   // same bits as attention_block's store. Ends with a barrier.

@@ -44,6 +44,8 @@ class MoeFfn {
   MoeFfn(const ModelHParams& hp, int64_t max_rows);
 
   // out (rows × embd) = the MoE FFN of xn (rows × embd, normalized input).
+  // Before its first barrier a thread reads only its own rows of xn
+  // (ThreadCtx::split), so the op writing them needs no barrier of its own.
   // REQUIRES: rows <= max_rows; w matches the hyper-parameters.
   void run(cpu::ThreadCtx& ctx, const MoeWeights& w, const float* xn, int64_t rows, float* out);
   // The last run()'s groups: expert e took offsets[e + 1] - offsets[e] of its
