@@ -42,6 +42,13 @@ ForwardPass::ForwardPass(const Model& model, cpu::KvCache& kv, cpu::RecurrentSta
     rope_swa_.freq_factors = nullptr;  // rope_freqs is the global layers' proportional rope
   }
   const size_t rows = static_cast<size_t>(limits.max_rows);
+  for (uint32_t layer = 0; layer < hp.num_layers; ++layer) {
+    windowed_layers_ = windowed_layers_ || model.weights().layers[layer].window > 0;
+  }
+  if (!model.traits().layer_shapes) {
+    rope_rows_[0].resize(rows * static_cast<size_t>(rope_.rope_dims));
+    if (windowed_layers_) rope_rows_[1].resize(rows * static_cast<size_t>(rope_swa_.rope_dims));
+  }
   attn_scale_ = hp.attention_scale != 0.0f ? hp.attention_scale : 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
   x_.resize(rows * hp.embedding_length);
   xn_.resize(rows * std::max(hp.embedding_length, hp.q_dim()));
@@ -182,8 +189,7 @@ void ForwardPass::q_post(int layer, const StepPlan& plan, int64_t row) {
     }
   }
   if (!hp.layer_uses_rope(static_cast<uint32_t>(layer))) return;
-  const cpu::RopeParams& rope = l.window > 0 ? rope_swa_ : rope_;
-  cpu::rope(q, static_cast<int32_t>(hp.num_heads), plan.positions[static_cast<size_t>(row)], rope);
+  rope_row(q, static_cast<int32_t>(hp.num_heads), layer, plan, row);
 }
 
 void ForwardPass::kv_post(int layer, const StepPlan& plan, int64_t row) {
@@ -204,8 +210,7 @@ void ForwardPass::kv_post(int layer, const StepPlan& plan, int64_t row) {
     }
   }
   if (hp.layer_uses_rope(static_cast<uint32_t>(layer))) {
-    const cpu::RopeParams& rope = l.window > 0 ? rope_swa_ : rope_;
-    cpu::rope(k, static_cast<int32_t>(hp.num_kv_heads), plan.positions[static_cast<size_t>(row)], rope);
+    rope_row(k, static_cast<int32_t>(hp.num_kv_heads), layer, plan, row);
   }
   // Stored into its own sequence's slot.
   for (const StepSeq& s : plan.seqs) {
@@ -260,6 +265,27 @@ void ForwardPass::attention_block(cpu::ThreadCtx& ctx, int layer, const StepPlan
     for (int64_t r = r0; r < r1; ++r) cpu::add(&tmp_[r * embd], l.bo, embd, &tmp_[r * embd]);
   }
   add_residual(ctx, rows, l.attn_post_norm);
+}
+
+void ForwardPass::fill_rope_rows(cpu::ThreadCtx& ctx, const StepPlan& plan) {
+  if (rope_rows_[0].empty()) return;
+  const auto [r0, r1] = ctx.split(plan.num_rows());
+  for (int64_t r = r0; r < r1; ++r) {
+    const int32_t pos = plan.positions[static_cast<size_t>(r)];
+    cpu::rope_table(pos, rope_, &rope_rows_[0][static_cast<size_t>(r * rope_.rope_dims)]);
+    if (windowed_layers_) cpu::rope_table(pos, rope_swa_, &rope_rows_[1][static_cast<size_t>(r * rope_swa_.rope_dims)]);
+  }
+}
+
+void ForwardPass::rope_row(float* x, int32_t heads, int layer, const StepPlan& plan, int64_t row) const {
+  const bool windowed = layer_weights(layer).window > 0;
+  const cpu::RopeParams& rope = windowed ? rope_swa_ : rope_;
+  const std::vector<float>& table = rope_rows_[windowed ? 1 : 0];
+  if (&plan != rope_plan_ || table.empty()) {  // the MTP chain's plan: its own positions
+    cpu::rope(x, heads, plan.positions[static_cast<size_t>(row)], rope);
+    return;
+  }
+  cpu::rope_from(x, heads, rope, &table[static_cast<size_t>(row * rope.rope_dims)]);
 }
 
 void ForwardPass::store_kv_only(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan) {
@@ -474,12 +500,14 @@ void ForwardPass::run(cpu::ThreadCtx& ctx, const StepPlan& plan, std::span<const
                       StepResult& result) {
   const int64_t rows = plan.num_rows();
   if (ctx.ith() == 0) {
+    rope_plan_ = &plan;
     attn_seqs_.clear();
     for (const StepSeq& s : plan.seqs) {
       attn_seqs_.push_back(cpu::AttnSeq{s.block_table, s.num_cached, s.row_begin, s.num_rows, true});
     }
     if (mtp_) index_mtp_rows(plan, tokens);
   }
+  fill_rope_rows(ctx, plan);  // read after embed's barrier
   embed(ctx, tokens, rows);
   const bool gemma4 = model_.traits().layer_shapes;
   if (gemma4) per_layer_inputs(ctx, tokens, rows);

@@ -161,6 +161,11 @@ class ForwardPass {
   void qkv_post(cpu::ThreadCtx& ctx, int layer, const StepPlan& plan, bool with_q);
   void q_post(int layer, const StepPlan& plan, int64_t row);
   void kv_post(int layer, const StepPlan& plan, int64_t row);
+  // Each thread's rows of the rope tables for `plan` (read after a barrier).
+  void fill_rope_rows(cpu::ThreadCtx& ctx, const StepPlan& plan);
+  // Rotates `heads` heads at x of `plan`'s row `row` in layer `layer`, by
+  // the step's table when `plan` is the one it was filled for.
+  void rope_row(float* x, int32_t heads, int layer, const StepPlan& plan, int64_t row) const;
   // What attention layer `layer` stores into the cache at the plan's rows,
   // and nothing else (its queries, attention, output and FFN skipped): the
   // same bits as attention_block's store. Ends with a barrier.
@@ -231,6 +236,12 @@ class ForwardPass {
   std::vector<int32_t> kind_index_;
   cpu::RopeParams rope_;
   cpu::RopeParams rope_swa_;  // windowed layers (rope.freq_base_swa)
+  // The step's rope tables: per row of rope_plan_, its position's
+  // cpu::rope_table of rope_ ([0]) and, with windowed layers, rope_swa_
+  // ([1]), filled once before the layers (every layer rotates by them).
+  std::vector<float> rope_rows_[2];
+  bool windowed_layers_ = false;
+  const StepPlan* rope_plan_ = nullptr;
   float attn_scale_;
   // Scratch, row-major with the widths below.
   std::vector<float> x_, xn_, q_, k_, v_, attn_out_, tmp_, gate_, up_;

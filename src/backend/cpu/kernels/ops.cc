@@ -78,9 +78,14 @@ void rope(float* x, int32_t num_heads, int32_t pos, const RopeParams& p) {
   MET_CHECK(p.rope_dims <= kMaxRopeDims, "rope: {} rotated dims, at most {}", p.rope_dims,
             kMaxRopeDims);
   alignas(64) float cos_sin[kMaxRopeDims];
-  ref::rope_cache(pos, p, cos_sin);
-  selected_ops_kernels().rope_rotate(x, num_heads, p.head_dim, p.rope_dims,
-                                     p.layout == RopeLayout::kNeox, cos_sin);
+  rope_table(pos, p, cos_sin);
+  rope_from(x, num_heads, p, cos_sin);
+}
+
+void rope_table(int32_t pos, const RopeParams& p, float* cos_sin) { ref::rope_cache(pos, p, cos_sin); }
+
+void rope_from(float* x, int32_t num_heads, const RopeParams& p, const float* cos_sin) {
+  selected_ops_kernels().rope_rotate(x, num_heads, p.head_dim, p.rope_dims, p.layout == RopeLayout::kNeox, cos_sin);
 }
 
 void swiglu(const float* gate, const float* up, int64_t n, float* out) {

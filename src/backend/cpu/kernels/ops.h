@@ -52,8 +52,13 @@ struct RopeParams {
 };
 
 // Rotates each of `num_heads` heads of one row (head h at x + h*head_dim) for
-// position `pos`, in place.
+// position `pos`, in place: rope_table then rope_from.
 void rope(float* x, int32_t num_heads, int32_t pos, const RopeParams& p);
+// The cos and sin of each rotated pair at position `pos` (p.rope_dims
+// floats, pair i's at 2i and 2i + 1): what every row at `pos` rotates by.
+void rope_table(int32_t pos, const RopeParams& p, float* cos_sin);
+// rope() of a row whose position's rope_table is `cos_sin`.
+void rope_from(float* x, int32_t num_heads, const RopeParams& p, const float* cos_sin);
 
 // out[i] = silu(gate[i]) * up[i]. out may alias gate or up.
 void swiglu(const float* gate, const float* up, int64_t n, float* out);
