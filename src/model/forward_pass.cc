@@ -268,12 +268,14 @@ void ForwardPass::attention_block(cpu::ThreadCtx& ctx, int layer, const StepPlan
 }
 
 void ForwardPass::fill_rope_rows(cpu::ThreadCtx& ctx, const StepPlan& plan) {
-  if (rope_rows_[0].empty()) return;
   const auto [r0, r1] = ctx.split(plan.num_rows());
-  for (int64_t r = r0; r < r1; ++r) {
-    const int32_t pos = plan.positions[static_cast<size_t>(r)];
-    cpu::rope_table(pos, rope_, &rope_rows_[0][static_cast<size_t>(r * rope_.rope_dims)]);
-    if (windowed_layers_) cpu::rope_table(pos, rope_swa_, &rope_rows_[1][static_cast<size_t>(r * rope_swa_.rope_dims)]);
+  for (int t = 0; t < 2; ++t) {
+    const cpu::RopeParams& rope = t == 0 ? rope_ : rope_swa_;
+    std::vector<float>& table = rope_rows_[t];
+    if (table.empty()) continue;  // no rotation, or gemma4's own path
+    for (int64_t r = r0; r < r1; ++r) {
+      cpu::rope_table(plan.positions[static_cast<size_t>(r)], rope, &table[static_cast<size_t>(r * rope.rope_dims)]);
+    }
   }
 }
 

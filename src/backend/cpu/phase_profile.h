@@ -35,7 +35,7 @@ struct CallSite {
 };
 
 struct PhaseStat {
-  std::string file;      // from its src/ folder on: "model/moe_ffn.cc"
+  std::string file;      // "model/moe_ffn.cc" (src/ dropped) or "tests/..."
   uint32_t line = 0;
   std::string function;  // unqualified
   int64_t calls = 0;
