@@ -43,7 +43,7 @@
 // `max_outputs` output rows; run() allocates nothing. A row's results depend
 // only on its own sequence (batch invariance), never on its neighbours.
 // Threading: run() is called by every thread of one job; the object is used by
-// one job at a time. Tested by tests/model/forward_pass_test.cc.
+// one job at a time. Tested by tests/model/cpu_device_test.cc and dense_archs_test.cc.
 #pragma once
 
 #include <cstdint>
