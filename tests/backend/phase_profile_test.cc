@@ -67,19 +67,22 @@ TEST(PhaseProfile, EachPhaseIsChargedToTheBarrierThatEndsIt) {
   EXPECT_EQ(last->calls, 3);
 }
 
+// (Bounds with slack: thread 1's sleep starts when it leaves the first
+// barrier, thread 0's clock when it notices it left, a few µs apart unless
+// the host deschedules one of them.)
 TEST(PhaseProfile, APartnersLatenessIsThreadZerosWait) {
   PhaseProfile profile;
   WorkerPool pool(2);
   pool.set_phase_profile(&profile);
-  const auto [first, second] = run_two_phases(pool, 2, milliseconds(0), milliseconds(25));
+  const auto [first, second] = run_two_phases(pool, 2, milliseconds(0), milliseconds(30));
   const PhaseStat* b = find_line(profile.snapshot(), second);
   ASSERT_NE(b, nullptr);
-  EXPECT_GE(b->seconds, 0.050);
-  EXPECT_GE(b->waited_seconds, 0.050);  // thread 0 had nothing to do but wait
+  EXPECT_GE(b->seconds, 0.040);
   EXPECT_LE(b->waited_seconds, b->seconds);
+  EXPECT_GE(b->waited_seconds, 0.5 * b->seconds);  // thread 0 had nothing to do but wait
   const PhaseStat* a = find_line(profile.snapshot(), first);
   ASSERT_NE(a, nullptr);
-  EXPECT_LT(a->seconds, b->seconds);
+  EXPECT_LT(a->waited_seconds, b->waited_seconds);
 }
 
 TEST(PhaseProfile, ResetAndAPoolWithoutOneRecordNothing) {
