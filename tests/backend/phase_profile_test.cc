@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include "backend/cpu/worker_pool.h"
 
@@ -75,12 +76,13 @@ TEST(PhaseProfile, APartnersLatenessIsThreadZerosWait) {
   WorkerPool pool(2);
   pool.set_phase_profile(&profile);
   const auto [first, second] = run_two_phases(pool, 2, milliseconds(0), milliseconds(30));
-  const PhaseStat* b = find_line(profile.snapshot(), second);
+  const std::vector<PhaseStat> stats = profile.snapshot();
+  const PhaseStat* b = find_line(stats, second);
   ASSERT_NE(b, nullptr);
   EXPECT_GE(b->seconds, 0.040);
   EXPECT_LE(b->waited_seconds, b->seconds);
   EXPECT_GE(b->waited_seconds, 0.5 * b->seconds);  // thread 0 had nothing to do but wait
-  const PhaseStat* a = find_line(profile.snapshot(), first);
+  const PhaseStat* a = find_line(stats, first);
   ASSERT_NE(a, nullptr);
   EXPECT_LT(a->waited_seconds, b->waited_seconds);
 }
