@@ -365,8 +365,12 @@ Status run_bench(const BenchOptions& o) {
 
   const bool recurrent = dev->info().num_state_slots > 0;
   const BandwidthProbe probe = bandwidth_probe(*dev, dopt.num_threads);
-  MET_ASSIGN_OR_RETURN(double prefill_s, time_steps(*dev, prefill_plans(o.prompt_tokens, 512, vocab, recurrent)));
+  const std::vector<StepPlan> prefill = prefill_plans(o.prompt_tokens, 512, vocab, recurrent);
+  profile.reset();
+  MET_ASSIGN_OR_RETURN(double prefill_s, time_steps(*dev, prefill));
   const double prefill_tok_s = o.prompt_tokens / prefill_s;
+  const auto prefill_steps = static_cast<int64_t>(prefill.size());
+  const PhaseReport prefill_phases{profile.snapshot(), prefill_steps, prefill_s / static_cast<double>(prefill_steps)};
   PrefillBound prefill_bound;
   if (o.engine.device == "cpu") {
     prefill_bound = cpu_prefill_bound(model->file().tensors(), model->hparams(), dopt.num_threads);
@@ -409,6 +413,7 @@ Status run_bench(const BenchOptions& o) {
     j["prefill_ceiling_tok_s"] = prefill_bound.ceiling_tok_s;
     j["prefill_mac_rate"] = prefill_bound.mac_rate;
     j["prefill_instruction"] = prefill_bound.instruction;
+    if (o.phases) j["prefill_phases"] = phase_json(prefill_phases);
     j["decode"] = nlohmann::json::array();
     for (const auto& d : decode) {
       j["decode"].push_back({{"batch", d.batch},
@@ -446,6 +451,7 @@ Status run_bench(const BenchOptions& o) {
                              100.0 * prefill_tok_s / prefill_bound.ceiling_tok_s);
   }
   std::cout << "\n";
+  if (o.phases) std::cout << phase_table(prefill_phases);
   for (const auto& d : decode) {
     std::cout << fmt::format("decode  batch {:>3} context {:>5} {:>10.1f} tok/s  {:>8.1f} MB/step  bound {:>7.1f} "
                              "tok/s at {:>5.1f} GB/s: {:>3.0f}%{}\n",

@@ -32,8 +32,9 @@ TEST(MetBench, JsonReportsPrefillAndEachBatchAndContext) {
   EXPECT_LT(j["decode_step_bytes"].get<double>(), j["weight_bytes"].get<double>());
 }
 
-// --phases: each decode figure's steps phase by phase, each named by the
-// line of the barrier that ends it; the matmuls of linear() by its caller's.
+// --phases: each decode figure's steps (and the prefill's) phase by phase,
+// each named by the line of the barrier that ends it; the matmuls of
+// linear() by its caller's.
 TEST(MetBench, PhasesShowWhereEachFiguresStepsGo) {
   MET_REQUIRE_SHARED(path, "models/stories260K.gguf");
   auto r = run_command(met_binary() + " bench " + shell_quote(path) +
@@ -56,6 +57,9 @@ TEST(MetBench, PhasesShowWhereEachFiguresStepsGo) {
     EXPECT_GT(sum, 0.0);
     EXPECT_LE(sum, p["step_seconds"].get<double>() * 1.0001) << p.dump();
   }
+  // The prefill figure's steps too: 16 tokens, one step.
+  EXPECT_EQ(j["prefill_phases"]["steps"], 1);
+  EXPECT_FALSE(j["prefill_phases"]["phases"].empty());
   auto text = run_command(met_binary() + " bench " + shell_quote(path) +
                           " --prompt-tokens 16 --gen-tokens 4 --batch 1 --context 0 --threads 2 --phases");
   ASSERT_EQ(text.exit_code, 0) << text.err;
