@@ -42,12 +42,11 @@ ForwardPass::ForwardPass(const Model& model, cpu::KvCache& kv, cpu::RecurrentSta
     rope_swa_.freq_factors = nullptr;  // rope_freqs is the global layers' proportional rope
   }
   const size_t rows = static_cast<size_t>(limits.max_rows);
-  for (uint32_t layer = 0; layer < hp.num_layers; ++layer) {
-    windowed_layers_ = windowed_layers_ || model.weights().layers[layer].window > 0;
-  }
+  const auto& layers = model.weights().layers;
+  const bool windowed = std::any_of(layers.begin(), layers.end(), [](const LayerWeights& l) { return l.window > 0; });
   if (!model.traits().layer_shapes) {
     rope_rows_[0].resize(rows * static_cast<size_t>(rope_.rope_dims));
-    if (windowed_layers_) rope_rows_[1].resize(rows * static_cast<size_t>(rope_swa_.rope_dims));
+    if (windowed) rope_rows_[1].resize(rows * static_cast<size_t>(rope_swa_.rope_dims));
   }
   attn_scale_ = hp.attention_scale != 0.0f ? hp.attention_scale : 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
   x_.resize(rows * hp.embedding_length);

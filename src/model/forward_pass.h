@@ -239,8 +239,7 @@ class ForwardPass {
   // The step's rope tables: per row of rope_plan_, its position's
   // cpu::rope_table of rope_ ([0]) and, with windowed layers, rope_swa_
   // ([1]), filled once before the layers (every layer rotates by them).
-  std::vector<float> rope_rows_[2];
-  bool windowed_layers_ = false;
+  std::vector<float> rope_rows_[2];  // [1] empty without windowed layers
   const StepPlan* rope_plan_ = nullptr;
   float attn_scale_;
   // Scratch, row-major with the widths below.

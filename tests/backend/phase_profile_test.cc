@@ -43,10 +43,15 @@ std::pair<uint32_t, uint32_t> run_two_phases(WorkerPool& pool, int jobs, millise
   return {lines[0], lines[1]};
 }
 
-TEST(PhaseProfile, EachPhaseIsChargedToTheBarrierThatEndsIt) {
+// A two-thread pool timing its jobs into `profile`.
+class PhaseProfileTest : public ::testing::Test {
+ protected:
+  PhaseProfileTest() { pool.set_phase_profile(&profile); }
   PhaseProfile profile;
-  WorkerPool pool(2);
-  pool.set_phase_profile(&profile);
+  WorkerPool pool{2};
+};
+
+TEST_F(PhaseProfileTest, EachPhaseIsChargedToTheBarrierThatEndsIt) {
   const auto [first, second] = run_two_phases(pool, 3, milliseconds(20), milliseconds(0));
   const std::vector<PhaseStat> stats = profile.snapshot();
   EXPECT_EQ(profile.jobs(), 3);
@@ -71,10 +76,7 @@ TEST(PhaseProfile, EachPhaseIsChargedToTheBarrierThatEndsIt) {
 // (Bounds with slack: thread 1's sleep starts when it leaves the first
 // barrier, thread 0's clock when it notices it left, a few µs apart unless
 // the host deschedules one of them.)
-TEST(PhaseProfile, APartnersLatenessIsThreadZerosWait) {
-  PhaseProfile profile;
-  WorkerPool pool(2);
-  pool.set_phase_profile(&profile);
+TEST_F(PhaseProfileTest, APartnersLatenessIsThreadZerosWait) {
   const auto [first, second] = run_two_phases(pool, 2, milliseconds(0), milliseconds(30));
   const std::vector<PhaseStat> stats = profile.snapshot();
   const PhaseStat* b = find_line(stats, second);
@@ -87,10 +89,7 @@ TEST(PhaseProfile, APartnersLatenessIsThreadZerosWait) {
   EXPECT_LT(a->waited_seconds, b->waited_seconds);
 }
 
-TEST(PhaseProfile, ResetAndAPoolWithoutOneRecordNothing) {
-  PhaseProfile profile;
-  WorkerPool pool(2);
-  pool.set_phase_profile(&profile);
+TEST_F(PhaseProfileTest, ResetAndAPoolWithoutOneRecordNothing) {
   run_two_phases(pool, 1, milliseconds(0), milliseconds(0));
   EXPECT_FALSE(profile.snapshot().empty());
   profile.reset();
