@@ -6,6 +6,8 @@
 //     share of a batch), weights streamed from DRAM: each iteration walks copies
 //     of the matrix totalling >= 256 MiB (well past L3), so bytes/s is weight
 //     bytes read per second.
+//   decode_hot/<type>/<tier>/256x1024: m = 1 on one thread against one matrix
+//     that stays in L2: the kernel's arithmetic rate, the DRAM rate's ceiling.
 //   prefill/<type>/<tier>/m:<m>/threads:<t>: m = 4, 16 (batched decode), 64
 //     or 512 activation rows against a 1024 x 4096 matrix; items/s counts
 //     FLOPs (2 m n k).
@@ -155,6 +157,24 @@ void decode(benchmark::State& state, WeightLayout layout, GgmlType type, Isa tie
   state.counters["bytes_per_cpu_second"] = per_cpu_second(bytes, cpu_ns);
 }
 
+// One row against one copy of a 256 x 1024 matrix (at most 512 KiB, F16)
+// read over and over on the calling thread: the weights stay in L2, so this
+// is the kernel's arithmetic rate at batch 1, the ceiling the DRAM-bound
+// decode cannot pass (a kernel whose rate here is near a core's DRAM stream
+// leaves the stream waiting on its arithmetic).
+void decode_hot(benchmark::State& state, WeightLayout layout, GgmlType type, Isa tier) {
+  constexpr int64_t kRows = 256, kCols = 1024;
+  const MatmulKernels kernels = tier_kernels(type, tier);
+  const WeightSet w = make_weights_in(layout, type, kRows, kCols, 0);
+  const std::vector<uint8_t> act = prepared(kernels, type, 1, kCols);
+  std::vector<float> y(static_cast<size_t>(kRows));
+  for (auto _ : state) {
+    matmul_with(kernels, w.matrix(0), act.data(), 1, y.data(), kRows, 0, kRows);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(w.matrix_bytes));
+}
+
 void prefill(benchmark::State& state, WeightLayout layout, GgmlType type, Isa tier, int64_t m,
              int threads) {
   constexpr int64_t kRows = 1024, kCols = 4096;
@@ -189,6 +209,7 @@ void register_one(WeightLayout layout, GgmlType type, Isa tier, const std::strin
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
   }
+  benchmark::RegisterBenchmark(fmt::format("decode_hot/{}/256x1024", name).c_str(), decode_hot, layout, type, tier);
   // An expert of a MoE layer at batch 16: a small matrix, a few rows.
   for (const int64_t m : {1, 2, 4}) {
     benchmark::RegisterBenchmark(fmt::format("decode/{}/1024x1024/m:{}/threads:2", name, m).c_str(), decode,
