@@ -1,12 +1,14 @@
 // Tests for backend/cpu/kv_cache.h: layout validation and sizing errors,
 // block geometry, store/load round trips per dtype (exact for F32; for F16,
 // BF16 and Q8_0 exactly the bytes quantize_row writes, and Q8_0 within its
-// half-step error bound), Q8_0 keys' tokens-in-lanes layout and the query
-// quantization the kernels use with it (q8_keys.h), copy_slots, stores
+// half-step error bound), F16 and Q8_0 keys' tokens-in-lanes layouts
+// (f16_keys.h, q8_keys.h) and the query quantization the kernels use with
+// Q8_0 keys, copy_slots, stores
 // touching only their own slot, and block()
 // spans that are exactly block_bytes, disjoint, aligned, and carry a
 // sequence's K/V when copied (spill save/restore).
 #include "backend/cpu/block_tokens.h"
+#include "backend/cpu/f16_keys.h"
 #include "backend/cpu/kv_cache.h"
 #include "backend/cpu/q8_keys.h"
 
@@ -296,9 +298,58 @@ TEST(KvCache, Q8_0KeysSitTokensInLanesAndValuesStayRows) {
   }
 }
 
-// A spill image holds every head's keys and values as rows (Q8_0 keys back
-// in the reference quantizer's Q8_0 rows, the bytes other devices' caches
-// hold), and written back into another block it reads as the first.
+// F16 keys sit tokens in lanes (f16_keys.h), the layout the attention
+// kernels read: dim d of slot s at byte 32 d + 2 s of the head's keys, the
+// reference's f16 bits; values stay F16 rows.
+TEST(KvCache, F16KeysSitTokensInLanesAndValuesStayRows) {
+  constexpr int32_t kHeadDim = 40;
+  KvCache cache = KvCache::create(layout_of(GgmlType::kF16, 2, 2, kHeadDim, 3)).value();
+  const std::vector<BlockId> table = {BlockId(2), BlockId(0)};
+  const std::vector<float> kv = gaussian(4 * kHeadDim, 16);
+  cache.store(1, table, 16 + 7, kv.data(), kv.data() + 2 * kHeadDim);  // block 0, slot 7
+  for (int32_t h = 0; h < 2; ++h) {
+    const uint8_t* keys = cache.data() + cache.k_offset(1, h);
+    for (int32_t d = 0; d < kHeadDim; ++d) {
+      uint16_t bits;
+      std::memcpy(&bits, keys + 32 * d + 2 * 7, sizeof(bits));
+      ASSERT_EQ(bits, f32_to_fp16(kv[static_cast<size_t>(h * kHeadDim + d)])) << h << " dim " << d;
+    }
+    const uint8_t* values = cache.data() + cache.v_offset(1, h) + 7 * cache.row_bytes();
+    for (int32_t d = 0; d < kHeadDim; ++d) {
+      uint16_t bits;
+      std::memcpy(&bits, values + 2 * d, sizeof(bits));
+      ASSERT_EQ(bits, f32_to_fp16(kv[static_cast<size_t>((2 + h) * kHeadDim + d)])) << h << " dim " << d;
+    }
+  }
+}
+
+// put_f16_key and get_f16_key are inverses at any head size (8: stories260K),
+// and copy_f16_key_slots moves the first slots and leaves the rest.
+TEST(F16Keys, RowsGoInAndComeBackAndSlotsCopy) {
+  for (const int32_t head_dim : {8, 64}) {
+    std::vector<uint8_t> a(static_cast<size_t>(32 * head_dim), 0), b(a.size(), 0xAB);
+    std::vector<uint16_t> row(static_cast<size_t>(head_dim)), back(row.size());
+    for (int32_t s = 0; s < 16; ++s) {
+      for (int32_t d = 0; d < head_dim; ++d) row[static_cast<size_t>(d)] = static_cast<uint16_t>(1000 * s + d);
+      put_f16_key(row.data(), head_dim, s, a.data());
+    }
+    for (int32_t s = 0; s < 16; ++s) {
+      get_f16_key(a.data(), head_dim, s, back.data());
+      for (int32_t d = 0; d < head_dim; ++d) ASSERT_EQ(back[static_cast<size_t>(d)], 1000 * s + d) << s << " " << d;
+    }
+    copy_f16_key_slots(a.data(), head_dim, 5, b.data());
+    for (int32_t s = 0; s < 16; ++s) {
+      get_f16_key(b.data(), head_dim, s, back.data());
+      for (int32_t d = 0; d < head_dim; ++d) {
+        ASSERT_EQ(back[static_cast<size_t>(d)], s < 5 ? 1000 * s + d : 0xABAB) << s << " " << d;
+      }
+    }
+  }
+}
+
+// A spill image holds every head's keys and values as rows (F16 and Q8_0
+// keys back in the reference quantizer's rows, the bytes other devices'
+// caches hold), and written back into another block it reads as the first.
 TEST(KvCache, BlockImagesHoldRowsAndMoveASequence) {
   for (const GgmlType dtype : {GgmlType::kF16, GgmlType::kQ8_0}) {
     KvCache cache = KvCache::create(layout_of(dtype, 2, 2, 64, 3)).value();

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "backend/cpu/block_tokens.h"
+#include "backend/cpu/f16_keys.h"
 #include "backend/cpu/q8_keys.h"
 #include "core/check.h"
 #include "tensor/block_types.h"
@@ -130,6 +131,26 @@ uint8_t* KvCache::piece(BlockId id, int64_t index) const {
   return pool_.data() + index * piece_stride_ + id.value() * piece_bytes_;
 }
 
+void KvCache::key_row(const uint8_t* head, int32_t slot, uint8_t* row) const {
+  if (layout_.dtype == GgmlType::kQ8_0) {
+    get_q8_key(head, layout_.head_dim, slot, reinterpret_cast<BlockQ8_0*>(row));
+    return;
+  }
+  uint16_t halves[kMaxKvHeadDim];
+  get_f16_key(head, layout_.head_dim, slot, halves);
+  std::memcpy(row, halves, static_cast<size_t>(row_bytes_));
+}
+
+void KvCache::put_key_row(const uint8_t* row, int32_t slot, uint8_t* head) const {
+  if (layout_.dtype == GgmlType::kQ8_0) {
+    put_q8_key(reinterpret_cast<const BlockQ8_0*>(row), layout_.head_dim, slot, head);
+    return;
+  }
+  uint16_t halves[kMaxKvHeadDim];
+  std::memcpy(halves, row, static_cast<size_t>(row_bytes_));
+  put_f16_key(halves, layout_.head_dim, slot, head);
+}
+
 // The image holds the pieces in piece_index order, each piece_bytes_.
 void KvCache::read_block(BlockId id, std::span<uint8_t> image) const {
   MET_CHECK(static_cast<int64_t>(image.size()) == block_bytes_, "a block image of {} bytes", image.size());
@@ -137,13 +158,11 @@ void KvCache::read_block(BlockId id, std::span<uint8_t> image) const {
   for (int64_t i = 0; i < pieces; ++i) {
     const uint8_t* from = piece(id, i);
     uint8_t* to = image.data() + i * piece_bytes_;
-    if (!holds_q8_keys(i)) {
+    if (!holds_lane_keys(i)) {
       std::memcpy(to, from, static_cast<size_t>(piece_bytes_));
       continue;
     }
-    for (int32_t s = 0; s < kBlockTokens; ++s) {
-      get_q8_key(from, layout_.head_dim, s, reinterpret_cast<BlockQ8_0*>(to + s * row_bytes_));
-    }
+    for (int32_t s = 0; s < kBlockTokens; ++s) key_row(from, s, to + s * row_bytes_);
   }
   const int64_t used = pieces * piece_bytes_;
   std::memset(image.data() + used, 0, image.size() - static_cast<size_t>(used));  // the padding
@@ -155,13 +174,11 @@ void KvCache::write_block(BlockId id, std::span<const uint8_t> image) {
   for (int64_t i = 0; i < pieces; ++i) {
     const uint8_t* from = image.data() + i * piece_bytes_;
     uint8_t* to = piece(id, i);
-    if (!holds_q8_keys(i)) {
+    if (!holds_lane_keys(i)) {
       std::memcpy(to, from, static_cast<size_t>(piece_bytes_));
       continue;
     }
-    for (int32_t s = 0; s < kBlockTokens; ++s) {
-      put_q8_key(reinterpret_cast<const BlockQ8_0*>(from + s * row_bytes_), layout_.head_dim, s, to);
-    }
+    for (int32_t s = 0; s < kBlockTokens; ++s) put_key_row(from + s * row_bytes_, s, to);
   }
 }
 
@@ -180,10 +197,10 @@ void KvCache::store(int32_t layer, std::span<const BlockId> block_table, int32_t
   const int32_t s = pos % kBlockTokens;
   for (int32_t h = 0; h < layout_.num_kv_heads; ++h) {
     uint8_t* k = at + head_offset(0, h);
-    if (layout_.dtype == GgmlType::kQ8_0) {
-      BlockQ8_0 row[kMaxKvHeadDim / kQk];
-      quantize_(k_row + int64_t{h} * d, reinterpret_cast<uint8_t*>(row), d);
-      put_q8_key(row, d, s, k - s * row_bytes_);  // the head's keys begin at slot 0
+    if (lane_keys()) {
+      alignas(64) uint8_t row[2 * kMaxKvHeadDim];  // a row of either dtype
+      quantize_(k_row + int64_t{h} * d, row, d);
+      put_key_row(row, s, k - s * row_bytes_);  // the head's keys begin at slot 0
     } else {
       quantize_(k_row + int64_t{h} * d, k, d);
     }
@@ -199,6 +216,8 @@ void KvCache::copy_slots(int32_t layer, BlockId from, BlockId to, int32_t num_sl
     const int64_t k = piece_index(layer, 0, h), v = piece_index(layer, 1, h);
     if (layout_.dtype == GgmlType::kQ8_0) {
       copy_q8_key_slots(piece(from, k), layout_.head_dim, num_slots, piece(to, k));
+    } else if (layout_.dtype == GgmlType::kF16) {
+      copy_f16_key_slots(piece(from, k), layout_.head_dim, num_slots, piece(to, k));
     } else {
       std::memcpy(piece(to, k), piece(from, k), bytes);
     }
@@ -213,10 +232,10 @@ void KvCache::load(int32_t layer, std::span<const BlockId> block_table, int32_t 
   const int32_t s = pos % kBlockTokens;
   for (int32_t h = 0; h < layout_.num_kv_heads; ++h) {
     const uint8_t* k = at + head_offset(0, h);
-    if (layout_.dtype == GgmlType::kQ8_0) {
-      BlockQ8_0 row[kMaxKvHeadDim / kQk];
-      get_q8_key(k - s * row_bytes_, d, s, row);
-      dequantize_(reinterpret_cast<const uint8_t*>(row), k_row + int64_t{h} * d, d);
+    if (lane_keys()) {
+      alignas(64) uint8_t row[2 * kMaxKvHeadDim];
+      key_row(k - s * row_bytes_, s, row);
+      dequantize_(row, k_row + int64_t{h} * d, d);
     } else {
       dequantize_(k, k_row + int64_t{h} * d, d);
     }

@@ -2,7 +2,9 @@
 // multiple of 8, so head rows need no tail), K and V converted on the fly
 // (F16 with F16C, BF16 by a shift, Q8_0 values as int8 to float times the
 // block scale; Q8_0 keys are scored by integer dots in
-// attention_q8_keys_avx2.cc). Score tails of the chunk softmax are blended with a lane mask.
+// attention_q8_keys_avx2.cc, F16 keys, tokens in lanes, in
+// attention_f16_keys_avx2.cc). Score tails of the chunk softmax are blended
+// with a lane mask.
 // Contract in attention_chunk.h. Built with -march=x86-64-v3 only.
 // Same shape as attention_avx512.cc: scores for 8 tokens at a time summed
 // by one 8x8 transpose-add, register accumulators for V, software prefetch
@@ -292,15 +294,18 @@ void values_pass(const ChunkJob& job, int32_t nv, int32_t g0) {
 }
 
 // Without starts, the passes compiled for none (no start tests: a causal
-// layer pays nothing for windows). Q8_0 keys have a scores pass of their own
-// (attention_q8_keys_TIER.cc). With starts, blocks before g0
-// (first_block) are never touched: every pass starts there.
+// layer pays nothing for windows). Q8_0 and F16 keys have scores passes of
+// their own (attention_q8_keys_TIER.cc, attention_f16_keys_TIER.cc). With
+// starts, blocks before g0 (first_block) are never touched: every pass
+// starts there.
 template <typename Load>
 void chunk(const ChunkJob& job) {
   const int32_t nv = job.head_dim / 8;
   if (job.start == nullptr) {
     if constexpr (std::is_same_v<Load, LoadQ8_0>) {
       scores_q8_keys(job, 0);
+    } else if constexpr (std::is_same_v<Load, LoadF16>) {
+      scores_f16_keys(job, 0);
     } else {
       scores_any<Load, false>(job, nv, 0);
     }
@@ -312,6 +317,8 @@ void chunk(const ChunkJob& job) {
   const int32_t g0 = first_block(job);
   if constexpr (std::is_same_v<Load, LoadQ8_0>) {
     scores_q8_keys(job, g0);
+  } else if constexpr (std::is_same_v<Load, LoadF16>) {
+    scores_f16_keys(job, g0);
   } else {
     scores_any<Load, true>(job, nv, g0);
   }

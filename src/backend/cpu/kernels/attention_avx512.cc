@@ -1,7 +1,8 @@
 // AVX-512 chunk kernels (attn::avx512): 16 floats per vector, K and V
 // converted on the fly (F16 with vcvtph2ps, BF16 by a shift, Q8_0 values as
 // int8 to float times the block scale; Q8_0 keys are scored by integer dots
-// in attention_q8_keys_avx512.cc); a head_dim that is not a multiple of 16
+// in attention_q8_keys_avx512.cc, F16 keys, tokens in lanes, in
+// attention_f16_keys_avx512.cc); a head_dim that is not a multiple of 16
 // (stories260K's 8) is covered by masked loads. Contract in
 // attention_chunk.h. Built with -march=x86-64-v4 + VNNI + BF16 only.
 // Scores: a block's 16 tokens at a time, one accumulator per token, summed
@@ -427,9 +428,10 @@ void values_pass(const ChunkJob& job, Lanes lanes, int32_t g0) {
 }
 
 // Without starts, the passes compiled for none (no start tests: a causal
-// layer pays nothing for windows). Q8_0 keys have a scores pass of their own
-// (attention_q8_keys_TIER.cc). With starts, blocks before g0
-// (first_block) are never touched: every pass starts there.
+// layer pays nothing for windows). Q8_0 and F16 keys have scores passes of
+// their own (attention_q8_keys_TIER.cc, attention_f16_keys_TIER.cc). With
+// starts, blocks before g0 (first_block) are never touched: every pass
+// starts there.
 template <typename Load>
 void chunk(const ChunkJob& job) {
   const int32_t nv = (job.head_dim + 15) / 16;
@@ -437,6 +439,8 @@ void chunk(const ChunkJob& job) {
   if (job.start == nullptr) {
     if constexpr (std::is_same_v<Load, LoadQ8_0>) {
       scores_q8_keys(job, 0);
+    } else if constexpr (std::is_same_v<Load, LoadF16>) {
+      scores_f16_keys(job, 0);
     } else {
       scores_any<Load, false>(job, lanes, 0);
     }
@@ -448,6 +452,8 @@ void chunk(const ChunkJob& job) {
   const int32_t g0 = first_block(job);
   if constexpr (std::is_same_v<Load, LoadQ8_0>) {
     scores_q8_keys(job, g0);
+  } else if constexpr (std::is_same_v<Load, LoadF16>) {
+    scores_f16_keys(job, g0);
   } else {
     scores_any<Load, true>(job, lanes, g0);
   }

@@ -147,14 +147,16 @@ void chunk_bf16(const ChunkJob& job);
 void chunk_q8_0(const ChunkJob& job);
 }  // namespace scalar
 
-// The scores pass of chunk_q8_0 over Q8_0 keys (q8_keys.h), blocks g0 on:
-// attention_q8_keys_avx2.cc and attention_q8_keys_avx512.cc.
+// The scores passes of chunk_q8_0 over Q8_0 keys (q8_keys.h) and of
+// chunk_f16 over F16 keys (f16_keys.h), blocks g0 on:
+// attention_q8_keys_TIER.cc and attention_f16_keys_TIER.cc.
 namespace avx2 {
 void chunk_f32(const ChunkJob& job);
 void chunk_f16(const ChunkJob& job);
 void chunk_bf16(const ChunkJob& job);
 void chunk_q8_0(const ChunkJob& job);
 void scores_q8_keys(const ChunkJob& job, int32_t g0);
+void scores_f16_keys(const ChunkJob& job, int32_t g0);
 }  // namespace avx2
 
 namespace avx512 {
@@ -163,6 +165,7 @@ void chunk_f16(const ChunkJob& job);
 void chunk_bf16(const ChunkJob& job);
 void chunk_q8_0(const ChunkJob& job);
 void scores_q8_keys(const ChunkJob& job, int32_t g0);
+void scores_f16_keys(const ChunkJob& job, int32_t g0);
 }  // namespace avx512
 
 }  // namespace met::cpu::attn

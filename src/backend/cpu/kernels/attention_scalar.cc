@@ -2,7 +2,8 @@
 // with std::exp, the same three passes as the vector tiers (scores, softmax
 // of the chunk, weighted sum of V), each query over its own [start, limit)
 // tokens. Also a readable statement of what the vector kernels compute
-// (for Q8_0 keys, an integer dot per block: q8_keys.h).
+// (for Q8_0 keys, an integer dot per block: q8_keys.h; for F16 keys, four
+// fma chains over the dims: f16_keys.h).
 // Contract in attention_chunk.h.
 // Threading: pure functions. Tested by tests/backend/attention_test.cc and
 // attention_window_test.cc (per-query starts).
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "backend/cpu/f16_keys.h"
 #include "backend/cpu/kernels/attention_chunk.h"
 #include "backend/cpu/q8_keys.h"
 #include "tensor/block_types.h"
@@ -115,10 +117,29 @@ void scores_q8_keys(const ChunkJob& job) {
   }
 }
 
+// F16 keys (f16_keys.h): per token, four fma chains over the dims (d mod
+// 4), summed (a0 + a1) + (a2 + a3), then scaled, as every tier sums them.
+void scores_f16_keys(const ChunkJob& job) {
+  for (int32_t i = 0; i < job.num_queries; ++i) {
+    const float* q = job.q[i];
+    for (int32_t t = std::max(first_block(job) * kBlockTokens, query_start(job, i)); t < job.limit[i]; ++t) {
+      const uint8_t* head = job.kv_base + job.blocks[t / kBlockTokens].value() * job.block_stride + job.k_offset;
+      const uint8_t* slot = head + 2 * (t % kBlockTokens);
+      float a[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      for (int32_t d = 0; d < job.head_dim; ++d) {
+        a[d % 4] = std::fma(q[d], fp16_to_f32(u16_at(slot + int64_t{d} * kF16KeyDimBytes)), a[d % 4]);
+      }
+      job.scores[i * kChunkTokens + t] = ((a[0] + a[1]) + (a[2] + a[3])) * job.scale;
+    }
+  }
+}
+
 template <typename Load>
 void chunk(const ChunkJob& job) {
   if constexpr (std::is_same_v<Load, LoadQ8_0>) {
     scores_q8_keys(job);
+  } else if constexpr (std::is_same_v<Load, LoadF16>) {
+    scores_f16_keys(job);
   } else {
     scores_pass<Load>(job);
   }

@@ -1,0 +1,73 @@
+// The scores pass over F16 keys (f16_keys.h) that every vector tier shares:
+// the keys prefetched kF16KeyPrefetchBlocks blocks ahead and each block's
+// values with them, and per block of 16 tokens each query that reads it
+// handed to the tier's block kernel, which scores the 16 tokens and stores
+// the first n (the rest of the block may be past the query's limit).
+// Header-only and always inlined, so each tier's file builds its own copy
+// with its own ISA flags (no copy built for one ISA serves another).
+// Contract in attention_chunk.h.
+// Threading: pure function of the job's memory. Tested by
+// tests/backend/attention_test.cc and attention_window_test.cc through
+// attention_f16_keys_avx2.cc and attention_f16_keys_avx512.cc.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "backend/cpu/f16_keys.h"
+#include "backend/cpu/kernels/attention_chunk.h"
+
+namespace met::cpu::attn {
+
+inline constexpr int32_t kF16KeyPrefetchBlocks = 2;  // how far ahead the keys are prefetched
+
+inline constexpr int32_t kF16KeyQueries = 4;  // queries scored at once, each dim converted once for all
+
+// Blocks g0 on: block_scores(head, g, idx, k, ahead) scores the 16 tokens
+// of `head` (a kv head's keys of block g) for the k (1 to kF16KeyQueries)
+// queries job.q[idx[0 .. k)], each times job.scale into its scores of block
+// g, the first min(limit - 16 g, 16) of them (the rest may be past its
+// limit). `ahead`: the block's first call is to prefetch, spread over its
+// dims (a piece is 32 head_dim bytes: one 64-byte line of each per two
+// dims), the keys kF16KeyPrefetchBlocks blocks on and this block's values
+// (rows); later calls of the block get none. (Prefetching each whole piece
+// at the block's start instead left attention at batch 16 and 1,024
+// positions slower than the row layout's per-token spread.)
+struct F16KeyAhead {
+  const uint8_t* keys = nullptr;
+  const uint8_t* values = nullptr;
+};
+
+template <typename BlockScores>
+[[gnu::always_inline]] inline void f16_keys_scores_pass(const ChunkJob& job, int32_t g0, BlockScores&& block_scores) {
+  const int64_t head_bytes = kBlockTokens * job.row_bytes;
+  const int32_t groups = (job.num_tokens + kBlockTokens - 1) / kBlockTokens;
+  for (int32_t g = g0; g < std::min(groups, g0 + kF16KeyPrefetchBlocks); ++g) {
+    const uint8_t* head = ahead_rows(job, g, job.k_offset);
+    for (int64_t b = 0; b < head_bytes; b += 64) __builtin_prefetch(head + b, 0, 3);
+  }
+  for (int32_t g = g0; g < groups; ++g) {
+    F16KeyAhead ahead{ahead_rows(job, g + kF16KeyPrefetchBlocks, job.k_offset), ahead_rows(job, g, job.v_offset)};
+    const uint8_t* head = ahead_rows(job, g, job.k_offset);
+    int32_t idx[kF16KeyQueries];
+    int32_t k = 0;
+    for (int32_t i = 0; i < job.num_queries; ++i) {
+      if (job.limit[i] <= kBlockTokens * g || query_start(job, i) >= kBlockTokens * (g + 1)) continue;
+      idx[k++] = i;
+      if (k == kF16KeyQueries) {
+        block_scores(head, g, idx, k, ahead);
+        ahead = {};
+        k = 0;
+      }
+    }
+    if (k > 0) block_scores(head, g, idx, k, ahead);
+  }
+}
+
+// Line `line` (< head_dim / 2) of each of `ahead`'s pieces.
+[[gnu::always_inline]] inline void prefetch_ahead_line(const F16KeyAhead& ahead, int32_t line) {
+  if (ahead.keys != nullptr) __builtin_prefetch(ahead.keys + 64 * line, 0, 3);
+  if (ahead.values != nullptr) __builtin_prefetch(ahead.values + 64 * line, 0, 3);
+}
+
+}  // namespace met::cpu::attn
