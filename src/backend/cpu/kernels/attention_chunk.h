@@ -13,9 +13,10 @@
 // Invariants (REQUIRES of every kernel): 0 <= start[i] < limit[i] <=
 // num_tokens <= kAttnChunkTokens; records are 64-byte aligned with room for
 // kRecordHeader + round_up(head_dim, 16) floats; head_dim is a multiple of 8
-// (32 for Q8_0). Q8_0 keys are read in their own layout (q8_keys.h), the
-// query quantized to Q8_0 first. A tier's result is a pure function of its inputs and of no
-// other query in the job (each query's arithmetic is done alone; tokens
+// (32 for Q8_0). F16 and Q8_0 keys are read in their own layouts, tokens in
+// lanes (f16_keys.h; q8_keys.h, the query quantized to Q8_0 first). A
+// tier's result is a pure function of its inputs and of no other query in
+// the job (each query's arithmetic is done alone; tokens
 // outside a query's [start, limit) add exact zeros). Kernels read the blocks
 // from first_block(job) on, never an earlier one nor its table entry (a
 // window's release may have left it invalid); they may read every slot of
