@@ -331,15 +331,15 @@ TEST(F16Keys, RowsGoInAndComeBackAndSlotsCopy) {
     std::vector<uint16_t> row(static_cast<size_t>(head_dim)), back(row.size());
     for (int32_t s = 0; s < 16; ++s) {
       for (int32_t d = 0; d < head_dim; ++d) row[static_cast<size_t>(d)] = static_cast<uint16_t>(1000 * s + d);
-      put_f16_key(row.data(), head_dim, s, a.data());
+      put_f16_key(reinterpret_cast<const uint8_t*>(row.data()), head_dim, s, a.data());
     }
     for (int32_t s = 0; s < 16; ++s) {
-      get_f16_key(a.data(), head_dim, s, back.data());
+      get_f16_key(a.data(), head_dim, s, reinterpret_cast<uint8_t*>(back.data()));
       for (int32_t d = 0; d < head_dim; ++d) ASSERT_EQ(back[static_cast<size_t>(d)], 1000 * s + d) << s << " " << d;
     }
     copy_f16_key_slots(a.data(), head_dim, 5, b.data());
     for (int32_t s = 0; s < 16; ++s) {
-      get_f16_key(b.data(), head_dim, s, back.data());
+      get_f16_key(b.data(), head_dim, s, reinterpret_cast<uint8_t*>(back.data()));
       for (int32_t d = 0; d < head_dim; ++d) {
         ASSERT_EQ(back[static_cast<size_t>(d)], s < 5 ? 1000 * s + d : 0xABAB) << s << " " << d;
       }

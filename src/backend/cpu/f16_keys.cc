@@ -5,15 +5,15 @@
 
 namespace met::cpu {
 
-void put_f16_key(const uint16_t* row, int32_t head_dim, int32_t slot, uint8_t* head) {
+void put_f16_key(const uint8_t* row, int32_t head_dim, int32_t slot, uint8_t* head) {
   for (int32_t d = 0; d < head_dim; ++d) {
-    std::memcpy(head + int64_t{d} * kF16KeyDimBytes + 2 * slot, row + d, sizeof(uint16_t));
+    std::memcpy(head + int64_t{d} * kF16KeyDimBytes + 2 * slot, row + 2 * d, sizeof(uint16_t));
   }
 }
 
-void get_f16_key(const uint8_t* head, int32_t head_dim, int32_t slot, uint16_t* row) {
+void get_f16_key(const uint8_t* head, int32_t head_dim, int32_t slot, uint8_t* row) {
   for (int32_t d = 0; d < head_dim; ++d) {
-    std::memcpy(row + d, head + int64_t{d} * kF16KeyDimBytes + 2 * slot, sizeof(uint16_t));
+    std::memcpy(row + 2 * d, head + int64_t{d} * kF16KeyDimBytes + 2 * slot, sizeof(uint16_t));
   }
 }
 

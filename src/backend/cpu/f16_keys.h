@@ -26,10 +26,11 @@ namespace met::cpu {
 inline constexpr int32_t kF16KeyDimBytes = 2 * kBlockTokens;
 
 // Slot `slot` of `head` (a kv head's keys of one block) takes the row of
-// head_dim f16 values at `row`. REQUIRES: slot < 16.
-void put_f16_key(const uint16_t* row, int32_t head_dim, int32_t slot, uint8_t* head);
-// The inverse: slot `slot`'s key as a row.
-void get_f16_key(const uint8_t* head, int32_t head_dim, int32_t slot, uint16_t* row);
+// head_dim f16 values whose bytes are at `row` (any alignment: a cache row
+// or a spill image's). REQUIRES: slot < 16.
+void put_f16_key(const uint8_t* row, int32_t head_dim, int32_t slot, uint8_t* head);
+// The inverse: slot `slot`'s key as a row's bytes.
+void get_f16_key(const uint8_t* head, int32_t head_dim, int32_t slot, uint8_t* row);
 // Copies slots [0, num_slots) of one head's keys from `from` to `to`.
 void copy_f16_key_slots(const uint8_t* from, int32_t head_dim, int32_t num_slots, uint8_t* to);
 

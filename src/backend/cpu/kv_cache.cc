@@ -136,9 +136,7 @@ void KvCache::key_row(const uint8_t* head, int32_t slot, uint8_t* row) const {
     get_q8_key(head, layout_.head_dim, slot, reinterpret_cast<BlockQ8_0*>(row));
     return;
   }
-  uint16_t halves[kMaxKvHeadDim];
-  get_f16_key(head, layout_.head_dim, slot, halves);
-  std::memcpy(row, halves, static_cast<size_t>(row_bytes_));
+  get_f16_key(head, layout_.head_dim, slot, row);
 }
 
 void KvCache::put_key_row(const uint8_t* row, int32_t slot, uint8_t* head) const {
@@ -146,9 +144,7 @@ void KvCache::put_key_row(const uint8_t* row, int32_t slot, uint8_t* head) const
     put_q8_key(reinterpret_cast<const BlockQ8_0*>(row), layout_.head_dim, slot, head);
     return;
   }
-  uint16_t halves[kMaxKvHeadDim];
-  std::memcpy(halves, row, static_cast<size_t>(row_bytes_));
-  put_f16_key(halves, layout_.head_dim, slot, head);
+  put_f16_key(row, layout_.head_dim, slot, head);
 }
 
 // The image holds the pieces in piece_index order, each piece_bytes_.

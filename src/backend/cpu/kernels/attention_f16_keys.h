@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "backend/cpu/f16_keys.h"
 #include "backend/cpu/kernels/attention_chunk.h"
@@ -23,9 +24,10 @@ inline constexpr int32_t kF16KeyPrefetchBlocks = 2;  // how far ahead the keys a
 
 inline constexpr int32_t kF16KeyQueries = 4;  // queries scored at once, each dim converted once for all
 
-// Blocks g0 on: block_scores(head, g, idx, k, ahead) scores the 16 tokens
-// of `head` (a kv head's keys of block g) for the k (1 to kF16KeyQueries)
-// queries job.q[idx[0 .. k)], each times job.scale into its scores of block
+// Blocks g0 on: block_scores(count, head, g, idx, ahead) scores the 16
+// tokens of `head` (a kv head's keys of block g) for the K = count.value (a
+// std::integral_constant, 1 to kF16KeyQueries: the tier's kernel is built
+// per K) queries job.q[idx[0 .. K)], each times job.scale into its scores of block
 // g, the first min(limit - 16 g, 16) of them (the rest may be past its
 // limit). `ahead`: the block's first call is to prefetch, spread over its
 // dims (a piece is 32 head_dim bytes: one 64-byte line of each per two
@@ -37,6 +39,18 @@ struct F16KeyAhead {
   const uint8_t* keys = nullptr;
   const uint8_t* values = nullptr;
 };
+
+template <typename BlockScores>
+[[gnu::always_inline]] inline void score_queries(BlockScores& block_scores, int32_t k, const uint8_t* head, int32_t g,
+                                                 const int32_t* idx, const F16KeyAhead& ahead) {
+  static_assert(kF16KeyQueries == 4);
+  switch (k) {
+    case 1: block_scores(std::integral_constant<int, 1>{}, head, g, idx, ahead); break;
+    case 2: block_scores(std::integral_constant<int, 2>{}, head, g, idx, ahead); break;
+    case 3: block_scores(std::integral_constant<int, 3>{}, head, g, idx, ahead); break;
+    default: block_scores(std::integral_constant<int, 4>{}, head, g, idx, ahead); break;
+  }
+}
 
 template <typename BlockScores>
 [[gnu::always_inline]] inline void f16_keys_scores_pass(const ChunkJob& job, int32_t g0, BlockScores&& block_scores) {
@@ -55,12 +69,12 @@ template <typename BlockScores>
       if (job.limit[i] <= kBlockTokens * g || query_start(job, i) >= kBlockTokens * (g + 1)) continue;
       idx[k++] = i;
       if (k == kF16KeyQueries) {
-        block_scores(head, g, idx, k, ahead);
+        score_queries(block_scores, k, head, g, idx, ahead);
         ahead = {};
         k = 0;
       }
     }
-    if (k > 0) block_scores(head, g, idx, k, ahead);
+    if (k > 0) score_queries(block_scores, k, head, g, idx, ahead);
   }
 }
 

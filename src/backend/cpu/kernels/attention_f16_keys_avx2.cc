@@ -64,14 +64,9 @@ void block_scores(const ChunkJob& job, const uint8_t* head, int32_t g, const int
 }  // namespace
 
 void scores_f16_keys(const ChunkJob& job, int32_t g0) {
-  f16_keys_scores_pass(job, g0, [&](const uint8_t* head, int32_t g, const int32_t* idx, int32_t k,
+  f16_keys_scores_pass(job, g0, [&](auto count, const uint8_t* head, int32_t g, const int32_t* idx,
                                     const F16KeyAhead& ahead) {
-    switch (k) {
-      case 1: block_scores<1>(job, head, g, idx, ahead); break;
-      case 2: block_scores<2>(job, head, g, idx, ahead); break;
-      case 3: block_scores<3>(job, head, g, idx, ahead); break;
-      default: block_scores<4>(job, head, g, idx, ahead); break;
-    }
+    block_scores<decltype(count)::value>(job, head, g, idx, ahead);
   });
 }
 
