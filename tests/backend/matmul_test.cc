@@ -247,7 +247,8 @@ TEST(Matmul, SupportsItsWeightTypesOnWholeBlocks) {
 }
 
 // Guided claims of a weight stream read at least 64 KiB each at m <= 4 (a
-// call's stream runs slow until it is long), whole column tiles always.
+// call's stream runs slow until it is long), whole column tiles always (one
+// past 4 rows; two for the layouts whose kernels walk groups in pairs).
 TEST(Matmul, ClaimTilesStreamAtLeast64KiBAtFewRowsAndOneTileAtMore) {
   const auto matrix = [](GgmlType type, int64_t cols) {
     WeightMatrix w;
@@ -274,6 +275,17 @@ TEST(Matmul, ClaimTilesStreamAtLeast64KiBAtFewRowsAndOneTileAtMore) {
   }
   // 1024 MXFP4 inputs: 544 bytes a row, 8704 a tile: 8 tiles.
   EXPECT_EQ(matmul_claim_tile(matrix(GgmlType::kMXFP4, 1024), 1), 128);
+  // The packed F16 and BF16 layouts' kernels walk groups in pairs past 4
+  // rows (matmul_fx16_avx512.cc): claims of two tiles there.
+  for (const auto& [type, layout] : {std::pair{GgmlType::kF16, WeightLayout::kF16x16},
+                                     std::pair{GgmlType::kBF16, WeightLayout::kBf16x16}}) {
+    WeightMatrix w = matrix(type, 4096);
+    w.layout = layout;
+    const int64_t tile = matmul_column_tile(type);
+    EXPECT_EQ(matmul_claim_tile(w, 5), 2 * tile) << ggml_type_name(type);
+    EXPECT_EQ(matmul_claim_tile(w, 512), 2 * tile) << ggml_type_name(type);
+    EXPECT_EQ(matmul_claim_tile(w, 1), tile) << ggml_type_name(type);  // one tile: 128 KiB
+  }
 }
 
 TEST(Matmul, PublicEntryPointsMatchTheReference) {

@@ -280,7 +280,13 @@ int64_t matmul_claim_tile(const WeightMatrix& w, int64_t m) {
   constexpr int64_t kStreamingRows = 4;
   constexpr int64_t kClaimBytes = int64_t{64} << 10;
   const int64_t tile = matmul_column_tile(w.type);
-  if (m > kStreamingRows) return tile;
+  if (m > kStreamingRows) {
+    // The float layouts' AVX-512 kernels walk groups in pairs at these m
+    // (matmul_fx16_avx512.cc); a one-group claim would get the lone
+    // group's slower tiles.
+    const bool paired = w.layout == WeightLayout::kF16x16 || w.layout == WeightLayout::kBf16x16;
+    return paired ? 2 * tile : tile;
+  }
   const auto tile_bytes = static_cast<int64_t>(w.row_bytes) * tile;
   return std::max<int64_t>(1, (kClaimBytes + tile_bytes - 1) / tile_bytes) * tile;
 }

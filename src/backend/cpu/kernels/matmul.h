@@ -73,7 +73,8 @@ void matmul(const WeightMatrix& w, const uint8_t* act, int64_t m, float* y, int6
 int64_t matmul_column_tile(GgmlType type);
 
 // The granularity of guided claims (ThreadCtx::claim_range) of w's outputs
-// against m activation rows: the column tile; or, at m <= 4, where a call
+// against m activation rows: the column tile (two, for the F16 and BF16
+// layouts, whose kernels walk groups in pairs); or, at m <= 4, where a call
 // streams its weights from memory at a rate set by how long its stream runs
 // (batch-1 decode, a MoE expert's few rows), enough whole tiles that a claim
 // reads at least 64 KiB of weights.
