@@ -2,7 +2,9 @@
 // the keys prefetched kF16KeyPrefetchBlocks blocks ahead and each block's
 // values with them, and per block of 16 tokens each query that reads it
 // handed to the tier's block kernel, which scores the 16 tokens and stores
-// the first n (the rest of the block may be past the query's limit).
+// the first n (the rest of the block may be past the query's limit); or,
+// where the tier has one, two blocks the same few queries read handed to
+// its pair kernel.
 // Header-only and always inlined, so each tier's file builds its own copy
 // with its own ISA flags (no copy built for one ISA serves another).
 // Contract in attention_chunk.h.
@@ -12,6 +14,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -40,9 +43,9 @@ struct F16KeyAhead {
   const uint8_t* values = nullptr;
 };
 
-template <typename BlockScores>
-[[gnu::always_inline]] inline void score_queries(BlockScores& block_scores, int32_t k, const uint8_t* head, int32_t g,
-                                                 const int32_t* idx, const F16KeyAhead& ahead) {
+template <typename BlockScores, typename Head, typename Ahead>
+[[gnu::always_inline]] inline void score_queries(BlockScores& block_scores, int32_t k, const Head& head, int32_t g,
+                                                 const int32_t* idx, const Ahead& ahead) {
   static_assert(kF16KeyQueries == 4);
   switch (k) {
     case 1: block_scores(std::integral_constant<int, 1>{}, head, g, idx, ahead); break;
@@ -52,8 +55,43 @@ template <typename BlockScores>
   }
 }
 
-template <typename BlockScores>
-[[gnu::always_inline]] inline void f16_keys_scores_pass(const ChunkJob& job, int32_t g0, BlockScores&& block_scores) {
+// The queries (at most kF16KeyQueries of them, in order, into idx) that
+// read block g, or -1 when more do.
+[[gnu::always_inline]] inline int32_t block_readers(const ChunkJob& job, int32_t g, int32_t* idx) {
+  int32_t k = 0;
+  for (int32_t i = 0; i < job.num_queries; ++i) {
+    if (job.limit[i] <= kBlockTokens * g || query_start(job, i) >= kBlockTokens * (g + 1)) continue;
+    if (k == kF16KeyQueries) return -1;
+    idx[k++] = i;
+  }
+  return k;
+}
+
+// Hands blocks g and g + 1 to pair_scores when the same queries, at most
+// kF16KeyQueries of them, read both; false (nothing scored) otherwise.
+// `ahead`: block g's (f16_keys_scores_pass).
+template <typename PairScores>
+[[gnu::always_inline]] inline bool score_pair(const ChunkJob& job, int32_t g, const F16KeyAhead& ahead,
+                                              PairScores& pair_scores) {
+  int32_t idx[kF16KeyQueries], next[kF16KeyQueries];
+  const int32_t k = block_readers(job, g, idx);
+  bool same = k > 0 && block_readers(job, g + 1, next) == k;
+  for (int32_t a = 0; same && a < k; ++a) same = idx[a] == next[a];  // (std::equal: a memcmp call)
+  if (!same) return false;
+  const uint8_t* heads[2] = {ahead_rows(job, g, job.k_offset), ahead_rows(job, g + 1, job.k_offset)};
+  const F16KeyAhead aheads[2] = {
+      ahead, {ahead_rows(job, g + 1 + kF16KeyPrefetchBlocks, job.k_offset), ahead_rows(job, g + 1, job.v_offset)}};
+  score_queries(pair_scores, k, heads, g, idx, aheads);
+  return true;
+}
+
+// Blocks g0 on. `pair_scores` (a tier's kernel for two blocks at once, or
+// nullptr: none) takes blocks g and g + 1 where at most kF16KeyQueries
+// queries read the two and the same ones read both: pair_scores(count,
+// heads, g, idx, aheads) with heads[2] and aheads[2] as block_scores'.
+template <typename BlockScores, typename PairScores = std::nullptr_t>
+[[gnu::always_inline]] inline void f16_keys_scores_pass(const ChunkJob& job, int32_t g0, BlockScores&& block_scores,
+                                                        PairScores&& pair_scores = nullptr) {
   const int64_t head_bytes = kBlockTokens * job.row_bytes;
   const int32_t groups = (job.num_tokens + kBlockTokens - 1) / kBlockTokens;
   for (int32_t g = g0; g < std::min(groups, g0 + kF16KeyPrefetchBlocks); ++g) {
@@ -63,6 +101,12 @@ template <typename BlockScores>
   for (int32_t g = g0; g < groups; ++g) {
     F16KeyAhead ahead{ahead_rows(job, g + kF16KeyPrefetchBlocks, job.k_offset), ahead_rows(job, g, job.v_offset)};
     const uint8_t* head = ahead_rows(job, g, job.k_offset);
+    if constexpr (!std::is_null_pointer_v<std::remove_cvref_t<PairScores>>) {
+      if (g + 1 < groups && score_pair(job, g, ahead, pair_scores)) {
+        ++g;
+        continue;
+      }
+    }
     int32_t idx[kF16KeyQueries];
     int32_t k = 0;
     for (int32_t i = 0; i < job.num_queries; ++i) {
