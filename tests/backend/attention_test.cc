@@ -230,14 +230,17 @@ TEST_P(PagedAttentionTier, TheRestOfTheBatchDoesNotChangeARowsBits) {
 }
 
 // A kernel may work on several queries of a tile at once (AVX-512 pairs
-// them to share K, and groups four of a wider head); a row's bits must not
-// depend on its neighbours. With 3 or 5 heads per kv head, the last row of
-// a 2-row chunk is grouped unlike the same row decoded alone; 303 cached:
-// the row reads one block its neighbour does not.
+// them to share K, and groups four of a wider head; with F16 keys it scores
+// two blocks at once where at most four queries read both); a row's bits
+// must not depend on its neighbours. With 2 to 5 heads per kv head, the
+// last row of a 2-row chunk is grouped unlike the same row decoded alone (4
+// and 5 heads: the chunk's 8 or 10 queries go block by block, the row's
+// alone block pairs at 4); 303 cached: the row reads one block its
+// neighbour does not.
 TEST_P(PagedAttentionTier, HowQueriesAreGroupedDoesNotChangeARowsBits) {
   for (const GgmlType dtype : {GgmlType::kF16, GgmlType::kQ8_0}) {
     for (const int32_t head_dim : {64, 128, 256}) {
-      for (const int32_t heads : {3, 5}) {
+      for (const int32_t heads : {2, 3, 4, 5}) {
         const Shape shape{.dtype = dtype, .num_heads = heads, .num_kv_heads = 1, .head_dim = head_dim};
         for (const int32_t cached : {300, 303}) {
           const Batch chunk(shape, {{cached, 2, 81}}, Placement::kContiguous);

@@ -55,12 +55,17 @@ template <typename BlockScores, typename Head, typename Ahead>
   }
 }
 
+// Whether query i reads any token of block g.
+[[gnu::always_inline]] inline bool reads_block(const ChunkJob& job, int32_t i, int32_t g) {
+  return job.limit[i] > kBlockTokens * g && query_start(job, i) < kBlockTokens * (g + 1);
+}
+
 // The queries (at most kF16KeyQueries of them, in order, into idx) that
 // read block g, or -1 when more do.
 [[gnu::always_inline]] inline int32_t block_readers(const ChunkJob& job, int32_t g, int32_t* idx) {
   int32_t k = 0;
   for (int32_t i = 0; i < job.num_queries; ++i) {
-    if (job.limit[i] <= kBlockTokens * g || query_start(job, i) >= kBlockTokens * (g + 1)) continue;
+    if (!reads_block(job, i, g)) continue;
     if (k == kF16KeyQueries) return -1;
     idx[k++] = i;
   }
@@ -110,7 +115,7 @@ template <typename BlockScores, typename PairScores = std::nullptr_t>
     int32_t idx[kF16KeyQueries];
     int32_t k = 0;
     for (int32_t i = 0; i < job.num_queries; ++i) {
-      if (job.limit[i] <= kBlockTokens * g || query_start(job, i) >= kBlockTokens * (g + 1)) continue;
+      if (!reads_block(job, i, g)) continue;
       idx[k++] = i;
       if (k == kF16KeyQueries) {
         score_queries(block_scores, k, head, g, idx, ahead);

@@ -22,6 +22,15 @@ __m512 dim_of(const uint8_t* head, int32_t d) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(head + int64_t{d} * kF16KeyDimBytes)));
 }
 
+// Query i's scores of block g (sums s, scaled), its first min(limit - 16 g,
+// 16) of them (the rest may be past its limit).
+[[gnu::always_inline]] inline void store_block_scores(const ChunkJob& job, int32_t i, int32_t g, __m512 s) {
+  const int32_t n = job.limit[i] - kBlockTokens * g;
+  const auto lanes = static_cast<__mmask16>(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
+  _mm512_mask_storeu_ps(job.scores + i * kChunkTokens + kBlockTokens * g, lanes,
+                        _mm512_mul_ps(s, _mm512_set1_ps(job.scale)));
+}
+
 // The scores of the 16 tokens of `head` for the K queries job.q[idx[..]],
 // each dim converted once for all of them; stored scaled, each query's
 // first n. REQUIRES: head_dim % 4 == 0 (the cache's is a multiple of 8).
@@ -45,13 +54,10 @@ template <int K>
       for (int a = 0; a < K; ++a) acc[a][c] = _mm512_fmadd_ps(_mm512_set1_ps(q[a][d + c]), k, acc[a][c]);
     }
   }
-  const __m512 scale = _mm512_set1_ps(job.scale);
 #pragma GCC unroll 4
   for (int a = 0; a < K; ++a) {
     const __m512 s = _mm512_add_ps(_mm512_add_ps(acc[a][0], acc[a][1]), _mm512_add_ps(acc[a][2], acc[a][3]));
-    const int32_t n = job.limit[idx[a]] - kBlockTokens * g;
-    const auto lanes = static_cast<__mmask16>(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
-    _mm512_mask_storeu_ps(job.scores + idx[a] * kChunkTokens + kBlockTokens * g, lanes, _mm512_mul_ps(s, scale));
+    store_block_scores(job, idx[a], g, s);
   }
 }
 
@@ -100,15 +106,11 @@ template <int K>
 #pragma GCC unroll 8
   for (int x = 0; x < 2 * K; ++x) lo[x / K][x % K] = _mm512_add_ps(t[0][x / K][x % K], t[1][x / K][x % K]);
   pair_chains<K>(job, heads, q, ahead, 2, t);
-  const __m512 scale = _mm512_set1_ps(job.scale);
 #pragma GCC unroll 8
   for (int x = 0; x < 2 * K; ++x) {
     const int b = x / K, a = x % K;
     const __m512 s = _mm512_add_ps(lo[b][a], _mm512_add_ps(t[0][b][a], t[1][b][a]));
-    const int32_t n = job.limit[idx[a]] - kBlockTokens * (g + b);
-    const auto lanes = static_cast<__mmask16>(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
-    _mm512_mask_storeu_ps(job.scores + idx[a] * kChunkTokens + kBlockTokens * (g + b), lanes,
-                          _mm512_mul_ps(s, scale));
+    store_block_scores(job, idx[a], g + b, s);
   }
 }
 
