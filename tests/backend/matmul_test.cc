@@ -286,6 +286,15 @@ TEST(Matmul, ClaimTilesStreamAtLeast64KiBAtFewRowsAndOneTileAtMore) {
     EXPECT_EQ(matmul_claim_tile(w, 512), 2 * tile) << ggml_type_name(type);
     EXPECT_EQ(matmul_claim_tile(w, 1), tile) << ggml_type_name(type);  // one tile: 128 KiB
   }
+  // So do the packed Q4_K and Q5_K layouts' (matmul_kx16_avx512.cc).
+  for (const auto& [type, layout] : {std::pair{GgmlType::kQ4_K, WeightLayout::kQ4_Kx16},
+                                     std::pair{GgmlType::kQ5_K, WeightLayout::kQ5_Kx16}}) {
+    WeightMatrix w = matrix(type, 4096);
+    w.layout = layout;
+    const int64_t tile = matmul_column_tile(type);
+    EXPECT_EQ(matmul_claim_tile(w, 5), 2 * tile) << ggml_type_name(type);
+    EXPECT_EQ(matmul_claim_tile(w, 512), 2 * tile) << ggml_type_name(type);
+  }
 }
 
 TEST(Matmul, PublicEntryPointsMatchTheReference) {

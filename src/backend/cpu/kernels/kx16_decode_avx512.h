@@ -33,28 +33,32 @@ inline __m512 load_ph16(const uint8_t* p) {
   return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
-// The operands of chunk c (inputs 64c .. 64c + 63) of a Q4_Kx16 or Q5_Kx16
-// (F: kquant_x16_layout.h's fields) unit: lo[j] elements 64c + 4j .. +3
-// (sub-block 2c), hi[j] 64c + 32 + 4j .. (2c + 1), codes 0 .. 15 (31).
+// The operands of line j of chunk c (inputs 64c .. 64c + 63) of a Q4_Kx16
+// or Q5_Kx16 (F: kquant_x16_layout.h's fields) unit: lo elements 64c + 4j
+// .. +3 (sub-block 2c), hi 64c + 32 + 4j .. (2c + 1), codes 0 .. 15 (31).
 // Q5_K's fifth bit of element 64c + l is bit 2c of qh[l] (2c + 1 for
 // 64c + 32 + l): qh shifted right by 2c, then its bits 0 and 1 to bit 4.
 template <class F>
-[[gnu::always_inline]] inline void scale_min_decode(const uint8_t* unit, int c, __m512i (&lo)[8], __m512i (&hi)[8]) {
+[[gnu::always_inline]] inline void scale_min_line(const uint8_t* unit, int c, int j, __m512i& lo, __m512i& hi) {
   const __m512i low_mask = _mm512_set1_epi8(0x0F);
-#pragma GCC unroll 8
-  for (int j = 0; j < 8; ++j) {
-    const __m512i v = _mm512_load_si512(unit + F::kCodes + kx16::kLine * static_cast<size_t>(8 * c + j));
-    lo[j] = _mm512_and_si512(v, low_mask);
-    hi[j] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low_mask);
-    if constexpr (F::kQh != 0) {  // Q5_K
-      constexpr int kOrAnd = 0xF8;  // a | (b & c)
-      const __m512i bit4 = _mm512_set1_epi8(0x10);
-      const __m512i qh = _mm512_srl_epi16(_mm512_load_si512(unit + F::kQh + kx16::kLine * static_cast<size_t>(j)),
-                                          _mm_cvtsi32_si128(2 * c));
-      lo[j] = _mm512_ternarylogic_epi32(lo[j], _mm512_slli_epi16(qh, 4), bit4, kOrAnd);
-      hi[j] = _mm512_ternarylogic_epi32(hi[j], _mm512_slli_epi16(qh, 3), bit4, kOrAnd);
-    }
+  const __m512i v = _mm512_load_si512(unit + F::kCodes + kx16::kLine * static_cast<size_t>(8 * c + j));
+  lo = _mm512_and_si512(v, low_mask);
+  hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), low_mask);
+  if constexpr (F::kQh != 0) {  // Q5_K
+    constexpr int kOrAnd = 0xF8;  // a | (b & c)
+    const __m512i bit4 = _mm512_set1_epi8(0x10);
+    const __m512i qh = _mm512_srl_epi16(_mm512_load_si512(unit + F::kQh + kx16::kLine * static_cast<size_t>(j)),
+                                        _mm_cvtsi32_si128(2 * c));
+    lo = _mm512_ternarylogic_epi32(lo, _mm512_slli_epi16(qh, 4), bit4, kOrAnd);
+    hi = _mm512_ternarylogic_epi32(hi, _mm512_slli_epi16(qh, 3), bit4, kOrAnd);
   }
+}
+
+// Every line of chunk c: lo[j], hi[j] as scale_min_line's.
+template <class F>
+[[gnu::always_inline]] inline void scale_min_decode(const uint8_t* unit, int c, __m512i (&lo)[8], __m512i (&hi)[8]) {
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; ++j) scale_min_line<F>(unit, c, j, lo[j], hi[j]);
 }
 
 // Sub-block s's 16 scale (or min) bytes of a Q4_Kx16 / Q5_Kx16 unit at
@@ -62,6 +66,29 @@ template <class F>
 inline __m512i scale_min_bytes(const uint8_t* unit, size_t offset, int s) {
   return _mm512_cvtepu8_epi32(
       _mm_load_si128(reinterpret_cast<const __m128i*>(unit + offset + 16 * static_cast<size_t>(s))));
+}
+
+// The mins of sub-blocks 2c and 2c + 1 of a Q4_Kx16 / Q5_Kx16 unit (at
+// `offset`, F::kMins) as int16 pairs, one lane a row: the operand of one
+// vpdpwssd against an activation's (S_2c, S_2c+1) (sum32_pairs).
+inline __m512i min_pairs(const uint8_t* unit, size_t offset, int c) {
+  const auto* p = reinterpret_cast<const __m128i*>(unit + offset + 32 * static_cast<size_t>(c));
+  const __m128i even = _mm_load_si128(p), odd = _mm_load_si128(p + 1);
+  return _mm512_cvtepu8_epi16(_mm256_set_m128i(_mm_unpackhi_epi8(even, odd), _mm_unpacklo_epi8(even, odd)));
+}
+
+// A Q8_K super-block's per-32 sums from its per-16 `bsums`: 32-bit lane c
+// (c < 4) holds the int16 pair (S_2c, S_2c+1), S_s the sum of codes 32s ..
+// 32s + 31 (at most 32 x 128 in size: it fits). Broadcast lane c with
+// pair_lane.
+inline __m512i sum32_pairs(const int16_t* bsums) {
+  const __m256i sums = _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(bsums)),
+                                         _mm256_set1_epi16(1));
+  return _mm512_castsi128_si512(_mm_packs_epi32(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1)));
+}
+
+[[gnu::always_inline]] inline __m512i pair_lane(__m512i pairs, int c) {
+  return _mm512_permutexvar_epi32(_mm512_set1_epi32(c), pairs);
 }
 
 // The 16 operands of inputs 128h + 32k + 4(4q + jj) .. +3 (k, jj < 4) of a

@@ -281,10 +281,11 @@ int64_t matmul_claim_tile(const WeightMatrix& w, int64_t m) {
   constexpr int64_t kClaimBytes = int64_t{64} << 10;
   const int64_t tile = matmul_column_tile(w.type);
   if (m > kStreamingRows) {
-    // The float layouts' AVX-512 kernels walk groups in pairs at these m
-    // (matmul_fx16_avx512.cc); a one-group claim would get the lone
-    // group's slower tiles.
-    const bool paired = w.layout == WeightLayout::kF16x16 || w.layout == WeightLayout::kBf16x16;
+    // The float and Q4_K / Q5_K layouts' AVX-512 kernels walk groups in
+    // pairs at these m (matmul_fx16_avx512.cc, matmul_kx16_avx512.cc); a
+    // one-group claim would get the lone group's slower tiles.
+    const bool paired = w.layout == WeightLayout::kF16x16 || w.layout == WeightLayout::kBf16x16 ||
+                        w.layout == WeightLayout::kQ4_Kx16 || w.layout == WeightLayout::kQ5_Kx16;
     return paired ? 2 * tile : tile;
   }
   const auto tile_bytes = static_cast<int64_t>(w.row_bytes) * tile;

@@ -7,9 +7,10 @@
 //   Q4_Kx16: per chunk of 64 inputs, 8 loads give 16 operands (low nibbles:
 //     sub-block 2c, high: 2c + 1); per activation row two chains of 8
 //     vpdpbusd, each sub-block's dot times its 16 scales (bytes widened with
-//     one vpmovzxbd, vpmulld: exact in int32), the mins as vpdpwssd of (m, m)
-//     pairs against the activation's per-16 sums. One float step per
-//     super-block: d_a d * I - d_a dmin * M, as the reference.
+//     one vpmovzxbd, vpmulld: exact in int32). The mins once a super-block:
+//     vpdpwssd of (m_2c, m_2c+1) pairs against the activation's per-32 sums
+//     (its per-16 sums added in pairs: the same integers). One float step
+//     per super-block: d_a d * I - d_a dmin * M, as the reference.
 //   Q5_Kx16: as Q4_Kx16, each operand's bit 4 merged in from a load of qh
 //     (a shift and a vpternlogd).
 //   Q6_Kx16: per half and pass of 32 inputs, 12 loads (ql, ql, qh) give 16
@@ -35,7 +36,11 @@
 // The operands are decoded once per tile of up to 4 activation rows, so a
 // group is read from memory once for the whole tile; the first tile of a
 // group prefetches kKx16PrefetchBytes ahead (a thread's share is one sequential
-// stream of units). Outputs outside [n_begin, n_end) are masked off at the
+// stream of units). Past 4 rows Q4_Kx16 and Q5_Kx16 walk groups in pairs,
+// tiles of up to 3 rows over both, so each broadcast serves two operands:
+// cache-resident, 0.75 cycles a vpdpbusd against 0.91 for one group's tile
+// of 4 (Q4_Kx16, Zen 5), as matmul_fx16_avx512.cc does for the float
+// layouts. Outputs outside [n_begin, n_end) are masked off at the
 // store. A row's arithmetic is the same whatever tile it lands in, so its
 // outputs are bit-identical alone or in a batch.
 // Threading: pure functions. Tested by tests/backend/packed_weights_test.cc.
@@ -52,7 +57,8 @@
 namespace met::cpu::avx512 {
 namespace {
 
-constexpr int kTileRows = 4;
+constexpr int kTileRows = 4;      // rows of a tile over one group
+constexpr int kPairTileRows = 3;  // over two (ScaleMinX16)
 constexpr size_t kActQs = sizeof(float);                  // BlockQ8_K::qs
 constexpr size_t kActBsums = sizeof(float) + kQkK;        // BlockQ8_K::bsums
 
@@ -68,50 +74,89 @@ void prefetch_ahead(const uint8_t* unit, size_t unit_bytes) {
   }
 }
 
-// Chunk c (inputs 64c .. 64c + 63) of a Q4_Kx16 or Q5_Kx16 unit for R
-// activation super-blocks `a`: isum += scale-weighted dots, msum += mins x
-// sums.
-template <class F, int R>
-[[gnu::always_inline]] inline void scale_min_chunk(const uint8_t* unit, int c, const uint8_t* const (&a)[R],
-                                                   __m512i (&isum)[R], __m512i (&msum)[R]) {
-  __m512i lo[8], hi[8];
-  scale_min_decode<F>(unit, c, lo, hi);
-  const __m512i sc_lo = scale_min_bytes(unit, F::kScales, 2 * c);
-  const __m512i sc_hi = scale_min_bytes(unit, F::kScales, 2 * c + 1);
-  const __m512i m_lo = scale_min_bytes(unit, F::kMins, 2 * c), m_hi = scale_min_bytes(unit, F::kMins, 2 * c + 1);
-  const __m512i mins_lo = _mm512_or_si512(m_lo, _mm512_slli_epi32(m_lo, 16));  // (m, m) int16 pairs
-  const __m512i mins_hi = _mm512_or_si512(m_hi, _mm512_slli_epi32(m_hi, 16));
+// Chunk c (inputs 64c .. 64c + 63) of G units `group_bytes` apart (one per
+// group) for R activation super-blocks `a`: isum[g][r] += the two
+// sub-blocks' dots times their scales. Line by line, each operand serves
+// the R rows and each broadcast the G groups.
+template <class F, int R, int G>
+[[gnu::always_inline]] inline void scale_min_chunk(const uint8_t* unit, size_t group_bytes, int c,
+                                                   const uint8_t* const (&a)[R], __m512i (&isum)[G][R]) {
+  __m512i dot_lo[G][R], dot_hi[G][R];
+#pragma GCC unroll 2
+  for (int g = 0; g < G; ++g) {
 #pragma GCC unroll 4
-  for (int r = 0; r < R; ++r) {
-    const uint8_t* qs = a[r] + kActQs + 64 * static_cast<size_t>(c);
-    __m512i dot_lo = _mm512_setzero_si512(), dot_hi = _mm512_setzero_si512();
+    for (int r = 0; r < R; ++r) dot_lo[g][r] = dot_hi[g][r] = _mm512_setzero_si512();
+  }
 #pragma GCC unroll 8
-    for (int j = 0; j < 8; ++j) {
-      dot_lo = _mm512_dpbusd_epi32(dot_lo, lo[j], bcast32(qs + 4 * j));
-      dot_hi = _mm512_dpbusd_epi32(dot_hi, hi[j], bcast32(qs + 32 + 4 * j));
+  for (int j = 0; j < 8; ++j) {
+    __m512i lo[G], hi[G];
+#pragma GCC unroll 2
+    for (int g = 0; g < G; ++g) scale_min_line<F>(unit + g * group_bytes, c, j, lo[g], hi[g]);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      const uint8_t* qs = a[r] + kActQs + 64 * static_cast<size_t>(c) + 4 * static_cast<size_t>(j);
+      const __m512i x_lo = bcast32(qs), x_hi = bcast32(qs + 32);
+#pragma GCC unroll 2
+      for (int g = 0; g < G; ++g) {
+        dot_lo[g][r] = _mm512_dpbusd_epi32(dot_lo[g][r], lo[g], x_lo);
+        dot_hi[g][r] = _mm512_dpbusd_epi32(dot_hi[g][r], hi[g], x_hi);
+      }
     }
-    isum[r] = _mm512_add_epi32(isum[r], _mm512_add_epi32(_mm512_mullo_epi32(dot_lo, sc_lo),
-                                                         _mm512_mullo_epi32(dot_hi, sc_hi)));
-    const uint8_t* bsums = a[r] + kActBsums + 8 * static_cast<size_t>(c);  // sums 4c .. 4c + 3
-    msum[r] = _mm512_dpwssd_epi32(msum[r], mins_lo, bcast32(bsums));
-    msum[r] = _mm512_dpwssd_epi32(msum[r], mins_hi, bcast32(bsums + 4));
+  }
+#pragma GCC unroll 2
+  for (int g = 0; g < G; ++g) {
+    const __m512i sc_lo = scale_min_bytes(unit + g * group_bytes, F::kScales, 2 * c);
+    const __m512i sc_hi = scale_min_bytes(unit + g * group_bytes, F::kScales, 2 * c + 1);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      isum[g][r] = _mm512_add_epi32(isum[g][r], _mm512_add_epi32(_mm512_mullo_epi32(dot_lo[g][r], sc_lo),
+                                                                 _mm512_mullo_epi32(dot_hi[g][r], sc_hi)));
+    }
   }
 }
 
+// Q4_Kx16 / Q5_Kx16, over G groups at once (G = 2: run_kx16_groups' pairs).
 template <class F>
 struct ScaleMinX16 {
   static constexpr size_t kUnitBytes = F::kUnitBytes;
-  // acc[r] += row r's terms of the super-block at `unit`.
-  template <int R>
-  static void unit_step(const uint8_t* unit, const uint8_t* const (&a)[R], __m512 (&acc)[R]) {
-    __m512i isum[R], msum[R];
-    for (int r = 0; r < R; ++r) isum[r] = msum[r] = _mm512_setzero_si512();
-    for (int c = 0; c < 4; ++c) scale_min_chunk<F, R>(unit, c, a, isum, msum);
-    const __m512 d = load_ph16(unit + F::kD), dmin = load_ph16(unit + F::kDmin);
-    for (int r = 0; r < R; ++r) {
-      const __m512 da = _mm512_set1_ps(load_f32(a[r]));
-      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[r]), _mm512_mul_ps(d, da), acc[r]);
-      acc[r] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum[r]), _mm512_mul_ps(dmin, da), acc[r]);
+  static constexpr bool kPairs = true;
+  // acc[g][r] += row r's terms of the super-block at `unit` + g group_bytes.
+  // The mins come last, once a super-block: per row the activation's per-32
+  // sums as pairs, one vpdpwssd per two sub-blocks (the same integers as a
+  // min times each per-16 sum).
+  template <int R, int G>
+  static void unit_step(const uint8_t* unit, size_t group_bytes, const uint8_t* const (&a)[R],
+                        __m512 (&acc)[G][R]) {
+    __m512i isum[G][R];
+#pragma GCC unroll 2
+    for (int g = 0; g < G; ++g) {
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) isum[g][r] = _mm512_setzero_si512();
+    }
+#pragma GCC unroll 1
+    for (int c = 0; c < 4; ++c) scale_min_chunk<F, R, G>(unit, group_bytes, c, a, isum);
+    __m512i sums[R];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) sums[r] = sum32_pairs(reinterpret_cast<const int16_t*>(a[r] + kActBsums));
+#pragma GCC unroll 2
+    for (int g = 0; g < G; ++g) {
+      const uint8_t* u = unit + g * group_bytes;
+      __m512i msum[R];
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) msum[r] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c) {
+        const __m512i mins = min_pairs(u, F::kMins, c);
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) msum[r] = _mm512_dpwssd_epi32(msum[r], mins, pair_lane(sums[r], c));
+      }
+      const __m512 d = load_ph16(u + F::kD), dmin = load_ph16(u + F::kDmin);
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        const __m512 da = _mm512_set1_ps(load_f32(a[r]));
+        acc[g][r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[g][r]), _mm512_mul_ps(d, da), acc[g][r]);
+        acc[g][r] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum[r]), _mm512_mul_ps(dmin, da), acc[g][r]);
+      }
     }
   }
 };
@@ -138,6 +183,7 @@ template <int R>
 
 struct Q6_Kx16 {
   static constexpr size_t kUnitBytes = kx16::kQ6_KUnitBytes;
+  static constexpr bool kPairs = false;
   template <int R>
   static void unit_step(const uint8_t* unit, const uint8_t* const (&a)[R], __m512 (&acc)[R]) {
     __m512i isum[R];
@@ -177,6 +223,7 @@ struct Q6_Kx16 {
 
 struct Q3_Kx16 {
   static constexpr size_t kUnitBytes = kx16::kQ3_KUnitBytes;
+  static constexpr bool kPairs = false;
   template <int R>
   static void unit_step(const uint8_t* unit, const uint8_t* const (&a)[R], __m512 (&acc)[R]) {
     __m512i isum[R];
@@ -223,6 +270,7 @@ struct Q3_Kx16 {
 
 struct Q2_Kx16 {
   static constexpr size_t kUnitBytes = kx16::kQ2_KUnitBytes;
+  static constexpr bool kPairs = false;
   template <int R>
   static void unit_step(const uint8_t* unit, const uint8_t* const (&a)[R], __m512 (&acc)[R]) {
     __m512i isum[R], msum[R];
@@ -265,6 +313,7 @@ struct Q2_Kx16 {
 
 struct Iq4XsX16 {
   static constexpr size_t kUnitBytes = kx16::kIq4XsUnitBytes;
+  static constexpr bool kPairs = false;
   template <int R>
   static void unit_step(const uint8_t* unit, const uint8_t* const (&a)[R], __m512 (&acc)[R]) {
     __m512i isum[R];
@@ -302,49 +351,99 @@ struct Iq4XsX16 {
   }
 };
 
-// y rows [i0, i0 + R), outputs n0 .. n0 + 15 where `mask` is set, from the
-// group at `group`.
-template <class L, int R>
-void kx16_tile(const MatmulTask& t, int64_t i0, const uint8_t* group, int64_t n0, __mmask16 mask) {
+// Where a tile walks: G consecutive groups (G * 16 outputs, group g's at
+// n0 + 16 g, where masks[g] is set) from `group` on.
+template <int G>
+struct Walk {
+  const uint8_t* group;
+  int64_t n0;
+  __mmask16 masks[G];
+};
+
+// y rows [i0, i0 + R), the walk's outputs; the tile is walk `index` of
+// `walks` over these groups (next_group_share).
+template <class L, int R, int G>
+void kx16_tile(const MatmulTask& t, int64_t i0, const Walk<G>& walk, int64_t walks, int64_t index) {
   const int64_t num_blocks = t.cols / kQkK;
+  const size_t group_bytes = t.weight_row_bytes;
   const uint8_t* a[R];
   for (int r = 0; r < R; ++r) a[r] = t.act + static_cast<size_t>(i0 + r) * t.act_row_bytes;
-  __m512 acc[R];
-  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
-  const NextGroupShare share = next_group_share((t.m + kTileRows - 1) / kTileRows, i0 / kTileRows, group,
-                                                t.weight_row_bytes, n0 + kx16::kRows < t.n_end);
-  const uint8_t* unit = group;
+  __m512 acc[G][R];
+  for (int g = 0; g < G; ++g) {
+    for (int r = 0; r < R; ++r) acc[g][r] = _mm512_setzero_ps();
+  }
+  NextGroupShare share[G];
+  for (int g = 0; g < G; ++g) {  // the next walk's group g, G groups on
+    share[g] = next_group_share(walks, index, walk.group + (G - 1 + g) * group_bytes, group_bytes,
+                                walk.n0 + (G + g) * kx16::kRows < t.n_end);
+  }
+  const uint8_t* unit = walk.group;
   for (int64_t b = 0; b < num_blocks; ++b, unit += L::kUnitBytes) {
-    prefetch_share(share, b, static_cast<size_t>(unit - group), L::kUnitBytes);
-    if (i0 == 0) prefetch_ahead(unit, L::kUnitBytes);
-    L::template unit_step<R>(unit, a, acc);
+    for (int g = 0; g < G; ++g) {
+      prefetch_share(share[g], b, static_cast<size_t>(unit - walk.group), L::kUnitBytes);
+      if (i0 == 0) prefetch_ahead(unit + g * group_bytes, L::kUnitBytes);
+    }
+    if constexpr (L::kPairs) {
+      L::template unit_step<R, G>(unit, group_bytes, a, acc);
+    } else {
+      L::template unit_step<R>(unit, a, acc[0]);
+    }
     for (int r = 0; r < R; ++r) a[r] += sizeof(BlockQ8_K);
   }
-  for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(t.y + (i0 + r) * t.y_stride + n0, mask, acc[r]);
+  for (int g = 0; g < G; ++g) {
+    for (int r = 0; r < R; ++r) {
+      _mm512_mask_storeu_ps(t.y + (i0 + r) * t.y_stride + walk.n0 + g * kx16::kRows, walk.masks[g], acc[g][r]);
+    }
+  }
 }
 
-using Kx16TileFn = void (*)(const MatmulTask&, int64_t, const uint8_t*, int64_t, __mmask16);
+// The row tiles of a walk over G groups: up to kTileRows rows over one
+// group, kPairTileRows over two.
+template <class L, int G>
+void walk_rows(const MatmulTask& t, const Walk<G>& walk) {
+  constexpr int kRows = G == 1 ? kTileRows : kPairTileRows;
+  const int64_t walks = (t.m + kRows - 1) / kRows;
+  for (int64_t i0 = 0; i0 < t.m; i0 += kRows) {
+    switch (t.m - i0 < kRows ? t.m - i0 : kRows) {
+      case 1: kx16_tile<L, 1, G>(t, i0, walk, walks, i0 / kRows); break;
+      case 2: kx16_tile<L, 2, G>(t, i0, walk, walks, i0 / kRows); break;
+      case 3: kx16_tile<L, 3, G>(t, i0, walk, walks, i0 / kRows); break;
+      default:
+        if constexpr (kRows >= 4) kx16_tile<L, 4, G>(t, i0, walk, walks, i0 / kRows);
+        break;
+    }
+  }
+}
 
-template <class L>
-constexpr Kx16TileFn kKx16Tiles[kTileRows] = {kx16_tile<L, 1>, kx16_tile<L, 2>, kx16_tile<L, 3>,
-                                              kx16_tile<L, 4>};
+// Outputs n0 .. n0 + 15 of the task's range [n_begin, n_end), as a mask.
+__mmask16 group_mask(const MatmulTask& t, int64_t n0) {
+  // (No std::min/max: an inline template instantiated here would be built
+  // for AVX-512 and could be the copy the linker keeps for baseline code.)
+  const int64_t lo = t.n_begin > n0 ? t.n_begin - n0 : 0;
+  const int64_t hi = t.n_end < n0 + kx16::kRows ? t.n_end - n0 : kx16::kRows;
+  return static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1));
+}
 
-// Every group overlapping [n_begin, n_end), front to back; per group, row
-// tiles of up to kTileRows activation rows.
+// Every group overlapping [n_begin, n_end), front to back: for a layout
+// that walks pairs (L::kPairs), two at a time where one group's tiles would
+// walk it more than once (m > kTileRows: a batch, whose vpdpbusd wait on
+// loads), else one by one, each read once.
 template <class L>
 void run_kx16_groups(const MatmulTask& t) {
-  for (int64_t g = t.n_begin / kx16::kRows; g * kx16::kRows < t.n_end; ++g) {
-    const int64_t n0 = g * kx16::kRows;
-    // (No std::min/max: an inline template instantiated here would be built
-    // for AVX-512 and could be the copy the linker keeps for baseline code.)
-    const int64_t lo = t.n_begin > n0 ? t.n_begin - n0 : 0;
-    const int64_t hi = t.n_end < n0 + kx16::kRows ? t.n_end - n0 : kx16::kRows;
-    const auto mask = static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1));
-    const uint8_t* group = t.weights + static_cast<size_t>(g) * t.weight_row_bytes;
-    for (int64_t i0 = 0; i0 < t.m; i0 += kTileRows) {
-      const int64_t rows = t.m - i0 < kTileRows ? t.m - i0 : kTileRows;
-      kKx16Tiles<L>[rows - 1](t, i0, group, n0, mask);
+  const size_t group_bytes = t.weight_row_bytes;
+  int64_t g = t.n_begin / kx16::kRows;
+  if (L::kPairs && t.m > kTileRows) {
+    for (; (g + 1) * kx16::kRows < t.n_end; g += 2) {
+      const int64_t n0 = g * kx16::kRows;
+      const Walk<2> walk{t.weights + static_cast<size_t>(g) * group_bytes, n0,
+                         {group_mask(t, n0), group_mask(t, n0 + kx16::kRows)}};
+      walk_rows<L, 2>(t, walk);
     }
+  }
+  for (; g * kx16::kRows < t.n_end; ++g) {
+    const int64_t n0 = g * kx16::kRows;
+    const Walk<1> walk{t.weights + static_cast<size_t>(g) * group_bytes, n0, {group_mask(t, n0)}};
+    walk_rows<L, 1>(t, walk);
   }
 }
 
