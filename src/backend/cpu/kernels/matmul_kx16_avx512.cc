@@ -364,6 +364,7 @@ struct Walk {
 // `walks` over these groups (next_group_share).
 template <class L, int R, int G>
 void kx16_tile(const MatmulTask& t, int64_t i0, const Walk<G>& walk, int64_t walks, int64_t index) {
+  static_assert(G == 1 || L::kPairs, "only a layout with kPairs walks two groups");
   const int64_t num_blocks = t.cols / kQkK;
   const size_t group_bytes = t.weight_row_bytes;
   const uint8_t* a[R];
@@ -432,8 +433,8 @@ template <class L>
 void run_kx16_groups(const MatmulTask& t) {
   const size_t group_bytes = t.weight_row_bytes;
   int64_t g = t.n_begin / kx16::kRows;
-  if (L::kPairs && t.m > kTileRows) {
-    for (; (g + 1) * kx16::kRows < t.n_end; g += 2) {
+  if constexpr (L::kPairs) {
+    for (; t.m > kTileRows && (g + 1) * kx16::kRows < t.n_end; g += 2) {
       const int64_t n0 = g * kx16::kRows;
       const Walk<2> walk{t.weights + static_cast<size_t>(g) * group_bytes, n0,
                          {group_mask(t, n0), group_mask(t, n0 + kx16::kRows)}};
