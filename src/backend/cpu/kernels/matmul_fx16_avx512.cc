@@ -23,6 +23,7 @@
 
 #include <cstring>
 
+#include "backend/cpu/kernels/group_walk_avx512.h"
 #include "backend/cpu/kernels/matmul_kernels.h"
 #include "backend/cpu/kernels/next_group_prefetch.h"
 
@@ -58,15 +59,6 @@ struct Bf16Step {
     return _mm512_castsi512_ps(_mm512_set1_epi32(pair));
   }
   static __m512 fma(__m512 w, __m512 x, __m512 acc) { return _mm512_dpbf16_ps(acc, (__m512bh)w, (__m512bh)x); }
-};
-
-// Where a tile walks: G consecutive groups (G * 16 outputs, group g's at
-// n0 + 16 g, where masks[g] is set) from `group` on.
-template <int G>
-struct Walk {
-  const uint8_t* group;
-  int64_t n0;
-  __mmask16 masks[G];
 };
 
 // y rows [i0, i0 + R), the walk's outputs; the tile is walk `index` of
@@ -154,15 +146,6 @@ void walk_rows(const MatmulTask& t, const Walk<G>& walk, int64_t steps) {
   }
 }
 
-// Outputs n0 .. n0 + 15 of the task's range [n_begin, n_end), as a mask.
-__mmask16 group_mask(const MatmulTask& t, int64_t n0) {
-  // (No std::min/max: an inline template instantiated here would be built
-  // for AVX-512 and could be the copy the linker keeps for baseline code.)
-  const int64_t lo = t.n_begin > n0 ? t.n_begin - n0 : 0;
-  const int64_t hi = t.n_end < n0 + kGroupRows ? t.n_end - n0 : kGroupRows;
-  return static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1));
-}
-
 // Every group overlapping [n_begin, n_end), front to back: in pairs where
 // one group's tiles would walk it more than once (m > kMaxTileRows: a
 // batch, whose FMAs wait on loads), else one by one, each read once (at
@@ -170,21 +153,7 @@ __mmask16 group_mask(const MatmulTask& t, int64_t n0) {
 template <class S>
 void run_groups(const MatmulTask& t) {
   const int64_t steps = (t.cols + S::kInputs - 1) / S::kInputs;
-  const size_t group_bytes = t.weight_row_bytes;
-  int64_t g = t.n_begin / kGroupRows;
-  if (t.m > kMaxTileRows) {
-    for (; (g + 1) * kGroupRows < t.n_end; g += 2) {
-      const int64_t n0 = g * kGroupRows;
-      const Walk<2> walk{t.weights + static_cast<size_t>(g) * group_bytes, n0,
-                         {group_mask(t, n0), group_mask(t, n0 + kGroupRows)}};
-      walk_rows<S, 2>(t, walk, steps);
-    }
-  }
-  for (; g * kGroupRows < t.n_end; ++g) {
-    const int64_t n0 = g * kGroupRows;
-    const Walk<1> walk{t.weights + static_cast<size_t>(g) * group_bytes, n0, {group_mask(t, n0)}};
-    walk_rows<S, 1>(t, walk, steps);
-  }
+  walk_groups<true>(t, t.m > kMaxTileRows, [&](const auto& walk) { walk_rows<S>(t, walk, steps); });
 }
 
 }  // namespace

@@ -49,6 +49,7 @@
 #include <cstring>
 
 #include "backend/cpu/kernels/kquant_x16_layout.h"
+#include "backend/cpu/kernels/group_walk_avx512.h"
 #include "backend/cpu/kernels/kx16_decode_avx512.h"
 #include "backend/cpu/kernels/matmul_kernels.h"
 #include "backend/cpu/kernels/next_group_prefetch.h"
@@ -351,15 +352,6 @@ struct Iq4XsX16 {
   }
 };
 
-// Where a tile walks: G consecutive groups (G * 16 outputs, group g's at
-// n0 + 16 g, where masks[g] is set) from `group` on.
-template <int G>
-struct Walk {
-  const uint8_t* group;
-  int64_t n0;
-  __mmask16 masks[G];
-};
-
 // y rows [i0, i0 + R), the walk's outputs; the tile is walk `index` of
 // `walks` over these groups (next_group_share).
 template <class L, int R, int G>
@@ -416,36 +408,13 @@ void walk_rows(const MatmulTask& t, const Walk<G>& walk) {
   }
 }
 
-// Outputs n0 .. n0 + 15 of the task's range [n_begin, n_end), as a mask.
-__mmask16 group_mask(const MatmulTask& t, int64_t n0) {
-  // (No std::min/max: an inline template instantiated here would be built
-  // for AVX-512 and could be the copy the linker keeps for baseline code.)
-  const int64_t lo = t.n_begin > n0 ? t.n_begin - n0 : 0;
-  const int64_t hi = t.n_end < n0 + kx16::kRows ? t.n_end - n0 : kx16::kRows;
-  return static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1));
-}
-
 // Every group overlapping [n_begin, n_end), front to back: for a layout
 // that walks pairs (L::kPairs), two at a time where one group's tiles would
 // walk it more than once (m > kTileRows: a batch, whose vpdpbusd wait on
 // loads), else one by one, each read once.
 template <class L>
 void run_kx16_groups(const MatmulTask& t) {
-  const size_t group_bytes = t.weight_row_bytes;
-  int64_t g = t.n_begin / kx16::kRows;
-  if constexpr (L::kPairs) {
-    for (; t.m > kTileRows && (g + 1) * kx16::kRows < t.n_end; g += 2) {
-      const int64_t n0 = g * kx16::kRows;
-      const Walk<2> walk{t.weights + static_cast<size_t>(g) * group_bytes, n0,
-                         {group_mask(t, n0), group_mask(t, n0 + kx16::kRows)}};
-      walk_rows<L, 2>(t, walk);
-    }
-  }
-  for (; g * kx16::kRows < t.n_end; ++g) {
-    const int64_t n0 = g * kx16::kRows;
-    const Walk<1> walk{t.weights + static_cast<size_t>(g) * group_bytes, n0, {group_mask(t, n0)}};
-    walk_rows<L, 1>(t, walk);
-  }
+  walk_groups<L::kPairs>(t, t.m > kTileRows, [&](const auto& walk) { walk_rows<L>(t, walk); });
 }
 
 }  // namespace
