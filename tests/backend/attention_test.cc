@@ -231,12 +231,13 @@ TEST_P(PagedAttentionTier, TheRestOfTheBatchDoesNotChangeARowsBits) {
 
 // A kernel may work on several queries of a tile at once (AVX-512 pairs
 // them to share K, and groups four of a wider head; with F16 keys it scores
-// two blocks at once where at most four queries read both); a row's bits
-// must not depend on its neighbours. With 2 to 5 heads per kv head, the
-// last row of a 2-row chunk is grouped unlike the same row decoded alone (4
-// and 5 heads: the chunk's 8 or 10 queries go block by block, the row's
-// alone block pairs at 4); 303 cached: the row reads one block its
-// neighbour does not.
+// two blocks at once for the queries that read both, four at a time); a
+// row's bits must not depend on its neighbours. With 2 to 5 heads per kv
+// head, the last row of a 2-row chunk is grouped unlike the same row decoded
+// alone (5 heads: the chunk's 10 queries go in fours 4, 4, 2, the last
+// row's five split 3 | 2 across two of them, the row alone in 4, 1); 303
+// cached: the row reads one block its neighbour does not, and that block
+// goes alone.
 TEST_P(PagedAttentionTier, HowQueriesAreGroupedDoesNotChangeARowsBits) {
   for (const GgmlType dtype : {GgmlType::kF16, GgmlType::kQ8_0}) {
     for (const int32_t head_dim : {64, 128, 256}) {

@@ -3,8 +3,8 @@
 // values with them, and per block of 16 tokens each query that reads it
 // handed to the tier's block kernel, which scores the 16 tokens and stores
 // the first n (the rest of the block may be past the query's limit); or,
-// where the tier has one, two blocks the same few queries read handed to
-// its pair kernel.
+// where the tier has one, two blocks the same queries read handed to its
+// pair kernel, up to kF16KeyQueries queries a call.
 // Header-only and always inlined, so each tier's file builds its own copy
 // with its own ISA flags (no copy built for one ISA serves another).
 // Contract in attention_chunk.h.
@@ -60,40 +60,44 @@ template <typename BlockScores, typename Head, typename Ahead>
   return job.limit[i] > kBlockTokens * g && query_start(job, i) < kBlockTokens * (g + 1);
 }
 
-// The queries (at most kF16KeyQueries of them, in order, into idx) that
-// read block g, or -1 when more do.
-[[gnu::always_inline]] inline int32_t block_readers(const ChunkJob& job, int32_t g, int32_t* idx) {
-  int32_t k = 0;
-  for (int32_t i = 0; i < job.num_queries; ++i) {
-    if (!reads_block(job, i, g)) continue;
-    if (k == kF16KeyQueries) return -1;
-    idx[k++] = i;
-  }
-  return k;
-}
-
-// Hands blocks g and g + 1 to pair_scores when the same queries, at most
-// kF16KeyQueries of them, read both; false (nothing scored) otherwise.
-// `ahead`: block g's (f16_keys_scores_pass).
+// Hands blocks g and g + 1 to pair_scores when the same queries read both,
+// in groups of kF16KeyQueries (the last one smaller); false (nothing scored)
+// otherwise. A prefill tile's queries all read the blocks before their
+// diagonal, so each pair of those goes here, each dim of the two converted
+// once per group. `ahead`: block g's (f16_keys_scores_pass), handed to the
+// first group only.
 template <typename PairScores>
 [[gnu::always_inline]] inline bool score_pair(const ChunkJob& job, int32_t g, const F16KeyAhead& ahead,
                                               PairScores& pair_scores) {
-  int32_t idx[kF16KeyQueries], next[kF16KeyQueries];
-  const int32_t k = block_readers(job, g, idx);
-  bool same = k > 0 && block_readers(job, g + 1, next) == k;
-  for (int32_t a = 0; same && a < k; ++a) same = idx[a] == next[a];  // (std::equal: a memcmp call)
-  if (!same) return false;
+  int32_t readers = 0;
+  for (int32_t i = 0; i < job.num_queries; ++i) {
+    const bool reads = reads_block(job, i, g);
+    if (reads != reads_block(job, i, g + 1)) return false;
+    readers += reads ? 1 : 0;
+  }
+  if (readers == 0) return false;
   const uint8_t* heads[2] = {ahead_rows(job, g, job.k_offset), ahead_rows(job, g + 1, job.k_offset)};
-  const F16KeyAhead aheads[2] = {
+  F16KeyAhead aheads[2] = {
       ahead, {ahead_rows(job, g + 1 + kF16KeyPrefetchBlocks, job.k_offset), ahead_rows(job, g + 1, job.v_offset)}};
-  score_queries(pair_scores, k, heads, g, idx, aheads);
+  int32_t idx[kF16KeyQueries];
+  int32_t k = 0;
+  for (int32_t i = 0; i < job.num_queries; ++i) {
+    if (!reads_block(job, i, g)) continue;
+    idx[k++] = i;
+    if (k == kF16KeyQueries || k == readers) {
+      score_queries(pair_scores, k, heads, g, idx, aheads);
+      aheads[0] = aheads[1] = {};
+      readers -= k;
+      k = 0;
+    }
+  }
   return true;
 }
 
 // Blocks g0 on. `pair_scores` (a tier's kernel for two blocks at once, or
-// nullptr: none) takes blocks g and g + 1 where at most kF16KeyQueries
-// queries read the two and the same ones read both: pair_scores(count,
-// heads, g, idx, aheads) with heads[2] and aheads[2] as block_scores'.
+// nullptr: none) takes blocks g and g + 1 where the same queries read both
+// (score_pair): pair_scores(count, heads, g, idx, aheads) with heads[2] and
+// aheads[2] as block_scores'.
 template <typename BlockScores, typename PairScores = std::nullptr_t>
 [[gnu::always_inline]] inline void f16_keys_scores_pass(const ChunkJob& job, int32_t g0, BlockScores&& block_scores,
                                                         PairScores&& pair_scores = nullptr) {

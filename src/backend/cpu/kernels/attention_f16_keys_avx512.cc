@@ -5,8 +5,8 @@
 // (a query's bits do not depend on the others): four accumulator chains
 // (dims mod 4), summed (a0 + a1) + (a2 + a3), the very operations of
 // attn::scalar in its order, so the two give the same bits; no transpose.
-// Two blocks that the same (up to four) queries read go together
-// (pair_scores), two chains at a time, so each broadcast serves both.
+// Two blocks that the same queries read go together (pair_scores, up to
+// four queries a call), two chains at a time, so each broadcast serves both.
 // The pass around it (prefetching, which query reads which block) is
 // attention_f16_keys.h's. Built with -march=x86-64-v4 + VNNI + BF16 only.
 // Threading: pure function. Tested by tests/backend/attention_test.cc and

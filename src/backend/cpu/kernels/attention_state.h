@@ -47,6 +47,7 @@ struct AttnUnit {
   int64_t cost = 0;        // query-positions it reads
   bool split = false;
   int64_t slot_base = 0;  // when split: (chunk c, query i) is slot_base + c * queries + i
+  int64_t group_cost = 0;  // the largest item of its (sequence, kv head): build_items' order
 };
 
 struct AttnItem {
