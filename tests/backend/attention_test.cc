@@ -236,8 +236,9 @@ TEST_P(PagedAttentionTier, TheRestOfTheBatchDoesNotChangeARowsBits) {
 // head, the last row of a 2-row chunk is grouped unlike the same row decoded
 // alone (5 heads: the chunk's 10 queries go in fours 4, 4, 2, the last
 // row's five split 3 | 2 across two of them, the row alone in 4, 1); 303
-// cached: the row reads one block its neighbour does not, and that block
-// goes alone.
+// cached: the row reads one block its neighbour does not, so in the chunk
+// its last two blocks go one by one (the block kernel) and alone in a pair
+// (the pair kernel).
 TEST_P(PagedAttentionTier, HowQueriesAreGroupedDoesNotChangeARowsBits) {
   for (const GgmlType dtype : {GgmlType::kF16, GgmlType::kQ8_0}) {
     for (const int32_t head_dim : {64, 128, 256}) {
