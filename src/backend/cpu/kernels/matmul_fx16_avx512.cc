@@ -153,7 +153,25 @@ void walk_rows(const MatmulTask& t, const Walk<G>& walk, int64_t steps) {
 template <class S>
 void run_groups(const MatmulTask& t) {
   const int64_t steps = (t.cols + S::kInputs - 1) / S::kInputs;
-  walk_groups<true>(t, t.m > kMaxTileRows, [&](const auto& walk) { walk_rows<S>(t, walk, steps); });
+  // The two loops written out, not walk_groups: called through its lambda,
+  // GCC 12 kept fewer vector registers for the Bf16 tile of 3 rows x 2
+  // groups, reloading each weight vector for every row (BF16 prefill of 512
+  // tokens 600-630 -> 440-455 tok/s on med-bf16, Zen 5).
+  const size_t group_bytes = t.weight_row_bytes;
+  int64_t g = t.n_begin / kGroupRows;
+  if (t.m > kMaxTileRows) {
+    for (; (g + 1) * kGroupRows < t.n_end; g += 2) {
+      const int64_t n0 = g * kGroupRows;
+      const Walk<2> walk{t.weights + static_cast<size_t>(g) * group_bytes, n0,
+                         {group_mask(t, n0), group_mask(t, n0 + kGroupRows)}};
+      walk_rows<S, 2>(t, walk, steps);
+    }
+  }
+  for (; g * kGroupRows < t.n_end; ++g) {
+    const int64_t n0 = g * kGroupRows;
+    const Walk<1> walk{t.weights + static_cast<size_t>(g) * group_bytes, n0, {group_mask(t, n0)}};
+    walk_rows<S, 1>(t, walk, steps);
+  }
 }
 
 }  // namespace
