@@ -12,7 +12,8 @@
 // outputs are bit-identical alone or in a batch. Tiles of up to 3 activation
 // rows (12 accumulators of the 16 ymm registers). A thread's outputs are a
 // run of whole groups, read front to back and software-prefetched
-// kPrefetchBytes ahead by the first row tile. Outputs outside [n_begin,
+// kPrefetchBytes ahead by the first row tile when the task has
+// kFloatPrefetchMinRows rows or more (matmul_kernels.h). Outputs outside [n_begin,
 // n_end) are masked off at the store.
 // Built with -march=x86-64-v3: includes only intrinsics and declarations.
 // Threading: pure functions. Tested by tests/backend/packed_weights_test.cc.
@@ -96,7 +97,7 @@ void group_tile(const MatmulTask& t, int64_t i0, const uint8_t* group, int64_t s
   for (int c = 0; c < kChains; ++c) {
     for (int r = 0; r < R; ++r) acc[c][r][0] = acc[c][r][1] = _mm256_setzero_ps();
   }
-  const bool prefetch = i0 == 0;
+  const bool prefetch = i0 == 0 && t.m >= kFloatPrefetchMinRows;
   const NextGroupShare share = next_group_share((t.m + kMaxTileRows - 1) / kMaxTileRows, i0 / kMaxTileRows, group,
                                                 t.weight_row_bytes, n0 + kGroupRows < t.n_end);
   int64_t s = 0;

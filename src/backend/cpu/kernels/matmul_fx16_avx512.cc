@@ -16,7 +16,8 @@
 // summed in chain order), so batch-1 decode waits on memory, not on the FMA
 // latency, and a row's arithmetic is the same whatever tile and walk it
 // lands in: bit-identical alone or in a batch. Outputs outside [n_begin,
-// n_end) are masked off at the store.
+// n_end) are masked off at the store. The software prefetch is left to
+// tasks of kFloatPrefetchMinRows rows or more (matmul_kernels.h says why).
 // core/avx512_intrinsics.h includes the intrinsics (GCC 12's headers warn).
 // Threading: pure functions. Tested by tests/backend/packed_weights_test.cc.
 #include "core/avx512_intrinsics.h"
@@ -82,7 +83,7 @@ void group_tile(const MatmulTask& t, int64_t i0, const Walk<G>& walk, int64_t st
       for (int r = 0; r < R; ++r) acc[c][g][r] = _mm512_setzero_ps();
     }
   }
-  const bool prefetch = i0 == 0;
+  const bool prefetch = i0 == 0 && t.m >= kFloatPrefetchMinRows;
   const size_t group_bytes = t.weight_row_bytes;
   NextGroupShare share[G];
   for (int g = 0; g < G; ++g) {  // the next walk's group g, G groups on

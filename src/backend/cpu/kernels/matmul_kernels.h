@@ -61,6 +61,17 @@ struct ActQ8_0Tail {
 // -> 106 tok/s (medians of 6), Q5_K_M 81 -> 89, IQ4_XS 93 -> 108, Q8_0 83
 // -> 94, with prefill unchanged (324 -> 334).
 inline constexpr int kPrefetchBytes = 2048;
+// The 16-row float layouts (F16x16, Bf16x16) are the exception: a group is
+// one sequential run of 64-byte lines, which the hardware prefetchers
+// follow, and at 1 or 2 activation rows software prefetch slowed the stream
+// (2 threads, 4096 x 1024 copies from DRAM, the two alternated every pass
+// in one process, Zen 5; GB/s with / without, means of 30 passes: AVX-512
+// F16 m = 1 43.5 / 50.4, BF16 50.0 / 59.0; m = 2 F16 35.7 / 39.1, BF16
+// 40.8 / 49.5; AVX2 m = 1 F16 44.1 / 50.3, BF16 42.6 / 48.1). At 3 rows it
+// was mixed (F16 35.3 / 32.5, BF16 39.9 / 42.4) and from 4 on it pays
+// (AVX-512 F16 40.2 / 31.9, BF16 52.3 / 40.3), so their first row tile
+// prefetches only when the task has at least this many rows.
+inline constexpr int64_t kFloatPrefetchMinRows = 3;
 // Prepares one activation row of `cols` floats into `out`.
 using PrepareRowFn = void (*)(const float* x, int64_t cols, uint8_t* out);
 
