@@ -1,10 +1,10 @@
-// The walk over 16-row packed groups that the AVX-512 kernels walking
-// groups in pairs share (Walk and group_mask: matmul_fx16_avx512.cc's
-// F16x16, Bf16x16 and matmul_kx16_avx512.cc's Q4_Kx16, Q5_Kx16;
-// walk_groups: the latter, the former writing its loops out, see there):
-// every group overlapping the task's [n_begin, n_end), front to back, two at
-// a time while the caller pairs them, with the store masks of their outputs
-// inside the range.
+// The walk over 16-row packed groups for the AVX-512 kernels that walk
+// groups in pairs: every group overlapping the task's [n_begin, n_end),
+// front to back, two at a time while the caller pairs them, with the store
+// masks of their outputs inside the range. Walk and group_mask serve
+// matmul_fx16_avx512.cc (F16x16, Bf16x16) and matmul_kx16_avx512.cc
+// (Q4_Kx16, Q5_Kx16); walk_groups serves only the latter (the former
+// writes the loops out: its run_groups says why).
 // Include only from translation units built with the AVX-512 flags; always
 // inlined, so no copy built for one ISA serves another.
 // Threading: pure functions. Tested by tests/backend/packed_weights_test.cc.

@@ -11,10 +11,10 @@
 // chain s % 2, summed in chain order), whatever tile it lands in, so a row's
 // outputs are bit-identical alone or in a batch. Tiles of up to 3 activation
 // rows (12 accumulators of the 16 ymm registers). A thread's outputs are a
-// run of whole groups, read front to back and software-prefetched
-// kPrefetchBytes ahead by the first row tile when the task has
-// kFloatPrefetchMinRows rows or more (matmul_kernels.h). Outputs outside [n_begin,
-// n_end) are masked off at the store.
+// run of whole groups, read front to back; the first row tile
+// software-prefetches kPrefetchBytes ahead when the task has
+// kFloatPrefetchMinRows rows or more (matmul_kernels.h says why). Outputs
+// outside [n_begin, n_end) are masked off at the store.
 // Built with -march=x86-64-v3: includes only intrinsics and declarations.
 // Threading: pure functions. Tested by tests/backend/packed_weights_test.cc.
 #include <immintrin.h>

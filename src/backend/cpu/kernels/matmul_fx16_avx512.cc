@@ -7,8 +7,9 @@
 //     row against that row's pair broadcast (bf16 subnormals count as zero
 //     and subnormal sums flush, as in matmul_float_avx512.cc).
 // The 16 int32/float lanes are 16 output rows, so no horizontal sum: a
-// thread's outputs are a run of whole groups, read front to back,
-// software-prefetched kPrefetchBytes ahead by the first row tile. Up to 4
+// thread's outputs are a run of whole groups, read front to back; the
+// first row tile software-prefetches kPrefetchBytes ahead when the task has
+// kFloatPrefetchMinRows rows or more (matmul_kernels.h says why). Up to 4
 // activation rows, a group is one tile's walk; with more, groups go in
 // pairs (group_tile), tiles of up to 3 rows over both, so each broadcast
 // serves two weight vectors (a lone last group: tiles of up to 4). Every
@@ -16,8 +17,7 @@
 // summed in chain order), so batch-1 decode waits on memory, not on the FMA
 // latency, and a row's arithmetic is the same whatever tile and walk it
 // lands in: bit-identical alone or in a batch. Outputs outside [n_begin,
-// n_end) are masked off at the store. The software prefetch is left to
-// tasks of kFloatPrefetchMinRows rows or more (matmul_kernels.h says why).
+// n_end) are masked off at the store.
 // core/avx512_intrinsics.h includes the intrinsics (GCC 12's headers warn).
 // Threading: pure functions. Tested by tests/backend/packed_weights_test.cc.
 #include "core/avx512_intrinsics.h"
