@@ -17,9 +17,10 @@
 // and still catches any wrong position, scale or head (those move outputs
 // by ~0.1). With peaked scores (q ~ N(0, 30^2), |score| ~ 100) float
 // rounding of the score itself is ~1e-5, hence kPeakedTolerance = 1e-4
-// (observed 2.3e-5). F16/BF16/Q8_0 need no more: the reference reads the
+// (observed 2.3e-5). F16/BF16 need no more: the reference reads the
 // same dequantized K/V (and over Q8_0 keys quantizes the query as the
-// kernels do).
+// kernels do). Q8_0 values weigh tokens by 16-bit codes per block:
+// kQ8ValuesTolerance (attention_testing.h).
 #include "backend/cpu/kernels/attention.h"
 
 #include <gmock/gmock.h>
@@ -48,6 +49,7 @@ using attention_testing::RunOptions;
 using attention_testing::same_bits;
 using attention_testing::SeqSpec;
 using attention_testing::Shape;
+using attention_testing::tolerance_for;
 using ::testing::HasSubstr;
 
 constexpr float kTolerance = 1e-5f;
@@ -74,7 +76,7 @@ class PagedAttentionTier : public ::testing::TestWithParam<Isa> {
                                 const std::string& what, RunOptions o = {}) {
     const Batch b(shape, specs, Placement::kShuffled);
     const float err = max_abs_error(run_kernel(b, isa(), o), run_reference(b, o.layer));
-    EXPECT_LE(err, kTolerance) << what;
+    EXPECT_LE(err, tolerance_for(shape.dtype, kTolerance)) << what;
   }
 };
 
@@ -178,6 +180,19 @@ TEST_P(PagedAttentionTier, Q8_0KeysMatchReferenceAtEveryHeadDim) {
     const Shape shape{.dtype = GgmlType::kQ8_0, .num_heads = 8, .num_kv_heads = 2, .head_dim = head_dim};
     expect_matches_reference(shape, {{300, 1, 33}, {40, 24, 34}, {0, 17, 35}},
                              "head_dim " + std::to_string(head_dim));
+  }
+}
+
+// Q8_0 values (q8_values.h): with every score 0 (zero queries) every tier's
+// softmax weights are exactly 1, so each tier's values pass must give the
+// scalar twin's bits: the same 16-bit weight codes per block, the same
+// integer sums and the same fmas, at every head size the layout takes.
+TEST_P(PagedAttentionTier, Q8_0ValuesGiveTheScalarTwinsBitsUnderEqualWeights) {
+  for (const int32_t head_dim : {32, 64, 96, 256}) {
+    const Shape shape{.dtype = GgmlType::kQ8_0, .num_heads = 8, .num_kv_heads = 2, .head_dim = head_dim};
+    Batch b(shape, {{300, 1, 36}, {40, 24, 37}, {0, 17, 38}}, Placement::kShuffled);
+    std::fill(b.q.begin(), b.q.end(), 0.0f);
+    EXPECT_TRUE(same_bits(run_kernel(b, isa()), run_kernel(b, Isa::kScalar))) << "head_dim " << head_dim;
   }
 }
 

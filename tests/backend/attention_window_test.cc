@@ -14,7 +14,8 @@
 // Tolerance: as attention_test.cc's kTolerance (1e-5; observed errors are
 // ~1e-6): a window or a sink only drops positions or grows a denominator,
 // which makes outputs smaller, not errors larger. The scalar twin and a
-// vector tier differ by float rounding only, within the same bound.
+// vector tier differ by float rounding only, within the same bound (Q8_0
+// values: kQ8ValuesTolerance, attention_testing.h).
 #include "backend/cpu/kernels/attention.h"
 
 #include <gtest/gtest.h>
@@ -49,6 +50,7 @@ using attention_testing::RunOptions;
 using attention_testing::same_bits;
 using attention_testing::SeqSpec;
 using attention_testing::Shape;
+using attention_testing::tolerance_for;
 
 constexpr float kWindowTolerance = 1e-5f;
 
@@ -131,8 +133,9 @@ class PagedAttentionWindowTier : public ::testing::TestWithParam<Isa> {
   // The tier's output for `o` against the definition and the scalar twin.
   void expect_matches(const Batch& b, const RunOptions& o, const std::string& what) {
     const std::vector<float> got = run_kernel(b, isa(), o);
-    EXPECT_LE(max_abs_error(got, window_reference(b, o.layer, o.attn)), kWindowTolerance) << what;
-    EXPECT_LE(max_abs_error(got, run_kernel(b, Isa::kScalar, o)), kWindowTolerance) << what;
+    const float tolerance = tolerance_for(b.shape_.dtype, kWindowTolerance);
+    EXPECT_LE(max_abs_error(got, window_reference(b, o.layer, o.attn)), tolerance) << what;
+    EXPECT_LE(max_abs_error(got, run_kernel(b, Isa::kScalar, o)), tolerance) << what;
   }
 };
 

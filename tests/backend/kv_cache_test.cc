@@ -2,7 +2,8 @@
 // block geometry, store/load round trips per dtype (exact for F32; for F16,
 // BF16 and Q8_0 exactly the bytes quantize_row writes, and Q8_0 within its
 // half-step error bound), F16 and Q8_0 keys' tokens-in-lanes layouts
-// (f16_keys.h, q8_keys.h) and the query quantization the kernels use with
+// (f16_keys.h, q8_keys.h), Q8_0 values' token pairs in lanes (q8_values.h,
+// with their weight codes) and the query quantization the kernels use with
 // Q8_0 keys, copy_slots, stores
 // touching only their own slot, and block()
 // spans that are exactly block_bytes, disjoint, aligned, and carry a
@@ -11,6 +12,7 @@
 #include "backend/cpu/f16_keys.h"
 #include "backend/cpu/kv_cache.h"
 #include "backend/cpu/q8_keys.h"
+#include "backend/cpu/q8_values.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -274,8 +276,10 @@ TEST(KvCache, CopyingBlockBytesMovesASequence) {
 // Q8_0 keys sit tokens in lanes (q8_keys.h), the layout the attention
 // kernels read: dims 4j .. 4j + 3 of slot s at byte 64 j + 4 s of the head's
 // keys, each the reference quantizer's code + 128, and the 32-block scales
-// after the codes, 16 slots a block; values stay Q8_0 rows.
-TEST(KvCache, Q8_0KeysSitTokensInLanesAndValuesStayRows) {
+// after the codes, 16 slots a block. Q8_0 values sit token pairs in lanes
+// (q8_values.h): dim 32 b + i of slot s at byte 512 b + 64 (s / 2) + 2 i +
+// s % 2 of the head's values, the reference's code, the scales after them.
+TEST(KvCache, Q8_0KeysAndValuesSitInLanes) {
   constexpr int32_t kHeadDim = 64;
   KvCache cache = KvCache::create(layout_of(GgmlType::kQ8_0, 2, 2, kHeadDim, 3)).value();
   const std::vector<BlockId> table = {BlockId(2), BlockId(0)};
@@ -286,16 +290,71 @@ TEST(KvCache, Q8_0KeysSitTokensInLanesAndValuesStayRows) {
     ::met::ref::quantize_row_q8_0(kv.data() + h * kHeadDim, reinterpret_cast<uint8_t*>(k), kHeadDim);
     ::met::ref::quantize_row_q8_0(kv.data() + (2 + h) * kHeadDim, reinterpret_cast<uint8_t*>(v), kHeadDim);
     const uint8_t* keys = cache.data() + cache.k_offset(1, h);
+    const uint8_t* values = cache.data() + cache.v_offset(1, h);
     for (int32_t d = 0; d < kHeadDim; ++d) {
       ASSERT_EQ(keys[(d / 4) * 64 + 4 * 7 + d % 4], static_cast<uint8_t>(k[d / 32].qs[d % 32] + 128)) << d;
+      ASSERT_EQ(static_cast<int8_t>(values[(d / 32) * 512 + 64 * 3 + 2 * (d % 32) + 1]), v[d / 32].qs[d % 32]) << d;
     }
     for (int32_t b = 0; b < 2; ++b) {
       uint16_t scale;
       std::memcpy(&scale, keys + 16 * kHeadDim + 2 * (16 * b + 7), sizeof(scale));
       EXPECT_EQ(scale, k[b].d) << b;
+      std::memcpy(&scale, values + 16 * kHeadDim + 2 * (16 * b + 7), sizeof(scale));
+      EXPECT_EQ(scale, v[b].d) << b;
     }
-    EXPECT_EQ(std::memcmp(cache.data() + cache.v_offset(1, h) + 7 * cache.row_bytes(), v, sizeof(v)), 0) << h;
   }
+}
+
+// put_q8_value and get_q8_value are inverses at every head size the layout
+// takes, and copy_q8_value_slots moves the first slots, an odd count too
+// (half a slot pair), and leaves the rest.
+TEST(Q8Values, RowsGoInAndComeBackAndSlotsCopy) {
+  for (const int32_t head_dim : {32, 96}) {
+    const int32_t blocks = head_dim / 32;
+    std::vector<uint8_t> a(static_cast<size_t>(17 * head_dim), 0), b(a.size(), 0xAB);
+    const auto row_of = [&](int32_t s) {
+      std::vector<BlockQ8_0> row(static_cast<size_t>(blocks));
+      for (int32_t j = 0; j < blocks; ++j) {
+        row[static_cast<size_t>(j)].d = static_cast<uint16_t>(1000 * s + j);
+        for (int32_t i = 0; i < 32; ++i) row[static_cast<size_t>(j)].qs[i] = static_cast<int8_t>(7 * s + 3 * i - 60 * j);
+      }
+      return row;
+    };
+    const auto same = [&](const std::vector<BlockQ8_0>& x, const std::vector<BlockQ8_0>& y) {
+      return std::memcmp(x.data(), y.data(), x.size() * sizeof(BlockQ8_0)) == 0;
+    };
+    for (int32_t s = 0; s < 16; ++s) put_q8_value(row_of(s).data(), head_dim, s, a.data());
+    std::vector<BlockQ8_0> back(static_cast<size_t>(blocks));
+    for (int32_t s = 0; s < 16; ++s) {
+      get_q8_value(a.data(), head_dim, s, back.data());
+      ASSERT_TRUE(same(back, row_of(s))) << head_dim << " slot " << s;
+    }
+    copy_q8_value_slots(a.data(), head_dim, 5, b.data());
+    for (int32_t s = 0; s < 16; ++s) {
+      get_q8_value(b.data(), head_dim, s, back.data());
+      if (s < 5) {
+        ASSERT_TRUE(same(back, row_of(s))) << head_dim << " slot " << s;
+        continue;
+      }
+      for (int32_t j = 0; j < blocks; ++j) {
+        ASSERT_EQ(back[static_cast<size_t>(j)].d, 0xABAB) << head_dim << " slot " << s;
+        for (int32_t i = 0; i < 32; ++i) ASSERT_EQ(back[static_cast<size_t>(j)].qs[i], static_cast<int8_t>(0xAB));
+      }
+    }
+  }
+}
+
+// A weight's 16-bit code rounds half to even, as the vector converts do,
+// and a NaN or a value past the range (non-finite cache bytes) gives 0.
+TEST(Q8Values, WeightCodesRoundToNearestEven) {
+  EXPECT_EQ(q8_value_weight_code(32767.0f), 32767);
+  EXPECT_EQ(q8_value_weight_code(32767.004f), 32767);  // the largest weight, an ulp over
+  EXPECT_EQ(q8_value_weight_code(-32767.0f), -32767);
+  EXPECT_EQ(q8_value_weight_code(2.5f), 2);
+  EXPECT_EQ(q8_value_weight_code(3.5f), 4);
+  EXPECT_EQ(q8_value_weight_code(-0.5f), 0);
+  EXPECT_EQ(q8_value_weight_code(std::nanf("")), 0);
+  EXPECT_EQ(q8_value_weight_code(40000.0f), 0);
 }
 
 // F16 keys sit tokens in lanes (f16_keys.h), the layout the attention
@@ -348,7 +407,7 @@ TEST(F16Keys, RowsGoInAndComeBackAndSlotsCopy) {
 }
 
 // A spill image holds every head's keys and values as rows (F16 and Q8_0
-// keys back in the reference quantizer's rows, the bytes other devices'
+// keys, Q8_0 values back in the reference quantizer's rows, the bytes other devices'
 // caches hold), and written back into another block it reads as the first.
 TEST(KvCache, BlockImagesHoldRowsAndMoveASequence) {
   for (const GgmlType dtype : {GgmlType::kF16, GgmlType::kQ8_0}) {
@@ -368,6 +427,10 @@ TEST(KvCache, BlockImagesHoldRowsAndMoveASequence) {
     row_kernels_for_isa(dtype, Isa::kScalar).quantize(k, row.data(), 64);
     const int64_t image_key = ((2 * 1 + 0) * 2 + 1) * 16 * cache.row_bytes();  // [layer][K|V][kv_head][slot]
     EXPECT_EQ(std::memcmp(image.data() + image_key + 9 * cache.row_bytes(), row.data(), row.size()), 0)
+        << ggml_type_name(dtype);
+    row_kernels_for_isa(dtype, Isa::kScalar).quantize(k + 128, row.data(), 64);  // its value
+    const int64_t image_value = image_key + 2 * 16 * cache.row_bytes();
+    EXPECT_EQ(std::memcmp(image.data() + image_value + 9 * cache.row_bytes(), row.data(), row.size()), 0)
         << ggml_type_name(dtype);
     cache.write_block(BlockId(0), image);
     std::vector<float> a(256), b(256);

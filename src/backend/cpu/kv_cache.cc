@@ -11,6 +11,7 @@
 #include "backend/cpu/block_tokens.h"
 #include "backend/cpu/f16_keys.h"
 #include "backend/cpu/q8_keys.h"
+#include "backend/cpu/q8_values.h"
 #include "core/check.h"
 #include "tensor/block_types.h"
 #include "tensor/row_kernels.h"
@@ -131,20 +132,24 @@ uint8_t* KvCache::piece(BlockId id, int64_t index) const {
   return pool_.data() + index * piece_stride_ + id.value() * piece_bytes_;
 }
 
-void KvCache::key_row(const uint8_t* head, int32_t slot, uint8_t* row) const {
-  if (layout_.dtype == GgmlType::kQ8_0) {
+void KvCache::lane_row(int32_t v, const uint8_t* head, int32_t slot, uint8_t* row) const {
+  if (layout_.dtype != GgmlType::kQ8_0) {
+    get_f16_key(head, layout_.head_dim, slot, row);
+  } else if (v == 0) {
     get_q8_key(head, layout_.head_dim, slot, reinterpret_cast<BlockQ8_0*>(row));
-    return;
+  } else {
+    get_q8_value(head, layout_.head_dim, slot, reinterpret_cast<BlockQ8_0*>(row));
   }
-  get_f16_key(head, layout_.head_dim, slot, row);
 }
 
-void KvCache::put_key_row(const uint8_t* row, int32_t slot, uint8_t* head) const {
-  if (layout_.dtype == GgmlType::kQ8_0) {
+void KvCache::put_lane_row(int32_t v, const uint8_t* row, int32_t slot, uint8_t* head) const {
+  if (layout_.dtype != GgmlType::kQ8_0) {
+    put_f16_key(row, layout_.head_dim, slot, head);
+  } else if (v == 0) {
     put_q8_key(reinterpret_cast<const BlockQ8_0*>(row), layout_.head_dim, slot, head);
-    return;
+  } else {
+    put_q8_value(reinterpret_cast<const BlockQ8_0*>(row), layout_.head_dim, slot, head);
   }
-  put_f16_key(row, layout_.head_dim, slot, head);
 }
 
 // The image holds the pieces in piece_index order, each piece_bytes_.
@@ -154,11 +159,12 @@ void KvCache::read_block(BlockId id, std::span<uint8_t> image) const {
   for (int64_t i = 0; i < pieces; ++i) {
     const uint8_t* from = piece(id, i);
     uint8_t* to = image.data() + i * piece_bytes_;
-    if (!holds_lane_keys(i)) {
+    if (!holds_lane_rows(i)) {
       std::memcpy(to, from, static_cast<size_t>(piece_bytes_));
       continue;
     }
-    for (int32_t s = 0; s < kBlockTokens; ++s) key_row(from, s, to + s * row_bytes_);
+    const auto v = static_cast<int32_t>(i / layout_.num_kv_heads % 2);
+    for (int32_t s = 0; s < kBlockTokens; ++s) lane_row(v, from, s, to + s * row_bytes_);
   }
   const int64_t used = pieces * piece_bytes_;
   std::memset(image.data() + used, 0, image.size() - static_cast<size_t>(used));  // the padding
@@ -170,11 +176,12 @@ void KvCache::write_block(BlockId id, std::span<const uint8_t> image) {
   for (int64_t i = 0; i < pieces; ++i) {
     const uint8_t* from = image.data() + i * piece_bytes_;
     uint8_t* to = piece(id, i);
-    if (!holds_lane_keys(i)) {
+    if (!holds_lane_rows(i)) {
       std::memcpy(to, from, static_cast<size_t>(piece_bytes_));
       continue;
     }
-    for (int32_t s = 0; s < kBlockTokens; ++s) put_key_row(from + s * row_bytes_, s, to);
+    const auto v = static_cast<int32_t>(i / layout_.num_kv_heads % 2);
+    for (int32_t s = 0; s < kBlockTokens; ++s) put_lane_row(v, from + s * row_bytes_, s, to);
   }
 }
 
@@ -192,15 +199,17 @@ void KvCache::store(int32_t layer, std::span<const BlockId> block_table, int32_t
   const int32_t d = layout_.head_dim;
   const int32_t s = pos % kBlockTokens;
   for (int32_t h = 0; h < layout_.num_kv_heads; ++h) {
-    uint8_t* k = at + head_offset(0, h);
-    if (lane_keys()) {
+    for (int32_t v = 0; v < 2; ++v) {
+      const float* from = (v == 0 ? k_row : v_row) + int64_t{h} * d;
+      uint8_t* slot = at + head_offset(v, h);
+      if (!lane_rows(v)) {
+        quantize_(from, slot, d);
+        continue;
+      }
       alignas(64) uint8_t row[2 * kMaxKvHeadDim];  // a row of either dtype
-      quantize_(k_row + int64_t{h} * d, row, d);
-      put_key_row(row, s, k - s * row_bytes_);  // the head's keys begin at slot 0
-    } else {
-      quantize_(k_row + int64_t{h} * d, k, d);
+      quantize_(from, row, d);
+      put_lane_row(v, row, s, slot - s * row_bytes_);  // the head's rows begin at slot 0
     }
-    quantize_(v_row + int64_t{h} * d, at + head_offset(1, h), d);
   }
 }
 
@@ -212,7 +221,10 @@ void KvCache::copy_slots(int32_t layer, BlockId from, BlockId to, int32_t num_sl
     const int64_t k = piece_index(layer, 0, h), v = piece_index(layer, 1, h);
     if (layout_.dtype == GgmlType::kQ8_0) {
       copy_q8_key_slots(piece(from, k), layout_.head_dim, num_slots, piece(to, k));
-    } else if (layout_.dtype == GgmlType::kF16) {
+      copy_q8_value_slots(piece(from, v), layout_.head_dim, num_slots, piece(to, v));
+      continue;
+    }
+    if (layout_.dtype == GgmlType::kF16) {
       copy_f16_key_slots(piece(from, k), layout_.head_dim, num_slots, piece(to, k));
     } else {
       std::memcpy(piece(to, k), piece(from, k), bytes);
@@ -227,15 +239,17 @@ void KvCache::load(int32_t layer, std::span<const BlockId> block_table, int32_t 
   const int32_t d = layout_.head_dim;
   const int32_t s = pos % kBlockTokens;
   for (int32_t h = 0; h < layout_.num_kv_heads; ++h) {
-    const uint8_t* k = at + head_offset(0, h);
-    if (lane_keys()) {
+    for (int32_t v = 0; v < 2; ++v) {
+      float* to = (v == 0 ? k_row : v_row) + int64_t{h} * d;
+      const uint8_t* slot = at + head_offset(v, h);
+      if (!lane_rows(v)) {
+        dequantize_(slot, to, d);
+        continue;
+      }
       alignas(64) uint8_t row[2 * kMaxKvHeadDim];
-      key_row(k - s * row_bytes_, s, row);
-      dequantize_(row, k_row + int64_t{h} * d, d);
-    } else {
-      dequantize_(k, k_row + int64_t{h} * d, d);
+      lane_row(v, slot - s * row_bytes_, s, row);
+      dequantize_(row, to, d);
     }
-    dequantize_(at + head_offset(1, h), v_row + int64_t{h} * d, d);
   }
 }
 

@@ -17,7 +17,9 @@
 // BF16, F32, or Q8_0 blocks of 32 when head_dim is a multiple of 32), except
 // F16 and Q8_0 keys: a head's 16 slots of keys take the same bytes with the
 // tokens in lanes (f16_keys.h, q8_keys.h), so the scores pass reads one dim
-// (F16) or 4 dims (Q8_0) of 16 tokens at a time and needs no transpose. A
+// (F16) or 4 dims (Q8_0) of 16 tokens at a time and needs no transpose; and
+// Q8_0 values, token pairs in lanes (q8_values.h), so the values pass adds
+// two tokens to 16 dims with one integer multiply-add. A
 // block's image is padded to 64 bytes; the pool, num_blocks images' bytes
 // (the pieces need no more), is mmap'ed (2 MiB aligned and advised for huge
 // pages when large) and starts zeroed.
@@ -97,8 +99,8 @@ class KvCache {
   int64_t row_bytes() const { return row_bytes_; }
 
   // One block as a spill image, block_bytes() bytes: every head's K and V as
-  // rows, in the image layout at the top of this file (F16 and Q8_0 keys
-  // back in rows), the bytes the CUDA backend's cache holds
+  // rows, in the image layout at the top of this file (keys and values
+  // in lanes back in rows), the bytes the CUDA backend's cache holds
   // (cuda/forward_ops.h), so images move between devices. write_block takes
   // one back.
   void read_block(BlockId id, std::span<uint8_t> image) const;
@@ -106,8 +108,8 @@ class KvCache {
 
   // Where kernels read: slot s of kv head h of `layer` in block b is at
   //   data() + b * block_stride() + k_offset(layer, h) + s * row_bytes()
-  // (v_offset for V); F16 and Q8_0 keys: the head's 16 slots at k_offset
-  // (f16_keys.h, q8_keys.h).
+  // (v_offset for V); F16 and Q8_0 keys, Q8_0 values: the head's 16 slots
+  // at k_offset (f16_keys.h, q8_keys.h) or v_offset (q8_values.h).
   const uint8_t* data() const { return pool_.data(); }
   int64_t block_stride() const { return piece_bytes_; }
   int64_t k_offset(int32_t layer, int32_t kv_head) const { return piece_index(layer, 0, kv_head) * piece_stride_; }
@@ -134,14 +136,17 @@ class KvCache {
   int64_t piece_index(int32_t layer, int32_t v, int32_t kv_head) const {
     return (2 * int64_t{layer} + v) * layout_.num_kv_heads + kv_head;
   }
-  // Whether piece `index` holds keys in lanes (an F16 or Q8_0 cache's keys).
-  bool holds_lane_keys(int64_t index) const {
-    return lane_keys() && index / layout_.num_kv_heads % 2 == 0;
+  // Whether piece `index` holds its rows in lanes (an F16 or Q8_0 cache's
+  // keys, a Q8_0 cache's values).
+  bool holds_lane_rows(int64_t index) const { return lane_rows(static_cast<int32_t>(index / layout_.num_kv_heads % 2)); }
+  // Whether K (v = 0) or V (v = 1) rows are kept in lanes.
+  bool lane_rows(int32_t v) const {
+    return layout_.dtype == GgmlType::kQ8_0 || (v == 0 && layout_.dtype == GgmlType::kF16);
   }
-  bool lane_keys() const { return layout_.dtype == GgmlType::kF16 || layout_.dtype == GgmlType::kQ8_0; }
-  // Slot `slot` of a head's keys in lanes (`head`) as a row at `row`, and back.
-  void key_row(const uint8_t* head, int32_t slot, uint8_t* row) const;
-  void put_key_row(const uint8_t* row, int32_t slot, uint8_t* head) const;
+  // Slot `slot` of a head's K (v = 0) or V rows in lanes (`head`) as a row
+  // at `row`, and back.
+  void lane_row(int32_t v, const uint8_t* head, int32_t slot, uint8_t* row) const;
+  void put_lane_row(int32_t v, const uint8_t* row, int32_t slot, uint8_t* head) const;
   // Block `id`'s piece `index` in the pool (MET_CHECKs the id).
   uint8_t* piece(BlockId id, int64_t index) const;
   // Position `pos`'s slot in `layer`'s piece of K, kv head 0 (MET_CHECKs the

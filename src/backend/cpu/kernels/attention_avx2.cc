@@ -1,8 +1,8 @@
 // AVX2 chunk kernels (attn::avx2): 8 floats per vector (head_dim is a
 // multiple of 8, so head rows need no tail), K and V converted on the fly
-// (F16 with F16C, BF16 by a shift, Q8_0 values as int8 to float times the
-// block scale; Q8_0 keys are scored by integer dots in
-// attention_q8_keys_avx2.cc, F16 keys, tokens in lanes, in
+// (F16 with F16C, BF16 by a shift; Q8_0 keys are scored by integer dots in
+// attention_q8_keys_avx2.cc and Q8_0 values summed by them in
+// attention_q8_values_avx2.cc, F16 keys, tokens in lanes, in
 // attention_f16_keys_avx2.cc). Score tails of the chunk softmax are blended
 // with a lane mask.
 // Contract in attention_chunk.h. Built with -march=x86-64-v3 only.
@@ -17,13 +17,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <type_traits>
 
 #include "backend/cpu/block_tokens.h"
 #include "backend/cpu/kernels/attention_chunk.h"
 #include "core/vector_exp.h"
-#include "tensor/block_types.h"
 
 namespace met::cpu::attn::avx2 {
 namespace {
@@ -91,15 +89,7 @@ struct LoadBF16 {
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
   }
 };
-struct LoadQ8_0 {
-  static __m256 at(const uint8_t* row, int32_t v) {
-    const uint8_t* block = row + (v / 4) * static_cast<int32_t>(sizeof(BlockQ8_0));
-    uint16_t d;
-    std::memcpy(&d, block, sizeof(d));
-    const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(block + 2 + (v % 4) * 8));
-    return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)), _mm256_set1_ps(_cvtsh_ss(d)));
-  }
-};
+struct LoadQ8_0 {};  // a tag: Q8_0 keys and values have passes of their own
 
 constexpr int32_t kPrefetchBlocks = 2;  // how far ahead K is prefetched
 
@@ -311,7 +301,11 @@ void chunk(const ChunkJob& job) {
     }
     soft_cap_scores(job);
     softmax_pass<false>(job, 0);
-    values_pass<Load>(job, nv, 0);
+    if constexpr (std::is_same_v<Load, LoadQ8_0>) {
+      values_q8(job, 0);
+    } else {
+      values_pass<Load>(job, nv, 0);
+    }
     return;
   }
   const int32_t g0 = first_block(job);
@@ -324,7 +318,11 @@ void chunk(const ChunkJob& job) {
   }
   soft_cap_scores(job);
   softmax_pass<true>(job, g0);
-  values_pass<Load>(job, nv, g0);
+  if constexpr (std::is_same_v<Load, LoadQ8_0>) {
+    values_q8(job, g0);
+  } else {
+    values_pass<Load>(job, nv, g0);
+  }
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // AVX-512 chunk kernels (attn::avx512): 16 floats per vector, K and V
-// converted on the fly (F16 with vcvtph2ps, BF16 by a shift, Q8_0 values as
-// int8 to float times the block scale; Q8_0 keys are scored by integer dots
-// in attention_q8_keys_avx512.cc, F16 keys, tokens in lanes, in
-// attention_f16_keys_avx512.cc); a head_dim that is not a multiple of 16
+// converted on the fly (F16 with vcvtph2ps, BF16 by a shift; Q8_0 keys are
+// scored by integer dots in attention_q8_keys_avx512.cc and Q8_0 values
+// summed by them in attention_q8_values_avx512.cc, F16 keys, tokens in
+// lanes, in attention_f16_keys_avx512.cc); a head_dim that is not a multiple of 16
 // (stories260K's 8) is covered by masked loads. Contract in
 // attention_chunk.h. Built with -march=x86-64-v4 + VNNI + BF16 only.
 // Scores: a block's 16 tokens at a time, one accumulator per token, summed
@@ -24,13 +24,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <type_traits>
 
 #include "backend/cpu/block_tokens.h"
 #include "backend/cpu/kernels/attention_chunk.h"
 #include "core/vector_exp.h"
-#include "tensor/block_types.h"
 
 namespace met::cpu::attn::avx512 {
 namespace {
@@ -62,15 +60,7 @@ struct LoadBF16 {
     return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
   }
 };
-struct LoadQ8_0 {  // head_dim is a multiple of 32: never a partial vector
-  static __m512 at(const uint8_t* row, int32_t v, __mmask16 /*m*/) {
-    const uint8_t* block = row + (v / 2) * static_cast<int32_t>(sizeof(BlockQ8_0));
-    uint16_t d;
-    std::memcpy(&d, block, sizeof(d));
-    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2 + (v % 2) * 16));
-    return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)), _mm512_set1_ps(_cvtsh_ss(d)));
-  }
-};
+struct LoadQ8_0 {};  // a tag: Q8_0 keys and values have passes of their own
 
 struct Lanes {
   int32_t nv;      // vectors per head row
@@ -446,7 +436,11 @@ void chunk(const ChunkJob& job) {
     }
     soft_cap_scores(job);
     softmax_pass<false>(job, 0);
-    values_pass<Load>(job, lanes, 0);
+    if constexpr (std::is_same_v<Load, LoadQ8_0>) {
+      values_q8(job, 0);
+    } else {
+      values_pass<Load>(job, lanes, 0);
+    }
     return;
   }
   const int32_t g0 = first_block(job);
@@ -459,7 +453,11 @@ void chunk(const ChunkJob& job) {
   }
   soft_cap_scores(job);
   softmax_pass<true>(job, g0);
-  values_pass<Load>(job, lanes, g0);
+  if constexpr (std::is_same_v<Load, LoadQ8_0>) {
+    values_q8(job, g0);
+  } else {
+    values_pass<Load>(job, lanes, g0);
+  }
 }
 
 }  // namespace

@@ -14,7 +14,9 @@
 // num_tokens <= kAttnChunkTokens; records are 64-byte aligned with room for
 // kRecordHeader + round_up(head_dim, 16) floats; head_dim is a multiple of 8
 // (32 for Q8_0). F16 and Q8_0 keys are read in their own layouts, tokens in
-// lanes (f16_keys.h; q8_keys.h, the query quantized to Q8_0 first). A
+// lanes (f16_keys.h; q8_keys.h, the query quantized to Q8_0 first), and
+// Q8_0 values in theirs, token pairs in lanes (q8_values.h, each query's
+// weights as 16-bit codes per block). A
 // tier's result is a pure function of its inputs and of no other query in
 // the job (each query's arithmetic is done alone; tokens
 // outside a query's [start, limit) add exact zeros). Kernels read the blocks
@@ -150,7 +152,8 @@ void chunk_q8_0(const ChunkJob& job);
 
 // The scores passes of chunk_q8_0 over Q8_0 keys (q8_keys.h) and of
 // chunk_f16 over F16 keys (f16_keys.h), blocks g0 on:
-// attention_q8_keys_TIER.cc and attention_f16_keys_TIER.cc.
+// attention_q8_keys_TIER.cc and attention_f16_keys_TIER.cc; the values pass
+// of chunk_q8_0 over Q8_0 values (q8_values.h): attention_q8_values_TIER.cc.
 namespace avx2 {
 void chunk_f32(const ChunkJob& job);
 void chunk_f16(const ChunkJob& job);
@@ -158,6 +161,7 @@ void chunk_bf16(const ChunkJob& job);
 void chunk_q8_0(const ChunkJob& job);
 void scores_q8_keys(const ChunkJob& job, int32_t g0);
 void scores_f16_keys(const ChunkJob& job, int32_t g0);
+void values_q8(const ChunkJob& job, int32_t g0);
 }  // namespace avx2
 
 namespace avx512 {
@@ -167,6 +171,7 @@ void chunk_bf16(const ChunkJob& job);
 void chunk_q8_0(const ChunkJob& job);
 void scores_q8_keys(const ChunkJob& job, int32_t g0);
 void scores_f16_keys(const ChunkJob& job, int32_t g0);
+void values_q8(const ChunkJob& job, int32_t g0);
 }  // namespace avx512
 
 }  // namespace met::cpu::attn

@@ -2,8 +2,9 @@
 // with std::exp, the same three passes as the vector tiers (scores, softmax
 // of the chunk, weighted sum of V), each query over its own [start, limit)
 // tokens. Also a readable statement of what the vector kernels compute
-// (for Q8_0 keys, an integer dot per block: q8_keys.h; for F16 keys, four
-// fma chains over the dims: f16_keys.h).
+// (for Q8_0 keys, an integer dot per block: q8_keys.h; for Q8_0 values,
+// 16-bit weights per block: q8_values.h; for F16 keys, four fma chains over
+// the dims: f16_keys.h).
 // Contract in attention_chunk.h.
 // Threading: pure functions. Tested by tests/backend/attention_test.cc and
 // attention_window_test.cc (per-query starts).
@@ -14,6 +15,7 @@
 
 #include "backend/cpu/f16_keys.h"
 #include "backend/cpu/kernels/attention_chunk.h"
+#include "backend/cpu/kernels/attention_q8_values.h"
 #include "backend/cpu/q8_keys.h"
 #include "tensor/block_types.h"
 #include "tensor/half.h"
@@ -40,13 +42,7 @@ struct LoadF16 {
 struct LoadBF16 {
   static float at(const uint8_t* row, int32_t i) { return bf16_to_f32(u16_at(row + 2 * i)); }
 };
-struct LoadQ8_0 {
-  static float at(const uint8_t* row, int32_t i) {
-    const uint8_t* block = row + (i / kQk) * sizeof(BlockQ8_0);
-    const auto q = static_cast<int8_t>(block[2 + i % kQk]);
-    return fp16_to_f32(u16_at(block)) * static_cast<float>(q);
-  }
-};
+struct LoadQ8_0 {};  // a tag: Q8_0 keys and values have passes of their own
 
 template <typename Load>
 void scores_pass(const ChunkJob& job) {
@@ -88,6 +84,34 @@ void values_pass(const ChunkJob& job) {
       const float p = job.scores[i * kChunkTokens + t];
       float* acc = job.records[i] + kRecordHeader;
       for (int32_t d = 0; d < job.head_dim; ++d) acc[d] += p * Load::at(v, d);
+    }
+  }
+}
+
+// Q8_0 values (q8_values.h): per block of 16 tokens and 32 dims, each
+// query's weights w = p * d as 16-bit codes on the block's largest |w|, the
+// exact integer sums of codes times the values' codes, and one fma per dim,
+// as every tier computes them.
+void block_q8_values(const uint8_t* head, int32_t head_dim, const float* p, int32_t lo, int32_t hi, float* acc) {
+  const uint8_t* scales = head + q8_value_scales_offset(head_dim);
+  for (int32_t b = 0; b < head_dim / kQk; ++b) {
+    float w[kBlockTokens];
+    float m = 0.0f;
+    for (int32_t t = 0; t < kBlockTokens; ++t) {
+      w[t] = t >= lo && t < hi ? p[t] * fp16_to_f32(u16_at(scales + 2 * (b * kBlockTokens + t))) : 0.0f;
+      m = std::max(m, std::fabs(w[t]));
+    }
+    if (!(m > 0.0f)) continue;
+    const float inv = kQ8ValueWeightMax / m;
+    int16_t codes[kBlockTokens];
+    for (int32_t t = 0; t < kBlockTokens; ++t) codes[t] = q8_value_weight_code(w[t] * inv);
+    const uint8_t* line = head + int64_t{b} * kQ8ValueBlockBytes;
+    for (int32_t i = 0; i < kQk; ++i) {
+      int32_t dot = 0;
+      for (int32_t t = 0; t < kBlockTokens; ++t) {
+        dot += int32_t{codes[t]} * static_cast<int8_t>(line[(t / 2) * kQ8ValueLineBytes + 2 * i + t % 2]);
+      }
+      acc[b * kQk + i] = std::fma(m / kQ8ValueWeightMax, static_cast<float>(dot), acc[b * kQk + i]);
     }
   }
 }
@@ -145,7 +169,13 @@ void chunk(const ChunkJob& job) {
   }
   soft_cap_scores(job);
   softmax_pass(job);
-  values_pass<Load>(job);
+  if constexpr (std::is_same_v<Load, LoadQ8_0>) {
+    q8_values_pass(job, first_block(job), [&](const uint8_t* head, const float* p, int32_t lo, int32_t hi, float* acc) {
+      block_q8_values(head, job.head_dim, p, lo, hi, acc);
+    });
+  } else {
+    values_pass<Load>(job);
+  }
 }
 
 }  // namespace
