@@ -1,7 +1,7 @@
 // The AVX2 values pass over Q8_0 values (q8_values.h), the last pass of
-// attn::avx2::chunk_q8_0: attention_q8_values_avx512.cc's arithmetic on
-// 8-lane vectors, the 16-bit products summed by vpmaddwd (a pair of tokens
-// per 32-bit lane, exact) instead of vpdpwssd. The same integers and the
+// attn::avx2::chunk_q8_0: attention_q8_values_avx512.cc's arithmetic and
+// tiles on 8-lane vectors, the 16-bit products summed by vpmaddwd (a pair of
+// tokens per 32-bit lane, exact) and vpaddd instead of vpdpwssd. The same integers and the
 // same float operations in the same order as attn::scalar, so the two give
 // the same bits. Built with -march=x86-64-v3 only.
 // Threading: pure function. Tested by tests/backend/attention_test.cc and
@@ -21,9 +21,9 @@ float max_lane(__m256 x) {
 
 // Query weights p of tokens [lo, hi) times the scales of `head`, as 16-bit
 // codes per 32-dim block b at codes[16 b] with the block's largest |w| in
-// m[b] (0: the block adds nothing). Every block's codes first, then the
-// sums: the blocks' max-and-divide chains overlap instead of each stalling
-// its block's sums.
+// m[b] (0: the block adds nothing, its codes 0). Every block's codes first,
+// then the sums: the blocks' max-and-divide chains overlap instead of each
+// stalling its block's sums.
 [[gnu::always_inline]] inline void weight_codes(const uint8_t* head, int32_t head_dim, const float* p, int32_t lo,
                                                 int32_t hi, int16_t* codes, float* m) {
   const __m256i slot = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -41,38 +41,54 @@ float max_lane(__m256 x) {
     const __m256 w0 = _mm256_and_ps(in[0], _mm256_mul_ps(pv[0], _mm256_cvtph_ps(_mm_loadu_si128(scales + 2 * b))));
     const __m256 w1 = _mm256_and_ps(in[1], _mm256_mul_ps(pv[1], _mm256_cvtph_ps(_mm_loadu_si128(scales + 2 * b + 1))));
     m[b] = max_lane(_mm256_max_ps(_mm256_andnot_ps(sign, w0), _mm256_andnot_ps(sign, w1)));
-    if (!(m[b] > 0.0f)) continue;
+    auto* at = reinterpret_cast<__m256i*>(codes + kBlockTokens * b);
+    if (!(m[b] > 0.0f)) {
+      _mm256_store_si256(at, _mm256_setzero_si256());  // summed beside other readers' codes, to no effect
+      continue;
+    }
     const __m256 inv = _mm256_set1_ps(kQ8ValueWeightMax / m[b]);
     const __m256i q = _mm256_packs_epi32(_mm256_cvtps_epi32(_mm256_mul_ps(w0, inv)),
                                          _mm256_cvtps_epi32(_mm256_mul_ps(w1, inv)));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(codes + kBlockTokens * b), _mm256_permute4x64_epi64(q, 0xD8));
+    _mm256_store_si256(at, _mm256_permute4x64_epi64(q, 0xD8));
   }
 }
 
-// Adds to acc the values of tokens [lo, hi) of `head` weighted by p.
-[[gnu::always_inline]] inline void block_values(const uint8_t* head, int32_t head_dim, const float* p, int32_t lo,
-                                                int32_t hi, float* acc) {
-  alignas(32) int16_t codes[kMaxQ8ValueBlocks * kBlockTokens];
-  float m[kMaxQ8ValueBlocks];
-  weight_codes(head, head_dim, p, lo, hi, codes, m);
+// Adds to each of the N readers' acc its tokens of `head` weighted by its
+// p: per 32-dim block and 8-dim quarter, each pair of tokens' codes widened
+// once and multiplied into every reader's sum.
+template <int N>
+void tile_values(const uint8_t* head, int32_t head_dim, const Q8ValueReader* r) {
+  alignas(32) int16_t codes[N][kMaxQ8ValueBlocks * kBlockTokens];
+  float m[N][kMaxQ8ValueBlocks];
+#pragma GCC unroll 4
+  for (int q = 0; q < N; ++q) weight_codes(head, head_dim, r[q].p, r[q].lo, r[q].hi, codes[q], m[q]);
   for (int32_t b = 0; b < head_dim / 32; ++b) {
-    if (!(m[b] > 0.0f)) continue;
+    bool any = false;
+#pragma GCC unroll 4
+    for (int q = 0; q < N; ++q) any |= m[q][b] > 0.0f;
+    if (!any) continue;
     const uint8_t* line = head + int64_t{b} * kQ8ValueBlockBytes;
-    __m256i sum[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
-#pragma GCC unroll 8
-    for (int32_t k = 0; k < 8; ++k) {
-      const __m256i wk = _mm256_set1_epi32(q8_weight_pair(codes + kBlockTokens * b, k));
-      const auto* at = reinterpret_cast<const __m128i*>(line + k * kQ8ValueLineBytes);
-#pragma GCC unroll 4
-      for (int32_t j = 0; j < 4; ++j) {
-        sum[j] = _mm256_add_epi32(sum[j], _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128(at + j)), wk));
-      }
-    }
-    const __m256 s = _mm256_set1_ps(m[b] / kQ8ValueWeightMax);
-    float* out = acc + 32 * b;
-#pragma GCC unroll 4
     for (int32_t j = 0; j < 4; ++j) {
-      _mm256_store_ps(out + 8 * j, _mm256_fmadd_ps(s, _mm256_cvtepi32_ps(sum[j]), _mm256_load_ps(out + 8 * j)));
+      __m256i sum[N];
+#pragma GCC unroll 4
+      for (int q = 0; q < N; ++q) sum[q] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+      for (int32_t k = 0; k < 8; ++k) {
+        const __m256i x = _mm256_cvtepi8_epi16(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(line + k * kQ8ValueLineBytes + 16 * j)));
+#pragma GCC unroll 4
+        for (int q = 0; q < N; ++q) {
+          const __m256i wk = _mm256_set1_epi32(q8_weight_pair(codes[q] + kBlockTokens * b, k));
+          sum[q] = _mm256_add_epi32(sum[q], _mm256_madd_epi16(x, wk));
+        }
+      }
+#pragma GCC unroll 4
+      for (int q = 0; q < N; ++q) {
+        if (!(m[q][b] > 0.0f)) continue;
+        float* out = r[q].acc + 32 * b + 8 * j;
+        const __m256 s = _mm256_set1_ps(m[q][b] / kQ8ValueWeightMax);
+        _mm256_store_ps(out, _mm256_fmadd_ps(s, _mm256_cvtepi32_ps(sum[q]), _mm256_load_ps(out)));
+      }
     }
   }
 }
@@ -80,8 +96,13 @@ float max_lane(__m256 x) {
 }  // namespace
 
 void values_q8(const ChunkJob& job, int32_t g0) {
-  q8_values_pass(job, g0, [&](const uint8_t* head, const float* p, int32_t lo, int32_t hi, float* acc) {
-    block_values(head, job.head_dim, p, lo, hi, acc);
+  q8_values_pass<4>(job, g0, [&](const uint8_t* head, const Q8ValueReader* r, int32_t n) {
+    switch (n) {
+      case 1: tile_values<1>(head, job.head_dim, r); break;
+      case 2: tile_values<2>(head, job.head_dim, r); break;
+      case 3: tile_values<3>(head, job.head_dim, r); break;
+      default: tile_values<4>(head, job.head_dim, r); break;
+    }
   });
 }
 

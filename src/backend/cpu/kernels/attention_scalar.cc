@@ -170,8 +170,8 @@ void chunk(const ChunkJob& job) {
   soft_cap_scores(job);
   softmax_pass(job);
   if constexpr (std::is_same_v<Load, LoadQ8_0>) {
-    q8_values_pass(job, first_block(job), [&](const uint8_t* head, const float* p, int32_t lo, int32_t hi, float* acc) {
-      block_q8_values(head, job.head_dim, p, lo, hi, acc);
+    q8_values_pass<1>(job, first_block(job), [&](const uint8_t* head, const Q8ValueReader* r, int32_t /*n*/) {
+      block_q8_values(head, job.head_dim, r->p, r->lo, r->hi, r->acc);
     });
   } else {
     values_pass<Load>(job);
