@@ -316,7 +316,9 @@ TEST(Q8Values, RowsGoInAndComeBackAndSlotsCopy) {
       std::vector<BlockQ8_0> row(static_cast<size_t>(blocks));
       for (int32_t j = 0; j < blocks; ++j) {
         row[static_cast<size_t>(j)].d = static_cast<uint16_t>(1000 * s + j);
-        for (int32_t i = 0; i < 32; ++i) row[static_cast<size_t>(j)].qs[i] = static_cast<int8_t>(7 * s + 3 * i - 60 * j);
+        for (int32_t i = 0; i < 32; ++i) {
+          row[static_cast<size_t>(j)].qs[i] = static_cast<int8_t>(7 * s + 3 * i - 60 * j);
+        }
       }
       return row;
     };

@@ -138,7 +138,9 @@ class KvCache {
   }
   // Whether piece `index` holds its rows in lanes (an F16 or Q8_0 cache's
   // keys, a Q8_0 cache's values).
-  bool holds_lane_rows(int64_t index) const { return lane_rows(static_cast<int32_t>(index / layout_.num_kv_heads % 2)); }
+  bool holds_lane_rows(int64_t index) const {
+    return lane_rows(static_cast<int32_t>(index / layout_.num_kv_heads % 2));
+  }
   // Whether K (v = 0) or V (v = 1) rows are kept in lanes.
   bool lane_rows(int32_t v) const {
     return layout_.dtype == GgmlType::kQ8_0 || (v == 0 && layout_.dtype == GgmlType::kF16);

@@ -47,11 +47,10 @@ void get_q8_value(const uint8_t* head, int32_t head_dim, int32_t slot, BlockQ8_0
 // Copies slots [0, num_slots) of one head's values from `from` to `to`.
 void copy_q8_value_slots(const uint8_t* from, int32_t head_dim, int32_t num_slots, uint8_t* to);
 
-// A weight's 16-bit code, x = w * (32767 / m) (|x| <= 32767 but for the
-// rounding of the product) rounded to nearest even as the vector converts
-// round; a NaN or an x past 32767.5
-// (only from non-finite cache bytes) gives 0, where the vector tiers give a
-// garbage code, never undefined behaviour.
+// A weight's 16-bit code: x = w * (32767 / m) (|x| <= 32767 but for the
+// rounding of the product) rounded to nearest even, as the vector converts
+// round. A NaN or an x past 32767.5 (only from non-finite cache bytes) gives
+// 0, where the vector tiers give some other code: never undefined behaviour.
 int16_t q8_value_weight_code(float x);
 
 }  // namespace met::cpu

@@ -5,10 +5,9 @@
 // adds the block's weighted values to each query's accumulator (16-bit
 // weights on the block's scale, q8_values.h). A query's weights depend on its
 // own softmax only and its sums are exact integers, so its bits are the same
-// alone or beside others, in any tile. Header-only and
-// always inlined, so each tier's file builds its own copy with its own ISA
-// flags (no copy built for one ISA serves another). Contract in
-// attention_chunk.h.
+// alone or beside others, in any tile. Header-only and always inlined, so
+// each tier's file builds its own copy with its own ISA flags (no copy built
+// for one ISA serves another). Contract in attention_chunk.h.
 // Threading: pure function of the job's memory. Tested by
 // tests/backend/attention_test.cc and attention_window_test.cc through
 // attention_scalar.cc, attention_q8_values_avx2.cc and

@@ -1,9 +1,9 @@
 // The AVX2 values pass over Q8_0 values (q8_values.h), the last pass of
 // attn::avx2::chunk_q8_0: attention_q8_values_avx512.cc's arithmetic and
 // tiles on 8-lane vectors, the 16-bit products summed by vpmaddwd (a pair of
-// tokens per 32-bit lane, exact) and vpaddd instead of vpdpwssd. The same integers and the
-// same float operations in the same order as attn::scalar, so the two give
-// the same bits. Built with -march=x86-64-v3 only.
+// tokens per 32-bit lane, exact) and vpaddd instead of vpdpwssd. The same
+// integers and the same float operations in the same order as attn::scalar,
+// so the two give the same bits. Built with -march=x86-64-v3 only.
 // Threading: pure function. Tested by tests/backend/attention_test.cc and
 // attention_window_test.cc.
 #include <immintrin.h>

@@ -4,10 +4,10 @@
 // the block's scale; then per pair of tokens and 16 dims the cached codes,
 // widened to 16 bits once, go through one vpdpwssd per query of the tile
 // (up to 4, a GQA group), and one convert and one fma per 16 dims add the
-// block to each query's accumulator: no per-element float conversion. The same integers and the same float operations in the
-// same order as attn::scalar, so the two give the same bits. The pass around
-// it is attention_q8_values.h's. Built with -march=x86-64-v4 + VNNI + BF16
-// only.
+// block to each query's accumulator: no per-element float conversion. The
+// same integers and the same float operations in the same order as
+// attn::scalar, so the two give the same bits. The pass around it is
+// attention_q8_values.h's. Built with -march=x86-64-v4 + VNNI + BF16 only.
 // Threading: pure function. Tested by tests/backend/attention_test.cc and
 // attention_window_test.cc.
 #include "core/avx512_intrinsics.h"
