@@ -249,7 +249,8 @@ TEST(MetRun, TinyPoolAndSwapGiveTheSameTextsAsABigPool) {
   EXPECT_EQ(texts_of(json_lines(swap.out)), expected);
 }
 
-// A Q8_0 cache (keys kept tokens in lanes, spilled as rows: kv_cache.h)
+// A Q8_0 cache (keys tokens in lanes, values token pairs in lanes, spilled
+// as rows: kv_cache.h)
 // swapped out and back, or recomputed, gives the texts a roomy one gives.
 TEST(MetRun, AQ8_0CacheSwappedOrRecomputedGivesTheTextsOfABigPool) {
   testing::TempDir dir;
