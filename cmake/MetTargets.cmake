@@ -44,13 +44,6 @@ function(met_isa_sources)
     # it make clang take ten minutes over one attention kernel file.
     list(APPEND flags -fno-sanitize=undefined)
   endif()
-  if(MET_SANITIZE MATCHES "address" AND CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
-    # Every access still checked, by a call to ASan's runtime instead of an
-    # inlined test and branch: the kernels' fully unrolled loops then compile
-    # in seconds (clang 14 -O1 took 254 s over attention_avx512.cc inlined,
-    # 17 s outlined).
-    list(APPEND flags -mllvm -asan-instrumentation-with-call-threshold=0)
-  endif()
   set_source_files_properties(${ARG_SOURCES} TARGET_DIRECTORY ${ARG_TARGET}
     PROPERTIES COMPILE_OPTIONS "${flags}" SKIP_UNITY_BUILD_INCLUSION ON)
 endfunction()
