@@ -14,7 +14,8 @@
 #   a file's anonymous namespace must not repeat across the files of its
 #   target; sources with their own compile options stay single.
 # met_test_compile_options(TARGET)
-#   Adds MET_TEST_COMPILE_OPTIONS to a test or bench executable's own sources.
+#   Adds MET_TEST_COMPILE_OPTIONS to a test executable's own sources (met_test
+#   calls it); bench/CMakeLists.txt adds them to every benchmark directory-wide.
 
 function(met_unity target)
   if(MET_UNITY)
