@@ -408,9 +408,10 @@ std::vector<double> pack_magnitudes(const PackProblem& p) {
 // Outputs in range within tolerance of the reference, canaries elsewhere.
 // The absolute slack is below every nonzero output here (row 1's subnormal
 // scales give outputs near 1e-36), so those are checked relatively too.
-void expect_close(const PackProblem& p, const std::vector<float>& actual, const std::vector<float>& expected,
-                  int64_t n_begin, int64_t n_end, const std::string& what) {
-  const std::vector<double> magnitude = pack_magnitudes(p);
+// `magnitude`: pack_magnitudes(p), computed once per problem by callers that
+// check several runs of it.
+void expect_close(const PackProblem& p, const std::vector<double>& magnitude, const std::vector<float>& actual,
+                  const std::vector<float>& expected, int64_t n_begin, int64_t n_end, const std::string& what) {
   const int64_t rows = p.rows.w.rows;
   int failures = 0;
   for (int64_t i = 0; i < p.m; ++i) {
@@ -429,6 +430,11 @@ void expect_close(const PackProblem& p, const std::vector<float>& actual, const 
     }
   }
   EXPECT_EQ(failures, 0) << what;
+}
+
+void expect_close(const PackProblem& p, const std::vector<float>& actual, const std::vector<float>& expected,
+                  int64_t n_begin, int64_t n_end, const std::string& what) {
+  expect_close(p, pack_magnitudes(p), actual, expected, n_begin, n_end, what);
 }
 
 // Each packed layout's kernel of each tier the CPU has, against the
@@ -469,10 +475,11 @@ TEST_P(PackedKernels, MatchTheReferenceOnManyShapes) {
       for (const int64_t m : {1, 2, 3, 4, 5, 7, 9, 64}) {
         const PackProblem p = problem(m, rows, cols, static_cast<uint32_t>(m * 1000 + cols + rows));
         const std::vector<float> expected = run(reference_, p.rows.w, p, 0, rows);
+        const std::vector<double> magnitude = pack_magnitudes(p);
         for (const auto& [n_begin, n_end] :
              {std::pair<int64_t, int64_t>{0, rows}, {5, 22}, {13, 14}, {16, rows}, {3, 11}, {8, 9}}) {
           if (n_end > rows) continue;
-          expect_close(p, run(kernels_, p.packed.matrix(), p, n_begin, n_end), expected, n_begin, n_end,
+          expect_close(p, magnitude, run(kernels_, p.packed.matrix(), p, n_begin, n_end), expected, n_begin, n_end,
                        describe(m, rows, cols, n_begin, n_end));
         }
       }

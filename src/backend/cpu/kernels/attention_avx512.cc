@@ -3,8 +3,8 @@
 // scored by integer dots in attention_q8_keys_avx512.cc and Q8_0 values
 // summed by them in attention_q8_values_avx512.cc, F16 keys, tokens in
 // lanes, in attention_f16_keys_avx512.cc); a head_dim that is not a multiple of 16
-// (stories260K's 8) is covered by masked loads. Contract in
-// attention_chunk.h. Built with -march=x86-64-v4 + VNNI + BF16 only.
+// (stories260K's 8) is covered by masked loads (masked_avx512.h's, which
+// keep ASan builds' code small). Contract in attention_chunk.h. Built with -march=x86-64-v4 + VNNI + BF16 only.
 // Scores: a block's 16 tokens at a time, one accumulator per token, summed
 // across lanes by one 16x16 transpose-add (no horizontal sum per token);
 // queries go in pairs where head rows fit (head_dim <= 64), 8 tokens x 2
@@ -28,6 +28,7 @@
 
 #include "backend/cpu/block_tokens.h"
 #include "backend/cpu/kernels/attention_chunk.h"
+#include "backend/cpu/kernels/masked_avx512.h"
 #include "core/vector_exp.h"
 
 namespace met::cpu::attn::avx512 {
@@ -46,17 +47,17 @@ __mmask16 lanes_in(int32_t lo, int32_t hi) {
 // Elements [16v, 16v + 16) of a row, lanes outside `m` zero.
 struct LoadF32 {
   static __m512 at(const uint8_t* row, int32_t v, __mmask16 m) {
-    return _mm512_maskz_loadu_ps(m, row + 64 * v);
+    return masked::maskz_loadu_ps(m, row + 64 * v);
   }
 };
 struct LoadF16 {
   static __m512 at(const uint8_t* row, int32_t v, __mmask16 m) {
-    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, row + 32 * v));
+    return _mm512_cvtph_ps(masked::maskz_loadu_epi16(m, row + 32 * v));
   }
 };
 struct LoadBF16 {
   static __m512 at(const uint8_t* row, int32_t v, __mmask16 m) {
-    const __m512i wide = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, row + 32 * v));
+    const __m512i wide = _mm512_cvtepu16_epi32(masked::maskz_loadu_epi16(m, row + 32 * v));
     return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
   }
 };
@@ -130,7 +131,7 @@ template <typename Load, int NV>
   constexpr int kQ = NV > 0 ? NV : 1;
   __m512 qv[kQ];
   if constexpr (NV > 0) {
-    for (int v = 0; v < NV; ++v) qv[v] = _mm512_maskz_loadu_ps(lane_mask<NV>(lanes, v), q + 16 * v);
+    for (int v = 0; v < NV; ++v) qv[v] = masked::maskz_loadu_ps(lane_mask<NV>(lanes, v), q + 16 * v);
   }
   const int32_t nv = NV > 0 ? NV : lanes.nv;
   __m512 r[16];
@@ -143,7 +144,7 @@ template <typename Load, int NV>
 #pragma GCC unroll 8
     for (int32_t v = 0; v < nv; ++v) {
       const __mmask16 m = lane_mask<NV>(lanes, v);
-      const __m512 x = NV > 0 ? qv[v] : _mm512_maskz_loadu_ps(m, q + 16 * v);
+      const __m512 x = NV > 0 ? qv[v] : masked::maskz_loadu_ps(m, q + 16 * v);
       acc = _mm512_fmadd_ps(x, Load::at(row, v, m), acc);
     }
     r[kRowOf[t]] = acc;
@@ -166,8 +167,8 @@ template <typename Load, int NV>
   __m512 qa[NV], qb[NV];
 #pragma GCC unroll 8
   for (int v = 0; v < NV; ++v) {
-    qa[v] = _mm512_maskz_loadu_ps(lane_mask<NV>(lanes, v), q0 + 16 * v);
-    qb[v] = _mm512_maskz_loadu_ps(lane_mask<NV>(lanes, v), q1 + 16 * v);
+    qa[v] = masked::maskz_loadu_ps(lane_mask<NV>(lanes, v), q0 + 16 * v);
+    qb[v] = masked::maskz_loadu_ps(lane_mask<NV>(lanes, v), q1 + 16 * v);
   }
   __m512 r[16];
 #pragma GCC unroll 8
@@ -205,8 +206,8 @@ template <typename Load, int NV>
         pair_scores<Load, NV>(job.q[i], job.q[i + 1], k, job.row_bytes, lanes, h, pf), scale);
     const auto m0 = static_cast<__mmask8>(first_lanes(std::clamp(n0 - 8 * h, 0, 8)));
     const auto m1 = static_cast<__mmask8>(first_lanes(std::clamp(n1 - 8 * h, 0, 8)));
-    _mm256_mask_storeu_ps(s0 + 8 * h, m0, _mm512_castps512_ps256(s));
-    _mm256_mask_storeu_ps(s1 + 8 * h, m1, _mm512_extractf32x8_ps(s, 1));
+    masked::mask_storeu_ps(s0 + 8 * h, m0, _mm512_castps512_ps256(s));
+    masked::mask_storeu_ps(s1 + 8 * h, m1, _mm512_extractf32x8_ps(s, 1));
   }
 }
 
@@ -234,7 +235,7 @@ inline __m512 quad_scores(const float* const* q, const uint8_t* k, int64_t row_b
     for (int32_t v = 0; v < nv; ++v) {
       const __mmask16 m = lane_mask<NV>(lanes, v);
       const __m512 x = Load::at(row, v, m);
-      for (int32_t a = 0; a < 4; ++a) acc[a] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, q[a] + 16 * v), x, acc[a]);
+      for (int32_t a = 0; a < 4; ++a) acc[a] = _mm512_fmadd_ps(masked::maskz_loadu_ps(m, q[a] + 16 * v), x, acc[a]);
     }
     for (int32_t a = 0; a < 4; ++a) r[kRowOf[4 * a + j]] = acc[a];
   }
@@ -256,7 +257,7 @@ template <typename Load, int NV>
     for (int32_t a = 0; a < 4; ++a) {
       const int32_t n = job.limit[i + a] - 16 * g - 4 * h;
       const auto m = static_cast<__mmask8>(first_lanes(std::clamp(n, 0, 4)));
-      _mm_mask_storeu_ps(job.scores + (i + a) * kChunkTokens + 16 * g + 4 * h, m, _mm_load_ps(s + 4 * a));
+      masked::mask_storeu_ps(job.scores + (i + a) * kChunkTokens + 16 * g + 4 * h, m, _mm_load_ps(s + 4 * a));
     }
   }
 }
@@ -291,7 +292,7 @@ void scores_pass(const ChunkJob& job, Lanes lanes, int32_t g0) {
       if (!reads(i)) continue;
       const __m512 s = block_scores<Load, NV>(job.q[i], k, job.row_bytes, lanes, pf);
       pf = Prefetch{};  // the first query of the block issues them
-      _mm512_mask_storeu_ps(job.scores + i * kChunkTokens + 16 * g, first_lanes(n),
+      masked::mask_storeu_ps(job.scores + i * kChunkTokens + 16 * g, first_lanes(n),
                             _mm512_mul_ps(s, scale));
     }
   }
@@ -326,14 +327,14 @@ void softmax_pass(const ChunkJob& job, int32_t g0) {
     __m512 vmax = _mm512_set1_ps(-INFINITY);
     for (int32_t t = 16 * g0; t < n; t += 16) {
       const __mmask16 m = lanes(t);
-      vmax = _mm512_mask_max_ps(vmax, m, vmax, _mm512_maskz_loadu_ps(m, s + t));
+      vmax = _mm512_mask_max_ps(vmax, m, vmax, masked::maskz_loadu_ps(m, s + t));
     }
     const float mx = _mm512_reduce_max_ps(vmax);
     __m512 sum = _mm512_setzero_ps();
     int32_t t = 16 * g0;
     for (; t < n; t += 16) {
       const __mmask16 m = lanes(t);
-      const __m512 x = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, s + t), _mm512_set1_ps(mx));
+      const __m512 x = _mm512_sub_ps(masked::maskz_loadu_ps(m, s + t), _mm512_set1_ps(mx));
       const __m512 e = _mm512_maskz_mov_ps(m, exp_avx512(x));
       _mm512_storeu_ps(s + t, e);
       sum = _mm512_add_ps(sum, e);
