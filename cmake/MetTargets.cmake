@@ -7,7 +7,8 @@
 #   Compiles those files with that ISA's flags only; the code is chosen at run
 #   time from cpuid (src/core/cpu_features.h), never at build time.
 # met_test(MODULE gguf SOURCES a_test.cc LABEL unit DEPS met_gguf)
-#   One gtest binary per module and label; every TEST is its own CTest entry.
+#   One gtest binary per module and label; every TEST is its own CTest entry,
+#   or with MET_TEST_SHARDS=N each binary is N entries (gtest's shards).
 # met_unity(TARGET)
 #   Compiles TARGET's sources in unity batches when MET_UNITY is on (the root
 #   CMakeLists.txt). Sources in one batch share a translation unit, so names in
@@ -63,6 +64,28 @@ set(MET_TEST_COMPILE_OPTIONS "$<$<CONFIG:Release>:-O1>" CACHE STRING
     "Extra compile options for test executables' sources")
 set(MET_BENCH_COMPILE_OPTIONS "" CACHE STRING "Extra compile options for the benchmarks' sources")
 
+# How test executables become CTest entries. 0, the default: every gtest
+# TEST is its own entry (gtest_discover_tests), to run and report one by
+# name. N > 0: each executable is N entries, named BINARY/shardI, that split
+# its tests by gtest's own sharding (GTEST_TOTAL_SHARDS, GTEST_SHARD_INDEX),
+# for a build where starting a process is dear: .ci/run's ASan build spends
+# about 0.12 s starting each of its ~2,900 test processes, a quarter of its
+# test time.
+set(MET_TEST_SHARDS 0 CACHE STRING "CTest entries per test executable (0: one per gtest TEST)")
+
+function(met_test_entries target label)
+  if(MET_TEST_SHARDS GREATER 0)
+    math(EXPR last "${MET_TEST_SHARDS} - 1")
+    foreach(i RANGE ${last})
+      add_test(NAME ${target}/shard${i} COMMAND ${target})
+      set_tests_properties(${target}/shard${i} PROPERTIES LABELS ${label}
+        ENVIRONMENT "GTEST_TOTAL_SHARDS=${MET_TEST_SHARDS};GTEST_SHARD_INDEX=${i}")
+    endforeach()
+  else()
+    gtest_discover_tests(${target} PROPERTIES LABELS ${label} DISCOVERY_TIMEOUT 60)
+  endif()
+endfunction()
+
 function(met_test_compile_options target)
   if(MET_TEST_COMPILE_OPTIONS)
     target_compile_options(${target} PRIVATE ${MET_TEST_COMPILE_OPTIONS})
@@ -88,7 +111,5 @@ function(met_test)
     MET_BINARY_DIR="${PROJECT_BINARY_DIR}")
   met_unity(${ARG_NAME})
   met_test_compile_options(${ARG_NAME})
-  gtest_discover_tests(${ARG_NAME}
-    PROPERTIES LABELS ${ARG_LABEL}
-    DISCOVERY_TIMEOUT 60)
+  met_test_entries(${ARG_NAME} ${ARG_LABEL})
 endfunction()

@@ -56,23 +56,28 @@ constexpr float kWindowTolerance = 1e-5f;
 
 // One row and head over K/V rows [0, n) (each of width floats, this kv
 // head's at kv_offset), in double, with an optional sink logit.
-void attend_in_double(const float* q, const std::vector<float>& k, const std::vector<float>& v,
+// Raw pointers in the loops: the check build compiles tests at -O0, where
+// every vector::operator[] is a call.
+void attend_in_double(const float* q, const std::vector<float>& keys, const std::vector<float>& values,
                       int32_t n, int64_t width, int64_t kv_offset, int32_t head_dim, double scale,
                       const float* sink, double softcap, float* out) {
-  std::vector<double> s(static_cast<size_t>(n));
+  std::vector<double> scores(static_cast<size_t>(n));
+  double* s = scores.data();
+  const float* k = keys.data() + kv_offset;
+  const float* v = values.data() + kv_offset;
   for (int32_t t = 0; t < n; ++t) {
     double dot = 0.0;
-    for (int32_t d = 0; d < head_dim; ++d) dot += double{q[d]} * k[t * width + kv_offset + d];
-    s[static_cast<size_t>(t)] = dot * scale;
-    if (softcap > 0.0) s[static_cast<size_t>(t)] = softcap * std::tanh(s[static_cast<size_t>(t)] / softcap);
+    for (int32_t d = 0; d < head_dim; ++d) dot += double{q[d]} * k[t * width + d];
+    s[t] = dot * scale;
+    if (softcap > 0.0) s[t] = softcap * std::tanh(s[t] / softcap);
   }
-  double m = *std::max_element(s.begin(), s.end());
+  double m = *std::max_element(s, s + n);
   if (sink != nullptr) m = std::max(m, double{*sink});
   double l = sink != nullptr ? std::exp(*sink - m) : 0.0;
-  for (double& x : s) l += (x = std::exp(x - m));
+  for (int32_t t = 0; t < n; ++t) l += (s[t] = std::exp(s[t] - m));
   for (int32_t d = 0; d < head_dim; ++d) {
     double acc = 0.0;
-    for (int32_t t = 0; t < n; ++t) acc += s[static_cast<size_t>(t)] * v[t * width + kv_offset + d];
+    for (int32_t t = 0; t < n; ++t) acc += s[t] * v[t * width + d];
     out[d] = static_cast<float>(acc / l);
   }
 }
