@@ -88,7 +88,7 @@ TEST(CudaMath, EveryElementOfRandomBlocksDecodesAsTheReference) {
     std::vector<uint8_t> row(static_cast<size_t>(n / c.block_elements * c.block_bytes));
     for (uint8_t& b : row) b = static_cast<uint8_t>(byte(rng));
     // Every scale bit pattern but the fp16 scales, which stay finite.
-    std::normal_distribution<float> scale(0.0f, 0.05f);
+    met::testing::NormalFloat scale(0.0f, 0.05f);
     for (size_t block = 0; block < row.size() / static_cast<size_t>(c.block_bytes); ++block) {
       for (const int offset : c.fp16_offsets) {
         if (c.block_elements == 1) continue;  // F16's own values: NaN and inf included
@@ -157,7 +157,7 @@ TEST(CudaMath, TiledKQuantRowsDecodeToTheFilesBits) {
   constexpr int64_t kRows = 3, kCols = 2048;
   std::mt19937 rng(41);
   std::uniform_int_distribution<int> byte(0, 255);
-  std::normal_distribution<float> scale(0.0f, 0.05f);
+  met::testing::NormalFloat scale(0.0f, 0.05f);
   for (const KTileCase& c : cases) {
     const int64_t row_bytes = kCols / kHdQkK * c.block_bytes;
     const int64_t tiled_bytes =

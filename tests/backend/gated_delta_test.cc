@@ -31,6 +31,7 @@
 #include "backend/cpu/kernels/reference/gated_delta_ref.h"
 #include "backend/gated_delta_testing.h"
 #include "core/cpu_features.h"
+#include "testing/random_data.h"
 
 namespace met::cpu {
 namespace {
@@ -200,7 +201,7 @@ void expect_gemm_near(const GemmCase& g, const std::vector<float>& a, const std:
 TEST_P(GatedDeltaTiers, GemmMatchesTheReference) {
   const int64_t shapes[][3] = {{1, 1, 1}, {5, 3, 7}, {64, 64, 128}, {64, 128, 64}, {13, 100, 29}, {128, 128, 61}};
   std::mt19937 rng(7);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
+  met::testing::NormalFloat normal(0.0f, 1.0f);
   for (const auto& [m, n, k] : shapes) {
     for (const bool lower : {false, true}) {
       for (const bool accumulate : {false, true}) {

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "backend/cpu/kernels/gated_delta.h"
+#include "testing/random_data.h"
 
 namespace met::cpu::gated_delta_testing {
 
@@ -46,8 +47,8 @@ inline Input make_input(int32_t head_dim, int64_t rows, uint32_t seed, DecayRang
   in.rows = rows;
   in.stride = head_dim + 3;
   std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::uniform_real_distribution<float> g_dist(decay.lo, decay.hi), beta_dist(0.05f, 0.95f);
+  met::testing::NormalFloat normal(0.0f, 1.0f);
+  met::testing::UniformFloat g_dist(decay.lo, decay.hi), beta_dist(0.05f, 0.95f);
   const auto size = static_cast<size_t>(rows * in.stride);
   for (std::vector<float>* x : {&in.q, &in.k, &in.v}) {
     x->resize(size);

@@ -21,6 +21,7 @@
 #include "backend/lora_adapter.h"
 #include "core/cpu_features.h"
 #include "tensor/half.h"
+#include "testing/random_data.h"
 
 namespace met::cpu {
 namespace {
@@ -39,7 +40,7 @@ struct LoraCase {
 
   LoraCase(int32_t r, int64_t c, int64_t o, int64_t n, uint32_t seed) : rank(r), cols(c), outs(o), num_rows(n) {
     std::mt19937 rng(seed);
-    std::normal_distribution<float> normal(0.0f, 1.0f);
+    met::testing::NormalFloat normal(0.0f, 1.0f);
     a.resize(static_cast<size_t>(rank * cols));
     bp.resize(static_cast<size_t>(lora_panel_floats(outs, rank)));
     x.resize(static_cast<size_t>(num_rows * x_stride()));

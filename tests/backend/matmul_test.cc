@@ -36,6 +36,7 @@
 #include "tensor/quantize.h"
 #include "tensor/reference/reference_kernels.h"
 #include "tensor/tensor_testing.h"
+#include "testing/random_data.h"
 
 namespace met::cpu {
 namespace {
@@ -87,7 +88,7 @@ Weights random_weights(GgmlType type, int64_t rows, int64_t cols, uint32_t seed)
   Weights w{type, rows, cols, static_cast<size_t>(*ggml_row_bytes(type, cols)), {}};
   w.bytes.resize(w.row_bytes * static_cast<size_t>(rows));
   std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> log_scale(-4.0f, 1.0f);
+  met::testing::UniformFloat log_scale(-4.0f, 1.0f);
   for (int64_t n = 0; n < rows; ++n) {
     std::vector<float> x = testing::gaussian_with_outliers(static_cast<size_t>(cols), seed * 131 + static_cast<uint32_t>(n),
                                     std::exp(log_scale(rng)));

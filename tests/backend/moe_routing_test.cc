@@ -11,6 +11,8 @@
 #include <random>
 #include <vector>
 
+#include "testing/random_data.h"
+
 namespace met::cpu {
 namespace {
 
@@ -62,7 +64,7 @@ Routed route_softmax_definition(const std::vector<float>& logits, int32_t k) {
 
 TEST(RouteTopKSoftmax, MatchesTheDefinitionIncludingTies) {
   std::mt19937 rng(5);
-  std::normal_distribution<float> g(0.0f, 3.0f);
+  met::testing::NormalFloat g(0.0f, 3.0f);
   for (int32_t n : {1, 4, 32, 128}) {
     for (int32_t k : {1, 2, 4}) {
       if (k > n) continue;
@@ -81,7 +83,7 @@ TEST(RouteTopKSoftmax, MatchesTheDefinitionIncludingTies) {
 
 TEST(RouteTopK, MatchesTheDefinitionOnRandomLogits) {
   std::mt19937 rng(3);
-  std::normal_distribution<float> g(0.0f, 2.0f);
+  met::testing::NormalFloat g(0.0f, 2.0f);
   for (int32_t n : {1, 2, 8, 60, 128, 512}) {
     for (int32_t k : {1, 2, 4, 8}) {
       if (k > n) continue;

@@ -30,6 +30,7 @@
 #include "tensor/reference/reference_kernels.h"
 #include "tensor/row_kernels.h"
 #include "tensor/tensor_testing.h"
+#include "testing/random_data.h"
 
 namespace met::cpu {
 namespace {
@@ -436,7 +437,7 @@ INSTANTIATE_TEST_SUITE_P(Tiers, OpsTiers, ::testing::Values(Isa::kAvx2, Isa::kAv
 
 TEST(LayerNorm, CentresScalesThenAppliesWeightAndBiasAsDefined) {
   std::mt19937 rng(7);
-  std::normal_distribution<float> d(0.5f, 3.0f);
+  met::testing::NormalFloat d(0.5f, 3.0f);
   std::vector<float> x(384), w(384), b(384), out(384);
   for (size_t i = 0; i < x.size(); ++i) x[i] = d(rng), w[i] = d(rng), b[i] = d(rng);
   layer_norm(x.data(), w.data(), b.data(), 384, 1e-12f, out.data());

@@ -32,6 +32,7 @@
 #include "tensor/reference/k_scales.h"
 #include "tensor/reference/reference_kernels.h"
 #include "tensor/tensor_testing.h"
+#include "testing/random_data.h"
 
 namespace met::cpu {
 namespace {
@@ -187,7 +188,7 @@ RowMajor random_rows(GgmlType type, int64_t rows, int64_t cols, uint32_t seed) {
   const size_t row_bytes = *ggml_row_bytes(type, static_cast<uint64_t>(cols));
   RowMajor out{std::vector<uint8_t>(row_bytes * static_cast<size_t>(rows)), {}};
   std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> log_scale(-4.0f, 1.0f);
+  met::testing::UniformFloat log_scale(-4.0f, 1.0f);
   for (int64_t n = 0; n < rows; ++n) {
     const std::vector<float> x = testing::gaussian_with_outliers(
         static_cast<size_t>(cols), seed * 131 + static_cast<uint32_t>(n), std::exp(log_scale(rng)));

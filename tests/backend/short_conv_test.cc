@@ -23,6 +23,7 @@
 #include "backend/cpu/kernels/reference/short_conv_ref.h"
 #include "backend/cpu/kernels/short_conv_kernels.h"
 #include "core/cpu_features.h"
+#include "testing/random_data.h"
 
 namespace met::cpu {
 namespace {
@@ -37,7 +38,7 @@ struct Conv {
   Conv(int64_t num_rows, int64_t num_channels, int32_t width, uint32_t seed)
       : rows(num_rows), channels(num_channels), d_conv(width), x_stride(num_channels + 5) {
     std::mt19937 rng(seed);
-    std::normal_distribution<float> normal(0.0f, 1.0f);
+    met::testing::NormalFloat normal(0.0f, 1.0f);
     x.resize(static_cast<size_t>(rows * x_stride));
     kernel.resize(static_cast<size_t>(channels * d_conv));
     state.resize(static_cast<size_t>((d_conv - 1) * channels));

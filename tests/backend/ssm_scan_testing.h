@@ -22,6 +22,7 @@
 #include <gtest/gtest.h>
 
 #include "backend/cpu/kernels/ssm_scan.h"
+#include "testing/random_data.h"
 
 namespace met::cpu::ssm_scan_testing {
 
@@ -53,7 +54,7 @@ struct ScanInput {
 inline constexpr float kScanSentinel = 12345.0f;  // y's gaps must keep it
 
 inline void fill_strided(std::vector<float>& v, int64_t rows, int64_t width, int64_t stride,
-                         std::normal_distribution<float>& normal, std::mt19937& rng) {
+                         met::testing::NormalFloat& normal, std::mt19937& rng) {
   v.assign(static_cast<size_t>(rows * stride), std::numeric_limits<float>::quiet_NaN());
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t i = 0; i < width; ++i) v[static_cast<size_t>(r * stride + i)] = normal(rng);
@@ -70,8 +71,8 @@ inline ScanInput make_scan_input(int32_t head_dim, int32_t d_state, int64_t rows
   in.bc_stride = d_state + 5;
   in.params = params;
   std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::uniform_real_distribution<float> dt_dist(params.dt_lo, params.dt_hi);
+  met::testing::NormalFloat normal(0.0f, 1.0f);
+  met::testing::UniformFloat dt_dist(params.dt_lo, params.dt_hi);
   fill_strided(in.x, rows, head_dim, in.x_stride, normal, rng);
   fill_strided(in.b, rows, d_state, in.bc_stride, normal, rng);
   fill_strided(in.c, rows, d_state, in.bc_stride, normal, rng);

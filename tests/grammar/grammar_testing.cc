@@ -40,6 +40,20 @@ Grammar gbnf(std::string_view text) {
 }
 
 namespace {
+// The id of the n-th set bit of `mask` (0-based, lowest first).
+// REQUIRES: mask has more than n bits set.
+TokenId nth_set_bit(const std::vector<uint64_t>& mask, size_t n) {
+  size_t w = 0;
+  for (;; ++w) {
+    const auto count = static_cast<size_t>(__builtin_popcountll(mask[w]));
+    if (n < count) break;
+    n -= count;
+  }
+  uint64_t bits = mask[w];
+  for (; n > 0; --n) bits &= bits - 1;
+  return static_cast<TokenId>(w * 64 + static_cast<size_t>(__builtin_ctzll(bits)));
+}
+
 struct Qwen2 {
   std::optional<Tokenizer> tokenizer;
   std::optional<TokenTrie> trie;
@@ -69,28 +83,25 @@ Generation generate_random(const Grammar& grammar, const TokenTrie& trie, uint64
   GrammarMatcher m(grammar, trie);
   std::mt19937_64 rng(seed);
   std::vector<uint64_t> mask(trie.mask_words());
-  std::vector<TokenId> allowed;
   Generation g;
   while (g.num_tokens < max_tokens) {
+    // The allowed tokens other than end-of-generation, counted by words
+    // (a per-token loop over a 150k vocabulary dominated the ASan run).
     m.fill_mask(mask);
-    allowed.clear();
-    for (size_t w = 0; w < mask.size(); ++w) {
-      for (uint64_t bits = mask[w]; bits != 0; bits &= bits - 1) {
-        const auto id = static_cast<TokenId>(w * 64 + static_cast<size_t>(__builtin_ctzll(bits)));
-        if (!trie.is_eog(id)) allowed.push_back(id);
-      }
-    }
-    const bool eog = m.is_accepting() && (allowed.empty() || std::bernoulli_distribution(eog_probability)(rng));
+    for (const TokenId id : trie.eog_ids()) mask[static_cast<size_t>(id) / 64] &= ~(uint64_t{1} << (id % 64));
+    size_t allowed = 0;
+    for (const uint64_t bits : mask) allowed += static_cast<size_t>(__builtin_popcountll(bits));
+    const bool eog = m.is_accepting() && (allowed == 0 || std::bernoulli_distribution(eog_probability)(rng));
     if (eog) {
       EXPECT_TRUE(m.accept_token(trie.eog_ids()[0]));
       g.finished = true;
       return g;
     }
-    if (allowed.empty()) {
+    if (allowed == 0) {
       ADD_FAILURE() << "no token allowed and not accepting after: " << g.text;
       return g;
     }
-    const TokenId t = allowed[std::uniform_int_distribution<size_t>(0, allowed.size() - 1)(rng)];
+    const TokenId t = nth_set_bit(mask, std::uniform_int_distribution<size_t>(0, allowed - 1)(rng));
     EXPECT_TRUE(m.accept_token(t)) << "fill_mask allowed token " << t << " that accept_token rejects";
     g.text += trie.bytes(t);
     ++g.num_tokens;

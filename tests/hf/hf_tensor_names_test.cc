@@ -10,6 +10,8 @@
 #include <cstring>
 #include <random>
 
+#include "testing/random_data.h"
+
 namespace met {
 namespace {
 
@@ -117,7 +119,7 @@ double dot(const std::vector<double>& a, const std::vector<double>& b) {
 TEST(PermuteRopeRows, InterleavedRopeOverPermutedRowsScoresAsRotateHalfOverTheOriginal) {
   constexpr uint64_t kHeads = 4, kKvHeads = 2, kHeadDim = 16, kCols = 12;
   std::mt19937 rng(3);
-  std::uniform_real_distribution<float> dist(-1, 1);
+  met::testing::UniformFloat dist(-1, 1);
   auto random_bytes = [&](uint64_t n) {
     std::vector<float> v(n);
     for (float& f : v) f = dist(rng);

@@ -13,6 +13,7 @@
 
 #include "core/check.h"
 #include "tensor/half.h"
+#include "testing/random_data.h"
 
 namespace met::testing {
 
@@ -87,7 +88,7 @@ FakeTensor random_tensor(const std::string& name, std::vector<uint64_t> shape, c
                          std::mt19937_64& rng, bool norm = false) {
   uint64_t n = 1;
   for (uint64_t d : shape) n *= d;
-  std::uniform_real_distribution<float> dist(-0.5f, 0.5f);
+  met::testing::UniformFloat dist(-0.5f, 0.5f);
   std::vector<float> values(n);
   for (float& v : values) v = norm ? 1.0f + dist(rng) : dist(rng);
   std::vector<uint8_t> data = dtype == "F16" ? f16_bytes(values) : dtype == "BF16" ? bf16_bytes(values)

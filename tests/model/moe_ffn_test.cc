@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/random_data.h"
+
 namespace met::moe_ffn_test {
 namespace {
 
@@ -53,7 +55,7 @@ std::vector<double> ffn(const float* gate, const float* up, const float* down, c
 Fixture make_fixture(bool shared, const std::vector<float>& x) {
   Fixture f;
   std::mt19937 rng(1);
-  std::uniform_real_distribution<float> u(-0.3f, 0.3f);
+  met::testing::UniformFloat u(-0.3f, 0.3f);
   auto fill = [&](std::vector<float>& v, size_t n) {
     v.resize(n);
     for (float& e : v) e = u(rng);
@@ -149,7 +151,7 @@ TEST(MoeFfnBatches, RowsAreTheSameAloneOrInABatchOnAnyThreadCount) {
   // differently on each thread count.
   constexpr int64_t kRows = 40;
   std::mt19937 rng(7);
-  std::uniform_real_distribution<float> any(-1.0f, 1.0f), positive(0.1f, 1.0f);
+  met::testing::UniformFloat any(-1.0f, 1.0f), positive(0.1f, 1.0f);
   std::vector<float> x(static_cast<size_t>(kRows * kEmbd));
   for (float& v : x) v = any(rng);
   // Nonnegative x[0], x[1] keep every row on experts 1, 3 and 4 (the others'

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "sampling/avx2_exp.h"
+#include "testing/random_data.h"
 
 namespace met {
 namespace {
@@ -20,7 +21,7 @@ constexpr float kNegInf = -INFINITY;
 // `coarse`, rounded to quarters so that many tie.
 std::vector<Candidate> random_row(size_t n, uint32_t seed, float spread, bool coarse) {
   std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, spread);
+  met::testing::NormalFloat normal(0.0f, spread);
   std::uniform_int_distribution<int> banned(0, 19);
   std::vector<Candidate> row(n);
   for (size_t i = 0; i < n; ++i) {

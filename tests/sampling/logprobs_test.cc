@@ -10,12 +10,14 @@
 #include <random>
 #include <vector>
 
+#include "testing/random_data.h"
+
 namespace met {
 namespace {
 
 std::vector<float> random_logits(size_t n, uint64_t seed, float scale) {
   std::mt19937_64 rng(seed);
-  std::normal_distribution<float> d(0.0f, scale);
+  met::testing::NormalFloat d(0.0f, scale);
   std::vector<float> v(n);
   for (float& x : v) x = d(rng);
   return v;

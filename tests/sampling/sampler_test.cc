@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/random_data.h"
+
 namespace met {
 namespace {
 
@@ -149,7 +151,7 @@ TEST(SamplerDistribution, TopNSigmaKeepsTokensNearTheMax) {
 
 std::vector<float> random_row(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 2.0f);
+  met::testing::NormalFloat normal(0.0f, 2.0f);
   std::vector<float> v(n);
   for (float& x : v) x = normal(rng);
   return v;

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "sampling/truncation.h"
+#include "testing/random_data.h"
 
 namespace met {
 namespace {
@@ -27,7 +28,7 @@ struct Row {
 
 Row make_row(size_t n, uint32_t seed, float temperature, bool coarse) {
   std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 3.0f);
+  met::testing::NormalFloat normal(0.0f, 3.0f);
   std::uniform_int_distribution<int> banned(0, 9);
   Row r;
   r.logits.resize(n);

@@ -1,7 +1,18 @@
-// Seeded random inputs for tests: the same values on every run and host.
+// Seeded random inputs for tests: the same values on every run of one build.
+// (Another build may draw others: a compiler can fuse a multiply and an add
+// that the polar method's arithmetic leaves apart, so tests must hold for any
+// draw.)
+// UniformFloat and NormalFloat draw, bit for bit, what libstdc++'s
+// std::uniform_real_distribution<float> and std::normal_distribution<float>
+// draw from the same 32- or 64-bit engine (tests/core/random_data_test.cc
+// compares them), without the long-double logarithm std::generate_canonical
+// takes on every draw where the compiler does not fold it (clang, at any
+// level): that logarithm and its caller were a third of the sanitizer
+// build's backend test time.
 // Test-only.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <random>
@@ -11,10 +22,66 @@
 
 namespace met::testing {
 
+// std::generate_canonical<float, 24>(rng) for an engine of 32 or 64 bits:
+// one draw, rounded to float once and scaled by the engine's range.
+template <class Engine>
+float canonical_float(Engine& rng) {
+  static_assert(Engine::min() == 0 && (Engine::max() == 0xFFFFFFFFu || Engine::max() == ~uint64_t{0}),
+                "an engine of 32 or 64 bits");
+  constexpr float kScale = Engine::max() == 0xFFFFFFFFu ? 0x1p-32f : 0x1p-64f;
+  const float u = static_cast<float>(rng()) * kScale;
+  return u >= 1.0f ? std::nextafter(1.0f, 0.0f) : u;
+}
+
+// std::uniform_real_distribution<float>(a, b).
+class UniformFloat {
+ public:
+  UniformFloat(float a, float b) : a_(a), b_(b) {}
+  template <class Engine>
+  float operator()(Engine& rng) {
+    return canonical_float(rng) * (b_ - a_) + a_;
+  }
+
+ private:
+  float a_, b_;
+};
+
+// std::normal_distribution<float>(mean, stddev): the polar method, each
+// accepted pair's second value kept for the next call.
+class NormalFloat {
+ public:
+  NormalFloat(float mean, float stddev) : mean_(mean), stddev_(stddev) {}
+  template <class Engine>
+  float operator()(Engine& rng) {
+    float ret;
+    if (saved_available_) {
+      saved_available_ = false;
+      ret = saved_;
+    } else {
+      float x, y, r2;
+      do {  // the double literals are libstdc++'s: each difference rounds to float once
+        x = static_cast<float>(2.0f * canonical_float(rng) - 1.0);
+        y = static_cast<float>(2.0f * canonical_float(rng) - 1.0);
+        r2 = x * x + y * y;
+      } while (r2 > 1.0 || r2 == 0.0);
+      const float mult = std::sqrt(-2 * std::log(r2) / r2);
+      saved_ = x * mult;
+      saved_available_ = true;
+      ret = y * mult;
+    }
+    return ret * stddev_ + mean_;
+  }
+
+ private:
+  float mean_, stddev_;
+  float saved_ = 0.0f;
+  bool saved_available_ = false;
+};
+
 // n draws of N(0, sigma^2) from mt19937(seed).
 inline std::vector<float> gaussian(size_t n, uint32_t seed, float sigma = 1.0f) {
   std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, sigma);
+  NormalFloat dist(0.0f, sigma);
   std::vector<float> x(n);
   for (float& v : x) v = dist(rng);
   return x;
