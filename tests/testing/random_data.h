@@ -1,7 +1,7 @@
 // Seeded random inputs for tests: the same values on every run of one build.
-// (Another build may draw others: a compiler can fuse a multiply and an add
-// that the polar method's arithmetic leaves apart, so tests must hold for any
-// draw.)
+// GCC's and clang's builds draw different normals (clang fuses the polar
+// method's x * x + y * y into one FMA, its default -ffp-contract=on; GCC at
+// -O0 to -O2 does not), so tests must hold for any draw.
 // UniformFloat and NormalFloat draw, bit for bit, what libstdc++'s
 // std::uniform_real_distribution<float> and std::normal_distribution<float>
 // draw from the same 32- or 64-bit engine (tests/core/random_data_test.cc
