@@ -47,7 +47,7 @@ class UniformFloat {
 };
 
 // std::normal_distribution<float>(mean, stddev): the polar method, each
-// accepted pair's second value kept for the next call.
+// accepted pair giving one value now and keeping the other for the next call.
 class NormalFloat {
  public:
   NormalFloat(float mean, float stddev) : mean_(mean), stddev_(stddev) {}
