@@ -14,8 +14,8 @@
 #                too long); empty or absent: a temporary folder, removed after
 #   TARGET       default: every met_fuzz_target in fuzz/CMakeLists.txt
 #
-# FUZZ_JOBS targets run at once (default 1). Each prints its last two lines,
-# or its last 40 and the artifact's path when it fails; the exit status is 1
+# FUZZ_JOBS targets run at once (default 1). Each prints its name and last
+# line, or its last 40 and its artifacts when it fails; the exit status is 1
 # if any failed. -timeout is 10 s of wall time: a run paused (SIGSTOP) or
 # starved of CPU reports timeouts its inputs do not cause, so replay an
 # artifact alone (BUILD_DIR/fuzz/<target> ARTIFACT) before taking one as a bug.
@@ -55,11 +55,11 @@ fuzz_one() {
   "$build/fuzz/$t" -max_total_time="$seconds" -timeout=10 -print_final_stats=0 \
     -artifact_prefix="$dir/artifacts/" "$dir/corpus" > "$dir/log" 2>&1 || rc=$?
   if [ "$rc" -eq 0 ]; then
-    tail -n 2 "$dir/log"
+    echo "$t: $(tail -n 1 "$dir/log")"
   else
     echo "$t failed ($rc):"
     tail -n 40 "$dir/log"
-    echo "artifacts: $(ls "$dir/artifacts")"
+    echo "$t artifacts in $dir/artifacts: $(ls "$dir/artifacts")"
   fi
   return "$rc"
 }
