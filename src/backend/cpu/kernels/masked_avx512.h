@@ -20,17 +20,19 @@
 
 namespace met::cpu::masked {
 
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kOutOfLine = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+// GCC says ASan with __SANITIZE_ADDRESS__, clang with __has_feature, which
+// GCC 12 lacks (so it is tested only where it exists).
+#if defined(__has_feature)
+#define MET_MASKED_HAS_FEATURE(x) __has_feature(x)
+#else
+#define MET_MASKED_HAS_FEATURE(x) 0
+#endif
+#if defined(__SANITIZE_ADDRESS__) || MET_MASKED_HAS_FEATURE(address_sanitizer)
 inline constexpr bool kOutOfLine = true;
 #else
 inline constexpr bool kOutOfLine = false;
 #endif
-#else
-inline constexpr bool kOutOfLine = false;
-#endif
+#undef MET_MASKED_HAS_FEATURE
 
 // The out-of-line copies (emitted only where kOutOfLine calls them).
 [[gnu::noinline]] inline __m512 maskz_loadu_ps_lanes(__mmask16 m, const void* p) {
@@ -69,30 +71,36 @@ inline constexpr bool kOutOfLine = false;
 
 // Lanes of x named by m to p[0..15] (p[0..7], p[0..3] for the narrower forms).
 [[gnu::always_inline]] inline void mask_storeu_ps(void* p, __mmask16 m, __m512 x) {
-  if (!kOutOfLine) {
-    _mm512_mask_storeu_ps(p, m, x);
-  } else if (m == 0xFFFF) {
-    _mm512_storeu_ps(p, x);
+  if constexpr (kOutOfLine) {
+    if (m == 0xFFFF) {
+      _mm512_storeu_ps(p, x);
+    } else {
+      mask_storeu_ps_lanes(p, m, x);
+    }
   } else {
-    mask_storeu_ps_lanes(p, m, x);
+    _mm512_mask_storeu_ps(p, m, x);
   }
 }
 [[gnu::always_inline]] inline void mask_storeu_ps(void* p, __mmask8 m, __m256 x) {
-  if (!kOutOfLine) {
-    _mm256_mask_storeu_ps(p, m, x);
-  } else if (m == 0xFF) {
-    _mm256_storeu_ps(static_cast<float*>(p), x);
+  if constexpr (kOutOfLine) {
+    if (m == 0xFF) {
+      _mm256_storeu_ps(static_cast<float*>(p), x);
+    } else {
+      mask_storeu_ps_lanes(p, m, x);
+    }
   } else {
-    mask_storeu_ps_lanes(p, m, x);
+    _mm256_mask_storeu_ps(p, m, x);
   }
 }
 [[gnu::always_inline]] inline void mask_storeu_ps(void* p, __mmask8 m, __m128 x) {
-  if (!kOutOfLine) {
-    _mm_mask_storeu_ps(p, m, x);
-  } else if ((m & 0x0F) == 0x0F) {
-    _mm_storeu_ps(static_cast<float*>(p), x);
+  if constexpr (kOutOfLine) {
+    if ((m & 0x0F) == 0x0F) {
+      _mm_storeu_ps(static_cast<float*>(p), x);
+    } else {
+      mask_storeu_ps_lanes(p, m, x);
+    }
   } else {
-    mask_storeu_ps_lanes(p, m, x);
+    _mm_mask_storeu_ps(p, m, x);
   }
 }
 
