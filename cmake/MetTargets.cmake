@@ -35,6 +35,7 @@ function(met_library name)
 endfunction()
 
 set(MET_ISA_FLAGS_avx2 "-march=x86-64-v3")
+set(MET_ISA_FLAGS_avxvnni "-march=x86-64-v3;-mavxvnni")
 set(MET_ISA_FLAGS_avx512 "-march=x86-64-v4;-mavx512vnni;-mavx512bf16")
 set(MET_ISA_FLAGS_amx "-march=x86-64-v4;-mavx512vnni;-mavx512bf16;-mamx-tile;-mamx-int8;-mamx-bf16")
 

@@ -27,7 +27,7 @@ bool apply_isa_cap(const std::string& flag) {
   if (name.empty()) return true;
   std::optional<met::Isa> isa = met::parse_isa(name);
   if (!isa) {
-    std::fprintf(stderr, "met: --isa/MET_ISA '%s' is not scalar, avx2, avx512 or amx\n", name.c_str());
+    std::fprintf(stderr, "met: --isa/MET_ISA '%s' is not scalar, avx2, avxvnni, avx512 or amx\n", name.c_str());
     return false;
   }
   met::set_isa_cap(*isa);
@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
   std::string isa_flag;
   std::string log_level;
-  app.add_option("--isa", isa_flag, "Cap the kernel tier: avx2, avx512 or amx (env MET_ISA)");
+  app.add_option("--isa", isa_flag, "Cap the kernel tier: avx2, avxvnni, avx512 or amx (env MET_ISA)");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off (env MET_LOG_LEVEL)");
   bool show_version = false;
   app.add_flag("--version", show_version, "Print the version and the kernel tier, then exit");

@@ -228,10 +228,9 @@ void register_one(WeightLayout layout, GgmlType type, Isa tier, const std::strin
 }
 
 void register_all() {
-  const Isa best = best_isa(detect_cpu_features());
   for (const GgmlType type : kTypes) {
-    for (const Isa tier : {Isa::kAvx2, Isa::kAvx512, Isa::kAmx}) {
-      if (tier > best) continue;
+    for (const Isa tier : {Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512, Isa::kAmx}) {
+      if (!isa_supported(detect_cpu_features(), tier)) continue;
       const MatmulKernels kernels = matmul_kernels_for_isa(type, tier);
       if (kernels.matmul_packed != nullptr) {
         const WeightLayout layout = packed_layout_of(type);

@@ -61,7 +61,7 @@ Status run(const Options& o) {
   if (o.tokens.empty()) return invalid_argument("--tokens is empty");
   if (!o.isa.empty()) {
     const std::optional<Isa> isa = parse_isa(o.isa);
-    if (!isa) return invalid_argument("--isa {} is not scalar, avx2, avx512 or amx", o.isa);
+    if (!isa) return invalid_argument("--isa {} is not scalar, avx2, avxvnni, avx512 or amx", o.isa);
     MET_CHECK(set_isa_cap(*isa), "the ISA was fixed before main");
   }
   const std::optional<GgmlType> kv_dtype = parse_ggml_type(o.kv_dtype);
@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
   app.add_option("--rows-per-step", o.rows_per_step,
                  "Rows per forward step (1: token by token, as decode runs); 0: all in one step")
       ->capture_default_str();
-  app.add_option("--isa", o.isa, "Cap the kernels' ISA tier (scalar, avx2, avx512, amx), as met's --isa does");
+  app.add_option("--isa", o.isa, "Cap the kernels' ISA tier (scalar, avx2, avxvnni, avx512, amx), as met's --isa does");
   app.add_option("--kv-dtype", o.kv_dtype, "KV cache type: f16, bf16, f32 or q8_0")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   const met::Status s = met::bench::run(o);

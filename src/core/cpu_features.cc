@@ -56,7 +56,10 @@ CpuFeatures probe() {
   f.amx_tile = bit(d, 24);
   f.amx_int8 = bit(d, 25);
   uint32_t a1, b1, c1, d1;
-  if (f.os_avx512 && __get_cpuid_count(7, 1, &a1, &b1, &c1, &d1)) f.avx512bf16 = bit(a1, 5);
+  if (__get_cpuid_count(7, 1, &a1, &b1, &c1, &d1)) {
+    f.avxvnni = os_avx && bit(a1, 4);
+    f.avx512bf16 = f.os_avx512 && bit(a1, 5);
+  }
   if (f.amx_tile && os_tile) {
     f.os_amx = syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
   }
@@ -74,14 +77,27 @@ const CpuFeatures& detect_cpu_features() {
   return features;
 }
 
-Isa best_isa(const CpuFeatures& f, std::optional<Isa> cap) {
-  Isa isa = Isa::kScalar;
-  if (f.avx2 && f.fma && f.f16c) isa = Isa::kAvx2;
+bool isa_supported(const CpuFeatures& f, Isa isa) {
+  const bool avx2 = f.avx2 && f.fma && f.f16c;
   const bool v4 = f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512cd;
-  if (isa == Isa::kAvx2 && v4 && f.avx512vnni && f.avx512bf16) isa = Isa::kAvx512;
-  if (isa == Isa::kAvx512 && f.amx_tile && f.amx_int8 && f.amx_bf16 && f.os_amx) isa = Isa::kAmx;
-  if (cap && static_cast<int>(*cap) < static_cast<int>(isa)) isa = *cap;
-  return isa;
+  const bool avx512 = avx2 && v4 && f.avx512vnni && f.avx512bf16;
+  switch (isa) {
+    case Isa::kScalar: return true;
+    case Isa::kAvx2: return avx2;
+    case Isa::kAvxVnni: return avx2 && f.avxvnni;
+    case Isa::kAvx512: return avx512;
+    case Isa::kAmx: return avx512 && f.amx_tile && f.amx_int8 && f.amx_bf16 && f.os_amx;
+  }
+  return false;
+}
+
+Isa best_isa(const CpuFeatures& f, std::optional<Isa> cap) {
+  Isa best = Isa::kScalar;
+  for (Isa isa : kAllIsas) {
+    if (cap && static_cast<int>(isa) > static_cast<int>(*cap)) break;
+    if (isa_supported(f, isa)) best = isa;
+  }
+  return best;
 }
 
 Isa selected_isa() {
@@ -104,6 +120,7 @@ std::string_view isa_name(Isa isa) {
   switch (isa) {
     case Isa::kScalar: return "scalar";
     case Isa::kAvx2: return "avx2";
+    case Isa::kAvxVnni: return "avxvnni";
     case Isa::kAvx512: return "avx512";
     case Isa::kAmx: return "amx";
   }
@@ -111,7 +128,7 @@ std::string_view isa_name(Isa isa) {
 }
 
 std::optional<Isa> parse_isa(std::string_view name) {
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAmx}) {
+  for (Isa isa : kAllIsas) {
     if (isa_name(isa) == name) return isa;
   }
   return std::nullopt;
@@ -120,7 +137,7 @@ std::optional<Isa> parse_isa(std::string_view name) {
 std::string cpu_feature_summary(const CpuFeatures& f) {
   const std::pair<bool, const char*> flags[] = {
       {f.avx2, "avx2"},         {f.fma, "fma"},           {f.f16c, "f16c"},
-      {f.bmi2, "bmi2"},         {f.avx512f, "avx512f"},   {f.avx512bw, "avx512bw"},
+      {f.bmi2, "bmi2"},         {f.avxvnni, "avx-vnni"},  {f.avx512f, "avx512f"},   {f.avx512bw, "avx512bw"},
       {f.avx512vl, "avx512vl"}, {f.avx512dq, "avx512dq"}, {f.avx512vnni, "avx512vnni"},
       {f.avx512bf16, "avx512bf16"}, {f.avx512fp16, "avx512fp16"},
       {f.amx_tile && f.os_amx, "amx-tile"}, {f.amx_int8 && f.os_amx, "amx-int8"},

@@ -60,6 +60,8 @@ std::span<const Entry> tier_entries(Isa isa) {
       return kReference;
     case Isa::kAvx2:
       return kAvx2;
+    case Isa::kAvxVnni:
+      return {};  // no conversion kernels of its own: AVX2's serve
     case Isa::kAvx512:
       return kAvx512;
     case Isa::kAmx:
@@ -72,7 +74,7 @@ constexpr size_t kMaxTypeId = 64;  // above every GgmlType id
 using Table = std::array<RowKernels, kMaxTypeId>;
 
 Table build_selected_table(Isa selected) {
-  return overlay_isa_tiers<RowKernels, kMaxTypeId>(selected, tier_entries,
+  return overlay_isa_tiers<RowKernels, kMaxTypeId>(detect_cpu_features(), selected, tier_entries,
                                                    [](RowKernels& slot, const RowKernels& tier) {
     if (tier.dequantize != nullptr) slot.dequantize = tier.dequantize;
     if (tier.quantize != nullptr) slot.quantize = tier.quantize;

@@ -183,12 +183,12 @@ void expect_same_as_vector(MatmulKernelFn Layout::*pick) {
 }
 
 TEST(AmxMatmul, TheEmulatedTileDriverMatchesTheVectorKernelBitForBit) {
-  if (best_isa(detect_cpu_features()) < Isa::kAvx512) GTEST_SKIP() << "this CPU lacks AVX-512";
+  if (!isa_supported(detect_cpu_features(), Isa::kAvx512)) GTEST_SKIP() << "this CPU lacks AVX-512";
   expect_same_as_vector(&Layout::emulated);
 }
 
 TEST(AmxMatmul, TheTileInstructionsMatchTheVectorKernelBitForBit) {
-  if (best_isa(detect_cpu_features()) < Isa::kAmx) {
+  if (!isa_supported(detect_cpu_features(), Isa::kAmx)) {
     GTEST_SKIP() << "this CPU (or its kernel) offers no AMX tiles: the tile instructions are not run here; "
                     "their driver is checked on the emulation above";
   }
@@ -196,8 +196,8 @@ TEST(AmxMatmul, TheTileInstructionsMatchTheVectorKernelBitForBit) {
 }
 
 TEST(AmxMatmul, ARowIsTheSameAloneAsInABatchOfTiles) {
-  if (best_isa(detect_cpu_features()) < Isa::kAvx512) GTEST_SKIP() << "this CPU lacks AVX-512";
-  const bool real = best_isa(detect_cpu_features()) >= Isa::kAmx;
+  if (!isa_supported(detect_cpu_features(), Isa::kAvx512)) GTEST_SKIP() << "this CPU lacks AVX-512";
+  const bool real = isa_supported(detect_cpu_features(), Isa::kAmx);
   for (const Layout& l : kLayouts) {
     constexpr int64_t kM = 53, kRows = 37;
     const int64_t cols = k_quant(l.layout) ? 512 : 160;

@@ -129,7 +129,7 @@ int32_t first_read(const AttnSeq& seq, int32_t window) {
 class PagedAttentionWindowTier : public ::testing::TestWithParam<Isa> {
  protected:
   void SetUp() override {
-    if (GetParam() > best_isa(detect_cpu_features())) {
+    if (!isa_supported(detect_cpu_features(), GetParam())) {
       GTEST_SKIP() << "this CPU cannot run the " << isa_name(GetParam()) << " kernels";
     }
   }

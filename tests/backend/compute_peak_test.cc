@@ -10,9 +10,8 @@ namespace met::cpu {
 namespace {
 
 TEST(ComputePeak, EachTierTheCpuHasMeasuresEveryKind) {
-  const Isa best = best_isa(detect_cpu_features());
-  for (const Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
-    if (isa > best) {
+  for (const Isa isa : {Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512}) {
+    if (!isa_supported(detect_cpu_features(), isa)) {
       GTEST_LOG_(INFO) << "this CPU lacks " << isa_name(isa) << "; not measured";
       continue;
     }
@@ -32,6 +31,8 @@ TEST(ComputePeak, WeightTypesMapToTheirKernelsArithmetic) {
   EXPECT_EQ(mac_kind_of(GgmlType::kBF16, Isa::kAvx2), MacKind::kFp32Fma);
   EXPECT_EQ(mac_instruction(MacKind::kInt8Dot, Isa::kAmx), "vpdpbusd");
   EXPECT_EQ(mac_instruction(MacKind::kInt8Dot, Isa::kAvx2), "vpmaddubsw");
+  EXPECT_EQ(mac_instruction(MacKind::kInt8Dot, Isa::kAvxVnni), "vpdpbusd");
+  EXPECT_EQ(mac_kind_of(GgmlType::kBF16, Isa::kAvxVnni), MacKind::kFp32Fma);
 }
 
 }  // namespace

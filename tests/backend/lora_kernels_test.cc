@@ -112,7 +112,7 @@ TEST(LoraReference, ShrinkAndExpandMatchDouble) {
 class LoraTiers : public ::testing::TestWithParam<Isa> {
  protected:
   void SetUp() override {
-    if (best_isa(detect_cpu_features()) < GetParam()) {
+    if (!isa_supported(detect_cpu_features(), GetParam())) {
       GTEST_SKIP() << "this CPU lacks " << isa_name(GetParam()) << "; its kernels are not checked here";
     }
     kernels_ = lora_kernels_for_isa(GetParam());

@@ -323,7 +323,7 @@ TEST(Matmul, PublicEntryPointsMatchTheReference) {
 class MatmulTiers : public ::testing::TestWithParam<Isa> {
  protected:
   void SetUp() override {
-    if (best_isa(detect_cpu_features()) < GetParam()) {
+    if (!isa_supported(detect_cpu_features(), GetParam())) {
       GTEST_SKIP() << "this CPU lacks " << isa_name(GetParam()) << "; its kernels are not checked here";
     }
     if (matmul_kernels_for_isa(GgmlType::kF32, GetParam()).matmul == nullptr) {
@@ -417,7 +417,7 @@ TEST_P(MatmulTiers, ManyActivationRowsAreSplitIntoCacheSizedCalls) {
                6, "q8_0 m=300");
 }
 
-INSTANTIATE_TEST_SUITE_P(Tiers, MatmulTiers, ::testing::Values(Isa::kAvx2, Isa::kAvx512, Isa::kAmx),
+INSTANTIATE_TEST_SUITE_P(Tiers, MatmulTiers, ::testing::Values(Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512, Isa::kAmx),
                          [](const ::testing::TestParamInfo<Isa>& tier) {
                            return std::string(isa_name(tier.param));
                          });

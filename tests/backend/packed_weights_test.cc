@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -444,7 +445,7 @@ class PackedKernels : public ::testing::TestWithParam<std::tuple<WeightLayout, I
  protected:
   void SetUp() override {
     const auto [layout, isa] = GetParam();
-    if (best_isa(detect_cpu_features()) < isa) {
+    if (!isa_supported(detect_cpu_features(), isa)) {
       GTEST_SKIP() << "this CPU lacks " << isa_name(isa) << "; its kernels are not checked here";
     }
     layout_ = layout;
@@ -552,9 +553,38 @@ TEST(PackedWeights, PublicMatmulRunsThePreferredLayout) {
   }
 }
 
+// The AVX-VNNI kernels sum the same exact integers as AVX2's (vpdpbusd in
+// place of vpmaddubsw and vpmaddwd) and scale them in the same float steps,
+// so their outputs are AVX2's bit for bit, at every tile height and at odd
+// output ranges.
+TEST(PackedWeights, AvxVnniKernelsGiveAvx2sOutputsBitForBit) {
+  if (!isa_supported(detect_cpu_features(), Isa::kAvxVnni)) {
+    GTEST_SKIP() << "this CPU lacks avxvnni; its kernels are not checked here";
+  }
+  int checked = 0;
+  for (const WeightLayout layout : kPackedLayouts) {
+    const GgmlType type = packed_type(layout);
+    MatmulKernels vnni = matmul_kernels_for_isa(type, Isa::kAvxVnni);
+    if (vnni.matmul_packed == nullptr) continue;
+    MatmulKernels avx2 = matmul_kernels_for_isa(type, Isa::kAvx2);
+    vnni.prepare = avx2.prepare = matmul_kernels_for_isa(type, Isa::kScalar).prepare;
+    for (const int64_t m : {1, 2, 3, 4, 5, 9}) {
+      const PackProblem p = make_problem(layout, m, 37, scaled_cols(layout, 96), static_cast<uint32_t>(m));
+      const std::vector<float> got = run(vnni, p.packed.matrix(), p, 3, 35);
+      const std::vector<float> want = run(avx2, p.packed.matrix(), p, 3, 35);
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i]))
+            << layout_name_of(layout) << " m=" << m << " output " << i << ": " << got[i] << " vs " << want[i];
+      }
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4) << "Q8_0x16, Q4_Kx16, Q5_Kx16 and Q6_Kx16";
+}
+
 INSTANTIATE_TEST_SUITE_P(Tiers, PackedKernels,
                          ::testing::Combine(::testing::ValuesIn(kPackedLayouts),
-                                            ::testing::Values(Isa::kAvx2, Isa::kAvx512, Isa::kAmx)),
+                                            ::testing::Values(Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512, Isa::kAmx)),
                          [](const ::testing::TestParamInfo<std::tuple<WeightLayout, Isa>>& tier) {
                            return layout_name_of(std::get<0>(tier.param)) + "_" +
                                   std::string(isa_name(std::get<1>(tier.param)));

@@ -79,7 +79,7 @@ std::vector<std::vector<float>> quantizer_inputs(size_t n, uint32_t seed) {
 class IsaKernels : public ::testing::TestWithParam<Isa> {
  protected:
   void SetUp() override {
-    if (best_isa(detect_cpu_features()) < GetParam()) {
+    if (!isa_supported(detect_cpu_features(), GetParam())) {
       GTEST_SKIP() << "this CPU lacks " << isa_name(GetParam())
                    << "; its kernels are not checked here";
     }
@@ -182,7 +182,7 @@ std::vector<std::vector<float>> search_groups(int size) {
 }
 
 TEST(Avx2ScaleSearch, FindsTheSameQ4KScalesAndMinsAsTheReference) {
-  if (best_isa(detect_cpu_features()) < Isa::kAvx2) GTEST_SKIP() << "this CPU lacks avx2";
+  if (!isa_supported(detect_cpu_features(), Isa::kAvx2)) GTEST_SKIP() << "this CPU lacks avx2";
   for (const std::vector<float>& x : search_groups(32)) {
     const ref::ScaleMinFit expected = ref::fit_q4_k_group(x.data());
     const ref::ScaleMinFit actual = avx2::fit_q4_k_group(x.data());
@@ -193,7 +193,7 @@ TEST(Avx2ScaleSearch, FindsTheSameQ4KScalesAndMinsAsTheReference) {
 }
 
 TEST(Avx2ScaleSearch, FindsTheSameQ6KScalesAsTheReference) {
-  if (best_isa(detect_cpu_features()) < Isa::kAvx2) GTEST_SKIP() << "this CPU lacks avx2";
+  if (!isa_supported(detect_cpu_features(), Isa::kAvx2)) GTEST_SKIP() << "this CPU lacks avx2";
   for (const std::vector<float>& x : search_groups(16)) {
     ASSERT_EQ(std::bit_cast<uint32_t>(avx2::fit_q6_k_group(x.data())),
               std::bit_cast<uint32_t>(ref::fit_q6_k_group(x.data())))
@@ -206,8 +206,9 @@ TEST(SelectedRowKernels, UseTheBestTierTheCpuHasForEachDirection) {
   ASSERT_EQ(selected_isa(), best) << "tests run without an ISA cap";
   for (const GgmlType type : kTypes) {
     RowKernels expected = row_kernels_for_isa(type, Isa::kScalar);
-    for (const Isa tier : {Isa::kAvx2, Isa::kAvx512, Isa::kAmx}) {
+    for (const Isa tier : {Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512, Isa::kAmx}) {
       if (tier > best) break;
+      if (!isa_supported(detect_cpu_features(), tier)) continue;
       const RowKernels own = row_kernels_for_isa(type, tier);
       if (own.dequantize != nullptr) expected.dequantize = own.dequantize;
       if (own.quantize != nullptr) expected.quantize = own.quantize;

@@ -1,5 +1,5 @@
 // compute_peak.h's dispatch and timing; the loops are in
-// compute_peak_avx512.cc and compute_peak_avx2.cc.
+// compute_peak_avx512.cc, compute_peak_avxvnni.cc and compute_peak_avx2.cc.
 // Threading: see compute_peak.h. Tested by tests/backend/compute_peak_test.cc.
 #include "backend/cpu/compute_peak.h"
 
@@ -14,7 +14,8 @@ namespace {
 
 int64_t run_loop(MacKind kind, Isa isa, int64_t iterations) {
   if (isa >= Isa::kAvx512) return avx512::mac_loop(kind, iterations);
-  if (isa == Isa::kAvx2) return avx2::mac_loop(kind, iterations);
+  if (isa == Isa::kAvxVnni && kind == MacKind::kInt8Dot) return avxvnni::mac_loop(kind, iterations);
+  if (isa >= Isa::kAvx2) return avx2::mac_loop(kind, iterations);
   return 0;
 }
 
@@ -49,7 +50,7 @@ MacKind mac_kind_of(GgmlType weight_type, Isa isa) {
 std::string_view mac_instruction(MacKind kind, Isa isa) {
   switch (kind) {
     case MacKind::kInt8Dot:
-      return isa >= Isa::kAvx512 ? "vpdpbusd" : "vpmaddubsw";
+      return isa >= Isa::kAvxVnni ? "vpdpbusd" : "vpmaddubsw";
     case MacKind::kBf16Dot:
       return "vdpbf16ps";
     case MacKind::kFp32Fma:

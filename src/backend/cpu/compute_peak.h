@@ -39,6 +39,9 @@ double measure_mac_rate(MacKind kind, Isa isa, int num_threads, int repeats = 3)
 namespace avx512 {
 int64_t mac_loop(MacKind kind, int64_t iterations);
 }
+namespace avxvnni {
+int64_t mac_loop(MacKind kind, int64_t iterations);  // kInt8Dot only: the others are AVX2's
+}  // namespace avxvnni
 namespace avx2 {
 int64_t mac_loop(MacKind kind, int64_t iterations);
 }

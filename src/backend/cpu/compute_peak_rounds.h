@@ -1,4 +1,4 @@
-// MET_MAC_ROUNDS, the loop compute_peak_avx512.cc and compute_peak_avx2.cc
+// MET_MAC_ROUNDS, the loop compute_peak_avx512.cc, compute_peak_avxvnni.cc and compute_peak_avx2.cc
 // time: `iterations` rounds of one instruction on 12 accumulators of type T
 // (each `x = step(x)`), kept in registers across rounds by an empty asm that
 // reads and writes them, so the compiler neither spills nor folds them and

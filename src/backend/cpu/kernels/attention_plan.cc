@@ -29,7 +29,8 @@ ChunkKernel chunk_kernel(Isa isa, GgmlType dtype) {
   const Tier* tier = &kScalar;
   switch (isa) {
     case Isa::kScalar: tier = &kScalar; break;
-    case Isa::kAvx2: tier = &kAvx2; break;
+    case Isa::kAvx2:
+    case Isa::kAvxVnni: tier = &kAvx2; break;
     case Isa::kAvx512:
     case Isa::kAmx: tier = &kAvx512; break;
   }
@@ -180,7 +181,7 @@ AttentionScratch::AttentionScratch(const AttentionLimits& limits, Isa isa)
   MET_CHECK(limits.head_dim > 0 && limits.max_rows > 0 && limits.num_threads > 0,
             "attention: head_dim {}, max_rows {}, threads {}", limits.head_dim, limits.max_rows,
             limits.num_threads);
-  MET_CHECK(isa <= best_isa(detect_cpu_features()), "attention: this CPU cannot run {}",
+  MET_CHECK(isa_supported(detect_cpu_features(), isa), "attention: this CPU cannot run {}",
             isa_name(isa));
   AttentionState& s = *s_;
   s.limits = limits;

@@ -191,6 +191,8 @@ GatedDeltaKernels gated_delta_kernels_for_isa(Isa isa) {
       return kGatedDeltaReference;
     case Isa::kAvx2:
       return kGatedDeltaAvx2;
+    case Isa::kAvxVnni:
+      return {};  // AVX2's serve
     case Isa::kAvx512:
       return kGatedDeltaAvx512;
     case Isa::kAmx:

@@ -13,6 +13,7 @@ LoraKernels lora_kernels_for_isa(Isa isa) {
   switch (isa) {
     case Isa::kScalar: return {ref::lora_shrink, ref::lora_expand};
     case Isa::kAvx2: return {avx2::lora_shrink, avx2::lora_expand};
+    case Isa::kAvxVnni: return {};  // AVX2's serve
     case Isa::kAvx512: return {avx512::lora_shrink, avx512::lora_expand};
     case Isa::kAmx: return {};  // AVX-512's serve
   }

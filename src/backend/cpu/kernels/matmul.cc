@@ -96,6 +96,15 @@ constexpr Entry kAvx2[] = {
     {GgmlType::kQ3_K, {avx2::prepare_q8_k, avx2::matmul_q3_k, avx2::matmul_q3_kx16}},
 };
 
+// The AVX-VNNI tier: vpdpbusd on ymm for the packed integer layouts most
+// files use; activations, row-major and float kernels are AVX2's.
+constexpr Entry kAvxVnni[] = {
+    {GgmlType::kQ8_0, {nullptr, nullptr, avxvnni::matmul_q8_0x16}},
+    {GgmlType::kQ4_K, {nullptr, nullptr, avxvnni::matmul_q4_kx16}},
+    {GgmlType::kQ5_K, {nullptr, nullptr, avxvnni::matmul_q5_kx16}},
+    {GgmlType::kQ6_K, {nullptr, nullptr, avxvnni::matmul_q6_kx16}},
+};
+
 constexpr Entry kAvx512[] = {
     {GgmlType::kF32, {nullptr, avx512::matmul_f32}},
     {GgmlType::kF16, {nullptr, avx512::matmul_f16, avx512::matmul_f16x16}},
@@ -140,6 +149,8 @@ std::span<const Entry> tier_entries(Isa isa) {
       return kReference;
     case Isa::kAvx2:
       return kAvx2;
+    case Isa::kAvxVnni:
+      return kAvxVnni;
     case Isa::kAvx512:
       return kAvx512;
     case Isa::kAmx:
@@ -152,7 +163,7 @@ constexpr size_t kMaxTypeId = 64;  // above every GgmlType id
 using Table = std::array<MatmulKernels, kMaxTypeId>;
 
 Table build_selected_table(Isa selected) {
-  return overlay_isa_tiers<MatmulKernels, kMaxTypeId>(selected, tier_entries,
+  return overlay_isa_tiers<MatmulKernels, kMaxTypeId>(detect_cpu_features(), selected, tier_entries,
                                                       [](MatmulKernels& slot, const MatmulKernels& tier) {
     if (tier.prepare != nullptr) slot.prepare = tier.prepare;
     if (tier.matmul != nullptr) slot.matmul = tier.matmul;

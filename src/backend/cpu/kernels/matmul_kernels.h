@@ -143,6 +143,17 @@ void matmul_q3_k(const MatmulTask& task);
 void matmul_q6_k(const MatmulTask& task);
 }  // namespace avx2
 
+// The AVX-VNNI tier (AVX2 + vpdpbusd on ymm): its own kernels for the packed
+// integer layouts most files use; the rest are AVX2's.
+namespace avxvnni {
+// matmul_x16_avxvnni.cc: weights in WeightLayout::kQ8_0x16
+void matmul_q8_0x16(const MatmulTask& task);
+// matmul_kx16_avxvnni.cc: weights in WeightLayout::kQ4_Kx16, kQ5_Kx16, kQ6_Kx16
+void matmul_q4_kx16(const MatmulTask& task);
+void matmul_q5_kx16(const MatmulTask& task);
+void matmul_q6_kx16(const MatmulTask& task);
+}  // namespace avxvnni
+
 namespace avx512 {
 // matmul_float_avx512.cc
 void matmul_f32(const MatmulTask& task);

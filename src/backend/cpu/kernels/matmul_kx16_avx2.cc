@@ -41,45 +41,11 @@
 
 #include <cstring>
 
-#include "backend/cpu/kernels/half_groups_avx2.h"
-#include "backend/cpu/kernels/kquant_x16_layout.h"
-#include "backend/cpu/kernels/matmul_kernels.h"
-#include "backend/cpu/kernels/next_group_prefetch.h"
+#include "backend/cpu/kernels/kx16_walk_avx2.h"
 #include "tensor/block_types.h"
 
 namespace met::cpu::avx2 {
 namespace {
-
-constexpr int kTileRows = 4;
-constexpr int kHalfRows = kHalfGroupRows;
-constexpr size_t kActQs = sizeof(float);            // BlockQ8_K::qs
-constexpr size_t kActBsums = sizeof(float) + kQkK;  // BlockQ8_K::bsums
-
-__m256i bcast32(const uint8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, sizeof(v));
-  return _mm256_set1_epi32(v);
-}
-
-__m256i load_half(const uint8_t* line, int h) {
-  return _mm256_load_si256(reinterpret_cast<const __m256i*>(line + 32 * h));
-}
-
-// The 8 bytes of half h of a 16-row byte table, widened to int32 lanes.
-__m256i widen8(const uint8_t* table16, int h) {
-  return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(table16 + kHalfRows * h)));
-}
-
-// The 8 fp16 of half h of a 16-row fp16 table, as floats.
-__m256 half_ph8(const uint8_t* table16, int h) {
-  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table16 + 2 * kHalfRows * h)));
-}
-
-float load_f32(const uint8_t* p) {
-  float v;
-  std::memcpy(&v, p, sizeof(v));
-  return v;
-}
 
 // Lines 8c + j0 .. 8c + j0 + 3 of half h: the int32 dots of sub-blocks 2c
 // (low nibbles) and 2c + 1 (high) for each activation row, added to lo, hi.
@@ -153,43 +119,6 @@ struct ScaleMinX16 {
     }
   }
 };
-
-// The operands of line jj of half h of groups (hs, q, k), k < 4, of a
-// Q6_Kx16 unit: inputs 128 hs + 32k + 16q + 4jj .. +3, 6-bit codes (k = 0,
-// 2: the low and high nibbles of the first ql line with qh bits 0-1 and
-// 4-5; k = 1, 3: of the second ql line with qh bits 2-3 and 6-7), from one
-// load of each line.
-[[gnu::always_inline]] inline void q6_k_operands(const uint8_t* unit, int h, int hs, int q, int jj, __m256i (&w)[4]) {
-  const __m256i low_mask = _mm256_set1_epi8(0x0F), high_mask = _mm256_set1_epi8(0x30);
-  const size_t line = static_cast<size_t>(4 * q + jj);
-  const __m256i a = load_half(unit + kx16::kQ6_KQl + kx16::kLine * (16 * static_cast<size_t>(hs) + line), h);
-  const __m256i b = load_half(unit + kx16::kQ6_KQl + kx16::kLine * (16 * static_cast<size_t>(hs) + 8 + line), h);
-  const __m256i qh = load_half(unit + kx16::kQ6_KQh + kx16::kLine * (8 * static_cast<size_t>(hs) + line), h);
-  // qh bits 2k, 2k + 1 to bits 4, 5.
-  w[0] = _mm256_or_si256(_mm256_and_si256(a, low_mask), _mm256_and_si256(_mm256_slli_epi16(qh, 4), high_mask));
-  w[1] = _mm256_or_si256(_mm256_and_si256(b, low_mask), _mm256_and_si256(_mm256_slli_epi16(qh, 2), high_mask));
-  w[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a, 4), low_mask), _mm256_and_si256(qh, high_mask));
-  w[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b, 4), low_mask),
-                         _mm256_and_si256(_mm256_srli_epi16(qh, 2), high_mask));
-}
-
-// Half h's scales of groups 8hs + 2k and 8hs + 2k + 1 (k < 4) from a Q6_Kx16
-// or Q3_Kx16 pair table at `scales`, as int16 pairs; and isum += -2^kShift
-// x each pair against the activation rows' per-16 sums (the codes' offset,
-// 32 or 4, taken out).
-template <int kShift, int R>
-[[gnu::always_inline]] inline void offset_pairs(const uint8_t* scales, int h, int hs, const uint8_t* const (&a)[R],
-                                                __m256i (&pairs)[4], __m256i (&isum)[R]) {
-  for (int k = 0; k < 4; ++k) {
-    const uint8_t* p = scales + 32 * static_cast<size_t>(4 * hs + k) + 16 * h;
-    pairs[k] = _mm256_cvtepi8_epi16(_mm_load_si128(reinterpret_cast<const __m128i*>(p)));
-    const __m256i offset = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_slli_epi16(pairs[k], kShift));
-    for (int r = 0; r < R; ++r) {
-      const uint8_t* bsums = a[r] + kActBsums + 4 * static_cast<size_t>(4 * hs + k);
-      isum[r] = _mm256_add_epi32(isum[r], _mm256_madd_epi16(offset, bcast32(bsums)));
-    }
-  }
-}
 
 struct Q6_Kx16 {
   static constexpr size_t kUnitBytes = kx16::kQ6_KUnitBytes;
@@ -385,7 +314,7 @@ struct Iq4XsX16 {
     const __m256i low_mask = _mm256_set1_epi8(0x0F);
     // ls - 32 in both int16 halves of each row's lane.
     const __m256i scale = _mm256_cvtepi8_epi32(
-        _mm_loadl_epi64(reinterpret_cast<const __m128i*>(unit + kx16::kIq4XsScales + 16 * g + kHalfRows * h)));
+        _mm_loadl_epi64(reinterpret_cast<const __m128i*>(unit + kx16::kIq4XsScales + 16 * g + kHalfGroupRows * h)));
     const __m256i pairs = _mm256_or_si256(_mm256_and_si256(scale, _mm256_set1_epi32(0xFFFF)),
                                           _mm256_slli_epi32(scale, 16));
 #pragma GCC unroll 4
@@ -405,37 +334,6 @@ struct Iq4XsX16 {
     }
   }
 };
-
-// y rows [i0, i0 + R), outputs n0 .. n0 + 7 where `store_mask` is set, from
-// half h of the group at `group`.
-template <class L, int R>
-void kx16_half_tile(const MatmulTask& t, int64_t i0, const uint8_t* group, int h, int64_t n0,
-                    __m256i store_mask) {
-  const int64_t num_blocks = t.cols / kQkK;
-  const uint8_t* a[R];
-  for (int r = 0; r < R; ++r) a[r] = t.act + static_cast<size_t>(i0 + r) * t.act_row_bytes;
-  __m256 acc[R];
-  for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
-  // Walks: every row tile of both halves (at m = 1 too: the second half's
-  // walk computes from cache while the first's prefetches would idle).
-  const int64_t tiles = (t.m + kTileRows - 1) / kTileRows;
-  const NextGroupShare share = next_group_share(2 * tiles, h * tiles + i0 / kTileRows, group, t.weight_row_bytes,
-                                                (n0 / kx16::kRows + 1) * kx16::kRows < t.n_end);
-  const uint8_t* unit = group;
-  for (int64_t b = 0; b < num_blocks; ++b, unit += L::kUnitBytes) {
-    prefetch_share(share, b, static_cast<size_t>(unit - group), L::kUnitBytes);
-    L::template unit_step<R>(unit, h, a, acc);
-    for (int r = 0; r < R; ++r) a[r] += sizeof(BlockQ8_K);
-  }
-  for (int r = 0; r < R; ++r) _mm256_maskstore_ps(t.y + (i0 + r) * t.y_stride + n0, store_mask, acc[r]);
-}
-
-template <class L>
-void run_kx16_halves(const MatmulTask& t) {
-  static constexpr HalfTileFn kTiles[kTileRows] = {kx16_half_tile<L, 1>, kx16_half_tile<L, 2>,
-                                                   kx16_half_tile<L, 3>, kx16_half_tile<L, 4>};
-  run_half_groups(t, kTiles);
-}
 
 }  // namespace
 

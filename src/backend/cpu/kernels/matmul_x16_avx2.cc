@@ -49,39 +49,15 @@
 #include <cstring>
 #include <utility>
 
-#include "backend/cpu/kernels/half_groups_avx2.h"
 #include "backend/cpu/kernels/matmul_kernels.h"
-#include "backend/cpu/kernels/next_group_prefetch.h"
+#include "backend/cpu/kernels/x16_walk_avx2.h"
 #include "tensor/block_types.h"
 
 namespace met::cpu::avx2 {
 namespace {
 
-constexpr int kGroupRows = 16;
+constexpr int kGroupRows = kX16GroupRows;
 constexpr int kHalfRows = kHalfGroupRows;
-constexpr int kMaxRows = 4;
-
-// Where an activation row's blocks and tails are.
-struct ActRow {
-  const uint8_t* blocks;  // BlockQ8_0 b at blocks + 34 b
-  const uint8_t* tails;   // ActQ8_0Tail b at tails + 8 b
-};
-
-__m256i broadcast_quad(const uint8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, sizeof(v));
-  return _mm256_set1_epi32(v);
-}
-
-// The codes of activation row r's block b, and the block's tail.
-const uint8_t* act_codes(const ActRow& a, int64_t b) {
-  return a.blocks + sizeof(BlockQ8_0) * static_cast<size_t>(b) + sizeof(uint16_t);
-}
-ActQ8_0Tail act_tail(const ActRow& a, int64_t b) {
-  ActQ8_0Tail tail;
-  std::memcpy(&tail, a.tails + sizeof(ActQ8_0Tail) * static_cast<size_t>(b), sizeof(tail));
-  return tail;
-}
 
 // acc[r] += the 8 rows' terms of one block for activation row r, from the
 // rows' signed codes in w (-128 .. 127) and their scales: per quad,
@@ -341,62 +317,20 @@ struct Q5_0x16Block {
   }
 };
 
-// y rows [i0, i0 + R), outputs n0 .. n0 + 7 where `store_mask` is set, from
-// half h (rows 8h .. 8h+7) of the group at `group`.
-template <class B, int R>
-void half_tile(const MatmulTask& t, int64_t i0, const uint8_t* group, int h, int64_t n0, __m256i store_mask) {
-  const int64_t num_blocks = t.cols / kQk;
-  ActRow a[R];
-  for (int r = 0; r < R; ++r) {
-    const uint8_t* row = t.act + static_cast<size_t>(i0 + r) * t.act_row_bytes;
-    a[r].blocks = row;
-    a[r].tails = row + static_cast<size_t>(num_blocks) * (sizeof(BlockQ8_0) + kQk / 4 * sizeof(int16_t));
-  }
-  __m256 acc[R];
-  for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
-  // Walks: every row tile of both halves, at m = 1 too (the second half's
-  // walk computes from cache: sharing measured the same for Q8_0x16 at m =
-  // 1 and about 20% faster for Mxfp4x16, three alternating rounds).
-  const int64_t tiles = (t.m + kMaxRows - 1) / kMaxRows;
-  const NextGroupShare share = next_group_share(2 * tiles, h * tiles + i0 / kMaxRows, group,
-                                                t.weight_row_bytes, (n0 / kGroupRows + 1) * kGroupRows < t.n_end);
-  const uint8_t* unit = group;
-  for (int64_t b = 0; b < num_blocks; b += B::kUnitBlocks, unit += B::kUnitBytes) {
-    prefetch_share(share, b / B::kUnitBlocks, static_cast<size_t>(unit - group), B::kUnitBytes);
-    const int64_t unit_blocks = num_blocks - b < B::kUnitBlocks ? num_blocks - b : B::kUnitBlocks;
-    for (int64_t k = 0; k < unit_blocks; ++k) B::template step<R>(unit, k, unit_blocks, h, a, b + k, acc);
-  }
-  for (int r = 0; r < R; ++r) _mm256_maskstore_ps(t.y + (i0 + r) * t.y_stride + n0, store_mask, acc[r]);
-}
-
-template <class B, int... R>
-constexpr auto make_tiles(std::integer_sequence<int, R...>) {
-  struct Tiles {
-    HalfTileFn fns[sizeof...(R)];
-  };
-  return Tiles{{half_tile<B, R + 1>...}};
-}
-
-template <class B>
-void run_halves(const MatmulTask& t) {
-  static constexpr auto kTiles = make_tiles<B>(std::make_integer_sequence<int, kMaxRows>());
-  run_half_groups(t, kTiles.fns);
-}
-
 }  // namespace
 
-void matmul_q8_0x16(const MatmulTask& t) { run_halves<Q8_0x16Block>(t); }
+void matmul_q8_0x16(const MatmulTask& t) { run_x16_halves<Q8_0x16Block>(t); }
 
-void matmul_mxfp4x16(const MatmulTask& t) { run_halves<Mxfp4x16Block>(t); }
+void matmul_mxfp4x16(const MatmulTask& t) { run_x16_halves<Mxfp4x16Block>(t); }
 
-void matmul_q4_0x16(const MatmulTask& t) { run_halves<Q4_0x16Block>(t); }
+void matmul_q4_0x16(const MatmulTask& t) { run_x16_halves<Q4_0x16Block>(t); }
 
-void matmul_iq4_nlx16(const MatmulTask& t) { run_halves<Iq4NlX16Block>(t); }
+void matmul_iq4_nlx16(const MatmulTask& t) { run_x16_halves<Iq4NlX16Block>(t); }
 
-void matmul_q5_0x16(const MatmulTask& t) { run_halves<Q5_0x16Block>(t); }
+void matmul_q5_0x16(const MatmulTask& t) { run_x16_halves<Q5_0x16Block>(t); }
 
-void matmul_q4_1x16(const MatmulTask& t) { run_halves<MinNibbleX16Block<false>>(t); }
+void matmul_q4_1x16(const MatmulTask& t) { run_x16_halves<MinNibbleX16Block<false>>(t); }
 
-void matmul_q5_1x16(const MatmulTask& t) { run_halves<MinNibbleX16Block<true>>(t); }
+void matmul_q5_1x16(const MatmulTask& t) { run_x16_halves<MinNibbleX16Block<true>>(t); }
 
 }  // namespace met::cpu::avx2

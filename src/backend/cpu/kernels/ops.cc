@@ -51,6 +51,8 @@ OpsKernels ops_kernels_for_isa(Isa isa) {
       return kOpsReference;
     case Isa::kAvx2:
       return kOpsAvx2;
+    case Isa::kAvxVnni:
+      return {};  // AVX2's serve
     case Isa::kAvx512:
       return kOpsAvx512;
     case Isa::kAmx:

@@ -16,6 +16,8 @@ ShortConvFn short_conv_kernel_for_isa(Isa isa) {
       return ref::short_conv_silu;
     case Isa::kAvx2:
       return avx2::short_conv_silu;
+    case Isa::kAvxVnni:
+      return nullptr;  // AVX2's serves
     case Isa::kAvx512:
       return avx512::short_conv_silu;
     case Isa::kAmx:

@@ -172,6 +172,8 @@ SsmScanKernels ssm_scan_kernels_for_isa(Isa isa) {
       return kSsmScanReference;
     case Isa::kAvx2:
       return kSsmScanAvx2;
+    case Isa::kAvxVnni:
+      return {};  // AVX2's serve
     case Isa::kAvx512:
       return kSsmScanAvx512;
     case Isa::kAmx:

@@ -1,0 +1,162 @@
+// AVX-VNNI matmul for the packed K-quant layouts WeightLayout::kQ4_Kx16,
+// kQ5_Kx16 and kQ6_Kx16 (packed_weights.h) against Q8_K activations: the
+// layouts and half-group walk of matmul_kx16_avx2.cc (kx16_walk_avx2.h),
+// with each line's codes (unsigned, 0 .. 15, 31 or 63) against 4 activation
+// codes broadcast in one vpdpbusd on ymm, straight into an int32 lane per
+// row, where AVX2 needs vpmaddubsw, an int16 add and vpmaddwd. This is the
+// tier of Intel's client cores since Alder Lake, which have VNNI on ymm and
+// no AVX-512.
+//   Q4_Kx16 / Q5_Kx16: per chunk of 64 inputs, the low nibbles (sub-block 2c)
+//     and the high nibbles (2c + 1) of its 8 lines, Q5_K's fifth bit merged in
+//     from its qh line; each sub-block's dot times its 8 rows' scales
+//     (vpmulld, exact), the mins as vpmaddwd of (m, m) pairs against the
+//     activation's per-16 sums.
+//   Q6_Kx16: per line of the two ql lines and the qh line, the 6-bit codes of
+//     four groups of 16 inputs, each group's dot times its scale, and the
+//     offset of 32 as vpmaddwd of the scale pairs times -32 against the
+//     per-16 sums.
+// One float step per super-block, as the reference: d_a d * I (- d_a dmin *
+// M). The sums are exact integers as in the AVX2 kernels, so both tiers give
+// the same outputs. Tiles as matmul_kx16_avx2.cc's; a row's arithmetic is the
+// same whatever tile it lands in: bit-identical alone or in a batch.
+// Built with -march=x86-64-v3 -mavxvnni: includes only intrinsics and
+// declarations (and kx16_walk_avx2.h's always-inlined helpers).
+// Threading: pure functions. Tested by tests/backend/packed_weights_test.cc.
+#include <immintrin.h>
+
+#include "backend/cpu/kernels/kx16_walk_avx2.h"
+#include "backend/cpu/kernels/matmul_kernels.h"
+
+namespace met::cpu::avxvnni {
+namespace {
+
+using avx2::bcast32;
+using avx2::half_ph8;
+using avx2::kActBsums;
+using avx2::kActQs;
+using avx2::load_f32;
+using avx2::load_half;
+using avx2::widen8;
+
+// Lines 8c .. 8c + 7 of half h: the int32 dots of sub-blocks 2c (low
+// nibbles) and 2c + 1 (high) for each activation row, into lo, hi. Q5_K's
+// fifth bit of element 64c + l is bit 2c of qh[l] (2c + 1 for 64c + 32 + l).
+template <class F, int R>
+[[gnu::always_inline]] inline void scale_min_chunk(const uint8_t* unit, int h, int c, const uint8_t* const (&a)[R],
+                                                   __m256i (&lo)[R], __m256i (&hi)[R]) {
+  const __m256i low_mask = _mm256_set1_epi8(0x0F);
+  for (int r = 0; r < R; ++r) lo[r] = hi[r] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; ++j) {
+    const __m256i v = load_half(unit + F::kCodes + kx16::kLine * static_cast<size_t>(8 * c + j), h);
+    __m256i wl = _mm256_and_si256(v, low_mask);
+    __m256i wh = _mm256_and_si256(_mm256_srli_epi16(v, 4), low_mask);
+    if constexpr (F::kQh != 0) {  // Q5_K
+      const __m256i bit4 = _mm256_set1_epi8(0x10);
+      const __m256i qh = _mm256_srl_epi16(load_half(unit + F::kQh + kx16::kLine * static_cast<size_t>(j), h),
+                                          _mm_cvtsi32_si128(2 * c));
+      wl = _mm256_or_si256(wl, _mm256_and_si256(_mm256_slli_epi16(qh, 4), bit4));
+      wh = _mm256_or_si256(wh, _mm256_and_si256(_mm256_slli_epi16(qh, 3), bit4));
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      const uint8_t* qs = a[r] + kActQs + 64 * static_cast<size_t>(c) + 4 * static_cast<size_t>(j);
+      lo[r] = _mm256_dpbusd_avx_epi32(lo[r], wl, bcast32(qs));
+      hi[r] = _mm256_dpbusd_avx_epi32(hi[r], wh, bcast32(qs + 32));
+    }
+  }
+}
+
+template <class F>
+struct ScaleMinX16 {
+  static constexpr size_t kUnitBytes = F::kUnitBytes;
+  // acc[r] += row r's terms of half h of the super-block at `unit`.
+  template <int R>
+  static void unit_step(const uint8_t* unit, int h, const uint8_t* const (&a)[R], __m256 (&acc)[R]) {
+    __m256i isum[R], msum[R];
+    for (int r = 0; r < R; ++r) isum[r] = msum[r] = _mm256_setzero_si256();
+    for (int c = 0; c < 4; ++c) {
+      __m256i lo[R], hi[R];
+      scale_min_chunk<F, R>(unit, h, c, a, lo, hi);
+      const __m256i sc_lo = widen8(unit + F::kScales + 16 * (2 * c), h);
+      const __m256i sc_hi = widen8(unit + F::kScales + 16 * (2 * c + 1), h);
+      const __m256i m_lo = widen8(unit + F::kMins + 16 * (2 * c), h);
+      const __m256i m_hi = widen8(unit + F::kMins + 16 * (2 * c + 1), h);
+      const __m256i mins_lo = _mm256_or_si256(m_lo, _mm256_slli_epi32(m_lo, 16));  // (m, m) int16 pairs
+      const __m256i mins_hi = _mm256_or_si256(m_hi, _mm256_slli_epi32(m_hi, 16));
+      for (int r = 0; r < R; ++r) {
+        isum[r] = _mm256_add_epi32(isum[r], _mm256_add_epi32(_mm256_mullo_epi32(lo[r], sc_lo),
+                                                             _mm256_mullo_epi32(hi[r], sc_hi)));
+        const uint8_t* bsums = a[r] + kActBsums + 8 * static_cast<size_t>(c);  // sums 4c .. 4c + 3
+        msum[r] = _mm256_add_epi32(msum[r], _mm256_add_epi32(_mm256_madd_epi16(mins_lo, bcast32(bsums)),
+                                                             _mm256_madd_epi16(mins_hi, bcast32(bsums + 4))));
+      }
+    }
+    const __m256 d = half_ph8(unit + F::kD, h), dmin = half_ph8(unit + F::kDmin, h);
+    for (int r = 0; r < R; ++r) {
+      const __m256 da = _mm256_set1_ps(load_f32(a[r]));
+      acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r]), _mm256_mul_ps(d, da), acc[r]);
+      acc[r] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum[r]), _mm256_mul_ps(dmin, da), acc[r]);
+    }
+  }
+};
+
+struct Q6_Kx16 {
+  static constexpr size_t kUnitBytes = kx16::kQ6_KUnitBytes;
+  template <int R>
+  static void unit_step(const uint8_t* unit, int h, const uint8_t* const (&a)[R], __m256 (&acc)[R]) {
+    __m256i isum[R];
+    for (int r = 0; r < R; ++r) isum[r] = _mm256_setzero_si256();
+    for (int hs = 0; hs < 2; ++hs) {
+      __m256i pairs[4];  // scales of groups 8hs + 2k (q = 0) and 8hs + 2k + 1 (q = 1) as int16 pairs
+      avx2::offset_pairs<5, R>(unit + kx16::kQ6_KScales, h, hs, a, pairs, isum);
+      for (int q = 0; q < 2; ++q) q6_k_groups<R>(unit, h, hs, q, pairs, a, isum);
+    }
+    const __m256 d = half_ph8(unit + kx16::kQ6_KD, h);
+    for (int r = 0; r < R; ++r) {
+      const __m256 da = _mm256_set1_ps(load_f32(a[r]));
+      acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r]), _mm256_mul_ps(d, da), acc[r]);
+    }
+  }
+
+  // isum += the dots of groups 8hs + 2k + q, k < 4 (inputs 128hs + 32k + 16q
+  // .. +15) times their scales, per activation row; each line's operands
+  // are decoded once for all four groups.
+  template <int R>
+  [[gnu::always_inline]] static void q6_k_groups(const uint8_t* unit, int h, int hs, int q,
+                                                 const __m256i (&pairs)[4], const uint8_t* const (&a)[R],
+                                                 __m256i (&isum)[R]) {
+    __m256i dot[R][4];
+    for (int r = 0; r < R; ++r) {
+      for (int k = 0; k < 4; ++k) dot[r][k] = _mm256_setzero_si256();
+    }
+#pragma GCC unroll 4
+    for (int jj = 0; jj < 4; ++jj) {
+      __m256i w[4];
+      avx2::q6_k_operands(unit, h, hs, q, jj, w);
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        const uint8_t* qs = a[r] + kActQs + 128 * static_cast<size_t>(hs) + 16 * static_cast<size_t>(q) +
+                            4 * static_cast<size_t>(jj);
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; ++k) dot[r][k] = _mm256_dpbusd_avx_epi32(dot[r][k], w[k], bcast32(qs + 32 * k));
+      }
+    }
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+      const __m256i scale = q == 0 ? _mm256_srai_epi32(_mm256_slli_epi32(pairs[k], 16), 16)
+                                   : _mm256_srai_epi32(pairs[k], 16);
+      for (int r = 0; r < R; ++r) isum[r] = _mm256_add_epi32(isum[r], _mm256_mullo_epi32(dot[r][k], scale));
+    }
+  }
+};
+
+}  // namespace
+
+void matmul_q4_kx16(const MatmulTask& t) { avx2::run_kx16_halves<ScaleMinX16<kx16::Q4_KFields>>(t); }
+
+void matmul_q5_kx16(const MatmulTask& t) { avx2::run_kx16_halves<ScaleMinX16<kx16::Q5_KFields>>(t); }
+
+void matmul_q6_kx16(const MatmulTask& t) { avx2::run_kx16_halves<Q6_Kx16>(t); }
+
+}  // namespace met::cpu::avxvnni
