@@ -96,10 +96,16 @@ constexpr Entry kAvx2[] = {
     {GgmlType::kQ3_K, {avx2::prepare_q8_k, avx2::matmul_q3_k, avx2::matmul_q3_kx16}},
 };
 
-// The AVX-VNNI tier: vpdpbusd on ymm for the packed integer layouts most
-// files use; activations, row-major and float kernels are AVX2's.
+// The AVX-VNNI tier: vpdpbusd on ymm for the packed integer layouts;
+// activations, row-major and float kernels (and IQ4_XS, Q3_K, Q2_K) are AVX2's.
 constexpr Entry kAvxVnni[] = {
     {GgmlType::kQ8_0, {nullptr, nullptr, avxvnni::matmul_q8_0x16}},
+    {GgmlType::kQ4_0, {nullptr, nullptr, avxvnni::matmul_q4_0x16}},
+    {GgmlType::kMXFP4, {nullptr, nullptr, avxvnni::matmul_mxfp4x16}},
+    {GgmlType::kIQ4_NL, {nullptr, nullptr, avxvnni::matmul_iq4_nlx16}},
+    {GgmlType::kQ5_0, {nullptr, nullptr, avxvnni::matmul_q5_0x16}},
+    {GgmlType::kQ4_1, {nullptr, nullptr, avxvnni::matmul_q4_1x16}},
+    {GgmlType::kQ5_1, {nullptr, nullptr, avxvnni::matmul_q5_1x16}},
     {GgmlType::kQ4_K, {nullptr, nullptr, avxvnni::matmul_q4_kx16}},
     {GgmlType::kQ5_K, {nullptr, nullptr, avxvnni::matmul_q5_kx16}},
     {GgmlType::kQ6_K, {nullptr, nullptr, avxvnni::matmul_q6_kx16}},

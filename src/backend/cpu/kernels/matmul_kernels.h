@@ -146,8 +146,15 @@ void matmul_q6_k(const MatmulTask& task);
 // The AVX-VNNI tier (AVX2 + vpdpbusd on ymm): its own kernels for the packed
 // integer layouts most files use; the rest are AVX2's.
 namespace avxvnni {
-// matmul_x16_avxvnni.cc: weights in WeightLayout::kQ8_0x16
+// matmul_x16_avxvnni.cc: weights in WeightLayout::kQ8_0x16, kMxfp4x16, kIq4NlX16, kQ4_0x16,
+// kQ5_0x16, kQ4_1x16, kQ5_1x16
 void matmul_q8_0x16(const MatmulTask& task);
+void matmul_mxfp4x16(const MatmulTask& task);
+void matmul_iq4_nlx16(const MatmulTask& task);
+void matmul_q4_0x16(const MatmulTask& task);
+void matmul_q5_0x16(const MatmulTask& task);
+void matmul_q4_1x16(const MatmulTask& task);
+void matmul_q5_1x16(const MatmulTask& task);
 // matmul_kx16_avxvnni.cc: weights in WeightLayout::kQ4_Kx16, kQ5_Kx16, kQ6_Kx16
 void matmul_q4_kx16(const MatmulTask& task);
 void matmul_q5_kx16(const MatmulTask& task);

@@ -1,5 +1,6 @@
-// AVX-VNNI matmul for WeightLayout::kQ8_0x16 (packed_weights.h) against
-// ActQ8_0 activations (matmul_kernels.h): the AVX2 kernel's half-group walk
+// AVX-VNNI matmul for WeightLayout::kQ8_0x16 and the nibble layouts of
+// x16_blocks_avx2.h (kMxfp4x16, kQ4_0x16, kIq4NlX16, kQ5_0x16, kQ4_1x16,
+// kQ5_1x16; packed_weights.h) against ActQ8_0 activations (matmul_kernels.h): the AVX2 kernel's half-group walk
 // (x16_walk_avx2.h: 8 rows, one int32 lane per row) with AVX-512's
 // arithmetic on ymm. The layout stores each code + 128, so per block, half
 // and quad j one aligned 32-byte load is the unsigned operand of vpdpbusd
@@ -8,6 +9,8 @@
 // add up to the exact signed dot, where AVX2 needs vpabsb, vpsignb,
 // vpmaddubsw, vpmaddwd and an add. One multiply and one FMA scale the 8
 // dots by the rows' fp16 scales (one vcvtph2ps) times the activation's.
+// The nibble layouts decode as AVX2's (x16_blocks_avx2.h) into the same
+// unsigned operands, each the value + an offset whose term starts the chain.
 // This is the tier of Intel's client cores since Alder Lake, which have
 // VNNI on ymm and no AVX-512.
 // Tiles of up to 4 activation rows x one half group, each quad's weights
@@ -21,6 +24,7 @@
 #include <immintrin.h>
 
 #include "backend/cpu/kernels/matmul_kernels.h"
+#include "backend/cpu/kernels/x16_blocks_avx2.h"
 #include "backend/cpu/kernels/x16_walk_avx2.h"
 #include "tensor/block_types.h"
 
@@ -31,6 +35,40 @@ using avx2::ActRow;
 using avx2::act_codes;
 using avx2::act_tail;
 using avx2::broadcast_quad;
+
+// x16_blocks_avx2.h's arithmetic on this tier: per activation row, 8
+// vpdpbusd of the unsigned operands against the row's quads (broadcast,
+// signed) in two int32 chains, the first started at -kValueOffset x the
+// block's code sum (offset_bias / 128 x kValueOffset), so their sum is the
+// exact signed dot; signed operands (IQ4_NL's values) go in + 128 (one xor).
+struct VnniRows {
+  template <int kValueOffset, int R>
+  [[gnu::always_inline]] static void nibbles(const __m256i (&w)[8], __m256 w_scale, const ActRow (&a)[R], int64_t b,
+                                             __m256 (&acc)[R]) {
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      const uint8_t* q = act_codes(a[r], b);
+      const ActQ8_0Tail tail = act_tail(a[r], b);
+      __m256i even = _mm256_set1_epi32(tail.offset_bias / 128 * kValueOffset);
+      __m256i odd = _mm256_setzero_si256();
+#pragma GCC unroll 4
+      for (int j = 0; j < 8; j += 2) {
+        even = _mm256_dpbusd_avx_epi32(even, w[j], broadcast_quad(q + 4 * j));
+        odd = _mm256_dpbusd_avx_epi32(odd, w[j + 1], broadcast_quad(q + 4 * j + 4));
+      }
+      const __m256 dot = _mm256_cvtepi32_ps(_mm256_add_epi32(even, odd));
+      acc[r] = _mm256_fmadd_ps(dot, _mm256_mul_ps(w_scale, _mm256_set1_ps(tail.d)), acc[r]);
+    }
+  }
+  template <int R>
+  [[gnu::always_inline]] static void signed_codes(const __m256i (&w)[8], __m256 w_scale, const ActRow (&a)[R],
+                                                  int64_t b, __m256 (&acc)[R]) {
+    const __m256i offset = _mm256_set1_epi8(static_cast<char>(0x80));
+    __m256i u[8];
+    for (int j = 0; j < 8; ++j) u[j] = _mm256_xor_si256(w[j], offset);
+    nibbles<128, R>(u, w_scale, a, b, acc);
+  }
+};
 
 // Q8_0x16: units of two blocks (codes of b, codes of b + 1, 32 scales); an
 // odd last block is a unit of its codes and 16 scales.
@@ -73,5 +111,17 @@ struct Q8_0x16Block {
 }  // namespace
 
 void matmul_q8_0x16(const MatmulTask& t) { avx2::run_x16_halves<Q8_0x16Block>(t); }
+
+void matmul_mxfp4x16(const MatmulTask& t) { avx2::run_x16_halves<avx2::Mxfp4x16Block<VnniRows>>(t); }
+
+void matmul_q4_0x16(const MatmulTask& t) { avx2::run_x16_halves<avx2::Q4_0x16Block<VnniRows>>(t); }
+
+void matmul_iq4_nlx16(const MatmulTask& t) { avx2::run_x16_halves<avx2::Iq4NlX16Block<VnniRows>>(t); }
+
+void matmul_q5_0x16(const MatmulTask& t) { avx2::run_x16_halves<avx2::Q5_0x16Block<VnniRows>>(t); }
+
+void matmul_q4_1x16(const MatmulTask& t) { avx2::run_x16_halves<avx2::MinNibbleX16Block<VnniRows, false>>(t); }
+
+void matmul_q5_1x16(const MatmulTask& t) { avx2::run_x16_halves<avx2::MinNibbleX16Block<VnniRows, true>>(t); }
 
 }  // namespace met::cpu::avxvnni
