@@ -120,34 +120,50 @@ struct Q6_Kx16 {
   }
 
   // isum += the dots of groups 8hs + 2k + q, k < 4 (inputs 128hs + 32k + 16q
-  // .. +15) times their scales, per activation row; each line's operands
-  // are decoded once for all four groups.
+  // .. +15) times their scales, per activation row: group by group, so a
+  // tile of 4 rows keeps its 4 dots and the operand in registers (decoding
+  // each line's 4 operands at once held 16 dots and spilled).
   template <int R>
   [[gnu::always_inline]] static void q6_k_groups(const uint8_t* unit, int h, int hs, int q,
                                                  const __m256i (&pairs)[4], const uint8_t* const (&a)[R],
                                                  __m256i (&isum)[R]) {
-    __m256i dot[R][4];
-    for (int r = 0; r < R; ++r) {
-      for (int k = 0; k < 4; ++k) dot[r][k] = _mm256_setzero_si256();
-    }
+    q6_k_group<0, R>(unit, h, hs, q, pairs, a, isum);
+    q6_k_group<1, R>(unit, h, hs, q, pairs, a, isum);
+    q6_k_group<2, R>(unit, h, hs, q, pairs, a, isum);
+    q6_k_group<3, R>(unit, h, hs, q, pairs, a, isum);
+  }
+
+  // Group 8hs + 2k + q's part of q6_k_groups. Its operand of line jj: the
+  // low (k = 0, 1) or high (k = 2, 3) nibbles of ql line 16hs + 8(k % 2) +
+  // 4q + jj with bits 2k, 2k + 1 of qh line 8hs + 4q + jj as bits 4, 5.
+  template <int k, int R>
+  [[gnu::always_inline]] static void q6_k_group(const uint8_t* unit, int h, int hs, int q,
+                                                const __m256i (&pairs)[4], const uint8_t* const (&a)[R],
+                                                __m256i (&isum)[R]) {
+    const __m256i low_mask = _mm256_set1_epi8(0x0F), high_mask = _mm256_set1_epi8(0x30);
+    __m256i dot[R];
+    for (int r = 0; r < R; ++r) dot[r] = _mm256_setzero_si256();
 #pragma GCC unroll 4
     for (int jj = 0; jj < 4; ++jj) {
-      __m256i w[4];
-      avx2::q6_k_operands(unit, h, hs, q, jj, w);
+      const size_t line = static_cast<size_t>(4 * q + jj);
+      const __m256i ql = load_half(
+          unit + kx16::kQ6_KQl + kx16::kLine * (16 * static_cast<size_t>(hs) + 8 * (k % 2) + line), h);
+      const __m256i qh = load_half(unit + kx16::kQ6_KQh + kx16::kLine * (8 * static_cast<size_t>(hs) + line), h);
+      const __m256i low = _mm256_and_si256(k < 2 ? ql : _mm256_srli_epi16(ql, 4), low_mask);
+      const __m256i high = 4 - 2 * k > 0   ? _mm256_slli_epi16(qh, 4 - 2 * k)
+                           : 4 - 2 * k < 0 ? _mm256_srli_epi16(qh, 2 * k - 4)
+                                           : qh;
+      const __m256i w = _mm256_or_si256(low, _mm256_and_si256(high, high_mask));
 #pragma GCC unroll 4
       for (int r = 0; r < R; ++r) {
         const uint8_t* qs = a[r] + kActQs + 128 * static_cast<size_t>(hs) + 16 * static_cast<size_t>(q) +
-                            4 * static_cast<size_t>(jj);
-#pragma GCC unroll 4
-        for (int k = 0; k < 4; ++k) dot[r][k] = _mm256_dpbusd_avx_epi32(dot[r][k], w[k], bcast32(qs + 32 * k));
+                            4 * static_cast<size_t>(jj) + 32 * k;
+        dot[r] = _mm256_dpbusd_avx_epi32(dot[r], w, bcast32(qs));
       }
     }
-#pragma GCC unroll 4
-    for (int k = 0; k < 4; ++k) {
-      const __m256i scale = q == 0 ? _mm256_srai_epi32(_mm256_slli_epi32(pairs[k], 16), 16)
-                                   : _mm256_srai_epi32(pairs[k], 16);
-      for (int r = 0; r < R; ++r) isum[r] = _mm256_add_epi32(isum[r], _mm256_mullo_epi32(dot[r][k], scale));
-    }
+    const __m256i scale = q == 0 ? _mm256_srai_epi32(_mm256_slli_epi32(pairs[k], 16), 16)
+                                 : _mm256_srai_epi32(pairs[k], 16);
+    for (int r = 0; r < R; ++r) isum[r] = _mm256_add_epi32(isum[r], _mm256_mullo_epi32(dot[r], scale));
   }
 };
 
