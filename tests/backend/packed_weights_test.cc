@@ -579,7 +579,7 @@ TEST(PackedWeights, AvxVnniKernelsGiveAvx2sOutputsBitForBit) {
     }
     ++checked;
   }
-  EXPECT_EQ(checked, 10) << "Q8_0x16, the six nibble layouts, Q4_Kx16, Q5_Kx16 and Q6_Kx16";
+  EXPECT_EQ(checked, 11) << "Q8_0x16, the six nibble layouts, Q4_Kx16, Q5_Kx16, Q6_Kx16 and Iq4XsX16";
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiers, PackedKernels,

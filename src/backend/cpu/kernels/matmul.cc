@@ -97,7 +97,7 @@ constexpr Entry kAvx2[] = {
 };
 
 // The AVX-VNNI tier: vpdpbusd on ymm for the packed integer layouts;
-// activations, row-major and float kernels (and IQ4_XS, Q3_K, Q2_K) are AVX2's.
+// activations, row-major and float kernels (and Q3_K, Q2_K) are AVX2's.
 constexpr Entry kAvxVnni[] = {
     {GgmlType::kQ8_0, {nullptr, nullptr, avxvnni::matmul_q8_0x16}},
     {GgmlType::kQ4_0, {nullptr, nullptr, avxvnni::matmul_q4_0x16}},
@@ -109,6 +109,7 @@ constexpr Entry kAvxVnni[] = {
     {GgmlType::kQ4_K, {nullptr, nullptr, avxvnni::matmul_q4_kx16}},
     {GgmlType::kQ5_K, {nullptr, nullptr, avxvnni::matmul_q5_kx16}},
     {GgmlType::kQ6_K, {nullptr, nullptr, avxvnni::matmul_q6_kx16}},
+    {GgmlType::kIQ4_XS, {nullptr, nullptr, avxvnni::matmul_iq4_xsx16}},
 };
 
 constexpr Entry kAvx512[] = {

@@ -155,10 +155,11 @@ void matmul_q4_0x16(const MatmulTask& task);
 void matmul_q5_0x16(const MatmulTask& task);
 void matmul_q4_1x16(const MatmulTask& task);
 void matmul_q5_1x16(const MatmulTask& task);
-// matmul_kx16_avxvnni.cc: weights in WeightLayout::kQ4_Kx16, kQ5_Kx16, kQ6_Kx16
+// matmul_kx16_avxvnni.cc: weights in WeightLayout::kQ4_Kx16, kQ5_Kx16, kQ6_Kx16, kIq4XsX16
 void matmul_q4_kx16(const MatmulTask& task);
 void matmul_q5_kx16(const MatmulTask& task);
 void matmul_q6_kx16(const MatmulTask& task);
+void matmul_iq4_xsx16(const MatmulTask& task);
 }  // namespace avxvnni
 
 namespace avx512 {

@@ -1,5 +1,5 @@
 // AVX-VNNI matmul for the packed K-quant layouts WeightLayout::kQ4_Kx16,
-// kQ5_Kx16 and kQ6_Kx16 (packed_weights.h) against Q8_K activations: the
+// kQ5_Kx16, kQ6_Kx16 and kIq4XsX16 (packed_weights.h) against Q8_K activations: the
 // layouts and half-group walk of matmul_kx16_avx2.cc (kx16_walk_avx2.h),
 // with each line's codes (unsigned, 0 .. 15, 31 or 63) against 4 activation
 // codes broadcast in one vpdpbusd on ymm, straight into an int32 lane per
@@ -15,6 +15,9 @@
 //     four groups of 16 inputs, each group's dot times its scale, and the
 //     offset of 32 as vpmaddwd of the scale pairs times -32 against the
 //     per-16 sums.
+//   Iq4XsX16: per group of 32 inputs and line, the low and high nibbles
+//     through one vpshufb of kIq4Values + 128; the chain starts at -128 x the
+//     group's activation sum, and the dot times the group's ls - 32.
 // One float step per super-block, as the reference: d_a d * I (- d_a dmin *
 // M). The sums are exact integers as in the AVX2 kernels, so both tiers give
 // the same outputs. Tiles as matmul_kx16_avx2.cc's; a row's arithmetic is the
@@ -167,6 +170,55 @@ struct Q6_Kx16 {
   }
 };
 
+struct Iq4XsX16 {
+  static constexpr size_t kUnitBytes = kx16::kIq4XsUnitBytes;
+  template <int R>
+  static void unit_step(const uint8_t* unit, int h, const uint8_t* const (&a)[R], __m256 (&acc)[R]) {
+    __m256i isum[R];
+    for (int r = 0; r < R; ++r) isum[r] = _mm256_setzero_si256();
+    for (int g = 0; g < 8; ++g) iq4_xs_group<R>(unit, h, g, a, isum);
+    const __m256 d = half_ph8(unit + kx16::kIq4XsD, h);
+    for (int r = 0; r < R; ++r) {
+      const __m256 da = _mm256_set1_ps(load_f32(a[r]));
+      acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r]), _mm256_mul_ps(d, da), acc[r]);
+    }
+  }
+
+  // isum += half h's dots of group g (inputs 32g .. 32g + 31) times its
+  // scales: the nibbles through one vpshufb of kIq4Values + 128 (unsigned),
+  // the dot's chain started at -128 x the group's activation sum (its two
+  // per-16 sums), then times ls - 32 (vpmulld, exact).
+  template <int R>
+  [[gnu::always_inline]] static void iq4_xs_group(const uint8_t* unit, int h, int g, const uint8_t* const (&a)[R],
+                                                  __m256i (&isum)[R]) {
+    const __m256i table = _mm256_broadcastsi128_si256(_mm_setr_epi8(
+        1, 24, 45, 63, 79, 93, 106, 118, static_cast<char>(129), static_cast<char>(141), static_cast<char>(153),
+        static_cast<char>(166), static_cast<char>(181), static_cast<char>(197), static_cast<char>(217),
+        static_cast<char>(241)));
+    const __m256i low_mask = _mm256_set1_epi8(0x0F), minus_128 = _mm256_set1_epi16(-128);
+    __m256i dot[R];
+    for (int r = 0; r < R; ++r) {
+      dot[r] = _mm256_madd_epi16(bcast32(a[r] + kActBsums + 4 * static_cast<size_t>(g)), minus_128);
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) {
+      const __m256i v = load_half(unit + kx16::kIq4XsCodes + kx16::kLine * static_cast<size_t>(4 * g + i), h);
+      const __m256i wl = _mm256_shuffle_epi8(table, _mm256_and_si256(v, low_mask));
+      const __m256i wh = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), low_mask));
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        const uint8_t* qs = a[r] + kActQs + 32 * static_cast<size_t>(g) + 4 * static_cast<size_t>(i);
+        dot[r] = _mm256_dpbusd_avx_epi32(dot[r], wl, bcast32(qs));
+        dot[r] = _mm256_dpbusd_avx_epi32(dot[r], wh, bcast32(qs + 16));
+      }
+    }
+    // ls - 32 of each row.
+    const __m256i scale = _mm256_cvtepi8_epi32(
+        _mm_loadl_epi64(reinterpret_cast<const __m128i*>(unit + kx16::kIq4XsScales + 16 * g + 8 * h)));
+    for (int r = 0; r < R; ++r) isum[r] = _mm256_add_epi32(isum[r], _mm256_mullo_epi32(dot[r], scale));
+  }
+};
+
 }  // namespace
 
 void matmul_q4_kx16(const MatmulTask& t) { avx2::run_kx16_halves<ScaleMinX16<kx16::Q4_KFields>>(t); }
@@ -174,5 +226,7 @@ void matmul_q4_kx16(const MatmulTask& t) { avx2::run_kx16_halves<ScaleMinX16<kx1
 void matmul_q5_kx16(const MatmulTask& t) { avx2::run_kx16_halves<ScaleMinX16<kx16::Q5_KFields>>(t); }
 
 void matmul_q6_kx16(const MatmulTask& t) { avx2::run_kx16_halves<Q6_Kx16>(t); }
+
+void matmul_iq4_xsx16(const MatmulTask& t) { avx2::run_kx16_halves<Iq4XsX16>(t); }
 
 }  // namespace met::cpu::avxvnni

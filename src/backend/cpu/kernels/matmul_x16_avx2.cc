@@ -59,7 +59,6 @@ namespace met::cpu::avx2 {
 namespace {
 
 constexpr int kGroupRows = kX16GroupRows;
-constexpr int kHalfRows = kHalfGroupRows;
 
 // acc[r] += the 8 rows' terms of one block for activation row r, from the
 // rows' signed codes in w (-128 .. 127) and their scales: per quad,
