@@ -42,6 +42,7 @@
 #include "cli/prefill_bound.h"
 #include "cli/serving_bench.h"
 #include "cli/spec_bench.h"
+#include "core/cpu_features.h"
 #include "core/parallel_for.h"
 #include "backend/cpu/memory_bandwidth.h"
 #include "hf/model_loader.h"
@@ -433,6 +434,7 @@ Status run_bench(const BenchOptions& o) {
     j["kv_bytes"] = kv_bytes;
     j["peak_rss_bytes"] = peak_rss;
     j["device"] = o.engine.device;
+    j["isa"] = isa_name(selected_isa());
     j["graph_captures"] = graphs.captures;
     j["graph_capture_ms"] = static_cast<double>(graphs.capture_ns) / 1e6;
     j["graph_replays"] = graphs.replays;
@@ -440,9 +442,9 @@ Status run_bench(const BenchOptions& o) {
     std::cout << j.dump() << "\n";
     return ok_status();
   }
-  std::cout << fmt::format("model {}, {} threads, weights {:.1f} MiB, KV pool {:.1f} MiB ({})\n", o.model_path,
-                           dopt.num_threads, model->weight_bytes() / 1048576.0, kv_bytes / 1048576.0,
-                           o.engine.kv_dtype);
+  std::cout << fmt::format("model {}, {} threads, {} kernels, weights {:.1f} MiB, KV pool {:.1f} MiB ({})\n",
+                           o.model_path, dopt.num_threads, isa_name(selected_isa()),
+                           model->weight_bytes() / 1048576.0, kv_bytes / 1048576.0, o.engine.kv_dtype);
   std::cout << fmt::format("prefill {:>6} tokens {:>10.1f} tok/s", o.prompt_tokens, prefill_tok_s);
   if (prefill_bound.ceiling_tok_s > 0) {
     std::cout << fmt::format("  {:>8.1f} MMAC/tok  bound {:>7.1f} tok/s at {:>5.0f} G MAC/s ({}): {:>3.0f}%",

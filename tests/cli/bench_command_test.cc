@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "core/cpu_features.h"
 #include "testing/run_command.h"
 #include "testing/shared_data.h"
 #include "testing/temp_dir.h"
@@ -120,6 +121,14 @@ TEST(MetBench, PrefillStandsBesideItsComputeBound) {
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("MMAC/tok  bound"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("G MAC/s (" + instruction + ")"), std::string::npos) << text.out;
+  // Each figure names the kernel tier it ran on, as --isa capped it.
+  EXPECT_EQ(j["isa"], isa_name(selected_isa()));
+  EXPECT_NE(text.out.find(std::string(", ") + std::string(isa_name(selected_isa())) + " kernels,"), std::string::npos)
+      << text.out;
+  auto capped = run_command(met_binary() + " --isa avx2 bench " + shell_quote(model) + args + " --json");
+  ASSERT_EQ(capped.exit_code, 0) << capped.err;
+  EXPECT_EQ(nlohmann::json::parse(capped.out)["isa"], "avx2");
+  EXPECT_EQ(nlohmann::json::parse(capped.out)["prefill_instruction"], "vpmaddubsw");
 }
 
 // Each decode figure stands beside its bytes bound: its step reads the

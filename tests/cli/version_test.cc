@@ -31,6 +31,15 @@ TEST(MetVersion, IsaCapIsHonoured) {
   EXPECT_NE(env.out.find("isa: avx2"), std::string::npos) << env.out;
 }
 
+// A cap at a tier this CPU lacks runs the highest tier below it that it
+// has: avxvnni on a CPU without AVX-VNNI (Zen 4, Ice Lake, older) is avx2.
+TEST(MetVersion, IsaCapAtATierTheCpuLacksFallsBelowIt) {
+  auto r = testing::run_command(testing::met_binary() + " --isa avxvnni --version");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const bool vnni = isa_supported(detect_cpu_features(), Isa::kAvxVnni);
+  EXPECT_NE(r.out.find(vnni ? "isa: avxvnni;" : "isa: avx2;"), std::string::npos) << r.out;
+}
+
 TEST(MetVersion, UnknownIsaIsRefused) {
   auto r = testing::run_command(testing::met_binary() + " --isa sse9 info x.gguf");
   EXPECT_NE(r.exit_code, 0);
