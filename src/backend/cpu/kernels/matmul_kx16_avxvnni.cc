@@ -1,9 +1,10 @@
 // AVX-VNNI matmul for the packed K-quant layouts WeightLayout::kQ4_Kx16,
-// kQ5_Kx16, kQ6_Kx16 and kIq4XsX16 (packed_weights.h) against Q8_K activations: the
-// layouts and half-group walk of matmul_kx16_avx2.cc (kx16_walk_avx2.h),
-// with each line's codes (unsigned, 0 .. 15, 31 or 63) against 4 activation
-// codes broadcast in one vpdpbusd on ymm, straight into an int32 lane per
-// row, where AVX2 needs vpmaddubsw, an int16 add and vpmaddwd. This is the
+// kQ5_Kx16, kQ6_Kx16 and kIq4XsX16 (packed_weights.h) against Q8_K
+// activations: the layouts and half-group walk of matmul_kx16_avx2.cc
+// (kx16_walk_avx2.h), with each line's codes (unsigned, 0 .. 15, 31 or 63)
+// against 4 activation codes broadcast in one vpdpbusd on ymm, straight into
+// an int32 lane per row, where AVX2 needs vpmaddubsw, an int16 add and
+// vpmaddwd. This is the
 // tier of Intel's client cores since Alder Lake, which have VNNI on ymm and
 // no AVX-512.
 //   Q4_Kx16 / Q5_Kx16: per chunk of 64 inputs, the low nibbles (sub-block 2c)
@@ -11,8 +12,8 @@
 //     from its qh line; each sub-block's dot times its 8 rows' scales
 //     (vpmulld, exact), the mins as vpmaddwd of (m, m) pairs against the
 //     activation's per-16 sums.
-//   Q6_Kx16: per line of the two ql lines and the qh line, the 6-bit codes of
-//     four groups of 16 inputs, each group's dot times its scale, and the
+//   Q6_Kx16: group by group of 16 inputs, each line's 6-bit codes from its
+//     ql nibble and two qh bits, the group's dot times its scale, and the
 //     offset of 32 as vpmaddwd of the scale pairs times -32 against the
 //     per-16 sums.
 //   Iq4XsX16: per group of 32 inputs and line, the low and high nibbles

@@ -1,8 +1,8 @@
 // AVX-VNNI matmul for WeightLayout::kQ8_0x16 and the nibble layouts of
 // x16_blocks_avx2.h (kMxfp4x16, kQ4_0x16, kIq4NlX16, kQ5_0x16, kQ4_1x16,
-// kQ5_1x16; packed_weights.h) against ActQ8_0 activations (matmul_kernels.h): the AVX2 kernel's half-group walk
-// (x16_walk_avx2.h: 8 rows, one int32 lane per row) with AVX-512's
-// arithmetic on ymm. The layout stores each code + 128, so per block, half
+// kQ5_1x16; packed_weights.h) against ActQ8_0 activations
+// (matmul_kernels.h): the AVX2 kernel's half-group walk (x16_walk_avx2.h:
+// 8 rows, one int32 lane per row) with AVX-512's arithmetic on ymm. The layout stores each code + 128, so per block, half
 // and quad j one aligned 32-byte load is the unsigned operand of vpdpbusd
 // against the activation's 4 codes broadcast (signed); two int32 chains, the
 // first started at the activation block's offset_bias (-128 x its code sum),
