@@ -4,9 +4,8 @@
 // (kx16_walk_avx2.h), with each line's codes (unsigned, 0 .. 15, 31 or 63)
 // against 4 activation codes broadcast in one vpdpbusd on ymm, straight into
 // an int32 lane per row, where AVX2 needs vpmaddubsw, an int16 add and
-// vpmaddwd. This is the
-// tier of Intel's client cores since Alder Lake, which have VNNI on ymm and
-// no AVX-512.
+// vpmaddwd. This is the tier of Intel's client cores since Alder Lake, which
+// have VNNI on ymm and no AVX-512.
 //   Q4_Kx16 / Q5_Kx16: per chunk of 64 inputs, the low nibbles (sub-block 2c)
 //     and the high nibbles (2c + 1) of its 8 lines, Q5_K's fifth bit merged in
 //     from its qh line; each sub-block's dot times its 8 rows' scales
