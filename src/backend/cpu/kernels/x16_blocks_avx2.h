@@ -119,8 +119,8 @@ struct Q4_0x16Block {
 };
 
 // Iq4NlX16: Q4_0x16's units; the nibbles go through one vpshufb of
-// kIq4Values (signed: the values + an offset would saturate vpmaddubsw's
-// pairs, 2 x 240 x 127), then Q8_0x16's sign trick.
+// kIq4Values, signed (the values + an offset would saturate AVX2's
+// vpmaddubsw pairs, 2 x 240 x 127), and on to Rows::signed_codes.
 template <class Rows>
 struct Iq4NlX16Block {
   static constexpr int kUnitBlocks = 4;
