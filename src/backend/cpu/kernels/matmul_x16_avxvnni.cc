@@ -2,8 +2,9 @@
 // x16_blocks_avx2.h (kMxfp4x16, kQ4_0x16, kIq4NlX16, kQ5_0x16, kQ4_1x16,
 // kQ5_1x16; packed_weights.h) against ActQ8_0 activations
 // (matmul_kernels.h): the AVX2 kernel's half-group walk (x16_walk_avx2.h:
-// 8 rows, one int32 lane per row) with AVX-512's arithmetic on ymm. The layout stores each code + 128, so per block, half
-// and quad j one aligned 32-byte load is the unsigned operand of vpdpbusd
+// 8 rows, one int32 lane per row) with AVX-512's arithmetic on ymm. The
+// layout stores each code + 128, so per block, half and quad j one aligned
+// 32-byte load is the unsigned operand of vpdpbusd
 // against the activation's 4 codes broadcast (signed); two int32 chains, the
 // first started at the activation block's offset_bias (-128 x its code sum),
 // add up to the exact signed dot, where AVX2 needs vpabsb, vpsignb,
@@ -13,9 +14,10 @@
 // unsigned operands, each the value + an offset whose term starts the chain.
 // This is the tier of Intel's client cores since Alder Lake, which have
 // VNNI on ymm and no AVX-512.
-// Tiles of up to 4 activation rows x one half group, each quad's weights
-// loaded once for all rows, so at m <= 4 every weight byte is read from
-// memory once; with more tiles each walk prefetches a share of the next
+// Q8_0x16 at one activation row walks each group once, both halves together
+// (q8_0x16_one_row). Otherwise tiles of up to 4 activation rows x one half
+// group, each quad's weights loaded once for all rows, so at m <= 4 every
+// weight byte is read from memory once; with more tiles each walk prefetches a share of the next
 // group (next_group_prefetch.h). A row's arithmetic is the same whatever
 // tile it lands in: bit-identical alone or in a batch.
 // Built with -march=x86-64-v3 -mavxvnni: includes only intrinsics and
