@@ -121,9 +121,9 @@ void kx16_half_tile(const MatmulTask& t, int64_t i0, const uint8_t* group, int h
 // kOneRowWalk: each group walked once, unit by unit, both halves together,
 // so its cache lines stream whole in one pass. Each half's arithmetic is
 // L::unit_step's, so the outputs are those of the two walks bit for bit.
-// Q6_K opts in (batch-1 decode of the medium Q6_K llama 1.4-1.6x on both
-// tiers); Q4_K and the others measured 6-16% slower without the half walks'
-// prefetch of the next group, so they keep those.
+// Q6_K opts in (batch-1 decode of the medium Q6_K llama 1.2-1.3x on both
+// tiers, alternated runs); Q4_K measured 5-16% slower without the half
+// walks' prefetch of the next group, so it and the others keep those.
 template <class L>
 void kx16_one_row(const MatmulTask& t) {
   const int64_t num_blocks = t.cols / kQkK;
