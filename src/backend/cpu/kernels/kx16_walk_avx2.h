@@ -117,13 +117,16 @@ void kx16_half_tile(const MatmulTask& t, int64_t i0, const uint8_t* group, int h
   for (int r = 0; r < R; ++r) _mm256_maskstore_ps(t.y + (i0 + r) * t.y_stride + n0, store_mask, acc[r]);
 }
 
-// One activation row (batch-1 decode), for a layout L that opts in with
-// kOneRowWalk: each group walked once, unit by unit, both halves together,
-// so its cache lines stream whole in one pass. Each half's arithmetic is
+// One activation row (batch-1 decode): each group walked once, unit by
+// unit, both halves together, so its cache lines stream whole in one pass,
+// each unit's lines prefetched kOneRowPrefetchUnits units ahead (past a
+// group's end into the next, which follows it). Each half's arithmetic is
 // L::unit_step's, so the outputs are those of the two walks bit for bit.
-// Q6_K opts in (batch-1 decode of the medium Q6_K llama 1.2-1.3x on both
-// tiers, alternated runs); Q4_K measured 5-16% slower without the half
-// walks' prefetch of the next group, so it and the others keep those.
+// Two half walks, each reading half of every line, ran batch-1 decode of
+// the medium llama at 44-77% of the read ceiling (Q4_K 114-120 tok/s); this
+// walk without the prefetch made Q4_K 5-16% slower, with it 138-183.
+inline constexpr size_t kOneRowPrefetchUnits = 2;
+
 template <class L>
 void kx16_one_row(const MatmulTask& t) {
   const int64_t num_blocks = t.cols / kQkK;
@@ -132,6 +135,9 @@ void kx16_one_row(const MatmulTask& t) {
     const uint8_t* a[1] = {t.act};
     __m256 acc0[1] = {_mm256_setzero_ps()}, acc1[1] = {_mm256_setzero_ps()};
     for (int64_t b = 0; b < num_blocks; ++b, unit += L::kUnitBytes) {
+      for (size_t line = 0; line < L::kUnitBytes; line += kx16::kLine) {
+        _mm_prefetch(reinterpret_cast<const char*>(unit + kOneRowPrefetchUnits * L::kUnitBytes + line), _MM_HINT_T0);
+      }
       L::template unit_step<1>(unit, 0, a, acc0);
       L::template unit_step<1>(unit, 1, a, acc1);
       a[0] += sizeof(BlockQ8_K);
@@ -144,11 +150,9 @@ void kx16_one_row(const MatmulTask& t) {
 
 template <class L>
 void run_kx16_halves(const MatmulTask& t) {
-  if constexpr (requires { L::kOneRowWalk; }) {
-    if (t.m == 1) {
-      kx16_one_row<L>(t);
-      return;
-    }
+  if (t.m == 1) {
+    kx16_one_row<L>(t);
+    return;
   }
   static constexpr HalfTileFn kTiles[kKx16TileRows] = {kx16_half_tile<L, 1>, kx16_half_tile<L, 2>,
                                                        kx16_half_tile<L, 3>, kx16_half_tile<L, 4>};

@@ -30,7 +30,9 @@
 //     and min nibbles of the group bytes as int16 pairs; the mins as
 //     vpmaddwd against the per-16 sums, d_a d * I - d_a dmin * M.
 // One float step per super-block, as the reference: d_a d * I (- d_a dmin *
-// M). Tiles of up to 4 activation rows x one half group, so at m <= 4 every
+// M). One activation row walks each group once, both halves together, with
+// a prefetch two units ahead (kx16_one_row). More rows go in tiles of up to
+// 4 activation rows x one half group, so at m <= 4 every
 // weight byte is read from memory once for all rows; with more tiles each
 // walk prefetches a share of the next group (next_group_prefetch.h). Outputs
 // outside [n_begin, n_end) are masked off at the store. A row's arithmetic
@@ -122,7 +124,6 @@ struct ScaleMinX16 {
 
 struct Q6_Kx16 {
   static constexpr size_t kUnitBytes = kx16::kQ6_KUnitBytes;
-  static constexpr bool kOneRowWalk = true;  // kx16_walk_avx2.h
   template <int R>
   static void unit_step(const uint8_t* unit, int h, const uint8_t* const (&a)[R], __m256 (&acc)[R]) {
     __m256i isum[R];

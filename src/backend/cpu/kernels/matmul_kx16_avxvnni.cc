@@ -106,7 +106,6 @@ struct ScaleMinX16 {
 
 struct Q6_Kx16 {
   static constexpr size_t kUnitBytes = kx16::kQ6_KUnitBytes;
-  static constexpr bool kOneRowWalk = true;  // kx16_walk_avx2.h
   template <int R>
   static void unit_step(const uint8_t* unit, int h, const uint8_t* const (&a)[R], __m256 (&acc)[R]) {
     __m256i isum[R];

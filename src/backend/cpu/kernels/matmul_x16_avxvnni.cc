@@ -14,9 +14,9 @@
 // unsigned operands, each the value + an offset whose term starts the chain.
 // This is the tier of Intel's client cores since Alder Lake, which have
 // VNNI on ymm and no AVX-512.
-// Q8_0x16 at one activation row walks each group once, both halves together
-// (q8_0x16_one_row). Otherwise tiles of up to 4 activation rows x one half
-// group, each quad's weights loaded once for all rows, so at m <= 4 every
+// One activation row walks each group once, both halves together, with a
+// prefetch two units ahead (x16_walk_avx2.h's x16_one_row). More rows go in
+// tiles of up to 4 activation rows x one half group, each quad's weights loaded once for all rows, so at m <= 4 every
 // weight byte is read from memory once; with more tiles each walk prefetches a share of the next
 // group (next_group_prefetch.h). A row's arithmetic is the same whatever
 // tile it lands in: bit-identical alone or in a batch.
@@ -110,60 +110,9 @@ struct Q8_0x16Block {
   }
 };
 
-// One activation row (batch-1 decode): each group walked once with both
-// halves together, so its cache lines stream whole in one pass and each
-// activation quad is broadcast once for 16 rows (the two half walks ran
-// batch-1 decode of the medium Q8_0 llama at 69-74 tok/s, this at 95). Per
-// half the chains and their order are Q8_0x16Block::step's: the same outputs
-// bit for bit.
-void q8_0x16_one_row(const MatmulTask& t) {
-  const int64_t num_blocks = t.cols / kQk;
-  const ActRow a{t.act, t.act + static_cast<size_t>(num_blocks) * (sizeof(BlockQ8_0) + kQk / 4 * sizeof(int16_t))};
-  for (int64_t g = t.n_begin / avx2::kX16GroupRows; g * avx2::kX16GroupRows < t.n_end; ++g) {
-    const uint8_t* unit = t.weights + static_cast<size_t>(g) * t.weight_row_bytes;
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-    for (int64_t b = 0; b < num_blocks; b += Q8_0x16Block::kUnitBlocks, unit += Q8_0x16Block::kUnitBytes) {
-      const int64_t unit_blocks =
-          num_blocks - b < Q8_0x16Block::kUnitBlocks ? num_blocks - b : Q8_0x16Block::kUnitBlocks;
-      for (int64_t k = 0; k < unit_blocks; ++k) {
-        const uint8_t* codes = unit + static_cast<size_t>(k) * Q8_0x16Block::kBlockBytes;
-        const uint8_t* scales =
-            unit + static_cast<size_t>(unit_blocks) * Q8_0x16Block::kBlockBytes + 32 * static_cast<size_t>(k);
-        const ActQ8_0Tail tail = act_tail(a, b + k);
-        const uint8_t* q = act_codes(a, b + k);
-        __m256i even0 = _mm256_set1_epi32(tail.offset_bias), even1 = even0;
-        __m256i odd0 = _mm256_setzero_si256(), odd1 = odd0;
-#pragma GCC unroll 4
-        for (int j = 0; j < 8; j += 2) {
-          const __m256i qe = broadcast_quad(q + 4 * j), qo = broadcast_quad(q + 4 * j + 4);
-          const auto* line = reinterpret_cast<const __m256i*>(codes + 64 * j);
-          even0 = _mm256_dpbusd_avx_epi32(even0, _mm256_load_si256(line), qe);
-          even1 = _mm256_dpbusd_avx_epi32(even1, _mm256_load_si256(line + 1), qe);
-          odd0 = _mm256_dpbusd_avx_epi32(odd0, _mm256_load_si256(line + 2), qo);
-          odd1 = _mm256_dpbusd_avx_epi32(odd1, _mm256_load_si256(line + 3), qo);
-        }
-        const __m256 d = _mm256_set1_ps(tail.d);
-        const __m256 s0 = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(scales)));
-        const __m256 s1 = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(scales + 16)));
-        acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(even0, odd0)), _mm256_mul_ps(s0, d), acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(even1, odd1)), _mm256_mul_ps(s1, d), acc1);
-      }
-    }
-    const int64_t n0 = g * avx2::kX16GroupRows;
-    _mm256_maskstore_ps(t.y + n0, avx2::half_store_mask(t, n0), acc0);
-    _mm256_maskstore_ps(t.y + n0 + avx2::kHalfGroupRows, avx2::half_store_mask(t, n0 + avx2::kHalfGroupRows), acc1);
-  }
-}
-
 }  // namespace
 
-void matmul_q8_0x16(const MatmulTask& t) {
-  if (t.m == 1) {
-    q8_0x16_one_row(t);
-    return;
-  }
-  avx2::run_x16_halves<Q8_0x16Block>(t);
-}
+void matmul_q8_0x16(const MatmulTask& t) { avx2::run_x16_halves<Q8_0x16Block>(t); }
 
 void matmul_mxfp4x16(const MatmulTask& t) { avx2::run_x16_halves<avx2::Mxfp4x16Block<VnniRows>>(t); }
 

@@ -87,8 +87,45 @@ constexpr auto make_x16_tiles(std::integer_sequence<int, R...>) {
   return Tiles{{x16_half_tile<B, R + 1>...}};
 }
 
+// One activation row (batch-1 decode): each group walked once, block by
+// block, both halves together, so its cache lines stream whole in one pass,
+// each unit's lines prefetched kX16OneRowPrefetchUnits units ahead. Each
+// half's arithmetic is B::step's, so the outputs are those of the two half
+// walks bit for bit.
+inline constexpr size_t kX16OneRowPrefetchUnits = 2;
+
+template <class B>
+void x16_one_row(const MatmulTask& t) {
+  const int64_t num_blocks = t.cols / kQk;
+  ActRow a[1];
+  a[0].blocks = t.act;
+  a[0].tails = t.act + static_cast<size_t>(num_blocks) * (sizeof(BlockQ8_0) + kQk / 4 * sizeof(int16_t));
+  for (int64_t g = t.n_begin / kX16GroupRows; g * kX16GroupRows < t.n_end; ++g) {
+    const uint8_t* unit = t.weights + static_cast<size_t>(g) * t.weight_row_bytes;
+    __m256 acc0[1] = {_mm256_setzero_ps()}, acc1[1] = {_mm256_setzero_ps()};
+    for (int64_t b = 0; b < num_blocks; b += B::kUnitBlocks, unit += B::kUnitBytes) {
+      for (size_t line = 0; line < B::kUnitBytes; line += 64) {
+        _mm_prefetch(reinterpret_cast<const char*>(unit + kX16OneRowPrefetchUnits * B::kUnitBytes + line),
+                     _MM_HINT_T0);
+      }
+      const int64_t unit_blocks = num_blocks - b < B::kUnitBlocks ? num_blocks - b : B::kUnitBlocks;
+      for (int64_t k = 0; k < unit_blocks; ++k) {
+        B::template step<1>(unit, k, unit_blocks, 0, a, b + k, acc0);
+        B::template step<1>(unit, k, unit_blocks, 1, a, b + k, acc1);
+      }
+    }
+    const int64_t n0 = g * kX16GroupRows;
+    _mm256_maskstore_ps(t.y + n0, half_store_mask(t, n0), acc0[0]);
+    _mm256_maskstore_ps(t.y + n0 + kHalfGroupRows, half_store_mask(t, n0 + kHalfGroupRows), acc1[0]);
+  }
+}
+
 template <class B>
 void run_x16_halves(const MatmulTask& t) {
+  if (t.m == 1) {
+    x16_one_row<B>(t);
+    return;
+  }
   static constexpr auto kTiles = make_x16_tiles<B>(std::make_integer_sequence<int, kX16TileRows>());
   run_half_groups(t, kTiles.fns);
 }
