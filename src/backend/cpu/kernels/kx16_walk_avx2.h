@@ -1,8 +1,9 @@
 // What the AVX2-family kernels of the packed K-quant layouts
 // (WeightLayout::kQ4_Kx16 and the others of kquant_x16_layout.h) share:
 // loads of a unit's half-group tables and of Q8_K activations, the Q6_K
-// operands and the codes' offset taken out through the per-16 sums, and the
-// tile driver over a layout L (static kUnitBytes; unit_step<R>(unit, h, a,
+// operands and the codes' offset taken out through the per-16 sums, the
+// super-block steps of Q4_K/Q5_K, Q6_K and IQ4_XS over a tier's integer
+// kernels, and the tile driver over a layout L (static kUnitBytes; unit_step<R>(unit, h, a,
 // acc): acc[r] += row r's terms of half h of one super-block unit). Used by
 // matmul_kx16_avx2.cc (vpmaddubsw) and matmul_kx16_avxvnni.cc (vpdpbusd).
 // Include only from translation units built with the AVX2 flags or a
@@ -92,6 +93,86 @@ template <int kShift, int R>
     }
   }
 }
+
+// The super-block steps (L::unit_step for kx16_one_row and kx16_half_tile)
+// of Q4_K/Q5_K, Q6_K and IQ4_XS, over a tier's integer kernels Dots:
+//   scale_min_chunk<F, R>(unit, h, c, a, lo, hi): lo, hi = the int32 dots
+//     of sub-blocks 2c and 2c + 1 of half h for each activation row;
+//   q6_k_groups<R>(unit, h, hs, q, pairs, a, isum): isum += the dots of
+//     groups 8hs + 2k + q, k < 4, times their scales (`pairs`);
+//   iq4_xs_group<R>(unit, h, g, a, isum): isum += group g's dots times its
+//     scales.
+// The scales, mins and the one float step per super-block (d_a d * I -
+// d_a dmin * M, as the reference) are the same on every tier.
+template <class F, class Dots>
+struct ScaleMinX16 {
+  static constexpr size_t kUnitBytes = F::kUnitBytes;
+  // acc[r] += row r's terms of half h of the super-block at `unit`.
+  template <int R>
+  static void unit_step(const uint8_t* unit, int h, const uint8_t* const (&a)[R], __m256 (&acc)[R]) {
+    __m256i isum[R], msum[R];
+    for (int r = 0; r < R; ++r) isum[r] = msum[r] = _mm256_setzero_si256();
+    for (int c = 0; c < 4; ++c) {
+      __m256i lo[R], hi[R];
+      Dots::template scale_min_chunk<F, R>(unit, h, c, a, lo, hi);
+      const __m256i sc_lo = widen8(unit + F::kScales + 16 * (2 * c), h);
+      const __m256i sc_hi = widen8(unit + F::kScales + 16 * (2 * c + 1), h);
+      const __m256i m_lo = widen8(unit + F::kMins + 16 * (2 * c), h);
+      const __m256i m_hi = widen8(unit + F::kMins + 16 * (2 * c + 1), h);
+      const __m256i mins_lo = _mm256_or_si256(m_lo, _mm256_slli_epi32(m_lo, 16));  // (m, m) int16 pairs
+      const __m256i mins_hi = _mm256_or_si256(m_hi, _mm256_slli_epi32(m_hi, 16));
+      for (int r = 0; r < R; ++r) {
+        isum[r] = _mm256_add_epi32(isum[r], _mm256_add_epi32(_mm256_mullo_epi32(lo[r], sc_lo),
+                                                             _mm256_mullo_epi32(hi[r], sc_hi)));
+        const uint8_t* bsums = a[r] + kActBsums + 8 * static_cast<size_t>(c);  // sums 4c .. 4c + 3
+        msum[r] = _mm256_add_epi32(msum[r], _mm256_add_epi32(_mm256_madd_epi16(mins_lo, bcast32(bsums)),
+                                                             _mm256_madd_epi16(mins_hi, bcast32(bsums + 4))));
+      }
+    }
+    const __m256 d = half_ph8(unit + F::kD, h), dmin = half_ph8(unit + F::kDmin, h);
+    for (int r = 0; r < R; ++r) {
+      const __m256 da = _mm256_set1_ps(load_f32(a[r]));
+      acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r]), _mm256_mul_ps(d, da), acc[r]);
+      acc[r] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum[r]), _mm256_mul_ps(dmin, da), acc[r]);
+    }
+  }
+};
+
+template <class Dots>
+struct Q6_Kx16 {
+  static constexpr size_t kUnitBytes = kx16::kQ6_KUnitBytes;
+  template <int R>
+  static void unit_step(const uint8_t* unit, int h, const uint8_t* const (&a)[R], __m256 (&acc)[R]) {
+    __m256i isum[R];
+    for (int r = 0; r < R; ++r) isum[r] = _mm256_setzero_si256();
+    for (int hs = 0; hs < 2; ++hs) {
+      __m256i pairs[4];  // scales of groups 8hs + 2k (q = 0) and 8hs + 2k + 1 (q = 1) as int16 pairs
+      offset_pairs<5, R>(unit + kx16::kQ6_KScales, h, hs, a, pairs, isum);
+      for (int q = 0; q < 2; ++q) Dots::template q6_k_groups<R>(unit, h, hs, q, pairs, a, isum);
+    }
+    const __m256 d = half_ph8(unit + kx16::kQ6_KD, h);
+    for (int r = 0; r < R; ++r) {
+      const __m256 da = _mm256_set1_ps(load_f32(a[r]));
+      acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r]), _mm256_mul_ps(d, da), acc[r]);
+    }
+  }
+};
+
+template <class Dots>
+struct Iq4XsX16 {
+  static constexpr size_t kUnitBytes = kx16::kIq4XsUnitBytes;
+  template <int R>
+  static void unit_step(const uint8_t* unit, int h, const uint8_t* const (&a)[R], __m256 (&acc)[R]) {
+    __m256i isum[R];
+    for (int r = 0; r < R; ++r) isum[r] = _mm256_setzero_si256();
+    for (int g = 0; g < 8; ++g) Dots::template iq4_xs_group<R>(unit, h, g, a, isum);
+    const __m256 d = half_ph8(unit + kx16::kIq4XsD, h);
+    for (int r = 0; r < R; ++r) {
+      const __m256 da = _mm256_set1_ps(load_f32(a[r]));
+      acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r]), _mm256_mul_ps(d, da), acc[r]);
+    }
+  }
+};
 
 // y rows [i0, i0 + R), outputs n0 .. n0 + 7 where `store_mask` is set, from
 // half h of the group at `group`.

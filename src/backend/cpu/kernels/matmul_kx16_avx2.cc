@@ -86,96 +86,7 @@ template <class F, int R>
   }
 }
 
-template <class F>
-struct ScaleMinX16 {
-  static constexpr size_t kUnitBytes = F::kUnitBytes;
-  // acc[r] += row r's terms of half h of the super-block at `unit`.
-  template <int R>
-  static void unit_step(const uint8_t* unit, int h, const uint8_t* const (&a)[R], __m256 (&acc)[R]) {
-    __m256i isum[R], msum[R];
-    for (int r = 0; r < R; ++r) isum[r] = msum[r] = _mm256_setzero_si256();
-    for (int c = 0; c < 4; ++c) {
-      __m256i lo[R], hi[R];
-      for (int r = 0; r < R; ++r) lo[r] = hi[r] = _mm256_setzero_si256();
-      scale_min_lines<F, R>(unit, h, c, 0, a, lo, hi);
-      scale_min_lines<F, R>(unit, h, c, 4, a, lo, hi);
-      const __m256i sc_lo = widen8(unit + F::kScales + 16 * (2 * c), h);
-      const __m256i sc_hi = widen8(unit + F::kScales + 16 * (2 * c + 1), h);
-      const __m256i m_lo = widen8(unit + F::kMins + 16 * (2 * c), h);
-      const __m256i m_hi = widen8(unit + F::kMins + 16 * (2 * c + 1), h);
-      const __m256i mins_lo = _mm256_or_si256(m_lo, _mm256_slli_epi32(m_lo, 16));  // (m, m) int16 pairs
-      const __m256i mins_hi = _mm256_or_si256(m_hi, _mm256_slli_epi32(m_hi, 16));
-      for (int r = 0; r < R; ++r) {
-        isum[r] = _mm256_add_epi32(isum[r], _mm256_add_epi32(_mm256_mullo_epi32(lo[r], sc_lo),
-                                                             _mm256_mullo_epi32(hi[r], sc_hi)));
-        const uint8_t* bsums = a[r] + kActBsums + 8 * static_cast<size_t>(c);  // sums 4c .. 4c + 3
-        msum[r] = _mm256_add_epi32(msum[r], _mm256_add_epi32(_mm256_madd_epi16(mins_lo, bcast32(bsums)),
-                                                             _mm256_madd_epi16(mins_hi, bcast32(bsums + 4))));
-      }
-    }
-    const __m256 d = half_ph8(unit + F::kD, h), dmin = half_ph8(unit + F::kDmin, h);
-    for (int r = 0; r < R; ++r) {
-      const __m256 da = _mm256_set1_ps(load_f32(a[r]));
-      acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r]), _mm256_mul_ps(d, da), acc[r]);
-      acc[r] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum[r]), _mm256_mul_ps(dmin, da), acc[r]);
-    }
-  }
-};
 
-struct Q6_Kx16 {
-  static constexpr size_t kUnitBytes = kx16::kQ6_KUnitBytes;
-  template <int R>
-  static void unit_step(const uint8_t* unit, int h, const uint8_t* const (&a)[R], __m256 (&acc)[R]) {
-    __m256i isum[R];
-    for (int r = 0; r < R; ++r) isum[r] = _mm256_setzero_si256();
-    for (int hs = 0; hs < 2; ++hs) {
-      __m256i pairs[4];  // scales of groups 8hs + 2k (q = 0) and 8hs + 2k + 1 (q = 1) as int16 pairs
-      offset_pairs<5, R>(unit + kx16::kQ6_KScales, h, hs, a, pairs, isum);
-      for (int q = 0; q < 2; ++q) q6_k_groups<R>(unit, h, hs, q, pairs, a, isum);
-    }
-    const __m256 d = half_ph8(unit + kx16::kQ6_KD, h);
-    for (int r = 0; r < R; ++r) {
-      const __m256 da = _mm256_set1_ps(load_f32(a[r]));
-      acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r]), _mm256_mul_ps(d, da), acc[r]);
-    }
-  }
-
-  // isum += the dots of groups 8hs + 2k + q, k < 4 (inputs 128hs + 32k + 16q
-  // .. +15) times their scales, per activation row; each line's operands
-  // are decoded once for all four groups.
-  template <int R>
-  [[gnu::always_inline]] static void q6_k_groups(const uint8_t* unit, int h, int hs, int q,
-                                                 const __m256i (&pairs)[4], const uint8_t* const (&a)[R],
-                                                 __m256i (&isum)[R]) {
-    const __m256i ones = _mm256_set1_epi16(1);
-    __m256i dot[R][4];
-    for (int r = 0; r < R; ++r) {
-      for (int k = 0; k < 4; ++k) dot[r][k] = _mm256_setzero_si256();
-    }
-    for (int j0 = 0; j0 < 4; j0 += 2) {
-      __m256i w0[4], w1[4];
-      q6_k_operands(unit, h, hs, q, j0, w0);
-      q6_k_operands(unit, h, hs, q, j0 + 1, w1);
-#pragma GCC unroll 4
-      for (int r = 0; r < R; ++r) {
-        const uint8_t* qs = a[r] + kActQs + 128 * static_cast<size_t>(hs) + 16 * static_cast<size_t>(q) +
-                            4 * static_cast<size_t>(j0);
-#pragma GCC unroll 4
-        for (int k = 0; k < 4; ++k) {
-          const __m256i pair16 = _mm256_add_epi16(_mm256_maddubs_epi16(w0[k], bcast32(qs + 32 * k)),
-                                                  _mm256_maddubs_epi16(w1[k], bcast32(qs + 32 * k + 4)));
-          dot[r][k] = _mm256_add_epi32(dot[r][k], _mm256_madd_epi16(pair16, ones));
-        }
-      }
-    }
-#pragma GCC unroll 4
-    for (int k = 0; k < 4; ++k) {
-      const __m256i scale = q == 0 ? _mm256_srai_epi32(_mm256_slli_epi32(pairs[k], 16), 16)
-                                   : _mm256_srai_epi32(pairs[k], 16);
-      for (int r = 0; r < R; ++r) isum[r] = _mm256_add_epi32(isum[r], _mm256_mullo_epi32(dot[r][k], scale));
-    }
-  }
-};
 
 // The operands of line jj of half h of groups (n, q, j), j < 4, of a
 // Q3_Kx16 unit: inputs 128n + 32j + 16q + 4jj .. +3, 3-bit codes (the qs
@@ -293,17 +204,52 @@ struct Q2_Kx16 {
   }
 };
 
-struct Iq4XsX16 {
-  static constexpr size_t kUnitBytes = kx16::kIq4XsUnitBytes;
+
+// This tier's integer kernels for kx16_walk_avx2.h's super-block steps.
+struct Avx2Dots {
+  // lo, hi = the int32 dots of sub-blocks 2c (low nibbles) and 2c + 1
+  // (high) of each activation row, from the chunk's 8 lines.
+  template <class F, int R>
+  [[gnu::always_inline]] static void scale_min_chunk(const uint8_t* unit, int h, int c, const uint8_t* const (&a)[R],
+                                                     __m256i (&lo)[R], __m256i (&hi)[R]) {
+    for (int r = 0; r < R; ++r) lo[r] = hi[r] = _mm256_setzero_si256();
+    scale_min_lines<F, R>(unit, h, c, 0, a, lo, hi);
+    scale_min_lines<F, R>(unit, h, c, 4, a, lo, hi);
+  }
+
+  // isum += the dots of groups 8hs + 2k + q, k < 4 (inputs 128hs + 32k + 16q
+  // .. +15) times their scales, per activation row; each line's operands
+  // are decoded once for all four groups.
   template <int R>
-  static void unit_step(const uint8_t* unit, int h, const uint8_t* const (&a)[R], __m256 (&acc)[R]) {
-    __m256i isum[R];
-    for (int r = 0; r < R; ++r) isum[r] = _mm256_setzero_si256();
-    for (int g = 0; g < 8; ++g) iq4_xs_group<R>(unit, h, g, a, isum);
-    const __m256 d = half_ph8(unit + kx16::kIq4XsD, h);
+  [[gnu::always_inline]] static void q6_k_groups(const uint8_t* unit, int h, int hs, int q,
+                                                 const __m256i (&pairs)[4], const uint8_t* const (&a)[R],
+                                                 __m256i (&isum)[R]) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i dot[R][4];
     for (int r = 0; r < R; ++r) {
-      const __m256 da = _mm256_set1_ps(load_f32(a[r]));
-      acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r]), _mm256_mul_ps(d, da), acc[r]);
+      for (int k = 0; k < 4; ++k) dot[r][k] = _mm256_setzero_si256();
+    }
+    for (int j0 = 0; j0 < 4; j0 += 2) {
+      __m256i w0[4], w1[4];
+      q6_k_operands(unit, h, hs, q, j0, w0);
+      q6_k_operands(unit, h, hs, q, j0 + 1, w1);
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        const uint8_t* qs = a[r] + kActQs + 128 * static_cast<size_t>(hs) + 16 * static_cast<size_t>(q) +
+                            4 * static_cast<size_t>(j0);
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; ++k) {
+          const __m256i pair16 = _mm256_add_epi16(_mm256_maddubs_epi16(w0[k], bcast32(qs + 32 * k)),
+                                                  _mm256_maddubs_epi16(w1[k], bcast32(qs + 32 * k + 4)));
+          dot[r][k] = _mm256_add_epi32(dot[r][k], _mm256_madd_epi16(pair16, ones));
+        }
+      }
+    }
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+      const __m256i scale = q == 0 ? _mm256_srai_epi32(_mm256_slli_epi32(pairs[k], 16), 16)
+                                   : _mm256_srai_epi32(pairs[k], 16);
+      for (int r = 0; r < R; ++r) isum[r] = _mm256_add_epi32(isum[r], _mm256_mullo_epi32(dot[r][k], scale));
     }
   }
 
@@ -339,13 +285,13 @@ struct Iq4XsX16 {
 
 }  // namespace
 
-void matmul_q4_kx16(const MatmulTask& t) { run_kx16_halves<ScaleMinX16<kx16::Q4_KFields>>(t); }
+void matmul_q4_kx16(const MatmulTask& t) { run_kx16_halves<ScaleMinX16<kx16::Q4_KFields, Avx2Dots>>(t); }
 
-void matmul_q5_kx16(const MatmulTask& t) { run_kx16_halves<ScaleMinX16<kx16::Q5_KFields>>(t); }
+void matmul_q5_kx16(const MatmulTask& t) { run_kx16_halves<ScaleMinX16<kx16::Q5_KFields, Avx2Dots>>(t); }
 
-void matmul_q6_kx16(const MatmulTask& t) { run_kx16_halves<Q6_Kx16>(t); }
+void matmul_q6_kx16(const MatmulTask& t) { run_kx16_halves<Q6_Kx16<Avx2Dots>>(t); }
 
-void matmul_iq4_xsx16(const MatmulTask& t) { run_kx16_halves<Iq4XsX16>(t); }
+void matmul_iq4_xsx16(const MatmulTask& t) { run_kx16_halves<Iq4XsX16<Avx2Dots>>(t); }
 
 void matmul_q3_kx16(const MatmulTask& t) { run_kx16_halves<Q3_Kx16>(t); }
 

@@ -45,8 +45,9 @@ using avx2::widen8;
 // nibbles) and 2c + 1 (high) for each activation row, into lo, hi. Q5_K's
 // fifth bit of element 64c + l is bit 2c of qh[l] (2c + 1 for 64c + 32 + l).
 template <class F, int R>
-[[gnu::always_inline]] inline void scale_min_chunk(const uint8_t* unit, int h, int c, const uint8_t* const (&a)[R],
-                                                   __m256i (&lo)[R], __m256i (&hi)[R]) {
+[[gnu::always_inline]] inline void scale_min_chunk_lines(const uint8_t* unit, int h, int c,
+                                                         const uint8_t* const (&a)[R], __m256i (&lo)[R],
+                                                         __m256i (&hi)[R]) {
   const __m256i low_mask = _mm256_set1_epi8(0x0F);
   for (int r = 0; r < R; ++r) lo[r] = hi[r] = _mm256_setzero_si256();
 #pragma GCC unroll 8
@@ -70,56 +71,15 @@ template <class F, int R>
   }
 }
 
-template <class F>
-struct ScaleMinX16 {
-  static constexpr size_t kUnitBytes = F::kUnitBytes;
-  // acc[r] += row r's terms of half h of the super-block at `unit`.
-  template <int R>
-  static void unit_step(const uint8_t* unit, int h, const uint8_t* const (&a)[R], __m256 (&acc)[R]) {
-    __m256i isum[R], msum[R];
-    for (int r = 0; r < R; ++r) isum[r] = msum[r] = _mm256_setzero_si256();
-    for (int c = 0; c < 4; ++c) {
-      __m256i lo[R], hi[R];
-      scale_min_chunk<F, R>(unit, h, c, a, lo, hi);
-      const __m256i sc_lo = widen8(unit + F::kScales + 16 * (2 * c), h);
-      const __m256i sc_hi = widen8(unit + F::kScales + 16 * (2 * c + 1), h);
-      const __m256i m_lo = widen8(unit + F::kMins + 16 * (2 * c), h);
-      const __m256i m_hi = widen8(unit + F::kMins + 16 * (2 * c + 1), h);
-      const __m256i mins_lo = _mm256_or_si256(m_lo, _mm256_slli_epi32(m_lo, 16));  // (m, m) int16 pairs
-      const __m256i mins_hi = _mm256_or_si256(m_hi, _mm256_slli_epi32(m_hi, 16));
-      for (int r = 0; r < R; ++r) {
-        isum[r] = _mm256_add_epi32(isum[r], _mm256_add_epi32(_mm256_mullo_epi32(lo[r], sc_lo),
-                                                             _mm256_mullo_epi32(hi[r], sc_hi)));
-        const uint8_t* bsums = a[r] + kActBsums + 8 * static_cast<size_t>(c);  // sums 4c .. 4c + 3
-        msum[r] = _mm256_add_epi32(msum[r], _mm256_add_epi32(_mm256_madd_epi16(mins_lo, bcast32(bsums)),
-                                                             _mm256_madd_epi16(mins_hi, bcast32(bsums + 4))));
-      }
-    }
-    const __m256 d = half_ph8(unit + F::kD, h), dmin = half_ph8(unit + F::kDmin, h);
-    for (int r = 0; r < R; ++r) {
-      const __m256 da = _mm256_set1_ps(load_f32(a[r]));
-      acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r]), _mm256_mul_ps(d, da), acc[r]);
-      acc[r] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum[r]), _mm256_mul_ps(dmin, da), acc[r]);
-    }
-  }
-};
 
-struct Q6_Kx16 {
-  static constexpr size_t kUnitBytes = kx16::kQ6_KUnitBytes;
-  template <int R>
-  static void unit_step(const uint8_t* unit, int h, const uint8_t* const (&a)[R], __m256 (&acc)[R]) {
-    __m256i isum[R];
-    for (int r = 0; r < R; ++r) isum[r] = _mm256_setzero_si256();
-    for (int hs = 0; hs < 2; ++hs) {
-      __m256i pairs[4];  // scales of groups 8hs + 2k (q = 0) and 8hs + 2k + 1 (q = 1) as int16 pairs
-      avx2::offset_pairs<5, R>(unit + kx16::kQ6_KScales, h, hs, a, pairs, isum);
-      for (int q = 0; q < 2; ++q) q6_k_groups<R>(unit, h, hs, q, pairs, a, isum);
-    }
-    const __m256 d = half_ph8(unit + kx16::kQ6_KD, h);
-    for (int r = 0; r < R; ++r) {
-      const __m256 da = _mm256_set1_ps(load_f32(a[r]));
-      acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r]), _mm256_mul_ps(d, da), acc[r]);
-    }
+
+
+// This tier's integer kernels for kx16_walk_avx2.h's super-block steps.
+struct VnniDots {
+  template <class F, int R>
+  [[gnu::always_inline]] static void scale_min_chunk(const uint8_t* unit, int h, int c, const uint8_t* const (&a)[R],
+                                                     __m256i (&lo)[R], __m256i (&hi)[R]) {
+    scale_min_chunk_lines<F, R>(unit, h, c, a, lo, hi);
   }
 
   // isum += the dots of groups 8hs + 2k + q, k < 4 (inputs 128hs + 32k + 16q
@@ -168,21 +128,6 @@ struct Q6_Kx16 {
                                  : _mm256_srai_epi32(pairs[k], 16);
     for (int r = 0; r < R; ++r) isum[r] = _mm256_add_epi32(isum[r], _mm256_mullo_epi32(dot[r], scale));
   }
-};
-
-struct Iq4XsX16 {
-  static constexpr size_t kUnitBytes = kx16::kIq4XsUnitBytes;
-  template <int R>
-  static void unit_step(const uint8_t* unit, int h, const uint8_t* const (&a)[R], __m256 (&acc)[R]) {
-    __m256i isum[R];
-    for (int r = 0; r < R; ++r) isum[r] = _mm256_setzero_si256();
-    for (int g = 0; g < 8; ++g) iq4_xs_group<R>(unit, h, g, a, isum);
-    const __m256 d = half_ph8(unit + kx16::kIq4XsD, h);
-    for (int r = 0; r < R; ++r) {
-      const __m256 da = _mm256_set1_ps(load_f32(a[r]));
-      acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r]), _mm256_mul_ps(d, da), acc[r]);
-    }
-  }
 
   // isum += half h's dots of group g (inputs 32g .. 32g + 31) times its
   // scales: the nibbles through one vpshufb of kIq4Values + 128 (unsigned),
@@ -219,14 +164,17 @@ struct Iq4XsX16 {
   }
 };
 
+using Q4_Kx16 = avx2::ScaleMinX16<kx16::Q4_KFields, VnniDots>;
+using Q5_Kx16 = avx2::ScaleMinX16<kx16::Q5_KFields, VnniDots>;
+
 }  // namespace
 
-void matmul_q4_kx16(const MatmulTask& t) { avx2::run_kx16_halves<ScaleMinX16<kx16::Q4_KFields>>(t); }
+void matmul_q4_kx16(const MatmulTask& t) { avx2::run_kx16_halves<Q4_Kx16>(t); }
 
-void matmul_q5_kx16(const MatmulTask& t) { avx2::run_kx16_halves<ScaleMinX16<kx16::Q5_KFields>>(t); }
+void matmul_q5_kx16(const MatmulTask& t) { avx2::run_kx16_halves<Q5_Kx16>(t); }
 
-void matmul_q6_kx16(const MatmulTask& t) { avx2::run_kx16_halves<Q6_Kx16>(t); }
+void matmul_q6_kx16(const MatmulTask& t) { avx2::run_kx16_halves<avx2::Q6_Kx16<VnniDots>>(t); }
 
-void matmul_iq4_xsx16(const MatmulTask& t) { avx2::run_kx16_halves<Iq4XsX16>(t); }
+void matmul_iq4_xsx16(const MatmulTask& t) { avx2::run_kx16_halves<avx2::Iq4XsX16<VnniDots>>(t); }
 
 }  // namespace met::cpu::avxvnni
